@@ -1,0 +1,335 @@
+//! Format detection from the first bytes and the file name.
+
+use std::fs::File;
+use std::io::{Read, Seek, SeekFrom};
+use std::path::Path;
+
+/// A file format `mlformats` knows, named as the `inspect --json` contract names it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum Format {
+    /// CVM-Runtime / Apache TVM parameter dictionary (`.params`).
+    CvmParams,
+    /// primitiv MessagePack file (any of its five data types).
+    Primitiv,
+    /// NNabla `.nnp` zip archive.
+    NnablaNnp,
+    /// NNabla protobuf text (`.nntxt`, `.prototxt`).
+    NnablaNntxt,
+    /// NNabla binary protobuf (`.protobuf`).
+    NnablaProtobuf,
+    /// NNabla HDF5 parameter file (`.h5`).
+    NnablaH5,
+    /// TenniS module (`.tsm`).
+    TennisModule,
+}
+
+impl Format {
+    /// Every format.
+    pub const ALL: [Format; 7] = [
+        Format::CvmParams,
+        Format::Primitiv,
+        Format::NnablaNnp,
+        Format::NnablaNntxt,
+        Format::NnablaProtobuf,
+        Format::NnablaH5,
+        Format::TennisModule,
+    ];
+
+    /// The contract's name: `cvm-params`, `primitiv`, `nnabla-nnp`, ….
+    pub const fn name(self) -> &'static str {
+        match self {
+            Format::CvmParams => "cvm-params",
+            Format::Primitiv => "primitiv",
+            Format::NnablaNnp => "nnabla-nnp",
+            Format::NnablaNntxt => "nnabla-nntxt",
+            Format::NnablaProtobuf => "nnabla-protobuf",
+            Format::NnablaH5 => "nnabla-h5",
+            Format::TennisModule => "tennis-module",
+        }
+    }
+
+    /// The format with the contract name, or a common alias
+    /// (`params`, `cvm`, `tvm`, `nnp`, `nntxt`, `prototxt`, `protobuf`, `h5`, `tsm`, `tennis`).
+    pub fn from_name(name: &str) -> Option<Format> {
+        let n = name.to_ascii_lowercase();
+        Some(match n.as_str() {
+            "cvm-params" | "params" | "cvm" | "tvm" => Format::CvmParams,
+            "primitiv" | "data" => Format::Primitiv,
+            "nnabla-nnp" | "nnp" => Format::NnablaNnp,
+            "nnabla-nntxt" | "nntxt" | "prototxt" => Format::NnablaNntxt,
+            "nnabla-protobuf" | "protobuf" => Format::NnablaProtobuf,
+            "nnabla-h5" | "h5" => Format::NnablaH5,
+            "tennis-module" | "tsm" | "tennis" => Format::TennisModule,
+            _ => return None,
+        })
+    }
+
+    /// The format a file extension names (for output files), if any.
+    pub fn from_extension(path: &Path) -> Option<Format> {
+        let ext = path.extension()?.to_str()?.to_ascii_lowercase();
+        Some(match ext.as_str() {
+            "params" => Format::CvmParams,
+            "nnp" => Format::NnablaNnp,
+            "nntxt" | "prototxt" | "pbtxt" => Format::NnablaNntxt,
+            "protobuf" | "pb" => Format::NnablaProtobuf,
+            "h5" | "hdf5" => Format::NnablaH5,
+            "tsm" => Format::TennisModule,
+            "data" | "msgpack" | "primitiv" => Format::Primitiv,
+            _ => return None,
+        })
+    }
+}
+
+impl std::fmt::Display for Format {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// What [`detect`] looks at.
+#[derive(Debug, Clone, Copy)]
+pub enum Input<'a> {
+    /// A file on disk: its first and last bytes and its name are read.
+    Path(&'a Path),
+    /// The whole content (or at least its first bytes), with no name.
+    Bytes(&'a [u8]),
+    /// The whole content (or at least its first bytes) and the file name.
+    Named {
+        /// The content.
+        bytes: &'a [u8],
+        /// The name, whose extension breaks ties.
+        name: &'a Path,
+    },
+}
+
+impl<'a> From<&'a Path> for Input<'a> {
+    fn from(p: &'a Path) -> Self {
+        Input::Path(p)
+    }
+}
+
+impl<'a> From<&'a std::path::PathBuf> for Input<'a> {
+    fn from(p: &'a std::path::PathBuf) -> Self {
+        Input::Path(p)
+    }
+}
+
+impl<'a> From<&'a [u8]> for Input<'a> {
+    fn from(b: &'a [u8]) -> Self {
+        Input::Bytes(b)
+    }
+}
+
+const CVM_MAGIC: [u8; 8] = 0xF7E5_8D4F_0504_9CB7u64.to_le_bytes();
+const TENNIS_CODE: [u8; 4] = 0x1991_0929u32.to_le_bytes();
+const HDF5_SIGNATURE: [u8; 8] = *b"\x89HDF\r\n\x1a\n";
+const NNP_VERSION: &[u8] = b"nnp_version.txt";
+const NNABLA_TOP_LEVEL: [&str; 8] = [
+    "global_config",
+    "training_config",
+    "network",
+    "parameter",
+    "dataset",
+    "optimizer",
+    "monitor",
+    "executor",
+];
+
+/// Tells the format of a file from its first bytes plus its name.
+///
+/// Magic numbers win over names: TVM/CVM magic at offset 0, the TenniS code
+/// `0x19910929` at offset 4, an HDF5 signature at 0, 512, 1024 or 2048, a zip
+/// archive holding `nnp_version.txt`, primitiv's `0xce`-encoded version
+/// header `0.1`. Binary protobuf has no magic, so it is recognised by the
+/// extension `.protobuf`/`.pb`; text protobuf by `.nntxt`/`.prototxt` or by
+/// content that starts with an NNabla top-level field. `None` when nothing
+/// matches (or a path cannot be read).
+pub fn detect<'a>(input: impl Into<Input<'a>>) -> Option<Format> {
+    match input.into() {
+        Input::Bytes(b) => detect_bytes(b, b, None),
+        Input::Named { bytes, name } => detect_bytes(bytes, bytes, Some(name)),
+        Input::Path(p) => {
+            let (head, tail) = read_head_tail(p).ok()?;
+            detect_bytes(&head, &tail, Some(p))
+        }
+    }
+}
+
+fn read_head_tail(p: &Path) -> std::io::Result<(Vec<u8>, Vec<u8>)> {
+    const HEAD: u64 = 4096;
+    const TAIL: u64 = 66 * 1024;
+    let mut f = File::open(p)?;
+    let len = f.metadata()?.len();
+    let mut head = Vec::new();
+    (&mut f).take(HEAD).read_to_end(&mut head)?;
+    let mut tail = Vec::new();
+    if len > HEAD {
+        f.seek(SeekFrom::Start(len.saturating_sub(TAIL).max(HEAD)))?;
+        f.take(TAIL).read_to_end(&mut tail)?;
+    }
+    Ok((head, tail))
+}
+
+fn detect_bytes(head: &[u8], tail: &[u8], name: Option<&Path>) -> Option<Format> {
+    let by_ext = name.and_then(Format::from_extension);
+    if head.starts_with(&CVM_MAGIC) {
+        return Some(Format::CvmParams);
+    }
+    if head.len() >= 8 && head[4..8] == TENNIS_CODE {
+        return Some(Format::TennisModule);
+    }
+    if [0usize, 512, 1024, 2048]
+        .iter()
+        .any(|&o| head.get(o..o + 8) == Some(&HDF5_SIGNATURE[..]))
+    {
+        return Some(Format::NnablaH5);
+    }
+    if head.starts_with(b"PK\x03\x04") || head.starts_with(b"PK\x05\x06") {
+        let names_version = contains(head, NNP_VERSION) || contains(tail, NNP_VERSION);
+        return (names_version || by_ext == Some(Format::NnablaNnp)).then_some(Format::NnablaNnp);
+    }
+    if is_primitiv_header(head) {
+        return Some(Format::Primitiv);
+    }
+    match by_ext {
+        Some(f @ (Format::NnablaProtobuf | Format::NnablaNntxt)) => return Some(f),
+        Some(Format::Primitiv) => return None,
+        _ => {}
+    }
+    if looks_like_nnabla_text(head) {
+        return Some(Format::NnablaNntxt);
+    }
+    None
+}
+
+fn contains(hay: &[u8], needle: &[u8]) -> bool {
+    hay.windows(needle.len()).any(|w| w == needle)
+}
+
+/// `0xce 0` `0xce 1` `0xce <data type>` with a known data type.
+fn is_primitiv_header(b: &[u8]) -> bool {
+    if b.len() < 15 || b[0] != 0xce || b[5] != 0xce || b[10] != 0xce {
+        return false;
+    }
+    let u = |i: usize| u32::from_be_bytes([b[i], b[i + 1], b[i + 2], b[i + 3]]);
+    u(1) == 0 && u(6) == 1 && matches!(u(11), 0 | 0x100 | 0x200 | 0x300 | 0x400)
+}
+
+/// Text whose first token (after white space and `#` comments) is an NNabla
+/// top-level field followed by `{` or `:`.
+fn looks_like_nnabla_text(b: &[u8]) -> bool {
+    let mut rest = b;
+    loop {
+        let trimmed = rest.trim_ascii_start();
+        if let Some(after) = trimmed.strip_prefix(b"#") {
+            match after.iter().position(|&c| c == b'\n') {
+                Some(i) => rest = &after[i + 1..],
+                None => return false,
+            }
+        } else {
+            rest = trimmed;
+            break;
+        }
+    }
+    let end = rest
+        .iter()
+        .position(|c| !(c.is_ascii_alphanumeric() || *c == b'_'))
+        .unwrap_or(rest.len());
+    let Ok(word) = std::str::from_utf8(&rest[..end]) else {
+        return false;
+    };
+    if !NNABLA_TOP_LEVEL.contains(&word) {
+        return false;
+    }
+    matches!(rest[end..].trim_ascii_start().first(), Some(b'{' | b':'))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn named(bytes: &[u8], name: &str) -> Option<Format> {
+        detect(Input::Named {
+            bytes,
+            name: Path::new(name),
+        })
+    }
+
+    #[test]
+    fn magics() {
+        let mut cvm = CVM_MAGIC.to_vec();
+        cvm.extend([0u8; 24]);
+        assert_eq!(detect(&cvm[..]), Some(Format::CvmParams));
+        // a CVM magic wins over a misleading name
+        assert_eq!(named(&cvm, "x.tsm"), Some(Format::CvmParams));
+
+        let mut tsm = vec![0u8; 4];
+        tsm.extend(TENNIS_CODE);
+        tsm.extend([0u8; 120]);
+        assert_eq!(detect(&tsm[..]), Some(Format::TennisModule));
+
+        let mut h5 = HDF5_SIGNATURE.to_vec();
+        h5.extend([0u8; 100]);
+        assert_eq!(detect(&h5[..]), Some(Format::NnablaH5));
+        let mut h5_512 = vec![0u8; 512];
+        h5_512.extend(HDF5_SIGNATURE);
+        assert_eq!(detect(&h5_512[..]), Some(Format::NnablaH5));
+
+        let prim = [0xce, 0, 0, 0, 0, 0xce, 0, 0, 0, 1, 0xce, 0, 0, 3, 0, 0x80];
+        assert_eq!(detect(&prim[..]), Some(Format::Primitiv));
+        let not_prim = [0xce, 0, 0, 0, 0, 0xce, 0, 0, 0, 2, 0xce, 0, 0, 3, 0, 0x80];
+        assert_eq!(detect(&not_prim[..]), None);
+    }
+
+    #[test]
+    fn zip_needs_nnp_version_or_name() {
+        let mut z = b"PK\x03\x04".to_vec();
+        z.extend([0u8; 26]);
+        assert_eq!(detect(&z[..]), None);
+        assert_eq!(named(&z, "model.nnp"), Some(Format::NnablaNnp));
+        z.extend(NNP_VERSION);
+        assert_eq!(detect(&z[..]), Some(Format::NnablaNnp));
+    }
+
+    #[test]
+    fn protobuf_text_and_binary() {
+        assert_eq!(
+            named(b"\xa2\x06\x00", "m.protobuf"),
+            Some(Format::NnablaProtobuf)
+        );
+        assert_eq!(detect(&b"\xa2\x06\x00"[..]), None);
+        assert_eq!(
+            detect(&b"# comment\n  global_config {\n}"[..]),
+            Some(Format::NnablaNntxt)
+        );
+        assert_eq!(detect(&b"network: {}"[..]), Some(Format::NnablaNntxt));
+        assert_eq!(detect(&b"networks {}"[..]), None);
+        assert_eq!(detect(&b"network = 1"[..]), None);
+        assert_eq!(named(b"", "a.prototxt"), Some(Format::NnablaNntxt));
+        assert_eq!(named(b"", "a.bin"), None);
+        assert_eq!(detect(&b""[..]), None);
+    }
+
+    #[test]
+    fn from_a_path() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("big.nnp");
+        // a zip whose nnp_version.txt entry is only in the tail
+        let mut z = b"PK\x03\x04".to_vec();
+        z.resize(200_000, 0);
+        z.extend(NNP_VERSION);
+        std::fs::write(&p, &z).unwrap();
+        assert_eq!(detect(p.as_path()), Some(Format::NnablaNnp));
+        assert_eq!(detect(dir.path().join("missing").as_path()), None);
+    }
+
+    #[test]
+    fn names_round_trip() {
+        for f in Format::ALL {
+            assert_eq!(Format::from_name(f.name()), Some(f));
+        }
+        assert_eq!(Format::from_name("tsm"), Some(Format::TennisModule));
+        assert_eq!(Format::from_name("zzz"), None);
+    }
+}

@@ -1,0 +1,77 @@
+//! The one error type of `tensor-core`.
+
+use crate::DType;
+
+/// Everything that can go wrong in `tensor-core`.
+///
+/// Format crates wrap it in their own error enums (`#[from]`), so a caller
+/// sees what is wrong here and, from the format crate, where.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum Error {
+    /// The element or byte count of a shape does not fit in `usize`.
+    #[error("shape {dims:?} of {dtype} overflows: its byte count does not fit in 64 bits")]
+    ShapeOverflow {
+        /// The dimensions that overflowed.
+        dims: Vec<usize>,
+        /// The element type whose size was multiplied in.
+        dtype: DType,
+    },
+    /// A limit from [`crate::Limits`] was exceeded.
+    #[error(
+        "{what} is {value}, over the limit of {limit} (raise it with Limits if the file is trusted)"
+    )]
+    LimitExceeded {
+        /// What was counted, e.g. "tensor count" or "allocation".
+        what: &'static str,
+        /// The value the input asked for.
+        value: u64,
+        /// The limit in force.
+        limit: u64,
+    },
+    /// The bytes given for a tensor do not match its shape and dtype.
+    #[error("tensor data is {actual} bytes but shape {dims:?} of {dtype} needs {expected}")]
+    LengthMismatch {
+        /// The dimensions of the tensor.
+        dims: Vec<usize>,
+        /// The element type.
+        dtype: DType,
+        /// Bytes the shape needs.
+        expected: usize,
+        /// Bytes given.
+        actual: usize,
+    },
+    /// A typed view was asked for with the wrong element type.
+    #[error("tensor holds {actual}, not {expected}")]
+    DTypeMismatch {
+        /// The element type asked for.
+        expected: DType,
+        /// The element type the tensor holds.
+        actual: DType,
+    },
+    /// An element type has no fixed byte size usable here (e.g. `ptr`).
+    #[error("{0} has no portable byte size")]
+    NoByteSize(DType),
+    /// An I/O error, with the path it concerns where there is one.
+    #[error("{context}: {source}")]
+    Io {
+        /// What was being done, usually naming a path.
+        context: String,
+        /// The underlying error.
+        #[source]
+        source: std::io::Error,
+    },
+}
+
+impl Error {
+    /// Wraps an I/O error with a short context (usually a path).
+    pub fn io(context: impl Into<String>, source: std::io::Error) -> Self {
+        Error::Io {
+            context: context.into(),
+            source,
+        }
+    }
+}
+
+/// `Result` with [`Error`].
+pub type Result<T, E = Error> = std::result::Result<T, E>;

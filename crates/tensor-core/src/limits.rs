@@ -1,0 +1,134 @@
+//! Limits that keep hostile files from making a reader allocate or loop without bound.
+
+use crate::{Error, Result};
+
+/// Bounds a reader enforces before it allocates or iterates on a count the
+/// input claims.
+///
+/// Every reader also checks claimed lengths against the bytes that remain,
+/// so these limits matter for what the remaining bytes cannot bound: counts
+/// of tiny records, decompression, and copies a caller asks for.
+///
+/// The defaults are safe for untrusted input and large enough for real
+/// models; raise them explicitly for trusted files:
+///
+/// ```
+/// use tensor_core::Limits;
+/// let trusted = Limits::default().with_max_alloc(64 << 30).with_max_tensors(10_000_000);
+/// assert_eq!(trusted.max_alloc, 64 << 30);
+/// assert!(Limits::default().check_alloc("name table", 1 << 20).is_ok());
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct Limits {
+    /// The largest single allocation a reader makes on behalf of the input, in bytes.
+    pub max_alloc: u64,
+    /// The most tensors (or parameters, nodes, members) in one file.
+    pub max_tensors: u64,
+    /// The highest rank of a tensor.
+    pub max_rank: u64,
+    /// The longest name, in bytes.
+    pub max_name_len: u64,
+    /// The most bytes a reader inflates from compressed input in total.
+    pub max_total_inflated: u64,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Limits {
+            max_alloc: 4 << 30,
+            max_tensors: 1 << 20,
+            max_rank: 64,
+            max_name_len: 1 << 16,
+            max_total_inflated: 16 << 30,
+        }
+    }
+}
+
+impl Limits {
+    /// No limits at all: only for files you trust.
+    pub fn unlimited() -> Self {
+        Limits {
+            max_alloc: u64::MAX,
+            max_tensors: u64::MAX,
+            max_rank: u64::MAX,
+            max_name_len: u64::MAX,
+            max_total_inflated: u64::MAX,
+        }
+    }
+
+    /// Sets [`Limits::max_alloc`].
+    pub fn with_max_alloc(mut self, bytes: u64) -> Self {
+        self.max_alloc = bytes;
+        self
+    }
+
+    /// Sets [`Limits::max_tensors`].
+    pub fn with_max_tensors(mut self, n: u64) -> Self {
+        self.max_tensors = n;
+        self
+    }
+
+    /// Sets [`Limits::max_rank`].
+    pub fn with_max_rank(mut self, n: u64) -> Self {
+        self.max_rank = n;
+        self
+    }
+
+    /// Sets [`Limits::max_name_len`].
+    pub fn with_max_name_len(mut self, n: u64) -> Self {
+        self.max_name_len = n;
+        self
+    }
+
+    /// Sets [`Limits::max_total_inflated`].
+    pub fn with_max_total_inflated(mut self, n: u64) -> Self {
+        self.max_total_inflated = n;
+        self
+    }
+
+    /// Checks an allocation of `bytes` for `what`.
+    pub fn check_alloc(&self, what: &'static str, bytes: u64) -> Result<()> {
+        check(what, bytes, self.max_alloc)
+    }
+
+    /// Checks a tensor (or record) count.
+    pub fn check_tensors(&self, count: u64) -> Result<()> {
+        check("tensor count", count, self.max_tensors)
+    }
+
+    /// Checks a rank.
+    pub fn check_rank(&self, rank: u64) -> Result<()> {
+        check("rank", rank, self.max_rank)
+    }
+
+    /// Checks a name length in bytes.
+    pub fn check_name_len(&self, len: u64) -> Result<()> {
+        check("name length", len, self.max_name_len)
+    }
+}
+
+fn check(what: &'static str, value: u64, limit: u64) -> Result<()> {
+    if value > limit {
+        Err(Error::LimitExceeded { what, value, limit })
+    } else {
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn defaults_refuse_absurd_counts_and_can_be_raised() {
+        let l = Limits::default();
+        assert!(l.check_tensors(1 << 40).is_err());
+        assert!(l.check_rank(65).is_err());
+        assert!(l.check_rank(64).is_ok());
+        let e = l.check_alloc("name table", 1 << 40).unwrap_err();
+        assert!(e.to_string().contains("name table"), "{e}");
+        assert!(Limits::unlimited().check_alloc("x", u64::MAX).is_ok());
+        assert!(l.with_max_rank(100).check_rank(65).is_ok());
+    }
+}
