@@ -39,6 +39,7 @@ mod error;
 pub mod io;
 mod limits;
 mod shape;
+pub mod stats;
 mod storage;
 mod tensor;
 
