@@ -1,6 +1,54 @@
 //! # bubble-module
 //!
-//! TenniS module files (.tsm): read, write, and the graph they hold.
+//! TenniS module files (`.tsm`): read, write, and the graph they hold.
 //!
-//! Status: not implemented yet; this crate is an empty library for now.
+//! A module is a 128-byte header, the module input and output node indices,
+//! and a list of nodes. Each node is a *bubble* of parameters (key → packed
+//! tensor of zero or more fields; the reserved keys `#op` and `#name` name
+//! the operator and the node) plus the indices of its input nodes.
+//!
+//! [`Module::parse`] reads one from bytes, borrowing every tensor's data
+//! (zero-copy, as [`tensor_core::Tensor`]s of the right dtype); it checks
+//! every count against the remaining bytes before allocating, rejects
+//! truncation, unknown dtypes, out-of-range indices and cycles, and by
+//! default also what the C++ library refuses to load.
+//!
+//! ```
+//! use bubble_module::{Module, ModuleBuilder, NodeKind, WriteOptions};
+//! use tensor_core::Tensor;
+//!
+//! // x:<param> + c:<const f32[3]> -> y:add, as in the py_add_const golden.
+//! let mut b = ModuleBuilder::new();
+//! let x = b.input("x");
+//! let c = b.constant("c", Tensor::from_values([3], &[1f32, 2., 3.])?)?;
+//! let y = b.op("add", "y", &[x, c], Vec::<(&str, bubble_module::Packed)>::new())?;
+//! b.output(y)?;
+//! let module = b.build()?;
+//!
+//! let mut bytes = Vec::new();
+//! module.write_to(&mut bytes, WriteOptions::default())?;
+//!
+//! let read = Module::parse(&bytes)?;
+//! let y = read.node_by_name("y").unwrap();
+//! assert_eq!(read.node(y).unwrap().op(), "add");
+//! let c = read.node_by_name("c").unwrap();
+//! assert_eq!(read.node(c).unwrap().kind(), NodeKind::Const);
+//! let value = read.node(c).unwrap().value().unwrap();
+//! assert!(value.storage().is_zero_copy());
+//! assert_eq!(&*value.view::<f32>()?, &[1., 2., 3.]);
+//! assert_eq!(read.named_tensors()[0].0, "c/value");
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
 #![warn(missing_docs)]
+
+mod dtype;
+mod error;
+mod module;
+mod read;
+
+pub use dtype::{code_of_dtype, dtype_from_code};
+pub use error::{Error, Result};
+pub use module::{
+    Header, MODULE_CODE, Module, Node, NodeKind, Packed, Param, char8_str, string_tensor,
+};
+pub use read::ReadOptions;
