@@ -1,0 +1,939 @@
+//! NNabla `.h5` parameter files, read and written through the pure-Rust
+//! `hdf5-pure` crate.
+//!
+//! This module is the only place that touches `hdf5-pure`: everything it
+//! returns is in this crate's own types ([`Parameter`], [`Error`]), so the
+//! HDF5 implementation can be swapped without changing callers.
+//!
+//! # Reading
+//!
+//! Every dataset at any depth is a parameter, named by its path without the
+//! leading `/` (`fc1/affine/W`; a dataset at the root named `toplevel` is
+//! `toplevel`). Parameters come back in the order nnabla's Python loader
+//! registers them: sorted by the `index` attribute, then by path; a file where
+//! no dataset has `index` is sorted by path. A file where **some** datasets
+//! have `index` and others do not is refused with [`Error::MixedIndex`]
+//! (nnabla raises `TypeError` on it). `need_grad` is required
+//! ([`Error::MissingNeedGrad`], nnabla raises `KeyError`) and read as a truth
+//! value whatever its type: h5py's bool enum, or the `int32` nnabla's C++
+//! writer stores, or any other integer or float.
+//!
+//! Element types: every integer of 1, 2, 4 or 8 bytes, f16, f32, f64 (either
+//! byte order; big-endian data is converted to little-endian), and h5py's
+//! bool enum as `bool`. Contiguous data is borrowed from the input without
+//! copying; compact and chunked (possibly compressed) data is read into owned
+//! buffers after its size has been checked against [`Limits::max_alloc`].
+//!
+//! Known gap: a group reachable through two hard links is visited twice
+//! (h5py visits each object once); a hard-link cycle is stopped by a depth
+//! limit of [`MAX_DEPTH`] groups and reported as an error.
+//!
+//! # Writing
+//!
+//! One contiguous little-endian dataset per parameter, in groups split on
+//! `/`, with `need_grad` (an `int8` 0/1: `hdf5-pure` cannot write h5py's
+//! bool enum, and nnabla only tests the value's truth) and `index` (`int64`,
+//! the position) on **every** dataset, as FORMAT.md §8 asks. Files use the
+//! HDF5 1.8 format (superblock v2), which every HDF5 ≥ 1.8 reads.
+//!
+//! ```
+//! use nnp_archive::{h5, Parameter};
+//! use tensor_core::{Limits, Tensor};
+//!
+//! let w = Tensor::from_values([2, 2], &[1f32, 2., 3., 4.])?;
+//! let s = Tensor::from_values([], &[0.5f32])?;
+//! let mut file = Vec::new();
+//! h5::write_h5(&mut file, [("fc/W", &w, true), ("scale", &s, false)])?;
+//!
+//! let params = h5::read_h5_slice(&file, &Limits::default())?;
+//! let names: Vec<&str> = params.iter().map(|p| p.name.as_str()).collect();
+//! assert_eq!(names, ["fc/W", "scale"]);
+//! assert_eq!(&*params[0].tensor.view::<f32>()?, &[1., 2., 3., 4.]);
+//! assert!(params[0].tensor.storage().is_zero_copy());
+//! assert!(!params[1].need_grad);
+//! assert_eq!(params[1].tensor.dims(), &[] as &[usize]);
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+
+use std::collections::BTreeMap;
+use std::io::Write;
+use std::ops::Range;
+use std::path::Path;
+use std::sync::Arc;
+
+use hdf5_pure::{
+    AttrValue, Datatype, DatatypeByteOrder, FileBuilder, FloatingPointLayout, GroupBuilder, Layout,
+    LibVer,
+};
+use tensor_core::{Bytes, DType, Limits, MappedFile, Shape, Tensor};
+
+use crate::{Error, Parameter, Result};
+
+/// The deepest group nesting the reader follows (a guard against hard-link cycles).
+pub const MAX_DEPTH: usize = 256;
+
+/// True when `bytes` start with the HDF5 signature (at offset 0; files with a
+/// user block are still read, this check is only a quick sniff).
+pub fn is_h5(bytes: &[u8]) -> bool {
+    bytes.starts_with(b"\x89HDF\r\n\x1a\n")
+}
+
+/// Checks the superblock's end-of-file address against the bytes present,
+/// as libhdf5 does ("truncated file"); `hdf5-pure` tolerates a short file
+/// as long as the objects it reads are present.
+fn check_superblock(bytes: &[u8]) -> Result<()> {
+    let bad = |message: String| Error::Hdf5 {
+        context: "superblock".into(),
+        message,
+    };
+    // The signature is at 0 or at a power of two from 512 (after a user block).
+    let mut at = 0usize;
+    while !bytes
+        .get(at..)
+        .is_some_and(|b| b.starts_with(b"\x89HDF\r\n\x1a\n"))
+    {
+        at = if at == 0 { 512 } else { at.saturating_mul(2) };
+        if at >= bytes.len() {
+            return Err(bad("no HDF5 signature found".into()));
+        }
+    }
+    let sb = &bytes[at..];
+    let byte = |i: usize| {
+        sb.get(i)
+            .copied()
+            .ok_or_else(|| bad(format!("the superblock at offset {at} is truncated")))
+    };
+    let version = byte(8)?;
+    let (osize, addr_start) = match version {
+        0 => (byte(13)?, 24usize),
+        1 => (byte(13)?, 28),
+        2 | 3 => (byte(9)?, 12),
+        v => return Err(bad(format!("unknown superblock version {v}"))),
+    };
+    let o = usize::from(osize);
+    if !matches!(o, 2 | 4 | 8) {
+        return Err(bad(format!("size of offsets is {o}")));
+    }
+    let read = |i: usize| -> Result<u64> {
+        let b = sb
+            .get(i..i + o)
+            .ok_or_else(|| bad(format!("the superblock at offset {at} is truncated")))?;
+        let mut a = [0u8; 8];
+        a[..o].copy_from_slice(b);
+        Ok(u64::from_le_bytes(a))
+    };
+    let undefined = if o == 8 {
+        u64::MAX
+    } else {
+        (1u64 << (o * 8)) - 1
+    };
+    let base = read(addr_start)?;
+    let eof = read(addr_start + 2 * o)?;
+    if eof != undefined {
+        let end = base.checked_add(eof);
+        if end.is_none_or(|e| e > bytes.len() as u64) {
+            return Err(bad(format!(
+                "the superblock says the file ends at byte {}, but it has {} (truncated file)",
+                end.map_or_else(|| "beyond 2^64".to_string(), |e| e.to_string()),
+                bytes.len()
+            )));
+        }
+    }
+    Ok(())
+}
+
+fn h5err(context: impl Into<String>, e: hdf5_pure::Error) -> Error {
+    Error::Hdf5 {
+        context: context.into(),
+        message: e.to_string(),
+    }
+}
+
+/// Where one dataset's bytes are: a range of the input, or an owned buffer.
+enum RawData {
+    Range(Range<usize>),
+    Owned(Vec<u8>),
+}
+
+struct RawParam {
+    name: String,
+    dtype: DType,
+    dims: Vec<usize>,
+    need_grad: bool,
+    index: Option<i64>,
+    data: RawData,
+    /// Big-endian elements, to be converted to little-endian.
+    swap: bool,
+}
+
+/// A `hdf5-pure` source over a range of a memory map (shared, `'static`).
+struct MapSource {
+    map: Arc<MappedFile>,
+    range: Range<usize>,
+}
+
+impl hdf5_pure::Source for MapSource {
+    fn len(&self) -> u64 {
+        self.range.len() as u64
+    }
+
+    fn read_at(&self, offset: u64, buf: &mut [u8]) -> Result<(), hdf5_pure::FormatError> {
+        let eof = || hdf5_pure::FormatError::UnexpectedEof {
+            expected: buf.len(),
+            available: 0,
+        };
+        let off = usize::try_from(offset).map_err(|_| eof())?;
+        let start = self.range.start.checked_add(off).ok_or_else(eof)?;
+        let end = start.checked_add(buf.len()).ok_or_else(eof)?;
+        if end > self.range.end {
+            return Err(hdf5_pure::FormatError::UnexpectedEof {
+                expected: buf.len(),
+                available: self.range.end.saturating_sub(start),
+            });
+        }
+        let src = self.map.as_bytes().get(start..end).ok_or_else(eof)?;
+        buf.copy_from_slice(src);
+        Ok(())
+    }
+}
+
+/// Reads every parameter of the `.h5` file in `bytes`, borrowing contiguous
+/// data from `bytes`.
+///
+/// `hdf5-pure` parses from an owned buffer, so the file is copied once for
+/// parsing; use [`read_h5_mapped`] (or [`read_h5_file`]) to avoid that copy.
+pub fn read_h5_slice<'a>(bytes: &'a [u8], limits: &Limits) -> Result<Vec<Parameter<'a>>> {
+    check_superblock(bytes)?;
+    limits.check_alloc("HDF5 file copy", bytes.len() as u64)?;
+    let file = hdf5_pure::File::from_bytes(bytes.to_vec()).map_err(|e| h5err("open", e))?;
+    let raw = read_core(&file, bytes.len(), limits)?;
+    finish(raw, |r| Bytes::Borrowed(&bytes[r]))
+}
+
+/// Reads every parameter of the `.h5` file held in `bytes` (taken by value:
+/// no copy for parsing; contiguous data is copied out into each tensor).
+pub fn read_h5_vec(bytes: Vec<u8>, limits: &Limits) -> Result<Vec<Parameter<'static>>> {
+    check_superblock(&bytes)?;
+    let len = bytes.len();
+    let file = hdf5_pure::File::from_bytes(bytes).map_err(|e| h5err("open", e))?;
+    let raw = read_core(&file, len, limits)?;
+    let buf = file.as_bytes();
+    finish(raw, |r| Bytes::Owned(buf[r].to_vec()))
+}
+
+/// Reads every parameter of the `.h5` file at `range` of a memory map
+/// (e.g. a stored `parameter.h5` inside an `.nnp`). Nothing is copied:
+/// metadata is read on demand and contiguous tensors share the map.
+pub fn read_h5_mapped(
+    map: &Arc<MappedFile>,
+    range: Range<usize>,
+    limits: &Limits,
+) -> Result<Vec<Parameter<'static>>> {
+    if range.end > map.len() || range.start > range.end {
+        return Err(Error::Hdf5 {
+            context: "open".into(),
+            message: format!("range {range:?} is outside the {}-byte input", map.len()),
+        });
+    }
+    check_superblock(&map[range.clone()])?;
+    let len = range.len();
+    let base = range.start;
+    let src = MapSource {
+        map: Arc::clone(map),
+        range,
+    };
+    let file = hdf5_pure::File::from_source(src).map_err(|e| h5err("open", e))?;
+    let raw = read_core(&file, len, limits)?;
+    finish(raw, |r| {
+        Bytes::Mapped(Arc::clone(map), base + r.start..base + r.end)
+    })
+}
+
+/// Memory-maps the `.h5` file at `path` and reads every parameter without copying.
+pub fn read_h5_file(path: impl AsRef<Path>, limits: &Limits) -> Result<Vec<Parameter<'static>>> {
+    let map = MappedFile::open(path)?;
+    let len = map.len();
+    read_h5_mapped(&map, 0..len, limits)
+}
+
+fn finish<'a>(
+    raw: Vec<RawParam>,
+    mut range_bytes: impl FnMut(Range<usize>) -> Bytes<'a>,
+) -> Result<Vec<Parameter<'a>>> {
+    raw.into_iter()
+        .map(|r| {
+            let data = match r.data {
+                RawData::Range(range) => range_bytes(range),
+                RawData::Owned(v) => Bytes::Owned(v),
+            };
+            let data = if r.swap {
+                let mut v = data.into_vec();
+                swap_in_place(&mut v, r.dtype.size());
+                Bytes::Owned(v)
+            } else {
+                data
+            };
+            let tensor = Tensor::new(r.dtype, r.dims, data)?;
+            Ok(Parameter::new(r.name, tensor, r.need_grad))
+        })
+        .collect()
+}
+
+/// Walks the file, collects every dataset and sorts them as nnabla does.
+fn read_core(file: &hdf5_pure::File, data_len: usize, limits: &Limits) -> Result<Vec<RawParam>> {
+    let mut out: Vec<RawParam> = Vec::new();
+    let mut visited: u64 = 0;
+    let mut stack: Vec<(String, hdf5_pure::Group, usize)> = vec![(String::new(), file.root(), 0)];
+    while let Some((prefix, group, depth)) = stack.pop() {
+        let here = if prefix.is_empty() { "/" } else { &prefix };
+        let datasets = group.iter_datasets().map_err(|e| h5err(here, e))?;
+        for (name, ds) in datasets {
+            visited += 1;
+            limits.check_tensors(visited)?;
+            let path = format!("{prefix}{name}");
+            limits.check_name_len(path.len() as u64)?;
+            out.push(read_dataset(&path, &ds, data_len, limits)?);
+        }
+        let groups = group.iter_groups().map_err(|e| h5err(here, e))?;
+        for (name, g) in groups {
+            visited += 1;
+            limits.check_tensors(visited)?;
+            if depth + 1 > MAX_DEPTH {
+                return Err(Error::Hdf5 {
+                    context: format!("{prefix}{name}"),
+                    message: format!("groups nested deeper than {MAX_DEPTH} (a hard-link cycle?)"),
+                });
+            }
+            let p = format!("{prefix}{name}/");
+            limits.check_name_len(p.len() as u64)?;
+            stack.push((p, g, depth + 1));
+        }
+    }
+    sort_like_nnabla(&mut out)?;
+    Ok(out)
+}
+
+fn sort_like_nnabla(v: &mut [RawParam]) -> Result<()> {
+    let with = v.iter().find(|p| p.index.is_some());
+    let without = v.iter().find(|p| p.index.is_none());
+    if let (Some(w), Some(wo)) = (with, without) {
+        return Err(Error::MixedIndex {
+            with_index: w.name.clone(),
+            without_index: wo.name.clone(),
+        });
+    }
+    v.sort_by(|a, b| (a.index, &a.name).cmp(&(b.index, &b.name)));
+    Ok(())
+}
+
+/// The element type of a stored datatype, and whether it is big-endian.
+fn map_dtype(dt: &Datatype) -> Option<(DType, bool)> {
+    let be = |o: &DatatypeByteOrder| match o {
+        DatatypeByteOrder::LittleEndian => Some(false),
+        DatatypeByteOrder::BigEndian => Some(true),
+        _ => None,
+    };
+    match dt {
+        Datatype::FixedPoint {
+            size,
+            byte_order,
+            layout,
+        } => {
+            if layout.bit_offset != 0 || u32::from(layout.bit_precision) != size * 8 {
+                return None;
+            }
+            let d = match (size, layout.signed) {
+                (1, true) => DType::I8,
+                (2, true) => DType::I16,
+                (4, true) => DType::I32,
+                (8, true) => DType::I64,
+                (1, false) => DType::U8,
+                (2, false) => DType::U16,
+                (4, false) => DType::U32,
+                (8, false) => DType::U64,
+                _ => return None,
+            };
+            Some((d, be(byte_order)?))
+        }
+        Datatype::FloatingPoint {
+            size,
+            byte_order,
+            layout,
+        } => {
+            let d = match (size, layout.exponent_size, layout.mantissa_size) {
+                (2, 5, 10) => DType::F16,
+                (2, 8, 7) => DType::BF16,
+                (4, 8, 23) => DType::F32,
+                (8, 11, 52) => DType::F64,
+                _ => return None,
+            };
+            Some((d, be(byte_order)?))
+        }
+        // h5py's numpy bool: an enum over a 1-byte integer, FALSE=0, TRUE=1.
+        Datatype::Enumeration {
+            size: 1,
+            base_type,
+            members,
+        } => {
+            let names: Vec<&str> = members.iter().map(|m| m.name.as_str()).collect();
+            let is_bool = matches!(**base_type, Datatype::FixedPoint { size: 1, .. })
+                && names.len() == 2
+                && names.contains(&"FALSE")
+                && names.contains(&"TRUE");
+            is_bool.then_some((DType::Bool, false))
+        }
+        _ => None,
+    }
+}
+
+fn describe(dt: &Datatype) -> String {
+    let s = format!("{dt:?}");
+    if s.len() > 160 {
+        let mut cut = 160;
+        while !s.is_char_boundary(cut) {
+            cut -= 1;
+        }
+        format!("{}…", &s[..cut])
+    } else {
+        s
+    }
+}
+
+/// nnabla tests `need_grad` for truth (`bool(value)`).
+fn truthy(dataset: &str, v: &AttrValue) -> Result<bool> {
+    let bad = |reason: String| Error::BadAttribute {
+        dataset: dataset.to_string(),
+        attr: "need_grad",
+        reason,
+    };
+    if let AttrValue::F32(_) | AttrValue::F64(_) = v
+        && let Some(f) = v.as_f64()
+    {
+        return Ok(f != 0.0);
+    }
+    if let Some(i) = v.as_i64() {
+        return Ok(i != 0);
+    }
+    if let Some(u) = v.as_u64() {
+        return Ok(u != 0);
+    }
+    match v.to_f64s() {
+        Some(vals) if vals.len() == 1 => Ok(vals[0] != 0.0),
+        Some(vals) => Err(bad(format!(
+            "an array of {} values has no single truth value",
+            vals.len()
+        ))),
+        None => Err(bad(format!("a {} is not a truth value", v.type_name()))),
+    }
+}
+
+fn read_dataset(
+    path: &str,
+    ds: &hdf5_pure::Dataset,
+    data_len: usize,
+    limits: &Limits,
+) -> Result<RawParam> {
+    let datatype = ds.datatype().map_err(|e| h5err(path, e))?;
+    let (dtype, big_endian) = map_dtype(&datatype).ok_or_else(|| Error::UnsupportedDtype {
+        dataset: path.to_string(),
+        datatype: describe(&datatype),
+    })?;
+    let shape64 = ds.shape().map_err(|e| h5err(path, e))?;
+    limits.check_rank(shape64.len() as u64)?;
+    let dims: Vec<usize> = shape64
+        .iter()
+        .map(|&d| usize::try_from(d))
+        .collect::<std::result::Result<_, _>>()
+        .map_err(|_| Error::BadData {
+            dataset: path.to_string(),
+            reason: format!("dimensions {shape64:?} do not fit this platform"),
+        })?;
+    let nbytes = Shape::from(dims.clone()).byte_len(dtype)?;
+
+    let attrs = ds.attrs().map_err(|e| h5err(path, e))?;
+    let need_grad = match attrs.get("need_grad") {
+        Some(v) => truthy(path, v)?,
+        None => {
+            return Err(Error::MissingNeedGrad {
+                dataset: path.to_string(),
+            });
+        }
+    };
+    let index = match attrs.get("index") {
+        None => None,
+        Some(v) => Some(v.as_i64().ok_or_else(|| Error::BadAttribute {
+            dataset: path.to_string(),
+            attr: "index",
+            reason: format!("a {} is not an integer", v.type_name()),
+        })?),
+    };
+
+    let layout = ds.layout().map_err(|e| h5err(path, e))?;
+    let data = match layout {
+        Layout::Contiguous {
+            address: Some(addr),
+            size,
+        } => {
+            let bad = |reason: String| Error::BadData {
+                dataset: path.to_string(),
+                reason,
+            };
+            if size != nbytes as u64 {
+                return Err(bad(format!(
+                    "contiguous storage is {size} bytes but shape {dims:?} of {dtype} needs {nbytes}"
+                )));
+            }
+            let start = usize::try_from(addr).ok();
+            let end = start.and_then(|s| s.checked_add(nbytes));
+            match (start, end) {
+                (Some(s), Some(e)) if e <= data_len => RawData::Range(s..e),
+                _ => {
+                    return Err(bad(format!(
+                        "data at offset {addr} ({nbytes} bytes) runs past the end of the {data_len}-byte file"
+                    )));
+                }
+            }
+        }
+        Layout::Virtual => {
+            return Err(Error::BadData {
+                dataset: path.to_string(),
+                reason: "virtual datasets are not supported".into(),
+            });
+        }
+        // Compact, chunked (maybe compressed) or never-written contiguous
+        // storage: let the HDF5 layer assemble it, after bounding the size.
+        _ => {
+            limits.check_alloc("HDF5 dataset", nbytes as u64)?;
+            let v = ds.read_raw().map_err(|e| h5err(path, e))?;
+            if v.len() != nbytes {
+                return Err(Error::BadData {
+                    dataset: path.to_string(),
+                    reason: format!("read {} bytes, the shape needs {nbytes}", v.len()),
+                });
+            }
+            RawData::Owned(v)
+        }
+    };
+    Ok(RawParam {
+        name: path.to_string(),
+        dtype,
+        dims,
+        need_grad,
+        index,
+        data,
+        swap: big_endian && dtype.size() > 1,
+    })
+}
+
+fn swap_in_place(v: &mut [u8], size: usize) {
+    for c in v.chunks_exact_mut(size) {
+        c.reverse();
+    }
+}
+
+// ---------------------------------------------------------------- writing
+
+fn f16_type() -> Datatype {
+    Datatype::FloatingPoint {
+        size: 2,
+        byte_order: DatatypeByteOrder::LittleEndian,
+        layout: FloatingPointLayout {
+            bit_offset: 0,
+            bit_precision: 16,
+            exponent_location: 10,
+            exponent_size: 5,
+            mantissa_location: 0,
+            mantissa_size: 10,
+            exponent_bias: 15,
+        },
+    }
+}
+
+fn bool_type() -> Result<Datatype> {
+    hdf5_pure::EnumTypeBuilder::with_base(hdf5_pure::make_i8_type())
+        .value("FALSE", 0)
+        .value("TRUE", 1)
+        .build()
+        .map_err(|e| Error::Hdf5 {
+            context: "bool type".into(),
+            message: e.to_string(),
+        })
+}
+
+fn datatype_for(name: &str, dtype: DType) -> Result<Datatype> {
+    Ok(match dtype {
+        DType::F32 => hdf5_pure::make_f32_type(),
+        DType::F64 => hdf5_pure::make_f64_type(),
+        DType::F16 => f16_type(),
+        DType::I8 => hdf5_pure::make_i8_type(),
+        DType::I16 => hdf5_pure::make_i16_type(),
+        DType::I32 => hdf5_pure::make_i32_type(),
+        DType::I64 => hdf5_pure::make_i64_type(),
+        DType::U8 => hdf5_pure::make_u8_type(),
+        DType::U16 => hdf5_pure::make_u16_type(),
+        DType::U32 => hdf5_pure::make_u32_type(),
+        DType::U64 => hdf5_pure::make_u64_type(),
+        DType::Bool => bool_type()?,
+        other => {
+            return Err(Error::UnsupportedDtype {
+                dataset: name.to_string(),
+                datatype: other.name().to_string(),
+            });
+        }
+    })
+}
+
+enum Node {
+    Group(BTreeMap<String, Node>),
+    Dataset(usize),
+}
+
+struct Item<'t, 'b> {
+    name: &'t str,
+    tensor: &'t Tensor<'b>,
+    need_grad: bool,
+}
+
+fn insert_path(root: &mut BTreeMap<String, Node>, name: &str, idx: usize) -> Result<()> {
+    let invalid = |reason| Error::InvalidName {
+        name: name.to_string(),
+        reason,
+    };
+    let parts: Vec<&str> = name.split('/').collect();
+    for p in &parts {
+        if p.is_empty() {
+            return Err(invalid("it has an empty path component"));
+        }
+        if *p == "." {
+            return Err(invalid("`.` is not a link name"));
+        }
+        if p.contains('\0') {
+            return Err(invalid("it contains NUL"));
+        }
+    }
+    let (leaf, groups) = match parts.split_last() {
+        Some(x) => x,
+        None => return Err(invalid("it is empty")),
+    };
+    let mut cur = root;
+    for g in groups {
+        let node = cur
+            .entry((*g).to_string())
+            .or_insert_with(|| Node::Group(BTreeMap::new()));
+        cur = match node {
+            Node::Group(m) => m,
+            Node::Dataset(_) => return Err(invalid("a prefix of it is another parameter")),
+        };
+    }
+    match cur.get(*leaf) {
+        Some(Node::Dataset(_)) => Err(invalid("it is given twice")),
+        Some(Node::Group(_)) => Err(invalid("it is also a prefix of another parameter")),
+        None => {
+            cur.insert((*leaf).to_string(), Node::Dataset(idx));
+            Ok(())
+        }
+    }
+}
+
+fn fill_dataset(
+    b: &mut hdf5_pure::DatasetBuilder,
+    item: &Item<'_, '_>,
+    index: usize,
+) -> Result<()> {
+    let t = item.tensor.to_row_major()?;
+    let dt = datatype_for(item.name, t.dtype())?;
+    let dims: Vec<u64> = t.dims().iter().map(|&d| d as u64).collect();
+    b.with_raw_data(dt, t.bytes().to_vec(), t.numel() as u64)
+        .with_shape(&dims)
+        .set_attr("need_grad", AttrValue::I8(i8::from(item.need_grad)))
+        .set_attr("index", AttrValue::I64(index as i64));
+    Ok(())
+}
+
+fn build_group(
+    gb: &mut GroupBuilder,
+    children: &BTreeMap<String, Node>,
+    items: &[Item<'_, '_>],
+) -> Result<()> {
+    for (name, node) in children {
+        match node {
+            Node::Dataset(i) => fill_dataset(gb.create_dataset(name), &items[*i], *i)?,
+            Node::Group(m) => {
+                let mut sub = gb.create_group(name);
+                build_group(&mut sub, m, items)?;
+                gb.add_group(sub.finish());
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Writes an nnabla `.h5` parameter file to `w`: one dataset per
+/// `(name, tensor, need_grad)`, `index` = position in the iteration.
+///
+/// The tensor bytes are copied once into the HDF5 builder, then the file is
+/// streamed to `w` (it is never assembled in memory as a whole).
+pub fn write_h5<'t, 'b: 't, W: Write>(
+    w: W,
+    params: impl IntoIterator<Item = (&'t str, &'t Tensor<'b>, bool)>,
+) -> Result<()> {
+    let items: Vec<Item<'t, 'b>> = params
+        .into_iter()
+        .map(|(name, tensor, need_grad)| Item {
+            name,
+            tensor,
+            need_grad,
+        })
+        .collect();
+    let mut tree = BTreeMap::new();
+    for (i, it) in items.iter().enumerate() {
+        insert_path(&mut tree, it.name, i)?;
+    }
+    let mut fb = FileBuilder::new();
+    fb.with_libver_bounds(LibVer::Earliest, LibVer::V18);
+    for (name, node) in &tree {
+        match node {
+            Node::Dataset(i) => fill_dataset(fb.create_dataset(name), &items[*i], *i)?,
+            Node::Group(m) => {
+                let mut gb = fb.create_group(name);
+                build_group(&mut gb, m, &items)?;
+                fb.add_group(gb.finish());
+            }
+        }
+    }
+    fb.finish_to(w).map_err(|e| match e {
+        hdf5_pure::Error::Io(io) => Error::io("writing HDF5", io),
+        other => h5err("write", other),
+    })
+}
+
+/// Writes parameters (in their order) with [`write_h5`].
+pub fn write_params<'t, 'b: 't, W: Write>(
+    w: W,
+    params: impl IntoIterator<Item = &'t Parameter<'b>>,
+) -> Result<()> {
+    write_h5(
+        w,
+        params
+            .into_iter()
+            .map(|p| (p.name.as_str(), &p.tensor, p.need_grad)),
+    )
+}
+
+/// Saves parameters as an `.h5` file at `path`, atomically (temporary file, then rename).
+pub fn save_h5<'t, 'b: 't>(
+    path: impl AsRef<Path>,
+    params: impl IntoIterator<Item = &'t Parameter<'b>>,
+) -> Result<()> {
+    tensor_core::io::write_atomic(path, |w| write_params(w, params))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn t32(dims: &[usize], v: &[f32]) -> Tensor<'static> {
+        Tensor::from_values(dims.to_vec(), v).unwrap()
+    }
+
+    #[test]
+    fn round_trip_dtypes_shapes_and_need_grad() {
+        let a = t32(&[2, 3], &[1., 2., 3., 4., 5., 6.]);
+        let b = Tensor::from_values(Vec::<usize>::new(), &[7.5f64]).unwrap();
+        let c = Tensor::from_values([1, 2, 1, 2], &[1i32, -2, 3, -4]).unwrap();
+        let d = Tensor::from_values([3], &[half::f16::from_f32(1.5); 3]).unwrap();
+        let e = Tensor::new(DType::Bool, [2], vec![1u8, 0]).unwrap();
+        let mut buf = Vec::new();
+        write_h5(
+            &mut buf,
+            [
+                ("z/W", &a, true),
+                ("a/scalar", &b, false),
+                ("top", &c, true),
+                ("z/y/half", &d, false),
+                ("mask", &e, false),
+            ],
+        )
+        .unwrap();
+        let ps = read_h5_slice(&buf, &Limits::default()).unwrap();
+        let names: Vec<&str> = ps.iter().map(|p| p.name.as_str()).collect();
+        assert_eq!(names, ["z/W", "a/scalar", "top", "z/y/half", "mask"]);
+        assert_eq!(ps[0].tensor.bytes(), a.bytes());
+        assert!(ps[0].need_grad && !ps[1].need_grad && ps[2].need_grad);
+        assert_eq!(ps[1].tensor.dtype(), DType::F64);
+        assert!(ps[1].tensor.dims().is_empty());
+        assert_eq!(ps[2].tensor.dims(), &[1, 2, 1, 2]);
+        assert_eq!(ps[2].tensor.bytes(), c.bytes());
+        assert_eq!(ps[3].tensor.dtype(), DType::F16);
+        assert_eq!(ps[3].tensor.bytes(), d.bytes());
+        assert_eq!(ps[4].tensor.dtype(), DType::Bool);
+        assert_eq!(ps[4].tensor.bytes(), &[1, 0]);
+        // owned reader agrees
+        let owned = read_h5_vec(buf.clone(), &Limits::default()).unwrap();
+        assert_eq!(owned.len(), 5);
+        assert_eq!(owned[0].tensor.bytes(), a.bytes());
+    }
+
+    #[test]
+    fn names_that_cannot_be_stored() {
+        let a = t32(&[1], &[1.]);
+        for bad in [
+            ["a//b", "x"],
+            ["/a", "x"],
+            ["a", "a/b"],
+            ["a/b", "a"],
+            ["a", "a"],
+            ["", "x"],
+        ] {
+            let mut buf = Vec::new();
+            let e = write_h5(&mut buf, [(bad[0], &a, true), (bad[1], &a, true)]).unwrap_err();
+            assert!(matches!(e, Error::InvalidName { .. }), "{bad:?}: {e}");
+        }
+        let c = Tensor::new(DType::C64, [1], vec![0u8; 8]).unwrap();
+        let e = write_h5(Vec::new(), [("c", &c, true)]).unwrap_err();
+        assert!(matches!(e, Error::UnsupportedDtype { .. }), "{e}");
+    }
+
+    #[test]
+    fn sort_rules() {
+        let mk = |n: &str, i: Option<i64>| RawParam {
+            name: n.into(),
+            dtype: DType::F32,
+            dims: vec![],
+            need_grad: true,
+            index: i,
+            data: RawData::Owned(vec![0; 4]),
+            swap: false,
+        };
+        let mut v = vec![mk("b", Some(0)), mk("a", Some(1)), mk("c", Some(0))];
+        sort_like_nnabla(&mut v).unwrap();
+        let n: Vec<_> = v.iter().map(|p| p.name.as_str()).collect();
+        assert_eq!(n, ["b", "c", "a"]);
+        let mut v = vec![mk("b", None), mk("a", None)];
+        sort_like_nnabla(&mut v).unwrap();
+        assert_eq!(v[0].name, "a");
+        let mut v = vec![mk("b", None), mk("a", Some(0))];
+        assert!(matches!(
+            sort_like_nnabla(&mut v),
+            Err(Error::MixedIndex { .. })
+        ));
+    }
+
+    /// Files shaped like nnabla's C++ writer (int32 need_grad/index), with
+    /// other attribute types, missing need_grad and big-endian data.
+    fn custom(build: impl FnOnce(&mut FileBuilder)) -> Vec<u8> {
+        let mut fb = FileBuilder::new();
+        build(&mut fb);
+        fb.finish().unwrap()
+    }
+
+    #[test]
+    fn cpp_writer_int32_attributes_and_other_truth_values() {
+        let f = custom(|fb| {
+            let mut g = fb.create_group("fc");
+            g.create_dataset("W")
+                .with_f32_data(&[1.0, 2.0])
+                .set_attr("need_grad", AttrValue::I32(1))
+                .set_attr("index", AttrValue::I32(1));
+            g.create_dataset("b")
+                .with_f64_data(&[3.0])
+                .set_attr("need_grad", AttrValue::I32(0))
+                .set_attr("index", AttrValue::I32(0));
+            g.create_dataset("u")
+                .with_u16_data(&[7, 8])
+                .set_attr("need_grad", AttrValue::F32(0.5))
+                .set_attr("index", AttrValue::I64(2));
+            fb.add_group(g.finish());
+        });
+        let ps = read_h5_slice(&f, &Limits::default()).unwrap();
+        let n: Vec<_> = ps.iter().map(|p| (p.name.as_str(), p.need_grad)).collect();
+        assert_eq!(n, [("fc/b", false), ("fc/W", true), ("fc/u", true)]);
+        assert_eq!(ps[2].tensor.dtype(), DType::U16);
+    }
+
+    #[test]
+    fn refusals_nnabla_also_refuses() {
+        let missing = custom(|fb| {
+            fb.create_dataset("x").with_f32_data(&[1.0]);
+        });
+        assert!(matches!(
+            read_h5_slice(&missing, &Limits::default()),
+            Err(Error::MissingNeedGrad { .. })
+        ));
+        let mixed = custom(|fb| {
+            fb.create_dataset("x")
+                .with_f32_data(&[1.0])
+                .set_attr("need_grad", AttrValue::I8(1))
+                .set_attr("index", AttrValue::I64(0));
+            fb.create_dataset("y")
+                .with_f32_data(&[1.0])
+                .set_attr("need_grad", AttrValue::I8(1));
+        });
+        let e = read_h5_slice(&mixed, &Limits::default()).unwrap_err();
+        assert!(matches!(e, Error::MixedIndex { .. }), "{e}");
+        let none = custom(|fb| {
+            for n in ["y", "x"] {
+                fb.create_dataset(n)
+                    .with_f32_data(&[1.0])
+                    .set_attr("need_grad", AttrValue::I8(1));
+            }
+        });
+        let ps = read_h5_slice(&none, &Limits::default()).unwrap();
+        assert_eq!(ps[0].name, "x");
+        let stringy = custom(|fb| {
+            fb.create_dataset("x")
+                .with_f32_data(&[1.0])
+                .set_attr("need_grad", AttrValue::String("yes".into()));
+        });
+        assert!(matches!(
+            read_h5_slice(&stringy, &Limits::default()),
+            Err(Error::BadAttribute { .. })
+        ));
+    }
+
+    #[test]
+    fn big_endian_data_becomes_little_endian() {
+        let be_f32 = Datatype::FloatingPoint {
+            size: 4,
+            byte_order: DatatypeByteOrder::BigEndian,
+            layout: FloatingPointLayout::IEEE754_BINARY32,
+        };
+        let f = custom(|fb| {
+            fb.create_dataset("x")
+                .with_raw_data(be_f32, 1.5f32.to_be_bytes().to_vec(), 1)
+                .set_attr("need_grad", AttrValue::I8(1));
+        });
+        let ps = read_h5_slice(&f, &Limits::default()).unwrap();
+        assert_eq!(&*ps[0].tensor.view::<f32>().unwrap(), &[1.5]);
+    }
+
+    #[test]
+    fn chunked_compressed_data_is_read_and_bounded() {
+        let vals: Vec<f32> = (0..1000).map(|i| i as f32).collect();
+        let f = custom(|fb| {
+            fb.create_dataset("x")
+                .with_f32_data(&vals)
+                .with_chunks(&[100])
+                .with_deflate(6)
+                .set_attr("need_grad", AttrValue::I8(1));
+        });
+        let ps = read_h5_slice(&f, &Limits::default()).unwrap();
+        assert_eq!(&*ps[0].tensor.view::<f32>().unwrap(), &vals[..]);
+        let e = read_h5_slice(&f, &Limits::default().with_max_alloc(100)).unwrap_err();
+        assert!(e.to_string().contains("limit"), "{e}");
+    }
+
+    #[test]
+    fn superblock_v2_pointing_past_the_end_is_an_error() {
+        // Our writer's superblock v2: end-of-file address at 28, root object
+        // header address at 36 (then the checksum, which also stops a reader).
+        let mut good = Vec::new();
+        write_h5(&mut good, [("w", &t32(&[2], &[1., 2.]), true)]).unwrap();
+        assert_eq!(good[8], 2);
+        for at in [28usize, 36] {
+            let mut bad = good.clone();
+            bad[at..at + 8].copy_from_slice(&(1u64 << 40).to_le_bytes());
+            assert!(read_h5_slice(&bad, &Limits::default()).is_err());
+        }
+    }
+}

@@ -1,0 +1,144 @@
+//! Named parameters with `need_grad`, merged the way nnabla merges them.
+
+use std::collections::HashMap;
+
+use tensor_core::{Tensor, TensorMap};
+
+/// One NNabla parameter: a name (`fc1/affine/W`), its values and whether
+/// training updates it.
+#[derive(Debug, Clone)]
+pub struct Parameter<'a> {
+    /// The parameter name (the HDF5 dataset path without a leading `/`).
+    pub name: String,
+    /// The values, in the dtype the file stores.
+    pub tensor: Tensor<'a>,
+    /// nnabla's `need_grad` flag.
+    pub need_grad: bool,
+}
+
+impl<'a> Parameter<'a> {
+    /// A parameter.
+    pub fn new(name: impl Into<String>, tensor: Tensor<'a>, need_grad: bool) -> Self {
+        Parameter {
+            name: name.into(),
+            tensor,
+            need_grad,
+        }
+    }
+
+    /// The same parameter, no longer borrowing the input.
+    pub fn into_static(self) -> Parameter<'static> {
+        Parameter {
+            name: self.name,
+            tensor: self.tensor.into_static(),
+            need_grad: self.need_grad,
+        }
+    }
+
+    /// An owned copy (copies mapped and borrowed bytes too).
+    pub fn to_owned_param(&self) -> Parameter<'static> {
+        Parameter {
+            name: self.name.clone(),
+            tensor: self.tensor.to_owned_tensor(),
+            need_grad: self.need_grad,
+        }
+    }
+}
+
+/// Parameters in load order, merged as nnabla's Python loader does: a name
+/// registered again keeps its first position and takes the new values and
+/// `need_grad` (last file wins).
+#[derive(Debug, Clone, Default)]
+pub struct ParameterSet<'a> {
+    items: Vec<Parameter<'a>>,
+    index: HashMap<String, usize>,
+}
+
+impl<'a> ParameterSet<'a> {
+    /// An empty set.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Registers `p`; returns the parameter it replaced, if its name was present.
+    pub fn insert(&mut self, p: Parameter<'a>) -> Option<Parameter<'a>> {
+        if let Some(&i) = self.index.get(&p.name) {
+            return Some(std::mem::replace(&mut self.items[i], p));
+        }
+        self.index.insert(p.name.clone(), self.items.len());
+        self.items.push(p);
+        None
+    }
+
+    /// The parameter named `name`.
+    pub fn get(&self, name: &str) -> Option<&Parameter<'a>> {
+        self.index.get(name).map(|&i| &self.items[i])
+    }
+
+    /// The parameter named `name`, mutably (to change values or `need_grad`).
+    pub fn get_mut(&mut self, name: &str) -> Option<&mut Parameter<'a>> {
+        self.index.get(name).map(|&i| &mut self.items[i])
+    }
+
+    /// Number of parameters.
+    pub fn len(&self) -> usize {
+        self.items.len()
+    }
+
+    /// True when there are none.
+    pub fn is_empty(&self) -> bool {
+        self.items.is_empty()
+    }
+
+    /// The parameters in order.
+    pub fn iter(&self) -> std::slice::Iter<'_, Parameter<'a>> {
+        self.items.iter()
+    }
+
+    /// The values by name, in order (drops `need_grad`).
+    pub fn to_tensor_map(&self) -> TensorMap<'a> {
+        self.items
+            .iter()
+            .map(|p| (p.name.clone(), p.tensor.clone()))
+            .collect()
+    }
+
+    /// A set that no longer borrows the input.
+    pub fn into_static(self) -> ParameterSet<'static> {
+        self.into_iter().map(Parameter::into_static).collect()
+    }
+}
+
+impl<'a> IntoIterator for ParameterSet<'a> {
+    type Item = Parameter<'a>;
+    type IntoIter = std::vec::IntoIter<Parameter<'a>>;
+    fn into_iter(self) -> Self::IntoIter {
+        self.items.into_iter()
+    }
+}
+
+impl<'s, 'a> IntoIterator for &'s ParameterSet<'a> {
+    type Item = &'s Parameter<'a>;
+    type IntoIter = std::slice::Iter<'s, Parameter<'a>>;
+    fn into_iter(self) -> Self::IntoIter {
+        self.items.iter()
+    }
+}
+
+impl<'a> FromIterator<Parameter<'a>> for ParameterSet<'a> {
+    fn from_iter<I: IntoIterator<Item = Parameter<'a>>>(iter: I) -> Self {
+        let mut s = ParameterSet::new();
+        for p in iter {
+            s.insert(p);
+        }
+        s
+    }
+}
+
+impl<'a> Extend<Parameter<'a>> for ParameterSet<'a> {
+    fn extend<I: IntoIterator<Item = Parameter<'a>>>(&mut self, iter: I) {
+        for p in iter {
+            self.insert(p);
+        }
+    }
+}
