@@ -21,7 +21,7 @@
 //! let mut b = ModuleBuilder::new();
 //! let x = b.input("x");
 //! let c = b.constant("c", Tensor::from_values([3], &[1f32, 2., 3.])?)?;
-//! let y = b.op("add", "y", &[x, c], Vec::<(&str, bubble_module::Packed)>::new())?;
+//! let y = b.op("add", "y", &[x, c])?;
 //! b.output(y)?;
 //! let module = b.build()?;
 //!
@@ -43,12 +43,16 @@
 
 mod dtype;
 mod error;
+mod graph;
 mod module;
 mod read;
+mod write;
 
 pub use dtype::{code_of_dtype, dtype_from_code};
 pub use error::{Error, Result};
+pub use graph::Constant;
 pub use module::{
     Header, MODULE_CODE, Module, Node, NodeKind, Packed, Param, char8_str, string_tensor,
 };
 pub use read::ReadOptions;
+pub use write::{ModuleBuilder, NodeId, NodeOrder, ParamOrder, WriteOptions};

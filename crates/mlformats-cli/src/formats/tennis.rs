@@ -1,31 +1,82 @@
-//! TenniS modules in the CLI.
+//! TenniS modules (`.tsm`) in the CLI, through the `bubble-module` crate.
 //!
-//! Not implemented yet (issue #7): every entry point says so.
+//! `inspect` reports every tensor of the non-reserved node parameters
+//! (`<node #name>/<key>`, `[i]` per field of a multi-field value) and the
+//! graph; `tensors` gives the same tensors sharing the memory map; `write`
+//! makes a module of `<const>` nodes, one per tensor, all listed as module
+//! outputs (so the C++ library loads it); `reencode` writes the module again
+//! with nodes and parameters in their stored order.
 
 use std::path::Path;
 
 use anyhow::{Result, bail};
-#[allow(unused_imports)]
-use mlformats::Format;
-use tensor_core::TensorMap;
+use mlformats::tennis::{Module, ModuleBuilder, NodeOrder, ParamOrder, WriteOptions};
+use serde_json::{Value, json};
+use tensor_core::{MemoryOrder, TensorMap};
 
 use super::Source;
-use crate::report::Report;
+use crate::report::{Report, TensorEntry};
 
-const NOT_YET: &str = "TenniS modules support is not implemented yet";
-
-pub fn inspect(_src: &Source) -> Result<Report> {
-    bail!(NOT_YET)
+pub fn inspect(src: &Source) -> Result<Report> {
+    let module = Module::parse(src.bytes())?;
+    let mut report = Report::new("tennis-module", src.file_size());
+    for (name, t) in module.named_tensors() {
+        report.tensors.push(TensorEntry::new(name, t));
+    }
+    report.graph = Some(graph_json(&module));
+    Ok(report)
 }
 
-pub fn tensors(_src: &Source) -> Result<TensorMap<'static>> {
-    bail!(NOT_YET)
+fn graph_json(m: &Module<'_>) -> Value {
+    let nodes: Vec<Value> = m
+        .nodes()
+        .iter()
+        .map(|n| {
+            json!({
+                "op": n.op(),
+                "name": n.name(),
+                "inputs": n.inputs(),
+                "params": n.params().iter().map(|p| p.key().into_owned()).collect::<Vec<_>>(),
+            })
+        })
+        .collect();
+    json!({ "inputs": m.inputs(), "outputs": m.outputs(), "nodes": nodes })
 }
 
-pub fn write(_out: &Path, _tensors: &TensorMap<'_>) -> Result<()> {
-    bail!(NOT_YET)
+pub fn tensors(src: &Source) -> Result<TensorMap<'static>> {
+    let module = Module::parse(src.bytes())?;
+    let mut map = TensorMap::new();
+    for (name, t) in module.named_tensors() {
+        if map.contains(&name) {
+            bail!(
+                "tensor name {name:?} occurs twice (node names repeat); converting would lose one"
+            );
+        }
+        map.insert(name, t.clone().rebase(&src.map));
+    }
+    Ok(map)
 }
 
-pub fn reencode(_src: &Source, _out: &Path) -> Result<()> {
-    bail!(NOT_YET)
+pub fn write(out: &Path, tensors: &TensorMap<'_>) -> Result<()> {
+    let mut b = ModuleBuilder::new();
+    for (name, t) in tensors.iter() {
+        let t = match t.order() {
+            MemoryOrder::RowMajor => t.clone(),
+            MemoryOrder::ColumnMajor => t.to_row_major()?.into_static(),
+        };
+        let id = b.constant(name, t)?;
+        b.output(id)?;
+    }
+    let module = b.build()?;
+    module.save(out, WriteOptions::default())?;
+    Ok(())
+}
+
+pub fn reencode(src: &Source, out: &Path) -> Result<()> {
+    let module = Module::parse(src.bytes())?;
+    let opts = WriteOptions::default()
+        .with_nodes(NodeOrder::AsGiven)
+        .with_params(ParamOrder::AsGiven);
+    module.save(out, opts)?;
+    Ok(())
 }
