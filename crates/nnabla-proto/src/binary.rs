@@ -1,0 +1,310 @@
+//! Binary `.protobuf`: prost decoding/encoding and the zero-copy parameter path.
+
+use std::io::Write;
+
+use prost::Message;
+use tensor_core::{Bytes, DType, Limits, MemoryOrder, Tensor};
+
+use crate::params::ParamTensor;
+use crate::wire::{self, FIXED32, LEN, Reader, VARINT};
+use crate::{Error, NNablaProtoBuf, Result};
+
+/// Field number of `NNablaProtoBuf.parameter`.
+const ROOT_PARAMETER: u32 = 200;
+
+/// Decodes a whole binary `.protobuf` with prost (parameter data becomes
+/// `Vec<f32>`). Accepts packed and unpacked repeated scalars; unknown fields
+/// are skipped. Nesting deeper than prost's recursion limit (100) is an error.
+pub fn decode_binary(bytes: &[u8]) -> Result<NNablaProtoBuf> {
+    NNablaProtoBuf::decode(bytes).map_err(|e| prost_error(bytes.len(), e))
+}
+
+/// Merges a binary `.protobuf` into `root` the way nnabla does when it loads
+/// several files into one root message: repeated fields are appended,
+/// singular fields overwritten, sub-messages merged.
+pub fn merge_binary(root: &mut NNablaProtoBuf, bytes: &[u8]) -> Result<()> {
+    root.merge(bytes).map_err(|e| prost_error(bytes.len(), e))
+}
+
+/// Encodes `model` as a binary `.protobuf` (what Python's `SerializeToString` gives).
+pub fn encode_binary(model: &NNablaProtoBuf) -> Vec<u8> {
+    model.encode_to_vec()
+}
+
+/// Writes `model` as a binary `.protobuf` to `out`.
+pub fn write_binary(model: &NNablaProtoBuf, mut out: impl Write) -> Result<()> {
+    out.write_all(&model.encode_to_vec())?;
+    Ok(())
+}
+
+pub(crate) fn prost_error(len: usize, e: prost::DecodeError) -> Error {
+    // prost does not report offsets; say how big the input was instead.
+    Error::wire(0, format!("{e} (in {len} bytes of input)"))
+}
+
+/// A binary `.protobuf` decoded with its parameter data borrowed from the input.
+///
+/// `model` holds every field except `parameter` (field 200), which is in
+/// `parameters`, in file order (a name stored twice appears twice).
+#[derive(Debug, Clone)]
+pub struct BinaryFile<'a> {
+    /// Everything but the parameters (`model.parameter` is empty).
+    pub model: NNablaProtoBuf,
+    /// The `parameter` entries as f32 tensors, in file order.
+    pub parameters: Vec<ParamTensor<'a>>,
+}
+
+/// Decodes a binary `.protobuf`, reading the `parameter` entries by hand:
+/// a packed `data` run (the normal case) is borrowed from `bytes` as the
+/// tensor's storage without copying; unpacked or split data is collected.
+/// All other fields go through prost. See [`decode_binary`] for the plain path.
+pub fn decode_binary_borrowed<'a>(bytes: &'a [u8], limits: &Limits) -> Result<BinaryFile<'a>> {
+    let mut model = NNablaProtoBuf::default();
+    let parameters = merge_binary_borrowed(&mut model, bytes, limits)?;
+    Ok(BinaryFile { model, parameters })
+}
+
+/// Like [`decode_binary_borrowed`], but merges the non-parameter fields into
+/// an existing root message (nnabla's loader merges every file into one
+/// root) and returns the parameters.
+pub fn merge_binary_borrowed<'a>(
+    root: &mut NNablaProtoBuf,
+    bytes: &'a [u8],
+    limits: &Limits,
+) -> Result<Vec<ParamTensor<'a>>> {
+    let mut r = Reader::new(bytes, 0);
+    let mut params = Vec::new();
+    let mut span_start = 0usize;
+    while !r.at_end() {
+        let field_start = r.pos();
+        let (num, wt) = r.key()?;
+        if num == ROOT_PARAMETER {
+            if wt != LEN {
+                return Err(Error::wire(
+                    field_start,
+                    format!("NNablaProtoBuf.parameter has wire type {wt}, expected 2"),
+                ));
+            }
+            merge_span(root, bytes, span_start, field_start)?;
+            let (payload, off) = r.len_delimited()?;
+            limits.check_tensors(params.len() as u64 + 1)?;
+            params.push(read_parameter(payload, off, limits)?);
+            span_start = r.pos();
+        } else {
+            r.skip(wt, num)?;
+        }
+    }
+    merge_span(root, bytes, span_start, bytes.len())?;
+    Ok(params)
+}
+
+fn merge_span(root: &mut NNablaProtoBuf, bytes: &[u8], start: usize, end: usize) -> Result<()> {
+    if start < end {
+        let span = bytes
+            .get(start..end)
+            .ok_or_else(|| Error::wire(start, "span out of range"))?;
+        root.merge(span)
+            .map_err(|e| Error::wire(start, format!("{e} (in the fields at bytes {start}..{end})")))?;
+    }
+    Ok(())
+}
+
+enum Data<'a> {
+    None,
+    Borrowed(&'a [u8]),
+    Owned(Vec<u8>),
+}
+
+impl<'a> Data<'a> {
+    fn append(&mut self, more: &'a [u8]) {
+        *self = match std::mem::replace(self, Data::None) {
+            Data::None => Data::Borrowed(more),
+            Data::Borrowed(b) => {
+                let mut v = Vec::with_capacity(b.len() + more.len());
+                v.extend_from_slice(b);
+                v.extend_from_slice(more);
+                Data::Owned(v)
+            }
+            Data::Owned(mut v) => {
+                v.extend_from_slice(more);
+                Data::Owned(v)
+            }
+        }
+    }
+}
+
+/// Reads one `Parameter` message (fields 1 name, 20 shape, 100 data, 101 need_grad).
+fn read_parameter<'a>(payload: &'a [u8], base: usize, limits: &Limits) -> Result<ParamTensor<'a>> {
+    let mut r = Reader::new(payload, base);
+    let mut name: &str = "";
+    let mut dims: Vec<i64> = Vec::new();
+    let mut data = Data::None;
+    let mut need_grad = false;
+    while !r.at_end() {
+        let at = r.offset();
+        let (num, wt) = r.key()?;
+        let wrong = |expected: &str| {
+            Error::wire(
+                at,
+                format!("Parameter field {num} has wire type {wt}, expected {expected}"),
+            )
+        };
+        match num {
+            1 => {
+                if wt != LEN {
+                    return Err(wrong("2"));
+                }
+                let (s, off) = r.len_delimited()?;
+                limits.check_name_len(s.len() as u64)?;
+                name = std::str::from_utf8(s)
+                    .map_err(|_| Error::wire(off, "Parameter.variable_name is not valid UTF-8"))?;
+            }
+            20 => {
+                if wt != LEN {
+                    return Err(wrong("2"));
+                }
+                let (s, off) = r.len_delimited()?;
+                read_shape(s, off, &mut dims, limits)?;
+            }
+            100 => match wt {
+                LEN => {
+                    let (s, off) = r.len_delimited()?;
+                    if !s.len().is_multiple_of(4) {
+                        return Err(Error::wire(
+                            off,
+                            format!("packed float data of {} bytes is not a multiple of 4", s.len()),
+                        ));
+                    }
+                    data.append(s);
+                }
+                FIXED32 => {
+                    let s = r.bytes(4)?;
+                    data.append(s);
+                    // An unpacked run: make sure it is owned so further
+                    // elements append in place.
+                    if let Data::Borrowed(b) = data {
+                        data = Data::Owned(b.to_vec());
+                    }
+                }
+                _ => return Err(wrong("2 or 5")),
+            },
+            101 => {
+                if wt != VARINT {
+                    return Err(wrong("0"));
+                }
+                need_grad = r.varint()? != 0;
+            }
+            _ => r.skip(wt, num)?,
+        }
+    }
+    let mut udims = Vec::with_capacity(dims.len());
+    for &d in &dims {
+        let d = usize::try_from(d)
+            .map_err(|_| Error::param(name, format!("negative dimension {d} in shape {dims:?}")))?;
+        udims.push(d);
+    }
+    let bytes: Bytes<'a> = match data {
+        Data::None => Bytes::Owned(Vec::new()),
+        Data::Borrowed(b) => Bytes::Borrowed(b),
+        Data::Owned(v) => Bytes::Owned(v),
+    };
+    let tensor = Tensor::with_order(DType::F32, udims, MemoryOrder::RowMajor, bytes)
+        .map_err(|e| Error::param(name, e.to_string()))?;
+    Ok(ParamTensor {
+        name: name.to_string(),
+        tensor,
+        need_grad,
+    })
+}
+
+fn read_shape(payload: &[u8], base: usize, dims: &mut Vec<i64>, limits: &Limits) -> Result<()> {
+    let mut r = Reader::new(payload, base);
+    while !r.at_end() {
+        let at = r.offset();
+        let (num, wt) = r.key()?;
+        match (num, wt) {
+            (1, LEN) => {
+                let (s, off) = r.len_delimited()?;
+                let mut p = Reader::new(s, off);
+                while !p.at_end() {
+                    limits.check_rank(dims.len() as u64 + 1)?;
+                    dims.push(p.varint()? as i64);
+                }
+            }
+            (1, VARINT) => {
+                limits.check_rank(dims.len() as u64 + 1)?;
+                dims.push(r.varint()? as i64);
+            }
+            (1, _) => {
+                return Err(Error::wire(
+                    at,
+                    format!("Shape.dim has wire type {wt}, expected 0 or 2"),
+                ));
+            }
+            _ => r.skip(wt, num)?,
+        }
+    }
+    Ok(())
+}
+
+/// Writes one parameter as a root-level `parameter` entry (field 200), in
+/// the byte layout nnabla and prost use: `variable_name`, `shape` (packed
+/// dims, present when the rank is above 0), packed `data`, `need_grad` when
+/// true. Streams the tensor bytes; nothing is converted per element for f32.
+pub(crate) fn write_parameter_entry(
+    out: &mut impl Write,
+    name: &str,
+    dims: &[usize],
+    data_le: &[u8],
+    need_grad: bool,
+) -> Result<()> {
+    let mut head = Vec::with_capacity(name.len() + 64);
+    // variable_name (skipped when empty, as proto3 does)
+    let mut shape = Vec::new();
+    for &d in dims {
+        wire::put_varint(&mut shape, d as u64);
+    }
+    let mut body_len = 0usize;
+    if !name.is_empty() {
+        body_len += 1 + wire::varint_len(name.len() as u64) + name.len();
+    }
+    let shape_msg_len = if shape.is_empty() {
+        0
+    } else {
+        1 + wire::varint_len(shape.len() as u64) + shape.len()
+    };
+    if !dims.is_empty() {
+        body_len += 2 + wire::varint_len(shape_msg_len as u64) + shape_msg_len;
+    }
+    if !data_le.is_empty() {
+        body_len += 2 + wire::varint_len(data_le.len() as u64) + data_le.len();
+    }
+    if need_grad {
+        body_len += 3;
+    }
+    wire::put_key(&mut head, ROOT_PARAMETER, LEN);
+    wire::put_varint(&mut head, body_len as u64);
+    if !name.is_empty() {
+        wire::put_len_delimited(&mut head, 1, name.as_bytes());
+    }
+    if !dims.is_empty() {
+        wire::put_key(&mut head, 20, LEN);
+        wire::put_varint(&mut head, shape_msg_len as u64);
+        if !shape.is_empty() {
+            wire::put_len_delimited(&mut head, 1, &shape);
+        }
+    }
+    if !data_le.is_empty() {
+        wire::put_key(&mut head, 100, LEN);
+        wire::put_varint(&mut head, data_le.len() as u64);
+    }
+    out.write_all(&head)?;
+    out.write_all(data_le)?;
+    if need_grad {
+        let mut tail = Vec::with_capacity(3);
+        wire::put_key(&mut tail, 101, VARINT);
+        tail.push(1);
+        out.write_all(&tail)?;
+    }
+    Ok(())
+}

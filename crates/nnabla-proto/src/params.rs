@@ -1,0 +1,159 @@
+//! Parameters as `tensor-core` f32 tensors, and streaming parameter writers.
+
+use std::borrow::Cow;
+use std::io::Write;
+
+use tensor_core::{Bytes, DType, MemoryOrder, Tensor};
+
+use crate::binary::write_parameter_entry;
+use crate::text::print::{write_float, write_string};
+use crate::{Error, NNablaProtoBuf, Parameter, Result, Shape};
+
+/// One NNabla parameter: its `variable_name`, its data as a row-major f32
+/// tensor with the stored shape, and `need_grad`.
+#[derive(Debug, Clone)]
+pub struct ParamTensor<'a> {
+    /// `Parameter.variable_name`, e.g. `fc1/affine/W`.
+    pub name: String,
+    /// The values: dtype f32, shape as stored (`[]` for a 0-d parameter).
+    pub tensor: Tensor<'a>,
+    /// `Parameter.need_grad`.
+    pub need_grad: bool,
+}
+
+impl ParamTensor<'_> {
+    /// A copy that borrows nothing.
+    pub fn into_static(self) -> ParamTensor<'static> {
+        ParamTensor {
+            name: self.name,
+            tensor: self.tensor.into_static(),
+            need_grad: self.need_grad,
+        }
+    }
+}
+
+/// The parameters of a decoded message as f32 tensors, in stored order.
+///
+/// On a little-endian host the tensors borrow the `Vec<f32>` of each
+/// `Parameter` (no copy). Fails when a shape has a negative dimension or
+/// does not match the number of values.
+pub fn parameters(model: &NNablaProtoBuf) -> Result<Vec<ParamTensor<'_>>> {
+    model.parameter.iter().map(parameter_tensor).collect()
+}
+
+/// One `Parameter` as a [`ParamTensor`] (borrowing its data on little-endian hosts).
+pub fn parameter_tensor(p: &Parameter) -> Result<ParamTensor<'_>> {
+    let name = p.variable_name.as_str();
+    let dims = p.shape.as_ref().map(|s| s.dim.as_slice()).unwrap_or(&[]);
+    let mut udims = Vec::with_capacity(dims.len());
+    for &d in dims {
+        udims.push(usize::try_from(d).map_err(|_| {
+            Error::param(name, format!("negative dimension {d} in shape {dims:?}"))
+        })?);
+    }
+    #[cfg(target_endian = "little")]
+    let bytes: Bytes<'_> = Bytes::Borrowed(bytemuck::cast_slice::<f32, u8>(&p.data));
+    #[cfg(not(target_endian = "little"))]
+    let bytes: Bytes<'_> = Bytes::Owned(p.data.iter().flat_map(|v| v.to_le_bytes()).collect());
+    let tensor = Tensor::with_order(DType::F32, udims, MemoryOrder::RowMajor, bytes)
+        .map_err(|e| Error::param(name, e.to_string()))?;
+    Ok(ParamTensor {
+        name: name.to_string(),
+        tensor,
+        need_grad: p.need_grad,
+    })
+}
+
+/// The little-endian f32 bytes of `tensor` in row-major order, converting
+/// f16/bf16 exactly; other dtypes are refused (NNabla stores float32 only).
+pub fn f32_bytes<'t>(name: &str, tensor: &'t Tensor<'_>) -> Result<Cow<'t, [u8]>> {
+    let rm = tensor.to_row_major()?;
+    match tensor.dtype() {
+        DType::F32 => Ok(match tensor.order() {
+            MemoryOrder::RowMajor => Cow::Borrowed(tensor.bytes()),
+            MemoryOrder::ColumnMajor => Cow::Owned(rm.bytes().to_vec()),
+        }),
+        DType::F16 | DType::BF16 => {
+            let vals = rm.to_f64_vec().unwrap_or_default();
+            Ok(Cow::Owned(
+                vals.iter().flat_map(|&v| (v as f32).to_le_bytes()).collect(),
+            ))
+        }
+        other => Err(Error::param(
+            name,
+            format!("NNabla parameters are float32; this tensor is {other}"),
+        )),
+    }
+}
+
+/// A `Parameter` message holding a copy of `tensor` (f32, or f16/bf16 converted).
+pub fn parameter_from_tensor(name: &str, tensor: &Tensor<'_>, need_grad: bool) -> Result<Parameter> {
+    let bytes = f32_bytes(name, tensor)?;
+    let data = bytes
+        .chunks_exact(4)
+        .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]]))
+        .collect();
+    Ok(Parameter {
+        variable_name: name.to_string(),
+        shape: (!tensor.dims().is_empty()).then(|| Shape {
+            dim: tensor.dims().iter().map(|&d| d as i64).collect(),
+        }),
+        data,
+        need_grad,
+    })
+}
+
+/// Streams a parameters-only binary `.protobuf` (what `nn.save_parameters`
+/// writes) to `out`: one `parameter` entry per item, tensor bytes written
+/// directly (f32 tensors are not converted element by element).
+pub fn write_parameters_binary<'t, W: Write>(
+    mut out: W,
+    params: impl IntoIterator<Item = (&'t str, &'t Tensor<'t>, bool)>,
+) -> Result<()> {
+    for (name, tensor, need_grad) in params {
+        let data = f32_bytes(name, tensor)?;
+        write_parameter_entry(&mut out, name, tensor.dims(), &data, need_grad)?;
+    }
+    out.flush()?;
+    Ok(())
+}
+
+/// Streams a parameters-only text file to `out`, byte-identical to
+/// [`crate::print_text`] of the same parameters (Python `text_format` style).
+pub fn write_parameters_text<'t, W: Write>(
+    mut out: W,
+    params: impl IntoIterator<Item = (&'t str, &'t Tensor<'t>, bool)>,
+) -> Result<()> {
+    let mut line = String::new();
+    for (name, tensor, need_grad) in params {
+        let data = f32_bytes(name, tensor)?;
+        out.write_all(b"parameter {\n")?;
+        if !name.is_empty() {
+            line.clear();
+            line.push_str("  variable_name: ");
+            write_string(&mut line, name.as_bytes());
+            line.push('\n');
+            out.write_all(line.as_bytes())?;
+        }
+        if !tensor.dims().is_empty() {
+            out.write_all(b"  shape {\n")?;
+            for d in tensor.dims() {
+                writeln!(out, "    dim: {d}")?;
+            }
+            out.write_all(b"  }\n")?;
+        }
+        for c in data.chunks_exact(4) {
+            line.clear();
+            line.push_str("  data: ");
+            write_float(&mut line, f32::from_le_bytes([c[0], c[1], c[2], c[3]]));
+            line.push('\n');
+            out.write_all(line.as_bytes())?;
+        }
+        if need_grad {
+            out.write_all(b"  need_grad: true\n")?;
+        }
+        out.write_all(b"}\n")?;
+    }
+    out.flush()?;
+    Ok(())
+}

@@ -1,0 +1,52 @@
+//! `cargo xtask <command>`: maintainer tasks for the mlformats workspace.
+//!
+//! Commands:
+//! - `regen-proto`: regenerate the prost code and descriptor of `proto/nnabla.proto`
+//!   into `crates/nnabla-proto/src/generated/` (pure Rust, no protoc needed).
+//!
+//! Other commands (e.g. `bench`, `fuzz`) are added as further match arms in
+//! [`main`]; an unknown command prints the usage and exits with status 2.
+
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+mod regen_proto;
+
+const USAGE: &str = "usage: cargo xtask <command>
+
+commands:
+  regen-proto   regenerate crates/nnabla-proto/src/generated/ from proto/nnabla.proto
+                (protox + prost-build; needs no protoc)
+";
+
+fn main() -> ExitCode {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let result = match args.first().map(String::as_str) {
+        Some("regen-proto") => regen_proto::run(&workspace_root(), &args[1..]),
+        Some("help" | "-h" | "--help") => {
+            print!("{USAGE}");
+            return ExitCode::SUCCESS;
+        }
+        Some(other) => {
+            eprint!("unknown command {other:?}\n\n{USAGE}");
+            return ExitCode::from(2);
+        }
+        None => {
+            eprint!("{USAGE}");
+            return ExitCode::from(2);
+        }
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("error: {e}");
+            ExitCode::from(1)
+        }
+    }
+}
+
+/// The workspace root: the parent of this crate's directory.
+fn workspace_root() -> PathBuf {
+    let here = Path::new(env!("CARGO_MANIFEST_DIR"));
+    here.parent().unwrap_or(here).to_path_buf()
+}
