@@ -1,0 +1,528 @@
+//! The zip layer of `.nnp` files: safe member listing and extraction into
+//! memory, and the writer of nnabla's own layout.
+//!
+//! Member names are data. Nothing here ever creates a file from a member
+//! name; names that would be dangerous as paths (`../x`, `/abs`, `C:\x`,
+//! `\\server\x`) are flagged in [`MemberInfo::unsafe_name`] and refused
+//! unless [`ReadOptions::allow_unsafe_names`] is set.
+//!
+//! Before a byte is inflated, every member's declared size is checked: a
+//! stored member must lie inside the archive; a deflated member may not
+//! declare more than deflate can produce from its compressed size (1032:1),
+//! nor more than [`Limits::max_alloc`]; the declared sizes of all inflated
+//! members together may not exceed [`Limits::max_total_inflated`]. While
+//! inflating, output beyond the declared size is an error, and the CRC is
+//! checked. Local headers must agree with the central directory (names,
+//! sizes, CRC, method), and members may not overlap. ZIP64 archives are read.
+
+use std::io::{Cursor, Read, Seek, Write};
+use std::sync::Arc;
+
+use tensor_core::{Bytes, Limits, MappedFile};
+use zip::CompressionMethod;
+use zip::write::SimpleFileOptions;
+
+use crate::{Error, Result};
+
+/// Deflate's best possible ratio is about 1032:1; declared sizes beyond it
+/// cannot be true.
+const DEFLATE_MAX_RATIO: u64 = 1032;
+
+/// How to read an archive.
+#[derive(Debug, Clone, Copy, Default)]
+#[non_exhaustive]
+pub struct ReadOptions {
+    /// Bounds on counts, allocations and inflated bytes.
+    pub limits: Limits,
+    /// Accept members whose names are unsafe as paths (they are still only
+    /// data and are listed with [`MemberInfo::unsafe_name`]).
+    pub allow_unsafe_names: bool,
+    /// Check the CRC-32 of stored members too (deflated members are always
+    /// checked). Off by default: it reads every byte, which the zero-copy
+    /// path otherwise avoids.
+    pub verify_crc: bool,
+}
+
+impl ReadOptions {
+    /// Sets the limits.
+    pub fn with_limits(mut self, limits: Limits) -> Self {
+        self.limits = limits;
+        self
+    }
+
+    /// Check the CRC-32 of stored members.
+    pub fn verify_crc(mut self, yes: bool) -> Self {
+        self.verify_crc = yes;
+        self
+    }
+
+    /// Accept (but still flag) unsafe member names.
+    pub fn allow_unsafe_names(mut self, yes: bool) -> Self {
+        self.allow_unsafe_names = yes;
+        self
+    }
+}
+
+/// What nnabla does with a member, decided by its extension (as
+/// `os.path.splitext` gives it).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum MemberKind {
+    /// `.nntxt` / `.prototxt`: text protobuf merged into the model.
+    Text,
+    /// `.protobuf`: binary protobuf (its parameters, and its networks in Python).
+    Protobuf,
+    /// `.h5`: HDF5 parameters.
+    H5,
+    /// `.optimizer`: solver state, kept as raw bytes.
+    Optimizer,
+    /// `.nnp`: a nested archive, which nnabla refuses.
+    NestedNnp,
+    /// A directory entry (nnabla's Python loader crashes on these; skipped here).
+    Directory,
+    /// Anything else (`nnp_version.txt`, `README.md`): ignored, as nnabla does.
+    Other,
+}
+
+impl MemberKind {
+    /// The kind of a member named `name`.
+    pub fn of(name: &str) -> MemberKind {
+        if name.ends_with('/') {
+            return MemberKind::Directory;
+        }
+        let base = name.rsplit('/').next().unwrap_or(name);
+        // splitext ignores leading dots of the base name
+        let trimmed = base.trim_start_matches('.');
+        let ext = match trimmed.rfind('.') {
+            Some(i) => &trimmed[i..],
+            None => "",
+        };
+        match ext {
+            ".nntxt" | ".prototxt" => MemberKind::Text,
+            ".protobuf" => MemberKind::Protobuf,
+            ".h5" => MemberKind::H5,
+            ".optimizer" => MemberKind::Optimizer,
+            ".nnp" => MemberKind::NestedNnp,
+            _ => MemberKind::Other,
+        }
+    }
+}
+
+/// True when `name` would escape a directory if used as a path: absolute,
+/// with a drive letter or UNC prefix, or with a `..` component.
+pub fn is_unsafe_name(name: &str) -> bool {
+    let b = name.as_bytes();
+    name.starts_with('/')
+        || name.starts_with('\\')
+        || (b.len() >= 2 && b[1] == b':' && b[0].is_ascii_alphabetic())
+        || name.contains('\0')
+        || name.split(['/', '\\']).any(|c| c == "..")
+}
+
+/// How a member is stored.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Compression {
+    /// Stored (no compression): readable without copying.
+    Stored,
+    /// Deflate.
+    Deflated,
+}
+
+/// One member of the archive, in archive (central directory) order.
+#[derive(Debug, Clone)]
+pub struct MemberInfo {
+    /// The name as stored (decoded as UTF-8 or CP437, as the zip flags say).
+    pub name: String,
+    /// What nnabla does with it.
+    pub kind: MemberKind,
+    /// How it is stored.
+    pub compression: Compression,
+    /// Uncompressed size.
+    pub size: u64,
+    /// Stored size.
+    pub compressed_size: u64,
+    /// True when the name is unsafe as a path (see [`is_unsafe_name`]).
+    pub unsafe_name: bool,
+    /// Where its data starts in the archive (after the local header).
+    pub data_start: u64,
+}
+
+/// An archive's member list with the bytes of every member: borrowed (stored
+/// members of a slice), shared (stored members of a memory map) or owned
+/// (inflated members, and everything read from a `Read + Seek`).
+#[derive(Debug)]
+pub struct ZipContents<'a> {
+    /// The members in archive order.
+    pub members: Vec<MemberInfo>,
+    /// The bytes of each member, parallel to `members` (directories are empty).
+    pub data: Vec<Bytes<'a>>,
+}
+
+fn zerr(e: zip::result::ZipError) -> Error {
+    Error::Zip(e.to_string())
+}
+
+/// Lists and checks every member (no data read except local headers).
+fn scan<R: Read + Seek>(
+    za: &mut zip::ZipArchive<R>,
+    archive_len: u64,
+    opts: &ReadOptions,
+) -> Result<Vec<MemberInfo>> {
+    let limits = &opts.limits;
+    limits.check_tensors(za.len() as u64)?;
+    if za.has_duplicate_names() {
+        return Err(Error::Zip(
+            "the central directory names a member twice".into(),
+        ));
+    }
+    za.validate_header_consistency().map_err(zerr)?;
+    let mut members = Vec::with_capacity(za.len());
+    let mut inflated_total: u64 = 0;
+    for i in 0..za.len() {
+        let f = za.by_index_raw(i).map_err(zerr)?;
+        let name = f.name().map_err(zerr)?.into_owned();
+        limits.check_name_len(name.len() as u64)?;
+        let unsafe_name = is_unsafe_name(&name);
+        if unsafe_name && !opts.allow_unsafe_names {
+            return Err(Error::UnsafeMemberName { name });
+        }
+        if f.encrypted() {
+            return Err(Error::member(&name, "encrypted members are not supported"));
+        }
+        let compression = match f.compression() {
+            CompressionMethod::Stored => Compression::Stored,
+            CompressionMethod::Deflated => Compression::Deflated,
+            other => {
+                return Err(Error::member(
+                    &name,
+                    format!(
+                        "compression method {other} is not supported (only stored and deflate)"
+                    ),
+                ));
+            }
+        };
+        let size = f.size();
+        let csize = f.compressed_size();
+        let data_start = f
+            .data_start()
+            .ok_or_else(|| Error::member(&name, "the local header could not be located"))?;
+        let end = data_start.checked_add(csize);
+        if end.is_none_or(|e| e > archive_len) {
+            return Err(Error::member(
+                &name,
+                format!(
+                    "its {csize} stored bytes at offset {data_start} run past the end of the {archive_len}-byte archive"
+                ),
+            ));
+        }
+        match compression {
+            Compression::Stored if size != csize => {
+                return Err(Error::member(
+                    &name,
+                    format!("stored member declares {size} bytes but stores {csize}"),
+                ));
+            }
+            Compression::Stored => {}
+            Compression::Deflated => {
+                let possible = csize.saturating_mul(DEFLATE_MAX_RATIO).saturating_add(64);
+                if size > possible {
+                    return Err(Error::TooLarge {
+                        member: name,
+                        declared: size,
+                        limit: possible,
+                    });
+                }
+                if size > limits.max_alloc {
+                    return Err(Error::TooLarge {
+                        member: name,
+                        declared: size,
+                        limit: limits.max_alloc,
+                    });
+                }
+                inflated_total = inflated_total.saturating_add(size);
+                if inflated_total > limits.max_total_inflated {
+                    return Err(Error::TooLarge {
+                        member: name,
+                        declared: inflated_total,
+                        limit: limits.max_total_inflated,
+                    });
+                }
+            }
+        }
+        let kind = MemberKind::of(&name);
+        members.push(MemberInfo {
+            name,
+            kind,
+            compression,
+            size,
+            compressed_size: csize,
+            unsafe_name,
+            data_start,
+        });
+    }
+    Ok(members)
+}
+
+/// Inflates (or copies) member `i` into a new buffer of exactly its declared size.
+fn read_owned<R: Read + Seek>(
+    za: &mut zip::ZipArchive<R>,
+    i: usize,
+    m: &MemberInfo,
+    limits: &Limits,
+) -> Result<Vec<u8>> {
+    limits.check_alloc("zip member", m.size)?;
+    let n = usize::try_from(m.size).map_err(|_| Error::TooLarge {
+        member: m.name.clone(),
+        declared: m.size,
+        limit: usize::MAX as u64,
+    })?;
+    let f = za.by_index(i).map_err(zerr)?;
+    let mut out = Vec::with_capacity(n);
+    // One byte more than declared reveals a lying header.
+    f.take(m.size.saturating_add(1))
+        .read_to_end(&mut out)
+        .map_err(|e| Error::member(&m.name, format!("reading failed: {e}")))?;
+    if out.len() as u64 != m.size {
+        return Err(Error::member(
+            &m.name,
+            format!("declares {} bytes but holds {} or more", m.size, out.len()),
+        ));
+    }
+    Ok(out)
+}
+
+/// Reads every member of an archive held in `bytes`; stored members are
+/// borrowed from `bytes`.
+pub fn read_slice<'a>(bytes: &'a [u8], opts: &ReadOptions) -> Result<ZipContents<'a>> {
+    read_with(bytes, opts, |range| Bytes::Borrowed(&bytes[range]))
+}
+
+/// Reads every member of an archive in a memory map; stored members share the map.
+pub fn read_mapped(map: &Arc<MappedFile>, opts: &ReadOptions) -> Result<ZipContents<'static>> {
+    read_with(map.as_bytes(), opts, |range| {
+        Bytes::Mapped(Arc::clone(map), range)
+    })
+}
+
+fn read_with<'a>(
+    bytes: &[u8],
+    opts: &ReadOptions,
+    stored: impl Fn(std::ops::Range<usize>) -> Bytes<'a>,
+) -> Result<ZipContents<'a>> {
+    let mut za = zip::ZipArchive::new(Cursor::new(bytes)).map_err(zerr)?;
+    let members = scan(&mut za, bytes.len() as u64, opts)?;
+    let mut data = Vec::with_capacity(members.len());
+    for (i, m) in members.iter().enumerate() {
+        data.push(match m.compression {
+            Compression::Stored => {
+                // scan() proved data_start + size <= bytes.len()
+                let s = m.data_start as usize;
+                let e = s + m.size as usize;
+                let d = stored(s..e);
+                if opts.verify_crc {
+                    check_crc(m, &d, &mut za, i)?;
+                }
+                d
+            }
+            Compression::Deflated => Bytes::Owned(read_owned(&mut za, i, m, &opts.limits)?),
+        });
+    }
+    Ok(ZipContents { members, data })
+}
+
+fn check_crc<R: Read + Seek>(
+    m: &MemberInfo,
+    d: &[u8],
+    za: &mut zip::ZipArchive<R>,
+    i: usize,
+) -> Result<()> {
+    let want = za.by_index_raw(i).map_err(zerr)?.crc32();
+    let got = crc32(d);
+    if want != got {
+        return Err(Error::member(
+            &m.name,
+            format!("CRC-32 is {got:08x}, the archive says {want:08x}"),
+        ));
+    }
+    Ok(())
+}
+
+/// Reads every member of an archive from any `Read + Seek` (members are
+/// read into owned buffers).
+pub fn read_seek<R: Read + Seek>(reader: R, opts: &ReadOptions) -> Result<ZipContents<'static>> {
+    let mut reader = reader;
+    let len = reader
+        .seek(std::io::SeekFrom::End(0))
+        .map_err(|e| Error::io("seeking the archive", e))?;
+    reader
+        .rewind()
+        .map_err(|e| Error::io("seeking the archive", e))?;
+    let mut za = zip::ZipArchive::new(reader).map_err(zerr)?;
+    let members = scan(&mut za, len, opts)?;
+    let mut total: u64 = 0;
+    let mut data = Vec::with_capacity(members.len());
+    for (i, m) in members.iter().enumerate() {
+        total = total.saturating_add(m.size);
+        if total > opts.limits.max_total_inflated.max(opts.limits.max_alloc) {
+            return Err(Error::TooLarge {
+                member: m.name.clone(),
+                declared: total,
+                limit: opts.limits.max_total_inflated.max(opts.limits.max_alloc),
+            });
+        }
+        data.push(Bytes::Owned(read_owned(&mut za, i, m, &opts.limits)?));
+    }
+    Ok(ZipContents { members, data })
+}
+
+/// CRC-32 (IEEE), as zip uses.
+fn crc32(data: &[u8]) -> u32 {
+    static TABLE: std::sync::OnceLock<[[u32; 256]; 8]> = std::sync::OnceLock::new();
+    let t = TABLE.get_or_init(|| {
+        let mut t = [[0u32; 256]; 8];
+        for i in 0..256u32 {
+            let mut c = i;
+            for _ in 0..8 {
+                c = if c & 1 != 0 {
+                    0xEDB8_8320 ^ (c >> 1)
+                } else {
+                    c >> 1
+                };
+            }
+            t[0][i as usize] = c;
+        }
+        for i in 0..256 {
+            for k in 1..8 {
+                let prev = t[k - 1][i];
+                t[k][i] = (prev >> 8) ^ t[0][(prev & 0xFF) as usize];
+            }
+        }
+        t
+    });
+    let mut crc = !0u32;
+    let mut chunks = data.chunks_exact(8);
+    for c in &mut chunks {
+        let lo = u32::from_le_bytes([c[0], c[1], c[2], c[3]]) ^ crc;
+        let hi = u32::from_le_bytes([c[4], c[5], c[6], c[7]]);
+        crc = t[7][(lo & 0xFF) as usize]
+            ^ t[6][((lo >> 8) & 0xFF) as usize]
+            ^ t[5][((lo >> 16) & 0xFF) as usize]
+            ^ t[4][(lo >> 24) as usize]
+            ^ t[3][(hi & 0xFF) as usize]
+            ^ t[2][((hi >> 8) & 0xFF) as usize]
+            ^ t[1][((hi >> 16) & 0xFF) as usize]
+            ^ t[0][(hi >> 24) as usize];
+    }
+    for &b in chunks.remainder() {
+        crc = t[0][((crc ^ u32::from(b)) & 0xFF) as usize] ^ (crc >> 8);
+    }
+    !crc
+}
+
+// ---------------------------------------------------------------- writing
+
+/// Writes zip members the way Python's `zipfile` does for nnabla: stored,
+/// no directory entries, Unix permissions `0600`.
+pub struct NnpZipWriter<W: Write + Seek> {
+    zip: zip::ZipWriter<W>,
+}
+
+impl<W: Write + Seek> NnpZipWriter<W> {
+    /// A writer over `w`.
+    pub fn new(w: W) -> Self {
+        NnpZipWriter {
+            zip: zip::ZipWriter::new(w),
+        }
+    }
+
+    /// Starts a stored member `name`; write its bytes to the returned writer.
+    /// `large` must be true when the member may reach 4 GiB (ZIP64).
+    pub fn start(&mut self, name: &str, large: bool) -> Result<&mut impl Write> {
+        let opts = SimpleFileOptions::default()
+            .compression_method(CompressionMethod::Stored)
+            .unix_permissions(0o600)
+            .large_file(large);
+        self.zip
+            .start_file(name, opts)
+            .map_err(|e| Error::member(name, format!("writing failed: {e}")))?;
+        Ok(&mut self.zip)
+    }
+
+    /// Writes a whole stored member.
+    pub fn member(&mut self, name: &str, data: &[u8]) -> Result<()> {
+        let large = data.len() as u64 >= 0xFFFF_FFFF;
+        self.start(name, large)?
+            .write_all(data)
+            .map_err(|e| Error::io(format!("writing member {name}"), e))
+    }
+
+    /// Writes the central directory and returns the inner writer.
+    pub fn finish(self) -> Result<W> {
+        self.zip
+            .finish()
+            .map_err(|e| Error::Zip(format!("finishing the archive: {e}")))
+    }
+}
+
+/// The content nnabla writes as `nnp_version.txt`.
+pub const NNP_VERSION: &[u8] = b"0.1\n";
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn kinds_follow_splitext() {
+        assert_eq!(MemberKind::of("network.nntxt"), MemberKind::Text);
+        assert_eq!(MemberKind::of("a/b.prototxt"), MemberKind::Text);
+        assert_eq!(MemberKind::of("parameter.h5"), MemberKind::H5);
+        assert_eq!(MemberKind::of("x.protobuf"), MemberKind::Protobuf);
+        assert_eq!(
+            MemberKind::of("optimizer_Adam_optimizer.h5.optimizer"),
+            MemberKind::Optimizer
+        );
+        assert_eq!(MemberKind::of("nnp_version.txt"), MemberKind::Other);
+        assert_eq!(MemberKind::of(".h5"), MemberKind::Other);
+        assert_eq!(MemberKind::of("dir.h5/x"), MemberKind::Other);
+        assert_eq!(MemberKind::of("sub/"), MemberKind::Directory);
+        assert_eq!(MemberKind::of("inner.nnp"), MemberKind::NestedNnp);
+    }
+
+    #[test]
+    fn unsafe_names() {
+        for n in [
+            "../x.h5",
+            "a/../../x",
+            "/etc/x.h5",
+            "C:\\x.h5",
+            "c:x",
+            "\\\\srv\\x",
+            "a\\..\\b",
+        ] {
+            assert!(is_unsafe_name(n), "{n}");
+        }
+        for n in ["parameter.h5", "a/b.nntxt", "..x", "x..h5", "sub/"] {
+            assert!(!is_unsafe_name(n), "{n}");
+        }
+    }
+
+    #[test]
+    fn crc_matches_known_value() {
+        assert_eq!(crc32(b"123456789"), 0xCBF4_3926);
+        assert_eq!(crc32(b""), 0);
+        let long: Vec<u8> = (0..1000u32).map(|i| (i * 7) as u8).collect();
+        let mut slow = !0u32;
+        for &b in &long {
+            slow ^= u32::from(b);
+            for _ in 0..8 {
+                slow = if slow & 1 != 0 {
+                    0xEDB8_8320 ^ (slow >> 1)
+                } else {
+                    slow >> 1
+                };
+            }
+        }
+        assert_eq!(crc32(&long), !slow);
+    }
+}
