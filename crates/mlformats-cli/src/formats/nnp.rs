@@ -1,32 +1,154 @@
-//! NNabla .nnp and .h5 in the CLI.
+//! NNabla .nnp archives and .h5 parameter files in the CLI (crate `nnp-archive`).
 //!
-//! Not implemented yet (issue #6): every entry point says so.
+//! - `inspect`: `nnabla-nnp` (parameters in nnabla's load order with
+//!   `need_grad`, and the merged network graph) or `nnabla-h5` (graph null).
+//! - `tensors`: the parameters, sharing the memory map (stored members and
+//!   contiguous HDF5 datasets are not copied).
+//! - `write`: tensors from another format become an `.h5`, or an `.nnp`
+//!   holding only parameters (no network); `need_grad` is true for all.
+//! - `reencode`: the same content in nnabla's own layout (an `.nnp` keeps
+//!   its parameter format, networks and solver states; an `.h5` keeps order
+//!   and `need_grad`).
 
 use std::path::Path;
 
 use anyhow::{Result, bail};
-#[allow(unused_imports)]
 use mlformats::Format;
-use tensor_core::TensorMap;
+use mlformats::nnp::nnabla_proto::NNablaProtoBuf;
+use mlformats::nnp::{self as nnpa, MemberKind, Nnp, ParamFormat, Parameter, ReadOptions};
+use serde_json::{Value, json};
+use tensor_core::{Limits, TensorMap};
 
 use super::Source;
-use crate::report::Report;
+use crate::report::{Report, TensorEntry};
 
-const NOT_YET: &str = "NNabla .nnp and .h5 support is not implemented yet";
-
-pub fn inspect(_src: &Source) -> Result<Report> {
-    bail!(NOT_YET)
+fn read_h5(src: &Source) -> Result<Vec<Parameter<'static>>> {
+    Ok(nnpa::h5::read_h5_mapped(
+        &src.map,
+        0..src.map.len(),
+        &Limits::default(),
+    )?)
 }
 
-pub fn tensors(_src: &Source) -> Result<TensorMap<'static>> {
-    bail!(NOT_YET)
+fn read_nnp(src: &Source) -> Result<Nnp<'static>> {
+    Ok(Nnp::from_mapped(&src.map, &ReadOptions::default())?)
 }
 
-pub fn write(format: Format, _out: &Path, _tensors: &TensorMap<'_>) -> Result<()> {
-    let _ = format;
-    bail!(NOT_YET)
+fn entry(p: &Parameter<'_>) -> TensorEntry {
+    TensorEntry::new(p.name.clone(), &p.tensor).with("need_grad", json!(p.need_grad))
 }
 
-pub fn reencode(_src: &Source, _out: &Path) -> Result<()> {
-    bail!(NOT_YET)
+/// The contract's `graph` object of an NNabla model (networks as stored).
+pub fn graph_json(model: &NNablaProtoBuf) -> Value {
+    let networks: Vec<Value> = model
+        .network
+        .iter()
+        .map(|n| {
+            let variables: Vec<Value> = n
+                .variable
+                .iter()
+                .map(|v| {
+                    let dims: &[i64] = v.shape.as_ref().map(|s| s.dim.as_slice()).unwrap_or(&[]);
+                    json!({"name": v.name, "type": v.r#type, "shape": dims})
+                })
+                .collect();
+            let functions: Vec<Value> = n
+                .function
+                .iter()
+                .map(|f| {
+                    json!({"name": f.name, "type": f.r#type,
+                           "inputs": f.input, "outputs": f.output})
+                })
+                .collect();
+            json!({"name": n.name, "batch_size": n.batch_size,
+                   "variables": variables, "functions": functions})
+        })
+        .collect();
+    json!({
+        "networks": networks,
+        "executors": model.executor.iter().map(|e| e.name.as_str()).collect::<Vec<_>>(),
+        "optimizers": model.optimizer.iter().map(|e| e.name.as_str()).collect::<Vec<_>>(),
+        "datasets": model.dataset.iter().map(|e| e.name.as_str()).collect::<Vec<_>>(),
+        "monitors": model.monitor.iter().map(|e| e.name.as_str()).collect::<Vec<_>>(),
+    })
+}
+
+pub fn inspect(src: &Source) -> Result<Report> {
+    match src.format {
+        Format::NnablaNnp => {
+            let nnp = read_nnp(src)?;
+            let mut r = Report::new("nnabla-nnp", src.file_size());
+            r.tensors = nnp.parameters().iter().map(entry).collect();
+            r.graph = Some(graph_json(nnp.model()));
+            let states: Vec<&str> = nnp
+                .optimizer_states()
+                .iter()
+                .map(|o| o.name.as_str())
+                .collect();
+            if !states.is_empty() {
+                r.extras.insert("solver_states".into(), json!(states));
+            }
+            Ok(r)
+        }
+        Format::NnablaH5 => {
+            let mut r = Report::new("nnabla-h5", src.file_size());
+            r.tensors = read_h5(src)?.iter().map(entry).collect();
+            Ok(r)
+        }
+        other => bail!("{other} is not an .nnp or .h5 file"),
+    }
+}
+
+pub fn tensors(src: &Source) -> Result<TensorMap<'static>> {
+    let params: Vec<Parameter<'static>> = match src.format {
+        Format::NnablaNnp => read_nnp(src)?.parameters().iter().cloned().collect(),
+        Format::NnablaH5 => read_h5(src)?,
+        other => bail!("{other} is not an .nnp or .h5 file"),
+    };
+    Ok(params.into_iter().map(|p| (p.name, p.tensor)).collect())
+}
+
+fn as_params<'a>(tensors: &TensorMap<'a>) -> Vec<Parameter<'a>> {
+    tensors
+        .iter()
+        .map(|(n, t)| Parameter::new(n, t.clone(), true))
+        .collect()
+}
+
+pub fn write(format: Format, out: &Path, tensors: &TensorMap<'_>) -> Result<()> {
+    let params = as_params(tensors);
+    match format {
+        Format::NnablaH5 => nnpa::h5::save_h5(out, &params)?,
+        Format::NnablaNnp => {
+            let nnp = Nnp::new(NNablaProtoBuf::default(), params.into_iter().collect());
+            nnp.save(out, &nnpa::WriteOptions::default())?;
+        }
+        other => bail!("{other} is not written by the .nnp/.h5 module"),
+    }
+    Ok(())
+}
+
+pub fn reencode(src: &Source, out: &Path) -> Result<()> {
+    match src.format {
+        Format::NnablaNnp => {
+            let nnp = read_nnp(src)?;
+            let kinds: Vec<MemberKind> = nnp.members().iter().map(|m| m.kind).collect();
+            let format =
+                if kinds.contains(&MemberKind::Protobuf) && !kinds.contains(&MemberKind::H5) {
+                    ParamFormat::Protobuf
+                } else {
+                    ParamFormat::H5
+                };
+            nnp.save(
+                out,
+                &nnpa::WriteOptions::default().with_param_format(format),
+            )?;
+        }
+        Format::NnablaH5 => {
+            let params = read_h5(src)?;
+            nnpa::h5::save_h5(out, &params)?;
+        }
+        other => bail!("{other} is not an .nnp or .h5 file"),
+    }
+    Ok(())
 }
