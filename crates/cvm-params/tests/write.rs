@@ -238,3 +238,54 @@ fn save_is_atomic_and_leaves_no_temporary() {
     assert_eq!(p.get("x").unwrap().bytes(), good.bytes());
     assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 1);
 }
+
+/// The content of `testdata/cvm/written_all_dtypes.params`: every storable
+/// dtype, shape (2, 3). That file was written by this writer and loaded by
+/// TVM 0.27 (its `.expected.json` is TVM's view of it).
+fn all_dtypes_fixture() -> Vec<(String, Tensor<'static>)> {
+    STORABLE
+        .iter()
+        .map(|&(d, _, _)| {
+            let b: Vec<u8> = (0..6 * d.size())
+                .map(|i| {
+                    if d == DType::Bool {
+                        (i % 2) as u8
+                    } else {
+                        (i * 37 + 200) as u8
+                    }
+                })
+                .collect();
+            let vals = [1.5f64, -2.25, 3.0e-3, 1024.0, -0.0, 7.75];
+            use tensor_core::half::{bf16, f16};
+            let t = match d {
+                DType::F16 => Tensor::from_values([2, 3], &vals.map(f16::from_f64)),
+                DType::BF16 => Tensor::from_values([2, 3], &vals.map(bf16::from_f64)),
+                DType::F32 => Tensor::from_values([2, 3], &vals.map(|v| v as f32)),
+                DType::F64 => Tensor::from_values([2, 3], &vals),
+                _ => Tensor::new(d, [2, 3], b),
+            };
+            (d.name().to_string(), t.unwrap())
+        })
+        .collect()
+}
+
+#[test]
+fn reproduces_the_tvm_checked_all_dtypes_file() {
+    let items = all_dtypes_fixture();
+    let mut out = Vec::new();
+    write_params(
+        &mut out,
+        items.iter().map(|(n, t)| (n, t)),
+        &WriteOptions::default(),
+    )
+    .unwrap();
+    let fixture = std::fs::read(
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../../testdata/cvm/written_all_dtypes.params"),
+    )
+    .unwrap();
+    assert!(
+        out == fixture,
+        "writer output changed from the TVM-checked file"
+    );
+}
