@@ -3,20 +3,29 @@
 //! Exit status: 0 on success, 1 when a file cannot be read or written
 //! (`error: <path>: <what is wrong>` on stderr), 2 for usage errors.
 
+mod atomic;
+mod convert;
+mod diff;
+mod failure;
 mod formats;
+mod graph;
+mod progress;
 mod report;
+mod stats_cmd;
+mod validate;
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
-use clap::{Parser, Subcommand};
+use clap::{CommandFactory, Parser, Subcommand};
 use mlformats::Format;
 
-use formats::Source;
+use failure::{AtPath, Failure};
+use formats::{Kind, Source};
 
 /// Read, inspect and convert the model and parameter files of primitiv,
-/// NNabla, TenniS and CVM-Runtime / Apache TVM.
+/// NNabla, TenniS and CVM-Runtime / Apache TVM (and safetensors and npz).
 #[derive(Parser, Debug)]
 #[command(name = "mlformats", version, about, long_about = None)]
 struct Cli {
@@ -46,12 +55,99 @@ enum Command {
         /// The file to write (replaced atomically).
         output: PathBuf,
         /// The output format (default: from OUT's extension).
-        #[arg(long, value_name = "FORMAT", value_parser = parse_format)]
-        to: Option<Format>,
+        #[arg(long, value_name = "FORMAT", value_parser = parse_kind)]
+        to: Option<Kind>,
         /// Read the input as this format instead of detecting it.
-        #[arg(long, value_name = "FORMAT", value_parser = parse_format)]
-        from: Option<Format>,
+        #[arg(long, value_name = "FORMAT", value_parser = parse_kind)]
+        from: Option<Kind>,
+        /// Keep only tensors whose name matches GLOB (repeatable).
+        #[arg(long, value_name = "GLOB")]
+        only: Vec<String>,
+        /// Leave out tensors whose name matches GLOB (repeatable).
+        #[arg(long, value_name = "GLOB")]
+        exclude: Vec<String>,
+        /// Cast floating-point tensors to this type.
+        #[arg(long, value_enum, value_name = "TYPE")]
+        dtype: Option<convert::CastTo>,
+        /// Write row-major data (the default for every target but primitiv,
+        /// whose column-major data is transposed on the way out).
+        #[arg(long, conflicts_with = "keep_order")]
+        row_major: bool,
+        /// Keep column-major data as it is where the target can say so (npz).
+        #[arg(long)]
+        keep_order: bool,
+        /// No progress bar.
+        #[arg(long, short)]
+        quiet: bool,
     },
+    /// Compare the tensors of two files of any formats. Exit 0 when equal
+    /// within tolerance, 1 when not.
+    Diff {
+        /// The first file.
+        a: PathBuf,
+        /// The second file.
+        b: PathBuf,
+        /// Largest absolute difference still counted as equal.
+        #[arg(long, default_value_t = 0.0)]
+        tolerance: f64,
+        /// Largest relative difference still counted as equal.
+        #[arg(long, default_value_t = 0.0)]
+        rtol: f64,
+        /// Count a dtype difference as a difference even when values agree.
+        #[arg(long)]
+        strict_dtype: bool,
+    },
+    /// Per-tensor min, max, mean, std and counts of NaN, inf and zeros.
+    Stats {
+        /// The file to read.
+        file: PathBuf,
+        /// Print JSON.
+        #[arg(long)]
+        json: bool,
+        /// No progress bar.
+        #[arg(long, short)]
+        quiet: bool,
+    },
+    /// The reader's strictest checks plus data checks (NaN, inf, duplicate
+    /// names). Exit 0 when valid, 1 when not.
+    Validate {
+        /// The file to check.
+        file: PathBuf,
+        /// No progress bar.
+        #[arg(long, short)]
+        quiet: bool,
+    },
+    /// Draw the network of an NNabla file or a TenniS module.
+    Graph {
+        /// The file to draw.
+        file: PathBuf,
+        /// Output syntax.
+        #[arg(long, value_enum, default_value = "dot")]
+        format: graph::GraphFormat,
+        /// The NNabla network to draw (default: the first).
+        #[arg(long, value_name = "NAME")]
+        network: Option<String>,
+        /// Write to this file instead of stdout.
+        #[arg(long, short, value_name = "OUT")]
+        output: Option<PathBuf>,
+    },
+    /// Print a shell completion script.
+    Completions {
+        /// The shell.
+        #[arg(value_enum)]
+        shell: clap_complete::Shell,
+    },
+    /// Print the man page (roff).
+    Man,
+}
+
+fn parse_kind(s: &str) -> Result<Kind, String> {
+    Kind::from_name(s).ok_or_else(|| {
+        format!(
+            "unknown format {s:?}; one of: {}",
+            Kind::all_names().join(", ")
+        )
+    })
 }
 
 fn parse_format(s: &str) -> Result<Format, String> {
@@ -61,29 +157,10 @@ fn parse_format(s: &str) -> Result<Format, String> {
     })
 }
 
-/// An error that names the file it concerns.
-struct Failure {
-    path: PathBuf,
-    error: anyhow::Error,
-}
-
-trait AtPath<T> {
-    fn at(self, path: &Path) -> Result<T, Failure>;
-}
-
-impl<T> AtPath<T> for anyhow::Result<T> {
-    fn at(self, path: &Path) -> Result<T, Failure> {
-        self.map_err(|error| Failure {
-            path: path.to_path_buf(),
-            error,
-        })
-    }
-}
-
 fn main() -> ExitCode {
     let cli = Cli::parse();
     match run(cli) {
-        Ok(()) => ExitCode::SUCCESS,
+        Ok(code) => code,
         Err(f) => {
             let chain: Vec<String> = f.error.chain().map(|e| e.to_string()).collect();
             let _ = writeln!(
@@ -97,7 +174,13 @@ fn main() -> ExitCode {
     }
 }
 
-fn run(cli: Cli) -> Result<(), Failure> {
+fn print(bytes: &[u8]) {
+    let mut out = std::io::stdout().lock();
+    // A closed pipe (`| head`) is not an error worth a message.
+    let _ = out.write_all(bytes).and_then(|()| out.flush());
+}
+
+fn run(cli: Cli) -> Result<ExitCode, Failure> {
     match cli.command {
         Command::Inspect { file, json, format } => {
             let src = Source::open(&file, format).at(&file)?;
@@ -114,33 +197,106 @@ fn run(cli: Cli) -> Result<(), Failure> {
             } else {
                 report.to_table(&file.display().to_string()).into_bytes()
             };
-            let mut out = std::io::stdout().lock();
-            // A closed pipe (`| head`) is not an error worth a message.
-            let _ = out.write_all(&text).and_then(|()| out.flush());
-            Ok(())
+            print(&text);
+            Ok(ExitCode::SUCCESS)
         }
         Command::Convert {
             input,
             output,
             to,
             from,
+            only,
+            exclude,
+            dtype,
+            row_major: _,
+            keep_order,
+            quiet,
         } => {
-            let target = match to.or_else(|| Format::from_extension(&output)) {
-                Some(f) => f,
-                None => {
-                    return Err(anyhow::anyhow!(
-                        "cannot tell the output format from the extension; give --to FORMAT"
-                    ))
-                    .at(&output);
-                }
+            let Some(target) = to.or_else(|| Kind::from_extension(&output)) else {
+                return Err(anyhow::anyhow!(
+                    "cannot tell the output format from the extension; give --to FORMAT"
+                ))
+                .at(&output);
             };
-            let src = Source::open(&input, from).at(&input)?;
-            if src.format == target {
-                formats::reencode(&src, &output).at(&output)
+            let opts = convert::Options {
+                only,
+                exclude,
+                dtype,
+                keep_order,
+                quiet,
+            };
+            // Errors reading name the input; errors writing name the output.
+            convert::run(&input, &output, target, from, &opts)?;
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Diff {
+            a,
+            b,
+            tolerance,
+            rtol,
+            strict_dtype,
+        } => {
+            let opts = diff::Options {
+                tolerance,
+                rtol,
+                strict_dtype,
+            };
+            let out = diff::run(&a, &b, opts)?;
+            print(out.text.as_bytes());
+            Ok(if out.equal {
+                ExitCode::SUCCESS
             } else {
-                let tensors = formats::tensors(&src).at(&input)?;
-                formats::write(target, &output, &tensors).at(&output)
+                ExitCode::from(1)
+            })
+        }
+        Command::Stats { file, json, quiet } => {
+            let text = stats_cmd::run(&file, json, quiet).at(&file)?;
+            print(text.as_bytes());
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Validate { file, quiet } => {
+            let out = validate::run(&file, quiet).at(&file)?;
+            print(out.text.as_bytes());
+            Ok(if out.ok {
+                ExitCode::SUCCESS
+            } else {
+                ExitCode::from(1)
+            })
+        }
+        Command::Graph {
+            file,
+            format,
+            network,
+            output,
+        } => {
+            let src = Source::open(&file, None).at(&file)?;
+            let report = formats::inspect(&src).at(&file)?;
+            let graph = report.graph.unwrap_or(serde_json::Value::Null);
+            let text = graph::render(&graph, format, network.as_deref()).at(&file)?;
+            match output {
+                Some(out) => tensor_core::io::write_atomic(&out, |w| -> anyhow::Result<()> {
+                    w.write_all(text.as_bytes())?;
+                    Ok(())
+                })
+                .at(&out)?,
+                None => print(text.as_bytes()),
             }
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Completions { shell } => {
+            let mut buf = Vec::new();
+            clap_complete::generate(shell, &mut Cli::command(), "mlformats", &mut buf);
+            print(&buf);
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Man => {
+            let mut buf = Vec::new();
+            clap_mangen::Man::new(Cli::command())
+                .render(&mut buf)
+                .map_err(anyhow::Error::new)
+                .at(Path::new("man"))?;
+            print(&buf);
+            Ok(ExitCode::SUCCESS)
         }
     }
 }

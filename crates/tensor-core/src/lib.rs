@@ -36,6 +36,7 @@
 mod collection;
 mod dtype;
 mod error;
+pub mod float8;
 pub mod io;
 mod limits;
 mod shape;

@@ -191,6 +191,9 @@ pub fn summarize(t: &Tensor<'_>) -> Summary {
         DType::U16 => summarize_with::<u16>(b, |x| x as f64),
         DType::U32 => summarize_with::<u32>(b, |x| x as f64),
         DType::U64 => summarize_with::<u64>(b, |x| x as f64),
+        d if crate::float8::is_f8(d) => summarize_with::<u8>(b, |x| {
+            crate::float8::f8_to_f32(d, x).unwrap_or(f32::NAN) as f64
+        }),
         _ => {
             return Summary {
                 count,
@@ -229,6 +232,11 @@ pub fn for_each_f64_block(t: &Tensor<'_>, mut f: impl FnMut(&[f64])) -> bool {
         DType::U16 => run::<u16>(b, |x| x as f64, &mut f),
         DType::U32 => run::<u32>(b, |x| x as f64, &mut f),
         DType::U64 => run::<u64>(b, |x| x as f64, &mut f),
+        d if crate::float8::is_f8(d) => run::<u8>(
+            b,
+            |x| crate::float8::f8_to_f32(d, x).unwrap_or(f32::NAN) as f64,
+            &mut f,
+        ),
         _ => return false,
     }
     true
@@ -289,7 +297,7 @@ pub fn compare(a: &Tensor<'_>, b: &Tensor<'_>) -> Option<Difference> {
 }
 
 fn is_numeric(d: DType) -> bool {
-    d.sum_kind() != crate::SumKind::None
+    d.sum_kind() != crate::SumKind::None || crate::float8::is_f8(d)
 }
 
 fn fill_f64(t: &Tensor<'_>, bytes: &[u8], start: usize, end: usize, out: &mut Vec<f64>) -> bool {

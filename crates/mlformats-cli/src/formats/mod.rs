@@ -14,14 +14,16 @@ use std::sync::Arc;
 
 use anyhow::{Result, bail};
 use mlformats::Format;
-use tensor_core::{MappedFile, TensorMap};
+use tensor_core::{Limits, MappedFile, TensorMap};
 
 use crate::report::Report;
 
 mod cvm;
 mod nnabla;
 mod nnp;
+pub mod npz;
 mod primitiv;
+pub mod safetensors;
 mod tennis;
 
 /// An input file, memory-mapped, with its detected format.
@@ -116,5 +118,145 @@ pub fn reencode(src: &Source, out: &Path) -> Result<()> {
         Format::NnablaNnp | Format::NnablaH5 => nnp::reencode(src, out),
         Format::TennisModule => tennis::reencode(src, out),
         other => bail!("{other} is not supported by this build"),
+    }
+}
+
+/// Any file the CLI reads or writes: a format of the inspect contract, or
+/// one of the exchange formats `convert`, `diff` and `stats` also handle.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    /// primitiv, NNabla, TenniS or TVM/CVM.
+    Ml(Format),
+    /// Hugging Face `.safetensors`.
+    Safetensors,
+    /// numpy `.npz`.
+    Npz,
+}
+
+impl Kind {
+    /// The name used in messages and `--to`/`--from`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Kind::Ml(f) => f.name(),
+            Kind::Safetensors => "safetensors",
+            Kind::Npz => "npz",
+        }
+    }
+
+    /// Every kind's name, for messages.
+    pub fn all_names() -> Vec<&'static str> {
+        let mut v: Vec<&'static str> = Format::ALL.iter().map(|f| f.name()).collect();
+        v.extend(["safetensors", "npz"]);
+        v
+    }
+
+    /// A kind from its name or an alias.
+    pub fn from_name(s: &str) -> Option<Kind> {
+        match s.to_ascii_lowercase().as_str() {
+            "safetensors" | "st" => Some(Kind::Safetensors),
+            "npz" | "numpy" => Some(Kind::Npz),
+            other => Format::from_name(other).map(Kind::Ml),
+        }
+    }
+
+    /// The kind an output file's extension names.
+    pub fn from_extension(path: &Path) -> Option<Kind> {
+        match path.extension()?.to_str()?.to_ascii_lowercase().as_str() {
+            "safetensors" => Some(Kind::Safetensors),
+            "npz" => Some(Kind::Npz),
+            _ => Format::from_extension(path).map(Kind::Ml),
+        }
+    }
+}
+
+/// A file read for its tensors (convert, diff, stats, validate).
+pub struct Loaded {
+    /// What it is.
+    pub kind: Kind,
+    /// The memory map the tensors share.
+    pub map: Arc<MappedFile>,
+    /// The file's tensors, named as `inspect` names them.
+    pub tensors: TensorMap<'static>,
+    /// The source, for contract formats (graph, re-encoding).
+    pub source: Option<Source>,
+}
+
+/// Detects what `path` holds, contract formats first.
+pub fn detect_kind(path: &Path, bytes: &[u8]) -> Option<Kind> {
+    if let Some(f) = mlformats::detect(mlformats::Input::Named { bytes, name: path }) {
+        return Some(Kind::Ml(f));
+    }
+    if safetensors::looks_like(bytes) {
+        return Some(Kind::Safetensors);
+    }
+    let named_npz = Kind::from_extension(path) == Some(Kind::Npz);
+    if npz::looks_like(bytes, named_npz) {
+        return Some(Kind::Npz);
+    }
+    None
+}
+
+/// Opens `path` (as `forced`, or detected) and reads all its tensors.
+pub fn load(path: &Path, forced: Option<Kind>) -> Result<Loaded> {
+    let map = MappedFile::open(path).map_err(|e| match e {
+        tensor_core::Error::Io { source, .. } => anyhow::Error::new(source),
+        other => anyhow::Error::new(other),
+    })?;
+    let kind = match forced.or_else(|| detect_kind(path, &map)) {
+        Some(k) => k,
+        None => bail!(
+            "not a file of any format mlformats knows (primitiv, NNabla, TenniS, TVM/CVM, safetensors, npz)"
+        ),
+    };
+    match kind {
+        Kind::Ml(format) => {
+            let src = Source {
+                path: path.to_path_buf(),
+                map: Arc::clone(&map),
+                format,
+            };
+            let tensors = tensors(&src)?;
+            Ok(Loaded {
+                kind,
+                map,
+                tensors,
+                source: Some(src),
+            })
+        }
+        Kind::Safetensors => {
+            let tensors = safetensors::read(&map)?;
+            Ok(Loaded {
+                kind,
+                map,
+                tensors,
+                source: None,
+            })
+        }
+        Kind::Npz => {
+            let tensors = npz::read(&map, &Limits::default())?;
+            Ok(Loaded {
+                kind,
+                map,
+                tensors,
+                source: None,
+            })
+        }
+    }
+}
+
+/// Writes `tensors` as a new file of `kind`; `from` names the source for
+/// formats that record it (safetensors `__metadata__`).
+pub fn write_kind(
+    kind: Kind,
+    out: &Path,
+    tensors: &TensorMap<'_>,
+    from: (&str, &Path),
+) -> Result<()> {
+    match kind {
+        Kind::Ml(f) => write(f, out, tensors),
+        Kind::Safetensors => {
+            safetensors::write(out, tensors, safetensors::metadata(from.0, from.1))
+        }
+        Kind::Npz => npz::write(out, tensors),
     }
 }

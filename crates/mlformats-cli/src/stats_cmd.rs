@@ -1,0 +1,111 @@
+//! `mlformats stats`: per-tensor min, max, mean, std and counts of NaN, inf and zeros.
+
+use std::path::Path;
+
+use anyhow::Result;
+use serde_json::{Value, json};
+use tensor_core::stats::{self, Summary};
+
+use crate::formats;
+use crate::progress;
+use crate::report::float_json;
+
+fn opt(v: Option<f64>) -> Value {
+    v.map_or(Value::Null, float_json)
+}
+
+fn fmt_opt(v: Option<f64>) -> String {
+    v.map_or_else(|| "-".to_string(), |x| format!("{x:.6e}"))
+}
+
+/// Prints the statistics of every tensor of `path`.
+pub fn run(path: &Path, json_out: bool, quiet: bool) -> Result<String> {
+    let loaded = formats::load(path, None)?;
+    let total: u64 = loaded
+        .tensors
+        .iter()
+        .map(|(_, t)| t.bytes().len() as u64)
+        .sum();
+    let pb = progress::bar(loaded.map.len() as u64, total, quiet, "stats");
+    let mut rows: Vec<(String, String, Vec<usize>, Summary)> = Vec::new();
+    for (name, t) in loaded.tensors.iter() {
+        rows.push((
+            name.to_string(),
+            t.dtype().name().to_string(),
+            t.dims().to_vec(),
+            stats::summarize(t),
+        ));
+        pb.inc(t.bytes().len() as u64);
+    }
+    pb.finish_and_clear();
+    if json_out {
+        let tensors: Vec<Value> = rows
+            .iter()
+            .map(|(name, dtype, shape, s)| {
+                json!({
+                    "name": name, "dtype": dtype, "shape": shape, "count": s.count,
+                    "min": opt(s.min), "max": opt(s.max), "mean": opt(s.mean), "std": opt(s.std),
+                    "nan": s.nan, "inf": s.inf, "zeros": s.zeros,
+                })
+            })
+            .collect();
+        let doc = json!({"file": path.display().to_string(), "format": loaded.kind.name(), "tensors": tensors});
+        return Ok(format!("{}\n", serde_json::to_string_pretty(&doc)?));
+    }
+    let mut out = format!(
+        "{}: {}, {} tensors\n",
+        path.display(),
+        loaded.kind.name(),
+        rows.len()
+    );
+    let header = [
+        "name", "dtype", "count", "min", "max", "mean", "std", "nan", "inf", "zeros",
+    ];
+    let table: Vec<[String; 10]> = rows
+        .iter()
+        .map(|(name, dtype, _, s)| {
+            [
+                name.clone(),
+                dtype.clone(),
+                s.count.to_string(),
+                fmt_opt(s.min),
+                fmt_opt(s.max),
+                fmt_opt(s.mean),
+                fmt_opt(s.std),
+                s.nan.to_string(),
+                s.inf.to_string(),
+                s.zeros.to_string(),
+            ]
+        })
+        .collect();
+    out.push_str(&render_table(&header, &table));
+    Ok(out)
+}
+
+/// Left-aligned first column, right-aligned others.
+pub fn render_table<const N: usize>(header: &[&str; N], rows: &[[String; N]]) -> String {
+    let mut w = header.map(str::len);
+    for r in rows {
+        for (i, c) in r.iter().enumerate() {
+            w[i] = w[i].max(c.chars().count());
+        }
+    }
+    let mut s = String::new();
+    let mut line = |cells: Vec<&str>| {
+        s.push(' ');
+        for (i, c) in cells.iter().enumerate() {
+            s.push(' ');
+            if i == 0 {
+                s.push_str(&format!("{c:<width$}", width = w[i]));
+            } else {
+                s.push_str(&format!("{c:>width$}", width = w[i]));
+            }
+        }
+        s.push('\n');
+    };
+    line(header.to_vec());
+    for r in rows {
+        line(r.iter().map(String::as_str).collect());
+    }
+    s
+}
