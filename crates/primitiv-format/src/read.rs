@@ -70,9 +70,10 @@ pub fn read_with<'a>(bytes: &'a [u8], opts: &ReadOptions) -> Result<(File<'a>, u
 /// Memory-maps `path` and reads it; tensor data stays in the map (no copy).
 pub fn load(path: impl AsRef<Path>, opts: &ReadOptions) -> Result<File<'static>> {
     let map = MappedFile::open(path.as_ref()).map_err(|e| match e {
-        tensor_core::Error::Io { source, .. } => {
-            Error::io(format!("could not open {}", path.as_ref().display()), source)
-        }
+        tensor_core::Error::Io { source, .. } => Error::io(
+            format!("could not open {}", path.as_ref().display()),
+            source,
+        ),
         other => Error::Core(other),
     })?;
     read_mapped(&map, opts)
@@ -240,19 +241,21 @@ impl<'a> Cursor<'a> {
     }
 
     fn u32(&mut self, what: &'static str) -> Result<u32> {
-        self.decode(what, U32, |_| 5, |rd| rmp::decode::read_u32(rd))
+        self.decode(what, U32, |_| 5, rmp::decode::read_u32)
     }
 
     fn f32(&mut self, what: &'static str) -> Result<f32> {
-        self.decode(what, F32, |_| 5, |rd| rmp::decode::read_f32(rd))
+        self.decode(what, F32, |_| 5, rmp::decode::read_f32)
     }
 
     fn array_len(&mut self, what: &'static str) -> Result<u32> {
-        self.decode(what, ARRAY, header_len, |rd| rmp::decode::read_array_len(rd))
+        self.decode(what, ARRAY, header_len, |rd| {
+            rmp::decode::read_array_len(rd)
+        })
     }
 
     fn map_len(&mut self, what: &'static str) -> Result<u32> {
-        self.decode(what, MAP, header_len, |rd| rmp::decode::read_map_len(rd))
+        self.decode(what, MAP, header_len, rmp::decode::read_map_len)
     }
 
     /// A payload of `len` bytes after a header that started at `at`.
@@ -273,7 +276,7 @@ impl<'a> Cursor<'a> {
 
     fn bytes_str(&mut self, what: &'static str) -> Result<&'a [u8]> {
         let at = self.pos;
-        let len = self.decode(what, STR, header_len, |rd| rmp::decode::read_str_len(rd))?;
+        let len = self.decode(what, STR, header_len, rmp::decode::read_str_len)?;
         self.limits
             .check_name_len(u64::from(len))
             .map_err(|source| Error::Limit {
@@ -285,7 +288,7 @@ impl<'a> Cursor<'a> {
 
     fn bin(&mut self, what: &'static str) -> Result<(usize, &'a [u8])> {
         let at = self.pos;
-        let len = self.decode(what, BIN, header_len, |rd| rmp::decode::read_bin_len(rd))?;
+        let len = self.decode(what, BIN, header_len, rmp::decode::read_bin_len)?;
         Ok((at, self.payload(at, what, len)?))
     }
 
@@ -409,9 +412,8 @@ impl<'a> Cursor<'a> {
         let mut v = Vec::with_capacity(self.capacity(n, MIN_CONFIG_BYTES));
         for _ in 0..n {
             let k = self.bytes_str("config key")?;
-            let x = value(self).map_err(|e| {
-                e.context(format!("{what} '{}'", String::from_utf8_lossy(k)))
-            })?;
+            let x = value(self)
+                .map_err(|e| e.context(format!("{what} '{}'", String::from_utf8_lossy(k))))?;
             v.push((k.to_vec(), x));
         }
         Ok(v)

@@ -123,11 +123,7 @@ impl Shape {
 
     /// The dims without trailing 1s (the library's `Shape::dims()`).
     pub fn dims(&self) -> &[u32] {
-        let depth = self
-            .dims
-            .iter()
-            .rposition(|&d| d != 1)
-            .map_or(0, |i| i + 1);
+        let depth = self.dims.iter().rposition(|&d| d != 1).map_or(0, |i| i + 1);
         &self.dims[..depth]
     }
 
@@ -346,15 +342,8 @@ impl<'a> Parameter<'a> {
 
     /// Drops repeated stat keys, keeping the first of each (the library's `emplace`).
     pub fn dedup_stats(&mut self) {
-        let mut seen: Vec<Vec<u8>> = Vec::new();
-        self.stats.retain(|(k, _)| {
-            if seen.contains(k) {
-                false
-            } else {
-                seen.push(k.clone());
-                true
-            }
-        });
+        let mut seen = std::collections::HashSet::new();
+        self.stats.retain(|(k, _)| seen.insert(k.clone()));
     }
 
     /// A parameter that no longer borrows the input.
@@ -458,22 +447,18 @@ impl<'a> Model<'a> {
         &'s self,
         prefix: &'s [C],
     ) -> impl Iterator<Item = (&'s [Vec<u8>], &'s Parameter<'a>)> + 's {
-        self.entries.iter().filter_map(move |(k, p)| {
-            (k.len() > prefix.len() && key_eq(&k[..prefix.len()], prefix))
-                .then(|| (&k[prefix.len()..], p))
-        })
+        self.entries
+            .iter()
+            .filter(move |(k, _)| k.len() > prefix.len() && key_eq(&k[..prefix.len()], prefix))
+            .map(move |(k, p)| (&k[prefix.len()..], p))
     }
 
     /// Drops all but the last entry of each repeated key (the library's load semantics), keeping file order otherwise.
     pub fn dedup(&mut self) {
-        let mut keep = vec![true; self.entries.len()];
-        for i in 0..self.entries.len() {
-            if self.entries[i + 1..]
-                .iter()
-                .any(|(k, _)| *k == self.entries[i].0)
-            {
-                keep[i] = false;
-            }
+        let mut seen = std::collections::HashSet::new();
+        let mut keep = vec![false; self.entries.len()];
+        for (flag, (k, _)) in keep.iter_mut().zip(&self.entries).rev() {
+            *flag = seen.insert(k.clone());
         }
         let mut it = keep.into_iter();
         self.entries.retain(|_| it.next().unwrap_or(true));

@@ -33,9 +33,16 @@ fn every_golden_reads_with_its_sidecar_content() {
         // asking for the right type works, asking for another fails
         let dt = file.data_type();
         assert!(read_as(&bytes, dt).is_ok(), "{name}");
-        let other = if dt == DataType::Model { DataType::Parameter } else { DataType::Model };
+        let other = if dt == DataType::Model {
+            DataType::Parameter
+        } else {
+            DataType::Model
+        };
         let e = read_as(&bytes, other).unwrap_err();
-        assert!(e.to_string().contains("data type mismatched"), "{name}: {e}");
+        assert!(
+            e.to_string().contains("data type mismatched"),
+            "{name}: {e}"
+        );
     }
 }
 
@@ -48,12 +55,19 @@ fn column_major_with_batch_slowest() {
     assert_eq!(t.to_row_major_vec(), vec![1., 3., 5., 2., 4., 6.]);
     let core = t.to_core().unwrap();
     assert_eq!(core.dims(), &[2, 3]);
-    assert_eq!(&*core.to_row_major().unwrap().view::<f32>().unwrap(), &[1., 3., 5., 2., 4., 6.]);
+    assert_eq!(
+        &*core.to_row_major().unwrap().view::<f32>().unwrap(),
+        &[1., 3., 5., 2., 4., 6.]
+    );
 
     let bytes = std::fs::read(testdata().join("tensor_2x2_batch3.data")).unwrap();
     let t = primitiv_format::Tensor::read(&bytes).unwrap();
     assert_eq!(t.shape().batch(), 3);
     let core = t.to_core().unwrap();
-    assert_eq!(core.dims(), &[2, 2, 3], "batch is the slowest (last column-major) axis");
+    assert_eq!(
+        core.dims(),
+        &[2, 2, 3],
+        "batch is the slowest (last column-major) axis"
+    );
     assert_eq!(core.order(), tensor_core::MemoryOrder::ColumnMajor);
 }

@@ -24,7 +24,11 @@ pub fn goldens() -> Vec<PathBuf> {
 }
 
 pub fn sidecar(data: &Path) -> Value {
-    serde_json::from_slice(&std::fs::read(data.with_extension("json")).unwrap()).unwrap()
+    // Python wrote undecodable key bytes as lone surrogates U+DC80..U+DCFF
+    // (surrogateescape), which serde_json refuses; map them to U+0080..U+00FF
+    // so that `key_matches` can compare the raw bytes.
+    let text = std::fs::read_to_string(data.with_extension("json")).unwrap();
+    serde_json::from_str(&text.replace("\\udc", "\\u00")).unwrap()
 }
 
 fn hex(s: &str) -> u32 {
@@ -33,9 +37,18 @@ fn hex(s: &str) -> u32 {
 
 pub fn check_shape(s: &Shape, j: &Value, at: &str) {
     let dims: Vec<u64> = s.dims().iter().map(|&d| d as u64).collect();
-    let jd: Vec<u64> = j["dims"].as_array().unwrap().iter().map(|v| v.as_u64().unwrap()).collect();
+    let jd: Vec<u64> = j["dims"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v.as_u64().unwrap())
+        .collect();
     assert_eq!(dims, jd, "{at}: dims");
-    assert_eq!(s.batch() as u64, j["batch"].as_u64().unwrap(), "{at}: batch");
+    assert_eq!(
+        s.batch() as u64,
+        j["batch"].as_u64().unwrap(),
+        "{at}: batch"
+    );
 }
 
 pub fn check_tensor(t: &Tensor<'_>, j: &Value, at: &str) {
@@ -45,12 +58,21 @@ pub fn check_tensor(t: &Tensor<'_>, j: &Value, at: &str) {
         let want: Vec<u32> = hexes.iter().map(|h| hex(h.as_str().unwrap())).collect();
         assert_eq!(bits, want, "{at}: values");
     } else {
-        assert_eq!(t.values().len() as u64, j["values_count"].as_u64().unwrap(), "{at}");
+        assert_eq!(
+            t.values().len() as u64,
+            j["values_count"].as_u64().unwrap(),
+            "{at}"
+        );
         let d = Sha256::digest(t.data());
         let h: String = d.iter().map(|b| format!("{b:02x}")).collect();
         assert_eq!(h, j["data_sha256"].as_str().unwrap(), "{at}: data sha256");
         let first: Vec<f64> = t.values()[..8].iter().map(|&v| v as f64).collect();
-        let want: Vec<f64> = j["values_first8"].as_array().unwrap().iter().map(|v| v.as_f64().unwrap()).collect();
+        let want: Vec<f64> = j["values_first8"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|v| v.as_f64().unwrap())
+            .collect();
         assert_eq!(first, want, "{at}: first values");
     }
 }
@@ -58,8 +80,15 @@ pub fn check_tensor(t: &Tensor<'_>, j: &Value, at: &str) {
 /// Sidecar keys are strings; invalid UTF-8 bytes appear as lone surrogates
 /// (Python's surrogateescape), which serde_json turns into U+FFFD.
 pub fn key_matches(k: &[u8], j: &Value) -> bool {
-    String::from_utf8_lossy(k) == j.as_str().unwrap()
-        || (std::str::from_utf8(k).is_err() && j.as_str().unwrap().chars().all(|c| c == '\u{fffd}'))
+    match std::str::from_utf8(k) {
+        Ok(s) => s == j.as_str().unwrap(),
+        Err(_) => j
+            .as_str()
+            .unwrap()
+            .chars()
+            .map(|c| c as u32)
+            .eq(k.iter().map(|&b| b as u32)),
+    }
 }
 
 pub fn check_param(p: &Parameter<'_>, j: &Value, at: &str) {
@@ -67,7 +96,12 @@ pub fn check_param(p: &Parameter<'_>, j: &Value, at: &str) {
     let stats = j["stats"].as_array().unwrap();
     assert_eq!(p.stats.len(), stats.len(), "{at}: stats count");
     for ((k, t), js) in p.stats.iter().zip(stats) {
-        assert!(key_matches(k, &js["key"]), "{at}: stat key {:?} vs {}", k, js["key"]);
+        assert!(
+            key_matches(k, &js["key"]),
+            "{at}: stat key {:?} vs {}",
+            k,
+            js["key"]
+        );
         check_tensor(t, &js["value"], &format!("{at}/{}", js["key"]));
     }
 }
@@ -96,6 +130,11 @@ pub fn check_optimizer_raw(o: &Optimizer, j: &Value, at: &str) {
     assert_eq!(o.float_configs.len(), f.len(), "{at}: float count");
     for ((k, v), jf) in o.float_configs.iter().zip(f) {
         assert!(key_matches(k, &jf["key"]), "{at}");
-        assert_eq!(v.to_bits(), hex(jf["hex"].as_str().unwrap()), "{at}: {}", jf["key"]);
+        assert_eq!(
+            v.to_bits(),
+            hex(jf["hex"].as_str().unwrap()),
+            "{at}: {}",
+            jf["key"]
+        );
     }
 }
