@@ -4,6 +4,7 @@
 //! The picture is drawn from the `graph` object of the inspect contract, so
 //! every format that reports a graph can be drawn the same way.
 
+use std::collections::HashMap;
 use std::fmt::Write;
 
 use anyhow::{Result, anyhow, bail};
@@ -149,7 +150,7 @@ fn from_nnabla(graph: &Value, network: Option<&str>) -> Result<Picture> {
     Ok(pic)
 }
 
-fn from_tennis(graph: &Value) -> Result<Picture> {
+fn from_tennis(graph: &Value, shapes: &HashMap<String, Vec<usize>>) -> Result<Picture> {
     let nodes = graph
         .get("nodes")
         .and_then(Value::as_array)
@@ -302,15 +303,21 @@ fn to_svg(p: &Picture) -> Result<String> {
     })
 }
 
-/// Renders the `graph` object of an inspect report.
-pub fn render(graph: &Value, format: GraphFormat, network: Option<&str>) -> Result<String> {
+/// Renders the `graph` object of an inspect report; `shapes` (tensor name
+/// to dims, from the same report) labels TenniS constants with their shape.
+pub fn render(
+    graph: &Value,
+    shapes: &HashMap<String, Vec<usize>>,
+    format: GraphFormat,
+    network: Option<&str>,
+) -> Result<String> {
     let pic = if graph.get("networks").is_some() {
         from_nnabla(graph, network)?
     } else if graph.get("nodes").is_some() {
         if network.is_some() {
             bail!("--network applies to NNabla files; a TenniS module has one graph");
         }
-        from_tennis(graph)?
+        from_tennis(graph, shapes)?
     } else {
         bail!("the file holds no graph");
     };
@@ -337,7 +344,7 @@ mod tests {
 
     #[test]
     fn dot_and_mermaid_of_an_nnabla_network() {
-        let dot = render(&nnabla(), GraphFormat::Dot, None).unwrap();
+        let dot = render(&nnabla(), &HashMap::new(), GraphFormat::Dot, None).unwrap();
         assert!(
             dot.contains("n3 [label=\"Affine\\nfc\", shape=box"),
             "{dot}"
@@ -350,13 +357,19 @@ mod tests {
             dot.contains("n0 -> n3;") && dot.contains("n3 -> n2;"),
             "{dot}"
         );
-        let m = render(&nnabla(), GraphFormat::Mermaid, Some("net")).unwrap();
+        let m = render(
+            &nnabla(),
+            &HashMap::new(),
+            GraphFormat::Mermaid,
+            Some("net"),
+        )
+        .unwrap();
         assert!(
             m.starts_with("flowchart TD\n") && m.contains("n1[/\"fc/W<br/>[4, 2]\"/]"),
             "{m}"
         );
         assert!(
-            render(&nnabla(), GraphFormat::Dot, Some("other"))
+            render(&nnabla(), &HashMap::new(), GraphFormat::Dot, Some("other"))
                 .unwrap_err()
                 .to_string()
                 .contains("net")
@@ -369,13 +382,15 @@ mod tests {
             {"op": "<param>", "name": "x", "inputs": [], "params": ["#name", "#op"]},
             {"op": "<const>", "name": "c", "inputs": [], "params": ["#name", "#op", "value"]},
             {"op": "add", "name": "y", "inputs": [0, 1], "params": ["#name", "#op"]}]});
-        let svg = render(&g, GraphFormat::Svg, None).unwrap();
+        let shapes = HashMap::from([("c/value".to_string(), vec![2, 3])]);
+        let svg = render(&g, &shapes, GraphFormat::Svg, None).unwrap();
+        assert!(svg.contains("[2, 3]"), "{svg}");
         assert!(
             svg.contains("<svg") && svg.contains("add") && svg.contains("&lt;const&gt;"),
             "{svg}"
         );
         let bad = json!({"nodes": [{"op": "a", "name": "a", "inputs": [5]}]});
-        assert!(render(&bad, GraphFormat::Dot, None).is_err());
-        assert!(render(&json!(null), GraphFormat::Dot, None).is_err());
+        assert!(render(&bad, &HashMap::new(), GraphFormat::Dot, None).is_err());
+        assert!(render(&json!(null), &HashMap::new(), GraphFormat::Dot, None).is_err());
     }
 }

@@ -271,8 +271,13 @@ fn run(cli: Cli) -> Result<ExitCode, Failure> {
         } => {
             let src = Source::open(&file, None).at(&file)?;
             let report = formats::inspect(&src).at(&file)?;
+            let shapes = report
+                .tensors
+                .iter()
+                .map(|t| (t.name.clone(), t.shape.clone()))
+                .collect();
             let graph = report.graph.unwrap_or(serde_json::Value::Null);
-            let text = graph::render(&graph, format, network.as_deref()).at(&file)?;
+            let text = graph::render(&graph, &shapes, format, network.as_deref()).at(&file)?;
             match output {
                 Some(out) => tensor_core::io::write_atomic(&out, |w| -> anyhow::Result<()> {
                     w.write_all(text.as_bytes())?;
