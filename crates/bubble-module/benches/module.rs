@@ -89,7 +89,11 @@ fn main() {
         .unwrap_or(256);
     let data: Vec<u8> = (0..mib << 20).map(|i| (i * 31 % 251) as u8).collect();
     let module = generate(&data);
-    let const_bytes: usize = module.constants().iter().map(|c| c.tensor.bytes().len()).sum();
+    let const_bytes: usize = module
+        .constants()
+        .iter()
+        .map(|c| c.tensor.bytes().len())
+        .sum();
 
     // write, into a reused (already faulted-in) buffer
     let mut out: Vec<u8> = Vec::new();
@@ -135,13 +139,15 @@ fn main() {
     let misaligned = parsed
         .constants()
         .iter()
-        .filter(|c| (c.tensor.bytes().as_ptr() as usize) % 4 != 0)
+        .filter(|c| !(c.tensor.bytes().as_ptr() as usize).is_multiple_of(4))
         .count();
 
     // memory-mapped and saved files
     let dir = tempfile::tempdir().expect("tempdir");
     let path = dir.path().join("bench.tsm");
-    let save = best_of(3, || module.save(&path, WriteOptions::default()).expect("save"));
+    let save = best_of(3, || {
+        module.save(&path, WriteOptions::default()).expect("save")
+    });
     let raw = dir.path().join("raw.bin");
     let write_file = best_of(3, || {
         let mut f = std::fs::File::create(&raw).expect("create");

@@ -19,7 +19,10 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         &[x, w],
         [
             ("format", Packed::string("NCHW")),
-            ("padding", Tensor::from_values([4, 2], &[0i32, 0, 0, 0, 1, 1, 1, 1])?.into()),
+            (
+                "padding",
+                Tensor::from_values([4, 2], &[0i32, 0, 0, 0, 1, 1, 1, 1])?.into(),
+            ),
             ("padding_value", Tensor::from_values([], &[0i64])?.into()),
             ("stride", Tensor::from_values([4], &[1i32; 4])?.into()),
             ("dilation", Tensor::from_values([4], &[1i32; 4])?.into()),

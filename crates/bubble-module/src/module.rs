@@ -290,6 +290,14 @@ impl<'a> Node<'a> {
     pub(crate) fn describe(&self, index: usize) -> String {
         format!("node {index} ({:?})", self.name())
     }
+
+    /// Like `describe`, with the byte offset when the node came from a file.
+    pub(crate) fn locate(&self, index: usize) -> String {
+        match self.offset {
+            Some(o) => format!("node {index} ({:?}) at offset {o}", self.name()),
+            None => self.describe(index),
+        }
+    }
 }
 
 /// A TenniS module: header, module inputs and outputs (indices into the
@@ -391,9 +399,9 @@ impl<'a> Module<'a> {
         }
     }
 
-    pub(crate) fn describe(&self, index: usize) -> String {
+    pub(crate) fn locate(&self, index: usize) -> String {
         match self.nodes.get(index) {
-            Some(n) => n.describe(index),
+            Some(n) => n.locate(index),
             None => format!("node {index}"),
         }
     }

@@ -136,7 +136,7 @@ impl Module<'_> {
             if !matches!(kind, NodeKind::Param | NodeKind::Const) && node.inputs.is_empty() {
                 return Err(Error::NotComputable {
                     node: i,
-                    at: node.describe(i),
+                    at: node.locate(i),
                     op: node.op().to_string(),
                 });
             }
@@ -145,7 +145,7 @@ impl Module<'_> {
             if reached[i] && node.kind() == NodeKind::Param && !self.inputs.contains(&i) {
                 return Err(Error::MissingInput {
                     node: i,
-                    at: node.describe(i),
+                    at: node.locate(i),
                 });
             }
         }
@@ -212,7 +212,7 @@ impl Module<'_> {
                         Some(1) => {
                             return Err(Error::Cycle {
                                 node: u,
-                                at: self.describe(u),
+                                at: self.locate(u),
                             });
                         }
                         _ => {}
