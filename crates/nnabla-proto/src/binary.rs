@@ -103,8 +103,12 @@ fn merge_span(root: &mut NNablaProtoBuf, bytes: &[u8], start: usize, end: usize)
         let span = bytes
             .get(start..end)
             .ok_or_else(|| Error::wire(start, "span out of range"))?;
-        root.merge(span)
-            .map_err(|e| Error::wire(start, format!("{e} (in the fields at bytes {start}..{end})")))?;
+        root.merge(span).map_err(|e| {
+            Error::wire(
+                start,
+                format!("{e} (in the fields at bytes {start}..{end})"),
+            )
+        })?;
     }
     Ok(())
 }
@@ -172,7 +176,10 @@ fn read_parameter<'a>(payload: &'a [u8], base: usize, limits: &Limits) -> Result
                     if !s.len().is_multiple_of(4) {
                         return Err(Error::wire(
                             off,
-                            format!("packed float data of {} bytes is not a multiple of 4", s.len()),
+                            format!(
+                                "packed float data of {} bytes is not a multiple of 4",
+                                s.len()
+                            ),
                         ));
                     }
                     data.append(s);

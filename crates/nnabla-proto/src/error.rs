@@ -31,6 +31,14 @@ pub enum Error {
         /// What is wrong.
         message: String,
     },
+    /// Loop control (`repeat_info`, `RepeatStart` …) cannot be expanded.
+    #[error("network {network:?}: {message}")]
+    Loop {
+        /// The network's name.
+        network: String,
+        /// What is wrong.
+        message: String,
+    },
     /// The embedded schema descriptor could not be loaded (a build problem).
     #[error("the embedded nnabla.proto descriptor is invalid: {0}")]
     Descriptor(String),

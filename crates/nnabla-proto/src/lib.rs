@@ -18,6 +18,8 @@
 //!   [`parameters`], [`parameter_tensor`], [`parameter_from_tensor`], and the
 //!   streaming writers [`write_parameters_binary`] and
 //!   [`write_parameters_text`] (what `nn.save_parameters` writes);
+//! - a typed view of the model, [`model::Model`], and loop-control
+//!   expansion as an explicit step, [`model::expand_loops`];
 //! - [`descriptor_pool`] for reflection over the schema.
 //!
 //! ```
@@ -50,6 +52,7 @@
 mod binary;
 mod descriptor;
 mod error;
+pub mod model;
 mod params;
 mod text;
 mod wire;

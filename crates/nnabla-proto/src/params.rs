@@ -76,7 +76,9 @@ pub fn f32_bytes<'t>(name: &str, tensor: &'t Tensor<'_>) -> Result<Cow<'t, [u8]>
         DType::F16 | DType::BF16 => {
             let vals = rm.to_f64_vec().unwrap_or_default();
             Ok(Cow::Owned(
-                vals.iter().flat_map(|&v| (v as f32).to_le_bytes()).collect(),
+                vals.iter()
+                    .flat_map(|&v| (v as f32).to_le_bytes())
+                    .collect(),
             ))
         }
         other => Err(Error::param(
@@ -87,7 +89,11 @@ pub fn f32_bytes<'t>(name: &str, tensor: &'t Tensor<'_>) -> Result<Cow<'t, [u8]>
 }
 
 /// A `Parameter` message holding a copy of `tensor` (f32, or f16/bf16 converted).
-pub fn parameter_from_tensor(name: &str, tensor: &Tensor<'_>, need_grad: bool) -> Result<Parameter> {
+pub fn parameter_from_tensor(
+    name: &str,
+    tensor: &Tensor<'_>,
+    need_grad: bool,
+) -> Result<Parameter> {
     let bytes = f32_bytes(name, tensor)?;
     let data = bytes
         .chunks_exact(4)

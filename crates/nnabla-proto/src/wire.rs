@@ -142,7 +142,16 @@ mod tests {
 
     #[test]
     fn varints_round_trip_and_fail_cleanly() {
-        for v in [0u64, 1, 127, 128, 300, u32::MAX as u64, u64::MAX, (-1i64) as u64] {
+        for v in [
+            0u64,
+            1,
+            127,
+            128,
+            300,
+            u32::MAX as u64,
+            u64::MAX,
+            (-1i64) as u64,
+        ] {
             let mut b = Vec::new();
             put_varint(&mut b, v);
             assert_eq!(b.len(), varint_len(v));

@@ -33,12 +33,11 @@ pub fn parse_text(text: &str) -> Result<NNablaProtoBuf> {
 /// semantics (FORMAT.md §2). On error `root` is left unchanged.
 pub fn merge_text(root: &mut NNablaProtoBuf, text: &str) -> Result<()> {
     let bytes = text_to_wire(text)?;
-    root.merge(bytes.as_slice())
-        .map_err(|e| Error::Text {
-            line: 1,
-            column: 1,
-            message: format!("internal: the parsed message does not decode: {e}"),
-        })
+    root.merge(bytes.as_slice()).map_err(|e| Error::Text {
+        line: 1,
+        column: 1,
+        message: format!("internal: the parsed message does not decode: {e}"),
+    })
 }
 
 /// Parses several text files into ONE root message, in order: repeated
@@ -199,11 +198,18 @@ impl<'s> Lexer<'s> {
             self.i = j;
             return Ok(tok(Kind2::Str, j));
         }
-        if matches!(c, b'{' | b'}' | b'<' | b'>' | b'[' | b']' | b':' | b',' | b';') {
+        if matches!(
+            c,
+            b'{' | b'}' | b'<' | b'>' | b'[' | b']' | b':' | b',' | b';'
+        ) {
             self.i = start + 1;
             return Ok(tok(Kind2::Sym(c), start + 1));
         }
-        let ch = self.src.get(start..).and_then(|s| s.chars().next()).unwrap_or('?');
+        let ch = self
+            .src
+            .get(start..)
+            .and_then(|s| s.chars().next())
+            .unwrap_or('?');
         Err(err(line, col, format!("unexpected character {ch:?}")))
     }
 }
@@ -369,8 +375,12 @@ impl<'s> Parser<'s> {
                 wire::put_len_delimited(out, num, &bytes);
             }
             Kind::Float | Kind::Double => {
-                let v = if scalar_text { parse_float(t.text) } else { None }
-                    .ok_or_else(|| bad("expected a number"))?;
+                let v = if scalar_text {
+                    parse_float(t.text)
+                } else {
+                    None
+                }
+                .ok_or_else(|| bad("expected a number"))?;
                 if field.kind() == Kind::Float {
                     wire::put_key(out, num, FIXED32);
                     out.extend_from_slice(&(v as f32).to_le_bytes());
@@ -430,7 +440,13 @@ fn parse_float(text: &str) -> Option<f64> {
         None => (false, lower.as_str()),
     };
     match body.trim_end_matches('f') {
-        "inf" | "infinity" => return Some(if neg { f64::NEG_INFINITY } else { f64::INFINITY }),
+        "inf" | "infinity" => {
+            return Some(if neg {
+                f64::NEG_INFINITY
+            } else {
+                f64::INFINITY
+            });
+        }
         "nan" => return Some(f64::NAN),
         _ => {}
     }
@@ -532,7 +548,8 @@ fn unescape(t: &Token<'_>) -> Result<Vec<u8>> {
                     .filter(|h| h.chars().all(|c| c.is_ascii_hexdigit()))
                     .ok_or_else(|| bad("truncated \\u escape"))?;
                 let cp = u32::from_str_radix(hex, 16).map_err(|_| bad("bad \\u escape"))?;
-                let ch = char::from_u32(cp).ok_or_else(|| bad("\\u escape is not a Unicode scalar value"))?;
+                let ch = char::from_u32(cp)
+                    .ok_or_else(|| bad("\\u escape is not a Unicode scalar value"))?;
                 i += want;
                 let mut buf = [0u8; 4];
                 out.extend_from_slice(ch.encode_utf8(&mut buf).as_bytes());
