@@ -175,10 +175,12 @@ fn from_tennis(graph: &Value, shapes: &HashMap<String, Vec<usize>>) -> Result<Pi
             "<param>" | "<var>" => Shape::Var,
             _ => Shape::Op,
         };
-        pic.nodes.push(Node {
-            label: vec![op, name],
-            shape,
-        });
+        let mut label = vec![op, name];
+        let known = shapes.get(&format!("{}/value", label[1]));
+        if let Some(dims) = known.filter(|_| shape == Shape::Param) {
+            label.push(format!("{dims:?}"));
+        }
+        pic.nodes.push(Node { label, shape });
     }
     for (j, n) in nodes.iter().enumerate() {
         for i in n
