@@ -48,8 +48,7 @@ pub fn run(root: &Path, args: &[String]) -> Result<()> {
     fs::remove_dir_all(&scratch)?;
     fs::write(out_dir.join("nnabla.rs"), format!("{HEADER}{code}"))?;
     println!(
-        "regenerated {} ({messages} messages) and descriptor.bin",
-        out_dir.join("nnabla.rs").display()
+        "regenerated crates/nnabla-proto/src/generated/nnabla.rs ({messages} messages) and descriptor.bin"
     );
     Ok(())
 }

@@ -439,15 +439,15 @@ fn parse_float(text: &str) -> Option<f64> {
         Some(b) => (true, b),
         None => (false, lower.as_str()),
     };
-    match body.trim_end_matches('f') {
-        "inf" | "infinity" => {
+    match body {
+        "inf" | "inff" | "infinity" | "infinityf" => {
             return Some(if neg {
                 f64::NEG_INFINITY
             } else {
                 f64::INFINITY
             });
         }
-        "nan" => return Some(f64::NAN),
+        "nan" | "nanf" => return Some(f64::NAN),
         _ => {}
     }
     if let Ok(v) = text.parse::<f64>()
@@ -577,6 +577,8 @@ mod tests {
         assert_eq!(parse_float("1.5f"), Some(1.5));
         assert_eq!(parse_float("-Infinity"), Some(f64::NEG_INFINITY));
         assert!(parse_float("nan").is_some_and(f64::is_nan));
+        assert_eq!(parse_float("inf"), Some(f64::INFINITY));
+        assert_eq!(parse_float("-inff"), Some(f64::NEG_INFINITY));
         assert_eq!(parse_float("3"), Some(3.0));
         assert_eq!(parse_float("0x10"), None);
         assert_eq!(parse_float("abc"), None);
