@@ -267,10 +267,10 @@ fn truncated_text_never_panics() {
     let text = std::fs::read_to_string(testdata().join("mlp_with_params.nntxt")).unwrap();
     let mut errors = 0;
     for cut in 0..text.len() {
-        if let Some(prefix) = text.get(..cut) {
-            if parse_text(prefix).is_err() {
-                errors += 1;
-            }
+        if let Some(prefix) = text.get(..cut)
+            && parse_text(prefix).is_err()
+        {
+            errors += 1;
         }
     }
     // Only cuts between top-level fields (or inside trailing whitespace) parse.
