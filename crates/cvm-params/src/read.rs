@@ -18,11 +18,12 @@
 //!   order and makes lookups give the *last* one (as TVM's `Map` does).
 
 use std::borrow::Cow;
+use std::fs::File;
 use std::io::{self, Read, Seek, SeekFrom};
 use std::path::Path;
 use std::sync::Arc;
 
-use tensor_core::{DType, Limits, MappedFile, Tensor, TensorMap};
+use tensor_core::{Bytes, DType, Limits, MappedFile, Tensor, TensorMap};
 
 use crate::dtype::{DTypeProblem, DlType, decode};
 use crate::error::{Error, Location, Result};
@@ -159,10 +160,71 @@ impl<'a> Input for SliceInput<'a> {
     }
 }
 
+/// A stream read through a small internal buffer: headers and names come
+/// from the buffer, payloads are skipped inside it when small and seeked
+/// over when large, so indexing costs about one read and one seek per tensor
+/// whatever the payload sizes.
 struct StreamInput<'r, R> {
     r: &'r mut R,
+    /// Logical position (relative to the start of the dictionary).
     pos: u64,
     len: u64,
+    buf: Box<[u8]>,
+    head: usize,
+    tail: usize,
+}
+
+impl<'r, R: Read + Seek> StreamInput<'r, R> {
+    const BUF: usize = 8 << 10;
+
+    fn new(r: &'r mut R, len: u64) -> Self {
+        StreamInput {
+            r,
+            pos: 0,
+            len,
+            buf: vec![0u8; Self::BUF].into_boxed_slice(),
+            head: 0,
+            tail: 0,
+        }
+    }
+
+    fn buffered(&self) -> usize {
+        self.tail - self.head
+    }
+
+    /// Copies `out.len()` bytes out, refilling the buffer as needed.
+    fn read_exact(&mut self, out: &mut [u8]) -> io::Result<()> {
+        let mut done = 0;
+        while done < out.len() {
+            if self.head == self.tail {
+                let want = out.len() - done;
+                if want >= self.buf.len() {
+                    // large: straight into the destination
+                    self.r.read_exact(&mut out[done..])?;
+                    break;
+                }
+                self.head = 0;
+                self.tail = 0;
+                let n = loop {
+                    match self.r.read(&mut self.buf) {
+                        Ok(n) => break n,
+                        Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                        Err(e) => return Err(e),
+                    }
+                };
+                if n == 0 {
+                    return Err(io::ErrorKind::UnexpectedEof.into());
+                }
+                self.tail = n;
+            }
+            let k = (out.len() - done).min(self.buffered());
+            out[done..done + k].copy_from_slice(&self.buf[self.head..self.head + k]);
+            self.head += k;
+            done += k;
+        }
+        self.pos += out.len() as u64;
+        Ok(())
+    }
 }
 
 impl<R: Read + Seek> Input for StreamInput<'_, R> {
@@ -176,22 +238,46 @@ impl<R: Read + Seek> Input for StreamInput<'_, R> {
     }
     fn array<const N: usize>(&mut self) -> io::Result<[u8; N]> {
         let mut a = [0u8; N];
-        self.r.read_exact(&mut a)?;
-        self.pos += N as u64;
+        self.read_exact(&mut a)?;
         Ok(a)
     }
     fn take(&mut self, len: usize) -> io::Result<Vec<u8>> {
         let mut v = vec![0u8; len];
-        self.r.read_exact(&mut v)?;
-        self.pos += len as u64;
+        self.read_exact(&mut v)?;
         Ok(v)
     }
     fn payload(&mut self, len: u64) -> io::Result<()> {
-        let step = i64::try_from(len).map_err(|_| io::Error::from(io::ErrorKind::InvalidInput))?;
-        self.r.seek(SeekFrom::Current(step))?;
+        let buffered = self.buffered() as u64;
+        if len <= buffered {
+            self.head += len as usize;
+        } else {
+            let step = i64::try_from(len - buffered)
+                .map_err(|_| io::Error::from(io::ErrorKind::InvalidInput))?;
+            self.head = 0;
+            self.tail = 0;
+            self.r.seek(SeekFrom::Current(step))?;
+        }
         self.pos += len;
         Ok(())
     }
+}
+
+/// Indexes a stream: its start, the parse, and the stream length.
+fn index_stream<R: Read + Seek>(
+    reader: &mut R,
+    opts: &ReadOptions,
+) -> Result<(u64, u64, Parsed<Vec<u8>, ()>)> {
+    let io_at = |error| Error::Io {
+        at: Location::at(0),
+        error,
+    };
+    let start = reader.stream_position().map_err(io_at)?;
+    let end = reader.seek(SeekFrom::End(0)).map_err(io_at)?;
+    reader.seek(SeekFrom::Start(start)).map_err(io_at)?;
+    let len = end.saturating_sub(start);
+    let mut input = StreamInput::new(reader, len);
+    let parsed = Parser { input: &mut input }.run(opts)?;
+    Ok((start, len, parsed))
 }
 
 /// One parsed entry before it becomes public: name, record, payload.
@@ -708,9 +794,61 @@ impl Params<'static> {
     }
 
     /// Memory-maps `path` and parses it with `opts`.
+    ///
+    /// The headers are read through a small buffer from the file (about one
+    /// read and one seek per tensor) rather than through the map, so opening
+    /// touches no payload page and costs the same for a 1 MiB and a 1 GiB
+    /// file with the same entries; the payloads are then views of the map.
     pub fn open_with(path: impl AsRef<Path>, opts: &ReadOptions) -> Result<Self> {
-        let map = MappedFile::open(path)?;
-        Self::from_map(&map, opts)
+        let path = path.as_ref();
+        let io = |e| Error::Core(tensor_core::Error::io(path.display().to_string(), e));
+        let mut file = File::open(path).map_err(io)?;
+        let (_, len, parsed) = index_stream(&mut file, opts)?;
+        let offsets = parse_names_offsets(&parsed.entries);
+        let by_name = name_index(&parsed.entries, &offsets, opts.allow_duplicates)?;
+        let map = MappedFile::from_file(&file).map_err(|e| match e {
+            tensor_core::Error::Io { source, .. } => io(source),
+            other => Error::Core(other),
+        })?;
+        if map.len() as u64 != len {
+            return Err(Error::Truncated {
+                at: Location::at(map.len() as u64),
+                what: "the file (it changed size while it was opened)",
+                needed: len,
+                available: map.len() as u64,
+            });
+        }
+        let mut entries = Vec::with_capacity(parsed.entries.len());
+        for raw in parsed.entries {
+            let info = raw.info;
+            let range = usize::try_from(info.data_offset)
+                .ok()
+                .and_then(|o| Some(o..o.checked_add(usize::try_from(info.nbytes).ok()?)?));
+            let bytes = range
+                .and_then(|r| map.get(r))
+                .and_then(|b| Bytes::shared(&map, b));
+            let Some(bytes) = bytes else {
+                return Err(Error::Truncated {
+                    at: Location::tensor(info.data_offset, info.index, &raw.name),
+                    what: "the payload (the file changed while it was opened)",
+                    needed: info.nbytes,
+                    available: 0,
+                });
+            };
+            let tensor = Tensor::new(info.dtype, info.dims.clone(), bytes)?;
+            entries.push(Entry {
+                name: Cow::Owned(raw.name),
+                info,
+                tensor,
+            });
+        }
+        Ok(Params {
+            entries,
+            by_name,
+            size: len,
+            trailing: parsed.trailing,
+            map: Some(map),
+        })
     }
 
     /// Parses a mapped file; the tensors share `map`.
@@ -783,19 +921,7 @@ impl<R: Read + Seek> LazyParams<R> {
 
     /// Indexes the dictionary starting at the stream's position, with `opts`.
     pub fn open_with(mut reader: R, opts: &ReadOptions) -> Result<Self> {
-        let io_at = |error| Error::Io {
-            at: Location::at(0),
-            error,
-        };
-        let start = reader.stream_position().map_err(io_at)?;
-        let end = reader.seek(SeekFrom::End(0)).map_err(io_at)?;
-        reader.seek(SeekFrom::Start(start)).map_err(io_at)?;
-        let mut input = StreamInput {
-            r: &mut reader,
-            pos: 0,
-            len: end.saturating_sub(start),
-        };
-        let parsed = Parser { input: &mut input }.run(opts)?;
+        let (start, _, parsed) = index_stream(&mut reader, opts)?;
         let offsets = parse_names_offsets(&parsed.entries);
         let by_name = name_index(&parsed.entries, &offsets, opts.allow_duplicates)?;
         let (names, infos) = parsed.entries.into_iter().map(|r| (r.name, r.info)).unzip();

@@ -1,7 +1,7 @@
 //! Validation per FORMAT.md §5: every rejection, truncation at every offset
 //! of two goldens, and the edge cases that must be accepted.
 
-use std::io::Cursor;
+use std::io::{Cursor, Read, Seek, SeekFrom, Write};
 use std::path::Path;
 
 use cvm_params::{Error, LazyParams, Params, ReadOptions};
@@ -98,12 +98,32 @@ fn reject_with(bytes: &[u8], opts: &ReadOptions) -> Error {
         lazy.is_err(),
         "lazy reader accepted what the slice reader rejects ({e})"
     );
-    assert_eq!(
-        std::mem::discriminant(&lazy.unwrap_err()),
-        std::mem::discriminant(&e),
-        "readers disagree"
-    );
+    let lazy = lazy.unwrap_err();
+    assert_eq!(lazy.to_string(), e.to_string(), "readers disagree");
+    // a stream that returns at most 3 bytes per read
+    let trickle = LazyParams::open_with(Trickle(Cursor::new(bytes)), opts);
+    assert_eq!(trickle.unwrap_err().to_string(), e.to_string());
+    // Params::open (headers read from the file, payloads mapped)
+    let mut f = tempfile::NamedTempFile::new().unwrap();
+    f.write_all(bytes).unwrap();
+    let opened = Params::open_with(f.path(), opts);
+    assert_eq!(opened.unwrap_err().to_string(), e.to_string());
     e
+}
+
+/// A reader that returns at most 3 bytes per `read` call.
+#[derive(Debug)]
+struct Trickle<R>(R);
+impl<R: Read> Read for Trickle<R> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let n = buf.len().min(3);
+        self.0.read(&mut buf[..n])
+    }
+}
+impl<R: Seek> Seek for Trickle<R> {
+    fn seek(&mut self, pos: SeekFrom) -> std::io::Result<u64> {
+        self.0.seek(pos)
+    }
 }
 
 #[test]
@@ -355,6 +375,33 @@ fn truncation_at_every_offset_is_an_error_never_a_panic() {
 }
 
 #[test]
+fn short_reads_and_every_golden_through_every_reader() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../testdata/cvm");
+    for e in std::fs::read_dir(&dir).unwrap() {
+        let path = e.unwrap().path();
+        if path.extension().is_none_or(|x| x != "params") {
+            continue;
+        }
+        let bytes = std::fs::read(&path).unwrap();
+        let p = Params::parse(&bytes).unwrap();
+        let o = Params::open(&path).unwrap();
+        let mut t = LazyParams::open(Trickle(Cursor::new(&bytes))).unwrap();
+        assert_eq!(o.file_size(), bytes.len() as u64);
+        for (i, e) in p.entries().iter().enumerate() {
+            assert_eq!(o.entries()[i].info(), e.info());
+            assert_eq!(o.entries()[i].name_bytes(), e.name_bytes());
+            assert_eq!(o.entries()[i].tensor().bytes(), e.tensor().bytes());
+            assert_eq!(
+                t.read(i).unwrap().bytes(),
+                e.tensor().bytes(),
+                "{}",
+                path.display()
+            );
+        }
+    }
+}
+
+#[test]
 fn every_single_byte_corruption_is_handled() {
     // Not every flip is invalid (payload bytes, reserved words), but none may panic.
     for name in ["two_entry.params", "dtypes_core.params"] {
@@ -363,8 +410,12 @@ fn every_single_byte_corruption_is_handled() {
             for v in [0x00, 0xff, g[i] ^ 0x80] {
                 let mut f = g.clone();
                 f[i] = v;
-                let a = Params::parse(&f).is_ok();
-                let b = LazyParams::open(Cursor::new(&f)).is_ok();
+                let a = Params::parse(&f)
+                    .map(|p| p.len())
+                    .map_err(|e| e.to_string());
+                let b = LazyParams::open(Trickle(Cursor::new(&f)))
+                    .map(|p| p.len())
+                    .map_err(|e| e.to_string());
                 assert_eq!(a, b, "{name} byte {i} = {v:#x}");
             }
         }
