@@ -257,6 +257,20 @@ impl<'a> Tensor<'a> {
         tensor_core::cast_le::<f32>(self.data())
     }
 
+    /// The values in stored (column-major) order as an owned vector (one memcpy on little-endian hosts).
+    pub fn to_vec(&self) -> Vec<f32> {
+        let data = self.data();
+        let mut v = vec![0f32; data.len() / 4];
+        if cfg!(target_endian = "little") {
+            bytemuck::cast_slice_mut::<f32, u8>(&mut v).copy_from_slice(data);
+        } else {
+            for (x, b) in v.iter_mut().zip(data.chunks_exact(4)) {
+                *x = f32::from_le_bytes([b[0], b[1], b[2], b[3]]);
+            }
+        }
+        v
+    }
+
     /// A column-major `tensor-core` view of the data, with dims
     /// [`Shape::core_dims`] (the batch is a last axis when it is not 1).
     pub fn to_core(&self) -> Result<tensor_core::Tensor<'_>> {
