@@ -81,6 +81,9 @@ fn pair(reps: usize, mut ours: impl FnMut(), mut base: impl FnMut()) -> (f64, f6
     (median(a), median(b))
 }
 
+/// False when run as a smoke test (`cargo test --benches`): no BENCH lines then.
+static MEASURING: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
 fn report(op: &str, bytes: u64, seconds: f64, baseline: &str, baseline_seconds: f64) {
     let ratio = baseline_seconds / seconds;
     println!(
@@ -90,6 +93,9 @@ fn report(op: &str, bytes: u64, seconds: f64, baseline: &str, baseline_seconds: 
         baseline_seconds,
         bytes as f64 / baseline_seconds / 1e9,
     );
+    if !MEASURING.load(std::sync::atomic::Ordering::Relaxed) {
+        return;
+    }
     println!(
         "BENCH {{\"crate\":\"cvm-params\",\"op\":\"{op}\",\"bytes\":{bytes},\"seconds\":{seconds:.6},\"baseline\":\"{baseline}\",\"baseline_seconds\":{baseline_seconds:.6},\"ratio\":{ratio:.3}}}"
     );
@@ -103,6 +109,10 @@ fn write_file(path: &Path, bytes: &[u8]) {
 fn main() {
     // `cargo bench` passes `--bench`; `cargo test --benches` runs us too: be quick then.
     let quick = !std::env::args().any(|a| a == "--bench");
+    MEASURING.store(!quick, std::sync::atomic::Ordering::Relaxed);
+    if quick {
+        println!("smoke run on a small file (use `cargo bench` to measure)");
+    }
     let (big_elems, reps) = if quick {
         (SMALL_ELEMS * 4, 1)
     } else {
