@@ -125,3 +125,22 @@ fn broken_files_are_errors_not_panics() {
         );
     }
 }
+
+#[test]
+fn prototxt_is_text_and_convert_writes_what_nnabla_saves() {
+    let tmp = tempfile::tempdir().unwrap();
+    let p = tmp.path().join("net.prototxt");
+    std::fs::copy(dir().join("mlp.nntxt"), &p).unwrap();
+    let j = inspect_json(&p);
+    assert_eq!(j["format"], "nnabla-nntxt");
+    assert_eq!(j["graph"]["networks"][0]["name"], "net1");
+    assert_eq!(j["graph"]["executors"], serde_json::json!(["runtime"]));
+    // parameters in a text model → a parameters-only .protobuf: exactly the
+    // bytes nn.save_parameters wrote for the same parameters
+    let out = tmp.path().join("w.protobuf");
+    convert(&dir().join("mlp_with_params.nntxt"), &out);
+    assert_eq!(
+        std::fs::read(&out).unwrap(),
+        std::fs::read(dir().join("mlp_params.protobuf")).unwrap()
+    );
+}

@@ -53,8 +53,11 @@ fn main() {
         })
         .collect();
     let mut file = Vec::with_capacity(PARAMS * SIDE * SIDE * 4 + 4096);
-    write_parameters_binary(&mut file, tensors.iter().map(|(n, t)| (n.as_str(), t, true)))
-        .expect("write");
+    write_parameters_binary(
+        &mut file,
+        tensors.iter().map(|(n, t)| (n.as_str(), t, true)),
+    )
+    .expect("write");
     let n = file.len();
     println!("parameter .protobuf: {n} bytes ({PARAMS} parameters of {SIDE}x{SIDE} f32)");
 
