@@ -68,12 +68,16 @@ pub fn run(
     let only = globs(&opts.only).at(Path::new("--only"))?;
     let exclude = globs(&opts.exclude).at(Path::new("--exclude"))?;
     let loaded = formats::load(input, from).at(input)?;
-    if let Some(src) = loaded
-        .source
-        .as_ref()
-        .filter(|_| loaded.kind == target && opts.is_plain())
-    {
-        return formats::reencode(src, output).at(output);
+    if let Some(src) = loaded.source.as_ref().filter(|_| opts.is_plain()) {
+        if loaded.kind == target {
+            return formats::reencode(src, output).at(output);
+        }
+        if let Some(r) = match target {
+            Kind::Ml(f) => formats::transcode(src, f, output),
+            _ => None,
+        } {
+            return r.at(output);
+        }
     }
     let mut tensors = loaded.tensors;
     tensors.retain(|name, _| {

@@ -41,7 +41,7 @@ fn main() {
         })
         .collect();
     let bytes: u64 = params.iter().map(|p| p.tensor.bytes().len() as u64).sum();
-    let nnp = Nnp::new(NNablaProtoBuf::default(), params);
+    let nnp = Nnp::new(NNablaProtoBuf::default(), params).expect("valid parameters");
     let dir = tempfile::tempdir().unwrap();
 
     // The baseline: one memcpy of the same number of bytes into a fresh buffer.

@@ -25,7 +25,7 @@
 //! let model = parse_text("network { name: \"net\" batch_size: 1 }\nexecutor { name: \"runtime\" network_name: \"net\" }\n")?;
 //! let w = Tensor::from_values([2, 2], &[1f32, 2., 3., 4.])?;
 //! let params: ParameterSet = [Parameter::new("fc/W", w, true)].into_iter().collect();
-//! let nnp = Nnp::new(model, params);
+//! let nnp = Nnp::new(model, params)?;
 //!
 //! for format in [ParamFormat::H5, ParamFormat::Protobuf] {
 //!     let bytes = nnp

@@ -111,22 +111,25 @@ impl<'a> Nnp<'a> {
         load(contents, opts)
     }
 
-    /// A model from parts (for writing a new archive).
-    pub fn new(model: NNablaProtoBuf, params: ParameterSet<'a>) -> Self {
+    /// A model from parts (for writing a new archive). Parameters stored in
+    /// `model.parameter` come first, then `params` (a name given twice keeps
+    /// its first position and the last value); a stored parameter whose data
+    /// does not match its shape is an error.
+    pub fn new(model: NNablaProtoBuf, params: ParameterSet<'a>) -> Result<Self> {
         let mut model = model;
         let mut all = ParameterSet::new();
         for p in std::mem::take(&mut model.parameter) {
-            if let Ok(t) = nnabla_proto::parameter_tensor(&p) {
-                all.insert(from_param_tensor(t).into_static());
-            }
+            let t = nnabla_proto::parameter_tensor(&p)
+                .map_err(|e| proto_err(&format!("parameter {:?}", p.variable_name), e))?;
+            all.insert(from_param_tensor(t).into_static());
         }
         all.extend(params);
-        Nnp {
+        Ok(Nnp {
             model,
             params: all,
             optimizers: Vec::new(),
             members: Vec::new(),
-        }
+        })
     }
 
     /// The merged model without its parameters.

@@ -20,6 +20,7 @@ use crate::report::Report;
 
 mod cvm;
 mod nnabla;
+mod nnabla_family;
 mod nnp;
 pub mod npz;
 mod primitiv;
@@ -107,6 +108,15 @@ pub fn write(format: Format, out: &Path, tensors: &TensorMap<'_>) -> Result<()> 
         Format::TennisModule => tennis::write(out, tensors),
         other => bail!("writing {other} is not supported by this build"),
     }
+}
+
+/// Converts between two NNabla encodings keeping the whole model (not just
+/// the tensors); `None` when `src` and `target` are not both NNabla formats.
+pub fn transcode(src: &Source, target: Format, out: &Path) -> Option<Result<()>> {
+    (nnabla_family::is_nnabla(src.format)
+        && nnabla_family::is_nnabla(target)
+        && src.format != target)
+        .then(|| nnabla_family::transcode(src, target, out))
 }
 
 /// Writes the content of `src` again in its own format.

@@ -25,6 +25,10 @@ fn text_of(src: &Source) -> Result<&str> {
 
 /// The whole file: the message without parameter data, and the parameters
 /// in stored order (binary: borrowed from the map).
+pub fn load_whole(src: &Source) -> Result<(NNablaProtoBuf, Vec<ParamTensor<'_>>)> {
+    load(src)
+}
+
 fn load(src: &Source) -> Result<(NNablaProtoBuf, Vec<ParamTensor<'_>>)> {
     match src.format {
         Format::NnablaNntxt => {

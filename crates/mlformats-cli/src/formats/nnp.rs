@@ -16,7 +16,7 @@ use anyhow::{Result, bail};
 use mlformats::Format;
 use mlformats::nnp::nnabla_proto::NNablaProtoBuf;
 use mlformats::nnp::{self as nnpa, MemberKind, Nnp, ParamFormat, Parameter, ReadOptions};
-use serde_json::{Value, json};
+use serde_json::json;
 use tensor_core::{Limits, TensorMap};
 
 use super::Source;
@@ -38,48 +38,13 @@ fn entry(p: &Parameter<'_>) -> TensorEntry {
     TensorEntry::new(p.name.clone(), &p.tensor).with("need_grad", json!(p.need_grad))
 }
 
-/// The contract's `graph` object of an NNabla model (networks as stored).
-pub fn graph_json(model: &NNablaProtoBuf) -> Value {
-    let networks: Vec<Value> = model
-        .network
-        .iter()
-        .map(|n| {
-            let variables: Vec<Value> = n
-                .variable
-                .iter()
-                .map(|v| {
-                    let dims: &[i64] = v.shape.as_ref().map(|s| s.dim.as_slice()).unwrap_or(&[]);
-                    json!({"name": v.name, "type": v.r#type, "shape": dims})
-                })
-                .collect();
-            let functions: Vec<Value> = n
-                .function
-                .iter()
-                .map(|f| {
-                    json!({"name": f.name, "type": f.r#type,
-                           "inputs": f.input, "outputs": f.output})
-                })
-                .collect();
-            json!({"name": n.name, "batch_size": n.batch_size,
-                   "variables": variables, "functions": functions})
-        })
-        .collect();
-    json!({
-        "networks": networks,
-        "executors": model.executor.iter().map(|e| e.name.as_str()).collect::<Vec<_>>(),
-        "optimizers": model.optimizer.iter().map(|e| e.name.as_str()).collect::<Vec<_>>(),
-        "datasets": model.dataset.iter().map(|e| e.name.as_str()).collect::<Vec<_>>(),
-        "monitors": model.monitor.iter().map(|e| e.name.as_str()).collect::<Vec<_>>(),
-    })
-}
-
 pub fn inspect(src: &Source) -> Result<Report> {
     match src.format {
         Format::NnablaNnp => {
             let nnp = read_nnp(src)?;
             let mut r = Report::new("nnabla-nnp", src.file_size());
             r.tensors = nnp.parameters().iter().map(entry).collect();
-            r.graph = Some(graph_json(nnp.model()));
+            r.graph = Some(super::nnabla::graph_json(nnp.model()));
             let states: Vec<&str> = nnp
                 .optimizer_states()
                 .iter()
@@ -120,7 +85,7 @@ pub fn write(format: Format, out: &Path, tensors: &TensorMap<'_>) -> Result<()> 
     match format {
         Format::NnablaH5 => nnpa::h5::save_h5(out, &params)?,
         Format::NnablaNnp => {
-            let nnp = Nnp::new(NNablaProtoBuf::default(), params.into_iter().collect());
+            let nnp = Nnp::new(NNablaProtoBuf::default(), params.into_iter().collect())?;
             nnp.save(out, &nnpa::WriteOptions::default())?;
         }
         other => bail!("{other} is not written by the .nnp/.h5 module"),

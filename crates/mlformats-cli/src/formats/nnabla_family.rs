@@ -1,0 +1,79 @@
+//! Converting between NNabla's encodings (`.nntxt`, `.protobuf`, `.nnp`,
+//! `.h5`) with the whole model: networks, executors, optimizers, datasets,
+//! monitors and every parameter with its `need_grad`. An `.h5` holds
+//! parameters only, so converting to it keeps just those.
+
+use std::path::Path;
+
+use anyhow::{Result, bail};
+use mlformats::Format;
+use mlformats::nnabla::{self as nn, NNablaProtoBuf};
+use mlformats::nnp::{self as nnpa, Nnp, ParamFormat, Parameter, ParameterSet, ReadOptions};
+use tensor_core::Limits;
+
+use super::Source;
+
+/// True for the formats this module converts between.
+pub fn is_nnabla(f: Format) -> bool {
+    matches!(
+        f,
+        Format::NnablaNntxt | Format::NnablaProtobuf | Format::NnablaNnp | Format::NnablaH5
+    )
+}
+
+/// The model (without parameter messages) and the parameters, in the order
+/// nnabla loads them.
+fn load(src: &Source) -> Result<(NNablaProtoBuf, Vec<Parameter<'static>>)> {
+    Ok(match src.format {
+        Format::NnablaNntxt | Format::NnablaProtobuf => {
+            let (model, params) = super::nnabla::load_whole(src)?;
+            let params = params
+                .into_iter()
+                .map(|p| Parameter::new(p.name, p.tensor.rebase(&src.map), p.need_grad))
+                .collect();
+            (model, params)
+        }
+        Format::NnablaNnp => {
+            let nnp = Nnp::from_mapped(&src.map, &ReadOptions::default())?;
+            (
+                nnp.model().clone(),
+                nnp.parameters().iter().cloned().collect(),
+            )
+        }
+        Format::NnablaH5 => (
+            NNablaProtoBuf::default(),
+            nnpa::h5::read_h5_mapped(&src.map, 0..src.map.len(), &Limits::default())?,
+        ),
+        other => bail!("{other} is not an NNabla format"),
+    })
+}
+
+/// Writes the content of `src` as `target`, another NNabla format.
+pub fn transcode(src: &Source, target: Format, out: &Path) -> Result<()> {
+    let (mut model, params) = load(src)?;
+    match target {
+        Format::NnablaNntxt | Format::NnablaProtobuf => {
+            for p in &params {
+                model
+                    .parameter
+                    .push(nn::parameter_from_tensor(&p.name, &p.tensor, p.need_grad)?);
+            }
+            tensor_core::io::write_atomic(out, |w| -> Result<()> {
+                if target == Format::NnablaNntxt {
+                    nn::write_text(&model, w)?;
+                } else {
+                    nn::write_binary(&model, w)?;
+                }
+                Ok(())
+            })
+        }
+        Format::NnablaNnp => {
+            let set: ParameterSet<'_> = params.into_iter().collect();
+            let nnp = Nnp::new(model, set)?;
+            let opts = nnpa::WriteOptions::default().with_param_format(ParamFormat::H5);
+            Ok(nnp.save(out, &opts)?)
+        }
+        Format::NnablaH5 => Ok(nnpa::h5::save_h5(out, &params)?),
+        other => bail!("{other} is not an NNabla format"),
+    }
+}
