@@ -42,15 +42,16 @@ fn entry(
         .with("order", json!("column-major")))
 }
 
-/// Every tensor of a file as (contract name, key path, stat key, tensor), in file order.
-fn walk<'f, 'a>(
-    file: &'f File<'a>,
-) -> Vec<(
+/// One tensor of a file: (contract name, key path, stat key, tensor).
+type Walked<'f, 'a> = (
     String,
     &'f [Vec<u8>],
     Option<&'f [u8]>,
     &'f prim::Tensor<'a>,
-)> {
+);
+
+/// Every tensor of a file, in file order.
+fn walk<'f, 'a>(file: &'f File<'a>) -> Vec<Walked<'f, 'a>> {
     let mut v = Vec::new();
     let mut param = |base: String, path: &'f [Vec<u8>], p: &'f Parameter<'a>| {
         v.push((base.clone(), path, None, &p.value));
