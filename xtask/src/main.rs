@@ -3,6 +3,7 @@
 //! Commands:
 //! - `regen-proto`: regenerate the prost code and descriptor of `proto/nnabla.proto`
 //!   into `crates/nnabla-proto/src/generated/` (pure Rust, no protoc needed).
+//! - `bench`: run every benchmark and print one table (see `bench.rs`).
 //!
 //! Other commands (e.g. `bench`, `fuzz`) are added as further match arms in
 //! [`main`]; an unknown command prints the usage and exits with status 2.
@@ -10,6 +11,7 @@
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
+mod bench;
 mod regen_proto;
 
 const USAGE: &str = "usage: cargo xtask <command>
@@ -17,12 +19,15 @@ const USAGE: &str = "usage: cargo xtask <command>
 commands:
   regen-proto   regenerate crates/nnabla-proto/src/generated/ from proto/nnabla.proto
                 (protox + prost-build; needs no protoc)
+  bench         run every benchmark and print one table of throughput and ratios
+                to memcpy / write_all measured in the same run [--json] [--crate NAME]
 ";
 
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let result = match args.first().map(String::as_str) {
         Some("regen-proto") => regen_proto::run(&workspace_root(), &args[1..]),
+        Some("bench") => bench::run(&workspace_root(), &args[1..]).map_err(Into::into),
         Some("help" | "-h" | "--help") => {
             print!("{USAGE}");
             return ExitCode::SUCCESS;
