@@ -264,7 +264,16 @@ fn scan<R: Read + Seek>(
     Ok(members)
 }
 
+/// The first allocation for a member's bytes; the buffer then grows with
+/// what the stream actually yields, never past the declared size.
+const FIRST_CHUNK: usize = 64 << 10;
+
 /// Inflates (or copies) member `i` into a new buffer of exactly its declared size.
+///
+/// The buffer follows the stream: it starts at [`FIRST_CHUNK`] (or the
+/// declared size if smaller) and at most doubles, capped at the declared
+/// size, so a header declaring 1 GiB in front of a 1 MiB stream costs about
+/// 2 MiB, not 1 GiB, and an honest member is never over-allocated.
 fn read_owned<R: Read + Seek>(
     za: &mut zip::ZipArchive<R>,
     i: usize,
@@ -277,16 +286,46 @@ fn read_owned<R: Read + Seek>(
         declared: m.size,
         limit: usize::MAX as u64,
     })?;
-    let f = za.by_index(i).map_err(zerr)?;
-    let mut out = Vec::with_capacity(n);
-    // One byte more than declared reveals a lying header.
-    f.take(m.size.saturating_add(1))
-        .read_to_end(&mut out)
-        .map_err(|e| Error::member(&m.name, format!("reading failed: {e}")))?;
-    if out.len() as u64 != m.size {
+    let mut f = za.by_index(i).map_err(zerr)?;
+    let failed = |e: std::io::Error| Error::member(&m.name, format!("reading failed: {e}"));
+    let mut out: Vec<u8> = Vec::with_capacity(n.min(FIRST_CHUNK));
+    while out.len() < n {
+        if out.len() == out.capacity() {
+            out.reserve_exact((n - out.len()).min(out.len().max(FIRST_CHUNK)));
+        }
+        let len = out.len();
+        let end = out.capacity().min(n);
+        out.resize(end, 0);
+        match f.read(&mut out[len..end]) {
+            Ok(0) => {
+                out.truncate(len);
+                break;
+            }
+            Ok(k) => out.truncate(len + k),
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => out.truncate(len),
+            Err(e) => return Err(failed(e)),
+        }
+    }
+    if out.len() < n {
         return Err(Error::member(
             &m.name,
-            format!("declares {} bytes but holds {} or more", m.size, out.len()),
+            format!("declares {} bytes but holds {}", m.size, out.len()),
+        ));
+    }
+    // One byte more than declared reveals a lying header; reading to the end
+    // also makes the zip reader check the CRC.
+    let mut probe = [0u8; 1];
+    let extra = loop {
+        match f.read(&mut probe) {
+            Ok(k) => break k,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(failed(e)),
+        }
+    };
+    if extra != 0 {
+        return Err(Error::member(
+            &m.name,
+            format!("declares {} bytes but holds {} or more", m.size, n + 1),
         ));
     }
     Ok(out)
