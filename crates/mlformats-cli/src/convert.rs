@@ -84,40 +84,97 @@ pub fn run(
         only.as_ref().is_none_or(|g| g.is_match(name))
             && !exclude.as_ref().is_some_and(|g| g.is_match(name))
     });
+    let plan = Plan {
+        cast: opts.dtype,
+        exchange: matches!(target, Kind::Safetensors | Kind::Npz).then_some(target),
+        row_major: match target {
+            // these writers take column-major tensors and convert one at a
+            // time (primitiv stores column-major; cvm-params transposes)
+            Kind::Ml(mlformats::Format::Primitiv | mlformats::Format::CvmParams) => false,
+            Kind::Npz => !opts.keep_order,
+            _ => true,
+        },
+    };
     let total: u64 = tensors.iter().map(|(_, t)| t.bytes().len() as u64).sum();
     let pb = progress::bar(loaded.map.len() as u64, total, opts.quiet, "converting");
-    let want_row_major = match target {
-        Kind::Ml(mlformats::Format::Primitiv) => false,
-        Kind::Npz => !opts.keep_order,
-        _ => true,
-    };
-    let mut out = TensorMap::new();
-    for (name, t) in tensors {
-        let n = t.bytes().len() as u64;
-        let t = match opts.dtype {
-            Some(to) if t.dtype().is_float() => cast(&t, to)
-                .with_context(|| format!("tensor {name:?}"))
-                .at(input)?,
-            _ => t,
-        };
-        let t = match target {
-            Kind::Safetensors | Kind::Npz => as_exchange_dtype(t, target).at(input)?,
-            _ => t,
-        };
-        let t = if want_row_major && t.order() == MemoryOrder::ColumnMajor {
-            t.to_row_major()
-                .map_err(anyhow::Error::new)
-                .at(input)?
-                .into_static()
-        } else {
-            t
-        };
-        out.insert(name, t);
-        pb.inc(n);
-    }
-    pb.finish_and_clear();
     let from_name = loaded.kind.name();
-    formats::write_kind(target, output, &out, (from_name, input)).at(output)
+    let result = match target {
+        // Exchange formats convert one tensor at a time while writing, so
+        // peak memory stays near the largest tensor, not the file.
+        Kind::Safetensors => formats::safetensors::write(
+            output,
+            &tensors,
+            &plan,
+            &pb,
+            formats::safetensors::metadata(from_name, input),
+        ),
+        Kind::Npz => formats::npz::write(output, &tensors, &plan, &pb),
+        Kind::Ml(format) => {
+            let mut out = TensorMap::new();
+            for (name, t) in tensors.iter() {
+                let p = plan
+                    .apply(t)
+                    .with_context(|| format!("tensor {name:?}"))
+                    .at(input)?;
+                out.insert(name, p);
+                pb.inc(t.bytes().len() as u64);
+            }
+            formats::write(format, output, &out)
+        }
+    };
+    pb.finish_and_clear();
+    result.at(output)
+}
+
+/// What happens to each tensor on its way to the target.
+#[derive(Debug, Clone, Copy)]
+pub struct Plan {
+    /// Cast floats to this type.
+    pub cast: Option<CastTo>,
+    /// The exchange format (safetensors, npz) whose dtypes the tensor must fit.
+    pub exchange: Option<Kind>,
+    /// Transpose column-major data to row-major.
+    pub row_major: bool,
+}
+
+impl Plan {
+    /// The dtype a tensor of `d` has after [`Plan::apply`].
+    pub fn out_dtype(&self, d: DType) -> DType {
+        let d = match self.cast {
+            Some(to) if d.is_float() => to.dtype(),
+            _ => d,
+        };
+        match self.exchange {
+            Some(k) => exchange_dtype(d, k),
+            None => d,
+        }
+    }
+
+    /// The tensor as the target gets it: borrowed when nothing changes.
+    pub fn apply<'t>(&self, t: &'t Tensor<'_>) -> Result<Tensor<'t>> {
+        let mut cur = Tensor::with_order(t.dtype(), t.shape().clone(), t.order(), t.bytes())?;
+        if let Some(to) = self.cast.filter(|_| cur.dtype().is_float()) {
+            cur = cast(&cur, to)?;
+        }
+        if let Some(k) = self.exchange {
+            cur = as_exchange_dtype(cur, k)?;
+        }
+        if self.row_major && cur.order() == MemoryOrder::ColumnMajor {
+            cur = cur.to_row_major()?.into_static();
+        }
+        Ok(cur)
+    }
+}
+
+impl CastTo {
+    /// The dtype it casts to.
+    pub fn dtype(self) -> DType {
+        match self {
+            CastTo::F16 => DType::F16,
+            CastTo::Bf16 => DType::BF16,
+            CastTo::F32 => DType::F32,
+        }
+    }
 }
 
 /// A float tensor cast to `to`, keeping shape and order.
@@ -155,38 +212,43 @@ pub fn cast(t: &Tensor<'_>, to: CastTo) -> Result<Tensor<'static>> {
     )?)
 }
 
-/// Tensors whose dtype safetensors or numpy lack: characters, opaque and
-/// quantized bytes keep their bytes as unsigned integers of the same size;
-/// floats the target cannot hold (bf16 and 8-bit floats in npz, some 8-bit
-/// floats in safetensors) become f32, which holds every value exactly.
-fn as_exchange_dtype(t: Tensor<'static>, target: Kind) -> Result<Tensor<'static>> {
+/// The dtype safetensors or numpy store a tensor of `d` as: characters,
+/// opaque and quantized bytes keep their bytes as unsigned integers of the
+/// same size; floats the target cannot hold (bf16 and 8-bit floats in npz,
+/// some 8-bit floats in safetensors) become f32, which holds every value
+/// exactly.
+pub fn exchange_dtype(d: DType, target: Kind) -> DType {
     use tensor_core::float8::is_f8;
-    let d = t.dtype();
     let to_f32 = match target {
         Kind::Npz => d == DType::BF16 || is_f8(d),
         _ => matches!(d, DType::F8E3M4 | DType::F8E4M3 | DType::F8E4M3B11Fnuz),
     };
     if to_f32 {
+        return DType::F32;
+    }
+    match d {
+        DType::Char8 | DType::Opaque8 | DType::Q8(_) => DType::U8,
+        DType::Char16 | DType::Opaque16 => DType::U16,
+        DType::Char32 | DType::Opaque32 => DType::U32,
+        DType::Opaque64 => DType::U64,
+        other => other,
+    }
+}
+
+fn as_exchange_dtype(t: Tensor<'_>, target: Kind) -> Result<Tensor<'_>> {
+    let to = exchange_dtype(t.dtype(), target);
+    if to == t.dtype() {
+        return Ok(t);
+    }
+    let (shape, order) = (t.shape().clone(), t.order());
+    if to == DType::F32 {
         let mut bytes = Vec::with_capacity(t.numel().saturating_mul(4));
         stats::for_each_f64_block(&t, |blk| {
             for &v in blk {
                 bytes.extend_from_slice(&(v as f32).to_le_bytes());
             }
         });
-        return Ok(Tensor::with_order(
-            DType::F32,
-            t.shape().clone(),
-            t.order(),
-            bytes,
-        )?);
+        return Ok(Tensor::with_order(DType::F32, shape, order, bytes)?);
     }
-    let to = match d {
-        DType::Char8 | DType::Opaque8 | DType::Q8(_) => DType::U8,
-        DType::Char16 | DType::Opaque16 => DType::U16,
-        DType::Char32 | DType::Opaque32 => DType::U32,
-        DType::Opaque64 => DType::U64,
-        _ => return Ok(t),
-    };
-    let (shape, order) = (t.shape().clone(), t.order());
     Ok(Tensor::with_order(to, shape, order, t.into_storage())?)
 }

@@ -334,3 +334,27 @@ fn completions_and_man_page() {
     );
     assert_eq!(run_str(&["completions", "tcsh-ish"]).status.code(), Some(2));
 }
+
+#[test]
+fn a_failed_convert_leaves_the_old_output_whole() {
+    let dir = tempfile::tempdir().unwrap();
+    // bf16 has no TenniS dtype code and primitiv holds only f32: both fail
+    let src = testdata().join("cvm/dtypes_extended.params");
+    for name in ["keep.tsm", "keep.data"] {
+        let out = dir.path().join(name);
+        std::fs::write(&out, b"the old file").unwrap();
+        let r = run_str(&["convert", s(&src), s(&out)]);
+        assert_eq!(r.status.code(), Some(1), "{name}");
+        let err = String::from_utf8_lossy(&r.stderr);
+        assert!(
+            err.starts_with(&format!("error: {}: ", out.display())),
+            "{name}: {err}"
+        );
+        assert_eq!(std::fs::read(&out).unwrap(), b"the old file", "{name}");
+    }
+    let left: Vec<_> = std::fs::read_dir(dir.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
+    assert_eq!(left.len(), 2, "temporary files left behind: {left:?}");
+}

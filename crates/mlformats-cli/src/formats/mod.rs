@@ -253,20 +253,3 @@ pub fn load(path: &Path, forced: Option<Kind>) -> Result<Loaded> {
         }
     }
 }
-
-/// Writes `tensors` as a new file of `kind`; `from` names the source for
-/// formats that record it (safetensors `__metadata__`).
-pub fn write_kind(
-    kind: Kind,
-    out: &Path,
-    tensors: &TensorMap<'_>,
-    from: (&str, &Path),
-) -> Result<()> {
-    match kind {
-        Kind::Ml(f) => write(f, out, tensors),
-        Kind::Safetensors => {
-            safetensors::write(out, tensors, safetensors::metadata(from.0, from.1))
-        }
-        Kind::Npz => npz::write(out, tensors),
-    }
-}

@@ -11,8 +11,11 @@ use std::path::Path;
 use std::sync::Arc;
 
 use anyhow::{Context, Result, anyhow, bail};
+use indicatif::ProgressBar;
 use npyz::{Order, WriterBuilder};
 use tensor_core::{DType, Limits, MappedFile, MemoryOrder, Tensor, TensorMap};
+
+use crate::convert::Plan;
 use zip::CompressionMethod;
 use zip::write::SimpleFileOptions;
 
@@ -190,46 +193,50 @@ pub fn read(map: &Arc<MappedFile>, limits: &Limits) -> Result<TensorMap<'static>
     Ok(out)
 }
 
-/// Writes `tensors` as an `.npz` (stored members), atomically. Row-major
-/// tensors are written in C order and column-major ones in Fortran order.
-pub fn write(out: &Path, tensors: &TensorMap<'_>) -> Result<()> {
+/// Writes `tensors` as an `.npz` (stored members), atomically, converting
+/// each by `plan` just before it is written. Row-major tensors are written
+/// in C order and column-major ones in Fortran order.
+pub fn write(out: &Path, tensors: &TensorMap<'_>, plan: &Plan, pb: &ProgressBar) -> Result<()> {
     for (name, t) in tensors.iter() {
-        if descr_of(t.dtype()).is_none() {
-            bail!(
-                "tensor {name:?}: dtype {} has no numpy equivalent",
-                t.dtype()
-            );
+        let d = plan.out_dtype(t.dtype());
+        if descr_of(d).is_none() {
+            bail!("tensor {name:?}: dtype {d} has no numpy equivalent");
         }
     }
     tensor_core::io::write_atomic(out, |w| -> Result<()> {
-        write_to(w, tensors)?;
+        let mut zip = zip::ZipWriter::new(w);
+        for (name, t) in tensors.iter() {
+            let t = plan.apply(t).with_context(|| format!("tensor {name:?}"))?;
+            write_member(&mut zip, name, &t)?;
+            pb.inc(t.bytes().len() as u64);
+        }
+        zip.finish()?;
         Ok(())
     })
 }
 
-fn write_to<W: Write + Seek>(w: W, tensors: &TensorMap<'_>) -> Result<()> {
-    let mut zip = zip::ZipWriter::new(w);
-    for (name, t) in tensors.iter() {
-        let descr =
-            descr_of(t.dtype()).ok_or_else(|| anyhow!("tensor {name:?}: no numpy dtype"))?;
-        let opts = SimpleFileOptions::default()
-            .compression_method(CompressionMethod::Stored)
-            .large_file(t.bytes().len() as u64 >= (1u64 << 32) - (1 << 20));
-        zip.start_file(format!("{name}.npy"), opts)?;
-        let shape: Vec<u64> = t.dims().iter().map(|&d| d as u64).collect();
-        let order = match t.order() {
-            MemoryOrder::RowMajor => Order::C,
-            MemoryOrder::ColumnMajor => Order::Fortran,
-        };
-        let dtype = npyz::DType::Plain(descr.parse().map_err(|e| anyhow!("{descr}: {e:?}"))?);
-        npyz::WriteOptions::new_header_only()
-            .dtype(dtype)
-            .shape(&shape)
-            .order(order)
-            .writer(&mut zip)
-            .write_header_only()?;
-        zip.write_all(t.bytes())?;
-    }
-    zip.finish()?;
+fn write_member<W: Write + Seek>(
+    zip: &mut zip::ZipWriter<W>,
+    name: &str,
+    t: &Tensor<'_>,
+) -> Result<()> {
+    let descr = descr_of(t.dtype()).ok_or_else(|| anyhow!("tensor {name:?}: no numpy dtype"))?;
+    let opts = SimpleFileOptions::default()
+        .compression_method(CompressionMethod::Stored)
+        .large_file(t.bytes().len() as u64 >= (1u64 << 32) - (1 << 20));
+    zip.start_file(format!("{name}.npy"), opts)?;
+    let shape: Vec<u64> = t.dims().iter().map(|&d| d as u64).collect();
+    let order = match t.order() {
+        MemoryOrder::RowMajor => Order::C,
+        MemoryOrder::ColumnMajor => Order::Fortran,
+    };
+    let dtype = npyz::DType::Plain(descr.parse().map_err(|e| anyhow!("{descr}: {e:?}"))?);
+    npyz::WriteOptions::new_header_only()
+        .dtype(dtype)
+        .shape(&shape)
+        .order(order)
+        .writer(&mut *zip)
+        .write_header_only()?;
+    zip.write_all(t.bytes())?;
     Ok(())
 }

@@ -127,20 +127,26 @@ pub fn tensors(src: &Source) -> Result<TensorMap<'static>> {
 }
 
 pub fn write(out: &Path, tensors: &TensorMap<'_>) -> Result<()> {
-    // Convert (and validate) every tensor before touching the output.
-    let mut params = Vec::with_capacity(tensors.len());
+    // Check every tensor before touching the output (cheap: dtype and
+    // shape), then convert one at a time while writing, so peak memory stays
+    // near the largest tensor.
+    let mut keys = Vec::with_capacity(tensors.len());
     for (name, t) in tensors.iter() {
-        let value = prim::Tensor::from_core(t)
-            .and_then(Parameter::new)
-            .with_context(|| format!("tensor '{name}' (shape {:?})", t.dims()))?;
-        params.push((vec![name.as_bytes().to_vec()], value));
+        let ok = if t.dtype() == tensor_core::DType::F32 {
+            prim::Shape::from_dims(t.dims()).map(drop)
+        } else {
+            prim::Tensor::from_core(t).map(drop)
+        };
+        ok.with_context(|| format!("tensor '{name}' (shape {:?})", t.dims()))?;
+        keys.push((vec![name.as_bytes().to_vec()], t));
     }
-    params.sort_by(|a, b| a.0.cmp(&b.0));
-    let count = u32::try_from(params.len()).context("too many tensors for a primitiv model")?;
+    keys.sort_by(|a, b| a.0.cmp(&b.0));
+    let count = u32::try_from(keys.len()).context("too many tensors for a primitiv model")?;
     tensor_core::io::write_atomic(out, |w| -> Result<(), prim::Error> {
         let mut mw = ModelWriter::new(w, count, WriteOptions::default())?;
-        for (k, p) in &params {
-            mw.param(k, p)?;
+        for (k, t) in &keys {
+            let p = prim::Tensor::from_core(t).and_then(Parameter::new)?;
+            mw.param(k, &p)?;
         }
         mw.finish().map(drop)
     })?;

@@ -10,8 +10,11 @@ use std::path::Path;
 use std::sync::Arc;
 
 use anyhow::{Context, Result, anyhow, bail};
+use indicatif::ProgressBar;
 use safetensors::{Dtype, SafeTensors, View};
-use tensor_core::{DType, MappedFile, MemoryOrder, Tensor, TensorMap};
+use tensor_core::{Bytes, DType, MappedFile, MemoryOrder, Tensor, TensorMap};
+
+use crate::convert::Plan;
 
 /// True when `bytes` starts like a safetensors file: a little-endian u64
 /// header length that fits, then a JSON object.
@@ -112,6 +115,10 @@ pub fn metadata(source_format: &str, source_file: &Path) -> HashMap<String, Stri
 struct Item<'t, 'a> {
     tensor: &'t Tensor<'a>,
     dtype: Dtype,
+    plan: &'t Plan,
+    failed: &'t std::cell::RefCell<Option<anyhow::Error>>,
+    pb: &'t ProgressBar,
+    name: &'t str,
 }
 
 impl View for Item<'_, '_> {
@@ -122,31 +129,65 @@ impl View for Item<'_, '_> {
         self.tensor.dims()
     }
     fn data(&self) -> Cow<'_, [u8]> {
-        Cow::Borrowed(self.tensor.bytes())
+        self.pb.inc(self.tensor.bytes().len() as u64);
+        match self.plan.apply(self.tensor) {
+            Ok(t) => match t.into_storage() {
+                Bytes::Borrowed(b) => Cow::Borrowed(b),
+                other => Cow::Owned(other.into_vec()),
+            },
+            Err(e) => {
+                *self.failed.borrow_mut() = Some(e.context(format!("tensor {:?}", self.name)));
+                Cow::Owned(vec![0u8; self.data_len()])
+            }
+        }
     }
     fn data_len(&self) -> usize {
-        self.tensor.bytes().len()
+        // checked when the plan was made: the shape's byte count fits
+        tensor_core::checked_byte_len(self.tensor.dims(), self.plan.out_dtype(self.tensor.dtype()))
+            .unwrap_or(0)
     }
 }
 
-/// Writes `tensors` (row-major) to `out`, atomically: the crate streams to
-/// a temporary file beside `out`, which is then renamed over it.
-pub fn write(out: &Path, tensors: &TensorMap<'_>, meta: HashMap<String, String>) -> Result<()> {
+/// Writes `tensors` to `out`, each converted by `plan` only when the
+/// crate asks for its bytes, atomically: the crate streams to a temporary
+/// file beside `out`, which is then renamed over it.
+pub fn write(
+    out: &Path,
+    tensors: &TensorMap<'_>,
+    plan: &Plan,
+    pb: &ProgressBar,
+    meta: HashMap<String, String>,
+) -> Result<()> {
+    let failed = std::cell::RefCell::new(None);
     let mut items = Vec::with_capacity(tensors.len());
     for (name, t) in tensors.iter() {
-        if t.order() != MemoryOrder::RowMajor {
+        if t.order() != MemoryOrder::RowMajor && !plan.row_major {
             bail!("tensor {name:?} is column-major; safetensors holds row-major data");
         }
-        let dtype = from_dtype(t.dtype()).ok_or_else(|| {
-            anyhow!(
-                "tensor {name:?}: dtype {} cannot be stored in safetensors",
-                t.dtype()
-            )
+        let out_dtype = plan.out_dtype(t.dtype());
+        let dtype = from_dtype(out_dtype).ok_or_else(|| {
+            anyhow!("tensor {name:?}: dtype {out_dtype} cannot be stored in safetensors")
         })?;
-        items.push((name.to_string(), Item { tensor: t, dtype }));
+        tensor_core::checked_byte_len(t.dims(), out_dtype)
+            .ok_or_else(|| anyhow!("tensor {name:?}: too large"))?;
+        items.push((
+            name.to_string(),
+            Item {
+                tensor: t,
+                dtype,
+                plan,
+                failed: &failed,
+                pb,
+                name,
+            },
+        ));
     }
     crate::atomic::with_temp_path(out, |tmp| {
         safetensors::serialize_to_file(items, Some(meta), tmp)
-            .map_err(|e| anyhow!("writing safetensors: {e:?}"))
+            .map_err(|e| anyhow!("writing safetensors: {e:?}"))?;
+        match failed.borrow_mut().take() {
+            Some(e) => Err(e),
+            None => Ok(()),
+        }
     })
 }
