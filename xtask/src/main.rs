@@ -12,6 +12,7 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 mod bench;
+mod fuzz;
 mod regen_proto;
 
 const USAGE: &str = "usage: cargo xtask <command>
@@ -21,6 +22,8 @@ commands:
                 (protox + prost-build; needs no protoc)
   bench         run every benchmark and print one table of throughput and ratios
                 to memcpy / write_all measured in the same run [--json] [--crate NAME]
+  fuzz          build the fuzz/ targets (cargo-fuzz) and run each for N seconds; fails on
+                any crash, timeout or OOM: --seconds N [--target T]... [--sanitizer none]
 ";
 
 fn main() -> ExitCode {
@@ -28,6 +31,7 @@ fn main() -> ExitCode {
     let result = match args.first().map(String::as_str) {
         Some("regen-proto") => regen_proto::run(&workspace_root(), &args[1..]),
         Some("bench") => bench::run(&workspace_root(), &args[1..]).map_err(Into::into),
+        Some("fuzz") => fuzz::run(&workspace_root(), &args[1..]).map_err(Into::into),
         Some("help" | "-h" | "--help") => {
             print!("{USAGE}");
             return ExitCode::SUCCESS;
