@@ -88,15 +88,15 @@ fn tensors_survive_text_binary_round_trips() {
     assert_eq!(tensors_of(&inspect_json(&txt)), want);
     assert_eq!(tensors_of(&inspect_json(&bin)), want);
     assert_eq!(std::fs::read(&bin).unwrap(), std::fs::read(&src).unwrap());
-    // text with parameters → binary: same tensors as the text
+    // text with parameters → binary: the whole model, same tensors and graph
     let src = dir().join("mlp_with_params.nntxt");
     let bin = tmp.path().join("q.protobuf");
     convert(&src, &bin);
-    let want = tensors_of(&inspect_json(&src));
-    assert_eq!(tensors_of(&inspect_json(&bin)), want);
+    let want = inspect_json(&src);
     let j = inspect_json(&bin);
+    assert_eq!(tensors_of(&j), tensors_of(&want));
     assert_eq!(j["format"], "nnabla-protobuf");
-    assert_eq!(j["graph"]["networks"], serde_json::json!([]));
+    assert_eq!(j["graph"], want["graph"]);
 }
 
 #[test]
@@ -135,10 +135,18 @@ fn prototxt_is_text_and_convert_writes_what_nnabla_saves() {
     assert_eq!(j["format"], "nnabla-nntxt");
     assert_eq!(j["graph"]["networks"][0]["name"], "net1");
     assert_eq!(j["graph"]["executors"], serde_json::json!(["runtime"]));
-    // parameters in a text model → a parameters-only .protobuf: exactly the
-    // bytes nn.save_parameters wrote for the same parameters
+    // only the parameters of a text model (`--only '*'` picks tensors) → a
+    // parameters-only .protobuf: exactly the bytes nn.save_parameters wrote
     let out = tmp.path().join("w.protobuf");
-    convert(&dir().join("mlp_with_params.nntxt"), &out);
+    let src = dir().join("mlp_with_params.nntxt");
+    let o = run(&[
+        "convert".as_ref(),
+        src.as_os_str(),
+        out.as_os_str(),
+        "--only".as_ref(),
+        "*".as_ref(),
+    ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     assert_eq!(
         std::fs::read(&out).unwrap(),
         std::fs::read(dir().join("mlp_params.protobuf")).unwrap()
