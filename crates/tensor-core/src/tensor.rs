@@ -279,9 +279,16 @@ pub fn cast_le<T: Element>(bytes: &[u8]) -> Cow<'_, [T]> {
     let n = std::mem::size_of::<T>();
     let whole = &bytes[..bytes.len() - bytes.len() % n.max(1)];
     #[cfg(target_endian = "little")]
-    if let Ok(s) = bytemuck::try_cast_slice::<u8, T>(whole) {
-        return Cow::Borrowed(s);
+    {
+        if let Ok(s) = bytemuck::try_cast_slice::<u8, T>(whole) {
+            return Cow::Borrowed(s);
+        }
+        // Misaligned: one memcpy into fresh (zero-on-demand) aligned memory.
+        let mut v: Vec<T> = bytemuck::allocation::zeroed_vec(whole.len() / n.max(1));
+        bytemuck::cast_slice_mut::<T, u8>(&mut v).copy_from_slice(whole);
+        Cow::Owned(v)
     }
+    #[cfg(not(target_endian = "little"))]
     Cow::Owned(whole.chunks_exact(n).map(T::from_le).collect())
 }
 
