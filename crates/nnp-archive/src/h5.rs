@@ -339,7 +339,9 @@ fn map_dtype(dt: &Datatype) -> Option<(DType, bool)> {
             byte_order,
             layout,
         } => {
-            if layout.bit_offset != 0 || u32::from(layout.bit_precision) != size * 8 {
+            if layout.bit_offset != 0
+                || Some(u32::from(layout.bit_precision)) != size.checked_mul(8)
+            {
                 return None;
             }
             let d = match (size, layout.signed) {
