@@ -22,8 +22,16 @@ fn text_binary_text_is_byte_identical() {
     let src = testdata().join("nnabla/mlp_with_params.nntxt");
     let pb = dir.path().join("m.protobuf");
     let back = dir.path().join("m.nntxt");
-    assert!(run_str(&["convert", src.to_str().unwrap(), pb.to_str().unwrap()]).status.success());
-    assert!(run_str(&["convert", pb.to_str().unwrap(), back.to_str().unwrap()]).status.success());
+    assert!(
+        run_str(&["convert", src.to_str().unwrap(), pb.to_str().unwrap()])
+            .status
+            .success()
+    );
+    assert!(
+        run_str(&["convert", pb.to_str().unwrap(), back.to_str().unwrap()])
+            .status
+            .success()
+    );
     assert_eq!(std::fs::read(&src).unwrap(), std::fs::read(&back).unwrap());
 }
 
@@ -37,7 +45,11 @@ fn every_encoding_carries_the_graph_and_need_grad() {
         for ext in ["nntxt", "protobuf", "nnp", "nntxt"] {
             let out = dir.path().join(format!("{name}.{ext}"));
             let r = run_str(&["convert", prev.to_str().unwrap(), out.to_str().unwrap()]);
-            assert!(r.status.success(), "{name} -> {ext}: {}", String::from_utf8_lossy(&r.stderr));
+            assert!(
+                r.status.success(),
+                "{name} -> {ext}: {}",
+                String::from_utf8_lossy(&r.stderr)
+            );
             let got = strip(inspect_json(&out));
             assert_eq!(got["graph"], want["graph"], "{name} -> {ext}");
             assert_eq!(got["tensors"], want["tensors"], "{name} -> {ext}");
@@ -51,7 +63,11 @@ fn nnp_to_h5_keeps_the_parameters_only() {
     let dir = tempfile::tempdir().unwrap();
     let src = testdata().join("nnabla/convnet.nnp");
     let out = dir.path().join("p.h5");
-    assert!(run_str(&["convert", src.to_str().unwrap(), out.to_str().unwrap()]).status.success());
+    assert!(
+        run_str(&["convert", src.to_str().unwrap(), out.to_str().unwrap()])
+            .status
+            .success()
+    );
     let a = inspect_json(&src);
     let b = inspect_json(&out);
     assert_eq!(a["tensors"], b["tensors"]);
