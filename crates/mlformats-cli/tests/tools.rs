@@ -358,3 +358,48 @@ fn a_failed_convert_leaves_the_old_output_whole() {
         .collect();
     assert_eq!(left.len(), 2, "temporary files left behind: {left:?}");
 }
+
+#[test]
+fn progress_bars_only_on_a_terminal_and_never_with_quiet() {
+    // `script` (util-linux) runs the command on a pseudo-terminal.
+    let has_script = std::process::Command::new("script")
+        .arg("--version")
+        .output()
+        .is_ok_and(|o| o.status.success());
+    let dir = tempfile::tempdir().unwrap();
+    let big = dir.path().join("big.safetensors");
+    let n = 70 * (1 << 20) / 4; // over the 64 MiB threshold
+    let values: Vec<f32> = (0..n).map(|i| (i % 7) as f32).collect();
+    write_safetensors(&big, "w", &values, &[n]);
+    let out = dir.path().join("out.npz");
+    // not a terminal: quiet
+    let r = run_str(&["convert", s(&big), s(&out)]);
+    assert!(r.status.success());
+    assert!(
+        r.stderr.is_empty(),
+        "{}",
+        String::from_utf8_lossy(&r.stderr)
+    );
+    if !has_script {
+        eprintln!("no `script` command: the terminal half of this test is skipped");
+        return;
+    }
+    let bin = env!("CARGO_BIN_EXE_mlformats");
+    let on_tty = |extra: &str| {
+        let cmd = format!("{bin} convert {extra} {} {}", s(&big), s(&out));
+        let o = std::process::Command::new("script")
+            .args(["-qec", &cmd, "/dev/null"])
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stdout));
+        String::from_utf8_lossy(&o.stdout).into_owned()
+    };
+    assert!(
+        on_tty("").contains("converting ["),
+        "no progress bar on a terminal"
+    );
+    assert!(
+        !on_tty("--quiet").contains("converting ["),
+        "--quiet still drew a bar"
+    );
+}
