@@ -113,10 +113,11 @@ impl Report {
         let total: usize = self.tensors.iter().map(|t| t.nbytes).sum();
         let _ = writeln!(
             s,
-            "{path}: {}{kind}, {} bytes, {} tensors, {} of data",
+            "{path}: {}{kind}, {} bytes, {} tensor{}, {} of data",
             self.format,
             self.file_size,
             self.tensors.len(),
+            if self.tensors.len() == 1 { "" } else { "s" },
             human_bytes(total as u64)
         );
         let rows: Vec<[String; 4]> = self
