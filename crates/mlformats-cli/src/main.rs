@@ -3,7 +3,6 @@
 //! Exit status: 0 on success, 1 when a file cannot be read or written
 //! (`error: <path>: <what is wrong>` on stderr), 2 for usage errors.
 
-mod atomic;
 mod convert;
 mod diff;
 mod failure;

@@ -46,6 +46,30 @@ where
     Ok(())
 }
 
+/// Like [`write_atomic`], for writers that insist on writing to a path
+/// themselves: `write` gets a fresh temporary path beside `path`, which is
+/// synced and renamed over `path` when `write` succeeds, and removed
+/// otherwise.
+pub fn write_atomic_path<E>(
+    path: impl AsRef<Path>,
+    write: impl FnOnce(&Path) -> std::result::Result<(), E>,
+) -> std::result::Result<(), E>
+where
+    E: From<Error>,
+{
+    let path = path.as_ref();
+    let (tmp_path, file) = create_temp_beside(path)?;
+    drop(file);
+    let guard = TempGuard(Some(tmp_path.clone()));
+    write(&tmp_path)?;
+    File::open(&tmp_path)
+        .and_then(|f| f.sync_all())
+        .map_err(|e| Error::io(tmp_path.display().to_string(), e))?;
+    fs::rename(&tmp_path, path).map_err(|e| Error::io(path.display().to_string(), e))?;
+    guard.disarm();
+    Ok(())
+}
+
 fn create_temp_beside(path: &Path) -> Result<(PathBuf, File)> {
     let dir = match path.parent() {
         Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
@@ -123,6 +147,29 @@ mod tests {
         assert_eq!(count_entries(dir.path()), 1, "temporary left behind");
         write_atomic::<Error>(&path, |w| {
             w.write_all(b"new").map_err(|e| Error::io("w", e))
+        })
+        .unwrap();
+        assert_eq!(fs::read(&path).unwrap(), b"new");
+        assert_eq!(count_entries(dir.path()), 1);
+    }
+
+    #[test]
+    fn path_writer_failing_leaves_old_file_and_no_temporary() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("model.bin");
+        fs::write(&path, b"old contents").unwrap();
+        let r: std::result::Result<(), Error> = write_atomic_path(&path, |tmp| {
+            fs::write(tmp, [7u8; 1000]).map_err(|e| Error::io("w", e))?;
+            Err(Error::io(
+                "halfway",
+                std::io::Error::other("writer failed halfway"),
+            ))
+        });
+        assert!(r.is_err());
+        assert_eq!(fs::read(&path).unwrap(), b"old contents");
+        assert_eq!(count_entries(dir.path()), 1, "temporary left behind");
+        write_atomic_path::<Error>(&path, |tmp| {
+            fs::write(tmp, b"new").map_err(|e| Error::io("w", e))
         })
         .unwrap();
         assert_eq!(fs::read(&path).unwrap(), b"new");

@@ -27,6 +27,14 @@ mod primitiv;
 pub mod safetensors;
 mod tennis;
 
+/// Maps `path`; the error is the plain I/O error (the caller names the path).
+fn open_map(path: &Path) -> Result<Arc<MappedFile>> {
+    MappedFile::open(path).map_err(|e| match e {
+        tensor_core::Error::Io { source, .. } => anyhow::Error::new(source),
+        other => anyhow::Error::new(other),
+    })
+}
+
 /// An input file, memory-mapped, with its detected format.
 pub struct Source {
     /// The path as the user gave it.
@@ -40,10 +48,7 @@ pub struct Source {
 impl Source {
     /// Maps `path` and detects its format (or takes `forced`).
     pub fn open(path: &Path, forced: Option<Format>) -> Result<Source> {
-        let map = MappedFile::open(path).map_err(|e| match e {
-            tensor_core::Error::Io { source, .. } => anyhow::Error::new(source),
-            other => anyhow::Error::new(other),
-        })?;
+        let map = open_map(path)?;
         let format = match forced {
             Some(f) => f,
             None => match mlformats::detect(mlformats::Input::Named {
@@ -208,10 +213,7 @@ pub fn detect_kind(path: &Path, bytes: &[u8]) -> Option<Kind> {
 
 /// Opens `path` (as `forced`, or detected) and reads all its tensors.
 pub fn load(path: &Path, forced: Option<Kind>) -> Result<Loaded> {
-    let map = MappedFile::open(path).map_err(|e| match e {
-        tensor_core::Error::Io { source, .. } => anyhow::Error::new(source),
-        other => anyhow::Error::new(other),
-    })?;
+    let map = open_map(path)?;
     let kind = match forced.or_else(|| detect_kind(path, &map)) {
         Some(k) => k,
         None => bail!(

@@ -182,7 +182,7 @@ pub fn write(
             },
         ));
     }
-    crate::atomic::with_temp_path(out, |tmp| {
+    tensor_core::io::write_atomic_path(out, |tmp| -> Result<()> {
         safetensors::serialize_to_file(items, Some(meta), tmp)
             .map_err(|e| anyhow!("writing safetensors: {e:?}"))?;
         match failed.borrow_mut().take() {
