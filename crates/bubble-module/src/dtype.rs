@@ -1,4 +1,4 @@
-//! The TenniS DTYPE table (FORMAT.md §3) mapped to [`DType`].
+//! The TenniS DTYPE table (`docs/formats/tennis.md` §3) mapped to [`DType`].
 
 use tensor_core::DType;
 
@@ -86,7 +86,7 @@ mod tests {
 
     #[test]
     fn codes_round_trip_and_sizes_match_the_table() {
-        // FORMAT.md §3 sizes; FLOAT64 is 8, PTR 8.
+        // docs/formats/tennis.md §3 sizes; FLOAT64 is 8, PTR 8.
         let sizes = [
             0usize, 1, 1, 2, 2, 4, 4, 8, 8, 2, 4, 8, 8, 1, 2, 4, 1, 2, 4, 8, 16, 1, 4, 8, 16, 1, 1,
             1, 1, 1, 1, 1, 1,

@@ -28,7 +28,7 @@ use cvm_params::{LazyParams, Params, WriteOptions, write_params};
 use tensor_core::Tensor;
 
 const N: usize = 100;
-const BIG_ELEMS: usize = 1_342_177; // f32 → 536,870,800 payload bytes (as FORMAT.md §10)
+const BIG_ELEMS: usize = 1_342_177; // f32 → 536,870,800 payload bytes (docs/formats/cvm.md §10)
 const SMALL_ELEMS: usize = 2_621; // f32 → ~1 MiB in total
 const REPS: usize = 5;
 

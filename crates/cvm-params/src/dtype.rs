@@ -1,4 +1,4 @@
-//! DLPack data types as a `.params` file stores them (FORMAT.md §4).
+//! DLPack data types as a `.params` file stores them (`docs/formats/cvm.md` §4).
 
 use tensor_core::DType;
 
@@ -52,9 +52,9 @@ pub(crate) enum DTypeProblem {
     Unknown,
 }
 
-/// The element type of a stored `DLDataType`, per FORMAT.md §4: ints and
-/// uints of 8/16/32/64 bits, floats of 16/32/64, bfloat16, bool `(6,8)` and
-/// legacy bool `(1,1)`, and the eight float8 types (codes 7–14).
+/// The element type of a stored `DLDataType`, per `docs/formats/cvm.md` §4:
+/// ints and uints of 8/16/32/64 bits, floats of 16/32/64, bfloat16, bool
+/// `(6,8)` and legacy bool `(1,1)`, and the eight float8 types (codes 7–14).
 pub(crate) fn decode(t: DlType) -> Result<DType, DTypeProblem> {
     if t.lanes != 1 {
         return Err(DTypeProblem::Lanes);

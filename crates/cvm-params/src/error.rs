@@ -146,7 +146,7 @@ pub enum Error {
         /// Bits per element.
         bits: u8,
     },
-    /// A type code or bit width outside the table of FORMAT.md §4.
+    /// A type code or bit width outside the table of `docs/formats/cvm.md` §4.
     #[error("{at}: unknown or unsupported element type (code {code}, {bits} bits)")]
     UnknownDType {
         /// Where the dtype is.

@@ -12,10 +12,10 @@
 //!   output is byte-identical to TVM 0.27's `save_param_dict`, with both bool
 //!   encodings ([`BoolEncoding`]).
 //!
-//! Validation follows the format notes (FORMAT.md §5): everything TVM and CVM
-//! write is accepted, including zero-size tensors, 0-d scalars, empty names
-//! and empty dictionaries (which they wrongly reject on load), and everything
-//! they would mis-load is rejected, including truncated payloads (which they
+//! Validation follows the format notes (`docs/formats/cvm.md` §5): everything
+//! TVM and CVM write is accepted, including zero-size tensors, 0-d scalars,
+//! empty names and empty dictionaries (which they wrongly reject on load), and
+//! everything they would mis-load is rejected, including truncated payloads (which they
 //! silently accept). Trailing bytes and duplicate names are errors by
 //! default; see [`ReadOptions`]. Every claimed count and length is checked
 //! against the remaining input before anything is allocated.
@@ -25,7 +25,7 @@
 //! use cvm_params::{Params, ReadOptions, WriteOptions, write_params};
 //! use tensor_core::Tensor;
 //!
-//! // The walk-through file of the format notes: {"w": int8[2], "b": int32 scalar}.
+//! // The walk-through file of docs/formats/cvm.md §3: {"w": int8[2], "b": int32 scalar}.
 //! let w = Tensor::from_values([2], &[1i8, -1])?;
 //! let b = Tensor::from_values([], &[258i32])?;
 //! let mut file = Vec::new();

@@ -3,7 +3,7 @@
 //!
 //! All three readers share one parser, which checks every claimed count and
 //! length against the bytes that remain *before* allocating anything, and
-//! validates per FORMAT.md §5:
+//! validates per `docs/formats/cvm.md` §5:
 //!
 //! - rejected: wrong list or tensor magic, EOF anywhere (a short payload
 //!   included), tensor count ≠ name count, negative ndim or dimension,

@@ -46,7 +46,7 @@ impl WriteOptions {
 /// w.write_tensor(&Tensor::from_values([2], &[1i8, -1])?)?;
 /// w.write_tensor(&Tensor::from_values([], &[258i32])?)?;
 /// w.finish()?;
-/// assert_eq!(out.len(), 144); // the FORMAT.md walk-through file
+/// assert_eq!(out.len(), 144); // the walk-through file of docs/formats/cvm.md §3
 /// assert_eq!(Params::parse(&out)?.get("b").unwrap().view::<i32>()?[0], 258);
 /// # Ok(()) }
 /// ```

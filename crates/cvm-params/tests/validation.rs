@@ -1,5 +1,5 @@
-//! Validation per FORMAT.md §5: every rejection, truncation at every offset
-//! of two goldens, and the edge cases that must be accepted.
+//! Validation per docs/formats/cvm.md §5: every rejection, truncation at
+//! every offset of two goldens, and the edge cases that must be accepted.
 
 use std::io::{Cursor, Read, Seek, SeekFrom, Write};
 use std::path::Path;

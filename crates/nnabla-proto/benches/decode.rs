@@ -1,5 +1,6 @@
 //! Decoding a 256 MiB parameter `.protobuf` (64 × 1024×1024 f32, the shape of
-//! FORMAT.md's performance reference) against a memcpy of the same bytes.
+//! the performance reference in docs/formats/nnabla.md §9) against a memcpy
+//! of the same bytes.
 //!
 //! Run with `cargo bench -p nnabla-proto --bench decode`. Prints one
 //! human-readable line and one `BENCH {json}` line per operation.

@@ -1,4 +1,4 @@
-//! A typed view of a model, and loop-control expansion (FORMAT.md §6).
+//! A typed view of a model, and loop-control expansion (`docs/formats/nnabla.md` §6).
 //!
 //! [`Model::new`] borrows a decoded [`NNablaProtoBuf`] and presents what a
 //! user looks for: networks with their variables and functions (type,

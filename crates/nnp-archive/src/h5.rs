@@ -33,8 +33,9 @@
 //! One contiguous little-endian dataset per parameter, in groups split on
 //! `/`, with `need_grad` (an `int8` 0/1: `hdf5-pure` cannot write h5py's
 //! bool enum, and nnabla only tests the value's truth) and `index` (`int64`,
-//! the position) on **every** dataset, as FORMAT.md §8 asks. Files use the
-//! HDF5 1.8 format (superblock v2), which every HDF5 ≥ 1.8 reads.
+//! the position) on **every** dataset, as `docs/formats/nnabla.md` §8 asks.
+//! Files use the HDF5 1.8 format (superblock v2), which every HDF5 ≥ 1.8
+//! reads.
 //!
 //! ```
 //! use nnp_archive::{h5, Parameter};

@@ -1,6 +1,6 @@
 //! Loading and saving a generated 256 MiB primitiv Model of 100 parameters
-//! (the shape of FORMAT.md §9's C++ benchmark), against memcpy / write_all
-//! of the same bytes measured in the same run.
+//! (the shape of the C++ benchmark in `docs/formats/primitiv.md` §9), against
+//! memcpy / write_all of the same bytes measured in the same run.
 //!
 //! Run with `cargo bench -p primitiv-format`. Prints one `BENCH {...}` line per operation.
 

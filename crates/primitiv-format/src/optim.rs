@@ -1,5 +1,5 @@
 //! Typed views of optimizer configs for every optimizer class of primitiv
-//! (FORMAT.md §3.5).
+//! (`docs/formats/primitiv.md` §3.5).
 //!
 //! [`Sgd::from_optimizer`] and friends apply a file's configs the way the
 //! library's `Optimizer::load` → `set_configs` does on a freshly constructed
@@ -97,7 +97,7 @@ impl OptimizerClass {
         }
     }
 
-    /// The parameter stats this class adds (FORMAT.md §3.5.2).
+    /// The parameter stats this class adds (`docs/formats/primitiv.md` §3.5.2).
     pub fn stat_keys(self) -> &'static [&'static str] {
         match self {
             OptimizerClass::Sgd => &[],

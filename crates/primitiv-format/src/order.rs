@@ -1,6 +1,6 @@
 //! The iteration order of libstdc++'s `std::unordered_map<std::string, T>`
-//! (FORMAT.md §4), which decides the order of parameter stats and optimizer
-//! configs in files the C++ library writes on Linux.
+//! (`docs/formats/primitiv.md` §4), which decides the order of parameter
+//! stats and optimizer configs in files the C++ library writes on Linux.
 //!
 //! The emulation follows libstdc++: `std::hash<std::string>` is
 //! `_Hash_bytes(seed 0xc70f6907)` (a 64-bit MurmurHash2 variant), the table

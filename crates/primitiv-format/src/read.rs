@@ -1,5 +1,5 @@
 //! Reading: a strict MessagePack cursor over the input bytes and the
-//! readers of the five data types (FORMAT.md §2, §3, §5).
+//! readers of the five data types (`docs/formats/primitiv.md` §2, §3, §5).
 //!
 //! Every length a file claims is checked against the bytes that remain
 //! before anything is sliced or allocated; tensor data is borrowed from the
@@ -170,8 +170,9 @@ impl Optimizer {
     }
 }
 
-/// A strict MessagePack reader over a byte slice (FORMAT.md §2): uint32
-/// only as `0xce`, float only as `0xca`; str/array/map/bin in any width.
+/// A strict MessagePack reader over a byte slice
+/// (`docs/formats/primitiv.md` §2): uint32 only as `0xce`, float only as
+/// `0xca`; str/array/map/bin in any width.
 struct Cursor<'a> {
     buf: &'a [u8],
     pos: usize,

@@ -1,6 +1,7 @@
-//! Writing, byte-identical to the C++ library (FORMAT.md §2–§4): every
-//! uint32 as `0xce` + 4 bytes, floats as `0xca`, minimal-width str, array,
-//! map and bin headers, tensor data copied straight from the tensor's bytes.
+//! Writing, byte-identical to the C++ library (`docs/formats/primitiv.md`
+//! §2–§4): every uint32 as `0xce` + 4 bytes, floats as `0xca`, minimal-width
+//! str, array, map and bin headers, tensor data copied straight from the
+//! tensor's bytes.
 //!
 //! Writers stream to any [`Write`]: nothing is assembled in memory; wrap a
 //! file in a `BufWriter` (the `save` functions do, and replace the file
@@ -24,11 +25,12 @@ pub enum Order {
     /// As stored in the Rust value (file order for values read from a file).
     #[default]
     Stored,
-    /// As the C++ library built with libstdc++ writes them (FORMAT.md §4):
-    /// stats are treated as inserted in their stored order (which is what
-    /// `Parameter::load` does, so a read→write round trip reorders exactly
-    /// as C++ load→save does); optimizer configs in the order the library's
-    /// `get_configs` inserts them. Repeated keys keep their first entry.
+    /// As the C++ library built with libstdc++ writes them
+    /// (`docs/formats/primitiv.md` §4): stats are treated as inserted in
+    /// their stored order (which is what `Parameter::load` does, so a
+    /// read→write round trip reorders exactly as C++ load→save does);
+    /// optimizer configs in the order the library's `get_configs` inserts
+    /// them. Repeated keys keep their first entry.
     Libstdcxx,
 }
 

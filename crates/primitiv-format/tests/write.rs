@@ -68,7 +68,8 @@ fn cpp_order_option_matches_the_library() {
     let mut out = Vec::new();
     fresh.write(&mut out, &WriteOptions::cpp_order()).unwrap();
     assert_eq!(out, bytes);
-    // load → save in C++ reverses the order (FORMAT.md §4); so does ours with the option
+    // load → save in C++ reverses the order (docs/formats/primitiv.md §4); so
+    // does ours with the option
     let mut again = Vec::new();
     p.write(&mut again, &WriteOptions::cpp_order()).unwrap();
     let q = Parameter::read(&again).unwrap();

@@ -30,7 +30,7 @@ pub fn parse_text(text: &str) -> Result<NNablaProtoBuf> {
 }
 
 /// Merges one text-format file into `root` with `text_format.Merge`
-/// semantics (FORMAT.md §2). On error `root` is left unchanged.
+/// semantics (`docs/formats/nnabla.md` §2). On error `root` is left unchanged.
 pub fn merge_text(root: &mut NNablaProtoBuf, text: &str) -> Result<()> {
     let bytes = text_to_wire(text)?;
     root.merge(bytes.as_slice()).map_err(|e| Error::Text {

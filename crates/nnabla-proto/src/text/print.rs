@@ -9,9 +9,9 @@ use prost_reflect::{DynamicMessage, FieldDescriptor, Kind, MapKey, ReflectMessag
 use crate::{NNablaProtoBuf, Result, descriptor::root_descriptor};
 
 /// Prints `model` in the protobuf text format exactly as Python's
-/// `text_format` does (FORMAT.md §2): fields in field-number order, one
-/// repeated scalar per line, Python `repr`-style floats, octal escapes for
-/// non-ASCII bytes, map entries sorted by key.
+/// `text_format` does (`docs/formats/nnabla.md` §2): fields in field-number
+/// order, one repeated scalar per line, Python `repr`-style floats, octal
+/// escapes for non-ASCII bytes, map entries sorted by key.
 pub fn print_text(model: &NNablaProtoBuf) -> Result<String> {
     let desc = root_descriptor()?;
     let dynamic = DynamicMessage::decode(desc, model.encode_to_vec().as_slice())
