@@ -46,6 +46,7 @@ mod error;
 mod graph;
 mod module;
 mod read;
+mod typed;
 mod write;
 
 pub use dtype::{code_of_dtype, dtype_from_code};

@@ -52,6 +52,7 @@
 mod binary;
 mod descriptor;
 mod error;
+pub mod graph;
 pub mod model;
 mod params;
 mod text;

@@ -21,7 +21,25 @@ pub struct ParamTensor<'a> {
     pub need_grad: bool,
 }
 
-impl ParamTensor<'_> {
+impl<'a> ParamTensor<'a> {
+    /// A parameter.
+    pub fn new(name: impl Into<String>, tensor: Tensor<'a>, need_grad: bool) -> Self {
+        ParamTensor {
+            name: name.into(),
+            tensor,
+            need_grad,
+        }
+    }
+
+    /// An owned copy (copies mapped and borrowed bytes too).
+    pub fn to_owned_param(&self) -> ParamTensor<'static> {
+        ParamTensor {
+            name: self.name.clone(),
+            tensor: self.tensor.to_owned_tensor(),
+            need_grad: self.need_grad,
+        }
+    }
+
     /// A copy that borrows nothing.
     pub fn into_static(self) -> ParamTensor<'static> {
         ParamTensor {

@@ -2,48 +2,12 @@
 
 use std::collections::HashMap;
 
-use tensor_core::{Tensor, TensorMap};
+use tensor_core::TensorMap;
 
 /// One NNabla parameter: a name (`fc1/affine/W`), its values and whether
-/// training updates it.
-#[derive(Debug, Clone)]
-pub struct Parameter<'a> {
-    /// The parameter name (the HDF5 dataset path without a leading `/`).
-    pub name: String,
-    /// The values, in the dtype the file stores.
-    pub tensor: Tensor<'a>,
-    /// nnabla's `need_grad` flag.
-    pub need_grad: bool,
-}
-
-impl<'a> Parameter<'a> {
-    /// A parameter.
-    pub fn new(name: impl Into<String>, tensor: Tensor<'a>, need_grad: bool) -> Self {
-        Parameter {
-            name: name.into(),
-            tensor,
-            need_grad,
-        }
-    }
-
-    /// The same parameter, no longer borrowing the input.
-    pub fn into_static(self) -> Parameter<'static> {
-        Parameter {
-            name: self.name,
-            tensor: self.tensor.into_static(),
-            need_grad: self.need_grad,
-        }
-    }
-
-    /// An owned copy (copies mapped and borrowed bytes too).
-    pub fn to_owned_param(&self) -> Parameter<'static> {
-        Parameter {
-            name: self.name.clone(),
-            tensor: self.tensor.to_owned_tensor(),
-            need_grad: self.need_grad,
-        }
-    }
-}
+/// training updates it. The same type as [`nnabla_proto::ParamTensor`]: a
+/// parameter read from an `.h5`, a `.protobuf` or an `.nnp` is one type.
+pub use nnabla_proto::ParamTensor as Parameter;
 
 /// Parameters in load order, merged as nnabla's Python loader does: a name
 /// registered again keeps its first position and takes the new values and

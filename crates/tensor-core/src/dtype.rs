@@ -228,6 +228,41 @@ impl DType {
     pub const fn is_integer(self) -> bool {
         matches!(self.sum_kind(), SumKind::Integer) && !matches!(self, DType::Bool)
     }
+
+    /// True for the types with a numeric value that
+    /// [`Tensor::to_vec`](crate::Tensor::to_vec) converts: bool, the
+    /// integers, `f16`, `bf16`, `f32`, `f64` and every 8-bit float.
+    ///
+    /// False for characters, complex numbers, pointers, opaque bytes, `void`,
+    /// and TenniS's quantized `q8_*`: TenniS declares their storage as plain
+    /// `uint8_t` and defines no conversion for them, so their bytes are
+    /// only raw (view them with [`Tensor::view_as`](crate::Tensor::view_as)).
+    pub const fn is_numeric(self) -> bool {
+        use DType::*;
+        matches!(
+            self,
+            Bool | I8
+                | I16
+                | I32
+                | I64
+                | U8
+                | U16
+                | U32
+                | U64
+                | F16
+                | BF16
+                | F32
+                | F64
+                | F8E3M4
+                | F8E4M3
+                | F8E4M3B11Fnuz
+                | F8E4M3Fn
+                | F8E4M3Fnuz
+                | F8E5M2
+                | F8E5M2Fnuz
+                | F8E8M0Fnu
+        )
+    }
 }
 
 impl fmt::Display for DType {
@@ -312,5 +347,12 @@ mod tests {
         }
         assert!(DType::I8.is_integer() && !DType::Bool.is_integer());
         assert!(DType::BF16.is_float() && !DType::F8E4M3Fn.is_float());
+        for d in ALL_DTYPES {
+            assert_eq!(
+                d.is_numeric(),
+                d.sum_kind() != SumKind::None || crate::float8::is_f8(d),
+                "{d}"
+            );
+        }
     }
 }

@@ -49,6 +49,26 @@ pub enum Error {
         /// The element type the tensor holds.
         actual: DType,
     },
+    /// A numeric conversion ([`crate::Tensor::to_vec`]) was asked of a
+    /// tensor whose elements have no numeric value (characters, complex,
+    /// quantized, opaque, `ptr`, `void`).
+    #[error("cannot convert {dtype} elements to {target}: {dtype} is not a numeric type")]
+    NotNumeric {
+        /// The element type the tensor holds.
+        dtype: DType,
+        /// The Rust type asked for ([`crate::CastTarget::NAME`]).
+        target: &'static str,
+    },
+    /// A shape that a tensor can have but an `ndarray` array cannot (the
+    /// product of its non-zero dimensions exceeds `isize::MAX`); only the
+    /// `ndarray` feature's conversions give it.
+    #[error("shape {dims:?} cannot be an ndarray array: {reason}")]
+    ArrayShape {
+        /// The dimensions of the tensor.
+        dims: Vec<usize>,
+        /// What ndarray said.
+        reason: String,
+    },
     /// An element type has no fixed byte size usable here (e.g. `ptr`).
     #[error("{0} has no portable byte size")]
     NoByteSize(DType),

@@ -1,5 +1,7 @@
 //! Shapes with overflow-checked counts, and the memory order of elements.
 
+use std::fmt;
+
 use crate::{DType, Error, Result};
 
 /// The order in which a tensor's elements are laid out in its bytes.
@@ -23,8 +25,16 @@ impl MemoryOrder {
 }
 
 /// A tensor shape: a list of dimensions. `[]` is a 0-d scalar with one element.
-#[derive(Debug, Clone, PartialEq, Eq, Hash, Default)]
+///
+/// `{:?}` prints the dimensions as a list, `[2, 3]`.
+#[derive(Clone, PartialEq, Eq, Hash, Default)]
 pub struct Shape(Vec<usize>);
+
+impl fmt::Debug for Shape {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_list().entries(&self.0).finish()
+    }
+}
 
 impl Shape {
     /// A shape of the given dimensions.
@@ -134,6 +144,13 @@ mod tests {
         assert_eq!(s.numel().unwrap(), 1 << 62);
         assert!(s.byte_len(DType::F32).is_err());
         assert!(s.byte_len(DType::U8).is_ok());
+    }
+
+    #[test]
+    fn debug_prints_the_dims_as_a_list() {
+        assert_eq!(format!("{:?}", Shape::new([2, 3])), "[2, 3]");
+        assert_eq!(format!("{:?}", Shape::scalar()), "[]");
+        assert_eq!(format!("{:?}", Some(Shape::new([4]))), "Some([4])");
     }
 
     #[test]

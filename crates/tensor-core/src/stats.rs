@@ -2,9 +2,8 @@
 //! tensors, at memory-bandwidth speed: typed loops over borrowed data, no
 //! per-element allocation.
 
-use half::{bf16, f16};
-
-use crate::{DType, Element, Tensor, cast_le};
+use crate::cast::{Numeric, Visitor, visit_numeric};
+use crate::{DType, Tensor, cast_le};
 
 /// Summary statistics of one tensor.
 ///
@@ -154,92 +153,58 @@ fn f32_block(xs: &[f32], acc: &mut Acc) {
     }
 }
 
-fn summarize_with<T: Element>(bytes: &[u8], to_f64: impl Fn(T) -> f64) -> Acc {
-    let mut acc = Acc::new();
-    let v = cast_le::<T>(bytes);
-    for &x in v.iter() {
-        acc.push(to_f64(x));
+/// Accumulates every element converted to f64.
+struct Push<'a>(&'a mut Acc);
+
+impl Visitor for Push<'_> {
+    fn visit<S: Numeric>(&mut self, xs: &[S]) {
+        for &x in xs {
+            self.0.push(x.cast::<f64>());
+        }
     }
-    acc
 }
 
 /// Summary statistics of `t`'s elements (in stored order; the order does
 /// not change the result beyond rounding). Non-numeric dtypes (char,
-/// complex, 8-bit floats, quantized, opaque) give only `count`.
+/// complex, quantized, opaque) give only `count`; the 8-bit floats are
+/// decoded exactly.
 pub fn summarize(t: &Tensor<'_>) -> Summary {
     let count = t.numel() as u64;
     let b = t.bytes();
-    let acc = match t.dtype() {
-        DType::F32 => {
-            let v = cast_le::<f32>(b);
-            let mut total = Acc::new();
-            for block in v.chunks(BLOCK) {
-                let mut a = Acc::new();
-                f32_block(block, &mut a);
-                total.merge(&a);
-            }
-            total
+    let mut acc = Acc::new();
+    if t.dtype() == DType::F32 {
+        let v = cast_le::<f32>(b);
+        for block in v.chunks(BLOCK) {
+            let mut a = Acc::new();
+            f32_block(block, &mut a);
+            acc.merge(&a);
         }
-        DType::F64 => summarize_with::<f64>(b, |x| x),
-        DType::F16 => summarize_with::<f16>(b, |x| x.to_f64()),
-        DType::BF16 => summarize_with::<bf16>(b, |x| x.to_f64()),
-        DType::Bool | DType::U8 => summarize_with::<u8>(b, |x| x as f64),
-        DType::I8 => summarize_with::<i8>(b, |x| x as f64),
-        DType::I16 => summarize_with::<i16>(b, |x| x as f64),
-        DType::I32 => summarize_with::<i32>(b, |x| x as f64),
-        DType::I64 => summarize_with::<i64>(b, |x| x as f64),
-        DType::U16 => summarize_with::<u16>(b, |x| x as f64),
-        DType::U32 => summarize_with::<u32>(b, |x| x as f64),
-        DType::U64 => summarize_with::<u64>(b, |x| x as f64),
-        d if crate::float8::is_f8(d) => summarize_with::<u8>(b, |x| {
-            crate::float8::f8_to_f32(d, x).unwrap_or(f32::NAN) as f64
-        }),
-        _ => {
-            return Summary {
-                count,
-                ..Summary::default()
-            };
-        }
-    };
+    } else if !visit_numeric(t.dtype(), b, &mut Push(&mut acc)) {
+        return Summary {
+            count,
+            ..Summary::default()
+        };
+    }
     acc.finish(count)
 }
 
 /// Calls `f` with the elements of `t` converted to f64, a block at a time
 /// (no allocation proportional to the tensor). Returns false when the dtype
-/// is not numeric.
+/// is not numeric ([`DType::is_numeric`]).
 pub fn for_each_f64_block(t: &Tensor<'_>, mut f: impl FnMut(&[f64])) -> bool {
-    fn run<T: Element>(b: &[u8], conv: impl Fn(T) -> f64, f: &mut dyn FnMut(&[f64])) {
-        let v = cast_le::<T>(b);
-        let mut buf = [0f64; 1024];
-        for c in v.chunks(buf.len()) {
-            for (o, &x) in buf.iter_mut().zip(c) {
-                *o = conv(x);
+    struct Blocks<'f, F>(&'f mut F);
+    impl<F: FnMut(&[f64])> Visitor for Blocks<'_, F> {
+        fn visit<S: Numeric>(&mut self, xs: &[S]) {
+            let mut buf = [0f64; BLOCK];
+            for c in xs.chunks(buf.len()) {
+                for (o, &x) in buf.iter_mut().zip(c) {
+                    *o = x.cast::<f64>();
+                }
+                (self.0)(&buf[..c.len()]);
             }
-            f(&buf[..c.len()]);
         }
     }
-    let b = t.bytes();
-    match t.dtype() {
-        DType::F32 => run::<f32>(b, |x| x as f64, &mut f),
-        DType::F64 => run::<f64>(b, |x| x, &mut f),
-        DType::F16 => run::<f16>(b, |x| x.to_f64(), &mut f),
-        DType::BF16 => run::<bf16>(b, |x| x.to_f64(), &mut f),
-        DType::Bool | DType::U8 => run::<u8>(b, |x| x as f64, &mut f),
-        DType::I8 => run::<i8>(b, |x| x as f64, &mut f),
-        DType::I16 => run::<i16>(b, |x| x as f64, &mut f),
-        DType::I32 => run::<i32>(b, |x| x as f64, &mut f),
-        DType::I64 => run::<i64>(b, |x| x as f64, &mut f),
-        DType::U16 => run::<u16>(b, |x| x as f64, &mut f),
-        DType::U32 => run::<u32>(b, |x| x as f64, &mut f),
-        DType::U64 => run::<u64>(b, |x| x as f64, &mut f),
-        d if crate::float8::is_f8(d) => run::<u8>(
-            b,
-            |x| crate::float8::f8_to_f32(d, x).unwrap_or(f32::NAN) as f64,
-            &mut f,
-        ),
-        _ => return false,
-    }
-    true
+    visit_numeric(t.dtype(), t.bytes(), &mut Blocks(&mut f))
 }
 
 /// How two tensors of the same shape differ, element by element.
@@ -261,7 +226,7 @@ pub struct Difference {
 /// or the counts differ. Raw bytes are compared for non-numeric dtypes by
 /// the caller.
 pub fn compare(a: &Tensor<'_>, b: &Tensor<'_>) -> Option<Difference> {
-    if a.numel() != b.numel() || !is_numeric(a.dtype()) || !is_numeric(b.dtype()) {
+    if a.numel() != b.numel() || !a.dtype().is_numeric() || !b.dtype().is_numeric() {
         return None;
     }
     let mut d = Difference::default();
@@ -294,10 +259,6 @@ pub fn compare(a: &Tensor<'_>, b: &Tensor<'_>) -> Option<Difference> {
         pos += blk.len() as u64;
     });
     ok.then_some(d)
-}
-
-fn is_numeric(d: DType) -> bool {
-    d.sum_kind() != crate::SumKind::None || crate::float8::is_f8(d)
 }
 
 fn fill_f64(t: &Tensor<'_>, bytes: &[u8], start: usize, end: usize, out: &mut Vec<f64>) -> bool {

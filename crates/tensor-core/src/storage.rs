@@ -14,7 +14,18 @@ use crate::{Error, Result};
 /// own, so tensors can outlive the parse without copying.
 #[derive(Debug)]
 pub struct MappedFile {
-    map: Option<memmap2::Mmap>,
+    backing: Backing,
+}
+
+/// What holds the bytes of a [`MappedFile`].
+#[derive(Debug)]
+enum Backing {
+    /// An empty file (mmap of length 0 is an error on Linux).
+    Empty,
+    /// A read-only memory map.
+    Map(memmap2::Mmap),
+    /// Bytes already in memory, shared the same way as a map.
+    Owned(Box<[u8]>),
 }
 
 impl MappedFile {
@@ -33,7 +44,9 @@ impl MappedFile {
         let len = file.metadata().map_err(|e| Error::io("stat", e))?.len();
         if len == 0 {
             // mmap of length 0 is an error on Linux; an empty file has no bytes to share.
-            return Ok(Arc::new(MappedFile { map: None }));
+            return Ok(Arc::new(MappedFile {
+                backing: Backing::Empty,
+            }));
         }
         // SAFETY: memmap2 requires that the file is not changed or truncated
         // while it is mapped, which no Rust code can guarantee for a file that
@@ -44,12 +57,31 @@ impl MappedFile {
         // `Read + Seek`). No reference into the map outlives `self`, because
         // borrowed slices are tied to `&self` and shared storage holds an `Arc`.
         let map = unsafe { memmap2::Mmap::map(file) }.map_err(|e| Error::io("mmap", e))?;
-        Ok(Arc::new(MappedFile { map: Some(map) }))
+        Ok(Arc::new(MappedFile {
+            backing: Backing::Map(map),
+        }))
+    }
+
+    /// Bytes already in memory (read from a pipe, a network, a Python
+    /// `bytes`), shared by tensors exactly as a memory map is.
+    pub fn from_vec(bytes: Vec<u8>) -> Arc<MappedFile> {
+        Arc::new(MappedFile {
+            backing: Backing::Owned(bytes.into_boxed_slice()),
+        })
     }
 
     /// The mapped bytes.
     pub fn as_bytes(&self) -> &[u8] {
-        self.map.as_deref().unwrap_or(&[])
+        match &self.backing {
+            Backing::Empty => &[],
+            Backing::Map(m) => m,
+            Backing::Owned(b) => b,
+        }
+    }
+
+    /// True when the bytes are a memory map of a file (not in owned memory).
+    pub fn is_mapped(&self) -> bool {
+        matches!(self.backing, Backing::Map(_))
     }
 
     /// The byte range of `sub` within the map, if `sub` lies inside it.
