@@ -491,18 +491,22 @@ pub fn tennis_module(data: &[u8]) {
 
 // ---------------------------------------------------------------- detect + inspect
 
-/// What `mlformats inspect FILE` does on any bytes: detect the format
-/// (without a name, and with each name that breaks a tie), then read the
-/// whole file the way the CLI does, from a memory map.
+/// What `mlformats inspect FILE` and every library user do on any bytes:
+/// detect the format (without a name, and with each name that breaks a
+/// tie), open it through the library's one entry point
+/// ([`mlformats::Document::from_map`]), then use everything it offers: the
+/// contract's JSON (hashes every tensor), every tensor, casts to f32, the
+/// typed graph, and re-encoding in the file's own format.
 pub fn inspect(data: &[u8]) {
-    use mlformats::{Format, Input, detect};
-    use std::path::Path;
+    use mlformats::{Document, Format, Input, ReadOptions, detect};
+    use std::path::{Path, PathBuf};
     let mut formats = Vec::new();
     for name in [
         None,
         Some("x.protobuf"),
         Some("x.nntxt"),
         Some("x.nnp"),
+        Some("x.npz"),
         Some("x.bin"),
     ] {
         let f = match name {
@@ -519,83 +523,32 @@ pub fn inspect(data: &[u8]) {
             }
         }
     }
-    if formats.is_empty() {
-        return;
-    }
-    let Some(map) = map_bytes(data) else {
-        return;
-    };
+    let map = tensor_core::MappedFile::from_vec(data.to_vec());
     for f in formats {
-        inspect_as(f, &map);
-    }
-}
-
-/// The bytes as a memory-mapped file, as the CLI reads its input.
-fn map_bytes(data: &[u8]) -> Option<std::sync::Arc<tensor_core::MappedFile>> {
-    use std::sync::atomic::{AtomicU64, Ordering};
-    static COUNTER: AtomicU64 = AtomicU64::new(0);
-    let n = COUNTER.fetch_add(1, Ordering::Relaxed);
-    let path = std::env::temp_dir().join(format!("mlformats-fuzz-{}-{n}.bin", std::process::id()));
-    std::fs::write(&path, data).ok()?;
-    let map = tensor_core::MappedFile::open(&path);
-    let _ = std::fs::remove_file(&path);
-    let map = map.ok()?;
-    assert_eq!(map.as_bytes(), data);
-    Some(map)
-}
-
-fn inspect_as(f: mlformats::Format, map: &std::sync::Arc<tensor_core::MappedFile>) {
-    use mlformats::Format;
-    let data = map.as_bytes();
-    match f {
-        Format::CvmParams => {
-            use mlformats::cvm::{Params, ReadOptions};
-            if let Ok(p) = Params::from_map(map, &ReadOptions::default()) {
-                for e in p.entries() {
-                    touch(e.tensor());
-                    let _ = e.name();
-                }
-                for (_, t) in p.into_tensor_map().iter() {
-                    touch(t);
-                }
+        let Ok(doc) = Document::from_map(
+            map.clone(),
+            Some(PathBuf::from("x")),
+            Some(f),
+            &ReadOptions::default(),
+        ) else {
+            continue;
+        };
+        let json = doc.inspect_json();
+        assert_eq!(json["format"], f.name());
+        assert_eq!(
+            json["tensors"].as_array().map(Vec::len),
+            Some(doc.stored().len())
+        );
+        for (_, t) in doc.tensors() {
+            touch(t);
+            if t.dtype().is_numeric() {
+                assert_eq!(t.to_vec::<f32>().map(|v| v.len()).ok(), Some(t.numel()));
             }
         }
-        Format::Primitiv => {
-            use mlformats::primitiv::{ReadOptions, read_mapped};
-            if let Ok(file) = read_mapped(map, &ReadOptions::default()) {
-                touch_file(&file);
+        if let Some(g) = doc.graph() {
+            for graph in &g.graphs {
+                let _ = graph.weights().count();
             }
         }
-        Format::NnablaNntxt => nnabla_text(data),
-        Format::NnablaProtobuf => {
-            if let Ok(file) = mlformats::nnabla::decode_binary_borrowed(data, &Limits::default()) {
-                for p in file.parameters {
-                    touch(&p.tensor.rebase(map));
-                }
-                touch_nnabla_model(&file.model);
-            }
-        }
-        Format::NnablaNnp => {
-            use mlformats::nnp::{Nnp, ReadOptions};
-            if let Ok(n) = Nnp::from_mapped(map, &ReadOptions::default()) {
-                touch_nnp(&n);
-            }
-        }
-        Format::NnablaH5 => {
-            if let Ok(params) =
-                mlformats::nnp::h5::read_h5_mapped(map, 0..data.len(), &Limits::default())
-            {
-                for p in &params {
-                    touch(&p.tensor);
-                }
-            }
-        }
-        Format::TennisModule => {
-            use mlformats::tennis::{Module, ReadOptions};
-            if let Ok(m) = Module::from_map(map, ReadOptions::default()) {
-                touch_module(&m);
-            }
-        }
-        _ => {}
     }
 }

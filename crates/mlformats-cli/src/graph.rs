@@ -1,14 +1,15 @@
 //! `mlformats graph`: a network as Graphviz DOT, Mermaid, or an SVG laid
 //! out in-process (by the pure-Rust `layout-rs`, so no Graphviz install).
 //!
-//! The picture is drawn from the `graph` object of the inspect contract, so
-//! every format that reports a graph can be drawn the same way.
+//! The picture is drawn from the library's typed graph, so every format
+//! that has one is drawn the same way.
 
 use std::collections::HashMap;
 use std::fmt::Write;
 
 use anyhow::{Result, anyhow, bail};
-use serde_json::Value;
+use mlformats::Document;
+use mlformats::graph::Graph;
 
 /// Output syntax.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -42,79 +43,71 @@ struct Picture {
     edges: Vec<(usize, usize)>,
 }
 
-fn shape_text(v: Option<&Value>) -> Option<String> {
-    let dims = v?.as_array()?;
+fn shape_text(dims: &[i64]) -> String {
     let d: Vec<String> = dims.iter().map(|x| x.to_string()).collect();
-    Some(format!("[{}]", d.join(", ")))
+    format!("[{}]", d.join(", "))
 }
 
-fn from_nnabla(graph: &Value, network: Option<&str>) -> Result<Picture> {
-    let nets = graph
-        .get("networks")
-        .and_then(Value::as_array)
-        .cloned()
-        .unwrap_or_default();
-    let net = match network {
-        Some(n) => nets
-            .iter()
-            .find(|x| x.get("name").and_then(Value::as_str) == Some(n))
-            .ok_or_else(|| {
-                let names: Vec<&str> = nets
-                    .iter()
-                    .filter_map(|x| x.get("name")?.as_str())
-                    .collect();
-                anyhow!("no network named {n:?} (networks: {})", names.join(", "))
-            })?,
-        None => nets
-            .first()
-            .ok_or_else(|| anyhow!("the file holds no network"))?,
-    };
+/// The picture of one typed graph: NNabla variables are drawn as values
+/// and functions as operators; TenniS nodes are drawn as they are (each
+/// node one box, constants labelled with their tensor's shape).
+fn picture(g: &Graph, doc: &Document, per_node_values: bool) -> Picture {
     let mut pic = Picture {
         nodes: Vec::new(),
         edges: Vec::new(),
     };
-    let mut var_index = std::collections::HashMap::new();
-    for v in net
-        .get("variables")
-        .and_then(Value::as_array)
-        .into_iter()
-        .flatten()
-    {
-        let name = v
-            .get("name")
-            .and_then(Value::as_str)
-            .unwrap_or("?")
-            .to_string();
-        let is_param = v.get("type").and_then(Value::as_str) == Some("Parameter");
-        let mut label = vec![name.clone()];
-        if let Some(s) = shape_text(v.get("shape")) {
-            label.push(s);
+    if per_node_values {
+        let index: HashMap<&str, usize> = g
+            .nodes
+            .iter()
+            .enumerate()
+            .flat_map(|(i, n)| n.outputs.iter().map(move |o| (o.as_str(), i)))
+            .collect();
+        for n in &g.nodes {
+            let shape = match n.op.as_str() {
+                "<const>" => Shape::Param,
+                "<param>" | "<var>" => Shape::Var,
+                _ => Shape::Op,
+            };
+            let mut label = vec![n.op.clone(), n.name.clone()];
+            let dims = n
+                .outputs
+                .first()
+                .and_then(|o| g.value(o))
+                .and_then(|v| v.tensor.as_deref())
+                .and_then(|t| doc.tensor(t));
+            if let Some(t) = dims.filter(|_| shape == Shape::Param) {
+                label.push(format!("{:?}", t.dims()));
+            }
+            pic.nodes.push(Node { label, shape });
         }
-        var_index.insert(name, pic.nodes.len());
+        for (j, n) in g.nodes.iter().enumerate() {
+            for i in n.inputs.iter().filter_map(|i| index.get(i.as_str())) {
+                pic.edges.push((*i, j));
+            }
+        }
+        return pic;
+    }
+    let mut var_index = HashMap::new();
+    for v in &g.values {
+        let mut label = vec![v.name.clone()];
+        if let Some(s) = &v.shape {
+            label.push(shape_text(s));
+        }
+        var_index.insert(v.name.clone(), pic.nodes.len());
         pic.nodes.push(Node {
             label,
-            shape: if is_param { Shape::Param } else { Shape::Var },
+            shape: if v.kind.is_stored() {
+                Shape::Param
+            } else {
+                Shape::Var
+            },
         });
     }
-    for f in net
-        .get("functions")
-        .and_then(Value::as_array)
-        .into_iter()
-        .flatten()
-    {
+    for f in &g.nodes {
         let id = pic.nodes.len();
-        let ty = f
-            .get("type")
-            .and_then(Value::as_str)
-            .unwrap_or("?")
-            .to_string();
-        let name = f
-            .get("name")
-            .and_then(Value::as_str)
-            .unwrap_or("")
-            .to_string();
         pic.nodes.push(Node {
-            label: vec![ty, name],
+            label: vec![f.op.clone(), f.name.clone()],
             shape: Shape::Op,
         });
         let mut var = |n: &str, pic: &mut Picture| -> usize {
@@ -126,78 +119,16 @@ fn from_nnabla(graph: &Value, network: Option<&str>) -> Result<Picture> {
                 pic.nodes.len() - 1
             })
         };
-        for i in f
-            .get("inputs")
-            .and_then(Value::as_array)
-            .into_iter()
-            .flatten()
-            .filter_map(Value::as_str)
-        {
+        for i in &f.inputs {
             let v = var(i, &mut pic);
             pic.edges.push((v, id));
         }
-        for o in f
-            .get("outputs")
-            .and_then(Value::as_array)
-            .into_iter()
-            .flatten()
-            .filter_map(Value::as_str)
-        {
+        for o in &f.outputs {
             let v = var(o, &mut pic);
             pic.edges.push((id, v));
         }
     }
-    Ok(pic)
-}
-
-fn from_tennis(graph: &Value, shapes: &HashMap<String, Vec<usize>>) -> Result<Picture> {
-    let nodes = graph
-        .get("nodes")
-        .and_then(Value::as_array)
-        .ok_or_else(|| anyhow!("no nodes in the graph"))?;
-    let mut pic = Picture {
-        nodes: Vec::new(),
-        edges: Vec::new(),
-    };
-    for n in nodes {
-        let op = n
-            .get("op")
-            .and_then(Value::as_str)
-            .unwrap_or("?")
-            .to_string();
-        let name = n
-            .get("name")
-            .and_then(Value::as_str)
-            .unwrap_or("")
-            .to_string();
-        let shape = match op.as_str() {
-            "<const>" => Shape::Param,
-            "<param>" | "<var>" => Shape::Var,
-            _ => Shape::Op,
-        };
-        let mut label = vec![op, name];
-        let known = shapes.get(&format!("{}/value", label[1]));
-        if let Some(dims) = known.filter(|_| shape == Shape::Param) {
-            label.push(format!("{dims:?}"));
-        }
-        pic.nodes.push(Node { label, shape });
-    }
-    for (j, n) in nodes.iter().enumerate() {
-        for i in n
-            .get("inputs")
-            .and_then(Value::as_array)
-            .into_iter()
-            .flatten()
-            .filter_map(Value::as_u64)
-        {
-            let i = usize::try_from(i).ok().filter(|&i| i < pic.nodes.len());
-            match i {
-                Some(i) => pic.edges.push((i, j)),
-                None => bail!("node {j} has an input index out of range"),
-            }
-        }
-    }
-    Ok(pic)
+    pic
 }
 
 fn dot_escape(s: &str) -> String {
@@ -305,24 +236,27 @@ fn to_svg(p: &Picture) -> Result<String> {
     })
 }
 
-/// Renders the `graph` object of an inspect report; `shapes` (tensor name
-/// to dims, from the same report) labels TenniS constants with their shape.
-pub fn render(
-    graph: &Value,
-    shapes: &HashMap<String, Vec<usize>>,
-    format: GraphFormat,
-    network: Option<&str>,
-) -> Result<String> {
-    let pic = if graph.get("networks").is_some() {
-        from_nnabla(graph, network)?
-    } else if graph.get("nodes").is_some() {
-        if network.is_some() {
-            bail!("--network applies to NNabla files; a TenniS module has one graph");
-        }
-        from_tennis(graph, shapes)?
-    } else {
+/// Renders the network of `doc` (NNabla: the network named `network`, or
+/// the first; TenniS: the module).
+pub fn render(doc: &Document, format: GraphFormat, network: Option<&str>) -> Result<String> {
+    let Some(model) = doc.graph() else {
         bail!("the file holds no graph");
     };
+    let tennis = doc.format() == mlformats::Format::TennisModule;
+    if tennis && network.is_some() {
+        bail!("--network applies to NNabla files; a TenniS module has one graph");
+    }
+    let g = match network {
+        Some(n) => model.graph(n).ok_or_else(|| {
+            let names: Vec<&str> = model.graphs.iter().map(|g| g.name.as_str()).collect();
+            anyhow!("no network named {n:?} (networks: {})", names.join(", "))
+        })?,
+        None => model
+            .graphs
+            .first()
+            .ok_or_else(|| anyhow!("the file holds no network"))?,
+    };
+    let pic = picture(g, doc, tennis);
     Ok(match format {
         GraphFormat::Dot => to_dot(&pic),
         GraphFormat::Mermaid => to_mermaid(&pic),
@@ -333,66 +267,37 @@ pub fn render(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use serde_json::json;
 
-    fn nnabla() -> Value {
-        json!({"networks": [{"name": "net", "batch_size": 1,
-            "variables": [{"name": "x", "type": "Buffer", "shape": [1, 4]},
-                          {"name": "fc/W", "type": "Parameter", "shape": [4, 2]},
-                          {"name": "y", "type": "Buffer", "shape": [1, 2]}],
-            "functions": [{"name": "fc", "type": "Affine", "inputs": ["x", "fc/W"], "outputs": ["y"]}]}],
-            "executors": [], "optimizers": [], "datasets": [], "monitors": []})
+    fn doc(name: &str) -> Document {
+        let p = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../../testdata")
+            .join(name);
+        Document::open(p).unwrap()
     }
 
     #[test]
     fn dot_and_mermaid_of_an_nnabla_network() {
-        let dot = render(&nnabla(), &HashMap::new(), GraphFormat::Dot, None).unwrap();
-        assert!(
-            dot.contains("n3 [label=\"Affine\\nfc\", shape=box"),
-            "{dot}"
-        );
-        assert!(
-            dot.contains("n1 [label=\"fc/W\\n[4, 2]\", shape=box, fontsize=9"),
-            "{dot}"
-        );
-        assert!(
-            dot.contains("n0 -> n3;") && dot.contains("n3 -> n2;"),
-            "{dot}"
-        );
-        let m = render(
-            &nnabla(),
-            &HashMap::new(),
-            GraphFormat::Mermaid,
-            Some("net"),
-        )
-        .unwrap();
-        assert!(
-            m.starts_with("flowchart TD\n") && m.contains("n1[/\"fc/W<br/>[4, 2]\"/]"),
-            "{m}"
-        );
-        assert!(
-            render(&nnabla(), &HashMap::new(), GraphFormat::Dot, Some("other"))
-                .unwrap_err()
-                .to_string()
-                .contains("net")
-        );
+        let d = doc("nnabla/mlp.nntxt");
+        let dot = render(&d, GraphFormat::Dot, None).unwrap();
+        assert!(dot.contains("label=\"Affine\\n"), "{dot}");
+        assert!(dot.contains("shape=box, fontsize=9"), "{dot}");
+        let m = render(&d, GraphFormat::Mermaid, None).unwrap();
+        assert!(m.starts_with("flowchart TD\n") && m.contains("-->"), "{m}");
+        let e = render(&d, GraphFormat::Dot, Some("other"))
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("no network named \"other\""), "{e}");
     }
 
     #[test]
     fn svg_of_a_tennis_module() {
-        let g = json!({"inputs": [0], "outputs": [2], "nodes": [
-            {"op": "<param>", "name": "x", "inputs": [], "params": ["#name", "#op"]},
-            {"op": "<const>", "name": "c", "inputs": [], "params": ["#name", "#op", "value"]},
-            {"op": "add", "name": "y", "inputs": [0, 1], "params": ["#name", "#op"]}]});
-        let shapes = HashMap::from([("c/value".to_string(), vec![2, 3])]);
-        let svg = render(&g, &shapes, GraphFormat::Svg, None).unwrap();
-        assert!(svg.contains("[2, 3]"), "{svg}");
+        let d = doc("tennis/py_add_const.tsm");
+        let svg = render(&d, GraphFormat::Svg, None).unwrap();
         assert!(
-            svg.contains("<svg") && svg.contains("add") && svg.contains("&lt;const&gt;"),
+            svg.contains("<svg") && svg.contains("&lt;const&gt;"),
             "{svg}"
         );
-        let bad = json!({"nodes": [{"op": "a", "name": "a", "inputs": [5]}]});
-        assert!(render(&bad, &HashMap::new(), GraphFormat::Dot, None).is_err());
-        assert!(render(&json!(null), &HashMap::new(), GraphFormat::Dot, None).is_err());
+        assert!(render(&d, GraphFormat::Dot, Some("x")).is_err());
+        assert!(render(&doc("cvm/two_entry.params"), GraphFormat::Dot, None).is_err());
     }
 }

@@ -1,15 +1,16 @@
 //! `mlformats`: inspect and convert primitiv, NNabla, TenniS and TVM/CVM files.
 //!
+//! A front over the `mlformats` library: argument parsing, progress bars,
+//! tables and JSON. Every format rule lives in the library.
+//!
 //! Exit status: 0 on success, 1 when a file cannot be read or written
 //! (`error: <path>: <what is wrong>` on stderr), 2 for usage errors.
 
-mod convert;
 mod diff;
 mod failure;
-mod formats;
 mod graph;
+mod inspect;
 mod progress;
-mod report;
 mod stats_cmd;
 mod validate;
 
@@ -18,10 +19,9 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use clap::{CommandFactory, Parser, Subcommand};
-use mlformats::Format;
+use mlformats::{ConvertOptions, DType, Document, Format};
 
 use failure::{AtPath, Failure};
-use formats::{Kind, Source};
 
 /// Read, inspect and convert the model and parameter files of primitiv,
 /// NNabla, TenniS and CVM-Runtime / Apache TVM (and safetensors and npz).
@@ -30,6 +30,27 @@ use formats::{Kind, Source};
 struct Cli {
     #[command(subcommand)]
     command: Command,
+}
+
+/// The float type `--dtype` casts to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+enum CastTo {
+    /// IEEE binary16.
+    F16,
+    /// bfloat16.
+    Bf16,
+    /// IEEE binary32.
+    F32,
+}
+
+impl CastTo {
+    fn dtype(self) -> DType {
+        match self {
+            CastTo::F16 => DType::F16,
+            CastTo::Bf16 => DType::BF16,
+            CastTo::F32 => DType::F32,
+        }
+    }
 }
 
 #[derive(Subcommand, Debug)]
@@ -54,11 +75,11 @@ enum Command {
         /// The file to write (replaced atomically).
         output: PathBuf,
         /// The output format (default: from OUT's extension).
-        #[arg(long, value_name = "FORMAT", value_parser = parse_kind)]
-        to: Option<Kind>,
+        #[arg(long, value_name = "FORMAT", value_parser = parse_format)]
+        to: Option<Format>,
         /// Read the input as this format instead of detecting it.
-        #[arg(long, value_name = "FORMAT", value_parser = parse_kind)]
-        from: Option<Kind>,
+        #[arg(long, value_name = "FORMAT", value_parser = parse_format)]
+        from: Option<Format>,
         /// Keep only tensors whose name matches GLOB (repeatable).
         #[arg(long, value_name = "GLOB")]
         only: Vec<String>,
@@ -67,7 +88,7 @@ enum Command {
         exclude: Vec<String>,
         /// Cast floating-point tensors to this type.
         #[arg(long, value_enum, value_name = "TYPE")]
-        dtype: Option<convert::CastTo>,
+        dtype: Option<CastTo>,
         /// Write row-major data (the default for every target but primitiv,
         /// whose column-major data is transposed on the way out).
         #[arg(long, conflicts_with = "keep_order")]
@@ -140,19 +161,12 @@ enum Command {
     Man,
 }
 
-fn parse_kind(s: &str) -> Result<Kind, String> {
-    Kind::from_name(s).ok_or_else(|| {
-        format!(
-            "unknown format {s:?}; one of: {}",
-            Kind::all_names().join(", ")
-        )
-    })
-}
-
 fn parse_format(s: &str) -> Result<Format, String> {
     Format::from_name(s).ok_or_else(|| {
-        let names: Vec<&str> = Format::ALL.iter().map(|f| f.name()).collect();
-        format!("unknown format {s:?}; one of: {}", names.join(", "))
+        format!(
+            "unknown format {s:?}; one of: {}",
+            Format::names().join(", ")
+        )
     })
 }
 
@@ -179,22 +193,34 @@ fn print(bytes: &[u8]) {
     let _ = out.write_all(bytes).and_then(|()| out.flush());
 }
 
+/// Pretty JSON with one-space indents, as the contract's examples print it.
+fn json_text(v: &serde_json::Value) -> anyhow::Result<Vec<u8>> {
+    let mut buf = Vec::new();
+    let fmt = serde_json::ser::PrettyFormatter::with_indent(b" ");
+    let mut ser = serde_json::Serializer::with_formatter(&mut buf, fmt);
+    serde::Serialize::serialize(v, &mut ser)?;
+    buf.push(b'\n');
+    Ok(buf)
+}
+
+/// Opens `path` (as `format`, or detected); errors name the path.
+fn open(path: &Path, format: Option<Format>) -> Result<Document, Failure> {
+    match format {
+        Some(f) => Document::open_as(path, f),
+        None => Document::open(path),
+    }
+    .map_err(anyhow::Error::new)
+    .at(path)
+}
+
 fn run(cli: Cli) -> Result<ExitCode, Failure> {
     match cli.command {
         Command::Inspect { file, json, format } => {
-            let src = Source::open(&file, format).at(&file)?;
-            let report = formats::inspect(&src).at(&file)?;
+            let doc = open(&file, format)?;
             let text = if json {
-                let mut buf = Vec::new();
-                let fmt = serde_json::ser::PrettyFormatter::with_indent(b" ");
-                let mut ser = serde_json::Serializer::with_formatter(&mut buf, fmt);
-                serde::Serialize::serialize(&report.to_json(), &mut ser)
-                    .map_err(anyhow::Error::new)
-                    .at(&file)?;
-                buf.push(b'\n');
-                buf
+                json_text(&doc.inspect_json()).at(&file)?
             } else {
-                report.to_table(&file.display().to_string()).into_bytes()
+                inspect::table(&doc, &file.display().to_string()).into_bytes()
             };
             print(&text);
             Ok(ExitCode::SUCCESS)
@@ -211,21 +237,28 @@ fn run(cli: Cli) -> Result<ExitCode, Failure> {
             keep_order,
             quiet,
         } => {
-            let Some(target) = to.or_else(|| Kind::from_extension(&output)) else {
+            let Some(target) = to.or_else(|| Format::from_extension(&output)) else {
                 return Err(anyhow::anyhow!(
-                    "cannot tell the output format from the extension; give --to FORMAT"
+                    "cannot tell the output format from the extension; give --to FORMAT (one of: {})",
+                    Format::names().join(", ")
                 ))
                 .at(&output);
             };
-            let opts = convert::Options {
-                only,
-                exclude,
-                dtype,
-                keep_order,
-                quiet,
-            };
-            // Errors reading name the input; errors writing name the output.
-            convert::run(&input, &output, target, from, &opts)?;
+            let doc = open(&input, from)?;
+            let total = doc.tensors().map(|(_, t)| t.bytes().len() as u64).sum();
+            let pb = progress::bar(doc.file_size(), total, quiet, "converting");
+            let bar = pb.clone();
+            let mut opts = ConvertOptions::new()
+                .to(target)
+                .keep_order(keep_order)
+                .progress(move |n| bar.inc(n));
+            opts.only = only;
+            opts.exclude = exclude;
+            opts.dtype = dtype.map(CastTo::dtype);
+            let result = mlformats::convert_document(&doc, &output, &opts);
+            pb.finish_and_clear();
+            // Errors reading named the input above; errors writing name the output.
+            result.map_err(anyhow::Error::new).at(&output)?;
             Ok(ExitCode::SUCCESS)
         }
         Command::Diff {
@@ -235,26 +268,31 @@ fn run(cli: Cli) -> Result<ExitCode, Failure> {
             rtol,
             strict_dtype,
         } => {
-            let opts = diff::Options {
-                tolerance,
-                rtol,
-                strict_dtype,
-            };
-            let out = diff::run(&a, &b, opts)?;
-            print(out.text.as_bytes());
-            Ok(if out.equal {
+            let opts = mlformats::DiffOptions::new()
+                .tolerance(tolerance)
+                .rtol(rtol)
+                .strict_dtype(strict_dtype);
+            let da = open(&a, None)?;
+            let db = open(&b, None)?;
+            let report = mlformats::diff::diff_documents(&da, &db, &opts)
+                .map_err(anyhow::Error::new)
+                .at(&a)?;
+            print(diff::text(&report, &a, &b).as_bytes());
+            Ok(if report.is_equal() {
                 ExitCode::SUCCESS
             } else {
                 ExitCode::from(1)
             })
         }
         Command::Stats { file, json, quiet } => {
-            let text = stats_cmd::run(&file, json, quiet).at(&file)?;
+            let doc = open(&file, None)?;
+            let text = stats_cmd::run(&doc, &file, json, quiet).at(&file)?;
             print(text.as_bytes());
             Ok(ExitCode::SUCCESS)
         }
         Command::Validate { file, quiet } => {
-            let out = validate::run(&file, quiet).at(&file)?;
+            let doc = open(&file, None)?;
+            let out = validate::run(&doc, &file, quiet);
             print(out.text.as_bytes());
             Ok(if out.ok {
                 ExitCode::SUCCESS
@@ -268,15 +306,8 @@ fn run(cli: Cli) -> Result<ExitCode, Failure> {
             network,
             output,
         } => {
-            let src = Source::open(&file, None).at(&file)?;
-            let report = formats::inspect(&src).at(&file)?;
-            let shapes = report
-                .tensors
-                .iter()
-                .map(|t| (t.name.clone(), t.shape.clone()))
-                .collect();
-            let graph = report.graph.unwrap_or(serde_json::Value::Null);
-            let text = graph::render(&graph, &shapes, format, network.as_deref()).at(&file)?;
+            let doc = open(&file, None)?;
+            let text = graph::render(&doc, format, network.as_deref()).at(&file)?;
             match output {
                 Some(out) => tensor_core::io::write_atomic(&out, |w| -> anyhow::Result<()> {
                     w.write_all(text.as_bytes())?;

@@ -3,12 +3,12 @@
 use std::path::Path;
 
 use anyhow::Result;
+use mlformats::Document;
+use mlformats::report::float_json;
 use serde_json::{Value, json};
 use tensor_core::stats::{self, Summary};
 
-use crate::formats;
 use crate::progress;
-use crate::report::float_json;
 
 fn opt(v: Option<f64>) -> Value {
     v.map_or(Value::Null, float_json)
@@ -18,17 +18,12 @@ fn fmt_opt(v: Option<f64>) -> String {
     v.map_or_else(|| "-".to_string(), |x| format!("{x:.6e}"))
 }
 
-/// Prints the statistics of every tensor of `path`.
-pub fn run(path: &Path, json_out: bool, quiet: bool) -> Result<String> {
-    let loaded = formats::load(path, None)?;
-    let total: u64 = loaded
-        .tensors
-        .iter()
-        .map(|(_, t)| t.bytes().len() as u64)
-        .sum();
-    let pb = progress::bar(loaded.map.len() as u64, total, quiet, "stats");
+/// Prints the statistics of every tensor of an opened file.
+pub fn run(doc: &Document, path: &Path, json_out: bool, quiet: bool) -> Result<String> {
+    let total: u64 = doc.tensors().map(|(_, t)| t.bytes().len() as u64).sum();
+    let pb = progress::bar(doc.file_size(), total, quiet, "stats");
     let mut rows: Vec<(String, String, Vec<usize>, Summary)> = Vec::new();
-    for (name, t) in loaded.tensors.iter() {
+    for (name, t) in doc.tensors() {
         rows.push((
             name.to_string(),
             t.dtype().name().to_string(),
@@ -49,13 +44,13 @@ pub fn run(path: &Path, json_out: bool, quiet: bool) -> Result<String> {
                 })
             })
             .collect();
-        let doc = json!({"file": path.display().to_string(), "format": loaded.kind.name(), "tensors": tensors});
+        let doc = json!({"file": path.display().to_string(), "format": doc.format().name(), "tensors": tensors});
         return Ok(format!("{}\n", serde_json::to_string_pretty(&doc)?));
     }
     let mut out = format!(
         "{}: {}, {} tensors\n",
         path.display(),
-        loaded.kind.name(),
+        doc.format(),
         rows.len()
     );
     let header = [

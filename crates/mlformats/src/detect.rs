@@ -22,11 +22,15 @@ pub enum Format {
     NnablaH5,
     /// TenniS module (`.tsm`).
     TennisModule,
+    /// Hugging Face `.safetensors`.
+    Safetensors,
+    /// numpy `.npz` (a zip of `.npy` arrays).
+    Npz,
 }
 
 impl Format {
     /// Every format.
-    pub const ALL: [Format; 7] = [
+    pub const ALL: [Format; 9] = [
         Format::CvmParams,
         Format::Primitiv,
         Format::NnablaNnp,
@@ -34,11 +38,57 @@ impl Format {
         Format::NnablaProtobuf,
         Format::NnablaH5,
         Format::TennisModule,
+        Format::Safetensors,
+        Format::Npz,
     ];
 
-    /// The contract's name: `cvm-params`, `primitiv`, `nnabla-nnp`, ….
+    /// Every format's name, for messages and help texts.
+    pub fn names() -> Vec<&'static str> {
+        Format::ALL.iter().map(|f| f.name()).collect()
+    }
+
+    /// The cargo feature of the `mlformats` crate that reads and writes it.
+    pub const fn feature(self) -> &'static str {
+        match self {
+            Format::CvmParams => "cvm",
+            Format::Primitiv => "primitiv",
+            Format::NnablaNntxt | Format::NnablaProtobuf => "nnabla",
+            Format::NnablaNnp | Format::NnablaH5 => "nnp",
+            Format::TennisModule => "tennis",
+            Format::Safetensors => "safetensors",
+            Format::Npz => "npz",
+        }
+    }
+
+    /// True for NNabla's four encodings of one model (text, binary, `.nnp`, `.h5`).
+    pub const fn is_nnabla(self) -> bool {
+        matches!(
+            self,
+            Format::NnablaNntxt | Format::NnablaProtobuf | Format::NnablaNnp | Format::NnablaH5
+        )
+    }
+
+    /// The extension a file of this format usually has (without the dot).
+    pub const fn extension(self) -> &'static str {
+        match self {
+            Format::CvmParams => "params",
+            Format::Primitiv => "data",
+            Format::NnablaNnp => "nnp",
+            Format::NnablaNntxt => "nntxt",
+            Format::NnablaProtobuf => "protobuf",
+            Format::NnablaH5 => "h5",
+            Format::TennisModule => "tsm",
+            Format::Safetensors => "safetensors",
+            Format::Npz => "npz",
+        }
+    }
+
+    /// The contract's name: `cvm-params`, `primitiv`, `nnabla-nnp`, …,
+    /// `safetensors`, `npz`.
     pub const fn name(self) -> &'static str {
         match self {
+            Format::Safetensors => "safetensors",
+            Format::Npz => "npz",
             Format::CvmParams => "cvm-params",
             Format::Primitiv => "primitiv",
             Format::NnablaNnp => "nnabla-nnp",
@@ -50,7 +100,7 @@ impl Format {
     }
 
     /// The format with the contract name, or a common alias
-    /// (`params`, `cvm`, `tvm`, `nnp`, `nntxt`, `prototxt`, `protobuf`, `h5`, `tsm`, `tennis`).
+    /// (`params`, `cvm`, `tvm`, `nnp`, `nntxt`, `prototxt`, `protobuf`, `h5`, `tsm`, `tennis`, `st`, `numpy`).
     pub fn from_name(name: &str) -> Option<Format> {
         let n = name.to_ascii_lowercase();
         Some(match n.as_str() {
@@ -61,6 +111,8 @@ impl Format {
             "nnabla-protobuf" | "protobuf" => Format::NnablaProtobuf,
             "nnabla-h5" | "h5" => Format::NnablaH5,
             "tennis-module" | "tsm" | "tennis" => Format::TennisModule,
+            "safetensors" | "st" => Format::Safetensors,
+            "npz" | "numpy" => Format::Npz,
             _ => return None,
         })
     }
@@ -76,6 +128,8 @@ impl Format {
             "h5" | "hdf5" => Format::NnablaH5,
             "tsm" => Format::TennisModule,
             "data" | "msgpack" | "primitiv" => Format::Primitiv,
+            "safetensors" => Format::Safetensors,
+            "npz" => Format::Npz,
             _ => return None,
         })
     }
@@ -187,7 +241,10 @@ fn detect_bytes(head: &[u8], tail: &[u8], name: Option<&Path>) -> Option<Format>
     }
     if head.starts_with(b"PK\x03\x04") || head.starts_with(b"PK\x05\x06") {
         let names_version = contains(head, NNP_VERSION) || contains(tail, NNP_VERSION);
-        return (names_version || by_ext == Some(Format::NnablaNnp)).then_some(Format::NnablaNnp);
+        if names_version || by_ext == Some(Format::NnablaNnp) {
+            return Some(Format::NnablaNnp);
+        }
+        return (by_ext == Some(Format::Npz) || first_member_is_npy(head)).then_some(Format::Npz);
     }
     if is_primitiv_header(head) {
         return Some(Format::Primitiv);
@@ -200,7 +257,37 @@ fn detect_bytes(head: &[u8], tail: &[u8], name: Option<&Path>) -> Option<Format>
     if looks_like_nnabla_text(head) {
         return Some(Format::NnablaNntxt);
     }
+    if looks_like_safetensors(head, name) {
+        return Some(Format::Safetensors);
+    }
     None
+}
+
+/// A zip whose first local header names a `.npy` member (what `numpy.savez` writes).
+fn first_member_is_npy(b: &[u8]) -> bool {
+    let Some(n) = b
+        .get(26..28)
+        .map(|n| u16::from_le_bytes([n[0], n[1]]) as usize)
+    else {
+        return false;
+    };
+    b.get(30..30 + n)
+        .is_some_and(|name| name.ends_with(b".npy"))
+}
+
+/// A little-endian u64 header length, then a JSON object (`{`). The
+/// length is checked against the file size when the name is a path.
+fn looks_like_safetensors(b: &[u8], name: Option<&Path>) -> bool {
+    let Some(head) = b.get(..8) else {
+        return false;
+    };
+    let mut a = [0u8; 8];
+    a.copy_from_slice(head);
+    let n = u64::from_le_bytes(a);
+    let size = name
+        .and_then(|p| std::fs::metadata(p).ok())
+        .map_or(b.len() as u64, |m| m.len().max(b.len() as u64));
+    n >= 2 && n <= size.saturating_sub(8) && b.get(8) == Some(&b'{')
 }
 
 fn contains(hay: &[u8], needle: &[u8]) -> bool {

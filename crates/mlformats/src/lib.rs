@@ -1,8 +1,54 @@
 //! # mlformats
 //!
-//! One crate for the model and parameter files of four ML frameworks. Each
-//! format lives in its own crate, re-exported here behind a feature named
-//! after it:
+//! Open any model or parameter file of primitiv, NNabla, TenniS and
+//! CVM-Runtime / Apache TVM (and `.safetensors` and `.npz`), read its
+//! tensors without copying them, and save or convert them to any other:
+//!
+//! ```no_run
+//! fn main() -> Result<(), Box<dyn std::error::Error>> {
+//!     let doc = mlformats::open("model.nnp")?;          // any format, memory-mapped
+//!     println!("{}", doc.format());
+//!     for (name, t) in doc.tensors() {
+//!         println!("{name} {} {:?}", t.dtype(), t.shape());
+//!     }
+//!     let w: Vec<f32> = doc.tensor("conv1/W").unwrap().to_vec::<f32>()?; // any numeric dtype
+//!     println!("{} values", w.len());
+//!     mlformats::save("model.safetensors", doc.tensors())?; // format from the extension
+//!     Ok(())
+//! }
+//! ```
+//!
+//! The same, run on a file of this repository:
+//!
+//! ```
+//! # fn main() -> Result<(), Box<dyn std::error::Error>> {
+//! let doc = mlformats::open("../../testdata/nnabla/mlp.nnp")?;
+//! assert_eq!(doc.format(), mlformats::Format::NnablaNnp);
+//! let (name, w) = doc.tensors().next().unwrap();
+//! let values = w.to_vec::<f32>()?;
+//! assert_eq!(values.len(), w.numel());
+//! let dir = tempfile::tempdir()?;
+//! let out = dir.path().join("mlp.safetensors");
+//! mlformats::save(&out, doc.tensors())?;
+//! let back = mlformats::open(&out)?;
+//! assert_eq!(back.tensor(name).unwrap().to_vec::<f32>()?, values);
+//! # Ok(()) }
+//! ```
+//!
+//! - [`open`] detects the format ([`detect`]) and gives a [`Document`]:
+//!   tensors named as the `inspect --json` contract names them, the typed
+//!   [`graph`](Document::graph) where the format has one, metadata, and
+//!   [`inspect_json`](Document::inspect_json).
+//! - [`save`] writes named tensors to any format (from the extension, or
+//!   [`save_with`] and [`SaveOptions`]), atomically and one tensor at a time
+//!   where the format allows.
+//! - [`convert()`] converts a file with filters, dtype casts and memory order,
+//!   keeping whole models between a format's own encodings.
+//! - [`diff()`] compares two files of any formats; [`validate()`] applies
+//!   the strictest read plus data checks.
+//!
+//! Each format lives in its own crate, re-exported here behind a feature
+//! named after it (all on by default):
 //!
 //! | feature | module | crate | files |
 //! |---|---|---|---|
@@ -11,48 +57,87 @@
 //! | `nnabla` | [`nnabla`] | `nnabla-proto` | NNabla `.protobuf`, `.nntxt`, `.prototxt` |
 //! | `nnp` | [`nnp`] | `nnp-archive` | NNabla `.nnp` archives, `.h5` parameters |
 //! | `tennis` | [`tennis`] | `bubble-module` | TenniS `.tsm` modules |
+//! | `safetensors` | | `safetensors` | Hugging Face `.safetensors` |
+//! | `npz` | | `npyz`, `zip` | numpy `.npz` |
 //!
-//! [`detect`] tells the format of a file from its first bytes and its name,
-//! and works whatever features are enabled.
-//!
-//! ```
-//! use mlformats::{detect, Format, Input};
-//!
-//! // The TVM parameter-dictionary magic, then an empty dictionary.
-//! let mut empty = 0xF7E5_8D4F_0504_9CB7u64.to_le_bytes().to_vec();
-//! empty.extend_from_slice(&[0u8; 24]);
-//! assert_eq!(detect(&empty[..]), Some(Format::CvmParams));
-//! assert_eq!(Format::CvmParams.name(), "cvm-params");
-//!
-//! // Text protobuf is recognised by name or by content.
-//! let text = b"network {\n  name: \"net\"\n}\n";
-//! assert_eq!(detect(Input::Named { bytes: text, name: "x.nntxt".as_ref() }), Some(Format::NnablaNntxt));
-//! assert_eq!(detect(&text[..]), Some(Format::NnablaNntxt));
-//! assert_eq!(detect(&b"hello"[..]), None);
-//! ```
+//! and `ndarray` adds `ndarray` views of tensors. [`detect`] works whatever
+//! features are enabled; opening a format whose feature is off is
+//! [`Error::FeatureDisabled`].
 #![warn(missing_docs)]
+// With some formats left out, helpers only they use go unused.
+#![cfg_attr(
+    not(all(
+        feature = "cvm",
+        feature = "primitiv",
+        feature = "nnabla",
+        feature = "nnp",
+        feature = "tennis",
+        feature = "safetensors",
+        feature = "npz"
+    )),
+    allow(dead_code, unused_imports)
+)]
 
+mod codec;
+pub mod convert;
 mod detect;
+pub mod diff;
+mod document;
+mod error;
+mod formats;
+pub mod report;
+mod save;
+pub mod validate;
 
+pub use codec::{ReadOptions, StoredTensor};
+#[doc(inline)]
+pub use convert::{ConvertOptions, ConvertSummary, convert, convert_document};
 pub use detect::{Format, Input, detect};
+#[doc(inline)]
+pub use diff::{DiffOptions, DiffReport, diff};
+pub use document::Document;
+pub(crate) use error::InTensor;
+pub use error::{Error, Result};
+pub use save::{SaveOptions, save, save_with};
+#[doc(inline)]
+pub use validate::{Validation, validate};
+
+#[doc(inline)]
+pub use tensor_core::graph;
+#[doc(inline)]
+pub use tensor_core::{DType, MemoryOrder, Shape, Tensor, TensorMap};
+
+/// The ground floor every format shares (the `tensor-core` crate).
+#[doc(inline)]
 pub use tensor_core;
 
 /// CVM-Runtime / Apache TVM `.params` (the `cvm-params` crate).
 #[cfg(feature = "cvm")]
+#[doc(inline)]
 pub use cvm_params as cvm;
 
 /// primitiv MessagePack files (the `primitiv-format` crate).
 #[cfg(feature = "primitiv")]
+#[doc(inline)]
 pub use primitiv_format as primitiv;
 
 /// NNabla binary and text protobuf (the `nnabla-proto` crate).
 #[cfg(feature = "nnabla")]
+#[doc(inline)]
 pub use nnabla_proto as nnabla;
 
 /// NNabla `.nnp` archives and `.h5` parameter files (the `nnp-archive` crate).
 #[cfg(feature = "nnp")]
+#[doc(inline)]
 pub use nnp_archive as nnp;
 
 /// TenniS `.tsm` modules (the `bubble-module` crate).
 #[cfg(feature = "tennis")]
+#[doc(inline)]
 pub use bubble_module as tennis;
+
+/// Opens a file of any supported format (detected from its first bytes and
+/// name), memory-mapped: see [`Document`].
+pub fn open(path: impl AsRef<std::path::Path>) -> Result<Document> {
+    Document::open(path)
+}

@@ -5,28 +5,19 @@
 
 use std::path::Path;
 
-use anyhow::{Result, bail};
-use mlformats::Format;
-use mlformats::nnabla::{self as nn, NNablaProtoBuf};
-use mlformats::nnp::{self as nnpa, Nnp, ParamFormat, Parameter, ParameterSet, ReadOptions};
-use tensor_core::Limits;
+use nnabla_proto::{self as nn, NNablaProtoBuf};
+use nnp_archive::{self as nnpa, Nnp, ParamFormat, Parameter, ParameterSet};
 
-use super::Source;
-
-/// True for the formats this module converts between.
-pub fn is_nnabla(f: Format) -> bool {
-    matches!(
-        f,
-        Format::NnablaNntxt | Format::NnablaProtobuf | Format::NnablaNnp | Format::NnablaH5
-    )
-}
+use crate::codec::{ReadOptions, Source};
+use crate::{Error, Format, Result};
 
 /// The model (without parameter messages) and the parameters, in the order
 /// nnabla loads them.
 fn load(src: &Source) -> Result<(NNablaProtoBuf, Vec<Parameter<'static>>)> {
+    let opts = ReadOptions::default();
     Ok(match src.format {
         Format::NnablaNntxt | Format::NnablaProtobuf => {
-            let (model, params) = super::nnabla::load_whole(src)?;
+            let (model, params) = super::nnabla::load(src, &opts.limits)?;
             let params = params
                 .into_iter()
                 .map(|p| Parameter::new(p.name, p.tensor.rebase(&src.map), p.need_grad))
@@ -34,22 +25,23 @@ fn load(src: &Source) -> Result<(NNablaProtoBuf, Vec<Parameter<'static>>)> {
             (model, params)
         }
         Format::NnablaNnp => {
-            let nnp = Nnp::from_mapped(&src.map, &ReadOptions::default())?;
+            let nnp = super::nnp::read_nnp(src, &opts)?;
             (
                 nnp.model().clone(),
                 nnp.parameters().iter().cloned().collect(),
             )
         }
-        Format::NnablaH5 => (
-            NNablaProtoBuf::default(),
-            nnpa::h5::read_h5_mapped(&src.map, 0..src.map.len(), &Limits::default())?,
-        ),
-        other => bail!("{other} is not an NNabla format"),
+        Format::NnablaH5 => (NNablaProtoBuf::default(), super::nnp::read_h5(src, &opts)?),
+        other => {
+            return Err(Error::Unsupported(format!(
+                "{other} is not an NNabla format"
+            )));
+        }
     })
 }
 
 /// Writes the content of `src` as `target`, another NNabla format.
-pub fn transcode(src: &Source, target: Format, out: &Path) -> Result<()> {
+pub(crate) fn transcode(src: &Source, target: Format, out: &Path) -> Result<()> {
     let (mut model, params) = load(src)?;
     match target {
         Format::NnablaNntxt | Format::NnablaProtobuf => {
@@ -74,6 +66,8 @@ pub fn transcode(src: &Source, target: Format, out: &Path) -> Result<()> {
             Ok(nnp.save(out, &opts)?)
         }
         Format::NnablaH5 => Ok(nnpa::h5::save_h5(out, &params)?),
-        other => bail!("{other} is not an NNabla format"),
+        other => Err(Error::Unsupported(format!(
+            "{other} is not an NNabla format"
+        ))),
     }
 }

@@ -8,36 +8,23 @@
 
 use std::io::{Read, Seek, Write};
 use std::path::Path;
-use std::sync::Arc;
 
-use anyhow::{Context, Result, anyhow, bail};
-use indicatif::ProgressBar;
 use npyz::{Order, WriterBuilder};
-use tensor_core::{DType, Limits, MappedFile, MemoryOrder, Tensor, TensorMap};
-
-use crate::convert::Plan;
+use tensor_core::{DType, Limits, MemoryOrder, Tensor};
 use zip::CompressionMethod;
 use zip::write::SimpleFileOptions;
 
-/// True when `bytes` is a zip whose first member is a `.npy` file, or any
-/// zip holding `.npy` members when `named_npz` (the file is called `*.npz`).
-pub fn looks_like(bytes: &[u8], named_npz: bool) -> bool {
-    if !(bytes.starts_with(b"PK\x03\x04") || bytes.starts_with(b"PK\x05\x06")) {
-        return false;
-    }
-    if named_npz {
-        return true;
-    }
-    // first local header: name length at 26, name at 30
-    let Some(n) = bytes
-        .get(26..28)
-        .map(|b| u16::from_le_bytes([b[0], b[1]]) as usize)
-    else {
-        return false;
-    };
-    bytes
-        .get(30..30 + n)
-        .is_some_and(|name| name.ends_with(b".npy"))
+use crate::codec::{Codec, Contents, Item, ReadOptions, Source, StoredTensor, WriteContext};
+use crate::{Error, Format, InTensor, Result};
+
+pub(crate) struct Npz;
+
+macro_rules! bail {
+    ($($t:tt)*) => { return Err(Error::Npz(format!($($t)*))) };
+}
+
+fn npz_err(e: impl std::fmt::Display) -> Error {
+    Error::Npz(e.to_string())
 }
 
 fn dtype_of(descr: &str) -> Result<(DType, bool)> {
@@ -87,7 +74,7 @@ fn descr_of(d: DType) -> Option<&'static str> {
 fn parse_npy<'a>(name: &str, bytes: &'a [u8], limits: &Limits) -> Result<Tensor<'a>> {
     let mut rest = bytes;
     let header = npyz::NpyHeader::from_reader(&mut rest)
-        .with_context(|| format!("{name}: bad .npy header"))?;
+        .map_err(|e| Error::Npz(format!("{name}: bad .npy header: {e}")))?;
     let file = npyz::NpyFile::with_header(header, &[][..]);
     let descr = match file.dtype() {
         npyz::DType::Plain(ts) => ts.to_string(),
@@ -96,12 +83,14 @@ fn parse_npy<'a>(name: &str, bytes: &'a [u8], limits: &Limits) -> Result<Tensor<
             other.descr()
         ),
     };
-    let (dtype, big_endian) = dtype_of(&descr).with_context(|| name.to_string())?;
+    let (dtype, big_endian) = dtype_of(&descr).map_err(|e| Error::Npz(format!("{name}: {e}")))?;
     limits.check_rank(file.shape().len() as u64)?;
     let dims = file
         .shape()
         .iter()
-        .map(|&d| usize::try_from(d).map_err(|_| anyhow!("{name}: dimension {d} too large")))
+        .map(|&d| {
+            usize::try_from(d).map_err(|_| Error::Npz(format!("{name}: dimension {d} too large")))
+        })
         .collect::<Result<Vec<_>>>()?;
     let order = match file.order() {
         Order::C => MemoryOrder::RowMajor,
@@ -109,10 +98,10 @@ fn parse_npy<'a>(name: &str, bytes: &'a [u8], limits: &Limits) -> Result<Tensor<
     };
     let need = tensor_core::Shape::new(dims.clone()).byte_len(dtype)?;
     let data = rest.get(..need).ok_or_else(|| {
-        anyhow!(
+        Error::Npz(format!(
             "{name}: data is {} bytes, the header needs {need}",
             rest.len()
-        )
+        ))
     })?;
     if rest.len() != need {
         bail!("{name}: {} bytes after the data", rest.len() - need);
@@ -134,18 +123,21 @@ fn parse_npy<'a>(name: &str, bytes: &'a [u8], limits: &Limits) -> Result<Tensor<
 }
 
 /// Every array of an `.npz` file, named by member name without `.npy`.
-pub fn read(map: &Arc<MappedFile>, limits: &Limits) -> Result<TensorMap<'static>> {
+fn read_npz(src: &Source, limits: &Limits) -> Result<Contents> {
+    let map = &src.map;
     let bytes = map.as_bytes();
-    let mut zip =
-        zip::ZipArchive::new(std::io::Cursor::new(bytes)).context("not a readable zip archive")?;
+    let mut zip = zip::ZipArchive::new(std::io::Cursor::new(bytes))
+        .map_err(|e| Error::Npz(format!("not a readable zip archive: {e}")))?;
     limits.check_tensors(zip.len() as u64)?;
-    let mut out = TensorMap::new();
+    let mut out = Contents::default();
     let mut inflated_total = 0u64;
     for i in 0..zip.len() {
-        let mut member = zip.by_index(i).with_context(|| format!("member #{i}"))?;
+        let mut member = zip
+            .by_index(i)
+            .map_err(|e| Error::Npz(format!("member #{i}: {e}")))?;
         let raw_name = member
             .name()
-            .with_context(|| format!("member #{i}: bad name"))?
+            .map_err(|e| Error::Npz(format!("member #{i}: bad name: {e}")))?
             .into_owned();
         let Some(name) = raw_name.strip_suffix(".npy") else {
             continue;
@@ -155,16 +147,19 @@ pub fn read(map: &Arc<MappedFile>, limits: &Limits) -> Result<TensorMap<'static>
         if member.compression() == CompressionMethod::Stored {
             let start = member
                 .data_start()
-                .ok_or_else(|| anyhow!("{raw_name}: no data offset"))?;
+                .ok_or_else(|| Error::Npz(format!("{raw_name}: no data offset")))?;
             let range = usize::try_from(start)
                 .ok()
                 .and_then(|s| Some(s..s.checked_add(usize::try_from(size).ok()?)?))
                 .filter(|r| r.end <= bytes.len())
                 .ok_or_else(|| {
-                    anyhow!("{raw_name}: member data runs past the end of the archive")
+                    Error::Npz(format!(
+                        "{raw_name}: member data runs past the end of the archive"
+                    ))
                 })?;
             let t = parse_npy(&raw_name, &bytes[range], limits)?;
-            out.insert(name, t.rebase(map));
+            let t = t.rebase(map);
+            out.push(StoredTensor::new(name, &t), t);
         } else {
             inflated_total = inflated_total.saturating_add(size);
             if inflated_total > limits.max_total_inflated {
@@ -185,34 +180,68 @@ pub fn read(map: &Arc<MappedFile>, limits: &Limits) -> Result<TensorMap<'static>
             (&mut member)
                 .take(size)
                 .read_to_end(&mut buf)
-                .with_context(|| format!("inflating {raw_name}"))?;
+                .map_err(|e| Error::Npz(format!("inflating {raw_name}: {e}")))?;
             let t = parse_npy(&raw_name, &buf, limits)?.to_owned_tensor();
-            out.insert(name, t);
+            out.push(StoredTensor::new(name, &t), t);
         }
     }
     Ok(out)
 }
 
-/// Writes `tensors` as an `.npz` (stored members), atomically, converting
-/// each by `plan` just before it is written. Row-major tensors are written
-/// in C order and column-major ones in Fortran order.
-pub fn write(out: &Path, tensors: &TensorMap<'_>, plan: &Plan, pb: &ProgressBar) -> Result<()> {
-    for (name, t) in tensors.iter() {
-        let d = plan.out_dtype(t.dtype());
-        if descr_of(d).is_none() {
-            bail!("tensor {name:?}: dtype {d} has no numpy equivalent");
-        }
+impl Codec for Npz {
+    fn read(&self, src: &Source, opts: &ReadOptions) -> Result<Contents> {
+        read_npz(src, &opts.limits)
     }
-    tensor_core::io::write_atomic(out, |w| -> Result<()> {
-        let mut zip = zip::ZipWriter::new(w);
-        for (name, t) in tensors.iter() {
-            let t = plan.apply(t).with_context(|| format!("tensor {name:?}"))?;
-            write_member(&mut zip, name, &t)?;
-            pb.inc(t.bytes().len() as u64);
+
+    /// One stored member per tensor, converted just before it is written.
+    /// Row-major tensors are written in C order and column-major ones in
+    /// Fortran order.
+    fn write(
+        &self,
+        _: Format,
+        out: &Path,
+        items: &[Item<'_, '_>],
+        cx: &WriteContext<'_>,
+    ) -> Result<()> {
+        for it in items {
+            let d = cx.plan.out_dtype(it.tensor.dtype());
+            if descr_of(d).is_none() {
+                return Err(
+                    Error::Unsupported(format!("dtype {d} has no numpy equivalent"))
+                        .in_tensor(it.name),
+                );
+            }
         }
-        zip.finish()?;
-        Ok(())
-    })
+        tensor_core::io::write_atomic(out, |w| -> Result<()> {
+            let mut zip = zip::ZipWriter::new(w);
+            for it in items {
+                let t = cx.plan.apply(it.tensor).in_tensor(it.name)?;
+                write_member(&mut zip, it.name, &t)?;
+                (cx.progress)(it.tensor.bytes().len() as u64);
+            }
+            zip.finish().map_err(npz_err)?;
+            Ok(())
+        })
+    }
+
+    fn reencode(&self, src: &Source, out: &Path) -> Result<()> {
+        let c = read_npz(src, &Limits::default())?;
+        let items: Vec<Item<'_, '_>> = c
+            .tensors
+            .iter()
+            .map(|(name, tensor)| Item {
+                name,
+                tensor,
+                need_grad: true,
+            })
+            .collect();
+        let cx = WriteContext {
+            plan: crate::convert::Plan::default(),
+            progress: &|_| {},
+            metadata: Vec::new(),
+        };
+        self.write(Format::Npz, out, &items, &cx)
+    }
 }
 
 fn write_member<W: Write + Seek>(
@@ -220,23 +249,31 @@ fn write_member<W: Write + Seek>(
     name: &str,
     t: &Tensor<'_>,
 ) -> Result<()> {
-    let descr = descr_of(t.dtype()).ok_or_else(|| anyhow!("tensor {name:?}: no numpy dtype"))?;
+    let descr = descr_of(t.dtype()).ok_or_else(|| {
+        Error::Unsupported(format!("dtype {} has no numpy equivalent", t.dtype())).in_tensor(name)
+    })?;
     let opts = SimpleFileOptions::default()
         .compression_method(CompressionMethod::Stored)
         .large_file(t.bytes().len() as u64 >= (1u64 << 32) - (1 << 20));
-    zip.start_file(format!("{name}.npy"), opts)?;
+    zip.start_file(format!("{name}.npy"), opts)
+        .map_err(npz_err)?;
     let shape: Vec<u64> = t.dims().iter().map(|&d| d as u64).collect();
     let order = match t.order() {
         MemoryOrder::RowMajor => Order::C,
         MemoryOrder::ColumnMajor => Order::Fortran,
     };
-    let dtype = npyz::DType::Plain(descr.parse().map_err(|e| anyhow!("{descr}: {e:?}"))?);
+    let dtype = npyz::DType::Plain(
+        descr
+            .parse()
+            .map_err(|e| Error::Npz(format!("{descr}: {e:?}")))?,
+    );
     npyz::WriteOptions::new_header_only()
         .dtype(dtype)
         .shape(&shape)
         .order(order)
         .writer(&mut *zip)
-        .write_header_only()?;
+        .write_header_only()
+        .map_err(npz_err)?;
     zip.write_all(t.bytes())?;
     Ok(())
 }

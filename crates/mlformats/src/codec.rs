@@ -1,0 +1,222 @@
+//! The one trait a format implements, and the one place formats are listed.
+//!
+//! Adding a format: a module in `formats/` with a unit struct implementing
+//! [`Codec`], a variant of [`Format`] (with its name, extension and
+//! feature), and one arm in [`codec`]. Every `match` on [`Format`] in this
+//! crate is exhaustive, so a forgotten format is a compile error.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use serde_json::{Map, Value};
+use tensor_core::graph::ModelGraph;
+use tensor_core::{Limits, MappedFile, Tensor, TensorMap};
+
+use crate::convert::Plan;
+use crate::{Error, Format, Result};
+
+/// A file to read: its bytes (memory-mapped or in memory), its name and format.
+pub(crate) struct Source {
+    /// The path, when the bytes came from a file.
+    pub path: Option<PathBuf>,
+    /// The whole file.
+    pub map: Arc<MappedFile>,
+    /// Its format.
+    pub format: Format,
+}
+
+impl Source {
+    /// The file's bytes.
+    pub fn bytes(&self) -> &[u8] {
+        self.map.as_bytes()
+    }
+}
+
+/// How readers treat a file.
+#[derive(Debug, Clone, Default)]
+#[non_exhaustive]
+pub struct ReadOptions {
+    /// Bounds on what a hostile file can make a reader allocate.
+    pub limits: Limits,
+}
+
+impl ReadOptions {
+    /// The same options with other limits.
+    pub fn with_limits(mut self, limits: Limits) -> Self {
+        self.limits = limits;
+        self
+    }
+}
+
+/// One tensor as the file stores it, in the `inspect --json` contract's terms.
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub struct StoredTensor {
+    /// The contract's name for it (not unique in every file: TenniS node
+    /// names may repeat).
+    pub name: String,
+    /// Its name in [`crate::Document::tensors`] (unique).
+    pub key: String,
+    /// Dimensions as the file states them (primitiv: without the batch).
+    pub shape: Vec<usize>,
+    /// Format-specific fields of the contract (primitiv `path`, `stat`,
+    /// `batch`, `order`; NNabla `need_grad`; `.params` `data_offset`).
+    pub extras: Map<String, Value>,
+}
+
+impl StoredTensor {
+    /// A tensor whose contract name is also its key, with the tensor's own dims.
+    pub(crate) fn new(name: impl Into<String>, t: &Tensor<'_>) -> Self {
+        let name = name.into();
+        StoredTensor {
+            key: name.clone(),
+            name,
+            shape: t.dims().to_vec(),
+            extras: Map::new(),
+        }
+    }
+
+    /// Adds a contract field.
+    pub(crate) fn with(mut self, key: &str, value: Value) -> Self {
+        self.extras.insert(key.to_string(), value);
+        self
+    }
+
+    /// NNabla's `need_grad`, where the format has it.
+    pub fn need_grad(&self) -> Option<bool> {
+        self.extras.get("need_grad").and_then(Value::as_bool)
+    }
+}
+
+/// What a reader makes of a file.
+#[derive(Default)]
+pub(crate) struct Contents {
+    /// primitiv's data type name.
+    pub kind: Option<&'static str>,
+    /// The tensors under unique names, sharing the file's bytes where possible.
+    pub tensors: TensorMap<'static>,
+    /// The contract's entries, in stored order.
+    pub stored: Vec<StoredTensor>,
+    /// The graph, for formats that store one.
+    pub graph: Option<ModelGraph>,
+    /// File-level fields of the contract and format metadata.
+    pub metadata: Map<String, Value>,
+}
+
+impl Contents {
+    /// Adds a tensor whose contract entry is `entry`; a key already taken
+    /// gets `#2`, `#3`, ... appended, so keys stay unique.
+    pub fn push(&mut self, mut entry: StoredTensor, tensor: Tensor<'static>) {
+        if self.tensors.contains(&entry.key) {
+            let base = entry.key.clone();
+            let mut n = 2;
+            while self.tensors.contains(&format!("{base}#{n}")) {
+                n += 1;
+            }
+            entry.key = format!("{base}#{n}");
+        }
+        self.tensors.insert(entry.key.clone(), tensor);
+        self.stored.push(entry);
+    }
+}
+
+/// A tensor on its way into a writer, with the conversion it still needs.
+pub(crate) struct Item<'t, 'a> {
+    /// Its name in the new file.
+    pub name: &'t str,
+    /// The tensor as read.
+    pub tensor: &'t Tensor<'a>,
+    /// NNabla's `need_grad` for it (true when the source has none).
+    pub need_grad: bool,
+}
+
+/// What a writer needs besides the tensors.
+pub(crate) struct WriteContext<'c> {
+    /// The conversion each tensor goes through on its way in; writers that
+    /// stream apply it one tensor at a time.
+    pub plan: Plan,
+    /// Called with the number of input bytes each tensor accounts for, as it
+    /// is written.
+    pub progress: &'c dyn Fn(u64),
+    /// `__metadata__` for formats that store string metadata (safetensors).
+    pub metadata: Vec<(String, String)>,
+}
+
+impl WriteContext<'_> {
+    /// Every item converted by the plan, for writers that need them all at
+    /// once; progress moves as each is converted.
+    pub fn prepare_all<'t>(
+        &self,
+        items: &'t [Item<'t, '_>],
+    ) -> Result<Vec<(&'t str, Tensor<'t>, bool)>> {
+        let mut out = Vec::with_capacity(items.len());
+        for it in items {
+            let t = self
+                .plan
+                .apply(it.tensor)
+                .map_err(|e| e.in_tensor(it.name))?;
+            (self.progress)(it.tensor.bytes().len() as u64);
+            out.push((it.name, t, it.need_grad));
+        }
+        Ok(out)
+    }
+}
+
+/// One format's reader and writers.
+pub(crate) trait Codec: Sync {
+    /// Reads the whole file: tensors, the contract's entries, graph, metadata.
+    fn read(&self, src: &Source, opts: &ReadOptions) -> Result<Contents>;
+
+    /// Writes `items` as a new file of `format` at `out`, atomically.
+    fn write(
+        &self,
+        format: Format,
+        out: &Path,
+        items: &[Item<'_, '_>],
+        cx: &WriteContext<'_>,
+    ) -> Result<()>;
+
+    /// Writes the file again in its own format with everything it holds
+    /// (byte-identical for files the real library wrote).
+    fn reencode(&self, src: &Source, out: &Path) -> Result<()>;
+
+    /// How the plan must treat tensors for this target: whether the writer
+    /// takes column-major tensors as they are.
+    fn takes_column_major(&self, _format: Format) -> bool {
+        false
+    }
+}
+
+/// The codec of `format`, or the feature it needs.
+pub(crate) fn codec(format: Format) -> Result<&'static dyn Codec> {
+    let disabled = || Error::FeatureDisabled {
+        format,
+        feature: format.feature(),
+    };
+    match format {
+        #[cfg(feature = "cvm")]
+        Format::CvmParams => Ok(&crate::formats::cvm::Cvm),
+        #[cfg(feature = "primitiv")]
+        Format::Primitiv => Ok(&crate::formats::primitiv::Primitiv),
+        #[cfg(feature = "nnabla")]
+        Format::NnablaNntxt | Format::NnablaProtobuf => Ok(&crate::formats::nnabla::Nnabla),
+        #[cfg(feature = "nnp")]
+        Format::NnablaNnp | Format::NnablaH5 => Ok(&crate::formats::nnp::NnpCodec),
+        #[cfg(feature = "tennis")]
+        Format::TennisModule => Ok(&crate::formats::tennis::Tennis),
+        #[cfg(feature = "safetensors")]
+        Format::Safetensors => Ok(&crate::formats::safetensors::SafetensorsCodec),
+        #[cfg(feature = "npz")]
+        Format::Npz => Ok(&crate::formats::npz::Npz),
+        #[allow(unreachable_patterns)]
+        Format::CvmParams
+        | Format::Primitiv
+        | Format::NnablaNntxt
+        | Format::NnablaProtobuf
+        | Format::NnablaNnp
+        | Format::NnablaH5
+        | Format::TennisModule
+        | Format::Safetensors
+        | Format::Npz => Err(disabled()),
+    }
+}

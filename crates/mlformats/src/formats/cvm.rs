@@ -1,0 +1,80 @@
+//! TVM/CVM `.params` (crate `cvm-params`).
+//!
+//! Files are read strictly: trailing bytes and duplicate names are errors.
+//! Names that are not UTF-8 are shown with U+FFFD; re-encoding keeps the
+//! raw name bytes and each bool tensor's encoding, so it reproduces a file
+//! TVM wrote byte for byte. The writer takes column-major tensors as they
+//! are (it transposes while writing).
+
+use std::path::Path;
+
+use cvm_params::{Params, ParamsWriter, WriteOptions};
+use serde_json::json;
+
+use crate::codec::{Codec, Contents, Item, ReadOptions, Source, StoredTensor, WriteContext};
+use crate::{Format, InTensor, Result};
+
+pub(crate) struct Cvm;
+
+fn parse<'s>(src: &'s Source, opts: &ReadOptions) -> Result<Params<'s>> {
+    let o = cvm_params::ReadOptions::default().with_limits(opts.limits);
+    Ok(Params::parse_with(src.bytes(), &o)?)
+}
+
+impl Codec for Cvm {
+    fn read(&self, src: &Source, opts: &ReadOptions) -> Result<Contents> {
+        let params = parse(src, opts)?;
+        let mut c = Contents::default();
+        for e in params.into_entries() {
+            let entry = StoredTensor::new(e.name(), e.tensor())
+                .with("data_offset", json!(e.info().data_offset));
+            c.push(entry, e.into_tensor().rebase(&src.map));
+        }
+        Ok(c)
+    }
+
+    fn takes_column_major(&self, _format: Format) -> bool {
+        true
+    }
+
+    fn write(
+        &self,
+        _: Format,
+        out: &Path,
+        items: &[Item<'_, '_>],
+        cx: &WriteContext<'_>,
+    ) -> Result<()> {
+        tensor_core::io::write_atomic(out, |w| -> Result<()> {
+            let mut pw = ParamsWriter::new(
+                w,
+                items.iter().map(|it| it.name.as_bytes()),
+                &WriteOptions::default(),
+            )?;
+            for it in items {
+                let t = cx.plan.apply(it.tensor).in_tensor(it.name)?;
+                pw.write_tensor(&t)?;
+                (cx.progress)(it.tensor.bytes().len() as u64);
+            }
+            pw.finish()?;
+            Ok(())
+        })
+    }
+
+    fn reencode(&self, src: &Source, out: &Path) -> Result<()> {
+        let params = parse(src, &ReadOptions::default())?;
+        tensor_core::io::write_atomic(out, |w| -> Result<()> {
+            let entries = params.entries();
+            let mut pw = ParamsWriter::new(
+                w,
+                entries.iter().map(|e| e.name_bytes()),
+                &WriteOptions::default(),
+            )?;
+            for e in entries {
+                let bools = e.info().dl_type.bool_encoding().unwrap_or_default();
+                pw.write_tensor_as(e.tensor(), bools)?;
+            }
+            pw.finish()?;
+            Ok(())
+        })
+    }
+}

@@ -1,0 +1,128 @@
+//! NNabla text (`.nntxt`, `.prototxt`) and binary (`.protobuf`) protobuf
+//! (crate `nnabla-proto`).
+//!
+//! Parameters are named by `variable_name`; a name stored twice is listed
+//! once, at its first position, with the last stored value and `need_grad`
+//! (nnabla's own rule). Binary parameters share the memory map. Writing a
+//! set of tensors makes a parameters-only file (what `nn.save_parameters`
+//! writes), one parameter at a time.
+
+use std::path::Path;
+
+use nnabla_proto::{
+    self as nn, NNablaProtoBuf, ParamTensor, decode_binary, decode_binary_borrowed, encode_binary,
+    parse_text, print_text, write_parameters_binary, write_parameters_text,
+};
+use serde_json::json;
+use tensor_core::{Limits, TensorMap};
+
+use crate::codec::{Codec, Contents, Item, ReadOptions, Source, StoredTensor, WriteContext};
+use crate::{Error, Format, InTensor, Result};
+
+pub(crate) struct Nnabla;
+
+fn text_of(src: &Source) -> Result<&str> {
+    std::str::from_utf8(src.bytes()).map_err(|e| {
+        Error::Invalid(format!(
+            "not UTF-8 text at byte {}: a .nntxt/.prototxt file is protobuf text format",
+            e.valid_up_to()
+        ))
+    })
+}
+
+/// The whole file: the message without parameter data, and the parameters
+/// in stored order (binary: borrowed from the map).
+pub(crate) fn load<'s>(
+    src: &'s Source,
+    limits: &Limits,
+) -> Result<(NNablaProtoBuf, Vec<ParamTensor<'s>>)> {
+    match src.format {
+        Format::NnablaNntxt => {
+            let mut model = parse_text(text_of(src)?)?;
+            let params = nn::parameters(&model)?
+                .into_iter()
+                .map(ParamTensor::into_static)
+                .collect();
+            model.parameter.clear();
+            Ok((model, params))
+        }
+        _ => {
+            let file = decode_binary_borrowed(src.bytes(), limits)?;
+            Ok((file.model, file.parameters))
+        }
+    }
+}
+
+/// Parameters keyed by name: first position, last value (the contract's rule).
+pub(crate) fn dedup<'a>(params: Vec<ParamTensor<'a>>) -> (TensorMap<'a>, Vec<(String, bool)>) {
+    let mut map = TensorMap::new();
+    let mut grads: Vec<(String, bool)> = Vec::new();
+    let mut index = std::collections::HashMap::new();
+    for p in params {
+        match index.get(&p.name) {
+            Some(&i) => grads[i] = (p.name.clone(), p.need_grad),
+            None => {
+                index.insert(p.name.clone(), grads.len());
+                grads.push((p.name.clone(), p.need_grad));
+            }
+        }
+        map.insert(p.name, p.tensor);
+    }
+    (map, grads)
+}
+
+/// The contents of an NNabla model: parameters (deduplicated) and graph.
+pub(crate) fn contents(model: &NNablaProtoBuf, params: Vec<ParamTensor<'static>>) -> Contents {
+    let mut c = Contents::default();
+    let (map, grads) = dedup(params);
+    for ((n, t), (_, need_grad)) in map.into_iter().zip(grads) {
+        let e = StoredTensor::new(&n, &t).with("need_grad", json!(need_grad));
+        c.push(e, t);
+    }
+    c.graph = Some(nn::graph::model_graph(model));
+    c
+}
+
+impl Codec for Nnabla {
+    fn read(&self, src: &Source, opts: &ReadOptions) -> Result<Contents> {
+        let (model, params) = load(src, &opts.limits)?;
+        let params = params
+            .into_iter()
+            .map(|p| ParamTensor::new(p.name, p.tensor.rebase(&src.map), p.need_grad))
+            .collect();
+        Ok(contents(&model, params))
+    }
+
+    fn write(
+        &self,
+        format: Format,
+        out: &Path,
+        items: &[Item<'_, '_>],
+        cx: &WriteContext<'_>,
+    ) -> Result<()> {
+        tensor_core::io::write_atomic(out, |w| -> Result<()> {
+            for it in items {
+                let t = cx.plan.apply(it.tensor).in_tensor(it.name)?;
+                let one = std::iter::once((it.name, &t, it.need_grad));
+                if format == Format::NnablaNntxt {
+                    write_parameters_text(&mut *w, one)?;
+                } else {
+                    write_parameters_binary(&mut *w, one)?;
+                }
+                (cx.progress)(it.tensor.bytes().len() as u64);
+            }
+            Ok(())
+        })
+    }
+
+    fn reencode(&self, src: &Source, out: &Path) -> Result<()> {
+        let bytes = match src.format {
+            Format::NnablaNntxt => print_text(&parse_text(text_of(src)?)?)?.into_bytes(),
+            _ => encode_binary(&decode_binary(src.bytes())?),
+        };
+        tensor_core::io::write_atomic(out, |w| -> Result<()> {
+            std::io::Write::write_all(w, &bytes)?;
+            Ok(())
+        })
+    }
+}

@@ -1,0 +1,167 @@
+//! primitiv MessagePack files (crate `primitiv-format`).
+//!
+//! Naming (the inspect contract): a Tensor file's tensor is `tensor`; a
+//! Parameter file has `value` and `value/<stat>`; a Model file has the key
+//! path joined with `.` and `<joined>/<stat>`, in file order. Tensors are
+//! column-major with dims [`primitiv_format::Shape::core_dims`] (the batch
+//! a last axis when it is not 1); the contract's `shape` is the stored dims.
+//!
+//! Writing a name → tensor set makes a Model with one single-component key
+//! per name (so names keep their exact spelling), sorted byte-wise as the
+//! library saves them, each tensor an f32 column-major value with batch 1.
+
+use std::path::Path;
+
+use primitiv_format::{self as prim, File, ModelWriter, Parameter, WriteOptions};
+use serde_json::{Map, Value, json};
+
+use crate::codec::{Codec, Contents, Item, ReadOptions, Source, StoredTensor, WriteContext};
+use crate::report::float_json;
+use crate::{Error, Format, InTensor, Result};
+
+pub(crate) struct Primitiv;
+
+fn lossy(b: &[u8]) -> String {
+    String::from_utf8_lossy(b).into_owned()
+}
+
+/// One tensor of a file: (contract name, key path, stat key, tensor).
+type Walked<'f, 'a> = (
+    String,
+    &'f [Vec<u8>],
+    Option<&'f [u8]>,
+    &'f prim::Tensor<'a>,
+);
+
+/// Every tensor of a file, in file order.
+fn walk<'f, 'a>(file: &'f File<'a>) -> Vec<Walked<'f, 'a>> {
+    let mut v = Vec::new();
+    let mut param = |base: String, path: &'f [Vec<u8>], p: &'f Parameter<'a>| {
+        v.push((base.clone(), path, None, &p.value));
+        for (k, t) in &p.stats {
+            v.push((format!("{base}/{}", lossy(k)), path, Some(k.as_slice()), t));
+        }
+    };
+    match file {
+        File::Tensor(t) => return vec![("tensor".into(), &[][..], None, t)],
+        File::Parameter(p) => param("value".into(), &[], p),
+        File::Model(m) => {
+            for (k, p) in &m.entries {
+                param(prim::join_key(k), k, p);
+            }
+        }
+        _ => {}
+    }
+    v
+}
+
+/// The shortest decimal that reads back as this f32 (0.1, not 0.10000000149…).
+fn f32_json(v: f32) -> Value {
+    if v.is_finite() {
+        format!("{v}")
+            .parse::<f64>()
+            .map_or_else(|_| json!(v as f64), |x| json!(x))
+    } else {
+        float_json(v as f64)
+    }
+}
+
+impl Codec for Primitiv {
+    fn read(&self, src: &Source, opts: &ReadOptions) -> Result<Contents> {
+        let o = prim::ReadOptions::default().with_limits(opts.limits);
+        let file = prim::read_mapped(&src.map, &o)?;
+        let mut c = Contents {
+            kind: Some(file.data_type().kind()),
+            ..Contents::default()
+        };
+        match &file {
+            File::Shape(s) => {
+                c.metadata.insert(
+                    "shape".into(),
+                    json!({"dims": s.stored_dims(), "batch": s.batch()}),
+                );
+            }
+            File::Optimizer(o) => {
+                // keys as stored; a repeated key keeps its first value (as the library reads it)
+                let mut u = Map::new();
+                for (k, v) in &o.uint_configs {
+                    u.entry(lossy(k)).or_insert(json!(v));
+                }
+                let mut f = Map::new();
+                for (k, v) in &o.float_configs {
+                    f.entry(lossy(k)).or_insert(f32_json(*v));
+                }
+                c.metadata.insert("uint_configs".into(), Value::Object(u));
+                c.metadata.insert("float_configs".into(), Value::Object(f));
+            }
+            _ => {
+                for (name, path, stat, t) in walk(&file) {
+                    let core = t.to_core()?.into_static();
+                    let path: Vec<String> = path.iter().map(|c| lossy(c)).collect();
+                    let mut e = StoredTensor::new(name, &core)
+                        .with("path", json!(path))
+                        .with("stat", json!(stat.map(lossy)))
+                        .with("batch", json!(t.shape().batch()))
+                        .with("order", json!("column-major"));
+                    e.shape = t
+                        .shape()
+                        .stored_dims()
+                        .iter()
+                        .map(|&d| d as usize)
+                        .collect();
+                    c.push(e, core);
+                }
+            }
+        }
+        Ok(c)
+    }
+
+    fn takes_column_major(&self, _format: Format) -> bool {
+        true
+    }
+
+    fn write(
+        &self,
+        _: Format,
+        out: &Path,
+        items: &[Item<'_, '_>],
+        cx: &WriteContext<'_>,
+    ) -> Result<()> {
+        // Check every tensor before touching the output (cheap: dtype and
+        // shape), then convert one at a time while writing, so peak memory
+        // stays near the largest tensor.
+        let mut keys = Vec::with_capacity(items.len());
+        for it in items {
+            let d = cx.plan.out_dtype(it.tensor.dtype());
+            let ok = if d == tensor_core::DType::F32 {
+                prim::Shape::from_dims(it.tensor.dims()).map(drop)
+            } else {
+                prim::Tensor::from_core(it.tensor).map(drop)
+            };
+            ok.map_err(|e| {
+                Error::Unsupported(format!("shape {:?}: {e}", it.tensor.dims())).in_tensor(it.name)
+            })?;
+            keys.push((vec![it.name.as_bytes().to_vec()], it));
+        }
+        keys.sort_by(|a, b| a.0.cmp(&b.0));
+        let count = u32::try_from(keys.len())
+            .map_err(|_| Error::Unsupported("too many tensors for a primitiv model".into()))?;
+        tensor_core::io::write_atomic(out, |w| -> Result<()> {
+            let mut mw = ModelWriter::new(w, count, WriteOptions::default())?;
+            for (k, it) in &keys {
+                let t = cx.plan.apply(it.tensor).in_tensor(it.name)?;
+                let p = prim::Tensor::from_core(&t).and_then(Parameter::new)?;
+                mw.param(k, &p)?;
+                (cx.progress)(it.tensor.bytes().len() as u64);
+            }
+            mw.finish()?;
+            Ok(())
+        })
+    }
+
+    fn reencode(&self, src: &Source, out: &Path) -> Result<()> {
+        let file = prim::read(src.bytes())?;
+        file.save(out, &WriteOptions::default())?;
+        Ok(())
+    }
+}

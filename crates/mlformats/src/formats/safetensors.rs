@@ -1,0 +1,215 @@
+//! Hugging Face `.safetensors` (crate `safetensors`).
+//!
+//! Reading borrows every tensor from the memory map (zero-copy), in the
+//! order of their data offsets; `__metadata__` becomes the document's
+//! `metadata`. Writing is our own: the header, then each tensor converted
+//! and streamed in the given order into one temporary file beside the
+//! target (the crate's `serialize_to_file` keeps a second temporary of its
+//! own and creates files private to the user).
+
+use std::path::Path;
+
+use safetensors::{Dtype, SafeTensors};
+use serde_json::{Map, Value};
+use tensor_core::{DType, MemoryOrder, Tensor};
+
+use crate::codec::{Codec, Contents, Item, ReadOptions, Source, StoredTensor, WriteContext};
+use crate::{Error, Format, InTensor, Result};
+
+pub(crate) struct SafetensorsCodec;
+
+fn to_dtype(d: Dtype) -> Result<DType> {
+    Ok(match d {
+        Dtype::BOOL => DType::Bool,
+        Dtype::U8 => DType::U8,
+        Dtype::I8 => DType::I8,
+        Dtype::I16 => DType::I16,
+        Dtype::U16 => DType::U16,
+        Dtype::I32 => DType::I32,
+        Dtype::U32 => DType::U32,
+        Dtype::I64 => DType::I64,
+        Dtype::U64 => DType::U64,
+        Dtype::F16 => DType::F16,
+        Dtype::BF16 => DType::BF16,
+        Dtype::F32 => DType::F32,
+        Dtype::F64 => DType::F64,
+        Dtype::C64 => DType::C64,
+        Dtype::F8_E5M2 => DType::F8E5M2,
+        Dtype::F8_E4M3 => DType::F8E4M3Fn,
+        Dtype::F8_E8M0 => DType::F8E8M0Fnu,
+        Dtype::F8_E4M3FNUZ => DType::F8E4M3Fnuz,
+        Dtype::F8_E5M2FNUZ => DType::F8E5M2Fnuz,
+        other => {
+            return Err(Error::Safetensors(format!(
+                "safetensors dtype {other:?} (sub-byte) is not supported"
+            )));
+        }
+    })
+}
+
+fn from_dtype(d: DType) -> Option<Dtype> {
+    Some(match d {
+        DType::Bool => Dtype::BOOL,
+        DType::U8 => Dtype::U8,
+        DType::I8 => Dtype::I8,
+        DType::I16 => Dtype::I16,
+        DType::U16 => Dtype::U16,
+        DType::I32 => Dtype::I32,
+        DType::U32 => Dtype::U32,
+        DType::I64 => Dtype::I64,
+        DType::U64 => Dtype::U64,
+        DType::F16 => Dtype::F16,
+        DType::BF16 => Dtype::BF16,
+        DType::F32 => Dtype::F32,
+        DType::F64 => Dtype::F64,
+        DType::C64 => Dtype::C64,
+        DType::F8E5M2 => Dtype::F8_E5M2,
+        DType::F8E4M3Fn => Dtype::F8_E4M3,
+        DType::F8E8M0Fnu => Dtype::F8_E8M0,
+        DType::F8E4M3Fnuz => Dtype::F8_E4M3FNUZ,
+        DType::F8E5M2Fnuz => Dtype::F8_E5M2FNUZ,
+        _ => return None,
+    })
+}
+
+/// Tensor names by data offset; tensors at the same offset (empty ones) in
+/// the order the header lists them, which the crate's own map forgets.
+fn names_in_file_order(bytes: &[u8], by_offset: Vec<String>) -> Vec<String> {
+    let header: Option<Map<String, Value>> = bytes
+        .get(..8)
+        .and_then(|n| usize::try_from(u64::from_le_bytes(n.try_into().ok()?)).ok())
+        .and_then(|n| bytes.get(8..8usize.checked_add(n)?))
+        .and_then(|h| serde_json::from_slice(h).ok());
+    let Some(header) = header else {
+        return by_offset;
+    };
+    let start = |k: &str| {
+        header
+            .get(k)
+            .and_then(|e| e.get("data_offsets"))
+            .and_then(|o| o.get(0))
+            .and_then(Value::as_u64)
+            .unwrap_or(u64::MAX)
+    };
+    let mut names: Vec<String> = header
+        .keys()
+        .filter(|k| k.as_str() != "__metadata__")
+        .cloned()
+        .collect();
+    if names.len() != by_offset.len() {
+        return by_offset;
+    }
+    names.sort_by_key(|k| start(k));
+    names
+}
+
+impl Codec for SafetensorsCodec {
+    fn read(&self, src: &Source, _opts: &ReadOptions) -> Result<Contents> {
+        let bytes = src.bytes();
+        let st = SafeTensors::deserialize(bytes)
+            .map_err(|e| Error::Safetensors(format!("invalid safetensors file: {e:?}")))?;
+        let (_, meta) = SafeTensors::read_metadata(bytes)
+            .map_err(|e| Error::Safetensors(format!("invalid safetensors header: {e:?}")))?;
+        let mut c = Contents::default();
+        for name in names_in_file_order(bytes, meta.offset_keys()) {
+            let view = st
+                .tensor(&name)
+                .map_err(|e| Error::Safetensors(format!("{e:?}")).in_tensor(&name))?;
+            let dtype = to_dtype(view.dtype()).in_tensor(&name)?;
+            let t = Tensor::new(dtype, view.shape(), view.data()).in_tensor(&name)?;
+            let t = t.rebase(&src.map);
+            c.push(StoredTensor::new(&name, &t), t);
+        }
+        if let Some(m) = meta.metadata() {
+            let mut sorted: Vec<(&String, &String)> = m.iter().collect();
+            sorted.sort();
+            let obj: Map<String, Value> = sorted
+                .into_iter()
+                .map(|(k, v)| (k.clone(), Value::String(v.clone())))
+                .collect();
+            c.metadata.insert("metadata".into(), Value::Object(obj));
+        }
+        Ok(c)
+    }
+
+    fn write(
+        &self,
+        _: Format,
+        out: &Path,
+        items: &[Item<'_, '_>],
+        cx: &WriteContext<'_>,
+    ) -> Result<()> {
+        // The header first (names, dtypes, shapes and offsets, all known
+        // before any data is converted), then each tensor converted and
+        // written in turn, in the given order: peak memory is one tensor.
+        let mut header = Map::new();
+        if !cx.metadata.is_empty() {
+            let meta: Map<String, Value> = cx
+                .metadata
+                .iter()
+                .map(|(k, v)| (k.clone(), Value::String(v.clone())))
+                .collect();
+            header.insert("__metadata__".into(), Value::Object(meta));
+        }
+        let mut offset = 0usize;
+        for it in items {
+            if it.tensor.order() != MemoryOrder::RowMajor && !cx.plan.row_major {
+                return Err(Error::Unsupported(
+                    "column-major; safetensors holds row-major data".into(),
+                )
+                .in_tensor(it.name));
+            }
+            let out_dtype = cx.plan.out_dtype(it.tensor.dtype());
+            let dtype = from_dtype(out_dtype).ok_or_else(|| {
+                Error::Unsupported(format!("dtype {out_dtype} cannot be stored in safetensors"))
+                    .in_tensor(it.name)
+            })?;
+            let len = tensor_core::checked_byte_len(it.tensor.dims(), out_dtype)
+                .ok_or_else(|| Error::Unsupported("too large".into()).in_tensor(it.name))?;
+            let end = offset
+                .checked_add(len)
+                .ok_or_else(|| Error::Unsupported("too large".into()).in_tensor(it.name))?;
+            if header.contains_key(it.name) || it.name == "__metadata__" {
+                return Err(Error::Invalid(format!(
+                    "the name {:?} occurs twice (or is reserved) in a safetensors file",
+                    it.name
+                )));
+            }
+            let entry = serde_json::json!({
+                "dtype": serde_json::to_value(dtype).unwrap_or(Value::Null),
+                "shape": it.tensor.dims(),
+                "data_offsets": [offset, end],
+            });
+            header.insert(it.name.to_string(), entry);
+            offset = end;
+        }
+        let mut json = serde_json::to_vec(&Value::Object(header))
+            .map_err(|e| Error::Safetensors(format!("writing the header: {e}")))?;
+        // pad with spaces so that the data starts 8-byte aligned
+        while json.len() % 8 != 0 {
+            json.push(b' ');
+        }
+        tensor_core::io::write_atomic(out, |w| -> Result<()> {
+            use std::io::Write;
+            w.write_all(&(json.len() as u64).to_le_bytes())?;
+            w.write_all(&json)?;
+            for it in items {
+                let t = cx.plan.apply(it.tensor).in_tensor(it.name)?;
+                w.write_all(t.bytes())?;
+                (cx.progress)(it.tensor.bytes().len() as u64);
+            }
+            Ok(())
+        })
+    }
+
+    fn reencode(&self, src: &Source, out: &Path) -> Result<()> {
+        // A safetensors file is its own canonical form: copy the bytes,
+        // after checking that they are a valid file.
+        SafeTensors::deserialize(src.bytes())
+            .map_err(|e| Error::Safetensors(format!("invalid safetensors file: {e:?}")))?;
+        tensor_core::io::write_atomic(out, |w| -> Result<()> {
+            std::io::Write::write_all(w, src.bytes())?;
+            Ok(())
+        })
+    }
+}

@@ -1,0 +1,74 @@
+//! TenniS modules (`.tsm`, crate `bubble-module`).
+//!
+//! Reading gives every tensor of the non-reserved node parameters
+//! (`<node #name>/<key>`, `[i]` per field of a multi-field value) and the
+//! graph. Where node names repeat, tensor names use the unique node names
+//! of [`bubble_module::Module::unique_node_names`] (`<name>#<n>` for the
+//! n-th node of a name) while the contract's entries keep the names as
+//! stored. Writing makes a module of `<const>` nodes, one per tensor, all
+//! listed as module outputs (so the C++ library loads it); re-encoding
+//! writes the module again with nodes and parameters in their stored order,
+//! whatever the names.
+
+use std::path::Path;
+
+use bubble_module::{Module, ModuleBuilder, NodeOrder, ParamOrder, WriteOptions};
+use tensor_core::MemoryOrder;
+use tensor_core::graph::ModelGraph;
+
+use crate::codec::{Codec, Contents, Item, ReadOptions, Source, StoredTensor, WriteContext};
+use crate::{Format, InTensor, Result};
+
+pub(crate) struct Tennis;
+
+fn module_options(opts: &ReadOptions) -> bubble_module::ReadOptions {
+    bubble_module::ReadOptions::default().with_limits(opts.limits)
+}
+
+impl Codec for Tennis {
+    fn read(&self, src: &Source, opts: &ReadOptions) -> Result<Contents> {
+        let module = Module::from_map(&src.map, module_options(opts))?;
+        let mut c = Contents::default();
+        let stored = module.named_tensors();
+        let unique = module.unique_named_tensors();
+        for ((name, t), (key, _)) in stored.into_iter().zip(unique) {
+            let mut e = StoredTensor::new(name, t);
+            e.key = key;
+            c.push(e, t.clone());
+        }
+        c.graph = Some(ModelGraph::single(module.to_graph()));
+        Ok(c)
+    }
+
+    fn write(
+        &self,
+        _: Format,
+        out: &Path,
+        items: &[Item<'_, '_>],
+        cx: &WriteContext<'_>,
+    ) -> Result<()> {
+        let mut b = ModuleBuilder::new();
+        for it in items {
+            let t = cx.plan.apply(it.tensor).in_tensor(it.name)?;
+            let t = match t.order() {
+                MemoryOrder::RowMajor => t,
+                MemoryOrder::ColumnMajor => t.to_row_major()?.into_static(),
+            };
+            let id = b.constant(it.name, t).in_tensor(it.name)?;
+            b.output(id)?;
+            (cx.progress)(it.tensor.bytes().len() as u64);
+        }
+        let module = b.build()?;
+        module.save(out, WriteOptions::default())?;
+        Ok(())
+    }
+
+    fn reencode(&self, src: &Source, out: &Path) -> Result<()> {
+        let module = Module::parse(src.bytes())?;
+        let opts = WriteOptions::default()
+            .with_nodes(NodeOrder::AsGiven)
+            .with_params(ParamOrder::AsGiven);
+        module.save(out, opts)?;
+        Ok(())
+    }
+}
