@@ -117,7 +117,7 @@ pub fn cvm_params(data: &[u8]) {
 
     for opts in [ReadOptions::strict(), ReadOptions::lenient()] {
         let sliced = Params::parse_with(data, &opts);
-        let lazy = LazyParams::open_with(Cursor::new(data), &opts);
+        let lazy = LazyParams::from_reader(Cursor::new(data), &opts);
         let (params, mut lazy) = match (sliced, lazy) {
             (Ok(p), Ok(l)) => (p, l),
             (Err(_), Err(_)) => continue,
@@ -235,9 +235,9 @@ fn touch_file(f: &mlformats::primitiv::File<'_>) {
     }
 }
 
-/// primitiv `Shape` files (`Shape::read`) and the generic reader.
+/// primitiv `Shape` files (`Shape::parse`) and the generic reader.
 pub fn primitiv_shape(data: &[u8]) {
-    let typed = mlformats::primitiv::Shape::read(data);
+    let typed = mlformats::primitiv::Shape::parse(data);
     if let Ok(s) = &typed {
         let _ = (
             s.dims(),
@@ -251,38 +251,38 @@ pub fn primitiv_shape(data: &[u8]) {
     primitiv_generic(data, typed.is_ok());
 }
 
-/// primitiv `Tensor` files (`Tensor::read`) and the generic reader.
+/// primitiv `Tensor` files (`Tensor::parse`) and the generic reader.
 pub fn primitiv_tensor(data: &[u8]) {
-    let typed = mlformats::primitiv::Tensor::read(data);
+    let typed = mlformats::primitiv::Tensor::parse(data);
     if let Ok(t) = &typed {
         touch_primitiv(t);
     }
     primitiv_generic(data, typed.is_ok());
 }
 
-/// primitiv `Parameter` files (`Parameter::read`) and the generic reader.
+/// primitiv `Parameter` files (`Parameter::parse`) and the generic reader.
 pub fn primitiv_parameter(data: &[u8]) {
-    let typed = mlformats::primitiv::Parameter::read(data);
+    let typed = mlformats::primitiv::Parameter::parse(data);
     if let Ok(p) = &typed {
         touch_parameter(p);
     }
     primitiv_generic(data, typed.is_ok());
 }
 
-/// primitiv `Model` files (`Model::read`) and the generic reader.
+/// primitiv `Model` files (`Model::parse`) and the generic reader.
 pub fn primitiv_model(data: &[u8]) {
-    let typed = mlformats::primitiv::Model::read(data);
+    let typed = mlformats::primitiv::Model::parse(data);
     if let Ok(m) = &typed {
         touch_file(&mlformats::primitiv::File::Model(m.clone()));
     }
     primitiv_generic(data, typed.is_ok());
 }
 
-/// primitiv `Optimizer` files (`Optimizer::read`, the typed optimizer
+/// primitiv `Optimizer` files (`Optimizer::parse`, the typed optimizer
 /// configs) and the generic reader.
 pub fn primitiv_optimizer(data: &[u8]) {
     use mlformats::primitiv::{AdaDelta, AdaGrad, Adam, MomentumSgd, RmsProp, Sgd};
-    let typed = mlformats::primitiv::Optimizer::read(data);
+    let typed = mlformats::primitiv::Optimizer::parse(data);
     if let Ok(o) = &typed {
         touch_file(&mlformats::primitiv::File::Optimizer(o.clone()));
         let _ = Sgd::from_optimizer(o).to_optimizer();
@@ -297,7 +297,7 @@ pub fn primitiv_optimizer(data: &[u8]) {
 
 /// The generic reader must accept whatever a typed reader accepted.
 fn primitiv_generic(data: &[u8], typed_ok: bool) {
-    match mlformats::primitiv::read(data) {
+    match mlformats::primitiv::File::parse(data) {
         Ok(f) => touch_file(&f),
         Err(e) => assert!(!typed_ok, "typed reader accepts, generic refuses: {e}"),
     }
@@ -318,8 +318,8 @@ fn touch_nnabla_model(model: &mlformats::nnabla::NNablaProtoBuf) {
     if let Ok(expanded) = expand_all_loops(model, &expansion_limits()) {
         assert!(expanded.network.iter().all(|n| n.repeat_info.is_empty()));
     }
-    let _ = mlformats::nnabla::print_text(model);
-    let _ = mlformats::nnabla::encode_binary(model);
+    let _ = mlformats::nnabla::text::print(model);
+    let _ = mlformats::nnabla::binary::encode(model);
 }
 
 /// NNabla text protobuf (`.nntxt`, `.prototxt`): parse, parameters as
@@ -328,7 +328,7 @@ pub fn nnabla_text(data: &[u8]) {
     let Ok(text) = std::str::from_utf8(data) else {
         return;
     };
-    let Ok(model) = mlformats::nnabla::parse_text(text) else {
+    let Ok(model) = mlformats::nnabla::text::parse(text) else {
         return;
     };
     if let Ok(params) = mlformats::nnabla::parameters(&model) {
@@ -343,8 +343,8 @@ pub fn nnabla_text(data: &[u8]) {
 /// `inspect` uses it) and the plain prost decoder, which must agree on
 /// what they accept and on the parameters.
 pub fn nnabla_binary(data: &[u8]) {
-    let borrowed = mlformats::nnabla::decode_binary_borrowed(data, &Limits::default());
-    let plain = mlformats::nnabla::decode_binary(data);
+    let borrowed = mlformats::nnabla::binary::parse(data);
+    let plain = mlformats::nnabla::binary::decode(data);
     if let Ok(file) = &borrowed {
         for p in &file.parameters {
             touch(&p.tensor);
@@ -377,16 +377,16 @@ pub fn nnabla_binary(data: &[u8]) {
 
 /// NNabla `.h5` parameter files (over `hdf5-pure`), borrowed and owned.
 pub fn nnabla_h5(data: &[u8]) {
-    use mlformats::nnp::h5;
+    use mlformats::nnp::{ReadOptions, h5};
     let _ = h5::is_h5(data);
-    let limits = Limits::default();
-    let borrowed = h5::read_h5_slice(data, &limits);
+    let opts = ReadOptions::default();
+    let borrowed = h5::parse_with(data, &opts);
     if let Ok(params) = &borrowed {
         for p in params {
             touch(&p.tensor);
         }
     }
-    if let Ok(params) = h5::read_h5_vec(data.to_vec(), &limits) {
+    if let Ok(params) = h5::from_vec(data.to_vec(), &opts) {
         for p in &params {
             touch(&p.tensor);
         }
@@ -416,10 +416,10 @@ fn touch_nnp(n: &mlformats::nnp::Nnp<'_>) {
 pub fn nnp(data: &[u8]) {
     use mlformats::nnp::{Nnp, ReadOptions};
     let opts = ReadOptions::default();
-    if let Ok(n) = Nnp::from_slice(data, &opts) {
+    if let Ok(n) = Nnp::parse_with(data, &opts) {
         touch_nnp(&n);
     }
-    if let Ok(n) = Nnp::from_slice(data, &opts.verify_crc(true).allow_unsafe_names(true)) {
+    if let Ok(n) = Nnp::parse_with(data, &opts.verify_crc(true).allow_unsafe_names(true)) {
         touch_nnp(&n);
     }
     if let Ok(n) = Nnp::from_reader(Cursor::new(data), &opts) {
@@ -468,15 +468,15 @@ fn touch_module(m: &mlformats::tennis::Module<'_>) {
 pub fn tennis_module(data: &[u8]) {
     use mlformats::tennis::{Module, NodeOrder, ParamOrder, ReadOptions, WriteOptions};
     for opts in [ReadOptions::default(), ReadOptions::structural()] {
-        let Ok(m) = Module::parse_with(data, opts) else {
+        let Ok(m) = Module::parse_with(data, &opts) else {
             continue;
         };
         touch_module(&m);
         let wopts = WriteOptions::default()
             .with_nodes(NodeOrder::AsGiven)
             .with_params(ParamOrder::AsGiven);
-        if let Ok(bytes) = m.to_bytes(wopts) {
-            let again = Module::parse_with(&bytes, opts).expect("a re-encoded module reads back");
+        if let Ok(bytes) = m.to_bytes(&wopts) {
+            let again = Module::parse_with(&bytes, &opts).expect("a re-encoded module reads back");
             let a = again.named_tensors();
             let b = m.named_tensors();
             assert_eq!(a.len(), b.len());

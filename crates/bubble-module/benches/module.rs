@@ -9,7 +9,7 @@
 //!   against the same memcpy;
 //! - `read_typed_views`: `read_index` plus `view::<f32>()` of every
 //!   constant, which borrows when aligned and copies when not;
-//! - `write`: `Module::write_to` a reused `Vec`, against one `write_all`
+//! - `write`: `Module::write` to a reused `Vec`, against one `write_all`
 //!   of the same number of bytes into it;
 //! - `save`: `Module::save` to a temporary directory (atomic, synced),
 //!   against one `write_all` of the same bytes to a file, synced.
@@ -98,14 +98,14 @@ fn main() {
     // write, into a reused (already faulted-in) buffer
     let mut out: Vec<u8> = Vec::new();
     module
-        .write_to(&mut out, WriteOptions::default())
+        .write(&mut out, &WriteOptions::default())
         .expect("write");
     let file = out.clone();
     let file_len = file.len();
     let write = best_of(5, || {
         out.clear();
         module
-            .write_to(&mut out, WriteOptions::default())
+            .write(&mut out, &WriteOptions::default())
             .expect("write")
     });
     let write_all = best_of(5, || {
@@ -146,7 +146,7 @@ fn main() {
     let dir = tempfile::tempdir().expect("tempdir");
     let path = dir.path().join("bench.tsm");
     let save = best_of(3, || {
-        module.save(&path, WriteOptions::default()).expect("save")
+        module.save(&path, &WriteOptions::default()).expect("save")
     });
     let raw = dir.path().join("raw.bin");
     let write_file = best_of(3, || {

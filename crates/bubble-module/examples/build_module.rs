@@ -38,7 +38,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     b.output(relu)?;
     b.output(conv)?;
     let module = b.build()?;
-    module.save(&out, WriteOptions::default())?;
+    module.save(&out, &WriteOptions::default())?;
     println!("wrote {out}: {} nodes", module.len());
     Ok(())
 }

@@ -13,6 +13,21 @@
 //! truncation, unknown dtypes, out-of-range indices and cycles, and by
 //! default also what the C++ library refuses to load.
 //!
+//! # Entry points
+//!
+//! The same names as every format crate of the workspace; options are
+//! always passed by reference.
+//!
+//! | to | call |
+//! |---|---|
+//! | read bytes (tensor data borrowed) | [`Module::parse`]`(bytes)`, [`Module::parse_with`]`(bytes, &ReadOptions)` |
+//! | read a memory map (`'static`, zero-copy) | [`Module::from_map`]`(&Arc<MappedFile>, &ReadOptions)` |
+//! | map a file and read it | [`Module::open`]`(path)`, [`Module::open_with`]`(path, &ReadOptions)` |
+//! | write to any `io::Write` | [`Module::write`]`(w, &WriteOptions)`, [`Module::to_bytes`]`(&WriteOptions)` |
+//! | write a file atomically | [`Module::save`]`(path, &WriteOptions)` |
+//! | build a module | [`ModuleBuilder`] (the format needs every node before the first byte: no streaming writer) |
+//! | options | [`ReadOptions`] (`limits`, `check_loadable`, `reject_trailing`), [`WriteOptions`] |
+//!
 //! ```
 //! use bubble_module::{Module, ModuleBuilder, NodeKind, WriteOptions};
 //! use tensor_core::Tensor;
@@ -26,7 +41,7 @@
 //! let module = b.build()?;
 //!
 //! let mut bytes = Vec::new();
-//! module.write_to(&mut bytes, WriteOptions::default())?;
+//! module.write(&mut bytes, &WriteOptions::default())?;
 //!
 //! let read = Module::parse(&bytes)?;
 //! let y = read.node_by_name("y").unwrap();

@@ -72,11 +72,11 @@ impl<'a> Module<'a> {
     /// Reads a module from `bytes` with the default (strict) options; tensor
     /// data is borrowed from `bytes`.
     pub fn parse(bytes: &'a [u8]) -> Result<Module<'a>> {
-        Self::parse_with(bytes, ReadOptions::default())
+        Self::parse_with(bytes, &ReadOptions::default())
     }
 
-    /// Reads a module from `bytes` with `opts`.
-    pub fn parse_with(bytes: &'a [u8], opts: ReadOptions) -> Result<Module<'a>> {
+    /// Reads a module from `bytes` with `opts`; tensor data is borrowed from `bytes`.
+    pub fn parse_with(bytes: &'a [u8], opts: &ReadOptions) -> Result<Module<'a>> {
         let module = Parser {
             buf: bytes,
             pos: 0,
@@ -104,15 +104,21 @@ impl<'a> Module<'a> {
 impl Module<'static> {
     /// Reads a module from a memory map; tensor data stays in the map
     /// (shared, zero-copy), keys and names are copied.
-    pub fn from_map(map: &Arc<MappedFile>, opts: ReadOptions) -> Result<Module<'static>> {
+    pub fn from_map(map: &Arc<MappedFile>, opts: &ReadOptions) -> Result<Module<'static>> {
         let m = Module::parse_with(map.as_bytes(), opts)?;
         Ok(m.rebase(map))
     }
 
     /// Memory-maps the file at `path` and reads it with the default options.
     pub fn open(path: impl AsRef<Path>) -> Result<Module<'static>> {
+        Self::open_with(path, &ReadOptions::default())
+    }
+
+    /// Memory-maps the file at `path` and reads it with `opts` (see
+    /// [`Module::from_map`]).
+    pub fn open_with(path: impl AsRef<Path>, opts: &ReadOptions) -> Result<Module<'static>> {
         let map = MappedFile::open(path)?;
-        Self::from_map(&map, ReadOptions::default())
+        Self::from_map(&map, opts)
     }
 }
 

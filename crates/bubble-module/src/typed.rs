@@ -6,8 +6,12 @@
 //! are made unique by one documented, stable rule: the first node with a
 //! name keeps it; the `n`-th node with the same name (n = 2, 3, ...) is
 //! called `<name>#<n>`, or `<name>#<n+1>`, ... if a node is already called
-//! that. Files whose node names are unique are named exactly as the
-//! `inspect --json` contract names them.
+//! that.
+//!
+//! [`Module::unique_named_tensors`] also names the tensor of a `<const>`
+//! node (its one-field `value`) by the node alone: a tensor `W` written as a
+//! constant comes back as `W`, not `W/value`, so converting to a module and
+//! back keeps names. [`Module::named_tensors`] keeps the contract's names.
 
 use std::collections::{HashMap, HashSet};
 
@@ -48,13 +52,18 @@ impl<'a> Module<'a> {
     /// [`Module::named_tensors`] and named as it names them but with the node
     /// names of [`Module::unique_node_names`], so that no two share a name
     /// when node names repeat (only a parameter key repeated within one node
-    /// can still repeat a name).
+    /// can still repeat a name), and a `<const>` node's one-field `value`
+    /// named by the node alone.
     pub fn unique_named_tensors(&self) -> Vec<(String, &Tensor<'a>)> {
         let names = self.unique_node_names();
         let mut out = Vec::new();
         for (node, uname) in self.nodes().iter().zip(&names) {
             for p in node.params().iter().filter(|p| !p.is_reserved()) {
-                push_fields(&mut out, uname, p);
+                if let Some(t) = const_value(node, p) {
+                    out.push((uname.clone(), t));
+                } else {
+                    push_fields(&mut out, uname, p);
+                }
             }
         }
         out
@@ -64,8 +73,8 @@ impl<'a> Module<'a> {
     /// [`Module::unique_node_names`]; every node's parameters, reserved
     /// ones included, as attributes in file order (strings, scalars and
     /// short integer lists inline; other tensors by their tensor name, as in
-    /// [`Module::unique_named_tensors`]). `<const>` nodes are constants,
-    /// `<param>` nodes the graph inputs.
+    /// [`Module::unique_named_tensors`]). `<const>` nodes are constants
+    /// whose tensor is named by the node, `<param>` nodes the graph inputs.
     pub fn to_graph(&self) -> Graph {
         let names = self.unique_node_names();
         let mut g = Graph::new("");
@@ -86,7 +95,7 @@ impl<'a> Module<'a> {
             };
             let mut value = ValueInfo::new(uname, kind.clone());
             if kind == ValueKind::Constant {
-                value = value.with_tensor(format!("{uname}/value"));
+                value = value.with_tensor(uname.clone());
             }
             g.values.push(value);
             let inputs: Vec<String> = node
@@ -102,6 +111,14 @@ impl<'a> Module<'a> {
             g.nodes.push(n);
         }
         g
+    }
+}
+
+/// The tensor of a `<const>` node's one-field `value` parameter.
+fn const_value<'m, 'a>(node: &'m crate::Node<'a>, p: &'m Param<'a>) -> Option<&'m Tensor<'a>> {
+    match (node.kind(), p.fields()) {
+        (NodeKind::Const, [t]) if p.key_bytes() == b"value" => Some(t),
+        _ => None,
     }
 }
 

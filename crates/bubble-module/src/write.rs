@@ -152,7 +152,7 @@ impl Module<'_> {
     /// Streams the module to `w`; returns the bytes written. Everything is
     /// checked before the first byte is written. Metadata is gathered in a
     /// small buffer; large tensor data goes straight to `w`.
-    pub fn write_to<W: Write>(&self, w: W, opts: WriteOptions) -> Result<u64> {
+    pub fn write<W: Write>(&self, w: W, opts: &WriteOptions) -> Result<u64> {
         self.check_writable()?;
         let order: Vec<usize> = match opts.nodes {
             NodeOrder::AsGiven => (0..self.nodes.len()).collect(),
@@ -215,18 +215,18 @@ impl Module<'_> {
     }
 
     /// The module as bytes (for small modules and tests; prefer
-    /// [`Module::write_to`] or [`Module::save`] for large ones).
-    pub fn to_bytes(&self, opts: WriteOptions) -> Result<Vec<u8>> {
+    /// [`Module::write`] or [`Module::save`] for large ones).
+    pub fn to_bytes(&self, opts: &WriteOptions) -> Result<Vec<u8>> {
         let mut v = Vec::new();
-        self.write_to(&mut v, opts)?;
+        self.write(&mut v, opts)?;
         Ok(v)
     }
 
     /// Writes the module to `path` atomically (a temporary file beside it,
     /// renamed over `path` only when everything was written).
-    pub fn save(&self, path: impl AsRef<Path>, opts: WriteOptions) -> Result<()> {
+    pub fn save(&self, path: impl AsRef<Path>, opts: &WriteOptions) -> Result<()> {
         self.check_writable()?;
-        tensor_core::io::write_atomic(path, |w| self.write_to(w, opts).map(|_| ()))
+        tensor_core::io::write_atomic(path, |w| self.write(w, opts).map(|_| ()))
     }
 }
 

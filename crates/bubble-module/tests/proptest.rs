@@ -178,16 +178,16 @@ proptest! {
             (WriteOptions::default(), true),
             (WriteOptions::default().with_params(ParamOrder::AsGiven), false),
         ] {
-            let bytes = module.to_bytes(opts).expect("writable");
-            prop_assert_eq!(&module.to_bytes(opts).expect("writable"), &bytes);
+            let bytes = module.to_bytes(&opts).expect("writable");
+            prop_assert_eq!(&module.to_bytes(&opts).expect("writable"), &bytes);
             let read = Module::parse(&bytes).expect("reads back");
             check_same(&read, &module, sorted)?;
             prop_assert_eq!(read.end_offset(), bytes.len());
             // A parsed module writes back to the same bytes (its order kept).
-            let again = read.to_bytes(opts.with_params(ParamOrder::AsGiven)).expect("writable");
+            let again = read.to_bytes(&opts.with_params(ParamOrder::AsGiven)).expect("writable");
             prop_assert_eq!(&again, &bytes);
             // Builder order is already producers-first: that order changes nothing.
-            let topo = read.to_bytes(opts.with_nodes(NodeOrder::ProducersFirst)).expect("writable");
+            let topo = read.to_bytes(&opts.with_nodes(NodeOrder::ProducersFirst)).expect("writable");
             prop_assert_eq!(&topo, &bytes);
         }
     }

@@ -125,7 +125,7 @@ fn valid_edge_cases_are_read() {
     let b = read("ok_trailing_bytes.tsm");
     let m = Module::parse(&b).unwrap();
     assert_eq!(b.len() - m.end_offset(), 4);
-    let e = Module::parse_with(&b, ReadOptions::default().with_reject_trailing(true)).unwrap_err();
+    let e = Module::parse_with(&b, &ReadOptions::default().with_reject_trailing(true)).unwrap_err();
     assert!(e.to_string().contains("4 trailing bytes"), "{e}");
     let b = read("ok_zero_field_param.tsm");
     let m = Module::parse(&b).unwrap();
@@ -193,7 +193,7 @@ fn invalid_edge_cases_are_rejected_with_clear_errors() {
         "bad_not_computable_op_without_inputs.tsm",
     ] {
         let bytes = std::fs::read(testdata().join("edge").join(f)).unwrap();
-        Module::parse_with(&bytes, ReadOptions::structural()).unwrap();
+        Module::parse_with(&bytes, &ReadOptions::structural()).unwrap();
     }
 }
 
@@ -340,7 +340,7 @@ fn unknown_dtypes_bad_indices_and_cycles_are_rejected() {
             node("relu", "z", &[1]),
         ],
     );
-    let e = Module::parse_with(&b, ReadOptions::structural()).unwrap_err();
+    let e = Module::parse_with(&b, &ReadOptions::structural()).unwrap_err();
     assert!(matches!(e, Error::Cycle { .. }), "{e}");
     // a self-loop
     let b = enc(&[], &[0], &[node("relu", "self", &[0])]);
@@ -391,7 +391,7 @@ fn memory_map_is_shared_not_copied() {
     assert!(matches!(t.storage(), Bytes::Mapped(..)));
     assert_eq!(t.dims(), [512, 10]);
     let map = MappedFile::open(&path).unwrap();
-    let m2 = Module::from_map(&map, ReadOptions::default()).unwrap();
+    let m2 = Module::from_map(&map, &ReadOptions::default()).unwrap();
     let t2 = m2.nodes()[6].value().unwrap();
     assert_eq!(
         map.range_of(t2.bytes()).map(|r| r.len()),
@@ -412,9 +412,9 @@ fn corruption_at_every_offset_never_panics() {
             for v in [0x00u8, 0xff, 0x80, 0x7f, bytes[at] ^ 1] {
                 let mut b = bytes.clone();
                 b[at] = v;
-                if let Ok(m) = Module::parse_with(&b, ReadOptions::structural()) {
-                    let out = m.to_bytes(bubble_module::WriteOptions::default()).unwrap();
-                    assert!(Module::parse_with(&out, ReadOptions::structural()).is_ok());
+                if let Ok(m) = Module::parse_with(&b, &ReadOptions::structural()) {
+                    let out = m.to_bytes(&bubble_module::WriteOptions::default()).unwrap();
+                    assert!(Module::parse_with(&out, &ReadOptions::structural()).is_ok());
                 }
             }
         }

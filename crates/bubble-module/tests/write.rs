@@ -17,17 +17,17 @@ fn python_goldens_rewrite_byte_identical() {
         let bytes = std::fs::read(&path).unwrap();
         let m = Module::parse(&bytes).unwrap();
         let as_given = WriteOptions::default().with_params(ParamOrder::AsGiven);
-        assert_eq!(m.to_bytes(as_given).unwrap(), bytes, "{name}: as given");
+        assert_eq!(m.to_bytes(&as_given).unwrap(), bytes, "{name}: as given");
         if name.starts_with("py_") {
             // the default: params sorted, nodes as given = the Python writer
             let mut out = Vec::new();
-            let written = m.write_to(&mut out, WriteOptions::default()).unwrap();
+            let written = m.write(&mut out, &WriteOptions::default()).unwrap();
             assert_eq!(written, bytes.len() as u64);
             assert_eq!(out, bytes, "{name}");
             n += 1;
         } else {
             // C++ files have params in hash order: sorting changes bytes, not content
-            let sorted = m.to_bytes(WriteOptions::default()).unwrap();
+            let sorted = m.to_bytes(&WriteOptions::default()).unwrap();
             assert_ne!(sorted, bytes, "{name}");
             assert_eq!(sorted.len(), bytes.len());
             let again = Module::parse(&sorted).unwrap();
@@ -62,7 +62,7 @@ fn producers_first_renumbers_consistently() {
         let bytes = std::fs::read(testdata().join(f)).unwrap();
         let m = Module::parse(&bytes).unwrap();
         let opts = WriteOptions::default().with_nodes(NodeOrder::ProducersFirst);
-        let out = m.to_bytes(opts).unwrap();
+        let out = m.to_bytes(&opts).unwrap();
         assert_eq!(out.len(), bytes.len());
         let r = Module::parse(&out).unwrap();
         // identity order now, and the same graph by name
@@ -84,13 +84,13 @@ fn producers_first_renumbers_consistently() {
             );
         }
         // writing that again in producers-first order changes nothing
-        assert_eq!(r.to_bytes(opts).unwrap(), out);
+        assert_eq!(r.to_bytes(&opts).unwrap(), out);
     }
     // py_add_const: c, y, x  ->  c, x, y
     let bytes = std::fs::read(testdata().join("py_add_const.tsm")).unwrap();
     let m = Module::parse(&bytes).unwrap();
     let out = m
-        .to_bytes(WriteOptions::default().with_nodes(NodeOrder::ProducersFirst))
+        .to_bytes(&WriteOptions::default().with_nodes(NodeOrder::ProducersFirst))
         .unwrap();
     let r = Module::parse(&out).unwrap();
     let names: Vec<&str> = r.nodes().iter().map(|n| n.name()).collect();
@@ -113,7 +113,7 @@ fn builder_makes_what_the_python_writer_makes() {
     b.output(y).unwrap();
     let m = b.build().unwrap();
     assert_eq!((m.inputs(), m.outputs()), (&[0usize][..], &[2usize][..]));
-    let bytes = m.to_bytes(WriteOptions::default()).unwrap();
+    let bytes = m.to_bytes(&WriteOptions::default()).unwrap();
     let golden = std::fs::read(testdata().join("py_add_const.tsm")).unwrap();
     assert_eq!(bytes.len(), golden.len());
     // same header, and each node's bytes appear in the golden
@@ -170,7 +170,7 @@ fn builder_inputs_with_hints_and_packed_params() {
         .unwrap();
     b.output(conv).unwrap();
     let m = b.build().unwrap();
-    let bytes = m.to_bytes(WriteOptions::default()).unwrap();
+    let bytes = m.to_bytes(&WriteOptions::default()).unwrap();
     let r = Module::parse(&bytes).unwrap();
     let input = r.node(0).unwrap();
     assert_eq!(input.dtype_hint().unwrap(), Some(DType::F32));
@@ -199,7 +199,7 @@ fn builder_inputs_with_hints_and_packed_params() {
     );
     // params as given keeps the call order
     let given = m
-        .to_bytes(WriteOptions::default().with_params(ParamOrder::AsGiven))
+        .to_bytes(&WriteOptions::default().with_params(ParamOrder::AsGiven))
         .unwrap();
     let r = Module::parse(&given).unwrap();
     let keys: Vec<String> = r
@@ -281,7 +281,7 @@ fn const_only_modules_load() {
         b.output(id).unwrap();
     }
     let m = b.build().unwrap();
-    let bytes = m.to_bytes(WriteOptions::default()).unwrap();
+    let bytes = m.to_bytes(&WriteOptions::default()).unwrap();
     let r = Module::parse(&bytes).unwrap();
     assert_eq!(r.inputs(), &[] as &[usize]);
     assert_eq!(r.outputs(), [0, 1, 2]);
@@ -297,7 +297,7 @@ fn save_is_atomic_and_reads_back() {
     let path = dir.path().join("m.tsm");
     let bytes = std::fs::read(testdata().join("py_dtypes.tsm")).unwrap();
     let m = Module::parse(&bytes).unwrap();
-    m.save(&path, WriteOptions::default()).unwrap();
+    m.save(&path, &WriteOptions::default()).unwrap();
     assert_eq!(std::fs::read(&path).unwrap(), bytes);
     let back = Module::open(&path).unwrap();
     assert_eq!(back.len(), m.len());
@@ -307,10 +307,10 @@ fn save_is_atomic_and_reads_back() {
     let y = b.op("relu", "y", &[x]).unwrap();
     b.output(y).unwrap();
     let small = b.build().unwrap();
-    small.save(&path, WriteOptions::default()).unwrap();
+    small.save(&path, &WriteOptions::default()).unwrap();
     assert_eq!(tensor_core::io::count_entries(dir.path()), 1);
     let written = std::fs::read(&path).unwrap();
-    let r = Module::parse_with(&written, ReadOptions::default()).unwrap();
+    let r = Module::parse_with(&written, &ReadOptions::default()).unwrap();
     assert_eq!(r.len(), 2);
     // a writer that fails gives an I/O error, not a panic
     struct Fail;
@@ -322,7 +322,7 @@ fn save_is_atomic_and_reads_back() {
             Ok(())
         }
     }
-    let e = small.write_to(Fail, WriteOptions::default()).unwrap_err();
+    let e = small.write(Fail, &WriteOptions::default()).unwrap_err();
     assert!(
         matches!(e, Error::Io(_)) && e.to_string().contains("disk full"),
         "{e}"

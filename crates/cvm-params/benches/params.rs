@@ -5,14 +5,14 @@
 //! - open_index: `Params::open` (mmap + parse + name index) of the 512 MiB
 //!   file vs the same for a 1 MiB file with the same 100 names (the target
 //!   is independence from data size: ratio ≥ 0.5). `open_index_lazy` is the
-//!   same for `LazyParams::open` over a `File`.
+//!   same for `LazyParams::from_reader` over a `File`.
 //! - read_owned: every tensor of the mapped file copied into a new `Vec`
 //!   vs memcpy of the same bytes from memory into new `Vec`s of the same
 //!   sizes; `read_owned_lazy` reads each tensor from a `File` with
 //!   `LazyParams::read`.
 //! - read_into_reused: `LazyParams::read_into` into buffers that already
 //!   exist vs memcpy into pre-faulted buffers (no page faults either side).
-//! - write: `write_params` of the 100 in-memory tensors to a new file vs
+//! - write: `cvm_params::write` of the 100 in-memory tensors to a new file vs
 //!   one `write_all` of the same bytes to a new file.
 //!
 //! Each operation prints a readable line and a machine-readable
@@ -24,7 +24,7 @@ use std::io::Write;
 use std::path::Path;
 use std::time::Instant;
 
-use cvm_params::{LazyParams, Params, WriteOptions, write_params};
+use cvm_params::{LazyParams, Params, ReadOptions, WriteOptions, write};
 use tensor_core::Tensor;
 
 const N: usize = 100;
@@ -46,7 +46,7 @@ fn tensors(elems: usize) -> Vec<(String, Tensor<'static>)> {
 
 fn file_bytes(items: &[(String, Tensor<'static>)]) -> Vec<u8> {
     let mut v = Vec::new();
-    write_params(
+    write(
         &mut v,
         items.iter().map(|(n, t)| (n, t)),
         &WriteOptions::default(),
@@ -165,18 +165,24 @@ fn main() {
         || {
             for _ in 0..many {
                 black_box(
-                    LazyParams::open(File::open(&big_path).unwrap())
-                        .unwrap()
-                        .len(),
+                    LazyParams::from_reader(
+                        File::open(&big_path).unwrap(),
+                        &ReadOptions::default(),
+                    )
+                    .unwrap()
+                    .len(),
                 );
             }
         },
         || {
             for _ in 0..many {
                 black_box(
-                    LazyParams::open(File::open(&small_path).unwrap())
-                        .unwrap()
-                        .len(),
+                    LazyParams::from_reader(
+                        File::open(&small_path).unwrap(),
+                        &ReadOptions::default(),
+                    )
+                    .unwrap()
+                    .len(),
                 );
             }
         },
@@ -222,7 +228,9 @@ fn main() {
     let (o, s) = pair(
         reps,
         || {
-            let mut l = LazyParams::open(File::open(&big_path).unwrap()).unwrap();
+            let mut l =
+                LazyParams::from_reader(File::open(&big_path).unwrap(), &ReadOptions::default())
+                    .unwrap();
             let v: Vec<Tensor> = (0..l.len()).map(|i| l.read(i).unwrap()).collect();
             assert_eq!(v.len(), N);
             black_box(v);
@@ -234,7 +242,8 @@ fn main() {
     // the same into buffers that already exist (no page faults on either side)
     let mut ours_bufs: Vec<Vec<u8>> = sizes.iter().map(|&(_, n)| vec![1u8; n]).collect();
     let mut base_bufs: Vec<Vec<u8>> = sizes.iter().map(|&(_, n)| vec![1u8; n]).collect();
-    let mut lazy = LazyParams::open(File::open(&big_path).unwrap()).unwrap();
+    let mut lazy =
+        LazyParams::from_reader(File::open(&big_path).unwrap(), &ReadOptions::default()).unwrap();
     let (o, s) = pair(
         reps,
         || {
@@ -261,7 +270,7 @@ fn main() {
         reps,
         || {
             let f = File::create(&out).unwrap();
-            write_params(f, big.iter().map(|(n, t)| (n, t)), &WriteOptions::default()).unwrap();
+            write(f, big.iter().map(|(n, t)| (n, t)), &WriteOptions::default()).unwrap();
         },
         || write_file(&base_out, &big_bytes),
     );

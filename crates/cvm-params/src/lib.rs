@@ -8,9 +8,25 @@
 //!   by name; no payload is copied.
 //! - [`LazyParams`]: indexes any `Read + Seek` (name table and tensor headers
 //!   only) and reads one tensor at a time, for files too large to map.
-//! - [`write_params`], [`ParamsWriter`], [`save`]: a streaming writer whose
+//! - [`write()`], [`ParamsWriter`], [`save`]: a streaming writer whose
 //!   output is byte-identical to TVM 0.27's `save_param_dict`, with both bool
 //!   encodings ([`BoolEncoding`]).
+//!
+//! # Entry points
+//!
+//! The same names as every format crate of the workspace; options are
+//! always passed by reference.
+//!
+//! | to | call |
+//! |---|---|
+//! | read bytes (tensor data borrowed) | [`Params::parse`]`(bytes)`, [`Params::parse_with`]`(bytes, &ReadOptions)` |
+//! | read a memory map (`'static`, zero-copy) | [`Params::from_map`]`(&Arc<MappedFile>, &ReadOptions)` |
+//! | map a file and read it | [`Params::open`]`(path)`, [`Params::open_with`]`(path, &ReadOptions)` |
+//! | index any `Read + Seek`, read tensors one at a time | [`LazyParams::from_reader`]`(reader, &ReadOptions)` |
+//! | write to any `io::Write` | [`write()`]`(w, items, &WriteOptions)` |
+//! | write a file atomically | [`save`]`(path, items, &WriteOptions)` |
+//! | stream tensors one at a time | [`ParamsWriter`] |
+//! | options | [`ReadOptions`] (`limits`, `lenient_trailing`, `allow_duplicates`), [`WriteOptions`] (`bools`) |
 //!
 //! Validation follows the format notes (`docs/formats/cvm.md` §5): everything
 //! TVM and CVM write is accepted, including zero-size tensors, 0-d scalars,
@@ -22,14 +38,14 @@
 //!
 //! ```
 //! # fn main() -> Result<(), cvm_params::Error> {
-//! use cvm_params::{Params, ReadOptions, WriteOptions, write_params};
+//! use cvm_params::{Params, ReadOptions, WriteOptions};
 //! use tensor_core::Tensor;
 //!
 //! // The walk-through file of docs/formats/cvm.md §3: {"w": int8[2], "b": int32 scalar}.
 //! let w = Tensor::from_values([2], &[1i8, -1])?;
 //! let b = Tensor::from_values([], &[258i32])?;
 //! let mut file = Vec::new();
-//! write_params(&mut file, [("w", &w), ("b", &b)], &WriteOptions::default())?;
+//! cvm_params::write(&mut file, [("w", &w), ("b", &b)], &WriteOptions::default())?;
 //! assert_eq!(file.len(), 144);
 //! assert_eq!(&file[..8], &0xF7E5_8D4F_0504_9CB7u64.to_le_bytes());
 //!
@@ -58,7 +74,7 @@ mod write;
 pub use dtype::{BoolEncoding, DlType, dl_type_of, dtype_of};
 pub use error::{Error, Location, Result};
 pub use read::{Entry, LazyParams, Params, ReadOptions, TensorInfo};
-pub use write::{ParamsWriter, WriteOptions, save, write_params};
+pub use write::{ParamsWriter, WriteOptions, save, write};
 
 /// The first 8 bytes of every file (`kTVMNDArrayListMagic`), little-endian.
 pub const LIST_MAGIC: u64 = 0xF7E5_8D4F_0504_9CB7;

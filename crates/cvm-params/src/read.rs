@@ -665,12 +665,12 @@ impl<'a> Entry<'a> {
 ///
 /// ```
 /// # fn main() -> Result<(), cvm_params::Error> {
-/// use cvm_params::{Params, write_params, WriteOptions};
+/// use cvm_params::{Params, WriteOptions};
 /// use tensor_core::Tensor;
 ///
 /// let w = Tensor::from_values([2], &[1i8, -1])?;
 /// let mut file = Vec::new();
-/// write_params(&mut file, [("w", &w)], &WriteOptions::default())?;
+/// cvm_params::write(&mut file, [("w", &w)], &WriteOptions::default())?;
 ///
 /// let params = Params::parse(&file)?;
 /// let t = params.get("w").unwrap();
@@ -887,15 +887,15 @@ impl Params<'static> {
 /// ```
 /// # fn main() -> Result<(), cvm_params::Error> {
 /// use std::io::Cursor;
-/// use cvm_params::{LazyParams, write_params, WriteOptions};
+/// use cvm_params::{LazyParams, ReadOptions, WriteOptions};
 /// use tensor_core::Tensor;
 ///
 /// let a = Tensor::from_values([3], &[1.0f32, 2.0, 3.0])?;
 /// let b = Tensor::from_values([], &[7i64])?;
 /// let mut file = Vec::new();
-/// write_params(&mut file, [("a", &a), ("b", &b)], &Default::default())?;
+/// cvm_params::write(&mut file, [("a", &a), ("b", &b)], &Default::default())?;
 ///
-/// let mut lazy = LazyParams::open(Cursor::new(file))?;
+/// let mut lazy = LazyParams::from_reader(Cursor::new(file), &ReadOptions::default())?;
 /// assert_eq!(lazy.len(), 2);
 /// assert_eq!(lazy.info(1).unwrap().dims, Vec::<usize>::new());
 /// let b2 = lazy.read_by_name("b")?.unwrap();
@@ -914,13 +914,9 @@ pub struct LazyParams<R> {
 }
 
 impl<R: Read + Seek> LazyParams<R> {
-    /// Indexes the dictionary starting at the stream's position, strictly.
-    pub fn open(reader: R) -> Result<Self> {
-        Self::open_with(reader, &ReadOptions::default())
-    }
-
-    /// Indexes the dictionary starting at the stream's position, with `opts`.
-    pub fn open_with(mut reader: R, opts: &ReadOptions) -> Result<Self> {
+    /// Indexes the dictionary starting at the stream's position, with `opts`
+    /// ([`ReadOptions::default`] is strict).
+    pub fn from_reader(mut reader: R, opts: &ReadOptions) -> Result<Self> {
         let (start, _, parsed) = index_stream(&mut reader, opts)?;
         let offsets = parse_names_offsets(&parsed.entries);
         let by_name = name_index(&parsed.entries, &offsets, opts.allow_duplicates)?;

@@ -177,15 +177,15 @@ fn encode_header(buf: &mut Vec<u8>, dl: DlType, tensor: &Tensor<'_>) {
 ///
 /// ```
 /// # fn main() -> Result<(), cvm_params::Error> {
-/// use cvm_params::{write_params, WriteOptions, BoolEncoding};
+/// use cvm_params::{WriteOptions, BoolEncoding};
 /// use tensor_core::{DType, Tensor};
 ///
 /// let mask = Tensor::new(DType::Bool, [3], vec![1u8, 0, 1])?;
 /// let mut new_style = Vec::new();
-/// write_params(&mut new_style, [("mask", &mask)], &WriteOptions::default())?;
+/// cvm_params::write(&mut new_style, [("mask", &mask)], &WriteOptions::default())?;
 /// let mut old_style = Vec::new();
 /// let legacy = WriteOptions::default().with_bools(BoolEncoding::Legacy);
-/// write_params(&mut old_style, [("mask", &mask)], &legacy)?;
+/// cvm_params::write(&mut old_style, [("mask", &mask)], &legacy)?;
 /// // header 24 + name table (8 + 4) + count 8: the record starts at 44;
 /// // its dtype code and bits are at +28
 /// let dt = 44 + 28;
@@ -193,7 +193,7 @@ fn encode_header(buf: &mut Vec<u8>, dl: DlType, tensor: &Tensor<'_>) {
 /// assert_eq!(&old_style[dt..dt + 2], &[1, 1]);
 /// # Ok(()) }
 /// ```
-pub fn write_params<'t, W, N, T>(
+pub fn write<'t, W, N, T>(
     w: W,
     items: impl IntoIterator<Item = (N, T)>,
     opts: &WriteOptions,
@@ -231,5 +231,5 @@ where
     N: AsRef<[u8]>,
     T: Borrow<Tensor<'t>>,
 {
-    tensor_core::io::write_atomic(path, |w| write_params(w, items, opts))
+    tensor_core::io::write_atomic(path, |w| write(w, items, opts))
 }

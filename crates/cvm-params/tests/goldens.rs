@@ -4,7 +4,7 @@
 
 use std::path::{Path, PathBuf};
 
-use cvm_params::{BoolEncoding, LazyParams, Params, ParamsWriter, WriteOptions};
+use cvm_params::{BoolEncoding, LazyParams, Params, ParamsWriter, ReadOptions, WriteOptions};
 use serde_json::Value;
 
 fn dir() -> PathBuf {
@@ -108,13 +108,13 @@ fn rewriting_goldens_is_byte_identical() {
         assert!(out == bytes, "{stem}: rewrite differs");
         // and through the one-call API with string names
         let mut out2 = Vec::new();
-        cvm_params::write_params(
+        cvm_params::write(
             &mut out2,
             p.iter().map(|(n, t)| (n.into_owned(), t)),
             &WriteOptions::default().with_bools(BoolEncoding::Dlpack),
         )
         .unwrap();
-        assert!(out2 == bytes, "{stem}: write_params differs");
+        assert!(out2 == bytes, "{stem}: write differs");
     }
 }
 
@@ -124,7 +124,9 @@ fn mapped_and_lazy_readers_agree_with_the_slice_reader() {
         let path = dir().join(format!("{stem}.params"));
         let slice = Params::parse(&bytes).unwrap();
         let mapped = Params::open(&path).unwrap();
-        let mut lazy = LazyParams::open(std::fs::File::open(&path).unwrap()).unwrap();
+        let mut lazy =
+            LazyParams::from_reader(std::fs::File::open(&path).unwrap(), &ReadOptions::default())
+                .unwrap();
         assert_eq!(mapped.len(), slice.len());
         assert_eq!(lazy.len(), slice.len());
         assert!(mapped.map().is_some());

@@ -4,7 +4,7 @@
 //! encodings; writing is a pure function of the items (same bytes twice),
 //! and re-writing what was read gives the input bytes back.
 
-use cvm_params::{BoolEncoding, Params, ReadOptions, WriteOptions, write_params};
+use cvm_params::{BoolEncoding, Params, ReadOptions, WriteOptions};
 use proptest::prelude::*;
 use tensor_core::{DType, Limits, Tensor};
 
@@ -110,7 +110,7 @@ fn items() -> impl Strategy<Value = Vec<(Vec<u8>, Tensor<'static>)>> {
 fn write(items: &[(Vec<u8>, Tensor<'static>)], bools: BoolEncoding) -> Vec<u8> {
     let mut out = Vec::new();
     let opts = WriteOptions::default().with_bools(bools);
-    write_params(&mut out, items.iter().map(|(n, t)| (n, t)), &opts).expect("writable");
+    cvm_params::write(&mut out, items.iter().map(|(n, t)| (n, t)), &opts).expect("writable");
     out
 }
 

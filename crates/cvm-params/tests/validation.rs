@@ -93,7 +93,7 @@ fn reject_with(bytes: &[u8], opts: &ReadOptions) -> Error {
         Ok(p) => panic!("accepted: {} entries", p.len()),
         Err(e) => e,
     };
-    let lazy = LazyParams::open_with(Cursor::new(bytes), opts);
+    let lazy = LazyParams::from_reader(Cursor::new(bytes), opts);
     assert!(
         lazy.is_err(),
         "lazy reader accepted what the slice reader rejects ({e})"
@@ -101,7 +101,7 @@ fn reject_with(bytes: &[u8], opts: &ReadOptions) -> Error {
     let lazy = lazy.unwrap_err();
     assert_eq!(lazy.to_string(), e.to_string(), "readers disagree");
     // a stream that returns at most 3 bytes per read
-    let trickle = LazyParams::open_with(Trickle(Cursor::new(bytes)), opts);
+    let trickle = LazyParams::from_reader(Trickle(Cursor::new(bytes)), opts);
     assert_eq!(trickle.unwrap_err().to_string(), e.to_string());
     // Params::open (headers read from the file, payloads mapped)
     let mut f = tempfile::NamedTempFile::new().unwrap();
@@ -322,7 +322,7 @@ fn trailing_bytes_policy() {
     assert_eq!(p.trailing_bytes(), 4);
     assert_eq!(p.get("t").unwrap().bytes().len(), 8);
     assert_eq!(
-        LazyParams::open_with(Cursor::new(&f), &opts)
+        LazyParams::from_reader(Cursor::new(&f), &opts)
             .unwrap()
             .trailing_bytes(),
         4
@@ -348,7 +348,7 @@ fn duplicate_names_policy() {
     assert_eq!(p.len(), 3);
     assert_eq!(p.position(b"x"), Some(2));
     assert_eq!(p.get("x").unwrap().view::<i32>().unwrap()[0], 2);
-    let mut lazy = LazyParams::open_with(Cursor::new(&f), &opts).unwrap();
+    let mut lazy = LazyParams::from_reader(Cursor::new(&f), &opts).unwrap();
     assert_eq!(
         lazy.read_by_name("x")
             .unwrap()
@@ -385,7 +385,8 @@ fn short_reads_and_every_golden_through_every_reader() {
         let bytes = std::fs::read(&path).unwrap();
         let p = Params::parse(&bytes).unwrap();
         let o = Params::open(&path).unwrap();
-        let mut t = LazyParams::open(Trickle(Cursor::new(&bytes))).unwrap();
+        let mut t =
+            LazyParams::from_reader(Trickle(Cursor::new(&bytes)), &ReadOptions::default()).unwrap();
         assert_eq!(o.file_size(), bytes.len() as u64);
         for (i, e) in p.entries().iter().enumerate() {
             assert_eq!(o.entries()[i].info(), e.info());
@@ -413,7 +414,7 @@ fn every_single_byte_corruption_is_handled() {
                 let a = Params::parse(&f)
                     .map(|p| p.len())
                     .map_err(|e| e.to_string());
-                let b = LazyParams::open(Trickle(Cursor::new(&f)))
+                let b = LazyParams::from_reader(Trickle(Cursor::new(&f)), &ReadOptions::default())
                     .map(|p| p.len())
                     .map_err(|e| e.to_string());
                 assert_eq!(a, b, "{name} byte {i} = {v:#x}");
@@ -485,7 +486,7 @@ fn limits_apply() {
     let e = reject_with(&f, &strict(Limits::default().with_max_rank(2)));
     assert!(e.to_string().contains("rank is 3"), "{e}");
     // the lazy reader checks max_alloc before allocating a payload
-    let mut lazy = LazyParams::open_with(
+    let mut lazy = LazyParams::from_reader(
         Cursor::new(&f),
         &strict(Limits::default().with_max_alloc(4)),
     )
@@ -553,7 +554,7 @@ fn edge_cases_are_accepted() {
     // empty dictionaries, written by TVM and hand-made
     assert!(Params::parse(&golden("empty.params")).unwrap().is_empty());
     assert!(
-        LazyParams::open(Cursor::new(file(&[], &[], None)))
+        LazyParams::from_reader(Cursor::new(file(&[], &[], None)), &ReadOptions::default())
             .unwrap()
             .is_empty()
     );
@@ -562,7 +563,7 @@ fn edge_cases_are_accepted() {
     stream.extend_from_slice(&f);
     let mut c = Cursor::new(stream);
     c.set_position(6);
-    let mut lazy = LazyParams::open(c).unwrap();
+    let mut lazy = LazyParams::from_reader(c, &ReadOptions::default()).unwrap();
     assert_eq!(
         lazy.read_by_name("scalar").unwrap().unwrap().bytes(),
         &[0, 0, 0, 0]

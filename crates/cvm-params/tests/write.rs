@@ -4,9 +4,7 @@
 
 use std::io::Write;
 
-use cvm_params::{
-    BoolEncoding, DlType, Error, Params, ParamsWriter, WriteOptions, save, write_params,
-};
+use cvm_params::{BoolEncoding, DlType, Error, Params, ParamsWriter, WriteOptions, save, write};
 use tensor_core::{DType, MemoryOrder, Tensor};
 
 /// Every dtype a `.params` file can hold, with its (code, bits).
@@ -55,7 +53,7 @@ fn every_storable_dtype_has_its_code_and_reads_back() {
         .map(|&(d, _, _)| (d.name().to_string(), tensor(d, &[2, 3])))
         .collect();
     let mut out = Vec::new();
-    write_params(
+    write(
         &mut out,
         items.iter().map(|(n, t)| (n, t)),
         &WriteOptions::default(),
@@ -82,7 +80,7 @@ fn bool_encodings() {
     ] {
         let mut out = Vec::new();
         let opts = WriteOptions::default().with_bools(enc);
-        write_params(&mut out, [("m", &mask)], &opts).unwrap();
+        write(&mut out, [("m", &mask)], &opts).unwrap();
         let p = Params::parse(&out).unwrap();
         let e = &p.entries()[0];
         assert_eq!(e.info().dl_type, dl);
@@ -97,7 +95,7 @@ fn layout_of_the_walk_through_file() {
     let w = Tensor::from_values([2], &[1i8, -1]).unwrap();
     let b = Tensor::from_values([], &[258i32]).unwrap();
     let mut out = Vec::new();
-    write_params(&mut out, [("w", &w), ("b", &b)], &WriteOptions::default()).unwrap();
+    write(&mut out, [("w", &w), ("b", &b)], &WriteOptions::default()).unwrap();
     let expected = std::fs::read(
         std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
             .join("../../testdata/cvm/two_entry.params"),
@@ -106,7 +104,7 @@ fn layout_of_the_walk_through_file() {
     assert_eq!(out, expected);
     // an empty dictionary is 32 bytes
     let mut empty = Vec::new();
-    write_params(
+    write(
         &mut empty,
         std::iter::empty::<(&str, &Tensor)>(),
         &WriteOptions::default(),
@@ -126,7 +124,7 @@ fn column_major_tensors_are_written_row_major() {
         .collect();
     let t = Tensor::with_order(DType::I32, [2, 3], MemoryOrder::ColumnMajor, col).unwrap();
     let mut out = Vec::new();
-    write_params(&mut out, [("m", &t)], &WriteOptions::default()).unwrap();
+    write(&mut out, [("m", &t)], &WriteOptions::default()).unwrap();
     let p = Params::parse(&out).unwrap();
     assert_eq!(
         &*p.get("m").unwrap().view::<i32>().unwrap(),
@@ -147,7 +145,7 @@ fn unstorable_dtypes_are_refused_before_writing_anything() {
         let ok = tensor(DType::F32, &[1]);
         let bad = tensor(d, &[2]);
         let mut out = Vec::new();
-        let err = write_params(
+        let err = write(
             &mut out,
             [("fine", &ok), ("bad/name", &bad)],
             &WriteOptions::default(),
@@ -212,7 +210,7 @@ fn payloads_are_passed_through_not_assembled() {
     let big = tensor(DType::F32, &[1000, 256]); // 1,024,000 bytes
     let small = tensor(DType::I8, &[5]);
     let mut rec = Recorder(Vec::new());
-    write_params(
+    write(
         &mut rec,
         [("big", &big), ("small", &small)],
         &WriteOptions::default(),
@@ -273,7 +271,7 @@ fn all_dtypes_fixture() -> Vec<(String, Tensor<'static>)> {
 fn reproduces_the_tvm_checked_all_dtypes_file() {
     let items = all_dtypes_fixture();
     let mut out = Vec::new();
-    write_params(
+    write(
         &mut out,
         items.iter().map(|(n, t)| (n, t)),
         &WriteOptions::default(),

@@ -20,11 +20,11 @@ use std::io::{Cursor, Write};
 use std::path::{Path, PathBuf};
 
 use mlformats::cvm::{Params, WriteOptions as CvmWriteOptions};
-use mlformats::nnabla::{decode_binary, decode_binary_borrowed, parse_text};
+use mlformats::nnabla::{binary, text};
 use mlformats::nnp::{Nnp, ParamFormat, Parameter, ParameterSet, ReadOptions, h5};
 use mlformats::primitiv;
 use mlformats::tennis::{Module, ModuleBuilder, WriteOptions as TsmWriteOptions};
-use mlformats::tensor_core::{Limits, MappedFile, Tensor};
+use mlformats::tensor_core::{MappedFile, Tensor};
 
 // ---------------------------------------------------------------------------
 // The counting allocator.
@@ -134,7 +134,7 @@ const BOUNDS: &[(Kind, usize, usize)] = &[
     // `ParamTensor` (name, dims, tensor; ~150 bytes) for as little as 11
     // bytes of input: 10 000 zero-size parameters measure 13.9.
     (Kind::Protobuf, 20, 64 << 10),
-    // Binary, owned (`decode_binary`, prost): an empty `parameter {}` is 3
+    // Binary, owned (`binary::decode`, prost): an empty `parameter {}` is 3
     // bytes of input for a ~130-byte `Parameter` in a doubling Vec: 43.7
     // measured. Float data is copied into `Vec<f32>` once.
     (Kind::ProtobufOwned, 64, 64 << 10),
@@ -168,12 +168,12 @@ fn bound(kind: Kind, len: usize) -> usize {
 fn read(kind: Kind, bytes: &[u8]) -> bool {
     match kind {
         Kind::Cvm => Params::parse(bytes).is_ok(),
-        Kind::Primitiv => primitiv::read(bytes).is_ok(),
-        Kind::Nntxt => std::str::from_utf8(bytes).is_ok_and(|s| parse_text(s).is_ok()),
-        Kind::Protobuf => decode_binary_borrowed(bytes, &Limits::default()).is_ok(),
-        Kind::ProtobufOwned => decode_binary(bytes).is_ok(),
-        Kind::H5 => h5::read_h5_slice(bytes, &Limits::default()).is_ok(),
-        Kind::Nnp => Nnp::from_slice(bytes, &ReadOptions::default()).is_ok(),
+        Kind::Primitiv => primitiv::File::parse(bytes).is_ok(),
+        Kind::Nntxt => std::str::from_utf8(bytes).is_ok_and(|s| text::parse(s).is_ok()),
+        Kind::Protobuf => binary::parse(bytes).is_ok(),
+        Kind::ProtobufOwned => binary::decode(bytes).is_ok(),
+        Kind::H5 => h5::parse(bytes).is_ok(),
+        Kind::Nnp => Nnp::parse_with(bytes, &ReadOptions::default()).is_ok(),
         Kind::Tsm => Module::parse(bytes).is_ok(),
     }
 }
@@ -617,7 +617,7 @@ fn tennis_hostile_claims() {
     let chain = b
         .build()
         .unwrap()
-        .to_bytes(TsmWriteOptions::default())
+        .to_bytes(&TsmWriteOptions::default())
         .unwrap();
     cases.push(("2048 tiny operator nodes".into(), chain));
     // Nodes with no params at all (8 bytes each), which a structural read allocates for.
@@ -634,7 +634,7 @@ fn tennis_hostile_claims() {
         let structural = peak_of(|| {
             drop(Module::parse_with(
                 bytes,
-                mlformats::tennis::ReadOptions::structural(),
+                &mlformats::tennis::ReadOptions::structural(),
             ))
         });
         assert!(
@@ -721,7 +721,7 @@ fn nnabla_hostile_claims() {
     let tiny = [ld(1, 1), b"a".to_vec(), ld(20, 3), ld(1, 1), vec![0]].concat();
     let tiny = [ld(200, tiny.len() as u64), tiny].concat();
     let many = tiny.repeat(10_000);
-    let n = decode_binary_borrowed(&many, &Limits::default()).expect("valid");
+    let n = binary::parse(&many).expect("valid");
     assert_eq!(n.parameters.len(), 10_000);
     pb.push(("10000 zero-size parameters", many));
     // 50 000 unpacked floats (5 bytes each) in one parameter: appended in place.
@@ -733,7 +733,7 @@ fn nnabla_hostile_claims() {
         unpacked.extend(1f32.to_le_bytes());
     }
     let unpacked = [ld(200, unpacked.len() as u64), unpacked].concat();
-    let n = decode_binary_borrowed(&unpacked, &Limits::default()).expect("valid");
+    let n = binary::parse(&unpacked).expect("valid");
     assert_eq!(n.parameters[0].tensor.numel(), 50_000);
     pb.push(("50000 unpacked floats", unpacked));
     // Deep nesting of network → function → context … is bounded by the decoder.
@@ -843,7 +843,7 @@ fn h5_and_nnp_hostile_claims() {
     // .h5: a dataset whose dataspace claims 2^20 × 2^20 elements.
     let w = Tensor::from_values([7, 13], &[0.5f32; 91]).unwrap();
     let mut file = Vec::new();
-    h5::write_h5(&mut file, [("fc/W", &w, true)]).unwrap();
+    h5::write_tensors(&mut file, [("fc/W", &w, true)]).unwrap();
     let dims = [7u64.to_le_bytes(), 13u64.to_le_bytes()].concat();
     let at = file
         .windows(16)
@@ -861,11 +861,8 @@ fn h5_and_nnp_hostile_claims() {
     let s = Tensor::from_values([], &[1f32]).unwrap();
     let names: Vec<String> = (0..1000).map(|i| format!("g{}/p{i}", i % 10)).collect();
     let mut many = Vec::new();
-    h5::write_h5(&mut many, names.iter().map(|n| (n.as_str(), &s, false))).unwrap();
-    assert_eq!(
-        h5::read_h5_slice(&many, &Limits::default()).unwrap().len(),
-        1000
-    );
+    h5::write_tensors(&mut many, names.iter().map(|n| (n.as_str(), &s, false))).unwrap();
+    assert_eq!(h5::parse(&many).unwrap().len(), 1000);
     h5_cases.push(("1000 scalar datasets", many));
     for (what, bytes) in &h5_cases {
         let peak = check_synthetic(Kind::H5, what, bytes);
@@ -882,7 +879,7 @@ fn h5_and_nnp_hostile_claims() {
     let mut nnp: Vec<(&str, Vec<u8>)> = Vec::new();
     // Every member deflated (a valid archive: the member is inflated once).
     let deflated = zip_of(&as_refs(zip::CompressionMethod::Deflated));
-    let n = Nnp::from_slice(&deflated, &ReadOptions::default()).expect("a valid archive");
+    let n = Nnp::parse_with(&deflated, &ReadOptions::default()).expect("a valid archive");
     assert_eq!(n.parameters().len(), 4);
     eprintln!("deflated mlp.nnp is {} bytes", deflated.len());
     nnp.push(("deflated mlp.nnp", deflated));
@@ -922,7 +919,7 @@ fn h5_and_nnp_hostile_claims() {
         ("nnp_version.txt", b"0.1\n", zip::CompressionMethod::Stored),
         ("network.nntxt", &text, zip::CompressionMethod::Stored),
     ]);
-    let n = Nnp::from_slice(&z, &ReadOptions::default()).expect("a valid archive");
+    let n = Nnp::parse_with(&z, &ReadOptions::default()).expect("a valid archive");
     assert_eq!(n.networks()[0].variable.len(), 5000);
     nnp.push(("stored network.nntxt of 5000 variables", z));
     for (what, bytes) in &nnp {
@@ -972,7 +969,7 @@ fn mapped_reads_allocate_almost_nothing() {
         "primitiv/tensor_128x129_bin32.data",
         pr.metadata().unwrap().len(),
         || {
-            primitiv::load(&pr, &primitiv::ReadOptions::default()).unwrap();
+            primitiv::File::open(&pr).unwrap();
         },
     );
     let tsm = testdata().join("tennis/py_convnet.tsm");
@@ -989,7 +986,7 @@ fn mapped_reads_allocate_almost_nothing() {
         let len = p.metadata().unwrap().len();
         check_mapped(name, len, || {
             if name.ends_with(".h5") {
-                h5::read_h5_file(&p, &Limits::default()).unwrap();
+                h5::open(&p).unwrap();
             } else {
                 Nnp::open(&p).unwrap();
             }
@@ -1016,7 +1013,7 @@ fn mapped_reads_allocate_almost_nothing() {
     let pf = dir.path().join("big.data");
     m.save(&pf, &primitiv::WriteOptions::default()).unwrap();
     check_mapped("16 MiB primitiv model (load)", big as u64, || {
-        let f = primitiv::load(&pf, &primitiv::ReadOptions::default()).unwrap();
+        let f = primitiv::File::open(&pf).unwrap();
         assert_eq!(f.data_type(), primitiv::DataType::Model);
     });
 
@@ -1028,7 +1025,7 @@ fn mapped_reads_allocate_almost_nothing() {
     let tf = dir.path().join("big.tsm");
     b.build()
         .unwrap()
-        .save(&tf, TsmWriteOptions::default())
+        .save(&tf, &TsmWriteOptions::default())
         .unwrap();
     check_mapped("16 MiB .tsm (open)", big as u64, || {
         let m = Module::open(&tf).unwrap();
@@ -1039,12 +1036,12 @@ fn mapped_reads_allocate_almost_nothing() {
         .into_iter()
         .collect();
     let hf = dir.path().join("big.h5");
-    h5::save_h5(&hf, params.iter()).unwrap();
-    check_mapped("16 MiB .h5 (read_h5_file)", big as u64, || {
-        let ps = h5::read_h5_file(&hf, &Limits::default()).unwrap();
+    h5::save(&hf, params.iter()).unwrap();
+    check_mapped("16 MiB .h5 (h5::open)", big as u64, || {
+        let ps = h5::open(&hf).unwrap();
         assert!(ps[0].tensor.storage().is_zero_copy());
     });
-    let model = mlformats::nnabla::parse_text("network { name: \"net\" batch_size: 1 }").unwrap();
+    let model = mlformats::nnabla::text::parse("network { name: \"net\" batch_size: 1 }").unwrap();
     let nnp = Nnp::new(model, params).unwrap();
     for format in [ParamFormat::H5, ParamFormat::Protobuf] {
         let f = dir.path().join(format!("big_{format:?}.nnp"));
@@ -1071,14 +1068,14 @@ fn mapped_reads_allocate_almost_nothing() {
     }
     let pbf = dir.path().join("big.protobuf");
     let mut out = std::io::BufWriter::new(std::fs::File::create(&pbf).unwrap());
-    mlformats::nnabla::write_parameters_binary(&mut out, [("fc/W", &t, true)]).unwrap();
+    mlformats::nnabla::binary::write_parameters(&mut out, [("fc/W", &t, true)]).unwrap();
     drop(out);
     check_mapped(
         "16 MiB .protobuf (mapped, borrowed decode)",
         big as u64,
         || {
             let map = MappedFile::open(&pbf).unwrap();
-            let f = decode_binary_borrowed(map.as_bytes(), &Limits::default()).unwrap();
+            let f = binary::parse(map.as_bytes()).unwrap();
             assert_eq!(f.parameters[0].tensor.bytes().len(), big);
         },
     );

@@ -8,8 +8,8 @@
 use std::hint::black_box;
 use std::time::Instant;
 
-use nnabla_proto::{decode_binary, decode_binary_borrowed, write_parameters_binary};
-use tensor_core::{Limits, Tensor};
+use nnabla_proto::{ReadOptions, binary};
+use tensor_core::Tensor;
 
 const PARAMS: usize = 64;
 const SIDE: usize = 1024;
@@ -54,7 +54,7 @@ fn main() {
         })
         .collect();
     let mut file = Vec::with_capacity(PARAMS * SIDE * SIDE * 4 + 4096);
-    write_parameters_binary(
+    binary::write_parameters(
         &mut file,
         tensors.iter().map(|(n, t)| (n.as_str(), t, true)),
     )
@@ -69,16 +69,16 @@ fn main() {
         dst[n / 2]
     });
 
-    let limits = Limits::default();
+    let opts = ReadOptions::default();
     let borrowed = best(|| {
-        let f = decode_binary_borrowed(black_box(&file), &limits).expect("decode");
+        let f = binary::parse_with(black_box(&file), &opts).expect("decode");
         assert_eq!(f.parameters.len(), PARAMS);
         f.parameters.len()
     });
     report("decode_borrowed", n, borrowed, "memcpy", memcpy);
 
     let owned = best(|| {
-        let f = decode_binary_borrowed(black_box(&file), &limits).expect("decode");
+        let f = binary::parse_with(black_box(&file), &opts).expect("decode");
         let owned: Vec<_> = f.parameters.into_iter().map(|p| p.into_static()).collect();
         owned.len()
     });
@@ -89,7 +89,7 @@ fn main() {
     report("decode_owned", n, owned, "to_vec", to_vec);
 
     let prost = best(|| {
-        let m = decode_binary(black_box(&file)).expect("decode");
+        let m = binary::decode(black_box(&file)).expect("decode");
         m.parameter.len()
     });
     report("decode_prost_vec_f32", n, prost, "memcpy", memcpy);
@@ -103,7 +103,7 @@ fn main() {
     });
     let write = best(|| {
         out.clear();
-        write_parameters_binary(&mut out, tensors.iter().map(|(n, t)| (n.as_str(), t, true)))
+        binary::write_parameters(&mut out, tensors.iter().map(|(n, t)| (n.as_str(), t, true)))
             .expect("write");
         out.len()
     });

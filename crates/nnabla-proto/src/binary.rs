@@ -1,38 +1,93 @@
-//! Binary `.protobuf`: prost decoding/encoding and the zero-copy parameter path.
+//! Binary `.protobuf`: the zero-copy reader (parameter data borrowed from
+//! the input or shared with a memory map), plain prost decoding and
+//! encoding, and the streaming parameter writer.
+//!
+//! ```
+//! use nnabla_proto::{ReadOptions, binary, text};
+//!
+//! let model = text::parse("parameter { variable_name: 'w' shape { dim: 2 } data: [0.5, 2] }")?;
+//! let bytes = binary::encode(&model);
+//! let file = binary::parse_with(&bytes, &ReadOptions::default())?;
+//! let w = &file.parameters[0];
+//! assert!(w.tensor.storage().is_zero_copy());
+//! assert_eq!(&*w.tensor.view::<f32>()?, &[0.5, 2.0]);
+//! assert_eq!(binary::decode(&bytes)?, model); // plain prost: data in `Vec<f32>`
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
 
 use std::io::Write;
+use std::path::Path;
+use std::sync::Arc;
 
 use prost::Message;
-use tensor_core::{Bytes, DType, Limits, MemoryOrder, Tensor};
+use tensor_core::{Bytes, DType, Limits, MappedFile, MemoryOrder, Tensor};
 
-use crate::params::ParamTensor;
+use crate::params::{ParamTensor, f32_bytes};
 use crate::wire::{self, FIXED32, LEN, Reader, VARINT};
-use crate::{Error, NNablaProtoBuf, Result};
+use crate::{Error, NNablaProtoBuf, ReadOptions, Result};
 
 /// Field number of `NNablaProtoBuf.parameter`.
 const ROOT_PARAMETER: u32 = 200;
 
+/// Reads a binary `.protobuf` with the default options; parameter data is
+/// borrowed from `bytes` (see [`parse_with`]).
+pub fn parse(bytes: &[u8]) -> Result<BinaryFile<'_>> {
+    parse_with(bytes, &ReadOptions::default())
+}
+
+/// Reads a binary `.protobuf`, reading the `parameter` entries by hand: a
+/// packed `data` run (the normal case) is borrowed from `bytes` as the
+/// tensor's storage without copying; unpacked or split data is collected.
+/// All other fields go through prost. See [`decode`] for the plain path.
+pub fn parse_with<'a>(bytes: &'a [u8], opts: &ReadOptions) -> Result<BinaryFile<'a>> {
+    let mut model = NNablaProtoBuf::default();
+    let parameters = merge_borrowed(&mut model, bytes, opts)?;
+    Ok(BinaryFile { model, parameters })
+}
+
+/// Reads a memory-mapped binary `.protobuf`; parameter data stays in the
+/// map (shared, zero-copy).
+pub fn from_map(map: &Arc<MappedFile>, opts: &ReadOptions) -> Result<BinaryFile<'static>> {
+    let BinaryFile { model, parameters } = parse_with(map.as_bytes(), opts)?;
+    let parameters = parameters
+        .into_iter()
+        .map(|p| ParamTensor::new(p.name, p.tensor.rebase(map), p.need_grad))
+        .collect();
+    Ok(BinaryFile { model, parameters })
+}
+
+/// Memory-maps the file at `path` and reads it with the default options.
+pub fn open(path: impl AsRef<Path>) -> Result<BinaryFile<'static>> {
+    open_with(path, &ReadOptions::default())
+}
+
+/// Memory-maps the file at `path` and reads it with `opts` (see [`from_map`]).
+pub fn open_with(path: impl AsRef<Path>, opts: &ReadOptions) -> Result<BinaryFile<'static>> {
+    let map = MappedFile::open(path)?;
+    from_map(&map, opts)
+}
+
 /// Decodes a whole binary `.protobuf` with prost (parameter data becomes
 /// `Vec<f32>`). Accepts packed and unpacked repeated scalars; unknown fields
 /// are skipped. Nesting deeper than prost's recursion limit (100) is an error.
-pub fn decode_binary(bytes: &[u8]) -> Result<NNablaProtoBuf> {
+pub fn decode(bytes: &[u8]) -> Result<NNablaProtoBuf> {
     NNablaProtoBuf::decode(bytes).map_err(|e| prost_error(bytes.len(), e))
 }
 
-/// Merges a binary `.protobuf` into `root` the way nnabla does when it loads
-/// several files into one root message: repeated fields are appended,
-/// singular fields overwritten, sub-messages merged.
-pub fn merge_binary(root: &mut NNablaProtoBuf, bytes: &[u8]) -> Result<()> {
+/// Merges a binary `.protobuf` into `root` with prost, the way nnabla does
+/// when it loads several files into one root message: repeated fields are
+/// appended, singular fields overwritten, sub-messages merged.
+pub fn merge(root: &mut NNablaProtoBuf, bytes: &[u8]) -> Result<()> {
     root.merge(bytes).map_err(|e| prost_error(bytes.len(), e))
 }
 
 /// Encodes `model` as a binary `.protobuf` (what Python's `SerializeToString` gives).
-pub fn encode_binary(model: &NNablaProtoBuf) -> Vec<u8> {
+pub fn encode(model: &NNablaProtoBuf) -> Vec<u8> {
     model.encode_to_vec()
 }
 
 /// Writes `model` as a binary `.protobuf` to `out`.
-pub fn write_binary(model: &NNablaProtoBuf, mut out: impl Write) -> Result<()> {
+pub fn write(mut out: impl Write, model: &NNablaProtoBuf) -> Result<()> {
     out.write_all(&model.encode_to_vec())?;
     Ok(())
 }
@@ -54,24 +109,15 @@ pub struct BinaryFile<'a> {
     pub parameters: Vec<ParamTensor<'a>>,
 }
 
-/// Decodes a binary `.protobuf`, reading the `parameter` entries by hand:
-/// a packed `data` run (the normal case) is borrowed from `bytes` as the
-/// tensor's storage without copying; unpacked or split data is collected.
-/// All other fields go through prost. See [`decode_binary`] for the plain path.
-pub fn decode_binary_borrowed<'a>(bytes: &'a [u8], limits: &Limits) -> Result<BinaryFile<'a>> {
-    let mut model = NNablaProtoBuf::default();
-    let parameters = merge_binary_borrowed(&mut model, bytes, limits)?;
-    Ok(BinaryFile { model, parameters })
-}
-
-/// Like [`decode_binary_borrowed`], but merges the non-parameter fields into
-/// an existing root message (nnabla's loader merges every file into one
-/// root) and returns the parameters.
-pub fn merge_binary_borrowed<'a>(
+/// Like [`parse_with`], but merges the non-parameter fields into an
+/// existing root message (nnabla's loader merges every file into one root)
+/// and returns the parameters, borrowed from `bytes`.
+pub fn merge_borrowed<'a>(
     root: &mut NNablaProtoBuf,
     bytes: &'a [u8],
-    limits: &Limits,
+    opts: &ReadOptions,
 ) -> Result<Vec<ParamTensor<'a>>> {
+    let limits = &opts.limits;
     let mut r = Reader::new(bytes, 0);
     let mut params = Vec::new();
     let mut span_start = 0usize;
@@ -313,5 +359,20 @@ pub(crate) fn write_parameter_entry(
         tail.push(1);
         out.write_all(&tail)?;
     }
+    Ok(())
+}
+
+/// Streams a parameters-only binary `.protobuf` (what `nn.save_parameters`
+/// writes) to `out`: one `parameter` entry per item, tensor bytes written
+/// directly (f32 tensors are not converted element by element).
+pub fn write_parameters<'t, W: Write>(
+    mut out: W,
+    params: impl IntoIterator<Item = (&'t str, &'t Tensor<'t>, bool)>,
+) -> Result<()> {
+    for (name, tensor, need_grad) in params {
+        let data = f32_bytes(name, tensor)?;
+        write_parameter_entry(&mut out, name, tensor.dims(), &data, need_grad)?;
+    }
+    out.flush()?;
     Ok(())
 }

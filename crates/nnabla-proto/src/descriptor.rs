@@ -66,7 +66,7 @@ mod tests {
             1228
         );
         // a message through the descriptor encodes exactly as through prost
-        let model = crate::parse_text(
+        let model = crate::text::parse(
             "network { name: 'n' function { type: 'Affine' affine_param { base_axis: 1 } } }\n\
              parameter { variable_name: 'w' shape { dim: 2 } data: [1, 2] need_grad: true }",
         )

@@ -171,7 +171,6 @@ fn list_attribute(items: &[Value]) -> Attribute {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::parse_text;
 
     #[test]
     fn a_network_with_parameters_as_attributes() {
@@ -189,7 +188,7 @@ network {
 }
 executor { name: "runtime" network_name: "net" data_variable { variable_name: "x" } output_variable { variable_name: "y" } }
 "#;
-        let model = parse_text(text).unwrap();
+        let model = crate::text::parse(text).unwrap();
         let m = model_graph(&model);
         let g = m.inference_graph().unwrap();
         assert_eq!(g.inputs, ["x"]);

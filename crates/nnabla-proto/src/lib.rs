@@ -6,40 +6,59 @@
 //! - the prost types generated from `proto/nnabla.proto` in [`proto`]
 //!   (root [`NNablaProtoBuf`]; re-exported here are the common ones), checked
 //!   in and regenerated with `cargo xtask regen-proto` (no protoc needed);
-//! - binary `.protobuf`: [`decode_binary`], [`merge_binary`],
-//!   [`encode_binary`], [`write_binary`], and the fast path
-//!   [`decode_binary_borrowed`] / [`merge_binary_borrowed`] whose parameter
-//!   tensors borrow the packed float data of the input;
-//! - text `.nntxt` / `.prototxt`: [`parse_text`], [`merge_text`],
-//!   [`parse_texts`] (several files merged into one root as nnabla does),
-//!   and [`print_text`] / [`write_text`], byte-identical to Python
+//! - binary `.protobuf` ([`binary`]): the zero-copy reader
+//!   [`binary::parse_with`] (and [`binary::from_map`], [`binary::open`],
+//!   [`binary::merge_borrowed`]) whose parameter tensors borrow the packed
+//!   float data of the input, plain prost [`binary::decode`] /
+//!   [`binary::merge`], [`binary::encode`] / [`binary::write`];
+//! - text `.nntxt` / `.prototxt` ([`text`]): [`text::parse`], [`text::merge`],
+//!   [`text::parse_all`] (several files merged into one root as nnabla does),
+//!   and [`text::print`] / [`text::write`], byte-identical to Python
 //!   protobuf's `text_format`;
 //! - parameters as `tensor-core` f32 tensors: [`ParamTensor`],
 //!   [`parameters`], [`parameter_tensor`], [`parameter_from_tensor`], and the
-//!   streaming writers [`write_parameters_binary`] and
-//!   [`write_parameters_text`] (what `nn.save_parameters` writes);
+//!   streaming writers [`binary::write_parameters`] and
+//!   [`text::write_parameters`] (what `nn.save_parameters` writes);
 //! - a typed view of the model, [`model::Model`], and loop-control
 //!   expansion as an explicit step, [`model::expand_loops`];
 //! - [`descriptor_pool`] for reflection over the schema.
 //!
+//! # Entry points
+//!
+//! The same names as every format crate of the workspace; options are
+//! always passed by reference. The binary reader works on bytes, a memory
+//! map or a path; text is read from a `&str`.
+//!
+//! | to | call |
+//! |---|---|
+//! | read binary bytes (parameter data borrowed) | [`binary::parse`]`(bytes)`, [`binary::parse_with`]`(bytes, &ReadOptions)` → [`binary::BinaryFile`] |
+//! | read a memory map (`'static`, zero-copy) | [`binary::from_map`]`(&Arc<MappedFile>, &ReadOptions)` |
+//! | map a file and read it | [`binary::open`]`(path)`, [`binary::open_with`]`(path, &ReadOptions)` |
+//! | read text | [`text::parse`]`(&str)`, [`text::parse_all`], [`text::merge`] |
+//! | plain prost decode / merge (data in `Vec<f32>`) | [`binary::decode`]`(bytes)`, [`binary::merge`] |
+//! | write to any `io::Write` | [`binary::write`]`(w, &model)`, [`text::write`]`(w, &model)`; [`binary::encode`], [`text::print`] |
+//! | stream parameters one at a time | [`binary::write_parameters`]`(w, items)`, [`text::write_parameters`]`(w, items)` |
+//! | write a file atomically | — (no `save`: write through `tensor_core::io::write_atomic`) |
+//! | options | [`ReadOptions`] (`limits`); no write options (the format has nothing to choose) |
+//!
 //! ```
-//! use nnabla_proto::{decode_binary_borrowed, encode_binary, parse_text, print_text};
-//! use tensor_core::{Limits, Tensor};
+//! use nnabla_proto::{ReadOptions, binary, text};
+//! use tensor_core::Limits;
 //!
 //! // Text in any style protobuf allows (NNC compact style, lists, comments) …
-//! let model = parse_text(
+//! let model = text::parse(
 //!     "network { name: 'net' batch_size: 2  # a comment\n\
 //!      variable { name: \"x\" type: \"Buffer\" shape: { dim:-1 dim: [3] } } }\n\
 //!      parameter { variable_name: \"w\" shape { dim: 2 } data: [0.5, 1e-05] need_grad: true }",
 //! )?;
 //! // … prints exactly as Python's text_format does.
-//! let text = print_text(&model)?;
-//! assert!(text.starts_with("network {\n  name: \"net\"\n  batch_size: 2\n"));
-//! assert!(text.contains("  data: 0.5\n  data: 1e-05\n"));
+//! let printed = text::print(&model)?;
+//! assert!(printed.starts_with("network {\n  name: \"net\"\n  batch_size: 2\n"));
+//! assert!(printed.contains("  data: 0.5\n  data: 1e-05\n"));
 //!
 //! // Binary: parameter data is borrowed from the input, not copied.
-//! let bytes = encode_binary(&model);
-//! let file = decode_binary_borrowed(&bytes, &Limits::default())?;
+//! let bytes = binary::encode(&model);
+//! let file = binary::parse_with(&bytes, &ReadOptions::default().with_limits(Limits::default()))?;
 //! assert_eq!(file.model.network[0].name, "net");
 //! let w = &file.parameters[0];
 //! assert_eq!((w.name.as_str(), w.tensor.dims(), w.need_grad), ("w", &[2usize][..], true));
@@ -49,13 +68,14 @@
 //! ```
 #![warn(missing_docs)]
 
-mod binary;
+pub mod binary;
 mod descriptor;
 mod error;
 pub mod graph;
 pub mod model;
+mod options;
 mod params;
-mod text;
+pub mod text;
 mod wire;
 
 /// The prost types generated from `proto/nnabla.proto` (207 messages, no
@@ -71,19 +91,14 @@ pub mod proto {
     include!("generated/nnabla.rs");
 }
 
-pub use binary::{
-    BinaryFile, decode_binary, decode_binary_borrowed, encode_binary, merge_binary,
-    merge_binary_borrowed, write_binary,
-};
 pub use descriptor::{DESCRIPTOR_SET, descriptor_pool, root_descriptor};
 pub use error::{Error, Result};
+pub use options::ReadOptions;
 pub use params::{
-    ParamTensor, f32_bytes, parameter_from_tensor, parameter_tensor, parameters,
-    write_parameters_binary, write_parameters_text,
+    ParamTensor, can_hold, check_parameter_names, f32_bytes, parameter_from_tensor,
+    parameter_tensor, parameters,
 };
 pub use proto::{
     Context, Dataset, Executor, Function, GlobalConfig, Monitor, NNablaProtoBuf, Network,
     Optimizer, Parameter, RepeatInfo, Shape, Solver, TrainingConfig, Variable,
 };
-pub use text::parse::{MAX_TEXT_DEPTH, merge_text, parse_text, parse_texts};
-pub use text::print::{print_text, write_text};

@@ -1,12 +1,9 @@
-//! Parameters as `tensor-core` f32 tensors, and streaming parameter writers.
+//! Parameters as `tensor-core` f32 tensors.
 
 use std::borrow::Cow;
-use std::io::Write;
 
 use tensor_core::{Bytes, DType, MemoryOrder, Tensor};
 
-use crate::binary::write_parameter_entry;
-use crate::text::print::{write_float, write_string};
 use crate::{Error, NNablaProtoBuf, Parameter, Result, Shape};
 
 /// One NNabla parameter: its `variable_name`, its data as a row-major f32
@@ -106,6 +103,40 @@ pub fn f32_bytes<'t>(name: &str, tensor: &'t Tensor<'_>) -> Result<Cow<'t, [u8]>
     }
 }
 
+/// True for the element types NNabla parameter messages hold: f32, and
+/// f16/bf16 (converted to f32 on the way in, exactly).
+pub fn can_hold(dtype: DType) -> bool {
+    matches!(dtype, DType::F32 | DType::F16 | DType::BF16)
+}
+
+/// Checks names as nnabla's parameter scope checks them when it loads a
+/// file: no name twice, and no name that is also a scope of another
+/// (`b` and `b/Adam.m2` cannot both be parameters: nnabla refuses to load
+/// such a file). Writers call this before writing anything.
+pub fn check_parameter_names<'n>(names: impl IntoIterator<Item = &'n str>) -> Result<()> {
+    let mut sorted: Vec<&str> = names.into_iter().collect();
+    sorted.sort_unstable();
+    if let Some(pair) = sorted.windows(2).find(|p| p[0] == p[1]) {
+        return Err(Error::param(pair[0], "the name is given twice"));
+    }
+    let set: std::collections::HashSet<&str> = sorted.iter().copied().collect();
+    for name in &sorted {
+        let mut scope = *name;
+        while let Some(i) = scope.rfind('/') {
+            scope = &scope[..i];
+            if set.contains(scope) {
+                return Err(Error::param(
+                    scope,
+                    format!(
+                        "it is also a scope of {name:?}: nnabla cannot load both as parameters"
+                    ),
+                ));
+            }
+        }
+    }
+    Ok(())
+}
+
 /// A `Parameter` message holding a copy of `tensor` (f32, or f16/bf16 converted).
 pub fn parameter_from_tensor(
     name: &str,
@@ -125,59 +156,4 @@ pub fn parameter_from_tensor(
         data,
         need_grad,
     })
-}
-
-/// Streams a parameters-only binary `.protobuf` (what `nn.save_parameters`
-/// writes) to `out`: one `parameter` entry per item, tensor bytes written
-/// directly (f32 tensors are not converted element by element).
-pub fn write_parameters_binary<'t, W: Write>(
-    mut out: W,
-    params: impl IntoIterator<Item = (&'t str, &'t Tensor<'t>, bool)>,
-) -> Result<()> {
-    for (name, tensor, need_grad) in params {
-        let data = f32_bytes(name, tensor)?;
-        write_parameter_entry(&mut out, name, tensor.dims(), &data, need_grad)?;
-    }
-    out.flush()?;
-    Ok(())
-}
-
-/// Streams a parameters-only text file to `out`, byte-identical to
-/// [`crate::print_text`] of the same parameters (Python `text_format` style).
-pub fn write_parameters_text<'t, W: Write>(
-    mut out: W,
-    params: impl IntoIterator<Item = (&'t str, &'t Tensor<'t>, bool)>,
-) -> Result<()> {
-    let mut line = String::new();
-    for (name, tensor, need_grad) in params {
-        let data = f32_bytes(name, tensor)?;
-        out.write_all(b"parameter {\n")?;
-        if !name.is_empty() {
-            line.clear();
-            line.push_str("  variable_name: ");
-            write_string(&mut line, name.as_bytes());
-            line.push('\n');
-            out.write_all(line.as_bytes())?;
-        }
-        if !tensor.dims().is_empty() {
-            out.write_all(b"  shape {\n")?;
-            for d in tensor.dims() {
-                writeln!(out, "    dim: {d}")?;
-            }
-            out.write_all(b"  }\n")?;
-        }
-        for c in data.chunks_exact(4) {
-            line.clear();
-            line.push_str("  data: ");
-            write_float(&mut line, f32::from_le_bytes([c[0], c[1], c[2], c[3]]));
-            line.push('\n');
-            out.write_all(line.as_bytes())?;
-        }
-        if need_grad {
-            out.write_all(b"  need_grad: true\n")?;
-        }
-        out.write_all(b"}\n")?;
-    }
-    out.flush()?;
-    Ok(())
 }

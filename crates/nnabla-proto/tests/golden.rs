@@ -3,7 +3,6 @@
 use std::path::{Path, PathBuf};
 
 use nnabla_proto::*;
-use tensor_core::Limits;
 
 fn testdata() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../../testdata/nnabla")
@@ -27,8 +26,8 @@ const NNABLA_WRITTEN: [&str; 5] = [
 fn reprinting_nnabla_text_is_byte_identical() {
     for name in NNABLA_WRITTEN {
         let text = String::from_utf8(read(name)).unwrap();
-        let model = parse_text(&text).unwrap_or_else(|e| panic!("{name}: {e}"));
-        let printed = print_text(&model).unwrap();
+        let model = text::parse(&text).unwrap_or_else(|e| panic!("{name}: {e}"));
+        let printed = text::print(&model).unwrap();
         if printed != text {
             let line = printed
                 .lines()
@@ -49,10 +48,10 @@ fn reprinting_nnabla_text_is_byte_identical() {
 fn binary_reencodes_byte_identically() {
     for name in ["mlp.protobuf", "mlp_params.protobuf"] {
         let bytes = read(name);
-        let model = decode_binary(&bytes).unwrap();
-        assert_eq!(encode_binary(&model), bytes, "{name}");
+        let model = binary::decode(&bytes).unwrap();
+        assert_eq!(binary::encode(&model), bytes, "{name}");
         // the borrowed path gives the same parameters, zero-copy
-        let file = decode_binary_borrowed(&bytes, &Limits::default()).unwrap();
+        let file = binary::parse(&bytes).unwrap();
         let owned = parameters(&model).unwrap();
         assert_eq!(file.parameters.len(), owned.len());
         for (a, b) in file.parameters.iter().zip(&owned) {

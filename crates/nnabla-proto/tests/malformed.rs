@@ -10,11 +10,8 @@ fn testdata() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../../testdata/nnabla")
 }
 
-fn both(bytes: &[u8]) -> (Result<NNablaProtoBuf>, Result<BinaryFile<'_>>) {
-    (
-        decode_binary(bytes),
-        decode_binary_borrowed(bytes, &Limits::default()),
-    )
+fn both(bytes: &[u8]) -> (Result<NNablaProtoBuf>, Result<binary::BinaryFile<'_>>) {
+    (binary::decode(bytes), binary::parse(bytes))
 }
 
 fn both_fail(bytes: &[u8], needle: &str) {
@@ -85,34 +82,32 @@ fn inconsistent_parameters_name_the_parameter() {
     let bytes = param(&[
         0x0A, 0x01, b'w', 0xA2, 0x01, 0x03, 0x0A, 0x01, 0x02, 0xA2, 0x06, 0x04, 0, 0, 0x80, 0x3F,
     ]);
-    let e = decode_binary_borrowed(&bytes, &Limits::default()).unwrap_err();
+    let e = binary::parse(&bytes).unwrap_err();
     assert!(e.to_string().starts_with("parameter \"w\": "), "{e}");
-    let m = decode_binary(&bytes).unwrap();
+    let m = binary::decode(&bytes).unwrap();
     assert!(parameters(&m).is_err());
     // a negative dimension
     let bytes = param(&[
         0x0A, 0x01, b'w', 0xA2, 0x01, 0x0C, 0x0A, 0x0A, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF,
         0xFF, 0xFF, 0x01,
     ]);
-    let e = decode_binary_borrowed(&bytes, &Limits::default()).unwrap_err();
+    let e = binary::parse(&bytes).unwrap_err();
     assert!(e.to_string().contains("negative dimension -1"), "{e}");
     // rank and count limits
     let mut shape = vec![0x0A, 70];
     shape.extend(std::iter::repeat_n(1u8, 70));
     let mut body = vec![0xA2, 0x01, shape.len() as u8];
     body.extend(shape);
-    let e = decode_binary_borrowed(&param(&body), &Limits::default()).unwrap_err();
+    let e = binary::parse(&param(&body)).unwrap_err();
     assert!(e.to_string().contains("rank"), "{e}");
     let empty = |n: u8| param(&[0x0A, 0x01, n, 0xA2, 0x01, 0x03, 0x0A, 0x01, 0x00]);
     let two = [empty(b'a'), empty(b'b')].concat();
-    assert_eq!(
-        decode_binary_borrowed(&two, &Limits::default())
-            .unwrap()
-            .parameters
-            .len(),
-        2
-    );
-    let e = decode_binary_borrowed(&two, &Limits::default().with_max_tensors(1)).unwrap_err();
+    assert_eq!(binary::parse(&two).unwrap().parameters.len(), 2);
+    let e = binary::parse_with(
+        &two,
+        &ReadOptions::default().with_limits(Limits::default().with_max_tensors(1)),
+    )
+    .unwrap_err();
     assert!(e.to_string().contains("tensor count"), "{e}");
 }
 
@@ -127,14 +122,14 @@ fn unpacked_and_split_encodings_are_accepted() {
     body.extend((-2.0f32).to_le_bytes());
     body.extend([0xA8, 0x06, 0x01]);
     let bytes = param(&body);
-    let f = decode_binary_borrowed(&bytes, &Limits::default()).unwrap();
+    let f = binary::parse(&bytes).unwrap();
     let p = &f.parameters[0];
     assert_eq!(
         (p.name.as_str(), p.tensor.dims(), p.need_grad),
         ("p", &[2usize][..], true)
     );
     assert_eq!(&*p.tensor.view::<f32>().unwrap(), &[1.5, -2.0]);
-    let m = decode_binary(&bytes).unwrap();
+    let m = binary::decode(&bytes).unwrap();
     assert_eq!(m.parameter[0].data, [1.5, -2.0]);
     // two packed runs are concatenated; unknown fields are skipped
     let mut body = vec![0x0A, 0x01, b'q', 0xA2, 0x01, 0x03, 0x0A, 0x01, 0x02];
@@ -145,9 +140,12 @@ fn unpacked_and_split_encodings_are_accepted() {
     body.extend(4.0f32.to_le_bytes());
     let mut bytes = param(&body);
     bytes.extend([0xB8, 0x3E, 0x07]); // unknown root field 999
-    let f = decode_binary_borrowed(&bytes, &Limits::default()).unwrap();
+    let f = binary::parse(&bytes).unwrap();
     assert_eq!(&*f.parameters[0].tensor.view::<f32>().unwrap(), &[3.0, 4.0]);
-    assert_eq!(decode_binary(&bytes).unwrap().parameter[0].data, [3.0, 4.0]);
+    assert_eq!(
+        binary::decode(&bytes).unwrap().parameter[0].data,
+        [3.0, 4.0]
+    );
 }
 
 #[test]
@@ -221,8 +219,8 @@ fn corrupted_bytes_never_panic() {
             for v in [0x00u8, 0x7F, 0x80, 0xFF] {
                 let mut b = bytes.clone();
                 b[pos] = v;
-                let _ = decode_binary(&b);
-                if let Ok(f) = decode_binary_borrowed(&b, &Limits::default()) {
+                let _ = binary::decode(&b);
+                if let Ok(f) = binary::parse(&b) {
                     for p in &f.parameters {
                         assert_eq!(p.tensor.bytes().len(), p.tensor.numel() * 4);
                     }

@@ -4,8 +4,8 @@
 use std::path::{Path, PathBuf};
 
 use nnabla_proto::model::{Model, VariableKind, expand_all_loops, expand_loops};
-use nnabla_proto::parse_text;
 use nnabla_proto::proto::{function, solver};
+use nnabla_proto::text;
 use serde_json::Value;
 use tensor_core::Limits;
 
@@ -25,7 +25,7 @@ fn sidecar(name: &str) -> Value {
 #[test]
 fn loop_expansion_matches_nnabla() {
     for name in ["loop_nested.nntxt", "loop_recurrent_delay.nntxt"] {
-        let model = parse_text(&text(name)).unwrap();
+        let model = text::parse(&text(name)).unwrap();
         let loaded = sidecar(name)["loaded_networks"].clone();
         let loaded = loaded.as_object().unwrap();
         assert_eq!(loaded.len(), model.network.len(), "{name}");
@@ -90,7 +90,7 @@ fn loop_expansion_matches_nnabla() {
 
 #[test]
 fn networks_without_loops_expand_to_themselves() {
-    let model = parse_text(&text("train.nntxt")).unwrap();
+    let model = text::parse(&text("train.nntxt")).unwrap();
     for n in &model.network {
         assert_eq!(&expand_loops(n, &Limits::default()).unwrap(), n);
     }
@@ -100,23 +100,23 @@ fn networks_without_loops_expand_to_themselves() {
 fn expansion_is_bounded_and_checks_ids() {
     let huge = "network { name: 'n' repeat_info { id: 'a' times: 100000 } repeat_info { id: 'b' times: 100000 }\n\
                 variable { name: 'x' type: 'Buffer' repeat_id: 'a' repeat_id: 'b' } }";
-    let m = parse_text(huge).unwrap();
+    let m = text::parse(huge).unwrap();
     let e = expand_loops(&m.network[0], &Limits::default()).unwrap_err();
     assert!(e.to_string().contains("more than"), "{e}");
     let unknown = "network { name: 'n' repeat_info { id: 'a' times: 2 }\n\
                    variable { name: 'x' type: 'Buffer' repeat_id: 'zz' } }";
-    let m = parse_text(unknown).unwrap();
+    let m = text::parse(unknown).unwrap();
     let e = expand_loops(&m.network[0], &Limits::default()).unwrap_err();
     assert!(e.to_string().contains("\"zz\""), "{e}");
     let lone = "network { name: 'n' repeat_info { id: 'a' times: 2 }\n\
                 function { name: 'd' type: 'Delay' input: 'x' input: 'y' output: 'z' recurrent_param { repeat_id: 'a' } } }";
-    let m = parse_text(lone).unwrap();
+    let m = text::parse(lone).unwrap();
     assert!(expand_loops(&m.network[0], &Limits::default()).is_err());
 }
 
 #[test]
 fn typed_view_of_a_training_file() {
-    let proto = parse_text(&text("train.nntxt")).unwrap();
+    let proto = text::parse(&text("train.nntxt")).unwrap();
     let model = Model::new(&proto).unwrap();
     let names: Vec<&str> = model.networks.iter().map(|n| n.name).collect();
     assert_eq!(names, ["training", "validation", "runtime"]);
@@ -153,7 +153,7 @@ fn typed_view_of_a_training_file() {
     assert_eq!(mon, ["train_error", "valid_error"]);
     assert!(model.parameters.is_empty());
     // parameters of a text file with data
-    let proto = parse_text(&text("mlp_with_params.nntxt")).unwrap();
+    let proto = text::parse(&text("mlp_with_params.nntxt")).unwrap();
     let model = Model::new(&proto).unwrap();
     let p: Vec<(&str, &[usize])> = model
         .parameters

@@ -12,12 +12,11 @@
 
 use nnabla_proto::proto::{AffineParameter, ConcatenateParameter, LeakyReLuParameter, function};
 use nnabla_proto::{
-    Executor, Function, NNablaProtoBuf, Network, RepeatInfo, Shape, Variable, decode_binary,
-    decode_binary_borrowed, encode_binary, parameter_from_tensor, parameters, parse_text,
-    print_text, write_parameters_binary, write_parameters_text,
+    Executor, Function, NNablaProtoBuf, Network, RepeatInfo, Shape, Variable, binary,
+    parameter_from_tensor, parameters, text,
 };
 use proptest::prelude::*;
-use tensor_core::{DType, Limits, Tensor};
+use tensor_core::{DType, Tensor};
 
 /// Strings: empty, identifiers, printable ASCII with quotes and
 /// backslashes, control characters, non-ASCII, long.
@@ -236,42 +235,42 @@ proptest! {
     #[test]
     fn binary_parameters_round_trip(ps in params()) {
         let mut file = Vec::new();
-        write_parameters_binary(&mut file, ps.iter().map(|(n, t, g)| (n.as_str(), t, *g)))
+        binary::write_parameters(&mut file, ps.iter().map(|(n, t, g)| (n.as_str(), t, *g)))
             .expect("writable");
         // Same bytes as the message encoder (deterministic).
-        prop_assert_eq!(&encode_binary(&as_model(&ps)), &file);
-        let borrowed = decode_binary_borrowed(&file, &Limits::default()).expect("reads back");
+        prop_assert_eq!(&binary::encode(&as_model(&ps)), &file);
+        let borrowed = binary::parse(&file).expect("reads back");
         check_params(&borrowed.parameters, &ps, false)?;
         for p in &borrowed.parameters {
             prop_assert!(p.tensor.storage().is_zero_copy() || p.tensor.bytes().is_empty());
         }
-        let owned = decode_binary(&file).expect("reads back");
+        let owned = binary::decode(&file).expect("reads back");
         check_params(&parameters(&owned).expect("valid"), &ps, false)?;
-        prop_assert_eq!(&encode_binary(&owned), &file);
+        prop_assert_eq!(&binary::encode(&owned), &file);
     }
 
     #[test]
     fn text_parameters_round_trip(ps in params()) {
         let mut file = Vec::new();
-        write_parameters_text(&mut file, ps.iter().map(|(n, t, g)| (n.as_str(), t, *g)))
+        text::write_parameters(&mut file, ps.iter().map(|(n, t, g)| (n.as_str(), t, *g)))
             .expect("writable");
         let text = String::from_utf8(file).expect("UTF-8");
-        prop_assert_eq!(&print_text(&as_model(&ps)).expect("printable"), &text);
-        let model = parse_text(&text).expect("parses back");
+        prop_assert_eq!(&text::print(&as_model(&ps)).expect("printable"), &text);
+        let model = text::parse(&text).expect("parses back");
         check_params(&parameters(&model).expect("valid"), &ps, true)?;
-        prop_assert_eq!(print_text(&model).expect("printable"), text);
+        prop_assert_eq!(text::print(&model).expect("printable"), text);
     }
 
     #[test]
     fn text_model_print_parse_print_is_identity(m in model()) {
-        let text = print_text(&m).expect("printable");
-        let back = parse_text(&text).expect("parses back");
-        prop_assert_eq!(&print_text(&back).expect("printable"), &text);
+        let text = text::print(&m).expect("printable");
+        let back = text::parse(&text).expect("parses back");
+        prop_assert_eq!(&text::print(&back).expect("printable"), &text);
         // Everything but NaN payloads survives, bit for bit.
-        prop_assert_eq!(encode_binary(&back), encode_binary(&canonical_nans(&m)));
+        prop_assert_eq!(binary::encode(&back), binary::encode(&canonical_nans(&m)));
         // And binary keeps everything.
-        let bin = encode_binary(&m);
-        let decoded = decode_binary(&bin).expect("decodes");
-        prop_assert_eq!(encode_binary(&decoded), bin);
+        let bin = binary::encode(&m);
+        let decoded = binary::decode(&bin).expect("decodes");
+        prop_assert_eq!(binary::encode(&decoded), bin);
     }
 }

@@ -36,18 +36,18 @@ fn all_standard_syntax_is_accepted() {
         "# comment\nnetwork {  # trailing comment\n variable {\n shape { dim: -1 }\n shape { dim: [8] } } }\n",
         "network { variable { shape { dim: -0x1 dim: 010 } } }",
     ] {
-        let m = parse_text(text).unwrap_or_else(|e| panic!("{text}: {e}"));
+        let m = text::parse(text).unwrap_or_else(|e| panic!("{text}: {e}"));
         assert_eq!(dims(&m), want, "{text}");
     }
     // strings: both quotes, adjacent literals, every escape kind
-    let m = parse_text(
+    let m = text::parse(
         r#"network { name: 'r\303\251' "seau" } network { name: "\xc3\xa9\u00e9\t\"\'\\\?\a" }"#,
     )
     .unwrap();
     assert_eq!(m.network[0].name, "réseau");
     assert_eq!(m.network[1].name, "éé\t\"'\\?\u{7}");
     // floats: integers, exponents, suffix f, inf/nan; bools in every spelling
-    let m = parse_text(
+    let m = text::parse(
         "parameter { data: [1, 2.5f, -1e-3, inf, -Infinity, nan, .5] need_grad: t }\n\
          parameter { need_grad: True } parameter { need_grad: 1 }",
     )
@@ -60,10 +60,10 @@ fn all_standard_syntax_is_accepted() {
     assert!(m.parameter.iter().all(|p| p.need_grad));
     // empty lists, empty messages, a trailing separator
     let m =
-        parse_text("network { variable: [] function: [{ name: 'f' }, { name: 'g' }], }").unwrap();
+        text::parse("network { variable: [] function: [{ name: 'f' }, { name: 'g' }], }").unwrap();
     assert_eq!(m.network[0].function.len(), 2);
     // the function parameter oneof and maps
-    let m = parse_text(
+    let m = text::parse(
         "network { function { type: 'ReLU' relu_param { inplace: true } } }\n\
          optimizer { solver { type: 'Adam' adam_param { alpha: 0.001 }\n\
            states { key: 'w' value { t: 3 } } states { key: 'a' value { t: 1 } } } }",
@@ -76,7 +76,7 @@ fn all_standard_syntax_is_accepted() {
     let solver = m.optimizer[0].solver.as_ref().unwrap();
     assert_eq!(solver.states.len(), 2);
     // maps print sorted by key
-    let text = print_text(&m).unwrap();
+    let text = text::print(&m).unwrap();
     let a = text.find("key: \"a\"").unwrap();
     let w = text.find("key: \"w\"").unwrap();
     assert!(a < w, "{text}");
@@ -87,7 +87,7 @@ fn merge_semantics_follow_python() {
     // two files, one network each: both networks (edge case two_nntxt_merged)
     let want: Vec<String> =
         serde_json::from_value(edge_case("two_nntxt_merged")["result"].clone()).unwrap();
-    let m = parse_texts([
+    let m = text::parse_all([
         "network { name: 'net1' batch_size: 1 }\nglobal_config { default_context { device_id: '0' array_class: 'A' } }",
         "network { name: 'net2' }\nglobal_config { default_context { device_id: '1' } }",
     ])
@@ -101,21 +101,21 @@ fn merge_semantics_follow_python() {
         ("1", "A")
     );
     // within one file, a repeated singular field: the last value wins (Merge)
-    let m = parse_text("network { name: 'a' name: 'b' }").unwrap();
+    let m = text::parse("network { name: 'a' name: 'b' }").unwrap();
     assert_eq!(m.network[0].name, "b");
     // a later oneof member replaces the earlier one
-    let m =
-        parse_text("network { function { relu_param {} affine_param { base_axis: 2 } } }").unwrap();
+    let m = text::parse("network { function { relu_param {} affine_param { base_axis: 2 } } }")
+        .unwrap();
     assert!(matches!(
         m.network[0].function[0].parameter,
         Some(proto::function::Parameter::AffineParam(ref p)) if p.base_axis == 2
     ));
-    // merge_text into an existing message; on error it is left unchanged
-    let mut root = parse_text("network { name: 'x' }").unwrap();
+    // text::merge into an existing message; on error it is left unchanged
+    let mut root = text::parse("network { name: 'x' }").unwrap();
     let before = root.clone();
-    assert!(merge_text(&mut root, "network { name: 'y' bogus: 1 }").is_err());
+    assert!(text::merge(&mut root, "network { name: 'y' bogus: 1 }").is_err());
     assert_eq!(root, before);
-    merge_text(&mut root, "network { name: 'y' }").unwrap();
+    text::merge(&mut root, "network { name: 'y' }").unwrap();
     assert_eq!(root.network.len(), 2);
 }
 
@@ -125,7 +125,7 @@ fn errors_name_line_and_column() {
         .as_str()
         .unwrap()
         .to_string();
-    let e = parse_text("network {\n  name: \"n\"\n  batch_size: 1\n  future_field: 3\n}\n")
+    let e = text::parse("network {\n  name: \"n\"\n  batch_size: 1\n  future_field: 3\n}\n")
         .unwrap_err();
     // Python: `ParseError: 4:3 : Message type "Network" has no field named "future_field".`
     assert!(want.contains("4:3 : Message type \"Network\" has no field named \"future_field\""));
@@ -168,7 +168,7 @@ fn errors_name_line_and_column() {
         ),
     ];
     for (text, needle) in cases {
-        let e = parse_text(text).unwrap_err().to_string();
+        let e = text::parse(text).unwrap_err().to_string();
         assert!(e.contains(needle), "{text:?}: {e}");
     }
 }
@@ -177,11 +177,11 @@ fn errors_name_line_and_column() {
 fn deep_nesting_is_an_error_not_a_stack_overflow() {
     for open in ["network {", "{", "network <", "network: ["] {
         let text = open.repeat(10_000);
-        assert!(parse_text(&text).is_err(), "{open}");
+        assert!(text::parse(&text).is_err(), "{open}");
     }
     // The schema is not recursive, so real nesting stops at its depth; the
-    // parser also refuses anything deeper than MAX_TEXT_DEPTH.
-    assert_eq!(MAX_TEXT_DEPTH, 100);
+    // parser also refuses anything deeper than text::MAX_DEPTH.
+    assert_eq!(text::MAX_DEPTH, 100);
 }
 
 #[test]
@@ -191,8 +191,8 @@ fn printer_matches_python_text_format() {
         .as_str()
         .unwrap()
         .to_string();
-    let m = parse_text("network { name: 'réseau' }").unwrap();
-    assert_eq!(print_text(&m).unwrap(), want);
+    let m = text::parse("network { name: 'réseau' }").unwrap();
+    assert_eq!(text::print(&m).unwrap(), want);
     // edge case float_text_formatting
     let want = edge_case("float_text_formatting")["result"]
         .as_str()
@@ -220,11 +220,11 @@ fn printer_matches_python_text_format() {
         }],
         ..Default::default()
     };
-    assert_eq!(print_text(&m).unwrap(), want);
-    // the streaming parameter writer prints the same bytes as print_text
+    assert_eq!(text::print(&m).unwrap(), want);
+    // the streaming parameter writer prints the same bytes as text::print
     let t = tensor_core::Tensor::from_values([13], &values).unwrap();
     let mut out = Vec::new();
-    write_parameters_text(&mut out, [("", &t, false)]).unwrap();
+    text::write_parameters(&mut out, [("", &t, false)]).unwrap();
     let shaped = NNablaProtoBuf {
         parameter: vec![Parameter {
             shape: Some(Shape { dim: vec![13] }),
@@ -235,12 +235,12 @@ fn printer_matches_python_text_format() {
     };
     assert_eq!(
         String::from_utf8(out).unwrap(),
-        print_text(&shaped).unwrap()
+        text::print(&shaped).unwrap()
     );
     // empty sub-messages print on two lines; defaults are not printed
-    let m = parse_text("network { name: '' batch_size: 0 function { relu_param {} } }").unwrap();
+    let m = text::parse("network { name: '' batch_size: 0 function { relu_param {} } }").unwrap();
     assert_eq!(
-        print_text(&m).unwrap(),
+        text::print(&m).unwrap(),
         "network {\n  function {\n    relu_param {\n    }\n  }\n}\n"
     );
 }
@@ -253,12 +253,15 @@ fn text_binary_round_trips_preserve_the_message() {
             continue;
         }
         let text = std::fs::read_to_string(&path).unwrap();
-        let m = parse_text(&text).unwrap();
-        let back = decode_binary(&encode_binary(&m)).unwrap();
+        let m = text::parse(&text).unwrap();
+        let back = binary::decode(&binary::encode(&m)).unwrap();
         assert_eq!(back, m, "{}", path.display());
-        let printed = print_text(&m).unwrap();
-        assert_eq!(parse_text(&printed).unwrap(), m, "{}", path.display());
-        assert_eq!(print_text(&parse_text(&printed).unwrap()).unwrap(), printed);
+        let printed = text::print(&m).unwrap();
+        assert_eq!(text::parse(&printed).unwrap(), m, "{}", path.display());
+        assert_eq!(
+            text::print(&text::parse(&printed).unwrap()).unwrap(),
+            printed
+        );
     }
 }
 
@@ -268,7 +271,7 @@ fn truncated_text_never_panics() {
     let mut errors = 0;
     for cut in 0..text.len() {
         if let Some(prefix) = text.get(..cut)
-            && parse_text(prefix).is_err()
+            && text::parse(prefix).is_err()
         {
             errors += 1;
         }

@@ -331,20 +331,26 @@ fn read_owned<R: Read + Seek>(
     Ok(out)
 }
 
+/// Reads every member of an archive held in `bytes` with the default
+/// options; stored members are borrowed from `bytes`.
+pub fn parse(bytes: &[u8]) -> Result<ZipContents<'_>> {
+    parse_with(bytes, &ReadOptions::default())
+}
+
 /// Reads every member of an archive held in `bytes`; stored members are
 /// borrowed from `bytes`.
-pub fn read_slice<'a>(bytes: &'a [u8], opts: &ReadOptions) -> Result<ZipContents<'a>> {
-    read_with(bytes, opts, |range| Bytes::Borrowed(&bytes[range]))
+pub fn parse_with<'a>(bytes: &'a [u8], opts: &ReadOptions) -> Result<ZipContents<'a>> {
+    read_members(bytes, opts, |range| Bytes::Borrowed(&bytes[range]))
 }
 
 /// Reads every member of an archive in a memory map; stored members share the map.
-pub fn read_mapped(map: &Arc<MappedFile>, opts: &ReadOptions) -> Result<ZipContents<'static>> {
-    read_with(map.as_bytes(), opts, |range| {
+pub fn from_map(map: &Arc<MappedFile>, opts: &ReadOptions) -> Result<ZipContents<'static>> {
+    read_members(map.as_bytes(), opts, |range| {
         Bytes::Mapped(Arc::clone(map), range)
     })
 }
 
-fn read_with<'a>(
+fn read_members<'a>(
     bytes: &[u8],
     opts: &ReadOptions,
     stored: impl Fn(std::ops::Range<usize>) -> Bytes<'a>,
@@ -389,7 +395,7 @@ fn check_crc<R: Read + Seek>(
 
 /// Reads every member of an archive from any `Read + Seek` (members are
 /// read into owned buffers).
-pub fn read_seek<R: Read + Seek>(reader: R, opts: &ReadOptions) -> Result<ZipContents<'static>> {
+pub fn from_reader<R: Read + Seek>(reader: R, opts: &ReadOptions) -> Result<ZipContents<'static>> {
     let mut reader = reader;
     let len = reader
         .seek(std::io::SeekFrom::End(0))

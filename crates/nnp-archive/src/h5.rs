@@ -28,6 +28,19 @@
 //! (h5py visits each object once); a hard-link cycle is stopped by a depth
 //! limit of [`MAX_DEPTH`] groups and reported as an error.
 //!
+//! # Entry points
+//!
+//! | to | call |
+//! |---|---|
+//! | read bytes (contiguous data borrowed) | [`parse`]`(bytes)`, [`parse_with`]`(bytes, &ReadOptions)`; [`from_vec`] for an owned buffer |
+//! | read a memory map (`'static`, zero-copy) | [`from_map`]`(&Arc<MappedFile>, &ReadOptions)`; [`from_map_range`] for a file inside a map (an archive member) |
+//! | map a file and read it | [`open`]`(path)`, [`open_with`]`(path, &ReadOptions)` |
+//! | write to any `io::Write` | [`write()`]`(w, &params)`, [`write_tensors`]`(w, (name, &tensor, need_grad))` |
+//! | write a file atomically | [`save`]`(path, &params)` |
+//!
+//! Of the crate's [`ReadOptions`], only `limits` applies to `.h5` files; the
+//! writer has no options.
+//!
 //! # Writing
 //!
 //! One contiguous little-endian dataset per parameter, in groups split on
@@ -44,9 +57,9 @@
 //! let w = Tensor::from_values([2, 2], &[1f32, 2., 3., 4.])?;
 //! let s = Tensor::from_values([], &[0.5f32])?;
 //! let mut file = Vec::new();
-//! h5::write_h5(&mut file, [("fc/W", &w, true), ("scale", &s, false)])?;
+//! h5::write_tensors(&mut file, [("fc/W", &w, true), ("scale", &s, false)])?;
 //!
-//! let params = h5::read_h5_slice(&file, &Limits::default())?;
+//! let params = h5::parse(&file)?;
 //! let names: Vec<&str> = params.iter().map(|p| p.name.as_str()).collect();
 //! assert_eq!(names, ["fc/W", "scale"]);
 //! assert_eq!(&*params[0].tensor.view::<f32>()?, &[1., 2., 3., 4.]);
@@ -68,7 +81,7 @@ use hdf5_pure::{
 };
 use tensor_core::{Bytes, DType, Limits, MappedFile, Shape, Tensor};
 
-use crate::{Error, Parameter, Result};
+use crate::{Error, Parameter, ReadOptions, Result};
 
 /// The deepest group nesting the reader follows (a guard against hard-link cycles).
 pub const MAX_DEPTH: usize = 256;
@@ -160,7 +173,8 @@ struct RawParam {
     name: String,
     dtype: DType,
     dims: Vec<usize>,
-    need_grad: bool,
+    /// `None` when the dataset has no `need_grad` (solver states).
+    need_grad: Option<bool>,
     index: Option<i64>,
     data: RawData,
     /// Big-endian elements, to be converted to little-endian.
@@ -198,12 +212,19 @@ impl hdf5_pure::Source for MapSource {
     }
 }
 
+/// Reads every parameter of the `.h5` file in `bytes` with the default
+/// options, borrowing contiguous data from `bytes` (see [`parse_with`]).
+pub fn parse(bytes: &[u8]) -> Result<Vec<Parameter<'_>>> {
+    parse_with(bytes, &ReadOptions::default())
+}
+
 /// Reads every parameter of the `.h5` file in `bytes`, borrowing contiguous
-/// data from `bytes`.
+/// data from `bytes`. Of `opts`, only the limits apply.
 ///
 /// `hdf5-pure` parses from an owned buffer, so the file is copied once for
-/// parsing; use [`read_h5_mapped`] (or [`read_h5_file`]) to avoid that copy.
-pub fn read_h5_slice<'a>(bytes: &'a [u8], limits: &Limits) -> Result<Vec<Parameter<'a>>> {
+/// parsing; use [`from_map`] (or [`open`]) to avoid that copy.
+pub fn parse_with<'a>(bytes: &'a [u8], opts: &ReadOptions) -> Result<Vec<Parameter<'a>>> {
+    let limits = &opts.limits;
     check_superblock(bytes)?;
     limits.check_alloc("HDF5 file copy", bytes.len() as u64)?;
     let file = hdf5_pure::File::from_bytes(bytes.to_vec()).map_err(|e| h5err("open", e))?;
@@ -213,7 +234,8 @@ pub fn read_h5_slice<'a>(bytes: &'a [u8], limits: &Limits) -> Result<Vec<Paramet
 
 /// Reads every parameter of the `.h5` file held in `bytes` (taken by value:
 /// no copy for parsing; contiguous data is copied out into each tensor).
-pub fn read_h5_vec(bytes: Vec<u8>, limits: &Limits) -> Result<Vec<Parameter<'static>>> {
+pub fn from_vec(bytes: Vec<u8>, opts: &ReadOptions) -> Result<Vec<Parameter<'static>>> {
+    let limits = &opts.limits;
     check_superblock(&bytes)?;
     let len = bytes.len();
     let file = hdf5_pure::File::from_bytes(bytes).map_err(|e| h5err("open", e))?;
@@ -222,13 +244,19 @@ pub fn read_h5_vec(bytes: Vec<u8>, limits: &Limits) -> Result<Vec<Parameter<'sta
     finish(raw, |r| Bytes::Owned(buf[r].to_vec()))
 }
 
+/// Reads every parameter of a memory-mapped `.h5` file. Nothing is copied:
+/// metadata is read on demand and contiguous tensors share the map.
+pub fn from_map(map: &Arc<MappedFile>, opts: &ReadOptions) -> Result<Vec<Parameter<'static>>> {
+    from_map_range(map, 0..map.len(), opts)
+}
+
 /// Reads every parameter of the `.h5` file at `range` of a memory map
 /// (e.g. a stored `parameter.h5` inside an `.nnp`). Nothing is copied:
 /// metadata is read on demand and contiguous tensors share the map.
-pub fn read_h5_mapped(
+pub fn from_map_range(
     map: &Arc<MappedFile>,
     range: Range<usize>,
-    limits: &Limits,
+    opts: &ReadOptions,
 ) -> Result<Vec<Parameter<'static>>> {
     if range.end > map.len() || range.start > range.end {
         return Err(Error::Hdf5 {
@@ -244,23 +272,139 @@ pub fn read_h5_mapped(
         range,
     };
     let file = hdf5_pure::File::from_source(src).map_err(|e| h5err("open", e))?;
-    let raw = read_core(&file, len, limits)?;
+    let raw = read_core(&file, len, &opts.limits)?;
     finish(raw, |r| {
         Bytes::Mapped(Arc::clone(map), base + r.start..base + r.end)
     })
 }
 
-/// Memory-maps the `.h5` file at `path` and reads every parameter without copying.
-pub fn read_h5_file(path: impl AsRef<Path>, limits: &Limits) -> Result<Vec<Parameter<'static>>> {
-    let map = MappedFile::open(path)?;
-    let len = map.len();
-    read_h5_mapped(&map, 0..len, limits)
+/// Memory-maps the `.h5` file at `path` and reads every parameter without
+/// copying, with the default options.
+pub fn open(path: impl AsRef<Path>) -> Result<Vec<Parameter<'static>>> {
+    open_with(path, &ReadOptions::default())
 }
 
+/// Memory-maps the `.h5` file at `path` and reads every parameter without
+/// copying (see [`from_map`]).
+pub fn open_with(path: impl AsRef<Path>, opts: &ReadOptions) -> Result<Vec<Parameter<'static>>> {
+    let map = MappedFile::open(path)?;
+    from_map(&map, opts)
+}
+
+/// A solver state as `Solver.save_states` writes it: per-parameter state
+/// datasets (`<param>/m`, `<param>/v`, a scalar int64 `<param>/t`, ...)
+/// without `need_grad`, which nnabla reads with `Solver.load_states` (its
+/// parameter loaders refuse such a file). The tensors are in path order,
+/// as h5py lists them.
+#[derive(Debug, Clone)]
+pub struct SolverState<'a> {
+    /// `(dataset path without the leading '/', tensor)`, in path order.
+    pub tensors: Vec<(String, Tensor<'a>)>,
+    /// Each dataset's `index` attribute (nnabla writes the state's position
+    /// in the solver for all but `t`), in the order of `tensors`.
+    pub index: Vec<Option<i64>>,
+}
+
+impl SolverState<'_> {
+    /// True when `e` is what reading a solver state as parameters gives
+    /// (some dataset has no `need_grad`): try [`solver_state_from_map_range`].
+    pub fn may_be(e: &Error) -> bool {
+        matches!(e, Error::MissingNeedGrad { .. })
+    }
+}
+
+/// Reads the solver state at `range` of a memory map (a standalone `.h5`
+/// or an `.optimizer` member of an `.nnp`). Nothing is copied. Refused when
+/// no dataset path has a state name after the parameter's
+/// (`<param>/<state>`), or when datasets carry `need_grad` (a parameter
+/// file).
+pub fn solver_state_from_map_range(
+    map: &Arc<MappedFile>,
+    range: Range<usize>,
+    opts: &ReadOptions,
+) -> Result<SolverState<'static>> {
+    if range.end > map.len() || range.start > range.end {
+        return Err(Error::Hdf5 {
+            context: "open".into(),
+            message: format!("range {range:?} is outside the {}-byte input", map.len()),
+        });
+    }
+    check_superblock(&map[range.clone()])?;
+    let len = range.len();
+    let base = range.start;
+    let src = MapSource {
+        map: Arc::clone(map),
+        range,
+    };
+    let file = hdf5_pure::File::from_source(src).map_err(|e| h5err("open", e))?;
+    let mut raw = read_core(&file, len, &opts.limits)?;
+    if let Some(r) = raw.iter().find(|r| r.need_grad.is_some()) {
+        return Err(Error::BadData {
+            dataset: r.name.clone(),
+            reason: "has need_grad: a parameter file, not a solver state".into(),
+        });
+    }
+    if let Some(r) = raw.iter().find(|r| !r.name.contains('/')) {
+        return Err(Error::BadData {
+            dataset: r.name.clone(),
+            reason: "a solver state names its datasets <parameter>/<state>".into(),
+        });
+    }
+    raw.sort_by(|a, b| a.name.cmp(&b.name));
+    let index = raw.iter().map(|r| r.index).collect();
+    let tensors = tensors(raw, |r| {
+        Bytes::Mapped(Arc::clone(map), base + r.start..base + r.end)
+    })?;
+    Ok(SolverState {
+        tensors: tensors.into_iter().map(|(n, t, _)| (n, t)).collect(),
+        index,
+    })
+}
+
+/// Writes a solver state as `Solver.save_states` does: one dataset per
+/// tensor, with its `index` attribute where it has one and no `need_grad`.
+pub fn write_solver_state<W: Write>(w: W, state: &SolverState<'_>) -> Result<()> {
+    let items: Vec<Item<'_, '_>> = state
+        .tensors
+        .iter()
+        .zip(state.index.iter().chain(std::iter::repeat(&None)))
+        .map(|((name, tensor), index)| Item {
+            name,
+            tensor,
+            attrs: Attrs::State { index: *index },
+        })
+        .collect();
+    write_items(w, &items)
+}
+
+/// Saves a solver state at `path`, atomically (see [`write_solver_state`]).
+pub fn save_solver_state(path: impl AsRef<Path>, state: &SolverState<'_>) -> Result<()> {
+    tensor_core::io::write_atomic(path, |w| write_solver_state(w, state))
+}
+
+/// The parameters of a parameter file: every dataset must have
+/// `need_grad`; sorted as nnabla registers them.
 fn finish<'a>(
+    mut raw: Vec<RawParam>,
+    range_bytes: impl FnMut(Range<usize>) -> Bytes<'a>,
+) -> Result<Vec<Parameter<'a>>> {
+    if let Some(r) = raw.iter().find(|r| r.need_grad.is_none()) {
+        return Err(Error::MissingNeedGrad {
+            dataset: r.name.clone(),
+        });
+    }
+    sort_like_nnabla(&mut raw)?;
+    Ok(tensors(raw, range_bytes)?
+        .into_iter()
+        .map(|(name, t, need_grad)| Parameter::new(name, t, need_grad))
+        .collect())
+}
+
+/// Each dataset's tensor, sharing or copying its bytes.
+fn tensors<'a>(
     raw: Vec<RawParam>,
     mut range_bytes: impl FnMut(Range<usize>) -> Bytes<'a>,
-) -> Result<Vec<Parameter<'a>>> {
+) -> Result<Vec<(String, Tensor<'a>, bool)>> {
     raw.into_iter()
         .map(|r| {
             let data = match r.data {
@@ -275,7 +419,7 @@ fn finish<'a>(
                 data
             };
             let tensor = Tensor::new(r.dtype, r.dims, data)?;
-            Ok(Parameter::new(r.name, tensor, r.need_grad))
+            Ok((r.name, tensor, r.need_grad.unwrap_or(false)))
         })
         .collect()
 }
@@ -310,7 +454,6 @@ fn read_core(file: &hdf5_pure::File, data_len: usize, limits: &Limits) -> Result
             stack.push((p, g, depth + 1));
         }
     }
-    sort_like_nnabla(&mut out)?;
     Ok(out)
 }
 
@@ -455,12 +598,8 @@ fn read_dataset(
 
     let attrs = ds.attrs().map_err(|e| h5err(path, e))?;
     let need_grad = match attrs.get("need_grad") {
-        Some(v) => truthy(path, v)?,
-        None => {
-            return Err(Error::MissingNeedGrad {
-                dataset: path.to_string(),
-            });
-        }
+        Some(v) => Some(truthy(path, v)?),
+        None => None,
     };
     let index = match attrs.get("index") {
         None => None,
@@ -563,6 +702,12 @@ fn bool_type() -> Result<Datatype> {
         })
 }
 
+/// True for the element types the `.h5` writer stores (f16, f32, f64, the
+/// integers and bool).
+pub fn can_hold(dtype: DType) -> bool {
+    datatype_for("", dtype).is_ok()
+}
+
 fn datatype_for(name: &str, dtype: DType) -> Result<Datatype> {
     Ok(match dtype {
         DType::F32 => hdf5_pure::make_f32_type(),
@@ -594,7 +739,16 @@ enum Node {
 struct Item<'t, 'b> {
     name: &'t str,
     tensor: &'t Tensor<'b>,
-    need_grad: bool,
+    attrs: Attrs,
+}
+
+/// The attributes a dataset gets.
+#[derive(Clone, Copy)]
+enum Attrs {
+    /// A parameter: `need_grad`, and `index` = its position.
+    Parameter { need_grad: bool },
+    /// A solver state tensor: its `index`, if it has one.
+    State { index: Option<i64> },
 }
 
 fn insert_path(root: &mut BTreeMap<String, Node>, name: &str, idx: usize) -> Result<()> {
@@ -647,9 +801,17 @@ fn fill_dataset(
     let dt = datatype_for(item.name, t.dtype())?;
     let dims: Vec<u64> = t.dims().iter().map(|&d| d as u64).collect();
     b.with_raw_data(dt, t.bytes().to_vec(), t.numel() as u64)
-        .with_shape(&dims)
-        .set_attr("need_grad", AttrValue::I8(i8::from(item.need_grad)))
-        .set_attr("index", AttrValue::I64(index as i64));
+        .with_shape(&dims);
+    match item.attrs {
+        Attrs::Parameter { need_grad } => {
+            b.set_attr("need_grad", AttrValue::I8(i8::from(need_grad)))
+                .set_attr("index", AttrValue::I64(index as i64));
+        }
+        Attrs::State { index: Some(i) } => {
+            b.set_attr("index", AttrValue::I64(i));
+        }
+        Attrs::State { index: None } => {}
+    }
     Ok(())
 }
 
@@ -672,11 +834,12 @@ fn build_group(
 }
 
 /// Writes an nnabla `.h5` parameter file to `w`: one dataset per
-/// `(name, tensor, need_grad)`, `index` = position in the iteration.
+/// `(name, tensor, need_grad)`, `index` = position in the iteration (the
+/// same as [`write()`], from borrowed tensors).
 ///
 /// The tensor bytes are copied once into the HDF5 builder, then the file is
 /// streamed to `w` (it is never assembled in memory as a whole).
-pub fn write_h5<'t, 'b: 't, W: Write>(
+pub fn write_tensors<'t, 'b: 't, W: Write>(
     w: W,
     params: impl IntoIterator<Item = (&'t str, &'t Tensor<'b>, bool)>,
 ) -> Result<()> {
@@ -685,9 +848,13 @@ pub fn write_h5<'t, 'b: 't, W: Write>(
         .map(|(name, tensor, need_grad)| Item {
             name,
             tensor,
-            need_grad,
+            attrs: Attrs::Parameter { need_grad },
         })
         .collect();
+    write_items(w, &items)
+}
+
+fn write_items<W: Write>(w: W, items: &[Item<'_, '_>]) -> Result<()> {
     let mut tree = BTreeMap::new();
     for (i, it) in items.iter().enumerate() {
         insert_path(&mut tree, it.name, i)?;
@@ -699,7 +866,7 @@ pub fn write_h5<'t, 'b: 't, W: Write>(
             Node::Dataset(i) => fill_dataset(fb.create_dataset(name), &items[*i], *i)?,
             Node::Group(m) => {
                 let mut gb = fb.create_group(name);
-                build_group(&mut gb, m, &items)?;
+                build_group(&mut gb, m, items)?;
                 fb.add_group(gb.finish());
             }
         }
@@ -710,12 +877,13 @@ pub fn write_h5<'t, 'b: 't, W: Write>(
     })
 }
 
-/// Writes parameters (in their order) with [`write_h5`].
-pub fn write_params<'t, 'b: 't, W: Write>(
+/// Writes an nnabla `.h5` parameter file to `w`: one dataset per parameter,
+/// in their order (see [`write_tensors`]).
+pub fn write<'t, 'b: 't, W: Write>(
     w: W,
     params: impl IntoIterator<Item = &'t Parameter<'b>>,
 ) -> Result<()> {
-    write_h5(
+    write_tensors(
         w,
         params
             .into_iter()
@@ -724,11 +892,11 @@ pub fn write_params<'t, 'b: 't, W: Write>(
 }
 
 /// Saves parameters as an `.h5` file at `path`, atomically (temporary file, then rename).
-pub fn save_h5<'t, 'b: 't>(
+pub fn save<'t, 'b: 't>(
     path: impl AsRef<Path>,
     params: impl IntoIterator<Item = &'t Parameter<'b>>,
 ) -> Result<()> {
-    tensor_core::io::write_atomic(path, |w| write_params(w, params))
+    tensor_core::io::write_atomic(path, |w| write(w, params))
 }
 
 #[cfg(test)]
@@ -747,7 +915,7 @@ mod tests {
         let d = Tensor::from_values([3], &[half::f16::from_f32(1.5); 3]).unwrap();
         let e = Tensor::new(DType::Bool, [2], vec![1u8, 0]).unwrap();
         let mut buf = Vec::new();
-        write_h5(
+        write_tensors(
             &mut buf,
             [
                 ("z/W", &a, true),
@@ -758,7 +926,7 @@ mod tests {
             ],
         )
         .unwrap();
-        let ps = read_h5_slice(&buf, &Limits::default()).unwrap();
+        let ps = parse(&buf).unwrap();
         let names: Vec<&str> = ps.iter().map(|p| p.name.as_str()).collect();
         assert_eq!(names, ["z/W", "a/scalar", "top", "z/y/half", "mask"]);
         assert_eq!(ps[0].tensor.bytes(), a.bytes());
@@ -772,7 +940,7 @@ mod tests {
         assert_eq!(ps[4].tensor.dtype(), DType::Bool);
         assert_eq!(ps[4].tensor.bytes(), &[1, 0]);
         // owned reader agrees
-        let owned = read_h5_vec(buf.clone(), &Limits::default()).unwrap();
+        let owned = from_vec(buf.clone(), &ReadOptions::default()).unwrap();
         assert_eq!(owned.len(), 5);
         assert_eq!(owned[0].tensor.bytes(), a.bytes());
     }
@@ -789,11 +957,11 @@ mod tests {
             ["", "x"],
         ] {
             let mut buf = Vec::new();
-            let e = write_h5(&mut buf, [(bad[0], &a, true), (bad[1], &a, true)]).unwrap_err();
+            let e = write_tensors(&mut buf, [(bad[0], &a, true), (bad[1], &a, true)]).unwrap_err();
             assert!(matches!(e, Error::InvalidName { .. }), "{bad:?}: {e}");
         }
         let c = Tensor::new(DType::C64, [1], vec![0u8; 8]).unwrap();
-        let e = write_h5(Vec::new(), [("c", &c, true)]).unwrap_err();
+        let e = write_tensors(Vec::new(), [("c", &c, true)]).unwrap_err();
         assert!(matches!(e, Error::UnsupportedDtype { .. }), "{e}");
     }
 
@@ -803,7 +971,7 @@ mod tests {
             name: n.into(),
             dtype: DType::F32,
             dims: vec![],
-            need_grad: true,
+            need_grad: Some(true),
             index: i,
             data: RawData::Owned(vec![0; 4]),
             swap: false,
@@ -848,7 +1016,7 @@ mod tests {
                 .set_attr("index", AttrValue::I64(2));
             fb.add_group(g.finish());
         });
-        let ps = read_h5_slice(&f, &Limits::default()).unwrap();
+        let ps = parse(&f).unwrap();
         let n: Vec<_> = ps.iter().map(|p| (p.name.as_str(), p.need_grad)).collect();
         assert_eq!(n, [("fc/b", false), ("fc/W", true), ("fc/u", true)]);
         assert_eq!(ps[2].tensor.dtype(), DType::U16);
@@ -860,7 +1028,7 @@ mod tests {
             fb.create_dataset("x").with_f32_data(&[1.0]);
         });
         assert!(matches!(
-            read_h5_slice(&missing, &Limits::default()),
+            parse(&missing),
             Err(Error::MissingNeedGrad { .. })
         ));
         let mixed = custom(|fb| {
@@ -872,7 +1040,7 @@ mod tests {
                 .with_f32_data(&[1.0])
                 .set_attr("need_grad", AttrValue::I8(1));
         });
-        let e = read_h5_slice(&mixed, &Limits::default()).unwrap_err();
+        let e = parse(&mixed).unwrap_err();
         assert!(matches!(e, Error::MixedIndex { .. }), "{e}");
         let none = custom(|fb| {
             for n in ["y", "x"] {
@@ -881,17 +1049,14 @@ mod tests {
                     .set_attr("need_grad", AttrValue::I8(1));
             }
         });
-        let ps = read_h5_slice(&none, &Limits::default()).unwrap();
+        let ps = parse(&none).unwrap();
         assert_eq!(ps[0].name, "x");
         let stringy = custom(|fb| {
             fb.create_dataset("x")
                 .with_f32_data(&[1.0])
                 .set_attr("need_grad", AttrValue::String("yes".into()));
         });
-        assert!(matches!(
-            read_h5_slice(&stringy, &Limits::default()),
-            Err(Error::BadAttribute { .. })
-        ));
+        assert!(matches!(parse(&stringy), Err(Error::BadAttribute { .. })));
     }
 
     #[test]
@@ -906,7 +1071,7 @@ mod tests {
                 .with_raw_data(be_f32, 1.5f32.to_be_bytes().to_vec(), 1)
                 .set_attr("need_grad", AttrValue::I8(1));
         });
-        let ps = read_h5_slice(&f, &Limits::default()).unwrap();
+        let ps = parse(&f).unwrap();
         assert_eq!(&*ps[0].tensor.view::<f32>().unwrap(), &[1.5]);
     }
 
@@ -920,9 +1085,13 @@ mod tests {
                 .with_deflate(6)
                 .set_attr("need_grad", AttrValue::I8(1));
         });
-        let ps = read_h5_slice(&f, &Limits::default()).unwrap();
+        let ps = parse(&f).unwrap();
         assert_eq!(&*ps[0].tensor.view::<f32>().unwrap(), &vals[..]);
-        let e = read_h5_slice(&f, &Limits::default().with_max_alloc(100)).unwrap_err();
+        let e = parse_with(
+            &f,
+            &ReadOptions::default().with_limits(Limits::default().with_max_alloc(100)),
+        )
+        .unwrap_err();
         assert!(e.to_string().contains("limit"), "{e}");
     }
 
@@ -931,12 +1100,12 @@ mod tests {
         // Our writer's superblock v2: end-of-file address at 28, root object
         // header address at 36 (then the checksum, which also stops a reader).
         let mut good = Vec::new();
-        write_h5(&mut good, [("w", &t32(&[2], &[1., 2.]), true)]).unwrap();
+        write_tensors(&mut good, [("w", &t32(&[2], &[1., 2.]), true)]).unwrap();
         assert_eq!(good[8], 2);
         for at in [28usize, 36] {
             let mut bad = good.clone();
             bad[at..at + 8].copy_from_slice(&(1u64 << 40).to_le_bytes());
-            assert!(read_h5_slice(&bad, &Limits::default()).is_err());
+            assert!(parse(&bad).is_err());
         }
     }
 }

@@ -16,13 +16,31 @@
 //!   (`nnp_version.txt`, `network.nntxt`, `parameter.h5` or
 //!   `parameter.protobuf`, stored, no directory entries).
 //!
+//! # Entry points
+//!
+//! The same names as every format crate of the workspace; options are
+//! always passed by reference.
+//!
+//! | to | `.nnp` ([`Nnp`]) | `.h5` ([`h5`]) |
+//! |---|---|---|
+//! | read bytes (data borrowed) | [`Nnp::parse`]`(bytes)`, [`Nnp::parse_with`]`(bytes, &ReadOptions)` | [`h5::parse`]`(bytes)`, [`h5::parse_with`]`(bytes, &ReadOptions)`, [`h5::from_vec`] |
+//! | read a memory map (`'static`, zero-copy) | [`Nnp::from_map`]`(&Arc<MappedFile>, &ReadOptions)` | [`h5::from_map`]`(&map, &ReadOptions)`, [`h5::from_map_range`]`(&map, range, &ReadOptions)` (a member of an archive) |
+//! | map a file and read it | [`Nnp::open`]`(path)`, [`Nnp::open_with`]`(path, &ReadOptions)` | [`h5::open`]`(path)`, [`h5::open_with`]`(path, &ReadOptions)` |
+//! | read any `Read + Seek` | [`Nnp::from_reader`]`(reader, &ReadOptions)` | — |
+//! | write to any `io::Write` | [`Nnp::write`]`(w, &WriteOptions)`, [`write()`]`(w, model, params, optimizers, &WriteOptions)` | [`h5::write`]`(w, params)`, [`h5::write_tensors`] |
+//! | write a file atomically | [`Nnp::save`]`(path, &WriteOptions)` | [`h5::save`]`(path, params)` |
+//! | options | [`ReadOptions`] (`limits`, `allow_unsafe_names`, `verify_crc`), [`WriteOptions`] (`param_format`, `drop_optimizer_states`) | [`ReadOptions`] (`limits` only); no write options |
+//!
+//! The zip layer has the same names: [`archive::parse`],
+//! [`archive::parse_with`], [`archive::from_map`], [`archive::from_reader`].
+//!
 //! ```
 //! use std::io::Cursor;
-//! use nnp_archive::nnabla_proto::parse_text;
+//! use nnp_archive::nnabla_proto::text;
 //! use nnp_archive::{Nnp, ParamFormat, Parameter, ParameterSet, ReadOptions, WriteOptions};
 //! use tensor_core::Tensor;
 //!
-//! let model = parse_text("network { name: \"net\" batch_size: 1 }\nexecutor { name: \"runtime\" network_name: \"net\" }\n")?;
+//! let model = text::parse("network { name: \"net\" batch_size: 1 }\nexecutor { name: \"runtime\" network_name: \"net\" }\n")?;
 //! let w = Tensor::from_values([2, 2], &[1f32, 2., 3., 4.])?;
 //! let params: ParameterSet = [Parameter::new("fc/W", w, true)].into_iter().collect();
 //! let nnp = Nnp::new(model, params)?;
@@ -31,7 +49,7 @@
 //!     let bytes = nnp
 //!         .write(Cursor::new(Vec::new()), &WriteOptions::default().with_param_format(format))?
 //!         .into_inner();
-//!     let back = Nnp::from_slice(&bytes, &ReadOptions::default())?;
+//!     let back = Nnp::parse_with(&bytes, &ReadOptions::default())?;
 //!     assert_eq!(back.networks()[0].name, "net");
 //!     assert_eq!(back.executors()[0].name, "runtime");
 //!     let p = back.parameters().get("fc/W").unwrap();
@@ -52,6 +70,6 @@ mod params;
 
 pub use archive::{MemberInfo, MemberKind, ReadOptions};
 pub use error::{Error, Result};
-pub use model::{Nnp, OptimizerState, ParamFormat, WriteOptions, write_nnp};
+pub use model::{Nnp, OptimizerState, ParamFormat, WriteOptions, write};
 pub use nnabla_proto;
 pub use params::{Parameter, ParameterSet};

@@ -88,26 +88,32 @@ impl Nnp<'static> {
     /// [`Nnp::open`] with options.
     pub fn open_with(path: impl AsRef<Path>, opts: &ReadOptions) -> Result<Nnp<'static>> {
         let map = MappedFile::open(path)?;
-        Self::from_mapped(&map, opts)
+        Self::from_map(&map, opts)
     }
 
     /// Reads an archive from a memory map; stored members share the map.
-    pub fn from_mapped(map: &Arc<MappedFile>, opts: &ReadOptions) -> Result<Nnp<'static>> {
-        let contents = archive::read_mapped(map, opts)?;
+    pub fn from_map(map: &Arc<MappedFile>, opts: &ReadOptions) -> Result<Nnp<'static>> {
+        let contents = archive::from_map(map, opts)?;
         load(contents, opts)
     }
 
     /// Reads an archive from any `Read + Seek` (members are read into memory).
     pub fn from_reader<R: Read + Seek>(reader: R, opts: &ReadOptions) -> Result<Nnp<'static>> {
-        let contents = archive::read_seek(reader, opts)?;
+        let contents = archive::from_reader(reader, opts)?;
         load(contents, opts)
     }
 }
 
 impl<'a> Nnp<'a> {
+    /// Reads an archive held in `bytes` with the default options; stored
+    /// members are borrowed.
+    pub fn parse(bytes: &'a [u8]) -> Result<Nnp<'a>> {
+        Self::parse_with(bytes, &ReadOptions::default())
+    }
+
     /// Reads an archive held in `bytes`; stored members are borrowed.
-    pub fn from_slice(bytes: &'a [u8], opts: &ReadOptions) -> Result<Nnp<'a>> {
-        let contents = archive::read_slice(bytes, opts)?;
+    pub fn parse_with(bytes: &'a [u8], opts: &ReadOptions) -> Result<Nnp<'a>> {
+        let contents = archive::parse_with(bytes, opts)?;
         load(contents, opts)
     }
 
@@ -203,12 +209,7 @@ impl<'a> Nnp<'a> {
     /// `network.nntxt`, `parameter.h5` or `parameter.protobuf`, then the
     /// solver states (unless dropped); all stored, no directory entries.
     pub fn write<W: Write + Seek>(&self, w: W, opts: &WriteOptions) -> Result<W> {
-        let optimizers: &[OptimizerState<'_>] = if opts.drop_optimizer_states {
-            &[]
-        } else {
-            &self.optimizers
-        };
-        write_nnp(w, &self.model, &self.params, opts.param_format, optimizers)
+        write(w, &self.model, &self.params, &self.optimizers, opts)
     }
 
     /// Saves the archive at `path` atomically (temporary file, then rename).
@@ -219,24 +220,30 @@ impl<'a> Nnp<'a> {
 
 /// Writes an `.nnp` in nnabla's layout from a model (its `parameter` field
 /// is not written into `network.nntxt`, as nnabla forces `include_params`
-/// off) and parameters. Streams every member.
-pub fn write_nnp<'p, 'b: 'p, W: Write + Seek>(
+/// off), parameters and solver states (unless
+/// [`WriteOptions::drop_optimizer_states`]). Streams every member.
+pub fn write<'p, 'b: 'p, W: Write + Seek>(
     w: W,
     model: &NNablaProtoBuf,
     params: impl IntoIterator<Item = &'p Parameter<'b>> + Clone,
-    format: ParamFormat,
     optimizers: &[OptimizerState<'_>],
+    opts: &WriteOptions,
 ) -> Result<W> {
+    let optimizers: &[OptimizerState<'_>] = if opts.drop_optimizer_states {
+        &[]
+    } else {
+        optimizers
+    };
     let mut z = NnpZipWriter::new(w);
     z.member("nnp_version.txt", NNP_VERSION)?;
     {
         let out = z.start("network.nntxt", false)?;
         if model.parameter.is_empty() {
-            nnabla_proto::write_text(model, out).map_err(|e| proto_err("network.nntxt", e))?;
+            nnabla_proto::text::write(out, model).map_err(|e| proto_err("network.nntxt", e))?;
         } else {
             let mut m = model.clone();
             m.parameter.clear();
-            nnabla_proto::write_text(&m, out).map_err(|e| proto_err("network.nntxt", e))?;
+            nnabla_proto::text::write(out, &m).map_err(|e| proto_err("network.nntxt", e))?;
         }
     }
     let total: u64 = params
@@ -246,15 +253,15 @@ pub fn write_nnp<'p, 'b: 'p, W: Write + Seek>(
         .sum();
     // Room for metadata: ZIP64 well before the 4 GiB limit.
     let large = total >= 0xF000_0000;
-    match format {
+    match opts.param_format {
         ParamFormat::H5 => {
             let out = z.start("parameter.h5", large)?;
-            h5::write_params(out, params)?;
+            h5::write(out, params)?;
         }
         ParamFormat::Protobuf => {
             let out = z.start("parameter.protobuf", large)?;
             let items: Vec<&Parameter<'b>> = params.into_iter().collect();
-            nnabla_proto::write_parameters_binary(
+            nnabla_proto::binary::write_parameters(
                 out,
                 items
                     .iter()
@@ -271,6 +278,7 @@ pub fn write_nnp<'p, 'b: 'p, W: Write + Seek>(
 
 fn load<'a>(contents: ZipContents<'a>, opts: &ReadOptions) -> Result<Nnp<'a>> {
     let limits = &opts.limits;
+    let pb_opts = nnabla_proto::ReadOptions::default().with_limits(opts.limits);
     let mut model = NNablaProtoBuf::default();
     let mut params = ParameterSet::new();
     let mut optimizers = Vec::new();
@@ -284,7 +292,7 @@ fn load<'a>(contents: ZipContents<'a>, opts: &ReadOptions) -> Result<Nnp<'a>> {
                         format!("text is not UTF-8 (at byte {})", e.valid_up_to()),
                     )
                 })?;
-                nnabla_proto::merge_text(&mut model, text).map_err(|e| proto_err(&m.name, e))?;
+                nnabla_proto::text::merge(&mut model, text).map_err(|e| proto_err(&m.name, e))?;
                 // Parameters written in the text are registered too.
                 for p in std::mem::take(&mut model.parameter) {
                     let t =
@@ -296,7 +304,7 @@ fn load<'a>(contents: ZipContents<'a>, opts: &ReadOptions) -> Result<Nnp<'a>> {
             MemberKind::Protobuf => {
                 let found: Vec<Parameter<'a>> = match d {
                     Bytes::Borrowed(s) => {
-                        nnabla_proto::merge_binary_borrowed(&mut model, s, limits)
+                        nnabla_proto::binary::merge_borrowed(&mut model, s, &pb_opts)
                             .map_err(|e| proto_err(&m.name, e))?
                             .into_iter()
                             .map(from_param_tensor)
@@ -304,17 +312,19 @@ fn load<'a>(contents: ZipContents<'a>, opts: &ReadOptions) -> Result<Nnp<'a>> {
                     }
                     Bytes::Mapped(map, r) => {
                         let bytes = &map.as_bytes()[r];
-                        nnabla_proto::merge_binary_borrowed(&mut model, bytes, limits)
+                        nnabla_proto::binary::merge_borrowed(&mut model, bytes, &pb_opts)
                             .map_err(|e| proto_err(&m.name, e))?
                             .into_iter()
                             .map(|p| Parameter::new(p.name, p.tensor.rebase(&map), p.need_grad))
                             .collect()
                     }
-                    Bytes::Owned(v) => nnabla_proto::merge_binary_borrowed(&mut model, &v, limits)
-                        .map_err(|e| proto_err(&m.name, e))?
-                        .into_iter()
-                        .map(|p| from_param_tensor(p).into_static())
-                        .collect(),
+                    Bytes::Owned(v) => {
+                        nnabla_proto::binary::merge_borrowed(&mut model, &v, &pb_opts)
+                            .map_err(|e| proto_err(&m.name, e))?
+                            .into_iter()
+                            .map(|p| from_param_tensor(p).into_static())
+                            .collect()
+                    }
                 };
                 model.parameter.clear();
                 for p in found {
@@ -324,9 +334,9 @@ fn load<'a>(contents: ZipContents<'a>, opts: &ReadOptions) -> Result<Nnp<'a>> {
             }
             MemberKind::H5 => {
                 let found = match d {
-                    Bytes::Borrowed(s) => h5::read_h5_slice(s, limits),
-                    Bytes::Mapped(map, r) => h5::read_h5_mapped(&map, r, limits),
-                    Bytes::Owned(v) => h5::read_h5_vec(v, limits),
+                    Bytes::Borrowed(s) => h5::parse_with(s, opts),
+                    Bytes::Mapped(map, r) => h5::from_map_range(&map, r, opts),
+                    Bytes::Owned(v) => h5::from_vec(v, opts),
                 }
                 .map_err(|e| in_member(&m.name, e))?;
                 for p in found {

@@ -4,10 +4,9 @@
 
 use std::path::{Path, PathBuf};
 
-use nnp_archive::h5;
+use nnp_archive::{ReadOptions, h5};
 use serde_json::Value;
 use sha2::{Digest, Sha256};
-use tensor_core::Limits;
 
 fn testdata() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../../testdata/nnabla")
@@ -40,14 +39,14 @@ fn golden_h5_match_expected() {
         let expected = exp["tensors"].as_array().unwrap();
         let bytes = std::fs::read(&f).unwrap();
         for (mapped, params) in [
-            (true, h5::read_h5_file(&f, &Limits::default()).unwrap()),
+            (true, h5::open(&f).unwrap()),
             (
                 false,
-                h5::read_h5_vec(bytes.clone(), &Limits::default()).unwrap(),
+                h5::from_vec(bytes.clone(), &ReadOptions::default()).unwrap(),
             ),
             (
                 false,
-                h5::read_h5_slice(&bytes, &Limits::default())
+                h5::parse(&bytes)
                     .unwrap()
                     .into_iter()
                     .map(|p| p.into_static())
@@ -84,7 +83,7 @@ fn golden_h5_match_expected() {
 fn truncated_golden_h5_never_panics() {
     let bytes = std::fs::read(testdata().join("mlp_params.h5")).unwrap();
     for cut in 0..bytes.len() {
-        let r = h5::read_h5_slice(&bytes[..cut], &Limits::default());
+        let r = h5::parse(&bytes[..cut]);
         assert!(r.is_err(), "cut at {cut} accepted");
     }
 }
@@ -99,12 +98,12 @@ fn superblock_v0_pointing_past_the_end_is_an_error() {
         for value in [1u64 << 40, good.len() as u64 + 8] {
             let mut bad = good.clone();
             bad[at..at + 8].copy_from_slice(&value.to_le_bytes());
-            let e = h5::read_h5_slice(&bad, &Limits::default()).unwrap_err();
+            let e = h5::parse(&bad).unwrap_err();
             assert!(e.to_string().starts_with("HDF5"), "{e}");
         }
     }
     // and a dataset whose contiguous data address points past the end
-    let ps = h5::read_h5_slice(&good, &Limits::default()).unwrap();
+    let ps = h5::parse(&good).unwrap();
     let first = ps[0].tensor.bytes();
     let off = first.as_ptr() as usize - good.as_ptr() as usize;
     // the layout message stores the address followed by the size
@@ -116,6 +115,6 @@ fn superblock_v0_pointing_past_the_end_is_an_error() {
         .expect("address stored");
     let mut bad = good.clone();
     bad[pos..pos + 8].copy_from_slice(&(good.len() as u64 - 4).to_le_bytes());
-    let e = h5::read_h5_slice(&bad, &Limits::default()).unwrap_err();
+    let e = h5::parse(&bad).unwrap_err();
     assert!(e.to_string().contains("past the end"), "{e}");
 }

@@ -40,10 +40,10 @@ fn path_traversal_names_are_refused_or_flagged_never_used() {
         "..\\evil.h5",
     ] {
         let z = zip_of(&[(evil, &h5, CompressionMethod::Stored)]);
-        let e = Nnp::from_slice(&z, &ReadOptions::default()).unwrap_err();
+        let e = Nnp::parse_with(&z, &ReadOptions::default()).unwrap_err();
         assert!(matches!(e, Error::UnsafeMemberName { .. }), "{evil}: {e}");
         // Allowed explicitly: read as data, flagged, never touched on disk.
-        let nnp = Nnp::from_slice(&z, &ReadOptions::default().allow_unsafe_names(true)).unwrap();
+        let nnp = Nnp::parse_with(&z, &ReadOptions::default().allow_unsafe_names(true)).unwrap();
         assert!(nnp.members()[0].unsafe_name);
         assert_eq!(nnp.parameters().len(), 4);
         assert!(!Path::new("../evil.h5").exists() && !Path::new("/etc/evil.h5").exists());
@@ -64,7 +64,7 @@ fn deflate_bomb_declaring_one_gib_is_refused_before_inflating() {
     let zeros = vec![0u8; 4 << 20];
     let mut z = zip_of(&[("parameter.h5", &zeros, CompressionMethod::Deflated)]);
     patch_size(&mut z, 1 << 30);
-    let e = Nnp::from_slice(&z, &ReadOptions::default()).unwrap_err();
+    let e = Nnp::parse_with(&z, &ReadOptions::default()).unwrap_err();
     match e {
         Error::TooLarge { declared, .. } => assert_eq!(declared, 1 << 30),
         other => panic!("{other}"),
@@ -74,18 +74,18 @@ fn deflate_bomb_declaring_one_gib_is_refused_before_inflating() {
     let small =
         ReadOptions::default().with_limits(Limits::default().with_max_total_inflated(1 << 20));
     assert!(matches!(
-        Nnp::from_slice(&z, &small),
+        Nnp::parse_with(&z, &small),
         Err(Error::TooLarge { .. })
     ));
     let small = ReadOptions::default().with_limits(Limits::default().with_max_alloc(1 << 20));
     assert!(matches!(
-        Nnp::from_slice(&z, &small),
+        Nnp::parse_with(&z, &small),
         Err(Error::TooLarge { .. })
     ));
     // A member that inflates to more than it declares is caught while reading.
     let mut z = zip_of(&[("parameter.h5", &zeros, CompressionMethod::Deflated)]);
     patch_size(&mut z, 1000);
-    let e = Nnp::from_slice(&z, &ReadOptions::default()).unwrap_err();
+    let e = Nnp::parse_with(&z, &ReadOptions::default()).unwrap_err();
     assert!(e.to_string().contains("parameter.h5"), "{e}");
 }
 
@@ -101,7 +101,7 @@ fn local_header_disagreeing_with_central_directory_is_refused() {
         ("parameter.h5", &h5, CompressionMethod::Stored),
     ]);
     assert_eq!(
-        Nnp::from_slice(&good, &ReadOptions::default())
+        Nnp::parse_with(&good, &ReadOptions::default())
             .unwrap()
             .parameters()
             .len(),
@@ -111,7 +111,7 @@ fn local_header_disagreeing_with_central_directory_is_refused() {
     let mut bad = good.clone();
     let at = bad.windows(12).position(|w| w == b"parameter.h5").unwrap();
     bad[at] = b'q';
-    let e = Nnp::from_slice(&bad, &ReadOptions::default()).unwrap_err();
+    let e = Nnp::parse_with(&bad, &ReadOptions::default()).unwrap_err();
     assert!(matches!(e, Error::Zip(_)), "{e}");
     // a different size in the local header of the second member
     let mut bad = good.clone();
@@ -122,11 +122,11 @@ fn local_header_disagreeing_with_central_directory_is_refused() {
         .unwrap()
         + 4;
     bad[second + 22] ^= 0x10;
-    assert!(Nnp::from_slice(&bad, &ReadOptions::default()).is_err());
+    assert!(Nnp::parse_with(&bad, &ReadOptions::default()).is_err());
     // a different compression method in the local header
     let mut bad = good.clone();
     bad[8] = 8;
-    assert!(Nnp::from_slice(&bad, &ReadOptions::default()).is_err());
+    assert!(Nnp::parse_with(&bad, &ReadOptions::default()).is_err());
 }
 
 #[test]
@@ -136,7 +136,7 @@ fn stored_member_running_past_the_end_and_crc_errors() {
     // a flipped data byte: caught by the CRC check when asked for
     let mut bad = good.clone();
     bad[30 + 12 + 3000] ^= 1;
-    let e = archive::read_slice(&bad, &ReadOptions::default().verify_crc(true)).unwrap_err();
+    let e = archive::parse_with(&bad, &ReadOptions::default().verify_crc(true)).unwrap_err();
     assert!(e.to_string().contains("CRC"), "{e}");
     // a declared size beyond the archive
     let mut bad = good.clone();
@@ -145,20 +145,20 @@ fn stored_member_running_past_the_end_and_crc_errors() {
     bad[18..22].copy_from_slice(&n.to_le_bytes());
     let cd = bad.windows(4).rposition(|w| w == b"PK\x01\x02").unwrap();
     bad[cd + 20..cd + 24].copy_from_slice(&n.to_le_bytes());
-    assert!(Nnp::from_slice(&bad, &ReadOptions::default()).is_err());
+    assert!(Nnp::parse_with(&bad, &ReadOptions::default()).is_err());
 }
 
 #[test]
 fn nested_nnp_and_broken_h5_member() {
     let z = zip_of(&[("inner.nnp", b"PK", CompressionMethod::Stored)]);
     assert!(matches!(
-        Nnp::from_slice(&z, &ReadOptions::default()),
+        Nnp::parse_with(&z, &ReadOptions::default()),
         Err(Error::NestedNnp(_))
     ));
     let mut h5 = golden_h5();
     h5[40..48].copy_from_slice(&(1u64 << 40).to_le_bytes());
     let z = zip_of(&[("parameter.h5", &h5, CompressionMethod::Stored)]);
-    let e = Nnp::from_slice(&z, &ReadOptions::default()).unwrap_err();
+    let e = Nnp::parse_with(&z, &ReadOptions::default()).unwrap_err();
     assert!(
         e.to_string().contains("parameter.h5") && e.to_string().contains("truncated"),
         "{e}"
@@ -182,6 +182,6 @@ fn zip64_archives_are_read() {
     let extra_len = u16::from_le_bytes([bytes[28], bytes[29]]) as usize;
     assert!(extra_len >= 4);
     assert_eq!(&bytes[30 + 12..30 + 14], &[1, 0]);
-    let nnp = Nnp::from_slice(&bytes, &ReadOptions::default()).unwrap();
+    let nnp = Nnp::parse_with(&bytes, &ReadOptions::default()).unwrap();
     assert_eq!(nnp.parameters().len(), 4);
 }

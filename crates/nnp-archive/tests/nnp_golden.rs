@@ -106,7 +106,7 @@ fn golden_nnp_match_expected_through_every_reader() {
         }
         let bytes = std::fs::read(&f).unwrap();
         check(
-            &Nnp::from_slice(&bytes, &ReadOptions::default()).unwrap(),
+            &Nnp::parse_with(&bytes, &ReadOptions::default()).unwrap(),
             &exp,
             &what,
         );
@@ -132,7 +132,7 @@ fn golden_nnp_match_expected_through_every_reader() {
                 )
                 .unwrap()
                 .into_inner();
-            let again = Nnp::from_slice(&out, &ReadOptions::default()).unwrap();
+            let again = Nnp::parse_with(&out, &ReadOptions::default()).unwrap();
             check(&again, &exp, &format!("{what} rewritten as {format:?}"));
             let names: Vec<&str> = again.members().iter().map(|m| m.name.as_str()).collect();
             let param_member = match format {
@@ -160,7 +160,7 @@ fn truncated_golden_nnp_is_an_error_at_every_offset() {
         let bytes = std::fs::read(testdata().join(name)).unwrap();
         for cut in 0..bytes.len() {
             assert!(
-                Nnp::from_slice(&bytes[..cut], &ReadOptions::default()).is_err(),
+                Nnp::parse_with(&bytes[..cut], &ReadOptions::default()).is_err(),
                 "{name} cut at {cut} accepted"
             );
         }

@@ -12,7 +12,7 @@ use std::io::Cursor;
 use nnp_archive::nnabla_proto::{Executor, NNablaProtoBuf, Network};
 use nnp_archive::{Nnp, ParamFormat, Parameter, ParameterSet, ReadOptions, WriteOptions, h5};
 use proptest::prelude::*;
-use tensor_core::{DType, Limits, Tensor};
+use tensor_core::{DType, Tensor};
 
 /// The dtypes the `.h5` writer stores.
 const H5_DTYPES: [DType; 12] = [
@@ -157,9 +157,9 @@ fn check_same(read: &[Parameter<'_>], written: &[Parameter<'_>]) -> Result<(), T
     Ok(())
 }
 
-fn write_h5(params: &[Parameter<'_>]) -> Vec<u8> {
+fn write_tensors(params: &[Parameter<'_>]) -> Vec<u8> {
     let mut out = Vec::new();
-    h5::write_params(&mut out, params).expect("writable");
+    h5::write(&mut out, params).expect("writable");
     out
 }
 
@@ -179,7 +179,7 @@ fn model() -> impl Strategy<Value = NNablaProtoBuf> {
     })
 }
 
-fn write_nnp(nnp: &Nnp<'_>, format: ParamFormat) -> Vec<u8> {
+fn archive_bytes(nnp: &Nnp<'_>, format: ParamFormat) -> Vec<u8> {
     nnp.write(
         Cursor::new(Vec::new()),
         &WriteOptions::default().with_param_format(format),
@@ -195,14 +195,14 @@ fn check_nnp(
 ) -> Result<(), TestCaseError> {
     let set: ParameterSet = params.iter().cloned().collect();
     let nnp = Nnp::new(model.clone(), set).expect("a model");
-    let bytes = write_nnp(&nnp, format);
-    prop_assert_eq!(&write_nnp(&nnp, format), &bytes);
-    let back = Nnp::from_slice(&bytes, &ReadOptions::default()).expect("reads back");
+    let bytes = archive_bytes(&nnp, format);
+    prop_assert_eq!(&archive_bytes(&nnp, format), &bytes);
+    let back = Nnp::parse_with(&bytes, &ReadOptions::default()).expect("reads back");
     prop_assert_eq!(back.networks(), &model.network[..]);
     prop_assert_eq!(back.executors(), &model.executor[..]);
     let read: Vec<Parameter<'_>> = back.parameters().iter().cloned().collect();
     check_same(&read, &params)?;
-    prop_assert_eq!(&write_nnp(&back, format), &bytes);
+    prop_assert_eq!(&archive_bytes(&back, format), &bytes);
     Ok(())
 }
 
@@ -211,11 +211,11 @@ proptest! {
 
     #[test]
     fn h5_round_trips(params in h5_params()) {
-        let file = write_h5(&params);
-        prop_assert_eq!(&write_h5(&params), &file);
-        let read = h5::read_h5_slice(&file, &Limits::default()).expect("reads back");
+        let file = write_tensors(&params);
+        prop_assert_eq!(&write_tensors(&params), &file);
+        let read = h5::parse(&file).expect("reads back");
         check_same(&read, &params)?;
-        prop_assert_eq!(&write_h5(&read), &file);
+        prop_assert_eq!(&write_tensors(&read), &file);
     }
 
     #[test]

@@ -112,7 +112,7 @@ fn written_files_load_in_real_nnabla() {
         true,
     ));
     let path = dir.join("ref.h5");
-    h5::save_h5(&path, &params).unwrap();
+    h5::save(&path, &params).unwrap();
     let exp = json!({"schema": 1, "format": "nnabla-h5", "kind": null,
                      "tensors": params.iter().map(entry).collect::<Vec<_>>(), "graph": null});
     ok &= run_check(&script, &path, &exp);

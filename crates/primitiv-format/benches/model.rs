@@ -89,8 +89,8 @@ fn main() {
     // --- load index + borrowed views: 256 MiB vs 1 MiB with the same keys
     let big_map = MappedFile::open(&big_path).unwrap();
     let small_map = MappedFile::open(&small_path).unwrap();
-    let idx_small = time(|| Model::read(&small_map).unwrap().len());
-    let idx_big = time(|| Model::read(&big_map).unwrap().len());
+    let idx_small = time(|| Model::parse(&small_map).unwrap().len());
+    let idx_big = time(|| Model::parse(&big_map).unwrap().len());
     report(
         "load_index",
         file_bytes,
@@ -98,7 +98,7 @@ fn main() {
         "load_index_1MiB_same_keys",
         idx_small,
     );
-    let m = Model::read(&big_map).unwrap();
+    let m = Model::parse(&big_map).unwrap();
     let inside = m
         .entries
         .iter()
@@ -117,7 +117,7 @@ fn main() {
         black_box(vs).len()
     });
     let owned = time(|| {
-        let m = Model::read(&big_map).unwrap();
+        let m = Model::parse(&big_map).unwrap();
         let vs: Vec<Vec<f32>> = m
             .entries
             .iter()
@@ -133,7 +133,7 @@ fn main() {
         base_copy,
     );
     let owned_col = time(|| {
-        let m = Model::read(&big_map).unwrap();
+        let m = Model::parse(&big_map).unwrap();
         let vs: Vec<Vec<f32>> = m.entries.iter().map(|(_, p)| p.value.to_vec()).collect();
         black_box(vs).len()
     });

@@ -42,47 +42,60 @@ impl ReadOptions {
     }
 }
 
-/// Reads a file of any data type (auto-detected from the header).
-pub fn read(bytes: &[u8]) -> Result<File<'_>> {
-    read_with(bytes, &ReadOptions::default()).map(|(f, _)| f)
+impl<'a> File<'a> {
+    /// Reads a file of any data type (auto-detected from the header); tensor
+    /// data is borrowed from `bytes`.
+    pub fn parse(bytes: &'a [u8]) -> Result<File<'a>> {
+        Self::parse_with(bytes, &ReadOptions::default())
+    }
+
+    /// Reads a file with `opts` ([`ReadOptions::expecting`] requires a data
+    /// type); tensor data is borrowed from `bytes`.
+    pub fn parse_with(bytes: &'a [u8], opts: &ReadOptions) -> Result<File<'a>> {
+        Self::parse_prefix(bytes, opts).map(|(f, _)| f)
+    }
+
+    /// [`File::parse_with`] that also returns how many bytes the body used
+    /// (anything after it is ignored, as in the library).
+    pub fn parse_prefix(bytes: &'a [u8], opts: &ReadOptions) -> Result<(File<'a>, usize)> {
+        let mut c = Cursor::new(bytes, opts.limits);
+        let dt = read_header(&mut c, opts.expect)?;
+        let file = match dt {
+            DataType::Shape => File::Shape(c.shape()?),
+            DataType::Tensor => File::Tensor(c.tensor()?),
+            DataType::Parameter => File::Parameter(c.parameter()?),
+            DataType::Model => File::Model(c.model()?),
+            DataType::Optimizer => File::Optimizer(c.optimizer()?),
+        };
+        Ok((file, c.pos))
+    }
 }
 
-/// Reads a file that must hold `data_type`.
-pub fn read_as(bytes: &[u8], data_type: DataType) -> Result<File<'_>> {
-    read_with(bytes, &ReadOptions::expecting(data_type)).map(|(f, _)| f)
-}
+impl File<'static> {
+    /// Reads a memory-mapped file; the tensors share the map (no copy).
+    pub fn from_map(map: &Arc<MappedFile>, opts: &ReadOptions) -> Result<File<'static>> {
+        let f = File::parse_with(map.as_bytes(), opts)?;
+        Ok(f.rebase(map))
+    }
 
-/// Reads a file with `opts`; also returns how many bytes the body used
-/// (anything after it is ignored, as in the library).
-pub fn read_with<'a>(bytes: &'a [u8], opts: &ReadOptions) -> Result<(File<'a>, usize)> {
-    let mut c = Cursor::new(bytes, opts.limits);
-    let dt = read_header(&mut c, opts.expect)?;
-    let file = match dt {
-        DataType::Shape => File::Shape(c.shape()?),
-        DataType::Tensor => File::Tensor(c.tensor()?),
-        DataType::Parameter => File::Parameter(c.parameter()?),
-        DataType::Model => File::Model(c.model()?),
-        DataType::Optimizer => File::Optimizer(c.optimizer()?),
-    };
-    Ok((file, c.pos))
-}
+    /// Memory-maps `path` and reads it with the default options; tensor data
+    /// stays in the map (no copy).
+    pub fn open(path: impl AsRef<Path>) -> Result<File<'static>> {
+        Self::open_with(path, &ReadOptions::default())
+    }
 
-/// Memory-maps `path` and reads it; tensor data stays in the map (no copy).
-pub fn load(path: impl AsRef<Path>, opts: &ReadOptions) -> Result<File<'static>> {
-    let map = MappedFile::open(path.as_ref()).map_err(|e| match e {
-        tensor_core::Error::Io { source, .. } => Error::io(
-            format!("could not open {}", path.as_ref().display()),
-            source,
-        ),
-        other => Error::Core(other),
-    })?;
-    read_mapped(&map, opts)
-}
-
-/// Reads a memory-mapped file; the tensors share the map.
-pub fn read_mapped(map: &Arc<MappedFile>, opts: &ReadOptions) -> Result<File<'static>> {
-    let (f, _) = read_with(map.as_bytes(), opts)?;
-    Ok(f.rebase(map))
+    /// Memory-maps `path` and reads it with `opts`; tensor data stays in the
+    /// map (no copy).
+    pub fn open_with(path: impl AsRef<Path>, opts: &ReadOptions) -> Result<File<'static>> {
+        let map = MappedFile::open(path.as_ref()).map_err(|e| match e {
+            tensor_core::Error::Io { source, .. } => Error::io(
+                format!("could not open {}", path.as_ref().display()),
+                source,
+            ),
+            other => Error::Core(other),
+        })?;
+        Self::from_map(&map, opts)
+    }
 }
 
 fn read_header(c: &mut Cursor<'_>, expect: Option<DataType>) -> Result<DataType> {
@@ -111,7 +124,7 @@ fn read_header(c: &mut Cursor<'_>, expect: Option<DataType>) -> Result<DataType>
     }
 }
 
-// `read_as` already checked the type; this only keeps the code panic-free.
+// `parse_as` already checked the type; this only keeps the code panic-free.
 fn mismatch(expected: DataType, found: DataType) -> Error {
     Error::DataTypeMismatch {
         offset: 10,
@@ -120,12 +133,17 @@ fn mismatch(expected: DataType, found: DataType) -> Error {
     }
 }
 
-macro_rules! typed_read {
+/// Reads a file that must hold `data_type`.
+fn parse_as(bytes: &[u8], data_type: DataType) -> Result<File<'_>> {
+    File::parse_with(bytes, &ReadOptions::expecting(data_type))
+}
+
+macro_rules! typed_parse {
     ($t:ident, $dt:ident, $doc:literal) => {
         impl<'a> $t<'a> {
             #[doc = $doc]
-            pub fn read(bytes: &'a [u8]) -> Result<$t<'a>> {
-                match read_as(bytes, DataType::$dt)? {
+            pub fn parse(bytes: &'a [u8]) -> Result<$t<'a>> {
+                match parse_as(bytes, DataType::$dt)? {
                     File::$dt(x) => Ok(x),
                     other => Err(mismatch(DataType::$dt, other.data_type())),
                 }
@@ -134,17 +152,17 @@ macro_rules! typed_read {
     };
 }
 
-typed_read!(
+typed_parse!(
     Tensor,
     Tensor,
     "Reads a Tensor file (data_type 0x100); the data is borrowed from `bytes`."
 );
-typed_read!(
+typed_parse!(
     Parameter,
     Parameter,
     "Reads a Parameter file (data_type 0x200), as `Parameter::load` does."
 );
-typed_read!(
+typed_parse!(
     Model,
     Model,
     "Reads a Model file (data_type 0x300), as `Model::load` does."
@@ -152,8 +170,8 @@ typed_read!(
 
 impl Shape {
     /// Reads a Shape file (data_type 0x0).
-    pub fn read(bytes: &[u8]) -> Result<Shape> {
-        match read_as(bytes, DataType::Shape)? {
+    pub fn parse(bytes: &[u8]) -> Result<Shape> {
+        match parse_as(bytes, DataType::Shape)? {
             File::Shape(s) => Ok(s),
             other => Err(mismatch(DataType::Shape, other.data_type())),
         }
@@ -162,8 +180,8 @@ impl Shape {
 
 impl Optimizer {
     /// Reads an Optimizer file (data_type 0x400), as `Optimizer::load` does.
-    pub fn read(bytes: &[u8]) -> Result<Optimizer> {
-        match read_as(bytes, DataType::Optimizer)? {
+    pub fn parse(bytes: &[u8]) -> Result<Optimizer> {
+        match parse_as(bytes, DataType::Optimizer)? {
             File::Optimizer(o) => Ok(o),
             other => Err(mismatch(DataType::Optimizer, other.data_type())),
         }

@@ -208,11 +208,11 @@ fn write_configs<W: Write, T: Copy>(
 /// use primitiv_format::{Model, Parameter, Shape, Tensor, ModelWriter, WriteOptions};
 /// let p = Parameter::new(Tensor::from_values(Shape::new([2], 1)?, &[1.0, 2.0])?)?;
 /// let mut out = Vec::new();
-/// let mut mw = ModelWriter::new(&mut out, 2, WriteOptions::default())?;
+/// let mut mw = ModelWriter::new(&mut out, 2, &WriteOptions::default())?;
 /// mw.param(&[b"a".to_vec()], &p)?;
 /// mw.param(&[b"b".to_vec()], &p)?;
 /// mw.finish()?;
-/// let m = Model::read(&out)?;
+/// let m = Model::parse(&out)?;
 /// assert_eq!(m.len(), 2);
 /// # Ok::<(), primitiv_format::Error>(())
 /// ```
@@ -225,14 +225,14 @@ pub struct ModelWriter<W: Write> {
 
 impl<W: Write> ModelWriter<W> {
     /// Writes the header and the parameter count `count`.
-    pub fn new(mut w: W, count: u32, opts: WriteOptions) -> Result<Self> {
+    pub fn new(mut w: W, count: u32, opts: &WriteOptions) -> Result<Self> {
         write_header(&mut w, DataType::Model)?;
         write_u32(&mut w, count)?;
         Ok(ModelWriter {
             w,
             remaining: count,
             last: None,
-            opts,
+            opts: *opts,
         })
     }
 
@@ -283,28 +283,32 @@ fn save_with(path: &Path, f: impl FnOnce(&mut dyn Write) -> Result<()>) -> Resul
 }
 
 impl Shape {
-    /// Writes a Shape file.
-    pub fn write<W: Write>(&self, mut w: W) -> Result<()> {
+    /// Writes a Shape file (no option applies to it; `opts` keeps the
+    /// signature of every other `write`).
+    pub fn write<W: Write>(&self, mut w: W, opts: &WriteOptions) -> Result<()> {
+        let _ = opts;
         write_header(&mut w, DataType::Shape)?;
         write_shape_body(&mut w, self)
     }
 
     /// Saves a Shape file atomically.
-    pub fn save(&self, path: impl AsRef<Path>) -> Result<()> {
-        save_with(path.as_ref(), |w| self.write(w))
+    pub fn save(&self, path: impl AsRef<Path>, opts: &WriteOptions) -> Result<()> {
+        save_with(path.as_ref(), |w| self.write(w, opts))
     }
 }
 
 impl Tensor<'_> {
-    /// Writes a Tensor file.
-    pub fn write<W: Write>(&self, mut w: W) -> Result<()> {
+    /// Writes a Tensor file (no option applies to it; `opts` keeps the
+    /// signature of every other `write`).
+    pub fn write<W: Write>(&self, mut w: W, opts: &WriteOptions) -> Result<()> {
+        let _ = opts;
         write_header(&mut w, DataType::Tensor)?;
         write_tensor_body(&mut w, self)
     }
 
     /// Saves a Tensor file atomically.
-    pub fn save(&self, path: impl AsRef<Path>) -> Result<()> {
-        save_with(path.as_ref(), |w| self.write(w))
+    pub fn save(&self, path: impl AsRef<Path>, opts: &WriteOptions) -> Result<()> {
+        save_with(path.as_ref(), |w| self.write(w, opts))
     }
 }
 
@@ -328,7 +332,7 @@ impl Model<'_> {
     pub fn write<W: Write>(&self, w: W, opts: &WriteOptions) -> Result<()> {
         let mut idx: Vec<usize> = (0..self.entries.len()).collect();
         idx.sort_by(|&a, &b| self.entries[a].0.cmp(&self.entries[b].0));
-        let mut mw = ModelWriter::new(w, len32("parameters", idx.len())?, *opts)?;
+        let mut mw = ModelWriter::new(w, len32("parameters", idx.len())?, opts)?;
         for i in idx {
             let (k, p) = &self.entries[i];
             mw.param(k, p)?;
@@ -364,8 +368,8 @@ impl File<'_> {
     /// Writes the file in its own data type.
     pub fn write<W: Write>(&self, w: W, opts: &WriteOptions) -> Result<()> {
         match self {
-            File::Shape(s) => s.write(w),
-            File::Tensor(t) => t.write(w),
+            File::Shape(s) => s.write(w, opts),
+            File::Tensor(t) => t.write(w, opts),
             File::Parameter(p) => p.write(w, opts),
             File::Model(m) => m.write(w, opts),
             File::Optimizer(o) => o.write(w, opts),

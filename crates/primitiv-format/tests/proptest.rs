@@ -9,7 +9,7 @@
 
 use primitiv_format::{
     AdaDelta, AdaGrad, Adam, BaseConfigs, DataType, File, Model, MomentumSgd, Optimizer, Order,
-    Parameter, RmsProp, Sgd, Shape, Tensor, WriteOptions, read, read_as,
+    Parameter, ReadOptions, RmsProp, Sgd, Shape, Tensor, WriteOptions,
 };
 use proptest::prelude::*;
 
@@ -178,7 +178,7 @@ proptest! {
     #[test]
     fn shape_round_trips(s in shape_with_batch(9)) {
         let bytes = write_file(&File::Shape(s.clone()), &WriteOptions::default());
-        let back = Shape::read(&bytes).expect("reads back");
+        let back = Shape::parse(&bytes).expect("reads back");
         // The writer drops trailing 1s as the library does; nothing else changes.
         prop_assert!(same_shape(&back, &s), "{back:?} vs {s:?}");
         prop_assert_eq!(back.stored_dims(), s.dims());
@@ -188,7 +188,7 @@ proptest! {
     #[test]
     fn tensor_round_trips(t in tensor(3)) {
         let bytes = write_file(&File::Tensor(t.clone()), &WriteOptions::default());
-        let back = Tensor::read(&bytes).expect("reads back");
+        let back = Tensor::parse(&bytes).expect("reads back");
         prop_assert!(same_tensor(&back, &t));
         prop_assert!(bytes.as_ptr_range().contains(&back.data().as_ptr()) || back.data().is_empty());
         prop_assert_eq!(write_file(&File::Tensor(back), &WriteOptions::default()), bytes);
@@ -198,7 +198,7 @@ proptest! {
     fn parameter_round_trips(p in parameter(), with_stats in any::<bool>()) {
         let opts = WriteOptions::default().with_stats(with_stats);
         let bytes = write_file(&File::Parameter(p.clone()), &opts);
-        let back = Parameter::read(&bytes).expect("reads back");
+        let back = Parameter::parse(&bytes).expect("reads back");
         prop_assert!(same_tensor(&back.value, &p.value));
         if with_stats {
             prop_assert!(same_stats(&back.stats, &p.stats));
@@ -211,7 +211,7 @@ proptest! {
         let cpp = WriteOptions::default().with_stats_order(Order::Libstdcxx);
         let a = write_file(&File::Parameter(p.clone()), &cpp);
         prop_assert_eq!(&write_file(&File::Parameter(p.clone()), &cpp), &a);
-        let back = Parameter::read(&a).expect("reads back");
+        let back = Parameter::parse(&a).expect("reads back");
         let mut first = p.clone();
         first.dedup_stats();
         prop_assert_eq!(back.stats.len(), first.stats.len());
@@ -224,7 +224,7 @@ proptest! {
     fn model_round_trips_in_key_order(m in model(), seed in any::<u64>()) {
         let opts = WriteOptions::default();
         let bytes = write_file(&File::Model(m.clone()), &opts);
-        let File::Model(back) = read(&bytes).expect("reads back") else {
+        let File::Model(back) = File::parse(&bytes).expect("reads back") else {
             panic!("not a model")
         };
         let mut sorted = m.entries.clone();
@@ -248,7 +248,7 @@ proptest! {
     #[test]
     fn raw_optimizer_round_trips(o in raw_optimizer()) {
         let bytes = write_file(&File::Optimizer(o.clone()), &WriteOptions::default());
-        let File::Optimizer(back) = read_as(&bytes, DataType::Optimizer).expect("reads back") else {
+        let File::Optimizer(back) = File::parse_with(&bytes, &ReadOptions::expecting(DataType::Optimizer)).expect("reads back") else {
             panic!("not an optimizer")
         };
         prop_assert_eq!(&back.uint_configs, &o.uint_configs);
@@ -263,7 +263,7 @@ proptest! {
         let cpp = WriteOptions::cpp_order();
         let bytes = write_file(&File::Optimizer(o.clone()), &cpp);
         prop_assert_eq!(&write_file(&File::Optimizer(o.clone()), &WriteOptions::default()), &bytes);
-        let back = Optimizer::read(&bytes).expect("reads back");
+        let back = Optimizer::parse(&bytes).expect("reads back");
         prop_assert_eq!(&back.uint_configs, &o.uint_configs);
         prop_assert_eq!(bits(&back.float_configs), bits(&o.float_configs));
         prop_assert_eq!(&write_file(&File::Optimizer(back.clone()), &cpp), &bytes);

@@ -3,7 +3,7 @@
 mod common;
 
 use common::*;
-use primitiv_format::{DataType, File, read, read_as};
+use primitiv_format::{DataType, File, ReadOptions};
 
 #[test]
 fn every_golden_reads_with_its_sidecar_content() {
@@ -11,7 +11,7 @@ fn every_golden_reads_with_its_sidecar_content() {
         let name = path.file_name().unwrap().to_string_lossy().into_owned();
         let bytes = std::fs::read(&path).unwrap();
         let side = sidecar(&path);
-        let file = read(&bytes).unwrap_or_else(|e| panic!("{name}: {e}"));
+        let file = File::parse(&bytes).unwrap_or_else(|e| panic!("{name}: {e}"));
         assert_eq!(
             file.data_type().code() as u64,
             side["header"]["data_type"].as_u64().unwrap(),
@@ -32,13 +32,16 @@ fn every_golden_reads_with_its_sidecar_content() {
         }
         // asking for the right type works, asking for another fails
         let dt = file.data_type();
-        assert!(read_as(&bytes, dt).is_ok(), "{name}");
+        assert!(
+            File::parse_with(&bytes, &ReadOptions::expecting(dt)).is_ok(),
+            "{name}"
+        );
         let other = if dt == DataType::Model {
             DataType::Parameter
         } else {
             DataType::Model
         };
-        let e = read_as(&bytes, other).unwrap_err();
+        let e = File::parse_with(&bytes, &ReadOptions::expecting(other)).unwrap_err();
         assert!(
             e.to_string().contains("data type mismatched"),
             "{name}: {e}"
@@ -49,7 +52,7 @@ fn every_golden_reads_with_its_sidecar_content() {
 #[test]
 fn column_major_with_batch_slowest() {
     let bytes = std::fs::read(testdata().join("tensor_2x3.data")).unwrap();
-    let t = primitiv_format::Tensor::read(&bytes).unwrap();
+    let t = primitiv_format::Tensor::parse(&bytes).unwrap();
     // the matrix [[1,3,5],[2,4,6]] is stored 1..6
     assert_eq!(&*t.values(), &[1., 2., 3., 4., 5., 6.]);
     assert_eq!(t.to_row_major_vec(), vec![1., 3., 5., 2., 4., 6.]);
@@ -61,7 +64,7 @@ fn column_major_with_batch_slowest() {
     );
 
     let bytes = std::fs::read(testdata().join("tensor_2x2_batch3.data")).unwrap();
-    let t = primitiv_format::Tensor::read(&bytes).unwrap();
+    let t = primitiv_format::Tensor::parse(&bytes).unwrap();
     assert_eq!(t.shape().batch(), 3);
     let core = t.to_core().unwrap();
     assert_eq!(

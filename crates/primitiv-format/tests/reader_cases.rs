@@ -8,7 +8,7 @@ use std::alloc::{GlobalAlloc, Layout, System};
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use common::*;
-use primitiv_format::{DataType, Error, File, Optimizer, ReadOptions, Sgd, read, read_with};
+use primitiv_format::{DataType, Error, File, Optimizer, ReadOptions, Sgd};
 use serde_json::Value;
 
 /// Records the largest single allocation, to prove claimed lengths are not allocated.
@@ -59,7 +59,7 @@ fn ok_cases_load_the_content_the_library_loaded() {
         let bytes = std::fs::read(&path).unwrap();
         let side = sidecar(&path);
         assert_eq!(side["library_accepts"], true);
-        let (file, used) = read_with(&bytes, &ReadOptions::expecting(loaded_as(&side)))
+        let (file, used) = File::parse_prefix(&bytes, &ReadOptions::expecting(loaded_as(&side)))
             .unwrap_or_else(|e| panic!("{name}: {e}"));
         assert_eq!(
             (bytes.len() - used) as u64,
@@ -165,7 +165,7 @@ fn bad_cases_are_rejected_for_the_library_reason() {
         let side = sidecar(&path);
         assert_eq!(side["library_accepts"], false);
         let lib = side["library_error"].as_str().unwrap();
-        let e = read_with(&bytes, &ReadOptions::expecting(loaded_as(&side)))
+        let e = File::parse_prefix(&bytes, &ReadOptions::expecting(loaded_as(&side)))
             .map(|_| ())
             .expect_err(&name);
         assert!(
@@ -184,7 +184,7 @@ fn truncation_at_every_offset_is_an_error() {
     for path in goldens() {
         let bytes = std::fs::read(&path).unwrap();
         for n in 0..bytes.len() {
-            let r = read(&bytes[..n]);
+            let r = File::parse(&bytes[..n]);
             assert!(
                 r.is_err(),
                 "{}: prefix of {n} bytes accepted",
@@ -194,7 +194,7 @@ fn truncation_at_every_offset_is_an_error() {
     }
     let bytes = std::fs::read(testdata().join("model_nested_adam.data")).unwrap();
     for n in 0..bytes.len() {
-        let e = primitiv_format::Model::read(&bytes[..n]).unwrap_err();
+        let e = primitiv_format::Model::parse(&bytes[..n]).unwrap_err();
         assert!(matches!(e.root(), Error::Eof { .. }), "{n}: {e}");
     }
 }
@@ -216,8 +216,8 @@ fn a_4gib_bin_claim_fails_before_allocating() {
         0x90, 0xce, 0, 0, 0, 1, 0xc6, 0xff, 0xff, 0xff, 0xff, 1, 2, 3, 4,
     ]);
     LARGEST.store(0, Ordering::Relaxed);
-    let e20 = read(&f20).unwrap_err();
-    let e = read(&f).unwrap_err();
+    let e20 = File::parse(&f20).unwrap_err();
+    let e = File::parse(&f).unwrap_err();
     let largest = LARGEST.load(Ordering::Relaxed);
     assert!(largest < 1 << 16, "allocated {largest} bytes");
     assert!(
@@ -239,7 +239,7 @@ fn a_4gib_bin_claim_fails_before_allocating() {
         0x90, 0xce, 0, 0, 0, 1, 0xc4, 4, 0, 0, 0x80, 0x3f, 0xce, 0xff, 0xff, 0xff, 0xff,
     ]);
     LARGEST.store(0, Ordering::Relaxed);
-    let e = read(&p).unwrap_err();
+    let e = File::parse(&p).unwrap_err();
     assert!(LARGEST.load(Ordering::Relaxed) < 1 << 16);
     assert!(
         e.to_string().contains("over the limit") || matches!(e.root(), Error::Eof { .. }),
@@ -254,7 +254,7 @@ fn optimizer_typed_accessors_for_every_class() {
     };
     let load = |n: &str| -> (Vec<u8>, Optimizer) {
         let b = std::fs::read(testdata().join(format!("optimizer_{n}.data"))).unwrap();
-        let o = Optimizer::read(&b).unwrap();
+        let o = Optimizer::parse(&b).unwrap();
         (b, o)
     };
     let same = |bytes: &[u8], o: &Optimizer| {

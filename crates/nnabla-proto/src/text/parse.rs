@@ -17,21 +17,21 @@ use crate::{Error, NNablaProtoBuf, Result};
 
 /// The deepest message nesting the text parser accepts (protobuf's C++
 /// parser uses the same default). Deeper input is an error, not a stack overflow.
-pub const MAX_TEXT_DEPTH: usize = 100;
+pub const MAX_DEPTH: usize = 100;
 
 /// Parses one text-format file (`.nntxt`, `.prototxt`) into a new root message.
 ///
 /// Unknown field names are an error naming the line and column, as in
 /// Python (`4:3: Message type "Network" has no field named "future_field"`).
-pub fn parse_text(text: &str) -> Result<NNablaProtoBuf> {
+pub fn parse(text: &str) -> Result<NNablaProtoBuf> {
     let mut root = NNablaProtoBuf::default();
-    merge_text(&mut root, text)?;
+    merge(&mut root, text)?;
     Ok(root)
 }
 
 /// Merges one text-format file into `root` with `text_format.Merge`
 /// semantics (`docs/formats/nnabla.md` §2). On error `root` is left unchanged.
-pub fn merge_text(root: &mut NNablaProtoBuf, text: &str) -> Result<()> {
+pub fn merge(root: &mut NNablaProtoBuf, text: &str) -> Result<()> {
     let bytes = text_to_wire(text)?;
     root.merge(bytes.as_slice()).map_err(|e| Error::Text {
         line: 1,
@@ -43,10 +43,10 @@ pub fn merge_text(root: &mut NNablaProtoBuf, text: &str) -> Result<()> {
 /// Parses several text files into ONE root message, in order: repeated
 /// fields are appended (two files with one `network` each give two
 /// networks), singular fields are overwritten by later files.
-pub fn parse_texts<'s>(texts: impl IntoIterator<Item = &'s str>) -> Result<NNablaProtoBuf> {
+pub fn parse_all<'s>(texts: impl IntoIterator<Item = &'s str>) -> Result<NNablaProtoBuf> {
     let mut root = NNablaProtoBuf::default();
     for t in texts {
-        merge_text(&mut root, t)?;
+        merge(&mut root, t)?;
     }
     Ok(root)
 }
@@ -344,11 +344,11 @@ impl<'s> Parser<'s> {
                     ));
                 }
             };
-            if depth + 1 > MAX_TEXT_DEPTH {
+            if depth + 1 > MAX_DEPTH {
                 return Err(err(
                     t.line,
                     t.col,
-                    format!("messages nested deeper than {MAX_TEXT_DEPTH} levels"),
+                    format!("messages nested deeper than {MAX_DEPTH} levels"),
                 ));
             }
             let mut inner = Vec::new();

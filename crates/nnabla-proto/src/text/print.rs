@@ -2,17 +2,20 @@
 //! (`MessageToString` / `PrintMessage` with default options).
 
 use std::fmt::Write as _;
+use std::io::Write;
 
 use prost::Message;
 use prost_reflect::{DynamicMessage, FieldDescriptor, Kind, MapKey, ReflectMessage, Value};
+use tensor_core::Tensor;
 
+use crate::params::f32_bytes;
 use crate::{NNablaProtoBuf, Result, descriptor::root_descriptor};
 
 /// Prints `model` in the protobuf text format exactly as Python's
 /// `text_format` does (`docs/formats/nnabla.md` §2): fields in field-number
 /// order, one repeated scalar per line, Python `repr`-style floats, octal
 /// escapes for non-ASCII bytes, map entries sorted by key.
-pub fn print_text(model: &NNablaProtoBuf) -> Result<String> {
+pub fn print(model: &NNablaProtoBuf) -> Result<String> {
     let desc = root_descriptor()?;
     let dynamic = DynamicMessage::decode(desc, model.encode_to_vec().as_slice())
         .map_err(|e| crate::Error::Descriptor(e.to_string()))?;
@@ -21,9 +24,49 @@ pub fn print_text(model: &NNablaProtoBuf) -> Result<String> {
     Ok(out)
 }
 
-/// Writes [`print_text`] of `model` to `out`.
-pub fn write_text(model: &NNablaProtoBuf, mut out: impl std::io::Write) -> Result<()> {
-    out.write_all(print_text(model)?.as_bytes())?;
+/// Writes [`print()`] of `model` to `out`.
+pub fn write(mut out: impl Write, model: &NNablaProtoBuf) -> Result<()> {
+    out.write_all(print(model)?.as_bytes())?;
+    Ok(())
+}
+
+/// Streams a parameters-only text file to `out`, byte-identical to
+/// [`print()`] of the same parameters (Python `text_format` style).
+pub fn write_parameters<'t, W: Write>(
+    mut out: W,
+    params: impl IntoIterator<Item = (&'t str, &'t Tensor<'t>, bool)>,
+) -> Result<()> {
+    let mut line = String::new();
+    for (name, tensor, need_grad) in params {
+        let data = f32_bytes(name, tensor)?;
+        out.write_all(b"parameter {\n")?;
+        if !name.is_empty() {
+            line.clear();
+            line.push_str("  variable_name: ");
+            write_string(&mut line, name.as_bytes());
+            line.push('\n');
+            out.write_all(line.as_bytes())?;
+        }
+        if !tensor.dims().is_empty() {
+            out.write_all(b"  shape {\n")?;
+            for d in tensor.dims() {
+                writeln!(out, "    dim: {d}")?;
+            }
+            out.write_all(b"  }\n")?;
+        }
+        for c in data.chunks_exact(4) {
+            line.clear();
+            line.push_str("  data: ");
+            write_float(&mut line, f32::from_le_bytes([c[0], c[1], c[2], c[3]]));
+            line.push('\n');
+            out.write_all(line.as_bytes())?;
+        }
+        if need_grad {
+            out.write_all(b"  need_grad: true\n")?;
+        }
+        out.write_all(b"}\n")?;
+    }
+    out.flush()?;
     Ok(())
 }
 
