@@ -6,20 +6,7 @@ use std::fmt::Write;
 use mlformats::Document;
 use mlformats::graph::ModelGraph;
 
-/// `1.5 KiB`, `3.0 MiB`, `12 B`.
-pub fn human_bytes(n: u64) -> String {
-    const UNITS: [&str; 5] = ["KiB", "MiB", "GiB", "TiB", "PiB"];
-    if n < 1024 {
-        return format!("{n} B");
-    }
-    let mut v = n as f64 / 1024.0;
-    let mut u = 0;
-    while v >= 1024.0 && u < UNITS.len() - 1 {
-        v /= 1024.0;
-        u += 1;
-    }
-    format!("{v:.1} {}", UNITS[u])
-}
+use crate::table::{self, human_bytes};
 
 /// The table `inspect` prints without `--json`.
 pub fn table(doc: &Document, path: &str) -> String {
@@ -49,30 +36,11 @@ pub fn table(doc: &Document, path: &str) -> String {
         human_bytes(total)
     );
     if !rows.is_empty() {
-        let head = ["name", "dtype", "shape", "size"];
-        let mut w = head.map(str::len);
-        for r in &rows {
-            for (i, c) in r.iter().enumerate() {
-                w[i] = w[i].max(c.chars().count());
-            }
-        }
-        let line = |c: [&str; 4]| {
-            format!(
-                "  {:<w0$}  {:<w1$}  {:<w2$}  {:>w3$}\n",
-                c[0],
-                c[1],
-                c[2],
-                c[3],
-                w0 = w[0],
-                w1 = w[1],
-                w2 = w[2],
-                w3 = w[3]
-            )
-        };
-        s.push_str(&line(head));
-        for r in &rows {
-            s.push_str(&line([&r[0], &r[1], &r[2], &r[3]]));
-        }
+        s.push_str(&table::render(
+            ["name", "dtype", "shape", "size"],
+            &rows,
+            [false, false, false, true],
+        ));
     }
     for (k, v) in doc.metadata() {
         let _ = writeln!(s, "{k}: {v}");
@@ -119,16 +87,4 @@ fn graph_summary(format: mlformats::Format, g: &ModelGraph) -> String {
         }
     }
     s
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn human_sizes() {
-        assert_eq!(human_bytes(12), "12 B");
-        assert_eq!(human_bytes(1536), "1.5 KiB");
-        assert_eq!(human_bytes(3 << 20), "3.0 MiB");
-    }
 }

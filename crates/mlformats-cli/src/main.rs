@@ -12,6 +12,7 @@ mod graph;
 mod inspect;
 mod progress;
 mod stats_cmd;
+mod table;
 mod validate;
 
 use std::io::Write;
@@ -31,6 +32,41 @@ struct Cli {
     #[command(subcommand)]
     command: Command,
 }
+
+/// A format named on the command line: its contract name or an alias
+/// (listed in `--help` and in shell completions).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct FormatArg(Format);
+
+impl clap::ValueEnum for FormatArg {
+    fn value_variants<'a>() -> &'a [Self] {
+        const ALL: [FormatArg; Format::ALL.len()] = {
+            let mut out = [FormatArg(Format::CvmParams); Format::ALL.len()];
+            let mut i = 0;
+            while i < out.len() {
+                out[i] = FormatArg(Format::ALL[i]);
+                i += 1;
+            }
+            out
+        };
+        &ALL
+    }
+
+    fn to_possible_value(&self) -> Option<clap::builder::PossibleValue> {
+        let aliases: Vec<&'static str> = ALIASES
+            .iter()
+            .filter(|a| Format::from_name(a) == Some(self.0))
+            .copied()
+            .collect();
+        Some(clap::builder::PossibleValue::new(self.0.name()).aliases(aliases))
+    }
+}
+
+/// The short names `Format::from_name` also accepts.
+const ALIASES: [&str; 16] = [
+    "params", "cvm", "tvm", "data", "nnp", "nntxt", "prototxt", "protobuf", "h5", "tsm", "tennis",
+    "st", "numpy", "pb", "pbtxt", "hdf5",
+];
 
 /// The float type `--dtype` casts to.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -63,8 +99,8 @@ enum Command {
         #[arg(long)]
         json: bool,
         /// Read the file as this format instead of detecting it.
-        #[arg(long, value_name = "FORMAT", value_parser = parse_format)]
-        format: Option<Format>,
+        #[arg(long, value_name = "FORMAT", value_enum)]
+        format: Option<FormatArg>,
     },
     /// Copy a file's tensors into another file, of the format OUT's
     /// extension names (or --to). Converting to the same format re-encodes
@@ -74,18 +110,27 @@ enum Command {
         input: PathBuf,
         /// The file to write (replaced atomically).
         output: PathBuf,
-        /// The output format (default: from OUT's extension).
-        #[arg(long, value_name = "FORMAT", value_parser = parse_format)]
-        to: Option<Format>,
+        /// The output format (default: from OUT's extension; an extension no
+        /// format claims keeps the input's format when the input has it too).
+        #[arg(long, value_name = "FORMAT", value_enum)]
+        to: Option<FormatArg>,
         /// Read the input as this format instead of detecting it.
-        #[arg(long, value_name = "FORMAT", value_parser = parse_format)]
-        from: Option<Format>,
+        #[arg(long, value_name = "FORMAT", value_enum)]
+        from: Option<FormatArg>,
         /// Keep only tensors whose name matches GLOB (repeatable).
         #[arg(long, value_name = "GLOB")]
         only: Vec<String>,
         /// Leave out tensors whose name matches GLOB (repeatable).
         #[arg(long, value_name = "GLOB")]
         exclude: Vec<String>,
+        /// Rename tensors: a regular expression and its replacement, e.g.
+        /// `--rename '^(.*)/value$=$1'` (repeatable, applied in order).
+        #[arg(long, value_name = "FROM=TO", value_parser = parse_rename)]
+        rename: Vec<(String, String)>,
+        /// Convert the tensors the target can hold and list the others,
+        /// instead of refusing the conversion.
+        #[arg(long)]
+        skip_unsupported: bool,
         /// Cast floating-point tensors to this type.
         #[arg(long, value_enum, value_name = "TYPE")]
         dtype: Option<CastTo>,
@@ -116,6 +161,9 @@ enum Command {
         /// Count a dtype difference as a difference even when values agree.
         #[arg(long)]
         strict_dtype: bool,
+        /// Print JSON.
+        #[arg(long)]
+        json: bool,
     },
     /// Per-tensor min, max, mean, std and counts of NaN, inf and zeros.
     Stats {
@@ -133,6 +181,9 @@ enum Command {
     Validate {
         /// The file to check.
         file: PathBuf,
+        /// Print JSON.
+        #[arg(long)]
+        json: bool,
         /// No progress bar.
         #[arg(long, short)]
         quiet: bool,
@@ -161,13 +212,10 @@ enum Command {
     Man,
 }
 
-fn parse_format(s: &str) -> Result<Format, String> {
-    Format::from_name(s).ok_or_else(|| {
-        format!(
-            "unknown format {s:?}; one of: {}",
-            Format::names().join(", ")
-        )
-    })
+fn parse_rename(s: &str) -> Result<(String, String), String> {
+    s.split_once('=')
+        .map(|(a, b)| (a.to_string(), b.to_string()))
+        .ok_or_else(|| format!("{s:?} is not FROM=TO"))
 }
 
 fn main() -> ExitCode {
@@ -175,14 +223,13 @@ fn main() -> ExitCode {
     match run(cli) {
         Ok(code) => code,
         Err(f) => {
-            let chain: Vec<String> = f.error.chain().map(|e| e.to_string()).collect();
             let _ = writeln!(
                 std::io::stderr(),
                 "error: {}: {}",
                 f.path.display(),
-                chain.join(": ")
+                mlformats::chain_message(f.error.as_ref())
             );
-            ExitCode::from(1)
+            ExitCode::from(if f.usage { 2 } else { 1 })
         }
     }
 }
@@ -216,7 +263,7 @@ fn open(path: &Path, format: Option<Format>) -> Result<Document, Failure> {
 fn run(cli: Cli) -> Result<ExitCode, Failure> {
     match cli.command {
         Command::Inspect { file, json, format } => {
-            let doc = open(&file, format)?;
+            let doc = open(&file, format.map(|f| f.0))?;
             let text = if json {
                 json_text(&doc.inspect_json()).at(&file)?
             } else {
@@ -232,33 +279,44 @@ fn run(cli: Cli) -> Result<ExitCode, Failure> {
             from,
             only,
             exclude,
+            rename,
+            skip_unsupported,
             dtype,
             row_major: _,
             keep_order,
             quiet,
         } => {
-            let Some(target) = to.or_else(|| Format::from_extension(&output)) else {
-                return Err(anyhow::anyhow!(
-                    "cannot tell the output format from the extension; give --to FORMAT (one of: {})",
-                    Format::names().join(", ")
-                ))
-                .at(&output);
-            };
-            let doc = open(&input, from)?;
+            let ext = |p: &Path| p.extension().map(|e| e.to_ascii_lowercase());
+            let same_family = ext(&input).is_some() && ext(&input) == ext(&output);
+            if to.is_none() && Format::from_extension(&output).is_none() && !same_family {
+                return Err(Failure::usage(
+                    &output,
+                    format!(
+                        "cannot tell the output format from the extension; give --to FORMAT (one of: {})",
+                        Format::names().join(", ")
+                    ),
+                ));
+            }
+            let doc = open(&input, from.map(|f| f.0))?;
             let total = doc.tensors().map(|(_, t)| t.bytes().len() as u64).sum();
             let pb = progress::bar(doc.file_size(), total, quiet, "converting");
             let bar = pb.clone();
             let mut opts = ConvertOptions::new()
-                .to(target)
                 .keep_order(keep_order)
+                .skip_unsupported(skip_unsupported)
                 .progress(move |n| bar.inc(n));
+            opts.to = to.map(|f| f.0);
             opts.only = only;
             opts.exclude = exclude;
+            opts.renames = rename;
             opts.dtype = dtype.map(CastTo::dtype);
             let result = mlformats::convert_document(&doc, &output, &opts);
             pb.finish_and_clear();
             // Errors reading named the input above; errors writing name the output.
-            result.map_err(anyhow::Error::new).at(&output)?;
+            let summary = result.map_err(anyhow::Error::new).at(&output)?;
+            for (name, why) in &summary.skipped {
+                let _ = writeln!(std::io::stderr(), "skipped {name:?}: {why}");
+            }
             Ok(ExitCode::SUCCESS)
         }
         Command::Diff {
@@ -267,6 +325,7 @@ fn run(cli: Cli) -> Result<ExitCode, Failure> {
             tolerance,
             rtol,
             strict_dtype,
+            json,
         } => {
             let opts = mlformats::DiffOptions::new()
                 .tolerance(tolerance)
@@ -277,7 +336,11 @@ fn run(cli: Cli) -> Result<ExitCode, Failure> {
             let report = mlformats::diff::diff_documents(&da, &db, &opts)
                 .map_err(anyhow::Error::new)
                 .at(&a)?;
-            print(diff::text(&report, &a, &b).as_bytes());
+            if json {
+                print(&json_text(&diff::json(&report)).at(&a)?);
+            } else {
+                print(diff::text(&report, &a, &b).as_bytes());
+            }
             Ok(if report.is_equal() {
                 ExitCode::SUCCESS
             } else {
@@ -290,10 +353,14 @@ fn run(cli: Cli) -> Result<ExitCode, Failure> {
             print(text.as_bytes());
             Ok(ExitCode::SUCCESS)
         }
-        Command::Validate { file, quiet } => {
+        Command::Validate { file, json, quiet } => {
             let doc = open(&file, None)?;
             let out = validate::run(&doc, &file, quiet);
-            print(out.text.as_bytes());
+            if json {
+                print(&json_text(&out.json).at(&file)?);
+            } else {
+                print(out.text.as_bytes());
+            }
             Ok(if out.ok {
                 ExitCode::SUCCESS
             } else {

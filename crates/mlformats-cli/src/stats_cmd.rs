@@ -9,13 +9,14 @@ use serde_json::{Value, json};
 use tensor_core::stats::{self, Summary};
 
 use crate::progress;
+use crate::table;
 
 fn opt(v: Option<f64>) -> Value {
     v.map_or(Value::Null, float_json)
 }
 
 fn fmt_opt(v: Option<f64>) -> String {
-    v.map_or_else(|| "-".to_string(), |x| format!("{x:.6e}"))
+    v.map_or_else(|| "-".to_string(), crate::table::number)
 }
 
 /// Prints the statistics of every tensor of an opened file.
@@ -73,34 +74,9 @@ pub fn run(doc: &Document, path: &Path, json_out: bool, quiet: bool) -> Result<S
             ]
         })
         .collect();
-    out.push_str(&render_table(&header, &table));
+    let mut right = [true; 10];
+    right[0] = false;
+    right[1] = false;
+    out.push_str(&table::render(header, &table, right));
     Ok(out)
-}
-
-/// Left-aligned first column, right-aligned others.
-pub fn render_table<const N: usize>(header: &[&str; N], rows: &[[String; N]]) -> String {
-    let mut w = header.map(str::len);
-    for r in rows {
-        for (i, c) in r.iter().enumerate() {
-            w[i] = w[i].max(c.chars().count());
-        }
-    }
-    let mut s = String::new();
-    let mut line = |cells: Vec<&str>| {
-        s.push(' ');
-        for (i, c) in cells.iter().enumerate() {
-            s.push(' ');
-            if i == 0 {
-                s.push_str(&format!("{c:<width$}", width = w[i]));
-            } else {
-                s.push_str(&format!("{c:>width$}", width = w[i]));
-            }
-        }
-        s.push('\n');
-    };
-    line(header.to_vec());
-    for r in rows {
-        line(r.iter().map(String::as_str).collect());
-    }
-    s
 }

@@ -13,6 +13,8 @@ pub struct Outcome {
     pub text: String,
     /// No problem found.
     pub ok: bool,
+    /// The same as JSON: file, format, tensors, valid, problems.
+    pub json: serde_json::Value,
 }
 
 /// Validates an opened file (a file the reader rejects never gets here: it
@@ -23,6 +25,9 @@ pub fn run(doc: &Document, path: &Path, quiet: bool) -> Outcome {
     let v = mlformats::validate(doc, &|n| pb.inc(n));
     pb.finish_and_clear();
     let mut text = String::new();
+    for n in &v.notes {
+        let _ = writeln!(text, "note: {n}");
+    }
     for p in &v.problems {
         let _ = writeln!(text, "problem: {p}");
     }
@@ -35,8 +40,17 @@ pub fn run(doc: &Document, path: &Path, quiet: bool) -> Outcome {
         doc.len(),
         v.problems.len()
     );
+    let json = serde_json::json!({
+        "file": path.display().to_string(),
+        "format": doc.format().name(),
+        "tensors": doc.len(),
+        "valid": v.is_valid(),
+        "problems": v.problems,
+        "notes": v.notes,
+    });
     Outcome {
         text,
         ok: v.is_valid(),
+        json,
     }
 }

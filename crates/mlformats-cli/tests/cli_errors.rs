@@ -48,8 +48,11 @@ fn convert_needs_a_known_output_format() {
     let dir = tempfile::tempdir().unwrap();
     let out_path = dir.path().join("out.unknownext");
     let out = run_str(&["convert", "whatever.params", out_path.to_str().unwrap()]);
-    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(out.status.code(), Some(2), "a usage error");
     let err = String::from_utf8_lossy(&out.stderr);
-    assert!(err.contains("--to FORMAT"), "{err}");
+    assert!(
+        err.contains("--to FORMAT") && err.contains("safetensors, npz"),
+        "{err}"
+    );
     assert!(!out_path.exists());
 }

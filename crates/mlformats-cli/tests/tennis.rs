@@ -139,5 +139,8 @@ fn tensors_from_another_format_become_a_const_module() {
     let bt = inspect_json(&back);
     for (o, b) in ot.iter().zip(bt["tensors"].as_array().unwrap()) {
         assert_eq!(b["sha256"], o["sha256"]);
+        assert_eq!(b["name"], o["name"], "A -> .tsm -> A keeps names");
     }
+    let d = run_str(&["diff", src.to_str().unwrap(), back.to_str().unwrap()]);
+    assert!(d.status.success(), "{}", String::from_utf8_lossy(&d.stdout));
 }

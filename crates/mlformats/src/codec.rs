@@ -10,7 +10,7 @@ use std::sync::Arc;
 
 use serde_json::{Map, Value};
 use tensor_core::graph::ModelGraph;
-use tensor_core::{Limits, MappedFile, Tensor, TensorMap};
+use tensor_core::{DType, Limits, MappedFile, Tensor, TensorMap};
 
 use crate::convert::Plan;
 use crate::{Error, Format, Result};
@@ -180,6 +180,18 @@ pub(crate) trait Codec: Sync {
     /// (byte-identical for files the real library wrote).
     fn reencode(&self, src: &Source, out: &Path) -> Result<()>;
 
+    /// Files carried inside this one that are documents of their own (an
+    /// `.nnp`'s solver states), by member name.
+    fn attachments(&self, _src: &Source, _opts: &ReadOptions) -> Result<Vec<(String, Contents)>> {
+        Ok(Vec::new())
+    }
+
+    /// Why `format` cannot hold a tensor of `dtype` and `dims` (as the plan
+    /// leaves it), or `None` when it can.
+    fn refuses(&self, _format: Format, _dtype: DType, _dims: &[usize]) -> Option<String> {
+        None
+    }
+
     /// How the plan must treat tensors for this target: whether the writer
     /// takes column-major tensors as they are.
     fn takes_column_major(&self, _format: Format) -> bool {
@@ -208,6 +220,8 @@ pub(crate) fn codec(format: Format) -> Result<&'static dyn Codec> {
         Format::Safetensors => Ok(&crate::formats::safetensors::SafetensorsCodec),
         #[cfg(feature = "npz")]
         Format::Npz => Ok(&crate::formats::npz::Npz),
+        #[cfg(feature = "onnx")]
+        Format::Onnx => Ok(&crate::formats::onnx::OnnxCodec),
         #[allow(unreachable_patterns)]
         Format::CvmParams
         | Format::Primitiv
@@ -217,6 +231,7 @@ pub(crate) fn codec(format: Format) -> Result<&'static dyn Codec> {
         | Format::NnablaH5
         | Format::TennisModule
         | Format::Safetensors
-        | Format::Npz => Err(disabled()),
+        | Format::Npz
+        | Format::Onnx => Err(disabled()),
     }
 }

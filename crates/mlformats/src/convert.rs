@@ -28,8 +28,18 @@ pub struct ConvertOptions {
     /// Keep column-major data as it is where the target can say so (npz's
     /// Fortran order) instead of writing row-major.
     pub keep_order: bool,
+    /// Renames `(pattern, replacement)`, applied in order to every selected
+    /// name: a regular expression and its replacement (`$1`, `${name}`).
+    pub renames: Vec<(String, String)>,
+    /// Leave out the tensors the target cannot hold (and say which in
+    /// [`ConvertSummary::skipped`]) instead of refusing the conversion.
+    pub skip_unsupported: bool,
     /// Called with a count of input bytes as each tensor is written.
     pub progress: Option<std::sync::Arc<dyn Fn(u64) + Send + Sync>>,
+    /// ONNX export: the NNabla network to export (default: the first executor's).
+    pub network: Option<String>,
+    /// ONNX export: the operator set to write (default 13).
+    pub opset: Option<i64>,
 }
 
 impl std::fmt::Debug for ConvertOptions {
@@ -41,6 +51,8 @@ impl std::fmt::Debug for ConvertOptions {
             .field("exclude", &self.exclude)
             .field("dtype", &self.dtype)
             .field("keep_order", &self.keep_order)
+            .field("renames", &self.renames)
+            .field("skip_unsupported", &self.skip_unsupported)
             .finish_non_exhaustive()
     }
 }
@@ -87,6 +99,31 @@ impl ConvertOptions {
         self
     }
 
+    /// The same options renaming names matching the regular expression
+    /// `pattern` to `replacement` (repeatable; applied in order).
+    pub fn rename(mut self, pattern: impl Into<String>, replacement: impl Into<String>) -> Self {
+        self.renames.push((pattern.into(), replacement.into()));
+        self
+    }
+
+    /// The same options leaving out tensors the target cannot hold.
+    pub fn skip_unsupported(mut self, yes: bool) -> Self {
+        self.skip_unsupported = yes;
+        self
+    }
+
+    /// The same options exporting the NNabla network `name` to ONNX.
+    pub fn network(mut self, name: impl Into<String>) -> Self {
+        self.network = Some(name.into());
+        self
+    }
+
+    /// The same options writing ONNX operator set `opset` when exporting a graph.
+    pub fn opset(mut self, opset: i64) -> Self {
+        self.opset = Some(opset);
+        self
+    }
+
     /// The same options reporting progress to `f`.
     pub fn progress(mut self, f: impl Fn(u64) + Send + Sync + 'static) -> Self {
         self.progress = Some(std::sync::Arc::new(f));
@@ -95,7 +132,11 @@ impl ConvertOptions {
 
     /// True when the tensors are copied unchanged.
     pub fn is_plain(&self) -> bool {
-        self.only.is_empty() && self.exclude.is_empty() && self.dtype.is_none() && !self.keep_order
+        self.only.is_empty()
+            && self.exclude.is_empty()
+            && self.dtype.is_none()
+            && !self.keep_order
+            && self.renames.is_empty()
     }
 }
 
@@ -125,6 +166,9 @@ pub struct ConvertSummary {
     /// True when the whole file or model was carried over (re-encoding to
     /// its own format, or between NNabla encodings), not only tensors.
     pub whole_model: bool,
+    /// Tensors left out because the target cannot hold them (with
+    /// `skip_unsupported`): name and reason.
+    pub skipped: Vec<(String, String)>,
 }
 
 /// Converts the file `input` into `output` (replaced atomically): opens it
@@ -155,9 +199,7 @@ pub fn convert_document(
     let output = output.as_ref();
     let target = match opts.to {
         Some(f) => f,
-        None => Format::from_extension(output).ok_or_else(|| Error::UnknownExtension {
-            name: output.display().to_string(),
-        })?,
+        None => target_of(doc, output)?,
     };
     let only = globs(&opts.only, "--only")?;
     let exclude = globs(&opts.exclude, "--exclude")?;
@@ -169,6 +211,22 @@ pub fn convert_document(
                 to: target,
                 tensors: doc.len(),
                 whole_model: true,
+                skipped: Vec::new(),
+            });
+        }
+        #[cfg(feature = "onnx")]
+        if target == Format::Onnx && crate::export::has_graph(doc) {
+            let eo = crate::export::ExportOptions {
+                network: opts.network.clone(),
+                opset: opts.opset,
+            };
+            let s = crate::export::export(doc, output, &eo)?;
+            return Ok(ConvertSummary {
+                from: doc.format(),
+                to: target,
+                tensors: s.initializers,
+                whole_model: true,
+                skipped: Vec::new(),
             });
         }
         #[cfg(feature = "nnp")]
@@ -179,32 +237,70 @@ pub fn convert_document(
                 to: target,
                 tensors: doc.len(),
                 whole_model: true,
+                skipped: Vec::new(),
             });
         }
     }
-    let selected: Vec<(&str, &Tensor<'static>)> = doc
-        .tensors()
-        .filter(|(name, _)| {
-            only.as_ref().is_none_or(|g| g.is_match(name))
-                && !exclude.as_ref().is_some_and(|g| g.is_match(name))
-        })
-        .collect();
-    let items: Vec<Item<'_, '_>> = selected
-        .iter()
-        .map(|&(name, tensor)| Item {
-            name,
-            tensor,
-            need_grad: doc.need_grad(name).unwrap_or(true),
-        })
-        .collect();
+    let renames = renames(&opts.renames)?;
+    // (name in the input, name in the output, tensor)
+    let mut selected: Vec<(&str, String, &Tensor<'static>)> = Vec::new();
+    for (name, tensor) in doc.tensors() {
+        let keep = only.as_ref().is_none_or(|g| g.is_match(name))
+            && !exclude.as_ref().is_some_and(|g| g.is_match(name));
+        if keep {
+            let mut new = name.to_string();
+            for (re, to) in &renames {
+                new = re.replace_all(&new, to.as_str()).into_owned();
+            }
+            selected.push((name, new, tensor));
+        }
+    }
+    if selected.is_empty() && !doc.is_empty() {
+        return Err(Error::Invalid(format!(
+            "no tensor is left to write: --only/--exclude match none of the {} tensors",
+            doc.len()
+        )));
+    }
+    let mut seen = std::collections::HashMap::new();
+    for (old, new, _) in &selected {
+        if let Some(first) = seen.insert(new.as_str(), *old) {
+            return Err(Error::Invalid(format!(
+                "--rename gives {first:?} and {old:?} the same name {new:?}"
+            )));
+        }
+    }
+    let plan = Plan::for_target(target, opts.dtype, opts.keep_order)?;
+    let c = codec(target)?;
+    let mut skipped = Vec::new();
+    let mut items: Vec<Item<'_, '_>> = Vec::with_capacity(selected.len());
+    for (old, new, tensor) in &selected {
+        match c.refuses(target, plan.out_dtype(tensor.dtype()), tensor.dims()) {
+            Some(why) => skipped.push((old.to_string(), why)),
+            None => items.push(Item {
+                name: new,
+                tensor,
+                need_grad: doc.need_grad(old).unwrap_or(true),
+            }),
+        }
+    }
+    if !skipped.is_empty() && !opts.skip_unsupported {
+        let list: Vec<String> = skipped
+            .iter()
+            .map(|(n, why)| format!("{n:?} ({why})"))
+            .collect();
+        return Err(Error::Unsupported(format!(
+            "{target} cannot hold {} of the tensors: {}; --skip-unsupported converts the rest",
+            skipped.len(),
+            list.join(", ")
+        )));
+    }
     let noop = |_: u64| {};
     let progress: &dyn Fn(u64) = match &opts.progress {
         Some(p) => p.as_ref(),
         None => &noop,
     };
-    let c = codec(target)?;
     let cx = WriteContext {
-        plan: Plan::for_target(target, opts.dtype, opts.keep_order)?,
+        plan,
         progress,
         metadata: source_metadata(doc.format(), doc.path()),
     };
@@ -214,7 +310,35 @@ pub fn convert_document(
         to: target,
         tensors: items.len(),
         whole_model: false,
+        skipped,
     })
+}
+
+/// The format `output`'s extension names; an extension no format claims
+/// keeps the input's format when the input has the same extension (a
+/// primitiv `x.model` converted to `y.model`).
+fn target_of(doc: &Document, output: &Path) -> Result<Format> {
+    if let Some(f) = Format::from_extension(output) {
+        return Ok(f);
+    }
+    let ext = |p: &Path| p.extension().map(|e| e.to_ascii_lowercase());
+    match doc.path() {
+        Some(input) if ext(input).is_some() && ext(input) == ext(output) => Ok(doc.format()),
+        _ => Err(Error::UnknownExtension {
+            name: output.display().to_string(),
+        }),
+    }
+}
+
+fn renames(pairs: &[(String, String)]) -> Result<Vec<(regex::Regex, String)>> {
+    pairs
+        .iter()
+        .map(|(from, to)| {
+            regex::Regex::new(from)
+                .map(|re| (re, to.clone()))
+                .map_err(|e| Error::Invalid(format!("--rename: bad pattern {from:?}: {e}")))
+        })
+        .collect()
 }
 
 /// The `__metadata__` a converted file carries where the target stores

@@ -18,7 +18,7 @@ use crate::{Error, Format, Result, detect};
 /// let doc = mlformats::open("../../testdata/cvm/two_entry.params")?;
 /// assert_eq!(doc.format(), mlformats::Format::CvmParams);
 /// let names: Vec<&str> = doc.names().collect();
-/// assert_eq!(names, ["a", "b"]);
+/// assert_eq!(names, ["w", "b"]);
 /// let b = doc.tensor("b").unwrap();
 /// assert_eq!(b.to_vec::<i64>()?[0], 258);
 /// # Ok(()) }
@@ -99,7 +99,12 @@ impl Document {
         let format = match format {
             Some(f) => f,
             None => {
-                if map.is_empty() {
+                // an empty file is an error, except where the format reads it
+                // as an empty message (NNabla text and binary protobuf)
+                let by_name = path.as_deref().and_then(Format::from_extension);
+                let empty_ok =
+                    matches!(by_name, Some(Format::NnablaNntxt | Format::NnablaProtobuf));
+                if map.is_empty() && !empty_ok {
                     return Err(Error::Empty);
                 }
                 let input = match &path {
@@ -220,6 +225,24 @@ impl Document {
     /// (byte-identical for files the real library wrote).
     pub fn reencode(&self, out: impl AsRef<Path>) -> Result<()> {
         codec(self.format())?.reencode(&self.source, out.as_ref())
+    }
+
+    /// The documents carried inside this file: an `.nnp`'s solver states
+    /// (`*.optimizer` members, each of kind `solver-state`), by member name.
+    /// Empty for other formats.
+    pub fn attachments(&self) -> Result<Vec<(String, Document)>> {
+        let parts = codec(self.format())?.attachments(&self.source, &ReadOptions::default())?;
+        Ok(parts
+            .into_iter()
+            .map(|(name, contents)| {
+                let source = Source {
+                    path: self.source.path.clone(),
+                    map: Arc::clone(&self.source.map),
+                    format: Format::NnablaH5,
+                };
+                (name, Document { source, contents })
+            })
+            .collect())
     }
 
     pub(crate) fn source(&self) -> &Source {

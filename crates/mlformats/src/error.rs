@@ -98,17 +98,27 @@ impl Error {
         }
     }
 
-    /// The whole message: this error and its causes, joined by `: `.
+    /// The whole message: this error and its causes, joined by `: `, each
+    /// said once (a cause that a message already ends with is not repeated).
     pub fn full_message(&self) -> String {
-        let mut s = self.to_string();
-        let mut cur: Option<&dyn std::error::Error> = std::error::Error::source(self);
-        while let Some(e) = cur {
-            s.push_str(": ");
-            s.push_str(&e.to_string());
-            cur = e.source();
-        }
-        s
+        chain_message(self)
     }
+}
+
+/// An error and its causes joined by `: `, skipping a cause whose text the
+/// message so far already ends with (many errors print their cause too).
+pub fn chain_message(e: &(dyn std::error::Error + 'static)) -> String {
+    let mut s = e.to_string();
+    let mut cur = e.source();
+    while let Some(c) = cur {
+        let text = c.to_string();
+        if !s.ends_with(&text) {
+            s.push_str(": ");
+            s.push_str(&text);
+        }
+        cur = c.source();
+    }
+    s
 }
 
 /// `Result` with [`Error`].

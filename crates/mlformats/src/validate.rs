@@ -1,7 +1,14 @@
-//! `validate`: the strictest read plus checks of the data.
+//! `validate`: the real loader's rules and checks of the data.
+//!
+//! Opening a file already applies every rule its reader applies (a TenniS
+//! module is read with the C++ `Module::Load` checks, a `.params` file
+//! refuses duplicate names, ...). `validate` adds the rules the real library
+//! applies only later, when it builds a model from the file, and checks of
+//! the data; each problem says which rule failed and where.
 
 use std::collections::HashMap;
 
+use tensor_core::graph::ValueKind;
 use tensor_core::stats;
 
 use crate::Document;
@@ -10,8 +17,12 @@ use crate::Document;
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct Validation {
-    /// Every problem, one sentence each.
+    /// Every problem, one sentence each: a rule of the real library that
+    /// the file breaks, or data that is NaN or infinite.
     pub problems: Vec<String>,
+    /// What is worth knowing but breaks no rule (a name stored twice, which
+    /// the real library accepts).
+    pub notes: Vec<String>,
 }
 
 impl Validation {
@@ -21,10 +32,18 @@ impl Validation {
     }
 }
 
-/// Checks an opened document: names stored twice, empty names, NaN and
-/// infinite values. `progress` is called with each tensor's byte count.
+/// Checks an opened document. `progress` is called with each tensor's byte
+/// count as its data is checked.
+///
+/// Rules: NNabla builds a network only when every parameter's stored shape
+/// is the shape the network declares for that variable (a stored 0-d
+/// parameter counts as `[1]`, as nnabla reads it). Data: no NaN, no
+/// infinity, no empty tensor name.
 pub fn validate(doc: &Document, progress: &dyn Fn(u64)) -> Validation {
-    let mut problems = Vec::new();
+    let mut v = Validation {
+        problems: Vec::new(),
+        notes: Vec::new(),
+    };
     let mut seen: HashMap<&str, usize> = HashMap::new();
     for s in doc.stored() {
         *seen.entry(s.name.as_str()).or_default() += 1;
@@ -32,23 +51,48 @@ pub fn validate(doc: &Document, progress: &dyn Fn(u64)) -> Validation {
     let mut dups: Vec<(&str, usize)> = seen.into_iter().filter(|(_, n)| *n > 1).collect();
     dups.sort();
     for (name, n) in dups {
-        problems.push(format!("name {name:?} is stored {n} times"));
+        v.notes.push(format!(
+            "name {name:?} is stored {n} times (the library accepts it; tensors are named uniquely)"
+        ));
+    }
+    if doc.format().is_nnabla()
+        && let Some(g) = doc.graph()
+    {
+        for net in &g.graphs {
+            for val in net.values.iter().filter(|x| x.kind == ValueKind::Weight) {
+                let (Some(declared), Some(t)) = (&val.shape, doc.tensor(&val.name)) else {
+                    continue;
+                };
+                let as_loaded = |d: Vec<i64>| if d.is_empty() { vec![1] } else { d };
+                let stored = as_loaded(t.dims().iter().map(|&d| d as i64).collect());
+                if declared.iter().all(|&d| d >= 0) && as_loaded(declared.clone()) != stored {
+                    v.problems.push(format!(
+                        "network {:?}: parameter {:?} is stored with shape {:?} but the network declares {:?} (nnabla refuses to build the network)",
+                        net.name,
+                        val.name,
+                        t.dims(),
+                        declared
+                    ));
+                }
+            }
+        }
     }
     for (name, t) in doc.tensors() {
         if name.is_empty() {
-            problems.push("a tensor has an empty name".to_string());
+            v.problems.push("a tensor has an empty name".to_string());
         }
         let s = stats::summarize(t);
         if s.nan > 0 {
-            problems.push(format!("{name}: {} NaN of {} elements", s.nan, s.count));
+            v.problems
+                .push(format!("{name}: {} NaN of {} elements", s.nan, s.count));
         }
         if s.inf > 0 {
-            problems.push(format!(
+            v.problems.push(format!(
                 "{name}: {} infinite of {} elements",
                 s.inf, s.count
             ));
         }
         progress(t.bytes().len() as u64);
     }
-    Validation { problems }
+    v
 }

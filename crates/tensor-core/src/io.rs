@@ -93,6 +93,19 @@ fn create_temp_beside(path: &Path) -> Result<(PathBuf, File)> {
         {
             Ok(f) => return Ok((tmp, f)),
             Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
+            // Say what the user can act on: the folder, not our temporary name.
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                return Err(Error::io(
+                    format!("the folder {} does not exist", dir.display()),
+                    e,
+                ));
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::PermissionDenied => {
+                return Err(Error::io(
+                    format!("cannot create a file in the folder {}", dir.display()),
+                    e,
+                ));
+            }
             Err(e) => return Err(Error::io(tmp.display().to_string(), e)),
         }
     }

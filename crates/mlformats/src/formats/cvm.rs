@@ -33,6 +33,12 @@ impl Codec for Cvm {
         Ok(c)
     }
 
+    fn refuses(&self, _: Format, dtype: tensor_core::DType, _dims: &[usize]) -> Option<String> {
+        cvm_params::dl_type_of(dtype, cvm_params::BoolEncoding::default())
+            .is_none()
+            .then(|| format!("TVM/CVM has no {dtype} type"))
+    }
+
     fn takes_column_major(&self, _format: Format) -> bool {
         true
     }

@@ -9,10 +9,7 @@
 
 use std::path::Path;
 
-use nnabla_proto::{
-    self as nn, NNablaProtoBuf, ParamTensor, decode_binary, decode_binary_borrowed, encode_binary,
-    parse_text, print_text, write_parameters_binary, write_parameters_text,
-};
+use nnabla_proto::{self as nn, NNablaProtoBuf, ParamTensor, binary, text};
 use serde_json::json;
 use tensor_core::{Limits, TensorMap};
 
@@ -38,7 +35,7 @@ pub(crate) fn load<'s>(
 ) -> Result<(NNablaProtoBuf, Vec<ParamTensor<'s>>)> {
     match src.format {
         Format::NnablaNntxt => {
-            let mut model = parse_text(text_of(src)?)?;
+            let mut model = text::parse(text_of(src)?)?;
             let params = nn::parameters(&model)?
                 .into_iter()
                 .map(ParamTensor::into_static)
@@ -47,7 +44,10 @@ pub(crate) fn load<'s>(
             Ok((model, params))
         }
         _ => {
-            let file = decode_binary_borrowed(src.bytes(), limits)?;
+            let file = binary::parse_with(
+                src.bytes(),
+                &nn::ReadOptions::default().with_limits(*limits),
+            )?;
             Ok((file.model, file.parameters))
         }
     }
@@ -100,14 +100,15 @@ impl Codec for Nnabla {
         items: &[Item<'_, '_>],
         cx: &WriteContext<'_>,
     ) -> Result<()> {
+        nn::check_parameter_names(items.iter().map(|it| it.name))?;
         tensor_core::io::write_atomic(out, |w| -> Result<()> {
             for it in items {
                 let t = cx.plan.apply(it.tensor).in_tensor(it.name)?;
                 let one = std::iter::once((it.name, &t, it.need_grad));
                 if format == Format::NnablaNntxt {
-                    write_parameters_text(&mut *w, one)?;
+                    text::write_parameters(&mut *w, one)?;
                 } else {
-                    write_parameters_binary(&mut *w, one)?;
+                    binary::write_parameters(&mut *w, one)?;
                 }
                 (cx.progress)(it.tensor.bytes().len() as u64);
             }
@@ -115,10 +116,14 @@ impl Codec for Nnabla {
         })
     }
 
+    fn refuses(&self, _: Format, dtype: tensor_core::DType, _dims: &[usize]) -> Option<String> {
+        (!nn::can_hold(dtype)).then(|| format!("NNabla parameters are float32, not {dtype}"))
+    }
+
     fn reencode(&self, src: &Source, out: &Path) -> Result<()> {
         let bytes = match src.format {
-            Format::NnablaNntxt => print_text(&parse_text(text_of(src)?)?)?.into_bytes(),
-            _ => encode_binary(&decode_binary(src.bytes())?),
+            Format::NnablaNntxt => text::print(&text::parse(text_of(src)?)?)?.into_bytes(),
+            _ => binary::encode(&binary::decode(src.bytes())?),
         };
         tensor_core::io::write_atomic(out, |w| -> Result<()> {
             std::io::Write::write_all(w, &bytes)?;

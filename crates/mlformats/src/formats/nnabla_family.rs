@@ -45,6 +45,7 @@ pub(crate) fn transcode(src: &Source, target: Format, out: &Path) -> Result<()> 
     let (mut model, params) = load(src)?;
     match target {
         Format::NnablaNntxt | Format::NnablaProtobuf => {
+            nn::check_parameter_names(params.iter().map(|p| p.name.as_str()))?;
             for p in &params {
                 model
                     .parameter
@@ -52,9 +53,9 @@ pub(crate) fn transcode(src: &Source, target: Format, out: &Path) -> Result<()> 
             }
             tensor_core::io::write_atomic(out, |w| -> Result<()> {
                 if target == Format::NnablaNntxt {
-                    nn::write_text(&model, w)?;
+                    nn::text::write(w, &model)?;
                 } else {
-                    nn::write_binary(&model, w)?;
+                    nn::binary::write(w, &model)?;
                 }
                 Ok(())
             })
@@ -65,7 +66,7 @@ pub(crate) fn transcode(src: &Source, target: Format, out: &Path) -> Result<()> 
             let opts = nnpa::WriteOptions::default().with_param_format(ParamFormat::H5);
             Ok(nnp.save(out, &opts)?)
         }
-        Format::NnablaH5 => Ok(nnpa::h5::save_h5(out, &params)?),
+        Format::NnablaH5 => Ok(nnpa::h5::save(out, &params)?),
         other => Err(Error::Unsupported(format!(
             "{other} is not an NNabla format"
         ))),

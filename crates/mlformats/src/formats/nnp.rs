@@ -9,14 +9,17 @@
 //!   its parameter format, networks and solver states; an `.h5` keeps
 //!   order and `need_grad`).
 
+use std::ops::Range;
 use std::path::Path;
+use std::sync::Arc;
 
 use nnp_archive::nnabla_proto::NNablaProtoBuf;
 use nnp_archive::{self as nnpa, MemberKind, Nnp, ParamFormat, Parameter};
 use serde_json::json;
+use tensor_core::{Bytes, MappedFile};
 
-use crate::codec::{Codec, Contents, Item, ReadOptions, Source, WriteContext};
-use crate::{Format, Result};
+use crate::codec::{Codec, Contents, Item, ReadOptions, Source, StoredTensor, WriteContext};
+use crate::{Error, Format, Result};
 
 pub(crate) struct NnpCodec;
 
@@ -25,15 +28,79 @@ fn nnp_options(opts: &ReadOptions) -> nnpa::ReadOptions {
 }
 
 pub(crate) fn read_nnp(src: &Source, opts: &ReadOptions) -> Result<Nnp<'static>> {
-    Ok(Nnp::from_mapped(&src.map, &nnp_options(opts))?)
+    Ok(Nnp::from_map(&src.map, &nnp_options(opts))?)
+}
+
+/// A solver state (`Solver.save_states` `.h5`) as contents of kind
+/// `solver-state`: its datasets as tensors, in path order.
+fn solver_state(
+    map: &Arc<MappedFile>,
+    range: Range<usize>,
+    opts: &ReadOptions,
+) -> Result<Contents> {
+    let state = nnpa::h5::solver_state_from_map_range(
+        map,
+        range,
+        &nnpa::ReadOptions::default().with_limits(opts.limits),
+    )?;
+    let mut c = Contents {
+        kind: Some("solver-state"),
+        ..Contents::default()
+    };
+    for (name, t) in state.tensors {
+        c.push(StoredTensor::new(&name, &t), t);
+    }
+    Ok(c)
+}
+
+/// The solver states of an `optimizer.protobuf.optimizer` member: a root
+/// message whose optimizers' solvers map parameter names to states. Named
+/// as the `.h5` form names them: `<param>/<state>` (f32, stored shape) and
+/// a scalar i64 `<param>/t`; `<optimizer>/` goes first when the member
+/// holds several optimizers. Parameters and states in name order.
+fn protobuf_solver_states(bytes: &[u8]) -> Result<Contents> {
+    let root = nnpa::nnabla_proto::binary::decode(bytes)?;
+    let mut c = Contents {
+        kind: Some("solver-state"),
+        ..Contents::default()
+    };
+    let several = root.optimizer.len() > 1;
+    for o in &root.optimizer {
+        let prefix = if several {
+            format!("{}/", o.name)
+        } else {
+            String::new()
+        };
+        let Some(solver) = &o.solver else { continue };
+        for (param, state) in &solver.states {
+            let mut entries: Vec<(String, tensor_core::Tensor<'static>)> = Vec::new();
+            for (key, sp) in &state.state_parameter {
+                let dims: Vec<usize> = sp
+                    .shape
+                    .as_ref()
+                    .map(|s| {
+                        s.dim
+                            .iter()
+                            .map(|&d| usize::try_from(d).unwrap_or(usize::MAX))
+                            .collect()
+                    })
+                    .unwrap_or_default();
+                let t = tensor_core::Tensor::from_values(dims, &sp.data)?;
+                entries.push((format!("{prefix}{param}/{key}"), t));
+            }
+            let t = tensor_core::Tensor::from_values::<i64>([], &[i64::from(state.t)])?;
+            entries.push((format!("{prefix}{param}/t"), t));
+            entries.sort_by(|a, b| a.0.cmp(&b.0));
+            for (name, t) in entries {
+                c.push(StoredTensor::new(&name, &t), t);
+            }
+        }
+    }
+    Ok(c)
 }
 
 pub(crate) fn read_h5(src: &Source, opts: &ReadOptions) -> Result<Vec<Parameter<'static>>> {
-    Ok(nnpa::h5::read_h5_mapped(
-        &src.map,
-        0..src.map.len(),
-        &opts.limits,
-    )?)
+    Ok(nnpa::h5::from_map(&src.map, &nnp_options(opts))?)
 }
 
 impl Codec for NnpCodec {
@@ -53,13 +120,47 @@ impl Codec for NnpCodec {
                 }
                 Ok(c)
             }
-            _ => {
-                let mut c =
-                    super::nnabla::contents(&NNablaProtoBuf::default(), read_h5(src, opts)?);
-                c.graph = None;
-                Ok(c)
-            }
+            _ => match read_h5(src, opts) {
+                Ok(params) => {
+                    let mut c = super::nnabla::contents(&NNablaProtoBuf::default(), params);
+                    c.graph = None;
+                    Ok(c)
+                }
+                // a file of Solver.save_states: per-parameter state, no need_grad
+                Err(Error::Nnp(e)) if nnpa::h5::SolverState::may_be(&e) => {
+                    solver_state(&src.map, 0..src.map.len(), opts).map_err(|_| Error::Nnp(e))
+                }
+                Err(e) => Err(e),
+            },
         }
+    }
+
+    fn attachments(&self, src: &Source, opts: &ReadOptions) -> Result<Vec<(String, Contents)>> {
+        if src.format != Format::NnablaNnp {
+            return Ok(Vec::new());
+        }
+        let nnp = read_nnp(src, opts)?;
+        let mut out = Vec::new();
+        for o in nnp.optimizer_states() {
+            let c = if o.name.ends_with(".protobuf.optimizer") {
+                protobuf_solver_states(o.data.as_slice())
+            } else {
+                let (map, range) = match &o.data {
+                    Bytes::Mapped(map, range) => (Arc::clone(map), range.clone()),
+                    other => {
+                        let v = other.as_slice().to_vec();
+                        let n = v.len();
+                        (MappedFile::from_vec(v), 0..n)
+                    }
+                };
+                solver_state(&map, range, opts)
+            }
+            .map_err(|e| {
+                Error::Unsupported(format!("solver state {:?}: {}", o.name, e.full_message()))
+            })?;
+            out.push((o.name.clone(), c));
+        }
+        Ok(out)
     }
 
     fn write(
@@ -75,13 +176,17 @@ impl Codec for NnpCodec {
             .map(|(n, t, g)| Parameter::new(n, t, g))
             .collect();
         match format {
-            Format::NnablaH5 => nnpa::h5::save_h5(out, &params)?,
+            Format::NnablaH5 => nnpa::h5::save(out, &params)?,
             _ => {
                 let nnp = Nnp::new(NNablaProtoBuf::default(), params.into_iter().collect())?;
                 nnp.save(out, &nnpa::WriteOptions::default())?;
             }
         }
         Ok(())
+    }
+
+    fn refuses(&self, _: Format, dtype: tensor_core::DType, _dims: &[usize]) -> Option<String> {
+        (!nnpa::h5::can_hold(dtype)).then(|| format!("NNabla .h5 parameters have no {dtype} type"))
     }
 
     fn reencode(&self, src: &Source, out: &Path) -> Result<()> {
@@ -100,10 +205,19 @@ impl Codec for NnpCodec {
                     &nnpa::WriteOptions::default().with_param_format(format),
                 )?;
             }
-            _ => {
-                let params = read_h5(src, &ReadOptions::default())?;
-                nnpa::h5::save_h5(out, &params)?;
-            }
+            _ => match read_h5(src, &ReadOptions::default()) {
+                Ok(params) => nnpa::h5::save(out, &params)?,
+                Err(Error::Nnp(e)) if nnpa::h5::SolverState::may_be(&e) => {
+                    let state = nnpa::h5::solver_state_from_map_range(
+                        &src.map,
+                        0..src.map.len(),
+                        &nnpa::ReadOptions::default(),
+                    )
+                    .map_err(|_| Error::Nnp(e))?;
+                    nnpa::h5::save_solver_state(out, &state)?;
+                }
+                Err(e) => return Err(e),
+            },
         }
         Ok(())
     }

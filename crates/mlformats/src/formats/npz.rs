@@ -6,13 +6,12 @@
 //! [`tensor_core::Limits`]. Writing stores one member per tensor, named
 //! `<tensor name>.npy` as `numpy.savez` does, streaming each tensor's bytes.
 
-use std::io::{Read, Seek, Write};
+use std::io::Write;
 use std::path::Path;
 
+use nnp_archive::archive::NnpZipWriter;
 use npyz::{Order, WriterBuilder};
-use tensor_core::{DType, Limits, MemoryOrder, Tensor};
-use zip::CompressionMethod;
-use zip::write::SimpleFileOptions;
+use tensor_core::{Bytes, DType, Limits, MemoryOrder, Tensor};
 
 use crate::codec::{Codec, Contents, Item, ReadOptions, Source, StoredTensor, WriteContext};
 use crate::{Error, Format, InTensor, Result};
@@ -123,67 +122,27 @@ fn parse_npy<'a>(name: &str, bytes: &'a [u8], limits: &Limits) -> Result<Tensor<
 }
 
 /// Every array of an `.npz` file, named by member name without `.npy`.
+///
+/// The zip layer is `nnp-archive`'s (checked sizes, deflate-bomb and
+/// overlap checks, `Limits`): it reads the central directory from the end
+/// of the file, so opening a 1 GiB archive reads a few kilobytes; stored
+/// members share the map, deflated ones (`numpy.savez_compressed`) are
+/// inflated within the limits.
 fn read_npz(src: &Source, limits: &Limits) -> Result<Contents> {
-    let map = &src.map;
-    let bytes = map.as_bytes();
-    let mut zip = zip::ZipArchive::new(std::io::Cursor::new(bytes))
-        .map_err(|e| Error::Npz(format!("not a readable zip archive: {e}")))?;
-    limits.check_tensors(zip.len() as u64)?;
+    let opts = nnp_archive::ReadOptions::default().with_limits(*limits);
+    let zip = nnp_archive::archive::from_map(&src.map, &opts)
+        .map_err(|e| Error::Npz(format!("not a readable .npz (zip) archive: {e}")))?;
     let mut out = Contents::default();
-    let mut inflated_total = 0u64;
-    for i in 0..zip.len() {
-        let mut member = zip
-            .by_index(i)
-            .map_err(|e| Error::Npz(format!("member #{i}: {e}")))?;
-        let raw_name = member
-            .name()
-            .map_err(|e| Error::Npz(format!("member #{i}: bad name: {e}")))?
-            .into_owned();
-        let Some(name) = raw_name.strip_suffix(".npy") else {
+    for (m, data) in zip.members.iter().zip(zip.data) {
+        let Some(name) = m.name.strip_suffix(".npy") else {
             continue;
         };
-        let name = name.to_string();
-        let size = member.size();
-        if member.compression() == CompressionMethod::Stored {
-            let start = member
-                .data_start()
-                .ok_or_else(|| Error::Npz(format!("{raw_name}: no data offset")))?;
-            let range = usize::try_from(start)
-                .ok()
-                .and_then(|s| Some(s..s.checked_add(usize::try_from(size).ok()?)?))
-                .filter(|r| r.end <= bytes.len())
-                .ok_or_else(|| {
-                    Error::Npz(format!(
-                        "{raw_name}: member data runs past the end of the archive"
-                    ))
-                })?;
-            let t = parse_npy(&raw_name, &bytes[range], limits)?;
-            let t = t.rebase(map);
-            out.push(StoredTensor::new(name, &t), t);
-        } else {
-            inflated_total = inflated_total.saturating_add(size);
-            if inflated_total > limits.max_total_inflated {
-                bail!(
-                    "{raw_name}: inflating over the limit of {} bytes",
-                    limits.max_total_inflated
-                );
-            }
-            limits.check_alloc("inflated member", size)?;
-            let compressed = member.compressed_size().max(1);
-            if size / compressed > 2048 && size > (64 << 20) {
-                bail!(
-                    "{raw_name}: declared size {size} is {}x its compressed size; refusing a likely deflate bomb",
-                    size / compressed
-                );
-            }
-            let mut buf = Vec::with_capacity(size as usize);
-            (&mut member)
-                .take(size)
-                .read_to_end(&mut buf)
-                .map_err(|e| Error::Npz(format!("inflating {raw_name}: {e}")))?;
-            let t = parse_npy(&raw_name, &buf, limits)?.to_owned_tensor();
-            out.push(StoredTensor::new(name, &t), t);
-        }
+        let t = parse_npy(&m.name, data.as_slice(), limits)?;
+        let t = match &data {
+            Bytes::Mapped(..) => t.rebase(&src.map),
+            _ => t.to_owned_tensor(),
+        };
+        out.push(StoredTensor::new(name, &t), t);
     }
     Ok(out)
 }
@@ -213,7 +172,7 @@ impl Codec for Npz {
             }
         }
         tensor_core::io::write_atomic(out, |w| -> Result<()> {
-            let mut zip = zip::ZipWriter::new(w);
+            let mut zip = NnpZipWriter::new(w);
             for it in items {
                 let t = cx.plan.apply(it.tensor).in_tensor(it.name)?;
                 write_member(&mut zip, it.name, &t)?;
@@ -222,6 +181,12 @@ impl Codec for Npz {
             zip.finish().map_err(npz_err)?;
             Ok(())
         })
+    }
+
+    fn refuses(&self, _: Format, dtype: DType, _dims: &[usize]) -> Option<String> {
+        descr_of(dtype)
+            .is_none()
+            .then(|| format!("numpy has no {dtype} type"))
     }
 
     fn reencode(&self, src: &Source, out: &Path) -> Result<()> {
@@ -244,19 +209,17 @@ impl Codec for Npz {
     }
 }
 
-fn write_member<W: Write + Seek>(
-    zip: &mut zip::ZipWriter<W>,
+fn write_member<W: Write + std::io::Seek>(
+    zip: &mut NnpZipWriter<W>,
     name: &str,
     t: &Tensor<'_>,
 ) -> Result<()> {
     let descr = descr_of(t.dtype()).ok_or_else(|| {
         Error::Unsupported(format!("dtype {} has no numpy equivalent", t.dtype())).in_tensor(name)
     })?;
-    let opts = SimpleFileOptions::default()
-        .compression_method(CompressionMethod::Stored)
-        .large_file(t.bytes().len() as u64 >= (1u64 << 32) - (1 << 20));
-    zip.start_file(format!("{name}.npy"), opts)
-        .map_err(npz_err)?;
+    let large = t.bytes().len() as u64 >= (1u64 << 32) - (1 << 20);
+    let member_name = format!("{name}.npy");
+    let member = zip.start(&member_name, large).map_err(npz_err)?;
     let shape: Vec<u64> = t.dims().iter().map(|&d| d as u64).collect();
     let order = match t.order() {
         MemoryOrder::RowMajor => Order::C,
@@ -271,9 +234,9 @@ fn write_member<W: Write + Seek>(
         .dtype(dtype)
         .shape(&shape)
         .order(order)
-        .writer(&mut *zip)
+        .writer(&mut *member)
         .write_header_only()
         .map_err(npz_err)?;
-    zip.write_all(t.bytes())?;
+    member.write_all(t.bytes())?;
     Ok(())
 }

@@ -69,7 +69,7 @@ fn f32_json(v: f32) -> Value {
 impl Codec for Primitiv {
     fn read(&self, src: &Source, opts: &ReadOptions) -> Result<Contents> {
         let o = prim::ReadOptions::default().with_limits(opts.limits);
-        let file = prim::read_mapped(&src.map, &o)?;
+        let file = File::from_map(&src.map, &o)?;
         let mut c = Contents {
             kind: Some(file.data_type().kind()),
             ..Contents::default()
@@ -96,7 +96,7 @@ impl Codec for Primitiv {
             }
             _ => {
                 for (name, path, stat, t) in walk(&file) {
-                    let core = t.to_core()?.into_static();
+                    let core = t.clone().into_core()?; // shares the map: no copy
                     let path: Vec<String> = path.iter().map(|c| lossy(c)).collect();
                     let mut e = StoredTensor::new(name, &core)
                         .with("path", json!(path))
@@ -114,6 +114,13 @@ impl Codec for Primitiv {
             }
         }
         Ok(c)
+    }
+
+    fn refuses(&self, _: Format, dtype: tensor_core::DType, dims: &[usize]) -> Option<String> {
+        if dtype != tensor_core::DType::F32 {
+            return Some(format!("primitiv stores only f32, not {dtype}"));
+        }
+        prim::Shape::from_dims(dims).err().map(|e| e.to_string())
     }
 
     fn takes_column_major(&self, _format: Format) -> bool {
@@ -147,7 +154,7 @@ impl Codec for Primitiv {
         let count = u32::try_from(keys.len())
             .map_err(|_| Error::Unsupported("too many tensors for a primitiv model".into()))?;
         tensor_core::io::write_atomic(out, |w| -> Result<()> {
-            let mut mw = ModelWriter::new(w, count, WriteOptions::default())?;
+            let mut mw = ModelWriter::new(w, count, &WriteOptions::default())?;
             for (k, it) in &keys {
                 let t = cx.plan.apply(it.tensor).in_tensor(it.name)?;
                 let p = prim::Tensor::from_core(&t).and_then(Parameter::new)?;
@@ -160,7 +167,7 @@ impl Codec for Primitiv {
     }
 
     fn reencode(&self, src: &Source, out: &Path) -> Result<()> {
-        let file = prim::read(src.bytes())?;
+        let file = File::parse(src.bytes())?;
         file.save(out, &WriteOptions::default())?;
         Ok(())
     }

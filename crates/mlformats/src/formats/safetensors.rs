@@ -202,6 +202,12 @@ impl Codec for SafetensorsCodec {
         })
     }
 
+    fn refuses(&self, _: Format, dtype: DType, _dims: &[usize]) -> Option<String> {
+        from_dtype(dtype)
+            .is_none()
+            .then(|| format!("safetensors has no {dtype} type"))
+    }
+
     fn reencode(&self, src: &Source, out: &Path) -> Result<()> {
         // A safetensors file is its own canonical form: copy the bytes,
         // after checking that they are a valid file.

@@ -27,7 +27,7 @@ fn module_options(opts: &ReadOptions) -> bubble_module::ReadOptions {
 
 impl Codec for Tennis {
     fn read(&self, src: &Source, opts: &ReadOptions) -> Result<Contents> {
-        let module = Module::from_map(&src.map, module_options(opts))?;
+        let module = Module::from_map(&src.map, &module_options(opts))?;
         let mut c = Contents::default();
         let stored = module.named_tensors();
         let unique = module.unique_named_tensors();
@@ -59,8 +59,14 @@ impl Codec for Tennis {
             (cx.progress)(it.tensor.bytes().len() as u64);
         }
         let module = b.build()?;
-        module.save(out, WriteOptions::default())?;
+        module.save(out, &WriteOptions::default())?;
         Ok(())
+    }
+
+    fn refuses(&self, _: Format, dtype: tensor_core::DType, _dims: &[usize]) -> Option<String> {
+        bubble_module::code_of_dtype(dtype)
+            .is_none()
+            .then(|| format!("TenniS has no {dtype} type"))
     }
 
     fn reencode(&self, src: &Source, out: &Path) -> Result<()> {
@@ -68,7 +74,7 @@ impl Codec for Tennis {
         let opts = WriteOptions::default()
             .with_nodes(NodeOrder::AsGiven)
             .with_params(ParamOrder::AsGiven);
-        module.save(out, opts)?;
+        module.save(out, &opts)?;
         Ok(())
     }
 }

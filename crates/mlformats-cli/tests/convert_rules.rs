@@ -1,0 +1,261 @@
+//! `convert` never surprises: empty selections, renames, targets that cannot
+//! hold some tensors, unknown extensions, permissions, temporaries, and
+//! messages a person understands.
+
+mod common;
+
+use std::os::unix::fs::PermissionsExt;
+
+use common::{inspect_json, run_str, testdata};
+
+fn td(p: &str) -> String {
+    testdata().join(p).to_str().unwrap().to_string()
+}
+
+fn stderr(o: &std::process::Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+#[test]
+fn a_selection_that_matches_nothing_is_an_error_not_an_empty_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("x.npz");
+    let o = run_str(&[
+        "convert",
+        &td("cvm/two_entry.params"),
+        out.to_str().unwrap(),
+        "--only",
+        "zz*",
+    ]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(
+        stderr(&o).contains("match none of the 2 tensors"),
+        "{}",
+        stderr(&o)
+    );
+    assert!(!out.exists());
+    let o = run_str(&[
+        "convert",
+        &td("cvm/two_entry.params"),
+        out.to_str().unwrap(),
+        "--exclude",
+        "*",
+    ]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(!out.exists());
+}
+
+#[test]
+fn rename_with_a_regular_expression() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("r.safetensors");
+    let o = run_str(&[
+        "convert",
+        &td("cvm/two_entry.params"),
+        out.to_str().unwrap(),
+        "--rename",
+        "^(.)$=w_$1",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let names: Vec<String> = inspect_json(&out)["tensors"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["name"].as_str().unwrap().to_string())
+        .collect();
+    assert_eq!(names, ["w_w", "w_b"]);
+    // two names onto one is refused
+    let o = run_str(&[
+        "convert",
+        &td("cvm/two_entry.params"),
+        out.to_str().unwrap(),
+        "--rename",
+        ".*=same",
+    ]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(
+        stderr(&o).contains("the same name \"same\""),
+        "{}",
+        stderr(&o)
+    );
+}
+
+#[test]
+fn a_target_that_cannot_hold_some_tensors_refuses_with_the_list_or_skips_them() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("x.data");
+    // primitiv holds only f32: the char8 strings and integer tensors of a
+    // TenniS module are refused, every one by name
+    let src = td("tennis/py_dtypes.tsm");
+    let o = run_str(&["convert", &src, out.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(1));
+    let e = stderr(&o);
+    assert!(
+        e.contains("primitiv stores only f32") && e.contains("--skip-unsupported"),
+        "{e}"
+    );
+    assert!(!out.exists());
+    let o = run_str(&["convert", &src, out.to_str().unwrap(), "--skip-unsupported"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let skipped = stderr(&o).matches("skipped \"").count();
+    let all = inspect_json(std::path::Path::new(&src))["tensors"]
+        .as_array()
+        .unwrap()
+        .len();
+    let doc = inspect_json(&out);
+    let written = doc["tensors"].as_array().unwrap();
+    assert!(skipped > 0 && !written.is_empty(), "{}", stderr(&o));
+    assert_eq!(skipped + written.len(), all);
+    assert!(written.iter().all(|t| t["dtype"] == "f32"));
+}
+
+#[test]
+fn an_unknown_extension_of_the_same_family_keeps_the_input_format() {
+    let dir = tempfile::tempdir().unwrap();
+    let input = dir.path().join("m.model");
+    std::fs::copy(td("primitiv/model_nested_adam.data"), &input).unwrap();
+    let out = dir.path().join("n.model");
+    let o = run_str(&["convert", input.to_str().unwrap(), out.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(
+        std::fs::read(&input).unwrap(),
+        std::fs::read(&out).unwrap(),
+        "re-encoded byte for byte"
+    );
+    let o = run_str(&[
+        "convert",
+        input.to_str().unwrap(),
+        dir.path().join("n.other").to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(2));
+}
+
+#[test]
+fn outputs_get_the_permissions_of_a_new_file_and_no_stray_temporary() {
+    let dir = tempfile::tempdir().unwrap();
+    for ext in [
+        "safetensors",
+        "npz",
+        "params",
+        "h5",
+        "nnp",
+        "tsm",
+        "protobuf",
+        "nntxt",
+        "data",
+    ] {
+        let out = dir.path().join(format!("p.{ext}"));
+        let o = run_str(&[
+            "convert",
+            &td("nnabla/mlp.nnp"),
+            out.to_str().unwrap(),
+            "--only",
+            "*",
+        ]);
+        assert!(o.status.success(), "{ext}: {}", stderr(&o));
+        let reference = dir.path().join(format!("touched.{ext}"));
+        std::fs::write(&reference, b"").unwrap();
+        let mode = |p: &std::path::Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
+        assert_eq!(
+            mode(&out),
+            mode(&reference),
+            "{ext}: the mode a new file gets"
+        );
+    }
+    let names: Vec<String> = std::fs::read_dir(dir.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n.contains("tmp"))
+        .collect();
+    assert!(names.is_empty(), "{names:?}");
+}
+
+#[test]
+fn messages_a_person_understands() {
+    let dir = tempfile::tempdir().unwrap();
+    let o = run_str(&["inspect", testdata().to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(stderr(&o).ends_with(": is a directory\n"), "{}", stderr(&o));
+    let empty = dir.path().join("e.params");
+    std::fs::write(&empty, b"").unwrap();
+    let o = run_str(&["inspect", empty.to_str().unwrap()]);
+    assert!(stderr(&o).ends_with(": is empty\n"), "{}", stderr(&o));
+    let out = dir.path().join("nodir").join("x.npz");
+    let o = run_str(&[
+        "convert",
+        &td("cvm/two_entry.params"),
+        out.to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(1));
+    let e = stderr(&o);
+    assert!(
+        e.contains("does not exist") && !e.contains(".x.npz."),
+        "no temporary name: {e}"
+    );
+    assert_eq!(e.matches("No such file").count(), 1, "said once: {e}");
+    // --help lists the formats --to takes
+    let o = run_str(&["convert", "--help"]);
+    let h = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        h.contains("cvm-params") && h.contains("tennis-module") && h.contains("safetensors"),
+        "{h}"
+    );
+}
+
+#[test]
+fn tables_fit_80_columns_and_numbers_read_naturally() {
+    let dir = tempfile::tempdir().unwrap();
+    let long = format!("{}/W", "very_long_layer_name_".repeat(6));
+    let p = dir.path().join("long.npz");
+    // write a file with a long name through the tool itself
+    let src = dir.path().join("s.safetensors");
+    let o = run_str(&[
+        "convert",
+        &td("cvm/single_f32.params"),
+        src.to_str().unwrap(),
+        "--rename",
+        &format!(".*={long}"),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let o = run_str(&["convert", src.to_str().unwrap(), p.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    for cmd in ["inspect", "stats"] {
+        let o = run_str(&[cmd, p.to_str().unwrap()]);
+        let text = String::from_utf8_lossy(&o.stdout);
+        for line in text.lines().skip(1) {
+            assert!(line.chars().count() <= 80, "{cmd}: {line}");
+        }
+        assert!(text.contains('…'), "{cmd}: {text}");
+    }
+    let o = run_str(&["stats", &td("cvm/two_entry.params")]);
+    let text = String::from_utf8_lossy(&o.stdout);
+    assert!(!text.contains("e0"), "no 1.000000e0: {text}");
+}
+
+#[test]
+fn nnabla_targets_never_get_names_nnabla_refuses() {
+    // a primitiv model with optimizer stats names `b` and `b/Adam.m2`: nnabla
+    // cannot load a parameter that is also the scope of another
+    let dir = tempfile::tempdir().unwrap();
+    for ext in ["protobuf", "nntxt", "h5", "nnp"] {
+        let out = dir.path().join(format!("m.{ext}"));
+        let o = run_str(&[
+            "convert",
+            &td("primitiv/model_nested_adam.data"),
+            out.to_str().unwrap(),
+        ]);
+        assert_eq!(o.status.code(), Some(1), "{ext}");
+        let e = stderr(&o);
+        assert!(e.contains("\"b\"") || e.contains("b/Adam"), "{ext}: {e}");
+        assert!(!out.exists(), "{ext}");
+        // leaving the stats out converts
+        let o = run_str(&[
+            "convert",
+            &td("primitiv/model_nested_adam.data"),
+            out.to_str().unwrap(),
+            "--exclude",
+            "*/Adam.*",
+        ]);
+        assert!(o.status.success(), "{ext}: {}", stderr(&o));
+    }
+}
