@@ -4,7 +4,6 @@ use std::fmt::Write;
 use std::path::Path;
 
 use mlformats::diff::{DiffReport, TensorDiff};
-use serde_json::{Value, json};
 
 /// The report as `diff` prints it.
 pub fn text(r: &DiffReport, a: &Path, b: &Path) -> String {
@@ -69,57 +68,4 @@ pub fn text(r: &DiffReport, a: &Path, b: &Path) -> String {
         r.format_b
     );
     text
-}
-
-/// The report as `diff --json` prints it: `equal`, the formats, names found
-/// in one file only, and one entry per tensor both have.
-pub fn json(r: &DiffReport) -> Value {
-    let float = mlformats::report::float_json;
-    let tensors: Vec<Value> = r
-        .tensors
-        .iter()
-        .map(|t| match t {
-            TensorDiff::Equal { name, dtypes } => {
-                json!({"name": name, "status": "equal", "dtypes": dtypes})
-            }
-            TensorDiff::Shape { name, a, b } => {
-                json!({"name": name, "status": "shape", "shape_a": a, "shape_b": b})
-            }
-            TensorDiff::Dtype { name, a, b } => {
-                json!({"name": name, "status": "dtype", "dtypes": [a, b]})
-            }
-            TensorDiff::Values {
-                name,
-                differing,
-                count,
-                max_abs,
-                max_rel,
-                at,
-                within,
-                dtypes,
-            } => json!({
-                "name": name,
-                "status": if *within { "within_tolerance" } else { "values" },
-                "differing": differing,
-                "count": count,
-                "max_abs": float(*max_abs),
-                "max_rel": float(*max_rel),
-                "index": at.as_ref().map(|(_, idx)| idx),
-                "dtypes": dtypes,
-            }),
-            TensorDiff::Bytes { name, first } => {
-                json!({"name": name, "status": "bytes", "first_byte": first})
-            }
-            _ => json!({}),
-        })
-        .collect();
-    json!({
-        "equal": r.is_equal(),
-        "differences": r.differences(),
-        "format_a": r.format_a,
-        "format_b": r.format_b,
-        "only_in_a": r.only_in_a,
-        "only_in_b": r.only_in_b,
-        "tensors": tensors,
-    })
 }

@@ -337,7 +337,7 @@ fn run(cli: Cli) -> Result<ExitCode, Failure> {
                 .map_err(anyhow::Error::new)
                 .at(&a)?;
             if json {
-                print(&json_text(&diff::json(&report)).at(&a)?);
+                print(&json_text(&report.to_json()).at(&a)?);
             } else {
                 print(diff::text(&report, &a, &b).as_bytes());
             }

@@ -259,3 +259,42 @@ fn nnabla_targets_never_get_names_nnabla_refuses() {
         assert!(o.status.success(), "{ext}: {}", stderr(&o));
     }
 }
+
+#[test]
+fn diff_and_validate_speak_json() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("c.safetensors");
+    let src = td("cvm/two_entry.params");
+    assert!(
+        run_str(&["convert", &src, out.to_str().unwrap()])
+            .status
+            .success()
+    );
+    let o = run_str(&["diff", &src, out.to_str().unwrap(), "--json"]);
+    assert!(o.status.success());
+    let j: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(j["equal"], true);
+    assert_eq!(j["format_a"], "cvm-params");
+    assert_eq!(j["format_b"], "safetensors");
+    assert_eq!(j["tensors"].as_array().unwrap().len(), 2);
+    assert!(
+        j["tensors"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|t| t["status"] == "equal")
+    );
+    let o = run_str(&["diff", &src, &td("cvm/single_f32.params"), "--json"]);
+    assert_eq!(o.status.code(), Some(1));
+    let j: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(j["equal"], false);
+    assert_eq!(j["only_in_a"], serde_json::json!(["w", "b"]));
+    let o = run_str(&["validate", &src, "--json"]);
+    assert!(o.status.success());
+    let j: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(
+        (j["valid"].clone(), j["tensors"].clone()),
+        (serde_json::json!(true), serde_json::json!(2))
+    );
+    assert_eq!(j["problems"], serde_json::json!([]));
+}

@@ -140,6 +140,68 @@ impl DiffReport {
     pub fn is_equal(&self) -> bool {
         self.differences() == 0
     }
+
+    /// The report as JSON (what `diff --json` prints and Python's
+    /// `mlformats.diff` returns): `equal`, `differences`, the formats, the
+    /// names found in one file only, and per tensor its `name`, `status`
+    /// (`equal`, `shape`, `values`, `bytes`, `dtype`), `different` and the
+    /// fields of that status.
+    pub fn to_json(&self) -> serde_json::Value {
+        use serde_json::json;
+        let float = crate::report::float_json;
+        let tensors: Vec<serde_json::Value> = self
+            .tensors
+            .iter()
+            .map(|t| {
+                let mut v = match t {
+                    TensorDiff::Equal { name, dtypes } => {
+                        json!({"name": name, "status": "equal", "dtypes": dtypes})
+                    }
+                    TensorDiff::Shape { name, a, b } => {
+                        json!({"name": name, "status": "shape", "shape_a": a, "shape_b": b})
+                    }
+                    TensorDiff::Dtype { name, a, b } => {
+                        json!({"name": name, "status": "dtype", "dtypes": [a, b]})
+                    }
+                    TensorDiff::Values {
+                        name,
+                        differing,
+                        count,
+                        max_abs,
+                        max_rel,
+                        at,
+                        within,
+                        dtypes,
+                    } => json!({
+                        "name": name,
+                        "status": "values",
+                        "differing": differing,
+                        "count": count,
+                        "max_abs": float(*max_abs),
+                        "max_rel": float(*max_rel),
+                        "index": at.as_ref().map(|(i, _)| i),
+                        "at": at.as_ref().map(|(_, idx)| idx),
+                        "within_tolerance": within,
+                        "dtypes": dtypes,
+                    }),
+                    TensorDiff::Bytes { name, first } => {
+                        json!({"name": name, "status": "bytes", "first_byte": first})
+                    }
+                };
+                v["different"] = json!(t.is_difference());
+                v
+            })
+            .collect();
+        json!({
+            "equal": self.is_equal(),
+            "differences": self.differences(),
+            "format_a": self.format_a,
+            "format_b": self.format_b,
+            "only_in_a": self.only_in_a,
+            "only_in_b": self.only_in_b,
+            "tensors": tensors,
+        })
+    }
 }
 
 fn row_major(t: &Tensor<'static>) -> Result<Tensor<'static>> {

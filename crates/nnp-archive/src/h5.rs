@@ -258,6 +258,18 @@ pub fn from_map_range(
     range: Range<usize>,
     opts: &ReadOptions,
 ) -> Result<Vec<Parameter<'static>>> {
+    let (file, base, len) = open_range(map, range)?;
+    let raw = read_core(&file, len, &opts.limits)?;
+    finish(raw, |r| {
+        Bytes::Mapped(Arc::clone(map), base + r.start..base + r.end)
+    })
+}
+
+/// The HDF5 file at `range` of a map, with where it starts and its length.
+fn open_range(
+    map: &Arc<MappedFile>,
+    range: Range<usize>,
+) -> Result<(hdf5_pure::File, usize, usize)> {
     if range.end > map.len() || range.start > range.end {
         return Err(Error::Hdf5 {
             context: "open".into(),
@@ -265,17 +277,13 @@ pub fn from_map_range(
         });
     }
     check_superblock(&map[range.clone()])?;
-    let len = range.len();
-    let base = range.start;
+    let (base, len) = (range.start, range.len());
     let src = MapSource {
         map: Arc::clone(map),
         range,
     };
     let file = hdf5_pure::File::from_source(src).map_err(|e| h5err("open", e))?;
-    let raw = read_core(&file, len, &opts.limits)?;
-    finish(raw, |r| {
-        Bytes::Mapped(Arc::clone(map), base + r.start..base + r.end)
-    })
+    Ok((file, base, len))
 }
 
 /// Memory-maps the `.h5` file at `path` and reads every parameter without
@@ -323,20 +331,7 @@ pub fn solver_state_from_map_range(
     range: Range<usize>,
     opts: &ReadOptions,
 ) -> Result<SolverState<'static>> {
-    if range.end > map.len() || range.start > range.end {
-        return Err(Error::Hdf5 {
-            context: "open".into(),
-            message: format!("range {range:?} is outside the {}-byte input", map.len()),
-        });
-    }
-    check_superblock(&map[range.clone()])?;
-    let len = range.len();
-    let base = range.start;
-    let src = MapSource {
-        map: Arc::clone(map),
-        range,
-    };
-    let file = hdf5_pure::File::from_source(src).map_err(|e| h5err("open", e))?;
+    let (file, base, len) = open_range(map, range)?;
     let mut raw = read_core(&file, len, &opts.limits)?;
     if let Some(r) = raw.iter().find(|r| r.need_grad.is_some()) {
         return Err(Error::BadData {

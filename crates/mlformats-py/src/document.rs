@@ -1,0 +1,340 @@
+//! `mlformats.Document`: an opened file, lazy and context-managed.
+
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex, MutexGuard};
+
+use mlformats::Document;
+use pyo3::exceptions::{PyKeyError, PyTypeError, PyValueError};
+use pyo3::prelude::*;
+use pyo3::types::{PyDict, PyList, PyString, PyTuple};
+
+use crate::array::{self, Hold, Mode};
+use crate::pyobj;
+
+/// A model or parameter file of any supported format, opened (memory-mapped):
+/// tensors are read only when asked for, as read-only numpy arrays sharing
+/// the map where the data allows.
+///
+/// Get one with ``mlformats.open(path)``; use it as a context manager or
+/// call ``close()``. Closing drops the document's own hold on the file;
+/// arrays already handed out keep the bytes they look at (their ``base``)
+/// until they are gone.
+///
+/// >>> import mlformats
+/// >>> with mlformats.open("testdata/cvm/two_entry.params") as f:
+/// ...     print(f.format, f.keys())
+/// ...     b = f.get_tensor("b")
+/// cvm-params ['w', 'b']
+/// >>> int(b), b.flags.writeable
+/// (258, False)
+#[pyclass(frozen, module = "mlformats", name = "Document")]
+pub(crate) struct PyDocument {
+    doc: Mutex<Option<Arc<Document>>>,
+    path: Option<PathBuf>,
+    format: &'static str,
+    mode: Mode,
+}
+
+impl PyDocument {
+    pub(crate) fn new(doc: Document, mode: Mode) -> Self {
+        PyDocument {
+            mode,
+            path: doc.path().map(PathBuf::from),
+            format: doc.format().name(),
+            doc: Mutex::new(Some(Arc::new(doc))),
+        }
+    }
+
+    fn lock(&self) -> MutexGuard<'_, Option<Arc<Document>>> {
+        self.doc.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// The document, or ValueError once closed.
+    fn get(&self) -> PyResult<Arc<Document>> {
+        self.lock()
+            .clone()
+            .ok_or_else(|| PyValueError::new_err("I/O operation on a closed mlformats.Document"))
+    }
+}
+
+fn missing(name: &str) -> PyErr {
+    PyKeyError::new_err(name.to_string())
+}
+
+#[pymethods]
+impl PyDocument {
+    /// The format's contract name: ``cvm-params``, ``primitiv``,
+    /// ``nnabla-nnp``, ``nnabla-nntxt``, ``nnabla-protobuf``, ``nnabla-h5``,
+    /// ``tennis-module``, ``safetensors`` or ``npz``.
+    #[getter]
+    fn format(&self) -> &'static str {
+        self.format
+    }
+
+    /// The path the file was opened from.
+    #[getter]
+    fn path(&self) -> Option<String> {
+        self.path.as_ref().map(|p| p.display().to_string())
+    }
+
+    /// primitiv's data type (``shape``, ``tensor``, ``parameter``, ``model``,
+    /// ``optimizer``); None for other formats.
+    #[getter]
+    fn kind(&self) -> PyResult<Option<&'static str>> {
+        Ok(self.get()?.kind())
+    }
+
+    /// The file's size in bytes.
+    #[getter]
+    fn file_size(&self) -> PyResult<u64> {
+        Ok(self.get()?.file_size())
+    }
+
+    /// True once ``close()`` was called (or the ``with`` block ended).
+    #[getter]
+    fn closed(&self) -> bool {
+        self.lock().is_none()
+    }
+
+    /// The tensor names, in stored order (unique: a name a TenniS module
+    /// repeats gets ``#2``, ``#3``, ...).
+    fn keys(&self) -> PyResult<Vec<String>> {
+        Ok(self.get()?.names().map(String::from).collect())
+    }
+
+    fn __len__(&self) -> PyResult<usize> {
+        Ok(self.get()?.len())
+    }
+
+    fn __contains__(&self, name: &Bound<'_, PyAny>) -> PyResult<bool> {
+        let doc = self.get()?;
+        Ok(match name.cast::<PyString>() {
+            Ok(s) => doc.tensor(&s.to_cow()?).is_some(),
+            Err(_) => false,
+        })
+    }
+
+    fn __iter__<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        PyList::new(py, self.keys()?)?
+            .try_iter()
+            .map(Bound::into_any)
+    }
+
+    fn __getitem__<'py>(&self, py: Python<'py>, name: &str) -> PyResult<Bound<'py, PyAny>> {
+        self.get_tensor(py, name)
+    }
+
+    /// File-level fields as a dict: primitiv ``shape`` and optimizer
+    /// configs, NNabla ``solver_states``, safetensors ``metadata`` (its
+    /// ``__metadata__``).
+    #[getter]
+    fn metadata<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        pyobj::json_map(py, self.get()?.metadata())
+    }
+
+    /// The networks of NNabla files and TenniS modules as plain Python
+    /// objects, or None for formats without one::
+    ///
+    ///     {"graphs": [{"name", "batch_size", "inputs", "outputs",
+    ///                  "values": [{"name", "kind", "shape", "tensor"}],
+    ///                  "nodes": [{"op", "name", "inputs", "outputs",
+    ///                             "attributes": {name: value}}]}],
+    ///      "executors": [{"name", "network", "data", "outputs"}],
+    ///      "optimizers": [...], "datasets": [...], "monitors": [...]}
+    ///
+    /// Attribute values are ints, floats, bools, strings, lists of those,
+    /// dicts (nested messages), or ``TensorRef`` naming a tensor.
+    #[getter]
+    fn graph<'py>(&self, py: Python<'py>) -> PyResult<Option<Bound<'py, PyDict>>> {
+        let doc = self.get()?;
+        doc.graph().map(|g| pyobj::model_graph(py, g)).transpose()
+    }
+
+    /// Every tensor as the file stores it, in the ``inspect`` contract's
+    /// terms: dicts with ``name`` (the contract's, not always unique),
+    /// ``key`` (the unique name ``get_tensor`` takes), ``shape`` (as the
+    /// file states it) and the format's own fields (primitiv ``order``,
+    /// NNabla ``need_grad``, ...).
+    #[getter]
+    fn stored<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
+        let doc = self.get()?;
+        let out = PyList::empty(py);
+        for s in doc.stored() {
+            let d = PyDict::new(py);
+            d.set_item("name", &s.name)?;
+            d.set_item("key", &s.key)?;
+            d.set_item("shape", &s.shape)?;
+            for (k, v) in &s.extras {
+                d.set_item(k, pyobj::json(py, v)?)?;
+            }
+            out.append(d)?;
+        }
+        Ok(out)
+    }
+
+    /// NNabla's ``need_grad`` of the tensor ``name`` (None where the format
+    /// has none).
+    fn need_grad(&self, name: &str) -> PyResult<Option<bool>> {
+        let doc = self.get()?;
+        if doc.tensor(name).is_none() {
+            return Err(missing(name));
+        }
+        Ok(doc.need_grad(name))
+    }
+
+    /// The tensor ``name`` as a read-only numpy array, reading nothing else.
+    ///
+    /// Zero-copy (``arr.flags.owndata`` is False, ``arr.base`` a
+    /// ``TensorBuffer``) when the bytes are aligned for the dtype; otherwise
+    /// an aligned copy (or an unaligned view, opened with
+    /// ``copy_unaligned=False``). primitiv's column-major tensors are
+    /// Fortran-ordered arrays. Raises KeyError for an unknown name.
+    fn get_tensor<'py>(&self, py: Python<'py>, name: &str) -> PyResult<Bound<'py, PyAny>> {
+        let doc = self.get()?;
+        let t = doc.tensor(name).ok_or_else(|| missing(name))?;
+        array::to_numpy(py, name, t, Hold::of(t, &doc), self.mode)
+    }
+
+    /// A lazy slice of the tensor ``name``: index it (``f.get_slice(n)[2:4]``,
+    /// ``[..., 0]``) to read only that part. Nothing is read until then.
+    fn get_slice<'py>(&self, py: Python<'py>, name: &str) -> PyResult<TensorSlice> {
+        let doc = self.get()?;
+        let t = doc.tensor(name).ok_or_else(|| missing(name))?;
+        let view = array::to_numpy(py, name, t, Hold::of(t, &doc), Mode::View)?;
+        Ok(TensorSlice {
+            view: view.unbind(),
+            name: name.to_string(),
+            dtype: t.dtype().name(),
+            dims: t.dims().to_vec(),
+        })
+    }
+
+    /// The ``inspect --json`` document (schema 1) of this file as a dict;
+    /// hashes and sums every tensor, so reads them all.
+    fn inspect<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        let doc = self.get()?;
+        let path = self.path.clone();
+        let v = crate::error::run(py, path.as_deref(), move || Ok(doc.inspect_json()))?;
+        pyobj::json(py, &v)
+    }
+
+    /// Drops the document's hold on the file. Arrays handed out stay valid
+    /// (each keeps the bytes it uses); other methods raise ValueError.
+    fn close(&self) {
+        let doc = self.lock().take();
+        drop(doc);
+    }
+
+    fn __enter__(slf: Bound<'_, Self>) -> Bound<'_, Self> {
+        slf
+    }
+
+    #[pyo3(signature = (*_args))]
+    fn __exit__(&self, _args: &Bound<'_, PyTuple>) -> bool {
+        self.close();
+        false
+    }
+
+    fn __repr__(&self) -> String {
+        let path = self
+            .path
+            .as_ref()
+            .map(|p| format!(" {:?}", p.display().to_string()))
+            .unwrap_or_default();
+        match &*self.lock() {
+            Some(d) => format!(
+                "<mlformats.Document{path} ({}, {} tensors)>",
+                self.format,
+                d.len()
+            ),
+            None => format!("<mlformats.Document{path} ({}, closed)>", self.format),
+        }
+    }
+}
+
+/// One tensor of a document, not read yet: index it with numpy's basic
+/// indexing to read only the part selected.
+///
+/// >>> with mlformats.open("big.params") as f:
+/// ...     s = f.get_slice("embedding")
+/// ...     rows = s[100:104]            # reads these 4 rows, nothing else
+/// ...     print(s.shape, s.dtype, rows.shape)
+/// (50000, 512) f32 (4, 512)
+#[pyclass(frozen, module = "mlformats", name = "TensorSlice")]
+pub(crate) struct TensorSlice {
+    /// A read-only view of the whole tensor (possibly unaligned).
+    view: Py<PyAny>,
+    name: String,
+    dtype: &'static str,
+    dims: Vec<usize>,
+}
+
+impl TensorSlice {
+    /// `r` as an aligned array when it is an unaligned view.
+    fn aligned<'py>(r: Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
+        match r.getattr("flags") {
+            Ok(flags) if !flags.getattr("aligned")?.is_truthy()? => r.call_method0("copy"),
+            _ => Ok(r),
+        }
+    }
+}
+
+#[pymethods]
+impl TensorSlice {
+    /// The tensor's shape.
+    #[getter]
+    fn shape<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyTuple>> {
+        PyTuple::new(py, &self.dims)
+    }
+
+    /// The tensor's dtype, as the ``inspect`` contract names it (``f32``,
+    /// ``bf16``, ``i64``, ...).
+    #[getter]
+    fn dtype(&self) -> &'static str {
+        self.dtype
+    }
+
+    /// The tensor's name.
+    #[getter]
+    fn name(&self) -> &str {
+        &self.name
+    }
+
+    fn __len__(&self) -> PyResult<usize> {
+        self.dims
+            .first()
+            .copied()
+            .ok_or_else(|| PyTypeError::new_err("len() of a 0-d tensor"))
+    }
+
+    fn __getitem__<'py>(
+        &self,
+        py: Python<'py>,
+        key: &Bound<'py, PyAny>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        Self::aligned(self.view.bind(py).get_item(key)?)
+    }
+
+    #[pyo3(signature = (dtype=None, copy=None))]
+    fn __array__<'py>(
+        &self,
+        py: Python<'py>,
+        dtype: Option<&Bound<'py, PyAny>>,
+        copy: Option<bool>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let mut a = Self::aligned(self.view.bind(py).clone())?;
+        if let Some(dt) = dtype {
+            a = a.call_method1("astype", (dt,))?;
+        } else if copy == Some(true) {
+            a = a.call_method0("copy")?;
+        }
+        Ok(a)
+    }
+
+    fn __repr__(&self) -> String {
+        format!(
+            "<mlformats.TensorSlice {:?} {} {:?}>",
+            self.name, self.dtype, self.dims
+        )
+    }
+}

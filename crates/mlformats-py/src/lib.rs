@@ -1,0 +1,364 @@
+//! `mlformats._native`: the Python binding of the `mlformats` library.
+//!
+//! Every format operation is the library's (`mlformats::open`, `save_with`,
+//! `convert_document`, `diff_documents`, `validate`, `Document::inspect_json`);
+//! this crate only turns tensors into numpy arrays (views of the memory map
+//! where possible), numpy arrays into borrowed tensors, and library values
+//! into Python objects.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+
+use mlformats::diff::DiffOptions;
+use mlformats::{ConvertOptions, Document, Format, SaveOptions};
+use pyo3::exceptions::{PyKeyError, PyValueError};
+use pyo3::prelude::*;
+use pyo3::types::{PyDict, PyString};
+
+mod array;
+mod document;
+mod error;
+mod pyobj;
+
+use array::{Input, Mode, TensorBuffer};
+use document::{PyDocument, TensorSlice};
+use error::{FormatError, run, run_attached};
+use pyobj::TensorRef;
+
+fn open_document(py: Python<'_>, path: &Path, format: Option<Format>) -> PyResult<Document> {
+    let p = path.to_path_buf();
+    run(py, Some(path), move || match format {
+        Some(f) => Document::open_as(&p, f),
+        None => Document::open(&p),
+    })
+}
+
+fn format_arg(name: Option<&str>) -> PyResult<Option<Format>> {
+    name.map(|n| {
+        Format::from_name(n).ok_or_else(|| {
+            PyValueError::new_err(format!(
+                "unknown format {n:?}; one of: {}",
+                Format::names().join(", ")
+            ))
+        })
+    })
+    .transpose()
+}
+
+/// One glob or a list of globs.
+fn globs(v: Option<&Bound<'_, PyAny>>) -> PyResult<Vec<String>> {
+    match v {
+        None => Ok(Vec::new()),
+        Some(v) if v.is_none() => Ok(Vec::new()),
+        Some(v) => match v.cast::<PyString>() {
+            Ok(s) => Ok(vec![s.to_cow()?.into_owned()]),
+            Err(_) => v.extract(),
+        },
+    }
+}
+
+/// Opens a file of any supported format (detected from its first bytes and
+/// name), memory-mapped, and returns a lazy ``Document``: nothing but the
+/// file's index is read until a tensor is asked for.
+///
+/// ``format`` reads the file as that format instead of detecting it (a
+/// contract name such as ``"nnabla-h5"`` or an alias such as ``"h5"``).
+/// ``copy_unaligned=False`` makes ``get_tensor`` return views even of data
+/// that is not aligned for its dtype (see ``load``).
+///
+/// >>> with mlformats.open("testdata/nnabla/mlp.nnp") as f:
+/// ...     w = f.get_tensor(f.keys()[0])      # reads this tensor only
+///
+/// Raises ``FileNotFoundError`` (and other ``OSError``) for the file system,
+/// ``FormatError`` for a file that is not valid.
+#[pyfunction]
+#[pyo3(signature = (path, format=None, *, copy_unaligned=true))]
+fn open(
+    py: Python<'_>,
+    path: PathBuf,
+    format: Option<&str>,
+    copy_unaligned: bool,
+) -> PyResult<PyDocument> {
+    let format = format_arg(format)?;
+    Ok(PyDocument::new(
+        open_document(py, &path, format)?,
+        mode(copy_unaligned),
+    ))
+}
+
+fn mode(copy_unaligned: bool) -> Mode {
+    if copy_unaligned {
+        Mode::Array
+    } else {
+        Mode::View
+    }
+}
+
+/// Reads the tensors of a file of any supported format as a dict of
+/// read-only numpy arrays, in stored order (or in the order of ``names``,
+/// which selects the tensors to read; an unknown name raises KeyError).
+///
+/// Arrays share the file's memory map when their data is aligned for the
+/// dtype (``arr.flags.owndata`` is False; ``arr.base`` keeps the map open);
+/// others are aligned copies, unless ``copy_unaligned=False``: then they are
+/// unaligned views (``arr.flags.aligned`` False), which numpy handles, more
+/// slowly. primitiv's column-major tensors are Fortran-ordered.
+///
+/// >>> import mlformats
+/// >>> t = mlformats.load("testdata/cvm/two_entry.params")
+/// >>> sorted(t), t["b"].dtype
+/// (['b', 'w'], dtype('int32'))
+#[pyfunction]
+#[pyo3(signature = (path, names=None, *, copy_unaligned=true))]
+fn load<'py>(
+    py: Python<'py>,
+    path: PathBuf,
+    names: Option<Vec<String>>,
+    copy_unaligned: bool,
+) -> PyResult<Bound<'py, PyDict>> {
+    let doc = open_document(py, &path, None)?;
+    let mut tensors: Vec<(String, mlformats::Tensor<'static>)> =
+        doc.into_tensor_map().into_iter().collect();
+    if let Some(names) = names {
+        let mut by_name: HashMap<String, mlformats::Tensor<'static>> =
+            tensors.into_iter().collect();
+        let missing: Vec<&String> = names.iter().filter(|n| !by_name.contains_key(*n)).collect();
+        if !missing.is_empty() {
+            return Err(PyKeyError::new_err(format!(
+                "{}: no tensor named {}",
+                path.display(),
+                missing
+                    .iter()
+                    .map(|n| format!("{n:?}"))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            )));
+        }
+        tensors = Vec::with_capacity(names.len());
+        for n in names {
+            if let Some(t) = by_name.remove(&n) {
+                tensors.push((n, t));
+            }
+        }
+    }
+    let out = PyDict::new(py);
+    for (name, t) in tensors {
+        // each array owns its tensor: a mapped tensor shares the map (kept
+        // open by the array's base), a decoded one hands over its buffer
+        let arr = array::into_numpy(py, &name, t, mode(copy_unaligned))?;
+        out.set_item(name, arr)?;
+    }
+    Ok(out)
+}
+
+/// Saves named tensors (a dict of name to numpy array, or anything
+/// ``numpy.asarray`` takes) as a new file, replaced atomically.
+///
+/// ``format`` (a contract name or alias: ``safetensors``, ``npz``,
+/// ``params``, ``primitiv``/``data``, ``nntxt``, ``protobuf``, ``nnp``,
+/// ``h5``, ``tsm``) defaults to the one the extension names. ``need_grad``
+/// sets NNabla's flag per name (default True); ``metadata`` (str to str) goes
+/// where the format stores string metadata (safetensors' ``__metadata__``).
+/// ``keep_order`` keeps Fortran-ordered arrays in Fortran order in npz.
+///
+/// C-contiguous arrays are written as they are, Fortran-ordered ones as
+/// column-major (primitiv takes them without a transpose), others are first
+/// made C-contiguous. A TenniS module stores each tensor as a constant node:
+/// it reads back as ``<name>/value``.
+///
+/// >>> import numpy as np, mlformats
+/// >>> mlformats.save("w.safetensors", {"fc/W": np.ones((2, 3), np.float32)})
+/// >>> mlformats.save("w.h5", {"fc/W": np.ones((2, 3), np.float32)},
+/// ...                need_grad={"fc/W": False})
+#[pyfunction]
+#[pyo3(signature = (path, tensors, format=None, *, need_grad=None, metadata=None, keep_order=false))]
+fn save(
+    py: Python<'_>,
+    path: PathBuf,
+    tensors: &Bound<'_, PyAny>,
+    format: Option<&str>,
+    need_grad: Option<HashMap<String, bool>>,
+    metadata: Option<&Bound<'_, PyDict>>,
+    keep_order: bool,
+) -> PyResult<()> {
+    let np = py.import("numpy")?;
+    let pairs = if tensors.hasattr("items")? {
+        tensors.call_method0("items")?
+    } else {
+        tensors.clone()
+    };
+    let mut inputs = Vec::new();
+    for item in pairs.try_iter()? {
+        let (name, value): (String, Bound<'_, PyAny>) = item?.extract()?;
+        let input = Input::new(&np, &name, &value)?;
+        inputs.push((name, input));
+    }
+    let mut opts = SaveOptions::new();
+    if let Some(f) = format_arg(format)? {
+        opts = opts.format(f);
+    }
+    for (k, v) in need_grad.unwrap_or_default() {
+        opts = opts.need_grad(k, v);
+    }
+    if let Some(m) = metadata {
+        for (k, v) in m.iter() {
+            opts = opts.metadata(k.extract::<String>()?, v.extract::<String>()?);
+        }
+    }
+    opts.keep_order = keep_order;
+    // The tensors borrow numpy memory: the interpreter stays attached so no
+    // Python code can change or free it while the library writes.
+    run_attached(Some(&path), || {
+        let mut list = Vec::with_capacity(inputs.len());
+        for (name, input) in &inputs {
+            list.push((
+                name.as_str(),
+                input.tensor().map_err(|e| e.in_tensor(name))?,
+            ));
+        }
+        mlformats::save_with(&path, list.iter().map(|(n, t)| (*n, t)), &opts)
+    })
+}
+
+/// Converts the file ``src`` into ``dst`` (replaced atomically), the format
+/// from ``to`` or ``dst``'s extension; returns what was done as a dict
+/// (``from``, ``to``, ``tensors``, ``whole_model``).
+///
+/// To the input's own format the whole file is re-encoded; between NNabla's
+/// encodings the whole model is kept; otherwise tensors are copied,
+/// selected by ``only`` / ``exclude`` (a glob or a list of globs), float
+/// tensors cast to ``dtype`` (``"f16"``, ``"bf16"``, ``"f32"``, ``"f64"`` or a
+/// numpy dtype), and column-major data kept as it is for npz with
+/// ``keep_order``. ``from_`` reads ``src`` as that format instead of
+/// detecting it.
+///
+/// >>> mlformats.convert("testdata/nnabla/mlp.nnp", "mlp.safetensors", only="*W*", dtype="f16")
+/// {'from': 'nnabla-nnp', 'to': 'safetensors', 'tensors': 2, 'whole_model': False}
+#[pyfunction]
+#[pyo3(signature = (src, dst, *, to=None, from_=None, only=None, exclude=None, dtype=None, keep_order=false))]
+#[allow(clippy::too_many_arguments)]
+fn convert<'py>(
+    py: Python<'py>,
+    src: PathBuf,
+    dst: PathBuf,
+    to: Option<&str>,
+    from_: Option<&str>,
+    only: Option<&Bound<'py, PyAny>>,
+    exclude: Option<&Bound<'py, PyAny>>,
+    dtype: Option<&Bound<'py, PyAny>>,
+    keep_order: bool,
+) -> PyResult<Bound<'py, PyDict>> {
+    let mut opts = ConvertOptions::new().keep_order(keep_order);
+    if let Some(f) = format_arg(to)? {
+        opts = opts.to(f);
+    }
+    for g in globs(only)? {
+        opts = opts.only(g);
+    }
+    for g in globs(exclude)? {
+        opts = opts.exclude(g);
+    }
+    if let Some(d) = dtype.filter(|d| !d.is_none()) {
+        opts = opts.dtype(array::dtype_arg(&py.import("numpy")?, d)?);
+    }
+    let doc = open_document(py, &src, format_arg(from_)?)?;
+    let out = dst.clone();
+    let s = run(py, Some(&dst), move || {
+        mlformats::convert_document(&doc, &out, &opts)
+    })?;
+    let d = PyDict::new(py);
+    d.set_item("from", s.from.name())?;
+    d.set_item("to", s.to.name())?;
+    d.set_item("tensors", s.tensors)?;
+    d.set_item("whole_model", s.whole_model)?;
+    Ok(d)
+}
+
+/// The ``mlformats inspect --json`` document (schema 1 of
+/// docs/INSPECT_JSON.md) of a file as a dict: format, kind, file size,
+/// tensors (name, dtype, stored shape, sha256 of the stored bytes, sum and
+/// the format's own fields), graph summary, metadata.
+///
+/// >>> mlformats.inspect("testdata/cvm/two_entry.params")["tensors"][1]["name"]
+/// 'b'
+#[pyfunction]
+fn inspect<'py>(py: Python<'py>, path: PathBuf) -> PyResult<Bound<'py, PyAny>> {
+    let doc = open_document(py, &path, None)?;
+    let v = run(py, Some(&path), move || Ok(doc.inspect_json()))?;
+    pyobj::json(py, &v)
+}
+
+/// Compares the tensors of two files of any formats (column-major data in
+/// row-major order) and returns a dict: ``equal``, ``differences``,
+/// ``format_a``, ``format_b``, ``only_in_a``, ``only_in_b`` and per common
+/// tensor a dict with ``name``, ``status`` (``equal``, ``values``,
+/// ``shape``, ``bytes``, ``dtype``), ``different`` and the details (for
+/// ``values``: ``differing``, ``count``, ``max_abs``, ``max_rel``, ``index``,
+/// ``at``, ``within_tolerance``).
+///
+/// Values within ``tolerance`` (absolute) or ``rtol`` (relative, when not
+/// 0) count as equal; ``strict_dtype`` counts a dtype change as a difference.
+///
+/// >>> d = mlformats.diff("testdata/nnabla/mlp.nnp", "mlp.safetensors", tolerance=1e-2)
+/// >>> d["only_in_a"], [t["status"] for t in d["tensors"]]
+/// (['fc1/affine/b', 'fc2/affine/b'], ['values', 'values'])
+#[pyfunction]
+#[pyo3(signature = (a, b, tolerance=0.0, rtol=0.0, *, strict_dtype=false))]
+fn diff<'py>(
+    py: Python<'py>,
+    a: PathBuf,
+    b: PathBuf,
+    tolerance: f64,
+    rtol: f64,
+    strict_dtype: bool,
+) -> PyResult<Bound<'py, PyAny>> {
+    let da = open_document(py, &a, None)?;
+    let db = open_document(py, &b, None)?;
+    let opts = DiffOptions::new()
+        .tolerance(tolerance)
+        .rtol(rtol)
+        .strict_dtype(strict_dtype);
+    let r = run(py, None, move || {
+        mlformats::diff::diff_documents(&da, &db, &opts)
+    })?;
+    pyobj::diff_report(py, &r)
+}
+
+/// Checks a file: it must open, and its data must hold no name stored
+/// twice, no empty name, no NaN or infinite value. Returns the problems
+/// found, one sentence each (an empty list for a valid file); a file that
+/// does not open raises as ``open`` does.
+#[pyfunction]
+fn validate(py: Python<'_>, path: PathBuf) -> PyResult<Vec<String>> {
+    let doc = open_document(py, &path, None)?;
+    let v = run(py, Some(&path), move || {
+        Ok(mlformats::validate(&doc, &|_| {}))
+    })?;
+    Ok(v.problems)
+}
+
+/// Read and write primitiv, NNabla, TenniS and TVM/CVM model files (and
+/// .safetensors and .npz) as zero-copy numpy arrays: the Rust library
+/// ``mlformats``, from Python.
+#[pymodule]
+fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    let py = m.py();
+    m.add("__version__", env!("CARGO_PKG_VERSION"))?;
+    m.add("FormatError", py.get_type::<FormatError>())?;
+    m.add_class::<PyDocument>()?;
+    m.add_class::<TensorSlice>()?;
+    m.add_class::<TensorBuffer>()?;
+    m.add_class::<TensorRef>()?;
+    m.add_function(wrap_pyfunction!(open, m)?)?;
+    m.add_function(wrap_pyfunction!(load, m)?)?;
+    m.add_function(wrap_pyfunction!(save, m)?)?;
+    m.add_function(wrap_pyfunction!(convert, m)?)?;
+    m.add_function(wrap_pyfunction!(inspect, m)?)?;
+    m.add_function(wrap_pyfunction!(diff, m)?)?;
+    m.add_function(wrap_pyfunction!(validate, m)?)?;
+    m.add(
+        "FORMATS",
+        Format::ALL.iter().map(|f| f.name()).collect::<Vec<_>>(),
+    )?;
+    Ok(())
+}

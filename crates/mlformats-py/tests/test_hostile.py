@@ -1,0 +1,169 @@
+"""Truncated, corrupted and garbage files raise FormatError (or read
+cleanly) and never crash the interpreter."""
+
+import json
+import random
+
+import numpy as np
+import pytest
+
+import mlformats
+from conftest import GOLDENS, TESTDATA, golden_params
+
+# formats whose every truncation is invalid
+STRICT = {".params", ".data", ".h5", ".nnp", ".tsm"}
+# an empty protobuf message (text or binary) is an empty file
+EMPTY_OK = {".nntxt", ".protobuf"}
+
+
+def read_all(path):
+    """Everything a user can ask of a file: every tensor, the graph, the
+    metadata, the inspect document (which reads and hashes all data)."""
+    with mlformats.open(path) as f:
+        for name in f.keys():
+            try:
+                f.get_tensor(name)
+            except ImportError:  # a dtype that needs ml_dtypes
+                pass
+        f.graph, f.metadata, f.stored
+    mlformats.inspect(path)
+    mlformats.validate(path)
+
+
+def outcome(path):
+    """'ok' or 'refused'; any other exception fails the test."""
+    try:
+        read_all(path)
+        return "ok"
+    except mlformats.FormatError as e:
+        assert str(e).startswith(str(path)), e
+        assert "internal error" not in str(e), e
+        return "refused"
+
+
+@golden_params()
+def test_truncated_files_are_refused(tmp, path, expected):
+    data = path.read_bytes()
+    for cut in sorted({0, 1, 7, len(data) // 3, len(data) // 2, len(data) - 1}):
+        if cut >= len(data):
+            continue
+        p = tmp / f"cut{path.suffix}"
+        p.write_bytes(data[:cut])
+        got = outcome(p)
+        if path.suffix in STRICT or (cut == 0 and path.suffix not in EMPTY_OK):
+            assert got == "refused", (cut, len(data))
+
+
+@golden_params()
+def test_corrupted_files_never_crash(tmp, path, expected):
+    data = bytearray(path.read_bytes())
+    if not data:
+        return
+    rng = random.Random(path.name)
+    p = tmp / f"bad{path.suffix}"
+    for _ in range(24):
+        bad = bytearray(data)
+        for _ in range(rng.randint(1, 4)):
+            i = rng.randrange(len(bad))
+            bad[i] = rng.choice([0, 0xFF, 0x7F, 0x80, rng.randrange(256)])
+        p.write_bytes(bytes(bad))
+        outcome(p)
+
+
+@pytest.mark.parametrize("ext", ["params", "data", "nntxt", "protobuf", "nnp", "h5", "tsm", "safetensors", "npz", "bin"])
+def test_garbage_is_refused(tmp, ext):
+    rng = random.Random(ext)
+    for n in [1, 8, 64, 1000, 70000]:
+        p = tmp / f"garbage.{ext}"
+        p.write_bytes(bytes(rng.randrange(256) for _ in range(n)))
+        assert outcome(p) == "refused", n
+        with pytest.raises(mlformats.FormatError):
+            mlformats.load(p)
+
+
+def test_hostile_headers_that_claim_huge_sizes(tmp):
+    # a safetensors header length far past the file, and one whose tensor
+    # claims more bytes than exist
+    p = tmp / "h.safetensors"
+    p.write_bytes((2**62).to_bytes(8, "little") + b"{}")
+    assert outcome(p) == "refused"
+    header = json.dumps({"x": {"dtype": "F32", "shape": [2**40, 2**40], "data_offsets": [0, 16]}}).encode()
+    p.write_bytes(len(header).to_bytes(8, "little") + header + b"\0" * 16)
+    assert outcome(p) == "refused"
+    # a .params entry count in the billions
+    good = (TESTDATA / "cvm" / "two_entry.params").read_bytes()
+    p = tmp / "h.params"
+    p.write_bytes(good[:16] + (2**60).to_bytes(8, "little") + good[24:])
+    assert outcome(p) == "refused"
+
+
+def rejected_cases():
+    cases = []
+    for pattern in ["tennis/edge/bad_*.tsm", "primitiv/reader_cases/bad_*.data"]:
+        for f in sorted(TESTDATA.glob(pattern)):
+            exp = f.with_name(f.stem + ".expected.json")
+            if exp.exists() and json.loads(exp.read_text()).get("reject"):
+                cases.append(f)
+    assert len(cases) >= 20
+    return cases
+
+
+@pytest.mark.parametrize("path", rejected_cases(), ids=lambda p: p.name)
+def test_files_the_real_libraries_reject_are_refused(path):
+    with pytest.raises(mlformats.FormatError) as e:
+        mlformats.load(path)
+    assert str(e.value).startswith(str(path))
+
+
+def test_fuzz_regressions_never_crash():
+    files = [f for f in sorted((TESTDATA / "fuzz-regressions").rglob("*")) if f.is_file()]
+    assert files
+    for f in files:
+        outcome(f)
+
+
+def test_error_types(tmp):
+    with pytest.raises(FileNotFoundError) as e:
+        mlformats.open(tmp / "missing.params")
+    assert e.value.errno == 2 and e.value.filename == str(tmp / "missing.params")
+    with pytest.raises(FileNotFoundError):
+        mlformats.load(tmp / "missing.params")
+    with pytest.raises(IsADirectoryError):
+        mlformats.open(tmp)
+    p = tmp / "empty.params"
+    p.write_bytes(b"")
+    with pytest.raises(mlformats.FormatError, match="is empty"):
+        mlformats.open(p)
+    p.write_bytes(b"hello world")
+    with pytest.raises(mlformats.FormatError, match="not a file of any format"):
+        mlformats.inspect(p)
+    assert issubclass(mlformats.FormatError, ValueError)
+    # the whole chain of the library's message, with the path first
+    data = (TESTDATA / "cvm" / "two_entry.params").read_bytes()
+    p.write_bytes(data[:-3])
+    with pytest.raises(mlformats.FormatError) as e:
+        mlformats.load(p)
+    msg = str(e.value)
+    assert msg.startswith(f"{p}: ") and len(msg) > len(str(p)) + 20
+    with mlformats.open(TESTDATA / "cvm" / "two_entry.params") as f:
+        with pytest.raises(KeyError):
+            f.get_tensor("nope")
+        with pytest.raises(KeyError):
+            f["nope"]
+        assert "nope" not in f and 1 not in f
+    with pytest.raises(KeyError, match="nope"):
+        mlformats.load(TESTDATA / "cvm" / "two_entry.params", names=["w", "nope"])
+    with pytest.raises(ValueError, match="unknown format"):
+        mlformats.open(TESTDATA / "cvm" / "two_entry.params", format="no-such-format")
+    # a file read as another format than its own
+    with pytest.raises(mlformats.FormatError):
+        mlformats.open(TESTDATA / "cvm" / "two_entry.params", format="tsm")
+
+
+def test_unsupported_dtypes_are_named(tmp):
+    # TenniS void/complex32-like data has no numpy dtype; the exchange of
+    # opaque bytes follows the library (unsigned integers)
+    with pytest.raises(TypeError, match="has no mlformats dtype"):
+        mlformats.save(tmp / "x.npz", {"t": np.array(["ab"], dtype="S2")})
+    with pytest.raises(TypeError, match="has no mlformats dtype"):
+        mlformats.save(tmp / "x.npz", {"t": np.zeros(2, dtype="datetime64[s]")})
