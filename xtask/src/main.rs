@@ -2,6 +2,7 @@
 //!
 //! Commands:
 //! - `regen-proto`: regenerate the prost code and descriptor of `proto/nnabla.proto`
+//!   (and the prost code of `crates/onnx-format/proto/onnx.proto`)
 //!   into `crates/nnabla-proto/src/generated/` (pure Rust, no protoc needed).
 //! - `bench`: run every benchmark and print one table (see `bench.rs`).
 //!
@@ -18,7 +19,8 @@ mod regen_proto;
 const USAGE: &str = "usage: cargo xtask <command>
 
 commands:
-  regen-proto   regenerate crates/nnabla-proto/src/generated/ from proto/nnabla.proto
+  regen-proto   regenerate crates/nnabla-proto/src/generated/ from proto/nnabla.proto and
+                crates/onnx-format/src/generated/ from crates/onnx-format/proto/onnx.proto
                 (protox + prost-build; needs no protoc)
   bench         run every benchmark and print one table of throughput and ratios
                 to memcpy / write_all measured in the same run [--json] [--crate NAME]

@@ -26,11 +26,13 @@ pub enum Format {
     Safetensors,
     /// numpy `.npz` (a zip of `.npy` arrays).
     Npz,
+    /// ONNX model (`.onnx`).
+    Onnx,
 }
 
 impl Format {
     /// Every format.
-    pub const ALL: [Format; 9] = [
+    pub const ALL: [Format; 10] = [
         Format::CvmParams,
         Format::Primitiv,
         Format::NnablaNnp,
@@ -40,6 +42,7 @@ impl Format {
         Format::TennisModule,
         Format::Safetensors,
         Format::Npz,
+        Format::Onnx,
     ];
 
     /// Every format's name, for messages and help texts.
@@ -57,6 +60,7 @@ impl Format {
             Format::TennisModule => "tennis",
             Format::Safetensors => "safetensors",
             Format::Npz => "npz",
+            Format::Onnx => "onnx",
         }
     }
 
@@ -80,6 +84,7 @@ impl Format {
             Format::TennisModule => "tsm",
             Format::Safetensors => "safetensors",
             Format::Npz => "npz",
+            Format::Onnx => "onnx",
         }
     }
 
@@ -96,6 +101,7 @@ impl Format {
             Format::NnablaProtobuf => "nnabla-protobuf",
             Format::NnablaH5 => "nnabla-h5",
             Format::TennisModule => "tennis-module",
+            Format::Onnx => "onnx",
         }
     }
 
@@ -113,6 +119,7 @@ impl Format {
             "tennis-module" | "tsm" | "tennis" => Format::TennisModule,
             "safetensors" | "st" => Format::Safetensors,
             "npz" | "numpy" => Format::Npz,
+            "onnx" => Format::Onnx,
             _ => return None,
         })
     }
@@ -130,6 +137,7 @@ impl Format {
             "data" | "msgpack" | "primitiv" => Format::Primitiv,
             "safetensors" => Format::Safetensors,
             "npz" => Format::Npz,
+            "onnx" => Format::Onnx,
             _ => return None,
         })
     }
@@ -201,18 +209,36 @@ const NNABLA_TOP_LEVEL: [&str; 8] = [
 /// matches (or a path cannot be read).
 pub fn detect<'a>(input: impl Into<Input<'a>>) -> Option<Format> {
     match input.into() {
-        Input::Bytes(b) => detect_bytes(b, b, None),
-        Input::Named { bytes, name } => detect_bytes(bytes, bytes, Some(name)),
+        Input::Bytes(b) => detect_bytes(head_of(b), tail_of(b), None, b.len() as u64),
+        Input::Named { bytes, name } => detect_bytes(
+            head_of(bytes),
+            tail_of(bytes),
+            Some(name),
+            bytes.len() as u64,
+        ),
         Input::Path(p) => {
-            let (head, tail) = read_head_tail(p).ok()?;
-            detect_bytes(&head, &tail, Some(p))
+            let (head, tail, len) = read_head_tail(p).ok()?;
+            detect_bytes(&head, &tail, Some(p), len)
         }
     }
 }
 
-fn read_head_tail(p: &Path) -> std::io::Result<(Vec<u8>, Vec<u8>)> {
-    const HEAD: u64 = 4096;
-    const TAIL: u64 = 66 * 1024;
+/// How much of the start of a file detection looks at.
+const HEAD: u64 = 4096;
+/// How much of the end (a zip's central directory and end record).
+const TAIL: u64 = 66 * 1024;
+
+/// The bytes detection reads at the start: it never scans a whole file.
+fn head_of(b: &[u8]) -> &[u8] {
+    &b[..b.len().min(HEAD as usize)]
+}
+
+/// The bytes detection reads at the end.
+fn tail_of(b: &[u8]) -> &[u8] {
+    &b[b.len().saturating_sub(TAIL as usize)..]
+}
+
+fn read_head_tail(p: &Path) -> std::io::Result<(Vec<u8>, Vec<u8>, u64)> {
     let mut f = File::open(p)?;
     let len = f.metadata()?.len();
     let mut head = Vec::new();
@@ -222,10 +248,10 @@ fn read_head_tail(p: &Path) -> std::io::Result<(Vec<u8>, Vec<u8>)> {
         f.seek(SeekFrom::Start(len.saturating_sub(TAIL).max(HEAD)))?;
         f.take(TAIL).read_to_end(&mut tail)?;
     }
-    Ok((head, tail))
+    Ok((head, tail, len))
 }
 
-fn detect_bytes(head: &[u8], tail: &[u8], name: Option<&Path>) -> Option<Format> {
+fn detect_bytes(head: &[u8], tail: &[u8], name: Option<&Path>, len: u64) -> Option<Format> {
     let by_ext = name.and_then(Format::from_extension);
     if head.starts_with(&CVM_MAGIC) {
         return Some(Format::CvmParams);
@@ -250,17 +276,28 @@ fn detect_bytes(head: &[u8], tail: &[u8], name: Option<&Path>) -> Option<Format>
         return Some(Format::Primitiv);
     }
     match by_ext {
-        Some(f @ (Format::NnablaProtobuf | Format::NnablaNntxt)) => return Some(f),
+        Some(f @ (Format::NnablaProtobuf | Format::NnablaNntxt | Format::Onnx)) => return Some(f),
         Some(Format::Primitiv) => return None,
         _ => {}
     }
     if looks_like_nnabla_text(head) {
         return Some(Format::NnablaNntxt);
     }
-    if looks_like_safetensors(head, name) {
+    if looks_like_onnx(head) {
+        return Some(Format::Onnx);
+    }
+    if looks_like_safetensors(head, len) {
         return Some(Format::Safetensors);
     }
     None
+}
+
+/// A binary `ModelProto` as ONNX writers write it: `ir_version` (field 1,
+/// a varint from 1 to 63) first, then another field of `ModelProto` (a
+/// string or the graph, the operator sets, metadata).
+fn looks_like_onnx(b: &[u8]) -> bool {
+    matches!(b, [0x08, 1..=63, next, ..]
+        if matches!(next, 0x12 | 0x1a | 0x22 | 0x28 | 0x32 | 0x3a | 0x42 | 0x72 | 0xa2 | 0xca))
 }
 
 /// A zip whose first local header names a `.npy` member (what `numpy.savez` writes).
@@ -275,19 +312,16 @@ fn first_member_is_npy(b: &[u8]) -> bool {
         .is_some_and(|name| name.ends_with(b".npy"))
 }
 
-/// A little-endian u64 header length, then a JSON object (`{`). The
-/// length is checked against the file size when the name is a path.
-fn looks_like_safetensors(b: &[u8], name: Option<&Path>) -> bool {
+/// A little-endian u64 header length that fits the file of `len` bytes,
+/// then a JSON object (`{`).
+fn looks_like_safetensors(b: &[u8], len: u64) -> bool {
     let Some(head) = b.get(..8) else {
         return false;
     };
     let mut a = [0u8; 8];
     a.copy_from_slice(head);
     let n = u64::from_le_bytes(a);
-    let size = name
-        .and_then(|p| std::fs::metadata(p).ok())
-        .map_or(b.len() as u64, |m| m.len().max(b.len() as u64));
-    n >= 2 && n <= size.saturating_sub(8) && b.get(8) == Some(&b'{')
+    n >= 2 && n <= len.saturating_sub(8) && b.get(8) == Some(&b'{')
 }
 
 fn contains(hay: &[u8], needle: &[u8]) -> bool {
@@ -409,6 +443,16 @@ mod tests {
         std::fs::write(&p, &z).unwrap();
         assert_eq!(detect(p.as_path()), Some(Format::NnablaNnp));
         assert_eq!(detect(dir.path().join("missing").as_path()), None);
+    }
+
+    #[test]
+    fn onnx_by_name_and_shape() {
+        // ir_version 7, producer_name "x"
+        let m = [0x08, 7, 0x12, 1, b'x'];
+        assert_eq!(detect(&m[..]), Some(Format::Onnx));
+        assert_eq!(named(b"", "m.onnx"), Some(Format::Onnx));
+        assert_eq!(detect(&[0x08, 7, 0x10][..]), None);
+        assert_eq!(detect(&[0x08, 0, 0x12][..]), None);
     }
 
     #[test]

@@ -59,6 +59,7 @@
 //! | `tennis` | [`tennis`] | `bubble-module` | TenniS `.tsm` modules |
 //! | `safetensors` | | `safetensors` | Hugging Face `.safetensors` |
 //! | `npz` | | `npyz`, `zip` | numpy `.npz` |
+//! | `onnx` | [`onnx`] | `onnx-format` | ONNX `.onnx` models; [`export`] of NNabla and TenniS graphs to ONNX |
 //!
 //! and `ndarray` adds `ndarray` views of tensors. [`detect`] works whatever
 //! features are enabled; opening a format whose feature is off is
@@ -73,7 +74,8 @@
         feature = "nnp",
         feature = "tennis",
         feature = "safetensors",
-        feature = "npz"
+        feature = "npz",
+        feature = "onnx"
     )),
     allow(dead_code, unused_imports)
 )]
@@ -84,6 +86,8 @@ mod detect;
 pub mod diff;
 mod document;
 mod error;
+#[cfg(feature = "onnx")]
+pub mod export;
 mod formats;
 pub mod report;
 mod save;
@@ -97,7 +101,7 @@ pub use detect::{Format, Input, detect};
 pub use diff::{DiffOptions, DiffReport, diff};
 pub use document::Document;
 pub(crate) use error::InTensor;
-pub use error::{Error, Result};
+pub use error::{Error, Result, chain_message};
 pub use save::{SaveOptions, save, save_with};
 #[doc(inline)]
 pub use validate::{Validation, validate};
@@ -135,6 +139,11 @@ pub use nnp_archive as nnp;
 #[cfg(feature = "tennis")]
 #[doc(inline)]
 pub use bubble_module as tennis;
+
+/// ONNX `.onnx` models (the `onnx-format` crate).
+#[cfg(feature = "onnx")]
+#[doc(inline)]
+pub use onnx_format as onnx;
 
 /// Opens a file of any supported format (detected from its first bytes and
 /// name), memory-mapped: see [`Document`].

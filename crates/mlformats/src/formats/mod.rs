@@ -10,6 +10,8 @@ pub(crate) mod nnabla_family;
 pub(crate) mod nnp;
 #[cfg(feature = "npz")]
 pub(crate) mod npz;
+#[cfg(feature = "onnx")]
+pub(crate) mod onnx;
 #[cfg(feature = "primitiv")]
 pub(crate) mod primitiv;
 #[cfg(feature = "safetensors")]

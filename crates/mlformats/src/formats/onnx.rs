@@ -1,0 +1,159 @@
+//! ONNX `.onnx` models (crate `onnx-format`).
+//!
+//! - reading: the initializers of the main graph as tensors named by their
+//!   ONNX names (`raw_data` shares the memory map), and the graph (nodes with
+//!   op type, name, inputs, outputs and attributes; graph inputs and
+//!   outputs; initializers as weights). Tensors kept in external files are
+//!   refused.
+//! - writing a set of tensors: the initializers of a model whose graph has
+//!   no node, streamed one tensor at a time.
+//! - re-encoding: the bytes again, after a full read (a model is its own
+//!   canonical form; unknown fields are kept).
+//! - exporting a graph of another format: see [`crate::export`].
+
+use std::path::Path;
+
+use serde_json::{Value, json};
+use tensor_core::graph::{Attribute, ModelGraph};
+
+use crate::codec::{Codec, Contents, Item, ReadOptions, Source, StoredTensor, WriteContext};
+use crate::{Error, Format, Result};
+
+pub(crate) struct OnnxCodec;
+
+/// `onnx-format` errors as errors of this crate: limits and shapes keep
+/// their `tensor-core` error, external data and unsupported types are
+/// `Unsupported`, everything else `Invalid`.
+pub(crate) fn onnx_err(e: onnx_format::Error) -> Error {
+    match e {
+        onnx_format::Error::Core(c) => Error::Core(c),
+        onnx_format::Error::Io(io) => Error::Io(io),
+        e @ (onnx_format::Error::ExternalData { .. }
+        | onnx_format::Error::UnsupportedDataType { .. }
+        | onnx_format::Error::NoOnnxType { .. }) => Error::Unsupported(e.to_string()),
+        other => Error::Invalid(other.to_string()),
+    }
+}
+
+pub(crate) fn read_model(src: &Source, opts: &ReadOptions) -> Result<onnx_format::Model> {
+    let o = onnx_format::ReadOptions::default().with_limits(opts.limits);
+    onnx_format::Model::from_map(&src.map, &o).map_err(onnx_err)
+}
+
+impl Codec for OnnxCodec {
+    fn read(&self, src: &Source, opts: &ReadOptions) -> Result<Contents> {
+        let model = read_model(src, opts)?;
+        let mut c = Contents::default();
+        for (name, t) in model.initializers().map_err(onnx_err)? {
+            c.push(StoredTensor::new(&name, &t), t);
+        }
+        c.graph = Some(ModelGraph::single(model.graph()));
+        if let Some(v) = model.opset() {
+            c.metadata.insert("opset".into(), json!(v));
+        }
+        if let Some(p) = model
+            .proto
+            .producer_name
+            .as_deref()
+            .filter(|p| !p.is_empty())
+        {
+            c.metadata.insert("producer".into(), json!(p));
+        }
+        Ok(c)
+    }
+
+    fn refuses(&self, _: Format, dtype: tensor_core::DType, _dims: &[usize]) -> Option<String> {
+        onnx_format::dtype::to_onnx(dtype)
+            .is_none()
+            .then(|| format!("ONNX has no {dtype} type"))
+    }
+
+    fn write(
+        &self,
+        _: Format,
+        out: &Path,
+        items: &[Item<'_, '_>],
+        cx: &WriteContext<'_>,
+    ) -> Result<()> {
+        let mut entries = Vec::with_capacity(items.len());
+        let mut seen = std::collections::HashSet::new();
+        for it in items {
+            if !seen.insert(it.name) {
+                return Err(Error::Invalid(format!(
+                    "the name {:?} occurs twice; ONNX initializer names are unique",
+                    it.name
+                )));
+            }
+            let dtype = cx.plan.out_dtype(it.tensor.dtype());
+            if onnx_format::dtype::to_onnx(dtype).is_none() {
+                return Err(
+                    Error::Unsupported(format!("dtype {dtype} has no ONNX data type"))
+                        .in_tensor(it.name),
+                );
+            }
+            entries.push(onnx_format::TensorEntry {
+                name: it.name,
+                dtype,
+                dims: it.tensor.dims().to_vec(),
+            });
+        }
+        tensor_core::io::write_atomic(out, |w| -> Result<()> {
+            onnx_format::write_tensors(w, &entries, &Default::default(), |i, w| {
+                let it = &items[i];
+                let t = cx.plan.apply(it.tensor).map_err(|e| {
+                    onnx_format::Error::Invalid(e.in_tensor(it.name).full_message())
+                })?;
+                w.write_all(t.bytes())?;
+                (cx.progress)(it.tensor.bytes().len() as u64);
+                Ok(t.bytes().len())
+            })
+            .map_err(onnx_err)
+        })
+    }
+
+    fn reencode(&self, src: &Source, out: &Path) -> Result<()> {
+        let model = read_model(src, &ReadOptions::default())?;
+        model.initializers().map_err(onnx_err)?;
+        tensor_core::io::write_atomic(out, |w| -> Result<()> {
+            std::io::Write::write_all(w, src.bytes())?;
+            Ok(())
+        })
+    }
+}
+
+/// The `inspect --json` graph object of an ONNX model: `name`, `inputs`,
+/// `outputs`, `initializers` (names), and `nodes` with `op`, `name`,
+/// `inputs`, `outputs` and attribute names (`attributes`).
+// Wired into `report::graph_json` for `Format::Onnx` by the owner of report.rs.
+#[allow(dead_code)]
+pub(crate) fn graph_json(g: &ModelGraph) -> Value {
+    let Some(g) = g.graphs.first() else {
+        return Value::Null;
+    };
+    let nodes: Vec<Value> = g
+        .nodes
+        .iter()
+        .map(|n| {
+            json!({
+                "op": n.op,
+                "name": n.name,
+                "inputs": n.inputs,
+                "outputs": n.outputs,
+                "attributes": n.attributes.iter().map(|(k, _)| k).collect::<Vec<_>>(),
+            })
+        })
+        .collect();
+    json!({
+        "name": g.name,
+        "inputs": g.inputs,
+        "outputs": g.outputs,
+        "initializers": g.weights().collect::<Vec<_>>(),
+        "nodes": nodes,
+    })
+}
+
+/// An attribute's integer list (for exporters' tests).
+#[allow(dead_code)]
+pub(crate) fn ints(a: Option<&Attribute>) -> Vec<i64> {
+    a.and_then(Attribute::as_ints).unwrap_or_default()
+}

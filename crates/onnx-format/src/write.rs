@@ -1,0 +1,201 @@
+//! Writing `.onnx` models: a whole `ModelProto`, or named tensors as the
+//! initializers of a model with an empty graph, streamed one tensor at a
+//! time.
+
+use std::borrow::Cow;
+use std::io::Write;
+
+use prost::Message as _;
+use prost::encoding::{WireType, encode_key, encode_varint, encoded_len_varint};
+use tensor_core::{DType, MemoryOrder, Tensor};
+
+use crate::dtype::to_onnx;
+use crate::proto::{GraphProto, ModelProto, OperatorSetIdProto, TensorProto};
+use crate::{Error, Result};
+
+/// The ONNX operator set written by default.
+pub const DEFAULT_OPSET: i64 = 13;
+
+/// The producer name written into models.
+pub const PRODUCER: &str = "mlformats";
+
+/// The IR version that goes with an operator set version (the smallest
+/// that allows it, so older runtimes load the model).
+pub fn ir_version_for(opset: i64) -> i64 {
+    match opset {
+        ..=8 => 3,
+        9 => 4,
+        10 => 5,
+        11 => 6,
+        12..=14 => 7,
+        15..=18 => 8,
+        19..=20 => 9,
+        21 => 10,
+        _ => 11,
+    }
+}
+
+/// What goes into a written model besides its tensors.
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub struct WriteOptions {
+    /// The default-domain operator set version imported.
+    pub opset: i64,
+    /// `producer_name`.
+    pub producer: String,
+    /// The graph's name.
+    pub graph_name: String,
+}
+
+impl Default for WriteOptions {
+    fn default() -> Self {
+        WriteOptions {
+            opset: DEFAULT_OPSET,
+            producer: PRODUCER.into(),
+            graph_name: "tensors".into(),
+        }
+    }
+}
+
+impl WriteOptions {
+    /// The same options importing operator set `opset`.
+    pub fn with_opset(mut self, opset: i64) -> Self {
+        self.opset = opset;
+        self
+    }
+
+    /// The same options naming the graph `name`.
+    pub fn with_graph_name(mut self, name: impl Into<String>) -> Self {
+        self.graph_name = name.into();
+        self
+    }
+}
+
+/// A `ModelProto` around `graph`, importing the default operator set
+/// `opts.opset`, with the matching IR version.
+pub fn model(graph: GraphProto, opts: &WriteOptions) -> ModelProto {
+    ModelProto {
+        ir_version: Some(ir_version_for(opts.opset)),
+        opset_import: vec![OperatorSetIdProto {
+            domain: Some(String::new()),
+            version: Some(opts.opset),
+        }],
+        producer_name: Some(opts.producer.clone()),
+        producer_version: Some(env!("CARGO_PKG_VERSION").into()),
+        graph: Some(graph),
+        ..ModelProto::default()
+    }
+}
+
+/// Writes a whole model.
+pub fn write_model<W: Write>(mut w: W, model: &ModelProto) -> Result<()> {
+    w.write_all(&model.encode_to_vec())?;
+    Ok(())
+}
+
+/// A tensor as a `TensorProto` named `name` (row-major, little-endian
+/// `raw_data`; column-major data is transposed).
+pub fn tensor_to_proto(name: &str, t: &Tensor<'_>) -> Result<TensorProto> {
+    let mut p = tensor_header(name, t.dtype(), t.dims())?;
+    let data = match t.order() {
+        MemoryOrder::RowMajor => Cow::Borrowed(t.bytes()),
+        MemoryOrder::ColumnMajor => Cow::Owned(t.to_row_major()?.bytes().to_vec()),
+    };
+    p.raw_data = Some(prost::bytes::Bytes::copy_from_slice(&data));
+    Ok(p)
+}
+
+/// The `TensorProto` of a tensor without its data.
+fn tensor_header(name: &str, dtype: DType, dims: &[usize]) -> Result<TensorProto> {
+    let data_type = to_onnx(dtype).ok_or_else(|| Error::NoOnnxType {
+        tensor: name.to_string(),
+        dtype,
+    })?;
+    Ok(TensorProto {
+        dims: dims.iter().map(|&d| d as i64).collect(),
+        data_type: Some(data_type),
+        name: Some(name.to_string()),
+        ..TensorProto::default()
+    })
+}
+
+/// One tensor of [`write_tensors`]: its name, the dtype and dims it will
+/// have, and the row-major little-endian bytes, asked for only when it is
+/// written.
+pub struct TensorEntry<'n> {
+    /// The initializer's name.
+    pub name: &'n str,
+    /// Its element type.
+    pub dtype: DType,
+    /// Its dimensions.
+    pub dims: Vec<usize>,
+}
+
+/// Writes `entries` as the initializers of a model whose graph has no node,
+/// input or output, one tensor at a time: the message lengths are computed
+/// from the names, dtypes and shapes first, then `data(i, w)` is called to
+/// write the bytes of entry `i` (row-major, little-endian: exactly
+/// `dims × dtype size` of them) and return how many it wrote, so memory
+/// stays near the largest tensor.
+pub fn write_tensors<W, F>(
+    mut w: W,
+    entries: &[TensorEntry<'_>],
+    opts: &WriteOptions,
+    mut data: F,
+) -> Result<()>
+where
+    W: Write,
+    F: FnMut(usize, &mut dyn Write) -> Result<usize>,
+{
+    let mut headers = Vec::with_capacity(entries.len());
+    let mut graph_len = 0usize;
+    let graph_name = GraphProto {
+        name: Some(opts.graph_name.clone()),
+        ..GraphProto::default()
+    };
+    graph_len += graph_name.encoded_len();
+    for e in entries {
+        let h = tensor_header(e.name, e.dtype, &e.dims)?;
+        let n = tensor_core::checked_byte_len(&e.dims, e.dtype).ok_or_else(|| {
+            Error::Invalid(format!("tensor {:?}: shape {:?} overflows", e.name, e.dims))
+        })?;
+        let raw = 1 + encoded_len_varint(n as u64) + n;
+        let len = h.encoded_len() + raw;
+        graph_len += 1 + encoded_len_varint(len as u64) + len;
+        headers.push((h, n, len));
+    }
+    // ModelProto fields 1, 2, 3, then 7 (graph, streamed), then 8.
+    let mut head = model(GraphProto::default(), opts);
+    head.graph = None;
+    let opset = std::mem::take(&mut head.opset_import);
+    let mut buf = head.encode_to_vec();
+    encode_key(7, WireType::LengthDelimited, &mut buf);
+    encode_varint(graph_len as u64, &mut buf);
+    graph_name
+        .encode(&mut buf)
+        .map_err(|e| Error::Invalid(e.to_string()))?;
+    w.write_all(&buf)?;
+    for (i, (h, n, len)) in headers.iter().enumerate() {
+        let mut buf = Vec::with_capacity(16 + h.encoded_len());
+        encode_key(5, WireType::LengthDelimited, &mut buf);
+        encode_varint(*len as u64, &mut buf);
+        h.encode(&mut buf)
+            .map_err(|e| Error::Invalid(e.to_string()))?;
+        encode_key(9, WireType::LengthDelimited, &mut buf);
+        encode_varint(*n as u64, &mut buf);
+        w.write_all(&buf)?;
+        let written = data(i, &mut w)?;
+        if written != *n {
+            return Err(Error::Invalid(format!(
+                "tensor {:?}: {written} bytes written for a shape that needs {n}",
+                entries[i].name
+            )));
+        }
+    }
+    let tail = ModelProto {
+        opset_import: opset,
+        ..ModelProto::default()
+    };
+    w.write_all(&tail.encode_to_vec())?;
+    Ok(())
+}
