@@ -131,6 +131,13 @@ enum Command {
         /// instead of refusing the conversion.
         #[arg(long)]
         skip_unsupported: bool,
+        /// ONNX export: the NNabla network to export (default: the first
+        /// executor's network).
+        #[arg(long, value_name = "NAME")]
+        network: Option<String>,
+        /// ONNX export: the operator set version (13 to 21; default 13).
+        #[arg(long, value_name = "N")]
+        opset: Option<i64>,
         /// Cast floating-point tensors to this type.
         #[arg(long, value_enum, value_name = "TYPE")]
         dtype: Option<CastTo>,
@@ -281,6 +288,8 @@ fn run(cli: Cli) -> Result<ExitCode, Failure> {
             exclude,
             rename,
             skip_unsupported,
+            network,
+            opset,
             dtype,
             row_major: _,
             keep_order,
@@ -309,6 +318,8 @@ fn run(cli: Cli) -> Result<ExitCode, Failure> {
             opts.only = only;
             opts.exclude = exclude;
             opts.renames = rename;
+            opts.network = network;
+            opts.opset = opset;
             opts.dtype = dtype.map(CastTo::dtype);
             let result = mlformats::convert_document(&doc, &output, &opts);
             pb.finish_and_clear();

@@ -22,7 +22,7 @@ pub enum Error {
     Empty,
     /// No format recognises the file.
     #[error(
-        "not a file of any format mlformats knows (primitiv, NNabla, TenniS, TVM/CVM, safetensors, npz)"
+        "not a file of any format mlformats knows (primitiv, NNabla, TenniS, TVM/CVM, safetensors, npz, ONNX)"
     )]
     UnknownFormat,
     /// The output format cannot be told from the file name.

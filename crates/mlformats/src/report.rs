@@ -45,6 +45,10 @@ pub(crate) fn inspect_json(doc: &Document) -> Value {
 
 /// The contract's `graph` object for a format's typed graph.
 pub(crate) fn graph_json(format: Format, g: &ModelGraph) -> Value {
+    #[cfg(feature = "onnx")]
+    if format == Format::Onnx {
+        return crate::formats::onnx::graph_json(g);
+    }
     if format == Format::TennisModule {
         return g.graphs.first().map_or(Value::Null, tennis_graph_json);
     }

@@ -1,10 +1,11 @@
 //! ONNX export, end to end: every network of `testdata/onnx/` (an `.nnp`
-//! whose outputs the real nnabla 1.39 computed on fixed inputs, see
+//! whose outputs the real nnabla 1.39 computed on fixed inputs, or a TenniS
+//! module whose outputs the TenniS C++ runtime computed; see
 //! `testdata/onnx/README.md`) is exported to ONNX by the library, run by
 //! tract-onnx (a pure-Rust ONNX runtime) on the same inputs with a batch of 2
-//! (the exported batch dimension is symbolic), and compared with nnabla's
-//! outputs: the largest absolute difference over the largest absolute
-//! reference value must be at most 1e-4.
+//! (the exported NNabla batch dimension is symbolic), and compared with the
+//! real library's outputs: the largest absolute difference over the largest
+//! absolute reference value must be at most 1e-4.
 
 use std::path::{Path, PathBuf};
 
@@ -62,8 +63,16 @@ fn rel_error(got: &[f32], want: &[f32]) -> f64 {
 /// the worst relative error over its outputs, and that output's name.
 fn run_one(name: &str, manifest: &Value) -> Result<(f64, String), String> {
     let dir = testdata();
-    let doc = Document::open(dir.join(format!("{name}.nnp"))).map_err(|e| e.full_message())?;
-    assert_eq!(doc.format(), Format::NnablaNnp);
+    // an NNabla reference is NAME.nnp; others name their model file
+    let model_path = match manifest["model"].as_str() {
+        Some(m) => dir.join(m),
+        None => dir.join(format!("{name}.nnp")),
+    };
+    let doc = Document::open(&model_path).map_err(|e| e.full_message())?;
+    assert!(matches!(
+        doc.format(),
+        Format::NnablaNnp | Format::TennisModule
+    ));
     let (model, summary) =
         export_model(&doc, &ExportOptions::new()).map_err(|e| e.full_message())?;
     assert_eq!(summary.opset, 13);

@@ -18,8 +18,9 @@
 //!   parameters as initializers named as in the file. Functions that only
 //!   feed losses are left out; a requested output that needs a loss or a
 //!   random augmentation is refused. `Dropout` exports as inference (identity).
-//! - TenniS: the module's `<param>` inputs (float, shape left open) and
-//!   outputs, `<const>` nodes as initializers named after their nodes.
+//! - TenniS: the module's `<param>` inputs (float) and outputs, `<const>`
+//!   nodes as initializers named after their nodes, TenniS's own operator
+//!   semantics (see the `tennis` module of this directory).
 //! - Every operator type without an ONNX lowering is named in one error
 //!   ([`crate::Error::Unsupported`]) before anything is written.
 //!

@@ -1,22 +1,28 @@
 //! TenniS modules to ONNX, following TenniS's own operator semantics (as
 //! its C++ runtime implements them).
 //!
-//! - `<param>` nodes are the graph inputs (float, shape left open), the
+//! - `<param>` nodes are the graph inputs (float, dimensions left open), the
 //!   module outputs the graph outputs, `<const>` nodes initializers named
 //!   after their nodes (every value is named after its node, made unique).
 //! - Layout: `format` must be `NCHW`; `padding` is `[4, 2]` (begin, end per
 //!   axis), `stride`, `dilation` and `ksize` are given for all four axes.
 //! - Pooling: `pooling2d` counts outputs with ceil (`ceil_mode` 1) and
 //!   windows clipped to the input; average pooling divides by the valid
-//!   count (`padding_type` 0, black) or the window size (3, white). `pooling2d_v2` whose
-//!   padding comes from `_onnx_pooling2d_padding` is the floor rule with the
-//!   static padding (`auto_pad` `NOTSET`) or ONNX's own `auto_pad`.
+//!   count (`padding_type` 0, black) or the window size (3, white).
+//!   `pooling2d_v2` whose padding comes from `_onnx_pooling2d_padding` is the
+//!   floor rule with the static padding (`auto_pad` `NOTSET`: TenniS shrinks
+//!   the end padding by the remainder) or ONNX's own `auto_pad`.
+//! - `shape_index_patch` gathers a patch around each landmark at run time.
 //! - `_limit` crops each axis longer than its limit to the centre (TenniS
 //!   pads by a negative amount); `flatten` keeps `dim` leading axes;
 //!   `inner_prod` flattens its input to two axes.
 //! - Where an operator needs its input's rank (biases and scales along
 //!   `dim`), ranks follow from the operators; a module input is taken as
-//!   4-D (N, C, H, W), as every image module is.
+//!   4-D (N, C, H, W) in a module with image operators, else with the rank
+//!   of its largest constant.
+//!
+//! Checked against the TenniS C++ runtime on the SeetaFace6 modules and
+//! `testdata/tennis/py_convnet.tsm` (see `testdata/onnx/README.md`).
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 

@@ -14,7 +14,7 @@
 use std::path::Path;
 
 use serde_json::{Value, json};
-use tensor_core::graph::{Attribute, ModelGraph};
+use tensor_core::graph::ModelGraph;
 
 use crate::codec::{Codec, Contents, Item, ReadOptions, Source, StoredTensor, WriteContext};
 use crate::{Error, Format, Result};
@@ -125,7 +125,6 @@ impl Codec for OnnxCodec {
 /// `outputs`, `initializers` (names), and `nodes` with `op`, `name`,
 /// `inputs`, `outputs` and attribute names (`attributes`).
 // Wired into `report::graph_json` for `Format::Onnx` by the owner of report.rs.
-#[allow(dead_code)]
 pub(crate) fn graph_json(g: &ModelGraph) -> Value {
     let Some(g) = g.graphs.first() else {
         return Value::Null;
@@ -150,10 +149,4 @@ pub(crate) fn graph_json(g: &ModelGraph) -> Value {
         "initializers": g.weights().collect::<Vec<_>>(),
         "nodes": nodes,
     })
-}
-
-/// An attribute's integer list (for exporters' tests).
-#[allow(dead_code)]
-pub(crate) fn ints(a: Option<&Attribute>) -> Vec<i64> {
-    a.and_then(Attribute::as_ints).unwrap_or_default()
 }
