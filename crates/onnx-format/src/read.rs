@@ -102,7 +102,13 @@ impl Model {
 
     /// The main graph.
     pub fn graph_proto(&self) -> &GraphProto {
-        self.proto.graph.as_ref().expect("checked when read")
+        // Reading refuses a model without a graph; `proto` is public, so a
+        // caller may have removed it since: an empty graph then, not a panic.
+        static EMPTY: std::sync::OnceLock<GraphProto> = std::sync::OnceLock::new();
+        self.proto
+            .graph
+            .as_ref()
+            .unwrap_or_else(|| EMPTY.get_or_init(GraphProto::default))
     }
 
     /// The version of the default (`ai.onnx`) operator set the model imports.
