@@ -237,7 +237,7 @@ def test_convert_and_diff(tmp):
     assert d["only_in_a"] == ["fc1/affine/b", "fc2/affine/b"]
     values = [t for t in d["tensors"] if t["status"] == "values"]
     assert values and all(t["within_tolerance"] and not t["different"] for t in values)
-    assert all(t["dtypes"] == ("f32", "f16") for t in values)
+    assert all(t["dtypes"] == ["f32", "f16"] for t in values)
     s = mlformats.convert(TESTDATA / "nnabla" / "mlp.nnp", tmp / "x.npz", exclude=["*b", "fc1*"], dtype=np.float64)
     assert list(mlformats.load(tmp / "x.npz")) == ["fc2/affine/W"]
     # to its own format: the whole file, byte-identical for real files
