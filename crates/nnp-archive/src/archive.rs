@@ -494,6 +494,11 @@ impl<W: Write + Seek> NnpZipWriter<W> {
         Ok(&mut self.zip)
     }
 
+    /// The member being written (after [`NnpZipWriter::start`]).
+    pub(crate) fn out(&mut self) -> &mut impl Write {
+        &mut self.zip
+    }
+
     /// Writes a whole stored member.
     pub fn member(&mut self, name: &str, data: &[u8]) -> Result<()> {
         let large = data.len() as u64 >= 0xFFFF_FFFF;

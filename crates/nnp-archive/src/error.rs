@@ -79,6 +79,18 @@ pub enum Error {
         reason: &'static str,
     },
 
+    /// A streaming writer ([`crate::h5::StreamWriter`],
+    /// [`crate::NnpStreamWriter`]) was given a tensor that differs from the
+    /// declared dtype or shape, more tensors than declared, or was finished
+    /// before all were given.
+    #[error("streaming write of {name:?}: {reason}")]
+    Stream {
+        /// The dataset or parameter concerned (empty when there is none).
+        name: String,
+        /// What does not match.
+        reason: String,
+    },
+
     /// The zip container is malformed.
     #[error("zip archive: {0}")]
     Zip(String),

@@ -75,13 +75,16 @@ use std::ops::Range;
 use std::path::Path;
 use std::sync::Arc;
 
-use hdf5_pure::{
-    AttrValue, Datatype, DatatypeByteOrder, FileBuilder, FloatingPointLayout, GroupBuilder, Layout,
-    LibVer,
-};
+use hdf5_pure::{AttrValue, Datatype, DatatypeByteOrder, Layout};
 use tensor_core::{Bytes, DType, Limits, MappedFile, Shape, Tensor};
 
-use crate::{Error, Parameter, ReadOptions, Result};
+use crate::{Error, ParamSpec, Parameter, ReadOptions, Result};
+
+mod lookup3;
+mod write;
+
+pub(crate) use write::H5Stream;
+pub use write::{DATA_ALIGN, DatasetSpec, StreamWriter};
 
 /// The deepest group nesting the reader follows (a guard against hard-link cycles).
 pub const MAX_DEPTH: usize = 256;
@@ -358,18 +361,21 @@ pub fn solver_state_from_map_range(
 
 /// Writes a solver state as `Solver.save_states` does: one dataset per
 /// tensor, with its `index` attribute where it has one and no `need_grad`.
+/// Streams through [`StreamWriter`].
 pub fn write_solver_state<W: Write>(w: W, state: &SolverState<'_>) -> Result<()> {
-    let items: Vec<Item<'_, '_>> = state
+    let specs: Vec<DatasetSpec> = state
         .tensors
         .iter()
         .zip(state.index.iter().chain(std::iter::repeat(&None)))
-        .map(|((name, tensor), index)| Item {
-            name,
-            tensor,
-            attrs: Attrs::State { index: *index },
+        .map(|((name, t), index)| {
+            let s = DatasetSpec::new(name.clone(), t.dtype(), t.dims());
+            match index {
+                Some(i) => s.with_index(*i),
+                None => s,
+            }
         })
         .collect();
-    write_items(w, &items)
+    write_all_of(w, &specs, state.tensors.iter().map(|(_, t)| t))
 }
 
 /// Saves a solver state at `path`, atomically (see [`write_solver_state`]).
@@ -670,80 +676,15 @@ fn swap_in_place(v: &mut [u8], size: usize) {
 
 // ---------------------------------------------------------------- writing
 
-fn f16_type() -> Datatype {
-    Datatype::FloatingPoint {
-        size: 2,
-        byte_order: DatatypeByteOrder::LittleEndian,
-        layout: FloatingPointLayout {
-            bit_offset: 0,
-            bit_precision: 16,
-            exponent_location: 10,
-            exponent_size: 5,
-            mantissa_location: 0,
-            mantissa_size: 10,
-            exponent_bias: 15,
-        },
-    }
-}
-
-fn bool_type() -> Result<Datatype> {
-    hdf5_pure::EnumTypeBuilder::with_base(hdf5_pure::make_i8_type())
-        .value("FALSE", 0)
-        .value("TRUE", 1)
-        .build()
-        .map_err(|e| Error::Hdf5 {
-            context: "bool type".into(),
-            message: e.to_string(),
-        })
-}
-
 /// True for the element types the `.h5` writer stores (f16, f32, f64, the
 /// integers and bool).
 pub fn can_hold(dtype: DType) -> bool {
-    datatype_for("", dtype).is_ok()
-}
-
-fn datatype_for(name: &str, dtype: DType) -> Result<Datatype> {
-    Ok(match dtype {
-        DType::F32 => hdf5_pure::make_f32_type(),
-        DType::F64 => hdf5_pure::make_f64_type(),
-        DType::F16 => f16_type(),
-        DType::I8 => hdf5_pure::make_i8_type(),
-        DType::I16 => hdf5_pure::make_i16_type(),
-        DType::I32 => hdf5_pure::make_i32_type(),
-        DType::I64 => hdf5_pure::make_i64_type(),
-        DType::U8 => hdf5_pure::make_u8_type(),
-        DType::U16 => hdf5_pure::make_u16_type(),
-        DType::U32 => hdf5_pure::make_u32_type(),
-        DType::U64 => hdf5_pure::make_u64_type(),
-        DType::Bool => bool_type()?,
-        other => {
-            return Err(Error::UnsupportedDtype {
-                dataset: name.to_string(),
-                datatype: other.name().to_string(),
-            });
-        }
-    })
+    write::can_hold(dtype)
 }
 
 enum Node {
     Group(BTreeMap<String, Node>),
     Dataset(usize),
-}
-
-struct Item<'t, 'b> {
-    name: &'t str,
-    tensor: &'t Tensor<'b>,
-    attrs: Attrs,
-}
-
-/// The attributes a dataset gets.
-#[derive(Clone, Copy)]
-enum Attrs {
-    /// A parameter: `need_grad`, and `index` = its position.
-    Parameter { need_grad: bool },
-    /// A solver state tensor: its `index`, if it has one.
-    State { index: Option<i64> },
 }
 
 fn insert_path(root: &mut BTreeMap<String, Node>, name: &str, idx: usize) -> Result<()> {
@@ -787,89 +728,39 @@ fn insert_path(root: &mut BTreeMap<String, Node>, name: &str, idx: usize) -> Res
     }
 }
 
-fn fill_dataset(
-    b: &mut hdf5_pure::DatasetBuilder,
-    item: &Item<'_, '_>,
-    index: usize,
+/// Writes the datasets of `specs` with the data of `tensors` (same order).
+fn write_all_of<'t, 'b: 't, W: Write>(
+    w: W,
+    specs: &[DatasetSpec],
+    tensors: impl IntoIterator<Item = &'t Tensor<'b>>,
 ) -> Result<()> {
-    let t = item.tensor.to_row_major()?;
-    let dt = datatype_for(item.name, t.dtype())?;
-    let dims: Vec<u64> = t.dims().iter().map(|&d| d as u64).collect();
-    b.with_raw_data(dt, t.bytes().to_vec(), t.numel() as u64)
-        .with_shape(&dims);
-    match item.attrs {
-        Attrs::Parameter { need_grad } => {
-            b.set_attr("need_grad", AttrValue::I8(i8::from(need_grad)))
-                .set_attr("index", AttrValue::I64(index as i64));
-        }
-        Attrs::State { index: Some(i) } => {
-            b.set_attr("index", AttrValue::I64(i));
-        }
-        Attrs::State { index: None } => {}
+    let mut sw = StreamWriter::with_datasets(w, specs)?;
+    for t in tensors {
+        sw.write_data(t)?;
     }
-    Ok(())
-}
-
-fn build_group(
-    gb: &mut GroupBuilder,
-    children: &BTreeMap<String, Node>,
-    items: &[Item<'_, '_>],
-) -> Result<()> {
-    for (name, node) in children {
-        match node {
-            Node::Dataset(i) => fill_dataset(gb.create_dataset(name), &items[*i], *i)?,
-            Node::Group(m) => {
-                let mut sub = gb.create_group(name);
-                build_group(&mut sub, m, items)?;
-                gb.add_group(sub.finish());
-            }
-        }
-    }
-    Ok(())
+    sw.finish().map(|_| ())
 }
 
 /// Writes an nnabla `.h5` parameter file to `w`: one dataset per
 /// `(name, tensor, need_grad)`, `index` = position in the iteration (the
 /// same as [`write()`], from borrowed tensors).
 ///
-/// The tensor bytes are copied once into the HDF5 builder, then the file is
-/// streamed to `w` (it is never assembled in memory as a whole).
+/// Streams through [`StreamWriter`]: metadata first, then each tensor's
+/// bytes straight from the tensor (a column-major tensor is reordered into
+/// one temporary buffer at a time).
 pub fn write_tensors<'t, 'b: 't, W: Write>(
     w: W,
     params: impl IntoIterator<Item = (&'t str, &'t Tensor<'b>, bool)>,
 ) -> Result<()> {
-    let items: Vec<Item<'t, 'b>> = params
-        .into_iter()
-        .map(|(name, tensor, need_grad)| Item {
-            name,
-            tensor,
-            attrs: Attrs::Parameter { need_grad },
+    let items: Vec<(&str, &Tensor<'b>, bool)> = params.into_iter().collect();
+    let specs = items
+        .iter()
+        .enumerate()
+        .map(|(i, (name, t, need_grad))| {
+            DatasetSpec::parameter(&ParamSpec::new(*name, t.dtype(), t.dims(), *need_grad), i)
         })
-        .collect();
-    write_items(w, &items)
-}
-
-fn write_items<W: Write>(w: W, items: &[Item<'_, '_>]) -> Result<()> {
-    let mut tree = BTreeMap::new();
-    for (i, it) in items.iter().enumerate() {
-        insert_path(&mut tree, it.name, i)?;
-    }
-    let mut fb = FileBuilder::new();
-    fb.with_libver_bounds(LibVer::Earliest, LibVer::V18);
-    for (name, node) in &tree {
-        match node {
-            Node::Dataset(i) => fill_dataset(fb.create_dataset(name), &items[*i], *i)?,
-            Node::Group(m) => {
-                let mut gb = fb.create_group(name);
-                build_group(&mut gb, m, items)?;
-                fb.add_group(gb.finish());
-            }
-        }
-    }
-    fb.finish_to(w).map_err(|e| match e {
-        hdf5_pure::Error::Io(io) => Error::io("writing HDF5", io),
-        other => h5err("write", other),
-    })
+        .collect::<Result<Vec<_>>>()?;
+    write_all_of(w, &specs, items.iter().map(|(_, t, _)| *t))
 }
 
 /// Writes an nnabla `.h5` parameter file to `w`: one dataset per parameter,
@@ -897,6 +788,7 @@ pub fn save<'t, 'b: 't>(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use hdf5_pure::{FileBuilder, FloatingPointLayout};
 
     fn t32(dims: &[usize], v: &[f32]) -> Tensor<'static> {
         Tensor::from_values(dims.to_vec(), v).unwrap()
@@ -938,6 +830,293 @@ mod tests {
         let owned = from_vec(buf.clone(), &ReadOptions::default()).unwrap();
         assert_eq!(owned.len(), 5);
         assert_eq!(owned[0].tensor.bytes(), a.bytes());
+    }
+
+    /// Every object header after the superblock, checked: signature,
+    /// version 2, checksum; returns where the metadata ends.
+    fn check_headers(file: &[u8]) -> usize {
+        assert_eq!(&file[..8], b"\x89HDF\r\n\x1a\n");
+        assert_eq!(file[8], 2);
+        let sum = lookup3::checksum(&file[..44]);
+        assert_eq!(&file[44..48], &sum.to_le_bytes());
+        let eof = u64::from_le_bytes(file[28..36].try_into().unwrap());
+        assert_eq!(eof, file.len() as u64);
+        let mut at = 48;
+        while file.get(at..at + 4) == Some(b"OHDR") {
+            assert_eq!(file[at + 4], 2);
+            let width = 1usize << (file[at + 5] & 3);
+            let mut size = [0u8; 8];
+            size[..width].copy_from_slice(&file[at + 6..at + 6 + width]);
+            let end = at + 6 + width + u64::from_le_bytes(size) as usize;
+            let sum = lookup3::checksum(&file[at..end]);
+            assert_eq!(&file[end..end + 4], &sum.to_le_bytes(), "header at {at}");
+            at = end + 4;
+        }
+        at
+    }
+
+    fn le<T: Copy>(v: &[T], f: impl Fn(T) -> Vec<u8>) -> Vec<u8> {
+        v.iter().flat_map(|&x| f(x)).collect()
+    }
+
+    #[test]
+    fn every_dtype_round_trips_aligned_and_borrowed() {
+        let f16s: Vec<half::f16> = [1.5f32, -0.25, 65504.0]
+            .iter()
+            .map(|&x| half::f16::from_f32(x))
+            .collect();
+        let ts = vec![
+            ("f16", Tensor::from_values([3], &f16s).unwrap()),
+            ("f32", t32(&[2, 2], &[1., -2., 3.5, f32::MAX])),
+            ("f64", Tensor::from_values([2], &[1e-300f64, -7.0]).unwrap()),
+            (
+                "i8",
+                Tensor::from_values([3], &[i8::MIN, 0, i8::MAX]).unwrap(),
+            ),
+            (
+                "i16",
+                Tensor::from_values([2], &[i16::MIN, i16::MAX]).unwrap(),
+            ),
+            (
+                "i32",
+                Tensor::from_values([2], &[i32::MIN, i32::MAX]).unwrap(),
+            ),
+            (
+                "i64",
+                Tensor::from_values([2], &[i64::MIN, i64::MAX]).unwrap(),
+            ),
+            ("u8", Tensor::from_values([2], &[0u8, u8::MAX]).unwrap()),
+            ("u16", Tensor::from_values([2], &[1u16, u16::MAX]).unwrap()),
+            ("u32", Tensor::from_values([2], &[1u32, u32::MAX]).unwrap()),
+            ("u64", Tensor::from_values([2], &[1u64, u64::MAX]).unwrap()),
+            (
+                "bool",
+                Tensor::new(DType::Bool, [4], vec![1u8, 0, 0, 1]).unwrap(),
+            ),
+        ];
+        let mut file = Vec::new();
+        write_tensors(
+            &mut file,
+            ts.iter().enumerate().map(|(i, (n, t))| (*n, t, i % 3 == 0)),
+        )
+        .unwrap();
+        let meta_end = check_headers(&file);
+        let back = parse(&file).unwrap();
+        assert_eq!(back.len(), ts.len());
+        for (i, ((name, t), p)) in ts.iter().zip(&back).enumerate() {
+            assert_eq!(p.name, *name);
+            assert_eq!(p.tensor.dtype(), t.dtype(), "{name}");
+            assert_eq!(p.tensor.dims(), t.dims(), "{name}");
+            assert_eq!(p.tensor.bytes(), t.bytes(), "{name}");
+            assert_eq!(p.need_grad, i % 3 == 0, "{name}");
+            assert!(p.tensor.storage().is_zero_copy(), "{name}");
+            let off = p.tensor.bytes().as_ptr() as usize - file.as_ptr() as usize;
+            assert_eq!(off % DATA_ALIGN as usize, 0, "{name} at {off}");
+            assert!(
+                off >= meta_end,
+                "{name}: data before the end of the metadata"
+            );
+        }
+        // the attributes have h5py's types: need_grad the bool enum, index int64
+        let h = hdf5_pure::File::from_bytes(file.clone()).unwrap();
+        let ds = h.dataset("f32").unwrap();
+        let attrs = ds.attrs().unwrap();
+        assert!(
+            matches!(attrs.get("index"), Some(AttrValue::I64(1))),
+            "{attrs:?}"
+        );
+        let ng = attrs.get("need_grad").unwrap();
+        assert_eq!(ng.as_i64(), Some(0), "{ng:?}");
+    }
+
+    #[test]
+    fn scalars_empty_deep_wide_and_non_ascii() {
+        let scalar = Tensor::from_values(Vec::<usize>::new(), &[2.5f32]).unwrap();
+        let empty = Tensor::new(DType::F32, [0, 3], Vec::<u8>::new()).unwrap();
+        let empty_i = Tensor::new(DType::I64, [4, 0], Vec::<u8>::new()).unwrap();
+        let deep_name = (0..40)
+            .map(|i| format!("g{i}"))
+            .collect::<Vec<_>>()
+            .join("/");
+        let small = t32(&[1], &[9.]);
+        let mut items: Vec<(String, &Tensor<'_>, bool)> = vec![
+            ("s".into(), &scalar, false),
+            ("e".into(), &empty, true),
+            ("z/ei".into(), &empty_i, true),
+            (deep_name.clone(), &small, true),
+            ("日本/重み".into(), &small, false),
+            ("ü".into(), &scalar, true),
+        ];
+        for i in 0..100 {
+            items.push((format!("wide/p{i:03}"), &small, i % 2 == 1));
+        }
+        items.push((format!("long/{}", "n".repeat(300)), &small, true));
+        let mut file = Vec::new();
+        write_tensors(
+            &mut file,
+            items.iter().map(|(n, t, g)| (n.as_str(), *t, *g)),
+        )
+        .unwrap();
+        check_headers(&file);
+        let back = parse(&file).unwrap();
+        let got: Vec<(&str, &[usize], &[u8], bool)> = back
+            .iter()
+            .map(|p| {
+                (
+                    p.name.as_str(),
+                    p.tensor.dims(),
+                    p.tensor.bytes(),
+                    p.need_grad,
+                )
+            })
+            .collect();
+        let want: Vec<(&str, &[usize], &[u8], bool)> = items
+            .iter()
+            .map(|(n, t, g)| (n.as_str(), t.dims(), t.bytes(), *g))
+            .collect();
+        assert_eq!(got, want);
+        // the zero-size datasets have an undefined address and no bytes
+        let h = hdf5_pure::File::from_bytes(file.clone()).unwrap();
+        match h.dataset("e").unwrap().layout().unwrap() {
+            Layout::Contiguous { address, size } => assert_eq!((address, size), (None, 0)),
+            other => panic!("{other:?}"),
+        }
+        // also through the memory map
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("x.h5");
+        std::fs::write(&path, &file).unwrap();
+        let mapped = open(&path).unwrap();
+        assert_eq!(mapped.len(), items.len());
+        assert!(mapped[3].tensor.storage().is_zero_copy());
+    }
+
+    #[test]
+    fn column_major_tensors_are_written_row_major() {
+        use tensor_core::MemoryOrder;
+        // [[1, 2, 3], [4, 5, 6]] stored column-major
+        let cm = Tensor::with_order(
+            DType::F32,
+            [2, 3],
+            MemoryOrder::ColumnMajor,
+            le(&[1f32, 4., 2., 5., 3., 6.], |x| x.to_le_bytes().to_vec()),
+        )
+        .unwrap();
+        let mut file = Vec::new();
+        write_tensors(&mut file, [("w", &cm, true)]).unwrap();
+        let back = parse(&file).unwrap();
+        assert_eq!(
+            &*back[0].tensor.view::<f32>().unwrap(),
+            &[1., 2., 3., 4., 5., 6.]
+        );
+    }
+
+    #[test]
+    fn stream_writer_checks_what_it_is_given() {
+        let specs = [
+            ParamSpec::new("a", DType::F32, [2], true),
+            ParamSpec::new("b/c", DType::I32, [], false),
+        ];
+        let a = t32(&[2], &[1., 2.]);
+        let c = Tensor::from_values(Vec::<usize>::new(), &[5i32]).unwrap();
+        let mut w = StreamWriter::new(Vec::new(), &specs).unwrap();
+        assert_eq!(w.next_dataset().unwrap().name, "a");
+        // wrong dtype, wrong dims: refused, nothing written, still usable
+        let len = w.get_ref().len();
+        for bad in [
+            Tensor::from_values([2], &[1f64, 2.]).unwrap(),
+            t32(&[1, 2], &[1., 2.]),
+        ] {
+            let e = w.write_data(&bad).unwrap_err();
+            assert!(matches!(e, Error::Stream { .. }), "{e}");
+        }
+        assert_eq!(w.get_ref().len(), len);
+        w.write_data(&a).unwrap();
+        let file_len = w.file_len();
+        // finishing early is an error
+        let mut early = StreamWriter::new(Vec::new(), &specs).unwrap();
+        early.write_data(&a).unwrap();
+        assert!(matches!(early.finish(), Err(Error::Stream { .. })));
+        w.write_data(&c).unwrap();
+        assert!(w.next_dataset().is_none());
+        assert!(matches!(w.write_data(&c), Err(Error::Stream { .. })));
+        let file = w.finish().unwrap();
+        assert_eq!(file.len() as u64, file_len);
+        let back = parse(&file).unwrap();
+        assert_eq!(back[1].name, "b/c");
+        assert!(back[0].need_grad && !back[1].need_grad);
+        // names and types are refused before anything is written
+        let mut out = Vec::new();
+        let bad = [ParamSpec::new("a//b", DType::F32, [1], true)];
+        assert!(matches!(
+            StreamWriter::new(&mut out, &bad),
+            Err(Error::InvalidName { .. })
+        ));
+        let bad = [ParamSpec::new("c", DType::C64, [1], true)];
+        assert!(matches!(
+            StreamWriter::new(&mut out, &bad),
+            Err(Error::UnsupportedDtype { .. })
+        ));
+        let deep = vec!["g"; MAX_DEPTH + 1].join("/");
+        let bad = [ParamSpec::new(deep, DType::F32, [1], true)];
+        assert!(matches!(
+            StreamWriter::new(&mut out, &bad),
+            Err(Error::InvalidName { .. })
+        ));
+        let bad = [ParamSpec::new("r", DType::F32, vec![1; 33], true)];
+        assert!(StreamWriter::new(&mut out, &bad).is_err());
+        let bad = [ParamSpec::new("huge", DType::F64, [usize::MAX, 2], true)];
+        assert!(StreamWriter::new(&mut out, &bad).is_err());
+        assert!(out.is_empty());
+    }
+
+    #[test]
+    fn io_errors_poison_the_writer() {
+        struct Full(usize);
+        impl Write for Full {
+            fn write(&mut self, b: &[u8]) -> std::io::Result<usize> {
+                if self.0 == 0 {
+                    return Err(std::io::Error::other("disk full"));
+                }
+                let n = b.len().min(self.0);
+                self.0 -= n;
+                Ok(n)
+            }
+            fn flush(&mut self) -> std::io::Result<()> {
+                Ok(())
+            }
+        }
+        let specs = [ParamSpec::new("a", DType::F32, [1000], true)];
+        let a = t32(&[1000], &[0.5; 1000]);
+        let mut w = StreamWriter::new(Full(1000), &specs).unwrap();
+        assert!(matches!(w.write_data(&a), Err(Error::Io { .. })));
+        assert!(matches!(w.write_data(&a), Err(Error::Stream { .. })));
+        assert!(StreamWriter::new(Full(10), &specs).is_err());
+    }
+
+    #[test]
+    fn solver_state_round_trips_with_its_index_attributes() {
+        let m = t32(&[2], &[0.1, 0.2]);
+        let v = t32(&[2], &[0.3, 0.4]);
+        let t = Tensor::from_values(Vec::<usize>::new(), &[7i64]).unwrap();
+        let state = SolverState {
+            tensors: vec![
+                ("fc/W/m".into(), m.clone()),
+                ("fc/W/t".into(), t.clone()),
+                ("fc/W/v".into(), v.clone()),
+            ],
+            index: vec![Some(0), None, Some(1)],
+        };
+        let mut file = Vec::new();
+        write_solver_state(&mut file, &state).unwrap();
+        check_headers(&file);
+        assert!(matches!(parse(&file), Err(Error::MissingNeedGrad { .. })));
+        let map = MappedFile::from_vec(file.clone());
+        let back =
+            solver_state_from_map_range(&map, 0..file.len(), &ReadOptions::default()).unwrap();
+        assert_eq!(back.index, state.index);
+        for ((n1, t1), (n2, t2)) in back.tensors.iter().zip(&state.tensors) {
+            assert_eq!((n1, t1.dims(), t1.bytes()), (n2, t2.dims(), t2.bytes()));
+        }
     }
 
     #[test]

@@ -70,6 +70,6 @@ mod params;
 
 pub use archive::{MemberInfo, MemberKind, ReadOptions};
 pub use error::{Error, Result};
-pub use model::{Nnp, OptimizerState, ParamFormat, WriteOptions, write};
+pub use model::{Nnp, NnpStreamWriter, OptimizerState, ParamFormat, WriteOptions, write};
 pub use nnabla_proto;
-pub use params::{Parameter, ParameterSet};
+pub use params::{ParamSpec, Parameter, ParameterSet};

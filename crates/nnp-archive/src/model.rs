@@ -10,7 +10,7 @@ use nnabla_proto::proto::{Executor, Network};
 use tensor_core::{Bytes, MappedFile};
 
 use crate::archive::{self, MemberInfo, MemberKind, NNP_VERSION, NnpZipWriter, ZipContents};
-use crate::{Error, Parameter, ParameterSet, ReadOptions, Result, h5};
+use crate::{Error, ParamSpec, Parameter, ParameterSet, ReadOptions, Result, h5};
 
 /// Where `save` puts the parameters.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -221,7 +221,8 @@ impl<'a> Nnp<'a> {
 /// Writes an `.nnp` in nnabla's layout from a model (its `parameter` field
 /// is not written into `network.nntxt`, as nnabla forces `include_params`
 /// off), parameters and solver states (unless
-/// [`WriteOptions::drop_optimizer_states`]). Streams every member.
+/// [`WriteOptions::drop_optimizer_states`]). Streams every member through
+/// [`NnpStreamWriter`].
 pub fn write<'p, 'b: 'p, W: Write + Seek>(
     w: W,
     model: &NNablaProtoBuf,
@@ -229,51 +230,259 @@ pub fn write<'p, 'b: 'p, W: Write + Seek>(
     optimizers: &[OptimizerState<'_>],
     opts: &WriteOptions,
 ) -> Result<W> {
-    let optimizers: &[OptimizerState<'_>] = if opts.drop_optimizer_states {
-        &[]
-    } else {
-        optimizers
-    };
-    let mut z = NnpZipWriter::new(w);
-    z.member("nnp_version.txt", NNP_VERSION)?;
-    {
-        let out = z.start("network.nntxt", false)?;
-        if model.parameter.is_empty() {
-            nnabla_proto::text::write(out, model).map_err(|e| proto_err("network.nntxt", e))?;
-        } else {
-            let mut m = model.clone();
-            m.parameter.clear();
-            nnabla_proto::text::write(out, &m).map_err(|e| proto_err("network.nntxt", e))?;
-        }
+    let specs: Vec<ParamSpec> = params.clone().into_iter().map(ParamSpec::of).collect();
+    let mut s = NnpStreamWriter::new(w, model, &specs, opts)?;
+    for p in params {
+        s.write_param(&p.tensor)?;
     }
-    let total: u64 = params
-        .clone()
-        .into_iter()
-        .map(|p| p.tensor.bytes().len() as u64)
-        .sum();
-    // Room for metadata: ZIP64 well before the 4 GiB limit.
-    let large = total >= 0xF000_0000;
-    match opts.param_format {
-        ParamFormat::H5 => {
-            let out = z.start("parameter.h5", large)?;
-            h5::write(out, params)?;
-        }
-        ParamFormat::Protobuf => {
-            let out = z.start("parameter.protobuf", large)?;
-            let items: Vec<&Parameter<'b>> = params.into_iter().collect();
-            nnabla_proto::binary::write_parameters(
-                out,
-                items
+    s.finish(optimizers)
+}
+
+/// Members at least this large are written with ZIP64 headers (room is left
+/// for a little metadata below the 4 GiB limit).
+const ZIP64_FROM: u64 = 0xF000_0000;
+
+/// A streaming `.nnp` writer: the model and the parameters' specs (name,
+/// dtype, dims, `need_grad`) up front, then each parameter's tensor one at a
+/// time, so a caller can make each tensor just before it is written and drop
+/// it right after. Writes nnabla's layout: `nnp_version.txt`,
+/// `network.nntxt` (the model without parameters), `parameter.h5` or
+/// `parameter.protobuf` ([`WriteOptions::param_format`]), then the solver
+/// states given to [`NnpStreamWriter::finish`]; all stored, ZIP64 when large.
+///
+/// Names and element types are checked in [`NnpStreamWriter::new`] before
+/// anything is written. `.h5` parameters go through [`h5::StreamWriter`]'s
+/// layout (metadata first, then each tensor's bytes); `.protobuf` parameters
+/// are one message each (float32: f16/bf16 are widened, other types refused).
+///
+/// ```
+/// use std::io::Cursor;
+/// use nnp_archive::nnabla_proto::text;
+/// use nnp_archive::{Nnp, NnpStreamWriter, ParamFormat, ParamSpec, WriteOptions};
+/// use tensor_core::{DType, Tensor};
+///
+/// let model = text::parse("network { name: \"net\" batch_size: 1 }\n")?;
+/// let specs = [
+///     ParamSpec::new("fc/W", DType::F32, [2, 2], true),
+///     ParamSpec::new("fc/b", DType::F32, [2], false),
+/// ];
+/// for format in [ParamFormat::H5, ParamFormat::Protobuf] {
+///     let opts = WriteOptions::default().with_param_format(format);
+///     let mut w = NnpStreamWriter::new(Cursor::new(Vec::new()), &model, &specs, &opts)?;
+///     while let Some(spec) = w.next_param() {
+///         // make the tensor only now; it is dropped after the call
+///         let n = spec.dims.iter().product::<usize>();
+///         let t = Tensor::from_values(spec.dims.clone(), &vec![1.5f32; n])?;
+///         w.write_param(&t)?;
+///     }
+///     let bytes = w.finish(&[])?.into_inner();
+///     let back = Nnp::parse(&bytes)?;
+///     assert_eq!(back.networks()[0].name, "net");
+///     let b = back.parameters().get("fc/b").unwrap();
+///     assert!(!b.need_grad);
+///     assert_eq!(&*b.tensor.view::<f32>()?, &[1.5, 1.5]);
+/// }
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+pub struct NnpStreamWriter<W: Write + Seek> {
+    z: NnpZipWriter<W>,
+    sink: Sink,
+    drop_optimizer_states: bool,
+}
+
+enum Sink {
+    H5 {
+        h: h5::H5Stream,
+        specs: Vec<ParamSpec>,
+    },
+    Protobuf {
+        specs: Vec<ParamSpec>,
+        next: usize,
+    },
+}
+
+impl<W: Write + Seek> std::fmt::Debug for NnpStreamWriter<W> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("NnpStreamWriter")
+            .field("next_param", &self.next_param().map(|p| &p.name))
+            .finish_non_exhaustive()
+    }
+}
+
+impl<W: Write + Seek> NnpStreamWriter<W> {
+    /// Checks the parameters' names and types for the chosen format, then
+    /// writes `nnp_version.txt`, `network.nntxt` (`model` without its
+    /// `parameter` field) and starts the parameter member (for `.h5`, with
+    /// all its metadata).
+    pub fn new(
+        w: W,
+        model: &NNablaProtoBuf,
+        params: &[ParamSpec],
+        opts: &WriteOptions,
+    ) -> Result<Self> {
+        // Everything that can be refused is refused before a byte is written.
+        let sink = match opts.param_format {
+            ParamFormat::H5 => {
+                let specs = params
                     .iter()
-                    .map(|p| (p.name.as_str(), &p.tensor, p.need_grad)),
-            )
-            .map_err(|e| proto_err("parameter.protobuf", e))?;
+                    .enumerate()
+                    .map(|(i, p)| h5::DatasetSpec::parameter(p, i))
+                    .collect::<Result<Vec<_>>>()?;
+                Sink::H5 {
+                    h: h5::H5Stream::plan(&specs)?,
+                    specs: params.to_vec(),
+                }
+            }
+            ParamFormat::Protobuf => {
+                if let Some(p) = params.iter().find(|p| !nnabla_proto::can_hold(p.dtype)) {
+                    return Err(Error::Proto {
+                        context: "parameter.protobuf".into(),
+                        message: format!(
+                            "parameter {:?}: NNabla parameters are float32; this tensor is {}",
+                            p.name, p.dtype
+                        ),
+                    });
+                }
+                Sink::Protobuf {
+                    specs: params.to_vec(),
+                    next: 0,
+                }
+            }
+        };
+        let mut z = NnpZipWriter::new(w);
+        z.member("nnp_version.txt", NNP_VERSION)?;
+        {
+            let out = z.start("network.nntxt", false)?;
+            if model.parameter.is_empty() {
+                nnabla_proto::text::write(out, model).map_err(|e| proto_err("network.nntxt", e))?;
+            } else {
+                let m = NNablaProtoBuf {
+                    parameter: Vec::new(),
+                    ..model.clone()
+                };
+                nnabla_proto::text::write(out, &m).map_err(|e| proto_err("network.nntxt", e))?;
+            }
+        }
+        let mut s = NnpStreamWriter {
+            z,
+            sink,
+            drop_optimizer_states: opts.drop_optimizer_states,
+        };
+        match &mut s.sink {
+            Sink::H5 { h, .. } => {
+                let large = h.len() >= ZIP64_FROM;
+                let out = s.z.start("parameter.h5", large)?;
+                h.write_head(out)?;
+            }
+            Sink::Protobuf { specs, .. } => {
+                // The member's size: the f32 data plus a generous bound on
+                // each message's framing (name, dims, varints).
+                let mut total: u64 = 0;
+                for p in specs.iter() {
+                    let n = p
+                        .dims
+                        .iter()
+                        .try_fold(4u64, |a, &d| a.checked_mul(d as u64));
+                    let framing = 64 + p.name.len() as u64 + 11 * p.dims.len() as u64;
+                    total = n
+                        .and_then(|n| n.checked_add(framing))
+                        .and_then(|n| n.checked_add(total))
+                        .unwrap_or(u64::MAX);
+                }
+                s.z.start("parameter.protobuf", total >= ZIP64_FROM)?;
+            }
+        }
+        Ok(s)
+    }
+
+    /// The parameter the next [`NnpStreamWriter::write_param`] call takes,
+    /// or `None` when all are written.
+    pub fn next_param(&self) -> Option<&ParamSpec> {
+        match &self.sink {
+            Sink::H5 { h, specs } => specs.get(h.written()),
+            Sink::Protobuf { specs, next } => specs.get(*next),
         }
     }
-    for o in optimizers {
-        z.member(&o.name, &o.data)?;
+
+    /// Writes the next parameter's data. Its dtype and dims must be the
+    /// declared ones ([`Error::Stream`] otherwise; nothing is written then).
+    pub fn write_param(&mut self, tensor: &tensor_core::Tensor<'_>) -> Result<()> {
+        match &mut self.sink {
+            Sink::H5 { h, .. } => h.write_data(self.z.out(), tensor),
+            Sink::Protobuf { specs, next } => {
+                let Some(spec) = specs.get(*next) else {
+                    return Err(Error::Stream {
+                        name: String::new(),
+                        reason: format!(
+                            "all {} declared parameters are already written",
+                            specs.len()
+                        ),
+                    });
+                };
+                if tensor.dtype() != spec.dtype || tensor.dims() != spec.dims.as_slice() {
+                    return Err(Error::Stream {
+                        name: spec.name.clone(),
+                        reason: format!(
+                            "declared {} {:?}, given {} {:?}",
+                            spec.dtype,
+                            spec.dims,
+                            tensor.dtype(),
+                            tensor.dims()
+                        ),
+                    });
+                }
+                nnabla_proto::binary::write_parameters(
+                    NoFlush(self.z.out()),
+                    std::iter::once((spec.name.as_str(), tensor, spec.need_grad)),
+                )
+                .map_err(|e| proto_err("parameter.protobuf", e))?;
+                *next += 1;
+                Ok(())
+            }
+        }
     }
-    z.finish()
+
+    /// Checks every declared parameter was written, writes the solver
+    /// states (unless [`WriteOptions::drop_optimizer_states`]) and the
+    /// central directory, and returns the writer.
+    pub fn finish(mut self, optimizers: &[OptimizerState<'_>]) -> Result<W> {
+        match &mut self.sink {
+            Sink::H5 { h, .. } => h.finish(self.z.out())?,
+            Sink::Protobuf { specs, next } => {
+                if let Some(p) = specs.get(*next) {
+                    return Err(Error::Stream {
+                        name: p.name.clone(),
+                        reason: format!(
+                            "finished after {next} of {} declared parameters",
+                            specs.len()
+                        ),
+                    });
+                }
+            }
+        }
+        if !self.drop_optimizer_states {
+            for o in optimizers {
+                self.z.member(&o.name, &o.data)?;
+            }
+        }
+        self.z.finish()
+    }
+}
+
+/// A writer whose `flush` does nothing (the protobuf writer flushes after
+/// each call; the archive is flushed once at the end).
+struct NoFlush<'a, W: Write>(&'a mut W);
+
+impl<W: Write> Write for NoFlush<'_, W> {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.0.write(buf)
+    }
+    fn write_all(&mut self, buf: &[u8]) -> std::io::Result<()> {
+        self.0.write_all(buf)
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
 }
 
 fn load<'a>(contents: ZipContents<'a>, opts: &ReadOptions) -> Result<Nnp<'a>> {

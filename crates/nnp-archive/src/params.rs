@@ -2,12 +2,71 @@
 
 use std::collections::HashMap;
 
-use tensor_core::TensorMap;
+use tensor_core::{DType, TensorMap};
 
 /// One NNabla parameter: a name (`fc1/affine/W`), its values and whether
 /// training updates it. The same type as [`nnabla_proto::ParamTensor`]: a
 /// parameter read from an `.h5`, a `.protobuf` or an `.nnp` is one type.
 pub use nnabla_proto::ParamTensor as Parameter;
+
+/// A parameter declared without its data, for the streaming writers
+/// ([`crate::NnpStreamWriter`], [`crate::h5::StreamWriter`]): its name, element
+/// type, logical shape and `need_grad`.
+///
+/// ```
+/// use nnp_archive::{ParamSpec, Parameter};
+/// use tensor_core::{DType, Tensor};
+///
+/// let s = ParamSpec::new("fc/W", DType::F32, [2, 3], true);
+/// let p = Parameter::new("fc/W", Tensor::from_values([2, 3], &[0f32; 6])?, true);
+/// assert_eq!(ParamSpec::of(&p), s);
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct ParamSpec {
+    /// The parameter name (`fc1/affine/W`).
+    pub name: String,
+    /// The element type.
+    pub dtype: DType,
+    /// The logical shape (`[]` for a scalar).
+    pub dims: Vec<usize>,
+    /// Whether training updates it.
+    pub need_grad: bool,
+}
+
+impl ParamSpec {
+    /// A parameter spec.
+    pub fn new(
+        name: impl Into<String>,
+        dtype: DType,
+        dims: impl Into<Vec<usize>>,
+        need_grad: bool,
+    ) -> Self {
+        ParamSpec {
+            name: name.into(),
+            dtype,
+            dims: dims.into(),
+            need_grad,
+        }
+    }
+
+    /// The spec of an existing parameter (name, dtype, dims, `need_grad`).
+    pub fn of(p: &Parameter<'_>) -> Self {
+        ParamSpec::new(
+            p.name.clone(),
+            p.tensor.dtype(),
+            p.tensor.dims(),
+            p.need_grad,
+        )
+    }
+}
+
+impl From<&Parameter<'_>> for ParamSpec {
+    fn from(p: &Parameter<'_>) -> Self {
+        ParamSpec::of(p)
+    }
+}
 
 /// Parameters in load order, merged as nnabla's Python loader does: a name
 /// registered again keeps its first position and takes the new values and
