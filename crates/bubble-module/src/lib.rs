@@ -71,4 +71,4 @@ pub use module::{
     Header, MODULE_CODE, Module, Node, NodeKind, Packed, Param, char8_str, string_tensor,
 };
 pub use read::ReadOptions;
-pub use write::{ModuleBuilder, NodeId, NodeOrder, ParamOrder, WriteOptions};
+pub use write::{ConstantsWriter, ModuleBuilder, NodeId, NodeOrder, ParamOrder, WriteOptions};

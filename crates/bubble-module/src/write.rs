@@ -128,6 +128,48 @@ fn check_field(t: &Tensor<'_>, at: &dyn Fn() -> String) -> Result<u8> {
     Ok(code)
 }
 
+fn write_header<W: Write>(out: &mut Out<W>, header: &Header) -> Result<()> {
+    let Header { fake, code, data } = header;
+    out.bytes(&fake.to_le_bytes())?;
+    out.bytes(&code.to_le_bytes())?;
+    out.bytes(data)
+}
+
+/// One node: its parameters (sorted by key unless `order` keeps them as
+/// given), each field's dtype code, dims and bytes, then its inputs
+/// through `map` (old index to written index).
+fn write_node<W: Write>(
+    out: &mut Out<W>,
+    node: &Node<'_>,
+    order: ParamOrder,
+    map: &dyn Fn(usize) -> usize,
+) -> Result<()> {
+    let mut keyed: Vec<&Param<'_>> = node.params.iter().collect();
+    if order == ParamOrder::Sorted {
+        keyed.sort_by(|a, b| a.key.cmp(&b.key));
+    }
+    out.u32(keyed.len())?;
+    for p in &keyed {
+        out.u32(p.key.len())?;
+        out.bytes(&p.key)?;
+        out.u32(p.fields().len())?;
+        for t in p.fields() {
+            let code = code_of_dtype(t.dtype()).unwrap_or(0);
+            out.bytes(&[code])?;
+            out.u32(t.dims().len())?;
+            for &d in t.dims() {
+                out.u32(d)?;
+            }
+            out.bytes(t.bytes())?;
+        }
+    }
+    out.u32(node.inputs.len())?;
+    for &i in &node.inputs {
+        out.u32(map(i))?;
+    }
+    Ok(())
+}
+
 impl Module<'_> {
     /// Checks that every count, dtype and order can be written.
     pub fn check_writable(&self) -> Result<()> {
@@ -168,10 +210,7 @@ impl Module<'_> {
             buf: Vec::with_capacity(SCRATCH * 2),
             total: 0,
         };
-        let Header { fake, code, data } = &self.header;
-        out.bytes(&fake.to_le_bytes())?;
-        out.bytes(&code.to_le_bytes())?;
-        out.bytes(data)?;
+        write_header(&mut out, &self.header)?;
         for list in [&self.inputs, &self.outputs] {
             out.u32(list.len())?;
             for &i in list.iter() {
@@ -179,35 +218,11 @@ impl Module<'_> {
             }
         }
         out.u32(self.nodes.len())?;
-        let mut keyed: Vec<&Param<'_>> = Vec::new();
         for &old in &order {
             let Some(node) = self.nodes.get(old) else {
                 continue;
             };
-            keyed.clear();
-            keyed.extend(node.params.iter());
-            if opts.params == ParamOrder::Sorted {
-                keyed.sort_by(|a, b| a.key.cmp(&b.key));
-            }
-            out.u32(keyed.len())?;
-            for p in &keyed {
-                out.u32(p.key.len())?;
-                out.bytes(&p.key)?;
-                out.u32(p.fields().len())?;
-                for t in p.fields() {
-                    let code = code_of_dtype(t.dtype()).unwrap_or(0);
-                    out.bytes(&[code])?;
-                    out.u32(t.dims().len())?;
-                    for &d in t.dims() {
-                        out.u32(d)?;
-                    }
-                    out.bytes(t.bytes())?;
-                }
-            }
-            out.u32(node.inputs.len())?;
-            for &i in &node.inputs {
-                out.u32(map(i))?;
-            }
+            write_node(&mut out, node, opts.params, &map)?;
         }
         out.flush_buf()?;
         out.w.flush()?;
@@ -387,5 +402,119 @@ impl<'a> ModuleBuilder<'a> {
         m.check_loadable()?;
         m.check_writable()?;
         Ok(m)
+    }
+}
+
+/// Streams a module of constants to `w`, one tensor at a time: the bytes
+/// [`ModuleBuilder`] gives for the same tensors added with
+/// [`ModuleBuilder::constant`] and each listed with
+/// [`ModuleBuilder::output`] (in that order), written with the default
+/// [`WriteOptions`] — without holding more than the tensor being written.
+///
+/// The number of constants is given first (the module's output list and
+/// node count come before the nodes); [`ConstantsWriter::finish`] checks
+/// that exactly that many were written.
+///
+/// ```
+/// use bubble_module::{ConstantsWriter, Module, ModuleBuilder, WriteOptions};
+/// use tensor_core::Tensor;
+///
+/// let w = Tensor::from_values([2], &[1f32, 2.])?;
+/// let b = Tensor::from_values([], &[0.5f32])?;
+/// let mut streamed = ConstantsWriter::new(Vec::new(), 2)?;
+/// streamed.constant("w", &w)?;
+/// streamed.constant("b", &b)?;
+/// let bytes = streamed.finish()?;
+///
+/// let mut built = ModuleBuilder::new();
+/// for (name, t) in [("w", &w), ("b", &b)] {
+///     let id = built.constant(name, t.clone())?;
+///     built.output(id)?;
+/// }
+/// assert_eq!(bytes, built.build()?.to_bytes(&WriteOptions::default())?);
+/// assert_eq!(Module::parse(&bytes)?.named_tensors().len(), 2);
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+pub struct ConstantsWriter<W: Write> {
+    out: Out<W>,
+    count: usize,
+    written: usize,
+}
+
+impl<W: Write> std::fmt::Debug for ConstantsWriter<W> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ConstantsWriter")
+            .field("count", &self.count)
+            .field("written", &self.written)
+            .finish_non_exhaustive()
+    }
+}
+
+impl<W: Write> ConstantsWriter<W> {
+    /// Starts a module of `count` constants (all of them module outputs):
+    /// writes the header, the output list and the node count.
+    pub fn new(w: W, count: usize) -> Result<Self> {
+        small(count, &|| "node count".into())?;
+        let mut out = Out {
+            w,
+            buf: Vec::with_capacity(SCRATCH * 2),
+            total: 0,
+        };
+        write_header(&mut out, &Header::default())?;
+        out.u32(0)?;
+        out.u32(count)?;
+        for i in 0..count {
+            out.u32(i)?;
+        }
+        out.u32(count)?;
+        Ok(ConstantsWriter {
+            out,
+            count,
+            written: 0,
+        })
+    }
+
+    /// Writes the next constant: a `<const>` node named `name` whose
+    /// `value` is `tensor` (a TenniS dtype, row-major).
+    pub fn constant(&mut self, name: &str, tensor: &Tensor<'_>) -> Result<()> {
+        if self.written == self.count {
+            return Err(Error::Build(format!(
+                "constant {name:?}: the module was started with {} constants",
+                self.count
+            )));
+        }
+        check_field(tensor, &|| format!("constant {name:?}"))?;
+        let value = Tensor::with_order(
+            tensor.dtype(),
+            tensor.shape().clone(),
+            tensor.order(),
+            tensor.bytes(),
+        )?;
+        let mut params = reserved("<const>", name);
+        params.push(Param::new("value", value));
+        let node = Node {
+            op: Cow::Borrowed("<const>"),
+            name: Cow::Borrowed(name),
+            params,
+            inputs: Vec::new(),
+            offset: None,
+        };
+        write_node(&mut self.out, &node, ParamOrder::Sorted, &|i| i)?;
+        self.written += 1;
+        Ok(())
+    }
+
+    /// Checks that every announced constant was written, flushes, and
+    /// returns the inner writer.
+    pub fn finish(mut self) -> Result<W> {
+        if self.written != self.count {
+            return Err(Error::Build(format!(
+                "{} of the {} announced constants were written",
+                self.written, self.count
+            )));
+        }
+        self.out.flush_buf()?;
+        self.out.w.flush()?;
+        Ok(self.out.w)
     }
 }

@@ -96,7 +96,7 @@ pub use error::{Error, Result};
 pub use options::ReadOptions;
 pub use params::{
     ParamTensor, can_hold, check_parameter_names, f32_bytes, parameter_from_tensor,
-    parameter_tensor, parameters,
+    parameter_tensor, parameters, split_around_parameters,
 };
 pub use proto::{
     Context, Dataset, Executor, Function, GlobalConfig, Monitor, NNablaProtoBuf, Network,

@@ -89,18 +89,61 @@ pub fn f32_bytes<'t>(name: &str, tensor: &'t Tensor<'_>) -> Result<Cow<'t, [u8]>
             MemoryOrder::ColumnMajor => Cow::Owned(rm.bytes().to_vec()),
         }),
         DType::F16 | DType::BF16 => {
-            let vals = rm.to_f64_vec().unwrap_or_default();
-            Ok(Cow::Owned(
-                vals.iter()
-                    .flat_map(|&v| (v as f32).to_le_bytes())
-                    .collect(),
-            ))
+            let vals: Vec<f32> = rm.to_vec()?;
+            let mut out = Vec::with_capacity(vals.len() * 4);
+            for v in vals {
+                out.extend_from_slice(&v.to_le_bytes());
+            }
+            Ok(Cow::Owned(out))
         }
         other => Err(Error::param(
             name,
             format!("NNabla parameters are float32; this tensor is {other}"),
         )),
     }
+}
+
+/// `model` split around its `parameter` field: the fields stored before it
+/// (`version`, `global_config`, `training_config`, `network`) and the
+/// fields stored after it (`dataset`, `optimizer`, `monitor`, `executor`);
+/// neither holds parameters.
+///
+/// Writing the first, then the parameters (e.g. with
+/// [`crate::binary::write_parameters`] or [`crate::text::write_parameters`],
+/// one tensor at a time), then the second gives the same bytes as writing
+/// the whole model with its parameters, in the binary and in the text
+/// format (both write fields in field-number order), without holding the
+/// parameters' data in messages.
+///
+/// ```
+/// use nnabla_proto::{binary, split_around_parameters, text};
+/// use tensor_core::Tensor;
+///
+/// let model = text::parse("network { name: 'n' } parameter { variable_name: 'w' shape { dim: 1 } data: 2 } executor { name: 'e' }")?;
+/// let (head, tail) = split_around_parameters(&model);
+/// let w = Tensor::from_values([1], &[2f32])?;
+/// let mut bytes = binary::encode(&head);
+/// binary::write_parameters(&mut bytes, [("w", &w, false)])?;
+/// bytes.extend(binary::encode(&tail));
+/// assert_eq!(bytes, binary::encode(&model));
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+pub fn split_around_parameters(model: &NNablaProtoBuf) -> (NNablaProtoBuf, NNablaProtoBuf) {
+    let head = NNablaProtoBuf {
+        version: model.version.clone(),
+        global_config: model.global_config.clone(),
+        training_config: model.training_config,
+        network: model.network.clone(),
+        ..NNablaProtoBuf::default()
+    };
+    let tail = NNablaProtoBuf {
+        dataset: model.dataset.clone(),
+        optimizer: model.optimizer.clone(),
+        monitor: model.monitor.clone(),
+        executor: model.executor.clone(),
+        ..NNablaProtoBuf::default()
+    };
+    (head, tail)
 }
 
 /// True for the element types NNabla parameter messages hold: f32, and

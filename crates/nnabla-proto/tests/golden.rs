@@ -66,3 +66,42 @@ fn binary_reencodes_byte_identically() {
         assert_eq!(file.model, rest);
     }
 }
+
+/// Writing the fields before the parameters, the parameters one at a time,
+/// then the fields after gives the bytes of the whole model, in both
+/// encodings, for models with networks, parameters, datasets, optimizers,
+/// monitors and executors.
+#[test]
+fn streaming_around_parameters_matches_whole_model() {
+    for name in ["train.nntxt", "mlp_with_params.nntxt"] {
+        let mut model = text::parse(std::str::from_utf8(&read(name)).unwrap()).unwrap();
+        if model.parameter.is_empty() {
+            model.parameter = binary::decode(&read("mlp_params.protobuf"))
+                .unwrap()
+                .parameter;
+        }
+        let params = parameters(&model).unwrap();
+        assert!(!params.is_empty(), "{name} has parameters");
+        let (head, tail) = split_around_parameters(&model);
+        assert!(head.parameter.is_empty() && tail.parameter.is_empty());
+        let each = || {
+            params
+                .iter()
+                .map(|p| (p.name.as_str(), &p.tensor, p.need_grad))
+        };
+
+        let mut bin = binary::encode(&head);
+        binary::write_parameters(&mut bin, each()).unwrap();
+        bin.extend(binary::encode(&tail));
+        assert_eq!(bin, binary::encode(&model), "{name}: binary");
+
+        let mut txt = text::print(&head).unwrap().into_bytes();
+        text::write_parameters(&mut txt, each()).unwrap();
+        txt.extend(text::print(&tail).unwrap().into_bytes());
+        assert_eq!(
+            String::from_utf8(txt).unwrap(),
+            text::print(&model).unwrap(),
+            "{name}: text"
+        );
+    }
+}
