@@ -1,12 +1,20 @@
 //! Opening a 256 MiB `.nnp` (64 × f32 [1024, 1024], parameters in
 //! `parameter.h5`, then in `parameter.protobuf`) and reading every parameter
 //! into owned tensors, against a memcpy of the same bytes measured in the
-//! same run. Run with `cargo bench -p nnp-archive --bench nnp`.
+//! same run. Then writing the same parameters as an `.h5` (`h5::write`), an
+//! `.nnp` with `parameter.h5` and one with `parameter.protobuf`
+//! (`nnp_archive::write`, streaming), each to a new file, against one
+//! `write_all` of the written file's bytes to a new file in the same
+//! temporary folder, the two alternated (median of 5; ratio = `write_all`
+//! seconds / writer seconds). Run with `cargo bench -p nnp-archive --bench nnp`.
 
+use std::fs::File;
+use std::io::{BufWriter, Write};
+use std::path::Path;
 use std::time::{Duration, Instant};
 
 use nnp_archive::nnabla_proto::NNablaProtoBuf;
-use nnp_archive::{Nnp, ParamFormat, Parameter, ParameterSet, WriteOptions};
+use nnp_archive::{Nnp, ParamFormat, Parameter, ParameterSet, WriteOptions, h5};
 use tensor_core::Tensor;
 
 const N: usize = 64;
@@ -25,6 +33,74 @@ fn time<T>(reps: usize, mut f: impl FnMut() -> T) -> f64 {
         v.push(t.elapsed());
     }
     median(v)
+}
+
+/// Times `ours` and `base` alternately `reps` times; the medians.
+fn pair(reps: usize, mut ours: impl FnMut(), mut base: impl FnMut()) -> (f64, f64) {
+    let (mut o, mut b) = (Vec::new(), Vec::new());
+    for _ in 0..reps {
+        let t = Instant::now();
+        ours();
+        o.push(t.elapsed());
+        let t = Instant::now();
+        base();
+        b.push(t.elapsed());
+    }
+    (median(o), median(b))
+}
+
+fn write_file(path: &Path, bytes: &[u8]) {
+    let mut f = File::create(path).unwrap();
+    f.write_all(bytes).unwrap();
+}
+
+fn writers(nnp: &Nnp<'_>, dir: &Path) {
+    type Writer<'n> = Box<dyn Fn(File) + 'n>;
+    let ops: [(&str, Writer<'_>); 3] = [
+        (
+            "write_h5",
+            Box::new(|f| h5::write(BufWriter::new(f), nnp.parameters()).unwrap()),
+        ),
+        (
+            "write_nnp_h5",
+            Box::new(|f| {
+                nnp.write(BufWriter::new(f), &WriteOptions::default())
+                    .unwrap();
+            }),
+        ),
+        (
+            "write_nnp_protobuf",
+            Box::new(|f| {
+                let opts = WriteOptions::default().with_param_format(ParamFormat::Protobuf);
+                nnp.write(BufWriter::new(f), &opts).unwrap();
+            }),
+        ),
+    ];
+    for (op, write) in ops {
+        let out = dir.join(format!("{op}.out"));
+        let base_out = dir.join(format!("{op}.base"));
+        write(File::create(&out).unwrap());
+        let bytes = std::fs::read(&out).unwrap();
+        let (o, b) = pair(
+            5,
+            || write(File::create(&out).unwrap()),
+            || write_file(&base_out, &bytes),
+        );
+        assert_eq!(std::fs::metadata(&out).unwrap().len(), bytes.len() as u64);
+        let n = bytes.len() as u64;
+        let ratio = b / o;
+        println!(
+            "{op}: {:.0} MiB in {o:.3} s = {:.2} GB/s; write_all {b:.3} s; ratio {ratio:.2}",
+            n as f64 / 1048576.0,
+            n as f64 / o / 1e9,
+        );
+        println!(
+            "BENCH {{\"crate\":\"nnp-archive\",\"op\":\"{op}\",\"bytes\":{n},\"seconds\":{o:.6},\"baseline\":\"write_all\",\"baseline_seconds\":{b:.6},\"ratio\":{ratio:.4}}}"
+        );
+        drop(bytes);
+        let _ = std::fs::remove_file(&out);
+        let _ = std::fs::remove_file(&base_out);
+    }
 }
 
 fn main() {
@@ -83,4 +159,6 @@ fn main() {
             "BENCH {{\"crate\":\"nnp-archive\",\"op\":\"{op}\",\"bytes\":{bytes},\"seconds\":{read:.6},\"baseline\":\"memcpy\",\"baseline_seconds\":{memcpy:.6},\"ratio\":{ratio:.4}}}"
         );
     }
+    drop(src);
+    writers(&nnp, dir.path());
 }

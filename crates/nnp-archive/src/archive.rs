@@ -484,14 +484,34 @@ impl<W: Write + Seek> NnpZipWriter<W> {
     /// Starts a stored member `name`; write its bytes to the returned writer.
     /// `large` must be true when the member may reach 4 GiB (ZIP64).
     pub fn start(&mut self, name: &str, large: bool) -> Result<&mut impl Write> {
+        self.begin(name, large, 1)?;
+        Ok(&mut self.zip)
+    }
+
+    /// Like [`NnpZipWriter::start`], with the member's data starting at a
+    /// multiple of `align` bytes in the archive (the local header's extra
+    /// field is padded, as zipalign does; readers skip it). A stored `.h5`
+    /// member aligned to [`crate::h5::DATA_ALIGN`] keeps its data blocks
+    /// aligned in the archive too.
+    pub fn start_aligned(
+        &mut self,
+        name: &str,
+        large: bool,
+        align: u16,
+    ) -> Result<&mut impl Write> {
+        self.begin(name, large, align)?;
+        Ok(&mut self.zip)
+    }
+
+    fn begin(&mut self, name: &str, large: bool, align: u16) -> Result<()> {
         let opts = SimpleFileOptions::default()
             .compression_method(CompressionMethod::Stored)
             .unix_permissions(0o600)
-            .large_file(large);
+            .large_file(large)
+            .with_alignment(align);
         self.zip
             .start_file(name, opts)
-            .map_err(|e| Error::member(name, format!("writing failed: {e}")))?;
-        Ok(&mut self.zip)
+            .map_err(|e| Error::member(name, format!("writing failed: {e}")))
     }
 
     /// The member being written (after [`NnpZipWriter::start`]).

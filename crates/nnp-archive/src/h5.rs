@@ -1,9 +1,12 @@
-//! NNabla `.h5` parameter files, read and written through the pure-Rust
-//! `hdf5-pure` crate.
+//! NNabla `.h5` parameter files: read through the pure-Rust `hdf5-pure`
+//! crate, written by our own streaming writer ([`StreamWriter`]).
 //!
-//! This module is the only place that touches `hdf5-pure`: everything it
+//! Reading is the only place that touches `hdf5-pure`: everything it
 //! returns is in this crate's own types ([`Parameter`], [`Error`]), so the
-//! HDF5 implementation can be swapped without changing callers.
+//! HDF5 reader can be swapped without changing callers. Writing does not use
+//! it: `hdf5-pure`'s builder takes every dataset's bytes as an owned buffer
+//! and assembles the file in memory (a copy of all data), while a conversion
+//! must stay near the size of its largest tensor.
 //!
 //! # Reading
 //!
@@ -36,7 +39,9 @@
 //! | read a memory map (`'static`, zero-copy) | [`from_map`]`(&Arc<MappedFile>, &ReadOptions)`; [`from_map_range`] for a file inside a map (an archive member) |
 //! | map a file and read it | [`open`]`(path)`, [`open_with`]`(path, &ReadOptions)` |
 //! | write to any `io::Write` | [`write()`]`(w, &params)`, [`write_tensors`]`(w, (name, &tensor, need_grad))` |
+//! | write tensor by tensor (streaming) | [`StreamWriter::new`]`(w, &[ParamSpec])` or [`StreamWriter::with_datasets`]`(w, &[DatasetSpec])`, then [`StreamWriter::write_data`]`(&tensor)` per dataset, [`StreamWriter::finish`] |
 //! | write a file atomically | [`save`]`(path, &params)` |
+//! | solver states | [`solver_state_from_map_range`], [`write_solver_state`], [`save_solver_state`] |
 //!
 //! Of the crate's [`ReadOptions`], only `limits` applies to `.h5` files; the
 //! writer has no options.
@@ -44,11 +49,19 @@
 //! # Writing
 //!
 //! One contiguous little-endian dataset per parameter, in groups split on
-//! `/`, with `need_grad` (an `int8` 0/1: `hdf5-pure` cannot write h5py's
-//! bool enum, and nnabla only tests the value's truth) and `index` (`int64`,
-//! the position) on **every** dataset, as `docs/formats/nnabla.md` §8 asks.
-//! Files use the HDF5 1.8 format (superblock v2), which every HDF5 ≥ 1.8
-//! reads.
+//! `/`, with `need_grad` (h5py's numpy-bool enum `{FALSE = 0, TRUE = 1}`
+//! over `int8`, a scalar) and `index` (`int64` scalar, the position) on
+//! **every** dataset, exactly as nnabla's Python `save_parameters` writes
+//! them through h5py (`docs/formats/nnabla.md` §8). Files use the HDF5 1.8
+//! objects (superblock v2, version-2 object headers, compact groups), which
+//! every HDF5 ≥ 1.8 reads; all metadata comes first, then each dataset's
+//! data in order, each block at a multiple of [`DATA_ALIGN`] (64) bytes so
+//! readers borrow aligned slices. The layout in detail is in the `write`
+//! submodule's source; every address is known before the first data byte,
+//! so the data is streamed one tensor at a time ([`StreamWriter`]): writing
+//! holds no copy of the parameters (a column-major tensor is reordered into
+//! one temporary buffer at a time). Element types: f16, f32, f64, every
+//! integer of 1/2/4/8 bytes, bool ([`can_hold`]).
 //!
 //! ```
 //! use nnp_archive::{h5, Parameter};

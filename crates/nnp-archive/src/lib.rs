@@ -4,9 +4,12 @@
 //! that the real nnabla 1.39.0 loads what this crate writes (checked with
 //! the reference tools; see `tests/reference.rs`).
 //!
-//! - [`h5`]: `.h5` parameter files through the pure-Rust `hdf5-pure`
+//! - [`h5`]: `.h5` parameter files, read through the pure-Rust `hdf5-pure`
 //!   (wrapped so it can be swapped): every dataset at any depth, in nnabla's
-//!   order, `need_grad` of any type, contiguous data borrowed without copying.
+//!   order, `need_grad` of any type, contiguous data borrowed without
+//!   copying; written by our own streaming writer ([`h5::StreamWriter`]:
+//!   metadata first, then one tensor at a time, 64-byte aligned data,
+//!   `need_grad`/`index` as h5py writes them).
 //! - [`archive`]: the zip layer: member names are data (never paths; unsafe
 //!   ones refused or flagged), sizes checked before inflating, total
 //!   inflation capped, local headers checked against the central directory,
@@ -15,6 +18,9 @@
 //!   executors and parameters, replace parameters, save in nnabla's layout
 //!   (`nnp_version.txt`, `network.nntxt`, `parameter.h5` or
 //!   `parameter.protobuf`, stored, no directory entries).
+//! - [`NnpStreamWriter`]: the same layout from a model and parameter specs
+//!   ([`ParamSpec`]: name, dtype, dims, `need_grad`), each parameter's tensor
+//!   given one at a time (make it, write it, drop it).
 //!
 //! # Entry points
 //!
@@ -28,6 +34,7 @@
 //! | map a file and read it | [`Nnp::open`]`(path)`, [`Nnp::open_with`]`(path, &ReadOptions)` | [`h5::open`]`(path)`, [`h5::open_with`]`(path, &ReadOptions)` |
 //! | read any `Read + Seek` | [`Nnp::from_reader`]`(reader, &ReadOptions)` | — |
 //! | write to any `io::Write` | [`Nnp::write`]`(w, &WriteOptions)`, [`write()`]`(w, model, params, optimizers, &WriteOptions)` | [`h5::write`]`(w, params)`, [`h5::write_tensors`] |
+//! | write tensor by tensor | [`NnpStreamWriter::new`]`(w, &model, &[ParamSpec], &WriteOptions)`, `.write_param(&tensor)`, `.finish(&optimizers)` | [`h5::StreamWriter::new`]`(w, &[ParamSpec])`, `.write_data(&tensor)`, `.finish()` |
 //! | write a file atomically | [`Nnp::save`]`(path, &WriteOptions)` | [`h5::save`]`(path, params)` |
 //! | options | [`ReadOptions`] (`limits`, `allow_unsafe_names`, `verify_crc`), [`WriteOptions`] (`param_format`, `drop_optimizer_states`) | [`ReadOptions`] (`limits` only); no write options |
 //!

@@ -371,7 +371,8 @@ impl<W: Write + Seek> NnpStreamWriter<W> {
         match &mut s.sink {
             Sink::H5 { h, .. } => {
                 let large = h.len() >= ZIP64_FROM;
-                let out = s.z.start("parameter.h5", large)?;
+                let out =
+                    s.z.start_aligned("parameter.h5", large, h5::DATA_ALIGN as u16)?;
                 h.write_head(out)?;
             }
             Sink::Protobuf { specs, .. } => {
