@@ -1004,6 +1004,14 @@ mod tests {
     }
 
     #[test]
+    fn a_file_without_datasets() {
+        let mut file = Vec::new();
+        write_tensors(&mut file, std::iter::empty()).unwrap();
+        assert_eq!(check_headers(&file), file.len());
+        assert!(parse(&file).unwrap().is_empty());
+    }
+
+    #[test]
     fn column_major_tensors_are_written_row_major() {
         use tensor_core::MemoryOrder;
         // [[1, 2, 3], [4, 5, 6]] stored column-major
