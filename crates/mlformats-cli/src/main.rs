@@ -131,6 +131,10 @@ enum Command {
         /// instead of refusing the conversion.
         #[arg(long)]
         skip_unsupported: bool,
+        /// Write the tensors alone: an NNabla model's network does not go
+        /// along, and a graph is not exported to ONNX.
+        #[arg(long)]
+        weights_only: bool,
         /// ONNX export: the NNabla network to export (default: the first
         /// executor's network).
         #[arg(long, value_name = "NAME")]
@@ -288,6 +292,7 @@ fn run(cli: Cli) -> Result<ExitCode, Failure> {
             exclude,
             rename,
             skip_unsupported,
+            weights_only,
             network,
             opset,
             dtype,
@@ -313,6 +318,7 @@ fn run(cli: Cli) -> Result<ExitCode, Failure> {
             let mut opts = ConvertOptions::new()
                 .keep_order(keep_order)
                 .skip_unsupported(skip_unsupported)
+                .weights_only(weights_only)
                 .progress(move |n| bar.inc(n));
             opts.to = to.map(|f| f.0);
             opts.only = only;
@@ -327,6 +333,9 @@ fn run(cli: Cli) -> Result<ExitCode, Failure> {
             let summary = result.map_err(anyhow::Error::new).at(&output)?;
             for (name, why) in &summary.skipped {
                 let _ = writeln!(std::io::stderr(), "skipped {name:?}: {why}");
+            }
+            for w in &summary.warnings {
+                let _ = writeln!(std::io::stderr(), "warning: {w}");
             }
             Ok(ExitCode::SUCCESS)
         }

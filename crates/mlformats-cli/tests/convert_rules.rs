@@ -298,3 +298,87 @@ fn diff_and_validate_speak_json() {
     );
     assert_eq!(j["problems"], serde_json::json!([]));
 }
+
+/// `--only` and `--dtype` between NNabla formats keep the model: the
+/// networks go along with the parameters written; a kept network that uses
+/// parameters left out is a warning; `--rename` would break the network and
+/// is refused.
+#[test]
+fn selecting_or_casting_nnabla_parameters_keeps_the_network() {
+    let dir = tempfile::tempdir().unwrap();
+    let src = td("nnabla/mlp.nnp");
+    let graph = inspect_json(std::path::Path::new(&src))["graph"].clone();
+    assert!(graph["networks"].as_array().is_some_and(|n| !n.is_empty()));
+    for ext in ["nnp", "nntxt", "protobuf"] {
+        let out = dir.path().join(format!("only.{ext}"));
+        let o = run_str(&["convert", &src, out.to_str().unwrap(), "--only", "*/W"]);
+        assert!(o.status.success(), "{ext}: {}", stderr(&o));
+        assert!(
+            stderr(&o).contains("2 of the parameters it uses are not in the output")
+                && stderr(&o).contains("fc1/affine/b, fc2/affine/b"),
+            "{ext}: {}",
+            stderr(&o)
+        );
+        let js = inspect_json(&out);
+        assert_eq!(js["graph"]["networks"], graph["networks"], "{ext}");
+        assert_eq!(js["graph"]["executors"], graph["executors"], "{ext}");
+        let names: Vec<&str> = js["tensors"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|t| t["name"].as_str().unwrap())
+            .collect();
+        assert_eq!(names, ["fc1/affine/W", "fc2/affine/W"], "{ext}");
+    }
+    let out = dir.path().join("half.nnp");
+    let o = run_str(&["convert", &src, out.to_str().unwrap(), "--dtype", "f16"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(!stderr(&o).contains("warning"), "{}", stderr(&o));
+    let js = inspect_json(&out);
+    assert_eq!(js["graph"]["networks"], graph["networks"]);
+    let tensors = js["tensors"].as_array().unwrap();
+    assert_eq!(tensors.len(), 4);
+    assert!(tensors.iter().all(|t| t["dtype"] == "f16"), "{tensors:?}");
+
+    let out = dir.path().join("renamed.nnp");
+    let o = run_str(&[
+        "convert",
+        &src,
+        out.to_str().unwrap(),
+        "--rename",
+        "fc=dense",
+    ]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(
+        stderr(&o).contains("--rename would leave the networks"),
+        "{}",
+        stderr(&o)
+    );
+    assert!(!out.exists());
+    // a parameters-only target takes renamed parameters, and so does any
+    // NNabla target with --weights-only
+    for (file, extra) in [
+        ("renamed.h5", None),
+        ("renamed.nnp", Some("--weights-only")),
+    ] {
+        let out = dir.path().join(file);
+        let mut args = vec![
+            "convert",
+            &src,
+            out.to_str().unwrap(),
+            "--rename",
+            "fc=dense",
+        ];
+        args.extend(extra);
+        let o = run_str(&args);
+        assert!(o.status.success(), "{file}: {}", stderr(&o));
+        let js = inspect_json(&out);
+        assert_eq!(js["tensors"][0]["name"], "dense1/affine/W", "{file}");
+        assert!(
+            js["graph"]["networks"]
+                .as_array()
+                .is_none_or(|n| n.is_empty()),
+            "{file}: {js}"
+        );
+    }
+}

@@ -135,7 +135,7 @@ fn prototxt_is_text_and_convert_writes_what_nnabla_saves() {
     assert_eq!(j["format"], "nnabla-nntxt");
     assert_eq!(j["graph"]["networks"][0]["name"], "net1");
     assert_eq!(j["graph"]["executors"], serde_json::json!(["runtime"]));
-    // only the parameters of a text model (`--only '*'` picks tensors) → a
+    // only the parameters of a text model (`--weights-only`) → a
     // parameters-only .protobuf: exactly the bytes nn.save_parameters wrote
     let out = tmp.path().join("w.protobuf");
     let src = dir().join("mlp_with_params.nntxt");
@@ -143,8 +143,7 @@ fn prototxt_is_text_and_convert_writes_what_nnabla_saves() {
         "convert".as_ref(),
         src.as_os_str(),
         out.as_os_str(),
-        "--only".as_ref(),
-        "*".as_ref(),
+        "--weights-only".as_ref(),
     ]);
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     assert_eq!(

@@ -132,34 +132,14 @@ pub(crate) struct Item<'t, 'a> {
 
 /// What a writer needs besides the tensors.
 pub(crate) struct WriteContext<'c> {
-    /// The conversion each tensor goes through on its way in; writers that
-    /// stream apply it one tensor at a time.
+    /// The conversion each tensor goes through on its way in; every writer
+    /// applies it one tensor at a time, while writing.
     pub plan: Plan,
     /// Called with the number of input bytes each tensor accounts for, as it
     /// is written.
     pub progress: &'c dyn Fn(u64),
     /// `__metadata__` for formats that store string metadata (safetensors).
     pub metadata: Vec<(String, String)>,
-}
-
-impl WriteContext<'_> {
-    /// Every item converted by the plan, for writers that need them all at
-    /// once; progress moves as each is converted.
-    pub fn prepare_all<'t>(
-        &self,
-        items: &'t [Item<'t, '_>],
-    ) -> Result<Vec<(&'t str, Tensor<'t>, bool)>> {
-        let mut out = Vec::with_capacity(items.len());
-        for it in items {
-            let t = self
-                .plan
-                .apply(it.tensor)
-                .map_err(|e| e.in_tensor(it.name))?;
-            (self.progress)(it.tensor.bytes().len() as u64);
-            out.push((it.name, t, it.need_grad));
-        }
-        Ok(out)
-    }
 }
 
 /// One format's reader and writers.

@@ -36,6 +36,10 @@ pub struct ConvertOptions {
     pub skip_unsupported: bool,
     /// Called with a count of input bytes as each tensor is written.
     pub progress: Option<std::sync::Arc<dyn Fn(u64) + Send + Sync>>,
+    /// Write the tensors alone: no network or other model content goes
+    /// along (re-encoding, NNabla model conversions and ONNX graph export
+    /// are skipped).
+    pub weights_only: bool,
     /// ONNX export: the NNabla network to export (default: the first executor's).
     pub network: Option<String>,
     /// ONNX export: the operator set to write (default 13).
@@ -53,6 +57,7 @@ impl std::fmt::Debug for ConvertOptions {
             .field("keep_order", &self.keep_order)
             .field("renames", &self.renames)
             .field("skip_unsupported", &self.skip_unsupported)
+            .field("weights_only", &self.weights_only)
             .finish_non_exhaustive()
     }
 }
@@ -112,6 +117,13 @@ impl ConvertOptions {
         self
     }
 
+    /// The same options writing the tensors alone, without the model's
+    /// network (see [`ConvertOptions::weights_only`](#structfield.weights_only)).
+    pub fn weights_only(mut self, yes: bool) -> Self {
+        self.weights_only = yes;
+        self
+    }
+
     /// The same options exporting the NNabla network `name` to ONNX.
     pub fn network(mut self, name: impl Into<String>) -> Self {
         self.network = Some(name.into());
@@ -130,9 +142,10 @@ impl ConvertOptions {
         self
     }
 
-    /// True when the tensors are copied unchanged.
+    /// True when the tensors are copied unchanged, with the model.
     pub fn is_plain(&self) -> bool {
-        self.only.is_empty()
+        !self.weights_only
+            && self.only.is_empty()
             && self.exclude.is_empty()
             && self.dtype.is_none()
             && !self.keep_order
@@ -169,6 +182,9 @@ pub struct ConvertSummary {
     /// Tensors left out because the target cannot hold them (with
     /// `skip_unsupported`): name and reason.
     pub skipped: Vec<(String, String)>,
+    /// What the user should know about the output (a kept network that
+    /// uses parameters the output does not hold).
+    pub warnings: Vec<String>,
 }
 
 /// Converts the file `input` into `output` (replaced atomically): opens it
@@ -212,6 +228,7 @@ pub fn convert_document(
                 tensors: doc.len(),
                 whole_model: true,
                 skipped: Vec::new(),
+                warnings: Vec::new(),
             });
         }
         #[cfg(feature = "onnx")]
@@ -227,6 +244,7 @@ pub fn convert_document(
                 tensors: s.initializers,
                 whole_model: true,
                 skipped: Vec::new(),
+                warnings: Vec::new(),
             });
         }
         #[cfg(feature = "nnp")]
@@ -238,6 +256,7 @@ pub fn convert_document(
                 tensors: doc.len(),
                 whole_model: true,
                 skipped: Vec::new(),
+                warnings: Vec::new(),
             });
         }
     }
@@ -304,6 +323,10 @@ pub fn convert_document(
         progress,
         metadata: source_metadata(doc.format(), doc.path()),
     };
+    #[cfg(feature = "nnp")]
+    if doc.format().is_nnabla() && target.is_nnabla() && !opts.weights_only {
+        return nnabla_with_model(doc, target, output, &items, &cx, opts, skipped);
+    }
     c.write(target, output, &items, &cx)?;
     Ok(ConvertSummary {
         from: doc.format(),
@@ -311,6 +334,55 @@ pub fn convert_document(
         tensors: items.len(),
         whole_model: false,
         skipped,
+        warnings: Vec::new(),
+    })
+}
+
+/// Between NNabla formats with tensors selected, cast or renamed: the
+/// model (networks, executors, optimizers, ...) goes along with the
+/// parameters written, unless the target (`.h5`) holds parameters only.
+/// Renaming parameters of a model with a network is refused: the network
+/// would name parameters that are no longer there.
+#[cfg(feature = "nnp")]
+fn nnabla_with_model(
+    doc: &Document,
+    target: Format,
+    output: &Path,
+    items: &[Item<'_, '_>],
+    cx: &WriteContext<'_>,
+    opts: &ConvertOptions,
+    skipped: Vec<(String, String)>,
+) -> Result<ConvertSummary> {
+    use crate::formats::nnabla_family;
+    let model = nnabla_family::model(doc.source())?;
+    let with_graph = target != Format::NnablaH5 && !model.network.is_empty();
+    let mut warnings = Vec::new();
+    if with_graph {
+        if !opts.renames.is_empty() {
+            return Err(Error::Unsupported(format!(
+                "--rename would leave the networks of this {} naming parameters that are no \
+                 longer there; add --weights-only to write the renamed parameters alone",
+                doc.format()
+            )));
+        }
+        let missing = nnabla_family::missing_parameters(&model, items.iter().map(|it| it.name));
+        if !missing.is_empty() {
+            warnings.push(format!(
+                "the network is kept, but {} of the parameters it uses are not in the output \
+                 (nnabla initializes them anew when it loads the model): {}",
+                missing.len(),
+                missing.join(", ")
+            ));
+        }
+    }
+    nnabla_family::write(&model, target, output, items, cx)?;
+    Ok(ConvertSummary {
+        from: doc.format(),
+        to: target,
+        tensors: items.len(),
+        whole_model: with_graph,
+        skipped,
+        warnings,
     })
 }
 
@@ -366,6 +438,15 @@ pub(crate) struct Plan {
 }
 
 impl Plan {
+    /// The plan that changes nothing (row-major data stays as it is).
+    pub fn unchanged() -> Plan {
+        Plan {
+            cast: None,
+            exchange: None,
+            row_major: true,
+        }
+    }
+
     /// The plan for writing `target`: floats cast to `cast`, dtypes the
     /// exchange formats cannot hold changed, and column-major data
     /// transposed unless the writer takes it as it is (or, for npz,

@@ -5,7 +5,8 @@
 //! once, at its first position, with the last stored value and `need_grad`
 //! (nnabla's own rule). Binary parameters share the memory map. Writing a
 //! set of tensors makes a parameters-only file (what `nn.save_parameters`
-//! writes), one parameter at a time.
+//! writes); [`write_model`] writes a whole model with other parameters.
+//! Both convert and write one parameter at a time.
 
 use std::path::Path;
 
@@ -83,6 +84,46 @@ pub(crate) fn contents(model: &NNablaProtoBuf, params: Vec<ParamTensor<'static>>
     c
 }
 
+/// Writes `model` as `.nntxt` or `.protobuf` at `out` (atomically), with
+/// `items` as its parameters in place of the model's own: the fields before
+/// `parameter`, then each parameter converted by the plan and written on its
+/// own (only one converted tensor is held at a time), then the fields after.
+/// The bytes are those of the whole message written at once.
+pub(crate) fn write_model(
+    model: &NNablaProtoBuf,
+    format: Format,
+    out: &Path,
+    items: &[Item<'_, '_>],
+    cx: &WriteContext<'_>,
+) -> Result<()> {
+    nn::check_parameter_names(items.iter().map(|it| it.name))?;
+    let (head, tail) = nn::split_around_parameters(model);
+    let as_text = format == Format::NnablaNntxt;
+    tensor_core::io::write_atomic(out, |w| -> Result<()> {
+        if as_text {
+            text::write(&mut *w, &head)?;
+        } else {
+            binary::write(&mut *w, &head)?;
+        }
+        for it in items {
+            let t = cx.plan.apply(it.tensor).in_tensor(it.name)?;
+            let one = std::iter::once((it.name, &t, it.need_grad));
+            if as_text {
+                text::write_parameters(&mut *w, one)?;
+            } else {
+                binary::write_parameters(&mut *w, one)?;
+            }
+            (cx.progress)(it.tensor.bytes().len() as u64);
+        }
+        if as_text {
+            text::write(&mut *w, &tail)?;
+        } else {
+            binary::write(&mut *w, &tail)?;
+        }
+        Ok(())
+    })
+}
+
 impl Codec for Nnabla {
     fn read(&self, src: &Source, opts: &ReadOptions) -> Result<Contents> {
         let (model, params) = load(src, &opts.limits)?;
@@ -100,20 +141,7 @@ impl Codec for Nnabla {
         items: &[Item<'_, '_>],
         cx: &WriteContext<'_>,
     ) -> Result<()> {
-        nn::check_parameter_names(items.iter().map(|it| it.name))?;
-        tensor_core::io::write_atomic(out, |w| -> Result<()> {
-            for it in items {
-                let t = cx.plan.apply(it.tensor).in_tensor(it.name)?;
-                let one = std::iter::once((it.name, &t, it.need_grad));
-                if format == Format::NnablaNntxt {
-                    text::write_parameters(&mut *w, one)?;
-                } else {
-                    binary::write_parameters(&mut *w, one)?;
-                }
-                (cx.progress)(it.tensor.bytes().len() as u64);
-            }
-            Ok(())
-        })
+        write_model(&NNablaProtoBuf::default(), format, out, items, cx)
     }
 
     fn refuses(&self, _: Format, dtype: tensor_core::DType, _dims: &[usize]) -> Option<String> {

@@ -1,14 +1,18 @@
 //! Converting between NNabla's encodings (`.nntxt`, `.protobuf`, `.nnp`,
 //! `.h5`) with the whole model: networks, executors, optimizers, datasets,
 //! monitors and every parameter with its `need_grad`. An `.h5` holds
-//! parameters only, so converting to it keeps just those.
+//! parameters only, so converting to it keeps just those. A conversion that
+//! selects, casts or renames parameters keeps the model too ([`write`]).
 
 use std::path::Path;
 
-use nnabla_proto::{self as nn, NNablaProtoBuf};
-use nnp_archive::{self as nnpa, Nnp, ParamFormat, Parameter, ParameterSet};
+use std::collections::HashSet;
 
-use crate::codec::{ReadOptions, Source};
+use nnabla_proto::NNablaProtoBuf;
+use nnp_archive::Parameter;
+
+use crate::codec::{Item, ReadOptions, Source, WriteContext};
+use crate::convert::Plan;
 use crate::{Error, Format, Result};
 
 /// The model (without parameter messages) and the parameters, in the order
@@ -40,35 +44,69 @@ fn load(src: &Source) -> Result<(NNablaProtoBuf, Vec<Parameter<'static>>)> {
     })
 }
 
-/// Writes the content of `src` as `target`, another NNabla format.
+/// The model of an NNabla file without its parameters (an `.h5` has none).
+pub(crate) fn model(src: &Source) -> Result<NNablaProtoBuf> {
+    Ok(load(src)?.0)
+}
+
+/// Writes the content of `src` as `target`, another NNabla format: the
+/// whole model with every parameter as loaded.
 pub(crate) fn transcode(src: &Source, target: Format, out: &Path) -> Result<()> {
-    let (mut model, params) = load(src)?;
+    let (model, params) = load(src)?;
+    let items: Vec<Item<'_, '_>> = params
+        .iter()
+        .map(|p| Item {
+            name: &p.name,
+            tensor: &p.tensor,
+            need_grad: p.need_grad,
+        })
+        .collect();
+    let noop = |_: u64| {};
+    let cx = WriteContext {
+        plan: Plan::unchanged(),
+        progress: &noop,
+        metadata: Vec::new(),
+    };
+    write(&model, target, out, &items, &cx)
+}
+
+/// Writes `model` as `target` (an NNabla format) with `items` as its
+/// parameters, each converted by the plan as it is written. An `.h5` holds
+/// the parameters alone.
+pub(crate) fn write(
+    model: &NNablaProtoBuf,
+    target: Format,
+    out: &Path,
+    items: &[Item<'_, '_>],
+    cx: &WriteContext<'_>,
+) -> Result<()> {
     match target {
         Format::NnablaNntxt | Format::NnablaProtobuf => {
-            nn::check_parameter_names(params.iter().map(|p| p.name.as_str()))?;
-            for p in &params {
-                model
-                    .parameter
-                    .push(nn::parameter_from_tensor(&p.name, &p.tensor, p.need_grad)?);
-            }
-            tensor_core::io::write_atomic(out, |w| -> Result<()> {
-                if target == Format::NnablaNntxt {
-                    nn::text::write(w, &model)?;
-                } else {
-                    nn::binary::write(w, &model)?;
-                }
-                Ok(())
-            })
+            super::nnabla::write_model(model, target, out, items, cx)
         }
-        Format::NnablaNnp => {
-            let set: ParameterSet<'_> = params.into_iter().collect();
-            let nnp = Nnp::new(model, set)?;
-            let opts = nnpa::WriteOptions::default().with_param_format(ParamFormat::H5);
-            Ok(nnp.save(out, &opts)?)
-        }
-        Format::NnablaH5 => Ok(nnpa::h5::save(out, &params)?),
+        Format::NnablaNnp => super::nnp::write_nnp(model, out, items, cx),
+        Format::NnablaH5 => super::nnp::write_h5(out, items, cx),
         other => Err(Error::Unsupported(format!(
             "{other} is not an NNabla format"
         ))),
     }
+}
+
+/// The parameters `model`'s networks use that `names` does not hold, in
+/// network order, each once.
+pub(crate) fn missing_parameters<'n>(
+    model: &NNablaProtoBuf,
+    names: impl IntoIterator<Item = &'n str>,
+) -> Vec<String> {
+    let have: HashSet<&str> = names.into_iter().collect();
+    let mut seen = HashSet::new();
+    let mut out = Vec::new();
+    for net in &model.network {
+        for v in &net.variable {
+            if v.r#type == "Parameter" && !have.contains(v.name.as_str()) && seen.insert(&v.name) {
+                out.push(v.name.clone());
+            }
+        }
+    }
+    out
 }

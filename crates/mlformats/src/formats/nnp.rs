@@ -4,7 +4,8 @@
 //!   `need_grad`, the merged networks and the names of its solver-state
 //!   members; `.h5` the parameters alone (no graph).
 //! - writing a set of tensors: an `.h5`, or an `.nnp` holding only
-//!   parameters (no network), with each tensor's `need_grad`.
+//!   parameters (no network), with each tensor's `need_grad`; streamed, one
+//!   converted tensor at a time.
 //! - re-encoding: the same content in nnabla's own layout (an `.nnp` keeps
 //!   its parameter format, networks and solver states; an `.h5` keeps
 //!   order and `need_grad`).
@@ -14,12 +15,14 @@ use std::path::Path;
 use std::sync::Arc;
 
 use nnp_archive::nnabla_proto::NNablaProtoBuf;
-use nnp_archive::{self as nnpa, MemberKind, Nnp, ParamFormat, Parameter};
+use nnp_archive::{
+    self as nnpa, MemberKind, Nnp, NnpStreamWriter, ParamFormat, ParamSpec, Parameter,
+};
 use serde_json::json;
 use tensor_core::{Bytes, MappedFile};
 
 use crate::codec::{Codec, Contents, Item, ReadOptions, Source, StoredTensor, WriteContext};
-use crate::{Error, Format, Result};
+use crate::{Error, Format, InTensor, Result};
 
 pub(crate) struct NnpCodec;
 
@@ -103,6 +106,61 @@ pub(crate) fn read_h5(src: &Source, opts: &ReadOptions) -> Result<Vec<Parameter<
     Ok(nnpa::h5::from_map(&src.map, &nnp_options(opts))?)
 }
 
+/// The spec of each item as the plan leaves it (dtype after casts; dims
+/// unchanged).
+fn specs(items: &[Item<'_, '_>], cx: &WriteContext<'_>) -> Vec<ParamSpec> {
+    items
+        .iter()
+        .map(|it| {
+            ParamSpec::new(
+                it.name,
+                cx.plan.out_dtype(it.tensor.dtype()),
+                it.tensor.dims(),
+                it.need_grad,
+            )
+        })
+        .collect()
+}
+
+/// Writes an `.nnp` at `out` (atomically): `model` (its networks,
+/// executors, ...) with `items` as its parameters, in `parameter.h5`. Each
+/// parameter is converted by the plan when it is written and dropped after.
+pub(crate) fn write_nnp(
+    model: &NNablaProtoBuf,
+    out: &Path,
+    items: &[Item<'_, '_>],
+    cx: &WriteContext<'_>,
+) -> Result<()> {
+    let specs = specs(items, cx);
+    let opts = nnpa::WriteOptions::default().with_param_format(ParamFormat::H5);
+    tensor_core::io::write_atomic(out, |w| -> Result<()> {
+        let mut nnp = NnpStreamWriter::new(w, model, &specs, &opts)?;
+        for it in items {
+            let t = cx.plan.apply(it.tensor).in_tensor(it.name)?;
+            nnp.write_param(&t).in_tensor(it.name)?;
+            (cx.progress)(it.tensor.bytes().len() as u64);
+        }
+        nnp.finish(&[])?;
+        Ok(())
+    })
+}
+
+/// Writes an `.h5` parameter file at `out` (atomically), one converted
+/// parameter at a time.
+pub(crate) fn write_h5(out: &Path, items: &[Item<'_, '_>], cx: &WriteContext<'_>) -> Result<()> {
+    let specs = specs(items, cx);
+    tensor_core::io::write_atomic(out, |w| -> Result<()> {
+        let mut h5 = nnpa::h5::StreamWriter::new(w, &specs)?;
+        for it in items {
+            let t = cx.plan.apply(it.tensor).in_tensor(it.name)?;
+            h5.write_data(&t).in_tensor(it.name)?;
+            (cx.progress)(it.tensor.bytes().len() as u64);
+        }
+        h5.finish()?;
+        Ok(())
+    })
+}
+
 impl Codec for NnpCodec {
     fn read(&self, src: &Source, opts: &ReadOptions) -> Result<Contents> {
         match src.format {
@@ -170,19 +228,10 @@ impl Codec for NnpCodec {
         items: &[Item<'_, '_>],
         cx: &WriteContext<'_>,
     ) -> Result<()> {
-        let prepared = cx.prepare_all(items)?;
-        let params: Vec<Parameter<'_>> = prepared
-            .into_iter()
-            .map(|(n, t, g)| Parameter::new(n, t, g))
-            .collect();
         match format {
-            Format::NnablaH5 => nnpa::h5::save(out, &params)?,
-            _ => {
-                let nnp = Nnp::new(NNablaProtoBuf::default(), params.into_iter().collect())?;
-                nnp.save(out, &nnpa::WriteOptions::default())?;
-            }
+            Format::NnablaH5 => write_h5(out, items, cx),
+            _ => write_nnp(&NNablaProtoBuf::default(), out, items, cx),
         }
-        Ok(())
     }
 
     fn refuses(&self, _: Format, dtype: tensor_core::DType, _dims: &[usize]) -> Option<String> {

@@ -6,13 +6,14 @@
 //! of [`bubble_module::Module::unique_node_names`] (`<name>#<n>` for the
 //! n-th node of a name) while the contract's entries keep the names as
 //! stored. Writing makes a module of `<const>` nodes, one per tensor, all
-//! listed as module outputs (so the C++ library loads it); re-encoding
+//! listed as module outputs (so the C++ library loads it), streamed one
+//! converted tensor at a time; re-encoding
 //! writes the module again with nodes and parameters in their stored order,
 //! whatever the names.
 
 use std::path::Path;
 
-use bubble_module::{Module, ModuleBuilder, NodeOrder, ParamOrder, WriteOptions};
+use bubble_module::{ConstantsWriter, Module, NodeOrder, ParamOrder, WriteOptions};
 use tensor_core::MemoryOrder;
 use tensor_core::graph::ModelGraph;
 
@@ -47,20 +48,20 @@ impl Codec for Tennis {
         items: &[Item<'_, '_>],
         cx: &WriteContext<'_>,
     ) -> Result<()> {
-        let mut b = ModuleBuilder::new();
-        for it in items {
-            let t = cx.plan.apply(it.tensor).in_tensor(it.name)?;
-            let t = match t.order() {
-                MemoryOrder::RowMajor => t,
-                MemoryOrder::ColumnMajor => t.to_row_major()?.into_static(),
-            };
-            let id = b.constant(it.name, t).in_tensor(it.name)?;
-            b.output(id)?;
-            (cx.progress)(it.tensor.bytes().len() as u64);
-        }
-        let module = b.build()?;
-        module.save(out, &WriteOptions::default())?;
-        Ok(())
+        tensor_core::io::write_atomic(out, |w| -> Result<()> {
+            let mut m = ConstantsWriter::new(w, items.len())?;
+            for it in items {
+                let t = cx.plan.apply(it.tensor).in_tensor(it.name)?;
+                let t = match t.order() {
+                    MemoryOrder::RowMajor => t,
+                    MemoryOrder::ColumnMajor => t.to_row_major()?.into_static(),
+                };
+                m.constant(it.name, &t).in_tensor(it.name)?;
+                (cx.progress)(it.tensor.bytes().len() as u64);
+            }
+            m.finish()?;
+            Ok(())
+        })
     }
 
     fn refuses(&self, _: Format, dtype: tensor_core::DType, _dims: &[usize]) -> Option<String> {
