@@ -222,20 +222,24 @@ fn save(
 
 /// Converts the file ``src`` into ``dst`` (replaced atomically), the format
 /// from ``to`` or ``dst``'s extension; returns what was done as a dict
-/// (``from``, ``to``, ``tensors``, ``whole_model``).
+/// (``from``, ``to``, ``tensors``, ``whole_model``, ``skipped``: a list of
+/// ``(name, reason)``, ``warnings``: a list of strings).
 ///
 /// To the input's own format the whole file is re-encoded; between NNabla's
 /// encodings the whole model is kept; otherwise tensors are copied,
 /// selected by ``only`` / ``exclude`` (a glob or a list of globs), float
 /// tensors cast to ``dtype`` (``"f16"``, ``"bf16"``, ``"f32"``, ``"f64"`` or a
-/// numpy dtype), and column-major data kept as it is for npz with
-/// ``keep_order``. ``from_`` reads ``src`` as that format instead of
-/// detecting it.
+/// numpy dtype), renamed by ``rename`` (a dict or list of pairs: regular
+/// expression, replacement), and column-major data kept as it is for npz
+/// with ``keep_order``. Between NNabla formats the network goes along
+/// unless ``weights_only``; ``skip_unsupported`` leaves out the tensors the
+/// target cannot hold instead of refusing. ``from_`` reads ``src`` as that
+/// format instead of detecting it.
 ///
 /// >>> mlformats.convert("testdata/nnabla/mlp.nnp", "mlp.safetensors", only="*W*", dtype="f16")
-/// {'from': 'nnabla-nnp', 'to': 'safetensors', 'tensors': 2, 'whole_model': False}
+/// {'from': 'nnabla-nnp', 'to': 'safetensors', 'tensors': 2, 'whole_model': False, 'skipped': [], 'warnings': []}
 #[pyfunction]
-#[pyo3(signature = (src, dst, *, to=None, from_=None, only=None, exclude=None, dtype=None, keep_order=false))]
+#[pyo3(signature = (src, dst, *, to=None, from_=None, only=None, exclude=None, dtype=None, keep_order=false, rename=None, weights_only=false, skip_unsupported=false))]
 #[allow(clippy::too_many_arguments)]
 fn convert<'py>(
     py: Python<'py>,
@@ -247,8 +251,23 @@ fn convert<'py>(
     exclude: Option<&Bound<'py, PyAny>>,
     dtype: Option<&Bound<'py, PyAny>>,
     keep_order: bool,
+    rename: Option<&Bound<'py, PyAny>>,
+    weights_only: bool,
+    skip_unsupported: bool,
 ) -> PyResult<Bound<'py, PyDict>> {
-    let mut opts = ConvertOptions::new().keep_order(keep_order);
+    let mut opts = ConvertOptions::new()
+        .keep_order(keep_order)
+        .weights_only(weights_only)
+        .skip_unsupported(skip_unsupported);
+    if let Some(r) = rename.filter(|r| !r.is_none()) {
+        let pairs: Vec<(String, String)> = match r.cast::<PyDict>() {
+            Ok(d) => d.items().extract()?,
+            Err(_) => r.extract()?,
+        };
+        for (from, to) in pairs {
+            opts = opts.rename(from, to);
+        }
+    }
     if let Some(f) = format_arg(to)? {
         opts = opts.to(f);
     }
@@ -271,6 +290,8 @@ fn convert<'py>(
     d.set_item("to", s.to.name())?;
     d.set_item("tensors", s.tensors)?;
     d.set_item("whole_model", s.whole_model)?;
+    d.set_item("skipped", s.skipped)?;
+    d.set_item("warnings", s.warnings)?;
     Ok(d)
 }
 

@@ -221,7 +221,14 @@ def test_convert_and_diff(tmp):
     src = TESTDATA / "primitiv" / "model_nested_adam.data"
     st = tmp / "m.safetensors"
     s = mlformats.convert(src, st)
-    assert s == {"from": "primitiv", "to": "safetensors", "tensors": len(mlformats.load(src)), "whole_model": False}
+    assert s == {
+        "from": "primitiv",
+        "to": "safetensors",
+        "tensors": len(mlformats.load(src)),
+        "whole_model": False,
+        "skipped": [],
+        "warnings": [],
+    }
     d = mlformats.diff(src, st)
     assert d["equal"] and d["differences"] == 0
     assert all(t["status"] == "equal" for t in d["tensors"])
@@ -261,3 +268,34 @@ def test_convert_and_diff(tmp):
     assert mlformats.diff(tmp / "a.npz", tmp / "b.npz", tolerance=0.5)["tensors"][0]["within_tolerance"]
     with pytest.raises(mlformats.FormatError, match="bad glob"):
         mlformats.convert(src, tmp / "e.npz", only="[")
+
+
+def test_convert_between_nnabla_formats_keeps_the_network_unless_weights_only(tmp):
+    from conftest import TESTDATA
+
+    src = TESTDATA / "nnabla" / "mlp.nnp"
+    s = mlformats.convert(src, tmp / "w.nnp", only="*/W")
+    assert s["whole_model"] and s["tensors"] == 2
+    assert len(s["warnings"]) == 1 and "fc1/affine/b, fc2/affine/b" in s["warnings"][0]
+    with mlformats.open(tmp / "w.nnp") as f:
+        assert [g["name"] for g in f.graph["graphs"]] == ["net1"]
+        assert f.keys() == ["fc1/affine/W", "fc2/affine/W"]
+    with pytest.raises(mlformats.FormatError, match="--weights-only"):
+        mlformats.convert(src, tmp / "r.nnp", rename={"fc": "dense"})
+    s = mlformats.convert(src, tmp / "r.nnp", rename=[("fc", "dense")], weights_only=True)
+    assert not s["whole_model"] and s["warnings"] == []
+    with mlformats.open(tmp / "r.nnp") as f:
+        assert not f.graph or not f.graph["graphs"]
+        assert f.keys()[0] == "dense1/affine/W"
+
+
+def test_convert_skip_unsupported_lists_what_it_left_out(tmp):
+    from conftest import TESTDATA
+
+    src = tmp / "mixed.safetensors"
+    mlformats.save(src, {"w": np.ones((2, 2), np.float32), "i": np.arange(3, dtype=np.int64)})
+    with pytest.raises(mlformats.FormatError, match="cannot hold 1 of the tensors"):
+        mlformats.convert(src, tmp / "x.protobuf")
+    s = mlformats.convert(src, tmp / "x.protobuf", skip_unsupported=True)
+    assert s["tensors"] == 1 and [n for n, _ in s["skipped"]] == ["i"]
+    assert list(mlformats.load(tmp / "x.protobuf")) == ["w"]

@@ -369,7 +369,7 @@ fn nnabla_with_model(
         if !missing.is_empty() {
             warnings.push(format!(
                 "the network is kept, but {} of the parameters it uses are not in the output \
-                 (nnabla initializes them anew when it loads the model): {}",
+                 (they have no stored values): {}",
                 missing.len(),
                 missing.join(", ")
             ));

@@ -177,9 +177,12 @@ def convert(
     exclude: Union[str, Iterable[str], None] = None,
     dtype: Optional[_DTypeArg] = None,
     keep_order: bool = False,
+    rename: Union[Dict[str, str], Iterable[Tuple[str, str]], None] = None,
+    weights_only: bool = False,
+    skip_unsupported: bool = False,
 ) -> Dict[str, Any]:
     """Converts a file to another format; returns ``{"from", "to",
-    "tensors", "whole_model"}``."""
+    "tensors", "whole_model", "skipped", "warnings"}``."""
 
 def inspect(path: _Path) -> Dict[str, Any]:
     """The ``inspect --json`` document (schema 1) of a file."""
