@@ -14,6 +14,10 @@
 //!   exist vs memcpy into pre-faulted buffers (no page faults either side).
 //! - write: `cvm_params::write` of the 100 in-memory tensors to a new file vs
 //!   one `write_all` of the same bytes to a new file.
+//! - read_owned_cold: `LazyParams::read_all` as the first load of a fresh
+//!   process vs TVM's `load_param_dict_from_file` in a fresh Python (set
+//!   `MLFORMATS_TVM_PYTHON` to a Python that imports `tvm`; without it, vs a
+//!   fresh-process `std::fs::read` of the file), median of fresh processes.
 //!
 //! Each operation prints a readable line and a machine-readable
 //! `BENCH {...}` line (ratio = baseline_seconds / seconds).
@@ -107,6 +111,16 @@ fn write_file(path: &Path, bytes: &[u8]) {
 }
 
 fn main() {
+    if let Some(p) = std::env::var_os("CVM_BENCH_COLD") {
+        cold_child(&p.to_string_lossy());
+        return;
+    }
+    if let Some(p) = std::env::var_os("CVM_BENCH_COLD_FS_READ") {
+        let t = Instant::now();
+        black_box(std::fs::read(p).unwrap().len());
+        println!("{}", t.elapsed().as_secs_f64());
+        return;
+    }
     // `cargo bench` passes `--bench`; `cargo test --benches` runs us too: be quick then.
     let quick = !std::env::args().any(|a| a == "--bench");
     MEASURING.store(!quick, std::sync::atomic::Ordering::Relaxed);
@@ -276,4 +290,85 @@ fn main() {
     );
     assert!(std::fs::read(&out).unwrap() == big_bytes);
     report("write", big_bytes.len() as u64, o, "write_all", s);
+
+    // the first load of a fresh process, ours against TVM's
+    cold_against_tvm(&big_path, payload, reps);
+}
+
+/// The child of [`cold_seconds`]: one `read_all` of the file, timed.
+fn cold_child(path: &str) {
+    let t = Instant::now();
+    let mut l =
+        LazyParams::from_reader(File::open(path).unwrap(), &ReadOptions::default()).unwrap();
+    let all = l.read_all().unwrap();
+    let secs = t.elapsed().as_secs_f64();
+    assert_eq!(all.len(), N);
+    println!("{secs}");
+}
+
+/// Median over `reps` fresh processes of the first load of `path`: this
+/// benchmark started again as a child, or `python` timing TVM.
+fn cold_seconds(reps: usize, mut command: impl FnMut() -> std::process::Command) -> f64 {
+    let mut v = Vec::new();
+    for _ in 0..reps {
+        let out = command().output().unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        v.push(
+            String::from_utf8_lossy(&out.stdout)
+                .trim()
+                .parse::<f64>()
+                .unwrap(),
+        );
+    }
+    median(v)
+}
+
+/// TVM's loader timed inside its own fresh process (the import not counted).
+const TVM_SCRIPT: &str = "import sys, time, tvm\n\
+t = time.perf_counter()\n\
+d = tvm.runtime.load_param_dict_from_file(sys.argv[1])\n\
+print(time.perf_counter() - t)\n";
+
+/// `read_owned_cold`: `LazyParams::read_all` as the first thing a fresh
+/// process does, against TVM 0.x's `load_param_dict_from_file` in a fresh
+/// Python (when `MLFORMATS_TVM_PYTHON` names a Python with `tvm`), files
+/// in the page cache. Without TVM the row compares with a fresh-process
+/// `std::fs::read` of the whole file (one buffer, as TVM reads it).
+fn cold_against_tvm(path: &Path, payload: u64, reps: usize) {
+    let reps = reps.max(5);
+    let me = std::env::current_exe().unwrap();
+    let ours = cold_seconds(reps, || {
+        let mut c = std::process::Command::new(&me);
+        c.env("CVM_BENCH_COLD", path);
+        c
+    });
+    match std::env::var_os("MLFORMATS_TVM_PYTHON") {
+        Some(py) => {
+            let tvm = cold_seconds(reps, || {
+                let mut c = std::process::Command::new(&py);
+                c.arg("-c").arg(TVM_SCRIPT).arg(path);
+                c
+            });
+            report(
+                "read_owned_cold",
+                payload,
+                ours,
+                "tvm_load_param_dict_from_file",
+                tvm,
+            );
+        }
+        None => {
+            println!("(MLFORMATS_TVM_PYTHON not set: the TVM row is left out)");
+            let read = cold_seconds(reps, || {
+                let mut c = std::process::Command::new(&me);
+                c.env("CVM_BENCH_COLD_FS_READ", path);
+                c
+            });
+            report("read_owned_cold", payload, ours, "fs_read_one_buffer", read);
+        }
+    }
 }

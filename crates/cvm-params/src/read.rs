@@ -1044,3 +1044,138 @@ impl<R: Read + Seek> LazyParams<R> {
         self.reader
     }
 }
+
+/// Files at least this large are read by several threads in
+/// [`LazyParams::read_all`].
+const PARALLEL_FROM: u64 = 16 << 20;
+
+/// The most threads [`LazyParams::read_all`] uses.
+const MAX_THREADS: usize = 4;
+
+impl LazyParams<File> {
+    /// Reads every tensor into new owned buffers, in file order: what
+    /// loading a whole `.params` into memory means (TVM's
+    /// `load_param_dict_from_file`).
+    ///
+    /// Each payload is checked against [`Limits::max_alloc`] before its
+    /// buffer is allocated. On Unix, files of 16 MiB and more are read by
+    /// up to four threads at once (positional reads of disjoint tensors,
+    /// in groups of about equal bytes): the cost of loading is mostly the
+    /// kernel filling fresh pages, which then happens on every core.
+    ///
+    /// ```
+    /// # fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// use cvm_params::{LazyParams, ReadOptions};
+    /// use tensor_core::Tensor;
+    ///
+    /// let a = Tensor::from_values([3], &[1.0f32, 2.0, 3.0])?;
+    /// let dir = tempfile::tempdir()?;
+    /// let path = dir.path().join("x.params");
+    /// cvm_params::save(&path, [("a", &a)], &Default::default())?;
+    /// let mut lazy = LazyParams::from_reader(std::fs::File::open(&path)?, &ReadOptions::default())?;
+    /// let all = lazy.read_all()?;
+    /// assert_eq!(&*all[0].view::<f32>()?, &[1.0, 2.0, 3.0]);
+    /// assert!(!all[0].storage().is_zero_copy());
+    /// # Ok(()) }
+    /// ```
+    pub fn read_all(&mut self) -> Result<Vec<Tensor<'static>>> {
+        let total: u64 = self.infos.iter().map(|i| i.nbytes).sum();
+        let threads = std::thread::available_parallelism()
+            .map_or(1, |n| n.get())
+            .min(MAX_THREADS)
+            .min(self.infos.len());
+        if !cfg!(unix) || threads < 2 || total < PARALLEL_FROM {
+            return (0..self.len()).map(|i| self.read(i)).collect();
+        }
+        // contiguous groups of entries of about total / threads bytes each
+        let per = total.div_ceil(threads as u64);
+        let mut groups: Vec<std::ops::Range<usize>> = Vec::with_capacity(threads);
+        let (mut first, mut acc) = (0usize, 0u64);
+        for (i, info) in self.infos.iter().enumerate() {
+            acc += info.nbytes;
+            if acc >= per && groups.len() + 1 < threads {
+                groups.push(first..i + 1);
+                first = i + 1;
+                acc = 0;
+            }
+        }
+        groups.push(first..self.infos.len());
+        let this = &*self;
+        let parts: Vec<Result<Vec<Tensor<'static>>>> = std::thread::scope(|scope| {
+            let handles: Vec<_> = groups
+                .into_iter()
+                .map(|range| {
+                    scope.spawn(move || range.map(|i| this.read_at(i)).collect::<Result<Vec<_>>>())
+                })
+                .collect();
+            handles
+                .into_iter()
+                .map(|h| {
+                    h.join().unwrap_or_else(|_| {
+                        Err(Error::Io {
+                            at: Location::tensor(0, 0, b""),
+                            error: io::Error::other("a reading thread panicked"),
+                        })
+                    })
+                })
+                .collect()
+        });
+        let mut out = Vec::with_capacity(self.infos.len());
+        for p in parts {
+            out.extend(p?);
+        }
+        Ok(out)
+    }
+
+    /// Reads entry `index` with a positional read (no shared file offset).
+    #[cfg(unix)]
+    fn read_at(&self, index: usize) -> Result<Tensor<'static>> {
+        use std::os::unix::fs::FileExt;
+        let info = &self.infos[index];
+        let at = Location::tensor(info.data_offset, index, &self.names[index]);
+        self.limits
+            .check_alloc("tensor payload", info.nbytes)
+            .map_err(|error| Error::Limit {
+                at: at.clone(),
+                error,
+            })?;
+        let n = usize::try_from(info.nbytes).map_err(|_| Error::Limit {
+            at: at.clone(),
+            error: tensor_core::Error::LimitExceeded {
+                what: "tensor payload",
+                value: info.nbytes,
+                limit: usize::MAX as u64,
+            },
+        })?;
+        // Zeroed memory comes fresh from the system untouched, so the read
+        // below is the first write to each page. The size is the indexed
+        // payload's, which the file holds and the limits allow.
+        let mut buf = vec![0u8; n];
+        match self
+            .reader
+            .read_exact_at(&mut buf, self.start + info.data_offset)
+        {
+            Ok(()) => {}
+            Err(e) if e.kind() == io::ErrorKind::UnexpectedEof => {
+                return Err(Error::Truncated {
+                    at,
+                    what: "the payload (the file shrank after it was indexed)",
+                    needed: info.nbytes,
+                    available: 0,
+                });
+            }
+            Err(error) => return Err(Error::Io { at, error }),
+        }
+        Ok(Tensor::new(info.dtype, info.dims.clone(), buf)?)
+    }
+
+    #[cfg(not(unix))]
+    fn read_at(&self, index: usize) -> Result<Tensor<'static>> {
+        // read_all reads sequentially where positional reads are not available
+        let info = &self.infos[index];
+        Err(Error::Io {
+            at: Location::tensor(info.data_offset, index, &self.names[index]),
+            error: io::Error::other("positional reads are not available here"),
+        })
+    }
+}

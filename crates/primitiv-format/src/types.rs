@@ -649,6 +649,5 @@ pub fn column_to_row_major_f32(src: &[u8], dims: &[usize]) -> Vec<f32> {
 pub(crate) fn row_to_column_major_f32(src: &[u8], dims: &[usize]) -> Vec<u8> {
     // Row-major [d0..dn] is column-major [dn..d0]; transposing gives column-major [d0..dn].
     let rev: Vec<usize> = dims.iter().rev().copied().collect();
-    let v = column_to_row_major_f32(src, &rev);
-    v.iter().flat_map(|x| x.to_le_bytes()).collect()
+    tensor_core::column_to_row_major(src, &rev, 4)
 }
