@@ -16,6 +16,9 @@ struct Counting;
 static NOW: AtomicUsize = AtomicUsize::new(0);
 static PEAK: AtomicUsize = AtomicUsize::new(0);
 
+// SAFETY: `GlobalAlloc` is an unsafe trait; every call is forwarded to
+// `System` unchanged and the counters only observe sizes, so `System`'s
+// guarantees carry over.
 unsafe impl GlobalAlloc for Counting {
     unsafe fn alloc(&self, l: Layout) -> *mut u8 {
         let p = unsafe { System.alloc(l) };
