@@ -972,6 +972,28 @@ impl<R: Read + Seek> LazyParams<R> {
         self.trailing
     }
 
+    /// Where entry `index`'s payload is (for errors) and its length, once
+    /// the limits allow allocating it.
+    fn payload_len(&self, index: usize) -> Result<(Location, usize)> {
+        let info = &self.infos[index];
+        let at = Location::tensor(info.data_offset, index, &self.names[index]);
+        self.limits
+            .check_alloc("tensor payload", info.nbytes)
+            .map_err(|error| Error::Limit {
+                at: at.clone(),
+                error,
+            })?;
+        let n = usize::try_from(info.nbytes).map_err(|_| Error::Limit {
+            at: at.clone(),
+            error: tensor_core::Error::LimitExceeded {
+                what: "tensor payload",
+                value: info.nbytes,
+                limit: usize::MAX as u64,
+            },
+        })?;
+        Ok((at, n))
+    }
+
     /// Reads the tensor of entry `index` into a new owned buffer.
     pub fn read(&mut self, index: usize) -> Result<Tensor<'static>> {
         let mut buf = Vec::new();
@@ -989,21 +1011,7 @@ impl<R: Read + Seek> LazyParams<R> {
                 len: self.infos.len(),
             });
         };
-        let at = Location::tensor(info.data_offset, index, &self.names[index]);
-        self.limits
-            .check_alloc("tensor payload", info.nbytes)
-            .map_err(|error| Error::Limit {
-                at: at.clone(),
-                error,
-            })?;
-        let n = usize::try_from(info.nbytes).map_err(|_| Error::Limit {
-            at: at.clone(),
-            error: tensor_core::Error::LimitExceeded {
-                what: "tensor payload",
-                value: info.nbytes,
-                limit: usize::MAX as u64,
-            },
-        })?;
+        let (at, n) = self.payload_len(index)?;
         let io_err = |error| Error::Io {
             at: at.clone(),
             error,
@@ -1132,21 +1140,7 @@ impl LazyParams<File> {
     fn read_at(&self, index: usize) -> Result<Tensor<'static>> {
         use std::os::unix::fs::FileExt;
         let info = &self.infos[index];
-        let at = Location::tensor(info.data_offset, index, &self.names[index]);
-        self.limits
-            .check_alloc("tensor payload", info.nbytes)
-            .map_err(|error| Error::Limit {
-                at: at.clone(),
-                error,
-            })?;
-        let n = usize::try_from(info.nbytes).map_err(|_| Error::Limit {
-            at: at.clone(),
-            error: tensor_core::Error::LimitExceeded {
-                what: "tensor payload",
-                value: info.nbytes,
-                limit: usize::MAX as u64,
-            },
-        })?;
+        let (at, n) = self.payload_len(index)?;
         // Zeroed memory comes fresh from the system untouched, so the read
         // below is the first write to each page. The size is the indexed
         // payload's, which the file holds and the limits allow.

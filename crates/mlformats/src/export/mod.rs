@@ -273,8 +273,15 @@ impl Ctx {
     }
 
     /// The model, without initializers that no node reads (weights only
-    /// used to derive others, e.g. binarized ones).
-    pub fn finish(mut self, opset: i64, graph_name: &str) -> ModelProto {
+    /// used to derive others, e.g. binarized ones), and what it holds:
+    /// `network` and `pruned` as the exporter says.
+    pub fn finish(
+        mut self,
+        graph_name: &str,
+        network: String,
+        pruned: usize,
+    ) -> (ModelProto, ExportSummary) {
+        let opset = self.opset;
         let read: std::collections::HashSet<String> = self
             .b
             .graph
@@ -290,6 +297,18 @@ impl Ctx {
         let opts = onnx_format::WriteOptions::default()
             .with_opset(opset)
             .with_graph_name(graph_name);
-        self.b.finish(&opts)
+        let model = self.b.finish(&opts);
+        let (nodes, initializers) = model
+            .graph
+            .as_ref()
+            .map_or((0, 0), |g| (g.node.len(), g.initializer.len()));
+        let summary = ExportSummary {
+            network,
+            nodes,
+            initializers,
+            opset,
+            pruned,
+        };
+        (model, summary)
     }
 }

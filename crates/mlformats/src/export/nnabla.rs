@@ -645,22 +645,7 @@ impl<'a> Exporter<'a> {
                 self.cx.b.output_unshaped(o, DataType::Float);
             }
         }
-        let opset = self.cx.opset;
-        let model = self.cx.finish(opset, &g.name);
-        let (nodes, initializers) = model
-            .graph
-            .as_ref()
-            .map_or((0, 0), |g| (g.node.len(), g.initializer.len()));
-        Ok((
-            model,
-            ExportSummary {
-                network: g.name.clone(),
-                nodes,
-                initializers,
-                opset,
-                pruned,
-            },
-        ))
+        Ok(self.cx.finish(&g.name, g.name.clone(), pruned))
     }
 
     fn lower(&mut self, n: &Node) -> Result<()> {

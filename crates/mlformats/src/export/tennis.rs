@@ -297,22 +297,9 @@ impl<'a> Exporter<'a> {
             let ty = self.elem_type(o);
             self.cx.b.output(o, ty, &vec![Dim::Unknown; r]);
         }
-        let opset = self.cx.opset;
-        let model = self.cx.finish(opset, "tennis");
-        let (nodes, initializers) = model
-            .graph
-            .as_ref()
-            .map_or((0, 0), |g| (g.node.len(), g.initializer.len()));
-        Ok((
-            model,
-            ExportSummary {
-                network: String::new(),
-                nodes,
-                initializers,
-                opset,
-                pruned: g.nodes.len() - order.len(),
-            },
-        ))
+        Ok(self
+            .cx
+            .finish("tennis", String::new(), g.nodes.len() - order.len()))
     }
 
     /// The element type of a value: integer where TenniS computes shapes.
