@@ -1,0 +1,1 @@
+//! Exporting NNabla networks and TenniS modules to ONNX.

@@ -1,0 +1,1 @@
+//! Importing ONNX models into NNabla networks and TenniS modules.
