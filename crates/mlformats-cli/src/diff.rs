@@ -14,6 +14,18 @@ pub fn text(r: &DiffReport, a: &Path, b: &Path) -> String {
     for name in &r.only_in_b {
         let _ = writeln!(text, "only in {}: {name}", b.display());
     }
+    for (file, names) in [(a, &r.helpers_in_a), (b, &r.helpers_in_b)] {
+        if !names.is_empty() {
+            let _ = writeln!(
+                text,
+                "{}: {} helper tensor{} an exporter added (not the model's, not compared): {}",
+                file.display(),
+                names.len(),
+                if names.len() == 1 { "" } else { "s" },
+                names.join(", ")
+            );
+        }
+    }
     let dtype_line = |text: &mut String, name: &str, d: &Option<(String, String)>| {
         if let Some((x, y)) = d {
             let _ = writeln!(text, "{name}: dtype {x} vs {y}");

@@ -232,12 +232,12 @@ fn to_svg(p: &Picture) -> Result<String> {
     });
     std::panic::set_hook(previous);
     result.map_err(|_| {
-        anyhow!("the SVG layout failed on this graph; use --format dot and render it with Graphviz")
+        anyhow!("the SVG layout failed on this graph; use --to dot and render it with Graphviz")
     })
 }
 
 /// Renders the network of `doc` (NNabla: the network named `network`, or
-/// the first; TenniS: the module).
+/// the first executor's, else the first; TenniS: the module).
 pub fn render(doc: &Document, format: GraphFormat, network: Option<&str>) -> Result<String> {
     let Some(model) = doc.graph() else {
         bail!("the file holds no graph");
@@ -251,9 +251,12 @@ pub fn render(doc: &Document, format: GraphFormat, network: Option<&str>) -> Res
             let names: Vec<&str> = model.graphs.iter().map(|g| g.name.as_str()).collect();
             anyhow!("no network named {n:?} (networks: {})", names.join(", "))
         })?,
+        // the network `convert` exports: the first executor's, else the first
         None => model
-            .graphs
+            .executors
             .first()
+            .and_then(|e| model.graph(&e.network))
+            .or_else(|| model.graphs.first())
             .ok_or_else(|| anyhow!("the file holds no network"))?,
     };
     let pic = picture(g, doc, tennis);

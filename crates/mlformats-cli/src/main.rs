@@ -77,6 +77,8 @@ enum CastTo {
     Bf16,
     /// IEEE binary32.
     F32,
+    /// IEEE binary64.
+    F64,
 }
 
 impl CastTo {
@@ -85,6 +87,7 @@ impl CastTo {
             CastTo::F16 => DType::F16,
             CastTo::Bf16 => DType::BF16,
             CastTo::F32 => DType::F32,
+            CastTo::F64 => DType::F64,
         }
     }
 }
@@ -99,7 +102,7 @@ enum Command {
         #[arg(long)]
         json: bool,
         /// Read the file as this format instead of detecting it.
-        #[arg(long, value_name = "FORMAT", value_enum)]
+        #[arg(long = "from", alias = "format", value_name = "FORMAT", value_enum)]
         format: Option<FormatArg>,
     },
     /// Copy a file's tensors into another file, of the format OUT's
@@ -142,6 +145,11 @@ enum Command {
         /// ONNX export: the operator set version (13 to 21; default 13).
         #[arg(long, value_name = "N")]
         opset: Option<i64>,
+        /// An NNabla parameter file (.h5, .protobuf, .nntxt, .nnp) to merge
+        /// into the input network (Neural Network Console's net.nntxt +
+        /// parameters.h5).
+        #[arg(long, value_name = "FILE")]
+        params: Option<PathBuf>,
         /// Cast floating-point tensors to this type.
         #[arg(long, value_enum, value_name = "TYPE")]
         dtype: Option<CastTo>,
@@ -152,7 +160,11 @@ enum Command {
         /// Keep column-major data as it is where the target can say so (npz).
         #[arg(long)]
         keep_order: bool,
-        /// No progress bar.
+        /// Print what was done as JSON on stdout (instead of the one line).
+        #[arg(long)]
+        json: bool,
+        /// No progress bar and no line saying what was done (warnings are
+        /// still printed).
         #[arg(long, short)]
         quiet: bool,
     },
@@ -175,6 +187,15 @@ enum Command {
         /// Print JSON.
         #[arg(long)]
         json: bool,
+        /// Read both files as this format instead of detecting it.
+        #[arg(long, value_name = "FORMAT", value_enum)]
+        from: Option<FormatArg>,
+        /// Read the first file as this format (overrides --from).
+        #[arg(long, value_name = "FORMAT", value_enum)]
+        from_a: Option<FormatArg>,
+        /// Read the second file as this format (overrides --from).
+        #[arg(long, value_name = "FORMAT", value_enum)]
+        from_b: Option<FormatArg>,
     },
     /// Per-tensor min, max, mean, std and counts of NaN, inf and zeros.
     Stats {
@@ -186,6 +207,9 @@ enum Command {
         /// No progress bar.
         #[arg(long, short)]
         quiet: bool,
+        /// Read the file as this format instead of detecting it.
+        #[arg(long, value_name = "FORMAT", value_enum)]
+        from: Option<FormatArg>,
     },
     /// The reader's strictest checks plus data checks (NaN, inf, duplicate
     /// names). Exit 0 when valid, 1 when not.
@@ -198,15 +222,22 @@ enum Command {
         /// No progress bar.
         #[arg(long, short)]
         quiet: bool,
+        /// Read the file as this format instead of detecting it.
+        #[arg(long, value_name = "FORMAT", value_enum)]
+        from: Option<FormatArg>,
     },
     /// Draw the network of an NNabla file or a TenniS module.
     Graph {
         /// The file to draw.
         file: PathBuf,
         /// Output syntax.
-        #[arg(long, value_enum, default_value = "dot")]
+        #[arg(long = "to", alias = "format", value_enum, default_value = "dot")]
         format: graph::GraphFormat,
-        /// The NNabla network to draw (default: the first).
+        /// Read the file as this format instead of detecting it.
+        #[arg(long, value_name = "FORMAT", value_enum)]
+        from: Option<FormatArg>,
+        /// The NNabla network to draw (default: the first executor's, as
+        /// `convert` exports; else the first).
         #[arg(long, value_name = "NAME")]
         network: Option<String>,
         /// Write to this file instead of stdout.
@@ -295,13 +326,21 @@ fn run(cli: Cli) -> Result<ExitCode, Failure> {
             weights_only,
             network,
             opset,
+            params,
             dtype,
             row_major: _,
             keep_order,
+            json,
             quiet,
         } => {
             let ext = |p: &Path| p.extension().map(|e| e.to_ascii_lowercase());
             let same_family = ext(&input).is_some() && ext(&input) == ext(&output);
+            if output.is_dir() {
+                return Err(Failure::usage(
+                    &output,
+                    "is a directory; give the name of the file to write".into(),
+                ));
+            }
             if to.is_none() && Format::from_extension(&output).is_none() && !same_family {
                 return Err(Failure::usage(
                     &output,
@@ -311,9 +350,15 @@ fn run(cli: Cli) -> Result<ExitCode, Failure> {
                     ),
                 ));
             }
-            let doc = open(&input, from.map(|f| f.0))?;
+            let mut doc = open(&input, from.map(|f| f.0))?;
+            // merged with --params, the document is a .protobuf in memory
+            let from_format = doc.format();
+            if let Some(p) = &params {
+                // errors reading the parameter file name it
+                doc = doc.with_parameters(p).map_err(anyhow::Error::new).at(p)?;
+            }
             let total = doc.tensors().map(|(_, t)| t.bytes().len() as u64).sum();
-            let pb = progress::bar(doc.file_size(), total, quiet, "converting");
+            let pb = progress::bar(doc.file_size(), total, quiet || json, "converting");
             let bar = pb.clone();
             let mut opts = ConvertOptions::new()
                 .keep_order(keep_order)
@@ -330,12 +375,19 @@ fn run(cli: Cli) -> Result<ExitCode, Failure> {
             let result = mlformats::convert_document(&doc, &output, &opts);
             pb.finish_and_clear();
             // Errors reading named the input above; errors writing name the output.
-            let summary = result.map_err(anyhow::Error::new).at(&output)?;
+            let mut summary = result.map_err(anyhow::Error::new).at(&output)?;
+            summary.from = from_format;
+            if json {
+                print(&json_text(&summary.to_json()).at(&output)?);
+            }
             for (name, why) in &summary.skipped {
                 let _ = writeln!(std::io::stderr(), "skipped {name:?}: {why}");
             }
             for w in &summary.warnings {
                 let _ = writeln!(std::io::stderr(), "warning: {w}");
+            }
+            if !json && !quiet {
+                print(format!("{}: {}\n", output.display(), summary.line()).as_bytes());
             }
             Ok(ExitCode::SUCCESS)
         }
@@ -346,13 +398,16 @@ fn run(cli: Cli) -> Result<ExitCode, Failure> {
             rtol,
             strict_dtype,
             json,
+            from,
+            from_a,
+            from_b,
         } => {
             let opts = mlformats::DiffOptions::new()
                 .tolerance(tolerance)
                 .rtol(rtol)
                 .strict_dtype(strict_dtype);
-            let da = open(&a, None)?;
-            let db = open(&b, None)?;
+            let da = open(&a, from_a.or(from).map(|f| f.0))?;
+            let db = open(&b, from_b.or(from).map(|f| f.0))?;
             let report = mlformats::diff::diff_documents(&da, &db, &opts)
                 .map_err(anyhow::Error::new)
                 .at(&a)?;
@@ -367,14 +422,24 @@ fn run(cli: Cli) -> Result<ExitCode, Failure> {
                 ExitCode::from(1)
             })
         }
-        Command::Stats { file, json, quiet } => {
-            let doc = open(&file, None)?;
+        Command::Stats {
+            file,
+            json,
+            quiet,
+            from,
+        } => {
+            let doc = open(&file, from.map(|f| f.0))?;
             let text = stats_cmd::run(&doc, &file, json, quiet).at(&file)?;
             print(text.as_bytes());
             Ok(ExitCode::SUCCESS)
         }
-        Command::Validate { file, json, quiet } => {
-            let doc = open(&file, None)?;
+        Command::Validate {
+            file,
+            json,
+            quiet,
+            from,
+        } => {
+            let doc = open(&file, from.map(|f| f.0))?;
             let out = validate::run(&doc, &file, quiet);
             if json {
                 print(&json_text(&out.json).at(&file)?);
@@ -390,10 +455,11 @@ fn run(cli: Cli) -> Result<ExitCode, Failure> {
         Command::Graph {
             file,
             format,
+            from,
             network,
             output,
         } => {
-            let doc = open(&file, None)?;
+            let doc = open(&file, from.map(|f| f.0))?;
             let text = graph::render(&doc, format, network.as_deref()).at(&file)?;
             match output {
                 Some(out) => tensor_core::io::write_atomic(&out, |w| -> anyhow::Result<()> {

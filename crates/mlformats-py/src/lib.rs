@@ -223,7 +223,10 @@ fn save(
 /// Converts the file ``src`` into ``dst`` (replaced atomically), the format
 /// from ``to`` or ``dst``'s extension; returns what was done as a dict
 /// (``from``, ``to``, ``tensors``, ``whole_model``, ``skipped``: a list of
-/// ``(name, reason)``, ``warnings``: a list of strings).
+/// ``(name, reason)``, ``warnings``: a list of strings, ``cast``: a list of
+/// ``(name, from dtype, to dtype)``, ``renamed``: a list of ``(old, new)``,
+/// ``graph``: ``{"network", "nodes", "opset"}`` of a graph exported to ONNX,
+/// else ``None``).
 ///
 /// To the input's own format the whole file is re-encoded; between NNabla's
 /// encodings the whole model is kept; otherwise tensors are copied,
@@ -234,12 +237,18 @@ fn save(
 /// with ``keep_order``. Between NNabla formats the network goes along
 /// unless ``weights_only``; ``skip_unsupported`` leaves out the tensors the
 /// target cannot hold instead of refusing. ``from_`` reads ``src`` as that
-/// format instead of detecting it.
+/// format instead of detecting it. ``params`` merges an NNabla parameter
+/// file (``.h5``, ``.protobuf``) into an NNabla network (``net.nntxt``).
+/// ``network`` and ``opset`` choose what an ONNX export writes. A graph
+/// (NNabla network, TenniS module) going to ONNX keeps its graph with the
+/// changes carried through it (a ``Cast`` node after each cast weight,
+/// renamed uses), or the conversion is refused; options that do not apply
+/// to the target raise ``FormatError``.
 ///
-/// >>> mlformats.convert("testdata/nnabla/mlp.nnp", "mlp.safetensors", only="*W*", dtype="f16")
-/// {'from': 'nnabla-nnp', 'to': 'safetensors', 'tensors': 2, 'whole_model': False, 'skipped': [], 'warnings': []}
+/// >>> mlformats.convert("testdata/nnabla/mlp.nnp", "mlp.safetensors", only="*W*", dtype="f16", weights_only=True)
+/// {'from': 'nnabla-nnp', 'to': 'safetensors', 'tensors': 2, 'whole_model': False, 'skipped': [], 'warnings': [], 'cast': [('fc1/affine/W', 'f32', 'f16'), ('fc2/affine/W', 'f32', 'f16')], 'renamed': [], 'graph': None}
 #[pyfunction]
-#[pyo3(signature = (src, dst, *, to=None, from_=None, only=None, exclude=None, dtype=None, keep_order=false, rename=None, weights_only=false, skip_unsupported=false))]
+#[pyo3(signature = (src, dst, *, to=None, from_=None, only=None, exclude=None, dtype=None, keep_order=false, rename=None, weights_only=false, skip_unsupported=false, params=None, network=None, opset=None))]
 #[allow(clippy::too_many_arguments)]
 fn convert<'py>(
     py: Python<'py>,
@@ -254,11 +263,17 @@ fn convert<'py>(
     rename: Option<&Bound<'py, PyAny>>,
     weights_only: bool,
     skip_unsupported: bool,
+    params: Option<PathBuf>,
+    network: Option<String>,
+    opset: Option<i64>,
 ) -> PyResult<Bound<'py, PyDict>> {
     let mut opts = ConvertOptions::new()
         .keep_order(keep_order)
         .weights_only(weights_only)
         .skip_unsupported(skip_unsupported);
+    opts.params = params;
+    opts.network = network;
+    opts.opset = opset;
     if let Some(r) = rename.filter(|r| !r.is_none()) {
         let pairs: Vec<(String, String)> = match r.cast::<PyDict>() {
             Ok(d) => d.items().extract()?,
@@ -292,6 +307,23 @@ fn convert<'py>(
     d.set_item("whole_model", s.whole_model)?;
     d.set_item("skipped", s.skipped)?;
     d.set_item("warnings", s.warnings)?;
+    let cast: Vec<(String, &str, &str)> = s
+        .cast
+        .iter()
+        .map(|(n, a, b)| (n.clone(), a.name(), b.name()))
+        .collect();
+    d.set_item("cast", cast)?;
+    d.set_item("renamed", s.renamed)?;
+    match &s.graph {
+        Some(g) => {
+            let gd = PyDict::new(py);
+            gd.set_item("network", &g.network)?;
+            gd.set_item("nodes", g.nodes)?;
+            gd.set_item("opset", g.opset)?;
+            d.set_item("graph", gd)?;
+        }
+        None => d.set_item("graph", py.None())?,
+    }
     Ok(d)
 }
 

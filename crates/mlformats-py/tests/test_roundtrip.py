@@ -228,6 +228,9 @@ def test_convert_and_diff(tmp):
         "whole_model": False,
         "skipped": [],
         "warnings": [],
+        "cast": [],
+        "renamed": [],
+        "graph": None,
     }
     d = mlformats.diff(src, st)
     assert d["equal"] and d["differences"] == 0
@@ -299,3 +302,37 @@ def test_convert_skip_unsupported_lists_what_it_left_out(tmp):
     s = mlformats.convert(src, tmp / "x.protobuf", skip_unsupported=True)
     assert s["tensors"] == 1 and [n for n, _ in s["skipped"]] == ["i"]
     assert list(mlformats.load(tmp / "x.protobuf")) == ["w"]
+
+
+def test_convert_says_what_it_did_and_never_drops_a_graph(tmp):
+    from conftest import TESTDATA
+
+    nn = TESTDATA / "nnabla"
+    # a network and its separate parameter file (Neural Network Console's layout)
+    s = mlformats.convert(nn / "convnet.nntxt", tmp / "c.onnx", params=nn / "convnet_params.h5")
+    assert s["from"] == "nnabla-nntxt" and s["whole_model"]
+    assert s["graph"]["network"] == "convnet" and s["graph"]["nodes"] > 0 and s["graph"]["opset"] == 13
+    mlformats.convert(nn / "convnet.nnp", tmp / "ref.onnx")
+    assert (tmp / "c.onnx").read_bytes() == (tmp / "ref.onnx").read_bytes()
+    s = mlformats.convert(nn / "convnet.nntxt", tmp / "c.nnp", params=nn / "convnet_params.h5")
+    assert mlformats.diff(tmp / "c.nnp", nn / "convnet.nnp")["equal"]
+    with pytest.raises(mlformats.FormatError, match="--params"):
+        mlformats.convert(nn / "convnet.nntxt", tmp / "x.onnx")
+    # a cast to ONNX keeps the graph: f16 weights, each read through a Cast node
+    s = mlformats.convert(nn / "convnet.nnp", tmp / "h.onnx", dtype="f16", opset=17)
+    assert s["graph"]["opset"] == 17 and len(s["cast"]) == 8
+    assert all(c[1:] == ("f32", "f16") for c in s["cast"])
+    with mlformats.open(tmp / "h.onnx") as f:
+        ops = [n["op"] for n in f.graph["graphs"][0]["nodes"]]
+        assert ops.count("Cast") >= 8
+    # renamed uses, or refused when the graph would break
+    s = mlformats.convert(nn / "convnet.nnp", tmp / "r.onnx", rename={"^conv1/": "first/"})
+    assert ("conv1/conv/W", "first/conv/W") in s["renamed"]
+    with pytest.raises(mlformats.FormatError, match="the exported graph reads"):
+        mlformats.convert(nn / "convnet.nnp", tmp / "o.onnx", only="conv1/*")
+    # options that do not apply are refused
+    with pytest.raises(mlformats.FormatError, match="--network"):
+        mlformats.convert(nn / "convnet.nnp", tmp / "o.npz", network="convnet")
+    # what a tensors-only target loses is said
+    s = mlformats.convert(nn / "convnet.nnp", tmp / "w.npz")
+    assert any("the graph" in w for w in s["warnings"])

@@ -2,7 +2,7 @@
 //! from any format to any other, and whole-model transcoding where a family
 //! of formats shares one model (NNabla's encodings).
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use globset::{Glob, GlobSet, GlobSetBuilder};
 use tensor_core::half::{bf16, f16};
@@ -10,6 +10,16 @@ use tensor_core::{DType, MemoryOrder, Tensor, stats};
 
 use crate::codec::{Item, WriteContext, codec};
 use crate::{Document, Error, Format, Result};
+
+#[cfg(feature = "onnx")]
+mod onnx_graph;
+#[cfg(feature = "onnx")]
+pub use onnx_graph::RESERVED_PREFIX;
+/// The name prefix of tensors an exporter adds to a model (helper constants
+/// such as reshape shapes, cast outputs): `diff` lists them apart from the
+/// model's own tensors.
+#[cfg(not(feature = "onnx"))]
+pub const RESERVED_PREFIX: &str = "mlformats/";
 
 /// What [`convert`] does besides copying tensors.
 #[derive(Clone, Default)]
@@ -44,6 +54,10 @@ pub struct ConvertOptions {
     pub network: Option<String>,
     /// ONNX export: the operator set to write (default 13).
     pub opset: Option<i64>,
+    /// An NNabla parameter file (`.h5`, `.protobuf`, `.nntxt`, `.nnp`) whose
+    /// parameters merge into the input network before converting (see
+    /// [`Document::with_parameters`]).
+    pub params: Option<PathBuf>,
 }
 
 impl std::fmt::Debug for ConvertOptions {
@@ -58,6 +72,9 @@ impl std::fmt::Debug for ConvertOptions {
             .field("renames", &self.renames)
             .field("skip_unsupported", &self.skip_unsupported)
             .field("weights_only", &self.weights_only)
+            .field("network", &self.network)
+            .field("opset", &self.opset)
+            .field("params", &self.params)
             .finish_non_exhaustive()
     }
 }
@@ -136,6 +153,13 @@ impl ConvertOptions {
         self
     }
 
+    /// The same options merging the NNabla parameter file `path` into the
+    /// input network (`net.nntxt` + `params.h5`).
+    pub fn params(mut self, path: impl Into<PathBuf>) -> Self {
+        self.params = Some(path.into());
+        self
+    }
+
     /// The same options reporting progress to `f`.
     pub fn progress(mut self, f: impl Fn(u64) + Send + Sync + 'static) -> Self {
         self.progress = Some(std::sync::Arc::new(f));
@@ -182,9 +206,119 @@ pub struct ConvertSummary {
     /// Tensors left out because the target cannot hold them (with
     /// `skip_unsupported`): name and reason.
     pub skipped: Vec<(String, String)>,
-    /// What the user should know about the output (a kept network that
-    /// uses parameters the output does not hold).
+    /// What the user should know about the output: every step that lost or
+    /// changed something the user did not ask for (a type the target lacks,
+    /// a graph or configs the target cannot hold, a kept network that uses
+    /// parameters the output does not hold).
     pub warnings: Vec<String>,
+    /// Tensors whose dtype changed (by `dtype`, or because the target has
+    /// no such type): input name, dtype read, dtype written.
+    pub cast: Vec<(String, DType, DType)>,
+    /// Tensors renamed: input name, output name.
+    pub renamed: Vec<(String, String)>,
+    /// The graph exported to ONNX, when one was.
+    pub graph: Option<ExportedGraph>,
+}
+
+/// The graph a conversion exported to ONNX.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct ExportedGraph {
+    /// The NNabla network exported (empty for a TenniS module).
+    pub network: String,
+    /// ONNX nodes written.
+    pub nodes: usize,
+    /// The ONNX operator set written.
+    pub opset: i64,
+}
+
+impl ConvertSummary {
+    fn new(from: Format, to: Format, tensors: usize, whole_model: bool) -> Self {
+        ConvertSummary {
+            from,
+            to,
+            tensors,
+            whole_model,
+            skipped: Vec::new(),
+            warnings: Vec::new(),
+            cast: Vec::new(),
+            renamed: Vec::new(),
+            graph: None,
+        }
+    }
+
+    /// One line saying what the conversion did, e.g. `wrote 4 tensors
+    /// (nnabla-nnp -> onnx); network "main" exported: 7 nodes, opset 13;
+    /// cast 4 to f16`.
+    pub fn line(&self) -> String {
+        let mut s = format!(
+            "wrote {} tensor{} ({} -> {}{})",
+            self.tensors,
+            if self.tensors == 1 { "" } else { "s" },
+            self.from,
+            self.to,
+            if self.whole_model && self.graph.is_none() {
+                ", whole model"
+            } else {
+                ""
+            }
+        );
+        if let Some(g) = &self.graph {
+            if g.network.is_empty() {
+                s += &format!("; graph exported: {} nodes, opset {}", g.nodes, g.opset);
+            } else {
+                s += &format!(
+                    "; network {:?} exported: {} nodes, opset {}",
+                    g.network, g.nodes, g.opset
+                );
+            }
+        }
+        if !self.cast.is_empty() {
+            let mut to: Vec<String> = self.cast.iter().map(|c| c.2.to_string()).collect();
+            to.dedup();
+            s += &format!("; cast {} to {}", self.cast.len(), to.join("/"));
+        }
+        if !self.renamed.is_empty() {
+            s += &format!("; renamed {}", self.renamed.len());
+        }
+        if !self.skipped.is_empty() {
+            s += &format!("; skipped {}", self.skipped.len());
+        }
+        if !self.warnings.is_empty() {
+            s += &format!(
+                "; {} warning{}",
+                self.warnings.len(),
+                if self.warnings.len() == 1 { "" } else { "s" }
+            );
+        }
+        s
+    }
+
+    /// The summary as JSON (what `convert --json` prints and Python's
+    /// `convert` returns): `from`, `to`, `tensors`, `whole_model`,
+    /// `graph` (`network`, `nodes`, `opset`, or null), `cast` (`name`,
+    /// `from`, `to`), `renamed` (`from`, `to`), `skipped` (`name`,
+    /// `reason`), `warnings`.
+    pub fn to_json(&self) -> serde_json::Value {
+        use serde_json::json;
+        json!({
+            "from": self.from.name(),
+            "to": self.to.name(),
+            "tensors": self.tensors,
+            "whole_model": self.whole_model,
+            "graph": self.graph.as_ref().map(|g| json!({
+                "network": g.network, "nodes": g.nodes, "opset": g.opset,
+            })),
+            "cast": self.cast.iter().map(|(n, a, b)| json!({
+                "name": n, "from": a.name(), "to": b.name(),
+            })).collect::<Vec<_>>(),
+            "renamed": self.renamed.iter().map(|(a, b)| json!({"from": a, "to": b}))
+                .collect::<Vec<_>>(),
+            "skipped": self.skipped.iter().map(|(n, why)| json!({"name": n, "reason": why}))
+                .collect::<Vec<_>>(),
+            "warnings": self.warnings,
+        })
+    }
 }
 
 /// Converts the file `input` into `output` (replaced atomically): opens it
@@ -201,66 +335,125 @@ pub fn convert(
     convert_document(&doc, output, opts)
 }
 
+/// Refuses options that do not apply to converting `doc` to `target`
+/// (rather than ignoring them).
+fn check_applies(doc: &Document, target: Format, opts: &ConvertOptions) -> Result<()> {
+    #[cfg(feature = "onnx")]
+    let exports = target == Format::Onnx && !opts.weights_only && crate::export::has_graph(doc);
+    #[cfg(not(feature = "onnx"))]
+    let exports = false;
+    let why = if exports {
+        ""
+    } else if target != Format::Onnx {
+        " the output is not ONNX"
+    } else if opts.weights_only {
+        " --weights-only writes no graph"
+    } else {
+        " the input has no graph to export"
+    };
+    if !exports {
+        let flag = if opts.network.is_some() {
+            Some("--network")
+        } else if opts.opset.is_some() {
+            Some("--opset")
+        } else {
+            None
+        };
+        if let Some(flag) = flag {
+            return Err(Error::Invalid(format!(
+                "{flag} applies to exporting a graph to ONNX, but{why} ({} -> {target})",
+                doc.format()
+            )));
+        }
+    }
+    if opts.keep_order && target != Format::Npz {
+        return Err(Error::Invalid(format!(
+            "--keep-order applies to npz output only (numpy's Fortran order); {target} output \
+             is row-major{}",
+            if target == Format::Primitiv {
+                " or primitiv's own column-major, as read"
+            } else {
+                ""
+            }
+        )));
+    }
+    Ok(())
+}
+
 /// Writes an opened document as `output` (replaced atomically).
 ///
 /// To the input's own format, the whole file is re-encoded. Between
-/// NNabla's encodings the whole model is kept. Otherwise the tensors are
-/// copied, selected, cast and reordered as `opts` says; every target but
-/// NNabla's `.nnp` and `.h5` converts one tensor at a time while writing.
+/// NNabla's encodings the whole model is kept. A graph (NNabla network,
+/// TenniS module) going to ONNX is exported with the tensors selected,
+/// renamed and cast consistently, or refused when that would break it.
+/// Otherwise the tensors are copied, selected, cast and reordered as
+/// `opts` says; every target but NNabla's `.nnp` and `.h5` converts one
+/// tensor at a time while writing. Options that do not apply to the target
+/// are refused; every step that loses something is refused or said in
+/// [`ConvertSummary::warnings`].
 pub fn convert_document(
     doc: &Document,
     output: impl AsRef<Path>,
     opts: &ConvertOptions,
 ) -> Result<ConvertSummary> {
     let output = output.as_ref();
+    #[cfg(feature = "nnp")]
+    if let Some(params) = &opts.params {
+        let merged = doc.with_parameters(params)?;
+        let mut rest = opts.clone();
+        rest.params = None;
+        let mut s = convert_document(&merged, output, &rest)?;
+        s.from = doc.format();
+        return Ok(s);
+    }
+    #[cfg(not(feature = "nnp"))]
+    if opts.params.is_some() {
+        return Err(Error::FeatureDisabled {
+            format: Format::NnablaH5,
+            feature: "nnp",
+        });
+    }
     let target = match opts.to {
         Some(f) => f,
         None => target_of(doc, output)?,
     };
+    check_applies(doc, target, opts)?;
     let only = globs(&opts.only, "--only")?;
     let exclude = globs(&opts.exclude, "--exclude")?;
     if opts.is_plain() {
         if doc.format() == target {
             doc.reencode(output)?;
-            return Ok(ConvertSummary {
-                from: doc.format(),
-                to: target,
-                tensors: doc.len(),
-                whole_model: true,
-                skipped: Vec::new(),
-                warnings: Vec::new(),
-            });
-        }
-        #[cfg(feature = "onnx")]
-        if target == Format::Onnx && crate::export::has_graph(doc) {
-            let eo = crate::export::ExportOptions {
-                network: opts.network.clone(),
-                opset: opts.opset,
-            };
-            let s = crate::export::export(doc, output, &eo)?;
-            return Ok(ConvertSummary {
-                from: doc.format(),
-                to: target,
-                tensors: s.initializers,
-                whole_model: true,
-                skipped: Vec::new(),
-                warnings: Vec::new(),
-            });
+            return Ok(ConvertSummary::new(doc.format(), target, doc.len(), true));
         }
         #[cfg(feature = "nnp")]
         if doc.format().is_nnabla() && target.is_nnabla() {
             crate::formats::nnabla_family::transcode(doc.source(), target, output)?;
-            return Ok(ConvertSummary {
-                from: doc.format(),
-                to: target,
-                tensors: doc.len(),
-                whole_model: true,
-                skipped: Vec::new(),
-                warnings: Vec::new(),
-            });
+            let mut s = ConvertSummary::new(doc.format(), target, doc.len(), true);
+            if target == Format::NnablaH5 && doc.graph().is_some_and(|g| !g.graphs.is_empty()) {
+                s.warnings.push(format!(
+                    "the networks of this {} are not carried over: an .h5 holds parameters only",
+                    doc.format()
+                ));
+            }
+            return Ok(s);
         }
     }
     let renames = renames(&opts.renames)?;
+    #[cfg(feature = "onnx")]
+    if target == Format::Onnx && !opts.weights_only && crate::export::has_graph(doc) {
+        return onnx_graph::export(doc, output, opts, only.as_ref(), exclude.as_ref(), &renames);
+    }
+    let keeps_model = doc.format().is_nnabla() && target.is_nnabla() && !opts.weights_only;
+    if doc.is_empty() && !keeps_model && !opts.weights_only {
+        if let Some(w) = what_is_lost(doc) {
+            return Err(Error::Unsupported(format!(
+                "nothing to write: this {}{} holds no tensor, only {w}, which {target} cannot \
+                 hold",
+                doc.format(),
+                doc.kind().map(|k| format!(" {k}")).unwrap_or_default()
+            )));
+        }
+    }
     // (name in the input, name in the output, tensor)
     let mut selected: Vec<(&str, String, &Tensor<'static>)> = Vec::new();
     for (name, tensor) in doc.tensors() {
@@ -292,14 +485,25 @@ pub fn convert_document(
     let c = codec(target)?;
     let mut skipped = Vec::new();
     let mut items: Vec<Item<'_, '_>> = Vec::with_capacity(selected.len());
+    let mut cast = Vec::new();
+    let mut changed = Vec::new();
     for (old, new, tensor) in &selected {
-        match c.refuses(target, plan.out_dtype(tensor.dtype()), tensor.dims()) {
+        let out = plan.out_dtype(tensor.dtype());
+        match c.refuses(target, out, tensor.dims()) {
             Some(why) => skipped.push((old.to_string(), why)),
-            None => items.push(Item {
-                name: new,
-                tensor,
-                need_grad: doc.need_grad(old).unwrap_or(true),
-            }),
+            None => {
+                if out != tensor.dtype() {
+                    cast.push((old.to_string(), tensor.dtype(), out));
+                    if opts.dtype != Some(out) {
+                        changed.push(format!("{old:?} ({} -> {out})", tensor.dtype()));
+                    }
+                }
+                items.push(Item {
+                    name: new,
+                    tensor,
+                    need_grad: doc.need_grad(old).unwrap_or(true),
+                })
+            }
         }
     }
     if !skipped.is_empty() && !opts.skip_unsupported {
@@ -313,6 +517,19 @@ pub fn convert_document(
             list.join(", ")
         )));
     }
+    let renamed: Vec<(String, String)> = selected
+        .iter()
+        .filter(|(old, new, _)| old != new)
+        .map(|(old, new, _)| (old.to_string(), new.clone()))
+        .collect();
+    let mut warnings = Vec::new();
+    if !changed.is_empty() {
+        warnings.push(format!(
+            "{target} has no type for {} of the tensors, written as the nearest type it has: {}",
+            changed.len(),
+            changed.join(", ")
+        ));
+    }
     let noop = |_: u64| {};
     let progress: &dyn Fn(u64) = match &opts.progress {
         Some(p) => p.as_ref(),
@@ -324,18 +541,51 @@ pub fn convert_document(
         metadata: source_metadata(doc.format(), doc.path()),
     };
     #[cfg(feature = "nnp")]
-    if doc.format().is_nnabla() && target.is_nnabla() && !opts.weights_only {
-        return nnabla_with_model(doc, target, output, &items, &cx, opts, skipped);
+    if keeps_model {
+        let mut s = nnabla_with_model(doc, target, output, &items, &cx, opts, skipped)?;
+        s.cast = cast;
+        s.renamed = renamed;
+        warnings.append(&mut s.warnings);
+        s.warnings = warnings;
+        return Ok(s);
+    }
+    if !opts.weights_only {
+        if let Some(w) = what_is_lost(doc) {
+            warnings.push(format!(
+                "{target} gets the tensors alone: {w} of this {} {} not carried over \
+                 (--weights-only says that is what you want)",
+                doc.format(),
+                if w.ends_with('s') { "are" } else { "is" }
+            ));
+        }
     }
     c.write(target, output, &items, &cx)?;
-    Ok(ConvertSummary {
-        from: doc.format(),
-        to: target,
-        tensors: items.len(),
-        whole_model: false,
-        skipped,
-        warnings: Vec::new(),
-    })
+    let mut s = ConvertSummary::new(doc.format(), target, items.len(), false);
+    s.skipped = skipped;
+    s.warnings = warnings;
+    s.cast = cast;
+    s.renamed = renamed;
+    Ok(s)
+}
+
+/// What a tensors-only target would not carry of `doc`: its graph, its
+/// optimizer configs, its metadata.
+fn what_is_lost(doc: &Document) -> Option<String> {
+    let mut lost = Vec::new();
+    if doc
+        .graph()
+        .is_some_and(|g| g.graphs.iter().any(|g| !g.nodes.is_empty()))
+    {
+        lost.push("the graph".to_string());
+    }
+    let m = doc.metadata();
+    if m.contains_key("uint_configs") || m.contains_key("float_configs") {
+        lost.push("the optimizer configs".to_string());
+    }
+    if m.contains_key("solver_states") {
+        lost.push("the solver states".to_string());
+    }
+    (!lost.is_empty()).then(|| lost.join(" and "))
 }
 
 /// Between NNabla formats with tensors selected, cast or renamed: the
@@ -357,6 +607,12 @@ fn nnabla_with_model(
     let model = nnabla_family::model(doc.source())?;
     let with_graph = target != Format::NnablaH5 && !model.network.is_empty();
     let mut warnings = Vec::new();
+    if target == Format::NnablaH5 && !model.network.is_empty() {
+        warnings.push(format!(
+            "the networks of this {} are not carried over: an .h5 holds parameters only",
+            doc.format()
+        ));
+    }
     if with_graph {
         if !opts.renames.is_empty() {
             return Err(Error::Unsupported(format!(
@@ -376,14 +632,10 @@ fn nnabla_with_model(
         }
     }
     nnabla_family::write(&model, target, output, items, cx)?;
-    Ok(ConvertSummary {
-        from: doc.format(),
-        to: target,
-        tensors: items.len(),
-        whole_model: with_graph,
-        skipped,
-        warnings,
-    })
+    let mut s = ConvertSummary::new(doc.format(), target, items.len(), with_graph);
+    s.skipped = skipped;
+    s.warnings = warnings;
+    Ok(s)
 }
 
 /// The format `output`'s extension names; an extension no format claims

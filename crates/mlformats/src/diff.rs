@@ -126,6 +126,12 @@ pub struct DiffReport {
     pub only_in_b: Vec<String>,
     /// Every tensor both have, in the first file's order.
     pub tensors: Vec<TensorDiff>,
+    /// Tensors only the first file has that an exporter added (named with
+    /// the reserved prefix [`crate::convert::RESERVED_PREFIX`], e.g. the
+    /// shape constants of an ONNX export): listed apart, not differences.
+    pub helpers_in_a: Vec<String>,
+    /// The same for the second file.
+    pub helpers_in_b: Vec<String>,
 }
 
 impl DiffReport {
@@ -143,7 +149,8 @@ impl DiffReport {
 
     /// The report as JSON (what `diff --json` prints and Python's
     /// `mlformats.diff` returns): `equal`, `differences`, the formats, the
-    /// names found in one file only, and per tensor its `name`, `status`
+    /// names found in one file only, the exporter's helper tensors found in
+    /// one file only (`helpers_in_a`, `helpers_in_b`), and per tensor its `name`, `status`
     /// (`equal`, `shape`, `values`, `bytes`, `dtype`), `different` and the
     /// fields of that status.
     pub fn to_json(&self) -> serde_json::Value {
@@ -199,6 +206,8 @@ impl DiffReport {
             "format_b": self.format_b,
             "only_in_a": self.only_in_a,
             "only_in_b": self.only_in_b,
+            "helpers_in_a": self.helpers_in_a,
+            "helpers_in_b": self.helpers_in_b,
             "tensors": tensors,
         })
     }
@@ -247,7 +256,18 @@ pub fn diff_documents(a: &Document, b: &Document, opts: &DiffOptions) -> Result<
             .map(String::from)
             .collect(),
         tensors: Vec::new(),
+        helpers_in_a: Vec::new(),
+        helpers_in_b: Vec::new(),
     };
+    let helper = |n: &String| n.starts_with(crate::convert::RESERVED_PREFIX);
+    let (h, rest) = std::mem::take(&mut report.only_in_a)
+        .into_iter()
+        .partition(helper);
+    (report.helpers_in_a, report.only_in_a) = (h, rest);
+    let (h, rest) = std::mem::take(&mut report.only_in_b)
+        .into_iter()
+        .partition(helper);
+    (report.helpers_in_b, report.only_in_b) = (h, rest);
     for (name, ta) in a.tensors() {
         let Some(tb) = b.tensor(name) else {
             continue;

@@ -245,6 +245,29 @@ impl Document {
             .collect())
     }
 
+    /// This NNabla network (`.nntxt`, `.protobuf`, `.nnp`) with the
+    /// parameters of the NNabla file `params` (`.h5`, `.protobuf`, `.nntxt`,
+    /// `.nnp`) merged in, as one document that exports and converts like a
+    /// file holding both: how Neural Network Console projects ship
+    /// (`net.nntxt` + `parameters.h5`). A parameter in both files takes the
+    /// value of `params`. The merged document is a binary `.protobuf` in
+    /// memory, with this document's path.
+    ///
+    /// ```
+    /// # fn main() -> Result<(), mlformats::Error> {
+    /// let net = mlformats::open("../../testdata/nnabla/convnet.nntxt")?;
+    /// assert!(net.is_empty());
+    /// let full = net.with_parameters("../../testdata/nnabla/convnet_params.h5")?;
+    /// assert!(full.tensor("conv1/conv/W").is_some());
+    /// assert!(full.graph().is_some());
+    /// # Ok(()) }
+    /// ```
+    #[cfg(feature = "nnp")]
+    pub fn with_parameters(&self, params: impl AsRef<Path>) -> Result<Document> {
+        let params = Document::open(params)?;
+        crate::formats::nnabla_family::with_parameters(self, &params)
+    }
+
     pub(crate) fn source(&self) -> &Source {
         &self.source
     }

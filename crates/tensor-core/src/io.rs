@@ -71,6 +71,13 @@ where
 }
 
 fn create_temp_beside(path: &Path) -> Result<(PathBuf, File)> {
+    // Said before anything is written (the rename would fail at the end).
+    if path.is_dir() {
+        return Err(Error::io(
+            "cannot write the output here",
+            std::io::Error::from(std::io::ErrorKind::IsADirectory),
+        ));
+    }
     let dir = match path.parent() {
         Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
         _ => PathBuf::from("."),
@@ -94,9 +101,16 @@ fn create_temp_beside(path: &Path) -> Result<(PathBuf, File)> {
             Ok(f) => return Ok((tmp, f)),
             Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
             // Say what the user can act on: the folder, not our temporary name.
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound && !dir.is_dir() => {
                 return Err(Error::io(
                     format!("the folder {} does not exist", dir.display()),
+                    e,
+                ));
+            }
+            // The folder exists but takes no new file (`/proc`): the OS's words.
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                return Err(Error::io(
+                    format!("cannot create a file in the folder {}", dir.display()),
                     e,
                 ));
             }
@@ -106,7 +120,12 @@ fn create_temp_beside(path: &Path) -> Result<(PathBuf, File)> {
                     e,
                 ));
             }
-            Err(e) => return Err(Error::io(tmp.display().to_string(), e)),
+            Err(e) => {
+                return Err(Error::io(
+                    format!("cannot create a file in the folder {}", dir.display()),
+                    e,
+                ));
+            }
         }
     }
     Err(Error::io(

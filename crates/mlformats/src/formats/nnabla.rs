@@ -124,6 +124,20 @@ pub(crate) fn write_model(
     })
 }
 
+/// `model` with `items` as its parameters, as binary `.protobuf` bytes.
+pub(crate) fn encode_model(model: &NNablaProtoBuf, items: &[Item<'_, '_>]) -> Result<Vec<u8>> {
+    nn::check_parameter_names(items.iter().map(|it| it.name))?;
+    let (head, tail) = nn::split_around_parameters(model);
+    let mut out = Vec::new();
+    binary::write(&mut out, &head)?;
+    binary::write_parameters(
+        &mut out,
+        items.iter().map(|it| (it.name, it.tensor, it.need_grad)),
+    )?;
+    binary::write(&mut out, &tail)?;
+    Ok(out)
+}
+
 impl Codec for Nnabla {
     fn read(&self, src: &Source, opts: &ReadOptions) -> Result<Contents> {
         let (model, params) = load(src, &opts.limits)?;

@@ -110,3 +110,60 @@ pub(crate) fn missing_parameters<'n>(
     }
     out
 }
+
+/// The NNabla model of `network` with the parameters of `params` merged in
+/// (how Neural Network Console lays a project out: `net.nntxt` plus a
+/// parameter `.h5` or `.protobuf`), as one document: the network file's own
+/// parameters first, then those of `params`, a name in both taking the value
+/// of `params` (nnabla loads them in that order). The merged model is held in
+/// memory as binary `.protobuf`.
+pub(crate) fn with_parameters(
+    network: &crate::Document,
+    params: &crate::Document,
+) -> Result<crate::Document> {
+    let pf = params.format();
+    if !network.format().is_nnabla() || network.format() == Format::NnablaH5 {
+        return Err(Error::Invalid(format!(
+            "a parameter file merges into an NNabla network (.nntxt, .protobuf, .nnp), \
+             not into {}",
+            network.format()
+        )));
+    }
+    if !pf.is_nnabla() {
+        return Err(Error::Invalid(format!(
+            "the parameter file is {pf}; NNabla parameters come in .h5, .protobuf, .nntxt or .nnp"
+        )));
+    }
+    let (model, own) = load(network.source())?;
+    if model.network.is_empty() {
+        return Err(Error::Invalid(format!(
+            "{} has no network to merge parameters into",
+            network.format()
+        )));
+    }
+    let mut index: std::collections::HashMap<String, usize> = Default::default();
+    let mut all: Vec<(String, tensor_core::Tensor<'static>, bool)> = Vec::new();
+    let mut put = |name: &str, t: tensor_core::Tensor<'static>, g: bool| match index.get(name) {
+        Some(&i) => all[i] = (name.to_string(), t, g),
+        None => {
+            index.insert(name.to_string(), all.len());
+            all.push((name.to_string(), t, g));
+        }
+    };
+    for p in own {
+        put(&p.name, p.tensor, p.need_grad);
+    }
+    for (name, t) in params.tensors() {
+        put(name, t.clone(), params.need_grad(name).unwrap_or(true));
+    }
+    let items: Vec<Item<'_, '_>> = all
+        .iter()
+        .map(|(name, tensor, need_grad)| Item {
+            name,
+            tensor,
+            need_grad: *need_grad,
+        })
+        .collect();
+    let bytes = super::nnabla::encode_model(&model, &items)?;
+    crate::Document::from_bytes(bytes, network.path(), Some(Format::NnablaProtobuf))
+}

@@ -1,0 +1,255 @@
+//! A graph exported to ONNX with the conversion's selection, renames and
+//! casts applied consistently: the model's initializers are renamed where
+//! every node uses them, cast with a `Cast` node that gives the graph the
+//! type it computes in, and a selection that would take away a tensor the
+//! graph uses is refused. The exporter's own helper constants (named
+//! [`RESERVED_PREFIX`]`...`, or any initializer the source file does not
+//! hold) are left as they are.
+
+use std::collections::{HashMap, HashSet};
+use std::path::Path;
+
+use globset::GlobSet;
+use onnx_format::proto::{GraphProto, NodeProto};
+use tensor_core::Limits;
+
+use super::{ConvertOptions, ConvertSummary, ExportedGraph, cast_float};
+use crate::{Document, Error, Format, Result};
+
+/// The name prefix of tensors an exporter adds to a model (helper constants
+/// such as reshape shapes, cast outputs): `diff` lists them apart from the
+/// model's own tensors.
+pub const RESERVED_PREFIX: &str = "mlformats/";
+
+/// True when `name` is one of the exporter's helper tensors.
+fn is_helper(doc: &Document, name: &str) -> bool {
+    name.starts_with(RESERVED_PREFIX) || doc.tensor(name).is_none()
+}
+
+/// Every name a node or the graph's interface uses, in this graph.
+fn used_names(g: &GraphProto) -> HashSet<String> {
+    g.node
+        .iter()
+        .flat_map(|n| n.input.iter().chain(n.output.iter()).cloned())
+        .chain(g.input.iter().filter_map(|v| v.name.clone()))
+        .chain(g.output.iter().filter_map(|v| v.name.clone()))
+        .chain(g.initializer.iter().filter_map(|t| t.name.clone()))
+        .collect()
+}
+
+/// Replaces every use of a value named in `map` as a node input (and graph
+/// output when `outputs`), in `g` and its subgraphs.
+fn replace_uses(g: &mut GraphProto, map: &HashMap<String, String>, outputs: bool) {
+    for n in &mut g.node {
+        for i in &mut n.input {
+            if let Some(to) = map.get(i.as_str()) {
+                *i = to.clone();
+            }
+        }
+        for a in &mut n.attribute {
+            if let Some(sub) = a.g.as_mut() {
+                replace_uses(sub, map, true);
+            }
+            for sub in &mut a.graphs {
+                replace_uses(sub, map, true);
+            }
+        }
+    }
+    if outputs {
+        for v in g.output.iter_mut().chain(g.value_info.iter_mut()) {
+            if let Some(to) = v.name.as_ref().and_then(|n| map.get(n)) {
+                v.name = Some(to.clone());
+            }
+        }
+    }
+}
+
+/// Exports `doc`'s graph to `output` with `opts`' selection, renames and
+/// cast applied to the model's initializers.
+pub(super) fn export(
+    doc: &Document,
+    output: &Path,
+    opts: &ConvertOptions,
+    only: Option<&GlobSet>,
+    exclude: Option<&GlobSet>,
+    renames: &[(regex::Regex, String)],
+) -> Result<ConvertSummary> {
+    let eo = crate::export::ExportOptions {
+        network: opts.network.clone(),
+        opset: opts.opset,
+    };
+    let (mut model, s) = crate::export::export_model(doc, &eo).map_err(|e| {
+        // a network whose parameters ship in a file of their own
+        if doc.is_empty() && doc.format().is_nnabla() {
+            Error::Invalid(format!(
+                "{}; this {} holds no parameters: give its parameter file with --params \
+                 (ConvertOptions::params, Python params=)",
+                crate::chain_message(&e),
+                doc.format()
+            ))
+        } else {
+            e
+        }
+    })?;
+    let graph = model
+        .graph
+        .as_mut()
+        .ok_or_else(|| Error::Invalid("the exported model has no graph".into()))?;
+    let model_names: Vec<String> = graph
+        .initializer
+        .iter()
+        .filter_map(|t| t.name.clone())
+        .filter(|n| !is_helper(doc, n))
+        .collect();
+
+    // Selection: every initializer left is read by a node, so leaving one
+    // out would break the graph.
+    let dropped: Vec<&String> = model_names
+        .iter()
+        .filter(|n| {
+            !(only.is_none_or(|g| g.is_match(n.as_str()))
+                && !exclude.is_some_and(|g| g.is_match(n.as_str())))
+        })
+        .collect();
+    if !dropped.is_empty() {
+        let list: Vec<String> = dropped.iter().map(|n| format!("{n:?}")).collect();
+        return Err(Error::Unsupported(format!(
+            "--only/--exclude would leave out {} of the {} tensors the exported graph reads ({}): \
+             the ONNX model could not run; add --weights-only to write the selected tensors \
+             alone, without the graph",
+            dropped.len(),
+            model_names.len(),
+            list.join(", ")
+        )));
+    }
+
+    // Renames, checked against every name the graph uses.
+    let mut renamed = Vec::new();
+    let mut rename_map = HashMap::new();
+    for n in &model_names {
+        let mut new = n.clone();
+        for (re, to) in renames {
+            new = re.replace_all(&new, to.as_str()).into_owned();
+        }
+        if new != *n {
+            if new.starts_with(RESERVED_PREFIX) {
+                return Err(Error::Invalid(format!(
+                    "--rename gives {n:?} the name {new:?}; names starting with \
+                     {RESERVED_PREFIX:?} are reserved for the exporter's helper tensors"
+                )));
+            }
+            renamed.push((n.clone(), new.clone()));
+            rename_map.insert(n.clone(), new);
+        }
+    }
+    if !rename_map.is_empty() {
+        let used = used_names(graph);
+        let mut taken: HashMap<&str, &str> = HashMap::new();
+        for n in &model_names {
+            let new = rename_map.get(n).unwrap_or(n);
+            if let Some(first) = taken.insert(new.as_str(), n.as_str()) {
+                return Err(Error::Invalid(format!(
+                    "--rename gives {first:?} and {n:?} the same name {new:?}"
+                )));
+            }
+        }
+        for (old, new) in &renamed {
+            if used.contains(new) && !rename_map.contains_key(new) {
+                return Err(Error::Invalid(format!(
+                    "--rename gives {old:?} the name {new:?}, which the exported graph already \
+                     uses for another value"
+                )));
+            }
+        }
+        for t in &mut graph.initializer {
+            if let Some(new) = t.name.as_ref().and_then(|n| rename_map.get(n)) {
+                t.name = Some(new.clone());
+            }
+        }
+        for v in &mut graph.input {
+            if let Some(new) = v.name.as_ref().and_then(|n| rename_map.get(n)) {
+                v.name = Some(new.clone());
+            }
+        }
+        replace_uses(graph, &rename_map, true);
+    }
+
+    // Casts: the initializer holds the cast values under its name; a Cast
+    // node gives the graph the type it computes in.
+    let mut cast = Vec::new();
+    if let Some(to) = opts.dtype {
+        let to_onnx = onnx_format::dtype::to_onnx(to)
+            .ok_or_else(|| Error::Unsupported(format!("ONNX has no {to} type")))?;
+        let mut cast_map = HashMap::new();
+        let mut nodes = Vec::new();
+        let wanted: HashSet<&str> = model_names
+            .iter()
+            .map(|n| rename_map.get(n).unwrap_or(n).as_str())
+            .collect();
+        for t in &mut graph.initializer {
+            let Some(name) = t.name.clone() else { continue };
+            if !wanted.contains(name.as_str()) {
+                continue;
+            }
+            let Some(from) = t.data_type.and_then(onnx_format::dtype::from_onnx) else {
+                continue;
+            };
+            if !from.is_float() || from == to {
+                continue;
+            }
+            let tensor = onnx_format::tensor_from_proto(t, None, &Limits::default())
+                .map_err(crate::formats::onnx::onnx_err)?;
+            let c = cast_float(&tensor, to).map_err(|e| e.in_tensor(&name))?;
+            *t = onnx_format::tensor_to_proto(&name, &c).map_err(crate::formats::onnx::onnx_err)?;
+            let value = format!("{RESERVED_PREFIX}cast/{name}");
+            nodes.push(NodeProto {
+                op_type: Some("Cast".into()),
+                name: Some(value.clone()),
+                input: vec![name.clone()],
+                output: vec![value.clone()],
+                attribute: vec![onnx_format::builder::attr::int(
+                    "to",
+                    i64::from(onnx_format::dtype::to_onnx(from).unwrap_or(to_onnx)),
+                )],
+                ..NodeProto::default()
+            });
+            cast_map.insert(name.clone(), value);
+            let input_name = renamed
+                .iter()
+                .find(|(_, new)| *new == name)
+                .map_or(name.clone(), |(old, _)| old.clone());
+            cast.push((input_name, from, to));
+        }
+        if !cast_map.is_empty() {
+            replace_uses(graph, &cast_map, false);
+            // graph outputs that are initializers read the cast value too
+            for v in &mut graph.output {
+                if let Some(new) = v.name.as_ref().and_then(|n| cast_map.get(n)) {
+                    v.name = Some(new.clone());
+                }
+            }
+            nodes.append(&mut graph.node);
+            graph.node = nodes;
+        }
+    }
+    let nodes = graph.node.len();
+    let tensors = graph.initializer.len();
+    tensor_core::io::write_atomic(output, |w| -> Result<()> {
+        onnx_format::write_model(w, &model).map_err(crate::formats::onnx::onnx_err)
+    })?;
+    Ok(ConvertSummary {
+        from: doc.format(),
+        to: Format::Onnx,
+        tensors,
+        whole_model: true,
+        skipped: Vec::new(),
+        warnings: Vec::new(),
+        cast,
+        renamed,
+        graph: Some(ExportedGraph {
+            network: s.network,
+            nodes,
+            opset: s.opset,
+        }),
+    })
+}
