@@ -296,7 +296,11 @@ fn every_subcommand_takes_from_and_graph_draws_what_convert_exports() {
     // a format that does not fit is an error, not a guess
     let o = run_str(&["diff", odd, &mlp, "--from-b", "safetensors"]);
     assert_eq!(o.status.code(), Some(1));
-    assert!(stderr(&o).starts_with(&format!("error: {mlp}: ")), "{}", stderr(&o));
+    assert!(
+        stderr(&o).starts_with(&format!("error: {mlp}: ")),
+        "{}",
+        stderr(&o)
+    );
     // graph draws the first executor's network, as convert exports it
     let train = td("nnabla/train.nnp");
     let o = run_str(&["graph", &train]);

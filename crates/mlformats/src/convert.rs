@@ -444,15 +444,16 @@ pub fn convert_document(
         return onnx_graph::export(doc, output, opts, only.as_ref(), exclude.as_ref(), &renames);
     }
     let keeps_model = doc.format().is_nnabla() && target.is_nnabla() && !opts.weights_only;
-    if doc.is_empty() && !keeps_model && !opts.weights_only {
-        if let Some(w) = what_is_lost(doc) {
-            return Err(Error::Unsupported(format!(
-                "nothing to write: this {}{} holds no tensor, only {w}, which {target} cannot \
-                 hold",
-                doc.format(),
-                doc.kind().map(|k| format!(" {k}")).unwrap_or_default()
-            )));
-        }
+    if doc.is_empty()
+        && !keeps_model
+        && !opts.weights_only
+        && let Some(w) = what_is_lost(doc)
+    {
+        return Err(Error::Unsupported(format!(
+            "nothing to write: this {}{} holds no tensor, only {w}, which {target} cannot hold",
+            doc.format(),
+            doc.kind().map(|k| format!(" {k}")).unwrap_or_default()
+        )));
     }
     // (name in the input, name in the output, tensor)
     let mut selected: Vec<(&str, String, &Tensor<'static>)> = Vec::new();
@@ -549,15 +550,15 @@ pub fn convert_document(
         s.warnings = warnings;
         return Ok(s);
     }
-    if !opts.weights_only {
-        if let Some(w) = what_is_lost(doc) {
-            warnings.push(format!(
-                "{target} gets the tensors alone: {w} of this {} {} not carried over \
-                 (--weights-only says that is what you want)",
-                doc.format(),
-                if w.ends_with('s') { "are" } else { "is" }
-            ));
-        }
+    if !opts.weights_only
+        && let Some(w) = what_is_lost(doc)
+    {
+        warnings.push(format!(
+            "{target} gets the tensors alone: {w} of this {} {} not carried over \
+             (--weights-only says that is what you want)",
+            doc.format(),
+            if w.ends_with('s') { "are" } else { "is" }
+        ));
     }
     c.write(target, output, &items, &cx)?;
     let mut s = ConvertSummary::new(doc.format(), target, items.len(), false);

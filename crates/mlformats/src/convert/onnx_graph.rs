@@ -107,8 +107,8 @@ pub(super) fn export(
     let dropped: Vec<&String> = model_names
         .iter()
         .filter(|n| {
-            !(only.is_none_or(|g| g.is_match(n.as_str()))
-                && !exclude.is_some_and(|g| g.is_match(n.as_str())))
+            !only.is_none_or(|g| g.is_match(n.as_str()))
+                || exclude.is_some_and(|g| g.is_match(n.as_str()))
         })
         .collect();
     if !dropped.is_empty() {
