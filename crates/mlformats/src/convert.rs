@@ -429,6 +429,19 @@ pub fn convert_document(
         if doc.format().is_nnabla() && target.is_nnabla() {
             crate::formats::nnabla_family::transcode(doc.source(), target, output)?;
             let mut s = ConvertSummary::new(doc.format(), target, doc.len(), true);
+            let widened: Vec<String> = doc
+                .tensors()
+                .filter(|(_, t)| written_dtype(target, t.dtype()) != t.dtype())
+                .map(|(n, t)| format!("{n:?} ({} -> f32)", t.dtype()))
+                .collect();
+            if !widened.is_empty() {
+                s.warnings.push(format!(
+                    "{target} has no type for {} of the tensors, written as the nearest type it \
+                     has: {}",
+                    widened.len(),
+                    widened.join(", ")
+                ));
+            }
             if target == Format::NnablaH5 && doc.graph().is_some_and(|g| !g.graphs.is_empty()) {
                 s.warnings.push(format!(
                     "the networks of this {} are not carried over: an .h5 holds parameters only",
@@ -489,15 +502,21 @@ pub fn convert_document(
     let mut cast = Vec::new();
     let mut changed = Vec::new();
     for (old, new, tensor) in &selected {
-        let out = plan.out_dtype(tensor.dtype());
-        match c.refuses(target, out, tensor.dims()) {
+        let planned = plan.out_dtype(tensor.dtype());
+        match c.refuses(target, planned, tensor.dims()) {
             Some(why) => skipped.push((old.to_string(), why)),
             None => {
+                let out = written_dtype(target, planned);
                 if out != tensor.dtype() {
                     cast.push((old.to_string(), tensor.dtype(), out));
-                    if opts.dtype != Some(out) {
-                        changed.push(format!("{old:?} ({} -> {out})", tensor.dtype()));
-                    }
+                }
+                // what the user asked for (the dtype read, or --dtype's)
+                let asked = opts
+                    .dtype
+                    .filter(|_| tensor.dtype().is_float())
+                    .unwrap_or(tensor.dtype());
+                if out != asked {
+                    changed.push(format!("{old:?} ({asked} -> {out})"));
                 }
                 items.push(Item {
                     name: new,
@@ -567,6 +586,15 @@ pub fn convert_document(
     s.cast = cast;
     s.renamed = renamed;
     Ok(s)
+}
+
+/// The dtype `target` stores a tensor of `d` as (after the plan): NNabla's
+/// protobuf parameters are f32, so the f16 and bf16 it accepts are widened.
+fn written_dtype(target: Format, d: DType) -> DType {
+    match (target, d) {
+        (Format::NnablaNntxt | Format::NnablaProtobuf, DType::F16 | DType::BF16) => DType::F32,
+        _ => d,
+    }
 }
 
 /// What a tensors-only target would not carry of `doc`: its graph, its

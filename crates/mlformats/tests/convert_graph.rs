@@ -444,6 +444,28 @@ fn lossy_and_dropping_steps_are_said_or_refused() {
     assert_eq!(s.cast, vec![("w".to_string(), DType::BF16, DType::F32)]);
     assert_eq!(s.warnings.len(), 1, "{:?}", s.warnings);
     assert!(s.warnings[0].contains("bf16 -> f32"), "{:?}", s.warnings);
+    // NNabla's protobuf parameters are f32: --dtype f16 cannot hold there
+    for ext in ["nntxt", "protobuf"] {
+        let s = mlformats::convert(
+            td("nnabla/mlp.nnp"),
+            dir.path().join(format!("m.{ext}")),
+            &ConvertOptions::new().dtype(DType::F16),
+        )
+        .unwrap();
+        assert!(s.cast.is_empty(), "{ext}: {:?}", s.cast);
+        assert!(
+            s.warnings.len() == 1 && s.warnings[0].contains("(f16 -> f32)"),
+            "{ext}: {:?}",
+            s.warnings
+        );
+    }
+    let s = mlformats::convert(
+        td("nnabla/mlp.nnp"),
+        dir.path().join("m16.nnp"),
+        &ConvertOptions::new().dtype(DType::F16),
+    )
+    .unwrap();
+    assert!(s.warnings.is_empty() && s.cast.len() == 4, "{s:?}");
     // asked for: said in the summary, not warned
     let s = mlformats::convert(
         td("nnabla/convnet.nnp"),
