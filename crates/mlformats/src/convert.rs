@@ -453,7 +453,14 @@ pub fn convert_document(
     }
     let renames = renames(&opts.renames)?;
     #[cfg(feature = "onnx")]
-    if target == Format::Onnx && !opts.weights_only && crate::export::has_graph(doc) {
+    if target == Format::Onnx
+        && !opts.weights_only
+        && (crate::export::has_graph(doc)
+            || (doc.format() == Format::Onnx
+                && doc
+                    .graph()
+                    .is_some_and(|g| g.graphs.iter().any(|g| !g.nodes.is_empty()))))
+    {
         return onnx_graph::export(doc, output, opts, only.as_ref(), exclude.as_ref(), &renames);
     }
     let keeps_model = doc.format().is_nnabla() && target.is_nnabla() && !opts.weights_only;

@@ -101,6 +101,18 @@ fn dtype_f16_to_onnx_keeps_the_graph_with_cast_nodes_and_computes_the_same() {
     let e = convnet_error(&out);
     assert!(e < 1e-2, "relative error {e}");
     assert!(e > 0.0, "f16 weights change the output a little");
+    // an ONNX model's own graph gets the same treatment
+    let again = dir.path().join("again16.onnx");
+    let plain = dir.path().join("plain.onnx");
+    mlformats::convert(td("onnx/convnet.nnp"), &plain, &ConvertOptions::new()).unwrap();
+    let s = mlformats::convert(&plain, &again, &ConvertOptions::new().dtype(DType::F16)).unwrap();
+    assert_eq!(s.from, Format::Onnx);
+    assert_eq!(
+        s.cast.len(),
+        doc.len() + helper_floats(&read_model(&plain), &doc)
+    );
+    let e2 = convnet_error(&again);
+    assert!(e2 < 1e-2 && e2 > 0.0, "relative error {e2}");
     // and the plain export is exact
     let plain = dir.path().join("convnet.onnx");
     mlformats::convert(td("onnx/convnet.nnp"), &plain, &ConvertOptions::new()).unwrap();
@@ -515,4 +527,17 @@ fn lossy_and_dropping_steps_are_said_or_refused() {
 
 fn tensor_core_bf16(v: f32) -> [u8; 2] {
     mlformats::tensor_core::half::bf16::from_f32(v).to_le_bytes()
+}
+
+/// Float initializers of `m` that `doc` does not hold (an exporter's helper
+/// constants): an ONNX input counts them as its own tensors.
+fn helper_floats(m: &ModelProto, doc: &Document) -> usize {
+    m.graph
+        .as_ref()
+        .unwrap()
+        .initializer
+        .iter()
+        .filter(|t| doc.tensor(t.name.as_deref().unwrap()).is_none())
+        .filter(|t| t.data_type == Some(DataType::Float as i32))
+        .count()
 }

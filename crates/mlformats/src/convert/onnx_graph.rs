@@ -1,4 +1,4 @@
-//! A graph exported to ONNX with the conversion's selection, renames and
+//! A graph exported to ONNX (or an ONNX model's own) with the conversion's selection, renames and
 //! casts applied consistently: the model's initializers are renamed where
 //! every node uses them, cast with a `Cast` node that gives the graph the
 //! type it computes in, and a selection that would take away a tensor the
@@ -64,22 +64,17 @@ fn replace_uses(g: &mut GraphProto, map: &HashMap<String, String>, outputs: bool
     }
 }
 
-/// Exports `doc`'s graph to `output` with `opts`' selection, renames and
-/// cast applied to the model's initializers.
-pub(super) fn export(
+/// The ONNX model of `doc`'s graph, with a hint to `--params` for a
+/// network whose parameters ship in a file of their own.
+fn exported(
     doc: &Document,
-    output: &Path,
     opts: &ConvertOptions,
-    only: Option<&GlobSet>,
-    exclude: Option<&GlobSet>,
-    renames: &[(regex::Regex, String)],
-) -> Result<ConvertSummary> {
+) -> Result<(onnx_format::ModelProto, crate::export::ExportSummary)> {
     let eo = crate::export::ExportOptions {
         network: opts.network.clone(),
         opset: opts.opset,
     };
-    let (mut model, s) = crate::export::export_model(doc, &eo).map_err(|e| {
-        // a network whose parameters ship in a file of their own
+    crate::export::export_model(doc, &eo).map_err(|e| {
         if doc.is_empty() && doc.format().is_nnabla() {
             Error::Invalid(format!(
                 "{}; this {} holds no parameters: give its parameter file with --params \
@@ -90,11 +85,35 @@ pub(super) fn export(
         } else {
             e
         }
-    })?;
+    })
+}
+
+/// Exports `doc`'s graph (or, for an ONNX model, takes its own) to `output` with `opts`' selection, renames and
+/// cast applied to the model's initializers.
+pub(super) fn export(
+    doc: &Document,
+    output: &Path,
+    opts: &ConvertOptions,
+    only: Option<&GlobSet>,
+    exclude: Option<&GlobSet>,
+    renames: &[(regex::Regex, String)],
+) -> Result<ConvertSummary> {
+    let (mut model, network, opset) = if doc.format() == Format::Onnx {
+        // an ONNX model changed: its own graph, every initializer its own
+        let m = onnx_format::Model::from_map(doc.map(), &onnx_format::ReadOptions::default())
+            .map_err(crate::formats::onnx::onnx_err)?;
+        let opset = m.opset().unwrap_or(0);
+        let name = m.graph_proto().name.clone().unwrap_or_default();
+        (m.proto, name, opset)
+    } else {
+        let (m, s) = exported(doc, opts)?;
+        (m, s.network, s.opset)
+    };
+
     let graph = model
         .graph
         .as_mut()
-        .ok_or_else(|| Error::Invalid("the exported model has no graph".into()))?;
+        .ok_or_else(|| Error::Invalid("the model has no graph".into()))?;
     let model_names: Vec<String> = graph
         .initializer
         .iter()
@@ -214,6 +233,19 @@ pub(super) fn export(
                 ..NodeProto::default()
             });
             cast_map.insert(name.clone(), value);
+            // an initializer that is also a graph input (older models) is
+            // the input's default: the input takes the new type
+            for v in graph
+                .input
+                .iter_mut()
+                .filter(|v| v.name.as_deref() == Some(&name))
+            {
+                if let Some(onnx_format::proto::type_proto::Value::TensorType(tt)) =
+                    v.r#type.as_mut().and_then(|t| t.value.as_mut())
+                {
+                    tt.elem_type = Some(to_onnx);
+                }
+            }
             let input_name = renamed
                 .iter()
                 .find(|(_, new)| *new == name)
@@ -247,9 +279,9 @@ pub(super) fn export(
         cast,
         renamed,
         graph: Some(ExportedGraph {
-            network: s.network,
+            network,
             nodes,
-            opset: s.opset,
+            opset,
         }),
     })
 }
