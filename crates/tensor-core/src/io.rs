@@ -155,15 +155,15 @@ where
     let target = Target::of(path);
     target.remove_stale_temporaries();
     #[cfg(target_os = "linux")]
-    if !opts.named_temporary {
-        if let Some(file) = unnamed::create(&target.dir) {
-            let mut w = BufWriter::with_capacity(1 << 20, file);
-            write(&mut w)?;
-            let file = w
-                .into_inner()
-                .map_err(|e| Error::io(path.display().to_string(), e.into_error()))?;
-            return unnamed::finish(file, &target, path, opts).map_err(E::from);
-        }
+    if !opts.named_temporary
+        && let Some(file) = unnamed::create(&target.dir)
+    {
+        let mut w = BufWriter::with_capacity(1 << 20, file);
+        write(&mut w)?;
+        let file = w
+            .into_inner()
+            .map_err(|e| Error::io(path.display().to_string(), e.into_error()))?;
+        return unnamed::finish(file, &target, path, opts).map_err(E::from);
     }
     let (tmp_path, file) = target.create_temp()?;
     let guard = TempGuard(Some(tmp_path.clone()));
