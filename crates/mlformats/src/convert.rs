@@ -58,6 +58,12 @@ pub struct ConvertOptions {
     /// parameters merge into the input network before converting (see
     /// [`Document::with_parameters`]).
     pub params: Option<PathBuf>,
+    /// Flush the output to the disk (file, then folder) so it survives a
+    /// power loss once the conversion returns. Off by default: the output
+    /// is still replaced atomically, so a killed or crashed conversion
+    /// leaves the previous file, but a power loss may lose the new one
+    /// (see [`tensor_core::io`]).
+    pub sync: bool,
 }
 
 impl std::fmt::Debug for ConvertOptions {
@@ -75,6 +81,7 @@ impl std::fmt::Debug for ConvertOptions {
             .field("network", &self.network)
             .field("opset", &self.opset)
             .field("params", &self.params)
+            .field("sync", &self.sync)
             .finish_non_exhaustive()
     }
 }
@@ -163,6 +170,13 @@ impl ConvertOptions {
     /// The same options reporting progress to `f`.
     pub fn progress(mut self, f: impl Fn(u64) + Send + Sync + 'static) -> Self {
         self.progress = Some(std::sync::Arc::new(f));
+        self
+    }
+
+    /// Flush the output to the disk before returning (see
+    /// [`ConvertOptions::sync`](struct.ConvertOptions.html#structfield.sync)).
+    pub fn sync(mut self, yes: bool) -> Self {
+        self.sync = yes;
         self
     }
 
@@ -396,13 +410,12 @@ pub fn convert_document(
     output: impl AsRef<Path>,
     opts: &ConvertOptions,
 ) -> Result<ConvertSummary> {
-    let output = output.as_ref();
     #[cfg(feature = "nnp")]
     if let Some(params) = &opts.params {
         let merged = doc.with_parameters(params)?;
         let mut rest = opts.clone();
         rest.params = None;
-        let mut s = convert_document(&merged, output, &rest)?;
+        let mut s = convert_document(&merged, output.as_ref(), &rest)?;
         s.from = doc.format();
         return Ok(s);
     }
@@ -413,6 +426,15 @@ pub fn convert_document(
             feature: "nnp",
         });
     }
+    let wo = tensor_core::io::WriteOptions::new().sync(opts.sync);
+    tensor_core::io::with_write_options(wo, || convert_document_to(doc, output.as_ref(), opts))
+}
+
+fn convert_document_to(
+    doc: &Document,
+    output: &Path,
+    opts: &ConvertOptions,
+) -> Result<ConvertSummary> {
     let target = match opts.to {
         Some(f) => f,
         None => target_of(doc, output)?,
