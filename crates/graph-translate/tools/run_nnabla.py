@@ -45,7 +45,9 @@ def run_job(job):
     nn.clear_parameters()
     np.random.seed(0)
     info = load.load([job["model"]], prepare_data_iterator=False, batch_size=batch)
-    name = job.get("executor") or list(info.executors.keys())[0]
+    if not info.executors:
+        raise RuntimeError("the network file has no executor (no graph to run)")
+    name = job.get("executor") or next(iter(info.executors))
     ex = info.executors[name]
     data = list(ex.dataset_assign.keys())
     ordered, how = bc.order_inputs(arrays, job.get("input_names") or [v.name for v in data])
