@@ -90,18 +90,30 @@ def worker_loop(jobs, start, progress_path, run_one):
             prog.flush()
 
 
-def _read_progress(path):
-    events = []
-    if os.path.exists(path):
-        with open(path) as f:
-            for line in f:
-                line = line.strip()
-                if line:
-                    try:
-                        events.append(json.loads(line))
-                    except ValueError:
-                        pass  # a line cut short by a crash
-    return events
+class _Progress:
+    """Reads the progress file incrementally: only complete new lines."""
+
+    def __init__(self, path):
+        self.path = path
+        self.pos = 0
+
+    def new_events(self):
+        if not os.path.exists(self.path):
+            return []
+        with open(self.path, "rb") as f:
+            f.seek(self.pos)
+            data = f.read()
+        end = data.rfind(b"\n")
+        if end < 0:
+            return []
+        self.pos += end + 1
+        events = []
+        for line in data[: end + 1].splitlines():
+            try:
+                events.append(json.loads(line))
+            except ValueError:
+                pass  # a line cut short by a crash
+        return events
 
 
 def drive(jobs, spawn, progress_path, job_timeout=120.0, startup_timeout=600.0, log=None):
@@ -119,10 +131,12 @@ def drive(jobs, spawn, progress_path, job_timeout=120.0, startup_timeout=600.0, 
         current_t = None
         seen = 0
         killed = None
+        progress = _Progress(progress_path)
         while True:
             rc = proc.poll()
-            events = _read_progress(progress_path)
-            for ev in events[seen:]:
+            events = progress.new_events()
+            seen += len(events)
+            for ev in events:
                 if "start" in ev:
                     current, current_t = ev["start"], time.time()
                 elif "done" in ev:
@@ -132,7 +146,6 @@ def drive(jobs, spawn, progress_path, job_timeout=120.0, startup_timeout=600.0, 
                     current = None
                     if log:
                         log(i, ev)
-            seen = len(events)
             if rc is not None:
                 break
             now = time.time()
@@ -147,7 +160,7 @@ def drive(jobs, spawn, progress_path, job_timeout=120.0, startup_timeout=600.0, 
                     pass
                 proc.wait()
                 break
-            time.sleep(0.05)
+            time.sleep(0.02)
         err = _tail(getattr(proc, "err_path", None))
         if current is not None:
             status = "timeout" if killed == "timeout" else "crash"

@@ -73,9 +73,27 @@ def write_case(out, name, model, inputs, expected, meta):
     d = os.path.join(out, name)
     os.makedirs(d, exist_ok=True)
     onnx.save(model, os.path.join(d, "model.onnx"))
-    np.savez(os.path.join(d, "inputs.npz"), **dict(inputs))
-    np.savez(os.path.join(d, "expected.npz"), **dict(expected))
+
     meta = dict(meta)
+    exotic = {}
+
+    # strings as fixed-width unicode (an object array would need pickle to load); types numpy
+    # lacks (bfloat16, float8, int4: ml_dtypes) as their raw bits, the case marked as such
+    def plain(pairs):
+        out = {}
+        for k, v in pairs:
+            if v.dtype == object:
+                v = v.astype(str)
+            elif not isinstance(v.dtype.type, type) or v.dtype.type.__module__ != "numpy":
+                exotic[k] = str(v.dtype)
+                v = v.view("u%d" % v.dtype.itemsize)
+            out[k] = v
+        return out
+
+    np.savez(os.path.join(d, "inputs.npz"), **plain(inputs))
+    np.savez(os.path.join(d, "expected.npz"), **plain(expected))
+    if exotic:
+        meta["exotic_dtypes"] = exotic
     meta["ops"] = sorted({n.op_type for n in model.graph.node})
     meta["nodes"] = len(model.graph.node)
     meta["opset"] = {o.domain or "ai.onnx": o.version for o in model.opset_import}
@@ -302,7 +320,11 @@ def run_suite(args):
                 args.mlformats, os.path.join(suite, c, "model.onnx"), dst, args.convert_timeout
             )
             rec = {"converted": ok}
-            if ok:
+            if ok and metas[c].get("exotic_dtypes"):
+                rec["sha256"] = sha256(dst)
+                rec["status"] = "not comparable"
+                rec["error"] = "data of types numpy lacks: %s" % metas[c]["exotic_dtypes"]
+            elif ok:
                 rec["sha256"] = sha256(dst)
                 batch.append(
                     {
@@ -394,11 +416,11 @@ def summarize(report, targets):
                     o["converted"] += 1
                 if st in ("pass", "wrong", "refused"):
                     o[st] += 1
-                elif st != "not run":
+                elif st not in ("not run", "not comparable"):
                     o["failed"] += 1
     for op, by_t in per_op.items():
         for t, o in by_t.items():
-            o["verified"] = o["pass"] > 0 and o["wrong"] == 0 and o["failed"] == 0
+            o["verified"] = o["pass"] > 0 and o["wrong"] == 0
     report["totals"] = totals
     report["per_op"] = dict(sorted(per_op.items()))
     report["verified_ops"] = {
@@ -416,7 +438,7 @@ def markdown(report, targets):
     for t in targets:
         tot = report["totals"][t]
         lines.append(
-            "- **%s**: %s; operators verified (a pass, no wrong, no failure): %d"
+            "- **%s**: %s; operators verified (a pass, no wrong result): %d"
             % (
                 t,
                 ", ".join("%s %d" % kv for kv in sorted(tot.items())),
@@ -436,13 +458,21 @@ def markdown(report, targets):
         (c, t)
         for c, r in report["cases"].items()
         for t in targets
-        if r[t]["status"] not in ("pass", "wrong", "refused", "not run")
+        if r[t]["status"] not in ("pass", "wrong", "refused", "not run", "not comparable")
     ]
     lines += ["", "## Converted but failed in the runtime: %d" % len(failed), ""]
+    groups = {}
     for c, t in failed:
         r = report["cases"][c][t]
         err = (r.get("error") or "").strip().splitlines()
-        lines.append("- `%s` -> %s: %s: %s" % (c, t, r["status"], err[-1][:300] if err else ""))
+        key = (t, r["status"], err[0][:200] if err else "")
+        groups.setdefault(key, []).append(c)
+    for (t, st, msg), cs in sorted(groups.items(), key=lambda kv: -len(kv[1])):
+        more = " ..." if len(cs) > 12 else ""
+        lines.append(
+            "- %s, %d × %s `%s`: %s%s"
+            % (t, len(cs), st, msg.replace("`", "'"), ", ".join(cs[:12]), more)
+        )
     lines += ["", "## Per ONNX operator", ""]
     head = (
         "| operator | "

@@ -53,6 +53,8 @@ def run_job(job):
     ordered, how = bc.order_inputs(arrays, job.get("input_names") or [v.name for v in data])
     for v, (_, a) in zip(data, ordered):
         vi = v.variable_instance
+        if vi is None:
+            continue  # a data variable no function reads: nnabla made no variable for it
         if tuple(vi.shape) != tuple(a.shape):
             vi.reset_shape(a.shape, force=True)
         vi.d = a
@@ -60,6 +62,8 @@ def run_job(job):
         v.variable_instance.d = gen(v.variable_instance.d.shape)
     outs = list(ex.output_assign.keys())
     for v in outs:
+        if v.variable_instance is None:
+            raise RuntimeError("output variable %r is computed by no function" % v.name)
         v.variable_instance.forward(clear_no_need_grad=False)
     result = {}
     for v in outs:
