@@ -145,7 +145,7 @@ def to_array(np, numpy_helper, x):
     raise TypeError("not a tensor: %s" % type(x).__name__)
 
 
-def gen_models(out):
+def gen_models(out, max_bytes=150 << 20):
     import numpy as np
     import onnx
     import onnxruntime as ort
@@ -173,6 +173,18 @@ def gen_models(out):
         meta["expected_from"] = "onnxruntime"
         write_case(out, f[: -len(".onnx")], model, inputs, expected, meta)
         n += 1
+        # The light models compute every weight as ConstantOfShape(0.02): all classes come out
+        # equal. A variant with random weights (as initializers) and a random input checks more.
+        rand = random_weights(np, onnx, numpy_helper, model, max_bytes)
+        if rand is not None:
+            rng = np.random.RandomState(1)
+            rin = [(k, rng.uniform(0, 1, v.shape).astype(np.float32)) for k, v in inputs]
+            meta = dict(meta, source=meta["source"] + " with random weights (numpy seed 0)")
+            meta.pop("shipped_output", None)
+            write_case(
+                out, f[: -len(".onnx")] + "_randw", rand, rin, ort_outputs(ort, rand, rin), meta
+            )
+            n += 1
     for sub in ("pytorch-converted",):
         root = os.path.join(data, sub)
         for name in sorted(os.listdir(root)):
@@ -201,6 +213,41 @@ def gen_models(out):
             write_case(out, sub.split("-")[0] + "_" + name, model, inputs, expected, meta)
             n += 1
     print("wrote %d model cases to %s" % (n, out))
+
+
+def random_weights(np, onnx, numpy_helper, model, max_bytes):
+    """Copy of a light model whose ConstantOfShape(shape initializer) weights become random
+    initializers: rank >= 2 He-normal, rank 1 uniform in [0.5, 1.5) (positive: variances,
+    scales). None when the weights would exceed max_bytes."""
+    g = model.graph
+    shapes = {t.name: numpy_helper.to_array(t) for t in g.initializer if t.name.endswith("__SHAPE")}
+    nodes = [n for n in g.node if n.op_type == "ConstantOfShape" and n.input[0] in shapes]
+    total = sum(int(np.prod(shapes[n.input[0]])) * 4 for n in nodes)
+    if not nodes or total > max_bytes:
+        return None
+    rng = np.random.RandomState(0)
+    m = onnx.ModelProto()
+    m.CopyFrom(model)
+    drop = {id(n) for n in nodes}
+    keep = [n for n in g.node if id(n) not in drop]
+    del m.graph.node[:]
+    m.graph.node.extend(keep)
+    used = {n.input[0] for n in nodes}
+    inits = [t for t in m.graph.initializer if t.name not in used]
+    for n in nodes:
+        shape = [int(d) for d in shapes[n.input[0]]]
+        if len(shape) >= 2:
+            fan_in = int(np.prod(shape[1:]))
+            w = rng.normal(0, np.sqrt(2.0 / max(fan_in, 1)), shape)
+        else:
+            w = rng.uniform(0.5, 1.5, shape)
+        inits.append(numpy_helper.from_array(w.astype(np.float32), n.output[0]))
+    del m.graph.initializer[:]
+    m.graph.initializer.extend(inits)
+    gi = [v for v in m.graph.input if v.name not in used]
+    del m.graph.input[:]
+    m.graph.input.extend(gi)
+    return m
 
 
 def ort_outputs(ort, model, inputs):
