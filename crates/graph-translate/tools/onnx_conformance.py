@@ -218,7 +218,8 @@ def gen_models(out, max_bytes=150 << 20):
 def random_weights(np, onnx, numpy_helper, model, max_bytes):
     """Copy of a light model whose ConstantOfShape(shape initializer) weights become random
     initializers: rank >= 2 He-normal, rank 1 uniform in [0.5, 1.5) (positive: variances,
-    scales). None when the weights would exceed max_bytes."""
+    scales); a final Softmax is left out (the logits are the output). None when the weights
+    would exceed max_bytes."""
     g = model.graph
     shapes = {t.name: numpy_helper.to_array(t) for t in g.initializer if t.name.endswith("__SHAPE")}
     nodes = [n for n in g.node if n.op_type == "ConstantOfShape" and n.input[0] in shapes]
@@ -229,6 +230,11 @@ def random_weights(np, onnx, numpy_helper, model, max_bytes):
     m = onnx.ModelProto()
     m.CopyFrom(model)
     drop = {id(n) for n in nodes}
+    # a final Softmax saturates on random weights (one-hot outputs hide errors): compare logits
+    for n in g.node:
+        if n.op_type == "Softmax" and len(g.output) == 1 and n.output[0] == g.output[0].name:
+            drop.add(id(n))
+            logits = n.input[0]
     keep = [n for n in g.node if id(n) not in drop]
     del m.graph.node[:]
     m.graph.node.extend(keep)
@@ -244,6 +250,8 @@ def random_weights(np, onnx, numpy_helper, model, max_bytes):
         inits.append(numpy_helper.from_array(w.astype(np.float32), n.output[0]))
     del m.graph.initializer[:]
     m.graph.initializer.extend(inits)
+    if "logits" in locals():
+        m.graph.output[0].name = logits
     gi = [v for v in m.graph.input if v.name not in used]
     del m.graph.input[:]
     m.graph.input.extend(gi)
