@@ -217,9 +217,9 @@ def gen_models(out, max_bytes=150 << 20):
 
 def random_weights(np, onnx, numpy_helper, model, max_bytes):
     """Copy of a light model whose ConstantOfShape(shape initializer) weights become random
-    initializers: rank >= 2 He-normal, rank 1 uniform in [0.5, 1.5) (positive: variances,
-    scales); a final Softmax is left out (the logits are the output). None when the weights
-    would exceed max_bytes."""
+    initializers: rank >= 2 normal with variance 1/fan-in (values stay well-conditioned),
+    rank 1 uniform in [0.5, 1.5) (positive: variances, scales); a final Softmax is left out
+    (the logits are the output). None when the weights would exceed max_bytes."""
     g = model.graph
     shapes = {t.name: numpy_helper.to_array(t) for t in g.initializer if t.name.endswith("__SHAPE")}
     nodes = [n for n in g.node if n.op_type == "ConstantOfShape" and n.input[0] in shapes]
@@ -244,7 +244,7 @@ def random_weights(np, onnx, numpy_helper, model, max_bytes):
         shape = [int(d) for d in shapes[n.input[0]]]
         if len(shape) >= 2:
             fan_in = int(np.prod(shape[1:]))
-            w = rng.normal(0, np.sqrt(2.0 / max(fan_in, 1)), shape)
+            w = rng.normal(0, np.sqrt(1.0 / max(fan_in, 1)), shape)
         else:
             w = rng.uniform(0.5, 1.5, shape)
         inits.append(numpy_helper.from_array(w.astype(np.float32), n.output[0]))
