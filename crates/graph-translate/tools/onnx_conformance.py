@@ -332,7 +332,8 @@ def compare(np, got, expected, rtol, atol):
             status = "wrong"
             notes.append("%s: NaN at other places" % n)
         same_inf = (ef == gf) | (nan_e & nan_g)
-        diff = np.where(same_inf, 0.0, np.abs(gf - ef))
+        with np.errstate(invalid="ignore", over="ignore"):
+            diff = np.where(same_inf, 0.0, np.abs(gf - ef))
         diff = np.nan_to_num(diff, nan=np.inf)
         if diff.size:
             worst_abs = max(worst_abs, float(diff.max()))
