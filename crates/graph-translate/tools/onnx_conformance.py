@@ -474,6 +474,8 @@ def summarize(report, targets):
                 o["cases"] += 1
                 if rec[t]["converted"]:
                     o["converted"] += 1
+                if st == "pass" and len(rec["ops"]) == 1:
+                    o["pass_alone"] = o.get("pass_alone", 0) + 1
                 if st in ("pass", "wrong", "refused"):
                     o[st] += 1
                 elif st not in ("not run", "not comparable"):
@@ -483,6 +485,10 @@ def summarize(report, targets):
             o["verified"] = o["pass"] > 0 and o["wrong"] == 0
     report["totals"] = totals
     report["per_op"] = dict(sorted(per_op.items()))
+    report["verified_ops_alone"] = {
+        t: sorted(op for op, b in per_op.items() if b[t]["verified"] and b[t].get("pass_alone"))
+        for t in targets
+    }
     report["verified_ops"] = {
         t: sorted(op for op, b in per_op.items() if b[t]["verified"]) for t in targets
     }
@@ -498,11 +504,13 @@ def markdown(report, targets):
     for t in targets:
         tot = report["totals"][t]
         lines.append(
-            "- **%s**: %s; operators verified (a pass, no wrong result): %d"
+            "- **%s**: %s; operators verified (a pass, no wrong result): %d, of which %d pass"
+            " in a case of their own (a graph of that operator alone)"
             % (
                 t,
                 ", ".join("%s %d" % kv for kv in sorted(tot.items())),
                 len(report["verified_ops"][t]),
+                len(report["verified_ops_alone"][t]),
             )
         )
     wrong = [
