@@ -402,6 +402,11 @@ def run_suite(args):
                 print("%s: converted %d/%d" % (t, i + 1, len(cases)), file=sys.stderr)
         if batch:
             run_runtime(args, t, batch, work, report, metas, np)
+        if not args.keep_converted:
+            for c in cases:
+                p = os.path.join(work, c, "model." + t)
+                if os.path.exists(p):
+                    os.remove(p)
     summarize(report, targets)
     prefix = args.report or os.path.join(work, "conformance")
     with open(prefix + ".json", "w") as f:
@@ -655,7 +660,8 @@ def main():
     r.add_argument("--report", help="output prefix (default WORK/conformance)")
     r.add_argument("--convert-timeout", type=float, default=60.0)
     r.add_argument("--run-timeout", type=float, default=120.0)
-    r.add_argument("--keep-outputs", action="store_true")
+    r.add_argument("--keep-outputs", action="store_true", help="keep the runtimes' outputs")
+    r.add_argument("--keep-converted", action="store_true", help="keep the converted files")
     r.add_argument("-q", "--quiet", action="store_true")
     m = sub.add_parser("manifest", help="sha256 list of the conversions a report verified")
     m.add_argument("report_json")
