@@ -293,11 +293,14 @@ def sha256(path):
     return h.hexdigest()
 
 
-def convert(binary, src, dst, timeout):
+def convert(binary, src, dst, timeout, extra=()):
     env = dict(os.environ)
     try:
         p = subprocess.run(
-            [binary, "convert", src, dst], capture_output=True, timeout=timeout, env=env
+            [binary, "convert", src, dst] + list(extra),
+            capture_output=True,
+            timeout=timeout,
+            env=env,
         )
     except subprocess.TimeoutExpired:
         return False, "convert timed out after %ss" % timeout

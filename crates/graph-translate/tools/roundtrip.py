@@ -8,7 +8,8 @@ FILE is NAME.nnp (or .nntxt) or NAME.tsm with inputs beside it (NAME.in.npz, or 
 testdata/onnx layout NAME.io.npz with in/<name> members; for a .tsm also
 testdata/onnx/tennis_NAME.io.npz style files may be given as FILE=INPUTS). Each is converted
 with `BIN convert FILE WORK/NAME.onnx` and back with `BIN convert WORK/NAME.onnx
-WORK/NAME.rt.<ext>`; the original and the round-tripped file run in the real runtime
+WORK/NAME.rt.<ext>` (when the import asks for --input-shape, the shapes of the inputs the
+round trip runs with are given); the original and the round-tripped file run in the real runtime
 (run_nnabla.py with $NNABLA_CHROOT, run_tennis.py with $TENNIS_LIB) on the same inputs and
 their outputs must agree (rtol 1e-5, atol 1e-6; by name, else by position). Report
 PREFIX.json/.md (default WORK/roundtrip): per file the stage it reached (export, import,
@@ -23,6 +24,7 @@ import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
+import batch_common as bc  # noqa: E402
 import onnx_conformance as oc  # noqa: E402
 
 RUNNER = {".nnp": "run_nnabla.py", ".nntxt": "run_nnabla.py", ".tsm": "run_tennis.py"}
@@ -73,6 +75,14 @@ def main():
             continue
         row["stage"] = "import"
         ok, msg = oc.convert(binary, onnx_path, back, args.timeout)
+        if not ok and "--input-shape" in msg:
+            # symbolic dimensions: fix them to the shapes this round trip runs with
+            extra = []
+            for n, a in bc.read_inputs(np, inputs):
+                extra += ["--input-shape", "%s=%s" % (n, ",".join(str(d) for d in a.shape))]
+            ok, msg2 = oc.convert(binary, onnx_path, back, args.timeout, extra)
+            msg = msg2 if ok else msg + "\n(with the inputs' shapes: " + msg2 + ")"
+            row["input_shape"] = " ".join(extra[1::2])
         if not ok:
             row["message"] = msg
             continue
