@@ -4,7 +4,6 @@
 
 use std::path::Path;
 
-use globset::{Glob, GlobSet, GlobSetBuilder};
 use tensor_core::half::{bf16, f16};
 use tensor_core::{DType, MemoryOrder, Tensor, stats};
 
@@ -153,19 +152,6 @@ impl ConvertOptions {
     }
 }
 
-fn globs(patterns: &[String], flag: &str) -> Result<Option<GlobSet>> {
-    if patterns.is_empty() {
-        return Ok(None);
-    }
-    let mut b = GlobSetBuilder::new();
-    for p in patterns {
-        b.add(Glob::new(p).map_err(|e| Error::Invalid(format!("{flag}: bad glob {p:?}: {e}")))?);
-    }
-    b.build()
-        .map(Some)
-        .map_err(|e| Error::Invalid(format!("{flag}: {e}")))
-}
-
 /// What a conversion did.
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
@@ -217,8 +203,7 @@ pub fn convert_document(
         Some(f) => f,
         None => target_of(doc, output)?,
     };
-    let only = globs(&opts.only, "--only")?;
-    let exclude = globs(&opts.exclude, "--exclude")?;
+    let filter = crate::NameFilter::new(&opts.only, &opts.exclude)?;
     if opts.is_plain() {
         if doc.format() == target {
             doc.reencode(output)?;
@@ -264,9 +249,7 @@ pub fn convert_document(
     // (name in the input, name in the output, tensor)
     let mut selected: Vec<(&str, String, &Tensor<'static>)> = Vec::new();
     for (name, tensor) in doc.tensors() {
-        let keep = only.as_ref().is_none_or(|g| g.is_match(name))
-            && !exclude.as_ref().is_some_and(|g| g.is_match(name));
-        if keep {
+        if filter.keeps(name) {
             let mut new = name.to_string();
             for (re, to) in &renames {
                 new = re.replace_all(&new, to.as_str()).into_owned();

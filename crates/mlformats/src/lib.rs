@@ -91,6 +91,9 @@ pub mod export;
 mod formats;
 pub mod report;
 mod save;
+mod select;
+pub mod slice;
+pub mod summary;
 pub mod validate;
 
 pub use codec::{ReadOptions, StoredTensor};
@@ -98,16 +101,25 @@ pub use codec::{ReadOptions, StoredTensor};
 pub use convert::{ConvertOptions, ConvertSummary, convert, convert_document};
 pub use detect::{Format, Input, detect};
 #[doc(inline)]
-pub use diff::{DiffOptions, DiffReport, diff};
+pub use diff::{DiffOptions, DiffReport, diff, diff_documents};
 pub use document::Document;
 pub(crate) use error::InTensor;
 pub use error::{Error, Result, chain_message};
 pub use save::{SaveOptions, save, save_with};
+pub use select::NameFilter;
 #[doc(inline)]
-pub use validate::{Validation, validate};
+pub use summary::{GraphSummary, Port, Summary, TensorSummary};
+#[doc(inline)]
+pub use validate::{Validation, validate, validate_document};
 
 #[doc(inline)]
 pub use tensor_core::graph;
+
+/// The JSON library of [`Document::inspect_json`], [`Document::metadata`]
+/// and [`DiffReport::to_json`], re-exported so callers need no dependency
+/// of their own (the typed [`Summary`], [`DiffReport`] and [`Validation`]
+/// need none at all).
+pub use serde_json;
 #[doc(inline)]
 pub use tensor_core::{DType, MemoryOrder, Shape, Tensor, TensorMap};
 

@@ -81,9 +81,9 @@ fn the_open_any_file_program_runs_on_every_golden() {
         // their node, repeated node names made unique)
         let doc = mlformats::open(&path).unwrap();
         for ((line, t), s) in lines[1..].iter().zip(tensors).zip(doc.stored()) {
-            assert_eq!(s.name, t["name"].as_str().unwrap());
+            assert_eq!(s.stored_name, t["name"].as_str().unwrap());
             if doc.format() != Format::TennisModule {
-                assert_eq!(s.key, s.name);
+                assert_eq!(s.stored_name, s.name);
             }
             let dims: Vec<String> = t["shape"]
                 .as_array()
@@ -91,7 +91,7 @@ fn the_open_any_file_program_runs_on_every_golden() {
                 .iter()
                 .map(|d| d.to_string())
                 .collect();
-            let want = format!("{} {}", s.key, t["dtype"].as_str().unwrap());
+            let want = format!("{} {}", s.name, t["dtype"].as_str().unwrap());
             assert!(line.starts_with(&want), "{line} vs {want}");
             // primitiv tensors have the batch as a last axis when it is not 1
             if t.get("batch").and_then(Value::as_u64).unwrap_or(1) == 1 {
@@ -122,7 +122,10 @@ fn the_open_any_file_program_runs_on_every_golden() {
 #[test]
 fn inspect_json_matches_every_expectation() {
     for (path, expected) in goldens() {
-        let got = mlformats::open(&path).unwrap().inspect_json();
+        let got = mlformats::open(&path)
+            .unwrap()
+            .inspect_json_schema(1)
+            .unwrap();
         for key in ["format", "kind", "file_size"] {
             assert_eq!(got[key], expected[key], "{}: {key}", path.display());
         }
@@ -378,10 +381,10 @@ fn validate_applies_the_real_loaders_rules() {
         )
     };
     let good = Document::from_bytes(net("dim: 3 dim: 2").into_bytes(), None, None).unwrap();
-    let v = mlformats::validate(&good, &|_| {});
+    let v = mlformats::validate_document(&good, &|_| {});
     assert!(v.is_valid(), "{:?}", v.problems);
     let bad = Document::from_bytes(net("dim: 2 dim: 3").into_bytes(), None, None).unwrap();
-    let v = mlformats::validate(&bad, &|_| {});
+    let v = mlformats::validate_document(&bad, &|_| {});
     assert_eq!(v.problems.len(), 1, "{:?}", v.problems);
     let p = &v.problems[0];
     assert!(
@@ -394,6 +397,6 @@ fn validate_applies_the_real_loaders_rules() {
     // a NaN is a data problem
     let nan = net("dim: 3 dim: 2").replace("data: 1 ", "data: nan ");
     let d = Document::from_bytes(nan.into_bytes(), None, None).unwrap();
-    let v = mlformats::validate(&d, &|_| {});
+    let v = mlformats::validate_document(&d, &|_| {});
     assert_eq!(v.problems, ["W: 1 NaN of 6 elements"]);
 }
