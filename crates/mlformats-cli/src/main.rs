@@ -31,11 +31,25 @@ use failure::{AtPath, Failure};
 /// Read, inspect and convert the model and parameter files of primitiv,
 /// NNabla, TenniS and CVM-Runtime / Apache TVM (and safetensors and npz).
 #[derive(Parser, Debug)]
-#[command(name = "mlformats", version, about, long_about = None)]
+#[command(
+    name = "mlformats",
+    version,
+    about,
+    long_about = None,
+    after_help = EXIT_STATUS,
+    after_long_help = EXIT_STATUS
+)]
 struct Cli {
     #[command(subcommand)]
     command: Command,
 }
+
+/// The exit statuses, in `--help` and the man page.
+const EXIT_STATUS: &str = "Exit status: 0 on success; 1 when a file cannot be read or written \
+(`error: <path>: <what is wrong>` on stderr); 2 for usage errors. `diff` and `validate` \
+answer a question, as cmp(1) and diff(1) do: 0 when the files are equal / the file is \
+valid, 1 when they differ / it is invalid, 2 for trouble (a file that cannot be read, \
+a usage error).";
 
 /// A format named on the command line: its contract name or an alias
 /// (listed in `--help` and in shell completions).

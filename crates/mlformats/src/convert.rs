@@ -11,6 +11,20 @@ use crate::codec::{Item, WriteContext, codec};
 use crate::{Document, Error, Format, Result};
 
 /// What [`convert`] does besides copying tensors.
+///
+/// `#[non_exhaustive]`: build it with its methods (a struct literal, even
+/// with `..Default::default()`, does not compile outside this crate):
+///
+/// ```
+/// use mlformats::{ConvertOptions, DType, Format};
+///
+/// let opts = ConvertOptions::new()
+///     .to(Format::Safetensors)
+///     .only("fc*")
+///     .exclude("*/b")
+///     .dtype(DType::F16);
+/// assert_eq!(opts.only, ["fc*"]);
+/// ```
 #[derive(Clone, Default)]
 #[non_exhaustive]
 pub struct ConvertOptions {

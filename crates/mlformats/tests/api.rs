@@ -400,3 +400,66 @@ fn validate_applies_the_real_loaders_rules() {
     let v = mlformats::validate_document(&d, &|_| {});
     assert_eq!(v.problems, ["W: 1 NaN of 6 elements"]);
 }
+
+#[test]
+fn the_typed_summary_names_sizes_and_graphs() {
+    let doc = mlformats::open(testdata().join("tennis/py_convnet.tsm")).unwrap();
+    let s = doc.summary();
+    assert_eq!(s.tensors.len(), doc.len());
+    let names: Vec<&str> = s.tensors.iter().map(|t| t.name.as_str()).collect();
+    assert_eq!(names, doc.names().collect::<Vec<_>>());
+    let c = s
+        .tensors
+        .iter()
+        .find(|t| t.name == "_const_fc_rhs")
+        .unwrap();
+    assert_eq!(c.stored_name.as_deref(), Some("_const_fc_rhs/value"));
+    assert_eq!((c.elements, c.bytes), (5120, 5120 * 4));
+    assert_eq!(s.parameters, 11_424);
+    let g = &s.graphs[0];
+    assert_eq!(
+        (g.title.as_str(), g.op_word, g.ops),
+        ("module", "nodes", 37)
+    );
+    assert_eq!(g.operators[0], ("<const>".to_string(), 15));
+    // NNabla: the executor's data and outputs, with shapes
+    let doc = mlformats::open(testdata().join("nnabla/mlp.nnp")).unwrap();
+    let g = &doc.summary().graphs[0];
+    assert_eq!(g.executors, ["runtime"]);
+    assert_eq!(g.inputs[0].name, "x");
+    assert_eq!(g.inputs[0].shape, Some(vec![-1, 8]));
+    assert_eq!(g.op_word, "functions");
+}
+
+#[test]
+fn validate_and_diff_both_take_paths() {
+    let good = testdata().join("cvm/two_entry.params");
+    assert!(mlformats::validate(&good).unwrap().is_valid());
+    let bad = testdata().join("cvm/special_floats.params");
+    assert!(!mlformats::validate(&bad).unwrap().is_valid());
+    assert!(mlformats::validate(testdata().join("nope.params")).is_err());
+    assert!(
+        mlformats::diff(&good, &good, &mlformats::DiffOptions::new())
+            .unwrap()
+            .is_equal()
+    );
+    // with a filter, the names it leaves out are neither compared nor reported
+    let other = testdata().join("cvm/special_floats.params");
+    let none = mlformats::NameFilter::new(&["nothing".into()], &[]).unwrap();
+    let r = mlformats::diff(&good, &other, &mlformats::DiffOptions::new().filter(none)).unwrap();
+    assert!(r.is_equal() && r.tensors.is_empty());
+}
+
+#[test]
+fn try_as_slice_works_with_the_question_mark() {
+    fn first(doc: &Document, name: &str) -> Result<i8, Box<dyn std::error::Error>> {
+        let t = doc.tensor(name).ok_or("no such tensor")?;
+        Ok(t.try_as_slice::<i8>()?[0])
+    }
+    let doc = mlformats::open(testdata().join("cvm/two_entry.params")).unwrap();
+    assert_eq!(first(&doc, "w").unwrap(), 1);
+    assert_eq!(
+        first(&doc, "b").unwrap_err().to_string(),
+        "tensor holds i32, not i8"
+    );
+}

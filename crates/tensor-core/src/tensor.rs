@@ -605,6 +605,27 @@ mod tests {
     use super::*;
     use crate::ALL_DTYPES;
 
+    #[test]
+    fn try_as_slice_says_why_it_cannot_lend() {
+        let t = Tensor::from_values([2, 2], &[1i32, 2, 3, 4]).unwrap();
+        assert_eq!(t.try_as_slice::<i32>().unwrap(), &[1, 2, 3, 4]);
+        assert!(matches!(
+            t.try_as_slice::<u32>(),
+            Err(Error::DTypeMismatch { .. })
+        ));
+        let col: Vec<u8> = [1i32, 3, 2, 4]
+            .iter()
+            .flat_map(|v| v.to_le_bytes())
+            .collect();
+        let c = Tensor::with_order(DType::I32, [2, 2], MemoryOrder::ColumnMajor, col).unwrap();
+        let e = c.try_as_slice::<i32>().unwrap_err();
+        assert!(e.to_string().contains("column-major"), "{e}");
+        // one axis longer than 1: the same bytes in both orders, lent
+        let col: Vec<u8> = [5i32, 6].iter().flat_map(|v| v.to_le_bytes()).collect();
+        let c = Tensor::with_order(DType::I32, [1, 2], MemoryOrder::ColumnMajor, col).unwrap();
+        assert_eq!(c.try_as_slice::<i32>().unwrap(), &[5, 6]);
+    }
+
     /// Row-major from column-major the obvious way, element by element.
     fn reference(src: &[u8], dims: &[usize], elem: usize) -> Vec<u8> {
         let total: usize = dims.iter().product();
