@@ -337,3 +337,47 @@ fn exit_codes_of_diff_and_validate_are_documented() {
     let man = out(&run_str(&["man"]));
     assert!(man.contains("cmp"), "the man page states the exit codes");
 }
+
+#[test]
+fn a_terminal_table_fits_the_terminal_keeping_the_tail() {
+    // a terminal needs a pty: util-linux `script` makes one (skipped without it)
+    if Command::new("script").arg("--version").output().is_err() {
+        eprintln!("no `script`: terminal width not checked here (table.rs unit tests are)");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let long = format!("{}conv3/W", "very_long_layer_name_".repeat(6));
+    let p = dir.path().join("long.npz");
+    let r = run_str(&[
+        "convert",
+        &td("cvm/single_f32.params"),
+        p.to_str().unwrap(),
+        "--rename",
+        &format!(".*={long}"),
+        "-q",
+    ]);
+    assert!(r.status.success(), "{}", err(&r));
+    let exe = env!("CARGO_BIN_EXE_mlformats");
+    for (wide, fits) in [("", true), (" --wide", false)] {
+        let o = Command::new("script")
+            .args([
+                "-qec",
+                &format!("{exe} inspect{wide} {}", p.display()),
+                "/dev/null",
+            ])
+            .env("COLUMNS", "60")
+            .output()
+            .unwrap();
+        let text = out(&o).replace('\r', "");
+        let row = text
+            .lines()
+            .find(|l| l.contains("conv3/W"))
+            .unwrap_or_else(|| panic!("{text}"));
+        if fits {
+            assert!(row.chars().count() <= 60 && row.contains('…'), "{row}");
+            assert!(row.contains("_name_conv3/W  f32"), "the tail stays: {row}");
+        } else {
+            assert!(row.contains(&long), "{row}");
+        }
+    }
+}

@@ -463,3 +463,41 @@ fn try_as_slice_works_with_the_question_mark() {
         "tensor holds i32, not i8"
     );
 }
+
+#[test]
+fn graphs_refer_to_tensors_by_their_one_name() {
+    let mut refs = 0;
+    for dir in ["tennis", "nnabla", "onnx"] {
+        for e in std::fs::read_dir(testdata().join(dir)).unwrap() {
+            let p = e.unwrap().path();
+            let Ok(doc) = mlformats::open(&p) else {
+                continue;
+            };
+            let Some(g) = doc.graph() else { continue };
+            for net in &g.graphs {
+                for n in &net.nodes {
+                    for (_, a) in &n.attributes {
+                        if let mlformats::graph::Attribute::Tensor(t) = a {
+                            refs += 1;
+                            // (a packed TenniS value of several fields names
+                            // them all: `key[0]`, `key[1]`, ...)
+                            let packed = format!("{t}[0]");
+                            assert!(
+                                doc.tensor(t).is_some() || doc.tensor(&packed).is_some(),
+                                "{}: {t}",
+                                p.display()
+                            );
+                        }
+                    }
+                }
+                // (an NNabla network may declare parameters its file does not hold)
+                for v in net.values.iter().filter(|_| !doc.format().is_nnabla()) {
+                    if let Some(t) = &v.tensor {
+                        assert!(doc.tensor(t).is_some(), "{}: {t}", p.display());
+                    }
+                }
+            }
+        }
+    }
+    assert!(refs > 10, "{refs}");
+}
