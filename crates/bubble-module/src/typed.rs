@@ -105,8 +105,12 @@ impl<'a> Module<'a> {
                 .collect();
             let mut n = GraphNode::new(node.op(), node.name(), inputs, [uname.clone()]);
             for p in node.params() {
-                n.attributes
-                    .push((p.key().into_owned(), attribute(uname, p)));
+                // a constant's value is the tensor named by the node alone
+                let a = match (const_value(node, p), attribute(uname, p)) {
+                    (Some(_), Attribute::Tensor(_)) => Attribute::Tensor(uname.clone()),
+                    (_, a) => a,
+                };
+                n.attributes.push((p.key().into_owned(), a));
             }
             g.nodes.push(n);
         }

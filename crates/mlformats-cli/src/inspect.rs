@@ -1,89 +1,123 @@
 //! The readable `inspect` table: headers only (names, dtypes, shapes,
-//! sizes, graph summary), so it is as fast on a 1 GiB file as on a small one.
+//! element counts, sizes, graph summary), so it is as fast on a 1 GiB file
+//! as on a small one. Everything comes from the library's typed
+//! [`mlformats::Summary`]; this only lays it out.
 
 use std::fmt::Write;
 
-use mlformats::Document;
-use mlformats::graph::ModelGraph;
+use mlformats::summary::Port;
+use mlformats::{Document, Summary};
 
-use crate::table::{self, human_bytes};
+use crate::table::{self, count, human_bytes};
 
-/// The table `inspect` prints without `--json`.
-pub fn table(doc: &Document, path: &str) -> String {
+/// The table `inspect` prints without `--json`; `width` as for
+/// [`table::render`].
+pub fn table(doc: &Document, path: &str, width: Option<usize>) -> String {
+    let sm = doc.summary();
     let mut s = String::new();
-    let kind = doc.kind().map(|k| format!(" ({k})")).unwrap_or_default();
-    let rows: Vec<[String; 4]> = doc
-        .stored()
+    let kind = sm.kind.map(|k| format!(" ({k})")).unwrap_or_default();
+    let n = sm.tensors.len();
+    let _ = writeln!(
+        s,
+        "{path}: {}{kind}, {} bytes, {} tensor{}, {} parameters, {} of data",
+        sm.format,
+        sm.file_size,
+        n,
+        if n == 1 { "" } else { "s" },
+        count(sm.parameters),
+        human_bytes(sm.total_bytes)
+    );
+    let rows: Vec<[String; 5]> = sm
+        .tensors
         .iter()
-        .map(|e| {
-            let t = doc.tensor(&e.key);
+        .map(|t| {
             [
-                e.name.clone(),
-                t.map_or("?", |t| t.dtype().name()).to_string(),
-                format!("{:?}", e.shape),
-                human_bytes(t.map_or(0, |t| t.bytes().len() as u64)),
+                t.name.clone(),
+                t.dtype.name().to_string(),
+                format!("{:?}", t.shape),
+                count(t.elements),
+                human_bytes(t.bytes),
             ]
         })
         .collect();
-    let total: u64 = doc.tensors().map(|(_, t)| t.bytes().len() as u64).sum();
-    let _ = writeln!(
-        s,
-        "{path}: {}{kind}, {} bytes, {} tensor{}, {} of data",
-        doc.format(),
-        doc.file_size(),
-        rows.len(),
-        if rows.len() == 1 { "" } else { "s" },
-        human_bytes(total)
-    );
     if !rows.is_empty() {
         s.push_str(&table::render(
-            ["name", "dtype", "shape", "size"],
+            ["name", "dtype", "shape", "params", "size"],
             &rows,
-            [false, false, false, true],
+            [false, false, false, true, true],
+            width,
         ));
+    }
+    let renamed = sm
+        .tensors
+        .iter()
+        .filter(|t| t.stored_name.is_some())
+        .count();
+    if renamed > 0 {
+        let _ = writeln!(
+            s,
+            "({renamed} of the names differ from the stored ones, which `inspect --json` gives as stored_name)"
+        );
     }
     for (k, v) in doc.metadata() {
         let _ = writeln!(s, "{k}: {v}");
     }
+    s.push_str(&graph_summary(&sm));
     if let Some(g) = doc.graph() {
-        s.push_str(&graph_summary(doc.format(), g));
+        for (k, names) in [
+            ("optimizers", &g.optimizers),
+            ("datasets", &g.datasets),
+            ("monitors", &g.monitors),
+        ] {
+            if !names.is_empty() {
+                let _ = writeln!(s, "{k}: {}", names.join(", "));
+            }
+        }
     }
     s
 }
 
-fn graph_summary(format: mlformats::Format, g: &ModelGraph) -> String {
-    let mut s = String::new();
-    if format == mlformats::Format::TennisModule {
-        for n in &g.graphs {
-            let _ = writeln!(
-                s,
-                "graph: {} nodes, inputs {:?}, outputs {:?}",
-                n.nodes.len(),
-                n.inputs,
-                n.outputs
-            );
-        }
-        return s;
+fn ports(p: &[Port]) -> String {
+    if p.is_empty() {
+        return "(none)".to_string();
     }
-    for n in &g.graphs {
+    p.iter()
+        .map(|p| match &p.shape {
+            Some(d) => format!("{} {d:?}", p.name),
+            None => p.name.clone(),
+        })
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// Each graph in the format's own words: its size, what goes in and out
+/// (with shapes), and its operators with their counts.
+fn graph_summary(sm: &Summary) -> String {
+    let mut s = String::new();
+    for g in &sm.graphs {
+        let batch = g
+            .batch_size
+            .map(|b| format!(" (batch_size {b})"))
+            .unwrap_or_default();
+        let run_by = if g.executors.is_empty() {
+            String::new()
+        } else {
+            format!(", run by executor {}", g.executors.join(", "))
+        };
         let _ = writeln!(
             s,
-            "network {}: batch_size {}, {} variables, {} functions",
-            n.name,
-            n.batch_size.unwrap_or(0),
-            n.values.len(),
-            n.nodes.len()
+            "{}{batch}: {} {}, {} {}{run_by}",
+            g.title, g.ops, g.op_word, g.values, g.value_word
         );
-    }
-    let executors: Vec<String> = g.executors.iter().map(|e| e.name.clone()).collect();
-    for (k, names) in [
-        ("executors", &executors),
-        ("optimizers", &g.optimizers),
-        ("datasets", &g.datasets),
-        ("monitors", &g.monitors),
-    ] {
-        if !names.is_empty() {
-            let _ = writeln!(s, "{k}: {}", names.join(", "));
+        let _ = writeln!(s, "  inputs: {}", ports(&g.inputs));
+        let _ = writeln!(s, "  outputs: {}", ports(&g.outputs));
+        if !g.operators.is_empty() {
+            let ops: Vec<String> = g
+                .operators
+                .iter()
+                .map(|(op, n)| format!("{op} {n}"))
+                .collect();
+            let _ = writeln!(s, "  {}: {}", g.op_word, ops.join(", "));
         }
     }
     s

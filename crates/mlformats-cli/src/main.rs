@@ -5,12 +5,16 @@
 //!
 //! Exit status: 0 on success, 1 when a file cannot be read or written
 //! (`error: <path>: <what is wrong>` on stderr), 2 for usage errors.
+//! `diff` and `validate` answer a question, as `cmp` and `diff` do: 0 for
+//! equal / valid, 1 for different / invalid, 2 for trouble (a file that
+//! cannot be read, usage).
 
 mod diff;
 mod failure;
 mod graph;
 mod inspect;
 mod progress;
+mod show;
 mod stats_cmd;
 mod table;
 mod validate;
@@ -27,11 +31,25 @@ use failure::{AtPath, Failure};
 /// Read, inspect and convert the model and parameter files of primitiv,
 /// NNabla, TenniS and CVM-Runtime / Apache TVM (and safetensors and npz).
 #[derive(Parser, Debug)]
-#[command(name = "mlformats", version, about, long_about = None)]
+#[command(
+    name = "mlformats",
+    version,
+    about,
+    long_about = None,
+    after_help = EXIT_STATUS,
+    after_long_help = EXIT_STATUS
+)]
 struct Cli {
     #[command(subcommand)]
     command: Command,
 }
+
+/// The exit statuses, in `--help` and the man page.
+const EXIT_STATUS: &str = "Exit status: 0 on success; 1 when a file cannot be read or written \
+(`error: <path>: <what is wrong>` on stderr); 2 for usage errors. `diff` and `validate` \
+answer a question, as cmp(1) and diff(1) do: 0 when the files are equal / the file is \
+valid, 1 when they differ / it is invalid, 2 for trouble (a file that cannot be read, \
+a usage error).";
 
 /// A format named on the command line: its contract name or an alias
 /// (listed in `--help` and in shell completions).
@@ -94,11 +112,37 @@ impl CastTo {
 
 #[derive(Subcommand, Debug)]
 enum Command {
-    /// Show a file's format, tensors and graph.
+    /// Show files' format, tensors (names, dtypes, shapes, parameter
+    /// counts, sizes), total parameters and graphs (inputs and outputs with
+    /// shapes, operator counts). The names shown are the names every other
+    /// command, Rust and Python take.
     Inspect {
-        /// The file to inspect.
+        /// The files to inspect (`-` reads standard input).
+        #[arg(required = true)]
+        files: Vec<PathBuf>,
+        /// Print the JSON document of the inspect contract (docs/INSPECT_JSON.md;
+        /// a JSON array of them for several files).
+        #[arg(long)]
+        json: bool,
+        /// The contract's schema version for --json: 2 (names as every
+        /// command takes them, the typed graph) or 1 (names as stored).
+        #[arg(long, value_name = "N", default_value_t = 2, value_parser = clap::value_parser!(u32).range(1..=2))]
+        schema: u32,
+        /// Read the files as this format instead of detecting it.
+        #[arg(long = "from", alias = "format", value_name = "FORMAT", value_enum)]
+        format: Option<FormatArg>,
+        /// Names in full even on a terminal (piped output never shortens them).
+        #[arg(long)]
+        wide: bool,
+    },
+    /// Print the values of a tensor or part of it: NAME or NAME[SLICE] with
+    /// numpy's slice syntax, e.g. 'fc/W[0:2, :]', 'b[-1]', 'x[..., ::2]'.
+    Show {
+        /// The file to read (`-` reads standard input).
         file: PathBuf,
-        /// Print the JSON document of the inspect contract (schema 1).
+        /// The tensor, as `inspect` names it, with an optional [SLICE].
+        tensor: String,
+        /// Print JSON: name, dtype, shape (of the slice), tensor_shape, values.
         #[arg(long)]
         json: bool,
         /// Read the file as this format instead of detecting it.
@@ -120,14 +164,15 @@ enum Command {
         /// Read the input as this format instead of detecting it.
         #[arg(long, value_name = "FORMAT", value_enum)]
         from: Option<FormatArg>,
-        /// Keep only tensors whose name matches GLOB (repeatable).
+        /// Keep only tensors whose name matches GLOB, or equals it (names as
+        /// `inspect` prints them; repeatable).
         #[arg(long, value_name = "GLOB")]
         only: Vec<String>,
-        /// Leave out tensors whose name matches GLOB (repeatable).
+        /// Leave out tensors whose name matches GLOB, or equals it (repeatable).
         #[arg(long, value_name = "GLOB")]
         exclude: Vec<String>,
         /// Rename tensors: a regular expression and its replacement, e.g.
-        /// `--rename '^(.*)/value$=$1'` (repeatable, applied in order).
+        /// `--rename '^conv(.*)$=backbone/conv$1'` (repeatable, applied in order).
         #[arg(long, value_name = "FROM=TO", value_parser = parse_rename)]
         rename: Vec<(String, String)>,
         /// Convert the tensors the target can hold and list the others,
@@ -170,13 +215,20 @@ enum Command {
         #[command(flatten)]
         durability: Durability,
     },
-    /// Compare the tensors of two files of any formats. Exit 0 when equal
-    /// within tolerance, 1 when not.
+    /// Compare the tensors of two files of any formats. Exit status: 0 when
+    /// equal within tolerance, 1 when different, 2 when a file cannot be
+    /// read or the command line is wrong.
     Diff {
         /// The first file.
         a: PathBuf,
         /// The second file.
         b: PathBuf,
+        /// Compare only tensors whose name matches GLOB (or equals it; repeatable).
+        #[arg(long, value_name = "GLOB")]
+        only: Vec<String>,
+        /// Leave out tensors whose name matches GLOB (or equals it; repeatable).
+        #[arg(long, value_name = "GLOB")]
+        exclude: Vec<String>,
         /// Largest absolute difference still counted as equal.
         #[arg(long, default_value_t = 0.0)]
         tolerance: f64,
@@ -201,11 +253,20 @@ enum Command {
     },
     /// Per-tensor min, max, mean, std and counts of NaN, inf and zeros.
     Stats {
-        /// The file to read.
+        /// The file to read (`-` reads standard input).
         file: PathBuf,
+        /// Only tensors whose name matches GLOB (or equals it; repeatable).
+        #[arg(long, value_name = "GLOB")]
+        only: Vec<String>,
+        /// Leave out tensors whose name matches GLOB (or equals it; repeatable).
+        #[arg(long, value_name = "GLOB")]
+        exclude: Vec<String>,
         /// Print JSON.
         #[arg(long)]
         json: bool,
+        /// Names in full even on a terminal (piped output never shortens them).
+        #[arg(long)]
+        wide: bool,
         /// No progress bar.
         #[arg(long, short)]
         quiet: bool,
@@ -214,7 +275,10 @@ enum Command {
         from: Option<FormatArg>,
     },
     /// The reader's strictest checks plus data checks (NaN, inf, duplicate
-    /// names). Exit 0 when valid, 1 when not.
+    /// names). Exit status: 0 when valid, 1 when invalid (the reader refuses
+    /// the file, or its data breaks a rule), 2 when the file cannot be read
+    /// at all (missing, a directory, unknown format) or the command line is
+    /// wrong.
     Validate {
         /// The file to check.
         file: PathBuf,
@@ -287,6 +351,8 @@ fn parse_rename(s: &str) -> Result<(String, String), String> {
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
+    // diff and validate answer a question: 1 is their answer, trouble is 2
+    let asks = matches!(cli.command, Command::Diff { .. } | Command::Validate { .. });
     match run(cli) {
         Ok(code) => code,
         Err(f) => {
@@ -296,7 +362,7 @@ fn main() -> ExitCode {
                 f.path.display(),
                 mlformats::chain_message(f.error.as_ref())
             );
-            ExitCode::from(if f.usage { 2 } else { 1 })
+            ExitCode::from(if f.usage || asks { 2 } else { 1 })
         }
     }
 }
@@ -317,8 +383,18 @@ fn json_text(v: &serde_json::Value) -> anyhow::Result<Vec<u8>> {
     Ok(buf)
 }
 
-/// Opens `path` (as `format`, or detected); errors name the path.
+/// Opens `path` (as `format`, or detected; `-` reads standard input);
+/// errors name the path.
 fn open(path: &Path, format: Option<Format>) -> Result<Document, Failure> {
+    if path == Path::new("-") {
+        let mut bytes = Vec::new();
+        std::io::Read::read_to_end(&mut std::io::stdin().lock(), &mut bytes)
+            .map_err(anyhow::Error::new)
+            .at(path)?;
+        return Document::from_bytes(bytes, None, format)
+            .map_err(anyhow::Error::new)
+            .at(path);
+    }
     match format {
         Some(f) => Document::open_as(path, f),
         None => Document::open(path),
@@ -327,16 +403,69 @@ fn open(path: &Path, format: Option<Format>) -> Result<Document, Failure> {
     .at(path)
 }
 
+/// The `--only`/`--exclude` filter; a bad pattern is a usage error.
+fn name_filter(only: &[String], exclude: &[String]) -> Result<mlformats::NameFilter, Failure> {
+    mlformats::NameFilter::new(only, exclude)
+        .map_err(|e| Failure::usage(Path::new("--only/--exclude"), e.to_string()))
+}
+
 fn run(cli: Cli) -> Result<ExitCode, Failure> {
     match cli.command {
-        Command::Inspect { file, json, format } => {
-            let doc = open(&file, format.map(|f| f.0))?;
-            let text = if json {
-                json_text(&doc.inspect_json()).at(&file)?
-            } else {
-                inspect::table(&doc, &file.display().to_string()).into_bytes()
-            };
+        Command::Inspect {
+            files,
+            json,
+            schema,
+            format,
+            wide,
+        } => {
+            if files.iter().filter(|f| *f == Path::new("-")).count() > 1 {
+                return Err(Failure::usage(
+                    Path::new("-"),
+                    "standard input can be read once".into(),
+                ));
+            }
+            let width = table::width(wide);
+            let mut docs = Vec::new();
+            let mut text = Vec::new();
+            for (i, file) in files.iter().enumerate() {
+                let doc = open(file, format.map(|f| f.0))?;
+                if json {
+                    let v = doc.inspect_json_schema(schema).ok_or_else(|| {
+                        Failure::usage(file, format!("no inspect schema {schema}"))
+                    })?;
+                    docs.push(v);
+                } else {
+                    if i > 0 {
+                        text.push(b'\n');
+                    }
+                    let name = if file == Path::new("-") {
+                        "<stdin>".to_string()
+                    } else {
+                        file.display().to_string()
+                    };
+                    text.extend(inspect::table(&doc, &name, width).into_bytes());
+                }
+            }
+            if json {
+                let v = if docs.len() == 1 {
+                    docs.remove(0)
+                } else {
+                    serde_json::Value::Array(docs)
+                };
+                text = json_text(&v).at(&files[0])?;
+            }
             print(&text);
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Show {
+            file,
+            tensor,
+            json,
+            format,
+        } => {
+            let doc = open(&file, format.map(|f| f.0))?;
+            let text = show::run(&doc, &tensor, json).at(&file)?;
+            print(text.as_bytes());
             Ok(ExitCode::SUCCESS)
         }
         Command::Convert {
@@ -421,6 +550,8 @@ fn run(cli: Cli) -> Result<ExitCode, Failure> {
         Command::Diff {
             a,
             b,
+            only,
+            exclude,
             tolerance,
             rtol,
             strict_dtype,
@@ -432,7 +563,8 @@ fn run(cli: Cli) -> Result<ExitCode, Failure> {
             let opts = mlformats::DiffOptions::new()
                 .tolerance(tolerance)
                 .rtol(rtol)
-                .strict_dtype(strict_dtype);
+                .strict_dtype(strict_dtype)
+                .filter(name_filter(&only, &exclude)?);
             let da = open(&a, from_a.or(from).map(|f| f.0))?;
             let db = open(&b, from_b.or(from).map(|f| f.0))?;
             let report = mlformats::diff::diff_documents(&da, &db, &opts)
@@ -451,12 +583,21 @@ fn run(cli: Cli) -> Result<ExitCode, Failure> {
         }
         Command::Stats {
             file,
+            only,
+            exclude,
             json,
+            wide,
             quiet,
             from,
         } => {
+            let filter = name_filter(&only, &exclude)?;
             let doc = open(&file, from.map(|f| f.0))?;
-            let text = stats_cmd::run(&doc, &file, json, quiet).at(&file)?;
+            let how = stats_cmd::How {
+                json,
+                quiet,
+                width: table::width(wide),
+            };
+            let text = stats_cmd::run(&doc, &file, &filter, &how).at(&file)?;
             print(text.as_bytes());
             Ok(ExitCode::SUCCESS)
         }
@@ -466,8 +607,11 @@ fn run(cli: Cli) -> Result<ExitCode, Failure> {
             quiet,
             from,
         } => {
-            let doc = open(&file, from.map(|f| f.0))?;
-            let out = validate::run(&doc, &file, quiet);
+            let out = match open(&file, from.map(|f| f.0)) {
+                Ok(doc) => validate::run(&doc, &file, quiet),
+                // a file its reader refuses is invalid; one that cannot be read is trouble
+                Err(f) => validate::refused(&file, f)?,
+            };
             if json {
                 print(&json_text(&out.json).at(&file)?);
             } else {

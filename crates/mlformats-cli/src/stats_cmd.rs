@@ -3,8 +3,8 @@
 use std::path::Path;
 
 use anyhow::Result;
-use mlformats::Document;
 use mlformats::report::float_json;
+use mlformats::{Document, NameFilter};
 use serde_json::{Value, json};
 use tensor_core::stats::{self, Summary};
 
@@ -19,12 +19,30 @@ fn fmt_opt(v: Option<f64>) -> String {
     v.map_or_else(|| "-".to_string(), crate::table::number)
 }
 
-/// Prints the statistics of every tensor of an opened file.
-pub fn run(doc: &Document, path: &Path, json_out: bool, quiet: bool) -> Result<String> {
-    let total: u64 = doc.tensors().map(|(_, t)| t.bytes().len() as u64).sum();
+/// How to print.
+pub struct How {
+    /// JSON instead of a table.
+    pub json: bool,
+    /// No progress bar.
+    pub quiet: bool,
+    /// The width the table must fit (`None`: names in full).
+    pub width: Option<usize>,
+}
+
+/// Prints the statistics of every tensor of an opened file that `filter` keeps.
+pub fn run(doc: &Document, path: &Path, filter: &NameFilter, how: &How) -> Result<String> {
+    let (json_out, quiet) = (how.json, how.quiet);
+    let kept = || doc.tensors().filter(|(n, _)| filter.keeps(n));
+    if kept().next().is_none() && !doc.is_empty() && !filter.is_empty() {
+        anyhow::bail!(
+            "--only/--exclude match none of the {} tensors (`inspect` lists the names)",
+            doc.len()
+        );
+    }
+    let total: u64 = kept().map(|(_, t)| t.bytes().len() as u64).sum();
     let pb = progress::bar(doc.file_size(), total, quiet, "stats");
     let mut rows: Vec<(String, String, Vec<usize>, Summary)> = Vec::new();
-    for (name, t) in doc.tensors() {
+    for (name, t) in kept() {
         rows.push((
             name.to_string(),
             t.dtype().name().to_string(),
@@ -77,6 +95,6 @@ pub fn run(doc: &Document, path: &Path, json_out: bool, quiet: bool) -> Result<S
     let mut right = [true; 10];
     right[0] = false;
     right[1] = false;
-    out.push_str(&table::render(header, &table, right));
+    out.push_str(&table::render(header, &table, right, how.width));
     Ok(out)
 }

@@ -5,6 +5,7 @@ use std::path::Path;
 
 use mlformats::Document;
 
+use crate::failure::Failure;
 use crate::progress;
 
 /// The report and whether the file passed.
@@ -17,12 +18,46 @@ pub struct Outcome {
     pub json: serde_json::Value,
 }
 
+/// The outcome for a file that did not open: its reader refused it
+/// (invalid, with the reader's words), or it cannot be read at all (the
+/// failure, given back: trouble).
+pub fn refused(path: &Path, f: Failure) -> Result<Outcome, Failure> {
+    let readable = f
+        .error
+        .downcast_ref::<mlformats::Error>()
+        .is_some_and(|e| !e.is_unreadable());
+    if !readable || f.usage {
+        return Err(f);
+    }
+    let problem = format!(
+        "the reader refuses the file: {}",
+        mlformats::chain_message(f.error.as_ref())
+    );
+    let text = format!(
+        "problem: {problem}\n{}: INVALID (1 problem)\n",
+        path.display()
+    );
+    let json = serde_json::json!({
+        "file": path.display().to_string(),
+        "format": null,
+        "tensors": null,
+        "valid": false,
+        "problems": [problem],
+        "notes": [],
+    });
+    Ok(Outcome {
+        text,
+        ok: false,
+        json,
+    })
+}
+
 /// Validates an opened file (a file the reader rejects never gets here: it
 /// is an error with the reader's message).
 pub fn run(doc: &Document, path: &Path, quiet: bool) -> Outcome {
     let total: u64 = doc.tensors().map(|(_, t)| t.bytes().len() as u64).sum();
     let pb = progress::bar(doc.file_size(), total, quiet, "validating");
-    let v = mlformats::validate(doc, &|n| pb.inc(n));
+    let v = mlformats::validate_document(doc, &|n| pb.inc(n));
     pb.finish_and_clear();
     let mut text = String::new();
     for n in &v.notes {

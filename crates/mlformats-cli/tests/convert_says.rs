@@ -294,8 +294,9 @@ fn every_subcommand_takes_from_and_graph_draws_what_convert_exports() {
     let o = run_str(&["diff", odd, odd, "--from", "nntxt"]);
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     // a format that does not fit is an error, not a guess
+    // (exit 2: trouble reading a file, not a difference)
     let o = run_str(&["diff", odd, &mlp, "--from-b", "safetensors"]);
-    assert_eq!(o.status.code(), Some(1));
+    assert_eq!(o.status.code(), Some(2));
     assert!(
         stderr(&o).starts_with(&format!("error: {mlp}: ")),
         "{}",

@@ -217,9 +217,9 @@ fn diff_reports_missing_tensors_and_shape_changes() {
     write_safetensors(&b, "x", &[1.0, 2.0], &[1, 2]);
     let text = String::from_utf8_lossy(&run_str(&["diff", s(&a), s(&b)]).stdout).into_owned();
     assert!(text.contains("x: shape [2] vs [1, 2]"), "{text}");
-    // error path: the second file is unreadable
+    // trouble is 2, as for cmp and diff: the second file is unreadable
     let r = run_str(&["diff", s(&a), "nope.params"]);
-    assert_eq!(r.status.code(), Some(1));
+    assert_eq!(r.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&r.stderr).starts_with("error: nope.params: "));
 }
 
@@ -269,9 +269,21 @@ fn validate_flags_bad_values_and_bad_files() {
     let cut = dir.path().join("cut.params");
     let bytes = std::fs::read(&good).unwrap();
     std::fs::write(&cut, &bytes[..bytes.len() - 1]).unwrap();
+    // (invalid: 1, with the reader's words)
     let r = run_str(&["validate", s(&cut)]);
     assert_eq!(r.status.code(), Some(1));
-    assert!(String::from_utf8_lossy(&r.stderr).starts_with(&format!("error: {}: ", cut.display())));
+    let text = String::from_utf8_lossy(&r.stdout);
+    assert!(
+        text.contains("problem: the reader refuses the file: ")
+            && text.contains(&format!("{}: INVALID", cut.display())),
+        "{text}"
+    );
+    // a file that cannot be read at all is trouble: 2
+    let r = run_str(&["validate", s(&dir.path().join("missing.params"))]);
+    assert_eq!(r.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&r.stderr).starts_with("error: "));
+    let r = run_str(&["validate", s(dir.path())]);
+    assert_eq!(r.status.code(), Some(2), "a directory");
 }
 
 #[test]

@@ -151,10 +151,12 @@ impl PyDocument {
     }
 
     /// Every tensor as the file stores it, in the ``inspect`` contract's
-    /// terms: dicts with ``name`` (the contract's, not always unique),
-    /// ``key`` (the unique name ``get_tensor`` takes), ``shape`` (as the
-    /// file states it) and the format's own fields (primitiv ``order``,
-    /// NNabla ``need_grad``, ...).
+    /// terms: dicts with ``name`` (its one name, what ``keys()`` lists and
+    /// ``get_tensor`` and ``inspect`` take), ``key`` (the same, kept for
+    /// older callers), ``stored_name`` (the name as the file stores it:
+    /// TenniS ``<node>/value``, a repeated name; schema 1 of the contract),
+    /// ``shape`` (as the file states it) and the format's own fields
+    /// (primitiv ``order``, NNabla ``need_grad``, ...).
     #[getter]
     fn stored<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
         let doc = self.get()?;
@@ -162,7 +164,8 @@ impl PyDocument {
         for s in doc.stored() {
             let d = PyDict::new(py);
             d.set_item("name", &s.name)?;
-            d.set_item("key", &s.key)?;
+            d.set_item("key", &s.name)?;
+            d.set_item("stored_name", &s.stored_name)?;
             d.set_item("shape", &s.shape)?;
             for (k, v) in &s.extras {
                 d.set_item(k, pyobj::json(py, v)?)?;
@@ -209,12 +212,16 @@ impl PyDocument {
         })
     }
 
-    /// The ``inspect --json`` document (schema 1) of this file as a dict;
-    /// hashes and sums every tensor, so reads them all.
-    fn inspect<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+    /// The ``inspect --json`` document (schema 2, or ``schema=1``) of this
+    /// file as a dict; hashes and sums every tensor, so reads them all.
+    #[pyo3(signature = (schema=2))]
+    fn inspect<'py>(&self, py: Python<'py>, schema: u32) -> PyResult<Bound<'py, PyAny>> {
         let doc = self.get()?;
         let path = self.path.clone();
-        let v = crate::error::run(py, path.as_deref(), move || Ok(doc.inspect_json()))?;
+        let v = crate::error::run(py, path.as_deref(), move || {
+            doc.inspect_json_schema(schema)
+                .ok_or_else(|| mlformats::Error::Invalid(format!("no inspect schema {schema}")))
+        })?;
         pyobj::json(py, &v)
     }
 

@@ -327,17 +327,23 @@ fn convert<'py>(
     Ok(d)
 }
 
-/// The ``mlformats inspect --json`` document (schema 1 of
-/// docs/INSPECT_JSON.md) of a file as a dict: format, kind, file size,
+/// The ``mlformats inspect --json`` document of a file as a dict (schema 2
+/// of docs/INSPECT_JSON.md, or ``schema=1``): format, kind, file size,
 /// tensors (name, dtype, stored shape, sha256 of the stored bytes, sum and
-/// the format's own fields), graph summary, metadata.
+/// the format's own fields), graph, metadata. Schema 2 names tensors as
+/// ``keys()`` and ``get_tensor`` do (``stored_name`` beside where the file
+/// stores another name); schema 1 names them as stored.
 ///
 /// >>> mlformats.inspect("testdata/cvm/two_entry.params")["tensors"][1]["name"]
 /// 'b'
 #[pyfunction]
-fn inspect<'py>(py: Python<'py>, path: PathBuf) -> PyResult<Bound<'py, PyAny>> {
+#[pyo3(signature = (path, schema=2))]
+fn inspect<'py>(py: Python<'py>, path: PathBuf, schema: u32) -> PyResult<Bound<'py, PyAny>> {
     let doc = open_document(py, &path, None)?;
-    let v = run(py, Some(&path), move || Ok(doc.inspect_json()))?;
+    let v = run(py, Some(&path), move || {
+        doc.inspect_json_schema(schema)
+            .ok_or_else(|| mlformats::Error::Invalid(format!("no inspect schema {schema}")))
+    })?;
     pyobj::json(py, &v)
 }
 
@@ -385,7 +391,7 @@ fn diff<'py>(
 fn validate(py: Python<'_>, path: PathBuf) -> PyResult<Vec<String>> {
     let doc = open_document(py, &path, None)?;
     let v = run(py, Some(&path), move || {
-        Ok(mlformats::validate(&doc, &|_| {}))
+        Ok(mlformats::validate_document(&doc, &|_| {}))
     })?;
     Ok(v.problems)
 }

@@ -72,7 +72,7 @@ def test_graphs_are_plain_python_objects():
         assert any(isinstance(v, list) for v in values)
         ref = next(v for v in values if isinstance(v, mlformats.TensorRef))
         assert ref == mlformats.TensorRef(ref.name) and hash(ref) == hash(mlformats.TensorRef(ref.name))
-        # a reference names a stored tensor (by its contract name or key)
+        # a reference names a stored tensor by its one name
         (entry,) = [s for s in f.stored if ref.name in (s["name"], s["key"])]
         assert isinstance(f.get_tensor(entry["key"]), np.ndarray)
         # constants' values name the document's tensors

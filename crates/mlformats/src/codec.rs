@@ -52,11 +52,14 @@ impl ReadOptions {
 #[derive(Debug, Clone)]
 #[non_exhaustive]
 pub struct StoredTensor {
-    /// The contract's name for it (not unique in every file: TenniS node
-    /// names may repeat).
+    /// Its one name: unique, the name [`crate::Document::tensor`], `inspect`,
+    /// `stats`, `diff`, `show` and `--only`/`--exclude`/`--rename` take.
     pub name: String,
-    /// Its name in [`crate::Document::tensors`] (unique).
-    pub key: String,
+    /// The name as the file stores it, in the terms of schema 1 of the
+    /// `inspect --json` contract (not unique in every file: TenniS node names
+    /// may repeat; a TenniS constant is `<node>/value` where its one name is
+    /// `<node>`). Equal to [`StoredTensor::name`] for most files.
+    pub stored_name: String,
     /// Dimensions as the file states them (primitiv: without the batch).
     pub shape: Vec<usize>,
     /// Format-specific fields of the contract (primitiv `path`, `stat`,
@@ -69,7 +72,7 @@ impl StoredTensor {
     pub(crate) fn new(name: impl Into<String>, t: &Tensor<'_>) -> Self {
         let name = name.into();
         StoredTensor {
-            key: name.clone(),
+            stored_name: name.clone(),
             name,
             shape: t.dims().to_vec(),
             extras: Map::new(),
@@ -104,18 +107,18 @@ pub(crate) struct Contents {
 }
 
 impl Contents {
-    /// Adds a tensor whose contract entry is `entry`; a key already taken
-    /// gets `#2`, `#3`, ... appended, so keys stay unique.
+    /// Adds a tensor whose contract entry is `entry`; a name already taken
+    /// gets `#2`, `#3`, ... appended (the first free), so names stay unique.
     pub fn push(&mut self, mut entry: StoredTensor, tensor: Tensor<'static>) {
-        if self.tensors.contains(&entry.key) {
-            let base = entry.key.clone();
+        if self.tensors.contains(&entry.name) {
+            let base = entry.name.clone();
             let mut n = 2;
             while self.tensors.contains(&format!("{base}#{n}")) {
                 n += 1;
             }
-            entry.key = format!("{base}#{n}");
+            entry.name = format!("{base}#{n}");
         }
-        self.tensors.insert(entry.key.clone(), tensor);
+        self.tensors.insert(entry.name.clone(), tensor);
         self.stored.push(entry);
     }
 }

@@ -4,7 +4,6 @@
 
 use std::path::{Path, PathBuf};
 
-use globset::{Glob, GlobSet, GlobSetBuilder};
 use tensor_core::half::{bf16, f16};
 use tensor_core::{DType, MemoryOrder, Tensor, stats};
 
@@ -22,6 +21,20 @@ pub use onnx_graph::RESERVED_PREFIX;
 pub const RESERVED_PREFIX: &str = "mlformats/";
 
 /// What [`convert`] does besides copying tensors.
+///
+/// `#[non_exhaustive]`: build it with its methods (a struct literal, even
+/// with `..Default::default()`, does not compile outside this crate):
+///
+/// ```
+/// use mlformats::{ConvertOptions, DType, Format};
+///
+/// let opts = ConvertOptions::new()
+///     .to(Format::Safetensors)
+///     .only("fc*")
+///     .exclude("*/b")
+///     .dtype(DType::F16);
+/// assert_eq!(opts.only, ["fc*"]);
+/// ```
 #[derive(Clone, Default)]
 #[non_exhaustive]
 pub struct ConvertOptions {
@@ -189,19 +202,6 @@ impl ConvertOptions {
             && !self.keep_order
             && self.renames.is_empty()
     }
-}
-
-fn globs(patterns: &[String], flag: &str) -> Result<Option<GlobSet>> {
-    if patterns.is_empty() {
-        return Ok(None);
-    }
-    let mut b = GlobSetBuilder::new();
-    for p in patterns {
-        b.add(Glob::new(p).map_err(|e| Error::Invalid(format!("{flag}: bad glob {p:?}: {e}")))?);
-    }
-    b.build()
-        .map(Some)
-        .map_err(|e| Error::Invalid(format!("{flag}: {e}")))
 }
 
 /// What a conversion did.
@@ -440,8 +440,7 @@ fn convert_document_to(
         None => target_of(doc, output)?,
     };
     check_applies(doc, target, opts)?;
-    let only = globs(&opts.only, "--only")?;
-    let exclude = globs(&opts.exclude, "--exclude")?;
+    let filter = crate::NameFilter::new(&opts.only, &opts.exclude)?;
     if opts.is_plain() {
         if doc.format() == target {
             doc.reencode(output)?;
@@ -483,7 +482,7 @@ fn convert_document_to(
                     .graph()
                     .is_some_and(|g| g.graphs.iter().any(|g| !g.nodes.is_empty()))))
     {
-        return onnx_graph::export(doc, output, opts, only.as_ref(), exclude.as_ref(), &renames);
+        return onnx_graph::export(doc, output, opts, &filter, &renames);
     }
     let keeps_model = doc.format().is_nnabla() && target.is_nnabla() && !opts.weights_only;
     if doc.is_empty()
@@ -500,9 +499,7 @@ fn convert_document_to(
     // (name in the input, name in the output, tensor)
     let mut selected: Vec<(&str, String, &Tensor<'static>)> = Vec::new();
     for (name, tensor) in doc.tensors() {
-        let keep = only.as_ref().is_none_or(|g| g.is_match(name))
-            && !exclude.as_ref().is_some_and(|g| g.is_match(name));
-        if keep {
+        if filter.keeps(name) {
             let mut new = name.to_string();
             for (re, to) in &renames {
                 new = re.replace_all(&new, to.as_str()).into_owned();

@@ -7,9 +7,23 @@ use tensor_core::{MemoryOrder, Tensor, stats};
 use crate::{Document, Result};
 
 /// How [`diff`] counts values as equal.
-#[derive(Debug, Clone, Copy, Default)]
+///
+/// Built with the methods below (the struct is `#[non_exhaustive]`, so a
+/// struct literal does not compile outside this crate):
+///
+/// ```
+/// let opts = mlformats::DiffOptions::new()
+///     .tolerance(1e-6)
+///     .filter(mlformats::NameFilter::new(&["conv*".into()], &[])?);
+/// assert_eq!(opts.tolerance, 1e-6);
+/// # Ok::<(), mlformats::Error>(())
+/// ```
+#[derive(Debug, Clone, Default)]
 #[non_exhaustive]
 pub struct DiffOptions {
+    /// Which tensors to compare (names either file has that the filter
+    /// leaves out are not compared nor reported).
+    pub filter: crate::NameFilter,
     /// Largest absolute difference still counted as equal.
     pub tolerance: f64,
     /// Largest relative difference still counted as equal (0: not used).
@@ -33,6 +47,12 @@ impl DiffOptions {
     /// The same options with a relative tolerance.
     pub fn rtol(mut self, t: f64) -> Self {
         self.rtol = t;
+        self
+    }
+
+    /// The same options comparing only the tensors `filter` keeps.
+    pub fn filter(mut self, filter: crate::NameFilter) -> Self {
+        self.filter = filter;
         self
     }
 
@@ -247,12 +267,12 @@ pub fn diff_documents(a: &Document, b: &Document, opts: &DiffOptions) -> Result<
         format_b: b.format().name().to_string(),
         only_in_a: a
             .names()
-            .filter(|n| b.tensor(n).is_none())
+            .filter(|n| opts.filter.keeps(n) && b.tensor(n).is_none())
             .map(String::from)
             .collect(),
         only_in_b: b
             .names()
-            .filter(|n| a.tensor(n).is_none())
+            .filter(|n| opts.filter.keeps(n) && a.tensor(n).is_none())
             .map(String::from)
             .collect(),
         tensors: Vec::new(),
@@ -269,7 +289,7 @@ pub fn diff_documents(a: &Document, b: &Document, opts: &DiffOptions) -> Result<
         .partition(helper);
     (report.helpers_in_b, report.only_in_b) = (h, rest);
     for (name, ta) in a.tensors() {
-        let Some(tb) = b.tensor(name) else {
+        let Some(tb) = b.tensor(name).filter(|_| opts.filter.keeps(name)) else {
             continue;
         };
         let name = name.to_string();

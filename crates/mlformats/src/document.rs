@@ -201,7 +201,7 @@ impl Document {
             .stored
             .iter()
             .rev()
-            .find(|s| s.key == name)
+            .find(|s| s.name == name)
             .and_then(StoredTensor::need_grad)
     }
 
@@ -216,9 +216,24 @@ impl Document {
         &self.contents.metadata
     }
 
-    /// The `inspect --json` document (schema 1): hashes and sums every tensor.
+    /// The `inspect --json` document (schema 2 of `docs/INSPECT_JSON.md`):
+    /// tensors under their one name (`stored_name` beside it where the file
+    /// stores another), exact sizes, the parameter count and the typed graph;
+    /// hashes and sums every tensor. [`Document::summary`] is the same
+    /// without JSON and without reading the data.
     pub fn inspect_json(&self) -> Value {
-        crate::report::inspect_json(self)
+        crate::report::inspect_json_v2(self)
+    }
+
+    /// The `inspect --json` document in schema `schema` (1 or 2; schema 1
+    /// names tensors as stored and has a graph shape per format), or `None`
+    /// for a schema that does not exist.
+    pub fn inspect_json_schema(&self, schema: u32) -> Option<Value> {
+        match schema {
+            1 => Some(crate::report::inspect_json_v1(self)),
+            2 => Some(crate::report::inspect_json_v2(self)),
+            _ => None,
+        }
     }
 
     /// Writes the file again in its own format with everything it holds

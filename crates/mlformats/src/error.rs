@@ -98,6 +98,20 @@ impl Error {
         }
     }
 
+    /// True when the file could not be read at all (an I/O error, a
+    /// directory, a format no reader knows, a format whose feature is off),
+    /// as opposed to a file whose reader found it broken: `validate`'s
+    /// "trouble" rather than "invalid".
+    pub fn is_unreadable(&self) -> bool {
+        matches!(
+            self,
+            Error::Io(_)
+                | Error::IsDirectory
+                | Error::UnknownFormat
+                | Error::FeatureDisabled { .. }
+        )
+    }
+
     /// The whole message: this error and its causes, joined by `: `, each
     /// said once (a cause that a message already ends with is not repeated).
     pub fn full_message(&self) -> String {

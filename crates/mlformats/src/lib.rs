@@ -35,9 +35,42 @@
 //! # Ok(()) }
 //! ```
 //!
+//! Options are built with their methods (they are `#[non_exhaustive]`), and
+//! results are typed, so no JSON is needed:
+//!
+//! ```
+//! # fn main() -> Result<(), Box<dyn std::error::Error>> {
+//! use mlformats::{ConvertOptions, DType, DiffOptions, NameFilter};
+//!
+//! let doc = mlformats::open("../../testdata/nnabla/mlp.nnp")?;
+//! let summary = doc.summary(); // names, sizes, parameters, graph inputs/outputs
+//! assert_eq!(summary.parameters, 212);
+//! let w = doc.tensor("fc1/affine/W").ok_or("no W")?;
+//! // borrowed without a copy when aligned (`?` says why not), else converted
+//! let values: Vec<f32> = match w.try_as_slice::<f32>() {
+//!     Ok(s) => s.to_vec(),
+//!     Err(_) => w.to_vec::<f32>()?,
+//! };
+//! assert_eq!(values.len(), 128);
+//! let dir = tempfile::tempdir()?;
+//! let out = dir.path().join("fc1.safetensors");
+//! let opts = ConvertOptions::new().only("fc1/*").dtype(DType::F16);
+//! mlformats::convert("../../testdata/nnabla/mlp.nnp", &out, &opts)?;
+//! let only_fc1 = NameFilter::new(&["fc1/*".into()], &[])?;
+//! let report = mlformats::diff(
+//!     "../../testdata/nnabla/mlp.nnp",
+//!     &out,
+//!     &DiffOptions::new().tolerance(1e-2).filter(only_fc1),
+//! )?;
+//! assert!(report.is_equal());
+//! assert!(mlformats::validate(&out)?.is_valid());
+//! # Ok(()) }
+//! ```
+//!
 //! - [`open`] detects the format ([`detect`]) and gives a [`Document`]:
-//!   tensors named as the `inspect --json` contract names them, the typed
-//!   [`graph`](Document::graph) where the format has one, metadata, and
+//!   tensors under one name each (the name `inspect` prints and every
+//!   command takes), the typed [`graph`](Document::graph) where the format
+//!   has one, metadata, the typed [`summary`](Document::summary) and
 //!   [`inspect_json`](Document::inspect_json).
 //! - [`save`] writes named tensors to any format (from the extension, or
 //!   [`save_with`] and [`SaveOptions`]), atomically and one tensor at a time
@@ -91,6 +124,9 @@ pub mod export;
 mod formats;
 pub mod report;
 mod save;
+mod select;
+pub mod slice;
+pub mod summary;
 pub mod validate;
 
 pub use codec::{ReadOptions, StoredTensor};
@@ -98,16 +134,25 @@ pub use codec::{ReadOptions, StoredTensor};
 pub use convert::{ConvertOptions, ConvertSummary, convert, convert_document};
 pub use detect::{Format, Input, detect};
 #[doc(inline)]
-pub use diff::{DiffOptions, DiffReport, diff};
+pub use diff::{DiffOptions, DiffReport, diff, diff_documents};
 pub use document::Document;
 pub(crate) use error::InTensor;
 pub use error::{Error, Result, chain_message};
 pub use save::{SaveOptions, save, save_with};
+pub use select::NameFilter;
 #[doc(inline)]
-pub use validate::{Validation, validate};
+pub use summary::{GraphSummary, Port, Summary, TensorSummary};
+#[doc(inline)]
+pub use validate::{Validation, validate, validate_document};
 
 #[doc(inline)]
 pub use tensor_core::graph;
+
+/// The JSON library of [`Document::inspect_json`], [`Document::metadata`]
+/// and [`DiffReport::to_json`], re-exported so callers need no dependency
+/// of their own (the typed [`Summary`], [`DiffReport`] and [`Validation`]
+/// need none at all).
+pub use serde_json;
 #[doc(inline)]
 pub use tensor_core::{DType, MemoryOrder, Shape, Tensor, TensorMap};
 

@@ -1,4 +1,5 @@
-//! The `inspect --json` document (schema 1 of `docs/INSPECT_JSON.md`).
+//! The `inspect --json` document (`docs/INSPECT_JSON.md`): schema 2, and
+//! schema 1 kept exactly as it was for callers that ask for it.
 
 use serde_json::{Map, Value, json};
 use sha2::{Digest, Sha256};
@@ -7,8 +8,119 @@ use tensor_core::{DType, SumKind, Tensor};
 
 use crate::{Document, Format};
 
-/// The contract's document for `doc`: every tensor hashed and summed.
-pub(crate) fn inspect_json(doc: &Document) -> Value {
+/// The schema version [`Document::inspect_json`] writes.
+pub const SCHEMA: u32 = 2;
+
+/// The schema-2 document for `doc`: every tensor under its one name (with
+/// `stored_name` where the file stores another), hashed and summed, with
+/// exact `bytes` and `elements`; the total `parameters`; the typed graph.
+pub(crate) fn inspect_json_v2(doc: &Document) -> Value {
+    let summary = doc.summary();
+    let mut m = Map::new();
+    m.insert("schema".into(), json!(2));
+    m.insert("format".into(), json!(doc.format().name()));
+    m.insert("kind".into(), json!(doc.kind()));
+    m.insert("file_size".into(), json!(doc.file_size()));
+    m.insert("parameters".into(), json!(summary.parameters));
+    m.insert("tensor_bytes".into(), json!(summary.total_bytes));
+    let tensors: Vec<Value> = doc
+        .stored()
+        .iter()
+        .map(|s| {
+            let t = doc.tensor(&s.name);
+            let mut e = Map::new();
+            e.insert("name".into(), json!(s.name));
+            if s.stored_name != s.name {
+                e.insert("stored_name".into(), json!(s.stored_name));
+            }
+            e.insert("dtype".into(), json!(t.map(|t| t.dtype().name())));
+            e.insert("shape".into(), json!(s.shape));
+            e.insert("bytes".into(), json!(t.map_or(0, |t| t.bytes().len())));
+            e.insert("elements".into(), json!(t.map_or(0, |t| t.numel())));
+            e.insert("sha256".into(), json!(t.map(|t| sha256_hex(t.bytes()))));
+            e.insert("sum".into(), t.map_or(Value::Null, contract_sum));
+            for (k, v) in &s.extras {
+                e.insert(k.clone(), v.clone());
+            }
+            Value::Object(e)
+        })
+        .collect();
+    m.insert("tensors".into(), Value::Array(tensors));
+    m.insert(
+        "graph".into(),
+        doc.graph().map_or(Value::Null, typed_graph_json),
+    );
+    for (k, v) in doc.metadata() {
+        m.insert(k.clone(), v.clone());
+    }
+    Value::Object(m)
+}
+
+/// Schema 2's `graph`: the typed graph, the same shape for every format.
+pub(crate) fn typed_graph_json(m: &ModelGraph) -> Value {
+    let graphs: Vec<Value> = m
+        .graphs
+        .iter()
+        .map(|g| {
+            let values: Vec<Value> = g
+                .values
+                .iter()
+                .map(|v| {
+                    json!({
+                        "name": v.name,
+                        "kind": v.kind.as_str(),
+                        "shape": v.shape,
+                        "tensor": v.tensor,
+                    })
+                })
+                .collect();
+            let nodes: Vec<Value> = g
+                .nodes
+                .iter()
+                .map(|n| {
+                    json!({
+                        "op": n.op,
+                        "name": n.name,
+                        "inputs": n.inputs,
+                        "outputs": n.outputs,
+                        "attributes": n.attributes.iter().map(|(k, _)| k).collect::<Vec<_>>(),
+                    })
+                })
+                .collect();
+            json!({
+                "name": g.name,
+                "batch_size": g.batch_size,
+                "inputs": g.inputs,
+                "outputs": g.outputs,
+                "values": values,
+                "nodes": nodes,
+            })
+        })
+        .collect();
+    let executors: Vec<Value> = m
+        .executors
+        .iter()
+        .map(|e| {
+            json!({
+                "name": e.name,
+                "network": e.network,
+                "inputs": e.data,
+                "outputs": e.outputs,
+            })
+        })
+        .collect();
+    json!({
+        "graphs": graphs,
+        "executors": executors,
+        "optimizers": m.optimizers,
+        "datasets": m.datasets,
+        "monitors": m.monitors,
+    })
+}
+
+/// The schema-1 document for `doc`, exactly as before schema 2: names as
+/// stored, every tensor hashed and summed, the per-format graph objects.
+pub(crate) fn inspect_json_v1(doc: &Document) -> Value {
     let mut m = Map::new();
     m.insert("schema".into(), json!(1));
     m.insert("format".into(), json!(doc.format().name()));
@@ -18,9 +130,9 @@ pub(crate) fn inspect_json(doc: &Document) -> Value {
         .stored()
         .iter()
         .map(|s| {
-            let t = doc.tensor(&s.key);
+            let t = doc.tensor(&s.name);
             let mut e = Map::new();
-            e.insert("name".into(), json!(s.name));
+            e.insert("name".into(), json!(s.stored_name));
             e.insert("dtype".into(), json!(t.map(|t| t.dtype().name())));
             e.insert("shape".into(), json!(s.shape));
             e.insert("sha256".into(), json!(t.map(|t| sha256_hex(t.bytes()))));

@@ -32,6 +32,25 @@ impl Validation {
     }
 }
 
+/// Opens `path` and checks it with [`validate_document`], as
+/// [`crate::diff()`] opens and compares two paths.
+///
+/// # Errors
+///
+/// The reader's error when the file cannot be read (a file the reader
+/// rejects is not a [`Validation`] with problems: it is an error).
+///
+/// ```
+/// # fn main() -> Result<(), mlformats::Error> {
+/// let v = mlformats::validate("../../testdata/cvm/two_entry.params")?;
+/// assert!(v.is_valid());
+/// # Ok(()) }
+/// ```
+pub fn validate(path: impl AsRef<std::path::Path>) -> crate::Result<Validation> {
+    let doc = Document::open(path)?;
+    Ok(validate_document(&doc, &|_| {}))
+}
+
 /// Checks an opened document. `progress` is called with each tensor's byte
 /// count as its data is checked.
 ///
@@ -39,14 +58,14 @@ impl Validation {
 /// is the shape the network declares for that variable (a stored 0-d
 /// parameter counts as `[1]`, as nnabla reads it). Data: no NaN, no
 /// infinity, no empty tensor name.
-pub fn validate(doc: &Document, progress: &dyn Fn(u64)) -> Validation {
+pub fn validate_document(doc: &Document, progress: &dyn Fn(u64)) -> Validation {
     let mut v = Validation {
         problems: Vec::new(),
         notes: Vec::new(),
     };
     let mut seen: HashMap<&str, usize> = HashMap::new();
     for s in doc.stored() {
-        *seen.entry(s.name.as_str()).or_default() += 1;
+        *seen.entry(s.stored_name.as_str()).or_default() += 1;
     }
     let mut dups: Vec<(&str, usize)> = seen.into_iter().filter(|(_, n)| *n > 1).collect();
     dups.sort();

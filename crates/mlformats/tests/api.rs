@@ -81,9 +81,9 @@ fn the_open_any_file_program_runs_on_every_golden() {
         // their node, repeated node names made unique)
         let doc = mlformats::open(&path).unwrap();
         for ((line, t), s) in lines[1..].iter().zip(tensors).zip(doc.stored()) {
-            assert_eq!(s.name, t["name"].as_str().unwrap());
+            assert_eq!(s.stored_name, t["name"].as_str().unwrap());
             if doc.format() != Format::TennisModule {
-                assert_eq!(s.key, s.name);
+                assert_eq!(s.stored_name, s.name);
             }
             let dims: Vec<String> = t["shape"]
                 .as_array()
@@ -91,7 +91,7 @@ fn the_open_any_file_program_runs_on_every_golden() {
                 .iter()
                 .map(|d| d.to_string())
                 .collect();
-            let want = format!("{} {}", s.key, t["dtype"].as_str().unwrap());
+            let want = format!("{} {}", s.name, t["dtype"].as_str().unwrap());
             assert!(line.starts_with(&want), "{line} vs {want}");
             // primitiv tensors have the batch as a last axis when it is not 1
             if t.get("batch").and_then(Value::as_u64).unwrap_or(1) == 1 {
@@ -122,7 +122,10 @@ fn the_open_any_file_program_runs_on_every_golden() {
 #[test]
 fn inspect_json_matches_every_expectation() {
     for (path, expected) in goldens() {
-        let got = mlformats::open(&path).unwrap().inspect_json();
+        let got = mlformats::open(&path)
+            .unwrap()
+            .inspect_json_schema(1)
+            .unwrap();
         for key in ["format", "kind", "file_size"] {
             assert_eq!(got[key], expected[key], "{}: {key}", path.display());
         }
@@ -378,10 +381,10 @@ fn validate_applies_the_real_loaders_rules() {
         )
     };
     let good = Document::from_bytes(net("dim: 3 dim: 2").into_bytes(), None, None).unwrap();
-    let v = mlformats::validate(&good, &|_| {});
+    let v = mlformats::validate_document(&good, &|_| {});
     assert!(v.is_valid(), "{:?}", v.problems);
     let bad = Document::from_bytes(net("dim: 2 dim: 3").into_bytes(), None, None).unwrap();
-    let v = mlformats::validate(&bad, &|_| {});
+    let v = mlformats::validate_document(&bad, &|_| {});
     assert_eq!(v.problems.len(), 1, "{:?}", v.problems);
     let p = &v.problems[0];
     assert!(
@@ -394,6 +397,107 @@ fn validate_applies_the_real_loaders_rules() {
     // a NaN is a data problem
     let nan = net("dim: 3 dim: 2").replace("data: 1 ", "data: nan ");
     let d = Document::from_bytes(nan.into_bytes(), None, None).unwrap();
-    let v = mlformats::validate(&d, &|_| {});
+    let v = mlformats::validate_document(&d, &|_| {});
     assert_eq!(v.problems, ["W: 1 NaN of 6 elements"]);
+}
+
+#[test]
+fn the_typed_summary_names_sizes_and_graphs() {
+    let doc = mlformats::open(testdata().join("tennis/py_convnet.tsm")).unwrap();
+    let s = doc.summary();
+    assert_eq!(s.tensors.len(), doc.len());
+    let names: Vec<&str> = s.tensors.iter().map(|t| t.name.as_str()).collect();
+    assert_eq!(names, doc.names().collect::<Vec<_>>());
+    let c = s
+        .tensors
+        .iter()
+        .find(|t| t.name == "_const_fc_rhs")
+        .unwrap();
+    assert_eq!(c.stored_name.as_deref(), Some("_const_fc_rhs/value"));
+    assert_eq!((c.elements, c.bytes), (5120, 5120 * 4));
+    assert_eq!(s.parameters, 11_424);
+    let g = &s.graphs[0];
+    assert_eq!(
+        (g.title.as_str(), g.op_word, g.ops),
+        ("module", "nodes", 37)
+    );
+    assert_eq!(g.operators[0], ("<const>".to_string(), 15));
+    // NNabla: the executor's data and outputs, with shapes
+    let doc = mlformats::open(testdata().join("nnabla/mlp.nnp")).unwrap();
+    let g = &doc.summary().graphs[0];
+    assert_eq!(g.executors, ["runtime"]);
+    assert_eq!(g.inputs[0].name, "x");
+    assert_eq!(g.inputs[0].shape, Some(vec![-1, 8]));
+    assert_eq!(g.op_word, "functions");
+}
+
+#[test]
+fn validate_and_diff_both_take_paths() {
+    let good = testdata().join("cvm/two_entry.params");
+    assert!(mlformats::validate(&good).unwrap().is_valid());
+    let bad = testdata().join("cvm/special_floats.params");
+    assert!(!mlformats::validate(&bad).unwrap().is_valid());
+    assert!(mlformats::validate(testdata().join("nope.params")).is_err());
+    assert!(
+        mlformats::diff(&good, &good, &mlformats::DiffOptions::new())
+            .unwrap()
+            .is_equal()
+    );
+    // with a filter, the names it leaves out are neither compared nor reported
+    let other = testdata().join("cvm/special_floats.params");
+    let none = mlformats::NameFilter::new(&["nothing".into()], &[]).unwrap();
+    let r = mlformats::diff(&good, &other, &mlformats::DiffOptions::new().filter(none)).unwrap();
+    assert!(r.is_equal() && r.tensors.is_empty());
+}
+
+#[test]
+fn try_as_slice_works_with_the_question_mark() {
+    fn first(doc: &Document, name: &str) -> Result<i8, Box<dyn std::error::Error>> {
+        let t = doc.tensor(name).ok_or("no such tensor")?;
+        Ok(t.try_as_slice::<i8>()?[0])
+    }
+    let doc = mlformats::open(testdata().join("cvm/two_entry.params")).unwrap();
+    assert_eq!(first(&doc, "w").unwrap(), 1);
+    assert_eq!(
+        first(&doc, "b").unwrap_err().to_string(),
+        "tensor holds i32, not i8"
+    );
+}
+
+#[test]
+fn graphs_refer_to_tensors_by_their_one_name() {
+    let mut refs = 0;
+    for dir in ["tennis", "nnabla", "onnx"] {
+        for e in std::fs::read_dir(testdata().join(dir)).unwrap() {
+            let p = e.unwrap().path();
+            let Ok(doc) = mlformats::open(&p) else {
+                continue;
+            };
+            let Some(g) = doc.graph() else { continue };
+            for net in &g.graphs {
+                for n in &net.nodes {
+                    for (_, a) in &n.attributes {
+                        if let mlformats::graph::Attribute::Tensor(t) = a {
+                            refs += 1;
+                            // (a packed TenniS value of several fields names
+                            // them all: `key[0]`, `key[1]`, ...)
+                            let packed = format!("{t}[0]");
+                            assert!(
+                                doc.tensor(t).is_some() || doc.tensor(&packed).is_some(),
+                                "{}: {t}",
+                                p.display()
+                            );
+                        }
+                    }
+                }
+                // (an NNabla network may declare parameters its file does not hold)
+                for v in net.values.iter().filter(|_| !doc.format().is_nnabla()) {
+                    if let Some(t) = &v.tensor {
+                        assert!(doc.tensor(t).is_some(), "{}: {t}", p.display());
+                    }
+                }
+            }
+        }
+    }
+    assert!(refs > 10, "{refs}");
 }

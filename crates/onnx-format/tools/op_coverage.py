@@ -41,7 +41,7 @@ def main():
                 if fam is None:
                     continue
                 path = os.path.join(root, name)
-                r = subprocess.run([exe, "inspect", "--json", path], capture_output=True, text=True)
+                r = subprocess.run([exe, "inspect", "--json", "--schema", "1", path], capture_output=True, text=True)
                 if r.returncode != 0:
                     continue
                 doc = json.loads(r.stdout)

@@ -69,6 +69,15 @@ pub enum Error {
         /// What ndarray said.
         reason: String,
     },
+    /// [`crate::Tensor::try_as_slice`] cannot lend the elements without
+    /// copying (the dtype is right).
+    #[error("the {dtype} elements cannot be borrowed without a copy: {reason}; use to_vec or view")]
+    NotZeroCopy {
+        /// The element type.
+        dtype: DType,
+        /// Why: unaligned bytes, column-major order or a big-endian host.
+        reason: &'static str,
+    },
     /// An element type has no fixed byte size usable here (e.g. `ptr`).
     #[error("{0} has no portable byte size")]
     NoByteSize(DType),

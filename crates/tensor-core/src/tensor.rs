@@ -244,7 +244,7 @@ impl<'a> Tensor<'a> {
     ///
     /// [`Tensor::view`] always succeeds for the right dtype (copying when
     /// it must) and [`Tensor::to_vec`] converts; this is the zero-copy
-    /// accessor.
+    /// accessor. [`Tensor::try_as_slice`] is the same as a `Result`, for `?`.
     ///
     /// ```
     /// use tensor_core::Tensor;
@@ -259,6 +259,57 @@ impl<'a> Tensor<'a> {
             return None;
         }
         self.stored_slice()
+    }
+
+    /// [`Tensor::as_slice`] as a `Result`, for `?`: the elements as `&[T]`
+    /// without copying, or why not.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::DTypeMismatch`] when the dtype is not exactly `T::DTYPE`;
+    /// [`Error::NotZeroCopy`] when the bytes are unaligned for `T`, the host
+    /// is big-endian, or the tensor is column-major with more than one axis
+    /// longer than 1.
+    ///
+    /// ```
+    /// use tensor_core::Tensor;
+    ///
+    /// fn first(t: &Tensor<'_>) -> Result<f32, tensor_core::Error> {
+    ///     let v = t.try_as_slice::<f32>()?;
+    ///     Ok(v[0])
+    /// }
+    /// let t = Tensor::from_values([2], &[1.5f32, 2.0])?;
+    /// assert_eq!(first(&t)?, 1.5);
+    /// let i = Tensor::from_values([1], &[7i32])?;
+    /// assert_eq!(
+    ///     first(&i).unwrap_err().to_string(),
+    ///     "tensor holds i32, not f32"
+    /// );
+    /// # Ok::<(), tensor_core::Error>(())
+    /// ```
+    pub fn try_as_slice<T: Element>(&self) -> Result<&[T]> {
+        if self.dtype != T::DTYPE {
+            return Err(Error::DTypeMismatch {
+                expected: T::DTYPE,
+                actual: self.dtype,
+            });
+        }
+        if !self.is_row_major_layout() {
+            return Err(Error::NotZeroCopy {
+                dtype: self.dtype,
+                reason: "the data is column-major",
+            });
+        }
+        if cfg!(target_endian = "big") {
+            return Err(Error::NotZeroCopy {
+                dtype: self.dtype,
+                reason: "the host is big-endian",
+            });
+        }
+        self.stored_slice().ok_or(Error::NotZeroCopy {
+            dtype: self.dtype,
+            reason: "the bytes are not aligned for the element type",
+        })
     }
 
     /// True when the bytes are in row-major order: the tensor is row-major,
@@ -553,6 +604,27 @@ fn walk(dims: &[usize], mut copy: impl FnMut(usize, usize)) {
 mod tests {
     use super::*;
     use crate::ALL_DTYPES;
+
+    #[test]
+    fn try_as_slice_says_why_it_cannot_lend() {
+        let t = Tensor::from_values([2, 2], &[1i32, 2, 3, 4]).unwrap();
+        assert_eq!(t.try_as_slice::<i32>().unwrap(), &[1, 2, 3, 4]);
+        assert!(matches!(
+            t.try_as_slice::<u32>(),
+            Err(Error::DTypeMismatch { .. })
+        ));
+        let col: Vec<u8> = [1i32, 3, 2, 4]
+            .iter()
+            .flat_map(|v| v.to_le_bytes())
+            .collect();
+        let c = Tensor::with_order(DType::I32, [2, 2], MemoryOrder::ColumnMajor, col).unwrap();
+        let e = c.try_as_slice::<i32>().unwrap_err();
+        assert!(e.to_string().contains("column-major"), "{e}");
+        // one axis longer than 1: the same bytes in both orders, lent
+        let col: Vec<u8> = [5i32, 6].iter().flat_map(|v| v.to_le_bytes()).collect();
+        let c = Tensor::with_order(DType::I32, [1, 2], MemoryOrder::ColumnMajor, col).unwrap();
+        assert_eq!(c.try_as_slice::<i32>().unwrap(), &[5, 6]);
+    }
 
     /// Row-major from column-major the obvious way, element by element.
     fn reference(src: &[u8], dims: &[usize], elem: usize) -> Vec<u8> {

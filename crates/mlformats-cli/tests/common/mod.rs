@@ -27,8 +27,27 @@ pub fn run_str(args: &[&str]) -> Output {
     run(&a)
 }
 
-/// `mlformats inspect --json FILE` parsed; panics with stderr on failure.
+/// `mlformats inspect --json --schema 1 FILE` parsed (the contract the
+/// `.expected.json` files record); panics with stderr on failure.
 pub fn inspect_json(file: &Path) -> Value {
+    let out = run(&[
+        "inspect".as_ref(),
+        "--json".as_ref(),
+        "--schema".as_ref(),
+        "1".as_ref(),
+        file.as_os_str(),
+    ]);
+    assert!(
+        out.status.success(),
+        "inspect --json {} failed: {}",
+        file.display(),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).expect("inspect --json prints JSON")
+}
+
+/// `mlformats inspect --json FILE` (the current schema, 2) parsed.
+pub fn inspect_json2(file: &Path) -> Value {
     let out = run(&["inspect".as_ref(), "--json".as_ref(), file.as_os_str()]);
     assert!(
         out.status.success(),
@@ -208,7 +227,13 @@ pub fn check_goldens(dir: &Path, ext: &str) -> usize {
             continue;
         };
         let expected: Value = serde_json::from_slice(&std::fs::read(exp_path).unwrap()).unwrap();
-        let out = run(&["inspect".as_ref(), "--json".as_ref(), file.as_os_str()]);
+        let out = run(&[
+            "inspect".as_ref(),
+            "--json".as_ref(),
+            "--schema".as_ref(),
+            "1".as_ref(),
+            file.as_os_str(),
+        ]);
         let actual: Value = if out.status.success() {
             serde_json::from_slice(&out.stdout).unwrap_or(Value::Null)
         } else {

@@ -119,16 +119,18 @@ class Document:
         "datasets", "monitors"}`` for NNabla and TenniS files; None otherwise."""
     @property
     def stored(self) -> List[Dict[str, Any]]:
-        """Each tensor as stored, in the inspect contract's terms: ``name``,
-        ``key`` (for ``get_tensor``), stored ``shape`` and the format's fields."""
+        """Each tensor as stored, in the inspect contract's terms: ``name``
+        (its one name, for ``get_tensor``), ``key`` (the same),
+        ``stored_name`` (as the file stores it), stored ``shape`` and the
+        format's fields."""
     def keys(self) -> List[str]: ...
     def need_grad(self, name: str) -> Optional[bool]: ...
     def get_tensor(self, name: str) -> np.ndarray:
         """The tensor as a read-only array, zero-copy when aligned; reads
         nothing else. KeyError for an unknown name."""
     def get_slice(self, name: str) -> TensorSlice: ...
-    def inspect(self) -> Dict[str, Any]:
-        """The ``inspect --json`` document of this file."""
+    def inspect(self, schema: int = 2) -> Dict[str, Any]:
+        """The ``inspect --json`` document of this file (schema 2, or 1)."""
     def close(self) -> None: ...
     def __len__(self) -> int: ...
     def __contains__(self, name: object, /) -> bool: ...
@@ -184,8 +186,8 @@ def convert(
     """Converts a file to another format; returns ``{"from", "to",
     "tensors", "whole_model", "skipped", "warnings"}``."""
 
-def inspect(path: _Path) -> Dict[str, Any]:
-    """The ``inspect --json`` document (schema 1) of a file."""
+def inspect(path: _Path, schema: int = 2) -> Dict[str, Any]:
+    """The ``inspect --json`` document (schema 2, or 1) of a file."""
 
 def diff(
     a: _Path,

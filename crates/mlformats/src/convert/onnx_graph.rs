@@ -9,7 +9,6 @@
 use std::collections::{HashMap, HashSet};
 use std::path::Path;
 
-use globset::GlobSet;
 use onnx_format::proto::{GraphProto, NodeProto};
 use tensor_core::Limits;
 
@@ -94,8 +93,7 @@ pub(super) fn export(
     doc: &Document,
     output: &Path,
     opts: &ConvertOptions,
-    only: Option<&GlobSet>,
-    exclude: Option<&GlobSet>,
+    filter: &crate::NameFilter,
     renames: &[(regex::Regex, String)],
 ) -> Result<ConvertSummary> {
     let (mut model, network, opset) = if doc.format() == Format::Onnx {
@@ -125,10 +123,7 @@ pub(super) fn export(
     // out would break the graph.
     let dropped: Vec<&String> = model_names
         .iter()
-        .filter(|n| {
-            !only.is_none_or(|g| g.is_match(n.as_str()))
-                || exclude.is_some_and(|g| g.is_match(n.as_str()))
-        })
+        .filter(|n| !filter.keeps(n.as_str()))
         .collect();
     if !dropped.is_empty() {
         let list: Vec<String> = dropped.iter().map(|n| format!("{n:?}")).collect();

@@ -2,10 +2,11 @@
 //!
 //! Reading gives every tensor of the non-reserved node parameters
 //! (`<node #name>/<key>`, `[i]` per field of a multi-field value) and the
-//! graph. Where node names repeat, tensor names use the unique node names
-//! of [`bubble_module::Module::unique_node_names`] (`<name>#<n>` for the
-//! n-th node of a name) while the contract's entries keep the names as
-//! stored. Writing makes a module of `<const>` nodes, one per tensor, all
+//! graph. Tensors are named as [`bubble_module::Module::unique_named_tensors`]
+//! names them: a `<const>` node's value by the node alone (`<node>`, as the
+//! typed graph names it), and where node names repeat, the n-th node of a
+//! name as `<name>#<n>`. The names as stored (`<node>/value`, repeated) are
+//! kept as each entry's `stored_name` (schema 1 of the contract). Writing makes a module of `<const>` nodes, one per tensor, all
 //! listed as module outputs (so the C++ library loads it), streamed one
 //! converted tensor at a time; re-encoding
 //! writes the module again with nodes and parameters in their stored order,
@@ -32,9 +33,9 @@ impl Codec for Tennis {
         let mut c = Contents::default();
         let stored = module.named_tensors();
         let unique = module.unique_named_tensors();
-        for ((name, t), (key, _)) in stored.into_iter().zip(unique) {
+        for ((stored_name, t), (name, _)) in stored.into_iter().zip(unique) {
             let mut e = StoredTensor::new(name, t);
-            e.key = key;
+            e.stored_name = stored_name;
             c.push(e, t.clone());
         }
         c.graph = Some(ModelGraph::single(module.to_graph()));
