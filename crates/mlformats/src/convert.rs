@@ -44,6 +44,9 @@ pub struct ConvertOptions {
     pub network: Option<String>,
     /// ONNX export: the operator set to write (default 13).
     pub opset: Option<i64>,
+    /// ONNX import: fixed shapes `(input name, dimensions)` for inputs with
+    /// symbolic dimensions (the CLI's `--input-shape NAME=1,3,224,224`).
+    pub input_shapes: Vec<(String, Vec<i64>)>,
 }
 
 impl std::fmt::Debug for ConvertOptions {
@@ -142,6 +145,12 @@ impl ConvertOptions {
         self
     }
 
+    /// ONNX import: fixes the shape of input `name` (symbolic dimensions).
+    pub fn input_shape(mut self, name: impl Into<String>, dims: Vec<i64>) -> Self {
+        self.input_shapes.push((name.into(), dims));
+        self
+    }
+
     /// True when the tensors are copied unchanged, with the model.
     pub fn is_plain(&self) -> bool {
         !self.weights_only
@@ -219,6 +228,10 @@ pub fn convert_document(
     };
     let only = globs(&opts.only, "--only")?;
     let exclude = globs(&opts.exclude, "--exclude")?;
+    #[cfg(all(feature = "onnx", feature = "nnp"))]
+    if doc.format() == Format::Onnx && crate::import::imports_to(target, opts) {
+        return crate::import::onnx_to_nnabla(doc, target, output, opts);
+    }
     if opts.is_plain() {
         if doc.format() == target {
             doc.reencode(output)?;

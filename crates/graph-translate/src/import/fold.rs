@@ -23,6 +23,7 @@ pub const FOLDABLE: &[&str] = &[
     "Reshape",
     "Flatten",
     "Cast",
+    "CastLike",
     "Add",
     "Sub",
     "Mul",
@@ -191,8 +192,12 @@ fn eval(node: &Node, opset: i64, ins: &[Option<Const>]) -> Result<Vec<Const>, St
     let a = x(0)?;
     match node.op.as_str() {
         "Identity" => Ok(vec![a.clone()]),
-        "Cast" => {
-            let to = node.int("to", i64::from(elem::FLOAT)) as i32;
+        "Cast" | "CastLike" => {
+            let to = if node.op == "CastLike" {
+                x(1)?.elem
+            } else {
+                node.int("to", i64::from(elem::FLOAT)) as i32
+            };
             let v = a.values();
             let v: Vec<f64> = if is_int(to) && !is_int(a.elem) {
                 v.iter().map(|f| f.trunc()).collect()

@@ -30,6 +30,10 @@ mod nnabla_ops_elementwise;
 #[cfg(feature = "nnabla")]
 mod nnabla_ops_nn;
 #[cfg(feature = "nnabla")]
+mod nnabla_ops_norm;
+#[cfg(feature = "nnabla")]
+mod nnabla_ops_reduce;
+#[cfg(feature = "nnabla")]
 mod nnabla_ops_shape;
 #[cfg(feature = "nnabla")]
 pub mod nnabla_table;

@@ -204,7 +204,7 @@ impl<'g> Cx<'g> {
         let name = node.input(i).ok_or_else(|| format!("input {i} missing"))?;
         if !self.consts.contains_key(name) {
             let e = self.elem(name);
-            if e == elem::DOUBLE || e == 10 || e == 16 {
+            if !matches!(e, 1..=7 | 9 | 12 | 13) {
                 return Err(format!(
                     "{} input (NNabla computes in f32)",
                     onnx_format::dtype::onnx_name(e)
@@ -457,6 +457,14 @@ pub fn onnx_to_nnabla(
     }
     if !refusals.is_empty() {
         return Err(refusals.into_error("NNabla"));
+    }
+    // NNabla builds only the variables its functions reach: an input no
+    // function reads gets an Identity of its own.
+    for i in &g.inputs {
+        if !cx.funcs.iter().any(|f| f.input.contains(&i.name)) {
+            let v = cx.fresh(&i.name);
+            cx.emit("Identity", &[&i.name], &[(&v, &i.dims)], None);
+        }
     }
     Ok(finish(cx, &g, outputs))
 }

@@ -480,3 +480,59 @@ pub(crate) fn activation(cx: &mut Cx<'_>, node: &Node) -> Lowered {
         }
     }
 }
+
+/// `Swish` (`x * sigmoid(alpha * x)`), `Shrink` and `Mod`.
+pub(crate) fn misc(cx: &mut Cx<'_>, node: &Node) -> Lowered {
+    let out = node.outputs[0].clone();
+    match node.op.as_str() {
+        "Swish" => {
+            let a = f64::from(node.float("alpha", 1.0));
+            let x = cx.fvar(node, 0)?;
+            let t = chain(cx, &x, "MulScalar", mul_scalar(a))?;
+            let t = chain(cx, &t, "Sigmoid", None)?;
+            binary_vars(cx, "Mul2", &x, &t, Some(&out), elem::FLOAT).map(drop)
+        }
+        "Shrink" => {
+            let l = f64::from(node.float("lambd", 0.5));
+            let b = f64::from(node.float("bias", 0.0));
+            let x = cx.fvar(node, 0)?;
+            let hi = chain(
+                cx,
+                &x,
+                "GreaterScalar",
+                Some(P::GreaterScalarParam(GreaterScalarParameter { val: l })),
+            )?;
+            let lo = chain(
+                cx,
+                &x,
+                "LessScalar",
+                Some(P::LessScalarParam(LessScalarParameter { val: -l })),
+            )?;
+            let xm = chain(cx, &x, "AddScalar", add_scalar(-b))?;
+            let xp = chain(cx, &x, "AddScalar", add_scalar(b))?;
+            let a = binary_vars(cx, "Mul2", &xm, &hi, None, elem::FLOAT)?;
+            let c = binary_vars(cx, "Mul2", &xp, &lo, None, elem::FLOAT)?;
+            binary_vars(cx, "Add2", &a, &c, Some(&out), elem::FLOAT).map(drop)
+        }
+        _ => {
+            if node.int("fmod", 0) == 0 {
+                return Err("fmod=0 (Python-style remainder)".into());
+            }
+            let a = cx.fvar(node, 0)?;
+            let b = cx.fvar(node, 1)?;
+            let (sa, sb) = (cx.shape(&a)?, cx.shape(&b)?);
+            let so = broadcast_shapes(&sa, &sb)?;
+            let a = cx.with_rank(&a, so.len())?;
+            let b = cx.with_rank(&b, so.len())?;
+            cx.emit(
+                "Mod2",
+                &[&a, &b],
+                &[(&out, &so)],
+                Some(P::Mod2Param(Mod2Parameter {
+                    fmod: node.int("fmod", 0) != 0,
+                })),
+            );
+            Ok(())
+        }
+    }
+}

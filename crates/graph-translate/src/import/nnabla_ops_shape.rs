@@ -505,7 +505,11 @@ pub(crate) fn identity(cx: &mut Cx<'_>, node: &Node) -> Lowered {
 /// anything, between integer types and from booleans. A cast that rounds
 /// or truncates (float → integer, → bool) is refused.
 pub(crate) fn cast(cx: &mut Cx<'_>, node: &Node) -> Lowered {
-    let to = node.int("to", 1) as i32;
+    let to = if node.op == "CastLike" {
+        cx.elem(node.input(1).ok_or("target_type missing")?)
+    } else {
+        node.int("to", 1) as i32
+    };
     let x = cx.avar(node, 0)?;
     let from = cx.elem(&x);
     let int = |e: i32| matches!(e, 2..=7 | 12 | 13);
@@ -552,9 +556,14 @@ pub(crate) fn depth_space(cx: &mut Cx<'_>, node: &Node) -> Lowered {
         if h % b != 0 || w % b != 0 {
             return Err("H or W not divisible by blocksize".into());
         }
+        let perm = if node.string("mode", "DCR") == "CRD" {
+            vec![0, 1, 3, 5, 2, 4]
+        } else {
+            vec![0, 3, 5, 1, 2, 4]
+        };
         (
             vec![n, c, h / b, b, w / b, b],
-            vec![0, 3, 5, 1, 2, 4],
+            perm,
             vec![n, c * b * b, h / b, w / b],
         )
     };

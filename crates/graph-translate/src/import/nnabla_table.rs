@@ -8,6 +8,8 @@ use super::SupportRow;
 use super::nnabla_cx::{Cx, Lowered};
 use super::nnabla_ops_elementwise as ew;
 use super::nnabla_ops_nn as nn;
+use super::nnabla_ops_norm as norm;
+use super::nnabla_ops_reduce as red;
 use super::nnabla_ops_shape as sh;
 use super::onnx_graph::{Node, OPSETS};
 
@@ -334,14 +336,14 @@ pub static TABLE: &[Entry] = &[
         "epsilon, momentum",
         "BatchNormalization",
         "training mode",
-        nn::batch_norm,
+        norm::batch_norm,
     ),
     e(
         "InstanceNormalization",
         "epsilon",
         "InstanceNormalization",
         "",
-        nn::instance_norm,
+        norm::instance_norm,
     ),
     since(
         e(
@@ -349,7 +351,7 @@ pub static TABLE: &[Entry] = &[
             "axis, epsilon",
             "LayerNormalization",
             "Mean/InvStdDev outputs",
-            nn::layer_norm,
+            norm::layer_norm,
         ),
         17,
     ),
@@ -367,91 +369,91 @@ pub static TABLE: &[Entry] = &[
         "",
         nn::matmul,
     ),
-    e("Softmax", "axis", "Softmax", "", nn::softmax),
-    e("LogSoftmax", "axis", "LogSoftmax", "", nn::softmax),
+    e("Softmax", "axis", "Softmax", "", norm::softmax),
+    e("LogSoftmax", "axis", "LogSoftmax", "", norm::softmax),
     e(
         "ReduceSum",
         "axes, keepdims, noop_with_empty_axes",
         "Sum",
         "axes computed at run time",
-        nn::reduce,
+        red::reduce,
     ),
     e(
         "ReduceMean",
         "axes, keepdims",
         "Mean",
         "axes computed at run time",
-        nn::reduce,
+        red::reduce,
     ),
     e(
         "ReduceMax",
         "axes, keepdims",
         "Max",
         "axes computed at run time",
-        nn::reduce,
+        red::reduce,
     ),
     e(
         "ReduceMin",
         "axes, keepdims",
         "Min",
         "axes computed at run time",
-        nn::reduce,
+        red::reduce,
     ),
     e(
         "ReduceProd",
         "axes, keepdims",
         "Prod",
         "axes computed at run time",
-        nn::reduce,
+        red::reduce,
     ),
     e(
         "ReduceL1",
         "axes, keepdims",
         "Abs, Sum",
         "axes computed at run time",
-        nn::reduce,
+        red::reduce,
     ),
     e(
         "ReduceL2",
         "axes, keepdims",
         "Mul2, Sum, PowScalar",
         "axes computed at run time",
-        nn::reduce,
+        red::reduce,
     ),
     e(
         "ReduceSumSquare",
         "axes, keepdims",
         "Mul2, Sum",
         "axes computed at run time",
-        nn::reduce,
+        red::reduce,
     ),
     e(
         "ReduceLogSum",
         "axes, keepdims",
         "Sum, Log",
         "axes computed at run time",
-        nn::reduce,
+        red::reduce,
     ),
     e(
         "ReduceLogSumExp",
         "axes, keepdims",
         "Exp, Sum, Log",
         "axes computed at run time",
-        nn::reduce,
+        red::reduce,
     ),
     e(
         "ArgMax",
         "axis, keepdims",
         "Max (only_index)",
         "select_last_index=1",
-        nn::arg,
+        red::arg,
     ),
     e(
         "ArgMin",
         "axis, keepdims",
         "Min (only_index)",
         "select_last_index=1",
-        nn::arg,
+        red::arg,
     ),
     since(
         e(
@@ -459,7 +461,7 @@ pub static TABLE: &[Entry] = &[
             "axis (constant), exclusive, reverse",
             "CumSum",
             "",
-            nn::cumsum,
+            red::cumsum,
         ),
         11,
     ),
@@ -469,7 +471,7 @@ pub static TABLE: &[Entry] = &[
             "mode, coordinate_transformation_mode, nearest_mode, roi/scales/sizes (constant)",
             "ONNXResize",
             "cubic, antialias, axes",
-            nn::resize,
+            red::resize,
         ),
         11,
     ),
@@ -479,10 +481,81 @@ pub static TABLE: &[Entry] = &[
             "mode=nearest, scales",
             "ONNXResize",
             "linear mode",
-            nn::resize,
+            red::resize,
         ),
         9,
     ),
+    since(
+        e(
+            "CastLike",
+            "target_type's type",
+            "Identity",
+            "float → integer/bool casts",
+            sh::cast,
+        ),
+        15,
+    ),
+    since(
+        e("Swish", "alpha", "MulScalar, Sigmoid, Mul2", F32, ew::misc),
+        24,
+    ),
+    since(
+        e(
+            "Shrink",
+            "lambd, bias",
+            "GreaterScalar, LessScalar, AddScalar, Mul2, Add2",
+            F32,
+            ew::misc,
+        ),
+        9,
+    ),
+    since(
+        e("Mod", "fmod=1", "Mod2", "fmod=0, integer inputs", ew::misc),
+        10,
+    ),
+    since(
+        e(
+            "RMSNormalization",
+            "axis, epsilon",
+            "Mul2, Mean, AddScalar, PowScalar",
+            F32,
+            norm::rms_norm,
+        ),
+        23,
+    ),
+    since(
+        e(
+            "GroupNormalization",
+            "num_groups, epsilon",
+            "GroupNormalization",
+            "per-group scale computed at run time",
+            norm::group_norm,
+        ),
+        18,
+    ),
+    e(
+        "LpNormalization",
+        "axis, p (1 or 2)",
+        "Abs/Mul2, Sum, PowScalar, Div2",
+        "p other than 1, 2",
+        norm::lp_norm,
+    ),
+    since(
+        e(
+            "MeanVarianceNormalization",
+            "axes",
+            "Mean, Sub2, Mul2, AddScalar, PowScalar",
+            F32,
+            norm::mvn,
+        ),
+        9,
+    ),
+    since(
+        e("Einsum", "equation", "Einsum", "ellipses", red::einsum),
+        12,
+    ),
+    since(e("Det", "", "Reshape, BatchDet", F32, red::det), 11),
+    since(e("EyeLike", "dtype, k", "EyeLike", "", red::eye_like), 9),
 ];
 
 /// The entry for ONNX operator `op`.

@@ -182,8 +182,9 @@ pub struct OnnxGraph {
     pub elems: HashMap<String, i32>,
 }
 
-/// The lowest and highest default-domain opsets the import accepts.
-pub const OPSETS: (i64, i64) = (7, 21);
+/// The lowest and highest default-domain opsets the import accepts: 7 to
+/// the newest the conformance suite (onnx 1.23) covers.
+pub const OPSETS: (i64, i64) = (7, 28);
 
 /// Reads `model` into an [`OnnxGraph`]: checks the opset, resolves the
 /// inputs' symbolic dimensions (a symbolic first dimension becomes `-1`,
