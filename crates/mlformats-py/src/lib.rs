@@ -234,12 +234,15 @@ fn save(
 /// with ``keep_order``. Between NNabla formats the network goes along
 /// unless ``weights_only``; ``skip_unsupported`` leaves out the tensors the
 /// target cannot hold instead of refusing. ``from_`` reads ``src`` as that
-/// format instead of detecting it.
+/// format instead of detecting it. An ONNX model converted to ``.nnp``,
+/// ``.nntxt`` or ``.protobuf`` is imported with its graph; ``input_shape``
+/// (a dict: input name -> list of dimensions) fixes inputs with symbolic
+/// dimensions.
 ///
 /// >>> mlformats.convert("testdata/nnabla/mlp.nnp", "mlp.safetensors", only="*W*", dtype="f16")
 /// {'from': 'nnabla-nnp', 'to': 'safetensors', 'tensors': 2, 'whole_model': False, 'skipped': [], 'warnings': []}
 #[pyfunction]
-#[pyo3(signature = (src, dst, *, to=None, from_=None, only=None, exclude=None, dtype=None, keep_order=false, rename=None, weights_only=false, skip_unsupported=false))]
+#[pyo3(signature = (src, dst, *, to=None, from_=None, only=None, exclude=None, dtype=None, keep_order=false, rename=None, weights_only=false, skip_unsupported=false, input_shape=None))]
 #[allow(clippy::too_many_arguments)]
 fn convert<'py>(
     py: Python<'py>,
@@ -254,6 +257,7 @@ fn convert<'py>(
     rename: Option<&Bound<'py, PyAny>>,
     weights_only: bool,
     skip_unsupported: bool,
+    input_shape: Option<HashMap<String, Vec<i64>>>,
 ) -> PyResult<Bound<'py, PyDict>> {
     let mut opts = ConvertOptions::new()
         .keep_order(keep_order)
@@ -270,6 +274,11 @@ fn convert<'py>(
     }
     if let Some(f) = format_arg(to)? {
         opts = opts.to(f);
+    }
+    let mut shapes: Vec<(String, Vec<i64>)> = input_shape.unwrap_or_default().into_iter().collect();
+    shapes.sort();
+    for (name, dims) in shapes {
+        opts = opts.input_shape(name, dims);
     }
     for g in globs(only)? {
         opts = opts.only(g);

@@ -48,6 +48,9 @@ pub const FOLDABLE: &[&str] = &[
     "Abs",
 ];
 
+/// The largest `ConstantOfShape` folded into a constant (elements).
+pub const FOLD_MAX: i64 = 1 << 16;
+
 /// The outputs of `node` as constants, when it can be evaluated now:
 /// `konst` gives a constant input, `shape` the static shape of any value
 /// (for `Shape`/`Size`). `None` when the node is not foldable here;
@@ -103,8 +106,18 @@ pub fn fold(
             None => ins.push(None),
         }
     }
-    if node.op == "ConstantOfShape" && ins.is_empty() {
-        return None;
+    if node.op == "ConstantOfShape" {
+        // Large filled tensors stay a computation for the target (NNabla's
+        // `Constant`) instead of bloating the file.
+        let n = ins
+            .first()
+            .and_then(Option::as_ref)?
+            .ints()?
+            .iter()
+            .try_fold(1i64, |p, &d| p.checked_mul(d.max(0)))?;
+        if n > FOLD_MAX {
+            return None;
+        }
     }
     Some(eval(node, opset, &ins))
 }

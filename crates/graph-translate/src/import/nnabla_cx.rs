@@ -30,7 +30,7 @@ pub(crate) type Lowered = Result<(), String>;
 
 /// The state of one NNabla lowering.
 pub(crate) struct Cx<'g> {
-    _g: std::marker::PhantomData<&'g OnnxGraph>,
+    g: &'g OnnxGraph,
     pub opset: i64,
     consts: HashMap<String, Const>,
     shapes: HashMap<String, Vec<i64>>,
@@ -58,7 +58,7 @@ impl<'g> Cx<'g> {
         }
         names.extend(g.inputs.iter().map(|i| i.name.clone()));
         Cx {
-            _g: std::marker::PhantomData,
+            g,
             opset: g.opset,
             consts: g.consts.clone(),
             shapes: HashMap::new(),
@@ -228,6 +228,16 @@ impl<'g> Cx<'g> {
             parameter: p,
             ..Default::default()
         });
+    }
+
+    /// Whether a value is read by a node or is a graph output.
+    pub fn is_used(&self, name: &str) -> bool {
+        self.g.outputs.iter().any(|o| o == name)
+            || self
+                .g
+                .nodes
+                .iter()
+                .any(|n| n.inputs.iter().any(|i| i == name))
     }
 
     /// Sets the element type of a value computed here (default f32).

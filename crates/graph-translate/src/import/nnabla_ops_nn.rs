@@ -622,3 +622,63 @@ pub(crate) fn matmul(cx: &mut Cx<'_>, node: &Node) -> Lowered {
     }
     Ok(())
 }
+
+/// `LRN`: `x / (bias + alpha / size * sum of x² over a window of
+/// channels)^beta`, the channel sum a `SumPooling` over the squared input
+/// padded with zeros (floor((size-1)/2) before, the rest after).
+pub(crate) fn lrn(cx: &mut Cx<'_>, node: &Node) -> Lowered {
+    let x = cx.fvar(node, 0)?;
+    let s = cx.shape(&x)?;
+    if s.len() < 3 || s[1..].iter().any(|&d| d < 0) {
+        return Err("input rank below 3 or symbolic channels".into());
+    }
+    let size = node.int("size", 0);
+    if size < 1 {
+        return Err("size".into());
+    }
+    let alpha = f64::from(node.float("alpha", 1e-4));
+    let beta = f64::from(node.float("beta", 0.75));
+    let bias = f64::from(node.float("bias", 1.0));
+    let c = s[1];
+    let hw: i64 = s[2..].iter().product();
+    let sq = binary_vars(cx, "Mul2", &x, &x, None, elem::FLOAT)?;
+    let r = cx.reshape(&sq, &[s[0], 1, c, hw])?;
+    let (b, e) = ((size - 1) / 2, size - 1 - (size - 1) / 2);
+    let p = pad_spatial(cx, &r, &[b, 0], &[e, 0], 0.0)?;
+    let sum = cx.fresh(&p);
+    cx.emit(
+        "SumPooling",
+        &[&p],
+        &[(&sum, &[s[0], 1, c, hw])],
+        Some(P::SumPoolingParam(SumPoolingParameter {
+            kernel: sh(&[size, 1]),
+            stride: sh(&[1, 1]),
+            ignore_border: true,
+            pad: sh(&[0, 0]),
+            channel_last: false,
+        })),
+    );
+    let t = cx.reshape(&sum, &s)?;
+    let t = chain(cx, &t, "MulScalar", mul_scalar(alpha / size as f64))?;
+    let t = chain(
+        cx,
+        &t,
+        "AddScalar",
+        Some(P::AddScalarParam(AddScalarParameter {
+            val: bias,
+            inplace: false,
+        })),
+    )?;
+    let t = chain(
+        cx,
+        &t,
+        "PowScalar",
+        Some(P::PowScalarParam(PowScalarParameter {
+            val: -beta,
+            inplace: false,
+        })),
+    )?;
+    let out = node.outputs[0].clone();
+    binary_vars(cx, "Mul2", &x, &t, Some(&out), elem::FLOAT)?;
+    Ok(())
+}

@@ -487,7 +487,7 @@ pub(crate) fn pad(cx: &mut Cx<'_>, node: &Node) -> Lowered {
 /// `Identity`, and `Dropout` at inference (its mask output refused).
 pub(crate) fn identity(cx: &mut Cx<'_>, node: &Node) -> Lowered {
     if node.op == "Dropout" {
-        if node.has_output(1) {
+        if node.has_output(1) && cx.is_used(&node.outputs[1]) {
             return Err("mask output".into());
         }
         if node.input(2).is_some() && cx.const_ints(node, 2) != Some(vec![0]) {
@@ -596,6 +596,40 @@ pub(crate) fn trilu(cx: &mut Cx<'_>, node: &Node) -> Lowered {
         Some(P::TriluParam(TriluParameter {
             k,
             upper: node.int("upper", 1) != 0,
+        })),
+    );
+    cx.set_elem(&node.outputs[0], e);
+    Ok(())
+}
+
+/// `ConstantOfShape` too large to fold: NNabla's `Constant`.
+pub(crate) fn constant_of_shape(cx: &mut Cx<'_>, node: &Node) -> Lowered {
+    let dims = cx.const_ints(node, 0).ok_or("shape computed at run time")?;
+    if dims.iter().any(|&d| d < 0) {
+        return Err("negative dimension".into());
+    }
+    let (e, val) = match node.attr("value").and_then(|t| t.t.as_ref()) {
+        Some(t) => {
+            let c = onnx_format::tensor_from_proto(t, None, &Default::default())
+                .map_err(|e| e.to_string())?;
+            let v = c
+                .to_f64_vec()
+                .and_then(|v| v.first().copied())
+                .unwrap_or(0.0);
+            (t.data_type.unwrap_or(1), v)
+        }
+        None => (1, 0.0),
+    };
+    if !matches!(e, 1..=7 | 9 | 12 | 13) || (e != 1 && val.abs() > 16_777_216.0) {
+        return Err("a value f32 cannot hold".into());
+    }
+    cx.emit(
+        "Constant",
+        &[],
+        &[(&node.outputs[0], &dims)],
+        Some(P::ConstantParam(ConstantParameter {
+            val: val as f32,
+            shape: Some(Shape { dim: dims.clone() }),
         })),
     );
     cx.set_elem(&node.outputs[0], e);

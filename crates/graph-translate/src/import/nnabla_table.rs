@@ -350,7 +350,7 @@ pub static TABLE: &[Entry] = &[
             "LayerNormalization",
             "axis, epsilon",
             "LayerNormalization",
-            "Mean/InvStdDev outputs",
+            "",
             norm::layer_norm,
         ),
         17,
@@ -556,6 +556,20 @@ pub static TABLE: &[Entry] = &[
     ),
     since(e("Det", "", "Reshape, BatchDet", F32, red::det), 11),
     since(e("EyeLike", "dtype, k", "EyeLike", "", red::eye_like), 9),
+    e(
+        "ConstantOfShape",
+        "value, shape (constant)",
+        "Constant (folded when small)",
+        "integer values f32 cannot hold",
+        sh::constant_of_shape,
+    ),
+    e(
+        "LRN",
+        "alpha, beta, bias, size",
+        "Mul2, Reshape, Pad, SumPooling, MulScalar, AddScalar, PowScalar",
+        F32,
+        nn::lrn,
+    ),
 ];
 
 /// The entry for ONNX operator `op`.
