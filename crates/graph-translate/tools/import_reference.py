@@ -46,7 +46,10 @@ def main():
         per[op] = {k: n.get(k, 0) for k in ("cases", "pass", "wrong", "failed", "refused")}
     # The smallest passing models, up to per_op for each operator.
     chosen = set()
-    size = lambda c: os.path.getsize(os.path.join(suite, c, "model.onnx"))
+
+    def size(c):
+        return os.path.getsize(os.path.join(suite, c, "model.onnx"))
+
     passing = sorted((c for c, v in cases.items() if v["status"] == "pass"), key=lambda c: (size(c), c))
     for op in per:
         got = [c for c in chosen if op in cases[c]["ops"]]

@@ -16,7 +16,7 @@ use crate::{Document, Error, Format, Result};
 pub(crate) fn imports_to(target: Format, opts: &ConvertOptions) -> bool {
     matches!(
         target,
-        Format::NnablaNnp | Format::NnablaNntxt | Format::NnablaProtobuf
+        Format::NnablaNnp | Format::NnablaNntxt | Format::NnablaProtobuf | Format::TennisModule
     ) && !opts.weights_only
 }
 
@@ -29,7 +29,8 @@ fn import_err(e: ImportError) -> Error {
     }
 }
 
-/// Imports the ONNX model of `doc` as an NNabla model written to `output`.
+/// Imports the ONNX model of `doc` as an NNabla model written to `output`
+/// (a TenniS target is refused: its operator table is not written yet).
 /// Selection, casts and renames would change the graph's parameters, so
 /// they are refused (`--weights-only` writes the initializers alone).
 pub(crate) fn onnx_to_nnabla(
@@ -38,6 +39,15 @@ pub(crate) fn onnx_to_nnabla(
     output: &Path,
     opts: &ConvertOptions,
 ) -> Result<ConvertSummary> {
+    if target == Format::TennisModule {
+        // A module written with the initializers alone would silently drop
+        // the graph.
+        return Err(Error::Unsupported(
+            "importing an ONNX graph into a TenniS module is not supported yet; \
+             --weights-only writes the initializers alone"
+                .into(),
+        ));
+    }
     if !opts.is_plain() {
         return Err(Error::Unsupported(
             "importing an ONNX graph into NNabla keeps every parameter as it is: --only, \

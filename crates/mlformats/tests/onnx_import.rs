@@ -207,3 +207,15 @@ fn options_that_would_drop_the_graph_are_refused() {
     assert!(e.contains("--weights-only"), "{e}");
     assert!(!out.exists());
 }
+
+#[test]
+fn tennis_target_is_refused_not_written_without_its_graph() {
+    let dir = tempfile::tempdir().unwrap();
+    let src = root().join("testdata/translate/import/cases/test_convtranspose_1d.onnx");
+    let out = dir.path().join("x.tsm");
+    let e = convert(&src, &out, &ConvertOptions::new())
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("TenniS"), "{e}");
+    assert!(!out.exists());
+}
