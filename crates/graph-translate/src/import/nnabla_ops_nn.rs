@@ -323,11 +323,16 @@ pub(crate) fn pool(cx: &mut Cx<'_>, node: &Node) -> Lowered {
     let needs_pad = pads.begin != pads.end || extra.iter().any(|&e| e > 0);
     let pad = if needs_pad {
         if !max && (extra.iter().any(|&e| e > 0) || !include_pad) {
-            return Err(if extra.iter().any(|&e| e > 0) {
-                "ceil_mode=1 adding a window".into()
-            } else {
-                "asymmetric pads with count_include_pad=0".into()
-            });
+            if n == 1 {
+                return Err("1-D ceil_mode or asymmetric pads excluding padding".into());
+            }
+            let p = AvgPads {
+                begin: &pads.begin,
+                end: &pads.end,
+                extra: &extra,
+                include_pad,
+            };
+            return avg_by_counts(cx, &x, &sp, &k, &st, &p, &node.outputs[0], &out);
         }
         let end: Vec<i64> = (0..n).map(|i| pads.end[i] + extra[i].max(0)).collect();
         let v = if max { f32::NEG_INFINITY } else { 0.0 };
@@ -680,5 +685,69 @@ pub(crate) fn lrn(cx: &mut Cx<'_>, node: &Node) -> Lowered {
     )?;
     let out = node.outputs[0].clone();
     binary_vars(cx, "Mul2", &x, &t, Some(&out), elem::FLOAT)?;
+    Ok(())
+}
+
+/// Padding of an average pool computed as a sum over a count.
+struct AvgPads<'a> {
+    begin: &'a [i64],
+    end: &'a [i64],
+    extra: &'a [i64],
+    include_pad: bool,
+}
+
+/// An average pool ONNX pads in ways NNabla's `AveragePooling` cannot
+/// (asymmetric pads that do not count, or the extra window of
+/// `ceil_mode`): the `SumPooling` of the zero-padded input divided by the
+/// `SumPooling` of a mask of the elements ONNX counts.
+#[allow(clippy::too_many_arguments)]
+fn avg_by_counts(
+    cx: &mut Cx<'_>,
+    x: &str,
+    sp: &[i64],
+    k: &[i64],
+    st: &[i64],
+    p: &AvgPads<'_>,
+    out_name: &str,
+    out_dims: &[i64],
+) -> Lowered {
+    let n = sp.len();
+    let end_full: Vec<i64> = (0..n).map(|i| p.end[i] + p.extra[i].max(0)).collect();
+    let zeros = vec![0i64; n];
+    let param = || {
+        Some(P::SumPoolingParam(SumPoolingParameter {
+            kernel: sh(k),
+            stride: sh(st),
+            ignore_border: true,
+            pad: sh(&zeros),
+            channel_last: false,
+        }))
+    };
+    let xp = pad_spatial(cx, x, p.begin, &end_full, 0.0)?;
+    let sum = cx.fresh(&xp);
+    cx.emit("SumPooling", &[&xp], &[(&sum, out_dims)], param());
+    let mut md = vec![1i64, 1];
+    md.extend_from_slice(sp);
+    let mask = cx.fresh(&format!("{out_name}__mask"));
+    cx.emit(
+        "Constant",
+        &[],
+        &[(&mask, &md)],
+        Some(P::ConstantParam(ConstantParameter {
+            val: 1.0,
+            shape: sh(&md),
+        })),
+    );
+    let fill = if p.include_pad { 1.0 } else { 0.0 };
+    let mut m = pad_spatial(cx, &mask, p.begin, p.end, fill)?;
+    if p.extra.iter().any(|&e| e > 0) {
+        let extra: Vec<i64> = p.extra.iter().map(|&e| e.max(0)).collect();
+        m = pad_spatial(cx, &m, &zeros, &extra, 0.0)?;
+    }
+    let mut cd = vec![1i64, 1];
+    cd.extend_from_slice(&out_dims[2..]);
+    let cnt = cx.fresh(&m);
+    cx.emit("SumPooling", &[&m], &[(&cnt, &cd)], param());
+    binary_vars(cx, "Div2", &sum, &cnt, Some(out_name), elem::FLOAT)?;
     Ok(())
 }

@@ -325,8 +325,8 @@ pub static TABLE: &[Entry] = &[
     e(
         "AveragePool",
         "auto_pad, ceil_mode, count_include_pad, kernel_shape, pads, strides",
-        "AveragePooling (+ Pad)",
-        "ceil_mode adding a window, asymmetric pads excluding padding",
+        "AveragePooling (+ Pad); SumPooling, Constant, Div2 for ceil_mode and asymmetric pads",
+        "1-D ceil_mode / asymmetric pads excluding padding",
         nn::pool,
     ),
     e("GlobalAveragePool", "", "Mean", "", nn::global_pool),
