@@ -114,8 +114,10 @@ pub enum ImportError {
 /// Collects refusals as `(operator, reason)` and formats them with counts,
 /// in first-seen order.
 #[derive(Debug, Default)]
+#[cfg_attr(not(feature = "nnabla"), allow(dead_code))]
 pub(crate) struct Refusals(Vec<(String, usize)>);
 
+#[cfg_attr(not(feature = "nnabla"), allow(dead_code))]
 impl Refusals {
     pub(crate) fn add(&mut self, what: String) {
         match self.0.iter_mut().find(|(w, _)| *w == what) {
@@ -160,6 +162,8 @@ pub struct SupportRow {
 /// expected result in the real nnabla 1.39 (and none computes anything
 /// else). `IMPORT_SUPPORT.md` holds its output; a test keeps it fresh.
 pub fn support_table_markdown(verified: &dyn Fn(&str) -> usize) -> String {
+    #[cfg(not(feature = "nnabla"))]
+    let _ = verified;
     let mut s = String::from(
         "# ONNX import: supported operators\n\n\
          Generated from the import tables of `graph-translate` \
