@@ -195,6 +195,10 @@ enum Command {
         /// parameters.h5).
         #[arg(long, value_name = "FILE")]
         params: Option<PathBuf>,
+        /// ONNX import: fix the shape of an input with symbolic dimensions,
+        /// e.g. `--input-shape input=1,3,224,224` (repeatable).
+        #[arg(long, value_name = "NAME=D0,D1,...", value_parser = parse_input_shape)]
+        input_shape: Vec<(String, Vec<i64>)>,
         /// Cast floating-point tensors to this type.
         #[arg(long, value_enum, value_name = "TYPE")]
         dtype: Option<CastTo>,
@@ -343,6 +347,24 @@ impl Durability {
     }
 }
 
+/// `NAME=1,3,224,224` as a name and its dimensions.
+fn parse_input_shape(s: &str) -> Result<(String, Vec<i64>), String> {
+    let bad = || format!("expected NAME=D0,D1,... (non-negative integers), got {s:?}");
+    let (name, dims) = s.rsplit_once('=').ok_or_else(bad)?;
+    let dims = if dims.is_empty() {
+        Vec::new()
+    } else {
+        dims.split(',')
+            .map(|d| d.trim().parse::<i64>().ok().filter(|&v| v >= 0))
+            .collect::<Option<Vec<_>>>()
+            .ok_or_else(bad)?
+    };
+    if name.is_empty() {
+        return Err(bad());
+    }
+    Ok((name.to_string(), dims))
+}
+
 fn parse_rename(s: &str) -> Result<(String, String), String> {
     s.split_once('=')
         .map(|(a, b)| (a.to_string(), b.to_string()))
@@ -481,6 +503,7 @@ fn run(cli: Cli) -> Result<ExitCode, Failure> {
             network,
             opset,
             params,
+            input_shape,
             dtype,
             row_major: _,
             keep_order,
@@ -526,6 +549,7 @@ fn run(cli: Cli) -> Result<ExitCode, Failure> {
             opts.renames = rename;
             opts.network = network;
             opts.opset = opset;
+            opts.input_shapes = input_shape;
             opts.dtype = dtype.map(CastTo::dtype);
             opts.sync = durability.sync;
             let result = mlformats::convert_document(&doc, &output, &opts);

@@ -244,11 +244,15 @@ fn save(
 /// changes carried through it (a ``Cast`` node after each cast weight,
 /// renamed uses), or the conversion is refused; options that do not apply
 /// to the target raise ``FormatError``.
+/// An ONNX model converted to ``.nnp``,
+/// ``.nntxt`` or ``.protobuf`` is imported with its graph; ``input_shape``
+/// (a dict: input name -> list of dimensions) fixes inputs with symbolic
+/// dimensions.
 ///
 /// >>> mlformats.convert("testdata/nnabla/mlp.nnp", "mlp.safetensors", only="*W*", dtype="f16", weights_only=True)
 /// {'from': 'nnabla-nnp', 'to': 'safetensors', 'tensors': 2, 'whole_model': False, 'skipped': [], 'warnings': [], 'cast': [('fc1/affine/W', 'f32', 'f16'), ('fc2/affine/W', 'f32', 'f16')], 'renamed': [], 'graph': None}
 #[pyfunction]
-#[pyo3(signature = (src, dst, *, to=None, from_=None, only=None, exclude=None, dtype=None, keep_order=false, rename=None, weights_only=false, skip_unsupported=false, params=None, network=None, opset=None))]
+#[pyo3(signature = (src, dst, *, to=None, from_=None, only=None, exclude=None, dtype=None, keep_order=false, rename=None, weights_only=false, skip_unsupported=false, params=None, network=None, opset=None, input_shape=None))]
 #[allow(clippy::too_many_arguments)]
 fn convert<'py>(
     py: Python<'py>,
@@ -266,6 +270,7 @@ fn convert<'py>(
     params: Option<PathBuf>,
     network: Option<String>,
     opset: Option<i64>,
+    input_shape: Option<HashMap<String, Vec<i64>>>,
 ) -> PyResult<Bound<'py, PyDict>> {
     let mut opts = ConvertOptions::new()
         .keep_order(keep_order)
@@ -285,6 +290,11 @@ fn convert<'py>(
     }
     if let Some(f) = format_arg(to)? {
         opts = opts.to(f);
+    }
+    let mut shapes: Vec<(String, Vec<i64>)> = input_shape.unwrap_or_default().into_iter().collect();
+    shapes.sort();
+    for (name, dims) in shapes {
+        opts = opts.input_shape(name, dims);
     }
     for g in globs(only)? {
         opts = opts.only(g);

@@ -134,3 +134,14 @@ def test_threads_read_concurrently(tmp):
     with ThreadPoolExecutor(4) as ex:
         for i, (s, t) in enumerate(ex.map(work, range(16))):
             assert s == t == 1000.0 * i
+
+
+def test_convert_imports_an_onnx_graph_into_nnabla(tmp_path):
+    src = TESTDATA / "translate/import/cases/test_convtranspose_1d.onnx"
+    out = tmp_path / "m.nntxt"
+    s = mlformats.convert(src, out)
+    assert s["from"] == "onnx" and s["whole_model"]
+    assert 'type: "Deconvolution"' in out.read_text()
+    with pytest.raises(Exception, match="not an input of the model"):
+        mlformats.convert(src, tmp_path / "n.nntxt", input_shape={"nope": [1, 2]})
+    assert not (tmp_path / "n.nntxt").exists()

@@ -77,6 +77,9 @@ pub struct ConvertOptions {
     /// leaves the previous file, but a power loss may lose the new one
     /// (see [`tensor_core::io`]).
     pub sync: bool,
+    /// ONNX import: fixed shapes `(input name, dimensions)` for inputs with
+    /// symbolic dimensions (the CLI's `--input-shape NAME=1,3,224,224`).
+    pub input_shapes: Vec<(String, Vec<i64>)>,
 }
 
 impl std::fmt::Debug for ConvertOptions {
@@ -193,6 +196,12 @@ impl ConvertOptions {
         self
     }
 
+    /// ONNX import: fixes the shape of input `name` (symbolic dimensions).
+    pub fn input_shape(mut self, name: impl Into<String>, dims: Vec<i64>) -> Self {
+        self.input_shapes.push((name.into(), dims));
+        self
+    }
+
     /// True when the tensors are copied unchanged, with the model.
     pub fn is_plain(&self) -> bool {
         !self.weights_only
@@ -247,7 +256,7 @@ pub struct ExportedGraph {
 }
 
 impl ConvertSummary {
-    fn new(from: Format, to: Format, tensors: usize, whole_model: bool) -> Self {
+    pub(crate) fn new(from: Format, to: Format, tensors: usize, whole_model: bool) -> Self {
         ConvertSummary {
             from,
             to,
@@ -441,6 +450,10 @@ fn convert_document_to(
     };
     check_applies(doc, target, opts)?;
     let filter = crate::NameFilter::new(&opts.only, &opts.exclude)?;
+    #[cfg(all(feature = "onnx", feature = "nnp"))]
+    if doc.format() == Format::Onnx && crate::import::imports_to(target, opts) {
+        return crate::import::onnx_to_nnabla(doc, target, output, opts);
+    }
     if opts.is_plain() {
         if doc.format() == target {
             doc.reencode(output)?;

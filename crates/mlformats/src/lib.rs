@@ -122,6 +122,8 @@ mod error;
 #[cfg(feature = "onnx")]
 pub mod export;
 mod formats;
+#[cfg(all(feature = "onnx", feature = "nnp"))]
+mod import;
 pub mod report;
 mod save;
 mod select;

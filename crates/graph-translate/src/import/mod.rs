@@ -1,1 +1,211 @@
-//! Importing ONNX models into NNabla networks and TenniS modules.
+//! Importing ONNX models into NNabla networks (and, later, TenniS modules).
+//!
+//! The common layer ([`onnx_graph`], [`fold`]) reads the model (opsets 7
+//! to 21), its initializers and its inputs' shapes, and folds the constant
+//! shape arithmetic exporters emit. One declarative table per target
+//! ([`nnabla_table::TABLE`]) names every ONNX operator the target takes,
+//! its opset range, the attributes it reads and its lowering; the table
+//! drives the translation, the list of supported operators
+//! ([`support_table_markdown`]) and the per-operator tests.
+//!
+//! What the target cannot express is refused before anything is written:
+//! [`ImportError::Unsupported`] names every such operator (and attribute
+//! value) with its count.
+//!
+//! ```
+//! # #[cfg(feature = "nnabla")] {
+//! use graph_translate::import::{ImportOptions, onnx_to_nnabla};
+//! use onnx_format::builder::{Dim, GraphBuilder, attr};
+//! use onnx_format::proto::tensor_proto::DataType;
+//!
+//! // y = LeakyRelu(x) on a symbolic batch.
+//! let mut b = GraphBuilder::new("net");
+//! b.input("x", DataType::Float, &[Dim::Param("N".into()), Dim::Value(4)]);
+//! b.node("LeakyRelu", "", &["x"], &["y"], vec![attr::float("alpha", 0.1)]);
+//! b.output("y", DataType::Float, &[Dim::Param("N".into()), Dim::Value(4)]);
+//! let mut bytes = Vec::new();
+//! onnx_format::write_model(&mut bytes, &b.finish(&Default::default())).unwrap();
+//! let model = onnx_format::Model::parse(&bytes).unwrap();
+//!
+//! let nn = onnx_to_nnabla(&model, &ImportOptions::default()).unwrap();
+//! let net = &nn.model.network[0];
+//! assert_eq!(net.function[0].r#type, "LeakyReLU");
+//! // The symbolic batch stays NNabla's -1.
+//! assert_eq!(net.variable[0].shape.as_ref().unwrap().dim, [-1, 4]);
+//! assert_eq!(nn.model.executor[0].output_variable[0].variable_name, "y");
+//! # }
+//! ```
+
+pub mod fold;
+pub mod onnx_graph;
+
+#[cfg(feature = "nnabla")]
+mod nnabla_cx;
+#[cfg(feature = "nnabla")]
+mod nnabla_ops_elementwise;
+#[cfg(feature = "nnabla")]
+mod nnabla_ops_nn;
+#[cfg(feature = "nnabla")]
+mod nnabla_ops_norm;
+#[cfg(feature = "nnabla")]
+mod nnabla_ops_reduce;
+#[cfg(feature = "nnabla")]
+mod nnabla_ops_shape;
+#[cfg(feature = "nnabla")]
+pub mod nnabla_table;
+
+#[cfg(feature = "nnabla")]
+pub use nnabla_cx::{NnablaImport, onnx_to_nnabla};
+
+/// What the import needs besides the model.
+#[derive(Debug, Clone, Default)]
+#[non_exhaustive]
+pub struct ImportOptions {
+    /// Fixed shapes for inputs with symbolic dimensions: `(input name,
+    /// dimensions)`.
+    pub input_shapes: Vec<(String, Vec<i64>)>,
+}
+
+impl ImportOptions {
+    /// Fixes the shape of input `name`.
+    pub fn input_shape(mut self, name: impl Into<String>, dims: Vec<i64>) -> Self {
+        self.input_shapes.push((name.into(), dims));
+        self
+    }
+}
+
+/// Parses `NAME=1,3,224,224` (the CLI's `--input-shape`).
+pub fn parse_input_shape(s: &str) -> Result<(String, Vec<i64>), ImportError> {
+    let bad = || ImportError::Invalid(format!("--input-shape {s:?}: expected NAME=D0,D1,..."));
+    let (name, dims) = s.rsplit_once('=').ok_or_else(bad)?;
+    if name.is_empty() {
+        return Err(bad());
+    }
+    let dims = if dims.trim().is_empty() {
+        Vec::new()
+    } else {
+        dims.split(',')
+            .map(|d| d.trim().parse::<i64>().ok().filter(|&v| v >= 0))
+            .collect::<Option<Vec<_>>>()
+            .ok_or_else(bad)?
+    };
+    Ok((name.to_string(), dims))
+}
+
+/// Why an import failed.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum ImportError {
+    /// The ONNX file itself could not be read.
+    #[error(transparent)]
+    Onnx(#[from] onnx_format::Error),
+    /// The model is malformed (or an option does not fit it).
+    #[error("invalid ONNX model: {0}")]
+    Invalid(String),
+    /// The target cannot express parts of the model; the message names
+    /// every operator (and attribute value) with its count.
+    #[error("{0}")]
+    Unsupported(String),
+    /// An input has a symbolic dimension the target cannot keep.
+    #[error("{0}")]
+    SymbolicShape(String),
+}
+
+/// Collects refusals as `(operator, reason)` and formats them with counts,
+/// in first-seen order.
+#[derive(Debug, Default)]
+#[cfg_attr(not(feature = "nnabla"), allow(dead_code))]
+pub(crate) struct Refusals(Vec<(String, usize)>);
+
+#[cfg_attr(not(feature = "nnabla"), allow(dead_code))]
+impl Refusals {
+    pub(crate) fn add(&mut self, what: String) {
+        match self.0.iter_mut().find(|(w, _)| *w == what) {
+            Some((_, n)) => *n += 1,
+            None => self.0.push((what, 1)),
+        }
+    }
+
+    pub(crate) fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+
+    pub(crate) fn into_error(self, target: &str) -> ImportError {
+        let total: usize = self.0.iter().map(|(_, n)| n).sum();
+        let list: Vec<String> = self.0.iter().map(|(w, n)| format!("{w} ×{n}")).collect();
+        ImportError::Unsupported(format!(
+            "{target} cannot express {total} node(s) of this ONNX model: {}",
+            list.join(", ")
+        ))
+    }
+}
+
+/// One row of a support table: the ONNX operator, its opsets, the
+/// attributes read, and the target operators it becomes.
+#[derive(Debug, Clone, Copy)]
+pub struct SupportRow {
+    /// ONNX operator.
+    pub op: &'static str,
+    /// Lowest and highest opset.
+    pub opsets: (i64, i64),
+    /// Attributes (and constant inputs) read.
+    pub attrs: &'static str,
+    /// Target operators emitted.
+    pub emits: &'static str,
+    /// Limits of the lowering (what is refused).
+    pub notes: &'static str,
+}
+
+/// The published support table (markdown) of ONNX import, generated from
+/// the operator tables; `verified` gives, per ONNX operator, how many
+/// cases of the ONNX conformance suite using it convert and compute the
+/// expected result in the real nnabla 1.39 (and none computes anything
+/// else). `IMPORT_SUPPORT.md` holds its output; a test keeps it fresh.
+pub fn support_table_markdown(verified: &dyn Fn(&str) -> usize) -> String {
+    #[cfg(not(feature = "nnabla"))]
+    let _ = verified;
+    let mut s = String::from(
+        "# ONNX import: supported operators\n\n\
+         Generated from the import tables of `graph-translate` \
+         (`support_table_markdown`, kept fresh by a test). Every operator is \
+         verified on the cases of the ONNX operator conformance suite (onnx \
+         1.23.2 node tests) that use it: converted to `.nnp`, run in the \
+         real nnabla 1.39 and compared with the case's expected outputs \
+         (`testdata/translate/import/nnabla.json`). Constant shape \
+         arithmetic (",
+    );
+    s.push_str(&fold::FOLDABLE.join(", "));
+    s.push_str(
+        ") is folded at import time whenever its inputs are constants \
+         or static shapes.\n",
+    );
+    #[cfg(feature = "nnabla")]
+    {
+        let rows = nnabla_table::support_rows();
+        let n_ver = rows.iter().filter(|r| verified(r.op) > 0).count();
+        s.push_str(&format!(
+            "\n## ONNX → NNabla ({} operators, {n_ver} verified in nnabla 1.39)\n\n\
+             | ONNX op | opsets | attributes / inputs read | NNabla functions | refused | conformance cases passing in nnabla |\n\
+             |---|---|---|---|---|---|\n",
+            rows.len()
+        ));
+        for r in rows {
+            let v = verified(r.op);
+            s.push_str(&format!(
+                "| {} | {}–{} | {} | {} | {} | {} |\n",
+                r.op,
+                r.opsets.0,
+                r.opsets.1,
+                r.attrs,
+                r.emits,
+                r.notes,
+                if v > 0 {
+                    v.to_string()
+                } else {
+                    "— (no case)".into()
+                }
+            ));
+        }
+    }
+    s
+}

@@ -2,7 +2,7 @@
 
 import os
 from types import TracebackType
-from typing import Any, Dict, Iterable, Iterator, List, Mapping, Optional, Tuple, Type, Union, final
+from typing import Any, Dict, Iterable, Iterator, List, Mapping, Optional, Sequence, Tuple, Type, Union, final
 
 import numpy as np
 import numpy.typing as npt
@@ -182,8 +182,10 @@ def convert(
     rename: Union[Dict[str, str], Iterable[Tuple[str, str]], None] = None,
     weights_only: bool = False,
     skip_unsupported: bool = False,
+    input_shape: Optional[Dict[str, Sequence[int]]] = None,
 ) -> Dict[str, Any]:
-    """Converts a file to another format; returns ``{"from", "to",
+    """Converts a file to another format (an ONNX model to NNabla with its
+    graph; ``input_shape`` fixes symbolic input dimensions); returns ``{"from", "to",
     "tensors", "whole_model", "skipped", "warnings"}``."""
 
 def inspect(path: _Path, schema: int = 2) -> Dict[str, Any]:

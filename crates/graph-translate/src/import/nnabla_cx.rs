@@ -1,0 +1,541 @@
+//! ONNX → NNabla: the lowering context and the driver that walks the
+//! graph, folds constants, dispatches through [`super::nnabla_table`] and
+//! assembles the NNabla model (one network, one executor, parameters).
+
+use std::collections::{HashMap, HashSet};
+
+use nnabla_proto::proto::function::Parameter as P;
+use nnabla_proto::proto::{
+    Context, DataVariable, Executor, Function, GlobalConfig, NNablaProtoBuf, Network,
+    OutputVariable, ParameterVariable, ReshapeParameter, Shape, Variable,
+};
+use tensor_core::Tensor;
+
+use super::onnx_graph::{self, Const, Node, OnnxGraph, elem};
+use super::{ImportError, ImportOptions, Refusals, fold, nnabla_table};
+
+/// An ONNX model as an NNabla model: the model (network `network`,
+/// executor `runtime`, global config; no parameter messages) and its
+/// parameters (f32), in executor order.
+#[derive(Debug, Clone)]
+pub struct NnablaImport {
+    /// The model without parameter data.
+    pub model: NNablaProtoBuf,
+    /// The parameters (initializers and the constants the graph uses), f32.
+    pub parameters: Vec<(String, Tensor<'static>)>,
+}
+
+/// A refusal reason (becomes `Op (reason)` in the error).
+pub(crate) type Lowered = Result<(), String>;
+
+/// The state of one NNabla lowering.
+pub(crate) struct Cx<'g> {
+    g: &'g OnnxGraph,
+    pub opset: i64,
+    consts: HashMap<String, Const>,
+    shapes: HashMap<String, Vec<i64>>,
+    elems: HashMap<String, i32>,
+    vars: Vec<Variable>,
+    var_set: HashSet<String>,
+    funcs: Vec<Function>,
+    params: Vec<(String, Tensor<'static>)>,
+    names: HashSet<String>,
+    n: usize,
+}
+
+/// Largest integer an f32 holds exactly.
+const F32_EXACT: f64 = 16_777_216.0;
+
+fn shape(d: &[i64]) -> Option<Shape> {
+    Some(Shape { dim: d.to_vec() })
+}
+
+impl<'g> Cx<'g> {
+    fn new(g: &'g OnnxGraph) -> Self {
+        let mut names: HashSet<String> = g.consts.keys().cloned().collect();
+        for n in &g.nodes {
+            names.extend(n.outputs.iter().cloned());
+        }
+        names.extend(g.inputs.iter().map(|i| i.name.clone()));
+        Cx {
+            g,
+            opset: g.opset,
+            consts: g.consts.clone(),
+            shapes: HashMap::new(),
+            elems: HashMap::new(),
+            vars: Vec::new(),
+            var_set: HashSet::new(),
+            funcs: Vec::new(),
+            params: Vec::new(),
+            names,
+            n: 0,
+        }
+    }
+
+    /// The constant `name`, if it is one.
+    pub fn konst(&self, name: &str) -> Option<&Const> {
+        self.consts.get(name)
+    }
+
+    /// The constant input `i` of `node` as integers.
+    pub fn const_ints(&self, node: &Node, i: usize) -> Option<Vec<i64>> {
+        node.input(i)
+            .and_then(|n| self.konst(n))
+            .and_then(Const::ints)
+    }
+
+    /// The constant input `i` of `node` as floats.
+    pub fn const_floats(&self, node: &Node, i: usize) -> Option<Vec<f64>> {
+        node.input(i).and_then(|n| self.konst(n)).map(Const::values)
+    }
+
+    /// The static shape of a value (`-1` for the batch dimension).
+    pub fn shape(&self, name: &str) -> Result<Vec<i64>, String> {
+        if let Some(c) = self.consts.get(name) {
+            return Ok(c.dims_i64());
+        }
+        self.shapes
+            .get(name)
+            .cloned()
+            .ok_or_else(|| format!("no shape known for {name:?}"))
+    }
+
+    /// The shape of input `i` of `node`.
+    pub fn in_shape(&self, node: &Node, i: usize) -> Result<Vec<i64>, String> {
+        self.shape(node.input(i).ok_or("missing input")?)
+    }
+
+    /// The element type of a value.
+    pub fn elem(&self, name: &str) -> i32 {
+        if let Some(c) = self.consts.get(name) {
+            return c.elem;
+        }
+        self.elems.get(name).copied().unwrap_or(elem::FLOAT)
+    }
+
+    /// A fresh variable name derived from `hint`.
+    pub fn fresh(&mut self, hint: &str) -> String {
+        loop {
+            self.n += 1;
+            let name = format!("{hint}__{}", self.n);
+            if self.names.insert(name.clone()) {
+                return name;
+            }
+        }
+    }
+
+    fn add_var(&mut self, name: &str, kind: &str, dims: &[i64]) {
+        if self.var_set.insert(name.to_string()) {
+            self.vars.push(Variable {
+                name: name.to_string(),
+                r#type: kind.to_string(),
+                shape: shape(dims),
+                ..Default::default()
+            });
+        }
+        self.shapes.insert(name.to_string(), dims.to_vec());
+    }
+
+    /// A parameter variable holding `vals` with `dims` (f32).
+    pub fn param(&mut self, name: &str, dims: &[i64], vals: &[f64]) -> Result<String, String> {
+        let name = if self.var_set.contains(name) {
+            self.fresh(name)
+        } else {
+            name.to_string()
+        };
+        let udims: Vec<usize> = dims.iter().map(|&d| d.max(0) as usize).collect();
+        let v: Vec<f32> = vals.iter().map(|&v| v as f32).collect();
+        let t = Tensor::from_values(udims, &v).map_err(|e| e.to_string())?;
+        self.params.push((name.clone(), t));
+        self.add_var(&name, "Parameter", dims);
+        self.elems.insert(name.clone(), elem::FLOAT);
+        Ok(name)
+    }
+
+    /// The values of a constant, checked to be exact in f32 when integral.
+    fn const_f32_values(&self, name: &str, c: &Const) -> Result<Vec<f64>, String> {
+        let v = c.values();
+        if c.elem == elem::FLOAT || c.elem == 10 || c.elem == 16 {
+            return Ok(v);
+        }
+        if c.elem == elem::DOUBLE {
+            return Err(format!("double constant {name:?} (NNabla computes in f32)"));
+        }
+        if v.iter().any(|x| x.abs() > F32_EXACT) {
+            return Err(format!(
+                "integer constant {name:?} with values f32 cannot hold exactly"
+            ));
+        }
+        Ok(v)
+    }
+
+    /// The runtime variable of value `name`: a constant becomes a
+    /// parameter (f32, with its own dimensions, or `dims` when given).
+    pub fn var(&mut self, name: &str) -> Result<String, String> {
+        if self.var_set.contains(name) {
+            return Ok(name.to_string());
+        }
+        if let Some(c) = self.consts.get(name).cloned() {
+            let v = self.const_f32_values(name, &c)?;
+            return self.param(name, &c.dims_i64(), &v);
+        }
+        Err(format!("value {name:?} is not computed"))
+    }
+
+    /// Input `i` of `node` as a float variable: refuses integer, boolean
+    /// and double runtime values (NNabla computes in f32).
+    pub fn fvar(&mut self, node: &Node, i: usize) -> Result<String, String> {
+        let name = node.input(i).ok_or_else(|| format!("input {i} missing"))?;
+        if !self.consts.contains_key(name) {
+            let e = self.elem(name);
+            if e != elem::FLOAT {
+                return Err(format!(
+                    "{} input (NNabla computes in f32)",
+                    onnx_format::dtype::onnx_name(e)
+                ));
+            }
+        }
+        self.var(name)
+    }
+
+    /// Input `i` of `node` as a variable of any element type (data
+    /// movement and comparisons, exact for what f32 holds).
+    pub fn avar(&mut self, node: &Node, i: usize) -> Result<String, String> {
+        let name = node.input(i).ok_or_else(|| format!("input {i} missing"))?;
+        if !self.consts.contains_key(name) {
+            let e = self.elem(name);
+            if !matches!(e, 1..=7 | 9 | 12 | 13) {
+                return Err(format!(
+                    "{} input (NNabla computes in f32)",
+                    onnx_format::dtype::onnx_name(e)
+                ));
+            }
+        }
+        self.var(name)
+    }
+
+    /// Emits one function; its outputs become buffer variables.
+    pub fn emit(&mut self, ty: &str, inputs: &[&str], outputs: &[(&str, &[i64])], p: Option<P>) {
+        for (o, d) in outputs {
+            self.add_var(o, "Buffer", d);
+        }
+        let idx = self.funcs.len();
+        self.funcs.push(Function {
+            name: format!("{ty}_{idx}"),
+            r#type: ty.to_string(),
+            input: inputs.iter().map(|s| s.to_string()).collect(),
+            output: outputs.iter().map(|(o, _)| o.to_string()).collect(),
+            parameter: p,
+            ..Default::default()
+        });
+    }
+
+    /// Whether a value is read by a node or is a graph output.
+    pub fn is_used(&self, name: &str) -> bool {
+        self.g.outputs.iter().any(|o| o == name)
+            || self
+                .g
+                .nodes
+                .iter()
+                .any(|n| n.inputs.iter().any(|i| i == name))
+    }
+
+    /// Sets the element type of a value computed here (default f32).
+    pub fn set_elem(&mut self, name: &str, e: i32) {
+        self.elems.insert(name.to_string(), e);
+    }
+
+    /// `x` reshaped to `dims` (a new variable), or `x` itself when it has
+    /// them already. A batch dimension (`-1`) stays `-1`.
+    pub fn reshape(&mut self, x: &str, dims: &[i64]) -> Result<String, String> {
+        let cur = self.shape(x)?;
+        if cur == dims {
+            return Ok(x.to_string());
+        }
+        check_reshape(&cur, dims)?;
+        let e = self.elem(x);
+        let y = self.fresh(x);
+        self.emit(
+            "Reshape",
+            &[x],
+            &[(&y, dims)],
+            Some(P::ReshapeParam(ReshapeParameter {
+                shape: shape(dims),
+                inplace: false,
+            })),
+        );
+        self.set_elem(&y, e);
+        Ok(y)
+    }
+
+    /// `x` reshaped into `out` (named) with `dims`.
+    pub fn reshape_to(&mut self, x: &str, out: &str, dims: &[i64]) -> Lowered {
+        let cur = self.shape(x)?;
+        check_reshape(&cur, dims)?;
+        let e = self.elem(x);
+        self.emit(
+            "Reshape",
+            &[x],
+            &[(out, dims)],
+            Some(P::ReshapeParam(ReshapeParameter {
+                shape: shape(dims),
+                inplace: false,
+            })),
+        );
+        self.set_elem(out, e);
+        Ok(())
+    }
+
+    /// `x` with leading 1s added up to rank `r` (numpy broadcasting).
+    pub fn with_rank(&mut self, x: &str, r: usize) -> Result<String, String> {
+        let s = self.shape(x)?;
+        if s.len() >= r {
+            return Ok(x.to_string());
+        }
+        if let Some(c) = self.consts.get(x).cloned()
+            && !self.var_set.contains(x)
+        {
+            let mut d = vec![1i64; r - s.len()];
+            d.extend_from_slice(&s);
+            let v = self.const_f32_values(x, &c)?;
+            return self.param(&format!("{x}__r{r}"), &d, &v);
+        }
+        let mut d = vec![1i64; r - s.len()];
+        d.extend_from_slice(&s);
+        self.reshape(x, &d)
+    }
+
+    /// Records a value as holding constant `c` (a fold, or an identity).
+    pub fn set_const(&mut self, name: &str, c: Const) {
+        self.consts.insert(name.to_string(), c);
+    }
+}
+
+/// A reshape is only emitted where the element count is known to match:
+/// a batch dimension (`-1`) must stay the first dimension on both sides.
+fn check_reshape(from: &[i64], to: &[i64]) -> Lowered {
+    let dyn_from = from.iter().filter(|&&d| d < 0).count();
+    let dyn_to = to.iter().filter(|&&d| d < 0).count();
+    let p = |d: &[i64]| d.iter().filter(|&&v| v >= 0).product::<i64>();
+    if dyn_from != dyn_to
+        || dyn_from > 1
+        || (dyn_from == 1 && (from[0] >= 0 || to.first().is_none_or(|&d| d >= 0)))
+        || p(from) != p(to)
+    {
+        return Err(format!(
+            "reshape {} to {} across the symbolic batch dimension (fix it with --input-shape)",
+            onnx_graph::dims_text(from),
+            onnx_graph::dims_text(to)
+        ));
+    }
+    Ok(())
+}
+
+/// numpy broadcasting of two static shapes (`-1` batch allowed where the
+/// other side is 1 or also `-1`).
+pub(crate) fn broadcast_shapes(a: &[i64], b: &[i64]) -> Result<Vec<i64>, String> {
+    let r = a.len().max(b.len());
+    let get = |s: &[i64], i: usize| {
+        if i + s.len() >= r {
+            s[i + s.len() - r]
+        } else {
+            1
+        }
+    };
+    (0..r)
+        .map(|i| {
+            let (x, y) = (get(a, i), get(b, i));
+            if x == y || y == 1 {
+                Ok(x)
+            } else if x == 1 {
+                Ok(y)
+            } else {
+                Err(format!(
+                    "shapes {} and {} do not broadcast statically",
+                    onnx_graph::dims_text(a),
+                    onnx_graph::dims_text(b)
+                ))
+            }
+        })
+        .collect()
+}
+
+/// Imports an ONNX model as an NNabla model (one network `network`, an
+/// executor `runtime` with the model's inputs as data variables, its
+/// outputs as output variables and every parameter).
+///
+/// Refuses, before producing anything, every node NNabla cannot express,
+/// with counts.
+pub fn onnx_to_nnabla(
+    model: &onnx_format::Model,
+    opts: &ImportOptions,
+) -> Result<NnablaImport, ImportError> {
+    let g = onnx_graph::load(model, opts)?;
+    let mut refusals = Refusals::default();
+    for n in &g.nodes {
+        if !n.domain.is_empty() && n.domain != "ai.onnx" {
+            refusals.add(format!("{} (domain {:?})", n.op, n.domain));
+        } else if onnx_graph::has_subgraph(n) {
+            refusals.add(format!("{} (subgraphs)", n.op));
+        } else if let Some(e) = nnabla_table::entry(&n.op) {
+            if g.opset < e.since() || g.opset > e.until() {
+                refusals.add(format!("{} (opset {})", n.op, g.opset));
+            }
+        } else if !fold::FOLDABLE.contains(&n.op.as_str()) {
+            refusals.add(n.op.clone());
+        }
+    }
+    if !refusals.is_empty() {
+        return Err(refusals.into_error("NNabla"));
+    }
+    let mut cx = Cx::new(&g);
+    for i in &g.inputs {
+        cx.add_var(&i.name, "Buffer", &i.dims);
+        cx.elems.insert(i.name.clone(), i.elem);
+    }
+    let mut poisoned: HashSet<String> = HashSet::new();
+    for node in &g.nodes {
+        if node
+            .inputs
+            .iter()
+            .any(|i| !i.is_empty() && poisoned.contains(i))
+        {
+            poisoned.extend(node.outputs.iter().cloned());
+            continue;
+        }
+        let shapes = &cx.shapes;
+        let consts = &cx.consts;
+        let folded = fold::fold(node, g.opset, &|n| consts.get(n).cloned(), &|n| {
+            shapes.get(n).cloned()
+        });
+        let res = match folded {
+            Some(Ok(cs)) => {
+                for (o, c) in node.outputs.iter().zip(cs) {
+                    cx.set_const(o, c);
+                }
+                Ok(())
+            }
+            Some(Err(e)) => Err(e),
+            None => match nnabla_table::entry(&node.op) {
+                Some(e) => (e.lower)(&mut cx, node),
+                None => Err("its inputs are computed at run time".into()),
+            },
+        };
+        if let Err(why) = res {
+            refusals.add(format!("{} ({why})", node.op));
+            poisoned.extend(node.outputs.iter().cloned());
+        }
+    }
+    let mut outputs: Vec<(String, String)> = Vec::new();
+    for o in &g.outputs {
+        if poisoned.contains(o) {
+            continue;
+        }
+        if g.inputs.iter().any(|i| &i.name == o) {
+            // An input that is also an output: an Identity gives the output
+            // a variable of its own (its data name stays the ONNX name).
+            let v = cx.fresh(o);
+            let d = cx.shape(o).unwrap_or_default();
+            let e = cx.elem(o);
+            cx.emit("Identity", &[o], &[(&v, &d)], None);
+            cx.set_elem(&v, e);
+            outputs.push((v, o.clone()));
+            continue;
+        }
+        if !cx.var_set.contains(o) {
+            let Some(c) = cx.konst(o).cloned() else {
+                return Err(ImportError::Invalid(format!(
+                    "graph output {o:?} is computed by no node"
+                )));
+            };
+            match cx.const_f32_values(o, &c) {
+                Ok(v) => {
+                    let p = cx
+                        .param(&format!("{o}__const"), &c.dims_i64(), &v)
+                        .map_err(ImportError::Invalid)?;
+                    let d = c.dims_i64();
+                    cx.emit("Identity", &[&p], &[(o, &d)], None);
+                    cx.set_elem(o, c.elem);
+                }
+                Err(why) => {
+                    refusals.add(format!("output {o:?} ({why})"));
+                    continue;
+                }
+            }
+        }
+        outputs.push((o.clone(), o.clone()));
+    }
+    if !refusals.is_empty() {
+        return Err(refusals.into_error("NNabla"));
+    }
+    // NNabla builds only the variables its functions reach: an input no
+    // function reads gets an Identity of its own.
+    for i in &g.inputs {
+        if !cx.funcs.iter().any(|f| f.input.contains(&i.name)) {
+            let v = cx.fresh(&i.name);
+            cx.emit("Identity", &[&i.name], &[(&v, &i.dims)], None);
+        }
+    }
+    Ok(finish(cx, &g, outputs))
+}
+
+fn finish(cx: Cx<'_>, g: &OnnxGraph, outputs: Vec<(String, String)>) -> NnablaImport {
+    let batch = g
+        .inputs
+        .first()
+        .and_then(|i| i.dims.first().copied())
+        .filter(|&d| d > 0)
+        .unwrap_or(1);
+    let data: Vec<DataVariable> = g
+        .inputs
+        .iter()
+        .map(|i| DataVariable {
+            variable_name: i.name.clone(),
+            data_name: i.name.clone(),
+        })
+        .collect();
+    let executor = Executor {
+        name: "runtime".into(),
+        network_name: "network".into(),
+        data_variable: data,
+        output_variable: outputs
+            .iter()
+            .map(|(v, d)| OutputVariable {
+                variable_name: v.clone(),
+                data_name: d.clone(),
+                ..Default::default()
+            })
+            .collect(),
+        parameter_variable: cx
+            .params
+            .iter()
+            .map(|(n, _)| ParameterVariable {
+                variable_name: n.clone(),
+                ..Default::default()
+            })
+            .collect(),
+        ..Default::default()
+    };
+    let model = NNablaProtoBuf {
+        global_config: Some(GlobalConfig {
+            default_context: Some(Context {
+                backends: vec!["cpu:float".into()],
+                array_class: "CpuCachedArray".into(),
+                ..Default::default()
+            }),
+        }),
+        network: vec![Network {
+            name: "network".into(),
+            batch_size: batch,
+            variable: cx.vars,
+            function: cx.funcs,
+            ..Default::default()
+        }],
+        executor: vec![executor],
+        ..Default::default()
+    };
+    NnablaImport {
+        model,
+        parameters: cx.params,
+    }
+}

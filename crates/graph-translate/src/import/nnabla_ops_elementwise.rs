@@ -1,0 +1,538 @@
+//! ONNX → NNabla lowerings: element-wise operators (activations, math,
+//! arithmetic with numpy broadcasting, comparisons, logic, `Where`).
+//!
+//! NNabla's two-input functions (`Add2`, `Mul2`, `Equal`, `Where`, ...)
+//! broadcast only between inputs of the same rank, size-1 dimensions
+//! against any: the lowerings first give both inputs the output's rank.
+
+use nnabla_proto::proto::function::Parameter as P;
+use nnabla_proto::proto::*;
+
+use super::nnabla_cx::{Cx, Lowered, broadcast_shapes};
+use super::onnx_graph::{Node, elem};
+
+/// Emits a one-input function on a float input with the input's shape.
+pub(crate) fn unary(cx: &mut Cx<'_>, node: &Node, ty: &str, p: Option<P>) -> Lowered {
+    let x = cx.fvar(node, 0)?;
+    let s = cx.shape(&x)?;
+    cx.emit(ty, &[&x], &[(&node.outputs[0], &s)], p);
+    Ok(())
+}
+
+/// A one-input function on `x` into a fresh variable.
+pub(crate) fn chain(cx: &mut Cx<'_>, x: &str, ty: &str, p: Option<P>) -> Result<String, String> {
+    let s = cx.shape(x)?;
+    let y = cx.fresh(x);
+    cx.emit(ty, &[x], &[(&y, &s)], p);
+    Ok(y)
+}
+
+/// A one-input function on `x` into the named `out`.
+pub(crate) fn chain_to(cx: &mut Cx<'_>, x: &str, out: &str, ty: &str, p: Option<P>) -> Lowered {
+    let s = cx.shape(x)?;
+    cx.emit(ty, &[x], &[(out, &s)], p);
+    Ok(())
+}
+
+pub(crate) fn mul_scalar(v: f64) -> Option<P> {
+    Some(P::MulScalarParam(MulScalarParameter {
+        val: v,
+        inplace: false,
+    }))
+}
+pub(crate) fn add_scalar(v: f64) -> Option<P> {
+    Some(P::AddScalarParam(AddScalarParameter {
+        val: v,
+        inplace: false,
+    }))
+}
+
+/// A two-input NNabla function `ty` on variables `a` and `b` with numpy
+/// broadcasting, into `out` (or a fresh variable), typed `e`.
+pub(crate) fn binary_vars(
+    cx: &mut Cx<'_>,
+    ty: &str,
+    a: &str,
+    b: &str,
+    out: Option<&str>,
+    e: i32,
+) -> Result<String, String> {
+    let (sa, sb) = (cx.shape(a)?, cx.shape(b)?);
+    let so = broadcast_shapes(&sa, &sb)?;
+    let a = cx.with_rank(a, so.len())?;
+    let b = cx.with_rank(b, so.len())?;
+    let y = match out {
+        Some(o) => o.to_string(),
+        None => cx.fresh(&a),
+    };
+    cx.emit(ty, &[&a, &b], &[(&y, &so)], None);
+    cx.set_elem(&y, e);
+    Ok(y)
+}
+
+/// The scalar value of a one-element constant input.
+fn scalar_of(cx: &Cx<'_>, node: &Node, i: usize) -> Option<f64> {
+    let c = cx.konst(node.input(i)?)?;
+    let v = c.values();
+    (v.len() == 1).then(|| v[0])
+}
+
+/// Whether input `i`'s shape is the output shape (the other input
+/// broadcasts into it).
+fn keeps_shape(cx: &Cx<'_>, node: &Node, i: usize) -> bool {
+    let (Ok(a), Ok(b)) = (cx.in_shape(node, 0), cx.in_shape(node, 1)) else {
+        return false;
+    };
+    broadcast_shapes(&a, &b).is_ok_and(|o| o == if i == 0 { a } else { b })
+}
+
+/// `Add`, `Sub`, `Mul`, `Div`, `Pow`: a scalar-constant operand becomes a
+/// scalar function where that is exact; otherwise the broadcasting
+/// two-input function.
+pub(crate) fn arith(cx: &mut Cx<'_>, node: &Node) -> Lowered {
+    let op = node.op.as_str();
+    let ty = match op {
+        "Add" => "Add2",
+        "Sub" => "Sub2",
+        "Mul" => "Mul2",
+        "Div" => "Div2",
+        _ => "Pow2",
+    };
+    let out = node.outputs[0].clone();
+    if let Some(c) = scalar_of(cx, node, 1).filter(|_| keeps_shape(cx, node, 0)) {
+        let p = match op {
+            "Add" => add_scalar(c),
+            "Sub" => add_scalar(-c),
+            "Mul" => mul_scalar(c),
+            "Pow" => Some(P::PowScalarParam(PowScalarParameter {
+                val: c,
+                inplace: false,
+            })),
+            _ => None,
+        };
+        if let Some(p) = p {
+            let x = cx.fvar(node, 0)?;
+            let ty = match op {
+                "Add" | "Sub" => "AddScalar",
+                "Mul" => "MulScalar",
+                _ => "PowScalar",
+            };
+            return chain_to(cx, &x, &out, ty, Some(p));
+        }
+    }
+    if let Some(c) = scalar_of(cx, node, 0).filter(|_| keeps_shape(cx, node, 1)) {
+        let p = match op {
+            "Add" => Some(("AddScalar", add_scalar(c))),
+            "Mul" => Some(("MulScalar", mul_scalar(c))),
+            "Sub" => Some((
+                "RSubScalar",
+                Some(P::RSubScalarParam(RSubScalarParameter { val: c })),
+            )),
+            "Div" => Some((
+                "RDivScalar",
+                Some(P::RDivScalarParam(RDivScalarParameter { val: c })),
+            )),
+            _ => Some((
+                "RPowScalar",
+                Some(P::RPowScalarParam(RPowScalarParameter { val: c })),
+            )),
+        };
+        if let Some((ty, p)) = p {
+            let x = cx.fvar(node, 1)?;
+            return chain_to(cx, &x, &out, ty, p);
+        }
+    }
+    let a = cx.fvar(node, 0)?;
+    let b = cx.fvar(node, 1)?;
+    binary_vars(cx, ty, &a, &b, Some(&out), elem::FLOAT)?;
+    Ok(())
+}
+
+/// Comparisons (inputs of any type f32 holds; output boolean 0/1).
+pub(crate) fn compare(cx: &mut Cx<'_>, node: &Node) -> Lowered {
+    let ty = match node.op.as_str() {
+        "Equal" => "Equal",
+        "Greater" => "Greater",
+        "Less" => "Less",
+        "GreaterOrEqual" => "GreaterEqual",
+        _ => "LessEqual",
+    };
+    let a = cx.avar(node, 0)?;
+    let b = cx.avar(node, 1)?;
+    let out = node.outputs[0].clone();
+    binary_vars(cx, ty, &a, &b, Some(&out), elem::BOOL)?;
+    Ok(())
+}
+
+/// `And`, `Or`, `Xor` on booleans.
+pub(crate) fn logical(cx: &mut Cx<'_>, node: &Node) -> Lowered {
+    let ty = match node.op.as_str() {
+        "And" => "LogicalAnd",
+        "Or" => "LogicalOr",
+        _ => "LogicalXor",
+    };
+    let a = cx.avar(node, 0)?;
+    let b = cx.avar(node, 1)?;
+    let out = node.outputs[0].clone();
+    binary_vars(cx, ty, &a, &b, Some(&out), elem::BOOL)?;
+    Ok(())
+}
+
+/// `Not` on booleans.
+pub(crate) fn not(cx: &mut Cx<'_>, node: &Node) -> Lowered {
+    let x = cx.avar(node, 0)?;
+    chain_to(cx, &x, &node.outputs[0], "LogicalNot", None)?;
+    cx.set_elem(&node.outputs[0], elem::BOOL);
+    Ok(())
+}
+
+/// `Sum`, `Mean`, `Max`, `Min` over any number of inputs.
+pub(crate) fn variadic(cx: &mut Cx<'_>, node: &Node) -> Lowered {
+    let ty = match node.op.as_str() {
+        "Sum" | "Mean" => "Add2",
+        "Max" => "Maximum2",
+        _ => "Minimum2",
+    };
+    let n = node.inputs.iter().filter(|i| !i.is_empty()).count();
+    if n == 0 {
+        return Err("no inputs".into());
+    }
+    let out = node.outputs[0].clone();
+    let mut acc = cx.fvar(node, 0)?;
+    for i in 1..n {
+        let b = cx.fvar(node, i)?;
+        let last = i == n - 1 && node.op != "Mean";
+        acc = binary_vars(cx, ty, &acc, &b, last.then_some(out.as_str()), elem::FLOAT)?;
+    }
+    if node.op == "Mean" && n > 1 {
+        chain_to(cx, &acc, &out, "MulScalar", mul_scalar(1.0 / n as f64))?;
+    } else if n == 1 {
+        chain_to(cx, &acc, &out, "Identity", None)?;
+    }
+    Ok(())
+}
+
+/// `Where(cond, x, y)`: every input broadcast to the output's shape
+/// (NNabla's `Where` takes equal shapes).
+pub(crate) fn where_(cx: &mut Cx<'_>, node: &Node) -> Lowered {
+    let c = cx.avar(node, 0)?;
+    let x = cx.avar(node, 1)?;
+    let y = cx.avar(node, 2)?;
+    let so = broadcast_shapes(&cx.shape(&c)?, &cx.shape(&x)?)?;
+    let so = broadcast_shapes(&so, &cx.shape(&y)?)?;
+    let mut ins = Vec::new();
+    for v in [c, x.clone(), y] {
+        ins.push(broadcast_to(cx, &v, &so)?);
+    }
+    let e = cx.elem(&x);
+    cx.emit(
+        "Where",
+        &[&ins[0], &ins[1], &ins[2]],
+        &[(&node.outputs[0], &so)],
+        None,
+    );
+    cx.set_elem(&node.outputs[0], e);
+    Ok(())
+}
+
+/// `x` broadcast to `to` (same rank first, then `Broadcast`).
+pub(crate) fn broadcast_to(cx: &mut Cx<'_>, x: &str, to: &[i64]) -> Result<String, String> {
+    let x = cx.with_rank(x, to.len())?;
+    let s = cx.shape(&x)?;
+    if s == to {
+        return Ok(x);
+    }
+    if to.iter().any(|&d| d < 0) {
+        return Err(
+            "broadcast over the symbolic batch dimension (fix it with --input-shape)".into(),
+        );
+    }
+    let e = cx.elem(&x);
+    let y = cx.fresh(&x);
+    cx.emit(
+        "Broadcast",
+        &[&x],
+        &[(&y, to)],
+        Some(P::BroadcastParam(BroadcastParameter {
+            shape: Some(Shape { dim: to.to_vec() }),
+        })),
+    );
+    cx.set_elem(&y, e);
+    Ok(y)
+}
+
+/// `Clip` with constant bounds (attributes before opset 11, inputs after).
+pub(crate) fn clip(cx: &mut Cx<'_>, node: &Node) -> Lowered {
+    let (lo, hi) = if cx.opset < 11 {
+        (
+            Some(f64::from(node.float("min", f32::MIN))),
+            Some(f64::from(node.float("max", f32::MAX))),
+        )
+    } else {
+        let get = |i: usize| -> Result<Option<f64>, String> {
+            match node.input(i) {
+                None => Ok(None),
+                Some(_) => scalar_of(cx, node, i)
+                    .map(Some)
+                    .ok_or_else(|| "bounds computed at run time".to_string()),
+            }
+        };
+        (get(1)?, get(2)?)
+    };
+    let mut x = cx.fvar(node, 0)?;
+    let out = node.outputs[0].clone();
+    match (lo, hi) {
+        (None, None) => chain_to(cx, &x, &out, "Identity", None),
+        (Some(l), None) => chain_to(cx, &x, &out, "MaximumScalar", max_s(l)),
+        (None, Some(h)) => chain_to(cx, &x, &out, "MinimumScalar", min_s(h)),
+        (Some(l), Some(h)) => {
+            x = chain(cx, &x, "MaximumScalar", max_s(l))?;
+            chain_to(cx, &x, &out, "MinimumScalar", min_s(h))
+        }
+    }
+}
+
+fn max_s(v: f64) -> Option<P> {
+    Some(P::MaximumScalarParam(MaximumScalarParameter { val: v }))
+}
+fn min_s(v: f64) -> Option<P> {
+    Some(P::MinimumScalarParam(MinimumScalarParameter { val: v }))
+}
+
+/// `PRelu`: `max(0, x) + slope * min(0, x)`, the slope broadcast.
+pub(crate) fn prelu(cx: &mut Cx<'_>, node: &Node) -> Lowered {
+    let x = cx.fvar(node, 0)?;
+    let s = cx.fvar(node, 1)?;
+    let pos = chain(cx, &x, "MaximumScalar", max_s(0.0))?;
+    let neg = chain(cx, &x, "MinimumScalar", min_s(0.0))?;
+    let scaled = binary_vars(cx, "Mul2", &neg, &s, None, elem::FLOAT)?;
+    let out = node.outputs[0].clone();
+    binary_vars(cx, "Add2", &pos, &scaled, Some(&out), elem::FLOAT)?;
+    Ok(())
+}
+
+/// Activations with attributes (or none), by ONNX op.
+pub(crate) fn activation(cx: &mut Cx<'_>, node: &Node) -> Lowered {
+    let out = node.outputs[0].clone();
+    match node.op.as_str() {
+        "Relu" => unary(
+            cx,
+            node,
+            "ReLU",
+            Some(P::ReluParam(ReLuParameter { inplace: false })),
+        ),
+        "LeakyRelu" => unary(
+            cx,
+            node,
+            "LeakyReLU",
+            Some(P::LeakyReluParam(LeakyReLuParameter {
+                alpha: node.float("alpha", 0.01),
+                inplace: false,
+            })),
+        ),
+        "Elu" => unary(
+            cx,
+            node,
+            "ELU",
+            Some(P::EluParam(EluParameter {
+                alpha: f64::from(node.float("alpha", 1.0)),
+            })),
+        ),
+        "Selu" => unary(
+            cx,
+            node,
+            "SELU",
+            Some(P::SeluParam(SeluParameter {
+                scale: f64::from(node.float("gamma", 1.050_701)),
+                alpha: f64::from(node.float("alpha", 1.673_263_2)),
+            })),
+        ),
+        "Celu" => {
+            // alpha * ELU(x / alpha, 1)
+            let a = f64::from(node.float("alpha", 1.0));
+            let x = cx.fvar(node, 0)?;
+            let t = chain(cx, &x, "MulScalar", mul_scalar(1.0 / a))?;
+            let t = chain(
+                cx,
+                &t,
+                "ELU",
+                Some(P::EluParam(EluParameter { alpha: 1.0 })),
+            )?;
+            chain_to(cx, &t, &out, "MulScalar", mul_scalar(a))
+        }
+        "Softplus" => unary(
+            cx,
+            node,
+            "SoftPlus",
+            Some(P::SoftplusParam(SoftPlusParameter { beta: 1.0 })),
+        ),
+        "Sign" => unary(
+            cx,
+            node,
+            "Sign",
+            Some(P::SignParam(SignParameter { alpha: 0.0 })),
+        ),
+        "Neg" => unary(cx, node, "MulScalar", mul_scalar(-1.0)),
+        "Reciprocal" => unary(
+            cx,
+            node,
+            "RDivScalar",
+            Some(P::RDivScalarParam(RDivScalarParameter { val: 1.0 })),
+        ),
+        "Sqrt" => unary(
+            cx,
+            node,
+            "PowScalar",
+            Some(P::PowScalarParam(PowScalarParameter {
+                val: 0.5,
+                inplace: false,
+            })),
+        ),
+        "HardSigmoid" | "HardSwish" => {
+            let (a, b) = if node.op == "HardSwish" {
+                (1.0 / 6.0, 0.5)
+            } else {
+                (
+                    f64::from(node.float("alpha", 0.2)),
+                    f64::from(node.float("beta", 0.5)),
+                )
+            };
+            let x = cx.fvar(node, 0)?;
+            let t = chain(cx, &x, "MulScalar", mul_scalar(a))?;
+            let t = chain(cx, &t, "AddScalar", add_scalar(b))?;
+            let t = chain(cx, &t, "MaximumScalar", max_s(0.0))?;
+            if node.op == "HardSigmoid" {
+                chain_to(cx, &t, &out, "MinimumScalar", min_s(1.0))
+            } else {
+                let t = chain(cx, &t, "MinimumScalar", min_s(1.0))?;
+                binary_vars(cx, "Mul2", &x, &t, Some(&out), elem::FLOAT).map(drop)
+            }
+        }
+        "ThresholdedRelu" => {
+            let a = f64::from(node.float("alpha", 1.0));
+            let x = cx.fvar(node, 0)?;
+            let m = chain(
+                cx,
+                &x,
+                "GreaterScalar",
+                Some(P::GreaterScalarParam(GreaterScalarParameter { val: a })),
+            )?;
+            binary_vars(cx, "Mul2", &x, &m, Some(&out), elem::FLOAT).map(drop)
+        }
+        "Gelu" => match node.string("approximate", "none").as_str() {
+            "tanh" => unary(cx, node, "GELU", None),
+            "none" => {
+                let x = cx.fvar(node, 0)?;
+                let t = chain(
+                    cx,
+                    &x,
+                    "MulScalar",
+                    mul_scalar(std::f64::consts::FRAC_1_SQRT_2),
+                )?;
+                let t = chain(cx, &t, "Erf", None)?;
+                let t = chain(cx, &t, "AddScalar", add_scalar(1.0))?;
+                let t = chain(cx, &t, "MulScalar", mul_scalar(0.5))?;
+                binary_vars(cx, "Mul2", &x, &t, Some(&out), elem::FLOAT).map(drop)
+            }
+            other => Err(format!("approximate={other:?}")),
+        },
+        "IsNaN" => {
+            let x = cx.fvar(node, 0)?;
+            chain_to(cx, &x, &out, "IsNaN", None)?;
+            cx.set_elem(&out, elem::BOOL);
+            Ok(())
+        }
+        "IsInf" => {
+            if node.int("detect_positive", 1) != 1 || node.int("detect_negative", 1) != 1 {
+                return Err("detect_positive/detect_negative=0".into());
+            }
+            let x = cx.fvar(node, 0)?;
+            chain_to(cx, &x, &out, "IsInf", None)?;
+            cx.set_elem(&out, elem::BOOL);
+            Ok(())
+        }
+        op => {
+            let ty = match op {
+                "Sigmoid" => "Sigmoid",
+                "Tanh" => "Tanh",
+                "Exp" => "Exp",
+                "Log" => "Log",
+                "Abs" => "Abs",
+                "Floor" => "Floor",
+                "Ceil" => "Ceil",
+                "Sin" => "Sin",
+                "Cos" => "Cos",
+                "Tan" => "Tan",
+                "Asin" => "ASin",
+                "Acos" => "ACos",
+                "Atan" => "ATan",
+                "Sinh" => "Sinh",
+                "Cosh" => "Cosh",
+                "Asinh" => "ASinh",
+                "Acosh" => "ACosh",
+                "Atanh" => "ATanh",
+                "Erf" => "Erf",
+                "Softsign" => "SoftSign",
+                "Mish" => "Mish",
+                _ => return Err("no lowering".into()),
+            };
+            unary(cx, node, ty, None)
+        }
+    }
+}
+
+/// `Swish` (`x * sigmoid(alpha * x)`), `Shrink` and `Mod`.
+pub(crate) fn misc(cx: &mut Cx<'_>, node: &Node) -> Lowered {
+    let out = node.outputs[0].clone();
+    match node.op.as_str() {
+        "Swish" => {
+            let a = f64::from(node.float("alpha", 1.0));
+            let x = cx.fvar(node, 0)?;
+            let t = chain(cx, &x, "MulScalar", mul_scalar(a))?;
+            let t = chain(cx, &t, "Sigmoid", None)?;
+            binary_vars(cx, "Mul2", &x, &t, Some(&out), elem::FLOAT).map(drop)
+        }
+        "Shrink" => {
+            let l = f64::from(node.float("lambd", 0.5));
+            let b = f64::from(node.float("bias", 0.0));
+            let x = cx.fvar(node, 0)?;
+            let hi = chain(
+                cx,
+                &x,
+                "GreaterScalar",
+                Some(P::GreaterScalarParam(GreaterScalarParameter { val: l })),
+            )?;
+            let lo = chain(
+                cx,
+                &x,
+                "LessScalar",
+                Some(P::LessScalarParam(LessScalarParameter { val: -l })),
+            )?;
+            let xm = chain(cx, &x, "AddScalar", add_scalar(-b))?;
+            let xp = chain(cx, &x, "AddScalar", add_scalar(b))?;
+            let a = binary_vars(cx, "Mul2", &xm, &hi, None, elem::FLOAT)?;
+            let c = binary_vars(cx, "Mul2", &xp, &lo, None, elem::FLOAT)?;
+            binary_vars(cx, "Add2", &a, &c, Some(&out), elem::FLOAT).map(drop)
+        }
+        _ => {
+            if node.int("fmod", 0) == 0 {
+                return Err("fmod=0 (Python-style remainder)".into());
+            }
+            let a = cx.fvar(node, 0)?;
+            let b = cx.fvar(node, 1)?;
+            let (sa, sb) = (cx.shape(&a)?, cx.shape(&b)?);
+            let so = broadcast_shapes(&sa, &sb)?;
+            let a = cx.with_rank(&a, so.len())?;
+            let b = cx.with_rank(&b, so.len())?;
+            cx.emit(
+                "Mod2",
+                &[&a, &b],
+                &[(&out, &so)],
+                Some(P::Mod2Param(Mod2Parameter {
+                    fmod: node.int("fmod", 0) != 0,
+                })),
+            );
+            Ok(())
+        }
+    }
+}

@@ -1,0 +1,412 @@
+//! ONNX → NNabla lowerings: reductions, arg-extremes, cumulative sums,
+//! resizing and matrix utilities.
+
+use nnabla_proto::proto::function::Parameter as P;
+use nnabla_proto::proto::*;
+
+use super::nnabla_cx::{Cx, Lowered};
+use super::nnabla_ops_elementwise::{binary_vars, chain, chain_to};
+use super::onnx_graph::{Node, elem};
+
+/// The reduction axes of a `Reduce*` node (attribute, or input from opset
+/// 13 for `ReduceSum` and 18 for the others); `None` = no-op.
+fn reduce_axes(cx: &Cx<'_>, node: &Node, r: usize) -> Result<Option<Vec<i64>>, String> {
+    let from_input = if node.op == "ReduceSum" { 13 } else { 18 };
+    let axes = if cx.opset >= from_input {
+        match node.input(1) {
+            Some(_) => cx.const_ints(node, 1).ok_or("axes computed at run time")?,
+            None => vec![],
+        }
+    } else {
+        node.ints("axes").unwrap_or_default()
+    };
+    if axes.is_empty() {
+        if node.int("noop_with_empty_axes", 0) != 0 {
+            return Ok(None);
+        }
+        return Ok(Some((0..r as i64).collect()));
+    }
+    let mut v = Vec::new();
+    for a in axes {
+        let x = if a < 0 { a + r as i64 } else { a };
+        if !(0..r as i64).contains(&x) {
+            return Err("axis out of range".into());
+        }
+        if !v.contains(&x) {
+            v.push(x);
+        }
+    }
+    v.sort_unstable();
+    Ok(Some(v))
+}
+
+/// `ReduceSum/Mean/Max/Min/Prod/L1/L2/LogSum/LogSumExp/SumSquare`.
+pub(crate) fn reduce(cx: &mut Cx<'_>, node: &Node) -> Lowered {
+    let mut x = cx.fvar(node, 0)?;
+    let s = cx.shape(&x)?;
+    let out = node.outputs[0].clone();
+    let Some(axes) = reduce_axes(cx, node, s.len())? else {
+        return chain_to(cx, &x, &out, "Identity", None);
+    };
+    if axes.iter().any(|&a| s[a as usize] == 0) {
+        return Err("a reduction over an empty axis".into());
+    }
+    let keep = node.int("keepdims", 1) != 0;
+    let dims: Vec<i64> = (0..s.len())
+        .filter_map(|i| {
+            if axes.contains(&(i as i64)) {
+                keep.then_some(1)
+            } else {
+                Some(s[i])
+            }
+        })
+        .collect();
+    let op = node.op.as_str();
+    match op {
+        "ReduceL1" => x = chain(cx, &x, "Abs", None)?,
+        "ReduceL2" | "ReduceSumSquare" => {
+            x = binary_vars(cx, "Mul2", &x, &x.clone(), None, elem::FLOAT)?;
+        }
+        "ReduceLogSumExp" => x = chain(cx, &x, "Exp", None)?,
+        _ => {}
+    }
+    let (ty, p) = match op {
+        "ReduceMean" => (
+            "Mean",
+            P::MeanParam(MeanParameter {
+                axes,
+                keep_dims: keep,
+            }),
+        ),
+        "ReduceMax" => (
+            "Max",
+            P::MaxParam(MaxParameter {
+                axes,
+                keep_dims: keep,
+                with_index: false,
+                only_index: false,
+            }),
+        ),
+        "ReduceMin" => (
+            "Min",
+            P::MinParam(MinParameter {
+                axes,
+                keep_dims: keep,
+                with_index: false,
+                only_index: false,
+            }),
+        ),
+        "ReduceProd" => (
+            "Prod",
+            P::ProdParam(ProdParameter {
+                axes,
+                keep_dims: keep,
+            }),
+        ),
+        _ => (
+            "Sum",
+            P::SumParam(SumParameter {
+                axes,
+                keep_dims: keep,
+            }),
+        ),
+    };
+    let post = match op {
+        "ReduceL2" => Some((
+            "PowScalar",
+            Some(P::PowScalarParam(PowScalarParameter {
+                val: 0.5,
+                inplace: false,
+            })),
+        )),
+        "ReduceLogSum" | "ReduceLogSumExp" => Some(("Log", None)),
+        _ => None,
+    };
+    match post {
+        None => cx.emit(ty, &[&x], &[(&out, &dims)], Some(p)),
+        Some((pty, pp)) => {
+            let t = cx.fresh(&x);
+            cx.emit(ty, &[&x], &[(&t, &dims)], Some(p));
+            chain_to(cx, &t, &out, pty, pp)?;
+        }
+    }
+    Ok(())
+}
+
+/// `ArgMax` / `ArgMin` (first index of the extreme value).
+pub(crate) fn arg(cx: &mut Cx<'_>, node: &Node) -> Lowered {
+    if node.int("select_last_index", 0) != 0 {
+        return Err("select_last_index=1".into());
+    }
+    let x = cx.fvar(node, 0)?;
+    let s = cx.shape(&x)?;
+    let r = s.len() as i64;
+    let a = node.int("axis", 0);
+    let ax = if a < 0 { a + r } else { a };
+    if !(0..r).contains(&ax) {
+        return Err("axis".into());
+    }
+    let keep = node.int("keepdims", 1) != 0;
+    let mut dims = s.clone();
+    if keep {
+        dims[ax as usize] = 1;
+    } else {
+        dims.remove(ax as usize);
+    }
+    let (ty, p) = if node.op == "ArgMax" {
+        (
+            "Max",
+            P::MaxParam(MaxParameter {
+                axes: vec![ax],
+                keep_dims: keep,
+                with_index: true,
+                only_index: true,
+            }),
+        )
+    } else {
+        (
+            "Min",
+            P::MinParam(MinParameter {
+                axes: vec![ax],
+                keep_dims: keep,
+                with_index: true,
+                only_index: true,
+            }),
+        )
+    };
+    cx.emit(ty, &[&x], &[(&node.outputs[0], &dims)], Some(p));
+    cx.set_elem(&node.outputs[0], 7);
+    Ok(())
+}
+
+/// `CumSum` with a constant axis.
+pub(crate) fn cumsum(cx: &mut Cx<'_>, node: &Node) -> Lowered {
+    let ax = cx
+        .const_ints(node, 1)
+        .and_then(|v| v.first().copied())
+        .ok_or("axis computed at run time")?;
+    let x = cx.fvar(node, 0)?;
+    let s = cx.shape(&x)?;
+    let r = s.len() as i64;
+    let ax = if ax < 0 { ax + r } else { ax };
+    if !(0..r).contains(&ax) {
+        return Err("axis".into());
+    }
+    cx.emit(
+        "CumSum",
+        &[&x],
+        &[(&node.outputs[0], &s)],
+        Some(P::CumsumParam(CumSumParameter {
+            axis: ax,
+            exclusive: node.int("exclusive", 0) != 0,
+            reverse: node.int("reverse", 0) != 0,
+        })),
+    );
+    Ok(())
+}
+
+/// `Resize` (opset 11+) and `Upsample` (nearest) with constant scales or
+/// sizes: NNabla's `ONNXResize`.
+pub(crate) fn resize(cx: &mut Cx<'_>, node: &Node) -> Lowered {
+    let x = cx.fvar(node, 0)?;
+    let s = cx.shape(&x)?;
+    if s.iter().any(|&d| d < 0) {
+        return Err("symbolic input dimensions".into());
+    }
+    let r = s.len();
+    let mode = node.string("mode", "nearest");
+    let (roi, scales, sizes, ctm, nearest) = if node.op == "Upsample" {
+        if mode != "nearest" {
+            return Err(format!("mode={mode:?}"));
+        }
+        let sc: Vec<f64> = if cx.opset >= 9 {
+            cx.const_floats(node, 1)
+                .ok_or("scales computed at run time")?
+        } else {
+            node.floats("scales")
+                .unwrap_or_default()
+                .iter()
+                .map(|&f| f64::from(f))
+                .collect()
+        };
+        (
+            vec![],
+            sc,
+            vec![],
+            "asymmetric".to_string(),
+            "floor".to_string(),
+        )
+    } else {
+        if node.int("antialias", 0) != 0 {
+            return Err("antialias=1".into());
+        }
+        if node.attr("axes").is_some() {
+            return Err("axes".into());
+        }
+        if node.string("keep_aspect_ratio_policy", "stretch") != "stretch" {
+            return Err("keep_aspect_ratio_policy".into());
+        }
+        let roi = match node.input(1) {
+            Some(_) => cx.const_floats(node, 1).ok_or("roi computed at run time")?,
+            None => vec![],
+        };
+        let scales = match node.input(2) {
+            Some(_) => cx
+                .const_floats(node, 2)
+                .ok_or("scales computed at run time")?,
+            None => vec![],
+        };
+        let sizes = match node.input(3) {
+            Some(_) => cx.const_ints(node, 3).ok_or("sizes computed at run time")?,
+            None => vec![],
+        };
+        (
+            roi,
+            scales,
+            sizes.iter().map(|&v| v as f64).collect(),
+            node.string("coordinate_transformation_mode", "half_pixel"),
+            node.string("nearest_mode", "round_prefer_floor"),
+        )
+    };
+    let sizes: Vec<i64> = sizes.iter().map(|&v| v as i64).collect();
+    let out: Vec<i64> = if !sizes.is_empty() {
+        if sizes.len() != r {
+            return Err("sizes do not fit the rank".into());
+        }
+        sizes.clone()
+    } else {
+        if scales.len() != r {
+            return Err("scales do not fit the rank".into());
+        }
+        s.iter()
+            .zip(&scales)
+            .map(|(&d, &f)| ((d as f64) * f).floor() as i64)
+            .collect()
+    };
+    if mode == "cubic" || ctm == "tf_crop_and_resize" {
+        return Err(format!("mode={mode:?}/{ctm}"));
+    }
+    cx.emit(
+        "ONNXResize",
+        &[&x],
+        &[(&node.outputs[0], &out)],
+        Some(P::OnnxResizeParam(OnnxResizeParameter {
+            roi: roi.iter().map(|&v| v as f32).collect(),
+            scales: if sizes.is_empty() {
+                scales.iter().map(|&v| v as f32).collect()
+            } else {
+                vec![]
+            },
+            sizes,
+            mode,
+            coordinate_transformation_mode: ctm,
+            cubic_coeff_a: node.float("cubic_coeff_a", -0.75),
+            exclude_outside: node.int("exclude_outside", 0),
+            extrapolation_value: node.float("extrapolation_value", 0.0),
+            nearest_mode: nearest,
+        })),
+    );
+    Ok(())
+}
+
+/// `Einsum` without ellipses: NNabla's `Einsum`, the output shape read
+/// from the equation.
+pub(crate) fn einsum(cx: &mut Cx<'_>, node: &Node) -> Lowered {
+    let eq: String = node
+        .string("equation", "")
+        .chars()
+        .filter(|c| !c.is_whitespace())
+        .collect();
+    if eq.contains("...") {
+        return Err("ellipsis in the equation".into());
+    }
+    let (lhs, rhs) = match eq.split_once("->") {
+        Some((l, r)) => (l.to_string(), Some(r.to_string())),
+        None => (eq.clone(), None),
+    };
+    let terms: Vec<&str> = lhs.split(',').collect();
+    let mut ins = Vec::new();
+    let mut size = std::collections::BTreeMap::new();
+    let mut count = std::collections::BTreeMap::new();
+    for (i, t) in terms.iter().enumerate() {
+        let v = cx.fvar(node, i)?;
+        let s = cx.shape(&v)?;
+        if s.len() != t.chars().count() || s.iter().any(|&d| d < 0) {
+            return Err("equation does not fit the inputs".into());
+        }
+        for (c, &d) in t.chars().zip(&s) {
+            if !c.is_ascii_alphabetic() {
+                return Err("equation".into());
+            }
+            if let Some(&old) = size.get(&c)
+                && old != d
+            {
+                return Err("equation sizes differ".into());
+            }
+            size.insert(c, d);
+            *count.entry(c).or_insert(0) += 1;
+        }
+        ins.push(v);
+    }
+    if ins.len() != node.inputs.iter().filter(|i| !i.is_empty()).count() {
+        return Err("equation does not fit the inputs".into());
+    }
+    let out_letters: String = match rhs {
+        Some(r) => r,
+        None => count
+            .iter()
+            .filter(|(_, n)| **n == 1)
+            .map(|(c, _)| *c)
+            .collect(),
+    };
+    let dims: Vec<i64> = out_letters
+        .chars()
+        .map(|c| size.get(&c).copied().ok_or("equation"))
+        .collect::<Result<_, _>>()?;
+    let refs: Vec<&str> = ins.iter().map(String::as_str).collect();
+    cx.emit(
+        "Einsum",
+        &refs,
+        &[(&node.outputs[0], &dims)],
+        Some(P::EinsumParam(EinsumParameter { equation: eq })),
+    );
+    Ok(())
+}
+
+/// `Det` on `(..., n, n)`: NNabla's `BatchDet` on `(B, n, n)`.
+pub(crate) fn det(cx: &mut Cx<'_>, node: &Node) -> Lowered {
+    let x = cx.fvar(node, 0)?;
+    let s = cx.shape(&x)?;
+    let r = s.len();
+    if r < 2 || s.iter().any(|&d| d < 0) || s[r - 1] != s[r - 2] {
+        return Err("input not (..., n, n) with static dimensions".into());
+    }
+    let b: i64 = s[..r - 2].iter().product();
+    let x3 = cx.reshape(&x, &[b, s[r - 2], s[r - 1]])?;
+    let y = cx.fresh(&x3);
+    cx.emit("BatchDet", &[&x3], &[(&y, &[b])], None);
+    cx.reshape_to(&y, &node.outputs[0], &s[..r - 2])
+}
+
+/// `EyeLike` (2-D).
+pub(crate) fn eye_like(cx: &mut Cx<'_>, node: &Node) -> Lowered {
+    let x = cx.avar(node, 0)?;
+    let s = cx.shape(&x)?;
+    if s.len() != 2 || s.iter().any(|&d| d < 0) {
+        return Err("input not 2-D with static dimensions".into());
+    }
+    let e = node.int("dtype", i64::from(cx.elem(&x))) as i32;
+    if !matches!(e, 1..=7 | 9 | 12 | 13) {
+        return Err("dtype".into());
+    }
+    cx.emit(
+        "EyeLike",
+        &[&x],
+        &[(&node.outputs[0], &s)],
+        Some(P::EyeLikeParam(EyeLikeParameter {
+            k: node.int("k", 0),
+        })),
+    );
+    cx.set_elem(&node.outputs[0], e);
+    Ok(())
+}

@@ -1,0 +1,637 @@
+//! ONNX → NNabla lowerings: shape and data-movement operators (reshapes,
+//! transposes, concatenation, slicing, padding, gathering, tiling).
+//!
+//! Data movement is exact for every value f32 holds, so these take
+//! integer and boolean inputs too.
+
+use nnabla_proto::proto::function::Parameter as P;
+use nnabla_proto::proto::*;
+
+use super::fold::{reshape_dims, slice_spec};
+use super::nnabla_cx::{Cx, Lowered};
+use super::nnabla_ops_elementwise::{broadcast_to, chain_to};
+use super::onnx_graph::Node;
+
+fn norm_axis(a: i64, r: usize) -> Result<usize, String> {
+    let v = if a < 0 { a + r as i64 } else { a };
+    if (0..r as i64).contains(&v) {
+        Ok(v as usize)
+    } else {
+        Err(format!("axis {a} out of range for rank {r}"))
+    }
+}
+
+fn has_batch(s: &[i64]) -> bool {
+    s.iter().any(|&d| d < 0)
+}
+
+const BATCH: &str = "the symbolic batch dimension (fix it with --input-shape)";
+
+/// `Reshape` with a constant shape.
+pub(crate) fn reshape(cx: &mut Cx<'_>, node: &Node) -> Lowered {
+    let shape = cx
+        .const_ints(node, 1)
+        .or_else(|| node.ints("shape").filter(|_| cx.opset < 5))
+        .ok_or("shape computed at run time")?;
+    let x = cx.avar(node, 0)?;
+    let s = cx.shape(&x)?;
+    let allowzero = node.int("allowzero", 0) != 0;
+    let out = if has_batch(&s) {
+        // The batch stays first: the target's first entry copies it (0) or
+        // is inferred (-1); the rest must be static.
+        if !matches!(shape.first(), Some(0) | Some(-1)) || allowzero {
+            return Err(format!("reshape across {BATCH}"));
+        }
+        let rest_in: Vec<usize> = s[1..].iter().map(|&d| d as usize).collect();
+        let mut rest = Vec::new();
+        for (i, &d) in shape.iter().enumerate().skip(1) {
+            match d {
+                0 => rest.push(*rest_in.get(i - 1).ok_or("shape")? as i64),
+                d if d > 0 => rest.push(d),
+                _ => return Err(format!("reshape across {BATCH}")),
+            }
+        }
+        if rest.iter().product::<i64>() != rest_in.iter().product::<usize>() as i64 {
+            return Err(format!("reshape across {BATCH}"));
+        }
+        let mut o = vec![-1];
+        o.extend(rest);
+        o
+    } else {
+        let d: Vec<usize> = s.iter().map(|&d| d as usize).collect();
+        reshape_dims(&d, &shape, allowzero)
+            .ok_or("shape does not fit the input")?
+            .into_iter()
+            .map(|v| v as i64)
+            .collect()
+    };
+    cx.reshape_to(&x, &node.outputs[0], &out)
+}
+
+/// `Flatten`.
+pub(crate) fn flatten(cx: &mut Cx<'_>, node: &Node) -> Lowered {
+    let x = cx.avar(node, 0)?;
+    let s = cx.shape(&x)?;
+    let ax = {
+        let a = node.int("axis", 1);
+        let a = if a < 0 { a + s.len() as i64 } else { a };
+        a.clamp(0, s.len() as i64) as usize
+    };
+    let p = |d: &[i64]| d.iter().product::<i64>();
+    let out = if has_batch(&s) {
+        if ax != 1 {
+            return Err(format!("flatten axis {ax} across {BATCH}"));
+        }
+        vec![-1, p(&s[1..])]
+    } else {
+        vec![p(&s[..ax]), p(&s[ax..])]
+    };
+    cx.reshape_to(&x, &node.outputs[0], &out)
+}
+
+/// `Squeeze` and `Unsqueeze` (axes as attribute before opset 13, input after).
+pub(crate) fn squeeze(cx: &mut Cx<'_>, node: &Node) -> Lowered {
+    let axes = if cx.opset >= 13 {
+        match node.input(1) {
+            Some(_) => cx.const_ints(node, 1).ok_or("axes computed at run time")?,
+            None => vec![],
+        }
+    } else {
+        node.ints("axes").unwrap_or_default()
+    };
+    let x = cx.avar(node, 0)?;
+    let s = cx.shape(&x)?;
+    let out: Vec<i64> = if node.op == "Unsqueeze" {
+        let r = s.len() + axes.len();
+        let mut ax = axes
+            .iter()
+            .map(|&a| norm_axis(a, r))
+            .collect::<Result<Vec<_>, _>>()?;
+        ax.sort_unstable();
+        let mut it = s.iter();
+        (0..r)
+            .map(|i| {
+                if ax.contains(&i) {
+                    1
+                } else {
+                    *it.next().unwrap_or(&1)
+                }
+            })
+            .collect()
+    } else {
+        let ax: Vec<usize> = if axes.is_empty() {
+            (0..s.len()).filter(|&i| s[i] == 1).collect()
+        } else {
+            axes.iter()
+                .map(|&a| norm_axis(a, s.len()))
+                .collect::<Result<_, _>>()?
+        };
+        if ax.iter().any(|&a| s[a] != 1) {
+            return Err("squeezes a dimension that is not 1".into());
+        }
+        (0..s.len())
+            .filter(|i| !ax.contains(i))
+            .map(|i| s[i])
+            .collect()
+    };
+    cx.reshape_to(&x, &node.outputs[0], &out)
+}
+
+/// `Transpose`.
+pub(crate) fn transpose(cx: &mut Cx<'_>, node: &Node) -> Lowered {
+    let x = cx.avar(node, 0)?;
+    let s = cx.shape(&x)?;
+    let perm: Vec<i64> = node
+        .ints("perm")
+        .unwrap_or_else(|| (0..s.len() as i64).rev().collect());
+    if perm.len() != s.len() {
+        return Err("perm does not fit the rank".into());
+    }
+    if has_batch(&s) && perm[0] != 0 {
+        return Err(format!("moves {BATCH}"));
+    }
+    let out: Vec<i64> = perm
+        .iter()
+        .map(|&p| s.get(p as usize).copied().ok_or("perm"))
+        .collect::<Result<_, _>>()?;
+    let e = cx.elem(&x);
+    transpose_vars(cx, &x, &node.outputs[0], &perm, &out);
+    cx.set_elem(&node.outputs[0], e);
+    Ok(())
+}
+
+pub(crate) fn transpose_vars(cx: &mut Cx<'_>, x: &str, out: &str, perm: &[i64], dims: &[i64]) {
+    cx.emit(
+        "Transpose",
+        &[x],
+        &[(out, dims)],
+        Some(P::TransposeParam(TransposeParameter {
+            axes: perm.to_vec(),
+        })),
+    );
+}
+
+/// `Concat`.
+pub(crate) fn concat(cx: &mut Cx<'_>, node: &Node) -> Lowered {
+    let mut ins = Vec::new();
+    for i in 0..node.inputs.len() {
+        if node.input(i).is_some() {
+            ins.push(cx.avar(node, i)?);
+        }
+    }
+    let s0 = cx.shape(&ins[0])?;
+    let ax = norm_axis(node.int("axis", 0), s0.len())?;
+    let mut out = s0.clone();
+    out[ax] = 0;
+    for v in &ins {
+        let s = cx.shape(v)?;
+        if s.len() != s0.len() {
+            return Err("inputs of different ranks".into());
+        }
+        if s[ax] < 0 {
+            return Err(format!("concatenates along {BATCH}"));
+        }
+        out[ax] += s[ax];
+    }
+    let e = cx.elem(&ins[0]);
+    let refs: Vec<&str> = ins.iter().map(String::as_str).collect();
+    cx.emit(
+        "Concatenate",
+        &refs,
+        &[(&node.outputs[0], &out)],
+        Some(P::ConcatenateParam(ConcatenateParameter {
+            axis: ax as i64,
+        })),
+    );
+    cx.set_elem(&node.outputs[0], e);
+    Ok(())
+}
+
+/// A `Slice` of `x` by resolved `(start, step, count)` per axis, into
+/// `out`: axes with a negative step are flipped first.
+fn slice_vars(cx: &mut Cx<'_>, x: &str, out: &str, spec: &[(i64, i64, i64)]) -> Lowered {
+    let s = cx.shape(x)?;
+    if has_batch(&s) {
+        return Err(format!("slices a tensor with {BATCH}"));
+    }
+    if spec.iter().any(|t| t.2 <= 0) {
+        return Err("an empty result".into());
+    }
+    let e = cx.elem(x);
+    let flip: Vec<i64> = (0..spec.len() as i64)
+        .filter(|&i| spec[i as usize].1 < 0)
+        .collect();
+    let mut src = x.to_string();
+    let mut spec = spec.to_vec();
+    if !flip.is_empty() {
+        let y = cx.fresh(x);
+        cx.emit(
+            "Flip",
+            &[x],
+            &[(&y, &s)],
+            Some(P::FlipParam(FlipParameter { axes: flip.clone() })),
+        );
+        for &a in &flip {
+            let (st, step, n) = spec[a as usize];
+            spec[a as usize] = (s[a as usize] - 1 - st, -step, n);
+        }
+        src = y;
+    }
+    let dims: Vec<i64> = spec.iter().map(|t| t.2).collect();
+    if dims == s {
+        chain_to(cx, &src, out, "Identity", None)?;
+    } else {
+        cx.emit(
+            "Slice",
+            &[&src],
+            &[(out, &dims)],
+            Some(P::SliceParam(SliceParameter {
+                start: spec.iter().map(|t| t.0).collect(),
+                stop: spec.iter().map(|t| t.0 + (t.2 - 1) * t.1 + 1).collect(),
+                step: spec.iter().map(|t| t.1).collect(),
+            })),
+        );
+    }
+    cx.set_elem(out, e);
+    Ok(())
+}
+
+/// `Slice` (attributes before opset 10, constant inputs after).
+pub(crate) fn slice(cx: &mut Cx<'_>, node: &Node) -> Lowered {
+    let x = cx.avar(node, 0)?;
+    let s = cx.shape(&x)?;
+    let (starts, ends, axes, steps) = if cx.opset < 10 {
+        (
+            node.ints("starts").unwrap_or_default(),
+            node.ints("ends").unwrap_or_default(),
+            node.ints("axes"),
+            None,
+        )
+    } else {
+        let g = |i: usize| -> Result<Option<Vec<i64>>, String> {
+            match node.input(i) {
+                None => Ok(None),
+                Some(_) => cx
+                    .const_ints(node, i)
+                    .map(Some)
+                    .ok_or_else(|| "slice parameters computed at run time".to_string()),
+            }
+        };
+        (
+            g(1)?.unwrap_or_default(),
+            g(2)?.unwrap_or_default(),
+            g(3)?,
+            g(4)?,
+        )
+    };
+    let spec = slice_spec(&s, &starts, &ends, axes.as_deref(), steps.as_deref())
+        .ok_or("slice parameters do not fit the input")?;
+    slice_vars(cx, &x, &node.outputs[0], &spec)
+}
+
+/// `Split` into `Slice`s (NNabla's `Split` removes the axis).
+pub(crate) fn split(cx: &mut Cx<'_>, node: &Node) -> Lowered {
+    let x = cx.avar(node, 0)?;
+    let s = cx.shape(&x)?;
+    let ax = norm_axis(node.int("axis", 0), s.len())?;
+    let d = s[ax];
+    let n = node.outputs.len() as i64;
+    let sizes = if cx.opset >= 13 && node.input(1).is_some() {
+        cx.const_ints(node, 1)
+            .ok_or("split sizes computed at run time")?
+    } else if let Some(v) = node.ints("split").filter(|v| !v.is_empty()) {
+        v
+    } else if d >= 0 {
+        let k = node.int("num_outputs", n);
+        let chunk = (d + k - 1) / k.max(1);
+        (0..k).map(|i| chunk.min(d - i * chunk).max(0)).collect()
+    } else {
+        return Err(format!("splits {BATCH}"));
+    };
+    if sizes.len() != node.outputs.len() || sizes.iter().sum::<i64>() != d {
+        return Err("split sizes do not fit the input".into());
+    }
+    let mut start = 0;
+    for (o, &len) in node.outputs.iter().zip(&sizes) {
+        let mut spec: Vec<(i64, i64, i64)> = s.iter().map(|&v| (0, 1, v)).collect();
+        spec[ax] = (start, 1, len);
+        start += len;
+        if !o.is_empty() {
+            slice_vars(cx, &x, o, &spec)?;
+        }
+    }
+    Ok(())
+}
+
+/// `Expand` with a constant shape: `Broadcast`.
+pub(crate) fn expand(cx: &mut Cx<'_>, node: &Node) -> Lowered {
+    let shape = cx.const_ints(node, 1).ok_or("shape computed at run time")?;
+    let x = cx.avar(node, 0)?;
+    let s = cx.shape(&x)?;
+    let to = super::nnabla_cx::broadcast_shapes(&s, &shape)?;
+    let e = cx.elem(&x);
+    let y = broadcast_to(cx, &x, &to)?;
+    chain_to(cx, &y, &node.outputs[0], "Identity", None)?;
+    cx.set_elem(&node.outputs[0], e);
+    Ok(())
+}
+
+/// `Tile` with constant repeats.
+pub(crate) fn tile(cx: &mut Cx<'_>, node: &Node) -> Lowered {
+    let reps = cx
+        .const_ints(node, 1)
+        .ok_or("repeats computed at run time")?;
+    let x = cx.avar(node, 0)?;
+    let s = cx.shape(&x)?;
+    if reps.len() != s.len() || has_batch(&s) || reps.iter().any(|&r| r < 1) {
+        return Err("repeats do not fit the input".into());
+    }
+    let out: Vec<i64> = s.iter().zip(&reps).map(|(a, b)| a * b).collect();
+    let e = cx.elem(&x);
+    cx.emit(
+        "Tile",
+        &[&x],
+        &[(&node.outputs[0], &out)],
+        Some(P::TileParam(TileParameter { reps })),
+    );
+    cx.set_elem(&node.outputs[0], e);
+    Ok(())
+}
+
+/// `Gather` with constant indices (negative ones resolved): a scalar index
+/// is a `Slice` and a `Reshape`, others NNabla's `Gather`.
+pub(crate) fn gather(cx: &mut Cx<'_>, node: &Node) -> Lowered {
+    let idx_name = node.input(1).ok_or("indices missing")?;
+    let idx_c = cx
+        .konst(idx_name)
+        .cloned()
+        .ok_or("indices computed at run time")?;
+    let idx = idx_c.ints().ok_or("indices")?;
+    let x = cx.avar(node, 0)?;
+    let s = cx.shape(&x)?;
+    let ax = norm_axis(node.int("axis", 0), s.len())?;
+    let d = s[ax];
+    if d < 0 {
+        return Err(format!("gathers along {BATCH}"));
+    }
+    let idx: Vec<i64> = idx.iter().map(|&i| if i < 0 { i + d } else { i }).collect();
+    if idx.iter().any(|&i| !(0..d).contains(&i)) {
+        return Err("an index out of range".into());
+    }
+    let mut out: Vec<i64> = s[..ax].to_vec();
+    out.extend(idx_c.dims_i64());
+    out.extend_from_slice(&s[ax + 1..]);
+    let e = cx.elem(&x);
+    if idx_c.dims().is_empty() {
+        let mut spec: Vec<(i64, i64, i64)> = s.iter().map(|&v| (0, 1, v)).collect();
+        spec[ax] = (idx[0], 1, 1);
+        let t = cx.fresh(&x);
+        slice_vars(cx, &x, &t, &spec)?;
+        return cx.reshape_to(&t, &node.outputs[0], &out);
+    }
+    let vals: Vec<f64> = idx.iter().map(|&i| i as f64).collect();
+    let p = cx.param(&format!("{idx_name}__indices"), &idx_c.dims_i64(), &vals)?;
+    cx.emit(
+        "Gather",
+        &[&x, &p],
+        &[(&node.outputs[0], &out)],
+        Some(P::GatherParam(GatherParameter {
+            axis: ax as i64,
+            batch_dims: 0,
+        })),
+    );
+    cx.set_elem(&node.outputs[0], e);
+    Ok(())
+}
+
+/// `Pad` (constant and reflect modes; constant pads).
+pub(crate) fn pad(cx: &mut Cx<'_>, node: &Node) -> Lowered {
+    let mode = node.string("mode", "constant");
+    if mode != "constant" && mode != "reflect" {
+        return Err(format!("mode={mode:?}"));
+    }
+    let x = cx.avar(node, 0)?;
+    let s = cx.shape(&x)?;
+    let r = s.len();
+    let (pads, value) = if cx.opset < 11 {
+        (
+            node.ints("pads").unwrap_or_default(),
+            f64::from(node.float("value", 0.0)),
+        )
+    } else {
+        let pads = cx.const_ints(node, 1).ok_or("pads computed at run time")?;
+        let v = match node.input(2) {
+            Some(_) => cx
+                .const_floats(node, 2)
+                .and_then(|v| v.first().copied())
+                .ok_or("pad value computed at run time")?,
+            None => 0.0,
+        };
+        (pads, v)
+    };
+    let axes: Vec<usize> = match node.input(3) {
+        Some(_) => cx
+            .const_ints(node, 3)
+            .ok_or("axes computed at run time")?
+            .iter()
+            .map(|&a| norm_axis(a, r))
+            .collect::<Result<_, _>>()?,
+        None => (0..r).collect(),
+    };
+    if pads.len() != 2 * axes.len() {
+        return Err("pads do not fit the rank".into());
+    }
+    let mut full = vec![0i64; 2 * r];
+    for (k, &a) in axes.iter().enumerate() {
+        full[2 * a] = pads[k];
+        full[2 * a + 1] = pads[k + axes.len()];
+    }
+    if full.iter().any(|&p| p < 0) {
+        return Err("negative pads".into());
+    }
+    // Pad the trailing dimensions from the first padded one.
+    let first = (0..r).find(|&a| full[2 * a] != 0 || full[2 * a + 1] != 0);
+    let e = cx.elem(&x);
+    let Some(first) = first else {
+        return chain_to(cx, &x, &node.outputs[0], "Identity", None);
+    };
+    if s[first..].iter().any(|&d| d < 0) {
+        return Err(format!("pads {BATCH}"));
+    }
+    let out: Vec<i64> = (0..r)
+        .map(|a| {
+            if s[a] < 0 {
+                s[a]
+            } else {
+                s[a] + full[2 * a] + full[2 * a + 1]
+            }
+        })
+        .collect();
+    if mode == "reflect" && (first..r).any(|a| full[2 * a].max(full[2 * a + 1]) >= s[a]) {
+        return Err("reflect pads as wide as the input".into());
+    }
+    cx.emit(
+        "Pad",
+        &[&x],
+        &[(&node.outputs[0], &out)],
+        Some(P::PadParam(PadParameter {
+            pad_width: full[2 * first..].to_vec(),
+            mode,
+            constant_value: value as f32,
+        })),
+    );
+    cx.set_elem(&node.outputs[0], e);
+    Ok(())
+}
+
+/// `Identity`, and `Dropout` at inference (its mask output refused).
+pub(crate) fn identity(cx: &mut Cx<'_>, node: &Node) -> Lowered {
+    if node.op == "Dropout" {
+        if node.has_output(1) && cx.is_used(&node.outputs[1]) {
+            return Err("mask output".into());
+        }
+        if node.input(2).is_some() && cx.const_ints(node, 2) != Some(vec![0]) {
+            return Err("training_mode".into());
+        }
+    }
+    let x = cx.avar(node, 0)?;
+    let e = cx.elem(&x);
+    chain_to(cx, &x, &node.outputs[0], "Identity", None)?;
+    cx.set_elem(&node.outputs[0], e);
+    Ok(())
+}
+
+/// `Cast` between types that keep values exactly in f32: to float from
+/// anything, between integer types and from booleans. A cast that rounds
+/// or truncates (float → integer, → bool) is refused.
+pub(crate) fn cast(cx: &mut Cx<'_>, node: &Node) -> Lowered {
+    let to = if node.op == "CastLike" {
+        cx.elem(node.input(1).ok_or("target_type missing")?)
+    } else {
+        node.int("to", 1) as i32
+    };
+    let x = cx.avar(node, 0)?;
+    let from = cx.elem(&x);
+    let int = |e: i32| matches!(e, 2..=7 | 12 | 13);
+    let ok = to == 1 || (int(to) && (int(from) || from == 9));
+    if !ok {
+        return Err(format!("to={}", onnx_format::dtype::onnx_name(to)));
+    }
+    chain_to(cx, &x, &node.outputs[0], "Identity", None)?;
+    cx.set_elem(&node.outputs[0], to);
+    Ok(())
+}
+
+/// `DepthToSpace` / `SpaceToDepth`: reshape, transpose, reshape.
+pub(crate) fn depth_space(cx: &mut Cx<'_>, node: &Node) -> Lowered {
+    let x = cx.avar(node, 0)?;
+    let s = cx.shape(&x)?;
+    if s.len() != 4 || s[1..].iter().any(|&d| d < 0) {
+        return Err("needs a 4-D input with static C, H, W".into());
+    }
+    let b = node.int("blocksize", 0);
+    if b < 1 {
+        return Err("blocksize".into());
+    }
+    let (n, c, h, w) = (s[0], s[1], s[2], s[3]);
+    let (mid, perm, out): (Vec<i64>, Vec<i64>, Vec<i64>) = if node.op == "DepthToSpace" {
+        if c % (b * b) != 0 {
+            return Err("C not divisible by blocksize²".into());
+        }
+        let c2 = c / (b * b);
+        if node.string("mode", "DCR") == "CRD" {
+            (
+                vec![n, c2, b, b, h, w],
+                vec![0, 1, 4, 2, 5, 3],
+                vec![n, c2, h * b, w * b],
+            )
+        } else {
+            (
+                vec![n, b, b, c2, h, w],
+                vec![0, 3, 4, 1, 5, 2],
+                vec![n, c2, h * b, w * b],
+            )
+        }
+    } else {
+        if h % b != 0 || w % b != 0 {
+            return Err("H or W not divisible by blocksize".into());
+        }
+        let perm = if node.string("mode", "DCR") == "CRD" {
+            vec![0, 1, 3, 5, 2, 4]
+        } else {
+            vec![0, 3, 5, 1, 2, 4]
+        };
+        (
+            vec![n, c, h / b, b, w / b, b],
+            perm,
+            vec![n, c * b * b, h / b, w / b],
+        )
+    };
+    let t = cx.reshape(&x, &mid)?;
+    let tdims: Vec<i64> = perm.iter().map(|&p| mid[p as usize]).collect();
+    let tt = cx.fresh(&x);
+    transpose_vars(cx, &t, &tt, &perm, &tdims);
+    cx.reshape_to(&tt, &node.outputs[0], &out)
+}
+
+/// `Trilu` with a constant `k`.
+pub(crate) fn trilu(cx: &mut Cx<'_>, node: &Node) -> Lowered {
+    let k = match node.input(1) {
+        Some(_) => cx
+            .const_ints(node, 1)
+            .and_then(|v| v.first().copied())
+            .ok_or("k computed at run time")?,
+        None => 0,
+    };
+    let x = cx.avar(node, 0)?;
+    let s = cx.shape(&x)?;
+    if s.len() < 2 {
+        return Err("rank below 2".into());
+    }
+    let e = cx.elem(&x);
+    cx.emit(
+        "Trilu",
+        &[&x],
+        &[(&node.outputs[0], &s)],
+        Some(P::TriluParam(TriluParameter {
+            k,
+            upper: node.int("upper", 1) != 0,
+        })),
+    );
+    cx.set_elem(&node.outputs[0], e);
+    Ok(())
+}
+
+/// `ConstantOfShape` too large to fold: NNabla's `Constant`.
+pub(crate) fn constant_of_shape(cx: &mut Cx<'_>, node: &Node) -> Lowered {
+    let dims = cx.const_ints(node, 0).ok_or("shape computed at run time")?;
+    if dims.iter().any(|&d| d < 0) {
+        return Err("negative dimension".into());
+    }
+    let (e, val) = match node.attr("value").and_then(|t| t.t.as_ref()) {
+        Some(t) => {
+            let c = onnx_format::tensor_from_proto(t, None, &Default::default())
+                .map_err(|e| e.to_string())?;
+            let v = c
+                .to_f64_vec()
+                .and_then(|v| v.first().copied())
+                .unwrap_or(0.0);
+            (t.data_type.unwrap_or(1), v)
+        }
+        None => (1, 0.0),
+    };
+    if !matches!(e, 1..=7 | 9 | 12 | 13) || (e != 1 && val.abs() > 16_777_216.0) {
+        return Err("a value f32 cannot hold".into());
+    }
+    cx.emit(
+        "Constant",
+        &[],
+        &[(&node.outputs[0], &dims)],
+        Some(P::ConstantParam(ConstantParameter {
+            val: val as f32,
+            shape: Some(Shape { dim: dims.clone() }),
+        })),
+    );
+    cx.set_elem(&node.outputs[0], e);
+    Ok(())
+}

@@ -1,0 +1,592 @@
+//! The ONNX → NNabla operator table: one entry per ONNX operator with its
+//! opset range, the attributes (and constant inputs) it reads, the NNabla
+//! functions it becomes, what it refuses, and its lowering. The table
+//! drives dispatch ([`entry`]), the support table
+//! ([`super::support_table_markdown`]) and the per-operator tests.
+
+use super::SupportRow;
+use super::nnabla_cx::{Cx, Lowered};
+use super::nnabla_ops_elementwise as ew;
+use super::nnabla_ops_nn as nn;
+use super::nnabla_ops_norm as norm;
+use super::nnabla_ops_reduce as red;
+use super::nnabla_ops_shape as sh;
+use super::onnx_graph::{Node, OPSETS};
+
+/// One operator of the table.
+#[derive(Clone, Copy)]
+pub struct Entry {
+    /// The support-table row (operator, opsets, attributes, functions, limits).
+    pub row: SupportRow,
+    pub(crate) lower: fn(&mut Cx<'_>, &Node) -> Lowered,
+}
+
+impl Entry {
+    /// Lowest opset.
+    pub fn since(&self) -> i64 {
+        self.row.opsets.0
+    }
+}
+
+impl std::fmt::Debug for Entry {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        self.row.fmt(f)
+    }
+}
+
+/// Shorthand for a row with the full opset range.
+const fn e(
+    op: &'static str,
+    attrs: &'static str,
+    emits: &'static str,
+    notes: &'static str,
+    lower: fn(&mut Cx<'_>, &Node) -> Lowered,
+) -> Entry {
+    Entry {
+        row: SupportRow {
+            op,
+            opsets: OPSETS,
+            attrs,
+            emits,
+            notes,
+        },
+        lower,
+    }
+}
+
+/// A row from opset `since` on.
+const fn since(mut x: Entry, since: i64) -> Entry {
+    x.row.opsets.0 = since;
+    x
+}
+
+/// A row up to opset `until`.
+const fn until(mut x: Entry, until: i64) -> Entry {
+    x.row.opsets.1 = until;
+    x
+}
+
+const F32: &str = "non-f32 inputs";
+const ACT: fn(&mut Cx<'_>, &Node) -> Lowered = ew::activation;
+
+/// The table.
+pub static TABLE: &[Entry] = &[
+    // Activations and element-wise math.
+    e("Relu", "", "ReLU", F32, ACT),
+    e("LeakyRelu", "alpha", "LeakyReLU", F32, ACT),
+    e("Elu", "alpha", "ELU", F32, ACT),
+    e("Selu", "alpha, gamma", "SELU", F32, ACT),
+    since(e("Celu", "alpha", "MulScalar, ELU", F32, ACT), 12),
+    e(
+        "PRelu",
+        "slope (broadcast)",
+        "MaximumScalar, MinimumScalar, Mul2, Add2",
+        F32,
+        ew::prelu,
+    ),
+    e("ThresholdedRelu", "alpha", "GreaterScalar, Mul2", F32, ACT),
+    e(
+        "HardSigmoid",
+        "alpha, beta",
+        "MulScalar, AddScalar, MaximumScalar, MinimumScalar",
+        F32,
+        ACT,
+    ),
+    since(
+        e(
+            "HardSwish",
+            "",
+            "MulScalar, AddScalar, MaximumScalar, MinimumScalar, Mul2",
+            F32,
+            ACT,
+        ),
+        14,
+    ),
+    e("Sigmoid", "", "Sigmoid", F32, ACT),
+    e("Tanh", "", "Tanh", F32, ACT),
+    e("Softplus", "", "SoftPlus", F32, ACT),
+    e("Softsign", "", "SoftSign", F32, ACT),
+    since(e("Mish", "", "Mish", F32, ACT), 18),
+    since(
+        e(
+            "Gelu",
+            "approximate",
+            "Erf, MulScalar, AddScalar, Mul2 (none); GELU (tanh)",
+            F32,
+            ACT,
+        ),
+        20,
+    ),
+    e("Exp", "", "Exp", F32, ACT),
+    e("Log", "", "Log", F32, ACT),
+    e("Abs", "", "Abs", F32, ACT),
+    e("Neg", "", "MulScalar", F32, ACT),
+    e("Reciprocal", "", "RDivScalar", F32, ACT),
+    e("Sqrt", "", "PowScalar", F32, ACT),
+    e("Floor", "", "Floor", F32, ACT),
+    e("Ceil", "", "Ceil", F32, ACT),
+    e("Sign", "", "Sign", F32, ACT),
+    e("Sin", "", "Sin", F32, ACT),
+    e("Cos", "", "Cos", F32, ACT),
+    e("Tan", "", "Tan", F32, ACT),
+    e("Asin", "", "ASin", F32, ACT),
+    e("Acos", "", "ACos", F32, ACT),
+    e("Atan", "", "ATan", F32, ACT),
+    e("Sinh", "", "Sinh", F32, ACT),
+    e("Cosh", "", "Cosh", F32, ACT),
+    e("Asinh", "", "ASinh", F32, ACT),
+    e("Acosh", "", "ACosh", F32, ACT),
+    e("Atanh", "", "ATanh", F32, ACT),
+    e("Erf", "", "Erf", F32, ACT),
+    e("IsNaN", "", "IsNaN", F32, ACT),
+    since(
+        e(
+            "IsInf",
+            "detect_positive, detect_negative",
+            "IsInf",
+            "one-sided detection",
+            ACT,
+        ),
+        10,
+    ),
+    e(
+        "Clip",
+        "min, max (constant)",
+        "MaximumScalar, MinimumScalar",
+        "bounds computed at run time",
+        ew::clip,
+    ),
+    // Arithmetic with numpy broadcasting.
+    e("Add", "", "Add2 / AddScalar", F32, ew::arith),
+    e("Sub", "", "Sub2 / AddScalar / RSubScalar", F32, ew::arith),
+    e("Mul", "", "Mul2 / MulScalar", F32, ew::arith),
+    e("Div", "", "Div2 / RDivScalar", F32, ew::arith),
+    e("Pow", "", "Pow2 / PowScalar / RPowScalar", F32, ew::arith),
+    e("Sum", "", "Add2", F32, ew::variadic),
+    e("Mean", "", "Add2, MulScalar", F32, ew::variadic),
+    e("Max", "", "Maximum2", F32, ew::variadic),
+    e("Min", "", "Minimum2", F32, ew::variadic),
+    e("Equal", "", "Equal", "double inputs", ew::compare),
+    e("Greater", "", "Greater", "double inputs", ew::compare),
+    e("Less", "", "Less", "double inputs", ew::compare),
+    since(
+        e(
+            "GreaterOrEqual",
+            "",
+            "GreaterEqual",
+            "double inputs",
+            ew::compare,
+        ),
+        12,
+    ),
+    since(
+        e("LessOrEqual", "", "LessEqual", "double inputs", ew::compare),
+        12,
+    ),
+    e("And", "", "LogicalAnd", "", ew::logical),
+    e("Or", "", "LogicalOr", "", ew::logical),
+    e("Xor", "", "LogicalXor", "", ew::logical),
+    e("Not", "", "LogicalNot", "", ew::not),
+    since(
+        e("Where", "", "Broadcast, Where", "double inputs", ew::where_),
+        9,
+    ),
+    // Shape and data movement.
+    e(
+        "Reshape",
+        "shape (constant), allowzero",
+        "Reshape",
+        "shape computed at run time",
+        sh::reshape,
+    ),
+    e("Flatten", "axis", "Reshape", "", sh::flatten),
+    e(
+        "Squeeze",
+        "axes",
+        "Reshape",
+        "axes computed at run time",
+        sh::squeeze,
+    ),
+    e(
+        "Unsqueeze",
+        "axes",
+        "Reshape",
+        "axes computed at run time",
+        sh::squeeze,
+    ),
+    e(
+        "Transpose",
+        "perm",
+        "Transpose",
+        "moving the symbolic batch",
+        sh::transpose,
+    ),
+    e("Concat", "axis", "Concatenate", "", sh::concat),
+    e(
+        "Split",
+        "axis, split, num_outputs",
+        "Slice",
+        "sizes computed at run time",
+        sh::split,
+    ),
+    e(
+        "Slice",
+        "starts, ends, axes, steps (constant)",
+        "Slice, Flip",
+        "empty results",
+        sh::slice,
+    ),
+    since(
+        e(
+            "Expand",
+            "shape (constant)",
+            "Reshape, Broadcast",
+            "shape computed at run time",
+            sh::expand,
+        ),
+        8,
+    ),
+    e(
+        "Tile",
+        "repeats (constant)",
+        "Tile",
+        "repeats computed at run time",
+        sh::tile,
+    ),
+    e(
+        "Gather",
+        "axis, indices (constant)",
+        "Gather / Slice, Reshape",
+        "indices computed at run time",
+        sh::gather,
+    ),
+    e(
+        "Pad",
+        "mode (constant, reflect), pads, constant_value, axes",
+        "Pad",
+        "edge/wrap modes, negative pads",
+        sh::pad,
+    ),
+    e("Identity", "", "Identity", "", sh::identity),
+    e(
+        "Dropout",
+        "",
+        "Identity",
+        "mask output, training",
+        sh::identity,
+    ),
+    e(
+        "Cast",
+        "to",
+        "Identity",
+        "float → integer/bool casts",
+        sh::cast,
+    ),
+    e(
+        "DepthToSpace",
+        "blocksize, mode",
+        "Reshape, Transpose",
+        "",
+        sh::depth_space,
+    ),
+    e(
+        "SpaceToDepth",
+        "blocksize",
+        "Reshape, Transpose",
+        "",
+        sh::depth_space,
+    ),
+    since(
+        e("Trilu", "upper, k (constant)", "Trilu", "", sh::trilu),
+        14,
+    ),
+    // Layers.
+    e(
+        "Conv",
+        "auto_pad, dilations, group, kernel_shape, pads, strides",
+        "Convolution (+ Pad)",
+        F32,
+        nn::conv,
+    ),
+    e(
+        "ConvTranspose",
+        "auto_pad, dilations, group, output_padding, output_shape, pads, strides",
+        "Deconvolution",
+        "asymmetric pads",
+        nn::conv_transpose,
+    ),
+    e(
+        "MaxPool",
+        "auto_pad, ceil_mode, kernel_shape, pads, strides",
+        "MaxPooling (+ Pad -inf)",
+        "dilations, Indices output",
+        nn::pool,
+    ),
+    e(
+        "AveragePool",
+        "auto_pad, ceil_mode, count_include_pad, kernel_shape, pads, strides",
+        "AveragePooling (+ Pad); SumPooling, Constant, Div2 for ceil_mode and asymmetric pads",
+        "1-D ceil_mode / asymmetric pads excluding padding",
+        nn::pool,
+    ),
+    e("GlobalAveragePool", "", "Mean", "", nn::global_pool),
+    e("GlobalMaxPool", "", "Max", "", nn::global_pool),
+    e(
+        "BatchNormalization",
+        "epsilon, momentum",
+        "BatchNormalization",
+        "training mode",
+        norm::batch_norm,
+    ),
+    e(
+        "InstanceNormalization",
+        "epsilon",
+        "InstanceNormalization",
+        "",
+        norm::instance_norm,
+    ),
+    since(
+        e(
+            "LayerNormalization",
+            "axis, epsilon",
+            "LayerNormalization",
+            "",
+            norm::layer_norm,
+        ),
+        17,
+    ),
+    e(
+        "Gemm",
+        "alpha, beta, transA, transB",
+        "Affine / BatchMatmul, Add2",
+        "",
+        nn::gemm,
+    ),
+    e(
+        "MatMul",
+        "",
+        "Affine / BatchMatmul, Broadcast",
+        "",
+        nn::matmul,
+    ),
+    e("Softmax", "axis", "Softmax", "", norm::softmax),
+    e("LogSoftmax", "axis", "LogSoftmax", "", norm::softmax),
+    e(
+        "ReduceSum",
+        "axes, keepdims, noop_with_empty_axes",
+        "Sum",
+        "axes computed at run time",
+        red::reduce,
+    ),
+    e(
+        "ReduceMean",
+        "axes, keepdims",
+        "Mean",
+        "axes computed at run time",
+        red::reduce,
+    ),
+    e(
+        "ReduceMax",
+        "axes, keepdims",
+        "Max",
+        "axes computed at run time",
+        red::reduce,
+    ),
+    e(
+        "ReduceMin",
+        "axes, keepdims",
+        "Min",
+        "axes computed at run time",
+        red::reduce,
+    ),
+    e(
+        "ReduceProd",
+        "axes, keepdims",
+        "Prod",
+        "axes computed at run time",
+        red::reduce,
+    ),
+    e(
+        "ReduceL1",
+        "axes, keepdims",
+        "Abs, Sum",
+        "axes computed at run time",
+        red::reduce,
+    ),
+    e(
+        "ReduceL2",
+        "axes, keepdims",
+        "Mul2, Sum, PowScalar",
+        "axes computed at run time",
+        red::reduce,
+    ),
+    e(
+        "ReduceSumSquare",
+        "axes, keepdims",
+        "Mul2, Sum",
+        "axes computed at run time",
+        red::reduce,
+    ),
+    e(
+        "ReduceLogSum",
+        "axes, keepdims",
+        "Sum, Log",
+        "axes computed at run time",
+        red::reduce,
+    ),
+    e(
+        "ReduceLogSumExp",
+        "axes, keepdims",
+        "Exp, Sum, Log",
+        "axes computed at run time",
+        red::reduce,
+    ),
+    e(
+        "ArgMax",
+        "axis, keepdims",
+        "Max (only_index)",
+        "select_last_index=1",
+        red::arg,
+    ),
+    e(
+        "ArgMin",
+        "axis, keepdims",
+        "Min (only_index)",
+        "select_last_index=1",
+        red::arg,
+    ),
+    since(
+        e(
+            "CumSum",
+            "axis (constant), exclusive, reverse",
+            "CumSum",
+            "",
+            red::cumsum,
+        ),
+        11,
+    ),
+    since(
+        e(
+            "Resize",
+            "mode, coordinate_transformation_mode, nearest_mode, roi/scales/sizes (constant)",
+            "ONNXResize",
+            "cubic, antialias, axes",
+            red::resize,
+        ),
+        11,
+    ),
+    until(
+        e(
+            "Upsample",
+            "mode=nearest, scales",
+            "ONNXResize",
+            "linear mode",
+            red::resize,
+        ),
+        9,
+    ),
+    since(
+        e(
+            "CastLike",
+            "target_type's type",
+            "Identity",
+            "float → integer/bool casts",
+            sh::cast,
+        ),
+        15,
+    ),
+    since(
+        e("Swish", "alpha", "MulScalar, Sigmoid, Mul2", F32, ew::misc),
+        24,
+    ),
+    since(
+        e(
+            "Shrink",
+            "lambd, bias",
+            "GreaterScalar, LessScalar, AddScalar, Mul2, Add2",
+            F32,
+            ew::misc,
+        ),
+        9,
+    ),
+    since(
+        e("Mod", "fmod=1", "Mod2", "fmod=0, integer inputs", ew::misc),
+        10,
+    ),
+    since(
+        e(
+            "RMSNormalization",
+            "axis, epsilon",
+            "Mul2, Mean, AddScalar, PowScalar",
+            F32,
+            norm::rms_norm,
+        ),
+        23,
+    ),
+    since(
+        e(
+            "GroupNormalization",
+            "num_groups, epsilon",
+            "GroupNormalization",
+            "per-group scale computed at run time",
+            norm::group_norm,
+        ),
+        18,
+    ),
+    e(
+        "LpNormalization",
+        "axis, p (1 or 2)",
+        "Abs/Mul2, Sum, PowScalar, Div2",
+        "p other than 1, 2",
+        norm::lp_norm,
+    ),
+    since(
+        e(
+            "MeanVarianceNormalization",
+            "axes",
+            "Mean, Sub2, Mul2, AddScalar, PowScalar",
+            F32,
+            norm::mvn,
+        ),
+        9,
+    ),
+    since(
+        e("Einsum", "equation", "Einsum", "ellipses", red::einsum),
+        12,
+    ),
+    since(e("Det", "", "Reshape, BatchDet", F32, red::det), 11),
+    since(e("EyeLike", "dtype, k", "EyeLike", "", red::eye_like), 9),
+    e(
+        "ConstantOfShape",
+        "value, shape (constant)",
+        "Constant (folded when small)",
+        "integer values f32 cannot hold",
+        sh::constant_of_shape,
+    ),
+    e(
+        "LRN",
+        "alpha, beta, bias, size",
+        "Mul2, Reshape, Pad, SumPooling, MulScalar, AddScalar, PowScalar",
+        F32,
+        nn::lrn,
+    ),
+];
+
+/// The entry for ONNX operator `op`.
+pub fn entry(op: &str) -> Option<&'static Entry> {
+    TABLE.iter().find(|e| e.row.op == op)
+}
+
+impl Entry {
+    /// Highest opset.
+    pub fn until(&self) -> i64 {
+        self.row.opsets.1
+    }
+}
+
+/// The support-table rows, sorted by operator.
+pub fn support_rows() -> Vec<SupportRow> {
+    let mut v: Vec<SupportRow> = TABLE.iter().map(|e| e.row).collect();
+    v.sort_by_key(|r| r.op);
+    v
+}

@@ -1,0 +1,381 @@
+//! The common layer of ONNX import: the model's graph read into nodes,
+//! constants (initializers and `Constant` nodes, as tensors) and the
+//! declared shapes of its inputs, with symbolic dimensions resolved.
+//!
+//! Every target walks [`OnnxGraph::nodes`] in order; before lowering a node
+//! it asks [`crate::import::fold::fold`] whether the node computes a
+//! constant (the shape arithmetic exporters emit), and only lowers what is
+//! left.
+
+use std::collections::HashMap;
+
+use onnx_format::proto::{AttributeProto, attribute_proto::AttributeType};
+use onnx_format::read::{value_dims, value_elem_type};
+use tensor_core::{DType, Limits, Tensor};
+
+use super::{ImportError, ImportOptions};
+
+/// `TensorProto.DataType` numbers used by the import.
+pub mod elem {
+    /// FLOAT
+    pub const FLOAT: i32 = 1;
+    /// INT32
+    pub const INT32: i32 = 6;
+    /// INT64
+    pub const INT64: i32 = 7;
+    /// BOOL
+    pub const BOOL: i32 = 9;
+    /// DOUBLE
+    pub const DOUBLE: i32 = 11;
+}
+
+/// A constant value: an initializer, a `Constant` node or a folded result.
+#[derive(Debug, Clone)]
+pub struct Const {
+    /// The ONNX element type (`TensorProto.DataType`).
+    pub elem: i32,
+    /// The tensor (its dtype is `elem`'s equivalent).
+    pub tensor: Tensor<'static>,
+}
+
+impl Const {
+    /// The dimensions.
+    pub fn dims(&self) -> &[usize] {
+        self.tensor.dims()
+    }
+
+    /// The dimensions as `i64`.
+    pub fn dims_i64(&self) -> Vec<i64> {
+        self.tensor.dims().iter().map(|&d| d as i64).collect()
+    }
+
+    /// Every value as `f64` (exact for integers up to 2^53).
+    pub fn values(&self) -> Vec<f64> {
+        self.tensor.to_f64_vec().unwrap_or_default()
+    }
+
+    /// Every value as `i64` (refuses non-integral values).
+    pub fn ints(&self) -> Option<Vec<i64>> {
+        self.values()
+            .into_iter()
+            .map(|v| (v.fract() == 0.0 && v.abs() < 9.0e15).then_some(v as i64))
+            .collect()
+    }
+
+    /// A constant of `elem` with `dims` holding `vals` (converted).
+    pub fn from_f64(elem: i32, dims: Vec<usize>, vals: &[f64]) -> Option<Const> {
+        let t = match elem {
+            elem::FLOAT => {
+                Tensor::from_values(dims, &vals.iter().map(|&v| v as f32).collect::<Vec<_>>())
+            }
+            elem::DOUBLE => Tensor::from_values(dims, vals),
+            elem::INT64 => {
+                Tensor::from_values(dims, &vals.iter().map(|&v| v as i64).collect::<Vec<_>>())
+            }
+            elem::INT32 => {
+                Tensor::from_values(dims, &vals.iter().map(|&v| v as i32).collect::<Vec<_>>())
+            }
+            elem::BOOL => {
+                let b: Vec<u8> = vals.iter().map(|&v| u8::from(v != 0.0)).collect();
+                Tensor::new(DType::Bool, dims, b)
+            }
+            _ => return None,
+        };
+        Some(Const {
+            elem,
+            tensor: t.ok()?.into_static(),
+        })
+    }
+}
+
+/// One ONNX node.
+#[derive(Debug, Clone)]
+pub struct Node {
+    /// `op_type`.
+    pub op: String,
+    /// The domain (`""` for the default `ai.onnx`).
+    pub domain: String,
+    /// The node's name, or `op#index` when it has none.
+    pub name: String,
+    /// Input value names (`""` for an omitted optional input).
+    pub inputs: Vec<String>,
+    /// Output value names.
+    pub outputs: Vec<String>,
+    /// Attributes.
+    pub attrs: Vec<AttributeProto>,
+}
+
+impl Node {
+    /// The attribute `name`, if present.
+    pub fn attr(&self, name: &str) -> Option<&AttributeProto> {
+        self.attrs.iter().find(|a| a.name.as_deref() == Some(name))
+    }
+
+    /// An integer attribute, or `default`.
+    pub fn int(&self, name: &str, default: i64) -> i64 {
+        self.attr(name).and_then(|a| a.i).unwrap_or(default)
+    }
+
+    /// A float attribute, or `default`.
+    pub fn float(&self, name: &str, default: f32) -> f32 {
+        self.attr(name).and_then(|a| a.f).unwrap_or(default)
+    }
+
+    /// An integer-list attribute, if present.
+    pub fn ints(&self, name: &str) -> Option<Vec<i64>> {
+        self.attr(name).map(|a| a.ints.clone())
+    }
+
+    /// A float-list attribute, if present.
+    pub fn floats(&self, name: &str) -> Option<Vec<f32>> {
+        self.attr(name).map(|a| a.floats.clone())
+    }
+
+    /// A string attribute, or `default`.
+    pub fn string(&self, name: &str, default: &str) -> String {
+        self.attr(name)
+            .and_then(|a| a.s.as_ref())
+            .map(|s| String::from_utf8_lossy(s).into_owned())
+            .unwrap_or_else(|| default.to_string())
+    }
+
+    /// Input `i`, or `None` when absent or empty (an omitted optional input).
+    pub fn input(&self, i: usize) -> Option<&str> {
+        self.inputs
+            .get(i)
+            .map(String::as_str)
+            .filter(|s| !s.is_empty())
+    }
+
+    /// Whether output `i` exists and is used (named).
+    pub fn has_output(&self, i: usize) -> bool {
+        self.outputs.get(i).is_some_and(|s| !s.is_empty())
+    }
+}
+
+/// A graph input: its name, element type and dimensions (`-1` for the
+/// symbolic batch dimension, the only one left symbolic).
+#[derive(Debug, Clone)]
+pub struct Input {
+    /// The value name.
+    pub name: String,
+    /// The ONNX element type.
+    pub elem: i32,
+    /// The dimensions.
+    pub dims: Vec<i64>,
+}
+
+/// An ONNX graph ready for lowering.
+#[derive(Debug, Clone)]
+pub struct OnnxGraph {
+    /// The opset of the default domain.
+    pub opset: i64,
+    /// Graph inputs that are not initializers.
+    pub inputs: Vec<Input>,
+    /// Graph output names.
+    pub outputs: Vec<String>,
+    /// The nodes, in the model's (topological) order.
+    pub nodes: Vec<Node>,
+    /// Initializers and `Constant` nodes by value name.
+    pub consts: HashMap<String, Const>,
+    /// The declared element type of every value the model declares one for.
+    pub elems: HashMap<String, i32>,
+}
+
+/// The lowest and highest default-domain opsets the import accepts: 7 to
+/// the newest the conformance suite (onnx 1.23) covers.
+pub const OPSETS: (i64, i64) = (7, 28);
+
+/// Reads `model` into an [`OnnxGraph`]: checks the opset, resolves the
+/// inputs' symbolic dimensions (a symbolic first dimension becomes `-1`,
+/// any other needs `opts.input_shapes`), and reads initializers and
+/// `Constant` nodes as constants.
+pub fn load(model: &onnx_format::Model, opts: &ImportOptions) -> Result<OnnxGraph, ImportError> {
+    let opset = model.opset().unwrap_or(1);
+    if opset < OPSETS.0 || opset > OPSETS.1 {
+        return Err(ImportError::Unsupported(format!(
+            "the model uses ONNX opset {opset}; import reads opsets {} to {}",
+            OPSETS.0, OPSETS.1
+        )));
+    }
+    let g = model.graph_proto();
+    let mut consts = HashMap::new();
+    for (name, t) in model.initializers()? {
+        let elem = g
+            .initializer
+            .iter()
+            .find(|i| i.name.as_deref() == Some(name.as_str()))
+            .and_then(|i| i.data_type)
+            .unwrap_or(elem::FLOAT);
+        consts.insert(name, Const { elem, tensor: t });
+    }
+    let mut elems = HashMap::new();
+    for v in g.input.iter().chain(&g.output).chain(&g.value_info) {
+        if let (Some(n), Some(e)) = (&v.name, value_elem_type(v)) {
+            elems.insert(n.clone(), e);
+        }
+    }
+    for (n, c) in &consts {
+        elems.insert(n.clone(), c.elem);
+    }
+    for (name, dims) in &opts.input_shapes {
+        if !g
+            .input
+            .iter()
+            .any(|v| v.name.as_deref() == Some(name.as_str()))
+        {
+            return Err(ImportError::Invalid(format!(
+                "--input-shape names {name:?}, which is not an input of the model"
+            )));
+        }
+        if dims.iter().any(|&d| d < 0) {
+            return Err(ImportError::Invalid(format!(
+                "--input-shape {name}: dimensions must not be negative"
+            )));
+        }
+    }
+    let mut inputs = Vec::new();
+    for v in &g.input {
+        let name = v.name.clone().unwrap_or_default();
+        if consts.contains_key(&name) {
+            continue;
+        }
+        let elem = value_elem_type(v).unwrap_or(elem::FLOAT);
+        let declared = value_dims(v).ok_or_else(|| {
+            ImportError::Invalid(format!("input {name:?} declares no tensor shape"))
+        })?;
+        let dims = match opts.input_shapes.iter().find(|(n, _)| *n == name) {
+            Some((_, given)) => {
+                if given.len() != declared.len()
+                    || given.iter().zip(&declared).any(|(&a, &b)| b >= 0 && a != b)
+                {
+                    return Err(ImportError::Invalid(format!(
+                        "--input-shape {name}={} does not fit the declared shape {}",
+                        dims_text(given),
+                        dims_text(&declared)
+                    )));
+                }
+                given.clone()
+            }
+            None => {
+                if let Some(i) = declared.iter().skip(1).position(|&d| d < 0) {
+                    return Err(ImportError::SymbolicShape(format!(
+                        "input {name:?} has the symbolic dimension {} at axis {} (shape {}); \
+                         fix it with --input-shape {name}=... (ConvertOptions::input_shapes, \
+                         Python input_shape=)",
+                        symbol(v, i + 1),
+                        i + 1,
+                        dims_text(&declared)
+                    )));
+                }
+                declared
+            }
+        };
+        inputs.push(Input { name, elem, dims });
+    }
+    let mut nodes = Vec::with_capacity(g.node.len());
+    for (i, n) in g.node.iter().enumerate() {
+        let op = n.op_type.clone().unwrap_or_default();
+        let domain = n.domain.clone().unwrap_or_default();
+        let name = n
+            .name
+            .clone()
+            .filter(|s| !s.is_empty())
+            .unwrap_or_else(|| format!("{op}#{i}"));
+        nodes.push(Node {
+            op,
+            domain,
+            name,
+            inputs: n.input.clone(),
+            outputs: n.output.clone(),
+            attrs: n.attribute.clone(),
+        });
+    }
+    Ok(OnnxGraph {
+        opset,
+        inputs,
+        outputs: g.output.iter().filter_map(|v| v.name.clone()).collect(),
+        nodes,
+        consts,
+        elems,
+    })
+}
+
+/// The name of the symbolic dimension `axis` of `v` (or `?`).
+fn symbol(v: &onnx_format::ValueInfoProto, axis: usize) -> String {
+    use onnx_format::proto::{tensor_shape_proto::dimension::Value, type_proto};
+    let Some(type_proto::Value::TensorType(t)) = v.r#type.as_ref().and_then(|t| t.value.as_ref())
+    else {
+        return "?".into();
+    };
+    match t
+        .shape
+        .as_ref()
+        .and_then(|s| s.dim.get(axis))
+        .and_then(|d| d.value.as_ref())
+    {
+        Some(Value::DimParam(p)) => format!("{p:?}"),
+        _ => "?".into(),
+    }
+}
+
+/// `[1, 3, -1]` as `1,3,?`.
+pub fn dims_text(d: &[i64]) -> String {
+    d.iter()
+        .map(|&v| {
+            if v < 0 {
+                "?".to_string()
+            } else {
+                v.to_string()
+            }
+        })
+        .collect::<Vec<_>>()
+        .join(",")
+}
+
+/// The tensor of a `Constant` node (opset 9 to 21 forms), if it has one.
+pub fn constant_node(node: &Node) -> Result<Option<Const>, String> {
+    let limits = Limits::default();
+    for a in &node.attrs {
+        let name = a.name.as_deref().unwrap_or("");
+        let c = match name {
+            "value" => {
+                let Some(t) = &a.t else { continue };
+                let tensor = onnx_format::tensor_from_proto(t, None, &limits)
+                    .map_err(|e| format!("value: {e}"))?;
+                Const {
+                    elem: t.data_type.unwrap_or(elem::FLOAT),
+                    tensor,
+                }
+            }
+            "value_float" => Const::from_f64(elem::FLOAT, vec![], &[f64::from(a.f.unwrap_or(0.0))])
+                .ok_or("value_float")?,
+            "value_floats" => {
+                let v: Vec<f64> = a.floats.iter().map(|&f| f64::from(f)).collect();
+                Const::from_f64(elem::FLOAT, vec![v.len()], &v).ok_or("value_floats")?
+            }
+            "value_int" => Const::from_f64(elem::INT64, vec![], &[a.i.unwrap_or(0) as f64])
+                .ok_or("value_int")?,
+            "value_ints" => {
+                let v: Vec<f64> = a.ints.iter().map(|&f| f as f64).collect();
+                Const::from_f64(elem::INT64, vec![v.len()], &v).ok_or("value_ints")?
+            }
+            "sparse_value" | "value_string" | "value_strings" => {
+                return Err(format!("attribute {name}"));
+            }
+            _ => continue,
+        };
+        return Ok(Some(c));
+    }
+    Ok(None)
+}
+
+/// Whether an attribute holds a graph (control flow the import refuses).
+pub fn has_subgraph(node: &Node) -> bool {
+    node.attrs.iter().any(|a| {
+        a.g.is_some()
+            || !a.graphs.is_empty()
+            || a.r#type == Some(AttributeType::Graph as i32)
+            || a.r#type == Some(AttributeType::Graphs as i32)
+    })
+}

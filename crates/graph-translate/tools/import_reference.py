@@ -1,0 +1,81 @@
+#!/usr/bin/env python3
+"""Turns a conformance report of the ONNX import (onnx_conformance.py run ... --targets nnp
+--report PREFIX, i.e. PREFIX.json) into the committed reference results:
+
+  testdata/translate/import/nnabla.json   totals, per-operator counts and, per case that
+                                           converted, its status, max error and the sha256 of
+                                           the .nnp written
+  testdata/translate/import/cases/*.onnx   the smallest passing models, up to PER_OP per
+                                           operator the import verified (re-converted by
+                                           crates/mlformats/tests/onnx_import.rs)
+
+usage: import_reference.py REPORT.json SUITE_DIR REPO_ROOT [--per-op N]
+"""
+import json
+import os
+import shutil
+import sys
+
+
+def main():
+    args = sys.argv[1:]
+    per_op = 2
+    if "--per-op" in args:
+        i = args.index("--per-op")
+        per_op = int(args[i + 1])
+        del args[i : i + 2]
+    report, suite, root = args
+    r = json.load(open(report))
+    out_dir = os.path.join(root, "testdata", "translate", "import")
+    cases_dir = os.path.join(out_dir, "cases")
+    os.makedirs(cases_dir, exist_ok=True)
+    cases = {}
+    for name, c in sorted(r["cases"].items()):
+        n = c.get("nnp", {})
+        if n.get("status") in (None, "refused"):
+            continue
+        cases[name] = {
+            "ops": c["ops"],
+            "status": n["status"],
+            "sha256": n.get("sha256"),
+            "max_abs_error": n.get("max_abs_error"),
+        }
+    per = {}
+    for op, v in sorted(r["per_op"].items()):
+        n = v.get("nnp", {})
+        per[op] = {k: n.get(k, 0) for k in ("cases", "pass", "wrong", "failed", "refused")}
+    # The smallest passing models, up to per_op for each operator.
+    chosen = set()
+
+    def size(c):
+        return os.path.getsize(os.path.join(suite, c, "model.onnx"))
+
+    passing = sorted((c for c, v in cases.items() if v["status"] == "pass"), key=lambda c: (size(c), c))
+    for op in per:
+        got = [c for c in chosen if op in cases[c]["ops"]]
+        for c in passing:
+            if len(got) >= per_op:
+                break
+            if op in cases[c]["ops"] and c not in chosen and size(c) <= 64 * 1024:
+                chosen.add(c)
+                got.append(c)
+    for f in os.listdir(cases_dir):
+        os.remove(os.path.join(cases_dir, f))
+    for c in sorted(chosen):
+        shutil.copyfile(os.path.join(suite, c, "model.onnx"), os.path.join(cases_dir, c + ".onnx"))
+    doc = {
+        "suite": "onnx 1.23.2 backend node tests (onnx.backend.test.case.node)",
+        "runtime": "nnabla 1.39.0 (CPU), rtol 1e-4 or the case's own tolerance",
+        "totals": r["totals"]["nnp"],
+        "verified_ops": sorted(op for op, v in per.items() if v["pass"] > 0 and v["wrong"] == 0),
+        "per_op": per,
+        "cases": cases,
+        "committed": sorted(chosen),
+    }
+    with open(os.path.join(out_dir, "nnabla.json"), "w") as f:
+        json.dump(doc, f, indent=1, sort_keys=True)
+        f.write("\n")
+    print(len(cases), "converted cases,", len(chosen), "committed models")
+
+
+main()

@@ -1,0 +1,92 @@
+//! ONNX import: an `.onnx` model converted to an NNabla model (`.nnp`,
+//! `.nntxt`, `.protobuf`) with its graph, through `graph-translate`.
+
+use std::collections::HashSet;
+use std::path::Path;
+
+use graph_translate::import::{ImportError, ImportOptions};
+
+use crate::codec::{Item, ReadOptions, WriteContext};
+use crate::convert::{ConvertOptions, ConvertSummary, Plan};
+use crate::{Document, Error, Format, Result};
+
+/// Whether converting an ONNX model to `target` imports its graph: the
+/// NNabla formats that hold a network (not `.h5`), unless only the
+/// weights are asked for.
+pub(crate) fn imports_to(target: Format, opts: &ConvertOptions) -> bool {
+    matches!(
+        target,
+        Format::NnablaNnp | Format::NnablaNntxt | Format::NnablaProtobuf | Format::TennisModule
+    ) && !opts.weights_only
+}
+
+fn import_err(e: ImportError) -> Error {
+    match e {
+        ImportError::Onnx(e) => crate::formats::onnx::onnx_err(e),
+        ImportError::Unsupported(m) | ImportError::SymbolicShape(m) => Error::Unsupported(m),
+        ImportError::Invalid(m) => Error::Invalid(m),
+        other => Error::Invalid(other.to_string()),
+    }
+}
+
+/// Imports the ONNX model of `doc` as an NNabla model written to `output`
+/// (a TenniS target is refused: its operator table is not written yet).
+/// Selection, casts and renames would change the graph's parameters, so
+/// they are refused (`--weights-only` writes the initializers alone).
+pub(crate) fn onnx_to_nnabla(
+    doc: &Document,
+    target: Format,
+    output: &Path,
+    opts: &ConvertOptions,
+) -> Result<ConvertSummary> {
+    if target == Format::TennisModule {
+        // A module written with the initializers alone would silently drop
+        // the graph.
+        return Err(Error::Unsupported(
+            "importing an ONNX graph into a TenniS module is not supported yet; \
+             --weights-only writes the initializers alone"
+                .into(),
+        ));
+    }
+    if !opts.is_plain() {
+        return Err(Error::Unsupported(
+            "importing an ONNX graph into NNabla keeps every parameter as it is: --only, \
+             --exclude, --dtype, --rename and --keep-order would leave the network naming \
+             parameters that are not there; add --weights-only to convert the initializers alone"
+                .into(),
+        ));
+    }
+    let model = crate::formats::onnx::read_model(doc.source(), &ReadOptions::default())?;
+    let mut io = ImportOptions::default();
+    for (n, d) in &opts.input_shapes {
+        io = io.input_shape(n.clone(), d.clone());
+    }
+    let imp = graph_translate::import::onnx_to_nnabla(&model, &io).map_err(import_err)?;
+    let initializers: HashSet<&str> = model
+        .graph_proto()
+        .initializer
+        .iter()
+        .filter_map(|t| t.name.as_deref())
+        .collect();
+    let items: Vec<Item<'_, '_>> = imp
+        .parameters
+        .iter()
+        .map(|(name, tensor)| Item {
+            name,
+            tensor,
+            need_grad: initializers.contains(name.as_str()),
+        })
+        .collect();
+    let noop = |_: u64| {};
+    let progress: &dyn Fn(u64) = match &opts.progress {
+        Some(p) => p.as_ref(),
+        None => &noop,
+    };
+    let cx = WriteContext {
+        plan: Plan::unchanged(),
+        progress,
+        metadata: Vec::new(),
+    };
+    crate::formats::nnabla_family::write(&imp.model, target, output, &items, &cx)?;
+    Ok(ConvertSummary::new(Format::Onnx, target, items.len(), true))
+}

@@ -1,0 +1,221 @@
+//! ONNX import into NNabla: the committed conformance cases
+//! (testdata/translate/import/cases, from the onnx package's node tests)
+//! re-convert to byte-identical `.nnp` files whose results the real nnabla
+//! 1.39 verified (testdata/translate/import/nnabla.json), every operator
+//! the import table lists and nnabla verified has a committed case, the
+//! published support table is fresh, and refusals name every operator
+//! before anything is written.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use mlformats::{ConvertOptions, Document, Format, convert};
+use sha2::{Digest, Sha256};
+
+fn root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+fn reference() -> serde_json::Value {
+    let p = root().join("testdata/translate/import/nnabla.json");
+    serde_json::from_str(&std::fs::read_to_string(p).unwrap()).unwrap()
+}
+
+fn sha256(p: &Path) -> String {
+    let d = Sha256::digest(std::fs::read(p).unwrap());
+    d.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+#[test]
+fn committed_cases_reconvert_byte_identical() {
+    let r = reference();
+    let cases = r["cases"].as_object().unwrap();
+    let committed = r["committed"].as_array().unwrap();
+    assert!(committed.len() > 100, "{} committed cases", committed.len());
+    let dir = tempfile::tempdir().unwrap();
+    for c in committed {
+        let name = c.as_str().unwrap();
+        let case = &cases[name];
+        assert_eq!(case["status"], "pass", "{name}");
+        let src = root().join(format!("testdata/translate/import/cases/{name}.onnx"));
+        let out = dir.path().join(format!("{name}.nnp"));
+        let s =
+            convert(&src, &out, &ConvertOptions::new()).unwrap_or_else(|e| panic!("{name}: {e}"));
+        assert!(s.whole_model);
+        assert_eq!(sha256(&out), case["sha256"].as_str().unwrap(), "{name}");
+        // Our own reader takes the model back (as .nntxt): one network, one
+        // executor.
+        let txt = dir.path().join(format!("{name}.nntxt"));
+        convert(&src, &txt, &ConvertOptions::new()).unwrap();
+        let doc = Document::open(&txt).unwrap();
+        assert_eq!(doc.format(), Format::NnablaNntxt);
+        let g = doc.graph().expect("a graph");
+        assert_eq!(g.graphs.len(), 1, "{name}");
+        assert_eq!(g.executors.len(), 1, "{name}");
+        assert!(!g.graphs[0].outputs.is_empty(), "{name}");
+    }
+}
+
+#[test]
+fn text_and_binary_encodings_hold_the_same_model() {
+    let dir = tempfile::tempdir().unwrap();
+    let src = root().join("testdata/translate/import/cases/test_convtranspose_1d.onnx");
+    let t = dir.path().join("m.nntxt");
+    let b = dir.path().join("m.protobuf");
+    convert(&src, &t, &ConvertOptions::new()).unwrap();
+    convert(&src, &b, &ConvertOptions::new()).unwrap();
+    let text = nnabla_proto::text::parse(&std::fs::read_to_string(&t).unwrap()).unwrap();
+    let bin = nnabla_proto::binary::decode(&std::fs::read(&b).unwrap()).unwrap();
+    assert_eq!(text, bin);
+    let f = &text.network[0].function[0];
+    assert_eq!(f.r#type, "Deconvolution");
+    assert_eq!(text.executor[0].data_variable.len(), 2);
+}
+
+#[test]
+fn no_case_computes_a_wrong_result_and_every_verified_op_has_a_case() {
+    let r = reference();
+    for (name, c) in r["cases"].as_object().unwrap() {
+        assert_eq!(c["status"], "pass", "{name} is {}", c["status"]);
+    }
+    let committed: Vec<&str> = r["committed"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v.as_str().unwrap())
+        .collect();
+    let cases = &r["cases"];
+    for op in r["verified_ops"].as_array().unwrap() {
+        let op = op.as_str().unwrap();
+        assert!(
+            committed
+                .iter()
+                .any(|c| cases[*c]["ops"].as_array().unwrap().iter().any(|o| o == op)),
+            "{op} has no committed case"
+        );
+    }
+    // Every table operator nnabla verified is in the table, and the table
+    // has more verified operators than nnabla's own converter supports (93).
+    let rows = graph_translate::import::nnabla_table::support_rows();
+    let table_verified = rows
+        .iter()
+        .filter(|row| r["per_op"][row.op]["pass"].as_u64().unwrap_or(0) > 0)
+        .count();
+    assert!(
+        table_verified > 93,
+        "{table_verified} verified table operators"
+    );
+}
+
+#[test]
+fn support_table_is_fresh() {
+    let r = reference();
+    let per: BTreeMap<String, u64> = r["per_op"]
+        .as_object()
+        .unwrap()
+        .iter()
+        .map(|(k, v)| (k.clone(), v["pass"].as_u64().unwrap_or(0)))
+        .collect();
+    let md = graph_translate::import::support_table_markdown(&|op| {
+        per.get(op).copied().unwrap_or(0) as usize
+    });
+    let path = root().join("crates/graph-translate/IMPORT_SUPPORT.md");
+    if std::env::var_os("MLFORMATS_BLESS").is_some() {
+        std::fs::write(&path, &md).unwrap();
+    }
+    let have = std::fs::read_to_string(&path).unwrap_or_default();
+    assert!(
+        have == md,
+        "crates/graph-translate/IMPORT_SUPPORT.md is stale: rerun with MLFORMATS_BLESS=1"
+    );
+}
+
+/// A one-node model `op` on a float input of `dims` (symbolic where `None`).
+fn model(op: &str, dims: &[Option<i64>], dir: &Path) -> PathBuf {
+    use onnx_format::builder::{Dim, GraphBuilder};
+    use onnx_format::proto::tensor_proto::DataType;
+    let d: Vec<Dim> = dims
+        .iter()
+        .enumerate()
+        .map(|(i, v)| match v {
+            Some(v) => Dim::Value(*v),
+            None => Dim::Param(format!("d{i}")),
+        })
+        .collect();
+    let mut b = GraphBuilder::new("g");
+    b.input("x", DataType::Float, &d);
+    let t = b.op("Relu", &["x"], vec![]);
+    b.node(op, "", &[&t], &["y"], vec![]);
+    b.output_unshaped("y", DataType::Float);
+    let p = dir.join(format!("{op}.onnx"));
+    let mut bytes = Vec::new();
+    onnx_format::write_model(&mut bytes, &b.finish(&Default::default())).unwrap();
+    std::fs::write(&p, bytes).unwrap();
+    p
+}
+
+#[test]
+fn refusals_name_every_operator_with_counts_and_write_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let src = model("Hardmax", &[Some(2), Some(3)], dir.path());
+    let out = dir.path().join("out.nnp");
+    let e = convert(&src, &out, &ConvertOptions::new())
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("NNabla cannot express 1 node(s)"), "{e}");
+    assert!(e.contains("Hardmax ×1"), "{e}");
+    assert!(!out.exists());
+}
+
+#[test]
+fn symbolic_dimensions_stay_batch_or_need_input_shape() {
+    let dir = tempfile::tempdir().unwrap();
+    // A symbolic batch stays NNabla's -1.
+    let src = model("Sigmoid", &[None, Some(3)], dir.path());
+    let out = dir.path().join("a.nntxt");
+    convert(&src, &out, &ConvertOptions::new()).unwrap();
+    let m = nnabla_proto::text::parse(&std::fs::read_to_string(&out).unwrap()).unwrap();
+    assert_eq!(
+        m.network[0].variable[0].shape.as_ref().unwrap().dim,
+        [-1, 3]
+    );
+    // Any other symbolic dimension needs --input-shape ...
+    let src = model("Tanh", &[Some(1), None], dir.path());
+    let out = dir.path().join("b.nntxt");
+    let e = convert(&src, &out, &ConvertOptions::new())
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("--input-shape x="), "{e}");
+    assert!(!out.exists());
+    // ... which fixes it.
+    let opts = ConvertOptions::new().input_shape("x", vec![1, 5]);
+    convert(&src, &out, &opts).unwrap();
+    let m = nnabla_proto::text::parse(&std::fs::read_to_string(&out).unwrap()).unwrap();
+    assert_eq!(m.network[0].variable[0].shape.as_ref().unwrap().dim, [1, 5]);
+    // A shape that does not fit the declared one is refused.
+    let opts = ConvertOptions::new().input_shape("x", vec![2, 5]);
+    assert!(convert(&src, &out, &opts).is_err());
+}
+
+#[test]
+fn options_that_would_drop_the_graph_are_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let src = root().join("testdata/translate/import/cases/test_convtranspose_1d.onnx");
+    let out = dir.path().join("x.nnp");
+    let opts = ConvertOptions::new().only("W");
+    let e = convert(&src, &out, &opts).unwrap_err().to_string();
+    assert!(e.contains("--weights-only"), "{e}");
+    assert!(!out.exists());
+}
+
+#[test]
+fn tennis_target_is_refused_not_written_without_its_graph() {
+    let dir = tempfile::tempdir().unwrap();
+    let src = root().join("testdata/translate/import/cases/test_convtranspose_1d.onnx");
+    let out = dir.path().join("x.tsm");
+    let e = convert(&src, &out, &ConvertOptions::new())
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("TenniS"), "{e}");
+    assert!(!out.exists());
+}
