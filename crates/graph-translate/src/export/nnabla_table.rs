@@ -46,6 +46,7 @@ macro_rules! low {
 
 const N: Verified = Verified::Networks;
 const U: Verified = Verified::Unverified;
+const F: Verified = Verified::Formula;
 const NOT_YET: &str = "no ONNX lowering yet";
 
 /// Every function of nnabla 1.39, in the order of its function list.
@@ -141,7 +142,7 @@ pub static TABLE: &[Entry<Lowering>] = &[
     Entry::refused("RoiAlign", NOT_YET),
     // Neural Network Activation Functions
     Entry::lowered("Sigmoid", &[], &["Sigmoid"], (low!(unary), Same), N),
-    Entry::refused("Swish", NOT_YET),
+    Entry::lowered("Swish", &[], &["Sigmoid", "Mul"], (low!(swish), Same), F),
     Entry::lowered("Tanh", &[], &["Tanh"], (low!(unary), Same), N),
     Entry::lowered("ReLU", &[], &["Relu"], (low!(unary), Same), N),
     Entry::lowered(
@@ -171,11 +172,29 @@ pub static TABLE: &[Entry<Lowering>] = &[
     Entry::refused("CELU", NOT_YET),
     Entry::lowered("PReLU", &["base_axis"], &["PRelu"], (low!(prelu), Same), N),
     Entry::refused("GELU", NOT_YET),
-    Entry::refused("Mish", NOT_YET),
-    Entry::refused("ReLU6", NOT_YET),
-    Entry::refused("HardSigmoid", NOT_YET),
-    Entry::refused("HardTanh", NOT_YET),
-    Entry::refused("LogSigmoid", NOT_YET),
+    Entry::lowered(
+        "Mish",
+        &[],
+        &["Softplus", "Tanh", "Mul"],
+        (low!(mish), Same),
+        U,
+    ),
+    Entry::lowered("ReLU6", &[], &["Clip"], (low!(clip), Same), F),
+    Entry::lowered(
+        "HardSigmoid",
+        &[],
+        &["HardSigmoid"],
+        (low!(hard_sigmoid), Same),
+        U,
+    ),
+    Entry::lowered("HardTanh", &[], &["Clip"], (low!(clip), Same), F),
+    Entry::lowered(
+        "LogSigmoid",
+        &[],
+        &["Neg", "Softplus"],
+        (low!(log_sigmoid), Same),
+        U,
+    ),
     Entry::lowered(
         "SoftPlus",
         &["beta"],
@@ -183,8 +202,14 @@ pub static TABLE: &[Entry<Lowering>] = &[
         (low!(softplus), Same),
         N,
     ),
-    Entry::lowered("SoftSign", &[], &["Softsign"], (low!(unary), Same), U),
-    Entry::refused("TanhShrink", NOT_YET),
+    Entry::lowered("SoftSign", &[], &["Softsign"], (low!(unary), Same), F),
+    Entry::lowered(
+        "TanhShrink",
+        &[],
+        &["Tanh", "Sub"],
+        (low!(tanh_shrink), Same),
+        U,
+    ),
     Entry::refused("Sinc", NOT_YET),
     // Normalization
     Entry::refused("FusedBatchNormalization", NOT_YET),
@@ -257,8 +282,8 @@ pub static TABLE: &[Entry<Lowering>] = &[
     Entry::refused("ReduceMean", NOT_YET),
     // Arithmetic
     Entry::lowered("Add2", &[], &["Add"], (low!(binary), Broadcast), N),
-    Entry::refused("AddN", NOT_YET),
-    Entry::refused("BcAdd2", NOT_YET),
+    Entry::lowered("AddN", &[], &["Sum"], (low!(add_n), Custom), F),
+    Entry::lowered("BcAdd2", &[], &["Add"], (low!(binary), Broadcast), F),
     Entry::lowered("Sub2", &[], &["Sub"], (low!(binary), Broadcast), N),
     Entry::lowered("Mul2", &[], &["Mul"], (low!(binary), Broadcast), N),
     Entry::refused("MulN", NOT_YET),
@@ -269,9 +294,9 @@ pub static TABLE: &[Entry<Lowering>] = &[
     Entry::lowered("PowScalar", &["val"], &["Pow"], (low!(scalar), Same), N),
     Entry::lowered("RSubScalar", &["val"], &["Sub"], (low!(rscalar), Same), N),
     Entry::lowered("RDivScalar", &["val"], &["Div"], (low!(rscalar), Same), N),
-    Entry::lowered("RPowScalar", &["val"], &["Pow"], (low!(rscalar), Same), U),
+    Entry::lowered("RPowScalar", &["val"], &["Pow"], (low!(rscalar), Same), F),
     // Logical
-    Entry::lowered("Sign", &[], &["Sign"], (low!(unary), Same), U),
+    Entry::lowered("Sign", &[], &["Sign"], (low!(unary), Same), F),
     Entry::lowered("Minimum2", &[], &["Min"], (low!(binary), Broadcast), N),
     Entry::lowered("Maximum2", &[], &["Max"], (low!(binary), Broadcast), N),
     Entry::lowered("MinimumScalar", &["val"], &["Min"], (low!(scalar), Same), N),
@@ -356,8 +381,8 @@ pub static TABLE: &[Entry<Lowering>] = &[
         (low!(logical_not), Same),
         N,
     ),
-    Entry::refused("IsNaN", NOT_YET),
-    Entry::refused("IsInf", NOT_YET),
+    Entry::lowered("IsNaN", &[], &["IsNaN", "Cast"], (low!(is_test), Same), F),
+    Entry::lowered("IsInf", &[], &["IsInf", "Cast"], (low!(is_test), Same), F),
     Entry::refused("ResetNaN", NOT_YET),
     Entry::refused("ResetInf", NOT_YET),
     Entry::refused("Where", NOT_YET),
@@ -376,7 +401,7 @@ pub static TABLE: &[Entry<Lowering>] = &[
         (low!(batch_matmul), Custom),
         N,
     ),
-    Entry::lowered("Round", &[], &["Round"], (low!(unary), Same), U),
+    Entry::lowered("Round", &[], &["Round"], (low!(unary), Same), F),
     Entry::lowered("Ceil", &[], &["Ceil"], (low!(unary), Same), U),
     Entry::lowered("Floor", &[], &["Floor"], (low!(unary), Same), U),
     Entry::lowered("Sin", &[], &["Sin"], (low!(unary), Same), U),
@@ -576,7 +601,7 @@ pub static TABLE: &[Entry<Lowering>] = &[
     Entry::refused("ConfusionMatrix", "validation only"),
     // Unsupported, Special Use
     Entry::refused("VATNoise", "training only"),
-    Entry::refused("Unlink", NOT_YET),
+    Entry::lowered("Unlink", &[], &["Identity"], (low!(unary), Same), F),
     Entry::refused("Sink", "training only"),
     Entry::refused("NmsDetection2d", NOT_YET),
     Entry::refused("ONNXNonMaxSuppression", NOT_YET),

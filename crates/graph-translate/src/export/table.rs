@@ -15,6 +15,9 @@ pub enum Verified {
     /// Whole networks of `testdata/onnx/` computed by the real runtime
     /// (nnabla 1.39 or the TenniS C++ runtime), run in tract-onnx.
     Networks,
+    /// Checked in tract-onnx against the function's documented formula
+    /// (`tests/elementwise_formulas.rs`), not yet against nnabla itself.
+    Formula,
     /// Not yet checked against the real runtime.
     Unverified,
 }
@@ -26,6 +29,7 @@ impl Verified {
             Verified::NnablaTract => "nnabla 1.39 single-function networks, tract-onnx",
             Verified::NnablaOnnxruntime => "nnabla 1.39 + onnxruntime in CI",
             Verified::Networks => "whole networks of testdata/onnx (real runtime), tract-onnx",
+            Verified::Formula => "documented formula, tract-onnx (no runtime reference yet)",
             Verified::Unverified => "not verified",
         }
     }

@@ -150,4 +150,77 @@ impl Exporter<'_> {
         }
         Ok(())
     }
+
+    /// Lowers `Swish`: `x * sigmoid(x)`.
+    pub(crate) fn swish(&mut self, n: &Node, c: &Call) -> Result<()> {
+        let x = c.input(0)?;
+        let s = self.cx.op("Sigmoid", &[x], vec![]);
+        self.cx.op_to("Mul", &n.name, &[x, &s], c.out, vec![]);
+        Ok(())
+    }
+
+    /// Lowers `Mish`: `x * tanh(softplus(x))`.
+    pub(crate) fn mish(&mut self, n: &Node, c: &Call) -> Result<()> {
+        let x = c.input(0)?;
+        let sp = self.cx.op("Softplus", &[x], vec![]);
+        let t = self.cx.op("Tanh", &[&sp], vec![]);
+        self.cx.op_to("Mul", &n.name, &[x, &t], c.out, vec![]);
+        Ok(())
+    }
+
+    /// Lowers `TanhShrink`: `x - tanh(x)`.
+    pub(crate) fn tanh_shrink(&mut self, n: &Node, c: &Call) -> Result<()> {
+        let x = c.input(0)?;
+        let t = self.cx.op("Tanh", &[x], vec![]);
+        self.cx.op_to("Sub", &n.name, &[x, &t], c.out, vec![]);
+        Ok(())
+    }
+
+    /// Lowers `LogSigmoid`: `-softplus(-x)`.
+    pub(crate) fn log_sigmoid(&mut self, n: &Node, c: &Call) -> Result<()> {
+        let x = c.input(0)?;
+        let m = self.cx.op("Neg", &[x], vec![]);
+        let sp = self.cx.op("Softplus", &[&m], vec![]);
+        self.cx.op_to("Neg", &n.name, &[&sp], c.out, vec![]);
+        Ok(())
+    }
+
+    /// Lowers `ReLU6` (`min(max(x, 0), 6)`) and `HardTanh`
+    /// (`min(max(x, -1), 1)`) as `Clip`.
+    pub(crate) fn clip(&mut self, n: &Node, c: &Call) -> Result<()> {
+        let (lo, hi) = if n.op == "ReLU6" {
+            (0.0, 6.0)
+        } else {
+            (-1.0, 1.0)
+        };
+        let (lo, hi) = (self.cx.scalar(lo), self.cx.scalar(hi));
+        self.cx
+            .op_to("Clip", &n.name, &[c.input(0)?, &lo, &hi], c.out, vec![]);
+        Ok(())
+    }
+
+    /// Lowers `HardSigmoid`: `max(0, min(1, 0.2 x + 0.5))`.
+    pub(crate) fn hard_sigmoid(&mut self, n: &Node, c: &Call) -> Result<()> {
+        self.cx.op_to(
+            "HardSigmoid",
+            &n.name,
+            &[c.input(0)?],
+            c.out,
+            vec![attr::float("alpha", 0.2), attr::float("beta", 0.5)],
+        );
+        Ok(())
+    }
+
+    /// Lowers `IsNaN` and `IsInf`: the ONNX test cast to float (0/1).
+    pub(crate) fn is_test(&mut self, n: &Node, c: &Call) -> Result<()> {
+        let b = self.cx.op(c.onnx(), &[c.input(0)?], vec![]);
+        self.cx.cast_float_to(&n.name, &b, c.out);
+        Ok(())
+    }
+
+    /// Lowers `AddN`: the elementwise sum of every input.
+    pub(crate) fn add_n(&mut self, n: &Node, c: &Call) -> Result<()> {
+        self.cx.op_to("Sum", &n.name, &c.ins, c.out, vec![]);
+        Ok(())
+    }
 }
