@@ -26,6 +26,12 @@
 //! assert!(support_table().contains("| Convolution |"));
 //! ```
 
+// Without a source format, only the shared pieces are built.
+#![cfg_attr(
+    not(any(feature = "nnabla", feature = "tennis")),
+    allow(dead_code, unused_imports)
+)]
+
 use std::collections::{BTreeMap, HashMap};
 
 use tensor_core::Tensor;
