@@ -11,6 +11,11 @@
 //! # Ok(()) }
 //! ```
 //!
+//! The translation itself lives in the crate `graph-translate` (one
+//! declarative operator table per source format, and the published support
+//! table); this module loads the graph and the weights of a [`Document`]
+//! and hands them over.
+//!
 //! - NNabla: the network of the first executor (or [`ExportOptions::network`]),
 //!   loops expanded as nnabla's loader expands them, inputs and outputs from
 //!   the executor's data and output variables (else the network's own), a
@@ -20,7 +25,9 @@
 //!   random augmentation is refused. `Dropout` exports as inference (identity).
 //! - TenniS: the module's `<param>` inputs (float) and outputs, `<const>`
 //!   nodes as initializers named after their nodes, TenniS's own operator
-//!   semantics (see the `tennis` module of this directory).
+//!   semantics.
+//! - Every tensor the exporter adds (helper constants, derived weights) is
+//!   named with the reserved prefix `mlformats/` ([`HELPER_PREFIX`]).
 //! - Every operator type without an ONNX lowering is named in one error
 //!   ([`crate::Error::Unsupported`]) before anything is written.
 //!
@@ -28,32 +35,13 @@
 
 use std::path::Path;
 
+use graph_translate::export as gt;
 use onnx_format::ModelProto;
-use onnx_format::builder::GraphBuilder;
-use onnx_format::proto::AttributeProto;
-use onnx_format::proto::tensor_proto::DataType;
+use tensor_core::Tensor;
 
 use crate::{Document, Error, Format, Result};
 
-#[cfg(feature = "nnabla")]
-mod nnabla;
-#[cfg(feature = "tennis")]
-mod tennis;
-
-/// The NNabla function types the exporter lowers, sorted.
-#[cfg(feature = "nnabla")]
-pub fn nnabla_functions() -> Vec<&'static str> {
-    nnabla::supported_functions()
-}
-
-/// The TenniS operators the exporter lowers, sorted.
-#[cfg(feature = "tennis")]
-pub fn tennis_ops() -> Vec<&'static str> {
-    tennis::supported_ops()
-}
-
-/// The operator sets an export can target.
-pub const OPSETS: std::ops::RangeInclusive<i64> = 13..=21;
+pub use gt::{HELPER_PREFIX, OPSETS};
 
 /// What [`export`] writes.
 #[derive(Debug, Clone, Default)]
@@ -82,6 +70,13 @@ impl ExportOptions {
         self.opset = Some(opset);
         self
     }
+
+    fn to_gt(&self) -> gt::ExportOptions {
+        let mut o = gt::ExportOptions::new();
+        o.network = self.network.clone();
+        o.opset = self.opset;
+        o
+    }
 }
 
 /// What an export wrote.
@@ -98,6 +93,51 @@ pub struct ExportSummary {
     pub opset: i64,
     /// Source nodes left out because no requested output needs them (losses, ...).
     pub pruned: usize,
+}
+
+impl From<gt::ExportSummary> for ExportSummary {
+    fn from(s: gt::ExportSummary) -> Self {
+        ExportSummary {
+            network: s.network,
+            nodes: s.nodes,
+            initializers: s.initializers,
+            opset: s.opset,
+            pruned: s.pruned,
+        }
+    }
+}
+
+/// The NNabla function types the exporter lowers, sorted.
+#[cfg(feature = "nnabla")]
+pub fn nnabla_functions() -> Vec<&'static str> {
+    gt::nnabla_functions()
+}
+
+/// The TenniS operators the exporter lowers, sorted.
+#[cfg(feature = "tennis")]
+pub fn tennis_ops() -> Vec<&'static str> {
+    gt::tennis_ops()
+}
+
+/// A document's tensors as the exporter's weights.
+struct DocWeights<'d>(&'d Document);
+
+impl gt::Weights for DocWeights<'_> {
+    fn weight(&self, name: &str) -> Option<&Tensor<'static>> {
+        self.0.tensor(name)
+    }
+}
+
+fn from_gt(e: gt::Error) -> Error {
+    match e {
+        gt::Error::Unsupported(m) => Error::Unsupported(m),
+        gt::Error::Invalid(m) => Error::Invalid(m),
+        gt::Error::Core(c) => Error::Core(c),
+        gt::Error::Onnx(o) => crate::formats::onnx::onnx_err(o),
+        #[cfg(feature = "nnabla")]
+        gt::Error::Nnabla(n) => Error::from(n),
+        other => Error::Invalid(other.to_string()),
+    }
 }
 
 /// True when `doc` has a graph to export: an NNabla network with functions
@@ -117,19 +157,33 @@ pub fn has_graph(doc: &Document) -> bool {
     }
 }
 
+#[cfg(feature = "nnabla")]
+fn load_nnabla_model(doc: &Document) -> Result<nnabla_proto::NNablaProtoBuf> {
+    let src = doc.source();
+    match src.format {
+        Format::NnablaNntxt | Format::NnablaProtobuf => {
+            Ok(crate::formats::nnabla::load(src, &tensor_core::Limits::default())?.0)
+        }
+        #[cfg(feature = "nnp")]
+        Format::NnablaNnp => Ok(crate::formats::nnp::read_nnp(src, &Default::default())?
+            .model()
+            .clone()),
+        other => Err(Error::Unsupported(format!(
+            "{other} files hold no network to export to ONNX"
+        ))),
+    }
+}
+
 /// Builds the ONNX model of `doc`'s graph.
 pub fn export_model(doc: &Document, opts: &ExportOptions) -> Result<(ModelProto, ExportSummary)> {
-    let opset = opts.opset.unwrap_or(onnx_format::DEFAULT_OPSET);
-    if !OPSETS.contains(&opset) {
-        return Err(Error::Unsupported(format!(
-            "ONNX export writes operator sets {} to {}, not {opset}",
-            OPSETS.start(),
-            OPSETS.end()
-        )));
-    }
-    match doc.format() {
+    let gopts = opts.to_gt();
+    let opset = gopts.checked_opset().map_err(from_gt)?;
+    let (model, summary) = match doc.format() {
         #[cfg(feature = "nnabla")]
-        f if f.is_nnabla() => nnabla::export(doc, opts, opset),
+        f if f.is_nnabla() => {
+            let model = load_nnabla_model(doc)?;
+            gt::nnabla::export(&model, &DocWeights(doc), &gopts).map_err(from_gt)?
+        }
         #[cfg(feature = "tennis")]
         Format::TennisModule => {
             if opts.network.is_some() {
@@ -137,12 +191,20 @@ pub fn export_model(doc: &Document, opts: &ExportOptions) -> Result<(ModelProto,
                     "a TenniS module has one graph: --network does not apply".into(),
                 ));
             }
-            tennis::export(doc, opset)
+            let g = doc
+                .graph()
+                .and_then(|m| m.graphs.first())
+                .ok_or_else(|| Error::Unsupported("the module has no graph".into()))?;
+            gt::tennis::export(g, &DocWeights(doc), opset).map_err(from_gt)?
         }
-        other => Err(Error::Unsupported(format!(
-            "{other} files have no graph to export to ONNX (NNabla networks and TenniS modules do)"
-        ))),
-    }
+        other => {
+            let _ = opset;
+            return Err(Error::Unsupported(format!(
+                "{other} files have no graph to export to ONNX (NNabla networks and TenniS modules do)"
+            )));
+        }
+    };
+    Ok((model, summary.into()))
 }
 
 /// Exports `doc`'s graph as the ONNX model `out` (replaced atomically).
@@ -156,159 +218,4 @@ pub fn export(
         onnx_format::write_model(w, &model).map_err(crate::formats::onnx::onnx_err)
     })?;
     Ok(summary)
-}
-
-/// The error for a model with operators that have no lowering: every type,
-/// sorted, with how many nodes use it.
-pub(crate) fn unsupported_error(
-    source: &str,
-    ops: &std::collections::BTreeMap<String, usize>,
-) -> Error {
-    let list: Vec<String> = ops.iter().map(|(op, n)| format!("{op} ({n})")).collect();
-    Error::Unsupported(format!(
-        "cannot export to ONNX: {} {source} operator type{} without an ONNX lowering: {}",
-        ops.len(),
-        if ops.len() == 1 { "" } else { "s" },
-        list.join(", ")
-    ))
-}
-
-/// What both exporters share: the graph builder and operator-set-aware
-/// helpers.
-pub(crate) struct Ctx {
-    pub b: GraphBuilder,
-    pub opset: i64,
-}
-
-impl Ctx {
-    pub fn new(name: &str, opset: i64) -> Self {
-        Ctx {
-            b: GraphBuilder::new(name),
-            opset,
-        }
-    }
-
-    /// A node with one fresh output.
-    pub fn op(&mut self, op: &str, inputs: &[&str], attrs: Vec<AttributeProto>) -> String {
-        self.b.op(op, inputs, attrs)
-    }
-
-    /// A node writing `out`.
-    pub fn op_to(
-        &mut self,
-        op: &str,
-        name: &str,
-        inputs: &[&str],
-        out: &str,
-        attrs: Vec<AttributeProto>,
-    ) {
-        self.b.node(op, name, inputs, &[out], attrs);
-    }
-
-    pub fn ints(&mut self, values: &[i64]) -> String {
-        self.b.const_i64("c", values)
-    }
-
-    pub fn scalar(&mut self, v: f32) -> String {
-        self.b.scalar_f32("c", v)
-    }
-
-    /// `op` (`ReduceMean`, `ReduceSum`, ...) over `axes` (all when empty),
-    /// axes as an attribute or an input as the operator set wants.
-    pub fn reduce(&mut self, op: &str, x: &str, axes: &[i64], keepdims: bool) -> String {
-        use onnx_format::builder::attr;
-        let keep = attr::int("keepdims", i64::from(keepdims));
-        let axes_as_input = op == "ReduceSum" || self.opset >= 18;
-        if axes.is_empty() {
-            return self.op(op, &[x], vec![keep]);
-        }
-        if axes_as_input {
-            let a = self.ints(axes);
-            self.op(op, &[x, &a], vec![keep])
-        } else {
-            self.op(op, &[x], vec![keep, attr::ints("axes", axes)])
-        }
-    }
-
-    pub fn unsqueeze(&mut self, x: &str, axes: &[i64]) -> String {
-        let a = self.ints(axes);
-        self.op("Unsqueeze", &[x, &a], vec![])
-    }
-
-    /// A 1-element vector as a scalar.
-    pub fn squeeze0(&mut self, x: &str) -> String {
-        let a = self.ints(&[0]);
-        self.op("Squeeze", &[x, &a], vec![])
-    }
-
-    pub fn reshape(&mut self, x: &str, shape: &[i64]) -> String {
-        let s = self.ints(shape);
-        self.op("Reshape", &[x, &s], vec![])
-    }
-
-    pub fn cast(&mut self, x: &str, to: DataType) -> String {
-        self.op(
-            "Cast",
-            &[x],
-            vec![onnx_format::builder::attr::int("to", to as i64)],
-        )
-    }
-
-    /// `Split` of `x` along `axis` into `n` equal parts, written to `outs`.
-    pub fn split_equal(&mut self, x: &str, axis: i64, n: usize, outs: &[&str]) {
-        use onnx_format::builder::attr;
-        if self.opset >= 18 {
-            self.b.node(
-                "Split",
-                "",
-                &[x],
-                outs,
-                vec![attr::int("axis", axis), attr::int("num_outputs", n as i64)],
-            );
-        } else {
-            // opset 13..17: equal parts when `split` is left out
-            self.b
-                .node("Split", "", &[x], outs, vec![attr::int("axis", axis)]);
-        }
-    }
-
-    /// The model, without initializers that no node reads (weights only
-    /// used to derive others, e.g. binarized ones), and what it holds:
-    /// `network` and `pruned` as the exporter says.
-    pub fn finish(
-        mut self,
-        graph_name: &str,
-        network: String,
-        pruned: usize,
-    ) -> (ModelProto, ExportSummary) {
-        let opset = self.opset;
-        let read: std::collections::HashSet<String> = self
-            .b
-            .graph
-            .node
-            .iter()
-            .flat_map(|n| n.input.iter().cloned())
-            .chain(self.b.graph.output.iter().filter_map(|o| o.name.clone()))
-            .collect();
-        self.b
-            .graph
-            .initializer
-            .retain(|t| t.name.as_ref().is_some_and(|n| read.contains(n)));
-        let opts = onnx_format::WriteOptions::default()
-            .with_opset(opset)
-            .with_graph_name(graph_name);
-        let model = self.b.finish(&opts);
-        let (nodes, initializers) = model
-            .graph
-            .as_ref()
-            .map_or((0, 0), |g| (g.node.len(), g.initializer.len()));
-        let summary = ExportSummary {
-            network,
-            nodes,
-            initializers,
-            opset,
-            pruned,
-        };
-        (model, summary)
-    }
 }

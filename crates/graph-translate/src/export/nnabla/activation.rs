@@ -1,0 +1,226 @@
+//! Activations.
+
+use onnx_format::builder::attr;
+use onnx_format::proto::tensor_proto::DataType;
+use tensor_core::graph::Node;
+
+use super::{Call, Exporter, a_float, a_int};
+use crate::export::Result;
+
+impl Exporter<'_> {
+    /// Lowers a function with a one-to-one elementwise ONNX operator (the
+    /// entry's first); `Dropout` (inference: identity) also writes its mask.
+    pub(crate) fn unary(&mut self, n: &Node, c: &Call) -> Result<()> {
+        let x = c.input(0)?;
+        self.cx.op_to(c.onnx(), &n.name, &[x], c.out, vec![]);
+        if n.op == "Dropout"
+            && let Some(mask) = n.outputs.get(1)
+        {
+            // at inference nothing is dropped: the mask is all ones
+            let one = self.cx.scalar(1.0);
+            let s = self.cx.op("Shape", &[x], vec![]);
+            self.cx.op_to("Expand", "", &[&one, &s], mask, vec![]);
+        }
+        Ok(())
+    }
+
+    /// Lowers `Softmax`, `LogSoftmax`.
+    pub(crate) fn softmax(&mut self, n: &Node, c: &Call) -> Result<()> {
+        let op = n.op.as_str();
+        let name = n.name.as_str();
+        let out = c.out;
+        let input = |k: usize| c.input(k);
+        let x = input(0)?;
+        let axis = match n.attribute("axis") {
+            Some(a) => a.as_int().unwrap_or(1),
+            None => self.rank(n, x)? as i64 - 1,
+        };
+        self.cx
+            .op_to(op, name, &[x], out, vec![attr::int("axis", axis)]);
+        Ok(())
+    }
+
+    /// Lowers `ELU`.
+    pub(crate) fn elu(&mut self, n: &Node, c: &Call) -> Result<()> {
+        let name = n.name.as_str();
+        let out = c.out;
+        let input = |k: usize| c.input(k);
+        let a = a_float(n, "alpha", 1.0) as f32;
+        self.cx.op_to(
+            "Elu",
+            name,
+            &[input(0)?],
+            out,
+            vec![attr::float("alpha", a)],
+        );
+        Ok(())
+    }
+
+    /// Lowers `LeakyReLU`.
+    pub(crate) fn leaky_relu(&mut self, n: &Node, c: &Call) -> Result<()> {
+        let name = n.name.as_str();
+        let out = c.out;
+        let input = |k: usize| c.input(k);
+        let a = a_float(n, "alpha", 0.1) as f32;
+        self.cx.op_to(
+            "LeakyRelu",
+            name,
+            &[input(0)?],
+            out,
+            vec![attr::float("alpha", a)],
+        );
+        Ok(())
+    }
+
+    /// Lowers `SELU`.
+    pub(crate) fn selu(&mut self, n: &Node, c: &Call) -> Result<()> {
+        let name = n.name.as_str();
+        let out = c.out;
+        let input = |k: usize| c.input(k);
+        let scale = a_float(n, "scale", 1.050_700_987_355_480_5) as f32;
+        let alpha = a_float(n, "alpha", 1.673_263_242_354_377_3) as f32;
+        self.cx.op_to(
+            "Selu",
+            name,
+            &[input(0)?],
+            out,
+            vec![attr::float("alpha", alpha), attr::float("gamma", scale)],
+        );
+        Ok(())
+    }
+
+    /// Lowers `SoftPlus`.
+    pub(crate) fn softplus(&mut self, n: &Node, c: &Call) -> Result<()> {
+        let name = n.name.as_str();
+        let out = c.out;
+        let input = |k: usize| c.input(k);
+        let beta = a_float(n, "beta", 1.0);
+        let x = input(0)?;
+        if beta == 0.0 || beta == 1.0 {
+            self.cx.op_to("Softplus", name, &[x], out, vec![]);
+        } else {
+            let b = self.cx.scalar(beta as f32);
+            let xb = self.cx.op("Mul", &[x, &b], vec![]);
+            let s = self.cx.op("Softplus", &[&xb], vec![]);
+            self.cx.op_to("Div", name, &[&s, &b], out, vec![]);
+        }
+        Ok(())
+    }
+
+    /// Lowers `PReLU`.
+    pub(crate) fn prelu(&mut self, n: &Node, c: &Call) -> Result<()> {
+        let name = n.name.as_str();
+        let out = c.out;
+        let input = |k: usize| c.input(k);
+        let (x, slope) = (input(0)?, input(1)?);
+        let base = a_int(n, "base_axis", 1);
+        let rank = self.rank(n, x)? as i64;
+        let sn: i64 = self.shape(slope).map_or(1, |s| s.iter().product());
+        let s = if sn <= 1 {
+            self.cx.reshape(slope, &[1])
+        } else {
+            let mut shape = vec![-1];
+            shape.extend(std::iter::repeat_n(1, (rank - base - 1).max(0) as usize));
+            self.cx.reshape(slope, &shape)
+        };
+        self.cx.op_to("PRelu", name, &[x, &s], out, vec![]);
+        Ok(())
+    }
+
+    /// Lowers `BinarySigmoid`, `BinaryTanh`.
+    pub(crate) fn binary_sigmoid(&mut self, n: &Node, c: &Call) -> Result<()> {
+        let op = n.op.as_str();
+        let name = n.name.as_str();
+        let out = c.out;
+        let input = |k: usize| c.input(k);
+        let z = self.cx.scalar(0.0);
+        let gt = self.cx.op("Greater", &[input(0)?, &z], vec![]);
+        if op == "BinarySigmoid" {
+            self.cx.op_to(
+                "Cast",
+                name,
+                &[&gt],
+                out,
+                vec![attr::int("to", DataType::Float as i64)],
+            );
+        } else {
+            let (one, minus) = (self.cx.scalar(1.0), self.cx.scalar(-1.0));
+            self.cx
+                .op_to("Where", name, &[&gt, &one, &minus], out, vec![]);
+        }
+        Ok(())
+    }
+
+    /// Lowers `Swish`: `x * sigmoid(x)`.
+    pub(crate) fn swish(&mut self, n: &Node, c: &Call) -> Result<()> {
+        let x = c.input(0)?;
+        let s = self.cx.op("Sigmoid", &[x], vec![]);
+        self.cx.op_to("Mul", &n.name, &[x, &s], c.out, vec![]);
+        Ok(())
+    }
+
+    /// Lowers `Mish`: `x * tanh(softplus(x))`.
+    pub(crate) fn mish(&mut self, n: &Node, c: &Call) -> Result<()> {
+        let x = c.input(0)?;
+        let sp = self.cx.op("Softplus", &[x], vec![]);
+        let t = self.cx.op("Tanh", &[&sp], vec![]);
+        self.cx.op_to("Mul", &n.name, &[x, &t], c.out, vec![]);
+        Ok(())
+    }
+
+    /// Lowers `TanhShrink`: `x - tanh(x)`.
+    pub(crate) fn tanh_shrink(&mut self, n: &Node, c: &Call) -> Result<()> {
+        let x = c.input(0)?;
+        let t = self.cx.op("Tanh", &[x], vec![]);
+        self.cx.op_to("Sub", &n.name, &[x, &t], c.out, vec![]);
+        Ok(())
+    }
+
+    /// Lowers `LogSigmoid`: `-softplus(-x)`.
+    pub(crate) fn log_sigmoid(&mut self, n: &Node, c: &Call) -> Result<()> {
+        let x = c.input(0)?;
+        let m = self.cx.op("Neg", &[x], vec![]);
+        let sp = self.cx.op("Softplus", &[&m], vec![]);
+        self.cx.op_to("Neg", &n.name, &[&sp], c.out, vec![]);
+        Ok(())
+    }
+
+    /// Lowers `ReLU6` (`min(max(x, 0), 6)`) and `HardTanh`
+    /// (`min(max(x, -1), 1)`) as `Clip`.
+    pub(crate) fn clip(&mut self, n: &Node, c: &Call) -> Result<()> {
+        let (lo, hi) = if n.op == "ReLU6" {
+            (0.0, 6.0)
+        } else {
+            (-1.0, 1.0)
+        };
+        let (lo, hi) = (self.cx.scalar(lo), self.cx.scalar(hi));
+        self.cx
+            .op_to("Clip", &n.name, &[c.input(0)?, &lo, &hi], c.out, vec![]);
+        Ok(())
+    }
+
+    /// Lowers `HardSigmoid`: `max(0, min(1, 0.2 x + 0.5))`.
+    pub(crate) fn hard_sigmoid(&mut self, n: &Node, c: &Call) -> Result<()> {
+        self.cx.op_to(
+            "HardSigmoid",
+            &n.name,
+            &[c.input(0)?],
+            c.out,
+            vec![attr::float("alpha", 0.2), attr::float("beta", 0.5)],
+        );
+        Ok(())
+    }
+
+    /// Lowers `IsNaN` and `IsInf`: the ONNX test cast to float (0/1).
+    pub(crate) fn is_test(&mut self, n: &Node, c: &Call) -> Result<()> {
+        let b = self.cx.op(c.onnx(), &[c.input(0)?], vec![]);
+        self.cx.cast_float_to(&n.name, &b, c.out);
+        Ok(())
+    }
+
+    /// Lowers `AddN`: the elementwise sum of every input.
+    pub(crate) fn add_n(&mut self, n: &Node, c: &Call) -> Result<()> {
+        self.cx.op_to("Sum", &n.name, &c.ins, c.out, vec![]);
+        Ok(())
+    }
+}

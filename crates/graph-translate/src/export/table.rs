@@ -1,0 +1,111 @@
+//! The shape of an operator table entry, shared by both directions' tables.
+
+/// How a lowering was verified (a column of the support table).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Verified {
+    /// Single-operator networks of `testdata/translate/nnabla/`: the real
+    /// nnabla 1.39 computed the outputs; the test runs the export in
+    /// tract-onnx against them.
+    NnablaTract,
+    /// Single-operator networks run by nnabla 1.39; tract lacks an ONNX
+    /// operator of the lowering, so onnxruntime checks it in CI
+    /// (`check_exports.py`).
+    NnablaOnnxruntime,
+    /// Whole networks of `testdata/onnx/` computed by the real runtime
+    /// (nnabla 1.39 or the TenniS C++ runtime), run in tract-onnx.
+    Networks,
+    /// Checked in tract-onnx against the function's documented formula
+    /// (`tests/elementwise_formulas.rs`), not yet against nnabla itself.
+    Formula,
+    /// Not yet checked against the real runtime.
+    Unverified,
+}
+
+impl Verified {
+    /// The words of the support table.
+    pub fn describe(self) -> &'static str {
+        match self {
+            Verified::NnablaTract => "nnabla 1.39 single-function networks, tract-onnx",
+            Verified::NnablaOnnxruntime => "nnabla 1.39 + onnxruntime in CI",
+            Verified::Networks => "whole networks of testdata/onnx (real runtime), tract-onnx",
+            Verified::Formula => "documented formula, tract-onnx (no runtime reference yet)",
+            Verified::Unverified => "not verified",
+        }
+    }
+}
+
+/// One operator of a source format: lowered to ONNX (`lower` is `Some`) or
+/// refused with `reason`.
+pub struct Entry<L: 'static> {
+    /// The source operator (NNabla function type, TenniS operator name).
+    pub op: &'static str,
+    /// The attributes the lowering reads.
+    pub attrs: &'static [&'static str],
+    /// The ONNX operators the lowering writes (for the support table).
+    pub onnx: &'static [&'static str],
+    /// The lowering, `None` when refused.
+    pub lower: Option<L>,
+    /// Why the operator is refused (empty when lowered).
+    pub reason: &'static str,
+    /// What the lowering was verified against.
+    pub verified: Verified,
+    /// The lowest operator set the lowering writes.
+    pub min_opset: i64,
+}
+
+impl<L> Entry<L> {
+    /// An entry lowered by `lower`.
+    pub const fn lowered(
+        op: &'static str,
+        attrs: &'static [&'static str],
+        onnx: &'static [&'static str],
+        lower: L,
+        verified: Verified,
+    ) -> Self {
+        Entry {
+            op,
+            attrs,
+            onnx,
+            lower: Some(lower),
+            reason: "",
+            verified,
+            min_opset: 13,
+        }
+    }
+
+    /// An entry refused for `reason`.
+    pub const fn refused(op: &'static str, reason: &'static str) -> Self {
+        Entry {
+            op,
+            attrs: &[],
+            onnx: &[],
+            lower: None,
+            reason,
+            verified: Verified::Unverified,
+            min_opset: 13,
+        }
+    }
+
+    /// The same entry needing operator set `opset` at least.
+    pub const fn since(mut self, opset: i64) -> Self {
+        self.min_opset = opset;
+        self
+    }
+}
+
+/// The entry of `op` in `table`.
+pub(crate) fn find<L>(table: &'static [Entry<L>], op: &str) -> Option<&'static Entry<L>> {
+    table.iter().find(|e| e.op == op)
+}
+
+/// The lowered operators of `table`, sorted.
+pub(crate) fn lowered<L>(table: &[Entry<L>]) -> Vec<&'static str> {
+    let mut v: Vec<&'static str> = table
+        .iter()
+        .filter(|e| e.lower.is_some())
+        .map(|e| e.op)
+        .collect();
+    v.sort_unstable();
+    v
+}

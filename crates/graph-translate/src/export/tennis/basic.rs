@@ -1,0 +1,243 @@
+//! Inputs, constants, arithmetic, shape and type operators.
+
+use onnx_format::builder::{Dim, attr};
+use onnx_format::proto::tensor_proto::DataType;
+use tensor_core::graph::Node;
+
+use super::{Call, Exporter};
+use crate::export::{Error, Result};
+
+impl Exporter<'_> {
+    /// Lowers an operator with a one-to-one ONNX operator (the entry's
+    /// first) on its inputs.
+    pub(crate) fn direct(&mut self, _n: &Node, c: &Call) -> Result<()> {
+        self.cx.op_to(c.onnx(), c.out, &c.ins, c.out, vec![]);
+        Ok(())
+    }
+
+    /// Lowers `<param>`.
+    pub(crate) fn param(&mut self, _n: &Node, c: &Call) -> Result<()> {
+        let out = c.out;
+        let dims = vec![Dim::Unknown; self.input_rank];
+        self.cx.b.input(out, DataType::Float, &dims);
+        Ok(())
+    }
+
+    /// Lowers `<const>`.
+    pub(crate) fn constant(&mut self, _n: &Node, c: &Call) -> Result<()> {
+        let out = c.out;
+        let t = self
+            .const_tensor(out)
+            .ok_or_else(|| Error::Invalid("a constant without a value".into()))?;
+        self.cx.b.initializer(out, t)?;
+        Ok(())
+    }
+
+    /// Lowers `flatten`.
+    pub(crate) fn flatten(&mut self, n: &Node, c: &Call) -> Result<()> {
+        let out = c.out;
+        let input = |k: usize| c.input(k);
+        let dim = self.int(n, "dim", 1).max(0) as usize;
+        let mut shape = vec![0i64; dim];
+        shape.push(-1);
+        let s = self.cx.ints(&shape);
+        self.cx.op_to("Reshape", out, &[input(0)?, &s], out, vec![]);
+        Ok(())
+    }
+
+    /// Lowers `inner_prod`.
+    pub(crate) fn inner_prod(&mut self, n: &Node, c: &Call) -> Result<()> {
+        let out = c.out;
+        let input = |k: usize| c.input(k);
+        let (x, w) = (input(0)?, input(1)?);
+        let t = self.int(n, "transpose", 0);
+        let xf = self.cx.op("Flatten", &[x], vec![attr::int("axis", 1)]);
+        self.cx
+            .op_to("Gemm", out, &[&xf, w], out, vec![attr::int("transB", t)]);
+        Ok(())
+    }
+
+    /// Lowers `gemm`.
+    pub(crate) fn gemm(&mut self, n: &Node, c: &Call) -> Result<()> {
+        let out = c.out;
+        let ins = &c.ins[..];
+        let attrs = vec![
+            attr::float("alpha", self.float(n, "alpha", 1.0) as f32),
+            attr::float("beta", self.float(n, "beta", 1.0) as f32),
+            attr::int("transA", self.int(n, "transA", 0)),
+            attr::int("transB", self.int(n, "transB", 0)),
+        ];
+        self.cx.op_to("Gemm", out, ins, out, attrs);
+        Ok(())
+    }
+
+    /// Lowers `softmax`.
+    pub(crate) fn softmax(&mut self, n: &Node, c: &Call) -> Result<()> {
+        let out = c.out;
+        let input = |k: usize| c.input(k);
+        let dim = self.int(n, "dim", -1);
+        self.cx.op_to(
+            "Softmax",
+            out,
+            &[input(0)?],
+            out,
+            vec![attr::int("axis", dim)],
+        );
+        Ok(())
+    }
+
+    /// Lowers `concat`.
+    pub(crate) fn concat(&mut self, n: &Node, c: &Call) -> Result<()> {
+        let out = c.out;
+        let ins = &c.ins[..];
+        self.cx.op_to(
+            "Concat",
+            out,
+            ins,
+            out,
+            vec![attr::int("axis", self.int(n, "dim", 0))],
+        );
+        Ok(())
+    }
+
+    /// Lowers `_transpose`.
+    pub(crate) fn transpose(&mut self, n: &Node, c: &Call) -> Result<()> {
+        let out = c.out;
+        let input = |k: usize| c.input(k);
+        let perm = self
+            .ints(n, "permute")
+            .ok_or_else(|| Error::Invalid("no permute".into()))?;
+        self.cx.op_to(
+            "Transpose",
+            out,
+            &[input(0)?],
+            out,
+            vec![attr::ints("perm", &perm)],
+        );
+        Ok(())
+    }
+
+    /// Lowers `_reshape`.
+    pub(crate) fn reshape(&mut self, n: &Node, c: &Call) -> Result<()> {
+        let out = c.out;
+        let input = |k: usize| c.input(k);
+        let shape = self
+            .ints(n, "shape")
+            .ok_or_else(|| Error::Invalid("no shape".into()))?;
+        let s = self.cx.ints(&shape);
+        self.cx.op_to("Reshape", out, &[input(0)?, &s], out, vec![]);
+        Ok(())
+    }
+
+    /// Lowers `_reshape_v2`.
+    pub(crate) fn reshape_v2(&mut self, _n: &Node, c: &Call) -> Result<()> {
+        let out = c.out;
+        let input = |k: usize| c.input(k);
+        let s = self.cx.cast(input(1)?, DataType::Int64);
+        self.cx.op_to("Reshape", out, &[input(0)?, &s], out, vec![]);
+        Ok(())
+    }
+
+    /// Lowers `_shape`.
+    pub(crate) fn shape(&mut self, _n: &Node, c: &Call) -> Result<()> {
+        let out = c.out;
+        let input = |k: usize| c.input(k);
+        // TenniS shapes are int32
+        let s = self.cx.op("Shape", &[input(0)?], vec![]);
+        self.cx.op_to(
+            "Cast",
+            out,
+            &[&s],
+            out,
+            vec![attr::int("to", DataType::Int32 as i64)],
+        );
+        Ok(())
+    }
+
+    /// Lowers `gather`.
+    pub(crate) fn gather(&mut self, n: &Node, c: &Call) -> Result<()> {
+        let out = c.out;
+        let input = |k: usize| c.input(k);
+        let axis = self.int(n, "axis", 0);
+        self.cx.op_to(
+            "Gather",
+            out,
+            &[input(0)?, input(1)?],
+            out,
+            vec![attr::int("axis", axis)],
+        );
+        Ok(())
+    }
+
+    /// Lowers `stack`.
+    pub(crate) fn stack(&mut self, n: &Node, c: &Call) -> Result<()> {
+        let out = c.out;
+        let ins = &c.ins[..];
+        let axis = self.int(n, "axis", 0);
+        let parts: Vec<String> = ins.iter().map(|i| self.cx.unsqueeze(i, &[axis])).collect();
+        let refs: Vec<&str> = parts.iter().map(String::as_str).collect();
+        self.cx
+            .op_to("Concat", out, &refs, out, vec![attr::int("axis", axis)]);
+        Ok(())
+    }
+
+    /// Lowers `to_float`.
+    pub(crate) fn cast_to_float(&mut self, _n: &Node, c: &Call) -> Result<()> {
+        let out = c.out;
+        let input = |k: usize| c.input(k);
+        self.cx.op_to(
+            "Cast",
+            out,
+            &[input(0)?],
+            out,
+            vec![attr::int("to", DataType::Float as i64)],
+        );
+        Ok(())
+    }
+
+    /// Lowers `_cast`.
+    pub(crate) fn cast(&mut self, n: &Node, c: &Call) -> Result<()> {
+        let out = c.out;
+        let input = |k: usize| c.input(k);
+        let code = self.int(n, "dtype", 10);
+        // TenniS type codes (the module format's own numbering)
+        let to = match code {
+            1 => DataType::Int8,
+            2 => DataType::Uint8,
+            3 => DataType::Int16,
+            4 => DataType::Uint16,
+            5 => DataType::Int32,
+            6 => DataType::Uint32,
+            7 => DataType::Int64,
+            8 => DataType::Uint64,
+            9 => DataType::Float16,
+            10 => DataType::Float,
+            11 => DataType::Double,
+            21 => DataType::Bool,
+            _ => return Err(Error::Unsupported(format!("cast to TenniS type {code}"))),
+        } as i32;
+        self.cx.op_to(
+            "Cast",
+            out,
+            &[input(0)?],
+            out,
+            vec![attr::int("to", i64::from(to))],
+        );
+        Ok(())
+    }
+
+    /// Lowers `leaky_relu`.
+    pub(crate) fn leaky_relu(&mut self, n: &Node, c: &Call) -> Result<()> {
+        let out = c.out;
+        let input = |k: usize| c.input(k);
+        let a = self.float(n, "scalar", 0.01) as f32;
+        self.cx.op_to(
+            "LeakyRelu",
+            out,
+            &[input(0)?],
+            out,
+            vec![attr::float("alpha", a)],
+        );
+        Ok(())
+    }
+}

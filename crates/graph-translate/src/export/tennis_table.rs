@@ -1,0 +1,296 @@
+//! The TenniS → ONNX operator table: every operator the TenniS C++ runtime
+//! registers for the CPU, lowered or refused with the reason. The table
+//! drives the exporter ([`super::tennis`]), [`super::tennis_ops`], the
+//! per-operator tests and the support table (`SUPPORT.md`).
+
+use tensor_core::graph::Node;
+
+use super::Result;
+use super::table::{Entry, Verified};
+use super::tennis::{Call, Exporter};
+
+/// A lowering: writes the ONNX nodes of one TenniS operator.
+pub type LowerFn = for<'a, 'n> fn(&mut Exporter<'a>, &Node, &Call<'n>) -> Result<()>;
+
+/// A lowering and how the rank of its output follows from its inputs'.
+pub type Lowering = (LowerFn, Rank);
+
+/// How an output's rank follows from the inputs'.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Rank {
+    /// The rank of input 0.
+    Input0,
+    /// The larger rank of inputs 0 and 1 (broadcasting).
+    Broadcast,
+    /// The operator's own rule (`tennis/mod.rs`).
+    Own,
+}
+
+use Rank::{Broadcast, Input0, Own};
+
+/// The table's lowering of a method of the exporter.
+macro_rules! low {
+    ($f:ident) => {{
+        fn f(e: &mut Exporter<'_>, n: &Node, c: &Call<'_>) -> Result<()> {
+            e.$f(n, c)
+        }
+        f as LowerFn
+    }};
+}
+
+const N: Verified = Verified::Networks;
+const NOT_YET: &str = "no ONNX lowering yet";
+
+/// `<param>`, `<const>`, then every CPU operator of the TenniS runtime.
+pub static TABLE: &[Entry<Lowering>] = &[
+    Entry::lowered("<param>", &[], &[], (low!(param), Own), N),
+    Entry::lowered("<const>", &["value"], &[], (low!(constant), Own), N),
+    Entry::refused("LSTM", NOT_YET),
+    Entry::lowered("_cast", &["dtype"], &["Cast"], (low!(cast), Input0), N),
+    Entry::lowered("_copy", &[], &["Identity"], (low!(direct), Input0), N),
+    Entry::refused("_dims", NOT_YET),
+    Entry::refused("_dimshuffle", NOT_YET),
+    Entry::refused("_dragon_conv2d_padding", NOT_YET),
+    Entry::refused("_dragon_pooling2d_padding", NOT_YET),
+    Entry::refused("_expand", NOT_YET),
+    Entry::lowered(
+        "_limit",
+        &["shape"],
+        &["Shape", "Slice"],
+        (low!(limit), Input0),
+        N,
+    ),
+    Entry::refused("_mx_pooling2d_padding", NOT_YET),
+    Entry::refused("_nhwc_center_crop2d", NOT_YET),
+    Entry::refused("_nhwc_letterbox", NOT_YET),
+    Entry::refused("_nhwc_scale_resize2d", NOT_YET),
+    Entry::lowered(
+        "_onnx_pooling2d_padding",
+        &["auto_pad", "padding"],
+        &[],
+        (low!(onnx_pooling2d_padding), Own),
+        N,
+    ),
+    Entry::lowered(
+        "_reshape",
+        &["shape"],
+        &["Reshape"],
+        (low!(reshape), Own),
+        N,
+    ),
+    Entry::lowered(
+        "_reshape_v2",
+        &[],
+        &["Cast", "Reshape"],
+        (low!(reshape_v2), Own),
+        N,
+    ),
+    Entry::refused("_resize2d", NOT_YET),
+    Entry::lowered("_shape", &[], &["Shape", "Cast"], (low!(shape), Own), N),
+    Entry::refused("_tf_conv2d_padding", NOT_YET),
+    Entry::refused("_tf_pooling2d_padding", NOT_YET),
+    Entry::lowered(
+        "_transpose",
+        &["permute"],
+        &["Transpose"],
+        (low!(transpose), Input0),
+        N,
+    ),
+    Entry::lowered("abs", &[], &["Abs"], (low!(direct), Input0), N),
+    Entry::lowered("add", &[], &["Add"], (low!(direct), Broadcast), N),
+    Entry::lowered(
+        "add_bias",
+        &["format", "dim"],
+        &["Reshape", "Add"],
+        (low!(add_bias), Input0),
+        N,
+    ),
+    Entry::refused("affine_sample2d", NOT_YET),
+    Entry::refused("argmax", NOT_YET),
+    Entry::lowered(
+        "batch_norm",
+        &["dim", "epsilon"],
+        &["Reshape", "Sub", "Add", "Sqrt", "Div"],
+        (low!(batch_norm), Input0),
+        N,
+    ),
+    Entry::lowered(
+        "batch_scale",
+        &["dim"],
+        &["Reshape", "Mul", "Add"],
+        (low!(batch_norm), Input0),
+        N,
+    ),
+    Entry::refused("batch_to_space4d", NOT_YET),
+    Entry::refused("broadcast", NOT_YET),
+    Entry::refused("ceil", NOT_YET),
+    Entry::refused("chunk", NOT_YET),
+    Entry::lowered("concat", &["dim"], &["Concat"], (low!(concat), Input0), N),
+    Entry::refused("constant_of_shape", NOT_YET),
+    Entry::lowered(
+        "conv2d",
+        &["format", "padding", "stride", "dilation", "padding_value"],
+        &["Conv"],
+        (low!(conv2d), Input0),
+        N,
+    ),
+    Entry::refused("conv2d_quantized", NOT_YET),
+    Entry::refused("conv2d_v2", NOT_YET),
+    Entry::refused("conv2d_winograd", NOT_YET),
+    Entry::refused("conv2d_winograd_v2", NOT_YET),
+    Entry::refused("crop_nd", NOT_YET),
+    Entry::refused("crop_to", NOT_YET),
+    Entry::refused("dcn_v2_forward", NOT_YET),
+    Entry::lowered(
+        "depthwise_conv2d",
+        &["format", "padding", "stride", "dilation", "padding_value"],
+        &["Conv", "Reshape"],
+        (low!(conv2d), Input0),
+        N,
+    ),
+    Entry::refused("depthwise_conv2d_v2", NOT_YET),
+    Entry::refused("detection_output", NOT_YET),
+    Entry::lowered("div", &[], &["Div"], (low!(direct), Broadcast), N),
+    Entry::refused("divided", NOT_YET),
+    Entry::refused("equal", NOT_YET),
+    Entry::refused("erf", NOT_YET),
+    Entry::lowered("exp", &[], &["Exp"], (low!(direct), Input0), N),
+    Entry::lowered("flatten", &["dim"], &["Reshape"], (low!(flatten), Own), N),
+    Entry::refused("flatten2d", NOT_YET),
+    Entry::refused("floor", NOT_YET),
+    Entry::refused("force_color", NOT_YET),
+    Entry::refused("force_gray", NOT_YET),
+    Entry::refused("fused_batch_norm", NOT_YET),
+    Entry::lowered("gather", &["axis"], &["Gather"], (low!(gather), Own), N),
+    Entry::refused("gather_elements", NOT_YET),
+    Entry::refused("gatherv2", NOT_YET),
+    Entry::lowered(
+        "gemm",
+        &["alpha", "beta", "transA", "transB"],
+        &["Gemm"],
+        (low!(gemm), Own),
+        N,
+    ),
+    Entry::lowered(
+        "global_pooling2d",
+        &["format", "type"],
+        &["GlobalMaxPool", "GlobalAveragePool"],
+        (low!(global_pooling2d), Input0),
+        N,
+    ),
+    Entry::refused("hard_sigmoid", NOT_YET),
+    Entry::lowered(
+        "inner_prod",
+        &["transpose"],
+        &["Flatten", "Gemm"],
+        (low!(inner_prod), Own),
+        N,
+    ),
+    Entry::refused("l2_norm", NOT_YET),
+    Entry::lowered(
+        "leaky_relu",
+        &["scalar"],
+        &["LeakyRelu"],
+        (low!(leaky_relu), Input0),
+        N,
+    ),
+    Entry::refused("matmul", NOT_YET),
+    Entry::refused("max", NOT_YET),
+    Entry::lowered("maximum", &[], &["Max"], (low!(direct), Broadcast), N),
+    Entry::refused("mod", NOT_YET),
+    Entry::lowered("mul", &[], &["Mul"], (low!(direct), Broadcast), N),
+    Entry::refused("non_max_suppression_v3", NOT_YET),
+    Entry::refused("norm_image", NOT_YET),
+    Entry::refused("pad", NOT_YET),
+    Entry::lowered(
+        "pooling2d",
+        &[
+            "format",
+            "type",
+            "padding",
+            "padding_type",
+            "ksize",
+            "stride",
+        ],
+        &["MaxPool", "AveragePool", "Pad"],
+        (low!(pooling2d), Input0),
+        N,
+    ),
+    Entry::lowered(
+        "pooling2d_v2",
+        &["format", "type", "padding_type"],
+        &["MaxPool", "AveragePool", "Pad"],
+        (low!(pooling2d_v2), Input0),
+        N,
+    ),
+    Entry::refused("pow", NOT_YET),
+    Entry::lowered(
+        "prelu",
+        &["dim"],
+        &["Reshape", "PRelu"],
+        (low!(prelu), Input0),
+        N,
+    ),
+    Entry::refused("prewhiten", NOT_YET),
+    Entry::refused("prior_box", NOT_YET),
+    Entry::refused("proposal", NOT_YET),
+    Entry::refused("quantize", NOT_YET),
+    Entry::refused("range", NOT_YET),
+    Entry::refused("reduce_mean", NOT_YET),
+    Entry::refused("reduce_sum", NOT_YET),
+    Entry::lowered("relu", &[], &["Relu"], (low!(direct), Input0), N),
+    Entry::refused("relu_max", NOT_YET),
+    Entry::refused("resize_nearest_neighbor", NOT_YET),
+    Entry::refused("roi_align", NOT_YET),
+    Entry::refused("rsqrt", NOT_YET),
+    Entry::refused("sample2d", NOT_YET),
+    Entry::refused("sample2d_v2", NOT_YET),
+    Entry::refused("scatter_nd", NOT_YET),
+    Entry::lowered(
+        "shape_index_patch",
+        &["origin_patch", "origin"],
+        &["Shape", "Range", "GatherElements"],
+        (low!(shape_index_patch), Own),
+        N,
+    ),
+    Entry::lowered("sigmoid", &[], &["Sigmoid"], (low!(direct), Input0), N),
+    Entry::refused("slice", NOT_YET),
+    Entry::refused("slice_v2", NOT_YET),
+    Entry::refused("slice_v3", NOT_YET),
+    Entry::lowered(
+        "softmax",
+        &["dim"],
+        &["Softmax"],
+        (low!(softmax), Input0),
+        N,
+    ),
+    Entry::refused("softplus", NOT_YET),
+    Entry::refused("space_to_batch4d", NOT_YET),
+    Entry::refused("split", NOT_YET),
+    Entry::lowered("sqrt", &[], &["Sqrt"], (low!(direct), Input0), N),
+    Entry::refused("square", NOT_YET),
+    Entry::refused("squeeze", NOT_YET),
+    Entry::lowered(
+        "stack",
+        &["axis"],
+        &["Unsqueeze", "Concat"],
+        (low!(stack), Own),
+        N,
+    ),
+    Entry::refused("strided_slice", NOT_YET),
+    Entry::lowered("sub", &[], &["Sub"], (low!(direct), Broadcast), N),
+    Entry::lowered("tanh", &[], &["Tanh"], (low!(direct), Input0), N),
+    Entry::refused("tile", NOT_YET),
+    Entry::refused("tile_v2", NOT_YET),
+    Entry::lowered("to_float", &[], &["Cast"], (low!(cast_to_float), Input0), N),
+    Entry::refused("topkv2", NOT_YET),
+    Entry::refused("transpose_conv2d", NOT_YET),
+    Entry::refused("unsqueeze", NOT_YET),
+    Entry::refused("where", NOT_YET),
+    Entry::refused("winograd_transform_kernel", NOT_YET),
+    Entry::refused("yolo", NOT_YET),
+    Entry::refused("yolo_poster", NOT_YET),
+    Entry::lowered("log", &[], &["Log"], (low!(direct), Input0), N),
+    Entry::lowered("minimum", &[], &["Min"], (low!(direct), Broadcast), N),
+];
