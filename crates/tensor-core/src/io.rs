@@ -1,15 +1,124 @@
-//! Replacing files safely: write to a temporary file beside the target, then rename.
+//! Replacing files safely: the new bytes go to a temporary file in the
+//! target's folder, which is renamed over the target only when complete.
+//!
+//! # What a crash or a kill leaves
+//!
+//! - **Killed writer** (`kill -9`, an OOM killer, Ctrl-C): the previous file
+//!   is intact. On Linux filesystems with `O_TMPFILE` (ext4, xfs, btrfs,
+//!   tmpfs, ...) the bytes are written into an *unnamed* file that is
+//!   linked into the folder only when complete, so a killed writer leaves
+//!   nothing behind. Elsewhere the temporary file has a name,
+//!   `.<output>.mlf-<pid>-<start>-<ns>-<n>.tmp`, which says which process
+//!   owns it (its pid, the process' start time, its pid namespace); the next
+//!   write to the same output removes the temporaries whose owner is gone.
+//!   A live writer's temporary file is never touched.
+//! - **Operating-system crash or power loss**, with the default
+//!   ([`WriteOptions::sync`] off): the rename is atomic for every program
+//!   still running, but the new contents may not have reached the disk
+//!   yet. After a power loss the output may be the previous file, or (on
+//!   some filesystems) the new name with incomplete or empty contents. This
+//!   is what `cp`, `safetensors` and `torch.save` do; a converted file can
+//!   be made again from its input.
+//! - **With [`WriteOptions::sync`] on**: the file is flushed to the disk
+//!   (`fsync`) before the rename and the folder after it, so once the write
+//!   returns the new file survives a power loss; before it returns, the
+//!   output is the previous file or the complete new one. This costs a wait
+//!   for the disk.
+//!
+//! New files get the permissions the umask gives (`0666 & !umask`).
 
+use std::cell::Cell;
 use std::fs::{self, File};
 use std::io::BufWriter;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
 
 use crate::{Error, Result};
 
+/// How [`write_atomic_with`] writes: durability, chosen by the caller.
+///
+/// ```
+/// let opts = tensor_core::io::WriteOptions::new().sync(true);
+/// assert!(opts.is_sync());
+/// ```
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct WriteOptions {
+    sync: bool,
+    named_temporary: bool,
+}
+
+impl WriteOptions {
+    /// The default: atomic rename into place, without waiting for the disk.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// The same options, flushing the file to the disk before the rename
+    /// and the folder after it when `yes` (see the [module docs](self) for
+    /// what each setting guarantees).
+    pub fn sync(mut self, yes: bool) -> Self {
+        self.sync = yes;
+        self
+    }
+
+    /// True when writes are flushed to the disk.
+    pub fn is_sync(&self) -> bool {
+        self.sync
+    }
+
+    /// The same options, never using an unnamed (`O_TMPFILE`) file: for
+    /// testing the named-temporary path on filesystems that support both.
+    #[doc(hidden)]
+    pub fn named_temporary(mut self, yes: bool) -> Self {
+        self.named_temporary = yes;
+        self
+    }
+}
+
+thread_local! {
+    static CURRENT: Cell<WriteOptions> = const {
+        Cell::new(WriteOptions { sync: false, named_temporary: false })
+    };
+}
+
+/// Runs `f` with `opts` as the options of every [`write_atomic`] and
+/// [`write_atomic_path`] call made on this thread while it runs (the way
+/// `mlformats`' `save_with` and `convert` pass their `sync` option down to
+/// every format's writer). The previous options are restored afterwards,
+/// also when `f` panics.
+///
+/// ```
+/// use tensor_core::io::{WriteOptions, current_write_options, with_write_options};
+/// let synced = with_write_options(WriteOptions::new().sync(true), || {
+///     current_write_options().is_sync()
+/// });
+/// assert!(synced);
+/// assert!(!current_write_options().is_sync());
+/// ```
+pub fn with_write_options<R>(opts: WriteOptions, f: impl FnOnce() -> R) -> R {
+    struct Restore(WriteOptions);
+    impl Drop for Restore {
+        fn drop(&mut self) {
+            CURRENT.with(|c| c.set(self.0));
+        }
+    }
+    let _restore = Restore(CURRENT.with(|c| c.replace(opts)));
+    f()
+}
+
+/// The options [`write_atomic`] uses on this thread now (the default
+/// unless inside [`with_write_options`]).
+pub fn current_write_options() -> WriteOptions {
+    CURRENT.with(|c| c.get())
+}
+
 /// Writes `path` through `write`, atomically: the bytes go to a new
-/// temporary file in the same directory, which is synced and renamed over
-/// `path` only when `write` succeeds. On any error the temporary file is
-/// removed and an existing `path` is left as it was.
+/// temporary file in the same directory, which is renamed over `path` only
+/// when `write` succeeds. On any error the temporary file is removed and an
+/// existing `path` is left as it was. Uses this thread's
+/// [`current_write_options`] (by default: no flush to the disk; see the
+/// [module docs](self)).
 ///
 /// ```
 /// # fn main() -> Result<(), Box<dyn std::error::Error>> {
@@ -30,26 +139,57 @@ pub fn write_atomic<E>(
 where
     E: From<Error>,
 {
+    write_atomic_with(path, &current_write_options(), write)
+}
+
+/// [`write_atomic`] with explicit options.
+pub fn write_atomic_with<E>(
+    path: impl AsRef<Path>,
+    opts: &WriteOptions,
+    write: impl FnOnce(&mut BufWriter<File>) -> std::result::Result<(), E>,
+) -> std::result::Result<(), E>
+where
+    E: From<Error>,
+{
     let path = path.as_ref();
-    let (tmp_path, file) = create_temp_beside(path)?;
+    let target = Target::of(path);
+    target.remove_stale_temporaries();
+    #[cfg(target_os = "linux")]
+    if !opts.named_temporary
+        && let Some(file) = unnamed::create(&target.dir)
+    {
+        let mut w = BufWriter::with_capacity(1 << 20, file);
+        write(&mut w)?;
+        let file = w
+            .into_inner()
+            .map_err(|e| Error::io(path.display().to_string(), e.into_error()))?;
+        return unnamed::finish(file, &target, path, opts).map_err(E::from);
+    }
+    let (tmp_path, file) = target.create_temp()?;
     let guard = TempGuard(Some(tmp_path.clone()));
     let mut w = BufWriter::with_capacity(1 << 20, file);
     write(&mut w)?;
     let file = w
         .into_inner()
         .map_err(|e| Error::io(tmp_path.display().to_string(), e.into_error()))?;
-    file.sync_all()
-        .map_err(|e| Error::io(tmp_path.display().to_string(), e))?;
+    if opts.sync {
+        file.sync_all()
+            .map_err(|e| Error::io(tmp_path.display().to_string(), e))?;
+    }
     drop(file);
     fs::rename(&tmp_path, path).map_err(|e| Error::io(path.display().to_string(), e))?;
     guard.disarm();
+    if opts.sync {
+        target.sync_dir()?;
+    }
     Ok(())
 }
 
 /// Like [`write_atomic`], for writers that insist on writing to a path
 /// themselves: `write` gets a fresh temporary path beside `path`, which is
-/// synced and renamed over `path` when `write` succeeds, and removed
-/// otherwise.
+/// renamed over `path` when `write` succeeds, and removed otherwise. (A
+/// killed writer leaves this named temporary behind; the next write to the
+/// same output removes it.)
 pub fn write_atomic_path<E>(
     path: impl AsRef<Path>,
     write: impl FnOnce(&Path) -> std::result::Result<(), E>,
@@ -57,62 +197,326 @@ pub fn write_atomic_path<E>(
 where
     E: From<Error>,
 {
+    write_atomic_path_with(path, &current_write_options(), write)
+}
+
+/// [`write_atomic_path`] with explicit options.
+pub fn write_atomic_path_with<E>(
+    path: impl AsRef<Path>,
+    opts: &WriteOptions,
+    write: impl FnOnce(&Path) -> std::result::Result<(), E>,
+) -> std::result::Result<(), E>
+where
+    E: From<Error>,
+{
     let path = path.as_ref();
-    let (tmp_path, file) = create_temp_beside(path)?;
+    let target = Target::of(path);
+    target.remove_stale_temporaries();
+    let (tmp_path, file) = target.create_temp()?;
     drop(file);
     let guard = TempGuard(Some(tmp_path.clone()));
     write(&tmp_path)?;
-    File::open(&tmp_path)
-        .and_then(|f| f.sync_all())
-        .map_err(|e| Error::io(tmp_path.display().to_string(), e))?;
+    if opts.sync {
+        File::open(&tmp_path)
+            .and_then(|f| f.sync_all())
+            .map_err(|e| Error::io(tmp_path.display().to_string(), e))?;
+    }
     fs::rename(&tmp_path, path).map_err(|e| Error::io(path.display().to_string(), e))?;
     guard.disarm();
+    if opts.sync {
+        target.sync_dir()?;
+    }
     Ok(())
 }
 
-fn create_temp_beside(path: &Path) -> Result<(PathBuf, File)> {
-    let dir = match path.parent() {
-        Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
-        _ => PathBuf::from("."),
-    };
-    let base = path
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_else(|| "out".into());
-    let pid = std::process::id();
-    for attempt in 0u32..1000 {
+/// The output's folder and file name, and the names of its temporaries.
+struct Target {
+    dir: PathBuf,
+    base: String,
+}
+
+/// The tag between the output's name and the owner in a temporary's name.
+const TAG: &str = "mlf-";
+
+impl Target {
+    fn of(path: &Path) -> Target {
+        let dir = match path.parent() {
+            Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
+            _ => PathBuf::from("."),
+        };
+        let base = path
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_else(|| "out".into());
+        Target { dir, base }
+    }
+
+    /// A name no other temporary has: `.<base>.mlf-<pid>-<start>-<ns>-<n>.tmp`.
+    fn temp_name(&self) -> PathBuf {
+        static COUNTER: AtomicU64 = AtomicU64::new(0);
+        let n = COUNTER.fetch_add(1, Ordering::Relaxed);
         let nanos = std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
             .map(|d| d.subsec_nanos())
             .unwrap_or(0);
-        let tmp = dir.join(format!(".{base}.{pid}.{nanos:x}{attempt}.tmp"));
-        match fs::OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .open(&tmp)
-        {
-            Ok(f) => return Ok((tmp, f)),
-            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
-            // Say what the user can act on: the folder, not our temporary name.
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-                return Err(Error::io(
-                    format!("the folder {} does not exist", dir.display()),
-                    e,
-                ));
+        let me = owner::me();
+        self.dir.join(format!(
+            ".{}.{TAG}{}-{}-{}-{nanos:x}{n:x}.tmp",
+            self.base, me.pid, me.start, me.ns
+        ))
+    }
+
+    fn create_temp(&self) -> Result<(PathBuf, File)> {
+        for _ in 0u32..1000 {
+            let tmp = self.temp_name();
+            match fs::OpenOptions::new()
+                .write(true)
+                .create_new(true)
+                .open(&tmp)
+            {
+                Ok(f) => return Ok((tmp, f)),
+                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
+                Err(e) => return Err(self.create_error(&tmp, e)),
             }
-            Err(e) if e.kind() == std::io::ErrorKind::PermissionDenied => {
-                return Err(Error::io(
-                    format!("cannot create a file in the folder {}", dir.display()),
-                    e,
-                ));
-            }
-            Err(e) => return Err(Error::io(tmp.display().to_string(), e)),
+        }
+        Err(Error::io(
+            self.dir.display().to_string(),
+            std::io::Error::other("could not create a temporary file"),
+        ))
+    }
+
+    /// Says what the user can act on: the folder, not our temporary name.
+    fn create_error(&self, tmp: &Path, e: std::io::Error) -> Error {
+        match e.kind() {
+            std::io::ErrorKind::NotFound => Error::io(
+                format!("the folder {} does not exist", self.dir.display()),
+                e,
+            ),
+            std::io::ErrorKind::PermissionDenied => Error::io(
+                format!("cannot create a file in the folder {}", self.dir.display()),
+                e,
+            ),
+            _ => Error::io(tmp.display().to_string(), e),
         }
     }
-    Err(Error::io(
-        dir.display().to_string(),
-        std::io::Error::other("could not create a temporary file"),
-    ))
+
+    fn sync_dir(&self) -> Result<()> {
+        #[cfg(unix)]
+        {
+            File::open(&self.dir)
+                .and_then(|d| d.sync_all())
+                .map_err(|e| Error::io(self.dir.display().to_string(), e))
+        }
+        #[cfg(not(unix))]
+        {
+            Ok(())
+        }
+    }
+
+    /// Removes this output's temporaries whose writer is gone (never one a
+    /// live process owns, nor one whose owner cannot be told). Best effort:
+    /// a folder that cannot be listed is left alone.
+    fn remove_stale_temporaries(&self) {
+        let prefix = format!(".{}.", self.base);
+        let Ok(entries) = fs::read_dir(&self.dir) else {
+            return;
+        };
+        for entry in entries.flatten() {
+            let name = entry.file_name();
+            let Some(name) = name.to_str() else { continue };
+            let Some(middle) = name
+                .strip_prefix(prefix.as_str())
+                .and_then(|r| r.strip_suffix(".tmp"))
+            else {
+                continue;
+            };
+            if owner::is_gone(middle) {
+                let _ = fs::remove_file(entry.path());
+            }
+        }
+    }
+}
+
+/// Who owns a temporary file, and whether it is still running.
+mod owner {
+    use std::sync::OnceLock;
+
+    use super::TAG;
+
+    /// This process: pid, start time (clock ticks after boot, 0 when
+    /// unknown) and pid namespace (0 when unknown).
+    pub(super) struct Me {
+        pub pid: u32,
+        pub start: u64,
+        pub ns: u64,
+    }
+
+    pub(super) fn me() -> &'static Me {
+        static ME: OnceLock<Me> = OnceLock::new();
+        ME.get_or_init(|| {
+            let pid = std::process::id();
+            Me {
+                pid,
+                start: start_time(pid).unwrap_or(0),
+                ns: pid_namespace().unwrap_or(0),
+            }
+        })
+    }
+
+    /// Field 22 of `/proc/<pid>/stat`: when the process started, which
+    /// tells a reused pid from the original owner.
+    fn start_time(pid: u32) -> Option<u64> {
+        let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+        // The command name (field 2) is in parentheses and may hold spaces.
+        let after = &stat[stat.rfind(')')? + 1..];
+        after.split_whitespace().nth(19)?.parse().ok()
+    }
+
+    fn pid_namespace() -> Option<u64> {
+        let link = std::fs::read_link("/proc/self/ns/pid").ok()?;
+        let s = link.to_str()?;
+        s.strip_prefix("pid:[")?.strip_suffix(']')?.parse().ok()
+    }
+
+    /// True when the temporary whose name holds `middle` (between
+    /// `.<base>.` and `.tmp`) belongs to a process that is gone.
+    pub(super) fn is_gone(middle: &str) -> bool {
+        let me = me();
+        if me.start == 0 {
+            // No /proc: no way to tell a live owner from a dead one.
+            return false;
+        }
+        if let Some(rest) = middle.strip_prefix(TAG) {
+            let parts: Vec<&str> = rest.split('-').collect();
+            let [pid, start, ns, _n] = parts[..] else {
+                return false;
+            };
+            let (Ok(pid), Ok(start), Ok(ns)) =
+                (pid.parse::<u32>(), start.parse::<u64>(), ns.parse::<u64>())
+            else {
+                return false;
+            };
+            if ns != me.ns || ns == 0 || start == 0 {
+                // Another pid namespace (a container sharing the folder):
+                // its pids mean nothing here.
+                return false;
+            }
+            if pid == me.pid && start == me.start {
+                // Ours: a write of this process that is still under way
+                // (another thread) or failed without cleaning up.
+                return false;
+            }
+            match start_time(pid) {
+                Some(now) => now != start,
+                None => !proc_exists(pid),
+            }
+        } else {
+            // Named by an earlier version: `.<base>.<pid>.<hex>.tmp`.
+            let Some((pid, n)) = middle.split_once('.') else {
+                return false;
+            };
+            if n.is_empty() || !n.bytes().all(|b| b.is_ascii_hexdigit()) {
+                return false;
+            }
+            let Ok(pid) = pid.parse::<u32>() else {
+                return false;
+            };
+            pid != me.pid && !proc_exists(pid)
+        }
+    }
+
+    fn proc_exists(pid: u32) -> bool {
+        std::path::Path::new(&format!("/proc/{pid}")).exists()
+    }
+}
+
+/// Unnamed temporary files (`O_TMPFILE`), linked into the folder when
+/// complete.
+#[cfg(target_os = "linux")]
+mod unnamed {
+    use std::fs::{self, File};
+    use std::io::{Seek, SeekFrom};
+    use std::os::fd::AsRawFd;
+    use std::path::Path;
+
+    use rustix::fs::{AtFlags, CWD, Mode, OFlags};
+
+    use super::{Target, TempGuard, WriteOptions};
+    use crate::{Error, Result};
+
+    /// An unnamed file in `dir`, or `None` where the filesystem (or the
+    /// kernel) has no `O_TMPFILE`, `/proc` is not mounted, or the folder
+    /// cannot take a file: the named path then says why, in its words.
+    pub(super) fn create(dir: &Path) -> Option<File> {
+        if !Path::new("/proc/self/fd").is_dir() {
+            return None;
+        }
+        let fd = rustix::fs::open(
+            dir,
+            OFlags::TMPFILE | OFlags::RDWR | OFlags::CLOEXEC,
+            Mode::from_raw_mode(0o666),
+        )
+        .ok()?;
+        Some(File::from(fd))
+    }
+
+    /// Gives the complete unnamed `file` a name and renames it over
+    /// `path`. A link cannot replace a file, so the file is linked to a
+    /// fresh temporary name first (which exists only between these two
+    /// calls; the stale-temporary sweep removes it if the process dies
+    /// right there).
+    pub(super) fn finish(
+        mut file: File,
+        target: &Target,
+        path: &Path,
+        opts: &WriteOptions,
+    ) -> Result<()> {
+        if opts.sync {
+            file.sync_all()
+                .map_err(|e| Error::io(path.display().to_string(), e))?;
+        }
+        let proc_path = format!("/proc/self/fd/{}", file.as_raw_fd());
+        let mut tmp = None;
+        for _ in 0..1000 {
+            let name = target.temp_name();
+            let linked = rustix::fs::linkat(CWD, &proc_path, CWD, &name, AtFlags::SYMLINK_FOLLOW)
+                .or_else(|_| rustix::fs::linkat(&file, "", CWD, &name, AtFlags::EMPTY_PATH));
+            match linked {
+                Ok(()) => {
+                    tmp = Some(name);
+                    break;
+                }
+                Err(rustix::io::Errno::EXIST) => continue,
+                Err(_) => break,
+            }
+        }
+        let tmp = match tmp {
+            Some(t) => t,
+            None => {
+                // The file cannot be linked here (an unusual /proc or
+                // filesystem): copy it to a named temporary instead.
+                let (t, mut out) = target.create_temp()?;
+                let guard = TempGuard(Some(t.clone()));
+                file.seek(SeekFrom::Start(0))
+                    .and_then(|_| std::io::copy(&mut file, &mut out))
+                    .map_err(|e| Error::io(t.display().to_string(), e))?;
+                if opts.sync {
+                    out.sync_all()
+                        .map_err(|e| Error::io(t.display().to_string(), e))?;
+                }
+                guard.disarm();
+                t
+            }
+        };
+        drop(file);
+        let guard = TempGuard(Some(tmp.clone()));
+        fs::rename(&tmp, path).map_err(|e| Error::io(path.display().to_string(), e))?;
+        guard.disarm();
+        if opts.sync {
+            target.sync_dir()?;
+        }
+        Ok(())
+    }
 }
 
 struct TempGuard(Option<PathBuf>);
@@ -142,28 +546,37 @@ mod tests {
     use super::*;
     use std::io::Write;
 
+    fn both() -> [WriteOptions; 2] {
+        [
+            WriteOptions::new(),
+            WriteOptions::new().named_temporary(true),
+        ]
+    }
+
     #[test]
     fn failed_write_leaves_old_file_and_no_temporary() {
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("model.bin");
-        fs::write(&path, b"old contents").unwrap();
-        let r: std::result::Result<(), Error> = write_atomic(&path, |w| {
-            w.write_all(&[7u8; 3 << 20])
-                .map_err(|e| Error::io("w", e))?;
-            Err(Error::io(
-                "halfway",
-                std::io::Error::other("writer failed halfway"),
-            ))
-        });
-        assert!(r.unwrap_err().to_string().contains("halfway"));
-        assert_eq!(fs::read(&path).unwrap(), b"old contents");
-        assert_eq!(count_entries(dir.path()), 1, "temporary left behind");
-        write_atomic::<Error>(&path, |w| {
-            w.write_all(b"new").map_err(|e| Error::io("w", e))
-        })
-        .unwrap();
-        assert_eq!(fs::read(&path).unwrap(), b"new");
-        assert_eq!(count_entries(dir.path()), 1);
+        for opts in both() {
+            let dir = tempfile::tempdir().unwrap();
+            let path = dir.path().join("model.bin");
+            fs::write(&path, b"old contents").unwrap();
+            let r: std::result::Result<(), Error> = write_atomic_with(&path, &opts, |w| {
+                w.write_all(&[7u8; 3 << 20])
+                    .map_err(|e| Error::io("w", e))?;
+                Err(Error::io(
+                    "halfway",
+                    std::io::Error::other("writer failed halfway"),
+                ))
+            });
+            assert!(r.unwrap_err().to_string().contains("halfway"));
+            assert_eq!(fs::read(&path).unwrap(), b"old contents");
+            assert_eq!(count_entries(dir.path()), 1, "temporary left behind");
+            write_atomic_with::<Error>(&path, &opts, |w| {
+                w.write_all(b"new").map_err(|e| Error::io("w", e))
+            })
+            .unwrap();
+            assert_eq!(fs::read(&path).unwrap(), b"new");
+            assert_eq!(count_entries(dir.path()), 1);
+        }
     }
 
     #[test]
@@ -187,5 +600,92 @@ mod tests {
         .unwrap();
         assert_eq!(fs::read(&path).unwrap(), b"new");
         assert_eq!(count_entries(dir.path()), 1);
+    }
+
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn unnamed_file_leaves_no_name_while_writing() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("model.bin");
+        if unnamed::create(dir.path()).is_none() {
+            return; // this filesystem has no O_TMPFILE: the named path is tested
+        }
+        write_atomic_with::<Error>(&path, &WriteOptions::new(), |w| {
+            w.write_all(&[1u8; 2 << 20])
+                .map_err(|e| Error::io("w", e))?;
+            // tmpfs, ext4, xfs and btrfs take O_TMPFILE: nothing is named yet
+            assert_eq!(count_entries(dir.path()), 0);
+            Ok(())
+        })
+        .unwrap();
+        assert_eq!(fs::read(&path).unwrap().len(), 2 << 20);
+        assert_eq!(count_entries(dir.path()), 1);
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn new_files_get_umask_permissions_and_sync_writes_the_same_bytes() {
+        use std::os::unix::fs::PermissionsExt;
+        for opts in both() {
+            for sync in [false, true] {
+                let dir = tempfile::tempdir().unwrap();
+                let path = dir.path().join("m.bin");
+                write_atomic_with::<Error>(&path, &opts.sync(sync), |w| {
+                    w.write_all(b"abc").map_err(|e| Error::io("w", e))
+                })
+                .unwrap();
+                assert_eq!(fs::read(&path).unwrap(), b"abc");
+                // compare with a file made the ordinary way
+                let plain = dir.path().join("plain");
+                fs::write(&plain, b"x").unwrap();
+                let mode = |p: &Path| fs::metadata(p).unwrap().permissions().mode() & 0o777;
+                assert_eq!(mode(&path), mode(&plain), "{opts:?} sync={sync}");
+            }
+        }
+    }
+
+    #[test]
+    fn stale_temporaries_of_dead_writers_go_live_ones_stay() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("out.bin");
+        let me = owner::me();
+        if me.start == 0 {
+            return; // no /proc: nothing can be told, nothing is removed
+        }
+        // pid 4194304 is above Linux's largest pid: never a live process
+        let dead = dir
+            .path()
+            .join(format!(".out.bin.{TAG}4194304-1-{}-0.tmp", me.ns));
+        let dead_legacy = dir.path().join(".out.bin.4194304.1a2b.tmp");
+        // pid 1 is alive, but it started at another time: a reused pid
+        let reused = dir
+            .path()
+            .join(format!(".out.bin.{TAG}1-999999999999-{}-0.tmp", me.ns));
+        // this process, a live writer
+        let live = dir.path().join(format!(
+            ".out.bin.{TAG}{}-{}-{}-0.tmp",
+            me.pid, me.start, me.ns
+        ));
+        // another namespace: cannot tell, left alone
+        let foreign = dir
+            .path()
+            .join(format!(".out.bin.{TAG}4194304-1-{}-0.tmp", me.ns + 1));
+        // another output's temporary
+        let other = dir
+            .path()
+            .join(format!(".other.bin.{TAG}4194304-1-{}-0.tmp", me.ns));
+        for p in [&dead, &dead_legacy, &reused, &live, &foreign, &other] {
+            fs::write(p, b"x").unwrap();
+        }
+        write_atomic::<Error>(&path, |w| {
+            w.write_all(b"new").map_err(|e| Error::io("w", e))
+        })
+        .unwrap();
+        assert!(!dead.exists());
+        assert!(!dead_legacy.exists());
+        assert!(!reused.exists());
+        assert!(live.exists());
+        assert!(foreign.exists());
+        assert!(other.exists());
     }
 }
