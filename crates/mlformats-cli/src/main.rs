@@ -155,6 +155,8 @@ enum Command {
         /// No progress bar.
         #[arg(long, short)]
         quiet: bool,
+        #[command(flatten)]
+        durability: Durability,
     },
     /// Compare the tensors of two files of any formats. Exit 0 when equal
     /// within tolerance, 1 when not.
@@ -212,6 +214,8 @@ enum Command {
         /// Write to this file instead of stdout.
         #[arg(long, short, value_name = "OUT")]
         output: Option<PathBuf>,
+        #[command(flatten)]
+        durability: Durability,
     },
     /// Print a shell completion script.
     Completions {
@@ -221,6 +225,27 @@ enum Command {
     },
     /// Print the man page (roff).
     Man,
+}
+
+/// How a written file is replaced: `--sync` or not.
+#[derive(clap::Args, Debug)]
+struct Durability {
+    /// Flush the output to the disk (file, then folder) before finishing.
+    /// Without it the output is still replaced atomically: a killed or
+    /// crashed run leaves the previous file intact (and no temporary file,
+    /// or on filesystems without O_TMPFILE one the next write removes), but
+    /// after a power loss or an operating-system crash the new file may be
+    /// missing or incomplete (as with cp or safetensors). With it, once
+    /// the command exits the new file survives a power loss too; it costs
+    /// a wait for the disk.
+    #[arg(long)]
+    sync: bool,
+}
+
+impl Durability {
+    fn options(&self) -> tensor_core::io::WriteOptions {
+        tensor_core::io::WriteOptions::new().sync(self.sync)
+    }
 }
 
 fn parse_rename(s: &str) -> Result<(String, String), String> {
@@ -299,6 +324,7 @@ fn run(cli: Cli) -> Result<ExitCode, Failure> {
             row_major: _,
             keep_order,
             quiet,
+            durability,
         } => {
             let ext = |p: &Path| p.extension().map(|e| e.to_ascii_lowercase());
             let same_family = ext(&input).is_some() && ext(&input) == ext(&output);
@@ -327,6 +353,7 @@ fn run(cli: Cli) -> Result<ExitCode, Failure> {
             opts.network = network;
             opts.opset = opset;
             opts.dtype = dtype.map(CastTo::dtype);
+            opts.sync = durability.sync;
             let result = mlformats::convert_document(&doc, &output, &opts);
             pb.finish_and_clear();
             // Errors reading named the input above; errors writing name the output.
@@ -392,14 +419,19 @@ fn run(cli: Cli) -> Result<ExitCode, Failure> {
             format,
             network,
             output,
+            durability,
         } => {
             let doc = open(&file, None)?;
             let text = graph::render(&doc, format, network.as_deref()).at(&file)?;
             match output {
-                Some(out) => tensor_core::io::write_atomic(&out, |w| -> anyhow::Result<()> {
-                    w.write_all(text.as_bytes())?;
-                    Ok(())
-                })
+                Some(out) => tensor_core::io::write_atomic_with(
+                    &out,
+                    &durability.options(),
+                    |w| -> anyhow::Result<()> {
+                        w.write_all(text.as_bytes())?;
+                        Ok(())
+                    },
+                )
                 .at(&out)?,
                 None => print(text.as_bytes()),
             }

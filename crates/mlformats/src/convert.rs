@@ -44,6 +44,12 @@ pub struct ConvertOptions {
     pub network: Option<String>,
     /// ONNX export: the operator set to write (default 13).
     pub opset: Option<i64>,
+    /// Flush the output to the disk (file, then folder) so it survives a
+    /// power loss once the conversion returns. Off by default: the output
+    /// is still replaced atomically, so a killed or crashed conversion
+    /// leaves the previous file, but a power loss may lose the new one
+    /// (see [`tensor_core::io`]).
+    pub sync: bool,
 }
 
 impl std::fmt::Debug for ConvertOptions {
@@ -58,6 +64,7 @@ impl std::fmt::Debug for ConvertOptions {
             .field("renames", &self.renames)
             .field("skip_unsupported", &self.skip_unsupported)
             .field("weights_only", &self.weights_only)
+            .field("sync", &self.sync)
             .finish_non_exhaustive()
     }
 }
@@ -142,6 +149,13 @@ impl ConvertOptions {
         self
     }
 
+    /// Flush the output to the disk before returning (see
+    /// [`ConvertOptions::sync`](struct.ConvertOptions.html#structfield.sync)).
+    pub fn sync(mut self, yes: bool) -> Self {
+        self.sync = yes;
+        self
+    }
+
     /// True when the tensors are copied unchanged, with the model.
     pub fn is_plain(&self) -> bool {
         !self.weights_only
@@ -212,7 +226,15 @@ pub fn convert_document(
     output: impl AsRef<Path>,
     opts: &ConvertOptions,
 ) -> Result<ConvertSummary> {
-    let output = output.as_ref();
+    let wo = tensor_core::io::WriteOptions::new().sync(opts.sync);
+    tensor_core::io::with_write_options(wo, || convert_document_to(doc, output.as_ref(), opts))
+}
+
+fn convert_document_to(
+    doc: &Document,
+    output: &Path,
+    opts: &ConvertOptions,
+) -> Result<ConvertSummary> {
     let target = match opts.to {
         Some(f) => f,
         None => target_of(doc, output)?,

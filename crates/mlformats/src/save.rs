@@ -25,6 +25,12 @@ pub struct SaveOptions {
     /// Keep column-major tensors in Fortran order where the format can say
     /// so (npz) instead of writing row-major.
     pub keep_order: bool,
+    /// Flush the file to the disk (file, then folder) so it survives a
+    /// power loss once `save_with` returns. Off by default: the file is
+    /// still replaced atomically, so a killed or crashed save leaves the
+    /// previous file, but a power loss may lose the new one (see
+    /// [`tensor_core::io`]).
+    pub sync: bool,
 }
 
 impl SaveOptions {
@@ -42,6 +48,13 @@ impl SaveOptions {
     /// The same options with NNabla `need_grad` of `name` set.
     pub fn need_grad(mut self, name: impl Into<String>, need_grad: bool) -> Self {
         self.need_grad.insert(name.into(), need_grad);
+        self
+    }
+
+    /// The same options, flushing to the disk when `yes` (see
+    /// [`SaveOptions::sync`](struct.SaveOptions.html#structfield.sync)).
+    pub fn sync(mut self, yes: bool) -> Self {
+        self.sync = yes;
         self
     }
 
@@ -106,5 +119,6 @@ where
         progress: &|_| {},
         metadata: opts.metadata.clone(),
     };
-    c.write(format, path, &items, &cx)
+    let wo = tensor_core::io::WriteOptions::new().sync(opts.sync);
+    tensor_core::io::with_write_options(wo, || c.write(format, path, &items, &cx))
 }
