@@ -1,8 +1,8 @@
 //! Every writer of the library against a plain `write_all`: `mlformats::save`
 //! of 256 MiB of in-memory f32 tensors (64 of them) to each format the
 //! library writes, against one `write_all` of the same number of bytes
-//! written the way `save` writes (a new temporary file in the same folder,
-//! synced, renamed over the target), timed alternately in one run (median
+//! written the way `save` with `sync` writes (a new temporary file in the
+//! same folder, synced, renamed over the target), timed alternately in one run (median
 //! of 5; target: at least 0.8 of `write_all`). `.nntxt` is text (each float
 //! printed), so it is left out.
 //!
@@ -66,7 +66,8 @@ fn main() {
         for rep in 0..reps {
             let mut save = || {
                 let t = Instant::now();
-                mlformats::save(&path, ts.iter().map(|(n, t)| (n, t))).unwrap();
+                let opts = mlformats::SaveOptions::new().sync(true);
+                mlformats::save_with(&path, ts.iter().map(|(n, t)| (n, t)), &opts).unwrap();
                 ours.push(t.elapsed().as_secs_f64());
             };
             let mut write_all = || {
