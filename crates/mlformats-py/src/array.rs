@@ -209,6 +209,12 @@ pub(crate) fn into_numpy<'py>(
     unsafe { layout.to_numpy(py, name, Hold::Tensor(t), mode) }
 }
 
+/// A copy of `arr` that numpy owns: writable, in `arr`'s memory order,
+/// independent of the file.
+pub(crate) fn owned_copy<'py>(arr: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
+    arr.call_method1("copy", ("K",))
+}
+
 /// Where a tensor's bytes are and how they are laid out.
 struct Layout {
     dtype: DType,

@@ -121,15 +121,25 @@ impl PyDocument {
     }
 
     fn __getitem__<'py>(&self, py: Python<'py>, name: &str) -> PyResult<Bound<'py, PyAny>> {
-        self.get_tensor(py, name)
+        self.get_tensor(py, name, false)
     }
 
-    /// File-level fields as a dict: primitiv ``shape`` and optimizer
-    /// configs, NNabla ``solver_states``, safetensors ``metadata`` (its
-    /// ``__metadata__``).
-    #[getter]
-    fn metadata<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
-        pyobj::json_map(py, self.get()?.metadata())
+    /// The file's metadata as a flat dict, or None when it has none, as
+    /// ``safetensors.safe_open(...).metadata()`` gives it: a safetensors
+    /// file's ``__metadata__`` (str to str); for other formats their
+    /// file-level fields (primitiv ``shape`` and optimizer configs, NNabla
+    /// ``solver_states``).
+    fn metadata<'py>(&self, py: Python<'py>) -> PyResult<Option<Bound<'py, PyDict>>> {
+        let doc = self.get()?;
+        let map = doc.metadata();
+        let flat = match (doc.format(), map.get("metadata")) {
+            (mlformats::Format::Safetensors, Some(serde_json::Value::Object(inner))) => inner,
+            _ => map,
+        };
+        if flat.is_empty() {
+            return Ok(None);
+        }
+        pyobj::json_map(py, flat).map(Some)
     }
 
     /// The networks of NNabla files and TenniS modules as plain Python
@@ -189,23 +199,40 @@ impl PyDocument {
     /// an aligned copy (or an unaligned view, opened with
     /// ``copy_unaligned=False``). primitiv's column-major tensors are
     /// Fortran-ordered arrays. Raises KeyError for an unknown name.
-    fn get_tensor<'py>(&self, py: Python<'py>, name: &str) -> PyResult<Bound<'py, PyAny>> {
+    ///
+    /// ``copy=True`` returns an array numpy owns (writable, ``owndata``
+    /// True) that no longer depends on the file. (To be safe from a file
+    /// truncated on disk while it is being read, open it with
+    /// ``mlformats.open(path, copy=True)``.)
+    #[pyo3(signature = (name, *, copy=false))]
+    fn get_tensor<'py>(
+        &self,
+        py: Python<'py>,
+        name: &str,
+        copy: bool,
+    ) -> PyResult<Bound<'py, PyAny>> {
         let doc = self.get()?;
         let t = doc.tensor(name).ok_or_else(|| missing(name))?;
-        array::to_numpy(py, name, t, Hold::of(t, &doc), self.mode)
+        let arr = array::to_numpy(py, name, t, Hold::of(t, &doc), self.mode)?;
+        if copy {
+            array::owned_copy(&arr)
+        } else {
+            Ok(arr)
+        }
     }
 
     /// A lazy slice of the tensor ``name``: index it (``f.get_slice(n)[2:4]``,
-    /// ``[..., 0]``) to read only that part. Nothing is read until then.
-    fn get_slice<'py>(&self, py: Python<'py>, name: &str) -> PyResult<TensorSlice> {
+    /// ``[..., 0]``) to read only that part. Nothing is read until then;
+    /// its shape and dtype are known without numpy's help (a bf16 tensor's
+    /// too, without ml_dtypes).
+    fn get_slice(&self, name: &str) -> PyResult<TensorSlice> {
         let doc = self.get()?;
         let t = doc.tensor(name).ok_or_else(|| missing(name))?;
-        let view = array::to_numpy(py, name, t, Hold::of(t, &doc), Mode::View)?;
         Ok(TensorSlice {
-            view: view.unbind(),
-            name: name.to_string(),
             dtype: t.dtype().name(),
             dims: t.dims().to_vec(),
+            name: name.to_string(),
+            doc,
         })
     }
 
@@ -262,14 +289,24 @@ impl PyDocument {
 /// (50000, 512) f32 (4, 512)
 #[pyclass(frozen, module = "mlformats", name = "TensorSlice")]
 pub(crate) struct TensorSlice {
-    /// A read-only view of the whole tensor (possibly unaligned).
-    view: Py<PyAny>,
+    doc: Arc<Document>,
     name: String,
     dtype: &'static str,
     dims: Vec<usize>,
 }
 
 impl TensorSlice {
+    /// A read-only view of the whole tensor (possibly unaligned): made
+    /// when the data is asked for, so that the shape and dtype can be read
+    /// without the numpy type (ml_dtypes').
+    fn view<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        let t = self
+            .doc
+            .tensor(&self.name)
+            .ok_or_else(|| missing(&self.name))?;
+        array::to_numpy(py, &self.name, t, Hold::of(t, &self.doc), Mode::View)
+    }
+
     /// `r` as an aligned array when it is an unaligned view.
     fn aligned<'py>(r: Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
         match r.getattr("flags") {
@@ -282,15 +319,17 @@ impl TensorSlice {
 #[pymethods]
 impl TensorSlice {
     /// The tensor's shape.
-    #[getter]
-    fn shape<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyTuple>> {
+    // (named apart from `get_shape` below: pyo3 names a getter's wrapper
+    // after the Rust function, a method's after its Python name)
+    #[getter(shape)]
+    fn shape_tuple<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyTuple>> {
         PyTuple::new(py, &self.dims)
     }
 
     /// The tensor's dtype, as the ``inspect`` contract names it (``f32``,
     /// ``bf16``, ``i64``, ...).
-    #[getter]
-    fn dtype(&self) -> &'static str {
+    #[getter(dtype)]
+    fn dtype_name(&self) -> &'static str {
         self.dtype
     }
 
@@ -298,6 +337,25 @@ impl TensorSlice {
     #[getter]
     fn name(&self) -> &str {
         &self.name
+    }
+
+    /// The shape as a list (safetensors' ``get_shape()``).
+    #[pyo3(name = "get_shape")]
+    fn shape_list(&self) -> Vec<usize> {
+        self.dims.clone()
+    }
+
+    /// The dtype in safetensors' spelling (``F32``, ``BF16``, ``I64``,
+    /// ``BOOL``, ``F8_E4M3``, ``F8_E5M2``); dtypes safetensors lacks are
+    /// the contract name in capitals (``C64``, ``F8E4M3FNUZ``, ...).
+    #[pyo3(name = "get_dtype")]
+    fn safetensors_dtype(&self) -> String {
+        match self.dtype {
+            "f8e4m3fn" => "F8_E4M3".to_string(),
+            "f8e5m2" => "F8_E5M2".to_string(),
+            "f8e8m0fnu" => "F8_E8M0".to_string(),
+            d => d.to_ascii_uppercase(),
+        }
     }
 
     fn __len__(&self) -> PyResult<usize> {
@@ -312,7 +370,7 @@ impl TensorSlice {
         py: Python<'py>,
         key: &Bound<'py, PyAny>,
     ) -> PyResult<Bound<'py, PyAny>> {
-        Self::aligned(self.view.bind(py).get_item(key)?)
+        Self::aligned(self.view(py)?.get_item(key)?)
     }
 
     #[pyo3(signature = (dtype=None, copy=None))]
@@ -322,7 +380,7 @@ impl TensorSlice {
         dtype: Option<&Bound<'py, PyAny>>,
         copy: Option<bool>,
     ) -> PyResult<Bound<'py, PyAny>> {
-        let mut a = Self::aligned(self.view.bind(py).clone())?;
+        let mut a = Self::aligned(self.view(py)?)?;
         if let Some(dt) = dtype {
             a = a.call_method1("astype", (dt,))?;
         } else if copy == Some(true) {

@@ -71,19 +71,39 @@ fn globs(v: Option<&Bound<'_, PyAny>>) -> PyResult<Vec<String>> {
 ///
 /// Raises ``FileNotFoundError`` (and other ``OSError``) for the file system,
 /// ``FormatError`` for a file that is not valid.
+///
+/// ``copy=True`` reads the whole file into memory instead of mapping it:
+/// nothing then depends on the file staying as it is (a mapped file that is
+/// truncated on disk while its arrays are in use kills the interpreter
+/// with SIGBUS; a file read into memory cannot).
 #[pyfunction]
-#[pyo3(signature = (path, format=None, *, copy_unaligned=true))]
+#[pyo3(signature = (path, format=None, *, copy_unaligned=true, copy=false))]
 fn open(
     py: Python<'_>,
     path: PathBuf,
     format: Option<&str>,
     copy_unaligned: bool,
+    copy: bool,
 ) -> PyResult<PyDocument> {
     let format = format_arg(format)?;
-    Ok(PyDocument::new(
-        open_document(py, &path, format)?,
-        mode(copy_unaligned),
-    ))
+    let doc = if copy {
+        read_document(py, &path, format)?
+    } else {
+        open_document(py, &path, format)?
+    };
+    Ok(PyDocument::new(doc, mode(copy_unaligned)))
+}
+
+/// Reads `path` into memory (no memory map) and opens it.
+fn read_document(py: Python<'_>, path: &Path, format: Option<Format>) -> PyResult<Document> {
+    let p = path.to_path_buf();
+    run(py, Some(path), move || {
+        if p.is_dir() {
+            return Err(mlformats::Error::IsDirectory);
+        }
+        let bytes = std::fs::read(&p)?;
+        Document::from_bytes(bytes, Some(&p), format)
+    })
 }
 
 fn mode(copy_unaligned: bool) -> Mode {
@@ -108,15 +128,24 @@ fn mode(copy_unaligned: bool) -> Mode {
 /// >>> t = mlformats.load("testdata/cvm/two_entry.params")
 /// >>> sorted(t), t["b"].dtype
 /// (['b', 'w'], dtype('int32'))
+///
+/// ``copy=True`` returns arrays numpy owns (writable, ``owndata`` True),
+/// read with plain reads instead of a memory map: safe from the file being
+/// truncated or rewritten in place on disk, at the cost of a copy.
 #[pyfunction]
-#[pyo3(signature = (path, names=None, *, copy_unaligned=true))]
+#[pyo3(signature = (path, names=None, *, copy_unaligned=true, copy=false))]
 fn load<'py>(
     py: Python<'py>,
     path: PathBuf,
     names: Option<Vec<String>>,
     copy_unaligned: bool,
+    copy: bool,
 ) -> PyResult<Bound<'py, PyDict>> {
-    let doc = open_document(py, &path, None)?;
+    let doc = if copy {
+        read_document(py, &path, None)?
+    } else {
+        open_document(py, &path, None)?
+    };
     let mut tensors: Vec<(String, mlformats::Tensor<'static>)> =
         doc.into_tensor_map().into_iter().collect();
     if let Some(names) = names {
@@ -145,7 +174,10 @@ fn load<'py>(
     for (name, t) in tensors {
         // each array owns its tensor: a mapped tensor shares the map (kept
         // open by the array's base), a decoded one hands over its buffer
-        let arr = array::into_numpy(py, &name, t, mode(copy_unaligned))?;
+        let mut arr = array::into_numpy(py, &name, t, mode(copy_unaligned))?;
+        if copy {
+            arr = array::owned_copy(&arr)?;
+        }
         out.set_item(name, arr)?;
     }
     Ok(out)
@@ -170,8 +202,16 @@ fn load<'py>(
 /// >>> mlformats.save("w.safetensors", {"fc/W": np.ones((2, 3), np.float32)})
 /// >>> mlformats.save("w.h5", {"fc/W": np.ones((2, 3), np.float32)},
 /// ...                need_grad={"fc/W": False})
+///
+/// ``sync=True`` flushes the file and its folder to the disk before
+/// returning, so the new file survives a power loss. By default the file
+/// is still replaced atomically (a killed or crashed writer leaves the
+/// previous file and no temporary file) but a power loss or an
+/// operating-system crash may lose the new contents, as with
+/// ``safetensors`` and ``torch.save``.
 #[pyfunction]
-#[pyo3(signature = (path, tensors, format=None, *, need_grad=None, metadata=None, keep_order=false))]
+#[pyo3(signature = (path, tensors, format=None, *, need_grad=None, metadata=None, keep_order=false, sync=false))]
+#[allow(clippy::too_many_arguments)]
 fn save(
     py: Python<'_>,
     path: PathBuf,
@@ -180,6 +220,7 @@ fn save(
     need_grad: Option<HashMap<String, bool>>,
     metadata: Option<&Bound<'_, PyDict>>,
     keep_order: bool,
+    sync: bool,
 ) -> PyResult<()> {
     let np = py.import("numpy")?;
     let pairs = if tensors.hasattr("items")? {
@@ -206,6 +247,7 @@ fn save(
         }
     }
     opts.keep_order = keep_order;
+    opts.sync = sync;
     // The tensors borrow numpy memory: the interpreter stays attached so no
     // Python code can change or free it while the library writes.
     run_attached(Some(&path), || {
@@ -236,10 +278,15 @@ fn save(
 /// target cannot hold instead of refusing. ``from_`` reads ``src`` as that
 /// format instead of detecting it.
 ///
+/// ONNX export: ``network`` names the NNabla network to export (default:
+/// the first executor's), ``opset`` the operator set (13 to 21; default
+/// 13). ``sync=True`` flushes the output to the disk before returning (see
+/// ``save``).
+///
 /// >>> mlformats.convert("testdata/nnabla/mlp.nnp", "mlp.safetensors", only="*W*", dtype="f16")
 /// {'from': 'nnabla-nnp', 'to': 'safetensors', 'tensors': 2, 'whole_model': False, 'skipped': [], 'warnings': []}
 #[pyfunction]
-#[pyo3(signature = (src, dst, *, to=None, from_=None, only=None, exclude=None, dtype=None, keep_order=false, rename=None, weights_only=false, skip_unsupported=false))]
+#[pyo3(signature = (src, dst, *, to=None, from_=None, only=None, exclude=None, dtype=None, keep_order=false, rename=None, weights_only=false, skip_unsupported=false, network=None, opset=None, sync=false))]
 #[allow(clippy::too_many_arguments)]
 fn convert<'py>(
     py: Python<'py>,
@@ -254,11 +301,17 @@ fn convert<'py>(
     rename: Option<&Bound<'py, PyAny>>,
     weights_only: bool,
     skip_unsupported: bool,
+    network: Option<String>,
+    opset: Option<i64>,
+    sync: bool,
 ) -> PyResult<Bound<'py, PyDict>> {
     let mut opts = ConvertOptions::new()
         .keep_order(keep_order)
         .weights_only(weights_only)
-        .skip_unsupported(skip_unsupported);
+        .skip_unsupported(skip_unsupported)
+        .sync(sync);
+    opts.network = network;
+    opts.opset = opset;
     if let Some(r) = rename.filter(|r| !r.is_none()) {
         let pairs: Vec<(String, String)> = match r.cast::<PyDict>() {
             Ok(d) => d.items().extract()?,
@@ -349,6 +402,74 @@ fn diff<'py>(
 /// twice, no empty name, no NaN or infinite value. Returns the problems
 /// found, one sentence each (an empty list for a valid file); a file that
 /// does not open raises as ``open`` does.
+/// Per-tensor statistics of a file, as ``mlformats stats`` prints them: a
+/// dict of tensor name (in stored order) to a dict with ``dtype``,
+/// ``shape``, ``count``, ``min``, ``max``, ``mean``, ``std`` (None where
+/// the tensor has no numeric value, or no finite one) and the counts
+/// ``nan``, ``inf``, ``zeros``. ``only`` / ``exclude`` (a glob or a list of
+/// globs) select the tensors.
+///
+/// >>> mlformats.stats("testdata/cvm/two_entry.params")["b"]["max"]
+/// 258.0
+#[pyfunction]
+#[pyo3(signature = (path, *, only=None, exclude=None))]
+fn stats<'py>(
+    py: Python<'py>,
+    path: PathBuf,
+    only: Option<&Bound<'py, PyAny>>,
+    exclude: Option<&Bound<'py, PyAny>>,
+) -> PyResult<Bound<'py, PyDict>> {
+    let select = |v: Vec<String>, flag: &str| -> PyResult<Option<globset::GlobSet>> {
+        if v.is_empty() {
+            return Ok(None);
+        }
+        let mut b = globset::GlobSetBuilder::new();
+        for p in &v {
+            let g = globset::Glob::new(p).map_err(|e| {
+                pyo3::exceptions::PyValueError::new_err(format!("{flag}: bad glob {p:?}: {e}"))
+            })?;
+            b.add(g);
+        }
+        b.build()
+            .map(Some)
+            .map_err(|e| pyo3::exceptions::PyValueError::new_err(format!("{flag}: {e}")))
+    };
+    let only = select(globs(only)?, "only")?;
+    let exclude = select(globs(exclude)?, "exclude")?;
+    let doc = open_document(py, &path, None)?;
+    let rows = run(py, Some(&path), || {
+        Ok(doc
+            .tensors()
+            .filter(|(n, _)| only.as_ref().is_none_or(|g| g.is_match(n)))
+            .filter(|(n, _)| !exclude.as_ref().is_some_and(|g| g.is_match(n)))
+            .map(|(n, t)| {
+                (
+                    n.to_string(),
+                    t.dtype().name(),
+                    t.dims().to_vec(),
+                    mlformats::tensor_core::stats::summarize(t),
+                )
+            })
+            .collect::<Vec<_>>())
+    })?;
+    let out = PyDict::new(py);
+    for (name, dtype, dims, s) in rows {
+        let d = PyDict::new(py);
+        d.set_item("dtype", dtype)?;
+        d.set_item("shape", dims)?;
+        d.set_item("count", s.count)?;
+        d.set_item("min", s.min)?;
+        d.set_item("max", s.max)?;
+        d.set_item("mean", s.mean)?;
+        d.set_item("std", s.std)?;
+        d.set_item("nan", s.nan)?;
+        d.set_item("inf", s.inf)?;
+        d.set_item("zeros", s.zeros)?;
+        out.set_item(name, d)?;
+    }
+    Ok(out)
+}
+
 #[pyfunction]
 fn validate(py: Python<'_>, path: PathBuf) -> PyResult<Vec<String>> {
     let doc = open_document(py, &path, None)?;
@@ -377,6 +498,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(inspect, m)?)?;
     m.add_function(wrap_pyfunction!(diff, m)?)?;
     m.add_function(wrap_pyfunction!(validate, m)?)?;
+    m.add_function(wrap_pyfunction!(stats, m)?)?;
     m.add(
         "FORMATS",
         Format::ALL.iter().map(|f| f.name()).collect::<Vec<_>>(),

@@ -46,7 +46,7 @@ def test_document_is_a_mapping_of_tensors():
         assert f["w"].tolist() == [1, -1]
         assert f.path.endswith("two_entry.params") and f.kind is None
         assert f.file_size == (TESTDATA / "cvm" / "two_entry.params").stat().st_size
-        assert f.metadata == {} and f.graph is None and not f.closed
+        assert f.metadata() is None and f.graph is None and not f.closed
     assert f.closed and "closed" in repr(f)
 
 
@@ -83,8 +83,8 @@ def test_graphs_are_plain_python_objects():
 def test_metadata_of_primitiv_optimizers():
     with mlformats.open(TESTDATA / "primitiv" / "optimizer_adam_custom.data") as f:
         assert f.kind == "optimizer"
-        assert f.metadata["float_configs"]["Adam.beta1"] == pytest.approx(0.8)
-        assert f.metadata["uint_configs"]["Optimizer.epoch"] == 100000
+        assert f.metadata()["float_configs"]["Adam.beta1"] == pytest.approx(0.8)
+        assert f.metadata()["uint_configs"]["Optimizer.epoch"] == 100000
 
 
 def test_validate_reports_problems():

@@ -25,7 +25,7 @@ def read_all(path):
                 f.get_tensor(name)
             except ImportError:  # a dtype that needs ml_dtypes
                 pass
-        f.graph, f.metadata, f.stored
+        f.graph, f.metadata(), f.stored
     mlformats.inspect(path)
     mlformats.validate(path)
 

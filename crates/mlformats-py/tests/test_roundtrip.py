@@ -194,7 +194,7 @@ def test_need_grad_and_metadata(tmp):
     p = tmp / "m.safetensors"
     mlformats.save(p, t, metadata={"author": "me", "step": "10"})
     with mlformats.open(p) as f:
-        assert f.metadata["metadata"] == {"author": "me", "step": "10"}
+        assert f.metadata() == {"author": "me", "step": "10"}
         assert f.need_grad("fc/W") is None
     # a list of pairs works as well as a dict, and keeps its order
     mlformats.save(p, [("z", np.ones(1, np.float32)), ("a", np.ones(1, np.float32))])
@@ -233,7 +233,7 @@ def test_convert_and_diff(tmp):
     assert d["equal"] and d["differences"] == 0
     assert all(t["status"] == "equal" for t in d["tensors"])
     with mlformats.open(st) as f:
-        assert f.metadata["metadata"]["mlformats.source_format"] == "primitiv"
+        assert f.metadata()["mlformats.source_format"] == "primitiv"
     # filters and a cast
     h = tmp / "h.safetensors"
     s = mlformats.convert(TESTDATA / "nnabla" / "mlp.nnp", h, only="*W*", dtype="f16")

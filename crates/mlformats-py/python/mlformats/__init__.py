@@ -31,6 +31,7 @@ from ._native import (
     load,
     open,
     save,
+    stats,
     validate,
 )
 
@@ -48,5 +49,6 @@ __all__ = [
     "load",
     "open",
     "save",
+    "stats",
     "validate",
 ]

@@ -77,6 +77,11 @@ class TensorSlice:
     @property
     def dtype(self) -> str:
         """The contract's dtype name (``f32``, ``bf16``, ``i64``, ...)."""
+    def get_shape(self) -> List[int]:
+        """The shape as a list, as safetensors' slices give it."""
+    def get_dtype(self) -> str:
+        """The dtype in safetensors' spelling (``F32``, ``BF16``, ``I64``,
+        ``BOOL``, ``F8_E4M3``, ...); readable without ml_dtypes."""
     def __len__(self) -> int: ...
     def __getitem__(self, key: Any, /) -> Any:
         """numpy basic indexing of the tensor: an array (read-only view, or a
@@ -107,10 +112,11 @@ class Document:
     def file_size(self) -> int: ...
     @property
     def closed(self) -> bool: ...
-    @property
-    def metadata(self) -> Dict[str, Any]:
-        """File-level fields (primitiv shape and optimizer configs, NNabla
-        solver_states, safetensors ``__metadata__`` as ``metadata``)."""
+    def metadata(self) -> Optional[Dict[str, Any]]:
+        """The metadata as a flat dict, None when there is none, as
+        safetensors' ``safe_open(...).metadata()``: a safetensors file's
+        ``__metadata__``; other formats' file-level fields (primitiv shape and
+        optimizer configs, NNabla solver_states)."""
     @property
     def graph(self) -> Optional[Dict[str, Any]]:
         """``{"graphs": [{"name", "batch_size", "inputs", "outputs", "values",
@@ -123,9 +129,10 @@ class Document:
         ``key`` (for ``get_tensor``), stored ``shape`` and the format's fields."""
     def keys(self) -> List[str]: ...
     def need_grad(self, name: str) -> Optional[bool]: ...
-    def get_tensor(self, name: str) -> np.ndarray:
+    def get_tensor(self, name: str, *, copy: bool = False) -> np.ndarray:
         """The tensor as a read-only array, zero-copy when aligned; reads
-        nothing else. KeyError for an unknown name."""
+        nothing else. ``copy=True``: an array numpy owns (writable).
+        KeyError for an unknown name."""
     def get_slice(self, name: str) -> TensorSlice: ...
     def inspect(self) -> Dict[str, Any]:
         """The ``inspect --json`` document of this file."""
@@ -142,14 +149,22 @@ class Document:
         tb: Optional[TracebackType],
     ) -> bool: ...
 
-def open(path: _Path, format: Optional[str] = None, *, copy_unaligned: bool = True) -> Document:
-    """Opens a file of any supported format, memory-mapped and lazy."""
+def open(
+    path: _Path, format: Optional[str] = None, *, copy_unaligned: bool = True, copy: bool = False
+) -> Document:
+    """Opens a file of any supported format, memory-mapped and lazy
+    (``copy=True``: read into memory, safe from the file being truncated)."""
 
 def load(
-    path: _Path, names: Optional[Iterable[str]] = None, *, copy_unaligned: bool = True
+    path: _Path,
+    names: Optional[Iterable[str]] = None,
+    *,
+    copy_unaligned: bool = True,
+    copy: bool = False,
 ) -> Dict[str, np.ndarray]:
     """Every tensor (or those in ``names``) as read-only numpy arrays sharing
-    the file's memory map where aligned (everywhere with ``copy_unaligned=False``).
+    the file's memory map where aligned (everywhere with ``copy_unaligned=False``);
+    ``copy=True``: writable arrays numpy owns, read without a memory map.
 
     >>> mlformats.load("testdata/cvm/two_entry.params")["w"]
     array([ 1, -1], dtype=int8)
@@ -163,9 +178,11 @@ def save(
     need_grad: Optional[Mapping[str, bool]] = None,
     metadata: Optional[Mapping[str, str]] = None,
     keep_order: bool = False,
+    sync: bool = False,
 ) -> None:
     """Saves named arrays to any writable format (from the extension, or
-    ``format``), atomically."""
+    ``format``), atomically; ``sync=True`` flushes file and folder to the
+    disk so the file survives a power loss."""
 
 def convert(
     src: _Path,
@@ -180,6 +197,9 @@ def convert(
     rename: Union[Dict[str, str], Iterable[Tuple[str, str]], None] = None,
     weights_only: bool = False,
     skip_unsupported: bool = False,
+    network: Optional[str] = None,
+    opset: Optional[int] = None,
+    sync: bool = False,
 ) -> Dict[str, Any]:
     """Converts a file to another format; returns ``{"from", "to",
     "tensors", "whole_model", "skipped", "warnings"}``."""
@@ -196,6 +216,15 @@ def diff(
     strict_dtype: bool = False,
 ) -> Dict[str, Any]:
     """Compares the tensors of two files of any formats."""
+
+def stats(
+    path: _Path,
+    *,
+    only: Union[str, Iterable[str], None] = None,
+    exclude: Union[str, Iterable[str], None] = None,
+) -> Dict[str, Dict[str, Any]]:
+    """Per-tensor statistics: name to ``{"dtype", "shape", "count", "min",
+    "max", "mean", "std", "nan", "inf", "zeros"}``."""
 
 def validate(path: _Path) -> List[str]:
     """The problems a check of the file's data finds (empty when valid)."""
