@@ -177,7 +177,7 @@ where
             .map_err(|e| Error::io(tmp_path.display().to_string(), e))?;
     }
     drop(file);
-    fs::rename(&tmp_path, path).map_err(|e| Error::io(path.display().to_string(), e))?;
+    replace(&tmp_path, path, opts.sync)?;
     guard.disarm();
     if opts.sync {
         target.sync_dir()?;
@@ -221,12 +221,42 @@ where
             .and_then(|f| f.sync_all())
             .map_err(|e| Error::io(tmp_path.display().to_string(), e))?;
     }
-    fs::rename(&tmp_path, path).map_err(|e| Error::io(path.display().to_string(), e))?;
+    replace(&tmp_path, path, opts.sync)?;
     guard.disarm();
     if opts.sync {
         target.sync_dir()?;
     }
     Ok(())
+}
+
+/// Puts the complete temporary `tmp` in place of `path`, atomically: every
+/// reader sees the previous file or the new one.
+///
+/// Without `sync`, on Linux, an existing regular file is swapped with the
+/// temporary (`renameat2(RENAME_EXCHANGE)`) and the previous contents,
+/// now under the temporary name, removed: ext4 flushes a file renamed over
+/// another one (`auto_da_alloc`), which would make every replacement wait
+/// for the disk. (If the process dies between the two calls, the next write
+/// sweeps the temporary.) With `sync` the data is on the disk already, so a
+/// plain rename costs nothing more.
+fn replace(tmp: &Path, path: &Path, sync: bool) -> Result<()> {
+    #[cfg(target_os = "linux")]
+    if !sync
+        && fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_file())
+        && rustix::fs::renameat_with(
+            rustix::fs::CWD,
+            tmp,
+            rustix::fs::CWD,
+            path,
+            rustix::fs::RenameFlags::EXCHANGE,
+        )
+        .is_ok()
+    {
+        let _ = fs::remove_file(tmp);
+        return Ok(());
+    }
+    let _ = sync;
+    fs::rename(tmp, path).map_err(|e| Error::io(path.display().to_string(), e))
 }
 
 /// The output's folder and file name, and the names of its temporaries.
@@ -434,7 +464,7 @@ mod owner {
 /// complete.
 #[cfg(target_os = "linux")]
 mod unnamed {
-    use std::fs::{self, File};
+    use std::fs::File;
     use std::io::{Seek, SeekFrom};
     use std::os::fd::AsRawFd;
     use std::path::Path;
@@ -510,7 +540,7 @@ mod unnamed {
         };
         drop(file);
         let guard = TempGuard(Some(tmp.clone()));
-        fs::rename(&tmp, path).map_err(|e| Error::io(path.display().to_string(), e))?;
+        super::replace(&tmp, path, opts.sync)?;
         guard.disarm();
         if opts.sync {
             target.sync_dir()?;
