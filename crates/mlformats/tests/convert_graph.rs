@@ -377,10 +377,9 @@ fn diff_lists_the_exporters_helper_tensors_apart() {
     assert!(!r.is_equal());
 }
 
-/// Needs the exporter to name its helper constants with the reserved
-/// prefix (the graph-translate work); until then they are `c__N`.
+/// The exporter names its helper constants with the reserved prefix, so a
+/// correct export compares equal to its source.
 #[test]
-#[ignore = "enable once the exporter names its helper constants mlformats/..."]
 fn diff_after_a_plain_export_says_equal() {
     let dir = tempfile::tempdir().unwrap();
     for f in ["nnabla/convnet.nnp", "nnabla/mlp.nnp", "onnx/convnet.nnp"] {
