@@ -175,10 +175,14 @@ fn load_nnabla_model(doc: &Document) -> Result<nnabla_proto::NNablaProtoBuf> {
 }
 
 /// Builds the ONNX model of `doc`'s graph.
+#[cfg_attr(
+    not(any(feature = "nnabla", feature = "tennis")),
+    allow(unreachable_code)
+)]
 pub fn export_model(doc: &Document, opts: &ExportOptions) -> Result<(ModelProto, ExportSummary)> {
     let gopts = opts.to_gt();
     let opset = gopts.checked_opset().map_err(from_gt)?;
-    let (model, summary) = match doc.format() {
+    let (model, summary): (ModelProto, gt::ExportSummary) = match doc.format() {
         #[cfg(feature = "nnabla")]
         f if f.is_nnabla() => {
             let model = load_nnabla_model(doc)?;
