@@ -1,0 +1,312 @@
+//! # mlformats-web
+//!
+//! The viewer page's WebAssembly module: the `mlformats` library opened on
+//! a file's bytes in a browser. It only presents what the library reads:
+//! a summary, the tensor table (names as `mlformats inspect --json` gives
+//! them), the typed graph, per-tensor statistics with a histogram, and
+//! slices of values. Every answer is a JSON string the page parses.
+//!
+//! The same functions run natively, which is how they are tested:
+//!
+//! ```
+//! # fn main() -> Result<(), mlformats_web::ViewError> {
+//! let bytes = std::fs::read("../../testdata/cvm/two_entry.params").unwrap();
+//! let model = mlformats_web::Model::open_bytes(bytes, "two_entry.params")?;
+//! let summary: serde_json::Value = serde_json::from_str(&model.summary()).unwrap();
+//! assert_eq!(summary["format"], "cvm-params");
+//! let tensors: serde_json::Value = serde_json::from_str(&model.tensors()).unwrap();
+//! assert_eq!(tensors[1]["name"], "b");
+//! let values: serde_json::Value = serde_json::from_str(&model.values("b", 0, 1)?).unwrap();
+//! assert_eq!(values["values"][0], 258.0);
+//! # Ok(()) }
+//! ```
+#![warn(missing_docs)]
+
+use std::cell::RefCell;
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use mlformats::graph::{Attribute, Graph, ModelGraph};
+use mlformats::{Document, Tensor};
+use serde_json::{Map, Value, json};
+use wasm_bindgen::prelude::*;
+
+mod stats;
+
+thread_local! {
+    static LAST_PANIC: RefCell<Option<String>> = const { RefCell::new(None) };
+}
+
+/// Installs a panic hook that keeps the panic's message, so that the page
+/// can show it (through [`last_panic`]) when a call traps.
+#[wasm_bindgen]
+pub fn install_panic_hook() {
+    std::panic::set_hook(Box::new(|info| {
+        let msg = info.to_string();
+        LAST_PANIC.with(|p| *p.borrow_mut() = Some(msg));
+    }));
+}
+
+/// The message of the last panic, if one happened (the page calls this
+/// after a call failed with a trap).
+#[wasm_bindgen]
+pub fn last_panic() -> Option<String> {
+    LAST_PANIC.with(|p| p.borrow().clone())
+}
+
+/// The library's version, shown in the page's footer.
+#[wasm_bindgen]
+pub fn version() -> String {
+    env!("CARGO_PKG_VERSION").to_string()
+}
+
+/// An error, as the page shows it: the library's message with its causes.
+#[derive(Debug)]
+pub struct ViewError(pub String);
+
+impl std::fmt::Display for ViewError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for ViewError {}
+
+impl From<ViewError> for JsValue {
+    fn from(e: ViewError) -> JsValue {
+        JsValue::from_str(&e.0)
+    }
+}
+
+/// An opened file.
+#[wasm_bindgen]
+pub struct Model {
+    doc: Document,
+    name: String,
+}
+
+#[wasm_bindgen]
+impl Model {
+    /// Opens a file from its bytes; `name` (the file's name) breaks ties
+    /// where the bytes alone do not tell the format.
+    #[wasm_bindgen(constructor)]
+    pub fn new(bytes: Vec<u8>, name: &str) -> Result<Model, JsValue> {
+        Ok(Model::open_bytes(bytes, name)?)
+    }
+
+    /// The summary: format, kind, size, metadata, tensor totals, networks
+    /// and executors with their inputs and outputs (and shapes), operator
+    /// counts.
+    pub fn summary(&self) -> String {
+        let doc = &self.doc;
+        let (params, bytes) = doc.tensors().fold((0u64, 0u64), |(n, b), (_, t)| {
+            (n + t.numel() as u64, b + t.bytes().len() as u64)
+        });
+        let mut networks = Vec::new();
+        let mut executors = Vec::new();
+        if let Some(g) = doc.graph() {
+            for n in &g.graphs {
+                let mut ops: BTreeMap<&str, usize> = BTreeMap::new();
+                for node in &n.nodes {
+                    *ops.entry(node.op.as_str()).or_default() += 1;
+                }
+                networks.push(json!({
+                    "name": n.name,
+                    "batch_size": n.batch_size,
+                    "nodes": n.nodes.len(),
+                    "inputs": io(n, &n.inputs),
+                    "outputs": io(n, &n.outputs),
+                    "operators": ops,
+                }));
+            }
+            for e in &g.executors {
+                executors.push(json!({
+                    "name": e.name, "network": e.network, "data": e.data, "outputs": e.outputs,
+                }));
+            }
+        }
+        json!({
+            "file": self.name,
+            "format": doc.format().name(),
+            "kind": doc.kind(),
+            "file_size": doc.file_size(),
+            "tensor_count": doc.len(),
+            "parameters": params,
+            "bytes": bytes,
+            "metadata": doc.metadata(),
+            "networks": networks,
+            "executors": executors,
+        })
+        .to_string()
+    }
+
+    /// The tensor table in stored order: the contract's `name`, the unique
+    /// `key` the other calls take, dtype, stored shape, element count, bytes
+    /// and the format's own fields.
+    pub fn tensors(&self) -> String {
+        let rows: Vec<Value> = self
+            .doc
+            .stored()
+            .iter()
+            .map(|s| {
+                let t = self.doc.tensor(&s.key);
+                let mut e = Map::new();
+                e.insert("name".into(), json!(s.name));
+                e.insert("key".into(), json!(s.key));
+                e.insert("dtype".into(), json!(t.map(|t| t.dtype().name())));
+                e.insert("shape".into(), json!(s.shape));
+                e.insert("numel".into(), json!(t.map(|t| t.numel())));
+                e.insert("bytes".into(), json!(t.map(|t| t.bytes().len())));
+                e.insert("extras".into(), Value::Object(s.extras.clone()));
+                Value::Object(e)
+            })
+            .collect();
+        Value::Array(rows).to_string()
+    }
+
+    /// The typed graph (`null` for files without one): every network with
+    /// its values (kind, shape, tensor) and nodes (op, name, inputs,
+    /// outputs, attributes with their values), and the executors.
+    pub fn graph(&self) -> String {
+        self.doc.graph().map_or(Value::Null, graph_json).to_string()
+    }
+
+    /// The `inspect --json` document of the file (hashes every tensor: for
+    /// the tests and the "copy as JSON" button, not for the first paint).
+    pub fn inspect_json(&self) -> String {
+        self.doc.inspect_json().to_string()
+    }
+
+    /// Statistics of the tensor `key` (count, min, max, mean, std, NaN, Inf,
+    /// zeros) and a histogram of `bins` bins over its finite range.
+    pub fn stats(&self, key: &str, bins: usize) -> Result<String, JsValue> {
+        Ok(self.stats_json(key, bins)?)
+    }
+
+    /// `count` values of the tensor `key` from the flat (row-major) index
+    /// `start`, with the tensor's dims, as numbers (`null` for NaN/Inf,
+    /// which JSON lacks; their text is in `text`).
+    pub fn values(&self, key: &str, start: usize, count: usize) -> Result<String, JsValue> {
+        Ok(self.values_json(key, start, count)?)
+    }
+}
+
+impl Model {
+    /// Opens a file from its bytes (see [`Model::new`]), natively.
+    pub fn open_bytes(bytes: Vec<u8>, name: &str) -> Result<Model, ViewError> {
+        let path = (!name.is_empty()).then(|| Path::new(name));
+        let doc = Document::from_bytes(bytes, path, None)
+            .map_err(|e| ViewError(mlformats::chain_message(&e)))?;
+        Ok(Model {
+            doc,
+            name: name.to_string(),
+        })
+    }
+
+    fn tensor(&self, key: &str) -> Result<&Tensor<'static>, ViewError> {
+        self.doc
+            .tensor(key)
+            .ok_or_else(|| ViewError(format!("no tensor named {key:?}")))
+    }
+
+    /// [`Model::stats`], natively.
+    pub fn stats_json(&self, key: &str, bins: usize) -> Result<String, ViewError> {
+        Ok(stats::stats(self.tensor(key)?, bins.clamp(1, 1024)).to_string())
+    }
+
+    /// [`Model::values`], natively.
+    pub fn values_json(&self, key: &str, start: usize, count: usize) -> Result<String, ViewError> {
+        Ok(stats::values(self.tensor(key)?, start, count.min(100_000)).to_string())
+    }
+}
+
+/// Inputs or outputs of a network with their declared shapes.
+fn io(g: &Graph, names: &[String]) -> Vec<Value> {
+    names
+        .iter()
+        .map(|n| {
+            let shape = g.values.iter().find(|v| &v.name == n).map(|v| &v.shape);
+            json!({ "name": n, "shape": shape })
+        })
+        .collect()
+}
+
+fn attribute_json(a: &Attribute) -> Value {
+    match a {
+        Attribute::Int(v) => json!(v),
+        Attribute::Float(v) => mlformats::report::float_json(*v),
+        Attribute::Bool(v) => json!(v),
+        Attribute::String(v) => json!(v),
+        Attribute::Ints(v) => json!(v),
+        Attribute::Floats(v) => Value::Array(
+            v.iter()
+                .map(|x| mlformats::report::float_json(*x))
+                .collect(),
+        ),
+        Attribute::Bools(v) => json!(v),
+        Attribute::Strings(v) => json!(v),
+        Attribute::Tensor(name) => json!({ "tensor": name }),
+        Attribute::Message(m) => message_json(m),
+        Attribute::Messages(ms) => Value::Array(ms.iter().map(|m| message_json(m)).collect()),
+        _ => Value::Null,
+    }
+}
+
+fn message_json(m: &[(String, Attribute)]) -> Value {
+    let mut o = Map::new();
+    for (k, v) in m {
+        o.insert(k.clone(), attribute_json(v));
+    }
+    Value::Object(o)
+}
+
+fn graph_json(g: &ModelGraph) -> Value {
+    let graphs: Vec<Value> = g
+        .graphs
+        .iter()
+        .map(|n| {
+            let values: Vec<Value> = n
+                .values
+                .iter()
+                .map(|v| {
+                    json!({
+                        "name": v.name,
+                        "kind": v.kind.as_str(),
+                        "stored": v.kind.is_stored(),
+                        "shape": v.shape,
+                        "tensor": v.tensor,
+                    })
+                })
+                .collect();
+            let nodes: Vec<Value> = n
+                .nodes
+                .iter()
+                .map(|f| {
+                    json!({
+                        "op": f.op,
+                        "name": f.name,
+                        "inputs": f.inputs,
+                        "outputs": f.outputs,
+                        "attributes": f.attributes.iter()
+                            .map(|(k, v)| json!([k, attribute_json(v)]))
+                            .collect::<Vec<_>>(),
+                    })
+                })
+                .collect();
+            json!({
+                "name": n.name,
+                "batch_size": n.batch_size,
+                "inputs": n.inputs,
+                "outputs": n.outputs,
+                "values": values,
+                "nodes": nodes,
+            })
+        })
+        .collect();
+    let executors: Vec<Value> = g
+        .executors
+        .iter()
+        .map(|e| json!({ "name": e.name, "network": e.network, "data": e.data, "outputs": e.outputs }))
+        .collect();
+    json!({ "graphs": graphs, "executors": executors })
+}

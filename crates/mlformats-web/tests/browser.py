@@ -1,0 +1,276 @@
+#!/usr/bin/env python3
+"""The viewer page in a real browser (headless Chromium driven by Playwright).
+
+usage: browser.py --dist DIR --cli PATH --out DIR [--chromium PATH] [--quick]
+
+- DIR (from `cargo xtask web`) is served over HTTP beside copies of every
+  sample of testdata/ (plus an .onnx and a .safetensors the CLI converts),
+  and each is opened with `?url=`: the tensor table (names, dtypes, shapes)
+  and every network's node count must equal `mlformats inspect --json`;
+- a node is clicked and its attributes read (ONNX: the attribute names
+  inspect lists); search counts the nodes of an op; the network is switched;
+- truncated and mutated samples show the error panel with the CLI's message
+  (never a hang);
+- no console error on any page; screenshots go to --out;
+- `mlformats view --no-browser` is started, the page and the file fetched
+  over HTTP from 127.0.0.1 and loaded in the browser.
+"""
+
+import argparse
+import functools
+import http.server
+import json
+import os
+import pathlib
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import urllib.request
+
+from playwright.sync_api import sync_playwright
+
+ROOT = pathlib.Path(__file__).resolve().parents[3]
+ARGS = [
+    "--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+    "--disable-component-update", "--disable-sync", "--no-first-run",
+]
+SAMPLE_EXT = {".params", ".data", ".nnp", ".nntxt", ".protobuf", ".h5", ".tsm", ".npz",
+              ".onnx", ".safetensors"}
+
+
+class Handler(http.server.SimpleHTTPRequestHandler):
+    extensions_map = {**http.server.SimpleHTTPRequestHandler.extensions_map,
+                      ".wasm": "application/wasm", ".js": "text/javascript"}
+
+    def log_message(self, *a):
+        pass
+
+
+def serve(directory):
+    h = functools.partial(Handler, directory=str(directory))
+    srv = http.server.ThreadingHTTPServer(("127.0.0.1", 0), h)
+    threading.Thread(target=srv.serve_forever, daemon=True).start()
+    return srv, f"http://127.0.0.1:{srv.server_address[1]}/"
+
+
+def inspect(cli, path):
+    r = subprocess.run([cli, "inspect", "--json", str(path)], capture_output=True, text=True)
+    if r.returncode != 0:
+        return None, r.stderr.strip()
+    return json.loads(r.stdout), None
+
+
+def node_counts(doc):
+    """Every network's node count, as inspect --json gives it."""
+    g = doc.get("graph")
+    if not g:
+        return []
+    if "networks" in g:
+        return [len(n["functions"]) for n in g["networks"]]
+    return [len(g["nodes"])]
+
+
+class Failures:
+    def __init__(self):
+        self.items = []
+
+    def check(self, ok, what):
+        if not ok:
+            self.items.append(what)
+            print("FAIL", what, flush=True)
+
+
+def wait_done(page, timeout=20000):
+    page.wait_for_function(
+        "['ready','error'].includes(document.body.dataset.state)", timeout=timeout)
+    return page.evaluate("document.body.dataset.state")
+
+
+def check_sample(page, base, name, path, cli, fails, shots, screenshot=False):
+    doc, err = inspect(cli, path)
+    page.goto(f"{base}index.html?url=files/{name}")
+    state = wait_done(page)
+    if doc is None:
+        fails.check(state == "error", f"{name}: the CLI refuses it ({err}) but the page shows it")
+        if state == "error":
+            msg = page.inner_text("#error-message")
+            cli_msg = err.split(": ", 2)[-1] if err else ""
+            fails.check(cli_msg in msg, f"{name}: page says {msg!r}, CLI {cli_msg!r}")
+        return None
+    fails.check(state == "ready", f"{name}: page shows an error: "
+                + (page.inner_text("#error-message") if state == "error" else ""))
+    if state != "ready":
+        return None
+    rows = page.evaluate("""[...document.querySelectorAll('#tensor-table tbody tr')].map(r =>
+        [r.dataset.name, r.children[1].textContent, r.children[2].textContent])""")
+    want = [[t["name"], t["dtype"] or "", "[" + ", ".join(str(d) for d in t["shape"]) + "]"]
+            for t in doc["tensors"]]
+    fails.check(rows == want, f"{name}: tensor table differs from inspect --json "
+                f"({len(rows)} rows, {len(want)} tensors)")
+    counts = node_counts(doc)
+    options = page.evaluate("document.querySelectorAll('#network option').length")
+    fails.check(options == len(counts), f"{name}: {options} networks, inspect has {len(counts)}")
+    for i, want_n in enumerate(counts[:options]):
+        page.select_option("#network", str(i))
+        got = int(page.get_attribute("#graph-count", "data-nodes"))
+        fails.check(got == want_n, f"{name}: network {i} has {got} nodes, inspect {want_n}")
+    if screenshot:
+        page.click("#tabs button[data-tab=graph]")
+        page.screenshot(path=str(shots / f"{name}.png"))
+    return doc
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--dist", required=True)
+    ap.add_argument("--cli", required=True)
+    ap.add_argument("--out", required=True)
+    ap.add_argument("--chromium", default="/usr/bin/chromium")
+    ap.add_argument("--quick", action="store_true", help="a few samples per format")
+    a = ap.parse_args()
+    cli = str(pathlib.Path(a.cli).resolve())
+    shots = pathlib.Path(a.out)
+    shots.mkdir(parents=True, exist_ok=True)
+    fails = Failures()
+
+    tmp = pathlib.Path(tempfile.mkdtemp())
+    site = tmp / "site"
+    shutil.copytree(a.dist, site)
+    files = site / "files"
+    files.mkdir()
+    samples = []
+    for p in sorted((ROOT / "testdata").rglob("*")):
+        if p.is_file() and p.suffix in SAMPLE_EXT and "fuzz-regressions" not in p.parts:
+            name = "_".join(p.relative_to(ROOT / "testdata").parts)
+            shutil.copy(p, files / name)
+            samples.append(name)
+    # formats testdata/ keeps no sample of: made by the CLI
+    for src, dst in [("nnabla/convnet.nnp", "convnet.onnx"), ("nnabla/mlp.nnp", "mlp.onnx"),
+                     ("tennis/" + sorted(f for f in os.listdir(ROOT / "testdata/tennis") if f.endswith(".tsm") and f != "py_dtypes.tsm")[0], "tennis.onnx"),
+                     ("cvm/dtypes_core.params", "dtypes_core.safetensors")]:
+        r = subprocess.run([cli, "convert", str(ROOT / "testdata" / src), str(files / dst), "-q"],
+                           capture_output=True, text=True)
+        if r.returncode == 0:
+            samples.append(dst)
+        else:
+            print("note: could not make", dst, r.stderr.strip())
+    if a.quick:
+        by_ext = {}
+        for s in samples:
+            by_ext.setdefault(pathlib.Path(s).suffix, []).append(s)
+        samples = [s for v in by_ext.values() for s in v[:3]]
+
+    srv, base = serve(site)
+    console = []
+    with sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path=a.chromium, args=ARGS)
+        page = browser.new_page(viewport={"width": 1400, "height": 900})
+        page.on("console", lambda m: m.type == "error" and console.append(f"{page.url}: {m.text}"))
+        page.on("pageerror", lambda e: console.append(f"{page.url}: {e}"))
+
+        t0 = time.time()
+        docs = {}
+        seen_ext = set()
+        for name in samples:
+            ext = pathlib.Path(name).suffix
+            docs[name] = check_sample(page, base, name, files / name, cli, fails, shots,
+                                      screenshot=ext not in seen_ext)
+            seen_ext.add(ext)
+        print(f"{len(samples)} samples opened in {time.time() - t0:.1f} s", flush=True)
+
+        # click a node: its attributes are the ones inspect lists (ONNX)
+        for name in ["convnet.onnx", "tennis.onnx"]:
+            doc = docs.get(name)
+            if not doc:
+                continue
+            page.goto(f"{base}index.html?url=files/{name}")
+            wait_done(page)
+            nodes = doc["graph"]["nodes"]
+            k = next((i for i, n in enumerate(nodes) if n["attributes"]), None)
+            if k is None:
+                continue
+            target = nodes[k]
+            page.click(f"#viewport .node[data-name=\"{target['name']}\"]") if target["name"] else \
+                page.locator(f"#viewport .node[data-op=\"{target['op']}\"]").first.click()
+            attrs = page.evaluate("[...document.querySelectorAll('#details .attrs tr')].map(r => r.children[0].textContent)")
+            fails.check(attrs == target["attributes"], f"{name}: clicked {target['op']}: attributes {attrs}, inspect {target['attributes']}")
+            page.screenshot(path=str(shots / f"{name}-details.png"))
+            # search by op
+            op = target["op"]
+            page.fill("#search", op)
+            n_found = int(page.get_attribute("#search-count", "data-count"))
+            want = sum(1 for n in nodes if op.lower() in n["op"].lower() or op.lower() in n["name"].lower())
+            fails.check(n_found == want, f"{name}: search {op!r} found {n_found}, want {want}")
+
+        # click a node with a weight: statistics, histogram and first values appear
+        name = "nnabla_convnet.nnp"
+        if name in docs and docs[name]:
+            page.goto(f"{base}index.html?url=files/{name}")
+            wait_done(page)
+            page.locator("#viewport .node[data-op=Convolution]").first.click()
+            fails.check(page.locator("#details .hist").count() >= 1, f"{name}: no histogram for a weight")
+            fails.check(page.locator("#details .first-values").count() >= 1, f"{name}: no values for a weight")
+            page.screenshot(path=str(shots / "convnet-node.png"))
+            # statistics stream in from the worker
+            page.wait_for_function("document.body.dataset.stats === 'done'", timeout=20000)
+            page.click("#tabs button[data-tab=tensors]")
+            page.fill("#filter", "conv")
+            shown = int(page.get_attribute("#totals", "data-count"))
+            want = sum(1 for t in docs[name]["tensors"] if "conv" in t["name"].lower())
+            fails.check(shown == want, f"{name}: filter shows {shown}, want {want}")
+            page.screenshot(path=str(shots / "convnet-tensors.png"))
+
+        # hostile files: truncated and mutated samples
+        hostile = 0
+        for name in samples[:: max(1, len(samples) // 40)]:
+            data = (files / name).read_bytes()
+            for kind, bad in [("trunc", data[: len(data) // 2]),
+                              ("mut", bytes(b ^ 0x5A if i % 7 == 3 else b for i, b in enumerate(data)))]:
+                hname = f"hostile_{kind}_{name}"
+                (files / hname).write_bytes(bad)
+                t = time.time()
+                check_sample(page, base, hname, files / hname, cli, fails, shots)
+                fails.check(time.time() - t < 20, f"{hname}: took {time.time() - t:.1f} s")
+                hostile += 1
+        page.goto(f"{base}index.html?url=files/hostile_trunc_{samples[0]}")
+        wait_done(page)
+        page.screenshot(path=str(shots / "error-panel.png"))
+        print(f"{hostile} hostile files opened", flush=True)
+
+        # mlformats view --no-browser, end to end
+        sample = files / "nnabla_convnet.nnp"
+        proc = subprocess.Popen([cli, "view", str(sample), "--no-browser"], stdout=subprocess.PIPE, text=True)
+        try:
+            line = proc.stdout.readline()
+            m = re.search(r"(http://127\.0\.0\.1:\d+/)\?url=(\S+)", line)
+            fails.check(m is not None, f"view printed {line!r}")
+            if m:
+                root, route = m.group(1), m.group(2)
+                html = urllib.request.urlopen(root).read()
+                fails.check(b"mlformats viewer" in html, "view: the page")
+                body = urllib.request.urlopen(root + route).read()
+                fails.check(body == sample.read_bytes(), "view: the file's bytes")
+                page.goto(f"{root}?url={route}")
+                fails.check(wait_done(page) == "ready", "view: the page opened the file")
+                page.screenshot(path=str(shots / "view-cli.png"))
+        finally:
+            proc.terminate()
+            proc.wait()
+
+        browser.close()
+    srv.shutdown()
+    for c in console:
+        fails.check(False, f"console error: {c}")
+    shutil.rmtree(tmp, ignore_errors=True)
+    if fails.items:
+        print(f"{len(fails.items)} failures")
+        sys.exit(1)
+    print("browser tests passed")
+
+
+if __name__ == "__main__":
+    main()
