@@ -347,22 +347,9 @@ impl Durability {
     }
 }
 
-/// `NAME=1,3,224,224` as a name and its dimensions.
+/// `NAME=1,3,224,224` as a name and its dimensions (the library's rule).
 fn parse_input_shape(s: &str) -> Result<(String, Vec<i64>), String> {
-    let bad = || format!("expected NAME=D0,D1,... (non-negative integers), got {s:?}");
-    let (name, dims) = s.rsplit_once('=').ok_or_else(bad)?;
-    let dims = if dims.is_empty() {
-        Vec::new()
-    } else {
-        dims.split(',')
-            .map(|d| d.trim().parse::<i64>().ok().filter(|&v| v >= 0))
-            .collect::<Option<Vec<_>>>()
-            .ok_or_else(bad)?
-    };
-    if name.is_empty() {
-        return Err(bad());
-    }
-    Ok((name.to_string(), dims))
+    mlformats::parse_input_shape(s).map_err(|e| e.to_string())
 }
 
 fn parse_rename(s: &str) -> Result<(String, String), String> {

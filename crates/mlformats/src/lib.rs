@@ -192,6 +192,11 @@ pub use bubble_module as tennis;
 #[doc(inline)]
 pub use onnx_format as onnx;
 
+/// Parses an ONNX import's fixed input shape, `NAME=1,3,224,224` (the CLI's
+/// `--input-shape`; see [`ConvertOptions::input_shape`]).
+#[cfg(feature = "onnx")]
+pub use graph_translate::import::parse_input_shape;
+
 /// Opens a file of any supported format (detected from its first bytes and
 /// name), memory-mapped: see [`Document`].
 pub fn open(path: impl AsRef<std::path::Path>) -> Result<Document> {

@@ -14,6 +14,9 @@ pub(crate) struct Ctx {
     pub opset: i64,
 }
 
+// The helpers serve both exporters; with one format feature off, the other's
+// helpers have no caller.
+#[cfg_attr(not(all(feature = "nnabla", feature = "tennis")), allow(dead_code))]
 impl Ctx {
     pub fn new(name: &str, opset: i64) -> Self {
         Ctx {
