@@ -259,18 +259,24 @@ fn detect_bytes(head: &[u8], tail: &[u8], name: Option<&Path>, len: u64) -> Opti
     if head.len() >= 8 && head[4..8] == TENNIS_CODE {
         return Some(Format::TennisModule);
     }
-    if [0usize, 512, 1024, 2048]
-        .iter()
-        .any(|&o| head.get(o..o + 8) == Some(&HDF5_SIGNATURE[..]))
-    {
+    let hdf5_at = |o: usize| head.get(o..o + 8) == Some(&HDF5_SIGNATURE[..]);
+    if hdf5_at(0) {
         return Some(Format::NnablaH5);
     }
+    // A zip before an HDF5 file with a user block: a stored `.h5` member
+    // (an `.nnp`'s `parameter.h5`) can put the HDF5 signature at 512, 1024
+    // or 2048 bytes into the archive.
     if head.starts_with(b"PK\x03\x04") || head.starts_with(b"PK\x05\x06") {
         let names_version = contains(head, NNP_VERSION) || contains(tail, NNP_VERSION);
         if names_version || by_ext == Some(Format::NnablaNnp) {
             return Some(Format::NnablaNnp);
         }
-        return (by_ext == Some(Format::Npz) || first_member_is_npy(head)).then_some(Format::Npz);
+        if by_ext == Some(Format::Npz) || first_member_is_npy(head) {
+            return Some(Format::Npz);
+        }
+    }
+    if [512usize, 1024, 2048].into_iter().any(hdf5_at) {
+        return Some(Format::NnablaH5);
     }
     if is_primitiv_header(head) {
         return Some(Format::Primitiv);
@@ -401,6 +407,36 @@ mod tests {
         assert_eq!(detect(&prim[..]), Some(Format::Primitiv));
         let not_prim = [0xce, 0, 0, 0, 0, 0xce, 0, 0, 0, 2, 0xce, 0, 0, 3, 0, 0x80];
         assert_eq!(detect(&not_prim[..]), None);
+    }
+
+    #[test]
+    fn zip_wins_over_an_hdf5_signature_inside_a_stored_member() {
+        for at in [512usize, 1024, 2048] {
+            // an .nnp whose stored parameter.h5 starts at `at`
+            let mut nnp = b"PK\x03\x04".to_vec();
+            nnp.extend([0u8; 26]);
+            nnp.extend(NNP_VERSION);
+            nnp.resize(at, b' ');
+            nnp.extend(HDF5_SIGNATURE);
+            nnp.resize(at + 64, 0);
+            assert_eq!(detect(&nnp[..]), Some(Format::NnablaNnp), "nnp, h5 at {at}");
+            // an .npz (first member .npy) with the same bytes further on
+            let mut npz = b"PK\x03\x04".to_vec();
+            npz.extend([0u8; 22]);
+            npz.extend(5u16.to_le_bytes());
+            npz.extend([0u8; 2]);
+            npz.extend(b"a.npy");
+            npz.resize(at, 0);
+            npz.extend(HDF5_SIGNATURE);
+            npz.resize(at + 64, 0);
+            assert_eq!(detect(&npz[..]), Some(Format::Npz), "npz, h5 at {at}");
+        }
+        // a zip-looking user block of an HDF5 file that is neither is still HDF5
+        let mut h5 = b"PK\x03\x04".to_vec();
+        h5.resize(512, 0);
+        h5.extend(HDF5_SIGNATURE);
+        h5.resize(600, 0);
+        assert_eq!(detect(&h5[..]), Some(Format::NnablaH5));
     }
 
     #[test]
