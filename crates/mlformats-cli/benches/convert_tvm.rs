@@ -1,13 +1,18 @@
 //! `mlformats convert` of a 512 MiB `.params` (64 f32 tensors) to
 //! `.safetensors` on disk, against what a Python user does without us: TVM's
 //! `load_param_dict_from_file`, `.numpy()` of each array and
-//! `safetensors.numpy.save_file`, in the same run, alternately (median of 3;
+//! `safetensors.numpy.save_file`, in the same run, alternately (median of 5;
 //! target: at least 3x at the default durability). Ours is the release CLI
 //! in a fresh process, timed from spawn to exit, at the default (atomic
 //! rename, no flush) and with `--sync` (file and folder flushed); the
 //! reference is timed inside its own fresh Python after its imports, and
 //! never flushes. The files live under Cargo's target directory (a disk,
-//! not a tmpfs), the input in the page cache.
+//! not a tmpfs), the input in the page cache. Every timed run starts after
+//! `sync` (untimed) and replaces the output its own setting wrote in the
+//! previous round: without that, one side's unflushed pages throttle the
+//! other's writes (measured: the same binary took 0.25 s or 1.0 s depending
+//! on what ran before it), and replacing a flushed file costs more than
+//! replacing an unflushed one (freeing its blocks).
 //!
 //! `MLFORMATS_TVM_PYTHON` names a Python with `tvm` (0.27) and
 //! `safetensors`; without it the reference rows are left out.
@@ -33,7 +38,15 @@ fn median(mut v: Vec<f64>) -> f64 {
     v[v.len() / 2]
 }
 
+/// Flushes every filesystem (untimed), so the next run starts with no
+/// dirty pages from the previous one.
+fn settle() {
+    let ok = Command::new("sync").status().is_ok_and(|s| s.success());
+    assert!(ok, "sync failed");
+}
+
 fn ours(input: &Path, output: &Path, sync: bool) -> f64 {
+    settle();
     let mut c = Command::new(env!("CARGO_BIN_EXE_mlformats"));
     c.args(["convert", "-q"]).arg(input).arg(output);
     if sync {
@@ -47,6 +60,7 @@ fn ours(input: &Path, output: &Path, sync: bool) -> f64 {
 }
 
 fn reference(py: &std::ffi::OsStr, input: &Path, output: &Path) -> f64 {
+    settle();
     let out = Command::new(py)
         .arg("-c")
         .arg(TVM_SCRIPT)
@@ -65,7 +79,7 @@ fn reference(py: &std::ffi::OsStr, input: &Path, output: &Path) -> f64 {
 fn main() {
     let measuring = std::env::args().any(|a| a == "--bench");
     let (total, reps) = if measuring {
-        (512usize << 20, 3)
+        (512usize << 20, 5)
     } else {
         (4 << 20, 1)
     };
@@ -85,33 +99,54 @@ fn main() {
     drop(ts);
     let bytes = std::fs::metadata(&input).unwrap().len();
     let out = dir.path().join("out.safetensors");
+    let out_sync = dir.path().join("out_sync.safetensors");
     let ref_out = dir.path().join("ref.safetensors");
+    let out_new = dir.path().join("new.safetensors");
+    let ref_new = dir.path().join("ref_new.safetensors");
+    let gone = |p: &Path| {
+        let _ = std::fs::remove_file(p);
+    };
     let py = std::env::var_os("MLFORMATS_TVM_PYTHON").filter(|_| measuring);
-    let (mut plain, mut synced, mut refs) = (Vec::new(), Vec::new(), Vec::new());
-    // one untimed run of each warms the page cache and the imports
+    let mut t: [Vec<f64>; 5] = Default::default();
+    // one untimed run of each warms the page cache and the imports, and
+    // leaves the outputs the first timed "replace" runs replace
     ours(&input, &out, false);
+    ours(&input, &out_sync, true);
     if let Some(py) = &py {
         reference(py, &input, &ref_out);
     }
     for _ in 0..reps {
-        plain.push(ours(&input, &out, false));
-        synced.push(ours(&input, &out, true));
+        // a new output: nothing to replace
+        gone(&out_new);
+        t[0].push(ours(&input, &out_new, false));
         if let Some(py) = &py {
-            refs.push(reference(py, &input, &ref_out));
+            gone(&ref_new);
+            t[1].push(reference(py, &input, &ref_new));
+        }
+        // replacing the output the same setting wrote in the previous round
+        t[2].push(ours(&input, &out, false));
+        t[3].push(ours(&input, &out_sync, true));
+        if let Some(py) = &py {
+            t[4].push(reference(py, &input, &ref_out));
         }
     }
-    let (p, s) = (median(plain), median(synced));
-    println!("convert .params -> .safetensors, {bytes} bytes: default {p:.3} s, --sync {s:.3} s");
-    if let Some(_py) = &py {
-        let r = median(refs);
+    let [new, ref_n, plain, synced, ref_r] = t.map(|v| if v.is_empty() { 0.0 } else { median(v) });
+    println!(
+        "convert .params -> .safetensors, {bytes} bytes: new output {new:.3} s; \
+         replacing: default {plain:.3} s, --sync {synced:.3} s"
+    );
+    if py.is_some() {
         println!(
-            "TVM 0.27 + safetensors: {r:.3} s; ratio {:.2} (default), {:.2} (--sync)",
-            r / p,
-            r / s
+            "TVM 0.27 + safetensors: new output {ref_n:.3} s (ratio {:.2}); replacing {ref_r:.3} s \
+             (ratio {:.2} default, {:.2} --sync)",
+            ref_n / new,
+            ref_r / plain,
+            ref_r / synced
         );
-        for (op, secs) in [
-            ("convert_params_safetensors", p),
-            ("convert_params_safetensors_sync", s),
+        for (op, secs, r) in [
+            ("convert_params_safetensors_new", new, ref_n),
+            ("convert_params_safetensors", plain, ref_r),
+            ("convert_params_safetensors_sync", synced, ref_r),
         ] {
             println!(
                 "BENCH {{\"crate\":\"mlformats-cli\",\"op\":\"{op}\",\"bytes\":{bytes},\"seconds\":{secs:.6},\"baseline\":\"tvm_load_param_dict+safetensors_save_file\",\"baseline_seconds\":{r:.6},\"ratio\":{:.3}}}",
