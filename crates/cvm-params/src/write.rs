@@ -111,7 +111,7 @@ impl<W: Write> ParamsWriter<W> {
         encode_header(&mut self.header, dl, tensor);
         self.w.write_all(&self.header).map_err(Error::Write)?;
         match tensor.order() {
-            MemoryOrder::RowMajor => self.w.write_all(tensor.bytes()),
+            MemoryOrder::RowMajor => tensor_core::io::write_prefaulted(&mut self.w, tensor.bytes()),
             _ => self.w.write_all(tensor.to_row_major()?.bytes()),
         }
         .map_err(Error::Write)?;

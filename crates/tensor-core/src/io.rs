@@ -142,6 +142,36 @@ where
     write_atomic_with(path, &current_write_options(), write)
 }
 
+/// Writes `bytes` (typically a tensor borrowed from a memory-mapped input)
+/// to `w` in 1 MiB pieces, reading one byte of every 4 KiB page of a piece
+/// before writing it.
+///
+/// Handing the kernel a source page that is not mapped yet makes its copy
+/// stop short, zero the destination pages it had prepared, fault the source
+/// in and copy again; touching the pages first maps them (several per fault)
+/// and lets each write copy in one pass. The bytes written are `bytes`,
+/// unchanged.
+///
+/// ```
+/// let mut out = Vec::new();
+/// tensor_core::io::write_prefaulted(&mut out, &[7u8; 10_000]).unwrap();
+/// assert_eq!(out, [7u8; 10_000]);
+/// ```
+pub fn write_prefaulted<W: std::io::Write + ?Sized>(
+    w: &mut W,
+    bytes: &[u8],
+) -> std::io::Result<()> {
+    for piece in bytes.chunks(1 << 20) {
+        let mut sum = 0u8;
+        for page in piece.chunks(4096) {
+            sum = sum.wrapping_add(page[0]);
+        }
+        std::hint::black_box(sum);
+        w.write_all(piece)?;
+    }
+    Ok(())
+}
+
 /// [`write_atomic`] with explicit options.
 pub fn write_atomic_with<E>(
     path: impl AsRef<Path>,

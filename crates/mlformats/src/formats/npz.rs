@@ -237,6 +237,6 @@ fn write_member<W: Write + std::io::Seek>(
         .writer(&mut *member)
         .write_header_only()
         .map_err(npz_err)?;
-    member.write_all(t.bytes())?;
+    tensor_core::io::write_prefaulted(member, t.bytes())?;
     Ok(())
 }

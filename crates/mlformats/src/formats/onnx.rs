@@ -103,7 +103,7 @@ impl Codec for OnnxCodec {
                 let t = cx.plan.apply(it.tensor).map_err(|e| {
                     onnx_format::Error::Invalid(e.in_tensor(it.name).full_message())
                 })?;
-                w.write_all(t.bytes())?;
+                tensor_core::io::write_prefaulted(w, t.bytes())?;
                 (cx.progress)(it.tensor.bytes().len() as u64);
                 Ok(t.bytes().len())
             })
@@ -115,7 +115,7 @@ impl Codec for OnnxCodec {
         let model = read_model(src, &ReadOptions::default())?;
         model.initializers().map_err(onnx_err)?;
         tensor_core::io::write_atomic(out, |w| -> Result<()> {
-            std::io::Write::write_all(w, src.bytes())?;
+            tensor_core::io::write_prefaulted(w, src.bytes())?;
             Ok(())
         })
     }

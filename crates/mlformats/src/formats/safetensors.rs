@@ -195,7 +195,7 @@ impl Codec for SafetensorsCodec {
             w.write_all(&json)?;
             for it in items {
                 let t = cx.plan.apply(it.tensor).in_tensor(it.name)?;
-                w.write_all(t.bytes())?;
+                tensor_core::io::write_prefaulted(w, t.bytes())?;
                 (cx.progress)(it.tensor.bytes().len() as u64);
             }
             Ok(())
@@ -214,7 +214,7 @@ impl Codec for SafetensorsCodec {
         SafeTensors::deserialize(src.bytes())
             .map_err(|e| Error::Safetensors(format!("invalid safetensors file: {e:?}")))?;
         tensor_core::io::write_atomic(out, |w| -> Result<()> {
-            std::io::Write::write_all(w, src.bytes())?;
+            tensor_core::io::write_prefaulted(w, src.bytes())?;
             Ok(())
         })
     }
