@@ -69,10 +69,9 @@ fn exported(
     doc: &Document,
     opts: &ConvertOptions,
 ) -> Result<(onnx_format::ModelProto, crate::export::ExportSummary)> {
-    let eo = crate::export::ExportOptions {
-        network: opts.network.clone(),
-        opset: opts.opset,
-    };
+    let mut eo = crate::export::ExportOptions::new();
+    eo.network = opts.network.clone();
+    eo.opset = opts.opset;
     crate::export::export_model(doc, &eo).map_err(|e| {
         if doc.is_empty() && doc.format().is_nnabla() {
             Error::Invalid(format!(

@@ -41,71 +41,7 @@ use tensor_core::Tensor;
 
 use crate::{Document, Error, Format, Result};
 
-pub use gt::{HELPER_PREFIX, OPSETS};
-
-/// What [`export`] writes.
-#[derive(Debug, Clone, Default)]
-#[non_exhaustive]
-pub struct ExportOptions {
-    /// The NNabla network to export (default: the first executor's).
-    pub network: Option<String>,
-    /// The default-domain operator set (default 13).
-    pub opset: Option<i64>,
-}
-
-impl ExportOptions {
-    /// The defaults: the first executor's network, operator set 13.
-    pub fn new() -> Self {
-        Self::default()
-    }
-
-    /// The same options exporting the network `name`.
-    pub fn network(mut self, name: impl Into<String>) -> Self {
-        self.network = Some(name.into());
-        self
-    }
-
-    /// The same options writing operator set `opset`.
-    pub fn opset(mut self, opset: i64) -> Self {
-        self.opset = Some(opset);
-        self
-    }
-
-    fn to_gt(&self) -> gt::ExportOptions {
-        let mut o = gt::ExportOptions::new();
-        o.network = self.network.clone();
-        o.opset = self.opset;
-        o
-    }
-}
-
-/// What an export wrote.
-#[derive(Debug, Clone, PartialEq, Eq)]
-#[non_exhaustive]
-pub struct ExportSummary {
-    /// The exported network (empty for a TenniS module).
-    pub network: String,
-    /// ONNX nodes written.
-    pub nodes: usize,
-    /// Initializers written.
-    pub initializers: usize,
-    /// The operator set imported.
-    pub opset: i64,
-    /// Source nodes left out because no requested output needs them (losses, ...).
-    pub pruned: usize,
-}
-
-impl From<gt::ExportSummary> for ExportSummary {
-    fn from(s: gt::ExportSummary) -> Self {
-        ExportSummary {
-            network: s.network,
-            nodes: s.nodes,
-            initializers: s.initializers,
-            opset: s.opset,
-            pruned: s.pruned,
-        }
-    }
-}
+pub use gt::{ExportOptions, ExportSummary, HELPER_PREFIX, OPSETS};
 
 /// The NNabla function types the exporter lowers, sorted.
 #[cfg(feature = "nnabla")]
@@ -180,13 +116,12 @@ fn load_nnabla_model(doc: &Document) -> Result<nnabla_proto::NNablaProtoBuf> {
     allow(unreachable_code)
 )]
 pub fn export_model(doc: &Document, opts: &ExportOptions) -> Result<(ModelProto, ExportSummary)> {
-    let gopts = opts.to_gt();
-    let opset = gopts.checked_opset().map_err(from_gt)?;
+    let opset = opts.checked_opset().map_err(from_gt)?;
     let (model, summary): (ModelProto, gt::ExportSummary) = match doc.format() {
         #[cfg(feature = "nnabla")]
         f if f.is_nnabla() => {
             let model = load_nnabla_model(doc)?;
-            gt::nnabla::export(&model, &DocWeights(doc), &gopts).map_err(from_gt)?
+            gt::nnabla::export(&model, &DocWeights(doc), opts).map_err(from_gt)?
         }
         #[cfg(feature = "tennis")]
         Format::TennisModule => {
@@ -208,7 +143,7 @@ pub fn export_model(doc: &Document, opts: &ExportOptions) -> Result<(ModelProto,
             )));
         }
     };
-    Ok((model, summary.into()))
+    Ok((model, summary))
 }
 
 /// Exports `doc`'s graph as the ONNX model `out` (replaced atomically).
