@@ -147,7 +147,13 @@ fn attribute(node: &str, p: &Param<'_>) -> Attribute {
     }
     let by_name = || Attribute::Tensor(format!("{node}/{}", p.key()));
     let [t] = p.fields() else {
-        return by_name();
+        // the names the tensors have (`<node>/<key>[i]`, as in
+        // `Module::unique_named_tensors`), one per field
+        return Attribute::Tensors(
+            (0..p.fields().len())
+                .map(|i| format!("{node}/{}[{i}]", p.key()))
+                .collect(),
+        );
     };
     let inline = t.dims().len() <= 1 && (t.numel() <= INLINE_INTS || p.is_reserved());
     if !inline {

@@ -134,3 +134,36 @@ fn unreachable_nodes_are_kept_and_reported() {
     assert_eq!(m.node_by_name("nope"), None);
     assert!(m.node(3).is_none());
 }
+
+#[test]
+fn the_typed_graph_names_only_tensors_the_module_has() {
+    // `packed` has three fields: the graph references `m/packed[0..3]`,
+    // the names the tensors have, not `m/packed`
+    let b = load("cpp_multi_io_shared.tsm");
+    let m = Module::parse(&b).unwrap();
+    let names: Vec<String> = m
+        .unique_named_tensors()
+        .into_iter()
+        .map(|(n, _)| n)
+        .collect();
+    let g = m.to_graph();
+    let mul = g.nodes.iter().find(|n| n.name == "m").unwrap();
+    let packed = &mul
+        .attributes
+        .iter()
+        .find(|(k, _)| k == "packed")
+        .unwrap()
+        .1;
+    assert_eq!(
+        packed,
+        &tensor_core::graph::Attribute::Tensors((0..3).map(|i| format!("m/packed[{i}]")).collect())
+    );
+    let weights: Vec<&str> = g.weights().collect();
+    assert!(weights.contains(&"m/packed[1]"), "{weights:?}");
+    for w in weights {
+        assert!(
+            names.iter().any(|n| n == w),
+            "{w} is not a tensor of the module: {names:?}"
+        );
+    }
+}

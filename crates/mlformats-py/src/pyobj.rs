@@ -81,6 +81,13 @@ fn attribute<'py>(py: Python<'py>, a: &Attribute) -> PyResult<Bound<'py, PyAny>>
         Attribute::Bools(v) => PyList::new(py, v)?.into_any(),
         Attribute::Strings(v) => PyList::new(py, v)?.into_any(),
         Attribute::Tensor(name) => Bound::new(py, TensorRef { name: name.clone() })?.into_any(),
+        Attribute::Tensors(names) => {
+            let out = PyList::empty(py);
+            for name in names {
+                out.append(Bound::new(py, TensorRef { name: name.clone() })?)?;
+            }
+            out.into_any()
+        }
         Attribute::Message(fields) => attributes(py, fields)?.into_any(),
         Attribute::Messages(list) => {
             let out = PyList::empty(py);

@@ -127,6 +127,9 @@ pub enum Attribute {
     Strings(Vec<String>),
     /// A tensor of the file, by its name (too large or too typed to inline).
     Tensor(String),
+    /// Several tensors of the file, by their names, in order (a value packed
+    /// from several fields, such as a TenniS parameter with more than one).
+    Tensors(Vec<String>),
     /// A nested message: named attributes in stored order.
     Message(Vec<(String, Attribute)>),
     /// A list of nested messages.
@@ -264,10 +267,12 @@ impl Graph {
             .nodes
             .iter()
             .flat_map(|n| n.attributes.iter())
-            .filter_map(|(_, a)| match a {
-                Attribute::Tensor(t) => Some(t.as_str()),
-                _ => None,
-            });
+            .flat_map(|(_, a)| match a {
+                Attribute::Tensor(t) => std::slice::from_ref(t),
+                Attribute::Tensors(ts) => ts.as_slice(),
+                _ => &[],
+            })
+            .map(String::as_str);
         from_values
             .chain(from_nodes)
             .filter(move |n| seen.insert(*n))
