@@ -218,6 +218,28 @@ def main():
             want = sum(1 for n in nodes if op.lower() in n["op"].lower() or op.lower() in n["name"].lower())
             fails.check(n_found == want, f"{name}: search {op!r} found {n_found}, want {want}")
 
+        # a large graph is navigable: search centres a hit at a readable
+        # scale, clicking it shows its details (screenshots of both)
+        for name in sorted(extras):
+            doc = docs.get(name)
+            if not doc or not doc.get("graph"):
+                continue
+            page.goto(f"{base}index.html?url=files/{name}")
+            wait_done(page)
+            page.click("#tabs button[data-tab=graph]")
+            op = doc["graph"]["graphs"][0]["nodes"][len(doc["graph"]["graphs"][0]["nodes"]) // 2]["op"]
+            page.fill("#search", op)
+            page.press("#search", "Enter")
+            found = int(page.get_attribute("#search-count", "data-count"))
+            fails.check(found > 0, f"{name}: search {op!r} found nothing")
+            scale = page.evaluate("Number(/scale\\(([^)]+)\\)/.exec(document.getElementById('viewport').getAttribute('transform'))[1])")
+            fails.check(scale >= 0.8, f"{name}: a search hit is shown at scale {scale}")
+            page.screenshot(path=str(shots / f"{name}-search.png"))
+            hit = page.locator("#viewport .node.hit").nth(min(1, found - 1))
+            hit.click()
+            fails.check(page.is_visible("#details"), f"{name}: clicking a node shows no details")
+            page.screenshot(path=str(shots / f"{name}-node.png"))
+
         # click a node with a weight: statistics, histogram and first values appear
         name = "nnabla_convnet.nnp"
         if name in docs and docs[name]:
