@@ -131,7 +131,7 @@ def main():
     ap.add_argument("--cli", required=True)
     ap.add_argument("--out", required=True)
     ap.add_argument("--chromium", default="/usr/bin/chromium")
-    ap.add_argument("--per-format", type=int, default=6,
+    ap.add_argument("--per-format", type=int, default=4,
                     help="samples of each file extension, the largest first (0: all)")
     ap.add_argument("--extra", action="append", default=[], help="another file to open")
     a = ap.parse_args()
@@ -260,7 +260,7 @@ def main():
 
         # hostile files: truncated and mutated samples
         hostile = 0
-        for name in samples[:: max(1, len(samples) // 40)]:
+        for name in samples[:: max(1, len(samples) // 12)]:
             data = (files / name).read_bytes()
             for kind, bad in [("trunc", data[: len(data) // 2]),
                               ("mut", bytes(b ^ 0x5A if i % 7 == 3 else b for i, b in enumerate(data)))]:
