@@ -5,6 +5,7 @@
 //!   (and the prost code of `crates/onnx-format/proto/onnx.proto`)
 //!   into `crates/nnabla-proto/src/generated/` (pure Rust, no protoc needed).
 //! - `bench`: run every benchmark and print one table (see `bench.rs`).
+//! - `web`: build the viewer page (see `web.rs`).
 //!
 //! Other commands (e.g. `bench`, `fuzz`) are added as further match arms in
 //! [`main`]; an unknown command prints the usage and exits with status 2.
@@ -15,6 +16,7 @@ use std::process::ExitCode;
 mod bench;
 mod fuzz;
 mod regen_proto;
+mod web;
 
 const USAGE: &str = "usage: cargo xtask <command>
 
@@ -26,6 +28,9 @@ commands:
                 to memcpy / write_all measured in the same run [--json] [--crate NAME]
   fuzz          build the fuzz/ targets (cargo-fuzz) and run each for N seconds; fails on
                 any crash, timeout or OOM: --seconds N [--target T]... [--sanitizer none]
+  web           build the viewer page (wasm + HTML/JS, no wasm-bindgen) into
+                crates/mlformats-cli/web/ (embedded by `mlformats view`) [--out DIR];
+                needs the wasm32-unknown-unknown target
 ";
 
 fn main() -> ExitCode {
@@ -34,6 +39,7 @@ fn main() -> ExitCode {
         Some("regen-proto") => regen_proto::run(&workspace_root(), &args[1..]),
         Some("bench") => bench::run(&workspace_root(), &args[1..]).map_err(Into::into),
         Some("fuzz") => fuzz::run(&workspace_root(), &args[1..]).map_err(Into::into),
+        Some("web") => web::run_web(&workspace_root(), &args[1..]),
         Some("help" | "-h" | "--help") => {
             print!("{USAGE}");
             return ExitCode::SUCCESS;

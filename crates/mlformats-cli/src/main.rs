@@ -18,6 +18,7 @@ mod show;
 mod stats_cmd;
 mod table;
 mod validate;
+mod view;
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -315,6 +316,20 @@ enum Command {
         output: Option<PathBuf>,
         #[command(flatten)]
         durability: Durability,
+    },
+    /// Look at a file in the browser: serves the viewer page (built into
+    /// this program) and FILE on 127.0.0.1, and opens the default browser.
+    /// The page reads the file with the library compiled to WebAssembly;
+    /// nothing leaves this machine. Ctrl-C stops.
+    View {
+        /// The file to look at.
+        file: PathBuf,
+        /// The port (default: any free port).
+        #[arg(long, default_value_t = 0)]
+        port: u16,
+        /// Print the address only; do not open a browser.
+        #[arg(long)]
+        no_browser: bool,
     },
     /// Print a shell completion script.
     Completions {
@@ -656,6 +671,14 @@ fn run(cli: Cli) -> Result<ExitCode, Failure> {
                 .at(&out)?,
                 None => print(text.as_bytes()),
             }
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::View {
+            file,
+            port,
+            no_browser,
+        } => {
+            view::serve(&file, port, !no_browser).at(&file)?;
             Ok(ExitCode::SUCCESS)
         }
         Command::Completions { shell } => {

@@ -2,9 +2,14 @@
 //!
 //! The viewer page's WebAssembly module: the `mlformats` library opened on
 //! a file's bytes in a browser. It only presents what the library reads:
-//! a summary, the tensor table (names as `mlformats inspect --json` gives
-//! them), the typed graph, per-tensor statistics with a histogram, and
-//! slices of values. Every answer is a JSON string the page parses.
+//! a summary, the tensor table (the one name per tensor that `mlformats
+//! inspect --json` gives), the typed graph, per-tensor statistics with a
+//! histogram, and slices of values. Every answer is a JSON string the page
+//! parses.
+//!
+//! The page talks to the module through a small plain C ABI (see [`abi`]):
+//! no wasm-bindgen, so the page builds with cargo and the
+//! `wasm32-unknown-unknown` target alone (`cargo xtask web`).
 //!
 //! The same functions run natively, which is how they are tested:
 //!
@@ -16,48 +21,25 @@
 //! assert_eq!(summary["format"], "cvm-params");
 //! let tensors: serde_json::Value = serde_json::from_str(&model.tensors()).unwrap();
 //! assert_eq!(tensors[1]["name"], "b");
-//! let values: serde_json::Value = serde_json::from_str(&model.values("b", 0, 1)?).unwrap();
+//! let values: serde_json::Value = serde_json::from_str(&model.values_json("b", 0, 1)?).unwrap();
 //! assert_eq!(values["values"][0], 258.0);
 //! # Ok(()) }
 //! ```
 #![warn(missing_docs)]
 
-use std::cell::RefCell;
 use std::collections::BTreeMap;
 use std::path::Path;
 
 use mlformats::graph::{Attribute, Graph, ModelGraph};
 use mlformats::{Document, Tensor};
 use serde_json::{Map, Value, json};
-use wasm_bindgen::prelude::*;
 
+pub mod abi;
 mod stats;
 
-thread_local! {
-    static LAST_PANIC: RefCell<Option<String>> = const { RefCell::new(None) };
-}
-
-/// Installs a panic hook that keeps the panic's message, so that the page
-/// can show it (through [`last_panic`]) when a call traps.
-#[wasm_bindgen]
-pub fn install_panic_hook() {
-    std::panic::set_hook(Box::new(|info| {
-        let msg = info.to_string();
-        LAST_PANIC.with(|p| *p.borrow_mut() = Some(msg));
-    }));
-}
-
-/// The message of the last panic, if one happened (the page calls this
-/// after a call failed with a trap).
-#[wasm_bindgen]
-pub fn last_panic() -> Option<String> {
-    LAST_PANIC.with(|p| p.borrow().clone())
-}
-
 /// The library's version, shown in the page's footer.
-#[wasm_bindgen]
-pub fn version() -> String {
-    env!("CARGO_PKG_VERSION").to_string()
+pub fn version() -> &'static str {
+    env!("CARGO_PKG_VERSION")
 }
 
 /// An error, as the page shows it: the library's message with its causes.
@@ -72,36 +54,19 @@ impl std::fmt::Display for ViewError {
 
 impl std::error::Error for ViewError {}
 
-impl From<ViewError> for JsValue {
-    fn from(e: ViewError) -> JsValue {
-        JsValue::from_str(&e.0)
-    }
-}
-
 /// An opened file.
-#[wasm_bindgen]
 pub struct Model {
     doc: Document,
     name: String,
 }
 
-#[wasm_bindgen]
 impl Model {
-    /// Opens a file from its bytes; `name` (the file's name) breaks ties
-    /// where the bytes alone do not tell the format.
-    #[wasm_bindgen(constructor)]
-    pub fn new(bytes: Vec<u8>, name: &str) -> Result<Model, JsValue> {
-        Ok(Model::open_bytes(bytes, name)?)
-    }
-
     /// The summary: format, kind, size, metadata, tensor totals, networks
     /// and executors with their inputs and outputs (and shapes), operator
     /// counts.
     pub fn summary(&self) -> String {
         let doc = &self.doc;
-        let (params, bytes) = doc.tensors().fold((0u64, 0u64), |(n, b), (_, t)| {
-            (n + t.numel() as u64, b + t.bytes().len() as u64)
-        });
+        let totals = doc.summary();
         let mut networks = Vec::new();
         let mut executors = Vec::new();
         if let Some(g) = doc.graph() {
@@ -131,8 +96,8 @@ impl Model {
             "kind": doc.kind(),
             "file_size": doc.file_size(),
             "tensor_count": doc.len(),
-            "parameters": params,
-            "bytes": bytes,
+            "parameters": totals.parameters,
+            "bytes": totals.total_bytes,
             "metadata": doc.metadata(),
             "networks": networks,
             "executors": executors,
@@ -140,23 +105,26 @@ impl Model {
         .to_string()
     }
 
-    /// The tensor table in stored order: the contract's `name`, the unique
-    /// `key` the other calls take, dtype, stored shape, element count, bytes
-    /// and the format's own fields.
+    /// The tensor table in stored order, as `inspect --json` names them: the
+    /// one `name` the other calls take (`stored_name` beside it where the
+    /// file stores another), dtype, stored shape, element count, bytes and
+    /// the format's own fields.
     pub fn tensors(&self) -> String {
         let rows: Vec<Value> = self
             .doc
             .stored()
             .iter()
             .map(|s| {
-                let t = self.doc.tensor(&s.key);
+                let t = self.doc.tensor(&s.name);
                 let mut e = Map::new();
                 e.insert("name".into(), json!(s.name));
-                e.insert("key".into(), json!(s.key));
+                if s.stored_name != s.name {
+                    e.insert("stored_name".into(), json!(s.stored_name));
+                }
                 e.insert("dtype".into(), json!(t.map(|t| t.dtype().name())));
                 e.insert("shape".into(), json!(s.shape));
-                e.insert("numel".into(), json!(t.map(|t| t.numel())));
-                e.insert("bytes".into(), json!(t.map(|t| t.bytes().len())));
+                e.insert("numel".into(), json!(t.map_or(0, |t| t.numel())));
+                e.insert("bytes".into(), json!(t.map_or(0, |t| t.bytes().len())));
                 e.insert("extras".into(), Value::Object(s.extras.clone()));
                 Value::Object(e)
             })
@@ -177,22 +145,8 @@ impl Model {
         self.doc.inspect_json().to_string()
     }
 
-    /// Statistics of the tensor `key` (count, min, max, mean, std, NaN, Inf,
-    /// zeros) and a histogram of `bins` bins over its finite range.
-    pub fn stats(&self, key: &str, bins: usize) -> Result<String, JsValue> {
-        Ok(self.stats_json(key, bins)?)
-    }
-
-    /// `count` values of the tensor `key` from the flat (row-major) index
-    /// `start`, with the tensor's dims, as numbers (`null` for NaN/Inf,
-    /// which JSON lacks; their text is in `text`).
-    pub fn values(&self, key: &str, start: usize, count: usize) -> Result<String, JsValue> {
-        Ok(self.values_json(key, start, count)?)
-    }
-}
-
-impl Model {
-    /// Opens a file from its bytes (see [`Model::new`]), natively.
+    /// Opens a file from its bytes; `name` (the file's name) breaks ties
+    /// where the bytes alone do not tell the format.
     pub fn open_bytes(bytes: Vec<u8>, name: &str) -> Result<Model, ViewError> {
         let path = (!name.is_empty()).then(|| Path::new(name));
         let doc = Document::from_bytes(bytes, path, None)
@@ -209,12 +163,15 @@ impl Model {
             .ok_or_else(|| ViewError(format!("no tensor named {key:?}")))
     }
 
-    /// [`Model::stats`], natively.
+    /// Statistics of the tensor `key` (count, min, max, mean, std, NaN, Inf,
+    /// zeros) and a histogram of `bins` bins over its finite range.
     pub fn stats_json(&self, key: &str, bins: usize) -> Result<String, ViewError> {
         Ok(stats::stats(self.tensor(key)?, bins.clamp(1, 1024)).to_string())
     }
 
-    /// [`Model::values`], natively.
+    /// `count` values of the tensor `key` from the flat (row-major) index
+    /// `start`, with the tensor's dims, as numbers (`null` for NaN/Inf,
+    /// which JSON lacks; their text is in `text`).
     pub fn values_json(&self, key: &str, start: usize, count: usize) -> Result<String, ViewError> {
         Ok(stats::values(self.tensor(key)?, start, count.min(100_000)).to_string())
     }

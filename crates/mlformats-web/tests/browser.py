@@ -1,14 +1,17 @@
 #!/usr/bin/env python3
 """The viewer page in a real browser (headless Chromium driven by Playwright).
 
-usage: browser.py --dist DIR --cli PATH --out DIR [--chromium PATH] [--quick]
+usage: browser.py --dist DIR --cli PATH --out DIR [--chromium PATH] [--per-format N]
+                  [--extra FILE]...
 
-- DIR (from `cargo xtask web`) is served over HTTP beside copies of every
-  sample of testdata/ (plus an .onnx and a .safetensors the CLI converts),
-  and each is opened with `?url=`: the tensor table (names, dtypes, shapes)
-  and every network's node count must equal `mlformats inspect --json`;
-- a node is clicked and its attributes read (ONNX: the attribute names
-  inspect lists); search counts the nodes of an op; the network is switched;
+- DIR (from `cargo xtask web`) is served over HTTP beside copies of the
+  samples of testdata/ (N of every file extension, the largest first; all
+  with --per-format 0) plus a .safetensors the CLI converts and any --extra
+  file, and each is opened with `?url=`: the tensor table (names, dtypes,
+  shapes) and every network's node count must equal `mlformats inspect
+  --json`;
+- a node is clicked and its attributes read (the attribute names inspect
+  lists); search counts the nodes of an op; the network is switched;
 - truncated and mutated samples show the error panel with the CLI's message
   (never a hang);
 - no console error on any page; screenshots go to --out;
@@ -65,13 +68,11 @@ def inspect(cli, path):
 
 
 def node_counts(doc):
-    """Every network's node count, as inspect --json gives it."""
+    """Every network's node count, as inspect --json (schema 2) gives it."""
     g = doc.get("graph")
     if not g:
         return []
-    if "networks" in g:
-        return [len(n["functions"]) for n in g["networks"]]
-    return [len(g["nodes"])]
+    return [len(n["nodes"]) for n in g["graphs"]]
 
 
 class Failures:
@@ -130,7 +131,9 @@ def main():
     ap.add_argument("--cli", required=True)
     ap.add_argument("--out", required=True)
     ap.add_argument("--chromium", default="/usr/bin/chromium")
-    ap.add_argument("--quick", action="store_true", help="a few samples per format")
+    ap.add_argument("--per-format", type=int, default=4,
+                    help="samples of each file extension, the largest first (0: all)")
+    ap.add_argument("--extra", action="append", default=[], help="another file to open")
     a = ap.parse_args()
     cli = str(pathlib.Path(a.cli).resolve())
     shots = pathlib.Path(a.out)
@@ -148,8 +151,22 @@ def main():
             name = "_".join(p.relative_to(ROOT / "testdata").parts)
             shutil.copy(p, files / name)
             samples.append(name)
-    # formats testdata/ keeps no sample of: made by the CLI
-    for src, dst in [("nnabla/convnet.nnp", "convnet.onnx"), ("nnabla/mlp.nnp", "mlp.onnx"),
+    if a.per_format:
+        by_ext = {}
+        for s in sorted(samples, key=lambda s: -(files / s).stat().st_size):
+            by_ext.setdefault(pathlib.Path(s).suffix, []).append(s)
+        keep = {s for v in by_ext.values() for s in v[: a.per_format]}
+        # the files the checks below click into
+        keep |= {"nnabla_convnet.nnp", "convnet.onnx", "tennis.onnx"}
+        samples = [s for s in samples if s in keep]
+    extras = {pathlib.Path(x).name for x in a.extra}
+    for x in a.extra:
+        x = pathlib.Path(x)
+        shutil.copy(x, files / x.name)
+        samples.append(x.name)
+    # formats testdata/ keeps no sample of: made by the CLI (and two ONNX
+    # exports the checks below click into)
+    for src, dst in [("nnabla/convnet.nnp", "convnet.onnx"),
                      ("tennis/" + sorted(f for f in os.listdir(ROOT / "testdata/tennis") if f.endswith(".tsm") and f != "py_dtypes.tsm")[0], "tennis.onnx"),
                      ("cvm/dtypes_core.params", "dtypes_core.safetensors")]:
         r = subprocess.run([cli, "convert", str(ROOT / "testdata" / src), str(files / dst), "-q"],
@@ -158,11 +175,6 @@ def main():
             samples.append(dst)
         else:
             print("note: could not make", dst, r.stderr.strip())
-    if a.quick:
-        by_ext = {}
-        for s in samples:
-            by_ext.setdefault(pathlib.Path(s).suffix, []).append(s)
-        samples = [s for v in by_ext.values() for s in v[:3]]
 
     srv, base = serve(site)
     console = []
@@ -178,7 +190,7 @@ def main():
         for name in samples:
             ext = pathlib.Path(name).suffix
             docs[name] = check_sample(page, base, name, files / name, cli, fails, shots,
-                                      screenshot=ext not in seen_ext)
+                                      screenshot=ext not in seen_ext or name in extras)
             seen_ext.add(ext)
         print(f"{len(samples)} samples opened in {time.time() - t0:.1f} s", flush=True)
 
@@ -189,7 +201,7 @@ def main():
                 continue
             page.goto(f"{base}index.html?url=files/{name}")
             wait_done(page)
-            nodes = doc["graph"]["nodes"]
+            nodes = doc["graph"]["graphs"][0]["nodes"]
             k = next((i for i, n in enumerate(nodes) if n["attributes"]), None)
             if k is None:
                 continue
@@ -205,6 +217,28 @@ def main():
             n_found = int(page.get_attribute("#search-count", "data-count"))
             want = sum(1 for n in nodes if op.lower() in n["op"].lower() or op.lower() in n["name"].lower())
             fails.check(n_found == want, f"{name}: search {op!r} found {n_found}, want {want}")
+
+        # a large graph is navigable: search centres a hit at a readable
+        # scale, clicking it shows its details (screenshots of both)
+        for name in sorted(extras):
+            doc = docs.get(name)
+            if not doc or not doc.get("graph"):
+                continue
+            page.goto(f"{base}index.html?url=files/{name}")
+            wait_done(page)
+            page.click("#tabs button[data-tab=graph]")
+            op = doc["graph"]["graphs"][0]["nodes"][len(doc["graph"]["graphs"][0]["nodes"]) // 2]["op"]
+            page.fill("#search", op)
+            page.press("#search", "Enter")
+            found = int(page.get_attribute("#search-count", "data-count"))
+            fails.check(found > 0, f"{name}: search {op!r} found nothing")
+            scale = page.evaluate("Number(/scale\\(([^)]+)\\)/.exec(document.getElementById('viewport').getAttribute('transform'))[1])")
+            fails.check(scale >= 0.8, f"{name}: a search hit is shown at scale {scale}")
+            page.screenshot(path=str(shots / f"{name}-search.png"))
+            hit = page.locator("#viewport .node.hit").nth(min(1, found - 1))
+            hit.click()
+            fails.check(page.is_visible("#details"), f"{name}: clicking a node shows no details")
+            page.screenshot(path=str(shots / f"{name}-node.png"))
 
         # click a node with a weight: statistics, histogram and first values appear
         name = "nnabla_convnet.nnp"
@@ -226,7 +260,7 @@ def main():
 
         # hostile files: truncated and mutated samples
         hostile = 0
-        for name in samples[:: max(1, len(samples) // 40)]:
+        for name in samples[:: max(1, len(samples) // 12)]:
             data = (files / name).read_bytes()
             for kind, bad in [("trunc", data[: len(data) // 2]),
                               ("mut", bytes(b ^ 0x5A if i % 7 == 3 else b for i, b in enumerate(data)))]:

@@ -23,7 +23,16 @@ fn samples() -> Vec<PathBuf> {
             }
             let ext = p.extension().and_then(|e| e.to_str()).unwrap_or("");
             if [
-                "params", "data", "nnp", "nntxt", "protobuf", "h5", "tsm", "npz",
+                "params",
+                "data",
+                "nnp",
+                "nntxt",
+                "protobuf",
+                "h5",
+                "tsm",
+                "npz",
+                "onnx",
+                "safetensors",
             ]
             .contains(&ext)
             {
@@ -40,19 +49,17 @@ fn open(p: &Path) -> Result<Model, mlformats_web::ViewError> {
     Model::open_bytes(std::fs::read(p).unwrap(), name)
 }
 
+/// Every network's node count, as `inspect --json` (schema 2) gives it.
 fn node_counts(g: &Value) -> Vec<usize> {
     if g.is_null() {
         return vec![];
     }
-    match g.get("networks") {
-        Some(ns) => ns
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|n| n["functions"].as_array().unwrap().len())
-            .collect(),
-        None => vec![g["nodes"].as_array().unwrap().len()],
-    }
+    g["graphs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|n| n["nodes"].as_array().unwrap().len())
+        .collect()
 }
 
 #[test]
@@ -73,6 +80,14 @@ fn tables_and_graphs_equal_inspect_json() {
             assert_eq!(r["name"], w["name"], "{}", p.display());
             assert_eq!(r["dtype"], w["dtype"], "{}", p.display());
             assert_eq!(r["shape"], w["shape"], "{}", p.display());
+            assert_eq!(r["stored_name"], w["stored_name"], "{}", p.display());
+            assert_eq!(r["numel"], w["elements"], "{}", p.display());
+            assert_eq!(r["bytes"], w["bytes"], "{}", p.display());
+            // the name the table shows is the name every other call takes
+            let name = r["name"].as_str().unwrap();
+            if r["numel"].as_u64().unwrap() > 0 {
+                assert!(m.values_json(name, 0, 1).is_ok(), "{}: {name}", p.display());
+            }
         }
         let graph: Value = serde_json::from_str(&m.graph()).unwrap();
         let counts: Vec<usize> = if graph.is_null() {
@@ -89,6 +104,8 @@ fn tables_and_graphs_equal_inspect_json() {
         let summary: Value = serde_json::from_str(&m.summary()).unwrap();
         assert_eq!(summary["format"], inspect["format"]);
         assert_eq!(summary["tensor_count"], want.len());
+        assert_eq!(summary["parameters"], inspect["parameters"]);
+        assert_eq!(summary["bytes"], inspect["tensor_bytes"]);
         opened += 1;
     }
     assert!(opened > 200, "{opened} samples");
@@ -147,4 +164,65 @@ fn hostile_bytes_are_errors() {
             }
         }
     }
+}
+
+/// The C ABI the page calls, driven the way the page drives it: the name
+/// and the bytes in the input buffer, `mlf_open`, JSON requests, answers
+/// and error messages in the output buffer.
+#[test]
+fn the_c_abi_answers_like_the_library() {
+    use mlformats_web::abi::{self, mlf_open, mlf_output_len, mlf_request};
+    let p = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../testdata/nnabla/convnet.nnp");
+    let name = b"convnet.nnp";
+    let mut input = name.to_vec();
+    input.extend(std::fs::read(&p).unwrap());
+    abi::set_input(input);
+    assert_eq!(mlf_open(name.len()), 0);
+    assert_eq!(mlf_output_len(), abi::output().len());
+    let summary: Value = serde_json::from_slice(&abi::output()).unwrap();
+    assert_eq!(summary["format"], "nnabla-nnp");
+    assert_eq!(summary["file"], "convnet.nnp");
+
+    let doc = mlformats::open(&p).unwrap();
+    let inspect = doc.inspect_json();
+    let ask = |req: Value| -> (u32, Vec<u8>) {
+        abi::set_input(req.to_string().into_bytes());
+        (mlf_request(), abi::output())
+    };
+    let (rc, out) = ask(serde_json::json!({"op": "inspect"}));
+    assert_eq!(rc, 0);
+    assert_eq!(serde_json::from_slice::<Value>(&out).unwrap(), inspect);
+    let first = inspect["tensors"][0]["name"].as_str().unwrap();
+    let (rc, out) = ask(serde_json::json!({"op": "stats", "name": first, "bins": 8}));
+    assert_eq!(rc, 0);
+    let s: Value = serde_json::from_slice(&out).unwrap();
+    assert_eq!(s["count"], inspect["tensors"][0]["elements"]);
+    assert_eq!(s["histogram"]["counts"].as_array().unwrap().len(), 8);
+    let (rc, out) = ask(serde_json::json!({"op": "values", "name": "nope"}));
+    assert_eq!(
+        (rc, String::from_utf8(out).unwrap()),
+        (1, "no tensor named \"nope\"".into())
+    );
+    let (rc, _) = ask(serde_json::json!({"op": "frobnicate"}));
+    assert_eq!(rc, 1);
+    abi::set_input(b"{not json".to_vec());
+    assert_eq!(mlf_request(), 1);
+
+    // a hostile file: the library's message, and the previous file is gone
+    let mut input = name.to_vec();
+    input.extend(&std::fs::read(&p).unwrap()[..100]);
+    abi::set_input(input);
+    assert_eq!(mlf_open(name.len()), 1);
+    let msg = String::from_utf8(abi::output()).unwrap();
+    let lib = mlformats::Document::from_bytes(
+        std::fs::read(&p).unwrap()[..100].to_vec(),
+        Some(Path::new("convnet.nnp")),
+        None,
+    )
+    .unwrap_err();
+    assert_eq!(msg, mlformats::chain_message(&lib));
+    let (rc, out) = ask(serde_json::json!({"op": "tensors"}));
+    assert_eq!((rc, out), (1, b"no file is open".to_vec()));
+    abi::set_input(b"ab".to_vec());
+    assert_eq!(mlf_open(3), 1);
 }

@@ -1,10 +1,11 @@
 // The mlformats viewer: the library (compiled to WebAssembly) reads the
 // file in this page; this script only presents what it answers.
-import init, { Model, install_panic_hook, last_panic } from './pkg/mlformats_web.js';
+import { Library } from './mlformats.js';
 import { layout } from './layout.js';
 
 const $ = (id) => document.getElementById(id);
-const state = { model: null, summary: null, tensors: [], graph: null, stats: {}, worker: null, view: null };
+const WASM = 'mlformats_web.wasm';
+const state = { lib: null, model: null, summary: null, tensors: [], graph: null, stats: {}, worker: null, view: null };
 window.mlformatsViewer = state; // for tests and the console
 
 const fmtInt = (n) => (n == null ? '' : Number(n).toLocaleString('en-US'));
@@ -24,19 +25,6 @@ function showError(message) {
   document.body.dataset.state = 'error';
 }
 
-// A call into wasm; a trap (a panic) becomes an error naming the panic.
-function call(f) {
-  try {
-    return f();
-  } catch (e) {
-    if (e instanceof WebAssembly.RuntimeError) {
-      const p = last_panic();
-      throw new Error('internal error (a panic in the library): ' + (p || e.message));
-    }
-    throw e instanceof Error ? e : new Error(String(e));
-  }
-}
-
 function selectTab(name) {
   for (const b of document.querySelectorAll('#tabs button')) b.classList.toggle('active', b.dataset.tab === name);
   for (const t of document.querySelectorAll('.tab')) t.hidden = t.id !== name;
@@ -51,13 +39,14 @@ async function openBytes(bytes, name) {
   if (state.worker) state.worker.terminate();
   state.stats = {};
   try {
-    if (state.model) state.model.free();
     state.model = null;
-    const copy = bytes.slice(0); // the worker gets its own copy
-    state.model = call(() => new Model(bytes, name));
-    state.summary = JSON.parse(call(() => state.model.summary()));
-    state.tensors = JSON.parse(call(() => state.model.tensors()));
-    state.graph = JSON.parse(call(() => state.model.graph()));
+    // after a panic the instance is not used again: a fresh one
+    if (!state.lib || state.lib.failed) state.lib = await Library.load(WASM);
+    const lib = state.lib;
+    state.summary = lib.open(bytes, name);
+    state.model = lib;
+    state.tensors = lib.request({ op: 'tensors' });
+    state.graph = lib.request({ op: 'graph' });
     renderSummary();
     renderTensors();
     renderGraphTab();
@@ -66,7 +55,7 @@ async function openBytes(bytes, name) {
     selectTab(state.graph && state.graph.graphs.length ? 'graph' : 'summary');
     setStatus(`${state.summary.format} · ${fmtInt(state.summary.file_size)} bytes`);
     document.body.dataset.state = 'ready';
-    startStats(copy, name);
+    startStats(bytes, name);
   } catch (e) {
     state.model = null;
     showError(e.message || String(e));
@@ -80,15 +69,15 @@ function startStats(bytes, name) {
   state.worker = w;
   w.onmessage = (ev) => {
     const m = ev.data;
-    if (m.key !== undefined) {
-      state.stats[m.key] = m.stats;
-      const row = document.querySelector(`#tensor-table tr[data-key="${CSS.escape(m.key)}"]`);
+    if (m.name !== undefined) {
+      state.stats[m.name] = m.stats;
+      const row = document.querySelector(`#tensor-table tr[data-name="${CSS.escape(m.name)}"]`);
       if (row) fillStatsRow(row, m.stats);
     }
     if (m.done) { document.body.dataset.stats = 'done'; setStatus(`${state.summary.format} · ${fmtInt(state.summary.file_size)} bytes · statistics done`); }
     if (m.error) setStatus('statistics: ' + m.error);
   };
-  w.postMessage({ bytes, name, keys: state.tensors.map((t) => t.key) }, [bytes.buffer]);
+  w.postMessage({ bytes, name, names: state.tensors.map((t) => t.name) });
 }
 
 function fillStatsRow(row, s) {
@@ -121,9 +110,9 @@ function renderSummary() {
 function renderTensors() {
   const body = document.querySelector('#tensor-table tbody');
   body.innerHTML = state.tensors.map((t) =>
-    `<tr data-key="${esc(t.key)}" data-name="${esc(t.name)}"><td class="name">${esc(t.name)}</td><td>${esc(t.dtype)}</td><td>${fmtShape(t.shape)}</td>` +
+    `<tr data-name="${esc(t.name)}"><td class="name">${esc(t.name)}</td><td>${esc(t.dtype)}</td><td>${fmtShape(t.shape)}</td>` +
     `<td class="num">${fmtInt(t.numel)}</td><td class="num">${fmtInt(t.bytes)}</td><td class="num"></td><td class="num"></td><td class="num"></td><td class="num"></td></tr>`).join('');
-  for (const row of body.children) row.onclick = () => showValues(row.dataset.key);
+  for (const row of body.children) row.onclick = () => showValues(row.dataset.name);
   applyFilter();
 }
 
@@ -144,7 +133,7 @@ function showValues(key, start = 0, count = 100) {
   const box = $('values');
   box.hidden = false;
   let v;
-  try { v = JSON.parse(call(() => state.model.values(key, start, count))); } catch (e) { box.textContent = e.message; return; }
+  try { v = state.model.request({ op: 'values', name: key, start, count }); } catch (e) { box.textContent = e.message; return; }
   box.innerHTML = `<div><b class="mono">${esc(key)}</b> ${esc(v.dtype)} ${fmtShape(v.shape)} (${esc(v.order)}, ${fmtInt(v.numel)} elements)</div>` +
     `<div>from flat index <input id="v-start" type="number" min="0" value="${start}" style="width:8em"> count <input id="v-count" type="number" min="1" value="${count}" style="width:6em"> <button id="v-go">Show</button></div>` +
     (v.numeric ? `<pre id="values-text">${esc(v.text.join(' '))}</pre>` : '<p>not a numeric dtype</p>');
@@ -303,8 +292,8 @@ function selectNode(i) {
     const key = w.key;
     if (key == null) { h += '<p class="muted">no stored tensor</p>'; continue; }
     try {
-      const s = JSON.parse(call(() => state.model.stats(key, 40)));
-      const v = JSON.parse(call(() => state.model.values(key, 0, 16)));
+      const s = state.model.request({ op: 'stats', name: key, bins: 40 });
+      const v = state.model.request({ op: 'values', name: key, start: 0, count: 16 });
       h += `<div>${esc(s.dtype)} ${fmtShape(s.shape)}, ${fmtInt(s.count)} elements</div>`;
       h += `<div>min ${fmtNum(s.min)} · max ${fmtNum(s.max)} · mean ${fmtNum(s.mean)} · std ${fmtNum(s.std)}` +
         (s.nan ? ` · NaN ${s.nan}` : '') + (s.inf ? ` · Inf ${s.inf}` : '') + ` · zeros ${fmtInt(s.zeros)}</div>`;
@@ -330,8 +319,7 @@ async function openFile(file) {
 
 async function main() {
   try {
-    await init();
-    install_panic_hook();
+    state.lib = await Library.load(WASM);
   } catch (e) {
     showError('the viewer could not start: ' + e.message);
     return;

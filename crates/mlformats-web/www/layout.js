@@ -16,13 +16,14 @@ function shapeText(s) {
 // find the stored tensor of a folded weight).
 export function layout(net, tensors) {
   const values = new Map(net.values.map((v) => [v.name, v]));
-  const byKey = new Map(tensors.map((t) => [t.key, t]));
   const byName = new Map(tensors.map((t) => [t.name, t]));
+  // a graph may name a tensor as the file stores it (TenniS `<node>/value`)
+  const byStored = new Map(tensors.filter((t) => t.stored_name != null).map((t) => [t.stored_name, t]));
   const tensorOf = (v) => {
     const names = [v && v.tensor, v && v.name].filter((x) => x != null);
     for (const n of names) {
-      if (byKey.has(n)) return byKey.get(n);
       if (byName.has(n)) return byName.get(n);
+      if (byStored.has(n)) return byStored.get(n);
     }
     return null;
   };
@@ -64,7 +65,7 @@ export function layout(net, tensors) {
     for (const name of n.inputs) {
       if (foldedValues.has(name) || stored(name)) {
         const t = tensorOf(values.get(name) || { name });
-        weights.push({ name, key: t ? t.key : null, shape: t ? t.shape : shapeOf(name), dtype: t ? t.dtype : null });
+        weights.push({ name, key: t ? t.name : null, shape: t ? t.shape : shapeOf(name), dtype: t ? t.dtype : null });
       } else {
         inputs.push({ name, shape: shapeOf(name) });
       }

@@ -7,45 +7,46 @@
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{TcpListener, TcpStream};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
-/// The page's files, as `cargo xtask web` builds them into
-/// `crates/mlformats-web/dist/`.
+/// The page's files, as `cargo xtask web` builds them into `web/` beside
+/// this crate's sources (checked in, so that a build needs no wasm
+/// toolchain; CI rebuilds them and tests the fresh build in a browser).
 const ASSETS: &[(&str, &str, &[u8])] = &[
     (
         "index.html",
         "text/html; charset=utf-8",
-        include_bytes!("../../mlformats-web/dist/index.html"),
+        include_bytes!("../web/index.html"),
     ),
     (
         "app.js",
         "text/javascript; charset=utf-8",
-        include_bytes!("../../mlformats-web/dist/app.js"),
+        include_bytes!("../web/app.js"),
     ),
     (
         "layout.js",
         "text/javascript; charset=utf-8",
-        include_bytes!("../../mlformats-web/dist/layout.js"),
+        include_bytes!("../web/layout.js"),
+    ),
+    (
+        "mlformats.js",
+        "text/javascript; charset=utf-8",
+        include_bytes!("../web/mlformats.js"),
     ),
     (
         "worker.js",
         "text/javascript; charset=utf-8",
-        include_bytes!("../../mlformats-web/dist/worker.js"),
+        include_bytes!("../web/worker.js"),
     ),
     (
         "style.css",
         "text/css; charset=utf-8",
-        include_bytes!("../../mlformats-web/dist/style.css"),
+        include_bytes!("../web/style.css"),
     ),
     (
-        "pkg/mlformats_web.js",
-        "text/javascript; charset=utf-8",
-        include_bytes!("../../mlformats-web/dist/pkg/mlformats_web.js"),
-    ),
-    (
-        "pkg/mlformats_web_bg.wasm",
+        "mlformats_web.wasm",
         "application/wasm",
-        include_bytes!("../../mlformats-web/dist/pkg/mlformats_web_bg.wasm"),
+        include_bytes!("../web/mlformats_web.wasm"),
     ),
 ];
 
@@ -95,16 +96,25 @@ pub fn serve(file: &Path, port: u16, open_browser: bool) -> anyhow::Result<()> {
     Ok(())
 }
 
-fn handle(mut stream: TcpStream, file: &PathBuf, route: &str) -> std::io::Result<()> {
+fn handle(mut stream: TcpStream, file: &Path, route: &str) -> std::io::Result<()> {
     let mut reader = BufReader::new(stream.try_clone()?);
     let mut request = String::new();
     reader.read_line(&mut request)?;
-    // the headers: read and ignore (bounded)
+    // the headers (bounded): only the Host is looked at
     let mut line = String::new();
+    let mut host_ok = false;
     for _ in 0..100 {
         line.clear();
         if reader.read_line(&mut line)? == 0 || line == "\r\n" || line == "\n" {
             break;
+        }
+        if let Some((k, v)) = line.split_once(':')
+            && k.eq_ignore_ascii_case("host")
+        {
+            // another name for this address (DNS rebinding) gets nothing
+            let host = v.trim();
+            let name = host.rsplit_once(':').map_or(host, |(h, _)| h);
+            host_ok = matches!(name, "127.0.0.1" | "localhost");
         }
     }
     let mut parts = request.split_whitespace();
@@ -116,6 +126,9 @@ fn handle(mut stream: TcpStream, file: &PathBuf, route: &str) -> std::io::Result
         .unwrap_or("/")
         .trim_start_matches('/');
     let path = if path.is_empty() { "index.html" } else { path };
+    if !host_ok {
+        return respond(&mut stream, "403 Forbidden", "text/plain", b"forbidden");
+    }
     if method != "GET" && method != "HEAD" {
         return respond(&mut stream, "405 Method Not Allowed", "text/plain", b"");
     }

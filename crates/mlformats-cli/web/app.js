@@ -1,0 +1,359 @@
+// The mlformats viewer: the library (compiled to WebAssembly) reads the
+// file in this page; this script only presents what it answers.
+import { Library } from './mlformats.js';
+import { layout } from './layout.js';
+
+const $ = (id) => document.getElementById(id);
+const WASM = 'mlformats_web.wasm';
+const state = { lib: null, model: null, summary: null, tensors: [], graph: null, stats: {}, worker: null, view: null };
+window.mlformatsViewer = state; // for tests and the console
+
+const fmtInt = (n) => (n == null ? '' : Number(n).toLocaleString('en-US'));
+const fmtNum = (x) => (x == null ? '' : typeof x === 'number' ? (Number.isInteger(x) ? String(x) : x.toPrecision(5)) : String(x));
+const fmtShape = (s) => (s == null ? '?' : '[' + s.join(', ') + ']');
+const esc = (s) => String(s).replace(/[&<>"]/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;' })[c]);
+
+function setStatus(text) { $('status').textContent = text; }
+
+function showError(message) {
+  $('error-message').textContent = message;
+  $('error').hidden = false;
+  $('drop').hidden = true;
+  for (const t of document.querySelectorAll('.tab')) t.hidden = true;
+  $('tabs').hidden = true;
+  setStatus('error');
+  document.body.dataset.state = 'error';
+}
+
+function selectTab(name) {
+  for (const b of document.querySelectorAll('#tabs button')) b.classList.toggle('active', b.dataset.tab === name);
+  for (const t of document.querySelectorAll('.tab')) t.hidden = t.id !== name;
+  if (name === 'graph' && state.view) state.view.fit();
+}
+
+async function openBytes(bytes, name) {
+  document.body.dataset.state = 'loading';
+  setStatus('opening…');
+  $('filename').textContent = name;
+  $('error').hidden = true;
+  if (state.worker) state.worker.terminate();
+  state.stats = {};
+  try {
+    state.model = null;
+    // after a panic the instance is not used again: a fresh one
+    if (!state.lib || state.lib.failed) state.lib = await Library.load(WASM);
+    const lib = state.lib;
+    state.summary = lib.open(bytes, name);
+    state.model = lib;
+    state.tensors = lib.request({ op: 'tensors' });
+    state.graph = lib.request({ op: 'graph' });
+    renderSummary();
+    renderTensors();
+    renderGraphTab();
+    $('drop').hidden = true;
+    $('tabs').hidden = false;
+    selectTab(state.graph && state.graph.graphs.length ? 'graph' : 'summary');
+    setStatus(`${state.summary.format} · ${fmtInt(state.summary.file_size)} bytes`);
+    document.body.dataset.state = 'ready';
+    startStats(bytes, name);
+  } catch (e) {
+    state.model = null;
+    showError(e.message || String(e));
+  }
+}
+
+// Statistics of every tensor, computed in a worker and streamed into the table.
+function startStats(bytes, name) {
+  if (!state.tensors.length) return;
+  const w = new Worker('worker.js', { type: 'module' });
+  state.worker = w;
+  w.onmessage = (ev) => {
+    const m = ev.data;
+    if (m.name !== undefined) {
+      state.stats[m.name] = m.stats;
+      const row = document.querySelector(`#tensor-table tr[data-name="${CSS.escape(m.name)}"]`);
+      if (row) fillStatsRow(row, m.stats);
+    }
+    if (m.done) { document.body.dataset.stats = 'done'; setStatus(`${state.summary.format} · ${fmtInt(state.summary.file_size)} bytes · statistics done`); }
+    if (m.error) setStatus('statistics: ' + m.error);
+  };
+  w.postMessage({ bytes, name, names: state.tensors.map((t) => t.name) });
+}
+
+function fillStatsRow(row, s) {
+  const c = row.children;
+  c[5].textContent = fmtNum(s.min); c[6].textContent = fmtNum(s.max);
+  c[7].textContent = fmtNum(s.mean); c[8].textContent = fmtNum(s.std);
+}
+
+function renderSummary() {
+  const s = state.summary;
+  const rows = [
+    ['file', s.file], ['format', s.format], ['kind', s.kind], ['file size', fmtInt(s.file_size) + ' bytes'],
+    ['tensors', fmtInt(s.tensor_count)], ['parameters', fmtInt(s.parameters)], ['tensor bytes', fmtInt(s.bytes)],
+  ].filter(([, v]) => v != null);
+  let h = '<h2>Summary</h2><table class="kv">' + rows.map(([k, v]) => `<tr><td>${k}</td><td>${esc(v)}</td></tr>`).join('') + '</table>';
+  if (Object.keys(s.metadata).length) h += '<h2>Metadata</h2><pre>' + esc(JSON.stringify(s.metadata, null, 2)) + '</pre>';
+  if (s.executors.length) {
+    h += '<h2>Executors</h2><table><tr><th>name</th><th>network</th><th>data</th><th>outputs</th></tr>' +
+      s.executors.map((e) => `<tr><td>${esc(e.name)}</td><td>${esc(e.network)}</td><td>${esc(e.data.join(', '))}</td><td>${esc(e.outputs.join(', '))}</td></tr>`).join('') + '</table>';
+  }
+  for (const n of s.networks) {
+    h += `<h2>Network ${esc(n.name)}</h2><p>${fmtInt(n.nodes)} nodes${n.batch_size != null ? ', batch size ' + n.batch_size : ''}</p>`;
+    h += '<table><tr><th>inputs</th><th>shape</th></tr>' + n.inputs.map((i) => `<tr><td class="name">${esc(i.name)}</td><td>${fmtShape(i.shape)}</td></tr>`).join('') + '</table>';
+    h += '<table><tr><th>outputs</th><th>shape</th></tr>' + n.outputs.map((i) => `<tr><td class="name">${esc(i.name)}</td><td>${fmtShape(i.shape)}</td></tr>`).join('') + '</table>';
+    h += '<table class="ops"><tr><th>operator</th><th>count</th></tr>' + Object.entries(n.operators).map(([k, v]) => `<tr><td>${esc(k)}</td><td class="num">${v}</td></tr>`).join('') + '</table>';
+  }
+  $('summary').innerHTML = h;
+}
+
+function renderTensors() {
+  const body = document.querySelector('#tensor-table tbody');
+  body.innerHTML = state.tensors.map((t) =>
+    `<tr data-name="${esc(t.name)}"><td class="name">${esc(t.name)}</td><td>${esc(t.dtype)}</td><td>${fmtShape(t.shape)}</td>` +
+    `<td class="num">${fmtInt(t.numel)}</td><td class="num">${fmtInt(t.bytes)}</td><td class="num"></td><td class="num"></td><td class="num"></td><td class="num"></td></tr>`).join('');
+  for (const row of body.children) row.onclick = () => showValues(row.dataset.name);
+  applyFilter();
+}
+
+function applyFilter() {
+  const q = $('filter').value.toLowerCase();
+  let n = 0, params = 0, bytes = 0;
+  const rows = document.querySelectorAll('#tensor-table tbody tr');
+  state.tensors.forEach((t, i) => {
+    const show = !q || t.name.toLowerCase().includes(q);
+    rows[i].hidden = !show;
+    if (show) { n += 1; params += t.numel || 0; bytes += t.bytes || 0; }
+  });
+  $('totals').textContent = `${fmtInt(n)} tensors · ${fmtInt(params)} parameters · ${fmtInt(bytes)} bytes`;
+  $('totals').dataset.count = n;
+}
+
+function showValues(key, start = 0, count = 100) {
+  const box = $('values');
+  box.hidden = false;
+  let v;
+  try { v = state.model.request({ op: 'values', name: key, start, count }); } catch (e) { box.textContent = e.message; return; }
+  box.innerHTML = `<div><b class="mono">${esc(key)}</b> ${esc(v.dtype)} ${fmtShape(v.shape)} (${esc(v.order)}, ${fmtInt(v.numel)} elements)</div>` +
+    `<div>from flat index <input id="v-start" type="number" min="0" value="${start}" style="width:8em"> count <input id="v-count" type="number" min="1" value="${count}" style="width:6em"> <button id="v-go">Show</button></div>` +
+    (v.numeric ? `<pre id="values-text">${esc(v.text.join(' '))}</pre>` : '<p>not a numeric dtype</p>');
+  $('v-go').onclick = () => showValues(key, Number($('v-start').value) || 0, Number($('v-count').value) || 100);
+}
+
+// ---- graph ----
+
+function renderGraphTab() {
+  const g = state.graph;
+  const sel = $('network');
+  sel.innerHTML = '';
+  if (!g || !g.graphs.length) { $('graph-count').textContent = 'no graph in this file'; $('graph-svg').querySelector('#viewport').innerHTML = ''; state.view = null; return; }
+  const execNet = g.executors.length ? g.executors[0].network : null;
+  g.graphs.forEach((n, i) => {
+    const o = document.createElement('option');
+    o.value = i; o.textContent = `network ${n.name}` + (g.executors.filter((e) => e.network === n.name).map((e) => ` (executor ${e.name})`).join(''));
+    sel.appendChild(o);
+  });
+  const first = Math.max(0, g.graphs.findIndex((n) => n.name === execNet));
+  sel.value = first;
+  sel.onchange = () => drawGraph(Number(sel.value));
+  drawGraph(first);
+}
+
+function drawGraph(index) {
+  const net = state.graph.graphs[index];
+  const L = layout(net, state.tensors);
+  state.layout = L;
+  const svgNS = 'http://www.w3.org/2000/svg';
+  const vp = $('viewport');
+  vp.innerHTML = '';
+  const edges = document.createElementNS(svgNS, 'g');
+  const labels = document.createElementNS(svgNS, 'g');
+  for (const e of L.edges) {
+    const a = L.nodes[e.from], b = L.nodes[e.to];
+    const x1 = a.x, y1 = a.y + a.h / 2, x2 = b.x, y2 = b.y - b.h / 2;
+    const p = document.createElementNS(svgNS, 'path');
+    const my = (y1 + y2) / 2;
+    p.setAttribute('d', `M${x1},${y1} C${x1},${my} ${x2},${my} ${x2},${y2}`);
+    p.setAttribute('class', 'edge');
+    p.setAttribute('marker-end', 'url(#arrow)');
+    edges.appendChild(p);
+    if (e.label) {
+      const t = document.createElementNS(svgNS, 'text');
+      t.setAttribute('x', (x1 + x2) / 2 + 4); t.setAttribute('y', my);
+      t.setAttribute('class', 'edge-label'); t.textContent = e.label;
+      labels.appendChild(t);
+    }
+  }
+  const nodes = document.createElementNS(svgNS, 'g');
+  L.nodes.forEach((n, i) => {
+    const g = document.createElementNS(svgNS, 'g');
+    g.setAttribute('class', 'node' + (n.io ? ' io' : ''));
+    g.setAttribute('transform', `translate(${n.x - n.w / 2},${n.y - n.h / 2})`);
+    g.dataset.index = i; g.dataset.name = n.name; g.dataset.op = n.op;
+    const r = document.createElementNS(svgNS, 'rect');
+    r.setAttribute('width', n.w); r.setAttribute('height', n.h);
+    g.appendChild(r);
+    n.lines.forEach((ln, k) => {
+      const t = document.createElementNS(svgNS, 'text');
+      t.setAttribute('x', 6); t.setAttribute('y', 15 + k * 13);
+      t.setAttribute('class', ln.cls); t.textContent = ln.text;
+      g.appendChild(t);
+    });
+    g.onclick = (ev) => { ev.stopPropagation(); selectNode(i); };
+    nodes.appendChild(g);
+  });
+  const defs = document.createElementNS(svgNS, 'defs');
+  defs.innerHTML = '<marker id="arrow" viewBox="0 0 10 10" refX="10" refY="5" markerWidth="7" markerHeight="7" orient="auto"><path d="M0,0 L10,5 L0,10 z" fill="#8a9aab"/></marker>';
+  vp.append(defs, edges, labels, nodes);
+  const ops = L.nodes.filter((n) => !n.io).length;
+  $('graph-count').textContent = `${net.nodes.length} nodes (${ops} shown, ${L.folded} folded into their users)`;
+  $('graph-count').dataset.nodes = net.nodes.length;
+  $('graph-count').dataset.shown = ops;
+  $('details').hidden = true;
+  state.view = panZoom($('graph-svg'), vp, L);
+  state.view.fit();
+  doSearch();
+}
+
+function panZoom(svg, vp, L) {
+  const v = { x: 0, y: 0, k: 1 };
+  const apply = () => vp.setAttribute('transform', `translate(${v.x},${v.y}) scale(${v.k})`);
+  const view = {
+    fit() {
+      const r = svg.getBoundingClientRect();
+      if (!r.width) return;
+      const k = Math.min(r.width / (L.width + 40), r.height / (L.height + 40), 1.5);
+      // a tall graph stays readable: never smaller than 0.25, then scroll by panning
+      v.k = Math.max(k, Math.min(0.25, r.width / (L.width + 40)));
+      v.x = r.width / 2 - (L.minX + L.width / 2) * v.k;
+      v.y = 20 - L.minY * v.k;
+      apply();
+    },
+    center(n) {
+      const r = svg.getBoundingClientRect();
+      v.k = Math.max(v.k, 0.8);
+      v.x = r.width / 2 - n.x * v.k; v.y = r.height / 2 - n.y * v.k;
+      apply();
+    },
+  };
+  svg.onwheel = (ev) => {
+    ev.preventDefault();
+    const r = svg.getBoundingClientRect();
+    const px = ev.clientX - r.left, py = ev.clientY - r.top;
+    const f = Math.exp(-ev.deltaY * 0.0015);
+    const k = Math.min(4, Math.max(0.05, v.k * f));
+    v.x = px - (px - v.x) * (k / v.k); v.y = py - (py - v.y) * (k / v.k); v.k = k;
+    apply();
+  };
+  let drag = null;
+  svg.onpointerdown = (ev) => { drag = { x: ev.clientX - v.x, y: ev.clientY - v.y }; };
+  svg.onpointermove = (ev) => { if (drag) { v.x = ev.clientX - drag.x; v.y = ev.clientY - drag.y; apply(); } };
+  svg.onpointerup = svg.onpointerleave = () => { drag = null; };
+  return view;
+}
+
+let hits = [], hitPos = -1;
+function doSearch(next = false) {
+  const q = $('search').value.trim().toLowerCase();
+  const all = document.querySelectorAll('#viewport .node');
+  if (!next) {
+    hits = [];
+    all.forEach((g) => {
+      const on = q && (g.dataset.name.toLowerCase().includes(q) || g.dataset.op.toLowerCase().includes(q));
+      g.classList.toggle('hit', !!on);
+      if (on) hits.push(Number(g.dataset.index));
+    });
+    hitPos = -1;
+    $('search-count').textContent = q ? `${hits.length} found` : '';
+    $('search-count').dataset.count = hits.length;
+  }
+  if (hits.length && (next || q)) {
+    hitPos = (hitPos + 1) % hits.length;
+    state.view.center(state.layout.nodes[hits[hitPos]]);
+  }
+}
+
+function selectNode(i) {
+  document.querySelectorAll('#viewport .node.selected').forEach((g) => g.classList.remove('selected'));
+  const el = document.querySelector(`#viewport .node[data-index="${i}"]`);
+  if (el) el.classList.add('selected');
+  const n = state.layout.nodes[i];
+  const d = $('details');
+  d.hidden = false;
+  const io = (list) => list.map((v) => `<tr><td class="mono">${esc(v.name)}</td><td>${fmtShape(v.shape)}</td></tr>`).join('');
+  let h = `<h3>${esc(n.op)}</h3><div class="mono">${esc(n.name)}</div>`;
+  if (n.attributes && n.attributes.length) {
+    h += '<h4>Attributes</h4><table class="kv attrs">' + n.attributes.map(([k, v]) => `<tr><td>${esc(k)}</td><td class="mono">${esc(JSON.stringify(v))}</td></tr>`).join('') + '</table>';
+  }
+  if (n.inputs.length) h += '<h4>Inputs</h4><table>' + io(n.inputs) + '</table>';
+  if (n.outputs.length) h += '<h4>Outputs</h4><table>' + io(n.outputs) + '</table>';
+  for (const w of n.weights) {
+    h += `<h4>Weight <span class="mono">${esc(w.name)}</span></h4>`;
+    const key = w.key;
+    if (key == null) { h += '<p class="muted">no stored tensor</p>'; continue; }
+    try {
+      const s = state.model.request({ op: 'stats', name: key, bins: 40 });
+      const v = state.model.request({ op: 'values', name: key, start: 0, count: 16 });
+      h += `<div>${esc(s.dtype)} ${fmtShape(s.shape)}, ${fmtInt(s.count)} elements</div>`;
+      h += `<div>min ${fmtNum(s.min)} · max ${fmtNum(s.max)} · mean ${fmtNum(s.mean)} · std ${fmtNum(s.std)}` +
+        (s.nan ? ` · NaN ${s.nan}` : '') + (s.inf ? ` · Inf ${s.inf}` : '') + ` · zeros ${fmtInt(s.zeros)}</div>`;
+      if (s.histogram) h += histogram(s.histogram);
+      if (v.numeric) h += `<pre class="first-values">${esc(v.text.join(' '))}${v.numel > 16 ? ' …' : ''}</pre>`;
+    } catch (e) { h += `<p>${esc(e.message)}</p>`; }
+  }
+  d.innerHTML = h;
+}
+
+function histogram(hg) {
+  const W = 340, H = 60, max = Math.max(1, ...hg.counts), bw = W / hg.counts.length;
+  const bars = hg.counts.map((c, i) => `<rect x="${i * bw}" y="${H - (c / max) * H}" width="${Math.max(1, bw - 1)}" height="${(c / max) * H}"><title>${c}</title></rect>`).join('');
+  return `<svg class="hist" width="${W}" height="${H + 14}">${bars}<text x="0" y="${H + 12}" font-size="10">${fmtNum(hg.lo)}</text><text x="${W}" y="${H + 12}" font-size="10" text-anchor="end">${fmtNum(hg.hi)}</text></svg>`;
+}
+
+// ---- wiring ----
+
+async function openFile(file) {
+  const buf = new Uint8Array(await file.arrayBuffer());
+  await openBytes(buf, file.name);
+}
+
+async function main() {
+  try {
+    state.lib = await Library.load(WASM);
+  } catch (e) {
+    showError('the viewer could not start: ' + e.message);
+    return;
+  }
+  for (const b of document.querySelectorAll('#tabs button')) b.onclick = () => selectTab(b.dataset.tab);
+  $('file').onchange = (ev) => { if (ev.target.files[0]) openFile(ev.target.files[0]); };
+  $('filter').oninput = applyFilter;
+  $('search').oninput = () => doSearch(false);
+  $('search').onkeydown = (ev) => { if (ev.key === 'Enter') doSearch(true); };
+  $('fit').onclick = () => state.view && state.view.fit();
+  $('graph-svg').onclick = () => { $('details').hidden = true; };
+  document.addEventListener('dragover', (ev) => { ev.preventDefault(); $('drop').classList.add('over'); });
+  document.addEventListener('dragleave', () => $('drop').classList.remove('over'));
+  document.addEventListener('drop', (ev) => {
+    ev.preventDefault();
+    $('drop').classList.remove('over');
+    const f = ev.dataTransfer.files[0];
+    if (f) openFile(f);
+  });
+  window.mlformatsOpenBytes = openBytes;
+  const url = new URLSearchParams(location.search).get('url');
+  if (url) {
+    setStatus('fetching ' + url);
+    try {
+      const r = await fetch(url);
+      if (!r.ok) throw new Error(`${url}: HTTP ${r.status}`);
+      const name = decodeURIComponent(url.split('/').pop().split('?')[0]);
+      await openBytes(new Uint8Array(await r.arrayBuffer()), name);
+    } catch (e) {
+      showError(e.message);
+    }
+  } else {
+    document.body.dataset.state = 'empty';
+  }
+}
+
+main();

@@ -1,0 +1,94 @@
+// Loads the viewer's WebAssembly module (the mlformats library) and speaks
+// its plain C ABI (crates/mlformats-web/src/abi.rs): the page copies bytes
+// into an input buffer the module hands out, calls a function, and reads
+// the answer (or the error message) from the output buffer. No generated
+// glue: WebAssembly.instantiate and the module's memory only.
+
+const encoder = new TextEncoder();
+const decoder = new TextDecoder();
+
+let compiled = null;
+
+// The module's imports: none of ours. A dependency (zip's random numbers,
+// for encrypting and for extracting to disk) links wasm-bindgen's
+// placeholders, which nothing the viewer calls reaches; each gets a function that says so if
+// it ever is called.
+function imports(module) {
+  const out = {};
+  for (const imp of WebAssembly.Module.imports(module)) {
+    if (imp.kind !== 'function') throw new Error(`the module needs ${imp.module}.${imp.name} (a ${imp.kind})`);
+    (out[imp.module] ||= {})[imp.name] = () => {
+      throw new Error(`the module called ${imp.module}.${imp.name}, which the viewer does not provide`);
+    };
+  }
+  return out;
+}
+
+// Compiles the module once (from `url`); every Library is a fresh instance.
+export async function compile(url) {
+  if (!compiled) {
+    const r = await fetch(url);
+    if (!r.ok) throw new Error(`${url}: HTTP ${r.status}`);
+    compiled = await WebAssembly.compile(await r.arrayBuffer());
+  }
+  return compiled;
+}
+
+export class Library {
+  constructor(module) {
+    this.x = new WebAssembly.Instance(module, imports(module)).exports;
+    this.failed = null;
+    this.x.mlf_init();
+  }
+
+  static async load(url) {
+    return new Library(await compile(url));
+  }
+
+  // Copies `parts` (Uint8Arrays) one after another into the input buffer.
+  put(parts) {
+    const len = parts.reduce((n, p) => n + p.length, 0);
+    const ptr = this.x.mlf_input(len) >>> 0;
+    if (ptr === 0) throw new Error(`the file (${len} bytes) does not fit in the viewer's memory`);
+    const mem = new Uint8Array(this.x.memory.buffer);
+    let at = ptr;
+    for (const p of parts) { mem.set(p, at); at += p.length; }
+  }
+
+  output() {
+    const ptr = this.x.mlf_output_ptr() >>> 0;
+    const len = this.x.mlf_output_len() >>> 0;
+    return new Uint8Array(this.x.memory.buffer, ptr, len).slice();
+  }
+
+  // Runs `f` (a call into the module); 0: its answer's bytes; 1: throws
+  // the module's message; a trap (a panic): throws the panic's message and
+  // the instance is not used again.
+  call(f) {
+    if (this.failed) throw new Error(this.failed);
+    let rc;
+    try {
+      rc = f();
+    } catch (e) {
+      if (!(e instanceof WebAssembly.RuntimeError)) throw e;
+      let msg = e.message;
+      try { if (this.x.mlf_last_panic()) msg = decoder.decode(this.output()); } catch (_) { /* the trap's own message */ }
+      this.failed = 'internal error (a panic in the library): ' + msg;
+      throw new Error(this.failed);
+    }
+    const out = this.output();
+    if (rc !== 0) throw new Error(decoder.decode(out));
+    return out;
+  }
+
+  // Opens a file from its bytes; answers its summary.
+  open(bytes, name) {
+    const n = encoder.encode(name);
+    return JSON.parse(decoder.decode(this.call(() => { this.put([n, bytes]); return this.x.mlf_open(n.length); })));
+  }
+
+  // A JSON request on the open file (see abi.rs): answers the parsed JSON.
+  request(req) {
+    return JSON.parse(decoder.decode(this.call(() => { this.put([encoder.encode(JSON.stringify(req))]); return this.x.mlf_request(); })));
+  }
+}

@@ -1,0 +1,237 @@
+//! The page's interface to the module: a small plain C ABI, so that the
+//! page needs no generated glue (no wasm-bindgen), only
+//! `WebAssembly.instantiate` and the module's memory.
+//!
+//! The module keeps two buffers and at most one open file:
+//!
+//! - the page asks for an input buffer of `len` bytes with [`mlf_input`]
+//!   and copies its bytes into the module's memory at the pointer it gets;
+//! - [`mlf_open`] opens the input (the file's name, `name_len` bytes of
+//!   UTF-8, followed by the file's bytes) and answers the summary;
+//!   [`mlf_request`] answers the JSON request in the input buffer
+//!   (`{"op": "tensors"}`, `{"op": "stats", "name": N, "bins": 40}`, ...;
+//!   see [`request`]);
+//! - every call returns 0 (the answer is in the output buffer) or 1 (the
+//!   output buffer holds the error message); the page reads the output at
+//!   [`mlf_output_ptr`], [`mlf_output_len`] bytes;
+//! - a panic traps (the module is built with `panic = "abort"`): the page
+//!   catches the `WebAssembly.RuntimeError`, reads the panic's message
+//!   through [`mlf_last_panic`] and starts a fresh instance for the next file.
+//!
+//! The same functions run natively ([`set_input`] and [`output`] stand for
+//! the page's copies), which is how the ABI is tested.
+//!
+//! The exported names carry `#[unsafe(no_mangle)]`: an unmangled symbol is
+//! unsafe only because two symbols of the same name would clash at link
+//! time. Every name here starts with `mlf_`, which no dependency defines,
+//! and each is defined once; so the attribute is sound. No other `unsafe`
+//! is used: the page writes the input buffer only between calls, when no
+//! Rust reference to it is alive.
+
+use std::cell::RefCell;
+
+use serde_json::{Value, json};
+
+use crate::Model;
+
+thread_local! {
+    static INPUT: RefCell<Vec<u8>> = const { RefCell::new(Vec::new()) };
+    static OUTPUT: RefCell<Vec<u8>> = const { RefCell::new(Vec::new()) };
+    static MODEL: RefCell<Option<Model>> = const { RefCell::new(None) };
+    static LAST_PANIC: RefCell<Option<String>> = const { RefCell::new(None) };
+}
+
+const BROKEN: &str = "the viewer's module failed earlier (reload the page)";
+
+/// Installs a panic hook that keeps the panic's message for
+/// [`mlf_last_panic`] (the page calls this once, after instantiating).
+#[unsafe(no_mangle)]
+pub extern "C" fn mlf_init() {
+    std::panic::set_hook(Box::new(|info| {
+        let msg = info.to_string();
+        LAST_PANIC.with(|p| {
+            if let Ok(mut p) = p.try_borrow_mut() {
+                *p = Some(msg);
+            }
+        });
+    }));
+}
+
+/// Makes the input buffer `len` zero bytes long and returns where it
+/// starts, for the page to copy its bytes in; null when the memory cannot
+/// be had (a file too big for the module's memory).
+#[unsafe(no_mangle)]
+pub extern "C" fn mlf_input(len: usize) -> *mut u8 {
+    INPUT.with(|i| {
+        let Ok(mut input) = i.try_borrow_mut() else {
+            return std::ptr::null_mut();
+        };
+        *input = Vec::new();
+        if input.try_reserve_exact(len).is_err() {
+            return std::ptr::null_mut();
+        }
+        input.resize(len, 0);
+        input.as_mut_ptr()
+    })
+}
+
+/// Where the last answer (or error message) starts.
+#[unsafe(no_mangle)]
+pub extern "C" fn mlf_output_ptr() -> *const u8 {
+    OUTPUT.with(|o| o.try_borrow().map_or(std::ptr::null(), |o| o.as_ptr()))
+}
+
+/// The last answer's (or error message's) length in bytes.
+#[unsafe(no_mangle)]
+pub extern "C" fn mlf_output_len() -> usize {
+    OUTPUT.with(|o| o.try_borrow().map_or(0, |o| o.len()))
+}
+
+/// Opens the input buffer: the file's name (`name_len` bytes of UTF-8)
+/// then the file's bytes. 0: the output is the summary (JSON); 1: the
+/// output is the error message. The input buffer is consumed.
+#[unsafe(no_mangle)]
+pub extern "C" fn mlf_open(name_len: usize) -> u32 {
+    let mut input = match INPUT.with(|i| i.try_borrow_mut().map(|mut i| std::mem::take(&mut *i))) {
+        Ok(v) => v,
+        Err(_) => return answer(Err(BROKEN.into())),
+    };
+    if name_len > input.len() {
+        return answer(Err("the name is longer than the input".into()));
+    }
+    let name = match std::str::from_utf8(&input[..name_len]) {
+        Ok(n) => n.to_string(),
+        Err(_) => return answer(Err("the file's name is not UTF-8".into())),
+    };
+    // moves the file's bytes to the front: no second copy of the file
+    input.drain(..name_len);
+    let result = MODEL.with(|m| {
+        let Ok(mut slot) = m.try_borrow_mut() else {
+            return Err(BROKEN.to_string());
+        };
+        *slot = None; // the previous file's memory goes first
+        let model = Model::open_bytes(input, &name).map_err(|e| e.0)?;
+        let summary = model.summary();
+        *slot = Some(model);
+        Ok(summary.into_bytes())
+    });
+    answer(result)
+}
+
+/// Answers the JSON request in the input buffer (see [`request`]). 0: the
+/// output is the answer; 1: the output is the error message.
+#[unsafe(no_mangle)]
+pub extern "C" fn mlf_request() -> u32 {
+    let input = match INPUT.with(|i| i.try_borrow_mut().map(|mut i| std::mem::take(&mut *i))) {
+        Ok(v) => v,
+        Err(_) => return answer(Err(BROKEN.into())),
+    };
+    let result = match serde_json::from_slice::<Value>(&input) {
+        Ok(req) => request(&req),
+        Err(e) => Err(format!("a request that is not JSON: {e}")),
+    };
+    answer(result)
+}
+
+/// Puts the last panic's message in the output; 1 if there was one, 0 if
+/// not.
+#[unsafe(no_mangle)]
+pub extern "C" fn mlf_last_panic() -> u32 {
+    let msg = LAST_PANIC.with(|p| p.try_borrow().ok().and_then(|p| p.clone()));
+    match msg {
+        Some(m) => {
+            set_output(m.into_bytes());
+            1
+        }
+        None => 0,
+    }
+}
+
+fn set_output(bytes: Vec<u8>) {
+    OUTPUT.with(|o| {
+        if let Ok(mut o) = o.try_borrow_mut() {
+            *o = bytes;
+        }
+    });
+}
+
+fn answer(result: Result<Vec<u8>, String>) -> u32 {
+    match result {
+        Ok(bytes) => {
+            set_output(bytes);
+            0
+        }
+        Err(msg) => {
+            set_output(msg.into_bytes());
+            1
+        }
+    }
+}
+
+fn str_field<'a>(req: &'a Value, key: &str) -> Result<&'a str, String> {
+    req[key]
+        .as_str()
+        .ok_or_else(|| format!("the request has no string {key:?}"))
+}
+
+fn usize_field(req: &Value, key: &str, default: usize) -> usize {
+    req[key]
+        .as_u64()
+        .map_or(default, |v| usize::try_from(v).unwrap_or(usize::MAX))
+}
+
+/// Answers one request on the open file, as bytes (JSON text):
+///
+/// - `{"op": "version"}`: the module's version (needs no file);
+/// - `{"op": "summary" | "tensors" | "graph" | "inspect"}`: see
+///   [`Model::summary`], [`Model::tensors`], [`Model::graph`],
+///   [`Model::inspect_json`];
+/// - `{"op": "stats", "name": N, "bins": B}`: [`Model::stats_json`];
+/// - `{"op": "values", "name": N, "start": S, "count": C}`:
+///   [`Model::values_json`];
+/// - `{"op": "close"}`: forgets the open file.
+pub fn request(req: &Value) -> Result<Vec<u8>, String> {
+    let op = str_field(req, "op")?;
+    if op == "version" {
+        return Ok(json!(crate::version()).to_string().into_bytes());
+    }
+    MODEL.with(|m| {
+        if op == "close" {
+            let mut slot = m.try_borrow_mut().map_err(|_| BROKEN.to_string())?;
+            *slot = None;
+            return Ok(b"null".to_vec());
+        }
+        let slot = m.try_borrow().map_err(|_| BROKEN.to_string())?;
+        let model = slot.as_ref().ok_or("no file is open")?;
+        let text = match op {
+            "summary" => model.summary(),
+            "tensors" => model.tensors(),
+            "graph" => model.graph(),
+            "inspect" => model.inspect_json(),
+            "stats" => model
+                .stats_json(str_field(req, "name")?, usize_field(req, "bins", 40))
+                .map_err(|e| e.0)?,
+            "values" => model
+                .values_json(
+                    str_field(req, "name")?,
+                    usize_field(req, "start", 0),
+                    usize_field(req, "count", 100),
+                )
+                .map_err(|e| e.0)?,
+            other => return Err(format!("unknown request {other:?}")),
+        };
+        Ok(text.into_bytes())
+    })
+}
+
+/// Natively: replaces the input buffer (what the page does by copying into
+/// the pointer [`mlf_input`] returns).
+pub fn set_input(bytes: Vec<u8>) {
+    INPUT.with(|i| *i.borrow_mut() = bytes);
+}
+
+/// Natively: a copy of the output buffer (what the page reads at
+/// [`mlf_output_ptr`]).
+pub fn output() -> Vec<u8> {
+    OUTPUT.with(|o| o.borrow().clone())
+}
