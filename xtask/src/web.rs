@@ -68,8 +68,8 @@ pub fn run_web(root: &Path, args: &[String]) -> Result<()> {
         .args(["--target", "wasm32-unknown-unknown", "--profile", "web"])
         .args(["--config", "profile.web.inherits=\"release\""])
         .args(["--config", "profile.web.opt-level=\"s\""])
-        .args(["--config", "profile.web.lto=true"])
-        .args(["--config", "profile.web.codegen-units=1"])
+        .args(["--config", "profile.web.lto=\"thin\""])
+        .args(["--config", "profile.web.codegen-units=16"])
         .args(["--config", "profile.web.panic=\"abort\""])
         .args(["--config", "profile.web.debug=false"])
         .args(["--config", "profile.web.strip=true"]))?;

@@ -203,6 +203,9 @@ fn attribute_json(a: &Attribute) -> Value {
         Attribute::Bools(v) => json!(v),
         Attribute::Strings(v) => json!(v),
         Attribute::Tensor(name) => json!({ "tensor": name }),
+        Attribute::Tensors(names) => {
+            Value::Array(names.iter().map(|n| json!({ "tensor": n })).collect())
+        }
         Attribute::Message(m) => message_json(m),
         Attribute::Messages(ms) => Value::Array(ms.iter().map(|m| message_json(m)).collect()),
         _ => Value::Null,
