@@ -2,11 +2,16 @@
 """Round trips through ONNX checked in the real runtimes: NNabla -> ONNX -> NNabla and
 TenniS -> ONNX -> TenniS.
 
-    roundtrip.py WORK FILE [FILE ...] --mlformats BIN [--report PREFIX]
+    roundtrip.py WORK FILE [FILE ...] --mlformats BIN [--report PREFIX] [--make-inputs]
 
 FILE is NAME.nnp (or .nntxt) or NAME.tsm with inputs beside it (NAME.in.npz, or the
 testdata/onnx layout NAME.io.npz with in/<name> members; for a .tsm also
-testdata/onnx/tennis_NAME.io.npz style files may be given as FILE=INPUTS). Each is converted
+testdata/onnx/tennis_NAME.io.npz style files may be given as FILE=INPUTS). An .nntxt whose
+parameters are a separate file is given as NAME.nntxt+PARAMS (.h5 or .protobuf): the export
+reads it with --params and the original runs as an .nnp archive of the two files, unchanged.
+With --make-inputs, a network without inputs beside it gets seeded random ones (normal,
+float32) of its first executor's input shapes (`BIN inspect --json`; the batch dimension is
+the network's batch size), written to WORK/NAME.in.npz. Each is converted
 with `BIN convert FILE WORK/NAME.onnx` and back with `BIN convert WORK/NAME.onnx
 WORK/NAME.rt.<ext>` (when the import asks for --input-shape, the shapes of the inputs the
 round trip runs with are given); the original and the round-tripped file run in the real runtime
@@ -38,6 +43,81 @@ def find_inputs(path):
     return None
 
 
+def archive(nntxt, params, dst):
+    """An .nnp archive of an .nntxt and its separate parameter file, both unchanged."""
+    import zipfile
+
+    with zipfile.ZipFile(dst, "w") as z:
+        z.write(nntxt, "network.nntxt")
+        z.write(params, "parameter" + os.path.splitext(params)[1])
+    return dst
+
+
+def make_inputs(np, binary, path, dst, name):
+    """Seeded random inputs of the first executor's inputs; None when unknown."""
+    p = subprocess.run([binary, "inspect", path, "--json"], capture_output=True, timeout=120)
+    if p.returncode != 0:
+        return None
+    g = (json.loads(p.stdout) or {}).get("graph") or {}
+    exes = g.get("executors") or []
+    nets = {n["name"]: n for n in g.get("graphs") or []}
+    if not exes or exes[0].get("network") not in nets:
+        return None
+    net = nets[exes[0]["network"]]
+    shapes = {v["name"]: v.get("shape") for v in net.get("values") or []}
+    batch = net.get("batch_size") or 1
+    seed = sum(name.encode()) * 7919 % (2**31)
+    rng = np.random.default_rng(seed)
+    arrays = {}
+    for i in exes[0].get("inputs") or []:
+        shape = shapes.get(i)
+        if shape is None:
+            return None
+        dims = [batch if d < 0 else d for d in shape]
+        arrays[i] = rng.standard_normal(dims).astype(np.float32)
+    np.savez(dst, **arrays)
+    return dst
+
+
+def sha256(path):
+    import hashlib
+
+    with open(path, "rb") as f:
+        return hashlib.sha256(f.read()).hexdigest()
+
+
+def write_record(dst, rows, work):
+    """The committed record of a run: what each file reached, and the sha256 of both
+    conversions of the files that matched, so a test can redo them offline."""
+    rec = {}
+    for name, row in sorted(rows.items()):
+        r = {
+            "source": os.path.basename(row["file"]),
+            "result": row.get("status") or "stopped at " + row["stage"],
+        }
+        if row.get("params"):
+            r["params"] = os.path.basename(row["params"])
+        if row.get("inputs"):
+            r["inputs"] = row["inputs"]
+        if row.get("status"):
+            r["max_abs_error"] = row.get("max_abs_error")
+        if row.get("status") == "pass":
+            back = ".rt.tsm" if row["file"].endswith(".tsm") else ".rt.nnp"
+            r["onnx_sha256"] = sha256(os.path.join(work, name + ".onnx"))
+            r["sha256"] = sha256(os.path.join(work, name + back))
+            r["input_shape"] = (row.get("input_shape") or "").split()
+        elif row.get("message"):
+            msg = row["message"].replace(work + os.sep, "")
+            msg = msg.replace(os.path.dirname(row["file"]) + os.sep, "")
+            r["message"] = msg.strip().splitlines()[0][:300]
+        rec[name] = r
+    with open(dst, "w") as f:
+        json.dump(
+            {"runtime": "nnabla 1.39.0", "rtol": 1e-5, "atol": 1e-6, "files": rec}, f, indent=1
+        )
+        f.write("\n")
+
+
 def main():
     import numpy as np
 
@@ -47,6 +127,12 @@ def main():
     ap.add_argument("--mlformats", default=os.environ.get("MLFORMATS"))
     ap.add_argument("--report")
     ap.add_argument("--timeout", type=float, default=300.0)
+    ap.add_argument("--make-inputs", action="store_true")
+    ap.add_argument(
+        "--record",
+        help="also write this JSON record (no paths of this machine): per file the result, "
+        "the sha256 of the ONNX export and of the file imported back, the input shapes given",
+    )
     args = ap.parse_args()
     if not args.mlformats:
         raise SystemExit("give --mlformats BIN or set MLFORMATS")
@@ -57,19 +143,31 @@ def main():
     jobs = {".nnp": [], ".tsm": []}
     for spec in args.files:
         path, _, inputs = spec.partition("=")
+        path, _, params = path.partition("+")
         path = os.path.abspath(path)
         name, ext = os.path.splitext(os.path.basename(path))
+        base, k = name, 1
+        while name in rows:
+            k += 1
+            name = "%s_%d" % (base, k)
+        read = ["--params", os.path.abspath(params)] if params else []
         inputs = os.path.abspath(inputs) if inputs else find_inputs(path)
         row = rows[name] = {"file": path, "stage": "export"}
+        if params:
+            row["params"] = os.path.abspath(params)
         if ext not in RUNNER:
             row.update(stage="skipped", message="not a network or module file")
             continue
+        if inputs is None and args.make_inputs:
+            dst = os.path.join(work, name + ".in.npz")
+            inputs = make_inputs(np, binary, path, dst, name)
+            row["inputs"] = "made"
         if inputs is None:
             row.update(stage="skipped", message="no NAME.in.npz or NAME.io.npz beside it")
             continue
         onnx_path = os.path.join(work, name + ".onnx")
         back = os.path.join(work, name + ".rt" + (".tsm" if ext == ".tsm" else ".nnp"))
-        ok, msg = oc.convert(binary, path, onnx_path, args.timeout)
+        ok, msg = oc.convert(binary, path, onnx_path, args.timeout, read)
         if not ok:
             row["message"] = msg
             continue
@@ -88,7 +186,10 @@ def main():
             continue
         row["stage"] = "run"
         kind = ".tsm" if ext == ".tsm" else ".nnp"
-        for tag, model in (("orig", path), ("rt", back)):
+        orig = path
+        if params:
+            orig = archive(path, params, os.path.join(work, name + ".orig.nnp"))
+        for tag, model in (("orig", orig), ("rt", back)):
             out = os.path.join(work, "%s.%s.out.npz" % (name, tag))
             jobs[kind].append(
                 {"id": name + "/" + tag, "model": model, "inputs": inputs, "outputs": out}
@@ -142,6 +243,8 @@ def main():
     prefix = args.report or os.path.join(work, "roundtrip")
     with open(prefix + ".json", "w") as f:
         json.dump(rows, f, indent=1)
+    if args.record:
+        write_record(args.record, rows, work)
     counts = {}
     for row in rows.values():
         key = row.get("status") or "stopped at " + row["stage"]

@@ -513,16 +513,40 @@ fn eval(node: &Node, opset: i64, ins: &[Option<Const>]) -> Result<Vec<Const>, St
             out(Const::from_f64(a.elem, odims, &v), node)
         }
         "ReduceProd" => {
-            if node.input(1).is_some() || node.ints("axes").is_some_and(|a| !a.is_empty()) {
-                return Err(bad(node, "folds a full reduction only"));
-            }
-            let p: f64 = a.values().iter().product();
-            let dims = if node.int("keepdims", 1) != 0 {
-                vec![1; a.dims().len()]
-            } else {
-                vec![]
+            let dims = a.dims().to_vec();
+            let r = dims.len();
+            let axes = match ins.get(1).and_then(Option::as_ref) {
+                Some(c) => c.ints().ok_or_else(|| bad(node, "axes"))?,
+                None => node.ints("axes").unwrap_or_default(),
             };
-            out(Const::from_f64(a.elem, dims, &[p]), node)
+            let mut red = vec![false; r];
+            if axes.is_empty() {
+                // No axes: every axis, unless noop_with_empty_axes (opset 18).
+                if node.int("noop_with_empty_axes", 0) != 0 {
+                    return Ok(vec![a.clone()]);
+                }
+                red.iter_mut().for_each(|b| *b = true);
+            }
+            for &ax in &axes {
+                red[axis(ax, r).ok_or_else(|| bad(node, "axes"))?] = true;
+            }
+            let rdims: Vec<usize> = (0..r).map(|k| if red[k] { 1 } else { dims[k] }).collect();
+            let rst = strides(&rdims);
+            let st = strides(&dims);
+            let mut v = vec![1.0f64; rdims.iter().product()];
+            for (i, x) in a.values().into_iter().enumerate() {
+                let o: usize = (0..r)
+                    .filter(|&k| !red[k])
+                    .map(|k| ((i / st[k]) % dims[k].max(1)) * rst[k])
+                    .sum();
+                v[o] *= x;
+            }
+            let odims = if node.int("keepdims", 1) != 0 {
+                rdims
+            } else {
+                (0..r).filter(|&k| !red[k]).map(|k| dims[k]).collect()
+            };
+            out(Const::from_f64(a.elem, odims, &v), node)
         }
         _ => Err(bad(node, "not foldable")),
     }

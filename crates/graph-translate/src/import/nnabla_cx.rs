@@ -9,7 +9,7 @@ use nnabla_proto::proto::{
     Context, DataVariable, Executor, Function, GlobalConfig, NNablaProtoBuf, Network,
     OutputVariable, ParameterVariable, ReshapeParameter, Shape, Variable,
 };
-use tensor_core::Tensor;
+use tensor_core::{DType, Tensor};
 
 use super::onnx_graph::{self, Const, Node, OnnxGraph, elem};
 use super::{ImportError, ImportOptions, Refusals, fold, nnabla_table};
@@ -146,10 +146,16 @@ impl<'g> Cx<'g> {
         let udims: Vec<usize> = dims.iter().map(|&d| d.max(0) as usize).collect();
         let v: Vec<f32> = vals.iter().map(|&v| v as f32).collect();
         let t = Tensor::from_values(udims, &v).map_err(|e| e.to_string())?;
+        Ok(self.param_tensor(name, dims, t))
+    }
+
+    /// A parameter variable holding the f32 tensor `t` as it is: an
+    /// initializer's stays shared with the mapped model (no copy).
+    fn param_tensor(&mut self, name: String, dims: &[i64], t: Tensor<'static>) -> String {
         self.params.push((name.clone(), t));
         self.add_var(&name, "Parameter", dims);
         self.elems.insert(name.clone(), elem::FLOAT);
-        Ok(name)
+        name
     }
 
     /// The values of a constant, checked to be exact in f32 when integral.
@@ -176,6 +182,10 @@ impl<'g> Cx<'g> {
             return Ok(name.to_string());
         }
         if let Some(c) = self.consts.get(name).cloned() {
+            if c.elem == elem::FLOAT && c.tensor.dtype() == DType::F32 {
+                let name = name.to_string();
+                return Ok(self.param_tensor(name, &c.dims_i64(), c.tensor));
+            }
             let v = self.const_f32_values(name, &c)?;
             return self.param(name, &c.dims_i64(), &v);
         }

@@ -135,9 +135,7 @@ pub(crate) fn reduce(cx: &mut Cx<'_>, node: &Node) -> Lowered {
 
 /// `ArgMax` / `ArgMin` (first index of the extreme value).
 pub(crate) fn arg(cx: &mut Cx<'_>, node: &Node) -> Lowered {
-    if node.int("select_last_index", 0) != 0 {
-        return Err("select_last_index=1".into());
-    }
+    let last = node.int("select_last_index", 0) != 0;
     let x = cx.fvar(node, 0)?;
     let s = cx.shape(&x)?;
     let r = s.len() as i64;
@@ -174,7 +172,32 @@ pub(crate) fn arg(cx: &mut Cx<'_>, node: &Node) -> Lowered {
             }),
         )
     };
-    cx.emit(ty, &[&x], &[(&node.outputs[0], &dims)], Some(p));
+    if last {
+        // The last extreme is the first of the flipped axis: d - 1 - index.
+        let d = s[ax as usize];
+        if d < 0 {
+            return Err(
+                "select_last_index=1 on the symbolic batch dimension (fix it with --input-shape)"
+                    .into(),
+            );
+        }
+        let flipped = cx.fresh(&x);
+        let fp = P::FlipParam(FlipParameter { axes: vec![ax] });
+        cx.emit("Flip", &[&x], &[(&flipped, &s)], Some(fp));
+        let idx = cx.fresh(&x);
+        cx.emit(ty, &[&flipped], &[(&idx, &dims)], Some(p));
+        let rp = P::RSubScalarParam(RSubScalarParameter {
+            val: (d - 1) as f64,
+        });
+        cx.emit(
+            "RSubScalar",
+            &[&idx],
+            &[(&node.outputs[0], &dims)],
+            Some(rp),
+        );
+    } else {
+        cx.emit(ty, &[&x], &[(&node.outputs[0], &dims)], Some(p));
+    }
     cx.set_elem(&node.outputs[0], 7);
     Ok(())
 }
@@ -408,5 +431,53 @@ pub(crate) fn eye_like(cx: &mut Cx<'_>, node: &Node) -> Lowered {
         })),
     );
     cx.set_elem(&node.outputs[0], e);
+    Ok(())
+}
+
+/// `LpPool`: `(Σ |x|^p)^(1/p)` over each window, as an average pool of
+/// `|x|^p` counting the zero padding, times the window size.
+pub(crate) fn lp_pool(cx: &mut Cx<'_>, node: &Node) -> Lowered {
+    use onnx_format::proto::{AttributeProto, attribute_proto::AttributeType};
+    let p = node.int("p", 2);
+    if p < 1 {
+        return Err(format!("p={p}"));
+    }
+    let k = node.ints("kernel_shape").ok_or("kernel_shape missing")?;
+    let window: i64 = k.iter().product();
+    let x = cx.fvar(node, 0)?;
+    let s = cx.shape(&x)?;
+    let a = cx.fresh(&x);
+    cx.emit("Abs", &[&x], &[(&a, &s)], None);
+    let pw = cx.fresh(&x);
+    let pp = P::PowScalarParam(PowScalarParameter {
+        val: p as f64,
+        inplace: false,
+    });
+    cx.emit("PowScalar", &[&a], &[(&pw, &s)], Some(pp));
+    let mut avg = node.clone();
+    avg.op = "AveragePool".into();
+    avg.inputs = vec![pw.clone()];
+    let pooled = cx.fresh(&x);
+    avg.outputs = vec![pooled.clone()];
+    avg.attrs.retain(|a| a.name.as_deref() != Some("p"));
+    avg.attrs.push(AttributeProto {
+        name: Some("count_include_pad".into()),
+        r#type: Some(AttributeType::Int as i32),
+        i: Some(1),
+        ..Default::default()
+    });
+    super::nnabla_ops_nn::pool(cx, &avg)?;
+    let ps = cx.shape(&pooled)?;
+    let sum = cx.fresh(&x);
+    let mp = P::MulScalarParam(MulScalarParameter {
+        val: window as f64,
+        inplace: false,
+    });
+    cx.emit("MulScalar", &[&pooled], &[(&sum, &ps)], Some(mp));
+    let rp = P::PowScalarParam(PowScalarParameter {
+        val: 1.0 / p as f64,
+        inplace: false,
+    });
+    cx.emit("PowScalar", &[&sum], &[(&node.outputs[0], &ps)], Some(rp));
     Ok(())
 }

@@ -513,11 +513,18 @@ pub(crate) fn cast(cx: &mut Cx<'_>, node: &Node) -> Lowered {
     let x = cx.avar(node, 0)?;
     let from = cx.elem(&x);
     let int = |e: i32| matches!(e, 2..=7 | 12 | 13);
-    let ok = to == 1 || (int(to) && (int(from) || from == 9));
-    if !ok {
+    // NNabla holds booleans as 0/1 floats: a cast to BOOL of a number is
+    // `x != 0`.
+    let to_bool = to == 9 && from != 9 && (from == 1 || int(from));
+    let ok = to == 1 || (int(to) && (int(from) || from == 9)) || (to == 9 && from == 9);
+    if to_bool {
+        let p = P::NotEqualScalarParam(NotEqualScalarParameter { val: 0.0 });
+        chain_to(cx, &x, &node.outputs[0], "NotEqualScalar", Some(p))?;
+    } else if ok {
+        chain_to(cx, &x, &node.outputs[0], "Identity", None)?;
+    } else {
         return Err(format!("to={}", onnx_format::dtype::onnx_name(to)));
     }
-    chain_to(cx, &x, &node.outputs[0], "Identity", None)?;
     cx.set_elem(&node.outputs[0], to);
     Ok(())
 }

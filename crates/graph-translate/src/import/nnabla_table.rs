@@ -278,8 +278,8 @@ pub static TABLE: &[Entry] = &[
     e(
         "Cast",
         "to",
-        "Identity",
-        "float → integer/bool casts",
+        "Identity, NotEqualScalar (to BOOL)",
+        "float → integer casts",
         sh::cast,
     ),
     e(
@@ -328,6 +328,13 @@ pub static TABLE: &[Entry] = &[
         "AveragePooling (+ Pad); SumPooling, Constant, Div2 for ceil_mode and asymmetric pads",
         "1-D ceil_mode / asymmetric pads excluding padding",
         nn::pool,
+    ),
+    e(
+        "LpPool",
+        "auto_pad, ceil_mode, kernel_shape, p, pads, strides",
+        "Abs, PowScalar, AveragePooling (+ Pad), MulScalar, PowScalar",
+        "dilations",
+        red::lp_pool,
     ),
     e("GlobalAveragePool", "", "Mean", "", nn::global_pool),
     e("GlobalMaxPool", "", "Max", "", nn::global_pool),
@@ -443,16 +450,16 @@ pub static TABLE: &[Entry] = &[
     ),
     e(
         "ArgMax",
-        "axis, keepdims",
-        "Max (only_index)",
-        "select_last_index=1",
+        "axis, keepdims, select_last_index",
+        "Max (only_index); Flip, RSubScalar (last index)",
+        "",
         red::arg,
     ),
     e(
         "ArgMin",
-        "axis, keepdims",
-        "Min (only_index)",
-        "select_last_index=1",
+        "axis, keepdims, select_last_index",
+        "Min (only_index); Flip, RSubScalar (last index)",
+        "",
         red::arg,
     ),
     since(

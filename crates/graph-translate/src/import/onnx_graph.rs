@@ -56,6 +56,11 @@ impl Const {
 
     /// Every value as `i64` (refuses non-integral values).
     pub fn ints(&self) -> Option<Vec<i64>> {
+        if self.elem == elem::INT64 {
+            // Exact, including the i64::MIN/MAX ends exporters write for
+            // "to the end" slices.
+            return self.tensor.view::<i64>().ok().map(|v| v.into_owned());
+        }
         self.values()
             .into_iter()
             .map(|v| (v.fract() == 0.0 && v.abs() < 9.0e15).then_some(v as i64))
