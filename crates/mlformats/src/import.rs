@@ -1,5 +1,6 @@
 //! ONNX import: an `.onnx` model converted to an NNabla model (`.nnp`,
-//! `.nntxt`, `.protobuf`) with its graph, through `graph-translate`.
+//! `.nntxt`, `.protobuf`) or a TenniS module (`.tsm`) with its graph,
+//! through `graph-translate`.
 
 use std::collections::HashSet;
 use std::path::Path;
@@ -30,7 +31,7 @@ fn import_err(e: ImportError) -> Error {
 }
 
 /// Imports the ONNX model of `doc` as an NNabla model written to `output`
-/// (a TenniS target is refused: its operator table is not written yet).
+/// (or, for a `.tsm` target, as a TenniS module).
 /// Selection, casts and renames would change the graph's parameters, so
 /// they are refused (`--weights-only` writes the initializers alone).
 pub(crate) fn onnx_to_nnabla(
@@ -40,13 +41,7 @@ pub(crate) fn onnx_to_nnabla(
     opts: &ConvertOptions,
 ) -> Result<ConvertSummary> {
     if target == Format::TennisModule {
-        // A module written with the initializers alone would silently drop
-        // the graph.
-        return Err(Error::Unsupported(
-            "importing an ONNX graph into a TenniS module is not supported yet; \
-             --weights-only writes the initializers alone"
-                .into(),
-        ));
+        return onnx_to_tennis(doc, output, opts);
     }
     if !opts.is_plain() {
         return Err(Error::Unsupported(
@@ -89,4 +84,43 @@ pub(crate) fn onnx_to_nnabla(
     };
     crate::formats::nnabla_family::write(&imp.model, target, output, &items, &cx)?;
     Ok(ConvertSummary::new(Format::Onnx, target, items.len(), true))
+}
+
+/// Imports the ONNX model of `doc` as a TenniS module written to `output`.
+#[cfg(feature = "tennis")]
+fn onnx_to_tennis(doc: &Document, output: &Path, opts: &ConvertOptions) -> Result<ConvertSummary> {
+    if !opts.is_plain() {
+        return Err(Error::Unsupported(
+            "importing an ONNX graph into TenniS keeps every constant as it is: --only, \
+             --exclude, --dtype, --rename and --keep-order do not apply; add --weights-only \
+             to convert the initializers alone"
+                .into(),
+        ));
+    }
+    let model = crate::formats::onnx::read_model(doc.source(), &ReadOptions::default())?;
+    let mut io = ImportOptions::default();
+    for (n, d) in &opts.input_shapes {
+        io = io.input_shape(n.clone(), d.clone());
+    }
+    let module = graph_translate::import::onnx_to_tennis(&model, &io).map_err(import_err)?;
+    let consts = module
+        .nodes()
+        .iter()
+        .filter(|n| n.kind() == bubble_module::NodeKind::Const)
+        .count();
+    module.save(output, &bubble_module::WriteOptions::default())?;
+    Ok(ConvertSummary::new(
+        Format::Onnx,
+        Format::TennisModule,
+        consts,
+        true,
+    ))
+}
+
+/// Without the `tennis` feature there is no TenniS writer.
+#[cfg(not(feature = "tennis"))]
+fn onnx_to_tennis(_: &Document, _: &Path, _: &ConvertOptions) -> Result<ConvertSummary> {
+    Err(Error::Unsupported(
+        "TenniS support is not built in (feature \"tennis\")".into(),
+    ))
 }

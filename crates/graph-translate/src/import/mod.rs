@@ -57,6 +57,18 @@ pub mod nnabla_table;
 #[cfg(feature = "nnabla")]
 pub use nnabla_cx::{NnablaImport, onnx_to_nnabla};
 
+#[cfg(feature = "tennis")]
+mod tennis_cx;
+#[cfg(feature = "tennis")]
+mod tennis_ops_basic;
+#[cfg(feature = "tennis")]
+mod tennis_ops_nn;
+#[cfg(feature = "tennis")]
+pub mod tennis_table;
+
+#[cfg(feature = "tennis")]
+pub use tennis_cx::onnx_to_tennis;
+
 /// What the import needs besides the model.
 #[derive(Debug, Clone, Default)]
 #[non_exhaustive]
@@ -114,10 +126,10 @@ pub enum ImportError {
 /// Collects refusals as `(operator, reason)` and formats them with counts,
 /// in first-seen order.
 #[derive(Debug, Default)]
-#[cfg_attr(not(feature = "nnabla"), allow(dead_code))]
+#[cfg_attr(not(any(feature = "nnabla", feature = "tennis")), allow(dead_code))]
 pub(crate) struct Refusals(Vec<(String, usize)>);
 
-#[cfg_attr(not(feature = "nnabla"), allow(dead_code))]
+#[cfg_attr(not(any(feature = "nnabla", feature = "tennis")), allow(dead_code))]
 impl Refusals {
     pub(crate) fn add(&mut self, what: String) {
         match self.0.iter_mut().find(|(w, _)| *w == what) {

@@ -1,0 +1,446 @@
+//! ONNX → TenniS: the lowering context and the driver that walks the
+//! graph, folds constants, dispatches through [`super::tennis_table`] and
+//! builds the TenniS module (`<param>` inputs, `<const>` nodes, operators).
+
+use std::collections::{HashMap, HashSet};
+
+use bubble_module::{Module, ModuleBuilder, NodeId, Packed};
+use tensor_core::{DType, Tensor};
+
+use super::onnx_graph::{self, Const, Node, OnnxGraph, elem};
+use super::{ImportError, ImportOptions, Refusals, fold, tennis_table};
+
+/// A refusal reason (becomes `Op (reason)` in the error).
+pub(crate) type Lowered = Result<(), String>;
+
+/// Operator parameters (key, value).
+pub(crate) type Params = Vec<(String, Packed<'static>)>;
+
+/// The state of one TenniS lowering.
+pub(crate) struct Tx<'g> {
+    _g: std::marker::PhantomData<&'g OnnxGraph>,
+    pub opset: i64,
+    consts: HashMap<String, Const>,
+    shapes: HashMap<String, Vec<i64>>,
+    elems: HashMap<String, i32>,
+    b: ModuleBuilder<'static>,
+    ids: HashMap<String, NodeId>,
+    node_names: HashMap<usize, String>,
+    names: HashSet<String>,
+    n: usize,
+}
+
+/// An int32 vector parameter.
+pub(crate) fn p_ints(v: &[i64]) -> Packed<'static> {
+    let v: Vec<i32> = v.iter().map(|&x| x as i32).collect();
+    Packed::from(
+        Tensor::from_values::<i32>([v.len()], &v)
+            .expect("1-D")
+            .into_static(),
+    )
+}
+
+/// An int32 `[4, 2]` padding parameter (TenniS's `padding`).
+pub(crate) fn p_pad(v: &[i64]) -> Packed<'static> {
+    let v: Vec<i32> = v.iter().map(|&x| x as i32).collect();
+    Packed::from(
+        Tensor::from_values::<i32>([4, 2], &v)
+            .expect("4x2")
+            .into_static(),
+    )
+}
+
+/// An int32 scalar parameter.
+pub(crate) fn p_int(v: i64) -> Packed<'static> {
+    Packed::from(
+        Tensor::from_values::<i32>([], &[v as i32])
+            .expect("0-D")
+            .into_static(),
+    )
+}
+
+/// A float32 scalar parameter.
+pub(crate) fn p_float(v: f32) -> Packed<'static> {
+    Packed::from(
+        Tensor::from_values::<f32>([], &[v])
+            .expect("0-D")
+            .into_static(),
+    )
+}
+
+/// A boolean scalar parameter.
+pub(crate) fn p_bool(v: bool) -> Packed<'static> {
+    Packed::from(
+        Tensor::new(DType::Bool, Vec::<usize>::new(), vec![u8::from(v)])
+            .expect("0-D")
+            .into_static(),
+    )
+}
+
+/// A string parameter.
+pub(crate) fn p_str(s: &str) -> Packed<'static> {
+    Packed::string(s)
+}
+
+/// Shorthand for a parameter list entry.
+pub(crate) fn kv(k: &str, v: Packed<'static>) -> (String, Packed<'static>) {
+    (k.to_string(), v)
+}
+
+impl<'g> Tx<'g> {
+    fn new(g: &'g OnnxGraph) -> Self {
+        let mut names: HashSet<String> = g.consts.keys().cloned().collect();
+        for n in &g.nodes {
+            names.extend(n.outputs.iter().cloned());
+        }
+        names.extend(g.inputs.iter().map(|i| i.name.clone()));
+        Tx {
+            _g: std::marker::PhantomData,
+            opset: g.opset,
+            consts: g.consts.clone(),
+            shapes: HashMap::new(),
+            elems: HashMap::new(),
+            b: ModuleBuilder::new(),
+            ids: HashMap::new(),
+            node_names: HashMap::new(),
+            names,
+            n: 0,
+        }
+    }
+
+    /// The constant `name`, if it is one.
+    pub fn konst(&self, name: &str) -> Option<&Const> {
+        self.consts.get(name)
+    }
+
+    /// The constant input `i` of `node` as integers.
+    pub fn const_ints(&self, node: &Node, i: usize) -> Option<Vec<i64>> {
+        node.input(i)
+            .and_then(|n| self.konst(n))
+            .and_then(Const::ints)
+    }
+
+    /// The constant input `i` of `node` as floats.
+    pub fn const_floats(&self, node: &Node, i: usize) -> Option<Vec<f64>> {
+        node.input(i).and_then(|n| self.konst(n)).map(Const::values)
+    }
+
+    /// The static shape of a value (`-1` for the batch dimension).
+    pub fn shape(&self, name: &str) -> Result<Vec<i64>, String> {
+        if let Some(c) = self.consts.get(name) {
+            return Ok(c.dims_i64());
+        }
+        self.shapes
+            .get(name)
+            .cloned()
+            .ok_or_else(|| format!("no shape known for {name:?}"))
+    }
+
+    /// The shape of input `i` of `node`.
+    pub fn in_shape(&self, node: &Node, i: usize) -> Result<Vec<i64>, String> {
+        self.shape(node.input(i).ok_or("missing input")?)
+    }
+
+    /// The element type of a value.
+    pub fn elem(&self, name: &str) -> i32 {
+        if let Some(c) = self.consts.get(name) {
+            return c.elem;
+        }
+        self.elems.get(name).copied().unwrap_or(elem::FLOAT)
+    }
+
+    /// A fresh name derived from `hint`.
+    pub fn fresh(&mut self, hint: &str) -> String {
+        loop {
+            self.n += 1;
+            let name = format!("{hint}__{}", self.n);
+            if self.names.insert(name.clone()) {
+                return name;
+            }
+        }
+    }
+
+    /// A `<const>` node holding `vals` (f32) with `dims`.
+    pub fn const_f32(&mut self, hint: &str, dims: &[i64], vals: &[f64]) -> Result<NodeId, String> {
+        let name = self.fresh(hint);
+        let udims: Vec<usize> = dims.iter().map(|&d| d.max(0) as usize).collect();
+        let v: Vec<f32> = vals.iter().map(|&v| v as f32).collect();
+        let t = Tensor::from_values(udims, &v).map_err(|e| e.to_string())?;
+        let id = self.b.constant(&name, t).map_err(|e| e.to_string())?;
+        self.node_names.insert(id.index(), name.clone());
+        self.ids.insert(name.clone(), id);
+        self.shapes.insert(name.clone(), dims.to_vec());
+        Ok(id)
+    }
+
+    /// A 0-d f32 constant.
+    pub fn scalar(&mut self, hint: &str, v: f64) -> Result<NodeId, String> {
+        self.const_f32(hint, &[], &[v])
+    }
+
+    /// The node of value `name` (a float constant becomes a `<const>`).
+    pub fn node_of(&mut self, name: &str) -> Result<NodeId, String> {
+        if let Some(&id) = self.ids.get(name) {
+            return Ok(id);
+        }
+        if let Some(c) = self.consts.get(name).cloned() {
+            if c.elem != elem::FLOAT {
+                return Err(format!(
+                    "{} constant {name:?} (the TenniS import computes in f32)",
+                    onnx_format::dtype::onnx_name(c.elem)
+                ));
+            }
+            let t: Vec<f32> = c.values().iter().map(|&v| v as f32).collect();
+            let t = Tensor::from_values(c.dims().to_vec(), &t).map_err(|e| e.to_string())?;
+            let id = self.b.constant(name, t).map_err(|e| e.to_string())?;
+            self.node_names.insert(id.index(), name.to_string());
+            self.ids.insert(name.to_string(), id);
+            return Ok(id);
+        }
+        Err(format!("value {name:?} is not computed"))
+    }
+
+    /// Input `i` of `node` as an f32 node (other element types refused).
+    pub fn fin(&mut self, node: &Node, i: usize) -> Result<NodeId, String> {
+        let name = node.input(i).ok_or_else(|| format!("input {i} missing"))?;
+        let e = self.elem(name);
+        if e != elem::FLOAT {
+            return Err(format!(
+                "{} input (the TenniS import computes in f32)",
+                onnx_format::dtype::onnx_name(e)
+            ));
+        }
+        self.node_of(name)
+    }
+
+    /// Emits operator `op` computing the value `out` with `dims` (f32).
+    pub fn emit(
+        &mut self,
+        op: &str,
+        out: &str,
+        inputs: &[NodeId],
+        params: Params,
+        dims: &[i64],
+    ) -> Result<NodeId, String> {
+        let id = self
+            .b
+            .op_with(op, out, inputs, params)
+            .map_err(|e| e.to_string())?;
+        self.node_names.insert(id.index(), out.to_string());
+        self.ids.insert(out.to_string(), id);
+        self.shapes.insert(out.to_string(), dims.to_vec());
+        self.elems.insert(out.to_string(), elem::FLOAT);
+        Ok(id)
+    }
+
+    /// Emits an intermediate operator (a fresh name derived from `hint`).
+    pub fn tmp(
+        &mut self,
+        op: &str,
+        hint: &str,
+        inputs: &[NodeId],
+        params: Params,
+        dims: &[i64],
+    ) -> Result<NodeId, String> {
+        let name = self.fresh(hint);
+        self.emit(op, &name, inputs, params, dims)
+    }
+
+    /// `min(a, b)` as `−max(−a, −b)` (TenniS's CPU has no `minimum`);
+    /// negation is exact. The result is named `out` (`tmp`: a fresh name).
+    pub fn minimum(
+        &mut self,
+        out: &str,
+        a: NodeId,
+        b: NodeId,
+        dims: &[i64],
+        tmp: bool,
+    ) -> Result<NodeId, String> {
+        let m = self.scalar(out, -1.0)?;
+        let (da, db) = (dims.to_vec(), dims.to_vec());
+        let na = self.tmp("mul", out, &[a, m], vec![], &da)?;
+        let nb = self.tmp("mul", out, &[b, m], vec![], &db)?;
+        let mx = self.tmp("maximum", out, &[na, nb], vec![], dims)?;
+        if tmp {
+            self.tmp("mul", out, &[mx, m], vec![], dims)
+        } else {
+            self.emit("mul", out, &[mx, m], vec![], dims)
+        }
+    }
+
+    /// Makes `out` another name of value `src` (no node).
+    pub fn alias(&mut self, out: &str, src: &str) -> Lowered {
+        let id = self.node_of(src)?;
+        let d = self.shape(src)?;
+        self.ids.insert(out.to_string(), id);
+        self.shapes.insert(out.to_string(), d);
+        self.elems.insert(out.to_string(), self.elem(src));
+        Ok(())
+    }
+
+    /// `x` reshaped to `dims` (static, or `-1` for the batch only).
+    pub fn reshape(&mut self, out: &str, x: NodeId, dims: &[i64]) -> Result<NodeId, String> {
+        if dims.iter().filter(|&&d| d < 0).count() > 1 {
+            return Err("a reshape with more than one unknown dimension".into());
+        }
+        self.emit("_reshape", out, &[x], vec![kv("shape", p_ints(dims))], dims)
+    }
+
+    /// Records a value as holding constant `c`.
+    pub fn set_const(&mut self, name: &str, c: Const) {
+        self.consts.insert(name.to_string(), c);
+    }
+}
+
+/// numpy broadcasting of two static shapes.
+pub(crate) fn broadcast(a: &[i64], b: &[i64]) -> Result<Vec<i64>, String> {
+    let r = a.len().max(b.len());
+    let get = |s: &[i64], i: usize| {
+        if i + s.len() >= r {
+            s[i + s.len() - r]
+        } else {
+            1
+        }
+    };
+    (0..r)
+        .map(|i| {
+            let (x, y) = (get(a, i), get(b, i));
+            if x == y || y == 1 {
+                Ok(x)
+            } else if x == 1 {
+                Ok(y)
+            } else {
+                Err(format!(
+                    "shapes {} and {} do not broadcast statically",
+                    onnx_graph::dims_text(a),
+                    onnx_graph::dims_text(b)
+                ))
+            }
+        })
+        .collect()
+}
+
+/// Imports an ONNX model as a TenniS module: its inputs become `<param>`
+/// nodes (with `#dtype` and `#shape`), initializers `<const>` nodes, its
+/// outputs the module outputs (in order, each named after its ONNX value).
+///
+/// Refuses, before producing anything, every node the TenniS import
+/// cannot express, with counts.
+pub fn onnx_to_tennis(
+    model: &onnx_format::Model,
+    opts: &ImportOptions,
+) -> Result<Module<'static>, ImportError> {
+    let g = onnx_graph::load(model, opts)?;
+    let mut refusals = Refusals::default();
+    for n in &g.nodes {
+        if !n.domain.is_empty() && n.domain != "ai.onnx" {
+            refusals.add(format!("{} (domain {:?})", n.op, n.domain));
+        } else if onnx_graph::has_subgraph(n) {
+            refusals.add(format!("{} (subgraphs)", n.op));
+        } else if let Some(e) = tennis_table::entry(&n.op) {
+            if g.opset < e.row.opsets.0 || g.opset > e.row.opsets.1 {
+                refusals.add(format!("{} (opset {})", n.op, g.opset));
+            }
+        } else if !fold::FOLDABLE.contains(&n.op.as_str()) {
+            refusals.add(n.op.clone());
+        }
+    }
+    if !refusals.is_empty() {
+        return Err(refusals.into_error("TenniS"));
+    }
+    let mut cx = Tx::new(&g);
+    for i in &g.inputs {
+        if i.elem != elem::FLOAT {
+            refusals.add(format!(
+                "input {:?} ({}; the TenniS import computes in f32)",
+                i.name,
+                onnx_format::dtype::onnx_name(i.elem)
+            ));
+            continue;
+        }
+        let shape: Vec<i32> = i.dims.iter().map(|&d| d as i32).collect();
+        let id =
+            cx.b.input_with(&i.name, DType::F32, &shape)
+                .map_err(|e| ImportError::Invalid(e.to_string()))?;
+        cx.ids.insert(i.name.clone(), id);
+        cx.node_names.insert(id.index(), i.name.clone());
+        cx.shapes.insert(i.name.clone(), i.dims.clone());
+        cx.elems.insert(i.name.clone(), i.elem);
+    }
+    let mut poisoned: HashSet<String> = HashSet::new();
+    for node in &g.nodes {
+        if node
+            .inputs
+            .iter()
+            .any(|i| !i.is_empty() && poisoned.contains(i))
+        {
+            poisoned.extend(node.outputs.iter().cloned());
+            continue;
+        }
+        let shapes = &cx.shapes;
+        let consts = &cx.consts;
+        let folded = fold::fold(node, g.opset, &|n| consts.get(n).cloned(), &|n| {
+            shapes.get(n).cloned()
+        });
+        let res = match folded {
+            Some(Ok(cs)) => {
+                for (o, c) in node.outputs.iter().zip(cs) {
+                    cx.set_const(o, c);
+                }
+                Ok(())
+            }
+            Some(Err(e)) => Err(e),
+            None => match tennis_table::entry(&node.op) {
+                Some(e) => (e.lower)(&mut cx, node),
+                None => Err("its inputs are computed at run time".into()),
+            },
+        };
+        if let Err(why) = res {
+            refusals.add(format!("{} ({why})", node.op));
+            poisoned.extend(node.outputs.iter().cloned());
+        }
+    }
+    let mut outs: Vec<NodeId> = Vec::new();
+    for o in &g.outputs {
+        if poisoned.contains(o) {
+            continue;
+        }
+        let id = match cx.node_of(o) {
+            Ok(id) => id,
+            Err(why) => {
+                refusals.add(format!("output {o:?} ({why})"));
+                continue;
+            }
+        };
+        // Every output gets a node of its own named after it.
+        let own = cx.b_node_name(id) == o.as_str()
+            && !g.inputs.iter().any(|i| &i.name == o)
+            && !outs.contains(&id);
+        let id = if own {
+            id
+        } else {
+            let d = cx.shape(o).unwrap_or_default();
+            cx.emit("_copy", o, &[id], vec![], &d)
+                .map_err(ImportError::Invalid)?
+        };
+        outs.push(id);
+    }
+    if !refusals.is_empty() {
+        return Err(refusals.into_error("TenniS"));
+    }
+    for id in outs {
+        cx.b.output(id)
+            .map_err(|e| ImportError::Invalid(e.to_string()))?;
+    }
+    cx.b.build()
+        .map_err(|e| ImportError::Invalid(e.to_string()))
+}
+
+impl Tx<'_> {
+    fn b_node_name(&self, id: NodeId) -> &str {
+        self.node_names
+            .get(&id.index())
+            .map(String::as_str)
+            .unwrap_or("")
+    }
+}

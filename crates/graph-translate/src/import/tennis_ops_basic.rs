@@ -1,0 +1,367 @@
+//! ONNX → TenniS lowerings: element-wise math, activations and shape
+//! operators (reshapes, transposes, concatenation).
+
+use super::onnx_graph::Node;
+use super::tennis_cx::{Lowered, Tx, broadcast, kv, p_float, p_int, p_ints};
+
+fn out(node: &Node) -> Result<&str, String> {
+    node.outputs
+        .first()
+        .map(String::as_str)
+        .filter(|s| !s.is_empty())
+        .ok_or_else(|| "no output".to_string())
+}
+
+/// A normalised axis of a rank-`r` tensor.
+pub(crate) fn axis(a: i64, r: usize) -> Result<usize, String> {
+    let r = r as i64;
+    let v = if a < 0 { a + r } else { a };
+    if (0..r).contains(&v) {
+        Ok(v as usize)
+    } else {
+        Err(format!("axis {a} out of range for rank {r}"))
+    }
+}
+
+/// Unary operators TenniS has as they are.
+pub(crate) fn unary(cx: &mut Tx<'_>, node: &Node) -> Lowered {
+    let op = match node.op.as_str() {
+        "Relu" => "relu",
+        "Sigmoid" => "sigmoid",
+        "Tanh" => "tanh",
+        "Exp" => "exp",
+        "Sqrt" => "sqrt",
+        "Abs" => "abs",
+        "Floor" => "floor",
+        "Ceil" => "ceil",
+        o => return Err(format!("no TenniS operator for {o}")),
+    };
+    let x = cx.fin(node, 0)?;
+    let d = cx.in_shape(node, 0)?;
+    cx.emit(op, out(node)?, &[x], vec![], &d)?;
+    Ok(())
+}
+
+/// `Neg` (x · −1) and `Reciprocal` (1 / x).
+pub(crate) fn neg_recip(cx: &mut Tx<'_>, node: &Node) -> Lowered {
+    let x = cx.fin(node, 0)?;
+    let d = cx.in_shape(node, 0)?;
+    let o = out(node)?;
+    if node.op == "Neg" {
+        let m = cx.scalar(o, -1.0)?;
+        cx.emit("mul", o, &[x, m], vec![], &d)?;
+    } else {
+        let one = cx.scalar(o, 1.0)?;
+        cx.emit("div", o, &[one, x], vec![], &d)?;
+    }
+    Ok(())
+}
+
+/// Binary and variadic element-wise operators (numpy broadcasting).
+pub(crate) fn binary(cx: &mut Tx<'_>, node: &Node) -> Lowered {
+    let op = match node.op.as_str() {
+        "Add" | "Sum" | "Mean" => "add",
+        "Sub" => "sub",
+        "Mul" => "mul",
+        "Div" => "div",
+        "Max" => "maximum",
+        "Min" => "minimum",
+        o => return Err(format!("no TenniS operator for {o}")),
+    };
+    if cx.opset < 7 {
+        return Err("legacy broadcast attributes".into());
+    }
+    let n = node.inputs.iter().filter(|i| !i.is_empty()).count();
+    if n == 0 {
+        return Err("no inputs".into());
+    }
+    let o = out(node)?.to_string();
+    let mean = node.op == "Mean" && n > 1;
+    let mut acc = cx.fin(node, 0)?;
+    let mut d = cx.in_shape(node, 0)?;
+    if n == 1 {
+        cx.emit("_copy", &o, &[acc], vec![], &d)?;
+        return Ok(());
+    }
+    for i in 1..n {
+        let y = cx.fin(node, i)?;
+        d = broadcast(&d, &cx.in_shape(node, i)?)?;
+        if op == "minimum" {
+            let last = i + 1 == n;
+            acc = cx.minimum(&o, acc, y, &d, !last)?;
+            continue;
+        }
+        acc = if i + 1 == n && !mean {
+            cx.emit(op, &o, &[acc, y], vec![], &d)?
+        } else {
+            cx.tmp(op, &o, &[acc, y], vec![], &d)?
+        };
+    }
+    if mean {
+        let k = cx.scalar(&o, n as f64)?;
+        cx.emit("div", &o, &[acc, k], vec![], &d)?;
+    }
+    Ok(())
+}
+
+/// `LeakyRelu` (leaky_relu), `PRelu` (max(x, 0) + slope · min(x, 0)).
+pub(crate) fn leaky(cx: &mut Tx<'_>, node: &Node) -> Lowered {
+    let x = cx.fin(node, 0)?;
+    let d = cx.in_shape(node, 0)?;
+    let o = out(node)?;
+    if node.op == "LeakyRelu" {
+        let a = node.float("alpha", 0.01);
+        cx.emit("leaky_relu", o, &[x], vec![kv("scale", p_float(a))], &d)?;
+        return Ok(());
+    }
+    let s = cx.fin(node, 1)?;
+    let od = broadcast(&d, &cx.in_shape(node, 1)?)?;
+    if od != d {
+        return Err("a slope that broadcasts x to another shape".into());
+    }
+    let zero = cx.scalar(o, 0.0)?;
+    let pos = cx.tmp("maximum", o, &[x, zero], vec![], &d)?;
+    // min(x, 0) = x − max(x, 0), exact.
+    let neg = cx.tmp("sub", o, &[x, pos], vec![], &d)?;
+    let sn = cx.tmp("mul", o, &[neg, s], vec![], &d)?;
+    cx.emit("add", o, &[pos, sn], vec![], &d)?;
+    Ok(())
+}
+
+/// `Clip`: maximum with the lower bound, minimum with the upper one.
+pub(crate) fn clip(cx: &mut Tx<'_>, node: &Node) -> Lowered {
+    let x = cx.fin(node, 0)?;
+    let d = cx.in_shape(node, 0)?;
+    let o = out(node)?.to_string();
+    let (lo, hi) = if cx.opset < 11 {
+        (
+            Some(f64::from(node.float("min", f32::MIN))),
+            Some(f64::from(node.float("max", f32::MAX))),
+        )
+    } else {
+        let get = |i: usize| -> Result<Option<f64>, String> {
+            match node.input(i) {
+                None => Ok(None),
+                Some(_) => match cx.const_floats(node, i) {
+                    Some(v) if v.len() == 1 => Ok(Some(v[0])),
+                    _ => Err("bounds computed at run time".into()),
+                },
+            }
+        };
+        (get(1)?, get(2)?)
+    };
+    let mut cur = x;
+    let bounds: Vec<(&str, f64)> = [("maximum", lo), ("minimum", hi)]
+        .into_iter()
+        .filter_map(|(op, v)| v.map(|v| (op, v)))
+        .collect();
+    if bounds.is_empty() {
+        cx.emit("_copy", &o, &[x], vec![], &d)?;
+        return Ok(());
+    }
+    for (k, (op, v)) in bounds.iter().enumerate() {
+        let c = cx.scalar(&o, *v)?;
+        let last = k + 1 == bounds.len();
+        cur = if *op == "minimum" {
+            cx.minimum(&o, cur, c, &d, !last)?
+        } else if last {
+            cx.emit(op, &o, &[cur, c], vec![], &d)?
+        } else {
+            cx.tmp(op, &o, &[cur, c], vec![], &d)?
+        };
+    }
+    Ok(())
+}
+
+/// `Softmax` over one axis (opset 13+) or over the flattened trailing
+/// axes (opsets 7–12, through a reshape).
+pub(crate) fn softmax(cx: &mut Tx<'_>, node: &Node) -> Lowered {
+    let x = cx.fin(node, 0)?;
+    let d = cx.in_shape(node, 0)?;
+    let o = out(node)?.to_string();
+    let def = if cx.opset >= 13 { -1 } else { 1 };
+    let a = axis(node.int("axis", def), d.len())?;
+    if cx.opset >= 13 || a + 1 == d.len() || d[a + 1..].iter().all(|&v| v == 1) {
+        cx.emit("softmax", &o, &[x], vec![kv("dim", p_int(a as i64))], &d)?;
+        return Ok(());
+    }
+    if d.iter().any(|&v| v < 0) {
+        return Err("a symbolic dimension (fix it with --input-shape)".into());
+    }
+    let rows: i64 = d[..a].iter().product();
+    let cols: i64 = d[a..].iter().product();
+    let r = cx.fresh(&o);
+    let flat = cx.reshape(&r, x, &[rows, cols])?;
+    let s = cx.tmp(
+        "softmax",
+        &o,
+        &[flat],
+        vec![kv("dim", p_int(1))],
+        &[rows, cols],
+    )?;
+    cx.reshape(&o, s, &d)?;
+    Ok(())
+}
+
+/// `Identity`, `Dropout` (inference: the input itself).
+pub(crate) fn identity(cx: &mut Tx<'_>, node: &Node) -> Lowered {
+    if node.op == "Dropout" {
+        if node.has_output(1) {
+            return Err("its mask output".into());
+        }
+        if let Some(v) = cx.const_floats(node, 2)
+            && v.iter().any(|&t| t != 0.0)
+        {
+            return Err("training_mode".into());
+        } else if node.input(2).is_some() && cx.const_floats(node, 2).is_none() {
+            return Err("training_mode computed at run time".into());
+        }
+    }
+    let x = node.input(0).ok_or("no input")?.to_string();
+    cx.fin(node, 0)?;
+    cx.alias(out(node)?, &x)
+}
+
+/// Reshapes with a static result: `Reshape`, `Flatten`, `Squeeze`,
+/// `Unsqueeze` become `_reshape`.
+pub(crate) fn reshape(cx: &mut Tx<'_>, node: &Node) -> Lowered {
+    let x = cx.fin(node, 0)?;
+    let d = cx.in_shape(node, 0)?;
+    if d.iter().any(|&v| v < 0) {
+        return Err("a symbolic dimension (fix it with --input-shape)".into());
+    }
+    let ud: Vec<usize> = d.iter().map(|&v| v as usize).collect();
+    let axes = |cx: &Tx<'_>| -> Result<Vec<i64>, String> {
+        if cx.opset >= 13 {
+            match node.input(1) {
+                None => Ok(Vec::new()),
+                Some(_) => cx
+                    .const_ints(node, 1)
+                    .ok_or_else(|| "axes computed at run time".to_string()),
+            }
+        } else {
+            Ok(node.ints("axes").unwrap_or_default())
+        }
+    };
+    let nd: Vec<i64> = match node.op.as_str() {
+        "Reshape" => {
+            let s = cx
+                .const_ints(node, 1)
+                .ok_or("a shape computed at run time")?;
+            let allowzero = node.int("allowzero", 0) != 0;
+            super::fold::reshape_dims(&ud, &s, allowzero)
+                .ok_or("a shape that does not fit the input")?
+                .into_iter()
+                .map(|v| v as i64)
+                .collect()
+        }
+        "Flatten" => {
+            let a = node.int("axis", 1);
+            let a = if a < 0 { a + d.len() as i64 } else { a };
+            if a < 0 || a > d.len() as i64 {
+                return Err(format!("axis {a}"));
+            }
+            let a = a as usize;
+            vec![d[..a].iter().product(), d[a..].iter().product()]
+        }
+        "Squeeze" => {
+            let ax = axes(cx)?;
+            let ax: Vec<usize> = ax
+                .iter()
+                .map(|&a| axis(a, d.len()))
+                .collect::<Result<_, _>>()?;
+            if ax.iter().any(|&a| d[a] != 1) {
+                return Err("squeezing an axis whose size is not 1".into());
+            }
+            d.iter()
+                .enumerate()
+                .filter(|(i, v)| {
+                    if ax.is_empty() {
+                        **v != 1
+                    } else {
+                        !ax.contains(i)
+                    }
+                })
+                .map(|(_, &v)| v)
+                .collect()
+        }
+        "Unsqueeze" => {
+            let ax = axes(cx)?;
+            let r = d.len() + ax.len();
+            let ax: Vec<usize> = ax.iter().map(|&a| axis(a, r)).collect::<Result<_, _>>()?;
+            let mut it = d.iter();
+            (0..r)
+                .map(|i| {
+                    if ax.contains(&i) {
+                        1
+                    } else {
+                        *it.next().unwrap_or(&1)
+                    }
+                })
+                .collect()
+        }
+        o => return Err(format!("no lowering for {o}")),
+    };
+    cx.reshape(out(node)?, x, &nd)?;
+    Ok(())
+}
+
+/// `Transpose` → `_transpose` (`permute`).
+pub(crate) fn transpose(cx: &mut Tx<'_>, node: &Node) -> Lowered {
+    let x = cx.fin(node, 0)?;
+    let d = cx.in_shape(node, 0)?;
+    let perm = node
+        .ints("perm")
+        .unwrap_or_else(|| (0..d.len() as i64).rev().collect());
+    let mut seen = vec![false; d.len()];
+    for &p in &perm {
+        let p = usize::try_from(p).map_err(|_| "a negative perm entry")?;
+        if p >= d.len() || std::mem::replace(&mut seen[p], true) {
+            return Err(format!("perm {perm:?}"));
+        }
+    }
+    if perm.len() != d.len() {
+        return Err(format!("perm {perm:?}"));
+    }
+    let nd: Vec<i64> = perm.iter().map(|&p| d[p as usize]).collect();
+    cx.emit(
+        "_transpose",
+        out(node)?,
+        &[x],
+        vec![kv("permute", p_ints(&perm))],
+        &nd,
+    )?;
+    Ok(())
+}
+
+/// `Concat` → `concat` (`dim`).
+pub(crate) fn concat(cx: &mut Tx<'_>, node: &Node) -> Lowered {
+    let n = node.inputs.len();
+    let d0 = cx.in_shape(node, 0)?;
+    let a = axis(node.int("axis", 1), d0.len())?;
+    let mut ids = Vec::new();
+    let mut total = 0i64;
+    for i in 0..n {
+        let d = cx.in_shape(node, i)?;
+        if d.len() != d0.len()
+            || d.iter()
+                .zip(&d0)
+                .enumerate()
+                .any(|(k, (x, y))| k != a && x != y)
+        {
+            return Err("inputs whose shapes do not match".into());
+        }
+        total += d[a];
+        ids.push(cx.fin(node, i)?);
+    }
+    let mut nd = d0.clone();
+    nd[a] = total;
+    cx.emit(
+        "concat",
+        out(node)?,
+        &ids,
+        vec![kv("dim", p_int(a as i64))],
+        &nd,
+    )?;
+    Ok(())
+}

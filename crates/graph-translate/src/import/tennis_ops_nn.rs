@@ -1,0 +1,359 @@
+//! ONNX → TenniS lowerings: convolution, pooling, matrix products and
+//! batch normalisation (NCHW, 2-D spatial).
+
+use super::onnx_graph::Node;
+use super::tennis_cx::{Lowered, Tx, kv, p_bool, p_float, p_int, p_ints, p_pad, p_str};
+
+fn out(node: &Node) -> Result<&str, String> {
+    node.outputs
+        .first()
+        .map(String::as_str)
+        .filter(|s| !s.is_empty())
+        .ok_or_else(|| "no output".to_string())
+}
+
+/// The window of a 2-D convolution or pooling: pads `[top, left, bottom,
+/// right]` resolved from `auto_pad`, strides, dilations, kernel.
+struct Window {
+    pads: [i64; 4],
+    strides: [i64; 2],
+    dil: [i64; 2],
+}
+
+fn two(v: Option<Vec<i64>>, def: i64, what: &str) -> Result<[i64; 2], String> {
+    match v {
+        None => Ok([def, def]),
+        Some(v) if v.len() == 2 => Ok([v[0], v[1]]),
+        Some(v) => Err(format!("{what} {v:?} (only 2-D windows)")),
+    }
+}
+
+fn window(node: &Node, hw: [i64; 2], k: [i64; 2]) -> Result<Window, String> {
+    let strides = two(node.ints("strides"), 1, "strides")?;
+    let dil = two(node.ints("dilations"), 1, "dilations")?;
+    if strides.iter().chain(&dil).chain(&k).any(|&v| v < 1) {
+        return Err("non-positive strides, dilations or kernel".into());
+    }
+    let auto = node.string("auto_pad", "NOTSET");
+    let pads = match auto.as_str() {
+        "NOTSET" | "" => match node.ints("pads") {
+            None => [0; 4],
+            Some(p) if p.len() == 4 && p.iter().all(|&v| v >= 0) => [p[0], p[1], p[2], p[3]],
+            Some(p) => return Err(format!("pads {p:?}")),
+        },
+        "VALID" => [0; 4],
+        "SAME_UPPER" | "SAME_LOWER" => {
+            let mut p = [0; 4];
+            for i in 0..2 {
+                let o = (hw[i] + strides[i] - 1) / strides[i];
+                let need = ((o - 1) * strides[i] + (k[i] - 1) * dil[i] + 1 - hw[i]).max(0);
+                let small = need / 2;
+                let (b, e) = if auto == "SAME_UPPER" {
+                    (small, need - small)
+                } else {
+                    (need - small, small)
+                };
+                p[i] = b;
+                p[i + 2] = e;
+            }
+            p
+        }
+        a => return Err(format!("auto_pad {a}")),
+    };
+    Ok(Window { pads, strides, dil })
+}
+
+/// TenniS's `[4, 2]` padding of an NCHW tensor.
+fn padding(p: &[i64; 4]) -> Vec<i64> {
+    vec![0, 0, 0, 0, p[0], p[2], p[1], p[3]]
+}
+
+fn nchw(cx: &Tx<'_>, node: &Node) -> Result<Vec<i64>, String> {
+    let d = cx.in_shape(node, 0)?;
+    if d.len() != 4 {
+        return Err(format!("a rank-{} input (only 2-D images, NCHW)", d.len()));
+    }
+    if d[2] < 0 || d[3] < 0 {
+        return Err("a symbolic spatial dimension".into());
+    }
+    Ok(d)
+}
+
+/// `Conv` (2-D) → `conv2d` or `depthwise_conv2d`, then `add_bias`.
+pub(crate) fn conv(cx: &mut Tx<'_>, node: &Node) -> Lowered {
+    let d = nchw(cx, node)?;
+    let wd = cx.in_shape(node, 1)?;
+    if wd.len() != 4 {
+        return Err("weights that are not 4-D".into());
+    }
+    let k = [wd[2], wd[3]];
+    if let Some(ks) = node.ints("kernel_shape")
+        && ks != k
+    {
+        return Err(format!("kernel_shape {ks:?} unlike the weights"));
+    }
+    let w = window(node, [d[2], d[3]], k)?;
+    let group = node.int("group", 1);
+    let o = out(node)?.to_string();
+    let x = cx.fin(node, 0)?;
+    let mut hw = [0i64; 2];
+    for i in 0..2 {
+        let span = d[2 + i] + w.pads[i] + w.pads[i + 2] - (k[i] - 1) * w.dil[i] - 1;
+        if span < 0 {
+            return Err("a window larger than the padded input".into());
+        }
+        hw[i] = span / w.strides[i] + 1;
+    }
+    let od = vec![d[0], wd[0], hw[0], hw[1]];
+    let params = vec![
+        kv("format", p_str("NCHW")),
+        kv("padding", p_pad(&padding(&w.pads))),
+        kv("stride", p_ints(&[1, 1, w.strides[0], w.strides[1]])),
+        kv("dilation", p_ints(&[1, 1, w.dil[0], w.dil[1]])),
+    ];
+    let (op, wid) = if group == 1 {
+        if wd[1] != d[1] {
+            return Err("weights whose channels differ from the input's".into());
+        }
+        ("conv2d", cx.fin(node, 1)?)
+    } else if group == d[1] && wd[1] == 1 && wd[0] == d[1] {
+        // TenniS keeps depthwise weights as [1, C, kh, kw]: the same bytes.
+        let c = cx
+            .const_floats(node, 1)
+            .ok_or("depthwise weights computed at run time")?;
+        (
+            "depthwise_conv2d",
+            cx.const_f32(&o, &[1, d[1], k[0], k[1]], &c)?,
+        )
+    } else {
+        return Err(format!("group {group} (only 1 and depthwise)"));
+    };
+    if node.input(2).is_some() {
+        let y = cx.tmp(op, &o, &[x, wid], params, &od)?;
+        let b = cx.fin(node, 2)?;
+        cx.emit("add_bias", &o, &[y, b], vec![kv("dim", p_int(1))], &od)?;
+    } else {
+        cx.emit(op, &o, &[x, wid], params, &od)?;
+    }
+    Ok(())
+}
+
+/// `MaxPool`, `AveragePool` (2-D) → `pooling2d`. TenniS rounds the
+/// output size up; a floor-rounded ONNX pooling is written with its
+/// bottom/right padding reduced so that both agree, and refused when it
+/// cannot be.
+pub(crate) fn pool(cx: &mut Tx<'_>, node: &Node) -> Lowered {
+    let d = nchw(cx, node)?;
+    if node.has_output(1) {
+        return Err("its Indices output".into());
+    }
+    let k = two(node.ints("kernel_shape"), 0, "kernel_shape")?;
+    let mut w = window(node, [d[2], d[3]], k)?;
+    if w.dil != [1, 1] {
+        return Err("dilations".into());
+    }
+    let ceil = node.int("ceil_mode", 0) != 0;
+    let avg = node.op == "AveragePool";
+    let include = avg && node.int("count_include_pad", 0) != 0;
+    let mut hw = [0i64; 2];
+    for i in 0..2 {
+        let span = d[2 + i] + w.pads[i] + w.pads[i + 2] - k[i];
+        if span < 0 {
+            return Err("a window larger than the padded input".into());
+        }
+        let s = w.strides[i];
+        let r = span % s;
+        if ceil {
+            let mut o = (span + s - 1) / s + 1;
+            // ONNX drops a last window that starts in the end padding.
+            if (o - 1) * s >= d[2 + i] + w.pads[i] {
+                o -= 1;
+            }
+            if o != (span + s - 1) / s + 1 {
+                return Err("ceil_mode with a last window in the padding".into());
+            }
+            if include && r != 0 {
+                return Err("ceil_mode with count_include_pad past the padding".into());
+            }
+            hw[i] = o;
+        } else {
+            if r != 0 {
+                if w.pads[i + 2] < r {
+                    return Err("floor rounding TenniS's (ceiling) pooling cannot reproduce".into());
+                }
+                w.pads[i + 2] -= r;
+            }
+            hw[i] = span / s + 1;
+        }
+    }
+    let x = cx.fin(node, 0)?;
+    let od = vec![d[0], d[1], hw[0], hw[1]];
+    cx.emit(
+        "pooling2d",
+        out(node)?,
+        &[x],
+        vec![
+            kv("format", p_str("NCHW")),
+            kv("type", p_int(i64::from(avg))),
+            kv("padding", p_pad(&padding(&w.pads))),
+            kv("padding_type", p_int(if include { 3 } else { 0 })),
+            kv("ksize", p_ints(&[1, 1, k[0], k[1]])),
+            kv("stride", p_ints(&[1, 1, w.strides[0], w.strides[1]])),
+        ],
+        &od,
+    )?;
+    Ok(())
+}
+
+/// `GlobalMaxPool`, `GlobalAveragePool` (2-D) → `global_pooling2d`.
+pub(crate) fn global_pool(cx: &mut Tx<'_>, node: &Node) -> Lowered {
+    let d = nchw(cx, node)?;
+    let x = cx.fin(node, 0)?;
+    let ty = i64::from(node.op == "GlobalAveragePool");
+    cx.emit(
+        "global_pooling2d",
+        out(node)?,
+        &[x],
+        vec![kv("format", p_str("NCHW")), kv("type", p_int(ty))],
+        &[d[0], d[1], 1, 1],
+    )?;
+    Ok(())
+}
+
+/// `Gemm` → `gemm` (a missing C is a zero with beta 0).
+pub(crate) fn gemm(cx: &mut Tx<'_>, node: &Node) -> Lowered {
+    let (ad, bd) = (cx.in_shape(node, 0)?, cx.in_shape(node, 1)?);
+    if ad.len() != 2 || bd.len() != 2 {
+        return Err("inputs that are not matrices".into());
+    }
+    let ta = node.int("transA", 0) != 0;
+    let tb = node.int("transB", 0) != 0;
+    let (m, ka) = if ta { (ad[1], ad[0]) } else { (ad[0], ad[1]) };
+    let (kb, n) = if tb { (bd[1], bd[0]) } else { (bd[0], bd[1]) };
+    if ka != kb {
+        return Err("inner dimensions that differ".into());
+    }
+    let o = out(node)?.to_string();
+    let mut a = cx.fin(node, 0)?;
+    let mut b = cx.fin(node, 1)?;
+    // TenniS's CPU gemm mishandles transB; transposes are explicit.
+    if ta {
+        a = cx.tmp(
+            "_transpose",
+            &o,
+            &[a],
+            vec![kv("permute", p_ints(&[1, 0]))],
+            &[m, ka],
+        )?;
+    }
+    if tb {
+        b = cx.tmp(
+            "_transpose",
+            &o,
+            &[b],
+            vec![kv("permute", p_ints(&[1, 0]))],
+            &[kb, n],
+        )?;
+    }
+    let mut beta = node.float("beta", 1.0);
+    let c = if node.input(2).is_some() {
+        let cd = cx.in_shape(node, 2)?;
+        if cd.len() > 2 {
+            return Err("a C of rank above 2".into());
+        }
+        cx.fin(node, 2)?
+    } else {
+        beta = 0.0;
+        cx.scalar(&o, 0.0)?
+    };
+    cx.emit(
+        "gemm",
+        &o,
+        &[a, b, c],
+        vec![
+            kv("alpha", p_float(node.float("alpha", 1.0))),
+            kv("beta", p_float(beta)),
+            kv("transA", p_bool(false)),
+            kv("transB", p_bool(false)),
+        ],
+        &[m, n],
+    )?;
+    Ok(())
+}
+
+/// `MatMul` with a matrix B: A's leading axes flattened, `gemm`, reshaped
+/// back.
+pub(crate) fn matmul(cx: &mut Tx<'_>, node: &Node) -> Lowered {
+    let (ad, bd) = (cx.in_shape(node, 0)?, cx.in_shape(node, 1)?);
+    if bd.len() != 2 || ad.len() < 2 {
+        return Err("a B that is not a matrix, or a vector A".into());
+    }
+    if ad.iter().any(|&v| v < 0) {
+        return Err("a symbolic dimension (fix it with --input-shape)".into());
+    }
+    let k = ad[ad.len() - 1];
+    if k != bd[0] {
+        return Err("inner dimensions that differ".into());
+    }
+    let rows: i64 = ad[..ad.len() - 1].iter().product();
+    let o = out(node)?.to_string();
+    let mut a = cx.fin(node, 0)?;
+    let b = cx.fin(node, 1)?;
+    if ad.len() != 2 {
+        let r = cx.fresh(&o);
+        a = cx.reshape(&r, a, &[rows, k])?;
+    }
+    let zero = cx.scalar(&o, 0.0)?;
+    let params = vec![
+        kv("alpha", p_float(1.0)),
+        kv("beta", p_float(0.0)),
+        kv("transA", p_bool(false)),
+        kv("transB", p_bool(false)),
+    ];
+    let mut od = ad.clone();
+    *od.last_mut().expect("rank 2+") = bd[1];
+    if ad.len() == 2 {
+        cx.emit("gemm", &o, &[a, b, zero], params, &od)?;
+    } else {
+        let y = cx.tmp("gemm", &o, &[a, b, zero], params, &[rows, bd[1]])?;
+        cx.reshape(&o, y, &od)?;
+    }
+    Ok(())
+}
+
+/// `BatchNormalization` (inference) → `batch_norm` then `batch_scale`.
+pub(crate) fn batch_norm(cx: &mut Tx<'_>, node: &Node) -> Lowered {
+    let d = cx.in_shape(node, 0)?;
+    if d.len() < 2 {
+        return Err("an input without a channel axis".into());
+    }
+    if node.outputs.iter().skip(1).any(|o| !o.is_empty()) {
+        return Err("training outputs".into());
+    }
+    if cx.opset >= 14 && node.int("training_mode", 0) != 0 {
+        return Err("training_mode".into());
+    }
+    for i in 1..5 {
+        if cx.in_shape(node, i)? != [d[1]] {
+            return Err("parameters whose shape is not [C]".into());
+        }
+    }
+    let o = out(node)?.to_string();
+    let x = cx.fin(node, 0)?;
+    let (s, b, m, v) = (
+        cx.fin(node, 1)?,
+        cx.fin(node, 2)?,
+        cx.fin(node, 3)?,
+        cx.fin(node, 4)?,
+    );
+    let eps = node.float("epsilon", 1e-5);
+    let n = cx.tmp(
+        "batch_norm",
+        &o,
+        &[x, m, v],
+        vec![kv("dim", p_int(1)), kv("epsilon", p_float(eps))],
+        &d,
+    )?;
+    cx.emit("batch_scale", &o, &[n, s, b], vec![kv("dim", p_int(1))], &d)?;
+    Ok(())
+}
