@@ -120,9 +120,10 @@ fn support_table_is_fresh() {
         .iter()
         .map(|(k, v)| (k.clone(), v["pass"].as_u64().unwrap_or(0)))
         .collect();
-    let md = graph_translate::import::support_table_markdown(&|op| {
+    let mut md = graph_translate::import::support_table_markdown(&|op| {
         per.get(op).copied().unwrap_or(0) as usize
     });
+    md.push_str(&onnx_import_tennis_section());
     let path = root().join("crates/graph-translate/IMPORT_SUPPORT.md");
     if std::env::var_os("MLFORMATS_BLESS").is_some() {
         std::fs::write(&path, &md).unwrap();
@@ -222,4 +223,14 @@ fn tennis_target_is_refused_not_written_without_its_graph() {
         .to_string();
     assert!(e.contains("TenniS"), "{e}");
     assert!(!out.exists());
+}
+
+/// The TenniS section of IMPORT_SUPPORT.md, from the TenniS verification
+/// (testdata/translate/import/tennis.json).
+fn onnx_import_tennis_section() -> String {
+    let p = root().join("testdata/translate/import/tennis.json");
+    let r: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(p).unwrap()).unwrap();
+    graph_translate::import::tennis_support_markdown(&|op| {
+        r["per_op"][op]["pass"].as_u64().unwrap_or(0) as usize
+    })
 }
