@@ -19,7 +19,9 @@ mod activation;
 mod arith;
 mod conv_pool;
 mod infer;
+mod math;
 mod norm;
+mod rnn;
 mod shape;
 
 /// Exports the network `opts.network` (default: the first executor's) of
