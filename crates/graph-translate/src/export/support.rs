@@ -57,7 +57,7 @@ pub fn support_table() -> String {
     section(
         &mut out,
         "NNabla → ONNX (nnabla 1.39 function list)",
-        super::nnabla_table::TABLE,
+        super::nnabla_table::TABLE.as_slice(),
     );
     #[cfg(feature = "tennis")]
     section(

@@ -42,6 +42,7 @@ impl Verified {
 
 /// One operator of a source format: lowered to ONNX (`lower` is `Some`) or
 /// refused with `reason`.
+#[derive(Clone)]
 pub struct Entry<L: 'static> {
     /// The source operator (NNabla function type, TenniS operator name).
     pub op: &'static str,
