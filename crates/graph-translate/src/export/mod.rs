@@ -164,7 +164,7 @@ pub struct ExportSummary {
 /// The NNabla function types the exporter lowers, sorted.
 #[cfg(feature = "nnabla")]
 pub fn nnabla_functions() -> Vec<&'static str> {
-    table::lowered(nnabla_table::TABLE)
+    table::lowered(nnabla_table::TABLE.as_slice())
 }
 
 /// The TenniS operators the exporter lowers, sorted.

@@ -16,9 +16,14 @@ fn section<L>(out: &mut String, title: &str, table: &[Entry<L>]) {
     out.push_str("|---|---|---|---|---|\n");
     for e in table {
         if e.lower.is_some() {
+            let cases = match e.cases {
+                0 => String::new(),
+                1 => " (1 case)".to_string(),
+                n => format!(" ({n} cases)"),
+            };
             let _ = writeln!(
                 out,
-                "| {} | lowered | {} | {}–{} | {} |",
+                "| {} | lowered | {} | {}–{} | {}{cases} |",
                 e.op,
                 e.onnx.join(", "),
                 e.min_opset.max(*OPSETS.start()),
@@ -52,7 +57,7 @@ pub fn support_table() -> String {
     section(
         &mut out,
         "NNabla → ONNX (nnabla 1.39 function list)",
-        super::nnabla_table::TABLE,
+        super::nnabla_table::TABLE.as_slice(),
     );
     #[cfg(feature = "tennis")]
     section(

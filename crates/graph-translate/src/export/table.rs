@@ -4,13 +4,14 @@
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum Verified {
-    /// Single-operator networks of `testdata/translate/nnabla/`: the real
-    /// nnabla 1.39 computed the outputs; the test runs the export in
-    /// tract-onnx against them.
+    /// Single-function networks of `testdata/translate/export/nnabla/`: the
+    /// real nnabla 1.39 computed the outputs; the export runs in tract-onnx
+    /// against them (cargo test `nnabla_export_ops`) and in onnxruntime
+    /// (`tools/nnabla_export_cases.py check`).
     NnablaTract,
-    /// Single-operator networks run by nnabla 1.39; tract lacks an ONNX
-    /// operator of the lowering, so onnxruntime checks it in CI
-    /// (`check_exports.py`).
+    /// The same networks, some of which tract-onnx does not run as ONNX
+    /// says (e.g. `RNN` activations, reflect padding): those are checked
+    /// in onnxruntime only (`tools/nnabla_export_cases.py check`).
     NnablaOnnxruntime,
     /// Whole networks of `testdata/onnx/` computed by the real runtime
     /// (nnabla 1.39 or the TenniS C++ runtime), run in tract-onnx.
@@ -26,8 +27,12 @@ impl Verified {
     /// The words of the support table.
     pub fn describe(self) -> &'static str {
         match self {
-            Verified::NnablaTract => "nnabla 1.39 single-function networks, tract-onnx",
-            Verified::NnablaOnnxruntime => "nnabla 1.39 + onnxruntime in CI",
+            Verified::NnablaTract => {
+                "nnabla 1.39 single-function networks, tract-onnx + onnxruntime"
+            }
+            Verified::NnablaOnnxruntime => {
+                "nnabla 1.39 single-function networks, onnxruntime (tract-onnx for some)"
+            }
             Verified::Networks => "whole networks of testdata/onnx (real runtime), tract-onnx",
             Verified::Formula => "documented formula, tract-onnx (no runtime reference yet)",
             Verified::Unverified => "not verified",
@@ -37,6 +42,7 @@ impl Verified {
 
 /// One operator of a source format: lowered to ONNX (`lower` is `Some`) or
 /// refused with `reason`.
+#[derive(Clone)]
 pub struct Entry<L: 'static> {
     /// The source operator (NNabla function type, TenniS operator name).
     pub op: &'static str,
@@ -52,6 +58,9 @@ pub struct Entry<L: 'static> {
     pub verified: Verified,
     /// The lowest operator set the lowering writes.
     pub min_opset: i64,
+    /// How many single-function networks of the real runtime test it (0:
+    /// none).
+    pub cases: u16,
 }
 
 impl<L> Entry<L> {
@@ -71,6 +80,7 @@ impl<L> Entry<L> {
             reason: "",
             verified,
             min_opset: 13,
+            cases: 0,
         }
     }
 
@@ -84,7 +94,15 @@ impl<L> Entry<L> {
             reason,
             verified: Verified::Unverified,
             min_opset: 13,
+            cases: 0,
         }
+    }
+
+    /// The same entry tested by `n` single-function networks of the real
+    /// runtime.
+    pub const fn cases(mut self, n: u16) -> Self {
+        self.cases = n;
+        self
     }
 
     /// The same entry needing operator set `opset` at least.

@@ -223,4 +223,50 @@ impl Exporter<'_> {
         self.cx.op_to("Sum", &n.name, &c.ins, c.out, vec![]);
         Ok(())
     }
+
+    /// Lowers `GELU`: nnabla's tanh form,
+    /// `x/2 (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3)))`.
+    pub(crate) fn gelu(&mut self, n: &Node, c: &Call) -> Result<()> {
+        let x = c.input(0)?;
+        let cx = &mut self.cx;
+        let x2 = cx.op("Mul", &[x, x], vec![]);
+        let x3 = cx.op("Mul", &[&x2, x], vec![]);
+        let k = cx.scalar(0.044_715);
+        let kx3 = cx.op("Mul", &[&x3, &k], vec![]);
+        let inner = cx.op("Add", &[x, &kx3], vec![]);
+        let s = cx.scalar((2.0 / std::f64::consts::PI).sqrt() as f32);
+        let t = cx.op("Mul", &[&inner, &s], vec![]);
+        let th = cx.op("Tanh", &[&t], vec![]);
+        let one = cx.scalar(1.0);
+        let p = cx.op("Add", &[&th, &one], vec![]);
+        let half = cx.scalar(0.5);
+        let hx = cx.op("Mul", &[x, &half], vec![]);
+        cx.op_to("Mul", &n.name, &[&hx, &p], c.out, vec![]);
+        Ok(())
+    }
+
+    /// Lowers `CReLU` and `CELU`: the activation of `x` and of `-x`,
+    /// concatenated along `axis`.
+    pub(crate) fn concat_pair(&mut self, n: &Node, c: &Call) -> Result<()> {
+        let x = c.input(0)?;
+        let neg = self.cx.op("Neg", &[x], vec![]);
+        let attrs = || {
+            if n.op == "CELU" {
+                vec![attr::float("alpha", a_float(n, "alpha", 1.0) as f32)]
+            } else {
+                vec![]
+            }
+        };
+        let op = if n.op == "CELU" { "Elu" } else { "Relu" };
+        let a = self.cx.op(op, &[x], attrs());
+        let b = self.cx.op(op, &[&neg], attrs());
+        self.cx.op_to(
+            "Concat",
+            &n.name,
+            &[&a, &b],
+            c.out,
+            vec![attr::int("axis", a_int(n, "axis", 1))],
+        );
+        Ok(())
+    }
 }

@@ -12,7 +12,9 @@ impl Exporter<'_> {
     pub(super) fn infer_shape(&self, n: &Node) -> Option<Vec<i64>> {
         let op = n.op.as_str();
         let x = self.dims(n.inputs.first()?)?;
-        let rule = find(TABLE, op).and_then(|e| e.lower).map(|(_, r)| r);
+        let rule = find(TABLE.as_slice(), op)
+            .and_then(|e| e.lower)
+            .map(|(_, r)| r);
         let same = rule == Some(Shape::Same);
         if same {
             return Some(x);
@@ -108,7 +110,9 @@ impl Exporter<'_> {
         }
         let r = |k: usize| n.inputs.get(k).and_then(|v| self.known_rank(v));
         let op = n.op.as_str();
-        let rule = find(TABLE, op).and_then(|e| e.lower).map(|(_, r)| r);
+        let rule = find(TABLE.as_slice(), op)
+            .and_then(|e| e.lower)
+            .map(|(_, r)| r);
         let out = if matches!(rule, Some(Shape::Same | Shape::SameRank)) {
             r(0)
         } else if rule == Some(Shape::Broadcast) || op == "BatchMatmul" {

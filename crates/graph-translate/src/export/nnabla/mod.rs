@@ -19,7 +19,9 @@ mod activation;
 mod arith;
 mod conv_pool;
 mod infer;
+mod math;
 mod norm;
+mod rnn;
 mod shape;
 
 /// Exports the network `opts.network` (default: the first executor's) of
@@ -250,7 +252,7 @@ impl<'a> Exporter<'a> {
         let pruned = needed.iter().filter(|n| !**n).count();
         let mut bad: BTreeMap<String, usize> = BTreeMap::new();
         for (n, _) in g.nodes.iter().zip(&needed).filter(|(_, k)| **k) {
-            match find(TABLE, &n.op) {
+            match find(TABLE.as_slice(), &n.op) {
                 Some(e) if e.lower.is_some() => {}
                 Some(e) => *bad.entry(format!("{} ({})", n.op, e.reason)).or_default() += 1,
                 None => *bad.entry(n.op.clone()).or_default() += 1,
@@ -320,7 +322,7 @@ impl<'a> Exporter<'a> {
 
     /// Lowers `n` through its table entry.
     fn lower(&mut self, n: &Node) -> Result<()> {
-        let entry = find(TABLE, &n.op)
+        let entry = find(TABLE.as_slice(), &n.op)
             .ok_or_else(|| Error::Unsupported(format!("{} has no ONNX lowering", n.op)))?;
         let Some((f, _)) = entry.lower else {
             return Err(Error::Unsupported(format!("{}: {}", n.op, entry.reason)));

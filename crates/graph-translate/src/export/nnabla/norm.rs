@@ -78,4 +78,99 @@ impl Exporter<'_> {
         self.cx.op_to("Add", &n.name, &[&scaled, &b], out, vec![]);
         Ok(())
     }
+
+    /// `(x - mean) / sqrt(var + eps)` over `axes` (biased variance).
+    fn standardize(&mut self, x: &str, axes: &[i64], eps: f32) -> String {
+        let m = self.cx.reduce("ReduceMean", x, axes, true);
+        let d = self.cx.op("Sub", &[x, &m], vec![]);
+        let d2 = self.cx.op("Mul", &[&d, &d], vec![]);
+        let v = self.cx.reduce("ReduceMean", &d2, axes, true);
+        let e = self.cx.scalar(eps);
+        let ve = self.cx.op("Add", &[&v, &e], vec![]);
+        let sd = self.cx.op("Sqrt", &[&ve], vec![]);
+        self.cx.op("Div", &[&d, &sd], vec![])
+    }
+
+    /// Lowers `LayerNormalization`, `InstanceNormalization` and
+    /// `GroupNormalization` (inputs `x, beta?, gamma?`): statistics over
+    /// every axis but the batch axes (and the channel axis, or the group,
+    /// as the function says), then `* gamma + beta`.
+    pub(crate) fn group_like_normalization(&mut self, n: &Node, c: &Call) -> Result<()> {
+        let x = c.input(0)?;
+        let rank = self.rank(n, x)? as i64;
+        let eps = a_float(n, "eps", 1e-5) as f32;
+        let norm_axis = |a: i64| if a < 0 { a + rank } else { a };
+        let batch: Vec<i64> = a_ints(n, "batch_axis").into_iter().map(norm_axis).collect();
+        let channel = norm_axis(super::a_int(n, "channel_axis", 1));
+        let mut k = 1;
+        let beta = if a_bool(n, "no_bias") {
+            None
+        } else {
+            k += 1;
+            c.ins.get(k - 1).copied()
+        };
+        let gamma = if a_bool(n, "no_scale") {
+            None
+        } else {
+            c.ins.get(k).copied()
+        };
+        let normed = match n.op.as_str() {
+            "LayerNormalization" => {
+                let axes: Vec<i64> = (0..rank).filter(|a| !batch.contains(a)).collect();
+                self.standardize(x, &axes, eps)
+            }
+            "InstanceNormalization" => {
+                let axes: Vec<i64> = (0..rank)
+                    .filter(|a| !batch.contains(a) && *a != channel)
+                    .collect();
+                self.standardize(x, &axes, eps)
+            }
+            _ => {
+                // (.., C, ..) as (.., G, C/G, ..): statistics per group
+                let groups = super::a_int(n, "num_groups", 1);
+                let dims = self.shape(x).map(<[i64]>::to_vec).unwrap_or_default();
+                let cdim = dims.get(channel as usize).copied().unwrap_or(-1);
+                if dims.len() != rank as usize
+                    || dims.iter().skip(1).any(|&d| d < 0)
+                    || cdim <= 0
+                    || groups <= 0
+                    || cdim % groups != 0
+                {
+                    return Err(Error::Unsupported(
+                        "GroupNormalization needs the declared shape of its input".into(),
+                    ));
+                }
+                let mut g = dims.clone();
+                g[0] = 0;
+                g[channel as usize] = cdim / groups;
+                g.insert(channel as usize, groups);
+                let gs: Vec<i64> = g.iter().map(|&d| if d < 0 { 0 } else { d }).collect();
+                let xg = self.cx.reshape(x, &gs);
+                let axes: Vec<i64> = (0..rank + 1)
+                    .filter(|a| !batch.contains(a) && *a != channel)
+                    .collect();
+                let s = self.standardize(&xg, &axes, eps);
+                let sh = self.cx.op("Shape", &[x], vec![]);
+                self.cx.op("Reshape", &[&s, &sh], vec![])
+            }
+        };
+        let scaled = match gamma {
+            Some(gm) => self.cx.op("Mul", &[&normed, gm], vec![]),
+            None => normed,
+        };
+        match beta {
+            Some(b) => self.cx.op_to("Add", &n.name, &[&scaled, b], c.out, vec![]),
+            None => self
+                .cx
+                .op_to("Identity", &n.name, &[&scaled], c.out, vec![]),
+        }
+        Ok(())
+    }
+
+    /// Lowers `MeanSubtraction(x, mean, t)` at inference: `x - mean`.
+    pub(crate) fn mean_subtraction(&mut self, n: &Node, c: &Call) -> Result<()> {
+        self.cx
+            .op_to("Sub", &n.name, &[c.input(0)?, c.input(1)?], c.out, vec![]);
+        Ok(())
+    }
 }

@@ -210,4 +210,76 @@ impl Exporter<'_> {
             .op_to("Concat", name, &refs, out, vec![attr::int("axis", axis)]);
         Ok(())
     }
+
+    /// Lowers `Tile(reps)`: numpy's tile (`reps` shorter than the rank
+    /// repeats the last axes; longer adds leading axes).
+    pub(crate) fn tile(&mut self, n: &Node, c: &Call) -> Result<()> {
+        let x = c.input(0)?;
+        let rank = self.rank(n, x)?;
+        let mut reps = a_ints(n, "reps");
+        let mut src = x.to_string();
+        if reps.len() > rank {
+            let axes: Vec<i64> = (0..(reps.len() - rank) as i64).collect();
+            src = self.cx.unsqueeze(x, &axes);
+        } else {
+            let mut r = vec![1; rank - reps.len()];
+            r.extend(&reps);
+            reps = r;
+        }
+        let r = self.cx.ints(&reps);
+        self.cx.op_to("Tile", &n.name, &[&src, &r], c.out, vec![]);
+        Ok(())
+    }
+
+    /// Lowers `Broadcast(shape)`: `Expand` to `shape`.
+    pub(crate) fn broadcast(&mut self, n: &Node, c: &Call) -> Result<()> {
+        let mut shape = a_ints(n, "shape");
+        // a batch dimension left open (-1) keeps the input's
+        for d in &mut shape {
+            if *d < 0 {
+                *d = 1;
+            }
+        }
+        let s = self.cx.ints(&shape);
+        self.cx
+            .op_to("Expand", &n.name, &[c.input(0)?, &s], c.out, vec![]);
+        Ok(())
+    }
+
+    /// Lowers `Embed(x0, w)`: rows of `w` indexed by `x0`.
+    pub(crate) fn embed(&mut self, n: &Node, c: &Call) -> Result<()> {
+        let i = self.cx.cast(
+            c.input(0)?,
+            onnx_format::proto::tensor_proto::DataType::Int64,
+        );
+        self.cx.op_to(
+            "Gather",
+            &n.name,
+            &[c.input(1)?, &i],
+            c.out,
+            vec![attr::int("axis", 0)],
+        );
+        Ok(())
+    }
+
+    /// Lowers `Gather(x, indices, axis, batch_dims)` with `batch_dims` 0.
+    pub(crate) fn gather(&mut self, n: &Node, c: &Call) -> Result<()> {
+        if a_int(n, "batch_dims", 0) != 0 {
+            return Err(Error::Unsupported(
+                "batch_dims other than 0 is not exported".into(),
+            ));
+        }
+        let i = self.cx.cast(
+            c.input(1)?,
+            onnx_format::proto::tensor_proto::DataType::Int64,
+        );
+        self.cx.op_to(
+            "Gather",
+            &n.name,
+            &[c.input(0)?, &i],
+            c.out,
+            vec![attr::int("axis", a_int(n, "axis", 0))],
+        );
+        Ok(())
+    }
 }

@@ -1,0 +1,249 @@
+//! nnabla's built-in recurrent functions `RNN`, `LSTM` and `GRU` (inference)
+//! as ONNX `RNN`, `LSTM` and `GRU`, one ONNX node per layer.
+//!
+//! nnabla's layouts (checked against nnabla 1.39 itself): `x` is
+//! `(T, B, I)`, `h`/`c` `(L, D, B, H)`; `weight_l0` `(D, G, H, I + H)` and
+//! `weight` `(L - 1, D, G, H, D*H + H)`, the input and the recurrent
+//! weights side by side on the last axis; `bias` `(L, D, G', H)`. The gates
+//! are `i, f, g, o` (LSTM, G = 4, one bias per gate) and `r, z, n` (GRU,
+//! G = 3, G' = 4: `b_r, b_z` and the input and hidden biases of `n`, which
+//! is ONNX's `linear_before_reset = 1`). Outputs: `y` `(T, B, D*H)`, `hn`
+//! (and `cn`) `(L, D, B, H)`. Dropout only acts in training.
+
+use onnx_format::builder::attr;
+use tensor_core::graph::{Attribute, Node};
+
+use super::{Call, Exporter, a_bool, a_int};
+use crate::export::{Error, Result};
+
+/// How one of the three functions maps to its ONNX operator.
+struct Kind {
+    /// Gates in the weights (`G`).
+    gates: i64,
+    /// nnabla's gate index of each ONNX gate, in ONNX order.
+    order: &'static [i64],
+    /// Inputs before `weight_l0` (`x, h` or `x, h, c`).
+    states: usize,
+}
+
+const RNN: Kind = Kind {
+    gates: 1,
+    order: &[0],
+    states: 2,
+};
+// ONNX i, o, f, c from nnabla i, f, g, o
+const LSTM: Kind = Kind {
+    gates: 4,
+    order: &[0, 3, 1, 2],
+    states: 3,
+};
+// ONNX z, r, h from nnabla r, z, n
+const GRU: Kind = Kind {
+    gates: 3,
+    order: &[1, 0, 2],
+    states: 2,
+};
+
+impl Exporter<'_> {
+    /// Lowers `RNN`, `LSTM` and `GRU`.
+    pub(crate) fn recurrent(&mut self, n: &Node, c: &Call) -> Result<()> {
+        let kind = match n.op.as_str() {
+            "LSTM" => &LSTM,
+            "GRU" => &GRU,
+            _ => &RNN,
+        };
+        let layers = a_int(n, "num_layers", 1);
+        let dropout = n
+            .attribute("dropout")
+            .and_then(Attribute::as_float)
+            .unwrap_or(0.0);
+        if a_int(n, "training", 1) != 0 && dropout > 0.0 && layers > 1 {
+            return Err(Error::Unsupported(format!(
+                "dropout {dropout} in training mode (random; export a network saved with training false)"
+            )));
+        }
+        if layers < 1 {
+            return Err(Error::Invalid(format!("num_layers {layers}")));
+        }
+        let dirs: i64 = if a_bool(n, "bidirectional") { 2 } else { 1 };
+        let x = c.input(0)?;
+        let h0 = c.input(1)?;
+        let c0 = if kind.states == 3 {
+            Some(c.input(2)?)
+        } else {
+            None
+        };
+        let w0 = c.input(kind.states)?;
+        let (w_rest, bias) = if layers > 1 {
+            (
+                Some(c.input(kind.states + 1)?),
+                c.ins.get(kind.states + 2).copied(),
+            )
+        } else {
+            (None, c.ins.get(kind.states + 1).copied())
+        };
+        let wd = self.dims(w0).unwrap_or_default();
+        // (D, G, H, I + H), or (D, H, I + H) for RNN
+        let (hidden, in0) = match (kind.gates, wd.as_slice()) {
+            (1, [d, h, ih]) | (_, [d, _, h, ih]) if *d == dirs && *h > 0 && *ih > *h => {
+                (*h, *ih - *h)
+            }
+            _ => {
+                return Err(Error::Unsupported(format!(
+                    "weight_l0 {w0:?} has shape {wd:?}; the declared shape (D, G, H, I + H) is needed"
+                )));
+            }
+        };
+        let nonlinearity = n
+            .attribute("nonlinearity")
+            .and_then(Attribute::as_str)
+            .unwrap_or("tanh");
+        let act = match nonlinearity {
+            "tanh" => "Tanh",
+            "relu" => "Relu",
+            other => {
+                return Err(Error::Unsupported(format!(
+                    "nonlinearity {other:?} is not exported"
+                )));
+            }
+        };
+        let onnx_op = match n.op.as_str() {
+            "LSTM" => "LSTM",
+            "GRU" => "GRU",
+            _ => "RNN",
+        };
+        let (gh, g) = (kind.gates * hidden, kind.gates);
+        let mut input = x.to_string();
+        let mut hs = Vec::new();
+        let mut cs = Vec::new();
+        for l in 0..layers {
+            let in_size = if l == 0 { in0 } else { dirs * hidden };
+            let wl = if l == 0 {
+                w0.to_string()
+            } else {
+                let w = w_rest.unwrap_or_default();
+                let k = self.cx.ints(&[l - 1]);
+                let k = self.cx.squeeze0(&k);
+                self.cx.op("Gather", &[w, &k], vec![attr::int("axis", 0)])
+            };
+            // gates in ONNX order, then (D, G*H, In + H) split into W and R
+            let wl = self.cx.reshape(&wl, &[dirs, g, hidden, in_size + hidden]);
+            let ord = self.cx.ints(kind.order);
+            let wl = self
+                .cx
+                .op("Gather", &[&wl, &ord], vec![attr::int("axis", 1)]);
+            let wl = self.cx.reshape(&wl, &[dirs, gh, in_size + hidden]);
+            let (z, i, e, ax) = (
+                self.cx.ints(&[0]),
+                self.cx.ints(&[in_size]),
+                self.cx.ints(&[in_size + hidden]),
+                self.cx.ints(&[2]),
+            );
+            let w = self.cx.op("Slice", &[&wl, &z, &i, &ax], vec![]);
+            let r = self.cx.op("Slice", &[&wl, &i, &e, &ax], vec![]);
+            let b = match bias {
+                Some(b) => self.onnx_bias(b, l, dirs, hidden, kind)?,
+                None => String::new(),
+            };
+            let li = self.cx.ints(&[l]);
+            let li = self.cx.squeeze0(&li);
+            let hl = self.cx.op("Gather", &[h0, &li], vec![attr::int("axis", 0)]);
+            let cl = c0.map(|c0| self.cx.op("Gather", &[c0, &li], vec![attr::int("axis", 0)]));
+            let mut ins: Vec<&str> = vec![&input, &w, &r, &b, "", &hl];
+            if let Some(cl) = &cl {
+                ins.push(cl);
+            }
+            let mut attrs = vec![
+                attr::int("hidden_size", hidden),
+                attr::string(
+                    "direction",
+                    if dirs == 2 {
+                        "bidirectional"
+                    } else {
+                        "forward"
+                    },
+                ),
+            ];
+            if onnx_op == "GRU" {
+                attrs.push(attr::int("linear_before_reset", 1));
+            }
+            if onnx_op == "RNN" {
+                let mut a = attr::string("activations", act);
+                a.s = None;
+                a.strings = vec![act.as_bytes().to_vec(); dirs as usize];
+                a.r#type = Some(onnx_format::proto::attribute_proto::AttributeType::Strings as i32);
+                attrs.push(a);
+            }
+            let y = self.cx.helper_name("y");
+            let yh = self.cx.helper_name("y_h");
+            let yc = self.cx.helper_name("y_c");
+            let outs: Vec<&str> = if onnx_op == "LSTM" {
+                vec![&y, &yh, &yc]
+            } else {
+                vec![&y, &yh]
+            };
+            self.cx.b.node(onnx_op, "", &ins, &outs, attrs);
+            // (T, D, B, H) -> (T, B, D*H)
+            let t = self
+                .cx
+                .op("Transpose", &[&y], vec![attr::ints("perm", &[0, 2, 1, 3])]);
+            input = self.cx.reshape(&t, &[0, 0, dirs * hidden]);
+            hs.push(self.cx.unsqueeze(&yh, &[0]));
+            if onnx_op == "LSTM" {
+                cs.push(self.cx.unsqueeze(&yc, &[0]));
+            }
+        }
+        self.cx.op_to("Identity", &n.name, &[&input], c.out, vec![]);
+        if let Some(hn) = n.outputs.get(1) {
+            let hs: Vec<&str> = hs.iter().map(String::as_str).collect();
+            self.cx
+                .op_to("Concat", "", &hs, hn, vec![attr::int("axis", 0)]);
+        }
+        if let Some(cn) = n.outputs.get(2) {
+            let cs: Vec<&str> = cs.iter().map(String::as_str).collect();
+            self.cx
+                .op_to("Concat", "", &cs, cn, vec![attr::int("axis", 0)]);
+        }
+        Ok(())
+    }
+
+    /// ONNX's `B` `(D, 2*G*H)` of layer `l` from nnabla's `bias`
+    /// `(L, D, G', H)`: nnabla's single bias per gate as `Wb` with a zero
+    /// `Rb`; GRU's hidden bias of `n` as `Rb[h]`.
+    fn onnx_bias(
+        &mut self,
+        b: &str,
+        l: i64,
+        dirs: i64,
+        hidden: i64,
+        kind: &Kind,
+    ) -> Result<String> {
+        let li = self.cx.ints(&[l]);
+        let li = self.cx.squeeze0(&li);
+        let bl = self.cx.op("Gather", &[b, &li], vec![attr::int("axis", 0)]);
+        let gb = if kind.gates == 3 { 4 } else { kind.gates };
+        let bl = self.cx.reshape(&bl, &[dirs, gb, hidden]);
+        let ord = self.cx.ints(kind.order);
+        let wb = self
+            .cx
+            .op("Gather", &[&bl, &ord], vec![attr::int("axis", 1)]);
+        let wb = self.cx.reshape(&wb, &[dirs, kind.gates * hidden]);
+        if kind.gates == 3 {
+            let zeros = vec![0.0; (dirs * 2 * hidden) as usize];
+            let z = self.cx.floats("zeros", &zeros, &[dirs, 2 * hidden]);
+            let k = self.cx.ints(&[3]);
+            let rn = self.cx.op("Gather", &[&bl, &k], vec![attr::int("axis", 1)]);
+            let rn = self.cx.reshape(&rn, &[dirs, hidden]);
+            Ok(self
+                .cx
+                .op("Concat", &[&wb, &z, &rn], vec![attr::int("axis", 1)]))
+        } else {
+            let n = dirs * kind.gates * hidden;
+            let zeros = vec![0.0; n as usize];
+            let z = self
+                .cx
+                .floats("zeros", &zeros, &[dirs, kind.gates * hidden]);
+            Ok(self.cx.op("Concat", &[&wb, &z], vec![attr::int("axis", 1)]))
+        }
+    }
+}

@@ -1,0 +1,456 @@
+//! The second half of [`super::TABLE`]: logic, math, array manipulation
+//! and the rest of nnabla 1.39's function list.
+
+use super::*;
+
+/// Logic, math, array manipulation, signal processing, stochasticity,
+/// losses, geometry, quantization, validation and special functions.
+pub(super) static PART2: &[Entry<Lowering>] = &[
+    // Logical
+    Entry::lowered("Sign", &[], &["Sign"], (low!(unary), Same), T).cases(1),
+    Entry::lowered("Minimum2", &[], &["Min"], (low!(binary), Broadcast), T).cases(2),
+    Entry::lowered("Maximum2", &[], &["Max"], (low!(binary), Broadcast), T).cases(2),
+    Entry::lowered("MinimumScalar", &["val"], &["Min"], (low!(scalar), Same), T).cases(1),
+    Entry::lowered("MaximumScalar", &["val"], &["Max"], (low!(scalar), Same), T).cases(1),
+    Entry::lowered(
+        "LogicalAnd",
+        &[],
+        &["And", "Cast"],
+        (low!(logical), Broadcast),
+        T,
+    )
+    .cases(1),
+    Entry::lowered(
+        "LogicalOr",
+        &[],
+        &["Or", "Cast"],
+        (low!(logical), Broadcast),
+        T,
+    )
+    .cases(1),
+    Entry::lowered(
+        "LogicalXor",
+        &[],
+        &["Xor", "Cast"],
+        (low!(logical), Broadcast),
+        T,
+    )
+    .cases(1),
+    Entry::lowered(
+        "Equal",
+        &[],
+        &["Equal", "Cast"],
+        (low!(compare), Broadcast),
+        T,
+    )
+    .cases(1),
+    Entry::lowered(
+        "NotEqual",
+        &[],
+        &["Equal", "Not", "Cast"],
+        (low!(not_equal), Broadcast),
+        T,
+    )
+    .cases(1),
+    Entry::lowered(
+        "GreaterEqual",
+        &[],
+        &["GreaterOrEqual", "Cast"],
+        (low!(compare), Broadcast),
+        T,
+    )
+    .cases(1),
+    Entry::lowered(
+        "Greater",
+        &[],
+        &["Greater", "Cast"],
+        (low!(compare), Broadcast),
+        T,
+    )
+    .cases(1),
+    Entry::lowered(
+        "LessEqual",
+        &[],
+        &["LessOrEqual", "Cast"],
+        (low!(compare), Broadcast),
+        T,
+    )
+    .cases(1),
+    Entry::lowered(
+        "Less",
+        &[],
+        &["Less", "Cast"],
+        (low!(compare), Broadcast),
+        T,
+    )
+    .cases(1),
+    Entry::refused("SearchSorted", NOT_YET),
+    Entry::lowered(
+        "LogicalAndScalar",
+        &["val"],
+        &["And", "Cast"],
+        (low!(logical_scalar), Same),
+        T,
+    )
+    .cases(2),
+    Entry::lowered(
+        "LogicalOrScalar",
+        &["val"],
+        &["Or", "Cast"],
+        (low!(logical_scalar), Same),
+        T,
+    )
+    .cases(2),
+    Entry::lowered(
+        "LogicalXorScalar",
+        &["val"],
+        &["Xor", "Cast"],
+        (low!(logical_scalar), Same),
+        T,
+    )
+    .cases(2),
+    Entry::lowered(
+        "EqualScalar",
+        &["val"],
+        &["Equal", "Cast"],
+        (low!(compare_scalar), Same),
+        T,
+    )
+    .cases(1),
+    Entry::lowered(
+        "NotEqualScalar",
+        &["val"],
+        &["Equal", "Not", "Cast"],
+        (low!(compare_scalar), Same),
+        T,
+    )
+    .cases(1),
+    Entry::lowered(
+        "GreaterEqualScalar",
+        &["val"],
+        &["GreaterOrEqual", "Cast"],
+        (low!(compare_scalar), Same),
+        T,
+    )
+    .cases(1),
+    Entry::lowered(
+        "GreaterScalar",
+        &["val"],
+        &["Greater", "Cast"],
+        (low!(compare_scalar), Same),
+        T,
+    )
+    .cases(1),
+    Entry::lowered(
+        "LessEqualScalar",
+        &["val"],
+        &["LessOrEqual", "Cast"],
+        (low!(compare_scalar), Same),
+        T,
+    )
+    .cases(1),
+    Entry::lowered(
+        "LessScalar",
+        &["val"],
+        &["Less", "Cast"],
+        (low!(compare_scalar), Same),
+        T,
+    )
+    .cases(1),
+    Entry::lowered(
+        "LogicalNot",
+        &[],
+        &["Cast", "Not"],
+        (low!(logical_not), Same),
+        T,
+    )
+    .cases(1),
+    Entry::lowered("IsNaN", &[], &["IsNaN", "Cast"], (low!(is_test), Same), T).cases(1),
+    Entry::lowered("IsInf", &[], &["IsInf", "Cast"], (low!(is_test), Same), T).cases(1),
+    Entry::lowered(
+        "ResetNaN",
+        &["val"],
+        &["IsNaN", "Where"],
+        (low!(reset), Same),
+        T,
+    )
+    .cases(1),
+    Entry::lowered(
+        "ResetInf",
+        &["val"],
+        &["IsInf", "Where"],
+        (low!(reset), Same),
+        T,
+    )
+    .cases(1),
+    Entry::lowered("Where", &[], &["Cast", "Where"], (low!(where_), Custom), T).cases(1),
+    // Math
+    Entry::refused("Constant", NOT_YET),
+    Entry::refused("Arange", NOT_YET),
+    Entry::refused("Linspace", NOT_YET),
+    Entry::lowered("Abs", &[], &["Abs"], (low!(unary), Same), T).cases(1),
+    Entry::lowered("Exp", &[], &["Exp"], (low!(unary), Same), T).cases(1),
+    Entry::lowered("Log", &[], &["Log"], (low!(unary), Same), T).cases(1),
+    Entry::lowered("Identity", &[], &["Identity"], (low!(unary), Same), T).cases(1),
+    Entry::lowered(
+        "BatchMatmul",
+        &["transpose_a", "transpose_b"],
+        &["MatMul"],
+        (low!(batch_matmul), Custom),
+        T,
+    )
+    .cases(2),
+    Entry::lowered("Round", &[], &["Round"], (low!(unary), Same), T).cases(1),
+    Entry::lowered("Ceil", &[], &["Ceil"], (low!(unary), Same), T).cases(1),
+    Entry::lowered("Floor", &[], &["Floor"], (low!(unary), Same), T).cases(1),
+    Entry::lowered("Sin", &[], &["Sin"], (low!(unary), Same), T).cases(1),
+    Entry::lowered("Cos", &[], &["Cos"], (low!(unary), Same), T).cases(1),
+    Entry::lowered("Tan", &[], &["Tan"], (low!(unary), Same), T).cases(1),
+    Entry::lowered("Sinh", &[], &["Sinh"], (low!(unary), Same), T).cases(1),
+    Entry::lowered("Cosh", &[], &["Cosh"], (low!(unary), Same), T).cases(1),
+    Entry::lowered("ASin", &[], &["Asin"], (low!(unary), Same), T).cases(1),
+    Entry::lowered("ACos", &[], &["Acos"], (low!(unary), Same), T).cases(1),
+    Entry::lowered("ATan", &[], &["Atan"], (low!(unary), Same), T).cases(1),
+    Entry::lowered(
+        "ATan2",
+        &[],
+        &["Div", "Atan", "Less", "Greater", "Add", "Where"],
+        (low!(atan2), Broadcast),
+        T,
+    )
+    .cases(1),
+    Entry::lowered("ASinh", &[], &["Asinh"], (low!(unary), Same), T).cases(1),
+    Entry::lowered("ACosh", &[], &["Acosh"], (low!(unary), Same), T).cases(1),
+    Entry::lowered("ATanh", &[], &["Atanh"], (low!(unary), Same), T).cases(1),
+    Entry::lowered("Erf", &[], &["Erf"], (low!(unary), Same), T).cases(1),
+    // Array Manipulation
+    Entry::lowered(
+        "Concatenate",
+        &["axis"],
+        &["Concat"],
+        (low!(concatenate), SameRank),
+        T,
+    )
+    .cases(2),
+    Entry::lowered(
+        "Split",
+        &["axis"],
+        &["Split", "Squeeze"],
+        (low!(split), Custom),
+        T,
+    )
+    .cases(2),
+    Entry::lowered(
+        "Stack",
+        &["axis"],
+        &["Unsqueeze", "Concat"],
+        (low!(stack), Custom),
+        T,
+    )
+    .cases(2),
+    Entry::lowered(
+        "Slice",
+        &["start", "stop", "step"],
+        &["Slice"],
+        (low!(slice), SameRank),
+        T,
+    )
+    .cases(2),
+    Entry::lowered(
+        "Pad",
+        &["pad_width", "mode", "constant_value"],
+        &["Pad"],
+        (low!(pad), SameRank),
+        O,
+    )
+    .cases(2),
+    Entry::lowered(
+        "Transpose",
+        &["axes"],
+        &["Transpose"],
+        (low!(transpose), SameRank),
+        T,
+    )
+    .cases(2),
+    Entry::lowered(
+        "Broadcast",
+        &["shape"],
+        &["Expand"],
+        (low!(broadcast), Custom),
+        T,
+    )
+    .cases(1),
+    Entry::lowered(
+        "BroadcastTo",
+        &["axis"],
+        &["Shape", "Expand"],
+        (low!(broadcast_to), Custom),
+        T,
+    )
+    .cases(2),
+    Entry::lowered(
+        "Tile",
+        &["reps"],
+        &["Unsqueeze", "Tile"],
+        (low!(tile), Custom),
+        T,
+    )
+    .cases(3),
+    Entry::refused("OneHot", NOT_YET),
+    Entry::lowered("Flip", &["axes"], &["Slice"], (low!(flip), Same), T).cases(2),
+    Entry::refused("Shift", NOT_YET),
+    Entry::refused("Sort", NOT_YET),
+    Entry::lowered(
+        "Reshape",
+        &["shape"],
+        &["Reshape"],
+        (low!(reshape), Custom),
+        T,
+    )
+    .cases(2),
+    Entry::refused("Shape", NOT_YET),
+    Entry::refused("MatrixDiag", NOT_YET),
+    Entry::refused("MatrixDiagPart", NOT_YET),
+    Entry::refused("Trilu", NOT_YET),
+    Entry::refused("Meshgrid", NOT_YET),
+    Entry::refused("BatchDet", NOT_YET),
+    Entry::refused("BatchInv", NOT_YET),
+    Entry::refused("BatchLogdet", NOT_YET),
+    Entry::refused("BatchCholesky", NOT_YET),
+    Entry::refused("Assign", "training only"),
+    Entry::lowered(
+        "Gather",
+        &["axis", "batch_dims"],
+        &["Cast", "Gather"],
+        (low!(gather), Custom),
+        T,
+    )
+    .cases(2),
+    Entry::refused("GatherNd", NOT_YET),
+    Entry::refused("BoolGather", NOT_YET),
+    Entry::refused("ScatterNd", NOT_YET),
+    Entry::refused("ScatterAdd", NOT_YET),
+    Entry::refused("BoolScatter", NOT_YET),
+    Entry::lowered(
+        "BoolFill",
+        &["value"],
+        &["Where"],
+        (low!(bool_fill), Same),
+        T,
+    )
+    .cases(1),
+    Entry::refused("PackPaddedSequence", NOT_YET),
+    Entry::refused("PadPackedSequence", NOT_YET),
+    Entry::refused("NonZero", NOT_YET),
+    // Signal Processing
+    Entry::refused("Interpolate", NOT_YET),
+    Entry::refused("ONNXResize", NOT_YET),
+    Entry::refused("FFT", NOT_YET),
+    Entry::refused("IFFT", NOT_YET),
+    Entry::refused("STFT", NOT_YET),
+    Entry::refused("ISTFT", NOT_YET),
+    // Stochasticity
+    Entry::lowered("Dropout", &[], &["Identity"], (low!(unary), Same), U).cases(1),
+    Entry::refused("TopKData", NOT_YET),
+    Entry::refused("TopKGrad", "training only"),
+    Entry::refused("Rand", "training only"),
+    Entry::refused("Randint", "training only"),
+    Entry::refused("Randn", "training only"),
+    Entry::refused("RandBinomial", "training only"),
+    Entry::refused("RandBeta", "training only"),
+    Entry::refused("RandGamma", "training only"),
+    Entry::refused("RandomChoice", "training only"),
+    Entry::refused("RandomCrop", "training only"),
+    Entry::refused("RandomFlip", "training only"),
+    Entry::refused("RandomShift", "training only"),
+    Entry::refused("RandomErase", "training only"),
+    Entry::refused("ImageAugmentation", "training only"),
+    // Loss Functions
+    Entry::refused("SigmoidCrossEntropy", "training only"),
+    Entry::refused("BinaryCrossEntropy", "training only"),
+    Entry::refused("SoftmaxCrossEntropy", "training only"),
+    Entry::refused("CategoricalCrossEntropy", "training only"),
+    Entry::refused("SquaredError", "training only"),
+    Entry::refused("AbsoluteError", "training only"),
+    Entry::refused("HuberLoss", "training only"),
+    Entry::refused("EpsilonInsensitiveLoss", "training only"),
+    Entry::refused("KLMultinomial", "training only"),
+    // Geometric Neural Network Layers
+    Entry::refused("AffineGrid", NOT_YET),
+    Entry::refused("WarpByGrid", NOT_YET),
+    Entry::refused("WarpByFlow", NOT_YET),
+    // Quantization Neural Network Layers
+    Entry::lowered(
+        "BinarySigmoid",
+        &[],
+        &["Greater", "Cast"],
+        (low!(binary_sigmoid), Same),
+        T,
+    )
+    .cases(1),
+    Entry::lowered(
+        "BinaryTanh",
+        &[],
+        &["Greater", "Where"],
+        (low!(binary_sigmoid), Same),
+        T,
+    )
+    .cases(1),
+    Entry::lowered(
+        "BinaryConnectAffine",
+        &["base_axis", "quantize_zero_to"],
+        &["Flatten", "Gemm", "Reshape"],
+        (low!(affine), Custom),
+        T,
+    )
+    .cases(1),
+    Entry::lowered(
+        "BinaryConnectConvolution",
+        &[
+            "base_axis",
+            "pad",
+            "stride",
+            "dilation",
+            "group",
+            "quantize_zero_to",
+        ],
+        &["Conv"],
+        (low!(convolution), SameRank),
+        T,
+    )
+    .cases(1),
+    Entry::lowered(
+        "BinaryWeightAffine",
+        &["base_axis", "quantize_zero_to"],
+        &["Flatten", "Gemm", "Reshape"],
+        (low!(affine), Custom),
+        T,
+    )
+    .cases(1),
+    Entry::refused("BinaryWeightConvolution", NOT_YET),
+    Entry::refused("INQAffine", NOT_YET),
+    Entry::refused("INQConvolution", NOT_YET),
+    Entry::refused("FixedPointQuantize", NOT_YET),
+    Entry::refused("MinMaxQuantize", NOT_YET),
+    Entry::refused("Pow2Quantize", NOT_YET),
+    Entry::refused("Prune", NOT_YET),
+    Entry::refused("QuantizeLinear", NOT_YET),
+    Entry::refused("DequantizeLinear", NOT_YET),
+    // Validation
+    Entry::refused("TopNError", "validation only"),
+    Entry::refused("BinaryError", "validation only"),
+    Entry::refused("ConfusionMatrix", "validation only"),
+    // Unsupported, Special Use
+    Entry::refused("VATNoise", "training only"),
+    Entry::lowered("Unlink", &[], &["Identity"], (low!(unary), Same), T).cases(1),
+    Entry::refused("Sink", "training only"),
+    Entry::refused("NmsDetection2d", NOT_YET),
+    Entry::refused("ONNXNonMaxSuppression", NOT_YET),
+    Entry::refused("MaxPoolingBackward", "training only"),
+    Entry::refused("PatchCorrelation", NOT_YET),
+    Entry::refused("Unique", NOT_YET),
+    Entry::refused("EyeLike", NOT_YET),
+    Entry::refused("Mod2", NOT_YET),
+    Entry::refused("BitShift", NOT_YET),
+    Entry::refused("Einsum", NOT_YET),
+];

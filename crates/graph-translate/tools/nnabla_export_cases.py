@@ -1,0 +1,470 @@
+"""Single-function NNabla networks for the ONNX export tests.
+
+Builds one small network per case (a function of nnabla 1.39 with one set
+of attribute values and input shapes), saves it as NAME.nnp with nnabla's
+own writer and its inputs as NAME.in.npz, in OUT (the repository's
+testdata/translate/export/nnabla). The reference outputs NAME.out.npz are
+then computed by nnabla's runtime from the saved file with
+reference_outputs.py (run_nnabla.py), the same loader users run.
+
+Runs in a Python that has nnabla 1.39, e.g. the nnabla chroot's:
+
+    cp nnabla_export_cases.py CHROOT/tmp/ && chroot CHROOT /opt/nnenv/bin/python \
+        /tmp/nnabla_export_cases.py /tmp/cases [--only REGEX]
+
+then copy /tmp/cases/* from the chroot to OUT and run
+    reference_outputs.py OUT --runtime nnabla
+
+The exports are checked in onnxruntime too (a Python with onnxruntime and
+numpy; the ONNX files are written by the cargo test
+`nnabla_export_ops` when MLFORMATS_DUMP_ONNX names a folder):
+
+    MLFORMATS_DUMP_ONNX=ONNXDIR cargo test -p mlformats --all-features \
+        --test nnabla_export_ops
+    python nnabla_export_cases.py check OUT ONNXDIR [--report FILE.json]
+"""
+
+import argparse
+import json
+import os
+import re
+
+import numpy as np
+
+
+def cases():
+    """(name, function, inputs, params, kwargs). inputs: list of
+    (shape, lo, hi) (or ('int', shape, hi) / ('bool', shape) / ('special',
+    shape)); params: list of (name, shape) created as parameters."""
+    u = [((2, 3, 4), -2.0, 2.0)]
+    u2 = [((3, 5), -2.0, 2.0)]
+    b2 = [((2, 3, 4), -2.0, 2.0), ((2, 3, 4), -2.0, 2.0)]
+    bb = [((2, 3, 4), -2.0, 2.0), ((1, 3, 1), -2.0, 2.0)]
+    pos = [((2, 3, 4), 0.1, 3.0)]
+    unit = [((2, 3, 4), -0.9, 0.9)]
+    img = [((2, 3, 6, 6), -1.0, 1.0)]
+    c = []
+
+    def add(name, fn, inputs, params=(), **kw):
+        c.append((name, fn, inputs, list(params), kw))
+
+    add("affine_b1", "affine", [((2, 6), -1, 1)], [("W", (6, 4)), ("b", (4,))], base_axis=1)
+    add("affine_b2", "affine", [((2, 3, 2, 2), -1, 1)], [("W", (4, 5)), ("b", (5,))], base_axis=2)
+    add("conv_basic", "convolution", img, [("W", (4, 3, 3, 3)), ("b", (4,))], pad=(1, 1))
+    add(
+        "conv_stride_dil",
+        "convolution",
+        img,
+        [("W", (6, 1, 2, 2))],
+        stride=(2, 1),
+        dilation=(1, 2),
+        group=3,
+    )
+    add("deconv_basic", "deconvolution", img, [("W", (3, 2, 3, 3)), ("b", (2,))], stride=(2, 2))
+    add(
+        "deconv_pad_outpad",
+        "deconvolution",
+        img,
+        [("W", (3, 2, 3, 3))],
+        stride=(2, 2),
+        pad=(1, 1),
+        output_padding=(1, 1),
+    )
+    add("maxpool_2", "max_pooling", img, kernel=(2, 2))
+    add("maxpool_pad", "max_pooling", img, kernel=(3, 3), stride=(2, 2), pad=(1, 1))
+    add("maxpool_noborder", "max_pooling", img, kernel=(4, 4), stride=(3, 3), ignore_border=False)
+    add("avgpool_2", "average_pooling", img, kernel=(2, 2))
+    add("avgpool_pad_incl", "average_pooling", img, kernel=(3, 3), pad=(1, 1), including_pad=True)
+    add(
+        "avgpool_pad_excl",
+        "average_pooling",
+        img,
+        kernel=(3, 3),
+        stride=(2, 2),
+        pad=(1, 1),
+        including_pad=False,
+    )
+    add("gap", "global_average_pooling", img)
+    add("sumpool_2", "sum_pooling", img, kernel=(2, 2))
+    add("sumpool_pad", "sum_pooling", img, kernel=(3, 3), stride=(2, 2), pad=(1, 1))
+    add("unpool_2", "unpooling", img, kernel=(2, 2))
+    add("unpool_21", "unpooling", img, kernel=(2, 1))
+    for fn in ["sigmoid", "swish", "tanh", "relu", "mish", "relu6", "hard_sigmoid", "hard_tanh"]:
+        add(fn, fn, u)
+    for fn in ["log_sigmoid", "softsign", "tanh_shrink", "sign", "abs", "exp", "identity"]:
+        add(fn, fn, u)
+    for fn in ["round", "ceil", "floor", "sin", "cos", "tan", "sinh", "cosh", "atan", "asinh"]:
+        add(fn, fn, u)
+    for fn in ["asin", "acos", "atanh", "erf"]:
+        add(fn, fn, unit)
+    add("log", "log", pos)
+    add("acosh", "acosh", [((2, 3, 4), 1.1, 3.0)])
+    add("leaky_relu_01", "leaky_relu", u, alpha=0.1)
+    add("leaky_relu_2", "leaky_relu", u2, alpha=0.25)
+    add("softmax_ax1", "softmax", u, axis=1)
+    add("softmax_ax2", "softmax", u, axis=2)
+    add("log_softmax_ax1", "log_softmax", u, axis=1)
+    add("log_softmax_ax0", "log_softmax", u2, axis=0)
+    add("elu_1", "elu", u, alpha=1.0)
+    add("elu_05", "elu", u2, alpha=0.5)
+    add("selu_default", "selu", u)
+    add("selu_custom", "selu", u2, scale=1.5, alpha=2.0)
+    add("prelu_shared", "prelu", img, [("slope", (1,))], base_axis=1)
+    add("prelu_channel", "prelu", img, [("slope", (3,))], base_axis=1)
+    add("softplus_1", "softplus", u, beta=1.0)
+    add("softplus_2", "softplus", u2, beta=2.0)
+    add(
+        "batchnorm",
+        "batch_normalization",
+        img,
+        [
+            ("beta", (1, 3, 1, 1)),
+            ("gamma", (1, 3, 1, 1)),
+            ("mean", (1, 3, 1, 1)),
+            ("var", (1, 3, 1, 1)),
+        ],
+        batch_stat=False,
+        eps=1e-3,
+    )
+    for fn in ["sum", "mean", "max", "min", "prod"]:
+        add(f"{fn}_ax1", fn, u, axis=1)
+        add(f"{fn}_ax02_keep", fn, u, axis=(0, 2), keepdims=True)
+        add(f"{fn}_all", fn, u2)
+    for fn in ["add2", "sub2", "mul2", "div2", "minimum2", "maximum2"]:
+        add(fn, fn, b2)
+        add(f"{fn}_bc", fn, bb)
+    add("pow2", "pow2", [((2, 3, 4), 0.2, 2.0), ((2, 3, 4), -2.0, 2.0)])
+    add("pow2_bc", "pow2", [((2, 3, 4), 0.2, 2.0), ((1, 3, 1), -2.0, 2.0)])
+    add("bc_add2", "bc_add2", bb)
+    add("add_n", "add_n", [((2, 3), -1, 1)] * 3)
+    for fn, v in [("add_scalar", 1.5), ("mul_scalar", -2.0), ("r_sub_scalar", 0.5)]:
+        add(fn, fn, u, val=v)
+    add("r_div_scalar", "r_div_scalar", pos, val=2.0)
+    add("pow_scalar", "pow_scalar", pos, val=1.7)
+    add("pow_scalar_neg", "pow_scalar", pos, val=-2.0)
+    add("r_pow_scalar", "r_pow_scalar", u, val=1.5)
+    add("minimum_scalar", "minimum_scalar", u, val=0.3)
+    add("maximum_scalar", "maximum_scalar", u, val=-0.3)
+    bools = [("bool", (2, 3, 4)), ("bool", (2, 3, 4))]
+    for fn in ["logical_and", "logical_or", "logical_xor"]:
+        add(fn, fn, bools)
+    add("logical_not", "logical_not", [("bool", (2, 3, 4))])
+    ints = [("int", (2, 3, 4), 3), ("int", (2, 3, 4), 3)]
+    for fn in ["equal", "not_equal", "greater_equal", "greater", "less_equal", "less"]:
+        add(fn, fn, ints)
+    add("isnan", "isnan", [("special", (2, 3, 4))])
+    add("isinf", "isinf", [("special", (2, 3, 4))])
+    add("batch_matmul", "batch_matmul", [((2, 3, 4), -1, 1), ((2, 4, 5), -1, 1)])
+    add(
+        "batch_matmul_t",
+        "batch_matmul",
+        [((2, 4, 3), -1, 1), ((2, 5, 4), -1, 1)],
+        transpose_a=True,
+        transpose_b=True,
+    )
+    add("concat_ax1", "concatenate", [((2, 3, 4), -1, 1), ((2, 2, 4), -1, 1)], axis=1)
+    add("concat_ax2", "concatenate", [((2, 3, 4), -1, 1), ((2, 3, 1), -1, 1)], axis=2)
+    add("split_ax1", "split", u, axis=1)
+    add("split_ax2", "split", u, axis=2)
+    add("stack_ax0", "stack", b2, axis=0)
+    add("stack_ax3", "stack", b2, axis=3)
+    add("slice_basic", "slice", u, start=(0, 1, 0), stop=(2, 3, 4), step=(1, 1, 2))
+    add("slice_neg", "slice", u, start=(1, 0, 3), stop=(2, 3, 0), step=(1, 2, -1))
+    add("pad_const", "pad", img, pad_width=(1, 2, 0, 1), mode="constant", constant_value=0.5)
+    add("pad_reflect", "pad", img, pad_width=(2, 1), mode="reflect")
+    add("transpose_021", "transpose", u, axes=(0, 2, 1))
+    add("transpose_201", "transpose", u, axes=(2, 0, 1))
+    add("broadcast_to_ax1", "broadcast_to", [((2, 3, 4), -1, 1), ((3, 4), -1, 1)], axis=1)
+    add("broadcast_to_ax0", "broadcast_to", [((2, 3, 4), -1, 1), ((2, 3), -1, 1)], axis=0)
+    add("flip_2", "flip", u, axes=(2,))
+    add("flip_01", "flip", u, axes=(0, 1))
+    add("reshape_flat", "reshape", u, shape=(2, 12))
+    add("reshape_3d", "reshape", u, shape=(4, 3, 2))
+    add("bool_fill", "bool_fill", [((2, 3, 4), -1, 1), ("bool", (2, 3, 4))], value=7.0)
+    add("dropout", "dropout", u, p=0.5)
+    add("binary_sigmoid", "binary_sigmoid", u)
+    add("binary_tanh", "binary_tanh", u)
+    add(
+        "bc_affine",
+        "binary_connect_affine",
+        [((2, 6), -1, 1)],
+        [("W", (6, 4)), ("Wb", (6, 4)), ("b", (4,))],
+    )
+    add(
+        "bc_conv",
+        "binary_connect_convolution",
+        img,
+        [("W", (4, 3, 3, 3)), ("Wb", (4, 3, 3, 3)), ("b", (4,))],
+        pad=(1, 1),
+    )
+    add(
+        "bw_affine",
+        "binary_weight_affine",
+        [((2, 6), -1, 1)],
+        [("W", (6, 4)), ("Wb", (6, 4)), ("alpha", (4,)), ("b", (4,))],
+    )
+    add("unlink", "unlink", u)
+    # functions lowered in this round
+    add("crelu_ax1", "crelu", u, axis=1)
+    add("crelu_ax2", "crelu", u2, axis=1)
+    add("celu_ax1", "celu", u, alpha=1.0, axis=1)
+    add("celu_ax2", "celu", u, alpha=0.5, axis=2)
+    add("gelu", "gelu", u)
+    add("sinc", "sinc", [("zeros", (2, 3, 4))])
+    add("layer_norm", "layer_normalization", img, [("beta", (1, 3, 6, 6)), ("gamma", (1, 3, 6, 6))])
+    add(
+        "layer_norm_2d",
+        "layer_normalization",
+        [((4, 5), -1, 1)],
+        [("beta", (1, 5)), ("gamma", (1, 5))],
+        eps=1e-3,
+    )
+    add(
+        "instance_norm",
+        "instance_normalization",
+        img,
+        [("beta", (1, 3, 1, 1)), ("gamma", (1, 3, 1, 1))],
+    )
+    add(
+        "group_norm",
+        "group_normalization",
+        [((2, 4, 3, 3), -1, 1)],
+        [("beta", (1, 4, 1, 1)), ("gamma", (1, 4, 1, 1))],
+        num_groups=2,
+    )
+    add(
+        "mean_subtraction",
+        "mean_subtraction",
+        img,
+        [("mean", (3, 6, 6)), ("t", (1,))],
+        update_running_mean=False,
+    )
+    add("cumsum_ax1", "cumsum", u, axis=1)
+    add("cumsum_excl_rev", "cumsum", u, axis=2, exclusive=True, reverse=True)
+    add("norm_2", "norm", u, p=2.0, axis=1)
+    add("norm_1_keep", "norm", u, p=1.0, axis=(1, 2), keepdims=True)
+    add("norm_3", "norm", u, p=3.0)
+    add("mul_n", "mul_n", [((2, 3), -1, 1)] * 3)
+    for fn in ["logical_and_scalar", "logical_or_scalar", "logical_xor_scalar"]:
+        add(f"{fn}_t", fn, [("bool", (2, 3, 4))], val=True)
+        add(f"{fn}_f", fn, [("bool", (2, 3, 4))], val=False)
+    for fn in ["equal_scalar", "not_equal_scalar", "greater_equal_scalar", "greater_scalar"]:
+        add(fn, fn, [("int", (2, 3, 4), 3)], val=1.0)
+    for fn in ["less_equal_scalar", "less_scalar"]:
+        add(fn, fn, [("int", (2, 3, 4), 3)], val=1.0)
+    add("reset_nan", "reset_nan", [("special", (2, 3, 4))], val=-5.0)
+    add("reset_inf", "reset_inf", [("special", (2, 3, 4))], val=7.0)
+    add("where", "where", [("bool", (2, 3, 4)), ((2, 3, 4), -1, 1), ((2, 3, 4), -1, 1)])
+    add("atan2", "atan2", [("quadrants", (2, 3, 4)), ("quadrants", (2, 3, 4))])
+    add("broadcast", "broadcast", [((1, 3, 1), -1, 1)], shape=(2, 3, 4))
+    add("tile_3", "tile", u, reps=(1, 2, 3))
+    add("tile_short", "tile", u, reps=(2,))
+    add("tile_long", "tile", u2, reps=(2, 1, 2))
+    add("embed", "embed", [("int", (2, 3), 5)], [("W", (5, 4))])
+    add("gather_ax0", "gather", [((5, 3), -1, 1), ("int", (2, 3), 5)], axis=0)
+    add("gather_ax1", "gather", [((2, 4, 3), -1, 1), ("int", (2,), 4)], axis=1)
+    for L in (1, 2):
+        for D in (1, 2):
+            tag = f"l{L}_d{D}"
+            hs = [((3, 2, 3), -1, 1), ((L, D, 2, 4), -1, 1)]
+            w = [("weight_l0", (D, 4, 4, 3 + 4))]
+            wr = [("weight_l0", (D, 4, 3 + 4))]
+            wg = [("weight_l0", (D, 3, 4, 3 + 4))]
+
+            def rest(g):
+                """`weight` of layers 1.. (none for one layer)."""
+                if L == 1:
+                    return []
+                if g:
+                    return [("weight", (L - 1, D, g, 4, D * 4 + 4))]
+                return [("weight", (L - 1, D, 4, D * 4 + 4))]
+
+            add(
+                f"lstm_{tag}",
+                "lstm",
+                hs + [((L, D, 2, 4), -1, 1)],
+                w + rest(4) + [("bias", (L, D, 4, 4))],
+                num_layers=L,
+                bidirectional=D == 2,
+                training=False,
+            )
+            add(
+                f"gru_{tag}",
+                "gru",
+                hs,
+                wg + rest(3) + [("bias", (L, D, 4, 4))],
+                num_layers=L,
+                bidirectional=D == 2,
+                training=False,
+            )
+            add(
+                f"rnn_{tag}",
+                "rnn",
+                hs,
+                wr + rest(0) + [("bias", (L, D, 4))],
+                num_layers=L,
+                bidirectional=D == 2,
+                training=False,
+            )
+    add(
+        "rnn_relu_nobias",
+        "rnn",
+        [((3, 2, 3), -1, 1), ((1, 1, 2, 4), -1, 1)],
+        [("weight_l0", (1, 4, 7))],
+        nonlinearity="relu",
+        training=False,
+    )
+    add(
+        "lstm_nobias",
+        "lstm",
+        [((3, 2, 3), -1, 1), ((1, 1, 2, 4), -1, 1), ((1, 1, 2, 4), -1, 1)],
+        [("weight_l0", (1, 4, 4, 7))],
+        training=False,
+    )
+    return c
+
+
+def value(spec, rng):
+    if spec[0] == "bool":
+        return (rng.random(spec[1]) < 0.5).astype(np.float32)
+    if spec[0] == "int":
+        return rng.integers(0, spec[2], spec[1]).astype(np.float32)
+    if spec[0] == "zeros":
+        v = rng.uniform(-4, 4, spec[1]).astype(np.float32)
+        v.reshape(-1)[::5] = 0.0
+        return v
+    if spec[0] == "quadrants":
+        v = rng.choice([-1.5, -0.5, 0.0, 0.5, 1.5], spec[1]).astype(np.float32)
+        return v
+    if spec[0] == "special":
+        v = rng.uniform(-2, 2, spec[1]).astype(np.float32)
+        flat = v.reshape(-1)
+        flat[1], flat[4], flat[7], flat[9] = np.nan, np.inf, -np.inf, np.nan
+        return v
+    shape, lo, hi = spec
+    return rng.uniform(lo, hi, shape).astype(np.float32)
+
+
+def build(case, rng):
+    import nnabla as nn
+    import nnabla.functions as F
+
+    name, fn, inputs, params, kw = case
+    nn.clear_parameters()
+    xs, feeds = [], {}
+    for i, spec in enumerate(inputs):
+        v = value(spec, rng)
+        x = nn.Variable(v.shape)
+        x.d = v
+        xs.append(x)
+        feeds[f"x{i}"] = v
+    ps = []
+    with nn.parameter_scope(name):
+        for pname, shape in params:
+            init = rng.uniform(-1, 1, shape).astype(np.float32)
+            if pname == "var":
+                init = np.abs(init) + 0.5
+            p = nn.parameter.get_parameter_or_create(pname, shape, init)
+            ps.append(p)
+    if fn in ("rnn", "lstm", "gru"):
+        # weight_l0 positional, the optional weight and bias by name
+        kw = dict(kw, **{pn: p for (pn, _), p in zip(params[1:], ps[1:])})
+        ps = ps[:1]
+    y = getattr(F, fn)(*xs, *ps, **kw)
+    ys = list(y) if isinstance(y, (list, tuple)) else [y]
+    return feeds, {f"x{i}": x for i, x in enumerate(xs)}, ys
+
+
+def check(cases_dir, onnx_dir, report):
+    """Runs every ONNXDIR/NAME.onnx in onnxruntime on NAME.in.npz and
+    compares with nnabla's NAME.out.npz (rtol 1e-4 of the largest value)."""
+    import onnxruntime as ort
+
+    counts, rows = {"pass": 0, "wrong": 0, "error": 0}, []
+    for f in sorted(os.listdir(onnx_dir)):
+        if not f.endswith(".onnx"):
+            continue
+        name = f[: -len(".onnx")]
+        row = {"case": name}
+        try:
+            sess = ort.InferenceSession(
+                os.path.join(onnx_dir, f), providers=["CPUExecutionProvider"]
+            )
+            ins = np.load(os.path.join(cases_dir, name + ".in.npz"))
+            want = np.load(os.path.join(cases_dir, name + ".out.npz"))
+            got = sess.run(None, {i.name: ins[i.name] for i in sess.get_inputs()})
+            worst = 0.0
+            for k, g in enumerate(got):
+                w = want[f"y{k}"]
+                both_nan = np.isnan(g) & np.isnan(w)
+                same_inf = np.isinf(w) & (g == w)
+                ok = ~(both_nan | same_inf)
+                scale = max(1e-6, float(np.abs(w[ok]).max(initial=0.0)))
+                err = float(np.abs(g[ok] - w[ok]).max(initial=0.0)) / scale
+                worst = max(worst, err if g.shape == w.shape else float("inf"))
+            row["error"] = worst
+            row["status"] = "pass" if worst <= 1e-4 else "wrong"
+        except Exception as e:  # noqa: BLE001 - reported per case
+            row["status"], row["message"] = "error", str(e)
+        counts[row["status"]] += 1
+        rows.append(row)
+        if row["status"] != "pass":
+            print(name, row)
+    print(json.dumps(counts))
+    if report:
+        with open(report, "w") as f:
+            json.dump({"counts": counts, "cases": rows}, f, indent=1)
+    return counts["wrong"] + counts["error"] == 0
+
+
+def main():
+    import sys
+
+    if len(sys.argv) > 1 and sys.argv[1] == "check":
+        ap = argparse.ArgumentParser(description="onnxruntime against nnabla")
+        ap.add_argument("cases")
+        ap.add_argument("onnx")
+        ap.add_argument("--report")
+        args = ap.parse_args(sys.argv[2:])
+        sys.exit(0 if check(args.cases, args.onnx, args.report) else 1)
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("out")
+    ap.add_argument("--only", help="regular expression on case names")
+    args = ap.parse_args()
+    import nnabla as nn
+    from nnabla.utils.save import save
+
+    os.makedirs(args.out, exist_ok=True)
+    made = []
+    for k, case in enumerate(cases()):
+        name = case[0]
+        if args.only and not re.search(args.only, name):
+            continue
+        rng = np.random.default_rng(k + 1)
+        feeds, xs, ys = build(case, rng)
+        outs = {f"y{i}": y for i, y in enumerate(ys)}
+        contents = {
+            "networks": [
+                {"name": name, "batch_size": 1, "outputs": outs, "names": xs},
+            ],
+            "executors": [
+                {
+                    "name": "runtime",
+                    "network": name,
+                    "data": list(xs),
+                    "output": list(outs),
+                },
+            ],
+        }
+        path = os.path.join(args.out, name)
+        save(path + ".nnp", contents, include_params=True, variable_batch_size=False)
+        np.savez(path + ".in.npz", **feeds)
+        made.append({"name": name, "function": case[1], "kwargs": repr(case[4])})
+        nn.clear_parameters()
+    with open(os.path.join(args.out, "cases.json"), "w") as f:
+        json.dump(made, f, indent=1)
+    print(f"{len(made)} cases written to {args.out}")
+
+
+if __name__ == "__main__":
+    main()

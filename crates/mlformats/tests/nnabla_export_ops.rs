@@ -1,0 +1,182 @@
+//! Every lowered NNabla function, one function at a time: the single-function
+//! networks of `testdata/translate/export/nnabla/` (made by nnabla 1.39's own
+//! writer, `tools/nnabla_export_cases.py`; `NAME.out.npz` computed by the
+//! real nnabla from the saved `.nnp`) are exported to ONNX, run in
+//! tract-onnx on `NAME.in.npz` and compared with nnabla's outputs. Every
+//! function the exporter lowers must have at least one such network.
+//!
+//! Where tract-onnx lacks an operator of a lowering (`TRACT_LACKS`), the
+//! export is only checked to succeed here; onnxruntime checks its outputs
+//! against nnabla's (`tools/export_check.py`, recorded in the table's
+//! verification column).
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+
+use mlformats::Document;
+use mlformats::export::{ExportOptions, export_model, nnabla_functions};
+use tract_onnx::prelude::*;
+
+const TOLERANCE: f64 = 1e-4;
+
+/// Cases whose lowering uses an ONNX operator tract-onnx 0.22 does not run
+/// (or runs differently from both nnabla and onnxruntime).
+/// `pad_reflect`: tract pads two axes of a 4-D tensor by reflection
+/// differently from nnabla and onnxruntime (which agree); `rnn_relu_nobias`:
+/// tract's `RNN` ignores `activations` (always tanh).
+const TRACT_LACKS: &[&str] = &["pad_reflect", "rnn_relu_nobias"];
+
+/// Cases nnabla computes at random, so no output can be compared:
+/// nnabla's runtime applies `Dropout` (a random mask) when it runs a saved
+/// network; the export is the inference identity, as nnabla's own ONNX
+/// converter writes it.
+const RANDOM_IN_NNABLA: &[&str] = &["dropout"];
+
+fn dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../testdata/translate/export/nnabla")
+}
+
+fn cases() -> Vec<String> {
+    let mut v: Vec<String> = std::fs::read_dir(dir())
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "nnp"))
+        .map(|p| p.file_stem().unwrap().to_string_lossy().into_owned())
+        .collect();
+    v.sort();
+    v
+}
+
+/// Largest absolute difference over the largest absolute reference value
+/// (NaN where nnabla has NaN counts as equal).
+fn rel_error(got: &[f32], want: &[f32]) -> f64 {
+    let mut scale = 1e-6f64;
+    let mut worst = 0f64;
+    for (&g, &w) in got.iter().zip(want) {
+        if (g.is_nan() && w.is_nan()) || (g.is_infinite() && g == w) {
+            continue;
+        }
+        scale = scale.max(f64::from(w).abs());
+        worst = worst.max((f64::from(g) - f64::from(w)).abs());
+    }
+    if worst.is_nan() {
+        f64::INFINITY
+    } else {
+        worst / scale
+    }
+}
+
+/// The functions of the case's network.
+fn functions(doc: &Document) -> Vec<String> {
+    doc.graph()
+        .map(|g| {
+            g.graphs
+                .iter()
+                .flat_map(|n| n.nodes.iter().map(|n| n.op.clone()))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// Exports `name` and, unless tract lacks an operator of it, runs it in
+/// tract; returns the worst relative error (0 when not run).
+fn run_one(name: &str) -> Result<f64, String> {
+    let d = dir();
+    let doc = Document::open(d.join(format!("{name}.nnp"))).map_err(|e| e.full_message())?;
+    let (model, _) = export_model(&doc, &ExportOptions::new()).map_err(|e| e.full_message())?;
+    let mut bytes = Vec::new();
+    mlformats::onnx::write_model(&mut bytes, &model).unwrap();
+    // for the onnxruntime check (tools/nnabla_export_cases.py check)
+    if let Some(out) = std::env::var_os("MLFORMATS_DUMP_ONNX") {
+        std::fs::write(Path::new(&out).join(format!("{name}.onnx")), &bytes).unwrap();
+    }
+    if TRACT_LACKS.contains(&name) || RANDOM_IN_NNABLA.contains(&name) {
+        return Ok(0.0);
+    }
+    let ins = Document::open(d.join(format!("{name}.in.npz"))).map_err(|e| e.full_message())?;
+    let outs = Document::open(d.join(format!("{name}.out.npz"))).map_err(|e| e.full_message())?;
+    let mut m = tract_onnx::onnx()
+        .model_for_read(&mut &bytes[..])
+        .map_err(|e| format!("tract cannot read the export: {e:?}"))?;
+    let input_names: Vec<String> = m
+        .input_outlets()
+        .map_err(|e| e.to_string())?
+        .iter()
+        .map(|o| m.node(o.node).name.clone())
+        .collect();
+    let mut feeds = TVec::new();
+    for (i, n) in input_names.iter().enumerate() {
+        let t = ins
+            .tensor(n)
+            .ok_or_else(|| format!("no reference input {n:?}"))?;
+        let dims: Vec<usize> = t.dims().to_vec();
+        let data: Vec<f32> = t.to_vec::<f32>().map_err(|e| e.to_string())?;
+        m = m
+            .with_input_fact(i, f32::fact(&dims).into())
+            .map_err(|e| e.to_string())?;
+        feeds.push(
+            tract_onnx::prelude::Tensor::from_shape(&dims, &data)
+                .map_err(|e| e.to_string())?
+                .into(),
+        );
+    }
+    let plan = m
+        .into_optimized()
+        .and_then(|m| m.into_runnable())
+        .map_err(|e| format!("tract cannot prepare the export: {e:?}"))?;
+    let got = plan
+        .run(feeds)
+        .map_err(|e| format!("tract cannot run the export: {e:?}"))?;
+    let mut worst = 0f64;
+    for (k, got) in got.iter().enumerate() {
+        let n = format!("y{k}");
+        let want = outs
+            .tensor(&n)
+            .ok_or_else(|| format!("no reference output {n:?}"))?;
+        let want = want.to_vec::<f32>().map_err(|e| e.to_string())?;
+        let got = got.cast_to::<f32>().map_err(|e| e.to_string())?;
+        let got = got.as_slice::<f32>().map_err(|e| e.to_string())?;
+        if got.len() != want.len() {
+            return Err(format!(
+                "output {n}: {} values, nnabla has {}",
+                got.len(),
+                want.len()
+            ));
+        }
+        worst = worst.max(rel_error(got, &want));
+    }
+    Ok(worst)
+}
+
+#[test]
+fn every_lowered_function_matches_nnabla() {
+    let all = cases();
+    let mut covered: BTreeMap<String, usize> = BTreeMap::new();
+    let mut failures = Vec::new();
+    for name in &all {
+        let doc = Document::open(dir().join(format!("{name}.nnp"))).unwrap();
+        for f in functions(&doc) {
+            *covered.entry(f).or_default() += 1;
+        }
+        match run_one(name) {
+            Ok(e) if e <= TOLERANCE => println!("ok {name}: relative error {e:.2e}"),
+            Ok(e) => failures.push(format!("{name}: relative error {e:.3e} > {TOLERANCE}")),
+            Err(e) => failures.push(format!("{name}: {e}")),
+        }
+    }
+    assert!(
+        failures.is_empty(),
+        "{} of {} failed:\n{}",
+        failures.len(),
+        all.len(),
+        failures.join("\n")
+    );
+    let missing: BTreeSet<&str> = nnabla_functions()
+        .into_iter()
+        .filter(|f| !covered.contains_key(*f))
+        .collect();
+    assert!(
+        missing.is_empty(),
+        "lowered functions without a single-function network: {missing:?}"
+    );
+}
