@@ -19,6 +19,10 @@ pub enum Verified {
     /// Checked in tract-onnx against the function's documented formula
     /// (`tests/elementwise_formulas.rs`), not yet against nnabla itself.
     Formula,
+    /// Single-operator modules of `testdata/translate/export/tennis/`: the
+    /// TenniS C++ runtime computed the outputs; the test runs the export in
+    /// tract-onnx against them.
+    TennisTract,
     /// Not yet checked against the real runtime.
     Unverified,
 }
@@ -35,6 +39,7 @@ impl Verified {
             }
             Verified::Networks => "whole networks of testdata/onnx (real runtime), tract-onnx",
             Verified::Formula => "documented formula, tract-onnx (no runtime reference yet)",
+            Verified::TennisTract => "TenniS runtime single-operator modules, tract-onnx",
             Verified::Unverified => "not verified",
         }
     }

@@ -16,9 +16,9 @@ impl Exporter<'_> {
     }
 
     /// Lowers `<param>`.
-    pub(crate) fn param(&mut self, _n: &Node, c: &Call) -> Result<()> {
+    pub(crate) fn param(&mut self, n: &Node, c: &Call) -> Result<()> {
         let out = c.out;
-        let dims = vec![Dim::Unknown; self.input_rank];
+        let dims = vec![Dim::Unknown; self.param_rank(n)];
         self.cx.b.input(out, DataType::Float, &dims);
         Ok(())
     }

@@ -37,6 +37,7 @@ use super::{Ctx, Error, ExportSummary, Result, Weights, unsupported_error};
 
 mod basic;
 mod image;
+mod more;
 
 /// Exports the TenniS module graph `g` (its first graph), constants from
 /// `weights` (by the tensor a value names, its own name or `NAME/value`),
@@ -165,6 +166,14 @@ impl<'a> Exporter<'a> {
         self.const_tensor(value).map(|t| t.dims().to_vec())
     }
 
+    /// The rank of a module input: the shape it declares (`#shape`), else
+    /// the rule of the module docs.
+    fn param_rank(&self, n: &Node) -> usize {
+        self.ints(n, "#shape")
+            .filter(|s| !s.is_empty())
+            .map_or(self.input_rank, |s| s.len())
+    }
+
     fn rank(&self, v: &str) -> Result<usize> {
         self.ranks
             .get(v)
@@ -265,7 +274,7 @@ impl<'a> Exporter<'a> {
     /// The element type of a value: integer where TenniS computes shapes.
     fn elem_type(&self, v: &str) -> DataType {
         match self.producer.get(v).map(|n| n.op.as_str()) {
-            Some("_shape") => DataType::Int32,
+            Some("_shape" | "argmax") => DataType::Int32,
             Some("<const>") => self
                 .const_tensor(v)
                 .and_then(|t| onnx_format::dtype::to_onnx(t.dtype()))
@@ -309,7 +318,7 @@ impl<'a> Exporter<'a> {
     fn infer_rank(&self, n: &Node) -> Option<usize> {
         let r0 = n.inputs.first().and_then(|v| self.ranks.get(v).copied());
         match n.op.as_str() {
-            "<param>" => Some(self.input_rank),
+            "<param>" => Some(self.param_rank(n)),
             "_reshape_v2" => n.inputs.get(1).and_then(|v| self.lens.get(v).copied()),
             "<const>" => self.const_dims(&n.outputs[0]).map(|d| d.len()),
             "flatten" => Some(self.int(n, "dim", 1).max(0) as usize + 1),
@@ -317,7 +326,21 @@ impl<'a> Exporter<'a> {
             "_reshape" => self.ints(n, "shape").map(|s| s.len()),
             "_shape" => Some(1),
             "stack" => r0.map(|r| r + 1),
-            "_onnx_pooling2d_padding" => Some(2),
+            "_onnx_pooling2d_padding" | "flatten2d" => Some(2),
+            "argmax" => r0.map(|r| r.saturating_sub(1)),
+            "max" if self.int(n, "keep_dims", 1) == 0 => r0.map(|r| r.saturating_sub(1)),
+            "reduce_sum" | "reduce_mean" if self.int(n, "keep_dims", 1) == 0 => {
+                let k = self.ints(n, "dims").map_or(0, |d| d.len());
+                r0.map(|r| r.saturating_sub(k))
+            }
+            "squeeze" => {
+                let k = self.ints(n, "axes")?.len();
+                r0.map(|r| r.saturating_sub(k))
+            }
+            "unsqueeze" => {
+                let k = self.ints(n, "axes")?.len();
+                r0.map(|r| r + k)
+            }
             "gather" => {
                 let ri = n.inputs.get(1).and_then(|v| self.ranks.get(v).copied())?;
                 r0.map(|r| r - 1 + ri)

@@ -1,0 +1,134 @@
+//! TenniS → ONNX, one operator at a time: every single-operator module of
+//! `testdata/translate/export/tennis/` (written by the `tennis_op_cases`
+//! example; `NAME.out.npz` computed by the real TenniS C++ runtime on
+//! `NAME.in.npz`, see the README there) is exported by the library, run by
+//! tract-onnx on the same inputs and compared with TenniS's outputs: the
+//! largest absolute difference over the largest absolute reference value
+//! must be at most 1e-4 (integer outputs: equal).
+
+use std::path::{Path, PathBuf};
+
+use mlformats::Document;
+use mlformats::export::{ExportOptions, export_model};
+use tract_onnx::prelude::*;
+
+const TOLERANCE: f64 = 1e-4;
+
+/// Cases tract-onnx 0.22 cannot run (onnxruntime runs them and matches
+/// TenniS, checked by `tools/export_check.py`); printed, not asserted.
+const TRACT_LACKS: &[&str] = &[];
+
+fn dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../testdata/translate/export/tennis")
+}
+
+fn rel_error(got: &[f32], want: &[f32]) -> f64 {
+    let mut scale = 1e-6f64;
+    let mut worst = 0f64;
+    for (&g, &w) in got.iter().zip(want) {
+        scale = scale.max(f64::from(w).abs());
+        worst = worst.max((f64::from(g) - f64::from(w)).abs());
+    }
+    if worst.is_nan() {
+        f64::INFINITY
+    } else {
+        worst / scale
+    }
+}
+
+/// Exports `name`, runs it in tract and returns its relative error.
+fn run_one(name: &str) -> Result<f64, String> {
+    let d = dir();
+    let doc = Document::open(d.join(format!("{name}.tsm"))).map_err(|e| e.full_message())?;
+    let (model, _) = export_model(&doc, &ExportOptions::new()).map_err(|e| e.full_message())?;
+    let mut bytes = Vec::new();
+    mlformats::onnx::write_model(&mut bytes, &model).map_err(|e| e.to_string())?;
+    let ins = Document::open(d.join(format!("{name}.in.npz"))).map_err(|e| e.full_message())?;
+    let outs = Document::open(d.join(format!("{name}.out.npz"))).map_err(|e| e.full_message())?;
+    let mut m = tract_onnx::onnx()
+        .model_for_read(&mut &bytes[..])
+        .map_err(|e| format!("tract cannot read the export: {e:?}"))?;
+    let names: Vec<String> = m
+        .input_outlets()
+        .map_err(|e| e.to_string())?
+        .iter()
+        .map(|o| m.node(o.node).name.clone())
+        .collect();
+    let mut feeds = TVec::new();
+    for (k, n) in names.iter().enumerate() {
+        let t = ins
+            .tensor(n)
+            .ok_or_else(|| format!("no input {n:?} in the .in.npz"))?;
+        let dims = t.dims().to_vec();
+        let data: Vec<f32> = t.to_vec::<f32>().map_err(|e| e.to_string())?;
+        m = m
+            .with_input_fact(k, f32::fact(&dims).into())
+            .map_err(|e| e.to_string())?;
+        feeds.push(
+            tract_onnx::prelude::Tensor::from_shape(&dims, &data)
+                .map_err(|e| e.to_string())?
+                .into(),
+        );
+    }
+    let plan = m
+        .into_optimized()
+        .and_then(|m| m.into_runnable())
+        .map_err(|e| format!("tract cannot prepare the export: {e:?}"))?;
+    let got = plan
+        .run(feeds)
+        .map_err(|e| format!("tract cannot run the export: {e:?}"))?;
+    let mut worst = 0f64;
+    for (k, g) in got.iter().enumerate() {
+        let want = outs
+            .tensor(&format!("out_{k}"))
+            .ok_or_else(|| format!("no TenniS output out_{k}"))?;
+        if g.shape() != want.dims() {
+            return Err(format!(
+                "output {k}: shape {:?}, TenniS has {:?}",
+                g.shape(),
+                want.dims()
+            ));
+        }
+        let integer = !matches!(g.datum_type(), DatumType::F32 | DatumType::F64);
+        let g = g.cast_to::<f32>().map_err(|e| e.to_string())?;
+        let g = g.as_slice::<f32>().map_err(|e| e.to_string())?;
+        let want = want.to_vec::<f32>().map_err(|e| e.to_string())?;
+        let e = rel_error(g, &want);
+        if integer && g != want.as_slice() {
+            return Err(format!("integer output {k} differs from TenniS"));
+        }
+        worst = worst.max(e);
+    }
+    Ok(worst)
+}
+
+#[test]
+fn single_operator_exports_match_tennis_with_tract() {
+    let mut names: Vec<String> = std::fs::read_dir(dir())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter_map(|f| f.strip_suffix(".out.npz").map(str::to_string))
+        .collect();
+    names.sort();
+    assert!(names.len() >= 90, "only {} cases", names.len());
+    let mut failures = Vec::new();
+    for name in &names {
+        let r = run_one(name);
+        if TRACT_LACKS.contains(&name.as_str()) {
+            println!("{name} (tract lacks an operator): {r:?}");
+            continue;
+        }
+        match r {
+            Ok(e) if e <= TOLERANCE => println!("ok {name}: relative error {e:.2e}"),
+            Ok(e) => failures.push(format!("{name}: relative error {e:.3e}")),
+            Err(e) => failures.push(format!("{name}: {e}")),
+        }
+    }
+    assert!(
+        failures.is_empty(),
+        "{} of {} failed:\n{}",
+        failures.len(),
+        names.len(),
+        failures.join("\n")
+    );
+}
