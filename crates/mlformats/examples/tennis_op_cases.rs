@@ -159,7 +159,7 @@ fn cases() -> Vec<Case> {
         "leaky_relu_0",
         "leaky_relu",
         vec![x(&[2, 3, 4])],
-        vec![("scalar", P::F(0.1))],
+        vec![("scale", P::F(0.1))],
     ));
     v.push(case(
         "pow_0",

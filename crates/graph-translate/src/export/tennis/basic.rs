@@ -230,7 +230,7 @@ impl Exporter<'_> {
     pub(crate) fn leaky_relu(&mut self, n: &Node, c: &Call) -> Result<()> {
         let out = c.out;
         let input = |k: usize| c.input(k);
-        let a = self.float(n, "scalar", 0.01) as f32;
+        let a = self.float(n, "scale", 0.0) as f32;
         self.cx.op_to(
             "LeakyRelu",
             out,
