@@ -200,22 +200,9 @@ impl Exporter<'_> {
         let out = c.out;
         let input = |k: usize| c.input(k);
         let code = self.int(n, "dtype", 10);
-        // TenniS type codes (the module format's own numbering)
-        let to = match code {
-            1 => DataType::Int8,
-            2 => DataType::Uint8,
-            3 => DataType::Int16,
-            4 => DataType::Uint16,
-            5 => DataType::Int32,
-            6 => DataType::Uint32,
-            7 => DataType::Int64,
-            8 => DataType::Uint64,
-            9 => DataType::Float16,
-            10 => DataType::Float,
-            11 => DataType::Double,
-            21 => DataType::Bool,
-            _ => return Err(Error::Unsupported(format!("cast to TenniS type {code}"))),
-        } as i32;
+        let to = cast_type(code)
+            .ok_or_else(|| Error::Unsupported(format!("cast to TenniS type {code}")))?
+            as i32;
         self.cx.op_to(
             "Cast",
             out,
@@ -240,4 +227,23 @@ impl Exporter<'_> {
         );
         Ok(())
     }
+}
+
+/// The ONNX type of a TenniS type code (the module format's own numbering).
+pub(crate) fn cast_type(code: i64) -> Option<DataType> {
+    Some(match code {
+        1 => DataType::Int8,
+        2 => DataType::Uint8,
+        3 => DataType::Int16,
+        4 => DataType::Uint16,
+        5 => DataType::Int32,
+        6 => DataType::Uint32,
+        7 => DataType::Int64,
+        8 => DataType::Uint64,
+        9 => DataType::Float16,
+        10 => DataType::Float,
+        11 => DataType::Double,
+        21 => DataType::Bool,
+        _ => return None,
+    })
 }

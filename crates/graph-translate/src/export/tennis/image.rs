@@ -234,8 +234,27 @@ impl Exporter<'_> {
             attr::ints("kernel_shape", &k[2..]),
             attr::ints("strides", &s[2..]),
         ];
+        let mut x = x.to_string();
         match auto {
             Some(a) => attrs.push(attr::string("auto_pad", a)),
+            // A white average with the ceil rule divides every window by its
+            // size, the last one too where it reaches past the end padding;
+            // ONNX leaves those cells out of the count. Zeros padded in
+            // explicitly, s - 1 more at each end, give the same number of
+            // windows with the floor rule, each inside the data.
+            None if ty == 1 && white && ceil => {
+                let p = self.cx.ints(&[
+                    0,
+                    0,
+                    pad[4],
+                    pad[6],
+                    0,
+                    0,
+                    pad[5] + s[2] - 1,
+                    pad[7] + s[3] - 1,
+                ]);
+                x = self.cx.op("Pad", &[&x, &p], vec![]);
+            }
             None => {
                 attrs.push(attr::ints("pads", &[pad[4], pad[6], pad[5], pad[7]]));
                 attrs.push(attr::int("ceil_mode", i64::from(ceil)));
@@ -249,7 +268,7 @@ impl Exporter<'_> {
             }
             t => return Err(Error::Unsupported(format!("pooling type {t}"))),
         };
-        self.cx.op_to(o, out, &[x], out, attrs);
+        self.cx.op_to(o, out, &[&x], out, attrs);
         Ok(())
     }
 

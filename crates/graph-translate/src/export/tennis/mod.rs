@@ -275,6 +275,15 @@ impl<'a> Exporter<'a> {
     fn elem_type(&self, v: &str) -> DataType {
         match self.producer.get(v).map(|n| n.op.as_str()) {
             Some("_shape" | "argmax") => DataType::Int32,
+            Some("_cast") => {
+                let code = self.producer[v]
+                    .attributes
+                    .iter()
+                    .find(|(k, _)| k == "dtype")
+                    .and_then(|(_, a)| a.as_int())
+                    .unwrap_or(10);
+                basic::cast_type(code).unwrap_or(DataType::Float)
+            }
             Some("<const>") => self
                 .const_tensor(v)
                 .and_then(|t| onnx_format::dtype::to_onnx(t.dtype()))
