@@ -86,7 +86,12 @@ pub fn run_web(root: &Path, args: &[String]) -> Result<()> {
         } else {
             www.join(name)
         };
-        std::fs::copy(&from, out.join(name)).map_err(|e| format!("{}: {e}", from.display()))?;
+        // read and write, not copy: the page's files get the umask's
+        // permissions (cargo makes the wasm executable)
+        let bytes = std::fs::read(&from).map_err(|e| format!("{}: {e}", from.display()))?;
+        let to = out.join(name);
+        let _ = std::fs::remove_file(&to);
+        std::fs::write(&to, bytes).map_err(|e| format!("{}: {e}", to.display()))?;
     }
     println!("the viewer is in {}", out.display());
     Ok(())
