@@ -225,6 +225,26 @@ fn tennis_target_is_refused_not_written_without_its_graph() {
     assert!(!out.exists());
 }
 
+#[test]
+fn a_node_without_outputs_is_an_error_not_a_panic() {
+    let src = root().join("testdata/translate/import/cases/test_abs.onnx");
+    let mut m = mlformats::onnx::Model::open(&src).unwrap().proto;
+    m.graph.as_mut().unwrap().node[0].output.clear();
+    let dir = tempfile::tempdir().unwrap();
+    let bad = dir.path().join("bad.onnx");
+    let mut bytes = Vec::new();
+    mlformats::onnx::write_model(&mut bytes, &m).unwrap();
+    std::fs::write(&bad, bytes).unwrap();
+    for target in ["x.nnp", "x.tsm"] {
+        let out = dir.path().join(target);
+        let e = convert(&bad, &out, &ConvertOptions::new())
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("has no first output"), "{target}: {e}");
+        assert!(!out.exists());
+    }
+}
+
 /// The TenniS section of IMPORT_SUPPORT.md, from the TenniS verification
 /// (testdata/translate/import/tennis.json).
 fn onnx_import_tennis_section() -> String {

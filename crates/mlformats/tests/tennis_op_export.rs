@@ -132,3 +132,48 @@ fn single_operator_exports_match_tennis_with_tract() {
         failures.join("\n")
     );
 }
+
+#[test]
+fn a_pooling_whose_padding_is_not_4x2_is_an_error_not_a_panic() {
+    use bubble_module::{ModuleBuilder, Packed, WriteOptions};
+    use mlformats::{DType, Tensor as T};
+    let mut b = ModuleBuilder::new();
+    let x = b.input_with("x0", DType::F32, &[1, 2, 7, 8]).unwrap();
+    let short: Packed<'static> = T::from_values([2, 2], &[1i32, 1, 1, 1]).unwrap().into();
+    let p = b
+        .op_with(
+            "_onnx_pooling2d_padding",
+            "p",
+            &[x],
+            vec![("padding", short), ("auto_pad", Packed::string("NOTSET"))],
+        )
+        .unwrap();
+    let k = b
+        .constant("k", T::from_values([4], &[1i32, 1, 3, 3]).unwrap())
+        .unwrap();
+    let s = b
+        .constant("s", T::from_values([4], &[1i32, 1, 2, 2]).unwrap())
+        .unwrap();
+    let ty: Packed<'static> = T::from_values([], &[0i32]).unwrap().into();
+    let y = b
+        .op_with(
+            "pooling2d_v2",
+            "y",
+            &[x, p, k, s],
+            vec![("format", Packed::string("NCHW")), ("type", ty)],
+        )
+        .unwrap();
+    b.output(y).unwrap();
+    let tmp = tempfile::tempdir().unwrap();
+    let path = tmp.path().join("short_padding.tsm");
+    b.build()
+        .unwrap()
+        .save(&path, &WriteOptions::default())
+        .unwrap();
+    let doc = Document::open(&path).unwrap();
+    let e = export_model(&doc, &ExportOptions::new())
+        .map(|_| ())
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("padding needs 8 values"), "{e}");
+}

@@ -287,6 +287,13 @@ pub fn load(model: &onnx_format::Model, opts: &ImportOptions) -> Result<OnnxGrap
             .clone()
             .filter(|s| !s.is_empty())
             .unwrap_or_else(|| format!("{op}#{i}"));
+        // every lowering writes its first output: a node without one
+        // computes nothing a graph could read
+        if n.output.first().is_none_or(String::is_empty) {
+            return Err(ImportError::Invalid(format!(
+                "node {name:?} ({op}) has no first output"
+            )));
+        }
         nodes.push(Node {
             op,
             domain,

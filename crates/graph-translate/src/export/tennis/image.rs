@@ -213,6 +213,15 @@ impl Exporter<'_> {
         auto: Option<&str>,
     ) -> Result<()> {
         let out = n.outputs[0].as_str();
+        if pad.len() != 8 || k.len() != 4 || s.len() != 4 {
+            return Err(Error::Invalid(format!(
+                "pooling {:?}: padding needs 8 values, ksize and stride 4 each (have {}, {}, {})",
+                n.name,
+                pad.len(),
+                k.len(),
+                s.len()
+            )));
+        }
         if pad[..4].iter().any(|&v| v != 0) || k[..2] != [1, 1] || s[..2] != [1, 1] {
             return Err(Error::Unsupported(
                 "pooling over the batch or channel axes".into(),
