@@ -29,7 +29,7 @@ commands:
   fuzz          build the fuzz/ targets (cargo-fuzz) and run each for N seconds; fails on
                 any crash, timeout or OOM: --seconds N [--target T]... [--sanitizer none]
   web           build the viewer page (wasm + HTML/JS, no wasm-bindgen) into
-                crates/mlformats-cli/web/ (embedded by `mlformats view`) [--out DIR];
+                crates/mlformats/web/ (embedded by `mlformats view`) [--out DIR];
                 needs the wasm32-unknown-unknown target
 ";
 

@@ -1,5 +1,5 @@
 //! `cargo xtask web [--out DIR]`: builds the viewer page into a folder any
-//! static host can serve (default `crates/mlformats-cli/web/`, which the CLI
+//! static host can serve (default `crates/mlformats/web/`, which the CLI
 //! embeds for `mlformats view`).
 //!
 //! 1. `cargo build -p mlformats-web --target wasm32-unknown-unknown` in a
@@ -37,7 +37,7 @@ fn run(cmd: &mut Command) -> Result<()> {
 }
 
 pub fn run_web(root: &Path, args: &[String]) -> Result<()> {
-    let mut out = root.join("crates/mlformats-cli/web");
+    let mut out = root.join("crates/mlformats/web");
     let mut it = args.iter();
     while let Some(a) = it.next() {
         match a.as_str() {

@@ -18,7 +18,6 @@ mod show;
 mod stats_cmd;
 mod table;
 mod validate;
-mod view;
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -678,7 +677,16 @@ fn run(cli: Cli) -> Result<ExitCode, Failure> {
             port,
             no_browser,
         } => {
-            view::serve(&file, port, !no_browser).at(&file)?;
+            let viewer = mlformats::view::Viewer::start(&file, port)
+                .map_err(anyhow::Error::from)
+                .at(&file)?;
+            let url = viewer.url().to_string();
+            println!("serving {} at {url} (Ctrl-C stops)", file.display());
+            let _ = std::io::stdout().flush();
+            if !no_browser && !mlformats::view::open_in_browser(&url) {
+                eprintln!("could not open a browser: open {url}");
+            }
+            viewer.wait();
             Ok(ExitCode::SUCCESS)
         }
         Command::Completions { shell } => {

@@ -19,6 +19,7 @@ mod array;
 mod document;
 mod error;
 mod pyobj;
+mod viewer;
 
 use array::{Input, Mode, TensorBuffer};
 use document::{PyDocument, TensorSlice};
@@ -535,6 +536,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<TensorSlice>()?;
     m.add_class::<TensorBuffer>()?;
     m.add_class::<TensorRef>()?;
+    m.add_class::<viewer::PyViewer>()?;
     m.add_function(wrap_pyfunction!(open, m)?)?;
     m.add_function(wrap_pyfunction!(load, m)?)?;
     m.add_function(wrap_pyfunction!(save, m)?)?;

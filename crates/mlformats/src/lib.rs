@@ -130,6 +130,8 @@ mod select;
 pub mod slice;
 pub mod summary;
 pub mod validate;
+#[cfg(feature = "view")]
+pub mod view;
 
 pub use codec::{ReadOptions, StoredTensor};
 #[doc(inline)]
