@@ -38,6 +38,9 @@ use super::{Ctx, Error, ExportSummary, Result, Weights, unsupported_error};
 mod basic;
 mod image;
 mod more;
+// tsexp-a: padding, slicing, resizing, normalisation
+mod resize;
+mod slicing;
 
 /// Exports the TenniS module graph `g` (its first graph), constants from
 /// `weights` (by the tensor a value names, its own name or `NAME/value`),
@@ -289,7 +292,10 @@ impl<'a> Exporter<'a> {
                 .and_then(|t| onnx_format::dtype::to_onnx(t.dtype()))
                 .and_then(|d| DataType::try_from(d).ok())
                 .unwrap_or(DataType::Float),
-            Some("gather" | "concat" | "stack") => {
+            Some(
+                "gather" | "concat" | "stack" | "pad" | "slice" | "slice_v2" | "slice_v3"
+                | "strided_slice" | "crop_nd" | "crop_to",
+            ) => {
                 let first = self.producer[v]
                     .inputs
                     .first()
@@ -337,6 +343,7 @@ impl<'a> Exporter<'a> {
             "stack" => r0.map(|r| r + 1),
             "_onnx_pooling2d_padding" | "flatten2d" => Some(2),
             "argmax" => r0.map(|r| r.saturating_sub(1)),
+            "strided_slice" => self.strided_slice_rank(n, r0),
             "max" if self.int(n, "keep_dims", 1) == 0 => r0.map(|r| r.saturating_sub(1)),
             "reduce_sum" | "reduce_mean" if self.int(n, "keep_dims", 1) == 0 => {
                 let k = self.ints(n, "dims").map_or(0, |d| d.len());
