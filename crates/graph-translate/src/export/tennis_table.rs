@@ -83,7 +83,7 @@ pub static TABLE: &[Entry<Lowering>] = &[
     Entry::lowered(
         "_nhwc_center_crop2d",
         &["size"],
-        &["Shape", "Sub", "Where", "Concat", "Pad"],
+        &["Shape", "Sub", "Div", "Where", "Concat", "Slice", "Pad"],
         (low!(nhwc_center_crop2d), Input0),
         U,
     ),
@@ -191,7 +191,7 @@ pub static TABLE: &[Entry<Lowering>] = &[
     Entry::lowered(
         "crop_nd",
         &["shift"],
-        &["Shape", "Sub", "Where", "Concat", "Pad"],
+        &["Shape", "Sub", "Div", "Where", "Concat", "Slice", "Pad"],
         (low!(crop_nd), Input0),
         U,
     ),
@@ -199,7 +199,7 @@ pub static TABLE: &[Entry<Lowering>] = &[
     Entry::lowered(
         "crop_to",
         &["axis", "offset"],
-        &["Shape", "Sub", "Concat", "Pad"],
+        &["Shape", "Sub", "Concat", "Slice", "Pad"],
         (low!(crop_to), Input0),
         U,
     ),
@@ -320,7 +320,7 @@ pub static TABLE: &[Entry<Lowering>] = &[
     Entry::lowered(
         "pad",
         &["padding_value"],
-        &["Pad", "Transpose", "Reshape"],
+        &["Slice", "Pad", "Transpose", "Reshape"],
         (low!(pad), Input0),
         U,
     ),

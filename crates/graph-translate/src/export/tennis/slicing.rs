@@ -15,6 +15,15 @@ use tensor_core::graph::Node;
 use super::{Call, Exporter};
 use crate::export::{Error, Result};
 
+/// The padding of a TenniS pad or crop, in ONNX order (all befores, then
+/// all afters; negative crops).
+enum Pads {
+    /// Known when exporting.
+    Static(Vec<i64>),
+    /// A 1-D `INT64` value computed at run time, for a rank-`r` input.
+    Dynamic(String, usize),
+}
+
 /// The bounds ONNX `Slice` needs for one TenniS slice axis (`begin`, `end`
 /// with their mask bits), or why they cannot be given.
 fn onnx_bounds(begin: i64, end: i64, step: i64, bmask: bool, emask: bool) -> Result<(i64, i64)> {
@@ -357,15 +366,58 @@ impl Exporter<'_> {
         Ok(())
     }
 
-    /// `Pad` of `x` with ONNX pads `pads` (a 1-D `INT64` value: all begins,
-    /// then all ends) and `value`, writing `c.out`.
-    fn pad_to(&mut self, c: &Call, x: &str, pads: &str, value: f32) {
+    /// TenniS's padding of the rank-`r` `x` by `pads` (ONNX order: all
+    /// befores, then all afters; negative crops) with `value`, writing
+    /// `c.out`: a `Slice` for the crops, then a `Pad` for the rest (ONNX
+    /// `Pad` takes negative pads, but not every runtime does).
+    fn pad_to(&mut self, c: &Call, x: &str, pads: &Pads, value: f32) -> Result<()> {
+        let (cropped, pos) = match pads {
+            Pads::Static(p) => {
+                let r = p.len() / 2;
+                let mut y = x.to_string();
+                if p.iter().any(|&v| v < 0) {
+                    let bounds: Vec<(i64, i64, i64, i64)> = (0..r)
+                        .map(|k| {
+                            let e = if p[r + k] < 0 { p[r + k] } else { i64::MAX };
+                            (k as i64, p[k].min(0).saturating_neg(), e, 1)
+                        })
+                        .collect();
+                    y = self.slice_node(x, &bounds, None);
+                }
+                if p.iter().all(|&v| v <= 0) {
+                    self.cx.op_to("Identity", c.out, &[&y], c.out, vec![]);
+                    return Ok(());
+                }
+                let pos: Vec<i64> = p.iter().map(|&v| v.max(0)).collect();
+                (y, self.cx.ints(&pos))
+            }
+            Pads::Dynamic(p, r) => {
+                let r = *r as i64;
+                let zero = self.cx.ints(&[0]);
+                let pos = self.cx.op("Max", &[p, &zero], vec![]);
+                let neg = self.cx.op("Neg", &[p], vec![]);
+                let crop = self.cx.op("Max", &[&neg, &zero], vec![]);
+                let (z, rr, r2) = (
+                    self.cx.ints(&[0]),
+                    self.cx.ints(&[r]),
+                    self.cx.ints(&[2 * r]),
+                );
+                let starts = self.cx.op("Slice", &[&crop, &z, &rr], vec![]);
+                let back = self.cx.op("Slice", &[&crop, &rr, &r2], vec![]);
+                let shape = self.cx.op("Shape", &[x], vec![]);
+                let ends = self.cx.op("Sub", &[&shape, &back], vec![]);
+                let y = self.cx.op("Slice", &[x, &starts, &ends], vec![]);
+                (y, pos)
+            }
+        };
         let v = self.cx.scalar(value);
         let v = match self.elem_type(x) {
             DataType::Float => v,
             t => self.cx.cast(&v, t),
         };
-        self.cx.op_to("Pad", c.out, &[x, pads, &v], c.out, vec![]);
+        self.cx
+            .op_to("Pad", c.out, &[&cropped, &pos, &v], c.out, vec![]);
+        Ok(())
     }
 
     /// Lowers `pad`: input 1 is `[rank, 2]` (before, after per axis;
@@ -381,36 +433,40 @@ impl Exporter<'_> {
                 let r = p.len() / 2;
                 let mut onnx: Vec<i64> = (0..r).map(|k| p[2 * k]).collect();
                 onnx.extend((0..r).map(|k| p[2 * k + 1]));
-                self.cx.ints(&onnx)
+                Pads::Static(onnx)
             }
             None => {
+                let r = self.rank(x)?;
                 let p = self.int64_input(c, 1)?;
                 let t = self
                     .cx
                     .op("Transpose", &[&p], vec![attr::ints("perm", &[1, 0])]);
-                self.cx.reshape(&t, &[-1])
+                Pads::Dynamic(self.cx.reshape(&t, &[-1]), r)
             }
         };
-        self.pad_to(c, x, &pads, value);
-        Ok(())
+        self.pad_to(c, x, &pads, value)
     }
 
     /// The ONNX pads that crop (pad) `x` to `size` (a 1-D `INT64` value;
     /// axes where it is <= 0 kept) as TenniS's `crop_nd` does: without
     /// `shift` centred (the before part is half the difference rounded
     /// toward zero), else starting at `-shift`.
-    fn crop_pads(&mut self, x: &str, size: &str, shift: Option<&[i64]>) -> String {
+    fn crop_pads(&mut self, x: &str, size: &str, shift: Option<&[i64]>) -> Result<Pads> {
+        let r = self.rank(x)?;
         let shape = self.cx.op("Shape", &[x], vec![]);
         let zero = self.cx.ints(&[0]);
         let given = self.cx.op("Greater", &[size, &zero], vec![]);
         let diff = self.cx.op("Sub", &[size, &shape], vec![]);
         let (top, bottom) = match shift {
             None => {
-                let a = self.cx.op("Abs", &[&diff], vec![]);
+                // half the difference rounded toward zero
+                let nd = self.cx.op("Neg", &[&diff], vec![]);
+                let a = self.cx.op("Max", &[&diff, &nd], vec![]);
                 let two = self.cx.ints(&[2]);
                 let h = self.cx.op("Div", &[&a, &two], vec![]);
-                let sg = self.cx.op("Sign", &[&diff], vec![]);
-                let top = self.cx.op("Mul", &[&sg, &h], vec![]);
+                let nh = self.cx.op("Neg", &[&h], vec![]);
+                let less = self.cx.op("Less", &[&diff, &zero], vec![]);
+                let top = self.cx.op("Where", &[&less, &nh, &h], vec![]);
                 let bottom = self.cx.op("Sub", &[&diff, &top], vec![]);
                 let top = self.cx.op("Where", &[&given, &top, &zero], vec![]);
                 let bottom = self.cx.op("Where", &[&given, &bottom, &zero], vec![]);
@@ -425,8 +481,10 @@ impl Exporter<'_> {
                 (top, bottom)
             }
         };
-        self.cx
-            .op("Concat", &[&top, &bottom], vec![attr::int("axis", 0)])
+        let pads = self
+            .cx
+            .op("Concat", &[&top, &bottom], vec![attr::int("axis", 0)]);
+        Ok(Pads::Dynamic(pads, r))
     }
 
     /// Lowers `crop_nd`: pads (crops) each axis to the size input 1 gives
@@ -435,9 +493,8 @@ impl Exporter<'_> {
         let x = c.input(0)?;
         let size = self.int64_input(c, 1)?;
         let shift = self.ints(n, "shift");
-        let pads = self.crop_pads(x, &size, shift.as_deref());
-        self.pad_to(c, x, &pads, 0.0);
-        Ok(())
+        let pads = self.crop_pads(x, &size, shift.as_deref())?;
+        self.pad_to(c, x, &pads, 0.0)
     }
 
     /// Lowers `_nhwc_center_crop2d`: an NHWC image cropped (padded with
@@ -454,9 +511,8 @@ impl Exporter<'_> {
             return Err(Error::Invalid(format!("a rank-{r} input (NHWC needs 4)")));
         }
         let s = self.cx.ints(&[-1, size[1], size[0], -1]);
-        let pads = self.crop_pads(x, &s, None);
-        self.pad_to(c, x, &pads, 0.0);
-        Ok(())
+        let pads = self.crop_pads(x, &s, None)?;
+        self.pad_to(c, x, &pads, 0.0)
     }
 
     /// Lowers `force_color`: a last axis of 1 repeated to 3 (3 kept).
@@ -546,7 +602,6 @@ impl Exporter<'_> {
         let pads = self
             .cx
             .op("Concat", &[&b, &after], vec![attr::int("axis", 0)]);
-        self.pad_to(c, x, &pads, 0.0);
-        Ok(())
+        self.pad_to(c, x, &Pads::Dynamic(pads, r), 0.0)
     }
 }
