@@ -85,7 +85,7 @@ pub static TABLE: &[Entry<Lowering>] = &[
         &["size"],
         &["Shape", "Sub", "Div", "Where", "Concat", "Slice", "Pad"],
         (low!(nhwc_center_crop2d), Input0),
-        U,
+        T,
     ),
     // tsexp-a
     Entry::refused("_nhwc_letterbox", AFFINE_SAMPLE),
@@ -95,7 +95,7 @@ pub static TABLE: &[Entry<Lowering>] = &[
         &["size", "type"],
         &["Range", "Floor", "Where", "Gather"],
         (low!(nhwc_scale_resize2d), Input0),
-        U,
+        T,
     ),
     Entry::lowered(
         "_onnx_pooling2d_padding",
@@ -124,7 +124,7 @@ pub static TABLE: &[Entry<Lowering>] = &[
         &["type"],
         &["Range", "Floor", "Where", "Gather"],
         (low!(resize2d), Input0),
-        U,
+        T,
     ),
     Entry::lowered("_shape", &[], &["Shape", "Cast"], (low!(shape), Own), T),
     // tsexp-a
@@ -193,7 +193,7 @@ pub static TABLE: &[Entry<Lowering>] = &[
         &["shift"],
         &["Shape", "Sub", "Div", "Where", "Concat", "Slice", "Pad"],
         (low!(crop_nd), Input0),
-        U,
+        T,
     ),
     // tsexp-a: padding / slicing / resizing
     Entry::lowered(
@@ -201,7 +201,7 @@ pub static TABLE: &[Entry<Lowering>] = &[
         &["axis", "offset"],
         &["Shape", "Sub", "Concat", "Slice", "Pad"],
         (low!(crop_to), Input0),
-        U,
+        T,
     ),
     Entry::refused("dcn_v2_forward", NOT_YET),
     Entry::lowered(
@@ -233,7 +233,7 @@ pub static TABLE: &[Entry<Lowering>] = &[
         &[],
         &["Expand"],
         (low!(force_color), Input0),
-        U,
+        T,
     ),
     // tsexp-a: padding / slicing / resizing
     Entry::lowered(
@@ -241,7 +241,7 @@ pub static TABLE: &[Entry<Lowering>] = &[
         &["scale"],
         &["Mul", "ReduceSum", "Slice", "Gather", "Equal", "Where"],
         (low!(force_gray), Input0),
-        U,
+        T,
     ),
     // tsexp-a: padding / slicing / resizing
     Entry::lowered(
@@ -249,7 +249,7 @@ pub static TABLE: &[Entry<Lowering>] = &[
         &["dim", "epsilon"],
         &["Reshape", "Sub", "Add", "Sqrt", "Div", "Mul"],
         (low!(fused_batch_norm), Input0),
-        U,
+        T,
     ),
     Entry::lowered("gather", &["axis"], &["Gather"], (low!(gather), Own), T),
     Entry::refused("gather_elements", NOT_YET),
@@ -314,7 +314,7 @@ pub static TABLE: &[Entry<Lowering>] = &[
         &["epsilon"],
         &["Flatten", "ReduceMean", "Sqrt", "Add", "Div", "Reshape"],
         (low!(whiten), Input0),
-        U,
+        T,
     ),
     // tsexp-a: padding / slicing / resizing
     Entry::lowered(
@@ -322,7 +322,7 @@ pub static TABLE: &[Entry<Lowering>] = &[
         &["padding_value"],
         &["Slice", "Pad", "Transpose", "Reshape"],
         (low!(pad), Input0),
-        U,
+        T,
     ),
     Entry::lowered(
         "pooling2d",
@@ -359,7 +359,7 @@ pub static TABLE: &[Entry<Lowering>] = &[
         &[],
         &["Flatten", "ReduceMean", "Sqrt", "Max", "Div", "Reshape"],
         (low!(whiten), Input0),
-        U,
+        T,
     ),
     Entry::refused("prior_box", NOT_YET),
     Entry::refused("proposal", NOT_YET),
@@ -381,14 +381,8 @@ pub static TABLE: &[Entry<Lowering>] = &[
     ),
     Entry::lowered("relu", &[], &["Relu"], (low!(direct), Input0), T),
     Entry::lowered("relu_max", &["max"], &["Clip"], (low!(relu_max), Input0), T),
-    // tsexp-a: padding / slicing / resizing
-    Entry::lowered(
-        "resize_nearest_neighbor",
-        &["dim"],
-        &["Range", "Floor", "Gather"],
-        (low!(resize_nearest_neighbor), Input0),
-        U,
-    ),
+    // tsexp-a: TenniS runs it as _resize2d type 2
+    Entry::refused("resize_nearest_neighbor", super::tennis::RESIZE_NEAREST),
     Entry::refused("roi_align", NOT_YET),
     Entry::lowered(
         "rsqrt",
@@ -416,7 +410,7 @@ pub static TABLE: &[Entry<Lowering>] = &[
         &["begin", "size"],
         &["Slice"],
         (low!(slice), Input0),
-        U,
+        T,
     ),
     // tsexp-a: padding / slicing / resizing
     Entry::lowered(
@@ -424,10 +418,10 @@ pub static TABLE: &[Entry<Lowering>] = &[
         &[],
         &["Slice", "Add", "Where"],
         (low!(slice_v2), Input0),
-        U,
+        T,
     ),
     // tsexp-a: padding / slicing / resizing
-    Entry::lowered("slice_v3", &[], &["Slice"], (low!(slice_v3), Input0), U),
+    Entry::lowered("slice_v3", &[], &["Slice"], (low!(slice_v3), Input0), T),
     Entry::lowered(
         "softmax",
         &["dim"],
@@ -463,7 +457,7 @@ pub static TABLE: &[Entry<Lowering>] = &[
         ],
         &["Unsqueeze", "Slice", "Squeeze"],
         (low!(strided_slice), Own),
-        U,
+        T,
     ),
     Entry::lowered("sub", &[], &["Sub"], (low!(direct), Broadcast), T),
     Entry::lowered("tanh", &[], &["Tanh"], (low!(direct), Input0), T),

@@ -1,4 +1,4 @@
-//! Resizing and normalisation: `_resize2d`, `resize_nearest_neighbor`,
+//! Resizing and normalisation: `_resize2d`, `_nhwc_scale_resize2d`,
 //! `fused_batch_norm`, `prewhiten`, `norm_image`.
 //!
 //! TenniS's `_resize2d` types, each exported by computing TenniS's own
@@ -11,11 +11,39 @@
 //!   so the exact arithmetic is exported instead. An axis of length 1
 //!   resized to another length makes TenniS read past the image; the export
 //!   then fails in the ONNX runtime.
-//! - 2, nearest: the same position rounded half away from zero, clamped.
-//!   Its halfway cases depend on the double rounding (4 -> 6 gives index 0
-//!   at x = 1 where ONNX's `half_pixel` + `round_prefer_ceil` gives 1).
 //! - 3, hard: `floor(float(in / out) * x)` in single precision, clamped.
-//! - 1, cubic: refused (see [`Exporter::resize2d`]).
+//! - 2, nearest, and 1, cubic: refused ([`NEAREST`], [`CUBIC`]; both
+//!   checked against the TenniS runtime).
+
+/// The part of the nearest-resize reason shared by `_resize2d` and
+/// `resize_nearest_neighbor`.
+macro_rules! nearest_reason {
+    () => {
+        "TenniS rounds the source position \
+in / out * x + (in / out / 2 - 0.5) half away from zero, computed with a fused multiply-add \
+in double precision, so at exactly halfway positions the rounding error of in / out decides \
+(the TenniS runtime reads rows 0, 0, 1, 2, 3, 3, 4, 5, 5 for 6 -> 9: down at x = 1, up at \
+x = 4 and 7); ONNX Resize rounds every halfway position the same way (half_pixel with \
+round_prefer_ceil reads row 1 at x = 1) and ONNX has no fused multiply-add to recompute \
+TenniS's positions"
+    };
+}
+
+/// Why TenniS's nearest resize is not exported.
+pub(crate) const NEAREST: &str = concat!("type 2 (nearest): ", nearest_reason!());
+
+/// Why `resize_nearest_neighbor` (run by TenniS as `_resize2d` type 2) is
+/// not exported.
+pub(crate) const NEAREST_NEIGHBOR: &str = concat!(
+    "TenniS runs it as a nearest _resize2d (align_corners is ignored): ",
+    nearest_reason!()
+);
+
+/// Why TenniS's cubic resize is not exported.
+pub(crate) const CUBIC: &str = "type 1 (cubic): TenniS's cubic resize moves every sample \
+within one pixel of the border onto row/column 1 or size-3 (and needs at least 4 pixels), \
+where ONNX Resize cubic clamps the neighbours it reads: no ONNX mode matches (max difference \
+3.5 on values in [-2, 2] for 6x7 -> 9x11 in the TenniS runtime)";
 
 use onnx_format::builder::attr;
 use onnx_format::proto::tensor_proto::DataType;
@@ -37,8 +65,7 @@ impl Exporter<'_> {
     }
 
     /// Resamples axis `axis` of `x` to the length `dst` (a 1-element
-    /// `INT64` value) as TenniS's resize `ty` does (0 linear, 2 nearest, 3
-    /// hard), computing its source positions with the same arithmetic;
+    /// `INT64` value) as TenniS's resize `ty` does (0 linear, 3 hard), computing its source positions with the same arithmetic;
     /// `r` is the rank of `x`.
     fn resample_axis(&mut self, x: &str, (axis, r): (usize, usize), dst: &str, ty: i64) -> String {
         let ft = if ty == 3 {
@@ -101,16 +128,7 @@ impl Exporter<'_> {
                 self.cx.op("Add", &[&lo, &wd], vec![])
             }
             _ => {
-                let idx = if ty == 2 {
-                    // round half away from zero, exactly: floor + (fraction >= 0.5)
-                    let fl = self.cx.op("Floor", &[&v], vec![]);
-                    let fr = self.cx.op("Sub", &[&v, &fl], vec![]);
-                    let up = self.cx.op("GreaterOrEqual", &[&fr, &half], vec![]);
-                    let up = self.cx.cast(&up, ft);
-                    self.cx.op("Add", &[&fl, &up], vec![])
-                } else {
-                    self.cx.op("Floor", &[&v], vec![])
-                };
+                let idx = self.cx.op("Floor", &[&v], vec![]);
                 let idx = self.cx.op("Max", &[&idx, &zero], vec![]);
                 let idx = self.cx.op("Min", &[&idx, &last], vec![]);
                 gather(self, &idx)
@@ -129,21 +147,14 @@ impl Exporter<'_> {
         ty: i64,
     ) -> Result<()> {
         match ty {
-            0 | 2 | 3 => {
+            0 | 3 => {
                 let r = self.rank(x)?;
                 let y = self.resample_axis(x, (dim, r), h, ty);
                 let y = self.resample_axis(&y, (dim + 1, r), w, ty);
                 self.cx.op_to("Identity", c.out, &[&y], c.out, vec![]);
             }
-            1 => {
-                return Err(Error::Unsupported(
-                    "type 1 (cubic): TenniS's cubic resize moves every sample within one \
-                     pixel of the border onto row/column 1 or size-3 (and needs at least 4 \
-                     pixels), where ONNX Resize cubic clamps the neighbours it reads; ONNX \
-                     has no mode that matches"
-                        .into(),
-                ));
-            }
+            1 => return Err(Error::Unsupported(CUBIC.into())),
+            2 => return Err(Error::Unsupported(NEAREST.into())),
             t => {
                 return Err(Error::Unsupported(format!(
                     "resize type {t} (TenniS knows 0 linear, 1 cubic, 2 nearest, 3 hard)"
@@ -187,28 +198,6 @@ impl Exporter<'_> {
         self.resize_axes(c, x, r - 2, (&h, &w), ty)
     }
 
-    /// Lowers `resize_nearest_neighbor`: TenniS's nearest resize of axes
-    /// `dim`, `dim + 1` to the two sizes of input 1 (`align_corners` is
-    /// read but ignored by TenniS).
-    pub(crate) fn resize_nearest_neighbor(&mut self, n: &Node, c: &Call) -> Result<()> {
-        let x = c.input(0)?;
-        let r = self.rank(x)?;
-        let dim = self.int(n, "dim", -1);
-        if dim < 0 || dim as usize + 2 > r {
-            return Err(Error::Invalid(format!("dim {dim} of a rank-{r} input")));
-        }
-        let size = self.int64_input_of(c.input(1)?);
-        let i0 = self.cx.ints(&[0]);
-        let i1 = self.cx.ints(&[1]);
-        let h = self
-            .cx
-            .op("Gather", &[&size, &i0], vec![attr::int("axis", 0)]);
-        let w = self
-            .cx
-            .op("Gather", &[&size, &i1], vec![attr::int("axis", 0)]);
-        self.resize_axes(c, x, dim as usize, (&h, &w), 2)
-    }
-
     /// Lowers `_nhwc_scale_resize2d`: an NHWC image resized (TenniS resize
     /// `type`) to `size` `[width, height]`, or with one value `S` its
     /// shorter side to `S` and the other to `S * long / short` (integer
@@ -248,16 +237,6 @@ impl Exporter<'_> {
             (h, w)
         };
         self.resize_axes(c, x, 1, (&h, &w), ty)
-    }
-
-    fn int64_input_of(&mut self, v: &str) -> String {
-        match self.const_ints(v) {
-            Some(vals) => self.cx.ints(&vals),
-            None => {
-                let f = self.cx.reshape(v, &[-1]);
-                self.cx.cast(&f, DataType::Int64)
-            }
-        }
     }
 
     /// Lowers `fused_batch_norm`: `(x - mean) / sqrt(var + epsilon) *

@@ -52,6 +52,19 @@ fn onnx_bounds(begin: i64, end: i64, step: i64, bmask: bool, emask: bool) -> Res
     Ok((b, e))
 }
 
+/// `slice_v3` axes TenniS can run: it checks negative axes against the
+/// rank but then indexes its bounds with them unchanged and fails.
+fn negative_axes_ok(axes: &[i64]) -> Result<()> {
+    match axes.iter().find(|&&a| a < 0) {
+        Some(a) => Err(Error::Unsupported(format!(
+            "axis {a}: TenniS's slice_v3 accepts negative axes but then indexes its bounds \
+             with them unchanged and fails (\"Can not stride slice\"), so ONNX Slice's \
+             counting from the end would compute what TenniS does not"
+        ))),
+        None => Ok(()),
+    }
+}
+
 /// One entry of a `strided_slice` specification.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Spec {
@@ -327,6 +340,7 @@ impl Exporter<'_> {
         if let (Some(st), Some(en), Some(k)) = (&starts, &ends, count) {
             let steps = steps.unwrap_or(vec![1; k]);
             let axes = axes.unwrap_or((0..k as i64).collect());
+            negative_axes_ok(&axes)?;
             if st.len() != k || en.len() != k || steps.len() != k || axes.len() != k {
                 return Err(Error::Invalid(
                     "starts, ends, axes and steps of different lengths".into(),
@@ -347,6 +361,9 @@ impl Exporter<'_> {
                  negative-step clamping difference)"
                     .into(),
             ));
+        }
+        if let Some(a) = &axes {
+            negative_axes_ok(a)?;
         }
         let s = self.int64_input(c, 1)?;
         let e = self.int64_input(c, 2)?;
