@@ -42,6 +42,9 @@ enum In {
     C(Vec<usize>, f32, f32),
     /// An int32 constant.
     Ci(Vec<i32>, Vec<usize>),
+    /// A module input with the given (float) values: integers TenniS
+    /// computes at run time (paddings, bounds).
+    V(Vec<f32>, Vec<usize>),
 }
 
 fn x(d: &[usize]) -> In {
@@ -487,6 +490,39 @@ fn shape_op_cases(v: &mut Vec<Case>) {
             vec![("padding_value", P::F(val))],
         ));
     }
+    // bounds and paddings computed at run time (module inputs)
+    let fv = |v: &[f32], d: &[usize]| In::V(v.to_vec(), d.to_vec());
+    v.push(case(
+        "pad_dyn_0",
+        "pad",
+        vec![
+            x(&[2, 3, 4, 5]),
+            fv(&[0., 0., 1., -1., 2., 0., -1., 2.], &[4, 2]),
+        ],
+        vec![("padding_value", P::F(0.5))],
+    ));
+    v.push(case(
+        "slice_v2_dyn_0",
+        "slice_v2",
+        vec![
+            x(&[4, 5, 6]),
+            fv(&[1., 0., 2.], &[3]),
+            fv(&[2., -1., 3.], &[3]),
+        ],
+        vec![],
+    ));
+    v.push(case(
+        "slice_v3_dyn_0",
+        "slice_v3",
+        vec![
+            x(&[4, 5, 6]),
+            fv(&[1., 1.], &[2]),
+            fv(&[3., 100.], &[2]),
+            ci(&[0, 2], &[2]),
+            ci(&[1, 3], &[2]),
+        ],
+        vec![],
+    ));
     let begin_size: [(&[usize], &[i32], &[i32]); 2] = [
         (&[4, 5, 6], &[1, 0, 2], &[2, -1, 3]),
         (&[3, 4], &[0, 1], &[3, 2]),
@@ -693,6 +729,12 @@ fn build(c: &Case, dir: &std::path::Path) -> Res<()> {
                     &values(d.iter().product(), &mut seed, *lo, *hi),
                 )?;
                 b.constant(&format!("c{k}"), t)?
+            }
+            In::V(vals, d) => {
+                let n = format!("x{k}");
+                feeds.push((n.clone(), Tensor::from_values(d.as_slice(), vals)?));
+                let s: Vec<i32> = d.iter().map(|&v| v as i32).collect();
+                b.input_with(&n, DType::F32, &s)?
             }
             In::Ci(vals, d) => {
                 b.constant(&format!("c{k}"), Tensor::from_values(d.as_slice(), vals)?)?
