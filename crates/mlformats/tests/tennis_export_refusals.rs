@@ -130,3 +130,53 @@ fn malformed_parameters_are_errors_not_panics() {
     let e = refusal("fused_batch_norm", &[], vec![("dim", int(9))]);
     assert!(e.contains("dim 9"), "{e}");
 }
+
+#[test]
+fn a_shape_sliced_then_reshaped_to_has_a_known_rank() {
+    // x0 [1, 2, 6, 7] reshaped to concat(shape(x0)[0:2], [42]): rank 3,
+    // which ONNX declares; it follows from the slice's static length.
+    for (op, params, consts) in [
+        (
+            "strided_slice",
+            vec![("begin", ints(&[0])), ("end", ints(&[2]))],
+            vec![],
+        ),
+        ("slice_v3", vec![], vec![[0], [2]]),
+    ] {
+        let mut b = ModuleBuilder::new();
+        let x = b.input_with("x0", DType::F32, &[1, 2, 6, 7]).unwrap();
+        let none: Vec<(&str, Packed<'static>)> = vec![];
+        let s = b.op_with("_shape", "s", &[x], none.clone()).unwrap();
+        let mut ins = vec![s];
+        for (k, c) in consts.iter().enumerate() {
+            let t = Tensor::from_values([1], c).unwrap();
+            ins.push(b.constant(&format!("b{k}"), t).unwrap());
+        }
+        let t = b.op_with(op, "t", &ins, params).unwrap();
+        let c = b
+            .constant("c", Tensor::from_values([1], &[42i32]).unwrap())
+            .unwrap();
+        let u = b
+            .op_with("concat", "u", &[t, c], vec![("dim", int(0))])
+            .unwrap();
+        let y = b.op_with("_reshape_v2", "y", &[x, u], none).unwrap();
+        b.output(y).unwrap();
+        let tmp = tempfile::tempdir().unwrap();
+        let path = tmp.path().join("m.tsm");
+        b.build()
+            .unwrap()
+            .save(&path, &WriteOptions::default())
+            .unwrap();
+        let doc = Document::open(&path).unwrap();
+        let (model, _) = export_model(&doc, &ExportOptions::new())
+            .unwrap_or_else(|e| panic!("{op}: {}", e.full_message()));
+        let g = model.graph.as_ref().unwrap();
+        let dims = g.output[0]
+            .r#type
+            .as_ref()
+            .and_then(|t| t.value.as_ref())
+            .map(|v| format!("{v:?}"))
+            .unwrap();
+        assert_eq!(dims.matches("Dimension {").count(), 3, "{op}: {dims}");
+    }
+}

@@ -237,6 +237,11 @@ impl<'a> Exporter<'a> {
             "pooling2d_v2",
             "global_pooling2d",
             "add_bias",
+            // tsexp-a
+            "fused_batch_norm",
+            "_resize2d",
+            "_nhwc_center_crop2d",
+            "_nhwc_scale_resize2d",
         ];
         if !nodes.iter().any(|n| IMAGE_OPS.contains(&n.op.as_str())) {
             self.input_rank = nodes
@@ -329,6 +334,7 @@ impl<'a> Exporter<'a> {
             "concat" => (0..n.inputs.len()).map(len).sum(),
             "stack" => Some(n.inputs.len()),
             "_cast" | "to_float" | "_copy" => len(0),
+            "slice" | "slice_v2" | "slice_v3" | "strided_slice" => self.slice_len(n, len(0)?),
             _ => None,
         }
     }

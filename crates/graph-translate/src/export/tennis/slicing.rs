@@ -52,6 +52,62 @@ fn onnx_bounds(begin: i64, end: i64, step: i64, bmask: bool, emask: bool) -> Res
     Ok((b, e))
 }
 
+/// The length TenniS's slice of one axis of length `x` keeps (its
+/// `infer_output`: TensorFlow's clamping), `None` for a step of 0.
+fn tennis_slice_len(
+    x: i64,
+    begin: i64,
+    end: i64,
+    step: i64,
+    bmask: bool,
+    emask: bool,
+) -> Option<i64> {
+    let (mut b, mut e) = (begin, end);
+    if bmask {
+        b = if step > 0 { 0 } else { x - 1 };
+    } else if step > 0 {
+        if b >= x {
+            return Some(0);
+        } else if b < -x {
+            b = 0;
+        } else if b < 0 {
+            b += x;
+        }
+    } else if b < -x {
+        return Some(0);
+    } else if b >= x {
+        b = x - 1;
+    } else if b < 0 {
+        b += x;
+    }
+    if emask {
+        e = if step > 0 { x } else { -1 };
+    } else if step > 0 {
+        if e <= -x {
+            return Some(0);
+        } else if e > x {
+            e = x;
+        } else if e < 0 {
+            e += x;
+        }
+    } else if e > x {
+        return Some(0);
+    } else if e <= -x {
+        e = -1;
+    } else if e < 0 {
+        e += x;
+    }
+    match step {
+        0 => None,
+        s if s > 0 => Some(if b < e { (e - b - 1) / s + 1 } else { 0 }),
+        s => Some(if b > e {
+            (b - e - 1) / s.checked_neg()? + 1
+        } else {
+            0
+        }),
+    }
+}
+
 /// `slice_v3` axes TenniS can run: it checks negative axes against the
 /// rank but then indexes its bounds with them unchanged and fails.
 fn negative_axes_ok(axes: &[i64]) -> Result<()> {
@@ -180,6 +236,54 @@ impl Exporter<'_> {
             shrink: self.int(n, "shrink_axis_mask", 0),
             spec,
         })
+    }
+
+    /// The length of a slice (`slice`, `slice_v2`, `slice_v3`,
+    /// `strided_slice`) of a 1-D value of static length `len` (shapes),
+    /// where its bounds are known.
+    pub(crate) fn slice_len(&self, n: &Node, len: usize) -> Option<usize> {
+        let x = i64::try_from(len).ok()?;
+        let input = |k: usize| n.inputs.get(k).and_then(|v| self.const_ints(v));
+        let one = |v: Vec<i64>| (v.len() == 1).then(|| v[0]);
+        let kept = match n.op.as_str() {
+            "slice" | "slice_v2" => {
+                let (b, sz) = if n.op == "slice" {
+                    (one(self.ints(n, "begin")?)?, one(self.ints(n, "size")?)?)
+                } else {
+                    (one(input(1)?)?, one(input(2)?)?)
+                };
+                if !(0..x).contains(&b) {
+                    return None;
+                }
+                if sz < 0 { x - b } else { sz }
+            }
+            "slice_v3" => {
+                if n.inputs.get(3).is_some() && input(3)? != [0] {
+                    return None;
+                }
+                let step = match n.inputs.get(4) {
+                    Some(_) => one(input(4)?)?,
+                    None => 1,
+                };
+                tennis_slice_len(x, one(input(1)?)?, one(input(2)?)?, step, false, false)?
+            }
+            "strided_slice" => {
+                let s = self.strided(n).ok()?;
+                if s.spec != [Spec::Axis] || Strided::bit(s.shrink, 0) {
+                    return None;
+                }
+                tennis_slice_len(
+                    x,
+                    s.begin[0],
+                    s.end[0],
+                    s.stride[0],
+                    Strided::bit(s.begin_mask, 0),
+                    Strided::bit(s.end_mask, 0),
+                )?
+            }
+            _ => return None,
+        };
+        usize::try_from(kept).ok()
     }
 
     /// The output rank of a `strided_slice` node whose input has rank `r0`.
