@@ -622,7 +622,7 @@ fn shape_op_cases(v: &mut Vec<Case>) {
         ));
     }
     // (type, input, output height and width)
-    let resizes: [(i32, &[usize], [i32; 2]); 7] = [
+    let resizes: [(i32, &[usize], [i32; 2]); 12] = [
         (0, &[1, 2, 5, 7], [8, 4]),
         (0, &[2, 3, 4, 6], [3, 10]),
         (0, &[1, 1, 6, 9], [9, 4]),
@@ -630,6 +630,12 @@ fn shape_op_cases(v: &mut Vec<Case>) {
         (3, &[1, 2, 3, 7], [7, 3]),
         (3, &[2, 2, 9, 10], [6, 15]),
         (3, &[2, 3, 4, 4], [6, 6]),
+        // nearest: 4 -> 6 and 6 -> 9 have exactly halfway positions
+        (2, &[1, 2, 4, 5], [6, 3]),
+        (2, &[2, 3, 4, 4], [6, 6]),
+        (2, &[1, 2, 2, 7], [3, 3]),
+        (2, &[1, 1, 6, 9], [9, 4]),
+        (2, &[1, 2, 10, 12], [25, 18]),
     ];
     for (k, (ty, d, hw)) in resizes.into_iter().enumerate() {
         v.push(case(
@@ -637,6 +643,16 @@ fn shape_op_cases(v: &mut Vec<Case>) {
             "_resize2d",
             vec![x(d), ci(&[-1, -1, hw[0], hw[1]], &[4])],
             vec![("type", i(ty))],
+        ));
+    }
+    let nn: [(&[usize], i32, [i32; 2]); 2] =
+        [(&[1, 2, 4, 6], 2, [6, 9]), (&[2, 4, 6, 3], 1, [3, 4])];
+    for (k, (d, dim, hw)) in nn.into_iter().enumerate() {
+        v.push(case(
+            &format!("resize_nearest_neighbor_{k}"),
+            "resize_nearest_neighbor",
+            vec![x(d), ci(&hw, &[2])],
+            vec![("dim", i(dim))],
         ));
     }
     v.push(case(
@@ -688,7 +704,7 @@ fn shape_op_cases(v: &mut Vec<Case>) {
     }
     let scales: [(&[usize], &[i32], i32); 3] = [
         (&[1, 6, 8, 2], &[5, 4], 0),
-        (&[1, 6, 8, 2], &[4], 0),
+        (&[1, 6, 8, 2], &[4], 2),
         (&[1, 9, 5, 3], &[3], 3),
     ];
     for (k, (d, size, ty)) in scales.into_iter().enumerate() {

@@ -381,8 +381,14 @@ pub static TABLE: &[Entry<Lowering>] = &[
     ),
     Entry::lowered("relu", &[], &["Relu"], (low!(direct), Input0), T),
     Entry::lowered("relu_max", &["max"], &["Clip"], (low!(relu_max), Input0), T),
-    // tsexp-a: TenniS runs it as _resize2d type 2
-    Entry::refused("resize_nearest_neighbor", super::tennis::RESIZE_NEAREST),
+    // tsexp-a: padding / slicing / resizing
+    Entry::lowered(
+        "resize_nearest_neighbor",
+        &["dim"],
+        &["Range", "Floor", "Gather"],
+        (low!(resize_nearest_neighbor), Input0),
+        T,
+    ),
     Entry::refused("roi_align", NOT_YET),
     Entry::lowered(
         "rsqrt",

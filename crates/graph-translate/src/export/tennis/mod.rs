@@ -42,9 +42,6 @@ mod more;
 mod resize;
 mod slicing;
 
-/// Why `resize_nearest_neighbor` (TenniS's nearest `_resize2d`) is refused.
-pub(crate) const RESIZE_NEAREST: &str = resize::NEAREST_NEIGHBOR;
-
 /// Exports the TenniS module graph `g` (its first graph), constants from
 /// `weights` (by the tensor a value names, its own name or `NAME/value`),
 /// writing operator set `opset` (see [`super::ExportOptions::checked_opset`]).

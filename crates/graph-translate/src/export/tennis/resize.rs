@@ -11,33 +11,16 @@
 //!   so the exact arithmetic is exported instead. An axis of length 1
 //!   resized to another length makes TenniS read past the image; the export
 //!   then fails in the ONNX runtime.
+//! - 2, nearest: the same position rounded half away from zero, clamped.
+//!   TenniS's build computes it with a fused multiply-add, so at exactly
+//!   halfway positions the rounding error of `in / out` decides (TenniS
+//!   reads rows 0, 0, 1, 2, 3, 3, 4, 5, 5 for 6 -> 9: down at x = 1, up at
+//!   x = 4 and 7; ONNX `Resize` `half_pixel` + `round_prefer_ceil` reads
+//!   row 1 at x = 1). ONNX has no fused multiply-add: the export recovers
+//!   its exact value with Dekker's product and Knuth's sum in double
+//!   precision, then rounds once.
 //! - 3, hard: `floor(float(in / out) * x)` in single precision, clamped.
-//! - 2, nearest, and 1, cubic: refused ([`NEAREST`], [`CUBIC`]; both
-//!   checked against the TenniS runtime).
-
-/// The part of the nearest-resize reason shared by `_resize2d` and
-/// `resize_nearest_neighbor`.
-macro_rules! nearest_reason {
-    () => {
-        "TenniS rounds the source position \
-in / out * x + (in / out / 2 - 0.5) half away from zero, computed with a fused multiply-add \
-in double precision, so at exactly halfway positions the rounding error of in / out decides \
-(the TenniS runtime reads rows 0, 0, 1, 2, 3, 3, 4, 5, 5 for 6 -> 9: down at x = 1, up at \
-x = 4 and 7); ONNX Resize rounds every halfway position the same way (half_pixel with \
-round_prefer_ceil reads row 1 at x = 1) and ONNX has no fused multiply-add to recompute \
-TenniS's positions"
-    };
-}
-
-/// Why TenniS's nearest resize is not exported.
-pub(crate) const NEAREST: &str = concat!("type 2 (nearest): ", nearest_reason!());
-
-/// Why `resize_nearest_neighbor` (run by TenniS as `_resize2d` type 2) is
-/// not exported.
-pub(crate) const NEAREST_NEIGHBOR: &str = concat!(
-    "TenniS runs it as a nearest _resize2d (align_corners is ignored): ",
-    nearest_reason!()
-);
+//! - 1, cubic: refused ([`CUBIC`], checked against the TenniS runtime).
 
 /// Why TenniS's cubic resize is not exported.
 pub(crate) const CUBIC: &str = "type 1 (cubic): TenniS's cubic resize moves every sample \
@@ -65,7 +48,8 @@ impl Exporter<'_> {
     }
 
     /// Resamples axis `axis` of `x` to the length `dst` (a 1-element
-    /// `INT64` value) as TenniS's resize `ty` does (0 linear, 3 hard), computing its source positions with the same arithmetic;
+    /// `INT64` value) as TenniS's resize `ty` does (0 linear, 2 nearest, 3
+    /// hard), computing its source positions with the same arithmetic;
     /// `r` is the rank of `x`.
     fn resample_axis(&mut self, x: &str, (axis, r): (usize, usize), dst: &str, ty: i64) -> String {
         let ft = if ty == 3 {
@@ -94,7 +78,7 @@ impl Exporter<'_> {
             e.cx.op("Gather", &[x, &i], vec![attr::int("axis", axis as i64)])
         };
         let v = if ty == 3 {
-            at
+            at.clone()
         } else {
             let two = self.typed_scalar(2.0, ft);
             let h = self.cx.op("Div", &[&scale, &two], vec![]);
@@ -127,6 +111,41 @@ impl Exporter<'_> {
                 let wd = self.cx.op("Mul", &[&d, &w], vec![]);
                 self.cx.op("Add", &[&lo, &wd], vec![])
             }
+            2 => {
+                // TenniS computes fma(scale, x, bias): its exact value is
+                // recovered as u + w (Dekker's product, Knuth's sum) and
+                // rounded once, then rounded half away from zero.
+                let op = |e: &mut Self, o: &str, a: &str, b: &str| e.cx.op(o, &[a, b], vec![]);
+                let two27 = self.typed_scalar(134_217_728.0, ft);
+                let big = op(self, "Add", &two27, &one);
+                let c = op(self, "Mul", &big, &scale);
+                let t = op(self, "Sub", &c, &scale);
+                let hi = op(self, "Sub", &c, &t);
+                let lo = op(self, "Sub", &scale, &hi);
+                let q = op(self, "Mul", &hi, &pos);
+                let e1 = op(self, "Sub", &q, &at);
+                let r2 = op(self, "Mul", &lo, &pos);
+                let e = op(self, "Add", &e1, &r2);
+                // v = at + bias (rounded) above; its rounding error:
+                let bb = op(self, "Sub", &v, &at);
+                let t2 = op(self, "Sub", &v, &bb);
+                let t3 = op(self, "Sub", &at, &t2);
+                let two = self.typed_scalar(2.0, ft);
+                let h = op(self, "Div", &scale, &two);
+                let bias = op(self, "Sub", &h, &half);
+                let t4 = op(self, "Sub", &bias, &bb);
+                let eu = op(self, "Add", &t3, &t4);
+                let w = op(self, "Add", &eu, &e);
+                let f = op(self, "Add", &v, &w);
+                let fl = self.cx.op("Floor", &[&f], vec![]);
+                let fr = op(self, "Sub", &f, &fl);
+                let up = op(self, "GreaterOrEqual", &fr, &half);
+                let up = self.cx.cast(&up, ft);
+                let idx = op(self, "Add", &fl, &up);
+                let idx = self.cx.op("Max", &[&idx, &zero], vec![]);
+                let idx = self.cx.op("Min", &[&idx, &last], vec![]);
+                gather(self, &idx)
+            }
             _ => {
                 let idx = self.cx.op("Floor", &[&v], vec![]);
                 let idx = self.cx.op("Max", &[&idx, &zero], vec![]);
@@ -147,14 +166,13 @@ impl Exporter<'_> {
         ty: i64,
     ) -> Result<()> {
         match ty {
-            0 | 3 => {
+            0 | 2 | 3 => {
                 let r = self.rank(x)?;
                 let y = self.resample_axis(x, (dim, r), h, ty);
                 let y = self.resample_axis(&y, (dim + 1, r), w, ty);
                 self.cx.op_to("Identity", c.out, &[&y], c.out, vec![]);
             }
             1 => return Err(Error::Unsupported(CUBIC.into())),
-            2 => return Err(Error::Unsupported(NEAREST.into())),
             t => {
                 return Err(Error::Unsupported(format!(
                     "resize type {t} (TenniS knows 0 linear, 1 cubic, 2 nearest, 3 hard)"
@@ -196,6 +214,35 @@ impl Exporter<'_> {
         let h = self.cx.ints(&[size[r - 2]]);
         let w = self.cx.ints(&[size[r - 1]]);
         self.resize_axes(c, x, r - 2, (&h, &w), ty)
+    }
+
+    /// Lowers `resize_nearest_neighbor`: TenniS's nearest resize of axes
+    /// `dim`, `dim + 1` to the two sizes of input 1 (`align_corners` is
+    /// read but ignored by TenniS).
+    pub(crate) fn resize_nearest_neighbor(&mut self, n: &Node, c: &Call) -> Result<()> {
+        let x = c.input(0)?;
+        let r = self.rank(x)?;
+        let dim = self.int(n, "dim", -1);
+        if dim < 0 || dim as usize + 2 > r {
+            return Err(Error::Invalid(format!("dim {dim} of a rank-{r} input")));
+        }
+        let size = c.input(1)?;
+        let size = match self.const_ints(size) {
+            Some(vals) => self.cx.ints(&vals),
+            None => {
+                let f = self.cx.reshape(size, &[-1]);
+                self.cx.cast(&f, DataType::Int64)
+            }
+        };
+        let i0 = self.cx.ints(&[0]);
+        let i1 = self.cx.ints(&[1]);
+        let h = self
+            .cx
+            .op("Gather", &[&size, &i0], vec![attr::int("axis", 0)]);
+        let w = self
+            .cx
+            .op("Gather", &[&size, &i1], vec![attr::int("axis", 0)]);
+        self.resize_axes(c, x, dim as usize, (&h, &w), 2)
     }
 
     /// Lowers `_nhwc_scale_resize2d`: an NHWC image resized (TenniS resize
