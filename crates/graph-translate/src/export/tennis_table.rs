@@ -50,11 +50,13 @@ height and width (TensorFlow / Dragon / MXNet SAME and VALID rules) for conv2d_v
 pooling2d_v2; ONNX Conv and MaxPool take their padding as attributes fixed when exporting, \
 and the exporter folds only _onnx_pooling2d_padding into pooling2d_v2";
 /// tsexp-a: TenniS's affine sampler and the operators built on it.
-const AFFINE_SAMPLE: &str = "samples the image at positions mapped by a 3x3 matrix with \
-TenniS's own interpolation and border rules (affine_sample2d; sample2d, sample2d_v2 and \
-_nhwc_letterbox are built on it); ONNX GridSample (opset 16+) takes normalised coordinates \
-with its own corner alignment, cubic kernel and border padding, none of which match, and no \
-exact gather-based lowering is written";
+const AFFINE_SAMPLE: &str = "samples the image at positions mapped by a 3x3 matrix \
+(affine_sample2d; sample2d, sample2d_v2 and _nhwc_letterbox are built on it), computed in \
+single precision, with TenniS's own border rules: with outer_value set, every position at or \
+past the last row or column (x >= width - 1) takes that value, else positions are clamped to \
+[0, size - 1 - 1e-5], and its cubic kernel moves positions near the border as _resize2d's \
+does; ONNX GridSample (opset 16+, normalised coordinates) has neither rule, and an exact \
+gather-based lowering (as for _resize2d) is not written yet";
 
 /// `<param>`, `<const>`, then every CPU operator of the TenniS runtime.
 pub static TABLE: &[Entry<Lowering>] = &[
