@@ -44,6 +44,19 @@ const N: Verified = Verified::Networks;
 const T: Verified = Verified::TennisTract;
 const U: Verified = Verified::Unverified;
 const NOT_YET: &str = "no ONNX lowering yet";
+/// tsexp-a: the framework padding helpers.
+const FRAMEWORK_PADDING: &str = "computes a [4, 2] padding tensor at run time from the input's \
+height and width (TensorFlow / Dragon / MXNet SAME and VALID rules) for conv2d_v2 or \
+pooling2d_v2; ONNX Conv and MaxPool take their padding as attributes fixed when exporting, \
+and the exporter folds only _onnx_pooling2d_padding into pooling2d_v2";
+/// tsexp-a: TenniS's affine sampler and the operators built on it.
+const AFFINE_SAMPLE: &str = "samples the image at positions mapped by a 3x3 matrix \
+(affine_sample2d; sample2d, sample2d_v2 and _nhwc_letterbox are built on it), computed in \
+single precision, with TenniS's own border rules: with outer_value set, every position at or \
+past the last row or column (x >= width - 1) takes that value, else positions are clamped to \
+[0, size - 1 - 1e-5], and its cubic kernel moves positions near the border as _resize2d's \
+does; ONNX GridSample (opset 16+, normalised coordinates) has neither rule, and an exact \
+gather-based lowering (as for _resize2d) is not written yet";
 
 /// `<param>`, `<const>`, then every CPU operator of the TenniS runtime.
 pub static TABLE: &[Entry<Lowering>] = &[
@@ -54,8 +67,10 @@ pub static TABLE: &[Entry<Lowering>] = &[
     Entry::lowered("_copy", &[], &["Identity"], (low!(direct), Input0), T),
     Entry::refused("_dims", NOT_YET),
     Entry::refused("_dimshuffle", NOT_YET),
-    Entry::refused("_dragon_conv2d_padding", NOT_YET),
-    Entry::refused("_dragon_pooling2d_padding", NOT_YET),
+    // tsexp-a
+    Entry::refused("_dragon_conv2d_padding", FRAMEWORK_PADDING),
+    // tsexp-a
+    Entry::refused("_dragon_pooling2d_padding", FRAMEWORK_PADDING),
     Entry::refused("_expand", NOT_YET),
     Entry::lowered(
         "_limit",
@@ -64,10 +79,26 @@ pub static TABLE: &[Entry<Lowering>] = &[
         (low!(limit), Input0),
         N,
     ),
-    Entry::refused("_mx_pooling2d_padding", NOT_YET),
-    Entry::refused("_nhwc_center_crop2d", NOT_YET),
-    Entry::refused("_nhwc_letterbox", NOT_YET),
-    Entry::refused("_nhwc_scale_resize2d", NOT_YET),
+    // tsexp-a
+    Entry::refused("_mx_pooling2d_padding", FRAMEWORK_PADDING),
+    // tsexp-a: padding / slicing / resizing
+    Entry::lowered(
+        "_nhwc_center_crop2d",
+        &["size"],
+        &["Shape", "Sub", "Div", "Where", "Concat", "Slice", "Pad"],
+        (low!(nhwc_center_crop2d), Input0),
+        T,
+    ),
+    // tsexp-a
+    Entry::refused("_nhwc_letterbox", AFFINE_SAMPLE),
+    // tsexp-a: padding / slicing / resizing
+    Entry::lowered(
+        "_nhwc_scale_resize2d",
+        &["size", "type"],
+        &["Range", "Floor", "Where", "Gather"],
+        (low!(nhwc_scale_resize2d), Input0),
+        T,
+    ),
     Entry::lowered(
         "_onnx_pooling2d_padding",
         &["auto_pad", "padding"],
@@ -89,10 +120,19 @@ pub static TABLE: &[Entry<Lowering>] = &[
         (low!(reshape_v2), Own),
         T,
     ),
-    Entry::refused("_resize2d", NOT_YET),
+    // tsexp-a: padding / slicing / resizing
+    Entry::lowered(
+        "_resize2d",
+        &["type"],
+        &["Range", "Floor", "Where", "Gather"],
+        (low!(resize2d), Input0),
+        T,
+    ),
     Entry::lowered("_shape", &[], &["Shape", "Cast"], (low!(shape), Own), T),
-    Entry::refused("_tf_conv2d_padding", NOT_YET),
-    Entry::refused("_tf_pooling2d_padding", NOT_YET),
+    // tsexp-a
+    Entry::refused("_tf_conv2d_padding", FRAMEWORK_PADDING),
+    // tsexp-a
+    Entry::refused("_tf_pooling2d_padding", FRAMEWORK_PADDING),
     Entry::lowered(
         "_transpose",
         &["permute"],
@@ -109,7 +149,8 @@ pub static TABLE: &[Entry<Lowering>] = &[
         (low!(add_bias), Input0),
         T,
     ),
-    Entry::refused("affine_sample2d", NOT_YET),
+    // tsexp-a
+    Entry::refused("affine_sample2d", AFFINE_SAMPLE),
     Entry::lowered(
         "argmax",
         &["dim"],
@@ -148,8 +189,22 @@ pub static TABLE: &[Entry<Lowering>] = &[
     Entry::refused("conv2d_v2", NOT_YET),
     Entry::refused("conv2d_winograd", NOT_YET),
     Entry::refused("conv2d_winograd_v2", NOT_YET),
-    Entry::refused("crop_nd", NOT_YET),
-    Entry::refused("crop_to", NOT_YET),
+    // tsexp-a: padding / slicing / resizing
+    Entry::lowered(
+        "crop_nd",
+        &["shift"],
+        &["Shape", "Sub", "Div", "Where", "Concat", "Slice", "Pad"],
+        (low!(crop_nd), Input0),
+        T,
+    ),
+    // tsexp-a: padding / slicing / resizing
+    Entry::lowered(
+        "crop_to",
+        &["axis", "offset"],
+        &["Shape", "Sub", "Concat", "Slice", "Pad"],
+        (low!(crop_to), Input0),
+        T,
+    ),
     Entry::refused("dcn_v2_forward", NOT_YET),
     Entry::lowered(
         "depthwise_conv2d",
@@ -174,9 +229,30 @@ pub static TABLE: &[Entry<Lowering>] = &[
         T,
     ),
     Entry::lowered("floor", &[], &["Floor"], (low!(direct), Input0), T),
-    Entry::refused("force_color", NOT_YET),
-    Entry::refused("force_gray", NOT_YET),
-    Entry::refused("fused_batch_norm", NOT_YET),
+    // tsexp-a: padding / slicing / resizing
+    Entry::lowered(
+        "force_color",
+        &[],
+        &["Expand"],
+        (low!(force_color), Input0),
+        T,
+    ),
+    // tsexp-a: padding / slicing / resizing
+    Entry::lowered(
+        "force_gray",
+        &["scale"],
+        &["Mul", "ReduceSum", "Slice", "Gather", "Equal", "Where"],
+        (low!(force_gray), Input0),
+        T,
+    ),
+    // tsexp-a: padding / slicing / resizing
+    Entry::lowered(
+        "fused_batch_norm",
+        &["dim", "epsilon"],
+        &["Reshape", "Sub", "Add", "Sqrt", "Div", "Mul"],
+        (low!(fused_batch_norm), Input0),
+        T,
+    ),
     Entry::lowered("gather", &["axis"], &["Gather"], (low!(gather), Own), T),
     Entry::refused("gather_elements", NOT_YET),
     Entry::refused("gatherv2", NOT_YET),
@@ -234,8 +310,22 @@ pub static TABLE: &[Entry<Lowering>] = &[
     Entry::refused("mod", NOT_YET),
     Entry::lowered("mul", &[], &["Mul"], (low!(direct), Broadcast), T),
     Entry::refused("non_max_suppression_v3", NOT_YET),
-    Entry::refused("norm_image", NOT_YET),
-    Entry::refused("pad", NOT_YET),
+    // tsexp-a: padding / slicing / resizing
+    Entry::lowered(
+        "norm_image",
+        &["epsilon"],
+        &["Flatten", "ReduceMean", "Sqrt", "Add", "Div", "Reshape"],
+        (low!(whiten), Input0),
+        T,
+    ),
+    // tsexp-a: padding / slicing / resizing
+    Entry::lowered(
+        "pad",
+        &["padding_value"],
+        &["Slice", "Pad", "Transpose", "Reshape"],
+        (low!(pad), Input0),
+        T,
+    ),
     Entry::lowered(
         "pooling2d",
         &[
@@ -265,7 +355,14 @@ pub static TABLE: &[Entry<Lowering>] = &[
         (low!(prelu), Input0),
         T,
     ),
-    Entry::refused("prewhiten", NOT_YET),
+    // tsexp-a: padding / slicing / resizing
+    Entry::lowered(
+        "prewhiten",
+        &[],
+        &["Flatten", "ReduceMean", "Sqrt", "Max", "Div", "Reshape"],
+        (low!(whiten), Input0),
+        T,
+    ),
     Entry::refused("prior_box", NOT_YET),
     Entry::refused("proposal", NOT_YET),
     Entry::refused("quantize", NOT_YET),
@@ -286,7 +383,14 @@ pub static TABLE: &[Entry<Lowering>] = &[
     ),
     Entry::lowered("relu", &[], &["Relu"], (low!(direct), Input0), T),
     Entry::lowered("relu_max", &["max"], &["Clip"], (low!(relu_max), Input0), T),
-    Entry::refused("resize_nearest_neighbor", NOT_YET),
+    // tsexp-a: padding / slicing / resizing
+    Entry::lowered(
+        "resize_nearest_neighbor",
+        &["dim"],
+        &["Range", "Floor", "Gather"],
+        (low!(resize_nearest_neighbor), Input0),
+        T,
+    ),
     Entry::refused("roi_align", NOT_YET),
     Entry::lowered(
         "rsqrt",
@@ -295,8 +399,10 @@ pub static TABLE: &[Entry<Lowering>] = &[
         (low!(rsqrt), Input0),
         T,
     ),
-    Entry::refused("sample2d", NOT_YET),
-    Entry::refused("sample2d_v2", NOT_YET),
+    // tsexp-a
+    Entry::refused("sample2d", AFFINE_SAMPLE),
+    // tsexp-a
+    Entry::refused("sample2d_v2", AFFINE_SAMPLE),
     Entry::refused("scatter_nd", NOT_YET),
     Entry::lowered(
         "shape_index_patch",
@@ -306,9 +412,24 @@ pub static TABLE: &[Entry<Lowering>] = &[
         N,
     ),
     Entry::lowered("sigmoid", &[], &["Sigmoid"], (low!(direct), Input0), T),
-    Entry::refused("slice", NOT_YET),
-    Entry::refused("slice_v2", NOT_YET),
-    Entry::refused("slice_v3", NOT_YET),
+    // tsexp-a: padding / slicing / resizing
+    Entry::lowered(
+        "slice",
+        &["begin", "size"],
+        &["Slice"],
+        (low!(slice), Input0),
+        T,
+    ),
+    // tsexp-a: padding / slicing / resizing
+    Entry::lowered(
+        "slice_v2",
+        &[],
+        &["Slice", "Add", "Where"],
+        (low!(slice_v2), Input0),
+        T,
+    ),
+    // tsexp-a: padding / slicing / resizing
+    Entry::lowered("slice_v3", &[], &["Slice"], (low!(slice_v3), Input0), T),
     Entry::lowered(
         "softmax",
         &["dim"],
@@ -329,7 +450,23 @@ pub static TABLE: &[Entry<Lowering>] = &[
         (low!(stack), Own),
         T,
     ),
-    Entry::refused("strided_slice", NOT_YET),
+    // tsexp-a: padding / slicing / resizing
+    Entry::lowered(
+        "strided_slice",
+        &[
+            "begin",
+            "end",
+            "stride",
+            "begin_mask",
+            "end_mask",
+            "ellipsis_mask",
+            "new_axis_mask",
+            "shrink_axis_mask",
+        ],
+        &["Unsqueeze", "Slice", "Squeeze"],
+        (low!(strided_slice), Own),
+        T,
+    ),
     Entry::lowered("sub", &[], &["Sub"], (low!(direct), Broadcast), T),
     Entry::lowered("tanh", &[], &["Tanh"], (low!(direct), Input0), T),
     Entry::lowered("tile", &["repeats"], &["Tile"], (low!(tile), Input0), T),

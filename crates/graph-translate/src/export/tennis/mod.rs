@@ -38,6 +38,9 @@ use super::{Ctx, Error, ExportSummary, Result, Weights, unsupported_error};
 mod basic;
 mod image;
 mod more;
+// tsexp-a: padding, slicing, resizing, normalisation
+mod resize;
+mod slicing;
 
 /// Exports the TenniS module graph `g` (its first graph), constants from
 /// `weights` (by the tensor a value names, its own name or `NAME/value`),
@@ -231,6 +234,11 @@ impl<'a> Exporter<'a> {
             "pooling2d_v2",
             "global_pooling2d",
             "add_bias",
+            // tsexp-a
+            "fused_batch_norm",
+            "_resize2d",
+            "_nhwc_center_crop2d",
+            "_nhwc_scale_resize2d",
         ];
         if !nodes.iter().any(|n| IMAGE_OPS.contains(&n.op.as_str())) {
             self.input_rank = nodes
@@ -289,7 +297,10 @@ impl<'a> Exporter<'a> {
                 .and_then(|t| onnx_format::dtype::to_onnx(t.dtype()))
                 .and_then(|d| DataType::try_from(d).ok())
                 .unwrap_or(DataType::Float),
-            Some("gather" | "concat" | "stack") => {
+            Some(
+                "gather" | "concat" | "stack" | "pad" | "slice" | "slice_v2" | "slice_v3"
+                | "strided_slice" | "crop_nd" | "crop_to",
+            ) => {
                 let first = self.producer[v]
                     .inputs
                     .first()
@@ -320,6 +331,7 @@ impl<'a> Exporter<'a> {
             "concat" => (0..n.inputs.len()).map(len).sum(),
             "stack" => Some(n.inputs.len()),
             "_cast" | "to_float" | "_copy" => len(0),
+            "slice" | "slice_v2" | "slice_v3" | "strided_slice" => self.slice_len(n, len(0)?),
             _ => None,
         }
     }
@@ -337,6 +349,7 @@ impl<'a> Exporter<'a> {
             "stack" => r0.map(|r| r + 1),
             "_onnx_pooling2d_padding" | "flatten2d" => Some(2),
             "argmax" => r0.map(|r| r.saturating_sub(1)),
+            "strided_slice" => self.strided_slice_rank(n, r0),
             "max" if self.int(n, "keep_dims", 1) == 0 => r0.map(|r| r.saturating_sub(1)),
             "reduce_sum" | "reduce_mean" if self.int(n, "keep_dims", 1) == 0 => {
                 let k = self.ints(n, "dims").map_or(0, |d| d.len());
