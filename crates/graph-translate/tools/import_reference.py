@@ -17,8 +17,9 @@ With --target tsm (a report of `run ... --targets tsm`) it writes the TenniS rec
                                            constant-parameter cases (const_param_cases.py,
                                            named tsm_*), per-operator pass counts, and per
                                            passing case its operators and the .tsm's sha256
-  testdata/translate/import/cases/*.onnx   one smallest passing model per verified operator
-                                           (the cases already committed kept; nothing removed)
+  testdata/translate/import/cases/*.onnx   every passing tsm_* case and one smallest passing
+                                           model per verified operator (the cases already
+                                           committed kept; nothing removed)
 
   usage: import_reference.py REPORT.json SUITE_DIR REPO_ROOT --target tsm
 """
@@ -105,7 +106,7 @@ def tennis(r, suite, root):
     old_path = os.path.join(out_dir, "tennis.json")
     old = json.load(open(old_path)) if os.path.exists(old_path) else {}
     cases = {}
-    totals = {"node": {}, "const": {}}
+    totals = {k: {"pass": 0, "wrong": 0, "refused": 0} for k in ("node", "const")}
     per = {}
     for name, c in sorted(r["cases"].items()):
         t = c["tsm"]
@@ -124,7 +125,12 @@ def tennis(r, suite, root):
     def size(c):
         return os.path.getsize(os.path.join(suite, c, "model.onnx"))
 
-    chosen = [c for c in old.get("committed", []) if c in cases]
+    # Every passing constant-parameter case (CI regenerates only the node tests), the cases
+    # committed before, then one smallest case for each verified operator still without one.
+    chosen = sorted(
+        {c for c in cases if c.startswith("tsm_")}
+        | {c for c in old.get("committed", []) if c in cases}
+    )
     passing = sorted(cases, key=lambda c: (size(c), c))
     for op in verified:
         if any(op in cases[c]["ops"] for c in chosen):

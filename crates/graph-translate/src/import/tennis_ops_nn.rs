@@ -125,12 +125,8 @@ pub(crate) fn conv(cx: &mut Tx<'_>, node: &Node) -> Lowered {
             "depthwise_conv2d",
             cx.const_f32(&o, &[1, d[1], k[0], k[1]], &c)?,
         )
-    } else if super::tennis_table::pending_enabled() {
-        return grouped(cx, node, &o, x, &d, &wd, group, params, &od);
     } else {
-        return Err(format!(
-            "group {group} (grouped convolution is not yet verified in TenniS)"
-        ));
+        return grouped(cx, node, &o, x, &d, &wd, group, params, &od);
     };
     if node.input(2).is_some() {
         let y = cx.tmp(op, &o, &[x, wid], params, &od)?;
@@ -171,13 +167,21 @@ fn grouped(
     if group > 4096 {
         return Err(format!("group {group} (more than 4096 convolutions)"));
     }
-    let w = cx
-        .const_floats(node, 1)
-        .ok_or("grouped weights computed at run time")?;
+    // Constant weights are cut into one `<const>` per group; weights
+    // computed at run time are sliced like the input.
+    let wconst = cx.const_floats(node, 1);
+    let wnode = if wconst.is_none() {
+        Some(cx.fin(node, 1)?)
+    } else {
+        None
+    };
     let per = usize::try_from(mg * cg * wd[2] * wd[3]).map_err(|_| "weights too large")?;
-    if w.len() != per * group as usize {
+    if let Some(w) = &wconst
+        && w.len() != per * group as usize
+    {
         return Err("weights whose size does not match their shape".into());
     }
+    let big = i64::from(i32::MAX);
     let mut parts = Vec::new();
     for g in 0..group {
         let gi = g as usize;
@@ -200,7 +204,22 @@ fn grouped(
             ],
             &[d[0], cg, d[2], d[3]],
         )?;
-        let wg = cx.const_f32(o, &[mg, cg, wd[2], wd[3]], &w[gi * per..(gi + 1) * per])?;
+        let wdims = [mg, cg, wd[2], wd[3]];
+        let wg = match (&wconst, wnode) {
+            (Some(w), _) => cx.const_f32(o, &wdims, &w[gi * per..(gi + 1) * per])?,
+            (None, Some(wn)) => cx.tmp(
+                "strided_slice",
+                o,
+                &[wn],
+                vec![
+                    kv("begin", p_ints(&[g * mg, 0, 0, 0])),
+                    kv("end", p_ints(&[(g + 1) * mg, big, big, big])),
+                    kv("stride", p_ints(&[1, 1, 1, 1])),
+                ],
+                &wdims,
+            )?,
+            (None, None) => return Err("no weights".into()),
+        };
         let gd = [od[0], mg, od[2], od[3]];
         parts.push(cx.tmp("conv2d", o, &[xs, wg], params.clone(), &gd)?);
     }

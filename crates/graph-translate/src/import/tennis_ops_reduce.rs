@@ -82,8 +82,12 @@ pub(crate) fn reduce(cx: &mut Tx<'_>, node: &Node) -> Lowered {
     Ok(())
 }
 
-/// `ArgMax` → `argmax` (int32 indices of the first maximum), then a
-/// `_reshape` when `keepdims` is 1.
+/// `ArgMax` → `max` along the axis, `sub` (x − max: +0 exactly at the
+/// maxima, negative elsewhere), `argmax` (int32 indices of the first
+/// maximum), then a `_reshape` when `keepdims` is 1. TenniS's CPU argmax
+/// compares the bits of f32 values as int32 (it dispatches on its int32
+/// output), which orders negative values backwards; after the
+/// subtraction the largest bits are those of +0, the maximum.
 pub(crate) fn argmax(cx: &mut Tx<'_>, node: &Node) -> Lowered {
     let x = cx.fin(node, 0)?;
     let d = cx.in_shape(node, 0)?;
@@ -96,6 +100,16 @@ pub(crate) fn argmax(cx: &mut Tx<'_>, node: &Node) -> Lowered {
         return Err("an empty axis".into());
     }
     let keep = node.int("keepdims", 1) != 0;
+    let mut kd = d.clone();
+    kd[a] = 1;
+    let m = cx.tmp(
+        "max",
+        &o,
+        &[x],
+        vec![kv("dim", p_int(a as i64)), kv("keep_dims", p_int(1))],
+        &kd,
+    )?;
+    let y = cx.tmp("sub", &o, &[x, m], vec![], &d)?;
     let mut nd = d.clone();
     nd.remove(a);
     let params = vec![kv("dim", p_int(a as i64))];
@@ -103,12 +117,10 @@ pub(crate) fn argmax(cx: &mut Tx<'_>, node: &Node) -> Lowered {
         if d.iter().filter(|&&v| v < 0).count() > 1 {
             return Err("a symbolic dimension (fix it with --input-shape)".into());
         }
-        let y = cx.tmp("argmax", &o, &[x], params, &nd)?;
-        let mut kd = d.clone();
-        kd[a] = 1;
-        cx.reshape(&o, y, &kd)?;
+        let z = cx.tmp("argmax", &o, &[y], params, &nd)?;
+        cx.reshape(&o, z, &kd)?;
     } else {
-        cx.emit("argmax", &o, &[x], params, &nd)?;
+        cx.emit("argmax", &o, &[y], params, &nd)?;
     }
     cx.set_elem(&o, elem::INT32);
     Ok(())

@@ -196,6 +196,11 @@ pub(crate) fn split(cx: &mut Tx<'_>, node: &Node) -> Lowered {
             if parts != k || parts <= 0 {
                 return Err(format!("num_outputs {parts} unlike its {k} outputs"));
             }
+            if cx.opset < 18 && dim % parts != 0 {
+                return Err(format!(
+                    "{dim} elements that do not split into {parts} equal parts"
+                ));
+            }
             let each = (dim + parts - 1) / parts;
             (0..parts)
                 .map(|i| (dim - i * each).clamp(0, each))
@@ -297,7 +302,8 @@ pub(crate) fn tile(cx: &mut Tx<'_>, node: &Node) -> Lowered {
     Ok(())
 }
 
-/// `Pad` in constant mode with constant, non-negative pads → `pad`.
+/// `Pad` in constant mode with constant, non-negative pads → one `pad`
+/// per padded axis.
 pub(crate) fn pad(cx: &mut Tx<'_>, node: &Node) -> Lowered {
     let x = cx.fin(node, 0)?;
     let d = cx.in_shape(node, 0)?;
@@ -361,14 +367,30 @@ pub(crate) fn pad(cx: &mut Tx<'_>, node: &Node) -> Lowered {
         full[2 * a] = small(b)?;
         full[2 * a + 1] = small(e)?;
     }
-    let p = cx.const_i32(&o, &[r, 2], &full)?;
-    cx.emit(
-        "pad",
-        &o,
-        &[x, p],
-        vec![kv("padding_value", p_float(value as f32))],
-        &od,
-    )?;
+    // TenniS's CPU pad pads one axis or two adjacent ones: one `pad` per
+    // padded axis.
+    let padded: Vec<usize> = (0..r)
+        .filter(|&a| full[2 * a] != 0 || full[2 * a + 1] != 0)
+        .collect();
+    if padded.is_empty() {
+        cx.emit("_copy", &o, &[x], vec![], &d)?;
+        return Ok(());
+    }
+    let mut cur = x;
+    let mut cd = d.clone();
+    for (k, &a) in padded.iter().enumerate() {
+        let mut one = vec![0i64; 2 * r];
+        one[2 * a] = full[2 * a];
+        one[2 * a + 1] = full[2 * a + 1];
+        cd[a] = od[a];
+        let p = cx.const_i32(&o, &[r, 2], &one)?;
+        let params = vec![kv("padding_value", p_float(value as f32))];
+        cur = if k + 1 == padded.len() {
+            cx.emit("pad", &o, &[cur, p], params, &cd)?
+        } else {
+            cx.tmp("pad", &o, &[cur, p], params, &cd)?
+        };
+    }
     Ok(())
 }
 
@@ -512,11 +534,62 @@ pub(crate) fn resize(cx: &mut Tx<'_>, node: &Node) -> Lowered {
     }
     let sz = cx.const_i32(&o, &[4], &[-1, -1, od[2], od[3]])?;
     cx.emit(
-        "resize2d",
+        "_resize2d",
         &o,
         &[x, sz],
         vec![kv("type", super::tennis_cx::p_int(3))],
         &od,
+    )?;
+    Ok(())
+}
+
+/// `ConstantOfShape` with a constant shape too large to fold into a
+/// `<const>` → `constant_of_shape` (the shape as an int32 input, the f32
+/// value as its `value`).
+pub(crate) fn constant_of_shape(cx: &mut Tx<'_>, node: &Node) -> Lowered {
+    let o = out(node)?.to_string();
+    let s = cx
+        .const_ints(node, 0)
+        .ok_or("a shape computed at run time")?;
+    if s.iter().any(|&v| v < 1) {
+        return Err(format!("shape {s:?} (an empty result)"));
+    }
+    for &v in &s {
+        small(v)?;
+    }
+    let n = s.iter().try_fold(1i64, |p, &v| p.checked_mul(v));
+    if n.is_none_or(|n| n > i64::from(i32::MAX)) {
+        return Err(format!("shape {s:?} (more than 2^31 elements)"));
+    }
+    let value = match node.attr("value").and_then(|t| t.t.as_ref()) {
+        None => 0.0,
+        Some(t) => {
+            let e = t.data_type.unwrap_or(elem::FLOAT);
+            if e != elem::FLOAT {
+                return Err(format!(
+                    "a {} value (the TenniS import computes in f32)",
+                    onnx_format::dtype::onnx_name(e)
+                ));
+            }
+            let c = onnx_format::tensor_from_proto(t, None, &Default::default())
+                .map_err(|e| e.to_string())?;
+            let v = c.to_f64_vec().ok_or("a value that is not a number")?;
+            if v.len() != 1 {
+                return Err("a value that is not one element".into());
+            }
+            v[0]
+        }
+    };
+    let sh = cx.const_i32(&o, &[s.len()], &s)?;
+    let val = tensor_core::Tensor::from_values::<f32>([1], &[value as f32])
+        .map_err(|e| e.to_string())?
+        .into_static();
+    cx.emit(
+        "constant_of_shape",
+        &o,
+        &[sh],
+        vec![kv("value", bubble_module::Packed::from(val))],
+        &s,
     )?;
     Ok(())
 }

@@ -55,6 +55,11 @@ const fn since(mut x: Entry, since: i64) -> Entry {
     x
 }
 
+const fn until(mut x: Entry, until: i64) -> Entry {
+    x.row.opsets.1 = until;
+    x
+}
+
 const F32: &str = "non-f32 inputs";
 const UN: fn(&mut Tx<'_>, &Node) -> Lowered = basic::unary;
 const BIN: fn(&mut Tx<'_>, &Node) -> Lowered = basic::binary;
@@ -113,7 +118,7 @@ pub static TABLE: &[Entry] = &[
         "Dropout",
         "ratio (ignored), training_mode",
         "— (the input itself)",
-        "mask output, training_mode",
+        "a mask output that is read, training_mode",
         basic::identity,
     ),
     e(
@@ -131,8 +136,8 @@ pub static TABLE: &[Entry] = &[
     e(
         "Conv",
         "auto_pad, dilations, group, kernel_shape, pads, strides",
-        "conv2d or depthwise_conv2d, add_bias",
-        "1-D/3-D, groups other than 1 and depthwise",
+        "conv2d or depthwise_conv2d, add_bias; other groups: strided_slice, conv2d per group, concat",
+        "1-D/3-D",
         nn::conv,
     ),
     e(
@@ -175,7 +180,7 @@ pub static TABLE: &[Entry] = &[
     e(
         "Softplus",
         "",
-        "softplus (log(exp(x) + 1))",
+        "softplus (log(exp(x) + 1); inf above x ≈ 88, where f32 exp overflows)",
         F32,
         act::unary,
     ),
@@ -219,7 +224,7 @@ pub static TABLE: &[Entry] = &[
     e(
         "ArgMax",
         "axis, keepdims",
-        "argmax (int32), _reshape",
+        "max, sub, argmax (int32 indices where ONNX has int64), _reshape",
         "select_last_index 1",
         red::argmax,
     ),
@@ -254,7 +259,7 @@ pub static TABLE: &[Entry] = &[
     e(
         "Pad",
         "mode constant, pads, constant_value, axes (constants)",
-        "pad",
+        "pad per padded axis",
         "modes reflect/edge/wrap, negative pads",
         shp::pad,
     ),
@@ -265,19 +270,32 @@ pub static TABLE: &[Entry] = &[
         SHAPE,
         shp::expand,
     ),
-    e(
-        "Resize",
-        "mode nearest, coordinate_transformation_mode, nearest_mode, scales or sizes (constants)",
-        "resize2d (type 3)",
-        "linear/cubic, factors that are not whole, downsampling, other coordinate modes",
-        shp::resize,
+    since(
+        e(
+            "Resize",
+            "mode nearest, coordinate_transformation_mode, nearest_mode, scales or sizes (constants)",
+            "_resize2d (type 3)",
+            "linear/cubic, factors that are not whole, downsampling, other coordinate modes",
+            shp::resize,
+        ),
+        10,
+    ),
+    until(
+        e(
+            "Upsample",
+            "mode nearest, scales",
+            "_resize2d (type 3)",
+            "linear, factors that are not whole",
+            shp::resize,
+        ),
+        9,
     ),
     e(
-        "Upsample",
-        "mode nearest, scales",
-        "resize2d (type 3)",
-        "linear, factors that are not whole",
-        shp::resize,
+        "ConstantOfShape",
+        "shape (constant), value (f32)",
+        "constant_of_shape (a <const> when small)",
+        "shapes computed at run time, values of other types",
+        shp::constant_of_shape,
     ),
     e(
         "Cast",
@@ -310,31 +328,10 @@ pub static TABLE: &[Entry] = &[
 /// the environment sets `MLFORMATS_TENNIS_PENDING=1`, which only the
 /// conformance run that verifies them should do. An operator leaves this
 /// list with its verification records (`testdata/translate/import/tennis.json`).
-pub const PENDING: &[&str] = &[
-    "ArgMax",
-    "Cast",
-    "Elu",
-    "Erf",
-    "Expand",
-    "Gather",
-    "HardSigmoid",
-    "HardSwish",
-    "LRN",
-    "Pad",
-    "Pow",
-    "ReduceMean",
-    "ReduceSum",
-    "Resize",
-    "Selu",
-    "Slice",
-    "Softplus",
-    "Split",
-    "Tile",
-    "Upsample",
-];
+pub const PENDING: &[&str] = &[];
 
 /// Whether [`PENDING`] lowerings are enabled (`MLFORMATS_TENNIS_PENDING=1`).
-pub(crate) fn pending_enabled() -> bool {
+fn pending_enabled() -> bool {
     std::env::var_os("MLFORMATS_TENNIS_PENDING").is_some_and(|v| v == "1")
 }
 
