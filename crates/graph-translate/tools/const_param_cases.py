@@ -244,6 +244,12 @@ def cases():
             consts.append(("b", x(cout)))
         attrs = {"group": g, "strides": [s, s], "pads": [p] * 4, "kernel_shape": [k, k]}
         c.append((name, 13, "Conv", [("x", x(1, cin, 7, 6))], consts, attrs, 1))
+    # after the others: their random draws leave the earlier cases as they were
+    c += [
+        ("squeeze_axes_input", 13, "Squeeze", [("x", x(3, 1, 4, 1))], [("ax", i64(-1, 1))], {}, 1),
+        ("squeeze_attr_opset11", 11, "Squeeze", [("x", x(1, 3, 1))], [], {"axes": [0]}, 1),
+        ("unsqueeze_axes_input", 13, "Unsqueeze", [("x", x(3, 4))], [("ax", i64(0, -1))], {}, 1),
+    ]
     return c
 
 

@@ -175,7 +175,11 @@ fn grouped(
     } else {
         None
     };
-    let per = usize::try_from(mg * cg * wd[2] * wd[3]).map_err(|_| "weights too large")?;
+    let per = [mg, cg, wd[2], wd[3]]
+        .iter()
+        .try_fold(1i64, |p, &v| p.checked_mul(v))
+        .and_then(|n| usize::try_from(n).ok())
+        .ok_or("weights whose size overflows")?;
     if let Some(w) = &wconst
         && w.len() != per * group as usize
     {

@@ -289,6 +289,7 @@ pub(crate) fn tile(cx: &mut Tx<'_>, node: &Node) -> Lowered {
         if k < 1 {
             return Err(format!("repeats {r:?} (an empty result)"));
         }
+        small(k)?;
         if v < 0 && k != 1 {
             return Err("tiling a symbolic dimension".into());
         }
