@@ -250,6 +250,20 @@ def cases():
         ("squeeze_attr_opset11", 11, "Squeeze", [("x", x(1, 3, 1))], [], {"axes": [0]}, 1),
         ("unsqueeze_axes_input", 13, "Unsqueeze", [("x", x(3, 4))], [("ax", i64(0, -1))], {}, 1),
     ]
+    c += [
+        (
+            "reduce_max_axes_attr",
+            13,
+            "ReduceMax",
+            [("x", x(2, 3, 4, 5))],
+            [],
+            {"axes": [0, 2], "keepdims": 0},
+            1,
+        ),
+        ("reduce_max_axes_input", 18, "ReduceMax", [("x", x(2, 3, 4))], [("ax", i64(-1))], {}, 1),
+        ("reduce_min_all", 13, "ReduceMin", [("x", x(3, 4))], [], {"keepdims": 0}, 1),
+        ("reduce_min_axes_input", 18, "ReduceMin", [("x", x(2, 3, 4))], [("ax", i64(1, 0))], {}, 1),
+    ]
     return c
 
 

@@ -13,15 +13,18 @@ fn out(node: &Node) -> Result<&str, String> {
         .ok_or_else(|| "no output".to_string())
 }
 
-/// `ReduceMean` → `reduce_mean`, `ReduceSum` → `reduce_sum`: one
+/// `ReduceMean` → `reduce_mean`, `ReduceSum` → `reduce_sum`, `ReduceMax`
+/// → `max`, `ReduceMin` → −`max`(−x) (TenniS's CPU has no min): one
 /// reduction per axis (TenniS reduces contiguous axes only), each keeping
 /// its axis, then a `_reshape` when `keepdims` is 0. Axes come from the
-/// attribute (`ReduceMean` before opset 18, `ReduceSum` before 13) or a
+/// attribute (before opset 13 for `ReduceSum`, 18 for the others) or a
 /// constant input.
 pub(crate) fn reduce(cx: &mut Tx<'_>, node: &Node) -> Lowered {
-    let op = match node.op.as_str() {
-        "ReduceMean" => "reduce_mean",
-        "ReduceSum" => "reduce_sum",
+    let (op, neg) = match node.op.as_str() {
+        "ReduceMean" => ("reduce_mean", false),
+        "ReduceSum" => ("reduce_sum", false),
+        "ReduceMax" => ("max", false),
+        "ReduceMin" => ("max", true),
         o => return Err(format!("no TenniS operator for {o}")),
     };
     let x = cx.fin(node, 0)?;
@@ -58,17 +61,33 @@ pub(crate) fn reduce(cx: &mut Tx<'_>, node: &Node) -> Lowered {
     }
     let mut kd = d.clone();
     let mut cur = x;
+    if neg {
+        let m = cx.scalar(&o, -1.0)?;
+        cur = cx.tmp("mul", &o, &[x, m], vec![], &d)?;
+    }
     for (i, &a) in ax.iter().enumerate() {
         kd[a] = 1;
-        let params = vec![
-            kv("dims", p_ints(&[a as i64])),
-            kv("keep_dims", p_bool(true)),
-        ];
-        cur = if keep && i + 1 == ax.len() {
+        let params = if op == "max" {
+            vec![kv("dim", p_int(a as i64)), kv("keep_dims", p_int(1))]
+        } else {
+            vec![
+                kv("dims", p_ints(&[a as i64])),
+                kv("keep_dims", p_bool(true)),
+            ]
+        };
+        cur = if keep && !neg && i + 1 == ax.len() {
             cx.emit(op, &o, &[cur], params, &kd)?
         } else {
             cx.tmp(op, &o, &[cur], params, &kd)?
         };
+    }
+    if neg {
+        let m = cx.scalar(&o, -1.0)?;
+        if keep {
+            cx.emit("mul", &o, &[cur, m], vec![], &kd)?;
+            return Ok(());
+        }
+        cur = cx.tmp("mul", &o, &[cur, m], vec![], &kd)?;
     }
     if !keep {
         let nd: Vec<i64> = d

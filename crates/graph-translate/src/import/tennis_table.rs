@@ -222,6 +222,20 @@ pub static TABLE: &[Entry] = &[
         red::reduce,
     ),
     e(
+        "ReduceMax",
+        "axes (attribute or constant input), keepdims, noop_with_empty_axes",
+        "max per axis, _reshape",
+        "axes computed at run time, empty axes",
+        red::reduce,
+    ),
+    e(
+        "ReduceMin",
+        "axes (attribute or constant input), keepdims, noop_with_empty_axes",
+        "mul (by −1), max per axis, mul (by −1), _reshape (TenniS has no CPU min)",
+        "axes computed at run time, empty axes",
+        red::reduce,
+    ),
+    e(
         "ArgMax",
         "axis, keepdims",
         "max, sub, argmax (int32 indices where ONNX has int64), _reshape",
