@@ -337,35 +337,14 @@ pub static TABLE: &[Entry] = &[
     ),
 ];
 
-/// Operators whose lowering is written but not yet checked in the real
-/// TenniS runtime: the import treats them as absent (refuses them) unless
-/// the environment sets `MLFORMATS_TENNIS_PENDING=1`, which only the
-/// conformance run that verifies them should do. An operator leaves this
-/// list with its verification records (`testdata/translate/import/tennis.json`).
-pub const PENDING: &[&str] = &[];
-
-/// Whether [`PENDING`] lowerings are enabled (`MLFORMATS_TENNIS_PENDING=1`).
-fn pending_enabled() -> bool {
-    std::env::var_os("MLFORMATS_TENNIS_PENDING").is_some_and(|v| v == "1")
-}
-
-/// The entry for ONNX operator `op` (none for a [`PENDING`] operator
-/// unless enabled).
+/// The entry for ONNX operator `op`.
 pub fn entry(op: &str) -> Option<&'static Entry> {
-    if PENDING.contains(&op) && !pending_enabled() {
-        return None;
-    }
     TABLE.iter().find(|e| e.row.op == op)
 }
 
-/// The support-table rows, sorted by operator ([`PENDING`] operators left
-/// out).
+/// The support-table rows, sorted by operator.
 pub fn support_rows() -> Vec<SupportRow> {
-    let mut v: Vec<SupportRow> = TABLE
-        .iter()
-        .filter(|e| !PENDING.contains(&e.row.op))
-        .map(|e| e.row)
-        .collect();
+    let mut v: Vec<SupportRow> = TABLE.iter().map(|e| e.row).collect();
     v.sort_by_key(|r| r.op);
     v
 }
