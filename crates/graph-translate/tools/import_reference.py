@@ -10,7 +10,20 @@
                                            crates/mlformats/tests/onnx_import.rs)
 
 usage: import_reference.py REPORT.json SUITE_DIR REPO_ROOT [--per-op N]
+
+With --target tsm (a report of `run ... --targets tsm`) it writes the TenniS records instead:
+
+  testdata/translate/import/tennis.json   totals over the node tests, the same over the
+                                           constant-parameter cases (const_param_cases.py,
+                                           named tsm_*), per-operator pass counts, and per
+                                           passing case its operators and the .tsm's sha256
+  testdata/translate/import/cases/*.onnx   every passing tsm_* case and one smallest passing
+                                           model per verified operator (the cases already
+                                           committed kept; nothing removed)
+
+  usage: import_reference.py REPORT.json SUITE_DIR REPO_ROOT --target tsm
 """
+
 import json
 import os
 import shutil
@@ -24,8 +37,15 @@ def main():
         i = args.index("--per-op")
         per_op = int(args[i + 1])
         del args[i : i + 2]
+    target = "nnp"
+    if "--target" in args:
+        i = args.index("--target")
+        target = args[i + 1]
+        del args[i : i + 2]
     report, suite, root = args
     r = json.load(open(report))
+    if target == "tsm":
+        return tennis(r, suite, root)
     out_dir = os.path.join(root, "testdata", "translate", "import")
     cases_dir = os.path.join(out_dir, "cases")
     os.makedirs(cases_dir, exist_ok=True)
@@ -50,7 +70,9 @@ def main():
     def size(c):
         return os.path.getsize(os.path.join(suite, c, "model.onnx"))
 
-    passing = sorted((c for c, v in cases.items() if v["status"] == "pass"), key=lambda c: (size(c), c))
+    passing = sorted(
+        (c for c, v in cases.items() if v["status"] == "pass"), key=lambda c: (size(c), c)
+    )
     for op in per:
         got = [c for c in chosen if op in cases[c]["ops"]]
         for c in passing:
@@ -76,6 +98,68 @@ def main():
         json.dump(doc, f, indent=1, sort_keys=True)
         f.write("\n")
     print(len(cases), "converted cases,", len(chosen), "committed models")
+
+
+def tennis(r, suite, root):
+    out_dir = os.path.join(root, "testdata", "translate", "import")
+    cases_dir = os.path.join(out_dir, "cases")
+    old_path = os.path.join(out_dir, "tennis.json")
+    old = json.load(open(old_path)) if os.path.exists(old_path) else {}
+    cases = {}
+    totals = {k: {"pass": 0, "wrong": 0, "refused": 0} for k in ("node", "const")}
+    per = {}
+    for name, c in sorted(r["cases"].items()):
+        t = c["tsm"]
+        st = t["status"]
+        kind = "const" if name.startswith("tsm_") else "node"
+        totals[kind][st] = totals[kind].get(st, 0) + 1
+        for op in c["ops"]:
+            per.setdefault(op, {})
+            per[op][st] = per[op].get(st, 0) + 1
+        if st == "pass":
+            cases[name] = {"ops": c["ops"], "sha256": t["sha256"], "status": "pass"}
+    per = {op: {k: v for k, v in b.items() if k != "refused"} for op, b in per.items()}
+    per = {op: b for op, b in per.items() if b}
+    verified = sorted(op for op, b in per.items() if b.get("pass", 0) > 0 and set(b) == {"pass"})
+
+    def size(c):
+        return os.path.getsize(os.path.join(suite, c, "model.onnx"))
+
+    # Every passing constant-parameter case (CI regenerates only the node tests), the cases
+    # committed before, then one smallest case for each verified operator still without one.
+    chosen = sorted(
+        {c for c in cases if c.startswith("tsm_")}
+        | {c for c in old.get("committed", []) if c in cases}
+    )
+    passing = sorted(cases, key=lambda c: (size(c), c))
+    for op in verified:
+        if any(op in cases[c]["ops"] for c in chosen):
+            continue
+        for c in passing:
+            if op in cases[c]["ops"] and size(c) <= 64 * 1024:
+                chosen.append(c)
+                break
+    for c in chosen:
+        dst = os.path.join(cases_dir, c + ".onnx")
+        if not os.path.exists(dst):
+            shutil.copyfile(os.path.join(suite, c, "model.onnx"), dst)
+    doc = {
+        "suite": "onnx 1.23.2 backend node tests (onnx.backend.test.case.node); tsm_* cases:"
+        " crates/graph-translate/tools/const_param_cases.py (constant parameters)",
+        "runtime": "TenniS (TenniS-Open/TenniS 1e052961, CPU), rtol 1e-4 or the case's own"
+        " tolerance",
+        "totals": totals["node"],
+        "const_param_totals": totals["const"],
+        "verified_ops": verified,
+        "per_op": per,
+        "cases": cases,
+        "committed": sorted(chosen),
+        "models": old.get("models", {}),
+    }
+    with open(old_path, "w") as f:
+        json.dump(doc, f, indent=1, sort_keys=True)
+        f.write("\n")
+    print(len(cases), "passing cases,", len(chosen), "committed models,", totals)
 
 
 main()

@@ -60,9 +60,15 @@ pub use nnabla_cx::{NnablaImport, onnx_to_nnabla};
 #[cfg(feature = "tennis")]
 mod tennis_cx;
 #[cfg(feature = "tennis")]
+mod tennis_ops_act;
+#[cfg(feature = "tennis")]
 mod tennis_ops_basic;
 #[cfg(feature = "tennis")]
 mod tennis_ops_nn;
+#[cfg(feature = "tennis")]
+mod tennis_ops_reduce;
+#[cfg(feature = "tennis")]
+mod tennis_ops_shape;
 #[cfg(feature = "tennis")]
 pub mod tennis_table;
 

@@ -173,6 +173,35 @@ impl<'g> Tx<'g> {
         Ok(id)
     }
 
+    /// A `<const>` node holding int32 `vals` with `dims` (indices,
+    /// paddings, shapes fed to TenniS operators as inputs).
+    pub fn const_i32(
+        &mut self,
+        hint: &str,
+        dims: &[usize],
+        vals: &[i64],
+    ) -> Result<NodeId, String> {
+        let v: Vec<i32> = vals
+            .iter()
+            .map(|&x| i32::try_from(x).map_err(|_| format!("value {x} does not fit in int32")))
+            .collect::<Result<_, _>>()?;
+        let name = self.fresh(hint);
+        let t = Tensor::from_values(dims.to_vec(), &v).map_err(|e| e.to_string())?;
+        let id = self.b.constant(&name, t).map_err(|e| e.to_string())?;
+        self.node_names.insert(id.index(), name.clone());
+        self.ids.insert(name.clone(), id);
+        self.shapes
+            .insert(name.clone(), dims.iter().map(|&d| d as i64).collect());
+        self.elems.insert(name, elem::INT32);
+        Ok(id)
+    }
+
+    /// Records the element type of a computed value (non-f32 results such
+    /// as `argmax`'s int32 indices, which f32 operators then refuse).
+    pub fn set_elem(&mut self, name: &str, e: i32) {
+        self.elems.insert(name.to_string(), e);
+    }
+
     /// A 0-d f32 constant.
     pub fn scalar(&mut self, hint: &str, v: f64) -> Result<NodeId, String> {
         self.const_f32(hint, &[], &[v])

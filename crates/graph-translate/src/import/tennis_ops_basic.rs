@@ -206,9 +206,9 @@ pub(crate) fn softmax(cx: &mut Tx<'_>, node: &Node) -> Lowered {
 /// `Identity`, `Dropout` (inference: the input itself).
 pub(crate) fn identity(cx: &mut Tx<'_>, node: &Node) -> Lowered {
     if node.op == "Dropout" {
-        if node.has_output(1) {
-            return Err("its mask output".into());
-        }
+        // The mask output (all true in inference) is not produced: a
+        // node or graph output that reads it is refused as reading a value
+        // that is not computed.
         if let Some(v) = cx.const_floats(node, 2)
             && v.iter().any(|&t| t != 0.0)
         {

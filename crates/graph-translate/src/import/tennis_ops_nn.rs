@@ -126,7 +126,7 @@ pub(crate) fn conv(cx: &mut Tx<'_>, node: &Node) -> Lowered {
             cx.const_f32(&o, &[1, d[1], k[0], k[1]], &c)?,
         )
     } else {
-        return Err(format!("group {group} (only 1 and depthwise)"));
+        return grouped(cx, node, &o, x, &d, &wd, group, params, &od);
     };
     if node.input(2).is_some() {
         let y = cx.tmp(op, &o, &[x, wid], params, &od)?;
@@ -134,6 +134,105 @@ pub(crate) fn conv(cx: &mut Tx<'_>, node: &Node) -> Lowered {
         cx.emit("add_bias", &o, &[y, b], vec![kv("dim", p_int(1))], &od)?;
     } else {
         cx.emit(op, &o, &[x, wid], params, &od)?;
+    }
+    Ok(())
+}
+
+/// A grouped `Conv` (neither 1 group nor depthwise): the input split
+/// into its groups along the channels (`strided_slice`), one `conv2d` per
+/// group with its slice of the (constant) weights, `concat` along the
+/// channels, then `add_bias`.
+#[allow(clippy::too_many_arguments)]
+fn grouped(
+    cx: &mut Tx<'_>,
+    node: &Node,
+    o: &str,
+    x: bubble_module::NodeId,
+    d: &[i64],
+    wd: &[i64],
+    group: i64,
+    params: Vec<(String, bubble_module::Packed<'static>)>,
+    od: &[i64],
+) -> Lowered {
+    if group < 1 || d[1] < 0 || d[1] % group != 0 || wd[0] % group != 0 {
+        return Err(format!(
+            "group {group} that does not divide {} input and {} output channels",
+            d[1], wd[0]
+        ));
+    }
+    let (cg, mg) = (d[1] / group, wd[0] / group);
+    if wd[1] != cg {
+        return Err("weights whose channels differ from the input's per group".into());
+    }
+    if group > 4096 {
+        return Err(format!("group {group} (more than 4096 convolutions)"));
+    }
+    // Constant weights are cut into one `<const>` per group; weights
+    // computed at run time are sliced like the input.
+    let wconst = cx.const_floats(node, 1);
+    let wnode = if wconst.is_none() {
+        Some(cx.fin(node, 1)?)
+    } else {
+        None
+    };
+    let per = [mg, cg, wd[2], wd[3]]
+        .iter()
+        .try_fold(1i64, |p, &v| p.checked_mul(v))
+        .and_then(|n| usize::try_from(n).ok())
+        .ok_or("weights whose size overflows")?;
+    if let Some(w) = &wconst
+        && w.len() != per * group as usize
+    {
+        return Err("weights whose size does not match their shape".into());
+    }
+    let big = i64::from(i32::MAX);
+    let mut parts = Vec::new();
+    for g in 0..group {
+        let gi = g as usize;
+        let xs = cx.tmp(
+            "strided_slice",
+            o,
+            &[x],
+            vec![
+                kv("begin", p_ints(&[0, g * cg, 0, 0])),
+                kv(
+                    "end",
+                    p_ints(&[
+                        i64::from(i32::MAX),
+                        (g + 1) * cg,
+                        i64::from(i32::MAX),
+                        i64::from(i32::MAX),
+                    ]),
+                ),
+                kv("stride", p_ints(&[1, 1, 1, 1])),
+            ],
+            &[d[0], cg, d[2], d[3]],
+        )?;
+        let wdims = [mg, cg, wd[2], wd[3]];
+        let wg = match (&wconst, wnode) {
+            (Some(w), _) => cx.const_f32(o, &wdims, &w[gi * per..(gi + 1) * per])?,
+            (None, Some(wn)) => cx.tmp(
+                "strided_slice",
+                o,
+                &[wn],
+                vec![
+                    kv("begin", p_ints(&[g * mg, 0, 0, 0])),
+                    kv("end", p_ints(&[(g + 1) * mg, big, big, big])),
+                    kv("stride", p_ints(&[1, 1, 1, 1])),
+                ],
+                &wdims,
+            )?,
+            (None, None) => return Err("no weights".into()),
+        };
+        let gd = [od[0], mg, od[2], od[3]];
+        parts.push(cx.tmp("conv2d", o, &[xs, wg], params.clone(), &gd)?);
+    }
+    if node.input(2).is_some() {
+        let y = cx.tmp("concat", o, &parts, vec![kv("dim", p_int(1))], od)?;
+        let b = cx.fin(node, 2)?;
+        cx.emit("add_bias", o, &[y, b], vec![kv("dim", p_int(1))], od)?;
+    } else {
+        cx.emit("concat", o, &parts, vec![kv("dim", p_int(1))], od)?;
     }
     Ok(())
 }
@@ -295,7 +394,16 @@ pub(crate) fn matmul(cx: &mut Tx<'_>, node: &Node) -> Lowered {
     if k != bd[0] {
         return Err("inner dimensions that differ".into());
     }
-    let rows: i64 = ad[..ad.len() - 1].iter().product();
+    let rows = ad[..ad.len() - 1]
+        .iter()
+        .try_fold(1i64, |p, &v| p.checked_mul(v))
+        .filter(|&r| r <= i64::from(i32::MAX))
+        .ok_or_else(|| {
+            format!(
+                "an A of shape {} whose rows overflow TenniS's int32 sizes",
+                super::onnx_graph::dims_text(&ad)
+            )
+        })?;
     let o = out(node)?.to_string();
     let mut a = cx.fin(node, 0)?;
     let b = cx.fin(node, 1)?;
@@ -355,5 +463,59 @@ pub(crate) fn batch_norm(cx: &mut Tx<'_>, node: &Node) -> Lowered {
         &d,
     )?;
     cx.emit("batch_scale", &o, &[n, s, b], vec![kv("dim", p_int(1))], &d)?;
+    Ok(())
+}
+
+/// `LRN` over the channels of an NCHW input: the squares summed over each
+/// channel window by a `conv2d` with a constant 0/1 band of `[C, C, 1, 1]`
+/// weights, then x / (bias + alpha / size · sum)^beta (`mul`, `add`,
+/// `pow`, `div`).
+pub(crate) fn lrn(cx: &mut Tx<'_>, node: &Node) -> Lowered {
+    let d = nchw(cx, node)?;
+    let c = d[1];
+    if !(1..=4096).contains(&c) {
+        return Err(format!(
+            "{c} channels (the window sum is a C×C convolution; at most 4096)"
+        ));
+    }
+    let size = node.int("size", 0);
+    if size < 1 {
+        return Err(format!("size {size}"));
+    }
+    let alpha = f64::from(node.float("alpha", 1e-4));
+    let beta = node.float("beta", 0.75);
+    let bias = f64::from(node.float("bias", 1.0));
+    let o = out(node)?.to_string();
+    let x = cx.fin(node, 0)?;
+    let (lo, hi) = ((size - 1) / 2, size - 1 - (size - 1) / 2);
+    let cu = c as usize;
+    let mut w = vec![0.0f64; cu * cu];
+    for oc in 0..c {
+        let from = (oc - lo).max(0);
+        let to = (oc + hi).min(c - 1);
+        for ic in from..=to {
+            w[oc as usize * cu + ic as usize] = 1.0;
+        }
+    }
+    let wid = cx.const_f32(&o, &[c, c, 1, 1], &w)?;
+    let sq = cx.tmp("mul", &o, &[x, x], vec![], &d)?;
+    let sum = cx.tmp(
+        "conv2d",
+        &o,
+        &[sq, wid],
+        vec![
+            kv("format", p_str("NCHW")),
+            kv("padding", p_pad(&[0; 8])),
+            kv("stride", p_ints(&[1, 1, 1, 1])),
+            kv("dilation", p_ints(&[1, 1, 1, 1])),
+        ],
+        &d,
+    )?;
+    let k = cx.scalar(&o, alpha / size as f64)?;
+    let scaled = cx.tmp("mul", &o, &[sum, k], vec![], &d)?;
+    let b = cx.scalar(&o, bias)?;
+    let base = cx.tmp("add", &o, &[scaled, b], vec![], &d)?;
+    let den = cx.tmp("pow", &o, &[base], vec![kv("y", p_float(beta))], &d)?;
+    cx.emit("div", &o, &[x, den], vec![], &d)?;
     Ok(())
 }

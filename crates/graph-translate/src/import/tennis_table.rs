@@ -11,8 +11,11 @@
 use super::SupportRow;
 use super::onnx_graph::{Node, OPSETS};
 use super::tennis_cx::{Lowered, Tx};
+use super::tennis_ops_act as act;
 use super::tennis_ops_basic as basic;
 use super::tennis_ops_nn as nn;
+use super::tennis_ops_reduce as red;
+use super::tennis_ops_shape as shp;
 
 /// One operator of the table.
 #[derive(Clone, Copy)]
@@ -49,6 +52,11 @@ const fn e(
 
 const fn since(mut x: Entry, since: i64) -> Entry {
     x.row.opsets.0 = since;
+    x
+}
+
+const fn until(mut x: Entry, until: i64) -> Entry {
+    x.row.opsets.1 = until;
     x
 }
 
@@ -110,7 +118,7 @@ pub static TABLE: &[Entry] = &[
         "Dropout",
         "ratio (ignored), training_mode",
         "— (the input itself)",
-        "mask output, training_mode",
+        "a mask output that is read, training_mode",
         basic::identity,
     ),
     e(
@@ -128,8 +136,8 @@ pub static TABLE: &[Entry] = &[
     e(
         "Conv",
         "auto_pad, dilations, group, kernel_shape, pads, strides",
-        "conv2d or depthwise_conv2d, add_bias",
-        "1-D/3-D, groups other than 1 and depthwise",
+        "conv2d or depthwise_conv2d, add_bias; other groups: strided_slice, conv2d per group, concat",
+        "1-D/3-D",
         nn::conv,
     ),
     e(
@@ -167,6 +175,155 @@ pub static TABLE: &[Entry] = &[
         "gemm (_reshape around it for A of rank > 2)",
         "B that is not a matrix",
         nn::matmul,
+    ),
+    e("Erf", "", "erf", F32, act::unary),
+    e(
+        "Softplus",
+        "",
+        "softplus (log(exp(x) + 1); inf above x ≈ 88, where f32 exp overflows)",
+        F32,
+        act::unary,
+    ),
+    e("HardSigmoid", "alpha, beta", "hard_sigmoid", F32, act::hard),
+    since(e("HardSwish", "", "hard_sigmoid, mul", F32, act::hard), 14),
+    e(
+        "Elu",
+        "alpha",
+        "maximum, sub, exp, sub, mul, add",
+        F32,
+        act::elu,
+    ),
+    e(
+        "Selu",
+        "alpha, gamma",
+        "maximum, sub, exp, sub, mul, add, mul",
+        F32,
+        act::elu,
+    ),
+    e(
+        "Pow",
+        "exponent (constant, one value)",
+        "pow",
+        "an exponent computed at run time or with several values",
+        act::pow,
+    ),
+    e(
+        "ReduceMean",
+        "axes (attribute or constant input), keepdims, noop_with_empty_axes",
+        "reduce_mean per axis, _reshape",
+        "axes computed at run time",
+        red::reduce,
+    ),
+    e(
+        "ReduceSum",
+        "axes (attribute or constant input), keepdims, noop_with_empty_axes",
+        "reduce_sum per axis, _reshape",
+        "axes computed at run time",
+        red::reduce,
+    ),
+    e(
+        "ReduceMax",
+        "axes (attribute or constant input), keepdims, noop_with_empty_axes",
+        "max per axis, _reshape",
+        "axes computed at run time, empty axes",
+        red::reduce,
+    ),
+    e(
+        "ReduceMin",
+        "axes (attribute or constant input), keepdims, noop_with_empty_axes",
+        "mul (by −1), max per axis, mul (by −1), _reshape (TenniS has no CPU min)",
+        "axes computed at run time, empty axes",
+        red::reduce,
+    ),
+    e(
+        "ArgMax",
+        "axis, keepdims",
+        "max, sub, argmax (int32 indices where ONNX has int64), _reshape",
+        "select_last_index 1",
+        red::argmax,
+    ),
+    e(
+        "Slice",
+        "starts, ends, axes, steps (attributes or constant inputs)",
+        "strided_slice",
+        "parameters computed at run time, empty results",
+        shp::slice,
+    ),
+    e(
+        "Split",
+        "axis, split (attribute or constant input), num_outputs",
+        "strided_slice per output",
+        "sizes computed at run time, symbolic split axis",
+        shp::split,
+    ),
+    e(
+        "Gather",
+        "axis, indices (constant)",
+        "gather",
+        "indices computed at run time",
+        shp::gather,
+    ),
+    e(
+        "Tile",
+        "repeats (constant)",
+        "tile",
+        "repeats of 0",
+        shp::tile,
+    ),
+    e(
+        "Pad",
+        "mode constant, pads, constant_value, axes (constants)",
+        "pad per padded axis",
+        "modes reflect/edge/wrap, negative pads",
+        shp::pad,
+    ),
+    e(
+        "Expand",
+        "shape (constant)",
+        "_reshape, broadcast",
+        SHAPE,
+        shp::expand,
+    ),
+    since(
+        e(
+            "Resize",
+            "mode nearest, coordinate_transformation_mode, nearest_mode, scales or sizes (constants)",
+            "_resize2d (type 3)",
+            "linear/cubic, factors that are not whole, downsampling, other coordinate modes",
+            shp::resize,
+        ),
+        10,
+    ),
+    until(
+        e(
+            "Upsample",
+            "mode nearest, scales",
+            "_resize2d (type 3)",
+            "linear, factors that are not whole",
+            shp::resize,
+        ),
+        9,
+    ),
+    e(
+        "ConstantOfShape",
+        "shape (constant), value (f32)",
+        "constant_of_shape (a <const> when small)",
+        "shapes computed at run time, values of other types",
+        shp::constant_of_shape,
+    ),
+    e(
+        "Cast",
+        "to (float only)",
+        "— (the input itself)",
+        "casts to other types",
+        shp::cast,
+    ),
+    e(
+        "LRN",
+        "alpha, beta, bias, size",
+        "mul, conv2d (channel-window sum), mul, add, pow, div",
+        "inputs other than NCHW, more than 4096 channels",
+        nn::lrn,
     ),
     since(
         e(

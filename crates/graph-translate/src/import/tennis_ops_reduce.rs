@@ -1,0 +1,146 @@
+//! ONNX → TenniS lowerings: reductions (`ReduceMean`, `ReduceSum`) and
+//! `ArgMax`.
+
+use super::onnx_graph::{Node, elem};
+use super::tennis_cx::{Lowered, Tx, kv, p_bool, p_int, p_ints};
+use super::tennis_ops_basic::axis;
+
+fn out(node: &Node) -> Result<&str, String> {
+    node.outputs
+        .first()
+        .map(String::as_str)
+        .filter(|s| !s.is_empty())
+        .ok_or_else(|| "no output".to_string())
+}
+
+/// `ReduceMean` → `reduce_mean`, `ReduceSum` → `reduce_sum`, `ReduceMax`
+/// → `max`, `ReduceMin` → −`max`(−x) (TenniS's CPU has no min): one
+/// reduction per axis (TenniS reduces contiguous axes only), each keeping
+/// its axis, then a `_reshape` when `keepdims` is 0. Axes come from the
+/// attribute (before opset 13 for `ReduceSum`, 18 for the others) or a
+/// constant input.
+pub(crate) fn reduce(cx: &mut Tx<'_>, node: &Node) -> Lowered {
+    let (op, neg) = match node.op.as_str() {
+        "ReduceMean" => ("reduce_mean", false),
+        "ReduceSum" => ("reduce_sum", false),
+        "ReduceMax" => ("max", false),
+        "ReduceMin" => ("max", true),
+        o => return Err(format!("no TenniS operator for {o}")),
+    };
+    let x = cx.fin(node, 0)?;
+    let d = cx.in_shape(node, 0)?;
+    let o = out(node)?.to_string();
+    let input_from = if node.op == "ReduceSum" { 13 } else { 18 };
+    let axes = if cx.opset >= input_from {
+        match node.input(1) {
+            None => Vec::new(),
+            Some(_) => cx.const_ints(node, 1).ok_or("axes computed at run time")?,
+        }
+    } else {
+        node.ints("axes").unwrap_or_default()
+    };
+    let keep = node.int("keepdims", 1) != 0;
+    let mut ax: Vec<usize> = axes
+        .iter()
+        .map(|&a| axis(a, d.len()))
+        .collect::<Result<_, _>>()?;
+    if ax.is_empty() {
+        if cx.opset >= input_from && node.int("noop_with_empty_axes", 0) != 0 {
+            cx.emit("_copy", &o, &[x], vec![], &d)?;
+            return Ok(());
+        }
+        ax = (0..d.len()).collect();
+    }
+    ax.sort_unstable();
+    ax.dedup();
+    if ax.iter().any(|&a| d[a] == 0) {
+        return Err("reducing an empty axis".into());
+    }
+    if ax.iter().any(|&a| d[a] < 0) && !keep {
+        return Err("a symbolic dimension (fix it with --input-shape)".into());
+    }
+    let mut kd = d.clone();
+    let mut cur = x;
+    if neg {
+        let m = cx.scalar(&o, -1.0)?;
+        cur = cx.tmp("mul", &o, &[x, m], vec![], &d)?;
+    }
+    for (i, &a) in ax.iter().enumerate() {
+        kd[a] = 1;
+        let params = if op == "max" {
+            vec![kv("dim", p_int(a as i64)), kv("keep_dims", p_int(1))]
+        } else {
+            vec![
+                kv("dims", p_ints(&[a as i64])),
+                kv("keep_dims", p_bool(true)),
+            ]
+        };
+        cur = if keep && !neg && i + 1 == ax.len() {
+            cx.emit(op, &o, &[cur], params, &kd)?
+        } else {
+            cx.tmp(op, &o, &[cur], params, &kd)?
+        };
+    }
+    if neg {
+        let m = cx.scalar(&o, -1.0)?;
+        if keep {
+            cx.emit("mul", &o, &[cur, m], vec![], &kd)?;
+            return Ok(());
+        }
+        cur = cx.tmp("mul", &o, &[cur, m], vec![], &kd)?;
+    }
+    if !keep {
+        let nd: Vec<i64> = d
+            .iter()
+            .enumerate()
+            .filter(|(i, _)| !ax.contains(i))
+            .map(|(_, &v)| v)
+            .collect();
+        cx.reshape(&o, cur, &nd)?;
+    }
+    Ok(())
+}
+
+/// `ArgMax` → `max` along the axis, `sub` (x − max: +0 exactly at the
+/// maxima, negative elsewhere), `argmax` (int32 indices of the first
+/// maximum), then a `_reshape` when `keepdims` is 1. TenniS's CPU argmax
+/// compares the bits of f32 values as int32 (it dispatches on its int32
+/// output), which orders negative values backwards; after the
+/// subtraction the largest bits are those of +0, the maximum.
+pub(crate) fn argmax(cx: &mut Tx<'_>, node: &Node) -> Lowered {
+    let x = cx.fin(node, 0)?;
+    let d = cx.in_shape(node, 0)?;
+    let o = out(node)?.to_string();
+    if node.int("select_last_index", 0) != 0 {
+        return Err("select_last_index 1 (TenniS's argmax gives the first maximum)".into());
+    }
+    let a = axis(node.int("axis", 0), d.len())?;
+    if d[a] == 0 {
+        return Err("an empty axis".into());
+    }
+    let keep = node.int("keepdims", 1) != 0;
+    let mut kd = d.clone();
+    kd[a] = 1;
+    let m = cx.tmp(
+        "max",
+        &o,
+        &[x],
+        vec![kv("dim", p_int(a as i64)), kv("keep_dims", p_int(1))],
+        &kd,
+    )?;
+    let y = cx.tmp("sub", &o, &[x, m], vec![], &d)?;
+    let mut nd = d.clone();
+    nd.remove(a);
+    let params = vec![kv("dim", p_int(a as i64))];
+    if keep {
+        if d.iter().filter(|&&v| v < 0).count() > 1 {
+            return Err("a symbolic dimension (fix it with --input-shape)".into());
+        }
+        let z = cx.tmp("argmax", &o, &[y], params, &nd)?;
+        cx.reshape(&o, z, &kd)?;
+    } else {
+        cx.emit("argmax", &o, &[y], params, &nd)?;
+    }
+    cx.set_elem(&o, elem::INT32);
+    Ok(())
+}

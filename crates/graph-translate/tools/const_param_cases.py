@@ -1,0 +1,347 @@
+#!/usr/bin/env python3
+"""Single-operator ONNX cases whose parameters are constants (initializers).
+
+The ONNX backend node tests feed every input at run time, so an import that needs constant
+parameters (Slice's starts, Pad's pads, Gather's indices, Tile's repeats, a grouped Conv's
+weights, ...) refuses them. These cases give the same operators constant parameters, in the
+suite layout of `onnx_conformance.py generate` (OUT/<case>/{model.onnx, inputs.npz,
+expected.npz, case.json}), so `onnx_conformance.py run OUT ...` checks them in the real
+runtimes. Inputs are seeded random numbers; expected outputs come from onnxruntime, except
+LRN of an even size, which onnxruntime does not take: the specification's formula in numpy
+(onnx's reference evaluator sums the window only for channels below the batch size).
+
+usage: const_param_cases.py [--venv DIR] OUT
+"""
+
+import os
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+
+import onnx_conformance as oc  # noqa: E402
+
+
+def cases():
+    """(name, opset, op, inputs [(name, array)], constants [(name, array)], attrs, n_outputs)."""
+    import numpy as np
+
+    r = np.random.default_rng(20261126)
+
+    def x(*shape):
+        return r.standard_normal(shape).astype(np.float32)
+
+    def i64(*v):
+        return np.array(v, dtype=np.int64)
+
+    c = []
+    a = x(3, 4, 5)
+    c += [
+        (
+            "slice_2axes",
+            13,
+            "Slice",
+            [("x", a)],
+            [("s", i64(1, 0)), ("e", i64(3, -1)), ("ax", i64(0, 2))],
+            {},
+            1,
+        ),
+        (
+            "slice_steps",
+            13,
+            "Slice",
+            [("x", a)],
+            [
+                ("s", i64(0, 4, 1)),
+                ("e", i64(9, -100, 5)),
+                ("ax", i64(0, 1, 2)),
+                ("st", i64(2, -1, 3)),
+            ],
+            {},
+            1,
+        ),
+        (
+            "slice_neg_step_end",
+            13,
+            "Slice",
+            [("x", a)],
+            [("s", i64(-1)), ("e", i64(-9)), ("ax", i64(2)), ("st", i64(-2))],
+            {},
+            1,
+        ),
+        (
+            "slice_opset9",
+            9,
+            "Slice",
+            [("x", a)],
+            [],
+            {"starts": [1, -3], "ends": [100, -1], "axes": [1, 2]},
+            1,
+        ),
+        ("split_attr_opset11", 11, "Split", [("x", a)], [], {"axis": 2, "split": [1, 3, 1]}, 3),
+        ("split_input_opset13", 13, "Split", [("x", a)], [("sp", i64(1, 2))], {"axis": 0}, 2),
+        ("split_equal_axis1", 13, "Split", [("x", a)], [], {"axis": -2}, 2),
+        ("gather_axis0", 13, "Gather", [("x", a)], [("i", i64(2, 0, 2, 1).reshape(2, 2))], {}, 1),
+        ("gather_axis1_neg", 13, "Gather", [("x", a)], [("i", i64(-1, 0, -3))], {"axis": 1}, 1),
+        (
+            "gather_scalar",
+            13,
+            "Gather",
+            [("x", a)],
+            [("i", np.array(3, dtype=np.int64))],
+            {"axis": -1},
+            1,
+        ),
+        ("tile_3d", 13, "Tile", [("x", a)], [("rp", i64(2, 1, 3))], {}, 1),
+        (
+            "pad_const_value",
+            13,
+            "Pad",
+            [("x", a)],
+            [("p", i64(1, 0, 2, 0, 3, 1)), ("v", np.array(1.5, np.float32))],
+            {},
+            1,
+        ),
+        (
+            "pad_axes_opset18",
+            18,
+            "Pad",
+            [("x", x(2, 3, 4, 5))],
+            [("p", i64(1, 2, 0, 3)), ("v", np.array(-2.0, np.float32)), ("ax", i64(-1, 1))],
+            {},
+            1,
+        ),
+        (
+            "pad_attr_opset7",
+            7,
+            "Pad",
+            [("x", x(2, 3, 4))],
+            [],
+            {"pads": [0, 1, 2, 0, 0, 1], "value": 0.25},
+            1,
+        ),
+        ("expand_rank_up", 13, "Expand", [("x", x(3, 1))], [("sh", i64(2, 3, 4))], {}, 1),
+        ("expand_both", 13, "Expand", [("x", x(1, 4, 1))], [("sh", i64(3, 1, 5))], {}, 1),
+        (
+            "reduce_mean_axes_attr",
+            13,
+            "ReduceMean",
+            [("x", x(2, 3, 4, 5))],
+            [],
+            {"axes": [0, 2], "keepdims": 0},
+            1,
+        ),
+        (
+            "reduce_mean_axes_input",
+            18,
+            "ReduceMean",
+            [("x", x(2, 3, 4, 5))],
+            [("ax", i64(-1, 1))],
+            {},
+            1,
+        ),
+        ("reduce_mean_all", 18, "ReduceMean", [("x", x(2, 3, 4))], [], {"keepdims": 0}, 1),
+        (
+            "reduce_sum_axes_input",
+            13,
+            "ReduceSum",
+            [("x", x(2, 3, 4, 5))],
+            [("ax", i64(1, 3))],
+            {"keepdims": 0},
+            1,
+        ),
+        ("reduce_sum_attr_opset11", 11, "ReduceSum", [("x", x(2, 3, 4))], [], {"axes": [-1]}, 1),
+        ("reduce_sum_noop", 13, "ReduceSum", [("x", x(2, 3))], [], {"noop_with_empty_axes": 1}, 1),
+        ("pow_square", 13, "Pow", [("x", x(2, 3, 4))], [("y", np.array(2.0, np.float32))], {}, 1),
+        ("pow_int_cube", 13, "Pow", [("x", x(3, 4))], [("y", np.array([3], np.int64))], {}, 1),
+        (
+            "pow_sqrt",
+            13,
+            "Pow",
+            [("x", np.abs(x(2, 5)) + 0.1)],
+            [("y", np.array(0.5, np.float32))],
+            {},
+            1,
+        ),
+        ("cast_float_to_float", 13, "Cast", [("x", x(2, 3))], [], {"to": 1}, 1),
+    ]
+    neg = -np.abs(x(3, 4, 5))
+    neg[1, 2] = neg[0, 2]  # ties: the first index wins
+    c += [
+        ("argmax_negative_ties", 13, "ArgMax", [("x", neg)], [], {"axis": 0, "keepdims": 0}, 1),
+        ("argmax_mixed_axis2", 13, "ArgMax", [("x", x(3, 4, 5))], [], {"axis": -1}, 1),
+    ]
+    img = x(1, 3, 4, 5)
+    f32 = np.float32
+    c += [
+        (
+            "lrn_size4",
+            13,
+            "LRN",
+            [("x", x(2, 6, 3, 4))],
+            [],
+            {"size": 4, "alpha": 0.01, "beta": 0.5, "bias": 2.0},
+            1,
+        ),
+        ("lrn_size5", 13, "LRN", [("x", x(1, 7, 2, 3))], [], {"size": 5}, 1),
+        (
+            "resize_scales_half_pixel",
+            13,
+            "Resize",
+            [("x", img)],
+            [("", None), ("sc", np.array([1, 1, 2, 3], f32))],
+            {"mode": "nearest"},
+            1,
+        ),
+        (
+            "resize_sizes_asymmetric_floor",
+            13,
+            "Resize",
+            [("x", img)],
+            [("", None), ("", None), ("sz", i64(1, 3, 12, 5))],
+            {
+                "mode": "nearest",
+                "coordinate_transformation_mode": "asymmetric",
+                "nearest_mode": "floor",
+            },
+            1,
+        ),
+        (
+            "resize_opset10",
+            10,
+            "Resize",
+            [("x", img)],
+            [("sc", np.array([1, 1, 5, 2], f32))],
+            {"mode": "nearest"},
+            1,
+        ),
+        (
+            "upsample_opset9",
+            9,
+            "Upsample",
+            [("x", img)],
+            [("sc", np.array([1, 1, 2, 2], f32))],
+            {"mode": "nearest"},
+            1,
+        ),
+        (
+            "upsample_opset7",
+            7,
+            "Upsample",
+            [("x", img)],
+            [],
+            {"mode": "nearest", "scales": [1.0, 1.0, 3.0, 2.0]},
+            1,
+        ),
+    ]
+    for name, g, cin, cout, k, s, p, bias in [
+        ("conv_group2", 2, 4, 6, 3, 1, 1, False),
+        ("conv_group3_bias_stride", 3, 6, 9, 3, 2, 0, True),
+        ("conv_group2_1x1", 2, 8, 4, 1, 1, 0, True),
+    ]:
+        consts = [("w", x(cout, cin // g, k, k))]
+        if bias:
+            consts.append(("b", x(cout)))
+        attrs = {"group": g, "strides": [s, s], "pads": [p] * 4, "kernel_shape": [k, k]}
+        c.append((name, 13, "Conv", [("x", x(1, cin, 7, 6))], consts, attrs, 1))
+    # after the others: their random draws leave the earlier cases as they were
+    c += [
+        ("squeeze_axes_input", 13, "Squeeze", [("x", x(3, 1, 4, 1))], [("ax", i64(-1, 1))], {}, 1),
+        ("squeeze_attr_opset11", 11, "Squeeze", [("x", x(1, 3, 1))], [], {"axes": [0]}, 1),
+        ("unsqueeze_axes_input", 13, "Unsqueeze", [("x", x(3, 4))], [("ax", i64(0, -1))], {}, 1),
+    ]
+    c += [
+        (
+            "reduce_max_axes_attr",
+            13,
+            "ReduceMax",
+            [("x", x(2, 3, 4, 5))],
+            [],
+            {"axes": [0, 2], "keepdims": 0},
+            1,
+        ),
+        ("reduce_max_axes_input", 18, "ReduceMax", [("x", x(2, 3, 4))], [("ax", i64(-1))], {}, 1),
+        ("reduce_min_all", 13, "ReduceMin", [("x", x(3, 4))], [], {"keepdims": 0}, 1),
+        ("reduce_min_axes_input", 18, "ReduceMin", [("x", x(2, 3, 4))], [("ax", i64(1, 0))], {}, 1),
+    ]
+    return c
+
+
+def lrn(x, size, alpha=1e-4, beta=0.75, bias=1.0):
+    """LRN as the ONNX specification defines it, in float64, over the channels of NCHW x."""
+    import numpy as np
+
+    c = x.shape[1]
+    sq = x.astype(np.float64) ** 2
+    s = np.zeros_like(sq)
+    for k in range(c):
+        lo = max(0, k - (size - 1) // 2)
+        hi = min(c - 1, k + -(-(size - 1) // 2))
+        s[:, k] = sq[:, lo : hi + 1].sum(axis=1)
+    return (x / (bias + alpha / size * s) ** beta).astype(np.float32)
+
+
+def main():
+    args = sys.argv[1:]
+    venv = None
+    if "--venv" in args:
+        i = args.index("--venv")
+        venv = args[i + 1]
+        del args[i : i + 2]
+    oc.ensure_python(venv)
+    import onnx
+    from onnx import helper, numpy_helper
+    import onnxruntime as ort
+
+    ort.set_default_logger_severity(3)
+
+    (out,) = args
+    n = 0
+    for name, opset, op, inputs, consts, attrs, nout in cases():
+        outs = ["y%d" % k for k in range(nout)]
+        node = helper.make_node(op, [v for v, _ in inputs] + [v for v, _ in consts], outs, **attrs)
+        consts = [(v, t) for v, t in consts if v]
+
+        out_type = onnx.TensorProto.INT64 if op == "ArgMax" else onnx.TensorProto.FLOAT
+
+        def graph(shapes):
+            return helper.make_graph(
+                [node],
+                name,
+                [
+                    helper.make_tensor_value_info(
+                        v, helper.np_dtype_to_tensor_dtype(t.dtype), t.shape
+                    )
+                    for v, t in inputs
+                ],
+                [helper.make_tensor_value_info(o, out_type, sh) for o, sh in zip(outs, shapes)],
+                [numpy_helper.from_array(t, v) for v, t in consts],
+            )
+
+        def model(g):
+            m = helper.make_model(g, opset_imports=[helper.make_opsetid("", opset)])
+            m.ir_version = 8
+            return m
+
+        m0 = model(graph([[] for _ in outs]))
+        if op == "LRN" and attrs["size"] % 2 == 0:
+            got = [lrn(inputs[0][1], **attrs)]  # onnxruntime takes odd sizes only
+        else:
+            sess = ort.InferenceSession(m0.SerializeToString(), providers=["CPUExecutionProvider"])
+            got = sess.run(None, dict(inputs))
+        m = model(graph([list(t.shape) for t in got]))
+        onnx.checker.check_model(m, full_check=True)
+        meta = {
+            "expected_from": "onnxruntime",
+            "kind": "const-param",
+            "rtol": oc.OUR_TOL[0],
+            "atol": oc.OUR_TOL[1],
+            "tolerance_from": "default",
+        }
+        oc.write_case(out, "tsm_" + name, m, inputs, list(zip(outs, got)), meta)
+        n += 1
+    print("wrote %d constant-parameter cases to %s" % (n, out))
+
+
+if __name__ == "__main__":
+    sys.exit(main())
