@@ -42,6 +42,10 @@ enum In {
     C(Vec<usize>, f32, f32),
     /// An int32 constant.
     Ci(Vec<i32>, Vec<usize>),
+    /// A module input with the given values.
+    Xv(Vec<f32>, Vec<usize>),
+    /// A float constant with the given values.
+    Cv(Vec<f32>, Vec<usize>),
 }
 
 fn x(d: &[usize]) -> In {
@@ -466,7 +470,266 @@ fn cases() -> Vec<Case> {
             vec![nchw(), ("type", i(ty))],
         ));
     }
+    v.extend(logic_and_indexing::cases());
     v
+}
+
+/// Comparison, selection, broadcasting, rank, indexing and shape-building
+/// operators (`tennis/logic.rs`, `tennis/indexing.rs` of the exporter).
+mod logic_and_indexing {
+    use super::{Case, In, P, case, cf, ci, i, iv, x};
+
+    fn xv(v: &[f32], d: &[usize]) -> In {
+        In::Xv(v.to_vec(), d.to_vec())
+    }
+
+    fn cv(v: &[f32], d: &[usize]) -> In {
+        In::Cv(v.to_vec(), d.to_vec())
+    }
+
+    pub(super) fn cases() -> Vec<Case> {
+        let mut v = Vec::new();
+        let eq_x = [0.0, 1.0, 2.0, 3.0, 1.0, 0.0];
+        v.push(case(
+            "equal_0",
+            "equal",
+            vec![xv(&eq_x, &[2, 3]), ci(&[1, 0, 2], &[3])],
+            vec![],
+        ));
+        v.push(case(
+            "equal_1",
+            "equal",
+            vec![ci(&[1, 2, 3, 3, 2, 1], &[2, 1, 3]), ci(&[2, 3], &[2, 1])],
+            vec![],
+        ));
+        v.push(case(
+            "equal_2",
+            "equal",
+            vec![
+                xv(&[1.0, 2.5, -3.0, 4.0], &[4]),
+                xv(&[1.0, 2.0, -3.0, 0.0], &[4]),
+            ],
+            vec![],
+        ));
+        v.push(case(
+            "mod_0",
+            "mod",
+            vec![ci(&[7, -7, 5, -5, 9, 0], &[2, 3]), ci(&[3, 3, -2], &[3])],
+            vec![],
+        ));
+        v.push(case(
+            "mod_1",
+            "mod",
+            vec![ci(&[10, 11, -12, 13], &[4]), ci(&[4], &[])],
+            vec![],
+        ));
+        v.push(case(
+            "where_0",
+            "where",
+            vec![
+                ci(&[0, 1, 2, 1, 0, 0], &[2, 1, 3]),
+                x(&[4, 3]),
+                x(&[2, 4, 1]),
+            ],
+            vec![],
+        ));
+        v.push(case(
+            "where_1",
+            "where",
+            vec![
+                xv(&[0.0, 1.5, -2.0, 0.0, 0.0, 3.0], &[2, 3]),
+                x(&[2, 3]),
+                cf(&[3]),
+            ],
+            vec![],
+        ));
+        v.push(case(
+            "broadcast_0",
+            "broadcast",
+            vec![x(&[3, 1]), ci(&[2, 3, 4], &[3])],
+            vec![],
+        ));
+        v.push(case(
+            "broadcast_1",
+            "broadcast",
+            vec![x(&[1, 4]), ci(&[3, 1], &[2])],
+            vec![],
+        ));
+        v.push(case(
+            "expand_0",
+            "_expand",
+            vec![x(&[2, 3]), ci(&[4], &[])],
+            vec![],
+        ));
+        v.push(case(
+            "expand_1",
+            "_expand",
+            vec![x(&[2, 3]), ci(&[4], &[])],
+            vec![("inverse", i(1))],
+        ));
+        v.push(case(
+            "expand_2",
+            "_expand",
+            vec![x(&[3]), ci(&[3], &[])],
+            vec![("front", i(1))],
+        ));
+        v.push(case("dims_0", "_dims", vec![x(&[2, 3, 4])], vec![]));
+        v.push(case("dims_1", "_dims", vec![x(&[5])], vec![]));
+        v.push(case(
+            "matmul_0",
+            "matmul",
+            vec![x(&[3, 4]), cf(&[4, 5])],
+            vec![],
+        ));
+        v.push(case(
+            "matmul_1",
+            "matmul",
+            vec![x(&[2, 3, 4]), cf(&[4, 2])],
+            vec![],
+        ));
+        v.push(case(
+            "matmul_2",
+            "matmul",
+            vec![x(&[1, 1, 3, 4]), cf(&[1, 1, 4, 5])],
+            vec![],
+        ));
+        v.push(case(
+            "divided_0",
+            "divided",
+            vec![x(&[1, 2, 5, 7])],
+            vec![("size", iv(&[4, 4]))],
+        ));
+        v.push(case(
+            "divided_1",
+            "divided",
+            vec![x(&[2, 3, 5])],
+            vec![("size", iv(&[1, 3])), ("padding_value", P::F(1.5))],
+        ));
+        v.push(case(
+            "gatherv2_0",
+            "gatherv2",
+            vec![x(&[4, 3, 2]), ci(&[0, 1, 3, 2, 1, 0], &[3, 2])],
+            vec![],
+        ));
+        v.push(case(
+            "gatherv2_1",
+            "gatherv2",
+            vec![x(&[4, 3]), ci(&[3, 0, 2], &[3, 1])],
+            vec![],
+        ));
+        v.push(case(
+            "gatherv2_2",
+            "gatherv2",
+            vec![
+                x(&[2, 3, 4]),
+                ci(&[0, 0, 0, 1, 2, 3, 1, 1, 1, 0, 2, 1], &[2, 2, 3]),
+            ],
+            vec![],
+        ));
+        v.push(case(
+            "gather_elements_0",
+            "gather_elements",
+            vec![x(&[3, 4]), ci(&[2, 0, 1, 2], &[1, 4])],
+            vec![("axis", i(0))],
+        ));
+        v.push(case(
+            "gather_elements_1",
+            "gather_elements",
+            vec![x(&[2, 3, 4]), ci(&[2, 0, 1, 1, 0, 2, 2, -1], &[2, 1, 4])],
+            vec![("axis", i(1))],
+        ));
+        v.push(case(
+            "gather_elements_2",
+            "gather_elements",
+            vec![x(&[3, 5]), ci(&[4, 0, 2], &[3, 1])],
+            vec![("axis", i(-1))],
+        ));
+        v.push(case(
+            "gather_elements_3",
+            "gather_elements",
+            vec![x(&[3, 4]), ci(&[1, 2, 0, 2], &[4])],
+            vec![("axis", i(0))],
+        ));
+        v.push(case(
+            "dimshuffle_0",
+            "_dimshuffle",
+            vec![x(&[2, 3, 4])],
+            vec![("dim", i(1)), ("shuffle", iv(&[2, 0, 0, 1]))],
+        ));
+        v.push(case(
+            "dimshuffle_1",
+            "_dimshuffle",
+            vec![x(&[4, 2])],
+            vec![("dim", i(0)), ("shuffle", iv(&[3, 1]))],
+        ));
+        v.push(case(
+            "range_0",
+            "range",
+            vec![ci(&[0], &[]), ci(&[10], &[]), ci(&[3], &[])],
+            vec![],
+        ));
+        v.push(case(
+            "range_1",
+            "range",
+            vec![ci(&[5], &[]), ci(&[0], &[]), ci(&[-2], &[])],
+            vec![],
+        ));
+        v.push(case(
+            "range_2",
+            "range",
+            vec![cv(&[0.5], &[]), cv(&[2.0], &[]), cv(&[0.3], &[])],
+            vec![],
+        ));
+        v.push(case(
+            "range_3",
+            "range",
+            vec![xv(&[1.0], &[1]), cv(&[4.0], &[1]), cv(&[0.5], &[1])],
+            vec![],
+        ));
+        v.push(case(
+            "range_4",
+            "range",
+            vec![cv(&[3.0], &[]), cv(&[-1.0], &[]), cv(&[-0.75], &[])],
+            vec![],
+        ));
+        v.push(case(
+            "constant_of_shape_0",
+            "constant_of_shape",
+            vec![ci(&[2, 3], &[2])],
+            vec![],
+        ));
+        v.push(case(
+            "constant_of_shape_1",
+            "constant_of_shape",
+            vec![ci(&[3, 1, 2], &[3])],
+            vec![("value", P::F(2.5))],
+        ));
+        v.push(case(
+            "constant_of_shape_2",
+            "constant_of_shape",
+            vec![ci(&[2, 2], &[2])],
+            vec![("value", P::I(vec![7], vec![1]))],
+        ));
+        v.push(case(
+            "tile_v2_0",
+            "tile_v2",
+            vec![x(&[2, 3]), ci(&[2, 2], &[2])],
+            vec![],
+        ));
+        v.push(case(
+            "tile_v2_1",
+            "tile_v2",
+            vec![x(&[2, 3]), ci(&[2, 1, 3], &[3])],
+            vec![],
+        ));
+        v.push(case(
+            "tile_v2_2",
+            "tile_v2",
+            vec![x(&[2, 3, 2]), ci(&[3], &[1])],
+            vec![],
+        ));
+        v
+    }
 }
 
 fn build(c: &Case, dir: &std::path::Path) -> Res<()> {
@@ -499,6 +762,15 @@ fn build(c: &Case, dir: &std::path::Path) -> Res<()> {
                 b.constant(&format!("c{k}"), t)?
             }
             In::Ci(vals, d) => {
+                b.constant(&format!("c{k}"), Tensor::from_values(d.as_slice(), vals)?)?
+            }
+            In::Xv(vals, d) => {
+                let n = format!("x{k}");
+                feeds.push((n.clone(), Tensor::from_values(d.as_slice(), vals)?));
+                let s: Vec<i32> = d.iter().map(|&v| v as i32).collect();
+                b.input_with(&n, DType::F32, &s)?
+            }
+            In::Cv(vals, d) => {
                 b.constant(&format!("c{k}"), Tensor::from_values(d.as_slice(), vals)?)?
             }
         };

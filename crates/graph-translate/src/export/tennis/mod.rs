@@ -37,6 +37,8 @@ use super::{Ctx, Error, ExportSummary, Result, Weights, unsupported_error};
 
 mod basic;
 mod image;
+mod indexing;
+mod logic;
 mod more;
 
 /// Exports the TenniS module graph `g` (its first graph), constants from
@@ -273,6 +275,9 @@ impl<'a> Exporter<'a> {
 
     /// The element type of a value: integer where TenniS computes shapes.
     fn elem_type(&self, v: &str) -> DataType {
+        if let Some(t) = self.producer.get(v).and_then(|n| self.elem_type_logic(n)) {
+            return t;
+        }
         match self.producer.get(v).map(|n| n.op.as_str()) {
             Some("_shape" | "argmax") => DataType::Int32,
             Some("_cast") => {
@@ -325,6 +330,9 @@ impl<'a> Exporter<'a> {
     }
 
     fn infer_rank(&self, n: &Node) -> Option<usize> {
+        if let Some(r) = self.rank_logic(n) {
+            return r;
+        }
         let r0 = n.inputs.first().and_then(|v| self.ranks.get(v).copied());
         match n.op.as_str() {
             "<param>" => Some(self.param_rank(n)),
