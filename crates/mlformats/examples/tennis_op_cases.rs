@@ -73,6 +73,8 @@ struct Case {
     op: &'static str,
     ins: Vec<In>,
     params: Vec<(&'static str, P)>,
+    /// Outputs of a packed result taken by `_field` (0: the result itself).
+    fields: usize,
 }
 
 fn case(name: &str, op: &'static str, ins: Vec<In>, params: Vec<(&'static str, P)>) -> Case {
@@ -81,6 +83,7 @@ fn case(name: &str, op: &'static str, ins: Vec<In>, params: Vec<(&'static str, P
         op,
         ins,
         params,
+        fields: 0,
     }
 }
 
@@ -710,6 +713,73 @@ mod logic_and_indexing {
             vec![ci(&[2, 2], &[2])],
             vec![("value", P::I(vec![7], vec![1]))],
         ));
+        let fields = |mut c: Case, k: usize| {
+            c.fields = k;
+            c
+        };
+        v.push(fields(
+            case(
+                "chunk_0",
+                "chunk",
+                vec![x(&[2, 6, 3])],
+                vec![("chunks", i(3)), ("dim", i(1))],
+            ),
+            3,
+        ));
+        v.push(fields(
+            case(
+                "chunk_1",
+                "chunk",
+                vec![x(&[7, 4])],
+                vec![("chunks", i(3)), ("dim", i(0))],
+            ),
+            3,
+        ));
+        v.push(fields(
+            case(
+                "chunk_2",
+                "chunk",
+                vec![x(&[2, 5, 3])],
+                vec![("chunks", i(2))],
+            ),
+            2,
+        ));
+        v.push(fields(
+            case(
+                "split_0",
+                "split",
+                vec![x(&[2, 7]), ci(&[3, 4], &[2])],
+                vec![("axis", i(1))],
+            ),
+            2,
+        ));
+        v.push(fields(
+            case(
+                "split_1",
+                "split",
+                vec![x(&[6, 2, 3]), ci(&[1, 2, 3], &[3])],
+                vec![("axis", i(0))],
+            ),
+            3,
+        ));
+        v.push(fields(
+            case(
+                "topkv2_0",
+                "topkv2",
+                vec![x(&[3, 7])],
+                vec![("number", i(3))],
+            ),
+            2,
+        ));
+        v.push(fields(
+            case(
+                "topkv2_1",
+                "topkv2",
+                vec![x(&[2, 3, 4])],
+                vec![("number", i(6)), ("sorted", i(1))],
+            ),
+            2,
+        ));
         v.push(case(
             "tile_v2_0",
             "tile_v2",
@@ -786,7 +856,14 @@ fn build(c: &Case, dir: &std::path::Path) -> Res<()> {
         params.push((key, v));
     }
     let y = b.op_with(c.op, "y", &ids, params)?;
-    b.output(y)?;
+    if c.fields == 0 {
+        b.output(y)?;
+    }
+    for k in 0..c.fields {
+        let off: Packed<'static> = Tensor::from_values([], &[k as i32])?.into();
+        let f = b.op_with("_field", &format!("y{k}"), &[y], vec![("offset", off)])?;
+        b.output(f)?;
+    }
     let m = b.build()?;
     m.save(
         dir.join(format!("{}.tsm", c.name)),

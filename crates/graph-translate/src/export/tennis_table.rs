@@ -49,6 +49,15 @@ const NOT_YET: &str = "no ONNX lowering yet";
 pub static TABLE: &[Entry<Lowering>] = &[
     Entry::lowered("<param>", &[], &[], (low!(param), Own), N),
     Entry::lowered("<const>", &["value"], &[], (low!(constant), Own), N),
+    // The runtime's own instruction taking a field of a packed value
+    // (outputs of chunk, split, topkv2).
+    Entry::lowered(
+        "_field",
+        &["offset"],
+        &["Identity"],
+        (low!(take_field), Own),
+        U,
+    ),
     Entry::refused("LSTM", NOT_YET),
     Entry::lowered("_cast", &["dtype"], &["Cast"], (low!(cast), Input0), T),
     Entry::lowered("_copy", &[], &["Identity"], (low!(direct), Input0), T),
@@ -152,7 +161,13 @@ pub static TABLE: &[Entry<Lowering>] = &[
         U,
     ),
     Entry::lowered("ceil", &[], &["Ceil"], (low!(direct), Input0), T),
-    Entry::refused("chunk", NOT_YET),
+    Entry::lowered(
+        "chunk",
+        &["chunks", "dim"],
+        &["Shape", "Slice", "Div", "Expand", "Concat", "Split"],
+        (low!(chunk), Own),
+        U,
+    ),
     Entry::lowered("concat", &["dim"], &["Concat"], (low!(concat), Input0), T),
     Entry::lowered(
         "constant_of_shape",
@@ -396,7 +411,13 @@ pub static TABLE: &[Entry<Lowering>] = &[
     ),
     Entry::lowered("softplus", &[], &["Softplus"], (low!(direct), Input0), T),
     Entry::refused("space_to_batch4d", NOT_YET),
-    Entry::refused("split", NOT_YET),
+    Entry::lowered(
+        "split",
+        &["axis"],
+        &["Cast", "Split"],
+        (low!(split), Own),
+        U,
+    ),
     Entry::lowered("sqrt", &[], &["Sqrt"], (low!(direct), Input0), T),
     Entry::lowered("square", &[], &["Mul"], (low!(square), Input0), T),
     Entry::lowered("squeeze", &["axes"], &["Squeeze"], (low!(squeeze), Own), T),
@@ -419,7 +440,13 @@ pub static TABLE: &[Entry<Lowering>] = &[
         U,
     ),
     Entry::lowered("to_float", &[], &["Cast"], (low!(cast_to_float), Input0), T),
-    Entry::refused("topkv2", NOT_YET),
+    Entry::lowered(
+        "topkv2",
+        &["number"],
+        &["Shape", "Slice", "Min", "TopK", "Cast"],
+        (low!(topkv2), Own),
+        U,
+    ),
     Entry::refused("transpose_conv2d", NOT_YET),
     Entry::lowered(
         "unsqueeze",

@@ -32,8 +32,8 @@ pub(super) fn is_integer(t: DataType) -> bool {
 }
 
 impl Exporter<'_> {
-    /// The output rank of the operators of this module and of
-    /// [`super::indexing`] (`None`: not theirs; `Some(None)`: not known).
+    /// The output rank of the operators of this module, of
+    /// [`super::indexing`] and of [`super::packed`] (`None`: not theirs; `Some(None)`: not known).
     pub(super) fn rank_logic(&self, n: &Node) -> Option<Option<usize>> {
         let rank = |k: usize| n.inputs.get(k).and_then(|v| self.ranks.get(v).copied());
         let len = |k: usize| n.inputs.get(k).and_then(|v| self.lens.get(v).copied());
@@ -79,12 +79,13 @@ impl Exporter<'_> {
             "gather_elements" => rank(1),
             "range" => Some(1),
             "constant_of_shape" => len(0),
+            "_field" => self.rank_field(n),
             _ => return None,
         })
     }
 
-    /// The element type of the output of an operator of this module or of
-    /// [`super::indexing`] (`None`: not theirs).
+    /// The element type of the output of an operator of this module, of
+    /// [`super::indexing`] or of [`super::packed`] (`None`: not theirs).
     pub(super) fn elem_type_logic(&self, n: &Node) -> Option<DataType> {
         let ty = |k: usize| self.elem_type(n.inputs.get(k).map_or("", String::as_str));
         Some(match n.op.as_str() {
@@ -95,6 +96,7 @@ impl Exporter<'_> {
             "broadcast" | "_expand" | "matmul" | "divided" | "_dimshuffle" | "tile_v2"
             | "gatherv2" | "gather_elements" | "range" => ty(0),
             "constant_of_shape" => self.fill_value(n).map_or(DataType::Float, |(t, _)| t),
+            "_field" => self.elem_type_field(n),
             _ => return None,
         })
     }

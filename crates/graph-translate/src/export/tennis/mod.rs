@@ -40,6 +40,7 @@ mod image;
 mod indexing;
 mod logic;
 mod more;
+mod packed;
 
 /// Exports the TenniS module graph `g` (its first graph), constants from
 /// `weights` (by the tensor a value names, its own name or `NAME/value`),
