@@ -480,7 +480,7 @@ fn cases() -> Vec<Case> {
 /// Comparison, selection, broadcasting, rank, indexing and shape-building
 /// operators (`tennis/logic.rs`, `tennis/indexing.rs` of the exporter).
 mod logic_and_indexing {
-    use super::{Case, In, P, case, cf, ci, i, iv, x};
+    use super::{Case, In, P, case, cf, ci, i, iv, pad4, x};
 
     fn xv(v: &[f32], d: &[usize]) -> In {
         In::Xv(v.to_vec(), d.to_vec())
@@ -779,6 +779,39 @@ mod logic_and_indexing {
                 vec![("number", i(6)), ("sorted", i(1))],
             ),
             2,
+        ));
+        for (k, (pads, stride, dil)) in [
+            ([0, 0, 0, 0, 0, 0, 0, 0], [1, 1, 1, 1], [1, 1, 1, 1]),
+            ([0, 0, 0, 0, 1, 1, 1, 1], [1, 1, 2, 2], [1, 1, 1, 1]),
+            ([0, 0, 0, 0, 0, 1, 1, 0], [1, 1, 2, 3], [1, 1, 2, 1]),
+        ]
+        .into_iter()
+        .enumerate()
+        {
+            v.push(case(
+                &format!("transpose_conv2d_{k}"),
+                "transpose_conv2d",
+                vec![x(&[1, 3, 4, 5]), cf(&[3, 2, 3, 3])],
+                vec![
+                    ("format", P::S("NCHW")),
+                    ("padding", pad4(pads)),
+                    ("stride", iv(&stride)),
+                    ("dilation", iv(&dil)),
+                ],
+            ));
+        }
+        v.push(fields(
+            case(
+                "yolo_0",
+                "yolo",
+                vec![x(&[1, 14, 3, 4])],
+                vec![
+                    ("classes", i(2)),
+                    ("mask", iv(&[0, 1])),
+                    ("anchors", P::I(vec![10, 14, 23, 27], vec![4])),
+                ],
+            ),
+            1,
         ));
         v.push(case(
             "tile_v2_0",

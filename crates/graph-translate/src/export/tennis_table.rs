@@ -447,7 +447,13 @@ pub static TABLE: &[Entry<Lowering>] = &[
         (low!(topkv2), Own),
         U,
     ),
-    Entry::refused("transpose_conv2d", NOT_YET),
+    Entry::lowered(
+        "transpose_conv2d",
+        &["format", "padding", "stride", "dilation", "kernel_packed"],
+        &["ConvTranspose"],
+        (low!(transpose_conv2d), Input0),
+        U,
+    ),
     Entry::lowered(
         "unsqueeze",
         &["axes"],
@@ -460,7 +466,13 @@ pub static TABLE: &[Entry<Lowering>] = &[
         "winograd_transform_kernel",
         "turns 3x3 convolution weights into TenniS's Winograd form (F(2,3) or F(6,3)) for conv2d_winograd: a step of TenniS's own optimizer, not of the network; export the module from before that optimization",
     ),
-    Entry::refused("yolo", NOT_YET),
+    Entry::lowered(
+        "yolo",
+        &["classes", "mask", "anchors"],
+        &["Sigmoid", "Where"],
+        (low!(yolo), Own),
+        U,
+    ),
     Entry::refused(
         "yolo_poster",
         "Darknet YOLO post-processing (box decoding, thresholds, non-maximum suppression) over packed (map, classes, mask, anchors) inputs, with an output size decided by the data: ONNX has no such operator and no packed values",

@@ -36,6 +36,7 @@ use super::tennis_table::{Lowering, Rank, TABLE};
 use super::{Ctx, Error, ExportSummary, Result, Weights, unsupported_error};
 
 mod basic;
+mod conv;
 mod image;
 mod indexing;
 mod logic;

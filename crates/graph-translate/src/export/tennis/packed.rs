@@ -1,4 +1,4 @@
-//! Operators with several outputs: `chunk`, `split`, `topkv2`. TenniS
+//! Operators with several outputs: `chunk`, `split`, `topkv2`, `yolo`. TenniS
 //! packs their outputs into one value whose fields `_field` (the runtime's
 //! own instruction, parameter `offset`) takes out; the lowering writes one
 //! ONNX value per field, named after the packed value (see [`field`]), and
@@ -26,9 +26,13 @@ impl Exporter<'_> {
 
     /// The rank of a `_field` output (`None`: not known).
     pub(super) fn rank_field(&self, n: &Node) -> Option<usize> {
-        let (p, _) = self.field_source(n)?;
+        let (p, k) = self.field_source(n)?;
         match p.op.as_str() {
             "chunk" | "split" | "topkv2" => self.ranks.get(p.inputs.first()?).copied(),
+            "yolo" => match k {
+                0 => Some(4),
+                _ => self.yolo_param(p, k).map(|t| t.dims().len()),
+            },
             _ => None,
         }
     }
@@ -38,6 +42,7 @@ impl Exporter<'_> {
         let x = |p: &Node| self.elem_type(p.inputs.first().map_or("", String::as_str));
         match self.field_source(n) {
             Some((p, 1)) if p.op == "topkv2" => DataType::Int32,
+            Some((p, 1 | 2)) if p.op == "yolo" => DataType::Int32,
             Some((p, _)) => x(p),
             None => DataType::Float,
         }
@@ -56,9 +61,10 @@ impl Exporter<'_> {
                 .and_then(|v| self.lens.get(v).copied())
                 .unwrap_or(0),
             "topkv2" => 2,
+            "yolo" => 4,
             op => {
                 return Err(Error::Unsupported(format!(
-                    "a field of {op} (the export knows the fields of chunk, split and topkv2)"
+                    "a field of {op} (the export knows the fields of chunk, split, topkv2 and yolo)"
                 )));
             }
         };
@@ -183,6 +189,73 @@ impl Exporter<'_> {
             &idx_name,
             vec![attr::int("to", DataType::Int32 as i64)],
         );
+        Ok(())
+    }
+}
+
+impl Exporter<'_> {
+    /// Field `k` (1: `classes`, 2: `mask`, 3: `anchors`) of a `yolo` node:
+    /// its parameter as TenniS packs it (`INT32`, `INT32`, `FLOAT`).
+    fn yolo_param(&self, p: &Node, k: usize) -> Option<tensor_core::Tensor<'static>> {
+        let key = ["", "classes", "mask", "anchors"].get(k)?;
+        let own = p
+            .outputs
+            .first()
+            .and_then(|o| self.weights.weight(&format!("{o}/{key}")))?;
+        let v = own.to_f64_vec()?;
+        let dims = own.dims().to_vec();
+        if k == 3 {
+            let f: Vec<f32> = v.iter().map(|&x| x as f32).collect();
+            tensor_core::Tensor::from_values(dims.as_slice(), &f).ok()
+        } else {
+            let i: Vec<i32> = v.iter().map(|&x| x as i32).collect();
+            tensor_core::Tensor::from_values(dims.as_slice(), &i).ok()
+        }
+    }
+
+    /// Lowers `yolo` (Darknet's YOLO layer on `[N, n * (5 + classes), H,
+    /// W]`, `n` the length of `mask`): per anchor the channels of x, y,
+    /// objectness and the classes through the logistic function, w and h
+    /// kept; fields 1 to 3 are its `classes`, `mask` and `anchors`.
+    pub(crate) fn yolo(&mut self, n: &Node, c: &Call) -> Result<()> {
+        let x = c.input(0)?;
+        let classes = self.int(n, "classes", -1);
+        let mask = self
+            .ints(n, "mask")
+            .ok_or_else(|| Error::Invalid("no mask".into()))?;
+        let per = classes
+            .checked_add(5)
+            .filter(|&p| p > 5 && classes <= 100_000)
+            .ok_or_else(|| Error::Invalid(format!("classes {classes}")))?;
+        let per = per as usize;
+        let channels = mask
+            .len()
+            .checked_mul(per)
+            .filter(|&c| c <= 1 << 24)
+            .ok_or_else(|| Error::Invalid("too many channels".into()))?;
+        let flags: Vec<f32> = (0..channels)
+            .map(|ch| {
+                if ch % per == 2 || ch % per == 3 {
+                    0.0
+                } else {
+                    1.0
+                }
+            })
+            .collect();
+        let f = self
+            .cx
+            .floats("yolo_logistic", &flags, &[1, channels as i64, 1, 1]);
+        let sel = self.cx.cast(&f, DataType::Bool);
+        let s = self.cx.op("Sigmoid", &[x], vec![]);
+        let f0 = field(c.out, 0);
+        self.cx.op_to("Where", &f0, &[&sel, &s, x], &f0, vec![]);
+        for k in 1..4 {
+            let t = self
+                .yolo_param(n, k)
+                .ok_or_else(|| Error::Invalid("classes, mask or anchors is missing".into()))?;
+            let name = field(c.out, k);
+            self.cx.b.initializer(&name, &t)?;
+        }
         Ok(())
     }
 }
