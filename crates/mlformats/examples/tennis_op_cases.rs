@@ -813,6 +813,33 @@ mod logic_and_indexing {
             ),
             1,
         ));
+        let blocks = |key: &'static str, b: [i32; 2], p: [i32; 4]| {
+            vec![("block_shape", iv(&b)), (key, P::I(p.to_vec(), vec![2, 2]))]
+        };
+        v.push(case(
+            "space_to_batch4d_0",
+            "space_to_batch4d",
+            vec![x(&[2, 3, 4, 6])],
+            blocks("padding", [2, 2], [0, 0, 0, 0]),
+        ));
+        v.push(case(
+            "space_to_batch4d_1",
+            "space_to_batch4d",
+            vec![x(&[1, 2, 5, 4])],
+            blocks("padding", [2, 3], [1, 0, 1, 1]),
+        ));
+        v.push(case(
+            "batch_to_space4d_0",
+            "batch_to_space4d",
+            vec![x(&[8, 3, 2, 3])],
+            blocks("crop", [2, 2], [0, 0, 0, 0]),
+        ));
+        v.push(case(
+            "batch_to_space4d_1",
+            "batch_to_space4d",
+            vec![x(&[6, 2, 3, 2])],
+            blocks("crop", [2, 3], [1, 0, 1, 2]),
+        ));
         v.push(case(
             "tile_v2_0",
             "tile_v2",

@@ -42,6 +42,7 @@ mod indexing;
 mod logic;
 mod more;
 mod packed;
+mod space;
 
 /// Exports the TenniS module graph `g` (its first graph), constants from
 /// `weights` (by the tensor a value names, its own name or `NAME/value`),
