@@ -841,6 +841,18 @@ mod logic_and_indexing {
             blocks("crop", [2, 3], [1, 0, 1, 2]),
         ));
         v.push(case(
+            "scatter_nd_0",
+            "scatter_nd",
+            vec![x(&[5, 3]), ci(&[3, 0], &[2, 1]), x(&[2, 3])],
+            vec![],
+        ));
+        v.push(case(
+            "scatter_nd_1",
+            "scatter_nd",
+            vec![x(&[4, 2, 3]), ci(&[2, 1, 3], &[3]), x(&[3, 2, 3])],
+            vec![],
+        ));
+        v.push(case(
             "tile_v2_0",
             "tile_v2",
             vec![x(&[2, 3]), ci(&[2, 2], &[2])],

@@ -404,7 +404,21 @@ pub static TABLE: &[Entry<Lowering>] = &[
     ),
     Entry::refused("sample2d", NOT_YET),
     Entry::refused("sample2d_v2", NOT_YET),
-    Entry::refused("scatter_nd", NOT_YET),
+    Entry::lowered(
+        "scatter_nd",
+        &[],
+        &[
+            "Shape",
+            "Slice",
+            "Reshape",
+            "Flatten",
+            "Unsqueeze",
+            "Concat",
+            "ScatterND",
+        ],
+        (low!(scatter_nd), Own),
+        U,
+    ),
     Entry::lowered(
         "shape_index_patch",
         &["origin_patch", "origin"],

@@ -1,5 +1,5 @@
 //! Indexing and shape-building operators: `gatherv2`, `gather_elements`,
-//! `_dimshuffle`, `range`, `constant_of_shape`, `tile_v2` (their ranks and
+//! `scatter_nd`, `_dimshuffle`, `range`, `constant_of_shape`, `tile_v2` (their ranks and
 //! types are in [`super::logic`]).
 
 use onnx_format::builder::attr;
@@ -197,6 +197,37 @@ impl Exporter<'_> {
             (x.to_string(), rep64)
         };
         self.cx.op_to("Tile", c.out, &[&x, &rep], c.out, vec![]);
+        Ok(())
+    }
+
+    /// Lowers `scatter_nd` as TenniS computes it: for each `i` below the
+    /// length of the indices' first axis, row `indices.flat[i]` of `data`
+    /// (taken as rows of the size of one update) becomes update `i`.
+    pub(crate) fn scatter_nd(&mut self, _n: &Node, c: &Call) -> Result<()> {
+        let (data, idx, upd) = (c.input(0)?, c.input(1)?, c.input(2)?);
+        let axis0 = || attr::int("axis", 0);
+        let ishape = self.cx.op("Shape", &[idx], vec![]);
+        let zero = self.cx.ints(&[0]);
+        let one = self.cx.ints(&[1]);
+        let k = self.cx.op("Slice", &[&ishape, &zero, &one], vec![]);
+        let flat = self.cx.ints(&[-1]);
+        let i1 = self.cx.op("Reshape", &[idx, &flat], vec![]);
+        let i1 = self.cx.op("Slice", &[&i1, &zero, &k], vec![]);
+        let i1 = self.cx.cast(&i1, DataType::Int64);
+        let last = self.cx.ints(&[1]);
+        let i2 = self.cx.op("Unsqueeze", &[&i1, &last], vec![]);
+        let u2 = self.cx.op("Flatten", &[upd], vec![attr::int("axis", 1)]);
+        let u2 = self.cx.op("Slice", &[&u2, &zero, &k], vec![]);
+        let ushape = self.cx.op("Shape", &[&u2], vec![]);
+        let two = self.cx.ints(&[2]);
+        let b = self.cx.op("Slice", &[&ushape, &one, &two], vec![]);
+        let minus = self.cx.ints(&[-1]);
+        let d2shape = self.cx.op("Concat", &[&minus, &b], vec![axis0()]);
+        let d2 = self.cx.op("Reshape", &[data, &d2shape], vec![]);
+        let sc = self.cx.op("ScatterND", &[&d2, &i2, &u2], vec![]);
+        let dshape = self.cx.op("Shape", &[data], vec![]);
+        self.cx
+            .op_to("Reshape", c.out, &[&sc, &dshape], c.out, vec![]);
         Ok(())
     }
 }

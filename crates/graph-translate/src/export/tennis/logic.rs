@@ -60,7 +60,7 @@ impl Exporter<'_> {
                 Some(4) => Some(4),
                 _ => rank(0),
             },
-            "divided" | "_dimshuffle" => rank(0),
+            "divided" | "_dimshuffle" | "scatter_nd" => rank(0),
             "tile_v2" => match (rank(0), len(1)) {
                 (Some(a), Some(b)) => Some(a.max(b)),
                 _ => None,
@@ -94,7 +94,7 @@ impl Exporter<'_> {
             "mod" => common_type(ty(0), ty(1)).unwrap_or(DataType::Float),
             "where" => ty(1),
             "broadcast" | "_expand" | "matmul" | "divided" | "_dimshuffle" | "tile_v2"
-            | "gatherv2" | "gather_elements" | "range" => ty(0),
+            | "gatherv2" | "gather_elements" | "range" | "scatter_nd" => ty(0),
             "constant_of_shape" => self.fill_value(n).map_or(DataType::Float, |(t, _)| t),
             "_field" => self.elem_type_field(n),
             _ => return None,
