@@ -852,6 +852,38 @@ mod logic_and_indexing {
             vec![x(&[4, 2, 3]), ci(&[2, 1, 3], &[3]), x(&[3, 2, 3])],
             vec![],
         ));
+        v.push(fields(
+            case(
+                "lstm_0",
+                "LSTM",
+                vec![
+                    x(&[4, 2, 3]),
+                    cf(&[1, 20, 3]),
+                    cf(&[1, 20, 5]),
+                    cf(&[1, 40]),
+                    cf(&[1, 2, 5]),
+                    cf(&[1, 2, 5]),
+                ],
+                vec![("direction", P::S("forward")), ("hidden_size", i(5))],
+            ),
+            3,
+        ));
+        v.push(fields(
+            case(
+                "lstm_1",
+                "LSTM",
+                vec![
+                    x(&[3, 1, 2]),
+                    cf(&[2, 16, 2]),
+                    cf(&[2, 16, 4]),
+                    cf(&[2, 32]),
+                    ci(&[0], &[1]),
+                    ci(&[0], &[1]),
+                ],
+                vec![("direction", P::S("bidirectional")), ("hidden_size", i(4))],
+            ),
+            3,
+        ));
         v.push(case(
             "tile_v2_0",
             "tile_v2",

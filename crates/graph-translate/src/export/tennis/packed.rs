@@ -1,4 +1,5 @@
-//! Operators with several outputs: `chunk`, `split`, `topkv2`, `yolo`. TenniS
+//! Operators with several outputs: `chunk`, `split`, `topkv2`, `yolo`,
+//! `LSTM`. TenniS
 //! packs their outputs into one value whose fields `_field` (the runtime's
 //! own instruction, parameter `offset`) takes out; the lowering writes one
 //! ONNX value per field, named after the packed value (see [`field`]), and
@@ -29,6 +30,7 @@ impl Exporter<'_> {
         let (p, k) = self.field_source(n)?;
         match p.op.as_str() {
             "chunk" | "split" | "topkv2" => self.ranks.get(p.inputs.first()?).copied(),
+            "LSTM" => Some(if k == 0 { 4 } else { 3 }),
             "yolo" => match k {
                 0 => Some(4),
                 _ => self.yolo_param(p, k).map(|t| t.dims().len()),
@@ -62,9 +64,10 @@ impl Exporter<'_> {
                 .unwrap_or(0),
             "topkv2" => 2,
             "yolo" => 4,
+            "LSTM" => 3,
             op => {
                 return Err(Error::Unsupported(format!(
-                    "a field of {op} (the export knows the fields of chunk, split, topkv2 and yolo)"
+                    "a field of {op} (the export knows the fields of chunk, split, topkv2, yolo and LSTM)"
                 )));
             }
         };
@@ -256,6 +259,57 @@ impl Exporter<'_> {
             let name = field(c.out, k);
             self.cx.b.initializer(&name, &t)?;
         }
+        Ok(())
+    }
+}
+
+impl Exporter<'_> {
+    /// Lowers `LSTM` (inputs x `[seq, batch, in]`, W, R, B, initial_h,
+    /// initial_c in ONNX's layout and gate order i, o, f, c): ONNX `LSTM`
+    /// with the default activations, `direction` `bidirectional` or else
+    /// forward (TenniS runs every other value forward); an initial state of
+    /// rank below 3 is zeros. Fields: Y, Y_h, Y_c.
+    pub(crate) fn lstm(&mut self, n: &Node, c: &Call) -> Result<()> {
+        if c.ins.len() != 6 {
+            return Err(Error::Invalid(format!(
+                "{} inputs (TenniS reads x, W, R, B, initial_h, initial_c)",
+                c.ins.len()
+            )));
+        }
+        let hidden = self.int(n, "hidden_size", -1);
+        if hidden < 1 {
+            return Err(Error::Invalid(format!("hidden_size {hidden}")));
+        }
+        let dir = match n
+            .attribute("direction")
+            .and_then(tensor_core::graph::Attribute::as_str)
+        {
+            Some("bidirectional") => "bidirectional",
+            _ => "forward",
+        };
+        let mut ins: Vec<String> = c.ins[..4].iter().map(|s| s.to_string()).collect();
+        ins.push(String::new());
+        for k in [4, 5] {
+            let v = c.input(k)?;
+            let r = self.rank(v)?;
+            ins.push(if r < 3 { String::new() } else { v.to_string() });
+        }
+        while ins.last().is_some_and(String::is_empty) {
+            ins.pop();
+        }
+        let refs: Vec<&str> = ins.iter().map(String::as_str).collect();
+        let outs: Vec<String> = (0..3).map(|k| field(c.out, k)).collect();
+        let orefs: Vec<&str> = outs.iter().map(String::as_str).collect();
+        self.cx.b.node(
+            "LSTM",
+            c.out,
+            &refs,
+            &orefs,
+            vec![
+                attr::int("hidden_size", hidden),
+                attr::string("direction", dir),
+            ],
+        );
         Ok(())
     }
 }
