@@ -884,6 +884,31 @@ mod logic_and_indexing {
             ),
             3,
         ));
+        let boxes = [
+            0.0, 0.0, 1.0, 1.0, 0.0, 0.1, 1.0, 1.1, 0.0, -0.1, 1.0, 0.9, 0.0, 10.0, 1.0, 11.0, 0.0,
+            10.1, 1.0, 11.1, 0.0, 100.0, 1.0, 101.0,
+        ];
+        let scores = [0.9, 0.75, 0.6, 0.95, 0.5, 0.3];
+        for (k, (mode, max, iou, score)) in [
+            ("xyxy", 3, 0.5, 0.0),
+            ("xyxy", 10, 0.7, 0.4),
+            ("xywh", 4, 0.3, 0.1),
+        ]
+        .into_iter()
+        .enumerate()
+        {
+            v.push(case(
+                &format!("non_max_suppression_v3_{k}"),
+                "non_max_suppression_v3",
+                vec![xv(&boxes, &[6, 4]), xv(&scores, &[6])],
+                vec![
+                    ("max_output_size", i(max)),
+                    ("iou_threshold", P::F(iou)),
+                    ("score_threshold", P::F(score)),
+                    ("mode", P::S(mode)),
+                ],
+            ));
+        }
         v.push(case(
             "tile_v2_0",
             "tile_v2",

@@ -325,9 +325,26 @@ pub static TABLE: &[Entry<Lowering>] = &[
     Entry::lowered("maximum", &[], &["Max"], (low!(direct), Broadcast), T),
     Entry::lowered("mod", &[], &["Mod"], (low!(modulo), Own), U),
     Entry::lowered("mul", &[], &["Mul"], (low!(direct), Broadcast), T),
-    Entry::refused(
+    Entry::lowered(
         "non_max_suppression_v3",
-        "TensorFlow's NonMaxSuppressionV3 (indices padded with -1 to max_output_size; mode xywh reads boxes as [y, x, h, w]): ONNX NonMaxSuppression has another output layout and leaves the order of equal scores to the runtime; not exported",
+        &[
+            "max_output_size",
+            "iou_threshold",
+            "score_threshold",
+            "mode",
+        ],
+        &[
+            "Slice",
+            "Add",
+            "Concat",
+            "Unsqueeze",
+            "NonMaxSuppression",
+            "Gather",
+            "Cast",
+            "Pad",
+        ],
+        (low!(non_max_suppression_v3), Own),
+        U,
     ),
     Entry::refused("norm_image", NOT_YET),
     Entry::refused("pad", NOT_YET),

@@ -77,7 +77,7 @@ impl Exporter<'_> {
                 }
             }
             "gather_elements" => rank(1),
-            "range" => Some(1),
+            "range" | "non_max_suppression_v3" => Some(1),
             "constant_of_shape" => len(0),
             "_field" => self.rank_field(n),
             _ => return None,
@@ -90,7 +90,7 @@ impl Exporter<'_> {
         let ty = |k: usize| self.elem_type(n.inputs.get(k).map_or("", String::as_str));
         Some(match n.op.as_str() {
             "equal" => DataType::Bool,
-            "_dims" => DataType::Int32,
+            "_dims" | "non_max_suppression_v3" => DataType::Int32,
             "mod" => common_type(ty(0), ty(1)).unwrap_or(DataType::Float),
             "where" => ty(1),
             "broadcast" | "_expand" | "matmul" | "divided" | "_dimshuffle" | "tile_v2"

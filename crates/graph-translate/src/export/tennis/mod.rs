@@ -37,6 +37,7 @@ use super::{Ctx, Error, ExportSummary, Result, Weights, unsupported_error};
 
 mod basic;
 mod conv;
+mod detect;
 mod image;
 mod indexing;
 mod logic;
