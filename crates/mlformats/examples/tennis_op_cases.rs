@@ -909,6 +909,25 @@ mod logic_and_indexing {
                 ],
             ));
         }
+        let rois = [
+            0.0, 0.5, 0.5, 5.5, 4.0, 1.0, 2.0, 1.0, 3.0, 6.5, 0.0, -1.0, 3.0, 9.0, 8.0,
+        ];
+        for (k, (ph, pw, scale, ratio)) in [(2, 2, 1.0, 2), (3, 2, 0.5, 0), (2, 3, 1.0, 1)]
+            .into_iter()
+            .enumerate()
+        {
+            v.push(case(
+                &format!("roi_align_{k}"),
+                "roi_align",
+                vec![x(&[2, 3, 7, 8]), cv(&rois, &[3, 5])],
+                vec![
+                    ("pool_h", i(ph)),
+                    ("pool_w", i(pw)),
+                    ("spatial_scale", P::F(scale)),
+                    ("sampling_ratio", i(ratio)),
+                ],
+            ));
+        }
         v.push(case(
             "tile_v2_0",
             "tile_v2",

@@ -414,9 +414,12 @@ pub static TABLE: &[Entry<Lowering>] = &[
     Entry::lowered("relu", &[], &["Relu"], (low!(direct), Input0), T),
     Entry::lowered("relu_max", &["max"], &["Clip"], (low!(relu_max), Input0), T),
     Entry::refused("resize_nearest_neighbor", NOT_YET),
-    Entry::refused(
+    Entry::lowered(
         "roi_align",
-        "Dragon's RoIAlign on rois [n, 5] (batch index first); ONNX RoiAlign (output_half_pixel) is the candidate but has not been checked against the TenniS runtime; not exported",
+        &["pool_h", "pool_w", "spatial_scale", "sampling_ratio"],
+        &["Slice", "Reshape", "Cast", "RoiAlign"],
+        (low!(roi_align), Own),
+        U,
     ),
     Entry::lowered(
         "rsqrt",

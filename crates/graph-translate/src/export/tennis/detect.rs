@@ -1,4 +1,5 @@
-//! `non_max_suppression_v3` (TensorFlow's NonMaxSuppressionV3).
+//! `non_max_suppression_v3` (TensorFlow's NonMaxSuppressionV3) and
+//! `roi_align` (Dragon's, Caffe2's RoIAlign).
 
 use onnx_format::builder::attr;
 use onnx_format::proto::tensor_proto::DataType;
@@ -65,6 +66,46 @@ impl Exporter<'_> {
         self.cx.b.initializer(&name, &t)?;
         self.cx
             .op_to("Pad", c.out, &[&idx, &pads, &name], c.out, vec![]);
+        Ok(())
+    }
+
+    /// Lowers `roi_align` (x `[N, C, H, W]`, rois `[n, 5]` as `[batch, x1,
+    /// y1, x2, y2]`): ONNX `RoiAlign`, average mode, without the half-pixel
+    /// offset (`output_half_pixel`, ONNX's only mode before operator set
+    /// 16), `sampling_ratio` (default 2) samples per bin side. TenniS
+    /// writes zeros for a roi of negative batch index, which ONNX refuses.
+    pub(crate) fn roi_align(&mut self, n: &Node, c: &Call) -> Result<()> {
+        let (x, rois) = (c.input(0)?, c.input(1)?);
+        let ph = self.int(n, "pool_h", 0);
+        let pw = self.int(n, "pool_w", 0);
+        if ph < 1 || pw < 1 {
+            return Err(Error::Invalid(format!("pool_h {ph} or pool_w {pw}")));
+        }
+        let scale = self.float(n, "spatial_scale", 1.0) as f32;
+        let ratio = self.int(n, "sampling_ratio", 2).max(0);
+        let one = self.cx.ints(&[1]);
+        let five = self.cx.ints(&[5]);
+        let zero = self.cx.ints(&[0]);
+        let r4 = self.cx.op("Slice", &[rois, &one, &five, &one], vec![]);
+        let b = self.cx.op("Slice", &[rois, &zero, &one, &one], vec![]);
+        let flat = self.cx.ints(&[-1]);
+        let b = self.cx.op("Reshape", &[&b, &flat], vec![]);
+        let b = self.cx.cast(&b, DataType::Int64);
+        let mut attrs = vec![
+            attr::string("mode", "avg"),
+            attr::int("output_height", ph),
+            attr::int("output_width", pw),
+            attr::int("sampling_ratio", ratio),
+            attr::float("spatial_scale", scale),
+        ];
+        if self.cx.opset >= 16 {
+            attrs.push(attr::string(
+                "coordinate_transformation_mode",
+                "output_half_pixel",
+            ));
+        }
+        self.cx
+            .op_to("RoiAlign", c.out, &[x, &r4, &b], c.out, attrs);
         Ok(())
     }
 }

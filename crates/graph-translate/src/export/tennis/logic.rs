@@ -56,6 +56,7 @@ impl Exporter<'_> {
                     .filter(|&d| rank(0).is_some_and(|r| r <= d))
             }),
             "_dims" => Some(0),
+            "roi_align" => Some(4),
             "matmul" => match rank(1) {
                 Some(4) => Some(4),
                 _ => rank(0),
