@@ -496,13 +496,13 @@ mod logic_and_indexing {
         v.push(case(
             "equal_0",
             "equal",
-            vec![xv(&eq_x, &[2, 3]), ci(&[1, 0, 2], &[3])],
+            vec![xv(&eq_x, &[2, 3]), ci(&[1, 0, 2], &[1, 3])],
             vec![],
         ));
         v.push(case(
             "equal_1",
             "equal",
-            vec![ci(&[1, 2, 3, 3, 2, 1], &[2, 1, 3]), ci(&[2, 3], &[2, 1])],
+            vec![ci(&[1, 2, 3, 3, 2, 1], &[2, 1, 3]), ci(&[2, 3], &[1, 2, 1])],
             vec![],
         ));
         v.push(case(
@@ -927,6 +927,27 @@ mod logic_and_indexing {
                     ("sampling_ratio", i(ratio)),
                 ],
             ));
+        }
+        for (k, (pads, stride, dil)) in [
+            ([0, 0, 0, 0, 1, 1, 1, 1], [1, 1, 1, 1], [1, 1, 1, 1]),
+            ([0, 0, 0, 0, 0, 1, 2, 0], [1, 1, 2, 2], [1, 1, 1, 1]),
+            ([0, 0, 0, 0, 2, 2, 2, 2], [1, 1, 1, 1], [1, 1, 2, 2]),
+        ]
+        .into_iter()
+        .enumerate()
+        {
+            for (op, m) in [("conv2d_v2", 4), ("depthwise_conv2d_v2", 1)] {
+                v.push(case(
+                    &format!("{op}_{k}"),
+                    op,
+                    vec![x(&[1, 3, 7, 8]), ci(&pads, &[4, 2]), cf(&[m, 3, 3, 3])],
+                    vec![
+                        ("format", P::S("NCHW")),
+                        ("stride", iv(&stride)),
+                        ("dilation", iv(&dil)),
+                    ],
+                ));
+            }
         }
         v.push(case(
             "tile_v2_0",

@@ -42,6 +42,9 @@ macro_rules! low {
 const N: Verified = Verified::Networks;
 /// Checked against single-operator modules run by TenniS.
 const T: Verified = Verified::TennisTract;
+/// Checked against the same modules in onnxruntime (tract-onnx cannot run
+/// them).
+const O: Verified = Verified::TennisOnnxruntime;
 const U: Verified = Verified::Unverified;
 const NOT_YET: &str = "no ONNX lowering yet";
 
@@ -56,24 +59,24 @@ pub static TABLE: &[Entry<Lowering>] = &[
         &["offset"],
         &["Identity"],
         (low!(take_field), Own),
-        U,
+        T,
     ),
     Entry::lowered(
         "LSTM",
         &["direction", "hidden_size"],
         &["LSTM"],
         (low!(lstm), Own),
-        U,
+        T,
     ),
     Entry::lowered("_cast", &["dtype"], &["Cast"], (low!(cast), Input0), T),
     Entry::lowered("_copy", &[], &["Identity"], (low!(direct), Input0), T),
-    Entry::lowered("_dims", &[], &["Identity"], (low!(dims), Own), U),
+    Entry::lowered("_dims", &[], &["Identity"], (low!(dims), Own), T),
     Entry::lowered(
         "_dimshuffle",
         &["dim", "shuffle"],
         &["Gather"],
         (low!(dimshuffle), Own),
-        U,
+        T,
     ),
     Entry::refused("_dragon_conv2d_padding", NOT_YET),
     Entry::refused("_dragon_pooling2d_padding", NOT_YET),
@@ -82,7 +85,7 @@ pub static TABLE: &[Entry<Lowering>] = &[
         &["front", "end", "inverse"],
         &["Unsqueeze"],
         (low!(expand_dims), Own),
-        U,
+        T,
     ),
     Entry::lowered(
         "_limit",
@@ -171,14 +174,14 @@ pub static TABLE: &[Entry<Lowering>] = &[
             "Sub",
         ],
         (low!(batch_to_space4d), Input0),
-        U,
+        T,
     ),
     Entry::lowered(
         "broadcast",
         &[],
         &["Cast", "Expand"],
         (low!(broadcast), Own),
-        U,
+        T,
     ),
     Entry::lowered("ceil", &[], &["Ceil"], (low!(direct), Input0), T),
     Entry::lowered(
@@ -186,7 +189,7 @@ pub static TABLE: &[Entry<Lowering>] = &[
         &["chunks", "dim"],
         &["Shape", "Slice", "Div", "Expand", "Concat", "Split"],
         (low!(chunk), Own),
-        U,
+        T,
     ),
     Entry::lowered("concat", &["dim"], &["Concat"], (low!(concat), Input0), T),
     Entry::lowered(
@@ -194,7 +197,7 @@ pub static TABLE: &[Entry<Lowering>] = &[
         &["value"],
         &["Cast", "ConstantOfShape"],
         (low!(constant_of_shape), Own),
-        U,
+        T,
     ),
     Entry::lowered(
         "conv2d",
@@ -207,7 +210,19 @@ pub static TABLE: &[Entry<Lowering>] = &[
         "conv2d_quantized",
         "int8 convolution dequantized by dequantize_scales; its int8 input comes from quantize, whose rounding ONNX cannot reproduce (see quantize), so such a module cannot be exported whole",
     ),
-    Entry::refused("conv2d_v2", NOT_YET),
+    Entry::lowered(
+        "conv2d_v2",
+        &[
+            "format",
+            "stride",
+            "dilation",
+            "padding_value",
+            "kernel_packed",
+        ],
+        &["Conv"],
+        (low!(conv2d_v2), Input0),
+        T,
+    ),
     Entry::refused(
         "conv2d_winograd",
         "TenniS's Winograd form of a 3x3 stride-1 convolution, written by its module optimizer (kernel_winograd_transformed: weights in Winograd form); not exported: export the module from before that optimization, where it is a conv2d",
@@ -229,7 +244,19 @@ pub static TABLE: &[Entry<Lowering>] = &[
         (low!(conv2d), Input0),
         T,
     ),
-    Entry::refused("depthwise_conv2d_v2", NOT_YET),
+    Entry::lowered(
+        "depthwise_conv2d_v2",
+        &[
+            "format",
+            "stride",
+            "dilation",
+            "padding_value",
+            "kernel_packed",
+        ],
+        &["Conv", "Reshape"],
+        (low!(conv2d_v2), Input0),
+        T,
+    ),
     Entry::refused(
         "detection_output",
         "SSD post-processing (prior-box decoding, per-class non-maximum suppression, keep_top_k) whose output [1, 1, N, 7] has N decided by the data: ONNX has no such operator, and NonMaxSuppression alone neither decodes the boxes nor orders and cuts the results as TenniS does",
@@ -240,9 +267,9 @@ pub static TABLE: &[Entry<Lowering>] = &[
         &["size", "padding_value"],
         &["Shape", "Slice", "Mod", "Sub", "Concat", "Pad"],
         (low!(divided), Own),
-        U,
+        T,
     ),
-    Entry::lowered("equal", &[], &["Equal"], (low!(equal), Own), U),
+    Entry::lowered("equal", &[], &["Equal"], (low!(equal), Own), T),
     Entry::lowered("erf", &[], &["Erf"], (low!(direct), Input0), T),
     Entry::lowered("exp", &[], &["Exp"], (low!(direct), Input0), T),
     Entry::lowered("flatten", &["dim"], &["Reshape"], (low!(flatten), Own), T),
@@ -263,14 +290,14 @@ pub static TABLE: &[Entry<Lowering>] = &[
         &["axis"],
         &["Shape", "Slice", "ReduceProd", "Reshape", "GatherElements"],
         (low!(gather_elements), Own),
-        U,
+        T,
     ),
     Entry::lowered(
         "gatherv2",
         &[],
         &["Cast", "GatherND"],
         (low!(gatherv2), Own),
-        U,
+        T,
     ),
     Entry::lowered(
         "gemm",
@@ -314,7 +341,7 @@ pub static TABLE: &[Entry<Lowering>] = &[
         (low!(leaky_relu), Input0),
         T,
     ),
-    Entry::lowered("matmul", &[], &["MatMul"], (low!(matmul), Own), U),
+    Entry::lowered("matmul", &[], &["MatMul"], (low!(matmul), Own), T),
     Entry::lowered(
         "max",
         &["dim", "keep_dims"],
@@ -323,7 +350,7 @@ pub static TABLE: &[Entry<Lowering>] = &[
         T,
     ),
     Entry::lowered("maximum", &[], &["Max"], (low!(direct), Broadcast), T),
-    Entry::lowered("mod", &[], &["Mod"], (low!(modulo), Own), U),
+    Entry::lowered("mod", &[], &["Mod"], (low!(modulo), Own), T),
     Entry::lowered("mul", &[], &["Mul"], (low!(direct), Broadcast), T),
     Entry::lowered(
         "non_max_suppression_v3",
@@ -344,7 +371,7 @@ pub static TABLE: &[Entry<Lowering>] = &[
             "Pad",
         ],
         (low!(non_max_suppression_v3), Own),
-        U,
+        O,
     ),
     Entry::refused("norm_image", NOT_YET),
     Entry::refused("pad", NOT_YET),
@@ -395,7 +422,7 @@ pub static TABLE: &[Entry<Lowering>] = &[
         &[],
         &["Sub", "Div", "Cast", "Mul", "Add", "Less", "Range"],
         (low!(range), Own),
-        U,
+        O,
     ),
     Entry::lowered(
         "reduce_mean",
@@ -419,7 +446,7 @@ pub static TABLE: &[Entry<Lowering>] = &[
         &["pool_h", "pool_w", "spatial_scale", "sampling_ratio"],
         &["Slice", "Reshape", "Cast", "RoiAlign"],
         (low!(roi_align), Own),
-        U,
+        O,
     ),
     Entry::lowered(
         "rsqrt",
@@ -443,7 +470,7 @@ pub static TABLE: &[Entry<Lowering>] = &[
             "ScatterND",
         ],
         (low!(scatter_nd), Own),
-        U,
+        T,
     ),
     Entry::lowered(
         "shape_index_patch",
@@ -477,14 +504,14 @@ pub static TABLE: &[Entry<Lowering>] = &[
             "Transpose",
         ],
         (low!(space_to_batch4d), Input0),
-        U,
+        T,
     ),
     Entry::lowered(
         "split",
         &["axis"],
         &["Cast", "Split"],
         (low!(split), Own),
-        U,
+        T,
     ),
     Entry::lowered("sqrt", &[], &["Sqrt"], (low!(direct), Input0), T),
     Entry::lowered("square", &[], &["Mul"], (low!(square), Input0), T),
@@ -505,7 +532,7 @@ pub static TABLE: &[Entry<Lowering>] = &[
         &[],
         &["Cast", "Unsqueeze", "Concat", "Tile"],
         (low!(tile_v2), Own),
-        U,
+        T,
     ),
     Entry::lowered("to_float", &[], &["Cast"], (low!(cast_to_float), Input0), T),
     Entry::lowered(
@@ -513,14 +540,14 @@ pub static TABLE: &[Entry<Lowering>] = &[
         &["number"],
         &["Shape", "Slice", "Min", "TopK", "Cast"],
         (low!(topkv2), Own),
-        U,
+        T,
     ),
     Entry::lowered(
         "transpose_conv2d",
         &["format", "padding", "stride", "dilation", "kernel_packed"],
         &["ConvTranspose"],
         (low!(transpose_conv2d), Input0),
-        U,
+        T,
     ),
     Entry::lowered(
         "unsqueeze",
@@ -529,7 +556,7 @@ pub static TABLE: &[Entry<Lowering>] = &[
         (low!(unsqueeze), Own),
         T,
     ),
-    Entry::lowered("where", &[], &["Cast", "Where"], (low!(where_), Own), U),
+    Entry::lowered("where", &[], &["Cast", "Where"], (low!(where_), Own), T),
     Entry::refused(
         "winograd_transform_kernel",
         "turns 3x3 convolution weights into TenniS's Winograd form (F(2,3) or F(6,3)) for conv2d_winograd: a step of TenniS's own optimizer, not of the network; export the module from before that optimization",
@@ -539,7 +566,7 @@ pub static TABLE: &[Entry<Lowering>] = &[
         &["classes", "mask", "anchors"],
         &["Sigmoid", "Where"],
         (low!(yolo), Own),
-        U,
+        T,
     ),
     Entry::refused(
         "yolo_poster",

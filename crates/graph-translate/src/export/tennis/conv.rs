@@ -1,4 +1,5 @@
-//! Transposed convolution: `transpose_conv2d`.
+//! Transposed convolution (`transpose_conv2d`) and the convolutions whose
+//! padding is an input (`conv2d_v2`, `depthwise_conv2d_v2`).
 
 use onnx_format::builder::attr;
 use tensor_core::graph::Node;
@@ -41,6 +42,63 @@ impl Exporter<'_> {
             attr::ints("dilations", &dil[2..]),
         ];
         self.cx.op_to("ConvTranspose", c.out, &[x, w], c.out, attrs);
+        Ok(())
+    }
+
+    /// Lowers `conv2d_v2` and `depthwise_conv2d_v2` (inputs x, padding
+    /// `[4, 2]`, weights): as `conv2d` and `depthwise_conv2d`, the padding
+    /// a constant of the module.
+    pub(crate) fn conv2d_v2(&mut self, n: &Node, c: &Call) -> Result<()> {
+        format_ok(n)?;
+        let (x, p, w) = (c.input(0)?, c.input(1)?, c.input(2)?);
+        let pad = self.const_ints(p).filter(|v| v.len() == 8).ok_or_else(|| {
+            Error::Unsupported(
+                "a padding computed at run time (the export needs it as a constant [4, 2])".into(),
+            )
+        })?;
+        if pad[..4].iter().any(|&v| v != 0) {
+            return Err(Error::Invalid(format!(
+                "padding {pad:?} on the batch or channel axis"
+            )));
+        }
+        let stride = self.need_ints(n, "stride", 4)?;
+        let dil = self
+            .ints(n, "dilation")
+            .or_else(|| self.ints(n, "dialations"))
+            .filter(|d| d.len() == 4)
+            .unwrap_or(vec![1; 4]);
+        if self.float(n, "padding_value", 0.0) != 0.0 {
+            return Err(Error::Unsupported("a non-zero padding_value".into()));
+        }
+        if self.int(n, "kernel_packed", 0) != 0 {
+            return Err(Error::Unsupported(
+                "kernel_packed weights (TenniS's own packed layout)".into(),
+            ));
+        }
+        let mut attrs = vec![
+            attr::ints("pads", &[pad[4], pad[6], pad[5], pad[7]]),
+            attr::ints("strides", &stride[2..]),
+            attr::ints("dilations", &dil[2..]),
+        ];
+        let w = if n.op == "depthwise_conv2d_v2" {
+            // [1, C, kh, kw] -> [C, 1, kh, kw], one group per channel
+            let d = self.const_dims(w).filter(|d| d.len() == 4).ok_or_else(|| {
+                Error::Unsupported("depthwise weights that are not a 4-D constant".into())
+            })?;
+            if d[0] != 1 {
+                return Err(Error::Unsupported(
+                    "a depthwise multiplier other than 1".into(),
+                ));
+            }
+            let ch = i64::try_from(d[1]).map_err(|_| Error::Invalid("channels".into()))?;
+            let kh = i64::try_from(d[2]).map_err(|_| Error::Invalid("kernel".into()))?;
+            let kw = i64::try_from(d[3]).map_err(|_| Error::Invalid("kernel".into()))?;
+            attrs.push(attr::int("group", ch));
+            self.cx.reshape(w, &[ch, 1, kh, kw])
+        } else {
+            w.to_string()
+        };
+        self.cx.op_to("Conv", c.out, &[x, &w], c.out, attrs);
         Ok(())
     }
 }

@@ -120,8 +120,18 @@ impl Exporter<'_> {
         Ok((to(a, ta), to(b, tb), t))
     }
 
-    /// Lowers `equal`: element-wise `a == b` as `BOOL`, broadcast.
+    /// Lowers `equal`: element-wise `a == b` as `BOOL`, broadcast between
+    /// operands of one rank. TenniS's CPU `equal` does not align operands
+    /// of different ranks (it reads elements past the shorter shape), so
+    /// those are refused.
     pub(crate) fn equal(&mut self, _n: &Node, c: &Call) -> Result<()> {
+        let (ra, rb) = (self.rank(c.input(0)?)?, self.rank(c.input(1)?)?);
+        if ra != rb {
+            return Err(Error::Unsupported(format!(
+                "equal of a rank-{ra} and a rank-{rb} operand (TenniS's CPU equal does not \
+                 broadcast across ranks: it compares the wrong elements)"
+            )));
+        }
         let (a, b, _) = self.common(c.input(0)?, c.input(1)?)?;
         self.cx.op_to("Equal", c.out, &[&a, &b], c.out, vec![]);
         Ok(())
