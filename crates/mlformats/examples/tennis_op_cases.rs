@@ -949,6 +949,23 @@ mod logic_and_indexing {
                 ));
             }
         }
+        for (k, pads) in [[0, 0, 0, 0, 1, 1, 1, 1], [0, 0, 0, 0, 0, 2, 1, 0]]
+            .into_iter()
+            .enumerate()
+        {
+            v.push(case(
+                &format!("conv2d_winograd_{k}"),
+                "conv2d_winograd",
+                vec![x(&[1, 3, 9, 10]), cf(&[4, 3, 3, 3])],
+                vec![("format", P::S("NCHW")), ("padding", pad4(pads))],
+            ));
+            v.push(case(
+                &format!("conv2d_winograd_v2_{k}"),
+                "conv2d_winograd_v2",
+                vec![x(&[2, 2, 8, 7]), ci(&pads, &[4, 2]), cf(&[3, 2, 3, 3])],
+                vec![("format", P::S("NCHW"))],
+            ));
+        }
         v.push(case(
             "tile_v2_0",
             "tile_v2",

@@ -223,13 +223,19 @@ pub static TABLE: &[Entry<Lowering>] = &[
         (low!(conv2d_v2), Input0),
         T,
     ),
-    Entry::refused(
+    Entry::lowered(
         "conv2d_winograd",
-        "TenniS's Winograd form of a 3x3 stride-1 convolution, written by its module optimizer (kernel_winograd_transformed: weights in Winograd form); not exported: export the module from before that optimization, where it is a conv2d",
+        &["format", "padding", "padding_value"],
+        &["Conv"],
+        (low!(conv2d_winograd), Input0),
+        T,
     ),
-    Entry::refused(
+    Entry::lowered(
         "conv2d_winograd_v2",
-        "TenniS's Winograd form of a 3x3 stride-1 convolution, written by its module optimizer; not exported: export the module from before that optimization, where it is a conv2d",
+        &["format", "padding_value"],
+        &["Conv"],
+        (low!(conv2d_winograd), Input0),
+        T,
     ),
     Entry::refused("crop_nd", NOT_YET),
     Entry::refused("crop_to", NOT_YET),
@@ -559,7 +565,7 @@ pub static TABLE: &[Entry<Lowering>] = &[
     Entry::lowered("where", &[], &["Cast", "Where"], (low!(where_), Own), T),
     Entry::refused(
         "winograd_transform_kernel",
-        "turns 3x3 convolution weights into TenniS's Winograd form (F(2,3) or F(6,3)) for conv2d_winograd: a step of TenniS's own optimizer, not of the network; export the module from before that optimization",
+        "turns 3x3 convolution weights into TenniS's Winograd form (F(2,3) or F(6,3)), a layout only TenniS's own Winograd kernels read (ONNX Conv takes the 3x3 weights): a step of TenniS's optimizer, not of the network; export the module from before that optimization",
     ),
     Entry::lowered(
         "yolo",

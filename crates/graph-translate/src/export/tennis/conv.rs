@@ -1,5 +1,6 @@
 //! Transposed convolution (`transpose_conv2d`) and the convolutions whose
-//! padding is an input (`conv2d_v2`, `depthwise_conv2d_v2`).
+//! padding is an input (`conv2d_v2`, `depthwise_conv2d_v2`) or that TenniS
+//! computes by Winograd's method (`conv2d_winograd`, `conv2d_winograd_v2`).
 
 use onnx_format::builder::attr;
 use tensor_core::graph::Node;
@@ -99,6 +100,55 @@ impl Exporter<'_> {
             w.to_string()
         };
         self.cx.op_to("Conv", c.out, &[x, &w], c.out, attrs);
+        Ok(())
+    }
+
+    /// Lowers `conv2d_winograd` (padding a parameter) and
+    /// `conv2d_winograd_v2` (padding input 1, weights input 2): a 3x3,
+    /// stride-1 convolution. TenniS's CPU kernel transforms the 3x3
+    /// weights itself on its first run (whatever
+    /// `kernel_winograd_transformed` says); weights of another size are
+    /// refused.
+    pub(crate) fn conv2d_winograd(&mut self, n: &Node, c: &Call) -> Result<()> {
+        format_ok(n)?;
+        let v2 = n.op == "conv2d_winograd_v2";
+        let x = c.input(0)?;
+        let w = c.input(if v2 { 2 } else { 1 })?;
+        let pad = if v2 {
+            self.const_ints(c.input(1)?)
+                .filter(|v| v.len() == 8)
+                .ok_or_else(|| {
+                    Error::Unsupported(
+                        "a padding computed at run time (the export needs it as a constant [4, 2])"
+                            .into(),
+                    )
+                })?
+        } else {
+            self.need_ints(n, "padding", 8)?
+        };
+        if pad[..4].iter().any(|&v| v != 0) {
+            return Err(Error::Invalid(format!(
+                "padding {pad:?} on the batch or channel axis"
+            )));
+        }
+        if self.float(n, "padding_value", 0.0) != 0.0 {
+            return Err(Error::Unsupported("a non-zero padding_value".into()));
+        }
+        let d = self
+            .const_dims(w)
+            .filter(|d| d.len() == 4)
+            .ok_or_else(|| Error::Unsupported("weights that are not a 4-D constant".into()))?;
+        if d[2..] != [3, 3] {
+            return Err(Error::Unsupported(format!(
+                "weights of {}x{} (TenniS's Winograd convolution takes 3x3 weights)",
+                d[2], d[3]
+            )));
+        }
+        let attrs = vec![
+            attr::ints("pads", &[pad[4], pad[6], pad[5], pad[7]]),
+            attr::ints("strides", &[1, 1]),
+        ];
+        self.cx.op_to("Conv", c.out, &[x, w], c.out, attrs);
         Ok(())
     }
 }
