@@ -1,0 +1,81 @@
+//! TenniS → ONNX refusals of the comparison, integer and packed-output
+//! operators: each names the operator and says why, and none panics.
+
+use bubble_module::{ModuleBuilder, NodeId, Packed, WriteOptions};
+use mlformats::export::{ExportOptions, export_model};
+use mlformats::{DType, Document, Tensor};
+
+/// Exports a module built by `f` (given the builder and a float input of
+/// shape `dims`) and returns the export's error message.
+fn refusal(dims: &[i32], f: impl FnOnce(&mut ModuleBuilder, NodeId) -> NodeId) -> String {
+    let mut b = ModuleBuilder::new();
+    let x = b.input_with("x0", DType::F32, dims).unwrap();
+    let y = f(&mut b, x);
+    b.output(y).unwrap();
+    let tmp = tempfile::tempdir().unwrap();
+    let path = tmp.path().join("m.tsm");
+    b.build()
+        .unwrap()
+        .save(&path, &WriteOptions::default())
+        .unwrap();
+    let doc = Document::open(&path).unwrap();
+    export_model(&doc, &ExportOptions::new())
+        .map(|_| ())
+        .unwrap_err()
+        .to_string()
+}
+
+fn int(v: i32) -> Packed<'static> {
+    Tensor::from_values([], &[v]).unwrap().into()
+}
+
+#[test]
+fn equal_of_operands_of_different_ranks_is_refused() {
+    let e = refusal(&[2, 3], |b, x| {
+        let c = b
+            .constant("c", Tensor::from_values([3], &[1f32, 2.0, 3.0]).unwrap())
+            .unwrap();
+        b.op_with("equal", "y", &[x, c], Vec::<(&str, Packed)>::new())
+            .unwrap()
+    });
+    assert!(e.contains("equal of a rank-2 and a rank-1 operand"), "{e}");
+}
+
+#[test]
+fn mod_of_float_values_is_refused() {
+    let e = refusal(&[4], |b, x| {
+        b.op_with("mod", "y", &[x, x], Vec::<(&str, Packed)>::new())
+            .unwrap()
+    });
+    assert!(e.contains("mod on integers only"), "{e}");
+}
+
+#[test]
+fn quantize_names_its_rounding() {
+    let e = refusal(&[1, 4], |b, x| {
+        let s: Packed<'static> = Tensor::from_values([], &[1f32]).unwrap().into();
+        b.op_with("quantize", "y", &[x], vec![("quantize_scale", s)])
+            .unwrap()
+    });
+    assert!(
+        e.contains("quantize") && e.contains("halves to even"),
+        "{e}"
+    );
+}
+
+#[test]
+fn a_field_past_the_last_is_an_error_not_a_panic() {
+    let e = refusal(&[6, 2], |b, x| {
+        let c = b
+            .op_with(
+                "chunk",
+                "c",
+                &[x],
+                vec![("chunks", int(3)), ("dim", int(0))],
+            )
+            .unwrap();
+        b.op_with("_field", "y", &[c], vec![("offset", int(3))])
+            .unwrap()
+    });
+    assert!(e.contains("field 3 of a chunk with 3 fields"), "{e}");
+}
