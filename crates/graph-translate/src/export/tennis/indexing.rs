@@ -183,6 +183,9 @@ impl Exporter<'_> {
         let k = self.lens.get(rep).copied().ok_or_else(|| {
             Error::Unsupported("tile_v2 with repeats of a length not known at export".into())
         })?;
+        if k > super::logic::MAX_RANK {
+            return Err(Error::Invalid(format!("{k} repeats")));
+        }
         let rep64 = self.cx.cast(rep, DataType::Int64);
         let (x, rep) = if k > r {
             let axes: Vec<i64> = (0..(k - r) as i64).collect();

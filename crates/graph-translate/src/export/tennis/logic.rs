@@ -16,6 +16,10 @@ use tensor_core::graph::Node;
 use super::{Call, Exporter};
 use crate::export::{Error, Result};
 
+/// The largest rank the export takes from a module's data (a longer shape
+/// is refused rather than declared).
+pub(super) const MAX_RANK: usize = 1024;
+
 /// Whether `t` is an integer type.
 pub(super) fn is_integer(t: DataType) -> bool {
     matches!(
@@ -42,7 +46,7 @@ impl Exporter<'_> {
                 .map(|&k| rank(k))
                 .try_fold(0usize, |m, r| r.map(|r| m.max(r)))
         };
-        Some(match n.op.as_str() {
+        let r = match n.op.as_str() {
             "equal" | "mod" => bcast(&[0, 1]),
             "where" => bcast(&[0, 1, 2]),
             "broadcast" => match (rank(0), len(1)) {
@@ -82,7 +86,9 @@ impl Exporter<'_> {
             "constant_of_shape" => len(0),
             "_field" => self.rank_field(n),
             _ => return None,
-        })
+        };
+        // a rank from the file's data (shape lengths, `_expand`'s target)
+        Some(r.filter(|&r| r <= MAX_RANK))
     }
 
     /// The element type of the output of an operator of this module, of
@@ -189,6 +195,9 @@ impl Exporter<'_> {
             .const_ints(c.input(1)?)
             .and_then(|d| d.first().copied())
             .ok_or_else(|| Error::Unsupported("_expand to a rank that is not a constant".into()))?;
+        if !(0..=MAX_RANK as i64).contains(&dims) {
+            return Err(Error::Invalid(format!("_expand to rank {dims}")));
+        }
         let front = self.int(n, "front", -1);
         let end = self.int(n, "end", -1);
         let inverse = self.int(n, "inverse", 0) != 0;

@@ -141,6 +141,9 @@ impl Exporter<'_> {
         let k = self.lens.get(s).copied().ok_or_else(|| {
             Error::Unsupported("split with a number of parts not known at export".into())
         })?;
+        if k == 0 || k > 4096 {
+            return Err(Error::Invalid(format!("split into {k} parts")));
+        }
         let sizes = self.cx.cast(s, DataType::Int64);
         self.split_to(x, a, &sizes, k, c.out);
         Ok(())
