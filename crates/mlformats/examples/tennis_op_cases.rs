@@ -18,6 +18,8 @@ type Res<T> = Result<T, Box<dyn std::error::Error>>;
 enum P {
     I(Vec<i32>, Vec<usize>),
     F(f32),
+    /// A float vector.
+    Fv(Vec<f32>),
     S(&'static str),
 }
 
@@ -484,6 +486,10 @@ mod logic_and_indexing {
 
     fn xv(v: &[f32], d: &[usize]) -> In {
         In::Xv(v.to_vec(), d.to_vec())
+    }
+
+    fn cvals(v: &[f32]) -> P {
+        P::Fv(v.to_vec())
     }
 
     fn cv(v: &[f32], d: &[usize]) -> In {
@@ -966,6 +972,26 @@ mod logic_and_indexing {
                 vec![("format", P::S("NCHW"))],
             ));
         }
+        let halves: Vec<f32> = (0..20).map(|k| k as f32 - 9.5).collect();
+        v.push(case(
+            "quantize_0",
+            "quantize",
+            vec![xv(&halves, &[1, 20])],
+            vec![("quantize_scale", P::F(1.0))],
+        ));
+        v.push(case(
+            "quantize_1",
+            "quantize",
+            vec![x(&[1, 3, 5, 7])],
+            vec![("quantize_scale", P::F(40.0))],
+        ));
+        let wide: Vec<f32> = (0..24).map(|k| (k as f32 - 12.0) * 0.25).collect();
+        v.push(case(
+            "quantize_2",
+            "quantize",
+            vec![xv(&wide, &[3, 8])],
+            vec![("quantize_scale", cvals(&[2.0, 60.0, 0.5]))],
+        ));
         v.push(case(
             "tile_v2_0",
             "tile_v2",
@@ -1037,6 +1063,7 @@ fn build(c: &Case, dir: &std::path::Path) -> Res<()> {
         let v: Packed<'static> = match p {
             P::I(vals, d) => Tensor::from_values(d.as_slice(), vals)?.into(),
             P::F(f) => Tensor::from_values([], &[*f])?.into(),
+            P::Fv(v) => Tensor::from_values([v.len()], v)?.into(),
             P::S(s) => Packed::string(s),
         };
         params.push((key, v));

@@ -1,5 +1,5 @@
-//! TenniS → ONNX refusals of the comparison, integer and packed-output
-//! operators: each names the operator and says why, and none panics.
+//! TenniS → ONNX refusals of the comparison, integer, matrix and
+//! packed-output operators: each names the operator and says why, and none panics.
 
 use bubble_module::{ModuleBuilder, NodeId, Packed, WriteOptions};
 use mlformats::export::{ExportOptions, export_model};
@@ -51,16 +51,15 @@ fn mod_of_float_values_is_refused() {
 }
 
 #[test]
-fn quantize_names_its_rounding() {
-    let e = refusal(&[1, 4], |b, x| {
-        let s: Packed<'static> = Tensor::from_values([], &[1f32]).unwrap().into();
-        b.op_with("quantize", "y", &[x], vec![("quantize_scale", s)])
+fn matmul_with_a_3d_second_operand_is_refused() {
+    let e = refusal(&[2, 3, 4], |b, x| {
+        let w = b
+            .constant("w", Tensor::from_values([2, 4, 5], &[0.5f32; 40]).unwrap())
+            .unwrap();
+        b.op_with("matmul", "y", &[x, w], Vec::<(&str, Packed)>::new())
             .unwrap()
     });
-    assert!(
-        e.contains("quantize") && e.contains("halves to even"),
-        "{e}"
-    );
+    assert!(e.contains("matmul with a rank-3 second operand"), "{e}");
 }
 
 #[test]

@@ -208,7 +208,7 @@ pub static TABLE: &[Entry<Lowering>] = &[
     ),
     Entry::refused(
         "conv2d_quantized",
-        "int8 convolution dequantized by dequantize_scales; its int8 input comes from quantize, whose rounding ONNX cannot reproduce (see quantize), so such a module cannot be exported whole",
+        "int8 convolution dequantized by per-channel dequantize_scales: not exported yet (ONNX ConvInteger, Cast and Mul would express it; not checked against TenniS)",
     ),
     Entry::lowered(
         "conv2d_v2",
@@ -419,9 +419,15 @@ pub static TABLE: &[Entry<Lowering>] = &[
         "proposal",
         "Faster R-CNN / FPN region proposals (anchor generation, box decoding, non-maximum suppression, per-level top-n) whose output size depends on the data: ONNX has no such operator",
     ),
-    Entry::refused(
+    Entry::lowered(
         "quantize",
-        "float to int8 by per-channel scales, rounding halves to even in whole blocks of 8 elements (TenniS's SSE/AVX loop) and away from zero in the rest: the result depends on an element's position, which no ONNX operator reproduces (QuantizeLinear rounds every half to even)",
+        &["quantize_scale"],
+        &[
+            "Mul", "Floor", "Sub", "Equal", "Round", "Sign", "Add", "Where", "Size", "Range",
+            "Less", "Clip", "Cast",
+        ],
+        (low!(quantize), Own),
+        O,
     ),
     Entry::lowered(
         "range",

@@ -234,3 +234,76 @@ impl Exporter<'_> {
         Ok(())
     }
 }
+
+impl Exporter<'_> {
+    /// Lowers `quantize` as the TenniS CPU build with SSE/AVX computes it:
+    /// `x * scale` to `INT8`, clamped to -128..127, with one scale, or one
+    /// per entry of axis 0. One scale: whole blocks of 8 elements (in
+    /// memory order) round halves to even (the vector loop), the rest
+    /// away from zero; per-entry scales round halves away from zero. (A
+    /// TenniS built without SSE/AVX rounds every half away from zero.)
+    pub(crate) fn quantize(&mut self, n: &Node, c: &Call) -> Result<()> {
+        let x = c.input(0)?;
+        let r = self.rank(x)?;
+        let scales: Vec<f32> = match n.attribute("quantize_scale") {
+            Some(Attribute::Float(v)) => vec![*v as f32],
+            Some(Attribute::Floats(v)) => v.iter().map(|&f| f as f32).collect(),
+            Some(Attribute::Tensor(t)) => self
+                .weights
+                .weight(t)
+                .and_then(|t| t.to_f64_vec())
+                .map(|v| v.iter().map(|&f| f as f32).collect())
+                .unwrap_or_default(),
+            _ => Vec::new(),
+        };
+        if scales.is_empty() || r == 0 {
+            return Err(Error::Invalid(
+                "no quantize_scale, or a scalar input".into(),
+            ));
+        }
+        let g = scales.len();
+        let mut sdims = vec![g as i64];
+        sdims.extend(std::iter::repeat_n(1, r - 1));
+        let s = self.cx.floats("quantize_scale", &scales, &sdims);
+        let v = self.cx.op("Mul", &[x, &s], vec![]);
+        // halves away from zero: v + sign(v) / 2 where v is a half
+        let fl = self.cx.op("Floor", &[&v], vec![]);
+        let frac = self.cx.op("Sub", &[&v, &fl], vec![]);
+        let half = self.cx.scalar(0.5);
+        let is_half = self.cx.op("Equal", &[&frac, &half], vec![]);
+        let even = self.cx.op("Round", &[&v], vec![]);
+        let sg = self.cx.op("Sign", &[&v], vec![]);
+        let step = self.cx.op("Mul", &[&sg, &half], vec![]);
+        let up = self.cx.op("Add", &[&v, &step], vec![]);
+        let away = self.cx.op("Where", &[&is_half, &up, &even], vec![]);
+        let rounded = if g == 1 {
+            let count = self.cx.op("Size", &[x], vec![]);
+            let eight = self.cx.b.const_i64("mlformats/eight", &[8]);
+            let eight = self.cx.squeeze0(&eight);
+            let blocks = self.cx.op("Div", &[&count, &eight], vec![]);
+            let vec_end = self.cx.op("Mul", &[&blocks, &eight], vec![]);
+            let zero = self.cx.b.const_i64("mlformats/zero", &[0]);
+            let zero = self.cx.squeeze0(&zero);
+            let one = self.cx.b.const_i64("mlformats/one", &[1]);
+            let one = self.cx.squeeze0(&one);
+            let idx = self.cx.op("Range", &[&zero, &count, &one], vec![]);
+            let shape = self.cx.op("Shape", &[x], vec![]);
+            let idx = self.cx.op("Reshape", &[&idx, &shape], vec![]);
+            let in_vec = self.cx.op("Less", &[&idx, &vec_end], vec![]);
+            self.cx.op("Where", &[&in_vec, &even, &away], vec![])
+        } else {
+            away
+        };
+        let lo = self.cx.scalar(-128.0);
+        let hi = self.cx.scalar(127.0);
+        let cl = self.cx.op("Clip", &[&rounded, &lo, &hi], vec![]);
+        self.cx.op_to(
+            "Cast",
+            c.out,
+            &[&cl],
+            c.out,
+            vec![attr::int("to", DataType::Int8 as i64)],
+        );
+        Ok(())
+    }
+}

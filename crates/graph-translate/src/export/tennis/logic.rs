@@ -65,7 +65,7 @@ impl Exporter<'_> {
                 Some(4) => Some(4),
                 _ => rank(0),
             },
-            "divided" | "_dimshuffle" | "scatter_nd" => rank(0),
+            "divided" | "_dimshuffle" | "scatter_nd" | "quantize" => rank(0),
             "tile_v2" => match (rank(0), len(1)) {
                 (Some(a), Some(b)) => Some(a.max(b)),
                 _ => None,
@@ -97,6 +97,7 @@ impl Exporter<'_> {
         let ty = |k: usize| self.elem_type(n.inputs.get(k).map_or("", String::as_str));
         Some(match n.op.as_str() {
             "equal" => DataType::Bool,
+            "quantize" => DataType::Int8,
             "_dims" | "non_max_suppression_v3" => DataType::Int32,
             "mod" => common_type(ty(0), ty(1)).unwrap_or(DataType::Float),
             "where" => ty(1),
