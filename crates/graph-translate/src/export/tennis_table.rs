@@ -208,7 +208,7 @@ pub static TABLE: &[Entry<Lowering>] = &[
     ),
     Entry::refused(
         "conv2d_quantized",
-        "int8 convolution dequantized by per-channel dequantize_scales: not exported yet (ONNX ConvInteger, Cast and Mul would express it; not checked against TenniS)",
+        "int8 convolution dequantized by per-channel dequantize_scales; TenniS's CPU kernel writes the dequantized channels through one output pointer shared by its OpenMP loop over channels, so its channels come out permuted (observed: output channel 0 holds channel 1 times its scale); ONNX ConvInteger, Cast and Mul compute the convolution itself, which would not match TenniS",
     ),
     Entry::lowered(
         "conv2d_v2",
