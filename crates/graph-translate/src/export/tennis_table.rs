@@ -241,7 +241,7 @@ pub static TABLE: &[Entry<Lowering>] = &[
     Entry::refused("crop_to", NOT_YET),
     Entry::refused(
         "dcn_v2_forward",
-        "deformable convolution v2 (learned offsets and masks): ONNX has it only as DeformConv of operator set 19, which the export does not write",
+        "deformable convolution v2 (learned offsets and masks): not exported; ONNX has it only as DeformConv from operator set 19, which has not been checked against TenniS's kernel",
     ),
     Entry::lowered(
         "depthwise_conv2d",
