@@ -993,6 +993,34 @@ mod logic_and_indexing {
             vec![("quantize_scale", cvals(&[2.0, 60.0, 0.5]))],
         ));
         v.push(case(
+            "prior_box_0",
+            "prior_box",
+            vec![x(&[1, 2, 3, 4]), x(&[1, 3, 30, 40])],
+            vec![
+                ("min_size", cvals(&[8.0])),
+                ("max_size", cvals(&[16.0])),
+                ("aspect_ratio", cvals(&[2.0])),
+                ("clip", i(0)),
+                ("variance", cvals(&[0.1, 0.1, 0.2, 0.2])),
+                ("offset", P::F(0.5)),
+            ],
+        ));
+        v.push(case(
+            "prior_box_1",
+            "prior_box",
+            vec![x(&[1, 2, 2, 5]), x(&[1, 3, 20, 30])],
+            vec![
+                ("min_size", cvals(&[10.0, 20.0])),
+                ("max_size", cvals(&[])),
+                ("aspect_ratio", cvals(&[2.0, 3.0])),
+                ("flip", i(0)),
+                ("clip", i(1)),
+                ("variance", cvals(&[0.1])),
+                ("offset", P::F(0.5)),
+                ("step", P::F(8.0)),
+            ],
+        ));
+        v.push(case(
             "tile_v2_0",
             "tile_v2",
             vec![x(&[2, 3]), ci(&[2, 2], &[2])],

@@ -411,9 +411,29 @@ pub static TABLE: &[Entry<Lowering>] = &[
         T,
     ),
     Entry::refused("prewhiten", NOT_YET),
-    Entry::refused(
+    Entry::lowered(
         "prior_box",
-        "SSD anchor boxes generated from the feature-map and image sizes (Caffe PriorBox): ONNX has no such operator; not exported",
+        &[
+            "min_size",
+            "max_size",
+            "aspect_ratio",
+            "flip",
+            "clip",
+            "variance",
+            "offset",
+            "img_size",
+            "img_h",
+            "img_w",
+            "step",
+            "step_h",
+            "step_w",
+        ],
+        &[
+            "Shape", "Cast", "Slice", "Div", "Range", "Add", "Mul", "Sub", "Concat", "Clip",
+            "Expand", "Reshape",
+        ],
+        (low!(prior_box), Own),
+        T,
     ),
     Entry::refused(
         "proposal",

@@ -109,3 +109,191 @@ impl Exporter<'_> {
         Ok(())
     }
 }
+
+/// The half widths and half heights of `prior_box`'s priors at one cell,
+/// in TenniS's order: per `min_size` (taken as an integer) the square
+/// prior, the `sqrt(min * max)` one when `max_size` is given, then one per
+/// aspect ratio other than 1 (`aspect_ratio` without near-duplicates, each
+/// followed by its inverse when `flip`).
+fn prior_halves(min: &[f64], max: &[f64], ratios: &[f64], flip: bool) -> (Vec<f64>, Vec<f64>) {
+    let mut ars: Vec<f32> = vec![1.0];
+    for &ar in ratios {
+        let ar = ar as f32;
+        if ars.iter().any(|&a| (ar - a).abs() < 1e-6) {
+            continue;
+        }
+        ars.push(ar);
+        if flip {
+            ars.push(1.0 / ar);
+        }
+    }
+    let (mut hw, mut hh) = (Vec::new(), Vec::new());
+    for (s, &m) in min.iter().enumerate() {
+        let m = m as f32 as i32;
+        hw.push(f64::from(m) / 2.0);
+        hh.push(f64::from(m) / 2.0);
+        if let Some(&mx) = max.get(s) {
+            let mx = mx as f32 as i32;
+            let side = f64::from(m.saturating_mul(mx)).sqrt() as f32;
+            hw.push(f64::from(side) / 2.0);
+            hh.push(f64::from(side) / 2.0);
+        }
+        for &ar in &ars {
+            if (f64::from(ar) - 1.0).abs() < 1e-6 {
+                continue;
+            }
+            let r = ar.sqrt();
+            hw.push(f64::from(m as f32 * r) / 2.0);
+            hh.push(f64::from(m as f32 / r) / 2.0);
+        }
+    }
+    (hw, hh)
+}
+
+impl Exporter<'_> {
+    /// A float list parameter (empty when missing).
+    fn floats_of(&self, n: &Node, key: &str) -> Vec<f64> {
+        match n.attribute(key) {
+            Some(Attribute::Float(v)) => vec![*v],
+            Some(Attribute::Floats(v)) => v.clone(),
+            Some(Attribute::Int(v)) => vec![*v as f64],
+            Some(Attribute::Ints(v)) => v.iter().map(|&i| i as f64).collect(),
+            Some(Attribute::Tensor(t)) => self
+                .weights
+                .weight(t)
+                .and_then(|t| t.to_f64_vec())
+                .unwrap_or_default(),
+            _ => Vec::new(),
+        }
+    }
+
+    /// Lowers `prior_box` (Caffe's SSD PriorBox) on the feature map (input
+    /// 0) and the image (input 1, for its size unless `img_size` or
+    /// `img_h`/`img_w` give it): `[1, 2, H * W * priors * 4]`, the boxes
+    /// `(center -+ half size) / image size` per cell and prior (clipped to
+    /// 0..1 when `clip`), then the variances.
+    pub(crate) fn prior_box(&mut self, n: &Node, c: &Call) -> Result<()> {
+        let feat = c.input(0)?;
+        let min = self.floats_of(n, "min_size");
+        let max = self.floats_of(n, "max_size");
+        if min.is_empty() || min.len() > 64 || (!max.is_empty() && max.len() != min.len()) {
+            return Err(Error::Invalid("min_size / max_size".into()));
+        }
+        let ratios = self.floats_of(n, "aspect_ratio");
+        if ratios.len() > 64 || ratios.iter().any(|&r| r <= 0.0) {
+            return Err(Error::Invalid("aspect_ratio".into()));
+        }
+        let flip = self.int(n, "flip", 1) != 0;
+        let clip = self.int(n, "clip", 0) != 0;
+        let mut var = self.floats_of(n, "variance");
+        if var.is_empty() {
+            var = vec![0.1];
+        }
+        if var.len() != 1 && var.len() != 4 {
+            return Err(Error::Invalid(format!("{} variances", var.len())));
+        }
+        let offset = self.float(n, "offset", 0.5) as f32;
+        let (hw, hh) = prior_halves(&min, &max, &ratios, flip);
+        let p = hw.len() as i64;
+        let axis = |a: i64| attr::int("axis", a);
+        let fs = self.cx.op("Shape", &[feat], vec![]);
+        let fs = self.cx.cast(&fs, DataType::Float);
+        let part = |e: &mut Self, v: &str, k: i64| {
+            let a = e.cx.ints(&[k]);
+            let b = e.cx.ints(&[k + 1]);
+            e.cx.op("Slice", &[v, &a, &b], vec![])
+        };
+        let (lh, lw) = (part(self, &fs, 2), part(self, &fs, 3));
+        let has = |k: &str| n.attribute(k).is_some();
+        let (ih, iw) = if has("img_h") || has("img_w") {
+            let h = self.int(n, "img_h", 0) as f32;
+            let w = self.int(n, "img_w", 0) as f32;
+            (
+                self.cx.floats("img_h", &[h], &[1]),
+                self.cx.floats("img_w", &[w], &[1]),
+            )
+        } else if has("img_size") {
+            let s = self.int(n, "img_size", 0) as f32;
+            (
+                self.cx.floats("img", &[s], &[1]),
+                self.cx.floats("img", &[s], &[1]),
+            )
+        } else {
+            let img = c.input(1)?;
+            let is = self.cx.op("Shape", &[img], vec![]);
+            let is = self.cx.cast(&is, DataType::Float);
+            (part(self, &is, 2), part(self, &is, 3))
+        };
+        let (sh, sw) = if has("step_h") || has("step_w") {
+            let h = self.int(n, "step_h", 0) as f32;
+            let w = self.int(n, "step_w", 0) as f32;
+            (
+                self.cx.floats("step_h", &[h], &[1]),
+                self.cx.floats("step_w", &[w], &[1]),
+            )
+        } else if has("step") {
+            let s = self.float(n, "step", 0.0) as f32;
+            (
+                self.cx.floats("step", &[s], &[1]),
+                self.cx.floats("step", &[s], &[1]),
+            )
+        } else {
+            (
+                self.cx.op("Div", &[&ih, &lh], vec![]),
+                self.cx.op("Div", &[&iw, &lw], vec![]),
+            )
+        };
+        // centers: (i + offset) * step along each axis
+        let zero = self.cx.scalar(0.0);
+        let one = self.cx.scalar(1.0);
+        let empty = self.cx.ints(&[]);
+        let centers = |e: &mut Self, len: &str, step: &str, shape: &[i64]| {
+            let l = e.cx.op("Reshape", &[len, &empty], vec![]);
+            let i = e.cx.op("Range", &[&zero, &l, &one], vec![]);
+            let off = e.cx.scalar(offset);
+            let i = e.cx.op("Add", &[&i, &off], vec![]);
+            let c = e.cx.op("Mul", &[&i, step], vec![]);
+            e.cx.reshape(&c, shape)
+        };
+        let cy = centers(self, &lh, &sh, &[-1, 1, 1]);
+        let cx = centers(self, &lw, &sw, &[1, -1, 1]);
+        let hw32: Vec<f32> = hw.iter().map(|&v| v as f32).collect();
+        let hh32: Vec<f32> = hh.iter().map(|&v| v as f32).collect();
+        let hwc = self.cx.floats("prior_half_w", &hw32, &[1, 1, p]);
+        let hhc = self.cx.floats("prior_half_h", &hh32, &[1, 1, p]);
+        let zy = self.cx.op("Mul", &[&cy, &zero], vec![]);
+        let zx = self.cx.op("Mul", &[&cx, &zero], vec![]);
+        let mut coords = Vec::new();
+        for (ctr, half, img, other, sub) in [
+            (&cx, &hwc, &iw, &zy, true),
+            (&cy, &hhc, &ih, &zx, true),
+            (&cx, &hwc, &iw, &zy, false),
+            (&cy, &hhc, &ih, &zx, false),
+        ] {
+            let e = self
+                .cx
+                .op(if sub { "Sub" } else { "Add" }, &[ctr, half], vec![]);
+            let e = self.cx.op("Div", &[&e, img], vec![]);
+            let e = self.cx.op("Add", &[&e, other], vec![]);
+            coords.push(self.cx.unsqueeze(&e, &[3]));
+        }
+        let refs: Vec<&str> = coords.iter().map(String::as_str).collect();
+        let boxes = self.cx.op("Concat", &refs, vec![axis(3)]);
+        let boxes = if clip {
+            self.cx.op("Clip", &[&boxes, &zero, &one], vec![])
+        } else {
+            boxes
+        };
+        let v32: Vec<f32> = var.iter().map(|&v| v as f32).collect();
+        let vdims = [1, 1, 1, v32.len() as i64];
+        let vc = self.cx.floats("variance", &v32, &vdims);
+        let bshape = self.cx.op("Shape", &[&boxes], vec![]);
+        let vars = self.cx.op("Expand", &[&vc, &bshape], vec![]);
+        let flat = [1, 1, -1];
+        let b1 = self.cx.reshape(&boxes, &flat);
+        let v1 = self.cx.reshape(&vars, &flat);
+        self.cx
+            .op_to("Concat", c.out, &[&b1, &v1], c.out, vec![axis(1)]);
+        Ok(())
+    }
+}

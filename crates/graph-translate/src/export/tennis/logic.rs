@@ -61,6 +61,7 @@ impl Exporter<'_> {
             }),
             "_dims" => Some(0),
             "roi_align" => Some(4),
+            "prior_box" => Some(3),
             "matmul" => match rank(1) {
                 Some(4) => Some(4),
                 _ => rank(0),
