@@ -18,6 +18,8 @@ type Res<T> = Result<T, Box<dyn std::error::Error>>;
 enum P {
     I(Vec<i32>, Vec<usize>),
     F(f32),
+    /// A float vector.
+    Fv(Vec<f32>),
     S(&'static str),
 }
 
@@ -42,9 +44,10 @@ enum In {
     C(Vec<usize>, f32, f32),
     /// An int32 constant.
     Ci(Vec<i32>, Vec<usize>),
-    /// A module input with the given (float) values: integers TenniS
-    /// computes at run time (paddings, bounds).
-    V(Vec<f32>, Vec<usize>),
+    /// A module input with the given values.
+    Xv(Vec<f32>, Vec<usize>),
+    /// A float constant with the given values.
+    Cv(Vec<f32>, Vec<usize>),
 }
 
 fn x(d: &[usize]) -> In {
@@ -72,6 +75,8 @@ struct Case {
     op: &'static str,
     ins: Vec<In>,
     params: Vec<(&'static str, P)>,
+    /// Outputs of a packed result taken by `_field` (0: the result itself).
+    fields: usize,
 }
 
 fn case(name: &str, op: &'static str, ins: Vec<In>, params: Vec<(&'static str, P)>) -> Case {
@@ -80,6 +85,7 @@ fn case(name: &str, op: &'static str, ins: Vec<In>, params: Vec<(&'static str, P
         op,
         ins,
         params,
+        fields: 0,
     }
 }
 
@@ -469,253 +475,19 @@ fn cases() -> Vec<Case> {
             vec![nchw(), ("type", i(ty))],
         ));
     }
-    shape_op_cases(&mut v);
+    shape::cases(&mut v);
+    v.extend(logic_and_indexing::cases());
     v
 }
 
-/// Padding, slicing, cropping, resizing and normalisation (helper branch
-/// tsexp-a).
-fn shape_op_cases(v: &mut Vec<Case>) {
-    let pads: [(&[usize], &[i32], f32); 4] = [
-        (&[2, 3, 4, 5], &[0, 0, 0, 0, 1, 2, 2, 1], 0.0),
-        (&[2, 3, 4, 5], &[0, 0, 1, 0, 0, 0, -1, 2], 1.5),
-        (&[3, 6], &[1, 1, 2, -2], -1.0),
-        (&[2, 3, 5], &[0, 0, 1, 2, -1, -1], 0.25),
-    ];
-    for (k, (d, p, val)) in pads.into_iter().enumerate() {
-        v.push(case(
-            &format!("pad_{k}"),
-            "pad",
-            vec![x(d), ci(p, &[d.len(), 2])],
-            vec![("padding_value", P::F(val))],
-        ));
-    }
-    // bounds and paddings computed at run time (module inputs)
-    let fv = |v: &[f32], d: &[usize]| In::V(v.to_vec(), d.to_vec());
-    v.push(case(
-        "pad_dyn_0",
-        "pad",
-        vec![
-            x(&[2, 3, 4, 5]),
-            fv(&[0., 0., 1., -1., 2., 0., -1., 2.], &[4, 2]),
-        ],
-        vec![("padding_value", P::F(0.5))],
-    ));
-    v.push(case(
-        "slice_v2_dyn_0",
-        "slice_v2",
-        vec![
-            x(&[4, 5, 6]),
-            fv(&[1., 0., 2.], &[3]),
-            fv(&[2., -1., 3.], &[3]),
-        ],
-        vec![],
-    ));
-    v.push(case(
-        "slice_v3_dyn_0",
-        "slice_v3",
-        vec![
-            x(&[4, 5, 6]),
-            fv(&[1., 1.], &[2]),
-            fv(&[3., 100.], &[2]),
-            ci(&[0, 2], &[2]),
-            ci(&[1, 3], &[2]),
-        ],
-        vec![],
-    ));
-    let begin_size: [(&[usize], &[i32], &[i32]); 2] = [
-        (&[4, 5, 6], &[1, 0, 2], &[2, -1, 3]),
-        (&[3, 4], &[0, 1], &[3, 2]),
-    ];
-    for (k, (d, b, s)) in begin_size.into_iter().enumerate() {
-        v.push(case(
-            &format!("slice_{k}"),
-            "slice",
-            vec![x(d)],
-            vec![("begin", iv(b)), ("size", iv(s))],
-        ));
-        v.push(case(
-            &format!("slice_v2_{k}"),
-            "slice_v2",
-            vec![x(d), ci(b, &[b.len()]), ci(s, &[s.len()])],
-            vec![],
-        ));
-    }
-    type V3<'a> = (&'a [i32], &'a [i32], Option<&'a [i32]>, Option<&'a [i32]>);
-    let v3: [V3; 4] = [
-        (&[1, -4], &[3, 100], Some(&[0, 2]), None),
-        (&[0, 5], &[3, 0], Some(&[1, 2]), Some(&[2, -2])),
-        (&[1], &[-1], None, None),
-        (&[-100, 1], &[2, 100], Some(&[0, 2]), Some(&[1, 3])),
-    ];
-    for (k, (st, en, ax, sp)) in v3.into_iter().enumerate() {
-        let mut ins = vec![x(&[4, 5, 6]), ci(st, &[st.len()]), ci(en, &[en.len()])];
-        if let Some(a) = ax {
-            ins.push(ci(a, &[a.len()]));
-        }
-        if let Some(s) = sp {
-            ins.push(ci(s, &[s.len()]));
-        }
-        v.push(case(&format!("slice_v3_{k}"), "slice_v3", ins, vec![]));
-    }
-    // (input, begin, end, stride, begin/end/ellipsis/new axis/shrink masks)
-    type Ss<'a> = (&'a [usize], &'a [i32], &'a [i32], &'a [i32], [i32; 5]);
-    let strided: [Ss; 6] = [
-        (&[4, 5, 6], &[1, 0, -5], &[3, 5, 100], &[1, 2, 2], [0; 5]),
-        (
-            &[4, 5, 6],
-            &[0, 3, 0],
-            &[0, 0, 4],
-            &[1, -1, 1],
-            [1, 3, 0, 0, 0],
-        ),
-        (
-            &[4, 5, 6],
-            &[2, 0, 0, 1],
-            &[3, 0, 5, 0],
-            &[1, 1, 1, 1],
-            [2, 10, 0, 2, 1],
-        ),
-        (&[2, 3, 4, 5], &[0, 1], &[0, 3], &[1, 1], [0, 0, 1, 0, 0]),
-        (&[4, 5, 6], &[1], &[3], &[1], [0; 5]),
-        (&[4, 5, 6], &[5, 4], &[0, 1], &[-2, -1], [0, 0, 0, 0, 0]),
-    ];
-    for (k, (d, b, e, s, m)) in strided.into_iter().enumerate() {
-        v.push(case(
-            &format!("strided_slice_{k}"),
-            "strided_slice",
-            vec![x(d)],
-            vec![
-                ("begin", iv(b)),
-                ("end", iv(e)),
-                ("stride", iv(s)),
-                ("begin_mask", i(m[0])),
-                ("end_mask", i(m[1])),
-                ("ellipsis_mask", i(m[2])),
-                ("new_axis_mask", i(m[3])),
-                ("shrink_axis_mask", i(m[4])),
-            ],
-        ));
-    }
-    let crops: [(&[i32], Option<&[i32]>); 3] = [
-        (&[-1, -1, 5, 6], None),
-        (&[-1, -1, 10, 7], None),
-        (&[-1, -1, 5, 10], Some(&[0, 0, 1, 2])),
-    ];
-    for (k, (size, shift)) in crops.into_iter().enumerate() {
-        let params = shift.map_or(vec![], |s| vec![("shift", iv(s))]);
-        v.push(case(
-            &format!("crop_nd_{k}"),
-            "crop_nd",
-            vec![x(&[1, 3, 8, 9]), ci(size, &[4])],
-            params,
-        ));
-    }
-    let crop_to: [(&[usize], i32, &[i32]); 2] =
-        [(&[1, 3, 5, 6], 2, &[1, 2]), (&[1, 2, 6, 9], 1, &[1, 2, 0])];
-    for (k, (y, axis, off)) in crop_to.into_iter().enumerate() {
-        v.push(case(
-            &format!("crop_to_{k}"),
-            "crop_to",
-            vec![x(&[1, 3, 8, 9]), x(y)],
-            vec![("axis", i(axis)), ("offset", iv(off))],
-        ));
-    }
-    // (type, input, output height and width)
-    let resizes: [(i32, &[usize], [i32; 2]); 12] = [
-        (0, &[1, 2, 5, 7], [8, 4]),
-        (0, &[2, 3, 4, 6], [3, 10]),
-        (0, &[1, 1, 6, 9], [9, 4]),
-        (3, &[1, 2, 6, 7], [4, 3]),
-        (3, &[1, 2, 3, 7], [7, 3]),
-        (3, &[2, 2, 9, 10], [6, 15]),
-        (3, &[2, 3, 4, 4], [6, 6]),
-        // nearest: 4 -> 6 and 6 -> 9 have exactly halfway positions
-        (2, &[1, 2, 4, 5], [6, 3]),
-        (2, &[2, 3, 4, 4], [6, 6]),
-        (2, &[1, 2, 2, 7], [3, 3]),
-        (2, &[1, 1, 6, 9], [9, 4]),
-        (2, &[1, 2, 10, 12], [25, 18]),
-    ];
-    for (k, (ty, d, hw)) in resizes.into_iter().enumerate() {
-        v.push(case(
-            &format!("resize2d_{k}"),
-            "_resize2d",
-            vec![x(d), ci(&[-1, -1, hw[0], hw[1]], &[4])],
-            vec![("type", i(ty))],
-        ));
-    }
-    let nn: [(&[usize], i32, [i32; 2]); 2] =
-        [(&[1, 2, 4, 6], 2, [6, 9]), (&[2, 4, 6, 3], 1, [3, 4])];
-    for (k, (d, dim, hw)) in nn.into_iter().enumerate() {
-        v.push(case(
-            &format!("resize_nearest_neighbor_{k}"),
-            "resize_nearest_neighbor",
-            vec![x(d), ci(&hw, &[2])],
-            vec![("dim", i(dim))],
-        ));
-    }
-    v.push(case(
-        "fused_batch_norm_0",
-        "fused_batch_norm",
-        vec![x(&[2, 3, 4, 5]), cf(&[3]), cp(&[3]), cf(&[3]), cf(&[3])],
-        vec![("dim", i(1)), ("epsilon", P::F(1e-3))],
-    ));
-    v.push(case(
-        "fused_batch_norm_1",
-        "fused_batch_norm",
-        vec![x(&[4, 6]), cf(&[6]), cp(&[6]), cf(&[6]), cf(&[6])],
-        vec![("dim", i(1))],
-    ));
-    for op in ["prewhiten", "norm_image"] {
-        v.push(case(&format!("{op}_0"), op, vec![x(&[2, 3, 4, 5])], vec![]));
-        v.push(case(&format!("{op}_1"), op, vec![x(&[3, 7])], vec![]));
-    }
-    v.push(case(
-        "norm_image_2",
-        "norm_image",
-        vec![x(&[2, 6])],
-        vec![("epsilon", P::F(0.1))],
-    ));
-    for (k, d) in [vec![1, 4, 5, 1], vec![2, 3, 3]].iter().enumerate() {
-        v.push(case(
-            &format!("force_color_{k}"),
-            "force_color",
-            vec![x(d)],
-            vec![],
-        ));
-    }
-    for (k, d) in [vec![1, 4, 5, 3], vec![2, 3, 1]].iter().enumerate() {
-        v.push(case(
-            &format!("force_gray_{k}"),
-            "force_gray",
-            vec![xp(d)],
-            vec![],
-        ));
-    }
-    let crops: [(&[usize], [i32; 2]); 2] = [(&[1, 8, 9, 3], [6, 5]), (&[2, 5, 6, 2], [8, 7])];
-    for (k, (d, wh)) in crops.into_iter().enumerate() {
-        v.push(case(
-            &format!("nhwc_center_crop2d_{k}"),
-            "_nhwc_center_crop2d",
-            vec![x(d)],
-            vec![("size", iv(&wh))],
-        ));
-    }
-    let scales: [(&[usize], &[i32], i32); 3] = [
-        (&[1, 6, 8, 2], &[5, 4], 0),
-        (&[1, 6, 8, 2], &[4], 2),
-        (&[1, 9, 5, 3], &[3], 3),
-    ];
-    for (k, (d, size, ty)) in scales.into_iter().enumerate() {
-        v.push(case(
-            &format!("nhwc_scale_resize2d_{k}"),
-            "_nhwc_scale_resize2d",
-            vec![x(d)],
-            vec![("size", iv(size)), ("type", i(ty))],
-        ));
-    }
-}
+/// Padding, slicing, cropping, resizing and normalisation operators.
+#[path = "tennis_op_cases/shape.rs"]
+mod shape;
+
+/// Comparison, selection, broadcasting, indexing, shape-building,
+/// packed-output, detection and convolution-variant operators.
+#[path = "tennis_op_cases/logic_and_indexing.rs"]
+mod logic_and_indexing;
 
 fn build(c: &Case, dir: &std::path::Path) -> Res<()> {
     let mut b = ModuleBuilder::new();
@@ -746,13 +518,16 @@ fn build(c: &Case, dir: &std::path::Path) -> Res<()> {
                 )?;
                 b.constant(&format!("c{k}"), t)?
             }
-            In::V(vals, d) => {
+            In::Ci(vals, d) => {
+                b.constant(&format!("c{k}"), Tensor::from_values(d.as_slice(), vals)?)?
+            }
+            In::Xv(vals, d) => {
                 let n = format!("x{k}");
                 feeds.push((n.clone(), Tensor::from_values(d.as_slice(), vals)?));
                 let s: Vec<i32> = d.iter().map(|&v| v as i32).collect();
                 b.input_with(&n, DType::F32, &s)?
             }
-            In::Ci(vals, d) => {
+            In::Cv(vals, d) => {
                 b.constant(&format!("c{k}"), Tensor::from_values(d.as_slice(), vals)?)?
             }
         };
@@ -763,12 +538,20 @@ fn build(c: &Case, dir: &std::path::Path) -> Res<()> {
         let v: Packed<'static> = match p {
             P::I(vals, d) => Tensor::from_values(d.as_slice(), vals)?.into(),
             P::F(f) => Tensor::from_values([], &[*f])?.into(),
+            P::Fv(v) => Tensor::from_values([v.len()], v)?.into(),
             P::S(s) => Packed::string(s),
         };
         params.push((key, v));
     }
     let y = b.op_with(c.op, "y", &ids, params)?;
-    b.output(y)?;
+    if c.fields == 0 {
+        b.output(y)?;
+    }
+    for k in 0..c.fields {
+        let off: Packed<'static> = Tensor::from_values([], &[k as i32])?.into();
+        let f = b.op_with("_field", &format!("y{k}"), &[y], vec![("offset", off)])?;
+        b.output(f)?;
+    }
     let m = b.build()?;
     m.save(
         dir.join(format!("{}.tsm", c.name)),

@@ -23,6 +23,10 @@ pub enum Verified {
     /// TenniS C++ runtime computed the outputs; the test runs the export in
     /// tract-onnx against them.
     TennisTract,
+    /// The same TenniS modules, some of which tract-onnx cannot run (e.g.
+    /// `RoiAlign`, a `Range` or `Pad` of a length known only at run time):
+    /// those are checked in onnxruntime only (`tools/export_check.py`).
+    TennisOnnxruntime,
     /// Not yet checked against the real runtime.
     Unverified,
 }
@@ -40,6 +44,9 @@ impl Verified {
             Verified::Networks => "whole networks of testdata/onnx (real runtime), tract-onnx",
             Verified::Formula => "documented formula, tract-onnx (no runtime reference yet)",
             Verified::TennisTract => "TenniS runtime single-operator modules, tract-onnx",
+            Verified::TennisOnnxruntime => {
+                "TenniS runtime single-operator modules, onnxruntime (tract-onnx for some)"
+            }
             Verified::Unverified => "not verified",
         }
     }

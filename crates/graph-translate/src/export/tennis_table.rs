@@ -42,14 +42,16 @@ macro_rules! low {
 const N: Verified = Verified::Networks;
 /// Checked against single-operator modules run by TenniS.
 const T: Verified = Verified::TennisTract;
+/// Checked against the same modules in onnxruntime (tract-onnx cannot run
+/// them).
+const O: Verified = Verified::TennisOnnxruntime;
 const U: Verified = Verified::Unverified;
-const NOT_YET: &str = "no ONNX lowering yet";
-/// tsexp-a: the framework padding helpers.
+/// The framework padding helpers.
 const FRAMEWORK_PADDING: &str = "computes a [4, 2] padding tensor at run time from the input's \
 height and width (TensorFlow / Dragon / MXNet SAME and VALID rules) for conv2d_v2 or \
 pooling2d_v2; ONNX Conv and MaxPool take their padding as attributes fixed when exporting, \
 and the exporter folds only _onnx_pooling2d_padding into pooling2d_v2";
-/// tsexp-a: TenniS's affine sampler and the operators built on it.
+/// TenniS's affine sampler and the operators built on it.
 const AFFINE_SAMPLE: &str = "samples the image at positions mapped by a 3x3 matrix \
 (affine_sample2d; sample2d, sample2d_v2 and _nhwc_letterbox are built on it), computed in \
 single precision, with TenniS's own border rules: with outer_value set, every position at or \
@@ -62,16 +64,41 @@ gather-based lowering (as for _resize2d) is not written yet";
 pub static TABLE: &[Entry<Lowering>] = &[
     Entry::lowered("<param>", &[], &[], (low!(param), Own), N),
     Entry::lowered("<const>", &["value"], &[], (low!(constant), Own), N),
-    Entry::refused("LSTM", NOT_YET),
+    // The runtime's own instruction taking a field of a packed value
+    // (outputs of chunk, split, topkv2).
+    Entry::lowered(
+        "_field",
+        &["offset"],
+        &["Identity"],
+        (low!(take_field), Own),
+        T,
+    ),
+    Entry::lowered(
+        "LSTM",
+        &["direction", "hidden_size"],
+        &["LSTM"],
+        (low!(lstm), Own),
+        T,
+    ),
     Entry::lowered("_cast", &["dtype"], &["Cast"], (low!(cast), Input0), T),
     Entry::lowered("_copy", &[], &["Identity"], (low!(direct), Input0), T),
-    Entry::refused("_dims", NOT_YET),
-    Entry::refused("_dimshuffle", NOT_YET),
-    // tsexp-a
+    Entry::lowered("_dims", &[], &["Identity"], (low!(dims), Own), T),
+    Entry::lowered(
+        "_dimshuffle",
+        &["dim", "shuffle"],
+        &["Gather"],
+        (low!(dimshuffle), Own),
+        T,
+    ),
     Entry::refused("_dragon_conv2d_padding", FRAMEWORK_PADDING),
-    // tsexp-a
     Entry::refused("_dragon_pooling2d_padding", FRAMEWORK_PADDING),
-    Entry::refused("_expand", NOT_YET),
+    Entry::lowered(
+        "_expand",
+        &["front", "end", "inverse"],
+        &["Unsqueeze"],
+        (low!(expand_dims), Own),
+        T,
+    ),
     Entry::lowered(
         "_limit",
         &["shape"],
@@ -79,9 +106,7 @@ pub static TABLE: &[Entry<Lowering>] = &[
         (low!(limit), Input0),
         N,
     ),
-    // tsexp-a
     Entry::refused("_mx_pooling2d_padding", FRAMEWORK_PADDING),
-    // tsexp-a: padding / slicing / resizing
     Entry::lowered(
         "_nhwc_center_crop2d",
         &["size"],
@@ -89,9 +114,7 @@ pub static TABLE: &[Entry<Lowering>] = &[
         (low!(nhwc_center_crop2d), Input0),
         T,
     ),
-    // tsexp-a
     Entry::refused("_nhwc_letterbox", AFFINE_SAMPLE),
-    // tsexp-a: padding / slicing / resizing
     Entry::lowered(
         "_nhwc_scale_resize2d",
         &["size", "type"],
@@ -120,7 +143,6 @@ pub static TABLE: &[Entry<Lowering>] = &[
         (low!(reshape_v2), Own),
         T,
     ),
-    // tsexp-a: padding / slicing / resizing
     Entry::lowered(
         "_resize2d",
         &["type"],
@@ -129,9 +151,7 @@ pub static TABLE: &[Entry<Lowering>] = &[
         T,
     ),
     Entry::lowered("_shape", &[], &["Shape", "Cast"], (low!(shape), Own), T),
-    // tsexp-a
     Entry::refused("_tf_conv2d_padding", FRAMEWORK_PADDING),
-    // tsexp-a
     Entry::refused("_tf_pooling2d_padding", FRAMEWORK_PADDING),
     Entry::lowered(
         "_transpose",
@@ -149,7 +169,6 @@ pub static TABLE: &[Entry<Lowering>] = &[
         (low!(add_bias), Input0),
         T,
     ),
-    // tsexp-a
     Entry::refused("affine_sample2d", AFFINE_SAMPLE),
     Entry::lowered(
         "argmax",
@@ -172,12 +191,44 @@ pub static TABLE: &[Entry<Lowering>] = &[
         (low!(batch_norm), Input0),
         T,
     ),
-    Entry::refused("batch_to_space4d", NOT_YET),
-    Entry::refused("broadcast", NOT_YET),
+    Entry::lowered(
+        "batch_to_space4d",
+        &["block_shape", "crop"],
+        &[
+            "Shape",
+            "Slice",
+            "Concat",
+            "Reshape",
+            "Transpose",
+            "Mul",
+            "Sub",
+        ],
+        (low!(batch_to_space4d), Input0),
+        T,
+    ),
+    Entry::lowered(
+        "broadcast",
+        &[],
+        &["Cast", "Expand"],
+        (low!(broadcast), Own),
+        T,
+    ),
     Entry::lowered("ceil", &[], &["Ceil"], (low!(direct), Input0), T),
-    Entry::refused("chunk", NOT_YET),
+    Entry::lowered(
+        "chunk",
+        &["chunks", "dim"],
+        &["Shape", "Slice", "Div", "Expand", "Concat", "Split"],
+        (low!(chunk), Own),
+        T,
+    ),
     Entry::lowered("concat", &["dim"], &["Concat"], (low!(concat), Input0), T),
-    Entry::refused("constant_of_shape", NOT_YET),
+    Entry::lowered(
+        "constant_of_shape",
+        &["value"],
+        &["Cast", "ConstantOfShape"],
+        (low!(constant_of_shape), Own),
+        T,
+    ),
     Entry::lowered(
         "conv2d",
         &["format", "padding", "stride", "dilation", "padding_value"],
@@ -185,11 +236,37 @@ pub static TABLE: &[Entry<Lowering>] = &[
         (low!(conv2d), Input0),
         T,
     ),
-    Entry::refused("conv2d_quantized", NOT_YET),
-    Entry::refused("conv2d_v2", NOT_YET),
-    Entry::refused("conv2d_winograd", NOT_YET),
-    Entry::refused("conv2d_winograd_v2", NOT_YET),
-    // tsexp-a: padding / slicing / resizing
+    Entry::refused(
+        "conv2d_quantized",
+        "int8 convolution dequantized by per-channel dequantize_scales; TenniS's CPU kernel writes the dequantized channels through one output pointer shared by its OpenMP loop over channels, so its channels come out permuted (observed: output channel 0 holds channel 1 times its scale); ONNX ConvInteger, Cast and Mul compute the convolution itself, which would not match TenniS",
+    ),
+    Entry::lowered(
+        "conv2d_v2",
+        &[
+            "format",
+            "stride",
+            "dilation",
+            "padding_value",
+            "kernel_packed",
+        ],
+        &["Conv"],
+        (low!(conv2d_v2), Input0),
+        T,
+    ),
+    Entry::lowered(
+        "conv2d_winograd",
+        &["format", "padding", "padding_value"],
+        &["Conv"],
+        (low!(conv2d_winograd), Input0),
+        T,
+    ),
+    Entry::lowered(
+        "conv2d_winograd_v2",
+        &["format", "padding_value"],
+        &["Conv"],
+        (low!(conv2d_winograd), Input0),
+        T,
+    ),
     Entry::lowered(
         "crop_nd",
         &["shift"],
@@ -197,7 +274,6 @@ pub static TABLE: &[Entry<Lowering>] = &[
         (low!(crop_nd), Input0),
         T,
     ),
-    // tsexp-a: padding / slicing / resizing
     Entry::lowered(
         "crop_to",
         &["axis", "offset"],
@@ -205,7 +281,10 @@ pub static TABLE: &[Entry<Lowering>] = &[
         (low!(crop_to), Input0),
         T,
     ),
-    Entry::refused("dcn_v2_forward", NOT_YET),
+    Entry::refused(
+        "dcn_v2_forward",
+        "deformable convolution v2 (learned offsets and masks): not exported; ONNX has it only as DeformConv from operator set 19, which has not been checked against TenniS's kernel",
+    ),
     Entry::lowered(
         "depthwise_conv2d",
         &["format", "padding", "stride", "dilation", "padding_value"],
@@ -213,11 +292,32 @@ pub static TABLE: &[Entry<Lowering>] = &[
         (low!(conv2d), Input0),
         T,
     ),
-    Entry::refused("depthwise_conv2d_v2", NOT_YET),
-    Entry::refused("detection_output", NOT_YET),
+    Entry::lowered(
+        "depthwise_conv2d_v2",
+        &[
+            "format",
+            "stride",
+            "dilation",
+            "padding_value",
+            "kernel_packed",
+        ],
+        &["Conv", "Reshape"],
+        (low!(conv2d_v2), Input0),
+        T,
+    ),
+    Entry::refused(
+        "detection_output",
+        "SSD post-processing (prior-box decoding, per-class non-maximum suppression, keep_top_k) whose output [1, 1, N, 7] has N decided by the data: ONNX has no such operator, and NonMaxSuppression alone neither decodes the boxes nor orders and cuts the results as TenniS does",
+    ),
     Entry::lowered("div", &[], &["Div"], (low!(direct), Broadcast), T),
-    Entry::refused("divided", NOT_YET),
-    Entry::refused("equal", NOT_YET),
+    Entry::lowered(
+        "divided",
+        &["size", "padding_value"],
+        &["Shape", "Slice", "Mod", "Sub", "Concat", "Pad"],
+        (low!(divided), Own),
+        T,
+    ),
+    Entry::lowered("equal", &[], &["Equal"], (low!(equal), Own), T),
     Entry::lowered("erf", &[], &["Erf"], (low!(direct), Input0), T),
     Entry::lowered("exp", &[], &["Exp"], (low!(direct), Input0), T),
     Entry::lowered("flatten", &["dim"], &["Reshape"], (low!(flatten), Own), T),
@@ -229,7 +329,6 @@ pub static TABLE: &[Entry<Lowering>] = &[
         T,
     ),
     Entry::lowered("floor", &[], &["Floor"], (low!(direct), Input0), T),
-    // tsexp-a: padding / slicing / resizing
     Entry::lowered(
         "force_color",
         &[],
@@ -237,7 +336,6 @@ pub static TABLE: &[Entry<Lowering>] = &[
         (low!(force_color), Input0),
         T,
     ),
-    // tsexp-a: padding / slicing / resizing
     Entry::lowered(
         "force_gray",
         &["scale"],
@@ -245,7 +343,6 @@ pub static TABLE: &[Entry<Lowering>] = &[
         (low!(force_gray), Input0),
         T,
     ),
-    // tsexp-a: padding / slicing / resizing
     Entry::lowered(
         "fused_batch_norm",
         &["dim", "epsilon"],
@@ -254,8 +351,20 @@ pub static TABLE: &[Entry<Lowering>] = &[
         T,
     ),
     Entry::lowered("gather", &["axis"], &["Gather"], (low!(gather), Own), T),
-    Entry::refused("gather_elements", NOT_YET),
-    Entry::refused("gatherv2", NOT_YET),
+    Entry::lowered(
+        "gather_elements",
+        &["axis"],
+        &["Shape", "Slice", "ReduceProd", "Reshape", "GatherElements"],
+        (low!(gather_elements), Own),
+        T,
+    ),
+    Entry::lowered(
+        "gatherv2",
+        &[],
+        &["Cast", "GatherND"],
+        (low!(gatherv2), Own),
+        T,
+    ),
     Entry::lowered(
         "gemm",
         &["alpha", "beta", "transA", "transB"],
@@ -298,7 +407,7 @@ pub static TABLE: &[Entry<Lowering>] = &[
         (low!(leaky_relu), Input0),
         T,
     ),
-    Entry::refused("matmul", NOT_YET),
+    Entry::lowered("matmul", &[], &["MatMul"], (low!(matmul), Own), T),
     Entry::lowered(
         "max",
         &["dim", "keep_dims"],
@@ -307,10 +416,29 @@ pub static TABLE: &[Entry<Lowering>] = &[
         T,
     ),
     Entry::lowered("maximum", &[], &["Max"], (low!(direct), Broadcast), T),
-    Entry::refused("mod", NOT_YET),
+    Entry::lowered("mod", &[], &["Mod"], (low!(modulo), Own), T),
     Entry::lowered("mul", &[], &["Mul"], (low!(direct), Broadcast), T),
-    Entry::refused("non_max_suppression_v3", NOT_YET),
-    // tsexp-a: padding / slicing / resizing
+    Entry::lowered(
+        "non_max_suppression_v3",
+        &[
+            "max_output_size",
+            "iou_threshold",
+            "score_threshold",
+            "mode",
+        ],
+        &[
+            "Slice",
+            "Add",
+            "Concat",
+            "Unsqueeze",
+            "NonMaxSuppression",
+            "Gather",
+            "Cast",
+            "Pad",
+        ],
+        (low!(non_max_suppression_v3), Own),
+        O,
+    ),
     Entry::lowered(
         "norm_image",
         &["epsilon"],
@@ -318,7 +446,6 @@ pub static TABLE: &[Entry<Lowering>] = &[
         (low!(whiten), Input0),
         T,
     ),
-    // tsexp-a: padding / slicing / resizing
     Entry::lowered(
         "pad",
         &["padding_value"],
@@ -355,7 +482,6 @@ pub static TABLE: &[Entry<Lowering>] = &[
         (low!(prelu), Input0),
         T,
     ),
-    // tsexp-a: padding / slicing / resizing
     Entry::lowered(
         "prewhiten",
         &[],
@@ -363,10 +489,51 @@ pub static TABLE: &[Entry<Lowering>] = &[
         (low!(whiten), Input0),
         T,
     ),
-    Entry::refused("prior_box", NOT_YET),
-    Entry::refused("proposal", NOT_YET),
-    Entry::refused("quantize", NOT_YET),
-    Entry::refused("range", NOT_YET),
+    Entry::lowered(
+        "prior_box",
+        &[
+            "min_size",
+            "max_size",
+            "aspect_ratio",
+            "flip",
+            "clip",
+            "variance",
+            "offset",
+            "img_size",
+            "img_h",
+            "img_w",
+            "step",
+            "step_h",
+            "step_w",
+        ],
+        &[
+            "Shape", "Cast", "Slice", "Div", "Range", "Add", "Mul", "Sub", "Concat", "Clip",
+            "Expand", "Reshape",
+        ],
+        (low!(prior_box), Own),
+        T,
+    ),
+    Entry::refused(
+        "proposal",
+        "Faster R-CNN / FPN region proposals (anchor generation, box decoding, non-maximum suppression, per-level top-n) whose output size depends on the data: ONNX has no such operator",
+    ),
+    Entry::lowered(
+        "quantize",
+        &["quantize_scale"],
+        &[
+            "Mul", "Floor", "Sub", "Equal", "Round", "Sign", "Add", "Where", "Size", "Range",
+            "Less", "Clip", "Cast",
+        ],
+        (low!(quantize), Own),
+        O,
+    ),
+    Entry::lowered(
+        "range",
+        &[],
+        &["Sub", "Div", "Cast", "Mul", "Add", "Less", "Range"],
+        (low!(range), Own),
+        O,
+    ),
     Entry::lowered(
         "reduce_mean",
         &["dims", "keep_dims"],
@@ -383,7 +550,6 @@ pub static TABLE: &[Entry<Lowering>] = &[
     ),
     Entry::lowered("relu", &[], &["Relu"], (low!(direct), Input0), T),
     Entry::lowered("relu_max", &["max"], &["Clip"], (low!(relu_max), Input0), T),
-    // tsexp-a: padding / slicing / resizing
     Entry::lowered(
         "resize_nearest_neighbor",
         &["dim"],
@@ -391,7 +557,13 @@ pub static TABLE: &[Entry<Lowering>] = &[
         (low!(resize_nearest_neighbor), Input0),
         T,
     ),
-    Entry::refused("roi_align", NOT_YET),
+    Entry::lowered(
+        "roi_align",
+        &["pool_h", "pool_w", "spatial_scale", "sampling_ratio"],
+        &["Slice", "Reshape", "Cast", "RoiAlign"],
+        (low!(roi_align), Own),
+        O,
+    ),
     Entry::lowered(
         "rsqrt",
         &[],
@@ -399,11 +571,23 @@ pub static TABLE: &[Entry<Lowering>] = &[
         (low!(rsqrt), Input0),
         T,
     ),
-    // tsexp-a
     Entry::refused("sample2d", AFFINE_SAMPLE),
-    // tsexp-a
     Entry::refused("sample2d_v2", AFFINE_SAMPLE),
-    Entry::refused("scatter_nd", NOT_YET),
+    Entry::lowered(
+        "scatter_nd",
+        &[],
+        &[
+            "Shape",
+            "Slice",
+            "Reshape",
+            "Flatten",
+            "Unsqueeze",
+            "Concat",
+            "ScatterND",
+        ],
+        (low!(scatter_nd), Own),
+        T,
+    ),
     Entry::lowered(
         "shape_index_patch",
         &["origin_patch", "origin"],
@@ -412,7 +596,6 @@ pub static TABLE: &[Entry<Lowering>] = &[
         N,
     ),
     Entry::lowered("sigmoid", &[], &["Sigmoid"], (low!(direct), Input0), T),
-    // tsexp-a: padding / slicing / resizing
     Entry::lowered(
         "slice",
         &["begin", "size"],
@@ -420,7 +603,6 @@ pub static TABLE: &[Entry<Lowering>] = &[
         (low!(slice), Input0),
         T,
     ),
-    // tsexp-a: padding / slicing / resizing
     Entry::lowered(
         "slice_v2",
         &[],
@@ -428,7 +610,6 @@ pub static TABLE: &[Entry<Lowering>] = &[
         (low!(slice_v2), Input0),
         T,
     ),
-    // tsexp-a: padding / slicing / resizing
     Entry::lowered("slice_v3", &[], &["Slice"], (low!(slice_v3), Input0), T),
     Entry::lowered(
         "softmax",
@@ -438,8 +619,28 @@ pub static TABLE: &[Entry<Lowering>] = &[
         T,
     ),
     Entry::lowered("softplus", &[], &["Softplus"], (low!(direct), Input0), T),
-    Entry::refused("space_to_batch4d", NOT_YET),
-    Entry::refused("split", NOT_YET),
+    Entry::lowered(
+        "space_to_batch4d",
+        &["block_shape", "padding"],
+        &[
+            "Pad",
+            "Shape",
+            "Slice",
+            "Div",
+            "Concat",
+            "Reshape",
+            "Transpose",
+        ],
+        (low!(space_to_batch4d), Input0),
+        T,
+    ),
+    Entry::lowered(
+        "split",
+        &["axis"],
+        &["Cast", "Split"],
+        (low!(split), Own),
+        T,
+    ),
     Entry::lowered("sqrt", &[], &["Sqrt"], (low!(direct), Input0), T),
     Entry::lowered("square", &[], &["Mul"], (low!(square), Input0), T),
     Entry::lowered("squeeze", &["axes"], &["Squeeze"], (low!(squeeze), Own), T),
@@ -450,7 +651,6 @@ pub static TABLE: &[Entry<Lowering>] = &[
         (low!(stack), Own),
         T,
     ),
-    // tsexp-a: padding / slicing / resizing
     Entry::lowered(
         "strided_slice",
         &[
@@ -470,10 +670,28 @@ pub static TABLE: &[Entry<Lowering>] = &[
     Entry::lowered("sub", &[], &["Sub"], (low!(direct), Broadcast), T),
     Entry::lowered("tanh", &[], &["Tanh"], (low!(direct), Input0), T),
     Entry::lowered("tile", &["repeats"], &["Tile"], (low!(tile), Input0), T),
-    Entry::refused("tile_v2", NOT_YET),
+    Entry::lowered(
+        "tile_v2",
+        &[],
+        &["Cast", "Unsqueeze", "Concat", "Tile"],
+        (low!(tile_v2), Own),
+        T,
+    ),
     Entry::lowered("to_float", &[], &["Cast"], (low!(cast_to_float), Input0), T),
-    Entry::refused("topkv2", NOT_YET),
-    Entry::refused("transpose_conv2d", NOT_YET),
+    Entry::lowered(
+        "topkv2",
+        &["number"],
+        &["Shape", "Slice", "Min", "TopK", "Cast"],
+        (low!(topkv2), Own),
+        T,
+    ),
+    Entry::lowered(
+        "transpose_conv2d",
+        &["format", "padding", "stride", "dilation", "kernel_packed"],
+        &["ConvTranspose"],
+        (low!(transpose_conv2d), Input0),
+        T,
+    ),
     Entry::lowered(
         "unsqueeze",
         &["axes"],
@@ -481,10 +699,22 @@ pub static TABLE: &[Entry<Lowering>] = &[
         (low!(unsqueeze), Own),
         T,
     ),
-    Entry::refused("where", NOT_YET),
-    Entry::refused("winograd_transform_kernel", NOT_YET),
-    Entry::refused("yolo", NOT_YET),
-    Entry::refused("yolo_poster", NOT_YET),
+    Entry::lowered("where", &[], &["Cast", "Where"], (low!(where_), Own), T),
+    Entry::refused(
+        "winograd_transform_kernel",
+        "turns 3x3 convolution weights into TenniS's Winograd form (F(2,3) or F(6,3)), a layout only TenniS's own Winograd kernels read (ONNX Conv takes the 3x3 weights): a step of TenniS's optimizer, not of the network; export the module from before that optimization",
+    ),
+    Entry::lowered(
+        "yolo",
+        &["classes", "mask", "anchors"],
+        &["Sigmoid", "Where"],
+        (low!(yolo), Own),
+        T,
+    ),
+    Entry::refused(
+        "yolo_poster",
+        "Darknet YOLO post-processing (box decoding, thresholds, non-maximum suppression) over packed (map, classes, mask, anchors) inputs, with an output size decided by the data: ONNX has no such operator and no packed values",
+    ),
     // Not registered for the CPU by the TenniS runtime (its CPU build
     // refuses modules holding them), but written by TenniS's own frontends:
     // exported for ONNX runtimes, with no TenniS output to check against.

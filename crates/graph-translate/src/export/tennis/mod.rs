@@ -36,11 +36,16 @@ use super::tennis_table::{Lowering, Rank, TABLE};
 use super::{Ctx, Error, ExportSummary, Result, Weights, unsupported_error};
 
 mod basic;
+mod conv;
+mod detect;
 mod image;
+mod indexing;
+mod logic;
 mod more;
-// tsexp-a: padding, slicing, resizing, normalisation
+mod packed;
 mod resize;
 mod slicing;
+mod space;
 
 /// Exports the TenniS module graph `g` (its first graph), constants from
 /// `weights` (by the tensor a value names, its own name or `NAME/value`),
@@ -234,7 +239,6 @@ impl<'a> Exporter<'a> {
             "pooling2d_v2",
             "global_pooling2d",
             "add_bias",
-            // tsexp-a
             "fused_batch_norm",
             "_resize2d",
             "_nhwc_center_crop2d",
@@ -281,6 +285,9 @@ impl<'a> Exporter<'a> {
 
     /// The element type of a value: integer where TenniS computes shapes.
     fn elem_type(&self, v: &str) -> DataType {
+        if let Some(t) = self.producer.get(v).and_then(|n| self.elem_type_logic(n)) {
+            return t;
+        }
         match self.producer.get(v).map(|n| n.op.as_str()) {
             Some("_shape" | "argmax") => DataType::Int32,
             Some("_cast") => {
@@ -337,6 +344,9 @@ impl<'a> Exporter<'a> {
     }
 
     fn infer_rank(&self, n: &Node) -> Option<usize> {
+        if let Some(r) = self.rank_logic(n) {
+            return r;
+        }
         let r0 = n.inputs.first().and_then(|v| self.ranks.get(v).copied());
         match n.op.as_str() {
             "<param>" => Some(self.param_rank(n)),

@@ -1,0 +1,367 @@
+//! Comparison, selection, integer arithmetic, broadcasting and rank
+//! operators: `equal`, `where`, `mod`, `broadcast`, `_expand`, `_dims`,
+//! `matmul`, `divided`.
+//!
+//! TenniS broadcasts two or three operands as numpy does (shapes aligned
+//! at the end, axes of length 1 repeated), as ONNX does. Two operands of
+//! different types are first brought to a common type (`equal`, `mod`);
+//! the lowering writes the casts where the common type is plain (one of
+//! them `FLOAT`, the other a narrower integer or `BOOL`) and refuses the
+//! other mixes.
+
+use onnx_format::builder::attr;
+use onnx_format::proto::tensor_proto::DataType;
+use tensor_core::graph::Node;
+
+use super::{Call, Exporter};
+use crate::export::{Error, Result};
+
+/// The largest rank the export takes from a module's data (a longer shape
+/// is refused rather than declared).
+pub(super) const MAX_RANK: usize = 1024;
+
+/// Whether `t` is an integer type.
+pub(super) fn is_integer(t: DataType) -> bool {
+    matches!(
+        t,
+        DataType::Int8
+            | DataType::Uint8
+            | DataType::Int16
+            | DataType::Uint16
+            | DataType::Int32
+            | DataType::Uint32
+            | DataType::Int64
+            | DataType::Uint64
+    )
+}
+
+impl Exporter<'_> {
+    /// The output rank of the operators of this module, of
+    /// [`super::indexing`] and of [`super::packed`] (`None`: not theirs; `Some(None)`: not known).
+    pub(super) fn rank_logic(&self, n: &Node) -> Option<Option<usize>> {
+        let rank = |k: usize| n.inputs.get(k).and_then(|v| self.ranks.get(v).copied());
+        let len = |k: usize| n.inputs.get(k).and_then(|v| self.lens.get(v).copied());
+        let bcast = |ks: &[usize]| -> Option<usize> {
+            ks.iter()
+                .map(|&k| rank(k))
+                .try_fold(0usize, |m, r| r.map(|r| m.max(r)))
+        };
+        let r = match n.op.as_str() {
+            "equal" | "mod" => bcast(&[0, 1]),
+            "where" => bcast(&[0, 1, 2]),
+            "broadcast" => match (rank(0), len(1)) {
+                (Some(a), Some(b)) => Some(a.max(b)),
+                _ => None,
+            },
+            "_expand" => self.const_ints(n.inputs.get(1)?).and_then(|d| {
+                d.first()
+                    .copied()
+                    .and_then(|v| usize::try_from(v).ok())
+                    .filter(|&d| rank(0).is_some_and(|r| r <= d))
+            }),
+            "_dims" => Some(0),
+            "roi_align" => Some(4),
+            "prior_box" => Some(3),
+            "matmul" => match rank(1) {
+                Some(4) => Some(4),
+                _ => rank(0),
+            },
+            "divided" | "_dimshuffle" | "scatter_nd" | "quantize" => rank(0),
+            "tile_v2" => match (rank(0), len(1)) {
+                (Some(a), Some(b)) => Some(a.max(b)),
+                _ => None,
+            },
+            "gatherv2" => {
+                let last = n
+                    .inputs
+                    .get(1)
+                    .and_then(|v| self.const_dims(v))
+                    .and_then(|d| d.last().copied());
+                match (rank(0), rank(1), last) {
+                    (Some(r), Some(ri), Some(k)) if ri >= 1 && k <= r => Some(ri - 1 + r - k),
+                    _ => None,
+                }
+            }
+            "gather_elements" => rank(1),
+            "range" | "non_max_suppression_v3" => Some(1),
+            "constant_of_shape" => len(0),
+            "_field" => self.rank_field(n),
+            _ => return None,
+        };
+        // a rank from the file's data (shape lengths, `_expand`'s target)
+        Some(r.filter(|&r| r <= MAX_RANK))
+    }
+
+    /// The element type of the output of an operator of this module, of
+    /// [`super::indexing`] or of [`super::packed`] (`None`: not theirs).
+    pub(super) fn elem_type_logic(&self, n: &Node) -> Option<DataType> {
+        let ty = |k: usize| self.elem_type(n.inputs.get(k).map_or("", String::as_str));
+        Some(match n.op.as_str() {
+            "equal" => DataType::Bool,
+            "quantize" => DataType::Int8,
+            "_dims" | "non_max_suppression_v3" => DataType::Int32,
+            "mod" => common_type(ty(0), ty(1)).unwrap_or(DataType::Float),
+            "where" => ty(1),
+            "broadcast" | "_expand" | "matmul" | "divided" | "_dimshuffle" | "tile_v2"
+            | "gatherv2" | "gather_elements" | "range" | "scatter_nd" => ty(0),
+            "constant_of_shape" => self.fill_value(n).map_or(DataType::Float, |(t, _)| t),
+            "_field" => self.elem_type_field(n),
+            _ => return None,
+        })
+    }
+
+    /// Inputs `a` and `b` cast to their common type, and that type.
+    fn common(&mut self, a: &str, b: &str) -> Result<(String, String, DataType)> {
+        let (ta, tb) = (self.elem_type(a), self.elem_type(b));
+        let t = common_type(ta, tb).ok_or_else(|| {
+            Error::Unsupported(format!(
+                "operands of types {ta:?} and {tb:?} (TenniS's promotion of this pair is not exported)"
+            ))
+        })?;
+        let mut to = |v: &str, tv: DataType| {
+            if tv == t {
+                v.to_string()
+            } else {
+                self.cx.cast(v, t)
+            }
+        };
+        Ok((to(a, ta), to(b, tb), t))
+    }
+
+    /// Lowers `equal`: element-wise `a == b` as `BOOL`, broadcast between
+    /// operands of one rank. TenniS's CPU `equal` does not align operands
+    /// of different ranks (it reads elements past the shorter shape), so
+    /// those are refused.
+    pub(crate) fn equal(&mut self, _n: &Node, c: &Call) -> Result<()> {
+        let (ra, rb) = (self.rank(c.input(0)?)?, self.rank(c.input(1)?)?);
+        if ra != rb {
+            return Err(Error::Unsupported(format!(
+                "equal of a rank-{ra} and a rank-{rb} operand (TenniS's CPU equal does not \
+                 broadcast across ranks: it compares the wrong elements)"
+            )));
+        }
+        let (a, b, _) = self.common(c.input(0)?, c.input(1)?)?;
+        self.cx.op_to("Equal", c.out, &[&a, &b], c.out, vec![]);
+        Ok(())
+    }
+
+    /// Lowers `mod`: the C remainder of integers (the sign of the
+    /// dividend), broadcast. TenniS computes it on integers only.
+    pub(crate) fn modulo(&mut self, _n: &Node, c: &Call) -> Result<()> {
+        let (a, b, t) = self.common(c.input(0)?, c.input(1)?)?;
+        if !is_integer(t) {
+            return Err(Error::Unsupported(format!(
+                "mod of {t:?} values (TenniS computes mod on integers only; module inputs are float)"
+            )));
+        }
+        self.cx
+            .op_to("Mod", c.out, &[&a, &b], c.out, vec![attr::int("fmod", 1)]);
+        Ok(())
+    }
+
+    /// Lowers `where`: `cond ? a : b` (a non-zero `cond` is true),
+    /// broadcast over the three.
+    pub(crate) fn where_(&mut self, _n: &Node, c: &Call) -> Result<()> {
+        let (cond, a, b) = (c.input(0)?, c.input(1)?, c.input(2)?);
+        let (ta, tb) = (self.elem_type(a), self.elem_type(b));
+        if ta != tb {
+            return Err(Error::Unsupported(format!(
+                "where of {ta:?} and {tb:?} values (TenniS needs both of one type)"
+            )));
+        }
+        let cond = if self.elem_type(cond) == DataType::Bool {
+            cond.to_string()
+        } else {
+            self.cx.cast(cond, DataType::Bool)
+        };
+        self.cx.op_to("Where", c.out, &[&cond, a, b], c.out, vec![]);
+        Ok(())
+    }
+
+    /// Lowers `broadcast`: `x` repeated to the shape of input 1 (numpy
+    /// broadcasting of the two shapes).
+    pub(crate) fn broadcast(&mut self, _n: &Node, c: &Call) -> Result<()> {
+        let s = self.cx.cast(c.input(1)?, DataType::Int64);
+        self.cx
+            .op_to("Expand", c.out, &[c.input(0)?, &s], c.out, vec![]);
+        Ok(())
+    }
+
+    /// Lowers `_expand`: axes of length 1 added in front (up to `front`)
+    /// and at the end (up to `end`; the end first when `inverse`) until the
+    /// rank is input 1, which must be a constant.
+    pub(crate) fn expand_dims(&mut self, n: &Node, c: &Call) -> Result<()> {
+        let x = c.input(0)?;
+        let r = self.rank(x)?;
+        let dims = self
+            .const_ints(c.input(1)?)
+            .and_then(|d| d.first().copied())
+            .ok_or_else(|| Error::Unsupported("_expand to a rank that is not a constant".into()))?;
+        if !(0..=MAX_RANK as i64).contains(&dims) {
+            return Err(Error::Invalid(format!("_expand to rank {dims}")));
+        }
+        let front = self.int(n, "front", -1);
+        let end = self.int(n, "end", -1);
+        let inverse = self.int(n, "inverse", 0) != 0;
+        let (nf, ne) = expand_counts(r, dims, front, end, inverse).ok_or_else(|| {
+            Error::Invalid(format!(
+                "a rank-{r} input cannot be expanded to rank {dims} with front={front}, end={end}"
+            ))
+        })?;
+        let mut axes: Vec<i64> = (0..nf as i64).collect();
+        axes.extend((dims - ne as i64)..dims);
+        if axes.is_empty() {
+            self.cx.op_to("Identity", c.out, &[x], c.out, vec![]);
+        } else {
+            let a = self.cx.ints(&axes);
+            self.cx.op_to("Unsqueeze", c.out, &[x, &a], c.out, vec![]);
+        }
+        Ok(())
+    }
+
+    /// Lowers `_dims`: the rank of the input as an `INT32` scalar.
+    pub(crate) fn dims(&mut self, _n: &Node, c: &Call) -> Result<()> {
+        let r = self.rank(c.input(0)?)?;
+        let r = i32::try_from(r).map_err(|_| Error::Invalid(format!("rank {r}")))?;
+        let name = self.cx.helper_name("dims");
+        let t = tensor_core::Tensor::from_values([], &[r])
+            .map_err(|e| Error::Invalid(e.to_string()))?;
+        self.cx.b.initializer(&name, &t)?;
+        self.cx.op_to("Identity", c.out, &[&name], c.out, vec![]);
+        Ok(())
+    }
+
+    /// Lowers `matmul`: `[..., k] x [k, n]`, or `[1, 1, m, k] x [1, 1, k,
+    /// n]`.
+    pub(crate) fn matmul(&mut self, _n: &Node, c: &Call) -> Result<()> {
+        let (a, b) = (c.input(0)?, c.input(1)?);
+        let rb = self.rank(b)?;
+        if rb != 2 && rb != 4 {
+            return Err(Error::Unsupported(format!(
+                "matmul with a rank-{rb} second operand (TenniS takes [k, n] or [1, 1, k, n])"
+            )));
+        }
+        if rb == 4 && self.rank(a)? != 4 {
+            return Err(Error::Unsupported(
+                "matmul of a [1, 1, k, n] operand with an operand that is not 4-D".into(),
+            ));
+        }
+        self.cx.op_to("MatMul", c.out, &[a, b], c.out, vec![]);
+        Ok(())
+    }
+
+    /// Lowers `divided`: the last `size.len()` axes padded at the end
+    /// (with `padding_value`, default 0) to the next multiple of `size`.
+    pub(crate) fn divided(&mut self, n: &Node, c: &Call) -> Result<()> {
+        let x = c.input(0)?;
+        let r = self.rank(x)?;
+        let size = self
+            .ints(n, "size")
+            .ok_or_else(|| Error::Invalid("no size".into()))?;
+        if size.len() > r {
+            return Err(Error::Invalid(format!(
+                "{} sizes for a rank-{r} input",
+                size.len()
+            )));
+        }
+        if size.iter().any(|&s| s <= 0) {
+            return Err(Error::Invalid(format!("size {size:?} (must be positive)")));
+        }
+        let k = size.len();
+        let value = self.float(n, "padding_value", 0.0) as f32;
+        let shape = self.cx.op("Shape", &[x], vec![]);
+        let start = self.cx.ints(&[(r - k) as i64]);
+        let stop = self.cx.ints(&[r as i64]);
+        let tail = self.cx.op("Slice", &[&shape, &start, &stop], vec![]);
+        let s = self.cx.ints(&size);
+        let m = self.cx.op("Mod", &[&tail, &s], vec![]);
+        let d = self.cx.op("Sub", &[&s, &m], vec![]);
+        let ends = self.cx.op("Mod", &[&d, &s], vec![]);
+        let zeros = self.cx.ints(&vec![0; 2 * r - k]);
+        let pads = self
+            .cx
+            .op("Concat", &[&zeros, &ends], vec![attr::int("axis", 0)]);
+        let v = self.cx.scalar(value);
+        self.cx.op_to("Pad", c.out, &[x, &pads, &v], c.out, vec![]);
+        Ok(())
+    }
+}
+
+/// The type TenniS brings `a` and `b` to, where the export writes it.
+fn common_type(a: DataType, b: DataType) -> Option<DataType> {
+    if a == b {
+        return Some(a);
+    }
+    let narrow = |t: DataType| {
+        matches!(
+            t,
+            DataType::Bool
+                | DataType::Int8
+                | DataType::Uint8
+                | DataType::Int16
+                | DataType::Uint16
+                | DataType::Int32
+                | DataType::Uint32
+        )
+    };
+    match (a, b) {
+        (DataType::Float, t) | (t, DataType::Float) if narrow(t) => Some(DataType::Float),
+        _ => None,
+    }
+}
+
+/// How many axes `_expand` adds in front and at the end to bring rank `r`
+/// to `dims` (TenniS's rule), `None` where TenniS fails.
+fn expand_counts(
+    r: usize,
+    dims: i64,
+    front: i64,
+    end: i64,
+    inverse: bool,
+) -> Option<(usize, usize)> {
+    let dims = usize::try_from(dims).ok()?;
+    if r > dims {
+        return None;
+    }
+    let need = dims - r;
+    if need == 0 {
+        return Some((0, 0));
+    }
+    if front > 0 && end > 0 {
+        let room = (front as u64).saturating_add(end as u64);
+        if (need as u64) > room {
+            return None;
+        }
+    }
+    // One side takes what it may; the other the rest if it may.
+    let take = |limit: i64, left: usize| -> usize {
+        if limit < 0 {
+            left
+        } else {
+            left.min(usize::try_from(limit).unwrap_or(usize::MAX))
+        }
+    };
+    let (first, second) = if inverse { (end, front) } else { (front, end) };
+    let a = take(first, need);
+    let b = if a == need { 0 } else { take(second, need - a) };
+    if a + b != need {
+        return None;
+    }
+    Some(if inverse { (b, a) } else { (a, b) })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::expand_counts;
+
+    #[test]
+    fn expand_follows_tennis_rule() {
+        assert_eq!(expand_counts(2, 4, -1, -1, false), Some((2, 0)));
+        assert_eq!(expand_counts(2, 4, -1, -1, true), Some((0, 2)));
+        assert_eq!(expand_counts(2, 4, 1, -1, false), Some((1, 1)));
+        assert_eq!(expand_counts(2, 5, 1, 1, false), None);
+        assert_eq!(expand_counts(3, 2, -1, -1, false), None);
+        assert_eq!(expand_counts(2, 2, 0, 0, false), Some((0, 0)));
+        assert_eq!(expand_counts(1, 3, 0, 1, false), None);
+    }
+}

@@ -1,0 +1,80 @@
+//! TenniS → ONNX refusals of the comparison, integer, matrix and
+//! packed-output operators: each names the operator and says why, and none panics.
+
+use bubble_module::{ModuleBuilder, NodeId, Packed, WriteOptions};
+use mlformats::export::{ExportOptions, export_model};
+use mlformats::{DType, Document, Tensor};
+
+/// Exports a module built by `f` (given the builder and a float input of
+/// shape `dims`) and returns the export's error message.
+fn refusal(dims: &[i32], f: impl FnOnce(&mut ModuleBuilder, NodeId) -> NodeId) -> String {
+    let mut b = ModuleBuilder::new();
+    let x = b.input_with("x0", DType::F32, dims).unwrap();
+    let y = f(&mut b, x);
+    b.output(y).unwrap();
+    let tmp = tempfile::tempdir().unwrap();
+    let path = tmp.path().join("m.tsm");
+    b.build()
+        .unwrap()
+        .save(&path, &WriteOptions::default())
+        .unwrap();
+    let doc = Document::open(&path).unwrap();
+    export_model(&doc, &ExportOptions::new())
+        .map(|_| ())
+        .unwrap_err()
+        .to_string()
+}
+
+fn int(v: i32) -> Packed<'static> {
+    Tensor::from_values([], &[v]).unwrap().into()
+}
+
+#[test]
+fn equal_of_operands_of_different_ranks_is_refused() {
+    let e = refusal(&[2, 3], |b, x| {
+        let c = b
+            .constant("c", Tensor::from_values([3], &[1f32, 2.0, 3.0]).unwrap())
+            .unwrap();
+        b.op_with("equal", "y", &[x, c], Vec::<(&str, Packed)>::new())
+            .unwrap()
+    });
+    assert!(e.contains("equal of a rank-2 and a rank-1 operand"), "{e}");
+}
+
+#[test]
+fn mod_of_float_values_is_refused() {
+    let e = refusal(&[4], |b, x| {
+        b.op_with("mod", "y", &[x, x], Vec::<(&str, Packed)>::new())
+            .unwrap()
+    });
+    assert!(e.contains("mod on integers only"), "{e}");
+}
+
+#[test]
+fn matmul_with_a_3d_second_operand_is_refused() {
+    let e = refusal(&[2, 3, 4], |b, x| {
+        let w = b
+            .constant("w", Tensor::from_values([2, 4, 5], &[0.5f32; 40]).unwrap())
+            .unwrap();
+        b.op_with("matmul", "y", &[x, w], Vec::<(&str, Packed)>::new())
+            .unwrap()
+    });
+    assert!(e.contains("matmul with a rank-3 second operand"), "{e}");
+}
+
+#[test]
+fn a_field_past_the_last_is_an_error_not_a_panic() {
+    let e = refusal(&[6, 2], |b, x| {
+        let c = b
+            .op_with(
+                "chunk",
+                "c",
+                &[x],
+                vec![("chunks", int(3)), ("dim", int(0))],
+            )
+            .unwrap();
+        b.op_with("_field", "y", &[c], vec![("offset", int(3))])
+            .unwrap()
+    });
+    assert!(e.contains("field 3 of a chunk with 3 fields"), "{e}");
+}
