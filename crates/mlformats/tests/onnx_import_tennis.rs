@@ -107,3 +107,33 @@ fn unsupported_operators_are_refused_with_counts_before_writing() {
     assert!(e.contains("Sin ×1"), "{e}");
     assert!(!out.exists());
 }
+
+/// The TenniS runtime leaves an input no output depends on on its stack and
+/// fails ("Got unexpected output number"; seen in the round trip of
+/// `prior_box`, whose output folds to a constant once the input shapes are
+/// fixed): the import refuses such a module, naming the input.
+#[test]
+fn an_input_no_output_depends_on_is_refused_by_name() {
+    use onnx_format::builder::{Dim, GraphBuilder};
+    use onnx_format::proto::tensor_proto::DataType;
+    let dir = tempfile::tempdir().unwrap();
+    let mut b = GraphBuilder::new("net");
+    b.input("x", DataType::Float, &[Dim::Value(1), Dim::Value(4)]);
+    b.input("unused", DataType::Float, &[Dim::Value(2)]);
+    b.node("Relu", "", &["x"], &["y"], vec![]);
+    b.output("y", DataType::Float, &[Dim::Value(1), Dim::Value(4)]);
+    let mut bytes = Vec::new();
+    onnx_format::write_model(&mut bytes, &b.finish(&Default::default())).unwrap();
+    let src = dir.path().join("m.onnx");
+    std::fs::write(&src, bytes).unwrap();
+    let out = dir.path().join("m.tsm");
+    let e = convert(&src, &out, &ConvertOptions::new())
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("input \"unused\" (no output depends on it"),
+        "{e}"
+    );
+    assert!(!e.contains("input \"x\""), "{e}");
+    assert!(!out.exists());
+}

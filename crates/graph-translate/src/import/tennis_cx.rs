@@ -461,8 +461,47 @@ pub fn onnx_to_tennis(
         cx.b.output(id)
             .map_err(|e| ImportError::Invalid(e.to_string()))?;
     }
-    cx.b.build()
-        .map_err(|e| ImportError::Invalid(e.to_string()))
+    let module =
+        cx.b.build()
+            .map_err(|e| ImportError::Invalid(e.to_string()))?;
+    refuse_unused_inputs(&module)?;
+    Ok(module)
+}
+
+/// Refuses a module with an input no output depends on (say, one whose
+/// only use was folded into a constant): the TenniS runtime pushes every
+/// input on its stack, an unused one is never taken off, and the run fails
+/// ("Got unexpected output number").
+fn refuse_unused_inputs(module: &Module<'_>) -> Result<(), ImportError> {
+    let g = module.to_graph();
+    let producer: HashMap<&str, &tensor_core::graph::Node> = g
+        .nodes
+        .iter()
+        .flat_map(|n| n.outputs.iter().map(move |o| (o.as_str(), n)))
+        .collect();
+    let mut seen: HashSet<&str> = HashSet::new();
+    let mut stack: Vec<&str> = g.outputs.iter().map(String::as_str).collect();
+    while let Some(v) = stack.pop() {
+        if !seen.insert(v) {
+            continue;
+        }
+        if let Some(n) = producer.get(v) {
+            stack.extend(n.inputs.iter().map(String::as_str));
+        }
+    }
+    let mut refusals = Refusals::default();
+    for i in &g.inputs {
+        if !seen.contains(i.as_str()) {
+            refusals.add(format!(
+                "input {i:?} (no output depends on it; the TenniS runtime cannot run a module with an unused input)"
+            ));
+        }
+    }
+    if refusals.is_empty() {
+        Ok(())
+    } else {
+        Err(refusals.into_error("TenniS"))
+    }
 }
 
 impl Tx<'_> {
