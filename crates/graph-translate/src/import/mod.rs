@@ -44,11 +44,15 @@ mod nnabla_cx;
 #[cfg(feature = "nnabla")]
 mod nnabla_ops_elementwise;
 #[cfg(feature = "nnabla")]
+mod nnabla_ops_index;
+#[cfg(feature = "nnabla")]
 mod nnabla_ops_nn;
 #[cfg(feature = "nnabla")]
 mod nnabla_ops_norm;
 #[cfg(feature = "nnabla")]
 mod nnabla_ops_reduce;
+#[cfg(feature = "nnabla")]
+mod nnabla_ops_rnn;
 #[cfg(feature = "nnabla")]
 mod nnabla_ops_shape;
 #[cfg(feature = "nnabla")]

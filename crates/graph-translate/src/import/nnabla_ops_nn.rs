@@ -393,26 +393,14 @@ pub(crate) fn global_pool(cx: &mut Cx<'_>, node: &Node) -> Lowered {
     let axes: Vec<i64> = (2..s.len() as i64).collect();
     let mut out = s[..2].to_vec();
     out.extend(std::iter::repeat_n(1, s.len() - 2));
-    let p = if node.op == "GlobalMaxPool" {
-        (
-            "Max",
-            P::MaxParam(MaxParameter {
-                axes,
-                keep_dims: true,
-                with_index: false,
-                only_index: false,
-            }),
-        )
-    } else {
-        (
-            "Mean",
-            P::MeanParam(MeanParameter {
-                axes,
-                keep_dims: true,
-            }),
-        )
-    };
-    cx.emit(p.0, &[&x], &[(&node.outputs[0], &out)], Some(p.1));
+    if node.op == "GlobalMaxPool" {
+        return super::nnabla_ops_reduce::extreme(cx, &x, &axes, true, &node.outputs[0], &out);
+    }
+    let p = P::MeanParam(MeanParameter {
+        axes,
+        keep_dims: true,
+    });
+    cx.emit("Mean", &[&x], &[(&node.outputs[0], &out)], Some(p));
     Ok(())
 }
 

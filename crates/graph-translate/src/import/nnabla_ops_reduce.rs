@@ -62,6 +62,9 @@ pub(crate) fn reduce(cx: &mut Cx<'_>, node: &Node) -> Lowered {
         })
         .collect();
     let op = node.op.as_str();
+    if op == "ReduceMax" || op == "ReduceMin" {
+        return extreme(cx, &x, &axes, op == "ReduceMax", &out, &dims);
+    }
     match op {
         "ReduceL1" => x = chain(cx, &x, "Abs", None)?,
         "ReduceL2" | "ReduceSumSquare" => {
@@ -131,6 +134,61 @@ pub(crate) fn reduce(cx: &mut Cx<'_>, node: &Node) -> Lowered {
         }
     }
     Ok(())
+}
+
+/// The largest (or smallest) value of `x` over `axes` into `out` (shape
+/// `dims`, with or without the reduced axes kept) with `TopKData` (k=1)
+/// over the reduced axes moved last and merged: NNabla's `Max`/`Min`
+/// start from -1e8/+1e8 and return them for rows whose values all lie
+/// beyond (an all -inf row gives -1e8), `TopKData` is exact.
+pub(crate) fn extreme(
+    cx: &mut Cx<'_>,
+    x: &str,
+    axes: &[i64],
+    largest: bool,
+    out: &str,
+    dims: &[i64],
+) -> Lowered {
+    let s = cx.shape(x)?;
+    let kept: Vec<i64> = (0..s.len() as i64).filter(|a| !axes.contains(a)).collect();
+    let mut n = 1i64;
+    for &a in axes {
+        let d = s[a as usize];
+        if d < 0 {
+            return Err(
+                "a reduction over the symbolic batch dimension (fix it with --input-shape)".into(),
+            );
+        }
+        n = n.checked_mul(d).ok_or("too many elements")?;
+    }
+    let perm: Vec<i64> = kept.iter().chain(axes).copied().collect();
+    let mut x = x.to_string();
+    if perm.iter().enumerate().any(|(i, &a)| a != i as i64) {
+        let pd: Vec<i64> = perm.iter().map(|&a| s[a as usize]).collect();
+        let t = cx.fresh(&x);
+        super::nnabla_ops_shape::transpose_vars(cx, &x, &t, &perm, &pd);
+        x = t;
+    }
+    let mut flat: Vec<i64> = kept.iter().map(|&a| s[a as usize]).collect();
+    flat.push(n);
+    let x = cx.reshape(&x, &flat)?;
+    let mut top = flat.clone();
+    *top.last_mut().ok_or("rank 0")? = 1;
+    let t = cx.fresh(&x);
+    cx.emit(
+        "TopKData",
+        &[&x],
+        &[(&t, &top)],
+        Some(P::TopKDataParam(TopKDataParameter {
+            k: 1,
+            abs: false,
+            reduce: true,
+            base_axis: kept.len() as i64,
+            largest,
+            with_index: false,
+        })),
+    );
+    cx.reshape_to(&t, out, dims)
 }
 
 /// `ArgMax` / `ArgMin` (first index of the extreme value).

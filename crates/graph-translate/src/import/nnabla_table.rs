@@ -7,9 +7,11 @@
 use super::SupportRow;
 use super::nnabla_cx::{Cx, Lowered};
 use super::nnabla_ops_elementwise as ew;
+use super::nnabla_ops_index as ix;
 use super::nnabla_ops_nn as nn;
 use super::nnabla_ops_norm as norm;
 use super::nnabla_ops_reduce as red;
+use super::nnabla_ops_rnn as rnn;
 use super::nnabla_ops_shape as sh;
 use super::onnx_graph::{Node, OPSETS};
 
@@ -260,6 +262,49 @@ pub static TABLE: &[Entry] = &[
         "indices computed at run time",
         sh::gather,
     ),
+    since(
+        e(
+            "GatherElements",
+            "axis",
+            "Concatenate, GatherNd (+ LessScalar, MulScalar, Add2 for run-time indices)",
+            "symbolic batch",
+            ix::gather_elements,
+        ),
+        11,
+    ),
+    since(
+        e(
+            "ScatterElements",
+            "axis, reduction (none, add)",
+            "MulScalar, Concatenate, ScatterNd / ScatterAdd",
+            "reduction mul, max, min",
+            ix::scatter_elements,
+        ),
+        11,
+    ),
+    until(
+        since(
+            e(
+                "Scatter",
+                "axis",
+                "MulScalar, Concatenate, ScatterNd",
+                "",
+                ix::scatter_elements,
+            ),
+            9,
+        ),
+        10,
+    ),
+    since(
+        e(
+            "ScatterND",
+            "reduction (none, add)",
+            "MulScalar, Transpose, ScatterNd",
+            "reduction mul, max, min",
+            ix::scatter_nd,
+        ),
+        11,
+    ),
     e(
         "Pad",
         "mode (constant, reflect), pads, constant_value, axes",
@@ -337,7 +382,13 @@ pub static TABLE: &[Entry] = &[
         red::lp_pool,
     ),
     e("GlobalAveragePool", "", "Mean", "", nn::global_pool),
-    e("GlobalMaxPool", "", "Max", "", nn::global_pool),
+    e(
+        "GlobalMaxPool",
+        "",
+        "Reshape, TopKData",
+        "",
+        nn::global_pool,
+    ),
     e(
         "BatchNormalization",
         "epsilon, momentum",
@@ -376,6 +427,20 @@ pub static TABLE: &[Entry] = &[
         "",
         nn::matmul,
     ),
+    e(
+        "RNN",
+        "activations (Tanh, Relu), direction, hidden_size, layout",
+        "Concatenate, Sum, RNN, Flip (reverse), Reshape, Transpose",
+        "clip, sequence_lens, other activations",
+        rnn::recurrent,
+    ),
+    e(
+        "LSTM",
+        "direction, hidden_size, layout",
+        "Reshape, Concatenate, Gather (gate order), Sum, LSTM, Flip (reverse), Transpose",
+        "clip, sequence_lens, peepholes, input_forget, other activations",
+        rnn::recurrent,
+    ),
     e("Softmax", "axis", "Softmax", "", norm::softmax),
     e("LogSoftmax", "axis", "LogSoftmax", "", norm::softmax),
     e(
@@ -395,14 +460,14 @@ pub static TABLE: &[Entry] = &[
     e(
         "ReduceMax",
         "axes, keepdims",
-        "Max",
+        "Transpose, Reshape, TopKData",
         "axes computed at run time",
         red::reduce,
     ),
     e(
         "ReduceMin",
         "axes, keepdims",
-        "Min",
+        "Transpose, Reshape, TopKData",
         "axes computed at run time",
         red::reduce,
     ),

@@ -1,0 +1,262 @@
+//! ONNX → NNabla lowerings: element-wise indexing (`GatherElements`,
+//! `ScatterElements`, `Scatter`) and `ScatterND`, with NNabla's
+//! `GatherNd`, `ScatterNd` and `ScatterAdd`. Indices may be computed at
+//! run time; negative ones are wrapped (`i + d` where `i < 0`) first.
+
+use nnabla_proto::proto::function::Parameter as P;
+use nnabla_proto::proto::*;
+
+use super::nnabla_cx::{Cx, Lowered};
+use super::nnabla_ops_elementwise::{binary_vars, chain, mul_scalar};
+use super::onnx_graph::{Node, elem};
+
+/// The static shape of `name`, refused when it has the symbolic batch.
+fn static_shape(cx: &Cx<'_>, name: &str) -> Result<Vec<i64>, String> {
+    let s = cx.shape(name)?;
+    if s.iter().any(|&d| d < 0) {
+        return Err(
+            "indexing over the symbolic batch dimension (fix it with --input-shape)".into(),
+        );
+    }
+    Ok(s)
+}
+
+fn count(dims: &[i64]) -> Result<usize, String> {
+    dims.iter().try_fold(1usize, |p, &d| {
+        usize::try_from(d)
+            .ok()
+            .and_then(|d| p.checked_mul(d))
+            .ok_or_else(|| "too many elements".to_string())
+    })
+}
+
+/// The index input `i` of `node` (shape `ishape`) with negative values
+/// wrapped by `bound` (one bound per element, broadcast from `bdims`):
+/// folded into a parameter when the indices are a constant, else
+/// `i + bound * (i < 0)`.
+fn wrapped_indices(
+    cx: &mut Cx<'_>,
+    node: &Node,
+    i: usize,
+    bound: &[f64],
+    bdims: &[i64],
+) -> Result<String, String> {
+    let name = node.input(i).ok_or("indices missing")?;
+    let ishape = static_shape(cx, name)?;
+    if let Some(c) = cx.konst(name).cloned() {
+        let v = c.ints().ok_or("indices are not integers")?;
+        // The bound of element k: bdims broadcast to ishape.
+        let n = count(&ishape)?;
+        let bn = bound.len().max(1);
+        let mut out = Vec::with_capacity(n);
+        for (k, &x) in v.iter().enumerate() {
+            let b = if bn == 1 { bound[0] } else { bound[k % bn] };
+            let x = x as f64;
+            let w = if x < 0.0 { x + b } else { x };
+            if !(0.0..b).contains(&w) {
+                return Err("an index out of range".into());
+            }
+            out.push(w);
+        }
+        return cx.param(&format!("{name}__wrapped"), &ishape, &out);
+    }
+    let e = cx.elem(name);
+    if !matches!(e, 6 | 7) {
+        return Err(format!("{} indices", onnx_format::dtype::onnx_name(e)));
+    }
+    let idx = cx.var(name)?;
+    let neg = chain(
+        cx,
+        &idx,
+        "LessScalar",
+        Some(P::LessScalarParam(LessScalarParameter { val: 0.0 })),
+    )?;
+    let add = if bound.len() == 1 {
+        chain(cx, &neg, "MulScalar", mul_scalar(bound[0]))?
+    } else {
+        let b = cx.param(&format!("{name}__bound"), bdims, bound)?;
+        binary_vars(cx, "Mul2", &neg, &b, None, elem::FLOAT)?
+    };
+    binary_vars(cx, "Add2", &idx, &add, None, elem::INT64)
+}
+
+/// The `(r, *ishape)` index array of element-wise indexing along `axis`:
+/// row `axis` is `idx`, every other row `j` the position along `j`.
+pub(crate) fn element_index(cx: &mut Cx<'_>, idx: &str, r: usize, axis: usize) -> Result<String, String> {
+    let ishape = cx.shape(idx)?;
+    let n = count(&ishape)?;
+    let strides: Vec<usize> = (0..r)
+        .map(|j| ishape[j + 1..].iter().map(|&d| d as usize).product())
+        .collect();
+    let rows = |js: std::ops::Range<usize>| -> Vec<f64> {
+        let mut v = Vec::with_capacity(js.len() * n);
+        for j in js {
+            let d = ishape[j] as usize;
+            v.extend((0..n).map(|k| ((k / strides[j]) % d.max(1)) as f64));
+        }
+        v
+    };
+    let mut parts = Vec::new();
+    if axis > 0 {
+        let mut d = vec![axis as i64];
+        d.extend_from_slice(&ishape);
+        parts.push(cx.param(&format!("{idx}__pos_lo"), &d, &rows(0..axis))?);
+    }
+    let mut d1 = vec![1i64];
+    d1.extend_from_slice(&ishape);
+    parts.push(cx.reshape(idx, &d1)?);
+    if axis + 1 < r {
+        let mut d = vec![(r - axis - 1) as i64];
+        d.extend_from_slice(&ishape);
+        parts.push(cx.param(&format!("{idx}__pos_hi"), &d, &rows(axis + 1..r))?);
+    }
+    let mut d = vec![r as i64];
+    d.extend_from_slice(&ishape);
+    let y = cx.fresh(idx);
+    let refs: Vec<&str> = parts.iter().map(String::as_str).collect();
+    cx.emit(
+        "Concatenate",
+        &refs,
+        &[(&y, &d)],
+        Some(P::ConcatenateParam(ConcatenateParameter { axis: 0 })),
+    );
+    cx.set_elem(&y, elem::INT64);
+    Ok(y)
+}
+
+fn axis_of(node: &Node, r: usize) -> Result<usize, String> {
+    let a = node.int("axis", 0);
+    let x = if a < 0 { a + r as i64 } else { a };
+    usize::try_from(x)
+        .ok()
+        .filter(|&x| x < r)
+        .ok_or_else(|| format!("axis={a}"))
+}
+
+/// `GatherElements`: `GatherNd` on the element index array.
+pub(crate) fn gather_elements(cx: &mut Cx<'_>, node: &Node) -> Lowered {
+    let x = cx.avar(node, 0)?;
+    let s = static_shape(cx, &x)?;
+    let r = s.len();
+    let ax = axis_of(node, r)?;
+    let ishape = static_shape(cx, node.input(1).ok_or("indices missing")?)?;
+    if ishape.len() != r || r == 0 {
+        return Err("indices of another rank than the data".into());
+    }
+    let idx = wrapped_indices(cx, node, 1, &[s[ax] as f64], &[])?;
+    let full = element_index(cx, &idx, r, ax)?;
+    let e = cx.elem(&x);
+    let out = &node.outputs[0];
+    cx.emit("GatherNd", &[&x, &full], &[(out, &ishape)], None);
+    cx.set_elem(out, e);
+    Ok(())
+}
+
+/// A copy of `x` (NNabla's `ScatterNd` writes into its `out` input).
+fn copy(cx: &mut Cx<'_>, x: &str) -> Result<String, String> {
+    let e = cx.elem(x);
+    let y = chain(cx, x, "MulScalar", mul_scalar(1.0))?;
+    cx.set_elem(&y, e);
+    Ok(y)
+}
+
+fn reduction(node: &Node) -> Result<bool, String> {
+    match node.string("reduction", "none").as_str() {
+        "none" => Ok(false),
+        "add" => Ok(true),
+        other => Err(format!(
+            "reduction={other:?} (NNabla scatters by replacing or adding only)"
+        )),
+    }
+}
+
+/// `ScatterElements` / `Scatter`: `ScatterAdd` (reduction add) or
+/// `ScatterNd` into a copy of the data on the element index array.
+pub(crate) fn scatter_elements(cx: &mut Cx<'_>, node: &Node) -> Lowered {
+    let add = reduction(node)?;
+    let x = cx.fvar(node, 0)?;
+    let s = static_shape(cx, &x)?;
+    let r = s.len();
+    let ax = axis_of(node, r)?;
+    let ishape = static_shape(cx, node.input(1).ok_or("indices missing")?)?;
+    let u = cx.fvar(node, 2)?;
+    if ishape.len() != r || r == 0 || cx.shape(&u)? != ishape {
+        return Err("indices and updates of other shapes".into());
+    }
+    let idx = wrapped_indices(cx, node, 1, &[s[ax] as f64], &[])?;
+    let out = &node.outputs[0];
+    if add {
+        cx.emit(
+            "ScatterAdd",
+            &[&x, &idx, &u],
+            &[(out, &s)],
+            Some(P::ScatterAddParam(ScatterAddParameter { axis: ax as i64 })),
+        );
+        return Ok(());
+    }
+    let full = element_index(cx, &idx, r, ax)?;
+    let base = copy(cx, &x)?;
+    cx.emit(
+        "ScatterNd",
+        &[&u, &full, &base],
+        &[(out, &s)],
+        Some(P::ScatterNdParam(ScatterNdParameter {
+            shape: s.clone(),
+            add: false,
+        })),
+    );
+    Ok(())
+}
+
+/// `ScatterND` (reduction none or add): `ScatterNd` into a copy of the
+/// data, the index tuples moved from the last axis to the first.
+pub(crate) fn scatter_nd(cx: &mut Cx<'_>, node: &Node) -> Lowered {
+    let add = reduction(node)?;
+    let x = cx.fvar(node, 0)?;
+    let s = static_shape(cx, &x)?;
+    let ishape = static_shape(cx, node.input(1).ok_or("indices missing")?)?;
+    let u = cx.fvar(node, 2)?;
+    let ushape = cx.shape(&u)?;
+    let (&k, lead) = ishape.split_last().ok_or("rank-0 indices")?;
+    let k = usize::try_from(k)
+        .ok()
+        .filter(|&k| (1..=s.len()).contains(&k))
+        .ok_or("index tuples longer than the data's rank")?;
+    let mut want = lead.to_vec();
+    want.extend_from_slice(&s[k..]);
+    if ushape != want {
+        return Err("updates of another shape than the indices select".into());
+    }
+    // Bound of each index column, broadcast along the last axis.
+    let bound: Vec<f64> = s[..k].iter().map(|&d| d as f64).collect();
+    let mut bdims = vec![1i64; ishape.len() - 1];
+    bdims.push(k as i64);
+    let idx = wrapped_indices(cx, node, 1, &bound, &bdims)?;
+    // (..., k) -> (k, ...); a lone tuple gets a unit axis on both sides.
+    let (idx, u) = if lead.is_empty() {
+        let i = cx.reshape(&idx, &[k as i64, 1])?;
+        let mut ud = vec![1i64];
+        ud.extend_from_slice(&ushape);
+        (i, cx.reshape(&u, &ud)?)
+    } else {
+        let rk = ishape.len();
+        let mut perm = vec![(rk - 1) as i64];
+        perm.extend(0..(rk - 1) as i64);
+        let mut td = vec![k as i64];
+        td.extend_from_slice(lead);
+        let t = cx.fresh(&idx);
+        super::nnabla_ops_shape::transpose_vars(cx, &idx, &t, &perm, &td);
+        (t, u)
+    };
+    let base = copy(cx, &x)?;
+    cx.emit(
+        "ScatterNd",
+        &[&u, &idx, &base],
+        &[(&node.outputs[0], &s)],
+        Some(P::ScatterNdParam(ScatterNdParameter {
+            shape: s.clone(),
+            add,
+        })),
+    );
+    Ok(())
+}
