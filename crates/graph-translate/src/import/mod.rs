@@ -46,6 +46,8 @@ mod nnabla_ops_elementwise;
 #[cfg(feature = "nnabla")]
 mod nnabla_ops_index;
 #[cfg(feature = "nnabla")]
+mod nnabla_ops_loss;
+#[cfg(feature = "nnabla")]
 mod nnabla_ops_nn;
 #[cfg(feature = "nnabla")]
 mod nnabla_ops_norm;

@@ -82,7 +82,12 @@ fn wrapped_indices(
 
 /// The `(r, *ishape)` index array of element-wise indexing along `axis`:
 /// row `axis` is `idx`, every other row `j` the position along `j`.
-pub(crate) fn element_index(cx: &mut Cx<'_>, idx: &str, r: usize, axis: usize) -> Result<String, String> {
+pub(crate) fn element_index(
+    cx: &mut Cx<'_>,
+    idx: &str,
+    r: usize,
+    axis: usize,
+) -> Result<String, String> {
     let ishape = cx.shape(idx)?;
     let n = count(&ishape)?;
     let strides: Vec<usize> = (0..r)
@@ -149,6 +154,32 @@ pub(crate) fn gather_elements(cx: &mut Cx<'_>, node: &Node) -> Lowered {
     let out = &node.outputs[0];
     cx.emit("GatherNd", &[&x, &full], &[(out, &ishape)], None);
     cx.set_elem(out, e);
+    Ok(())
+}
+
+/// `Gather` with indices computed at run time: NNabla's `Gather` on the
+/// wrapped indices.
+pub(crate) fn gather_runtime(cx: &mut Cx<'_>, node: &Node) -> Lowered {
+    let x = cx.avar(node, 0)?;
+    let s = static_shape(cx, &x)?;
+    let ax = axis_of(node, s.len())?;
+    let ishape = static_shape(cx, node.input(1).ok_or("indices missing")?)?;
+    let idx = wrapped_indices(cx, node, 1, &[s[ax] as f64], &[])?;
+    let mut out: Vec<i64> = s[..ax].to_vec();
+    out.extend_from_slice(&ishape);
+    out.extend_from_slice(&s[ax + 1..]);
+    let e = cx.elem(&x);
+    let y = &node.outputs[0];
+    cx.emit(
+        "Gather",
+        &[&x, &idx],
+        &[(y, &out)],
+        Some(P::GatherParam(GatherParameter {
+            axis: ax as i64,
+            batch_dims: 0,
+        })),
+    );
+    cx.set_elem(y, e);
     Ok(())
 }
 

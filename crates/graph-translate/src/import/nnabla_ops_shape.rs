@@ -362,10 +362,9 @@ pub(crate) fn tile(cx: &mut Cx<'_>, node: &Node) -> Lowered {
 /// is a `Slice` and a `Reshape`, others NNabla's `Gather`.
 pub(crate) fn gather(cx: &mut Cx<'_>, node: &Node) -> Lowered {
     let idx_name = node.input(1).ok_or("indices missing")?;
-    let idx_c = cx
-        .konst(idx_name)
-        .cloned()
-        .ok_or("indices computed at run time")?;
+    let Some(idx_c) = cx.konst(idx_name).cloned() else {
+        return super::nnabla_ops_index::gather_runtime(cx, node);
+    };
     let idx = idx_c.ints().ok_or("indices")?;
     let x = cx.avar(node, 0)?;
     let s = cx.shape(&x)?;

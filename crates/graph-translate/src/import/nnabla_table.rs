@@ -8,6 +8,7 @@ use super::SupportRow;
 use super::nnabla_cx::{Cx, Lowered};
 use super::nnabla_ops_elementwise as ew;
 use super::nnabla_ops_index as ix;
+use super::nnabla_ops_loss as loss;
 use super::nnabla_ops_nn as nn;
 use super::nnabla_ops_norm as norm;
 use super::nnabla_ops_reduce as red;
@@ -257,9 +258,9 @@ pub static TABLE: &[Entry] = &[
     ),
     e(
         "Gather",
-        "axis, indices (constant)",
-        "Gather / Slice, Reshape",
-        "indices computed at run time",
+        "axis, indices",
+        "Gather / Slice, Reshape; LessScalar, MulScalar, Add2 (run-time indices)",
+        "symbolic batch with run-time indices",
         sh::gather,
     ),
     since(
@@ -440,6 +441,26 @@ pub static TABLE: &[Entry] = &[
         "Reshape, Concatenate, Gather (gate order), Sum, LSTM, Flip (reverse), Transpose",
         "clip, sequence_lens, peepholes, input_forget, other activations",
         rnn::recurrent,
+    ),
+    since(
+        e(
+            "NegativeLogLikelihoodLoss",
+            "reduction, ignore_index, weight",
+            "NotEqualScalar, Mul2, Concatenate, GatherNd, Gather, MulScalar, Sum/Mean, Div2",
+            "symbolic dimensions",
+            loss::nll_loss,
+        ),
+        12,
+    ),
+    since(
+        e(
+            "SoftmaxCrossEntropyLoss",
+            "reduction, ignore_index, weights, log_prob output",
+            "LogSoftmax, then as NegativeLogLikelihoodLoss",
+            "symbolic dimensions",
+            loss::softmax_cross_entropy,
+        ),
+        12,
     ),
     e("Softmax", "axis", "Softmax", "", norm::softmax),
     e("LogSoftmax", "axis", "LogSoftmax", "", norm::softmax),
