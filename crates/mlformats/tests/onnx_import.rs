@@ -162,13 +162,13 @@ fn model(op: &str, dims: &[Option<i64>], dir: &Path) -> PathBuf {
 #[test]
 fn refusals_name_every_operator_with_counts_and_write_nothing() {
     let dir = tempfile::tempdir().unwrap();
-    let src = model("Hardmax", &[Some(2), Some(3)], dir.path());
+    let src = model("Unique", &[Some(2), Some(3)], dir.path());
     let out = dir.path().join("out.nnp");
     let e = convert(&src, &out, &ConvertOptions::new())
         .unwrap_err()
         .to_string();
     assert!(e.contains("NNabla cannot express 1 node(s)"), "{e}");
-    assert!(e.contains("Hardmax ×1"), "{e}");
+    assert!(e.contains("Unique ×1"), "{e}");
     assert!(!out.exists());
 }
 

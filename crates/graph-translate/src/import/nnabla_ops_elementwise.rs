@@ -269,15 +269,14 @@ pub(crate) fn clip(cx: &mut Cx<'_>, node: &Node) -> Lowered {
             Some(f64::from(node.float("max", f32::MAX))),
         )
     } else {
-        let get = |i: usize| -> Result<Option<f64>, String> {
-            match node.input(i) {
-                None => Ok(None),
-                Some(_) => scalar_of(cx, node, i)
-                    .map(Some)
-                    .ok_or_else(|| "bounds computed at run time".to_string()),
-            }
-        };
-        (get(1)?, get(2)?)
+        let known = |i: usize| node.input(i).is_none() || scalar_of(cx, node, i).is_some();
+        if !known(1) || !known(2) {
+            return clip_runtime(cx, node);
+        }
+        (
+            node.input(1).and_then(|_| scalar_of(cx, node, 1)),
+            node.input(2).and_then(|_| scalar_of(cx, node, 2)),
+        )
     };
     let mut x = cx.fvar(node, 0)?;
     let out = node.outputs[0].clone();
@@ -290,6 +289,28 @@ pub(crate) fn clip(cx: &mut Cx<'_>, node: &Node) -> Lowered {
             chain_to(cx, &x, &out, "MinimumScalar", min_s(h))
         }
     }
+}
+
+/// `Clip` with a bound computed at run time: `Maximum2` / `Minimum2` with
+/// the (scalar) bound broadcast, `min(max(x, lo), hi)` as ONNX defines it.
+fn clip_runtime(cx: &mut Cx<'_>, node: &Node) -> Lowered {
+    let mut x = cx.fvar(node, 0)?;
+    let out = node.outputs[0].clone();
+    let lo = node.input(1).map(|_| cx.fvar(node, 1)).transpose()?;
+    let hi = node.input(2).map(|_| cx.fvar(node, 2)).transpose()?;
+    for b in [&lo, &hi].into_iter().flatten() {
+        if cx.shape(b)?.iter().product::<i64>() != 1 {
+            return Err("a bound that is not a scalar".into());
+        }
+    }
+    if let Some(l) = &lo {
+        let o = hi.is_none().then_some(out.as_str());
+        x = binary_vars(cx, "Maximum2", &x, l, o, elem::FLOAT)?;
+    }
+    if let Some(h) = &hi {
+        binary_vars(cx, "Minimum2", &x, h, Some(&out), elem::FLOAT)?;
+    }
+    Ok(())
 }
 
 fn max_s(v: f64) -> Option<P> {

@@ -291,3 +291,89 @@ pub(crate) fn scatter_nd(cx: &mut Cx<'_>, node: &Node) -> Lowered {
     );
     Ok(())
 }
+
+/// `Hardmax`: 1 at the first largest value along the axis, 0 elsewhere
+/// (`TopKData` index, `OneHot`, the axis moved last and back). Before
+/// opset 13 the input is taken as the 2-D matrix split at `axis`.
+pub(crate) fn hardmax(cx: &mut Cx<'_>, node: &Node) -> Lowered {
+    let x0 = cx.fvar(node, 0)?;
+    let s0 = static_shape(cx, &x0)?;
+    if s0.contains(&0) {
+        return Err("an empty input".into());
+    }
+    let r0 = s0.len();
+    let (mut x, ax) = if cx.opset < 13 {
+        let a = node.int("axis", 1);
+        let a = usize::try_from(if a < 0 { a + r0 as i64 } else { a })
+            .ok()
+            .filter(|&a| a <= r0)
+            .ok_or_else(|| format!("axis={a}"))?;
+        let outer: i64 = s0[..a].iter().product();
+        let inner: i64 = s0[a..].iter().product();
+        (cx.reshape(&x0, &[outer, inner])?, 1usize)
+    } else {
+        let a = node.int("axis", -1);
+        let ax = usize::try_from(if a < 0 { a + r0 as i64 } else { a })
+            .ok()
+            .filter(|&a| a < r0)
+            .ok_or_else(|| format!("axis={a}"))?;
+        (x0.clone(), ax)
+    };
+    let s = cx.shape(&x)?;
+    let r = s.len();
+    let d = s[ax];
+    let perm: Vec<i64> = (0..r as i64)
+        .filter(|&i| i != ax as i64)
+        .chain([ax as i64])
+        .collect();
+    let pd: Vec<i64> = perm.iter().map(|&i| s[i as usize]).collect();
+    if ax + 1 != r {
+        let t = cx.fresh(&x);
+        super::nnabla_ops_shape::transpose_vars(cx, &x, &t, &perm, &pd);
+        x = t;
+    }
+    let mut top = pd.clone();
+    *top.last_mut().ok_or("rank 0")? = 1;
+    let (v, idx) = (cx.fresh(&x), cx.fresh(&x));
+    cx.emit(
+        "TopKData",
+        &[&x],
+        &[(&v, &top), (&idx, &top)],
+        Some(P::TopKDataParam(TopKDataParameter {
+            k: 1,
+            abs: false,
+            reduce: true,
+            base_axis: (r - 1) as i64,
+            largest: true,
+            with_index: true,
+        })),
+    );
+    let oh = cx.fresh(&x);
+    cx.emit(
+        "OneHot",
+        &[&idx],
+        &[(&oh, &pd)],
+        Some(P::OneHotParam(OneHotParameter {
+            shape: Some(Shape { dim: vec![d] }),
+        })),
+    );
+    let out = &node.outputs[0];
+    if ax + 1 != r {
+        // The inverse permutation.
+        let mut inv = vec![0i64; r];
+        for (i, &p) in perm.iter().enumerate() {
+            inv[p as usize] = i as i64;
+        }
+        if s == s0 {
+            super::nnabla_ops_shape::transpose_vars(cx, &oh, out, &inv, &s0);
+        } else {
+            let t = cx.fresh(&oh);
+            super::nnabla_ops_shape::transpose_vars(cx, &oh, &t, &inv, &s);
+            cx.reshape_to(&t, out, &s0)?;
+        }
+    } else {
+        cx.reshape_to(&oh, out, &s0)?;
+    }
+    cx.set_elem(out, elem::FLOAT);
+    Ok(())
+}

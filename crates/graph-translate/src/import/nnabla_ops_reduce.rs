@@ -191,16 +191,26 @@ pub(crate) fn extreme(
     cx.reshape_to(&t, out, dims)
 }
 
-/// `ArgMax` / `ArgMin` (first index of the extreme value).
+/// `ArgMax` / `ArgMin`: the index output of `TopKData` (k=1) with the
+/// axis moved last (the first index among equal extremes, as NNabla 1.39
+/// computes it; its `Max`/`Min` with `only_index` miss extremes beyond
+/// ±1e8); `select_last_index` flips the axis and maps `i` to `d - 1 - i`.
 pub(crate) fn arg(cx: &mut Cx<'_>, node: &Node) -> Lowered {
     let last = node.int("select_last_index", 0) != 0;
-    let x = cx.fvar(node, 0)?;
+    let mut x = cx.fvar(node, 0)?;
     let s = cx.shape(&x)?;
     let r = s.len() as i64;
     let a = node.int("axis", 0);
     let ax = if a < 0 { a + r } else { a };
     if !(0..r).contains(&ax) {
         return Err("axis".into());
+    }
+    let d = s[ax as usize];
+    if d <= 0 {
+        return Err(
+            "an arg-extreme along the symbolic batch or an empty dimension (fix it with --input-shape)"
+                .into(),
+        );
     }
     let keep = node.int("keepdims", 1) != 0;
     let mut dims = s.clone();
@@ -209,54 +219,50 @@ pub(crate) fn arg(cx: &mut Cx<'_>, node: &Node) -> Lowered {
     } else {
         dims.remove(ax as usize);
     }
-    let (ty, p) = if node.op == "ArgMax" {
-        (
-            "Max",
-            P::MaxParam(MaxParameter {
-                axes: vec![ax],
-                keep_dims: keep,
-                with_index: true,
-                only_index: true,
-            }),
-        )
-    } else {
-        (
-            "Min",
-            P::MinParam(MinParameter {
-                axes: vec![ax],
-                keep_dims: keep,
-                with_index: true,
-                only_index: true,
-            }),
-        )
-    };
     if last {
-        // The last extreme is the first of the flipped axis: d - 1 - index.
-        let d = s[ax as usize];
-        if d < 0 {
-            return Err(
-                "select_last_index=1 on the symbolic batch dimension (fix it with --input-shape)"
-                    .into(),
-            );
-        }
         let flipped = cx.fresh(&x);
         let fp = P::FlipParam(FlipParameter { axes: vec![ax] });
         cx.emit("Flip", &[&x], &[(&flipped, &s)], Some(fp));
-        let idx = cx.fresh(&x);
-        cx.emit(ty, &[&flipped], &[(&idx, &dims)], Some(p));
+        x = flipped;
+    }
+    // The axis last: (kept..., d).
+    let perm: Vec<i64> = (0..r).filter(|&i| i != ax).chain([ax]).collect();
+    if ax != r - 1 {
+        let pd: Vec<i64> = perm.iter().map(|&i| s[i as usize]).collect();
+        let t = cx.fresh(&x);
+        super::nnabla_ops_shape::transpose_vars(cx, &x, &t, &perm, &pd);
+        x = t;
+    }
+    let mut top: Vec<i64> = perm[..perm.len() - 1]
+        .iter()
+        .map(|&i| s[i as usize])
+        .collect();
+    top.push(1);
+    let (v, idx) = (cx.fresh(&x), cx.fresh(&x));
+    cx.emit(
+        "TopKData",
+        &[&x],
+        &[(&v, &top), (&idx, &top)],
+        Some(P::TopKDataParam(TopKDataParameter {
+            k: 1,
+            abs: false,
+            reduce: true,
+            base_axis: r - 1,
+            largest: node.op == "ArgMax",
+            with_index: true,
+        })),
+    );
+    let out = node.outputs[0].clone();
+    if last {
+        let t = cx.reshape(&idx, &dims)?;
         let rp = P::RSubScalarParam(RSubScalarParameter {
             val: (d - 1) as f64,
         });
-        cx.emit(
-            "RSubScalar",
-            &[&idx],
-            &[(&node.outputs[0], &dims)],
-            Some(rp),
-        );
+        cx.emit("RSubScalar", &[&t], &[(&out, &dims)], Some(rp));
     } else {
-        cx.emit(ty, &[&x], &[(&node.outputs[0], &dims)], Some(p));
+        cx.reshape_to(&idx, &out, &dims)?;
     }
-    cx.set_elem(&node.outputs[0], 7);
+    cx.set_elem(&out, 7);
     Ok(())
 }
 

@@ -154,9 +154,9 @@ pub static TABLE: &[Entry] = &[
     ),
     e(
         "Clip",
-        "min, max (constant)",
-        "MaximumScalar, MinimumScalar",
-        "bounds computed at run time",
+        "min, max",
+        "MaximumScalar, MinimumScalar; Maximum2, Minimum2 (run-time bounds)",
+        "",
         ew::clip,
     ),
     // Arithmetic with numpy broadcasting.
@@ -296,6 +296,13 @@ pub static TABLE: &[Entry] = &[
         ),
         10,
     ),
+    e(
+        "Hardmax",
+        "axis",
+        "Transpose, TopKData (with_index), OneHot (+ Reshape before opset 13)",
+        "symbolic batch",
+        ix::hardmax,
+    ),
     since(
         e(
             "ScatterND",
@@ -309,7 +316,7 @@ pub static TABLE: &[Entry] = &[
     e(
         "Pad",
         "mode (constant, reflect), pads, constant_value, axes",
-        "Pad",
+        "Pad (+ Where for a run-time value)",
         "edge/wrap modes, negative pads",
         sh::pad,
     ),
@@ -343,7 +350,13 @@ pub static TABLE: &[Entry] = &[
         sh::depth_space,
     ),
     since(
-        e("Trilu", "upper, k (constant)", "Trilu", "", sh::trilu),
+        e(
+            "Trilu",
+            "upper, k",
+            "Trilu; GreaterEqual/LessEqual, Where (run-time k)",
+            "empty inputs with run-time k",
+            sh::trilu,
+        ),
         14,
     ),
     // Layers.
@@ -537,14 +550,14 @@ pub static TABLE: &[Entry] = &[
     e(
         "ArgMax",
         "axis, keepdims, select_last_index",
-        "Max (only_index); Flip, RSubScalar (last index)",
+        "Transpose, TopKData (with_index); Flip, RSubScalar (last index)",
         "",
         red::arg,
     ),
     e(
         "ArgMin",
         "axis, keepdims, select_last_index",
-        "Min (only_index); Flip, RSubScalar (last index)",
+        "Transpose, TopKData (with_index); Flip, RSubScalar (last index)",
         "",
         red::arg,
     ),
