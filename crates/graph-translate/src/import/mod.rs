@@ -42,6 +42,8 @@ pub mod onnx_graph;
 #[cfg(feature = "nnabla")]
 mod nnabla_cx;
 #[cfg(feature = "nnabla")]
+mod nnabla_ops_attention;
+#[cfg(feature = "nnabla")]
 mod nnabla_ops_elementwise;
 #[cfg(feature = "nnabla")]
 mod nnabla_ops_index;

@@ -6,6 +6,7 @@
 
 use super::SupportRow;
 use super::nnabla_cx::{Cx, Lowered};
+use super::nnabla_ops_attention as attn;
 use super::nnabla_ops_elementwise as ew;
 use super::nnabla_ops_index as ix;
 use super::nnabla_ops_loss as loss;
@@ -474,6 +475,16 @@ pub static TABLE: &[Entry] = &[
             loss::softmax_cross_entropy,
         ),
         12,
+    ),
+    since(
+        e(
+            "Attention",
+            "is_causal, scale, softcap, q_num_heads, kv_num_heads, left/right_window_size, qk_matmul_output_mode, attn_mask (bool or additive), past_key/past_value",
+            "Reshape, Transpose, Concatenate (cache), Broadcast (grouped heads), MulScalar, BatchMatmul, Tanh, Add2, Softmax, TopKData, LessScalar, Where",
+            "nonpad_kv_seqlen, masks shorter than the keys, softmax_precision other than FLOAT",
+            attn::attention,
+        ),
+        23,
     ),
     e("Softmax", "axis", "Softmax", "", norm::softmax),
     e("LogSoftmax", "axis", "LogSoftmax", "", norm::softmax),

@@ -1,0 +1,309 @@
+//! ONNX → NNabla lowering of `Attention` (opset 23+) without a key/value
+//! cache: scaled dot-product attention with `BatchMatmul`, grouped-query
+//! heads repeated with `Broadcast`, an optional soft cap, causal and
+//! boolean/additive masks, and the fully-masked rows set to 0 as ONNX
+//! defines them.
+
+use nnabla_proto::proto::function::Parameter as P;
+use nnabla_proto::proto::*;
+
+use super::nnabla_cx::{Cx, Lowered};
+use super::nnabla_ops_elementwise::{binary_vars, broadcast_to, chain, mul_scalar};
+use super::nnabla_ops_reduce::extreme;
+use super::nnabla_ops_shape::transpose_vars;
+use super::onnx_graph::{Node, elem};
+
+fn transpose(cx: &mut Cx<'_>, x: &str, perm: &[i64]) -> Result<String, String> {
+    let s = cx.shape(x)?;
+    let d: Vec<i64> = perm.iter().map(|&a| s[a as usize]).collect();
+    let y = cx.fresh(x);
+    transpose_vars(cx, x, &y, perm, &d);
+    Ok(y)
+}
+
+/// A 3-D `(B, S, H*E)` input as `(B, H, S, E)`; a 4-D one as it is.
+fn heads(cx: &mut Cx<'_>, x: &str, h: Option<i64>) -> Result<String, String> {
+    let s = cx.shape(x)?;
+    match (s.len(), h) {
+        (4, _) => Ok(x.to_string()),
+        (3, Some(h)) if h > 0 && s[2] % h == 0 => {
+            let r = cx.reshape(x, &[s[0], s[1], h, s[2] / h])?;
+            transpose(cx, &r, &[0, 2, 1, 3])
+        }
+        (3, _) => Err("3-D inputs without q_num_heads/kv_num_heads dividing them".into()),
+        _ => Err("inputs of rank other than 3 or 4".into()),
+    }
+}
+
+/// `(B, Hk, S, E)` with each head repeated `g` times (`np.repeat` on axis 1).
+fn repeat_heads(cx: &mut Cx<'_>, x: &str, g: i64) -> Result<String, String> {
+    if g == 1 {
+        return Ok(x.to_string());
+    }
+    let s = cx.shape(x)?;
+    let r = cx.reshape(x, &[s[0], s[1], 1, s[2], s[3]])?;
+    let b = broadcast_to(cx, &r, &[s[0], s[1], g, s[2], s[3]])?;
+    cx.reshape(&b, &[s[0], s[1] * g, s[2], s[3]])
+}
+
+fn matmul(cx: &mut Cx<'_>, a: &str, b: &str, tb: bool, dims: &[i64]) -> String {
+    let y = cx.fresh(a);
+    cx.emit(
+        "BatchMatmul",
+        &[a, b],
+        &[(&y, dims)],
+        Some(P::BatchMatmulParam(BatchMatmulParameter {
+            transpose_a: false,
+            transpose_b: tb,
+        })),
+    );
+    cx.set_elem(&y, elem::FLOAT);
+    y
+}
+
+/// The additive bias of the attention mask (input 3) and the causal mask,
+/// `None` when there is neither.
+fn bias(
+    cx: &mut Cx<'_>,
+    node: &Node,
+    sq: i64,
+    skv: i64,
+    offset: i64,
+) -> Result<(Option<String>, bool), String> {
+    let mut b: Option<String> = None;
+    if let Some(m) = node.input(3) {
+        let e = cx.elem(m);
+        let ms = cx.shape(m)?;
+        if ms.is_empty() || ms.len() > 4 || ms.iter().any(|&d| d <= 0) {
+            return Err(
+                "an attention mask of rank 0 or above 4, or with symbolic dimensions".into(),
+            );
+        }
+        if ms.last() != Some(&skv) {
+            return Err("an attention mask shorter than the key sequence (padded)".into());
+        }
+        b = Some(if e == elem::BOOL {
+            let mv = cx.avar(node, 3)?;
+            let n = ms
+                .iter()
+                .try_fold(1usize, |p, &d| p.checked_mul(d as usize));
+            let n = n.filter(|&n| n <= 1 << 24).ok_or("too large a mask")?;
+            let z = cx.param(&format!("{m}__zero"), &ms, &vec![0.0; n])?;
+            let ninf = cx.param(&format!("{m}__ninf"), &ms, &vec![f64::NEG_INFINITY; n])?;
+            let y = cx.fresh(&mv);
+            cx.emit("Where", &[&mv, &z, &ninf], &[(&y, &ms)], None);
+            cx.set_elem(&y, elem::FLOAT);
+            y
+        } else {
+            cx.fvar(node, 3)?
+        });
+    }
+    // The causal frontier (j <= i + offset) and the sliding window
+    // (i + offset - left <= j <= i + offset + right), one constant.
+    let causal = node.int("is_causal", 0) != 0;
+    let (left, right) = (
+        node.int("left_window_size", -1),
+        node.int("right_window_size", -1),
+    );
+    let mut row_all_masked = false;
+    if causal || left >= 0 || right >= 0 {
+        let n = usize::try_from(sq.checked_mul(skv).ok_or("sequence lengths")?)
+            .map_err(|_| "sequence lengths")?;
+        let c: Vec<f64> = (0..n)
+            .map(|p| {
+                let (i, j) = ((p / skv as usize) as i64, (p % skv as usize) as i64);
+                let diff = i + offset - j;
+                let ok = (!causal || diff >= 0)
+                    && (left < 0 || diff <= left)
+                    && (right < 0 || -diff <= right);
+                if ok { 0.0 } else { f64::NEG_INFINITY }
+            })
+            .collect();
+        row_all_masked = c
+            .chunks(skv as usize)
+            .any(|r| r.iter().all(|v| v.is_infinite()));
+        let cp = cx.param(&format!("{}__causal", node.outputs[0]), &[sq, skv], &c)?;
+        b = Some(match b {
+            Some(m) => binary_vars(cx, "Add2", &m, &cp, None, elem::FLOAT)?,
+            None => cp,
+        });
+    }
+    let runtime = node.input(3).is_some();
+    Ok((b, runtime || row_all_masked))
+}
+
+/// `Attention` (opset 23+): Q, K, V and an optional mask; no cache.
+pub(crate) fn attention(cx: &mut Cx<'_>, node: &Node) -> Lowered {
+    if node.input(6).is_some() {
+        return Err("nonpad_kv_seqlen input (external cache)".into());
+    }
+    if node.input(4).is_some() != node.input(5).is_some() {
+        return Err("past_key without past_value or the reverse".into());
+    }
+    let mode = node.int("qk_matmul_output_mode", 0);
+    if !(0..=3).contains(&mode) {
+        return Err(format!("qk_matmul_output_mode={mode}"));
+    }
+    for w in ["left_window_size", "right_window_size"] {
+        if node.int(w, -1) < -1 {
+            return Err(format!("{w} below -1"));
+        }
+    }
+    if node.int("softmax_precision", 1) != 1 {
+        return Err("softmax_precision other than FLOAT".into());
+    }
+    let q = cx.fvar(node, 0)?;
+    let k = cx.fvar(node, 1)?;
+    let v = cx.fvar(node, 2)?;
+    let rank = cx.shape(&q)?.len();
+    if cx.shape(&k)?.len() != rank || cx.shape(&v)?.len() != rank {
+        return Err("Q, K and V of different ranks".into());
+    }
+    if [&q, &k, &v]
+        .iter()
+        .any(|x| cx.shape(x).is_ok_and(|s| s.iter().any(|&d| d <= 0)))
+    {
+        return Err("symbolic or empty dimensions (fix them with --input-shape)".into());
+    }
+    let hq = node.attr("q_num_heads").and_then(|a| a.i);
+    let hk = node.attr("kv_num_heads").and_then(|a| a.i);
+    let q4 = heads(cx, &q, hq)?;
+    let k4 = heads(cx, &k, hk)?;
+    let v4 = heads(cx, &v, hk)?;
+    // A cache: the past keys/values (B, Hk, P, E) before the new ones.
+    let (k4, v4, offset) = if node.input(4).is_some() {
+        let pk = cx.fvar(node, 4)?;
+        let pv = cx.fvar(node, 5)?;
+        let (pks, pvs) = (cx.shape(&pk)?, cx.shape(&pv)?);
+        let (ks, vs) = (cx.shape(&k4)?, cx.shape(&v4)?);
+        if pks.len() != 4
+            || pvs.len() != 4
+            || pks[..2] != ks[..2]
+            || pks[3] != ks[3]
+            || pvs[..2] != vs[..2]
+            || pvs[3] != vs[3]
+            || pks[2] != pvs[2]
+        {
+            return Err("past_key/past_value shapes that do not fit K/V".into());
+        }
+        let cat = |cx: &mut Cx<'_>, a: &str, b: &str, sa: &[i64], sb: &[i64]| {
+            let d = [sa[0], sa[1], sa[2] + sb[2], sa[3]];
+            let y = cx.fresh(b);
+            cx.emit(
+                "Concatenate",
+                &[a, b],
+                &[(&y, &d)],
+                Some(P::ConcatenateParam(ConcatenateParameter { axis: 2 })),
+            );
+            cx.set_elem(&y, elem::FLOAT);
+            y
+        };
+        let k = cat(cx, &pk, &k4, &pks, &ks);
+        let v = cat(cx, &pv, &v4, &pvs, &vs);
+        (k, v, pks[2])
+    } else {
+        (k4, v4, 0)
+    };
+    for (i, x) in [(1usize, &k4), (2, &v4)] {
+        if node.has_output(i) {
+            let d = cx.shape(x)?;
+            cx.emit("Identity", &[x], &[(&node.outputs[i], &d)], None);
+            cx.set_elem(&node.outputs[i], elem::FLOAT);
+        }
+    }
+    let (qs, ks, vs) = (cx.shape(&q4)?, cx.shape(&k4)?, cx.shape(&v4)?);
+    let (b, nq, sq, e) = (qs[0], qs[1], qs[2], qs[3]);
+    let (nk, skv) = (ks[1], ks[2]);
+    if ks[0] != b || vs[0] != b || vs[1] != nk || ks[3] != e || vs[2] != skv {
+        return Err("Q, K and V shapes that do not agree".into());
+    }
+    if nq % nk != 0 {
+        return Err("query heads not a multiple of the key/value heads".into());
+    }
+    let k4 = repeat_heads(cx, &k4, nq / nk)?;
+    let v4 = repeat_heads(cx, &v4, nq / nk)?;
+    let ev = vs[3];
+    // Q and K each scaled by sqrt(scale), in f32 as ONNX's reference does.
+    let scale = match node.attr("scale").and_then(|a| a.f) {
+        Some(s) => f64::from(s),
+        None => 1.0 / (e as f64).sqrt(),
+    };
+    let s = f64::from(scale.sqrt() as f32);
+    let qm = chain(cx, &q4, "MulScalar", mul_scalar(s))?;
+    let km = chain(cx, &k4, "MulScalar", mul_scalar(s))?;
+    let sd = [b, nq, sq, skv];
+    let mut qk = matmul(cx, &qm, &km, true, &sd);
+    let softcap = f64::from(node.float("softcap", 0.0));
+    if softcap > 0.0 {
+        let t = chain(cx, &qk, "MulScalar", mul_scalar(1.0 / softcap))?;
+        let t = chain(cx, &t, "Tanh", None)?;
+        qk = chain(cx, &t, "MulScalar", mul_scalar(softcap))?;
+    }
+    let qk_out = node.has_output(3).then(|| node.outputs[3].clone());
+    let emit_qk = |cx: &mut Cx<'_>, x: &str| {
+        if let Some(o) = &qk_out {
+            cx.emit("Identity", &[x], &[(o, &sd)], None);
+            cx.set_elem(o, elem::FLOAT);
+        }
+    };
+    if mode <= 1 {
+        emit_qk(cx, &qk);
+    }
+    let (bias, zero_rows) = bias(cx, node, sq, skv, offset)?;
+    if let Some(bv) = &bias {
+        qk = binary_vars(cx, "Add2", &qk, bv, None, elem::FLOAT)?;
+        qk = broadcast_to(cx, &qk, &sd)?;
+    }
+    if mode == 2 {
+        emit_qk(cx, &qk);
+    }
+    let mut p = cx.fresh(&qk);
+    cx.emit(
+        "Softmax",
+        &[&qk],
+        &[(&p, &sd)],
+        Some(P::SoftmaxParam(SoftmaxParameter { axis: 3 })),
+    );
+    cx.set_elem(&p, elem::FLOAT);
+    // Rows whose bias is -inf everywhere give 0 (softmax gives NaN there).
+    if let Some(bv) = &bias
+        && zero_rows
+    {
+        let bs = cx.shape(bv)?;
+        let last = (bs.len() - 1) as i64;
+        let mut md = bs.clone();
+        *md.last_mut().ok_or("rank 0 mask")? = 1;
+        let mx = cx.fresh(bv);
+        extreme(cx, bv, &[last], true, &mx, &md)?;
+        let masked = chain(
+            cx,
+            &mx,
+            "LessScalar",
+            Some(P::LessScalarParam(LessScalarParameter {
+                val: f64::from(f32::MIN),
+            })),
+        )?;
+        cx.set_elem(&masked, elem::BOOL);
+        let masked = cx.with_rank(&masked, 4)?;
+        let masked = broadcast_to(cx, &masked, &sd)?;
+        let z = cx.param(&format!("{}__zero", node.outputs[0]), &[1], &[0.0])?;
+        let z = broadcast_to(cx, &z, &sd)?;
+        let y = cx.fresh(&p);
+        cx.emit("Where", &[&masked, &z, &p], &[(&y, &sd)], None);
+        cx.set_elem(&y, elem::FLOAT);
+        p = y;
+    }
+    if mode == 3 {
+        emit_qk(cx, &p);
+    }
+    let out = node.outputs[0].clone();
+    if rank == 4 {
+        let y = matmul(cx, &p, &v4, false, &[b, nq, sq, ev]);
+        return cx.reshape_to(&y, &out, &[b, nq, sq, ev]);
+    }
+    let y = matmul(cx, &p, &v4, false, &[b, nq, sq, ev]);
+    let t = transpose(cx, &y, &[0, 2, 1, 3])?;
+    cx.reshape_to(&t, &out, &[b, sq, nq * ev])?;
+    cx.set_elem(&out, elem::FLOAT);
+    Ok(())
+}
