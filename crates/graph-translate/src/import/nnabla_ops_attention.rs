@@ -307,3 +307,147 @@ pub(crate) fn attention(cx: &mut Cx<'_>, node: &Node) -> Lowered {
     cx.set_elem(&out, elem::FLOAT);
     Ok(())
 }
+
+fn concat_last(cx: &mut Cx<'_>, parts: &[&str], dims: &[i64]) -> String {
+    let y = cx.fresh(parts[0]);
+    cx.emit(
+        "Concatenate",
+        parts,
+        &[(&y, dims)],
+        Some(P::ConcatenateParam(ConcatenateParameter {
+            axis: (dims.len() - 1) as i64,
+        })),
+    );
+    cx.set_elem(&y, elem::FLOAT);
+    y
+}
+
+/// The last axis of `x` (shape `s`) from `start`, every `step`, `n` long.
+fn last_slice(
+    cx: &mut Cx<'_>,
+    x: &str,
+    s: &[i64],
+    start: i64,
+    step: i64,
+    n: i64,
+) -> Result<String, String> {
+    let mut spec: Vec<(i64, i64, i64)> = s.iter().map(|&d| (0, 1, d)).collect();
+    *spec.last_mut().ok_or("rank 0")? = (start, step, n);
+    let y = cx.fresh(x);
+    super::nnabla_ops_shape::slice_vars(cx, x, &y, &spec)?;
+    Ok(y)
+}
+
+/// `RotaryEmbedding` (opset 23+): the rotated half (or interleaved pairs)
+/// of each head, `cos * x1 - sin * x2`, `sin * x1 + cos * x2`, with the
+/// caches gathered at `position_ids` (run time) when given.
+pub(crate) fn rotary_embedding(cx: &mut Cx<'_>, node: &Node) -> Lowered {
+    let x = cx.fvar(node, 0)?;
+    let s0 = cx.shape(&x)?;
+    if s0.iter().any(|&d| d <= 0) {
+        return Err("symbolic or empty dimensions (fix them with --input-shape)".into());
+    }
+    // (B, S, H, D)
+    let xh = match s0.len() {
+        4 => transpose(cx, &x, &[0, 2, 1, 3])?,
+        3 => {
+            let h = node.int("num_heads", 0);
+            if h <= 0 || s0[2] % h != 0 {
+                return Err("3-D input without num_heads dividing it".into());
+            }
+            cx.reshape(&x, &[s0[0], s0[1], h, s0[2] / h])?
+        }
+        _ => return Err("an input of rank other than 3 or 4".into()),
+    };
+    let s = cx.shape(&xh)?;
+    let (b, sq, d) = (s[0], s[1], s[3]);
+    let rd = match node.int("rotary_embedding_dim", 0) {
+        0 => d,
+        r if r > 0 && r <= d && r % 2 == 0 => r,
+        r => return Err(format!("rotary_embedding_dim={r}")),
+    };
+    let half = rd / 2;
+    let cache = |cx: &mut Cx<'_>, i: usize| -> Result<String, String> {
+        let c = cx.fvar(node, i)?;
+        let cs = cx.shape(&c)?;
+        let g = if node.input(3).is_some() {
+            let pname = node.input(3).ok_or("position_ids")?;
+            if cx.shape(pname)? != [b, sq] || cs.len() != 2 || cs[1] != half || cs[0] <= 0 {
+                return Err("position_ids or caches of other shapes than (B, S), (P, D/2)".into());
+            }
+            let pe = cx.elem(pname);
+            if !matches!(pe, 6 | 7) {
+                return Err("position_ids that are not integers".into());
+            }
+            let p = cx.var(pname)?;
+            let y = cx.fresh(&c);
+            cx.emit(
+                "Gather",
+                &[&c, &p],
+                &[(&y, &[b, sq, half])],
+                Some(P::GatherParam(GatherParameter {
+                    axis: 0,
+                    batch_dims: 0,
+                })),
+            );
+            cx.set_elem(&y, elem::FLOAT);
+            y
+        } else {
+            if cs != [b, sq, half] {
+                return Err("caches of another shape than (B, S, D/2)".into());
+            }
+            c
+        };
+        cx.reshape(&g, &[b, sq, 1, half])
+    };
+    let cos = cache(cx, 1)?;
+    let sin = cache(cx, 2)?;
+    let interleaved = node.int("interleaved", 0) != 0;
+    let xr = if rd < d {
+        last_slice(cx, &xh, &s, 0, 1, rd)?
+    } else {
+        xh.clone()
+    };
+    let sr = [b, sq, s[2], rd];
+    let (x1, x2) = if interleaved {
+        (
+            last_slice(cx, &xr, &sr, 0, 2, half)?,
+            last_slice(cx, &xr, &sr, 1, 2, half)?,
+        )
+    } else {
+        (
+            last_slice(cx, &xr, &sr, 0, 1, half)?,
+            last_slice(cx, &xr, &sr, half, 1, half)?,
+        )
+    };
+    let f = elem::FLOAT;
+    let a = binary_vars(cx, "Mul2", &cos, &x1, None, f)?;
+    let c = binary_vars(cx, "Mul2", &sin, &x2, None, f)?;
+    let real = binary_vars(cx, "Sub2", &a, &c, None, f)?;
+    let a = binary_vars(cx, "Mul2", &sin, &x1, None, f)?;
+    let c = binary_vars(cx, "Mul2", &cos, &x2, None, f)?;
+    let imag = binary_vars(cx, "Add2", &a, &c, None, f)?;
+    let rot = if interleaved {
+        let p5 = [b, sq, s[2], half, 1];
+        let r5 = cx.reshape(&real, &p5)?;
+        let i5 = cx.reshape(&imag, &p5)?;
+        let st = concat_last(cx, &[&r5, &i5], &[b, sq, s[2], half, 2]);
+        cx.reshape(&st, &sr)?
+    } else {
+        concat_last(cx, &[&real, &imag], &sr)
+    };
+    let full = if rd < d {
+        let rest = last_slice(cx, &xh, &s, rd, 1, d - rd)?;
+        concat_last(cx, &[&rot, &rest], &s)
+    } else {
+        rot
+    };
+    let out = &node.outputs[0];
+    if s0.len() == 4 {
+        transpose_vars(cx, &full, out, &[0, 2, 1, 3], &s0);
+        cx.set_elem(out, f);
+        Ok(())
+    } else {
+        cx.reshape_to(&full, out, &s0)
+    }
+}

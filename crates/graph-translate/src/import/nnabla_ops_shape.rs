@@ -209,7 +209,7 @@ pub(crate) fn concat(cx: &mut Cx<'_>, node: &Node) -> Lowered {
 
 /// A `Slice` of `x` by resolved `(start, step, count)` per axis, into
 /// `out`: axes with a negative step are flipped first.
-fn slice_vars(cx: &mut Cx<'_>, x: &str, out: &str, spec: &[(i64, i64, i64)]) -> Lowered {
+pub(crate) fn slice_vars(cx: &mut Cx<'_>, x: &str, out: &str, spec: &[(i64, i64, i64)]) -> Lowered {
     let s = cx.shape(x)?;
     if has_batch(&s) {
         return Err(format!("slices a tensor with {BATCH}"));

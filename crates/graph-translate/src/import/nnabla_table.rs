@@ -486,6 +486,16 @@ pub static TABLE: &[Entry] = &[
         ),
         23,
     ),
+    since(
+        e(
+            "RotaryEmbedding",
+            "interleaved, rotary_embedding_dim, num_heads, position_ids",
+            "Transpose/Reshape, Gather (position_ids), Slice, Mul2, Sub2, Add2, Concatenate",
+            "symbolic dimensions",
+            attn::rotary_embedding,
+        ),
+        23,
+    ),
     e("Softmax", "axis", "Softmax", "", norm::softmax),
     e("LogSoftmax", "axis", "LogSoftmax", "", norm::softmax),
     e(
