@@ -377,3 +377,49 @@ pub(crate) fn hardmax(cx: &mut Cx<'_>, node: &Node) -> Lowered {
     cx.set_elem(out, elem::FLOAT);
     Ok(())
 }
+
+/// `GridSample` (2-D and 3-D): NNabla's `WarpByGrid` (linear, with
+/// zero/repeat/reflect padding), the grid's layout being ONNX's.
+pub(crate) fn grid_sample(cx: &mut Cx<'_>, node: &Node) -> Lowered {
+    let mode = match node.string("mode", "linear").as_str() {
+        "linear" | "bilinear" => "linear",
+        // nnabla 1.39's nearest picks other pixels than ONNX's (wrong on
+        // all 5 nearest conformance cases, by up to 9).
+        "nearest" => {
+            return Err("mode=\"nearest\" (nnabla 1.39 rounds to other pixels than ONNX)".into());
+        }
+        other => return Err(format!("mode={other:?} (NNabla warps linearly only)")),
+    };
+    let padding = match node.string("padding_mode", "zeros").as_str() {
+        "zeros" => "zero",
+        "border" => "repeat",
+        "reflection" => "reflect",
+        other => return Err(format!("padding_mode={other:?}")),
+    };
+    let x = cx.fvar(node, 0)?;
+    let g = cx.fvar(node, 1)?;
+    let (s, gs) = (static_shape(cx, &x)?, static_shape(cx, &g)?);
+    let sp = s.len().checked_sub(2).filter(|&n| n == 2 || n == 3);
+    let Some(sp) = sp else {
+        return Err("an input with other than 2 or 3 spatial dimensions".into());
+    };
+    if gs.len() != sp + 2 || gs[0] != s[0] || gs[sp + 1] != sp as i64 {
+        return Err("a grid of another shape than (N, *out, spatial rank)".into());
+    }
+    let mut out = s[..2].to_vec();
+    out.extend_from_slice(&gs[1..=sp]);
+    let y = &node.outputs[0];
+    cx.emit(
+        "WarpByGrid",
+        &[&x, &g],
+        &[(y, &out)],
+        Some(P::WarpByGridParam(WarpByGridParameter {
+            mode: mode.into(),
+            padding_mode: padding.into(),
+            align_corners: node.int("align_corners", 0) != 0,
+            channel_last: false,
+        })),
+    );
+    cx.set_elem(y, elem::FLOAT);
+    Ok(())
+}

@@ -297,6 +297,16 @@ pub static TABLE: &[Entry] = &[
         ),
         10,
     ),
+    since(
+        e(
+            "GridSample",
+            "mode (linear), padding_mode, align_corners",
+            "WarpByGrid",
+            "nearest and cubic modes",
+            ix::grid_sample,
+        ),
+        16,
+    ),
     e(
         "Hardmax",
         "axis",
