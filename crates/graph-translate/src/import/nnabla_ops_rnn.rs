@@ -306,3 +306,101 @@ pub(crate) fn recurrent(cx: &mut Cx<'_>, node: &Node) -> Lowered {
     }
     Ok(())
 }
+
+/// `CausalConvWithState` (opset 27): the past state (or zeros) before the
+/// input, a depthwise `Convolution` (group = channels) over it, SiLU when
+/// asked, and the last `k - 1` positions as the present state.
+pub(crate) fn causal_conv(cx: &mut Cx<'_>, node: &Node) -> Lowered {
+    let act = node.string("activation", "none");
+    if !matches!(act.as_str(), "none" | "silu" | "swish") {
+        return Err(format!("activation={act:?}"));
+    }
+    let x = cx.fvar(node, 0)?;
+    let w = cx.fvar(node, 1)?;
+    let (xs, ws) = (cx.shape(&x)?, cx.shape(&w)?);
+    if xs.len() != 3 || xs.iter().any(|&d| d <= 0) {
+        return Err("an input of rank other than 3 or with symbolic dimensions".into());
+    }
+    let (b, c, l) = (xs[0], xs[1], xs[2]);
+    if ws.len() != 3 || ws[0] != c || ws[1] != 1 || ws[2] <= 0 {
+        return Err("a weight of another shape than (C, 1, k)".into());
+    }
+    let k = ws[2];
+    let sd = [b, c, k - 1];
+    let padded = if k > 1 {
+        let past = match node.input(3) {
+            Some(_) => {
+                let p = cx.fvar(node, 3)?;
+                if cx.shape(&p)? != sd {
+                    return Err("a past_state of another shape than (B, C, k - 1)".into());
+                }
+                p
+            }
+            None => {
+                let n = usize::try_from(b * c * (k - 1)).map_err(|_| "state size")?;
+                cx.param(
+                    &format!("{}__zero_state", node.outputs[0]),
+                    &sd,
+                    &vec![0.0; n],
+                )?
+            }
+        };
+        concat(cx, &[&past, &x], 2, &[b, c, l + k - 1])
+    } else {
+        x
+    };
+    let mut ins: Vec<String> = vec![padded.clone(), w];
+    if node.input(2).is_some() {
+        let bias = cx.fvar(node, 2)?;
+        if cx.shape(&bias)? != [c] {
+            return Err("a bias of another shape than (C)".into());
+        }
+        ins.push(bias);
+    }
+    let od = [b, c, l];
+    let silu = act != "none";
+    let conv = if silu {
+        cx.fresh(&node.outputs[0])
+    } else {
+        node.outputs[0].clone()
+    };
+    let refs: Vec<&str> = ins.iter().map(String::as_str).collect();
+    cx.emit(
+        "Convolution",
+        &refs,
+        &[(&conv, &od)],
+        Some(P::ConvolutionParam(ConvolutionParameter {
+            base_axis: 1,
+            pad: Some(Shape { dim: vec![0] }),
+            stride: Some(Shape { dim: vec![1] }),
+            dilation: Some(Shape { dim: vec![1] }),
+            group: c,
+            channel_last: false,
+        })),
+    );
+    cx.set_elem(&conv, elem::FLOAT);
+    if silu {
+        let s = cx.fresh(&conv);
+        cx.emit("Sigmoid", &[&conv], &[(&s, &od)], None);
+        cx.emit("Mul2", &[&conv, &s], &[(&node.outputs[0], &od)], None);
+        cx.set_elem(&node.outputs[0], elem::FLOAT);
+    }
+    if node.has_output(1) {
+        if k == 1 {
+            return Err("an empty present_state (kernel size 1)".into());
+        }
+        let out = &node.outputs[1];
+        cx.emit(
+            "Slice",
+            &[&padded],
+            &[(out, &sd)],
+            Some(P::SliceParam(SliceParameter {
+                start: vec![0, 0, l],
+                stop: vec![b, c, l + k - 1],
+                step: vec![1, 1, 1],
+            })),
+        );
+        cx.set_elem(out, elem::FLOAT);
+    }
+    Ok(())
+}

@@ -506,6 +506,16 @@ pub static TABLE: &[Entry] = &[
         ),
         23,
     ),
+    since(
+        e(
+            "CausalConvWithState",
+            "activation (none, silu, swish), bias, past_state",
+            "Concatenate, Convolution (depthwise), Sigmoid, Mul2, Slice",
+            "an empty present_state (kernel size 1)",
+            rnn::causal_conv,
+        ),
+        27,
+    ),
     e("Softmax", "axis", "Softmax", "", norm::softmax),
     e("LogSoftmax", "axis", "LogSoftmax", "", norm::softmax),
     e(
