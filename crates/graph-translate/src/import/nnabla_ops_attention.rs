@@ -451,3 +451,174 @@ pub(crate) fn rotary_embedding(cx: &mut Cx<'_>, node: &Node) -> Lowered {
         cx.reshape_to(&full, out, &s0)
     }
 }
+
+/// Axis 2 of a 4-D `x` at position `i` (kept, length 1).
+fn step(cx: &mut Cx<'_>, x: &str, i: i64) -> Result<String, String> {
+    let s = cx.shape(x)?;
+    let y = cx.fresh(x);
+    cx.emit(
+        "Slice",
+        &[x],
+        &[(&y, &[s[0], s[1], 1, s[3]])],
+        Some(P::SliceParam(SliceParameter {
+            start: vec![0, 0, i, 0],
+            stop: vec![s[0], s[1], i + 1, s[3]],
+            step: vec![1, 1, 1, 1],
+        })),
+    );
+    cx.set_elem(&y, elem::FLOAT);
+    Ok(y)
+}
+
+/// The longest sequence `LinearAttention` is unrolled for.
+const MAX_STEPS: i64 = 256;
+
+/// `LinearAttention` (opset 27): the recurrence unrolled over the (static)
+/// sequence, after ONNX's reference: per step the state decays by
+/// `exp(decay)` (gated rules), the value is corrected by `beta` times its
+/// difference with what the state retrieves for the key (delta rules), the
+/// outer product key x value is added, and the query reads the state
+/// (key/value heads repeated for grouped queries), scaled.
+pub(crate) fn linear_attention(cx: &mut Cx<'_>, node: &Node) -> Lowered {
+    let rule = node.string("update_rule", "gated_delta");
+    let (gating, delta) = match rule.as_str() {
+        "linear" => (false, false),
+        "gated" => (true, false),
+        "delta" => (false, true),
+        "gated_delta" => (true, true),
+        other => return Err(format!("update_rule={other:?}")),
+    };
+    if gating != node.input(4).is_some() || delta != node.input(5).is_some() {
+        return Err(format!(
+            "decay/beta inputs that do not fit update_rule={rule:?}"
+        ));
+    }
+    let hq = node.int("q_num_heads", 0);
+    let hk = node.int("kv_num_heads", 0);
+    if hq <= 0 || hk <= 0 || hq % hk != 0 {
+        return Err("q_num_heads not a positive multiple of kv_num_heads".into());
+    }
+    let q = cx.fvar(node, 0)?;
+    let k = cx.fvar(node, 1)?;
+    let v = cx.fvar(node, 2)?;
+    for x in [&q, &k, &v] {
+        let s = cx.shape(x)?;
+        if s.len() != 3 || s.iter().any(|&d| d <= 0) {
+            return Err("inputs of rank other than 3 or with symbolic dimensions".into());
+        }
+    }
+    let q4 = heads(cx, &q, Some(hq))?;
+    let k4 = heads(cx, &k, Some(hk))?;
+    let v4 = heads(cx, &v, Some(hk))?;
+    let (qs, ks, vs) = (cx.shape(&q4)?, cx.shape(&k4)?, cx.shape(&v4)?);
+    let (b, t, dk, dv) = (qs[0], qs[2], qs[3], vs[3]);
+    if ks[0] != b || vs[0] != b || ks[2] != t || vs[2] != t || ks[3] != dk {
+        return Err("query, key and value shapes that do not agree".into());
+    }
+    if t > MAX_STEPS {
+        return Err(format!(
+            "a sequence longer than {MAX_STEPS} steps (unrolled)"
+        ));
+    }
+    // decay as (B, Hk, T, 1 or dk), beta as (B, Hk or 1, T, 1).
+    let decay = if gating {
+        let d = cx.fvar(node, 4)?;
+        let ds = cx.shape(&d)?;
+        if ds.len() != 3 || ds[0] != b || ds[1] != t {
+            return Err("a decay of another shape than (B, T, ...)".into());
+        }
+        Some(if ds[2] == hk {
+            let r = cx.reshape(&d, &[b, t, hk, 1])?;
+            transpose(cx, &r, &[0, 2, 1, 3])?
+        } else if ds[2] == hk * dk {
+            heads(cx, &d, Some(hk))?
+        } else {
+            return Err(
+                "a decay whose last dimension is neither kv_num_heads nor kv_num_heads*d_k".into(),
+            );
+        })
+    } else {
+        None
+    };
+    let beta = if delta {
+        let bt = cx.fvar(node, 5)?;
+        let bs = cx.shape(&bt)?;
+        if bs.len() != 3 || bs[0] != b || bs[1] != t || (bs[2] != hk && bs[2] != 1) {
+            return Err("a beta of another shape than (B, T, kv_num_heads or 1)".into());
+        }
+        let r = cx.reshape(&bt, &[b, t, bs[2], 1])?;
+        Some(transpose(cx, &r, &[0, 2, 1, 3])?)
+    } else {
+        None
+    };
+    let sd = [b, hk, dk, dv];
+    let mut state = match node.input(3) {
+        Some(_) => {
+            let p = cx.fvar(node, 3)?;
+            if cx.shape(&p)? != sd {
+                return Err("a past_state of another shape than (B, Hk, d_k, d_v)".into());
+            }
+            p
+        }
+        None => {
+            let n = usize::try_from(b * hk * dk * dv).map_err(|_| "state size")?;
+            cx.param(
+                &format!("{}__zero_state", node.outputs[0]),
+                &sd,
+                &vec![0.0; n],
+            )?
+        }
+    };
+    let scale = match node.attr("scale").and_then(|a| a.f) {
+        Some(s) if s != 0.0 => f64::from(s),
+        _ => 1.0 / (dk as f64).sqrt(),
+    };
+    let f = elem::FLOAT;
+    let mut outs = Vec::new();
+    for i in 0..t {
+        let q_t = step(cx, &q4, i)?;
+        let k_t = step(cx, &k4, i)?;
+        let mut v_t = step(cx, &v4, i)?;
+        if let Some(d) = &decay {
+            let g = step(cx, d, i)?;
+            let gs = cx.shape(&g)?;
+            let g = chain(cx, &g, "Exp", None)?;
+            let g = cx.reshape(&g, &[b, hk, gs[3], 1])?;
+            state = binary_vars(cx, "Mul2", &state, &g, None, f)?;
+        }
+        if let Some(bt) = &beta {
+            let got = matmul(cx, &k_t, &state, false, &[b, hk, 1, dv]);
+            let diff = binary_vars(cx, "Sub2", &v_t, &got, None, f)?;
+            let be = step(cx, bt, i)?;
+            v_t = binary_vars(cx, "Mul2", &be, &diff, None, f)?;
+        }
+        let kc = cx.reshape(&k_t, &[b, hk, dk, 1])?;
+        let outer = matmul(cx, &kc, &v_t, false, &sd);
+        state = binary_vars(cx, "Add2", &state, &outer, None, f)?;
+        let read = repeat_heads(cx, &state, hq / hk)?;
+        let o = matmul(cx, &q_t, &read, false, &[b, hq, 1, dv]);
+        outs.push(chain(cx, &o, "MulScalar", mul_scalar(scale))?);
+    }
+    let o4 = if outs.len() == 1 {
+        outs[0].clone()
+    } else {
+        let y = cx.fresh(&outs[0]);
+        let refs: Vec<&str> = outs.iter().map(String::as_str).collect();
+        cx.emit(
+            "Concatenate",
+            &refs,
+            &[(&y, &[b, hq, t, dv])],
+            Some(P::ConcatenateParam(ConcatenateParameter { axis: 2 })),
+        );
+        cx.set_elem(&y, f);
+        y
+    };
+    let tr = transpose(cx, &o4, &[0, 2, 1, 3])?;
+    cx.reshape_to(&tr, &node.outputs[0], &[b, t, hq * dv])?;
+    if node.has_output(1) {
+        let d = cx.shape(&state)?;
+        cx.emit("Identity", &[&state], &[(&node.outputs[1], &d)], None);
+        cx.set_elem(&node.outputs[1], f);
+    }
+    Ok(())
+}

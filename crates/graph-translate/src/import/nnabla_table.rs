@@ -516,6 +516,16 @@ pub static TABLE: &[Entry] = &[
         ),
         27,
     ),
+    since(
+        e(
+            "LinearAttention",
+            "update_rule, q_num_heads, kv_num_heads, scale, past_state, decay, beta",
+            "Reshape, Transpose, Slice, Exp, Mul2, Sub2, Add2, BatchMatmul, Broadcast, MulScalar, Concatenate (unrolled over the sequence)",
+            "sequences longer than 256",
+            attn::linear_attention,
+        ),
+        27,
+    ),
     e("Softmax", "axis", "Softmax", "", norm::softmax),
     e("LogSoftmax", "axis", "LogSoftmax", "", norm::softmax),
     e(
