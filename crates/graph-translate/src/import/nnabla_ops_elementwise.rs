@@ -536,23 +536,43 @@ pub(crate) fn misc(cx: &mut Cx<'_>, node: &Node) -> Lowered {
             binary_vars(cx, "Add2", &a, &c, Some(&out), elem::FLOAT).map(drop)
         }
         _ => {
-            if node.int("fmod", 0) == 0 {
-                return Err("fmod=0 (Python-style remainder)".into());
-            }
+            let python = node.int("fmod", 0) == 0;
             let a = cx.fvar(node, 0)?;
             let b = cx.fvar(node, 1)?;
             let (sa, sb) = (cx.shape(&a)?, cx.shape(&b)?);
             let so = broadcast_shapes(&sa, &sb)?;
             let a = cx.with_rank(&a, so.len())?;
             let b = cx.with_rank(&b, so.len())?;
+            // NNabla's Mod2 on floats is C's fmod (the dividend's sign).
+            let r = if python { cx.fresh(&a) } else { out.clone() };
             cx.emit(
                 "Mod2",
                 &[&a, &b],
-                &[(&out, &so)],
-                Some(P::Mod2Param(Mod2Parameter {
-                    fmod: node.int("fmod", 0) != 0,
-                })),
+                &[(&r, &so)],
+                Some(P::Mod2Param(Mod2Parameter { fmod: true })),
             );
+            cx.set_elem(&r, elem::FLOAT);
+            if !python {
+                return Ok(());
+            }
+            // fmod=0 (numpy.mod): r + b where r is non-zero and its sign
+            // differs from the divisor's, as numpy computes it.
+            let nz = chain(
+                cx,
+                &r,
+                "NotEqualScalar",
+                Some(P::NotEqualScalarParam(NotEqualScalarParameter { val: 0.0 })),
+            )?;
+            let less0 = |v: f64| Some(P::LessScalarParam(LessScalarParameter { val: v }));
+            let rn = chain(cx, &r, "LessScalar", less0(0.0))?;
+            let bn = chain(cx, &b, "LessScalar", less0(0.0))?;
+            let diff = binary_vars(cx, "LogicalXor", &rn, &bn, None, elem::BOOL)?;
+            let cond = binary_vars(cx, "LogicalAnd", &nz, &diff, None, elem::BOOL)?;
+            let cond = broadcast_to(cx, &cond, &so)?;
+            let rb = binary_vars(cx, "Add2", &r, &b, None, elem::FLOAT)?;
+            let rb = broadcast_to(cx, &rb, &so)?;
+            cx.emit("Where", &[&cond, &rb, &r], &[(&out, &so)], None);
+            cx.set_elem(&out, elem::FLOAT);
             Ok(())
         }
     }

@@ -541,20 +541,28 @@ fn pad_runtime_value(
     Ok(())
 }
 
-/// `Identity`, and `Dropout` at inference (its mask output refused).
+/// `Identity`, and `Dropout` at inference (its mask all ones).
 pub(crate) fn identity(cx: &mut Cx<'_>, node: &Node) -> Lowered {
-    if node.op == "Dropout" {
-        if node.has_output(1) && cx.is_used(&node.outputs[1]) {
-            return Err("mask output".into());
-        }
-        if node.input(2).is_some() && cx.const_ints(node, 2) != Some(vec![0]) {
-            return Err("training_mode".into());
-        }
+    if node.op == "Dropout" && node.input(2).is_some() && cx.const_ints(node, 2) != Some(vec![0]) {
+        return Err("training_mode".into());
     }
     let x = cx.avar(node, 0)?;
     let e = cx.elem(&x);
     chain_to(cx, &x, &node.outputs[0], "Identity", None)?;
     cx.set_elem(&node.outputs[0], e);
+    // At inference the mask keeps every element: a constant of ones.
+    if node.op == "Dropout" && node.has_output(1) && cx.is_used(&node.outputs[1]) {
+        let s = cx.shape(&x)?;
+        let n = s.iter().try_fold(1usize, |p, &d| {
+            usize::try_from(d).ok().and_then(|d| p.checked_mul(d))
+        });
+        let n = n
+            .filter(|&n| n <= 1 << 24)
+            .ok_or("a mask output over the symbolic batch dimension")?;
+        let m = cx.param(&format!("{}__ones", node.outputs[1]), &s, &vec![1.0; n])?;
+        cx.emit("Identity", &[&m], &[(&node.outputs[1], &s)], None);
+        cx.set_elem(&node.outputs[1], elem::BOOL);
+    }
     Ok(())
 }
 

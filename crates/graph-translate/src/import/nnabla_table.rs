@@ -334,9 +334,9 @@ pub static TABLE: &[Entry] = &[
     e("Identity", "", "Identity", "", sh::identity),
     e(
         "Dropout",
-        "",
+        "mask output (ones at inference)",
         "Identity",
-        "mask output, training",
+        "training",
         sh::identity,
     ),
     e(
@@ -667,7 +667,13 @@ pub static TABLE: &[Entry] = &[
         9,
     ),
     since(
-        e("Mod", "fmod=1", "Mod2", "fmod=0, integer inputs", ew::misc),
+        e(
+            "Mod",
+            "fmod",
+            "Mod2; LessScalar, NotEqualScalar, LogicalXor, LogicalAnd, Add2, Where (fmod=0)",
+            "integer inputs",
+            ew::misc,
+        ),
         10,
     ),
     since(
