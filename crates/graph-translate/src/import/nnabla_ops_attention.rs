@@ -79,11 +79,41 @@ fn bias(
                 "an attention mask of rank 0 or above 4, or with symbolic dimensions".into(),
             );
         }
-        if ms.last() != Some(&skv) {
-            return Err("an attention mask shorter than the key sequence (padded)".into());
+        let ml = *ms.last().ok_or("mask rank")?;
+        if ml > skv {
+            return Err("an attention mask longer than the key sequence".into());
         }
+        // A mask shorter than the keys is padded: False / -inf.
+        let mut mv = if e == elem::BOOL {
+            cx.avar(node, 3)?
+        } else {
+            cx.fvar(node, 3)?
+        };
+        let ms = if ml < skv {
+            let mut pd = ms.clone();
+            *pd.last_mut().ok_or("mask rank")? = skv;
+            let y = cx.fresh(&mv);
+            cx.emit(
+                "Pad",
+                &[&mv],
+                &[(&y, &pd)],
+                Some(P::PadParam(PadParameter {
+                    pad_width: vec![0, skv - ml],
+                    mode: "constant".into(),
+                    constant_value: if e == elem::BOOL {
+                        0.0
+                    } else {
+                        f32::NEG_INFINITY
+                    },
+                })),
+            );
+            cx.set_elem(&y, e);
+            mv = y;
+            pd
+        } else {
+            ms
+        };
         b = Some(if e == elem::BOOL {
-            let mv = cx.avar(node, 3)?;
             let n = ms
                 .iter()
                 .try_fold(1usize, |p, &d| p.checked_mul(d as usize));
@@ -95,8 +125,16 @@ fn bias(
             cx.set_elem(&y, elem::FLOAT);
             y
         } else {
-            cx.fvar(node, 3)?
+            mv
         });
+    }
+    if node.input(6).is_some() {
+        let nb = nonpad_bias(cx, node, sq, skv)?;
+        let nb = match b {
+            Some(m) => binary_vars(cx, "Add2", &m, &nb, None, elem::FLOAT)?,
+            None => nb,
+        };
+        return Ok((Some(nb), true));
     }
     // The causal frontier (j <= i + offset) and the sliding window
     // (i + offset - left <= j <= i + offset + right), one constant.
@@ -132,10 +170,89 @@ fn bias(
     Ok((b, runtime || row_all_masked))
 }
 
+/// The bias of an external cache holding `nonpad_kv_seqlen[b]` valid keys
+/// (input 6): keys from there on are padding, and the causal frontier and
+/// window move with the per-batch offset `nonpad[b] - sq`:
+/// with `D = j - i + sq`, causal `D <= n`, left `n <= D + left`, right
+/// `n >= D - right`, padding `j < n`; `(B, 1, sq, skv)`, 0 or -inf.
+fn nonpad_bias(cx: &mut Cx<'_>, node: &Node, sq: i64, skv: i64) -> Result<String, String> {
+    let name = node.input(6).ok_or("nonpad_kv_seqlen")?;
+    let e = cx.elem(name);
+    if !matches!(e, 6 | 7) {
+        return Err("nonpad_kv_seqlen that is not integer".into());
+    }
+    let ns = cx.shape(name)?;
+    if ns.len() != 1 || ns[0] <= 0 {
+        return Err("nonpad_kv_seqlen of another shape than (B)".into());
+    }
+    let b = ns[0];
+    let nv = cx.var(name)?;
+    let n4 = cx.reshape(&nv, &[b, 1, 1, 1])?;
+    let npos = usize::try_from(sq.checked_mul(skv).ok_or("sequence lengths")?)
+        .map_err(|_| "sequence lengths")?;
+    let dvals = |extra: i64| -> Vec<f64> {
+        (0..npos)
+            .map(|p| {
+                let (i, j) = ((p / skv as usize) as i64, (p % skv as usize) as i64);
+                (j - i + sq + extra) as f64
+            })
+            .collect()
+    };
+    let out = node.outputs[0].clone();
+    let mut conds: Vec<String> = Vec::new();
+    let mut cmp = |cx: &mut Cx<'_>, ty: &str, a: &str, c: &str| -> Result<(), String> {
+        let y = binary_vars(cx, ty, a, c, None, elem::BOOL)?;
+        conds.push(y);
+        Ok(())
+    };
+    if node.int("is_causal", 0) != 0 {
+        let d = cx.param(&format!("{out}__nonpad_d"), &[1, 1, sq, skv], &dvals(0))?;
+        cmp(cx, "LessEqual", &d, &n4)?;
+    }
+    let left = node.int("left_window_size", -1);
+    if left >= 0 {
+        let d = cx.param(&format!("{out}__nonpad_l"), &[1, 1, sq, skv], &dvals(left))?;
+        cmp(cx, "LessEqual", &n4, &d)?;
+    }
+    let right = node.int("right_window_size", -1);
+    if right >= 0 {
+        let d = cx.param(
+            &format!("{out}__nonpad_r"),
+            &[1, 1, sq, skv],
+            &dvals(-right),
+        )?;
+        cmp(cx, "GreaterEqual", &n4, &d)?;
+    }
+    let jv: Vec<f64> = (0..skv).map(|j| j as f64).collect();
+    let j = cx.param(&format!("{out}__nonpad_j"), &[1, 1, 1, skv], &jv)?;
+    cmp(cx, "Less", &j, &n4)?;
+    let mut allowed = conds[0].clone();
+    for c in &conds[1..] {
+        allowed = binary_vars(cx, "LogicalAnd", &allowed, c, None, elem::BOOL)?;
+    }
+    let sd = [b, 1, sq, skv];
+    let allowed = broadcast_to(cx, &allowed, &sd)?;
+    let n = usize::try_from(b)
+        .ok()
+        .and_then(|b| b.checked_mul(npos))
+        .filter(|&n| n <= 1 << 24)
+        .ok_or("too large a bias")?;
+    let z = cx.param(&format!("{out}__nonpad_zero"), &sd, &vec![0.0; n])?;
+    let ninf = cx.param(
+        &format!("{out}__nonpad_ninf"),
+        &sd,
+        &vec![f64::NEG_INFINITY; n],
+    )?;
+    let y = cx.fresh(&allowed);
+    cx.emit("Where", &[&allowed, &z, &ninf], &[(&y, &sd)], None);
+    cx.set_elem(&y, elem::FLOAT);
+    Ok(y)
+}
+
 /// `Attention` (opset 23+): Q, K, V and an optional mask; no cache.
 pub(crate) fn attention(cx: &mut Cx<'_>, node: &Node) -> Lowered {
-    if node.input(6).is_some() {
-        return Err("nonpad_kv_seqlen input (external cache)".into());
+    if node.input(6).is_some() && node.input(4).is_some() {
+        return Err("nonpad_kv_seqlen with past_key (two caches)".into());
     }
     if node.input(4).is_some() != node.input(5).is_some() {
         return Err("past_key without past_value or the reverse".into());

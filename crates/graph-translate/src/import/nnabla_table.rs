@@ -489,9 +489,9 @@ pub static TABLE: &[Entry] = &[
     since(
         e(
             "Attention",
-            "is_causal, scale, softcap, q_num_heads, kv_num_heads, left/right_window_size, qk_matmul_output_mode, attn_mask (bool or additive), past_key/past_value",
+            "is_causal, scale, softcap, q_num_heads, kv_num_heads, left/right_window_size, qk_matmul_output_mode, attn_mask (bool or additive, padded), past_key/past_value, nonpad_kv_seqlen",
             "Reshape, Transpose, Concatenate (cache), Broadcast (grouped heads), MulScalar, BatchMatmul, Tanh, Add2, Softmax, TopKData, LessScalar, Where",
-            "nonpad_kv_seqlen, masks shorter than the keys, softmax_precision other than FLOAT",
+            "softmax_precision other than FLOAT",
             attn::attention,
         ),
         23,
