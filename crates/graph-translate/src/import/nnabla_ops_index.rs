@@ -423,3 +423,53 @@ pub(crate) fn grid_sample(cx: &mut Cx<'_>, node: &Node) -> Lowered {
     cx.set_elem(y, elem::FLOAT);
     Ok(())
 }
+
+/// `GatherND` (batch_dims 0): NNabla's `GatherNd` with the index tuples
+/// moved from the last axis to the first, negative ones wrapped.
+pub(crate) fn gather_nd(cx: &mut Cx<'_>, node: &Node) -> Lowered {
+    if node.int("batch_dims", 0) != 0 {
+        return Err("batch_dims other than 0".into());
+    }
+    let x = cx.avar(node, 0)?;
+    let s = static_shape(cx, &x)?;
+    let ishape = static_shape(cx, node.input(1).ok_or("indices missing")?)?;
+    let (&k, lead) = ishape.split_last().ok_or("rank-0 indices")?;
+    let k = usize::try_from(k)
+        .ok()
+        .filter(|&k| (1..=s.len()).contains(&k))
+        .ok_or("index tuples longer than the data's rank")?;
+    let bound: Vec<f64> = s[..k].iter().map(|&d| d as f64).collect();
+    let mut bdims = vec![1i64; ishape.len() - 1];
+    bdims.push(k as i64);
+    let idx = wrapped_indices(cx, node, 1, &bound, &bdims)?;
+    let idx = if lead.is_empty() {
+        cx.reshape(&idx, &[k as i64, 1])?
+    } else {
+        let rk = ishape.len();
+        let mut perm = vec![(rk - 1) as i64];
+        perm.extend(0..(rk - 1) as i64);
+        let mut td = vec![k as i64];
+        td.extend_from_slice(lead);
+        let t = cx.fresh(&idx);
+        super::nnabla_ops_shape::transpose_vars(cx, &idx, &t, &perm, &td);
+        t
+    };
+    let mut out: Vec<i64> = if lead.is_empty() {
+        vec![1]
+    } else {
+        lead.to_vec()
+    };
+    out.extend_from_slice(&s[k..]);
+    let e = cx.elem(&x);
+    let y = &node.outputs[0];
+    if lead.is_empty() {
+        let t = cx.fresh(&x);
+        cx.emit("GatherNd", &[&x, &idx], &[(&t, &out)], None);
+        cx.set_elem(&t, e);
+        cx.reshape_to(&t, y, &s[k..])?;
+    } else {
+        cx.emit("GatherNd", &[&x, &idx], &[(y, &out)], None);
+    }
+    cx.set_elem(y, e);
+    Ok(())
+}

@@ -299,6 +299,16 @@ pub static TABLE: &[Entry] = &[
     ),
     since(
         e(
+            "GatherND",
+            "batch_dims=0",
+            "Transpose, GatherNd (+ LessScalar, Mul2, Add2 for run-time indices)",
+            "batch_dims",
+            ix::gather_nd,
+        ),
+        11,
+    ),
+    since(
+        e(
             "GridSample",
             "mode (linear), padding_mode, align_corners",
             "WarpByGrid",
