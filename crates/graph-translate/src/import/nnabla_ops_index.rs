@@ -473,3 +473,62 @@ pub(crate) fn gather_nd(cx: &mut Cx<'_>, node: &Node) -> Lowered {
     cx.set_elem(y, e);
     Ok(())
 }
+
+/// `ReverseSequence`: each batch entry's first `sequence_lens[b]` time
+/// steps reversed, as a `GatherNd` whose time index is
+/// `Where(t < len, len - 1 - t, t)` (computed at run time).
+pub(crate) fn reverse_sequence(cx: &mut Cx<'_>, node: &Node) -> Lowered {
+    let x = cx.avar(node, 0)?;
+    let s = static_shape(cx, &x)?;
+    let r = s.len();
+    let (ba, ta) = (node.int("batch_axis", 1), node.int("time_axis", 0));
+    let (ba, ta) = match (ba, ta) {
+        (0, 1) => (0usize, 1usize),
+        (1, 0) => (1, 0),
+        _ => return Err(format!("batch_axis={ba}, time_axis={ta}")),
+    };
+    if r < 2 {
+        return Err("an input of rank below 2".into());
+    }
+    let lname = node.input(1).ok_or("sequence_lens missing")?;
+    if !matches!(cx.elem(lname), 6 | 7) || static_shape(cx, lname)? != [s[ba]] {
+        return Err("sequence_lens that are not integers of shape (batch)".into());
+    }
+    let lv = cx.var(lname)?;
+    let mut ld = vec![1i64; r];
+    ld[ba] = s[ba];
+    let l = cx.reshape(&lv, &ld)?;
+    let mut td = vec![1i64; r];
+    td[ta] = s[ta];
+    let tv: Vec<f64> = (0..s[ta]).map(|t| t as f64).collect();
+    let t = cx.param(&format!("{}__time", node.outputs[0]), &td, &tv)?;
+    let cond = binary_vars(cx, "Less", &t, &l, None, elem::BOOL)?;
+    let lm1 = chain(
+        cx,
+        &l,
+        "AddScalar",
+        Some(P::AddScalarParam(AddScalarParameter {
+            val: -1.0,
+            inplace: false,
+        })),
+    )?;
+    let rev = binary_vars(cx, "Sub2", &lm1, &t, None, elem::INT64)?;
+    let parts: Vec<String> = [cond, rev, t]
+        .iter()
+        .map(|v| super::nnabla_ops_elementwise::broadcast_to(cx, v, &s))
+        .collect::<Result<_, _>>()?;
+    let idx = cx.fresh(&parts[1]);
+    cx.emit(
+        "Where",
+        &[&parts[0], &parts[1], &parts[2]],
+        &[(&idx, &s)],
+        None,
+    );
+    cx.set_elem(&idx, elem::INT64);
+    let full = element_index(cx, &idx, r, ta)?;
+    let e = cx.elem(&x);
+    let y = &node.outputs[0];
+    cx.emit("GatherNd", &[&x, &full], &[(y, &s)], None);
+    cx.set_elem(y, e);
+    Ok(())
+}

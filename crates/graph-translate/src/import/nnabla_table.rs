@@ -309,6 +309,16 @@ pub static TABLE: &[Entry] = &[
     ),
     since(
         e(
+            "ReverseSequence",
+            "batch_axis, time_axis",
+            "Less, AddScalar, Sub2, Where, Concatenate, GatherNd",
+            "",
+            ix::reverse_sequence,
+        ),
+        10,
+    ),
+    since(
+        e(
             "GridSample",
             "mode (linear), padding_mode, align_corners",
             "WarpByGrid",
