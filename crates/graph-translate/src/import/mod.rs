@@ -54,6 +54,8 @@ mod nnabla_ops_nn;
 #[cfg(feature = "nnabla")]
 mod nnabla_ops_norm;
 #[cfg(feature = "nnabla")]
+mod nnabla_ops_pool;
+#[cfg(feature = "nnabla")]
 mod nnabla_ops_reduce;
 #[cfg(feature = "nnabla")]
 mod nnabla_ops_rnn;

@@ -295,7 +295,10 @@ pub(crate) fn pool(cx: &mut Cx<'_>, node: &Node) -> Lowered {
     let st = ints_or(node, "strides", n, 1);
     let dl = ints_or(node, "dilations", n, 1);
     if dl.iter().any(|&d| d != 1) {
-        return Err("dilations".into());
+        if max {
+            return Err("dilations".into());
+        }
+        return super::nnabla_ops_pool::dilated_average(cx, node, &k, &st, &dl);
     }
     let pads = resolve_pads(node, &sp, &k, &st, &dl)?;
     let ceil = node.int("ceil_mode", 0) != 0;

@@ -414,9 +414,9 @@ pub static TABLE: &[Entry] = &[
     ),
     e(
         "AveragePool",
-        "auto_pad, ceil_mode, count_include_pad, kernel_shape, pads, strides",
-        "AveragePooling (+ Pad); SumPooling, Constant, Div2 for ceil_mode and asymmetric pads",
-        "1-D ceil_mode / asymmetric pads excluding padding",
+        "auto_pad, ceil_mode, count_include_pad, dilations, kernel_shape, pads, strides",
+        "AveragePooling (+ Pad); SumPooling, Constant, Div2 for ceil_mode and asymmetric pads; Convolution (dilations)",
+        "1-D ceil_mode / asymmetric pads excluding padding, dilations with padding",
         nn::pool,
     ),
     e(
