@@ -296,7 +296,7 @@ pub(crate) fn pool(cx: &mut Cx<'_>, node: &Node) -> Lowered {
     let dl = ints_or(node, "dilations", n, 1);
     if dl.iter().any(|&d| d != 1) {
         if max {
-            return Err("dilations".into());
+            return super::nnabla_ops_pool::dilated_max(cx, node, &k, &st, &dl);
         }
         return super::nnabla_ops_pool::dilated_average(cx, node, &k, &st, &dl);
     }

@@ -407,9 +407,9 @@ pub static TABLE: &[Entry] = &[
     ),
     e(
         "MaxPool",
-        "auto_pad, ceil_mode, kernel_shape, pads, strides",
-        "MaxPooling (+ Pad -inf)",
-        "dilations, Indices output",
+        "auto_pad, ceil_mode, dilations, kernel_shape, pads, strides",
+        "MaxPooling (+ Pad -inf); Slice, Maximum2 (dilations)",
+        "Indices output, dilations with padding",
         nn::pool,
     ),
     e(
