@@ -254,3 +254,18 @@ fn onnx_import_tennis_section() -> String {
         r["per_op"][op]["pass"].as_u64().unwrap_or(0) as usize
     })
 }
+
+#[test]
+fn hostile_dimensions_are_refused_not_overflowed() {
+    // Declared dimensions whose products overflow i64 are refused by name.
+    let dir = tempfile::tempdir().unwrap();
+    let big = 1i64 << 40;
+    let src = model("Hardmax", &[Some(big), Some(big), Some(big)], dir.path());
+    let out = dir.path().join("out.nnp");
+    let e = convert(&src, &out, &ConvertOptions::new())
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("Hardmax (input"), "{e}");
+    assert!(e.contains("above 2^31"), "{e}");
+    assert!(!out.exists());
+}

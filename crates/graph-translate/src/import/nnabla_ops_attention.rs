@@ -251,6 +251,7 @@ fn nonpad_bias(cx: &mut Cx<'_>, node: &Node, sq: i64, skv: i64) -> Result<String
 
 /// `Attention` (opset 23+): Q, K, V and an optional mask; no cache.
 pub(crate) fn attention(cx: &mut Cx<'_>, node: &Node) -> Lowered {
+    cx.dims_within_limits(node)?;
     if node.input(6).is_some() && node.input(4).is_some() {
         return Err("nonpad_kv_seqlen with past_key (two caches)".into());
     }
@@ -459,6 +460,7 @@ fn last_slice(
 /// of each head, `cos * x1 - sin * x2`, `sin * x1 + cos * x2`, with the
 /// caches gathered at `position_ids` (run time) when given.
 pub(crate) fn rotary_embedding(cx: &mut Cx<'_>, node: &Node) -> Lowered {
+    cx.dims_within_limits(node)?;
     let x = cx.fvar(node, 0)?;
     let s0 = cx.shape(&x)?;
     if s0.iter().any(|&d| d <= 0) {
@@ -597,6 +599,7 @@ const MAX_STEPS: i64 = 256;
 /// outer product key x value is added, and the query reads the state
 /// (key/value heads repeated for grouped queries), scaled.
 pub(crate) fn linear_attention(cx: &mut Cx<'_>, node: &Node) -> Lowered {
+    cx.dims_within_limits(node)?;
     let rule = node.string("update_rule", "gated_delta");
     let (gating, delta) = match rule.as_str() {
         "linear" => (false, false),
@@ -678,7 +681,10 @@ pub(crate) fn linear_attention(cx: &mut Cx<'_>, node: &Node) -> Lowered {
             p
         }
         None => {
-            let n = usize::try_from(b * hk * dk * dv).map_err(|_| "state size")?;
+            let n = [b, hk, dk, dv]
+                .iter()
+                .try_fold(1usize, |p, &d| p.checked_mul(usize::try_from(d).ok()?))
+                .ok_or("state size")?;
             cx.param(
                 &format!("{}__zero_state", node.outputs[0]),
                 &sd,

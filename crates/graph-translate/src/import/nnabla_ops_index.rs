@@ -140,6 +140,7 @@ fn axis_of(node: &Node, r: usize) -> Result<usize, String> {
 
 /// `GatherElements`: `GatherNd` on the element index array.
 pub(crate) fn gather_elements(cx: &mut Cx<'_>, node: &Node) -> Lowered {
+    cx.dims_within_limits(node)?;
     let x = cx.avar(node, 0)?;
     let s = static_shape(cx, &x)?;
     let r = s.len();
@@ -160,6 +161,7 @@ pub(crate) fn gather_elements(cx: &mut Cx<'_>, node: &Node) -> Lowered {
 /// `Gather` with indices computed at run time: NNabla's `Gather` on the
 /// wrapped indices.
 pub(crate) fn gather_runtime(cx: &mut Cx<'_>, node: &Node) -> Lowered {
+    cx.dims_within_limits(node)?;
     let x = cx.avar(node, 0)?;
     let s = static_shape(cx, &x)?;
     let ax = axis_of(node, s.len())?;
@@ -204,6 +206,7 @@ fn reduction(node: &Node) -> Result<bool, String> {
 /// `ScatterElements` / `Scatter`: `ScatterAdd` (reduction add) or
 /// `ScatterNd` into a copy of the data on the element index array.
 pub(crate) fn scatter_elements(cx: &mut Cx<'_>, node: &Node) -> Lowered {
+    cx.dims_within_limits(node)?;
     let add = reduction(node)?;
     let x = cx.fvar(node, 0)?;
     let s = static_shape(cx, &x)?;
@@ -242,6 +245,7 @@ pub(crate) fn scatter_elements(cx: &mut Cx<'_>, node: &Node) -> Lowered {
 /// `ScatterND` (reduction none or add): `ScatterNd` into a copy of the
 /// data, the index tuples moved from the last axis to the first.
 pub(crate) fn scatter_nd(cx: &mut Cx<'_>, node: &Node) -> Lowered {
+    cx.dims_within_limits(node)?;
     let add = reduction(node)?;
     let x = cx.fvar(node, 0)?;
     let s = static_shape(cx, &x)?;
@@ -296,6 +300,7 @@ pub(crate) fn scatter_nd(cx: &mut Cx<'_>, node: &Node) -> Lowered {
 /// (`TopKData` index, `OneHot`, the axis moved last and back). Before
 /// opset 13 the input is taken as the 2-D matrix split at `axis`.
 pub(crate) fn hardmax(cx: &mut Cx<'_>, node: &Node) -> Lowered {
+    cx.dims_within_limits(node)?;
     let x0 = cx.fvar(node, 0)?;
     let s0 = static_shape(cx, &x0)?;
     if s0.contains(&0) {
@@ -308,8 +313,9 @@ pub(crate) fn hardmax(cx: &mut Cx<'_>, node: &Node) -> Lowered {
             .ok()
             .filter(|&a| a <= r0)
             .ok_or_else(|| format!("axis={a}"))?;
-        let outer: i64 = s0[..a].iter().product();
-        let inner: i64 = s0[a..].iter().product();
+        let prod = |d: &[i64]| d.iter().try_fold(1i64, |p, &v| p.checked_mul(v));
+        let outer = prod(&s0[..a]).ok_or("too many elements")?;
+        let inner = prod(&s0[a..]).ok_or("too many elements")?;
         (cx.reshape(&x0, &[outer, inner])?, 1usize)
     } else {
         let a = node.int("axis", -1);
@@ -381,6 +387,7 @@ pub(crate) fn hardmax(cx: &mut Cx<'_>, node: &Node) -> Lowered {
 /// `GridSample` (2-D and 3-D): NNabla's `WarpByGrid` (linear, with
 /// zero/repeat/reflect padding), the grid's layout being ONNX's.
 pub(crate) fn grid_sample(cx: &mut Cx<'_>, node: &Node) -> Lowered {
+    cx.dims_within_limits(node)?;
     let mode = match node.string("mode", "linear").as_str() {
         "linear" | "bilinear" => "linear",
         // nnabla 1.39's nearest picks other pixels than ONNX's (wrong on
@@ -427,6 +434,7 @@ pub(crate) fn grid_sample(cx: &mut Cx<'_>, node: &Node) -> Lowered {
 /// `GatherND` (batch_dims 0): NNabla's `GatherNd` with the index tuples
 /// moved from the last axis to the first, negative ones wrapped.
 pub(crate) fn gather_nd(cx: &mut Cx<'_>, node: &Node) -> Lowered {
+    cx.dims_within_limits(node)?;
     if node.int("batch_dims", 0) != 0 {
         return Err("batch_dims other than 0".into());
     }
@@ -478,6 +486,7 @@ pub(crate) fn gather_nd(cx: &mut Cx<'_>, node: &Node) -> Lowered {
 /// steps reversed, as a `GatherNd` whose time index is
 /// `Where(t < len, len - 1 - t, t)` (computed at run time).
 pub(crate) fn reverse_sequence(cx: &mut Cx<'_>, node: &Node) -> Lowered {
+    cx.dims_within_limits(node)?;
     let x = cx.avar(node, 0)?;
     let s = static_shape(cx, &x)?;
     let r = s.len();

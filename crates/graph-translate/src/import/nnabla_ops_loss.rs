@@ -137,6 +137,7 @@ fn nll(cx: &mut Cx<'_>, node: &Node, logp: &str) -> Lowered {
 
 /// `NegativeLogLikelihoodLoss`.
 pub(crate) fn nll_loss(cx: &mut Cx<'_>, node: &Node) -> Lowered {
+    cx.dims_within_limits(node)?;
     let x = cx.fvar(node, 0)?;
     nll(cx, node, &x)
 }
@@ -144,6 +145,7 @@ pub(crate) fn nll_loss(cx: &mut Cx<'_>, node: &Node) -> Lowered {
 /// `SoftmaxCrossEntropyLoss`: `LogSoftmax` over axis 1 (the optional
 /// `log_prob` output), then the negative log-likelihood.
 pub(crate) fn softmax_cross_entropy(cx: &mut Cx<'_>, node: &Node) -> Lowered {
+    cx.dims_within_limits(node)?;
     let x = cx.fvar(node, 0)?;
     let s = cx.shape(&x)?;
     if s.len() < 2 {

@@ -59,7 +59,10 @@ pub(crate) fn dilated_max(
     let out = geometry(cx, node, &x, k, st, dl)?;
     let s = cx.shape(&x)?;
     let n = k.len();
-    let kn: i64 = k.iter().product();
+    let kn = k
+        .iter()
+        .try_fold(1i64, |p, &v| p.checked_mul(v))
+        .ok_or("kernel")?;
     if kn > 256 {
         return Err("a dilated max kernel of more than 256 positions".into());
     }
@@ -126,7 +129,10 @@ pub(crate) fn dilated_average(
     let s = cx.shape(&x)?;
     let n = k.len();
     let c = s[1];
-    let kn: i64 = k.iter().product();
+    let kn = k
+        .iter()
+        .try_fold(1i64, |p, &v| p.checked_mul(v))
+        .ok_or("kernel")?;
     let count = usize::try_from(c.checked_mul(kn).ok_or("kernel")?).map_err(|_| "kernel")?;
     let mut wd = vec![c, 1];
     wd.extend_from_slice(k);

@@ -130,6 +130,7 @@ fn rnn_nonlinearity(node: &Node) -> Result<String, String> {
 
 /// `RNN` and `LSTM` (forward, reverse, bidirectional; layout 0 and 1).
 pub(crate) fn recurrent(cx: &mut Cx<'_>, node: &Node) -> Lowered {
+    cx.dims_within_limits(node)?;
     let lstm = node.op == "LSTM";
     check_attrs(node, lstm)?;
     let nonlin = if lstm {
@@ -214,7 +215,10 @@ pub(crate) fn recurrent(cx: &mut Cx<'_>, node: &Node) -> Lowered {
     let hd = [1, nd, b, h];
     let state = |cx: &mut Cx<'_>, k: usize, tag: &str| -> Result<String, String> {
         if node.input(k).is_none() {
-            let nz = usize::try_from(nd * b * h).map_err(|_| "state size")?;
+            let nz = usize::try_from(nd * b)
+                .ok()
+                .and_then(|v| v.checked_mul(usize::try_from(h).ok()?))
+                .ok_or("state size")?;
             return cx.param(&format!("{}__{tag}", node.name), &hd, &vec![0.0; nz]);
         }
         let v = cx.fvar(node, k)?;
@@ -311,6 +315,7 @@ pub(crate) fn recurrent(cx: &mut Cx<'_>, node: &Node) -> Lowered {
 /// input, a depthwise `Convolution` (group = channels) over it, SiLU when
 /// asked, and the last `k - 1` positions as the present state.
 pub(crate) fn causal_conv(cx: &mut Cx<'_>, node: &Node) -> Lowered {
+    cx.dims_within_limits(node)?;
     let act = node.string("activation", "none");
     if !matches!(act.as_str(), "none" | "silu" | "swish") {
         return Err(format!("activation={act:?}"));
@@ -337,7 +342,10 @@ pub(crate) fn causal_conv(cx: &mut Cx<'_>, node: &Node) -> Lowered {
                 p
             }
             None => {
-                let n = usize::try_from(b * c * (k - 1)).map_err(|_| "state size")?;
+                let n = usize::try_from(b * c)
+                    .ok()
+                    .and_then(|v| v.checked_mul(usize::try_from(k - 1).ok()?))
+                    .ok_or("state size")?;
                 cx.param(
                     &format!("{}__zero_state", node.outputs[0]),
                     &sd,
