@@ -162,13 +162,13 @@ fn model(op: &str, dims: &[Option<i64>], dir: &Path) -> PathBuf {
 #[test]
 fn refusals_name_every_operator_with_counts_and_write_nothing() {
     let dir = tempfile::tempdir().unwrap();
-    let src = model("Hardmax", &[Some(2), Some(3)], dir.path());
+    let src = model("Unique", &[Some(2), Some(3)], dir.path());
     let out = dir.path().join("out.nnp");
     let e = convert(&src, &out, &ConvertOptions::new())
         .unwrap_err()
         .to_string();
     assert!(e.contains("NNabla cannot express 1 node(s)"), "{e}");
-    assert!(e.contains("Hardmax ×1"), "{e}");
+    assert!(e.contains("Unique ×1"), "{e}");
     assert!(!out.exists());
 }
 
@@ -253,4 +253,19 @@ fn onnx_import_tennis_section() -> String {
     graph_translate::import::tennis_support_markdown(&|op| {
         r["per_op"][op]["pass"].as_u64().unwrap_or(0) as usize
     })
+}
+
+#[test]
+fn hostile_dimensions_are_refused_not_overflowed() {
+    // Declared dimensions whose products overflow i64 are refused by name.
+    let dir = tempfile::tempdir().unwrap();
+    let big = 1i64 << 40;
+    let src = model("Hardmax", &[Some(big), Some(big), Some(big)], dir.path());
+    let out = dir.path().join("out.nnp");
+    let e = convert(&src, &out, &ConvertOptions::new())
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("Hardmax (input"), "{e}");
+    assert!(e.contains("above 2^31"), "{e}");
+    assert!(!out.exists());
 }

@@ -46,6 +46,10 @@ pub const FOLDABLE: &[&str] = &[
     "Min",
     "Max",
     "Abs",
+    "Mod",
+    "And",
+    "Or",
+    "Xor",
 ];
 
 /// The largest `ConstantOfShape` folded into a constant (elements).
@@ -105,6 +109,11 @@ pub fn fold(
             Some(n) => ins.push(Some(konst(n)?)),
             None => ins.push(None),
         }
+    }
+    if node.op == "Mod" && ins.iter().flatten().any(|c| !is_int(c.elem)) {
+        // Only integer remainders are folded (exact in f64); a float `Mod`
+        // stays a computation for the target.
+        return None;
     }
     if node.op == "ConstantOfShape" {
         // Large filled tensors stay a computation for the target (NNabla's
@@ -231,7 +240,8 @@ fn eval(node: &Node, opset: i64, ins: &[Option<Const>]) -> Result<Vec<Const>, St
             let v: Vec<f64> = a.values().into_iter().map(f).collect();
             out(Const::from_f64(a.elem, a.dims().to_vec(), &v), node)
         }
-        "Add" | "Sub" | "Mul" | "Div" | "Equal" | "Less" | "Greater" | "Min" | "Max" => {
+        "Add" | "Sub" | "Mul" | "Div" | "Equal" | "Less" | "Greater" | "Min" | "Max" | "And"
+        | "Or" | "Xor" => {
             if ins.len() != 2 {
                 return Err(bad(node, "folds two inputs only"));
             }
@@ -258,15 +268,44 @@ fn eval(node: &Node, opset: i64, ins: &[Option<Const>]) -> Result<Vec<Const>, St
                     "Less" => f64::from(p < q),
                     "Greater" => f64::from(p > q),
                     "Min" => p.min(q),
+                    "And" => f64::from(p != 0.0 && q != 0.0),
+                    "Or" => f64::from(p != 0.0 || q != 0.0),
+                    "Xor" => f64::from((p != 0.0) != (q != 0.0)),
                     _ => p.max(q),
                 })
                 .collect();
-            let e = if matches!(node.op.as_str(), "Equal" | "Less" | "Greater") {
+            let e = if matches!(
+                node.op.as_str(),
+                "Equal" | "Less" | "Greater" | "And" | "Or" | "Xor"
+            ) {
                 elem::BOOL
             } else {
                 a.elem
             };
             out(Const::from_f64(e, to, &v), node)
+        }
+        "Mod" => {
+            let b = x(1)?;
+            let to = broadcast(a.dims(), b.dims()).ok_or_else(|| bad(node, "shapes"))?;
+            let (va, vb) = (expand(a, &to), expand(b, &to));
+            let fmod = node.int("fmod", 0) != 0;
+            let v = va
+                .iter()
+                .zip(&vb)
+                .map(|(&p, &q)| {
+                    if q == 0.0 {
+                        return Err(bad(node, "remainder of a division by zero"));
+                    }
+                    let r = p % q;
+                    // fmod=0: the remainder takes the divisor's sign (Python).
+                    Ok(if !fmod && r != 0.0 && (r < 0.0) != (q < 0.0) {
+                        r + q
+                    } else {
+                        r
+                    })
+                })
+                .collect::<Result<Vec<f64>, String>>()?;
+            out(Const::from_f64(a.elem, to, &v), node)
         }
         "Where" => {
             let (b, c) = (x(1)?, x(2)?);
@@ -624,4 +663,71 @@ pub fn slice_spec(
         spec[ax] = (s, step, n);
     }
     Some(spec)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn node(op: &str, fmod: Option<i64>) -> Node {
+        let attrs = fmod
+            .map(|v| onnx_format::proto::AttributeProto {
+                name: Some("fmod".into()),
+                i: Some(v),
+                ..Default::default()
+            })
+            .into_iter()
+            .collect();
+        Node {
+            op: op.into(),
+            domain: String::new(),
+            name: op.into(),
+            inputs: vec!["a".into(), "b".into()],
+            outputs: vec!["y".into()],
+            attrs,
+        }
+    }
+
+    fn run(n: &Node, a: (i32, &[f64]), b: (i32, &[f64])) -> Option<Result<Vec<f64>, String>> {
+        let ca = Const::from_f64(a.0, vec![a.1.len()], a.1).unwrap();
+        let cb = Const::from_f64(b.0, vec![b.1.len()], b.1).unwrap();
+        let k = move |s: &str| Some(if s == "a" { ca.clone() } else { cb.clone() });
+        fold(n, 18, &k, &|_| None).map(|r| r.map(|v| v[0].values()))
+    }
+
+    #[test]
+    fn integer_mod_folds_with_the_divisor_sign_or_the_dividend_sign() {
+        let a = [7.0, -7.0, 7.0, -7.0, 6.0];
+        let b = [3.0, 3.0, -3.0, -3.0, 3.0];
+        let py = run(&node("Mod", None), (elem::INT64, &a), (elem::INT64, &b));
+        assert_eq!(py.unwrap().unwrap(), vec![1.0, 2.0, -2.0, -1.0, 0.0]);
+        let c = run(&node("Mod", Some(1)), (elem::INT64, &a), (elem::INT64, &b));
+        assert_eq!(c.unwrap().unwrap(), vec![1.0, -1.0, 1.0, -1.0, 0.0]);
+        // A zero divisor is refused, float remainders stay a computation.
+        let z = run(
+            &node("Mod", None),
+            (elem::INT64, &[1.0]),
+            (elem::INT64, &[0.0]),
+        );
+        assert!(z.unwrap().is_err());
+        let f = run(
+            &node("Mod", Some(1)),
+            (elem::FLOAT, &[1.5]),
+            (elem::FLOAT, &[1.0]),
+        );
+        assert!(f.is_none());
+    }
+
+    #[test]
+    fn logical_ops_fold_to_booleans() {
+        let (a, b) = ([1.0, 1.0, 0.0, 0.0], [1.0, 0.0, 1.0, 0.0]);
+        for (op, want) in [
+            ("And", [1.0, 0.0, 0.0, 0.0]),
+            ("Or", [1.0, 1.0, 1.0, 0.0]),
+            ("Xor", [0.0, 1.0, 1.0, 0.0]),
+        ] {
+            let got = run(&node(op, None), (elem::BOOL, &a), (elem::BOOL, &b));
+            assert_eq!(got.unwrap().unwrap(), want.to_vec(), "{op}");
+        }
+    }
 }

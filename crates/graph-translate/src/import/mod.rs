@@ -42,13 +42,23 @@ pub mod onnx_graph;
 #[cfg(feature = "nnabla")]
 mod nnabla_cx;
 #[cfg(feature = "nnabla")]
+mod nnabla_ops_attention;
+#[cfg(feature = "nnabla")]
 mod nnabla_ops_elementwise;
+#[cfg(feature = "nnabla")]
+mod nnabla_ops_index;
+#[cfg(feature = "nnabla")]
+mod nnabla_ops_loss;
 #[cfg(feature = "nnabla")]
 mod nnabla_ops_nn;
 #[cfg(feature = "nnabla")]
 mod nnabla_ops_norm;
 #[cfg(feature = "nnabla")]
+mod nnabla_ops_pool;
+#[cfg(feature = "nnabla")]
 mod nnabla_ops_reduce;
+#[cfg(feature = "nnabla")]
+mod nnabla_ops_rnn;
 #[cfg(feature = "nnabla")]
 mod nnabla_ops_shape;
 #[cfg(feature = "nnabla")]

@@ -315,6 +315,20 @@ impl<'g> Cx<'g> {
         self.reshape(x, &d)
     }
 
+    /// Refuses inputs of `node` with a dimension above 2^31 (a hostile
+    /// file), so that sums and products of two dimensions fit in `i64`.
+    pub fn dims_within_limits(&self, node: &Node) -> Lowered {
+        for i in 0..node.inputs.len() {
+            if let Some(n) = node.input(i)
+                && let Ok(s) = self.shape(n)
+                && s.iter().any(|&d| d > 1 << 31)
+            {
+                return Err(format!("input {n:?} with a dimension above 2^31"));
+            }
+        }
+        Ok(())
+    }
+
     /// Records a value as holding constant `c` (a fold, or an identity).
     pub fn set_const(&mut self, name: &str, c: Const) {
         self.consts.insert(name.to_string(), c);

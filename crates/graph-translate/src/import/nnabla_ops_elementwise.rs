@@ -269,15 +269,14 @@ pub(crate) fn clip(cx: &mut Cx<'_>, node: &Node) -> Lowered {
             Some(f64::from(node.float("max", f32::MAX))),
         )
     } else {
-        let get = |i: usize| -> Result<Option<f64>, String> {
-            match node.input(i) {
-                None => Ok(None),
-                Some(_) => scalar_of(cx, node, i)
-                    .map(Some)
-                    .ok_or_else(|| "bounds computed at run time".to_string()),
-            }
-        };
-        (get(1)?, get(2)?)
+        let known = |i: usize| node.input(i).is_none() || scalar_of(cx, node, i).is_some();
+        if !known(1) || !known(2) {
+            return clip_runtime(cx, node);
+        }
+        (
+            node.input(1).and_then(|_| scalar_of(cx, node, 1)),
+            node.input(2).and_then(|_| scalar_of(cx, node, 2)),
+        )
     };
     let mut x = cx.fvar(node, 0)?;
     let out = node.outputs[0].clone();
@@ -290,6 +289,28 @@ pub(crate) fn clip(cx: &mut Cx<'_>, node: &Node) -> Lowered {
             chain_to(cx, &x, &out, "MinimumScalar", min_s(h))
         }
     }
+}
+
+/// `Clip` with a bound computed at run time: `Maximum2` / `Minimum2` with
+/// the (scalar) bound broadcast, `min(max(x, lo), hi)` as ONNX defines it.
+fn clip_runtime(cx: &mut Cx<'_>, node: &Node) -> Lowered {
+    let mut x = cx.fvar(node, 0)?;
+    let out = node.outputs[0].clone();
+    let lo = node.input(1).map(|_| cx.fvar(node, 1)).transpose()?;
+    let hi = node.input(2).map(|_| cx.fvar(node, 2)).transpose()?;
+    for b in [&lo, &hi].into_iter().flatten() {
+        if cx.shape(b)?.iter().product::<i64>() != 1 {
+            return Err("a bound that is not a scalar".into());
+        }
+    }
+    if let Some(l) = &lo {
+        let o = hi.is_none().then_some(out.as_str());
+        x = binary_vars(cx, "Maximum2", &x, l, o, elem::FLOAT)?;
+    }
+    if let Some(h) = &hi {
+        binary_vars(cx, "Minimum2", &x, h, Some(&out), elem::FLOAT)?;
+    }
+    Ok(())
 }
 
 fn max_s(v: f64) -> Option<P> {
@@ -515,23 +536,43 @@ pub(crate) fn misc(cx: &mut Cx<'_>, node: &Node) -> Lowered {
             binary_vars(cx, "Add2", &a, &c, Some(&out), elem::FLOAT).map(drop)
         }
         _ => {
-            if node.int("fmod", 0) == 0 {
-                return Err("fmod=0 (Python-style remainder)".into());
-            }
+            let python = node.int("fmod", 0) == 0;
             let a = cx.fvar(node, 0)?;
             let b = cx.fvar(node, 1)?;
             let (sa, sb) = (cx.shape(&a)?, cx.shape(&b)?);
             let so = broadcast_shapes(&sa, &sb)?;
             let a = cx.with_rank(&a, so.len())?;
             let b = cx.with_rank(&b, so.len())?;
+            // NNabla's Mod2 on floats is C's fmod (the dividend's sign).
+            let r = if python { cx.fresh(&a) } else { out.clone() };
             cx.emit(
                 "Mod2",
                 &[&a, &b],
-                &[(&out, &so)],
-                Some(P::Mod2Param(Mod2Parameter {
-                    fmod: node.int("fmod", 0) != 0,
-                })),
+                &[(&r, &so)],
+                Some(P::Mod2Param(Mod2Parameter { fmod: true })),
             );
+            cx.set_elem(&r, elem::FLOAT);
+            if !python {
+                return Ok(());
+            }
+            // fmod=0 (numpy.mod): r + b where r is non-zero and its sign
+            // differs from the divisor's, as numpy computes it.
+            let nz = chain(
+                cx,
+                &r,
+                "NotEqualScalar",
+                Some(P::NotEqualScalarParam(NotEqualScalarParameter { val: 0.0 })),
+            )?;
+            let less0 = |v: f64| Some(P::LessScalarParam(LessScalarParameter { val: v }));
+            let rn = chain(cx, &r, "LessScalar", less0(0.0))?;
+            let bn = chain(cx, &b, "LessScalar", less0(0.0))?;
+            let diff = binary_vars(cx, "LogicalXor", &rn, &bn, None, elem::BOOL)?;
+            let cond = binary_vars(cx, "LogicalAnd", &nz, &diff, None, elem::BOOL)?;
+            let cond = broadcast_to(cx, &cond, &so)?;
+            let rb = binary_vars(cx, "Add2", &r, &b, None, elem::FLOAT)?;
+            let rb = broadcast_to(cx, &rb, &so)?;
+            cx.emit("Where", &[&cond, &rb, &r], &[(&out, &so)], None);
+            cx.set_elem(&out, elem::FLOAT);
             Ok(())
         }
     }

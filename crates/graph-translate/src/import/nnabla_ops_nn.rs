@@ -295,7 +295,10 @@ pub(crate) fn pool(cx: &mut Cx<'_>, node: &Node) -> Lowered {
     let st = ints_or(node, "strides", n, 1);
     let dl = ints_or(node, "dilations", n, 1);
     if dl.iter().any(|&d| d != 1) {
-        return Err("dilations".into());
+        if max {
+            return super::nnabla_ops_pool::dilated_max(cx, node, &k, &st, &dl);
+        }
+        return super::nnabla_ops_pool::dilated_average(cx, node, &k, &st, &dl);
     }
     let pads = resolve_pads(node, &sp, &k, &st, &dl)?;
     let ceil = node.int("ceil_mode", 0) != 0;
@@ -393,26 +396,14 @@ pub(crate) fn global_pool(cx: &mut Cx<'_>, node: &Node) -> Lowered {
     let axes: Vec<i64> = (2..s.len() as i64).collect();
     let mut out = s[..2].to_vec();
     out.extend(std::iter::repeat_n(1, s.len() - 2));
-    let p = if node.op == "GlobalMaxPool" {
-        (
-            "Max",
-            P::MaxParam(MaxParameter {
-                axes,
-                keep_dims: true,
-                with_index: false,
-                only_index: false,
-            }),
-        )
-    } else {
-        (
-            "Mean",
-            P::MeanParam(MeanParameter {
-                axes,
-                keep_dims: true,
-            }),
-        )
-    };
-    cx.emit(p.0, &[&x], &[(&node.outputs[0], &out)], Some(p.1));
+    if node.op == "GlobalMaxPool" {
+        return super::nnabla_ops_reduce::extreme(cx, &x, &axes, true, &node.outputs[0], &out);
+    }
+    let p = P::MeanParam(MeanParameter {
+        axes,
+        keep_dims: true,
+    });
+    cx.emit("Mean", &[&x], &[(&node.outputs[0], &out)], Some(p));
     Ok(())
 }
 

@@ -62,6 +62,9 @@ pub(crate) fn reduce(cx: &mut Cx<'_>, node: &Node) -> Lowered {
         })
         .collect();
     let op = node.op.as_str();
+    if op == "ReduceMax" || op == "ReduceMin" {
+        return extreme(cx, &x, &axes, op == "ReduceMax", &out, &dims);
+    }
     match op {
         "ReduceL1" => x = chain(cx, &x, "Abs", None)?,
         "ReduceL2" | "ReduceSumSquare" => {
@@ -133,16 +136,81 @@ pub(crate) fn reduce(cx: &mut Cx<'_>, node: &Node) -> Lowered {
     Ok(())
 }
 
-/// `ArgMax` / `ArgMin` (first index of the extreme value).
+/// The largest (or smallest) value of `x` over `axes` into `out` (shape
+/// `dims`, with or without the reduced axes kept) with `TopKData` (k=1)
+/// over the reduced axes moved last and merged: NNabla's `Max`/`Min`
+/// start from -1e8/+1e8 and return them for rows whose values all lie
+/// beyond (an all -inf row gives -1e8), `TopKData` is exact.
+pub(crate) fn extreme(
+    cx: &mut Cx<'_>,
+    x: &str,
+    axes: &[i64],
+    largest: bool,
+    out: &str,
+    dims: &[i64],
+) -> Lowered {
+    let s = cx.shape(x)?;
+    let kept: Vec<i64> = (0..s.len() as i64).filter(|a| !axes.contains(a)).collect();
+    let mut n = 1i64;
+    for &a in axes {
+        let d = s[a as usize];
+        if d < 0 {
+            return Err(
+                "a reduction over the symbolic batch dimension (fix it with --input-shape)".into(),
+            );
+        }
+        n = n.checked_mul(d).ok_or("too many elements")?;
+    }
+    let perm: Vec<i64> = kept.iter().chain(axes).copied().collect();
+    let mut x = x.to_string();
+    if perm.iter().enumerate().any(|(i, &a)| a != i as i64) {
+        let pd: Vec<i64> = perm.iter().map(|&a| s[a as usize]).collect();
+        let t = cx.fresh(&x);
+        super::nnabla_ops_shape::transpose_vars(cx, &x, &t, &perm, &pd);
+        x = t;
+    }
+    let mut flat: Vec<i64> = kept.iter().map(|&a| s[a as usize]).collect();
+    flat.push(n);
+    let x = cx.reshape(&x, &flat)?;
+    let mut top = flat.clone();
+    *top.last_mut().ok_or("rank 0")? = 1;
+    let t = cx.fresh(&x);
+    cx.emit(
+        "TopKData",
+        &[&x],
+        &[(&t, &top)],
+        Some(P::TopKDataParam(TopKDataParameter {
+            k: 1,
+            abs: false,
+            reduce: true,
+            base_axis: kept.len() as i64,
+            largest,
+            with_index: false,
+        })),
+    );
+    cx.reshape_to(&t, out, dims)
+}
+
+/// `ArgMax` / `ArgMin`: the index output of `TopKData` (k=1) with the
+/// axis moved last (the first index among equal extremes, as NNabla 1.39
+/// computes it; its `Max`/`Min` with `only_index` miss extremes beyond
+/// ±1e8); `select_last_index` flips the axis and maps `i` to `d - 1 - i`.
 pub(crate) fn arg(cx: &mut Cx<'_>, node: &Node) -> Lowered {
     let last = node.int("select_last_index", 0) != 0;
-    let x = cx.fvar(node, 0)?;
+    let mut x = cx.fvar(node, 0)?;
     let s = cx.shape(&x)?;
     let r = s.len() as i64;
     let a = node.int("axis", 0);
     let ax = if a < 0 { a + r } else { a };
     if !(0..r).contains(&ax) {
         return Err("axis".into());
+    }
+    let d = s[ax as usize];
+    if d <= 0 {
+        return Err(
+            "an arg-extreme along the symbolic batch or an empty dimension (fix it with --input-shape)"
+                .into(),
+        );
     }
     let keep = node.int("keepdims", 1) != 0;
     let mut dims = s.clone();
@@ -151,54 +219,50 @@ pub(crate) fn arg(cx: &mut Cx<'_>, node: &Node) -> Lowered {
     } else {
         dims.remove(ax as usize);
     }
-    let (ty, p) = if node.op == "ArgMax" {
-        (
-            "Max",
-            P::MaxParam(MaxParameter {
-                axes: vec![ax],
-                keep_dims: keep,
-                with_index: true,
-                only_index: true,
-            }),
-        )
-    } else {
-        (
-            "Min",
-            P::MinParam(MinParameter {
-                axes: vec![ax],
-                keep_dims: keep,
-                with_index: true,
-                only_index: true,
-            }),
-        )
-    };
     if last {
-        // The last extreme is the first of the flipped axis: d - 1 - index.
-        let d = s[ax as usize];
-        if d < 0 {
-            return Err(
-                "select_last_index=1 on the symbolic batch dimension (fix it with --input-shape)"
-                    .into(),
-            );
-        }
         let flipped = cx.fresh(&x);
         let fp = P::FlipParam(FlipParameter { axes: vec![ax] });
         cx.emit("Flip", &[&x], &[(&flipped, &s)], Some(fp));
-        let idx = cx.fresh(&x);
-        cx.emit(ty, &[&flipped], &[(&idx, &dims)], Some(p));
+        x = flipped;
+    }
+    // The axis last: (kept..., d).
+    let perm: Vec<i64> = (0..r).filter(|&i| i != ax).chain([ax]).collect();
+    if ax != r - 1 {
+        let pd: Vec<i64> = perm.iter().map(|&i| s[i as usize]).collect();
+        let t = cx.fresh(&x);
+        super::nnabla_ops_shape::transpose_vars(cx, &x, &t, &perm, &pd);
+        x = t;
+    }
+    let mut top: Vec<i64> = perm[..perm.len() - 1]
+        .iter()
+        .map(|&i| s[i as usize])
+        .collect();
+    top.push(1);
+    let (v, idx) = (cx.fresh(&x), cx.fresh(&x));
+    cx.emit(
+        "TopKData",
+        &[&x],
+        &[(&v, &top), (&idx, &top)],
+        Some(P::TopKDataParam(TopKDataParameter {
+            k: 1,
+            abs: false,
+            reduce: true,
+            base_axis: r - 1,
+            largest: node.op == "ArgMax",
+            with_index: true,
+        })),
+    );
+    let out = node.outputs[0].clone();
+    if last {
+        let t = cx.reshape(&idx, &dims)?;
         let rp = P::RSubScalarParam(RSubScalarParameter {
             val: (d - 1) as f64,
         });
-        cx.emit(
-            "RSubScalar",
-            &[&idx],
-            &[(&node.outputs[0], &dims)],
-            Some(rp),
-        );
+        cx.emit("RSubScalar", &[&t], &[(&out, &dims)], Some(rp));
     } else {
-        cx.emit(ty, &[&x], &[(&node.outputs[0], &dims)], Some(p));
+        cx.reshape_to(&idx, &out, &dims)?;
     }
-    cx.set_elem(&node.outputs[0], 7);
+    cx.set_elem(&out, 7);
     Ok(())
 }
 

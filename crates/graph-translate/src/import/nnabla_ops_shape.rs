@@ -10,7 +10,7 @@ use nnabla_proto::proto::*;
 use super::fold::{reshape_dims, slice_spec};
 use super::nnabla_cx::{Cx, Lowered};
 use super::nnabla_ops_elementwise::{broadcast_to, chain_to};
-use super::onnx_graph::Node;
+use super::onnx_graph::{Node, elem};
 
 fn norm_axis(a: i64, r: usize) -> Result<usize, String> {
     let v = if a < 0 { a + r as i64 } else { a };
@@ -209,7 +209,7 @@ pub(crate) fn concat(cx: &mut Cx<'_>, node: &Node) -> Lowered {
 
 /// A `Slice` of `x` by resolved `(start, step, count)` per axis, into
 /// `out`: axes with a negative step are flipped first.
-fn slice_vars(cx: &mut Cx<'_>, x: &str, out: &str, spec: &[(i64, i64, i64)]) -> Lowered {
+pub(crate) fn slice_vars(cx: &mut Cx<'_>, x: &str, out: &str, spec: &[(i64, i64, i64)]) -> Lowered {
     let s = cx.shape(x)?;
     if has_batch(&s) {
         return Err(format!("slices a tensor with {BATCH}"));
@@ -362,10 +362,9 @@ pub(crate) fn tile(cx: &mut Cx<'_>, node: &Node) -> Lowered {
 /// is a `Slice` and a `Reshape`, others NNabla's `Gather`.
 pub(crate) fn gather(cx: &mut Cx<'_>, node: &Node) -> Lowered {
     let idx_name = node.input(1).ok_or("indices missing")?;
-    let idx_c = cx
-        .konst(idx_name)
-        .cloned()
-        .ok_or("indices computed at run time")?;
+    let Some(idx_c) = cx.konst(idx_name).cloned() else {
+        return super::nnabla_ops_index::gather_runtime(cx, node);
+    };
     let idx = idx_c.ints().ok_or("indices")?;
     let x = cx.avar(node, 0)?;
     let s = cx.shape(&x)?;
@@ -416,19 +415,23 @@ pub(crate) fn pad(cx: &mut Cx<'_>, node: &Node) -> Lowered {
     let (pads, value) = if cx.opset < 11 {
         (
             node.ints("pads").unwrap_or_default(),
-            f64::from(node.float("value", 0.0)),
+            Some(f64::from(node.float("value", 0.0))),
         )
     } else {
         let pads = cx.const_ints(node, 1).ok_or("pads computed at run time")?;
         let v = match node.input(2) {
-            Some(_) => cx
-                .const_floats(node, 2)
-                .and_then(|v| v.first().copied())
-                .ok_or("pad value computed at run time")?,
-            None => 0.0,
+            Some(_) => cx.const_floats(node, 2).and_then(|v| v.first().copied()),
+            None => Some(0.0),
         };
         (pads, v)
     };
+    // A pad value computed at run time: padded with 0, then the value
+    // where a constant mask marks the padding.
+    let runtime_value = value.is_none();
+    let value = value.unwrap_or(0.0);
+    if runtime_value && mode != "constant" {
+        return Err("pad value computed at run time".into());
+    }
     let axes: Vec<usize> = match node.input(3) {
         Some(_) => cx
             .const_ints(node, 3)
@@ -470,34 +473,96 @@ pub(crate) fn pad(cx: &mut Cx<'_>, node: &Node) -> Lowered {
     if mode == "reflect" && (first..r).any(|a| full[2 * a].max(full[2 * a + 1]) >= s[a]) {
         return Err("reflect pads as wide as the input".into());
     }
+    let y = if runtime_value {
+        cx.fresh(&x)
+    } else {
+        node.outputs[0].clone()
+    };
     cx.emit(
         "Pad",
         &[&x],
-        &[(&node.outputs[0], &out)],
+        &[(&y, &out)],
         Some(P::PadParam(PadParameter {
             pad_width: full[2 * first..].to_vec(),
             mode,
             constant_value: value as f32,
         })),
     );
+    cx.set_elem(&y, e);
+    if runtime_value {
+        return pad_runtime_value(cx, node, &y, &s, &out, &full);
+    }
+    Ok(())
+}
+
+/// `y` (padded with 0) with the padding set to the run-time scalar input 2:
+/// `Where(inside, y, value)`, `inside` a constant mask.
+fn pad_runtime_value(
+    cx: &mut Cx<'_>,
+    node: &Node,
+    y: &str,
+    s: &[i64],
+    out: &[i64],
+    full: &[i64],
+) -> Lowered {
+    if out.iter().any(|&d| d < 0) {
+        return Err(format!(
+            "a pad value computed at run time with pads {BATCH}"
+        ));
+    }
+    let n = out.iter().try_fold(1usize, |p, &d| {
+        usize::try_from(d).ok().and_then(|d| p.checked_mul(d))
+    });
+    let n = n
+        .filter(|&n| n <= 1 << 24)
+        .ok_or("too large a padded tensor")?;
+    let mut mask = vec![1.0; n];
+    for (k, m) in mask.iter_mut().enumerate() {
+        let mut rest = k;
+        for a in (0..out.len()).rev() {
+            let d = out[a] as usize;
+            let i = (rest % d) as i64;
+            rest /= d;
+            if i < full[2 * a] || i >= full[2 * a] + s[a] {
+                *m = 0.0;
+                break;
+            }
+        }
+    }
+    let m = cx.param(&format!("{}__inside", node.outputs[0]), out, &mask)?;
+    let v = cx.avar(node, 2)?;
+    if cx.shape(&v)?.iter().product::<i64>() != 1 {
+        return Err("a pad value that is not a scalar".into());
+    }
+    let v = broadcast_to(cx, &v, out)?;
+    let e = cx.elem(y);
+    cx.emit("Where", &[&m, y, &v], &[(&node.outputs[0], out)], None);
     cx.set_elem(&node.outputs[0], e);
     Ok(())
 }
 
-/// `Identity`, and `Dropout` at inference (its mask output refused).
+/// `Identity`, and `Dropout` at inference (its mask all ones).
 pub(crate) fn identity(cx: &mut Cx<'_>, node: &Node) -> Lowered {
-    if node.op == "Dropout" {
-        if node.has_output(1) && cx.is_used(&node.outputs[1]) {
-            return Err("mask output".into());
-        }
-        if node.input(2).is_some() && cx.const_ints(node, 2) != Some(vec![0]) {
-            return Err("training_mode".into());
-        }
+    if node.op == "Dropout" && node.input(2).is_some() && cx.const_ints(node, 2) != Some(vec![0]) {
+        return Err("training_mode".into());
     }
     let x = cx.avar(node, 0)?;
     let e = cx.elem(&x);
     chain_to(cx, &x, &node.outputs[0], "Identity", None)?;
     cx.set_elem(&node.outputs[0], e);
+    // At inference the mask keeps every element: a constant of ones.
+    if node.op == "Dropout" && node.has_output(1) && cx.is_used(&node.outputs[1]) {
+        let s = cx.shape(&x)?;
+        let n = s.iter().try_fold(1usize, |p, &d| {
+            usize::try_from(d).ok().and_then(|d| p.checked_mul(d))
+        });
+        let n = n
+            .filter(|&n| n <= 1 << 24)
+            .ok_or("a mask output over the symbolic batch dimension")?;
+        let m = cx.param(&format!("{}__ones", node.outputs[1]), &s, &vec![1.0; n])?;
+        cx.emit("Identity", &[&m], &[(&node.outputs[1], &s)], None);
+        cx.set_elem(&node.outputs[1], elem::BOOL);
+    }
     Ok(())
 }
 
@@ -584,10 +649,10 @@ pub(crate) fn depth_space(cx: &mut Cx<'_>, node: &Node) -> Lowered {
 /// `Trilu` with a constant `k`.
 pub(crate) fn trilu(cx: &mut Cx<'_>, node: &Node) -> Lowered {
     let k = match node.input(1) {
-        Some(_) => cx
-            .const_ints(node, 1)
-            .and_then(|v| v.first().copied())
-            .ok_or("k computed at run time")?,
+        Some(_) => match cx.const_ints(node, 1).and_then(|v| v.first().copied()) {
+            Some(k) => k,
+            None => return trilu_runtime(cx, node),
+        },
         None => 0,
     };
     let x = cx.avar(node, 0)?;
@@ -606,6 +671,52 @@ pub(crate) fn trilu(cx: &mut Cx<'_>, node: &Node) -> Lowered {
         })),
     );
     cx.set_elem(&node.outputs[0], e);
+    Ok(())
+}
+
+/// `Trilu` with `k` computed at run time: `Where(j - i >= k, x, 0)` (upper)
+/// or `Where(j - i <= k, x, 0)` (lower) over the last two axes.
+fn trilu_runtime(cx: &mut Cx<'_>, node: &Node) -> Lowered {
+    let x = cx.avar(node, 0)?;
+    let s = cx.shape(&x)?;
+    let r = s.len();
+    if r < 2 {
+        return Err("rank below 2".into());
+    }
+    let (rows, cols) = (s[r - 2], s[r - 1]);
+    if rows < 0 || cols < 0 {
+        return Err("rows or columns on the symbolic batch dimension".into());
+    }
+    if s.contains(&0) {
+        return Err("an empty input with k computed at run time".into());
+    }
+    let n =
+        usize::try_from(rows.checked_mul(cols).ok_or("too large")?).map_err(|e| e.to_string())?;
+    let diff: Vec<f64> = (0..n)
+        .map(|p| (p % cols as usize) as f64 - (p / cols as usize) as f64)
+        .collect();
+    let dname = format!("{}__diagonal", node.outputs[0]);
+    let d = cx.param(&dname, &[rows, cols], &diff)?;
+    let k = cx.avar(node, 1)?;
+    if cx.shape(&k)?.iter().product::<i64>() != 1 {
+        return Err("k that is not a scalar".into());
+    }
+    let k = cx.reshape(&k, &[1, 1])?;
+    let cmp = if node.int("upper", 1) != 0 {
+        "GreaterEqual"
+    } else {
+        "LessEqual"
+    };
+    let m = cx.fresh(&d);
+    cx.emit(cmp, &[&d, &k], &[(&m, &[rows, cols])], None);
+    cx.set_elem(&m, elem::BOOL);
+    let m = broadcast_to(cx, &m, &s)?;
+    let z = cx.param(&format!("{}__zero", node.outputs[0]), &[1], &[0.0])?;
+    let z = broadcast_to(cx, &z, &s)?;
+    let e = cx.elem(&x);
+    let y = &node.outputs[0];
+    cx.emit("Where", &[&m, &x, &z], &[(y, &s)], None);
+    cx.set_elem(y, e);
     Ok(())
 }
 

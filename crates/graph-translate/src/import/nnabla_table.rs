@@ -6,10 +6,14 @@
 
 use super::SupportRow;
 use super::nnabla_cx::{Cx, Lowered};
+use super::nnabla_ops_attention as attn;
 use super::nnabla_ops_elementwise as ew;
+use super::nnabla_ops_index as ix;
+use super::nnabla_ops_loss as loss;
 use super::nnabla_ops_nn as nn;
 use super::nnabla_ops_norm as norm;
 use super::nnabla_ops_reduce as red;
+use super::nnabla_ops_rnn as rnn;
 use super::nnabla_ops_shape as sh;
 use super::onnx_graph::{Node, OPSETS};
 
@@ -151,9 +155,9 @@ pub static TABLE: &[Entry] = &[
     ),
     e(
         "Clip",
-        "min, max (constant)",
-        "MaximumScalar, MinimumScalar",
-        "bounds computed at run time",
+        "min, max",
+        "MaximumScalar, MinimumScalar; Maximum2, Minimum2 (run-time bounds)",
+        "",
         ew::clip,
     ),
     // Arithmetic with numpy broadcasting.
@@ -255,24 +259,104 @@ pub static TABLE: &[Entry] = &[
     ),
     e(
         "Gather",
-        "axis, indices (constant)",
-        "Gather / Slice, Reshape",
-        "indices computed at run time",
+        "axis, indices",
+        "Gather / Slice, Reshape; LessScalar, MulScalar, Add2 (run-time indices)",
+        "symbolic batch with run-time indices",
         sh::gather,
+    ),
+    since(
+        e(
+            "GatherElements",
+            "axis",
+            "Concatenate, GatherNd (+ LessScalar, MulScalar, Add2 for run-time indices)",
+            "symbolic batch",
+            ix::gather_elements,
+        ),
+        11,
+    ),
+    since(
+        e(
+            "ScatterElements",
+            "axis, reduction (none, add)",
+            "MulScalar, Concatenate, ScatterNd / ScatterAdd",
+            "reduction mul, max, min",
+            ix::scatter_elements,
+        ),
+        11,
+    ),
+    until(
+        since(
+            e(
+                "Scatter",
+                "axis",
+                "MulScalar, Concatenate, ScatterNd",
+                "",
+                ix::scatter_elements,
+            ),
+            9,
+        ),
+        10,
+    ),
+    since(
+        e(
+            "GatherND",
+            "batch_dims=0",
+            "Transpose, GatherNd (+ LessScalar, Mul2, Add2 for run-time indices)",
+            "batch_dims",
+            ix::gather_nd,
+        ),
+        11,
+    ),
+    since(
+        e(
+            "ReverseSequence",
+            "batch_axis, time_axis",
+            "Less, AddScalar, Sub2, Where, Concatenate, GatherNd",
+            "",
+            ix::reverse_sequence,
+        ),
+        10,
+    ),
+    since(
+        e(
+            "GridSample",
+            "mode (linear), padding_mode, align_corners",
+            "WarpByGrid",
+            "nearest and cubic modes",
+            ix::grid_sample,
+        ),
+        16,
+    ),
+    e(
+        "Hardmax",
+        "axis",
+        "Transpose, TopKData (with_index), OneHot (+ Reshape before opset 13)",
+        "symbolic batch",
+        ix::hardmax,
+    ),
+    since(
+        e(
+            "ScatterND",
+            "reduction (none, add)",
+            "MulScalar, Transpose, ScatterNd",
+            "reduction mul, max, min",
+            ix::scatter_nd,
+        ),
+        11,
     ),
     e(
         "Pad",
         "mode (constant, reflect), pads, constant_value, axes",
-        "Pad",
+        "Pad (+ Where for a run-time value)",
         "edge/wrap modes, negative pads",
         sh::pad,
     ),
     e("Identity", "", "Identity", "", sh::identity),
     e(
         "Dropout",
-        "",
+        "mask output (ones at inference)",
         "Identity",
-        "mask output, training",
+        "training",
         sh::identity,
     ),
     e(
@@ -297,7 +381,13 @@ pub static TABLE: &[Entry] = &[
         sh::depth_space,
     ),
     since(
-        e("Trilu", "upper, k (constant)", "Trilu", "", sh::trilu),
+        e(
+            "Trilu",
+            "upper, k",
+            "Trilu; GreaterEqual/LessEqual, Where (run-time k)",
+            "empty inputs with run-time k",
+            sh::trilu,
+        ),
         14,
     ),
     // Layers.
@@ -317,16 +407,16 @@ pub static TABLE: &[Entry] = &[
     ),
     e(
         "MaxPool",
-        "auto_pad, ceil_mode, kernel_shape, pads, strides",
-        "MaxPooling (+ Pad -inf)",
-        "dilations, Indices output",
+        "auto_pad, ceil_mode, dilations, kernel_shape, pads, strides",
+        "MaxPooling (+ Pad -inf); Slice, Maximum2 (dilations)",
+        "Indices output, dilations with padding",
         nn::pool,
     ),
     e(
         "AveragePool",
-        "auto_pad, ceil_mode, count_include_pad, kernel_shape, pads, strides",
-        "AveragePooling (+ Pad); SumPooling, Constant, Div2 for ceil_mode and asymmetric pads",
-        "1-D ceil_mode / asymmetric pads excluding padding",
+        "auto_pad, ceil_mode, count_include_pad, dilations, kernel_shape, pads, strides",
+        "AveragePooling (+ Pad); SumPooling, Constant, Div2 for ceil_mode and asymmetric pads; Convolution (dilations)",
+        "1-D ceil_mode / asymmetric pads excluding padding, dilations with padding",
         nn::pool,
     ),
     e(
@@ -337,7 +427,13 @@ pub static TABLE: &[Entry] = &[
         red::lp_pool,
     ),
     e("GlobalAveragePool", "", "Mean", "", nn::global_pool),
-    e("GlobalMaxPool", "", "Max", "", nn::global_pool),
+    e(
+        "GlobalMaxPool",
+        "",
+        "Reshape, TopKData",
+        "",
+        nn::global_pool,
+    ),
     e(
         "BatchNormalization",
         "epsilon, momentum",
@@ -376,6 +472,80 @@ pub static TABLE: &[Entry] = &[
         "",
         nn::matmul,
     ),
+    e(
+        "RNN",
+        "activations (Tanh, Relu), direction, hidden_size, layout",
+        "Concatenate, Sum, RNN, Flip (reverse), Reshape, Transpose",
+        "clip, sequence_lens, other activations",
+        rnn::recurrent,
+    ),
+    e(
+        "LSTM",
+        "direction, hidden_size, layout",
+        "Reshape, Concatenate, Gather (gate order), Sum, LSTM, Flip (reverse), Transpose",
+        "clip, sequence_lens, peepholes, input_forget, other activations",
+        rnn::recurrent,
+    ),
+    since(
+        e(
+            "NegativeLogLikelihoodLoss",
+            "reduction, ignore_index, weight",
+            "NotEqualScalar, Mul2, Concatenate, GatherNd, Gather, MulScalar, Sum/Mean, Div2",
+            "symbolic dimensions",
+            loss::nll_loss,
+        ),
+        12,
+    ),
+    since(
+        e(
+            "SoftmaxCrossEntropyLoss",
+            "reduction, ignore_index, weights, log_prob output",
+            "LogSoftmax, then as NegativeLogLikelihoodLoss",
+            "symbolic dimensions",
+            loss::softmax_cross_entropy,
+        ),
+        12,
+    ),
+    since(
+        e(
+            "Attention",
+            "is_causal, scale, softcap, q_num_heads, kv_num_heads, left/right_window_size, qk_matmul_output_mode, attn_mask (bool or additive, padded), past_key/past_value, nonpad_kv_seqlen",
+            "Reshape, Transpose, Concatenate (cache), Broadcast (grouped heads), MulScalar, BatchMatmul, Tanh, Add2, Softmax, TopKData, LessScalar, Where",
+            "softmax_precision other than FLOAT",
+            attn::attention,
+        ),
+        23,
+    ),
+    since(
+        e(
+            "RotaryEmbedding",
+            "interleaved, rotary_embedding_dim, num_heads, position_ids",
+            "Transpose/Reshape, Gather (position_ids), Slice, Mul2, Sub2, Add2, Concatenate",
+            "symbolic dimensions",
+            attn::rotary_embedding,
+        ),
+        23,
+    ),
+    since(
+        e(
+            "CausalConvWithState",
+            "activation (none, silu, swish), bias, past_state",
+            "Concatenate, Convolution (depthwise), Sigmoid, Mul2, Slice",
+            "an empty present_state (kernel size 1)",
+            rnn::causal_conv,
+        ),
+        27,
+    ),
+    since(
+        e(
+            "LinearAttention",
+            "update_rule, q_num_heads, kv_num_heads, scale, past_state, decay, beta",
+            "Reshape, Transpose, Slice, Exp, Mul2, Sub2, Add2, BatchMatmul, Broadcast, MulScalar, Concatenate (unrolled over the sequence)",
+            "sequences longer than 256",
+            attn::linear_attention,
+        ),
+        27,
+    ),
     e("Softmax", "axis", "Softmax", "", norm::softmax),
     e("LogSoftmax", "axis", "LogSoftmax", "", norm::softmax),
     e(
@@ -395,14 +565,14 @@ pub static TABLE: &[Entry] = &[
     e(
         "ReduceMax",
         "axes, keepdims",
-        "Max",
+        "Transpose, Reshape, TopKData",
         "axes computed at run time",
         red::reduce,
     ),
     e(
         "ReduceMin",
         "axes, keepdims",
-        "Min",
+        "Transpose, Reshape, TopKData",
         "axes computed at run time",
         red::reduce,
     ),
@@ -451,14 +621,14 @@ pub static TABLE: &[Entry] = &[
     e(
         "ArgMax",
         "axis, keepdims, select_last_index",
-        "Max (only_index); Flip, RSubScalar (last index)",
+        "Transpose, TopKData (with_index); Flip, RSubScalar (last index)",
         "",
         red::arg,
     ),
     e(
         "ArgMin",
         "axis, keepdims, select_last_index",
-        "Min (only_index); Flip, RSubScalar (last index)",
+        "Transpose, TopKData (with_index); Flip, RSubScalar (last index)",
         "",
         red::arg,
     ),
@@ -517,7 +687,13 @@ pub static TABLE: &[Entry] = &[
         9,
     ),
     since(
-        e("Mod", "fmod=1", "Mod2", "fmod=0, integer inputs", ew::misc),
+        e(
+            "Mod",
+            "fmod",
+            "Mod2; LessScalar, NotEqualScalar, LogicalXor, LogicalAnd, Add2, Where (fmod=0)",
+            "integer inputs",
+            ew::misc,
+        ),
         10,
     ),
     since(

@@ -288,8 +288,12 @@ pub fn load(model: &onnx_format::Model, opts: &ImportOptions) -> Result<OnnxGrap
             .filter(|s| !s.is_empty())
             .unwrap_or_else(|| format!("{op}#{i}"));
         // every lowering writes its first output: a node without one
-        // computes nothing a graph could read
-        if n.output.first().is_none_or(String::is_empty) {
+        // computes nothing a graph could read (the recurrent layers, whose
+        // sequence output is optional, write whichever outputs are named)
+        let recurrent = matches!(op.as_str(), "RNN" | "LSTM" | "GRU");
+        if (recurrent && n.output.iter().all(String::is_empty))
+            || (!recurrent && n.output.first().is_none_or(String::is_empty))
+        {
             return Err(ImportError::Invalid(format!(
                 "node {name:?} ({op}) has no first output"
             )));
