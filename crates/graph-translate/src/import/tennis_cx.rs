@@ -468,10 +468,10 @@ pub fn onnx_to_tennis(
     Ok(module)
 }
 
-/// Refuses a module with an input no output depends on (say, one whose
-/// only use was folded into a constant): the TenniS runtime pushes every
-/// input on its stack, an unused one is never taken off, and the run fails
-/// ("Got unexpected output number").
+/// Refuses a module none of whose inputs any output depends on (say, one
+/// whose outputs fold into constants once the input shapes are fixed): the
+/// TenniS runtime then leaves every input on its stack and the run fails
+/// ("Got unexpected output number"). An unused input beside used ones runs.
 fn refuse_unused_inputs(module: &Module<'_>) -> Result<(), ImportError> {
     let g = module.to_graph();
     let producer: HashMap<&str, &tensor_core::graph::Node> = g
@@ -489,19 +489,16 @@ fn refuse_unused_inputs(module: &Module<'_>) -> Result<(), ImportError> {
             stack.extend(n.inputs.iter().map(String::as_str));
         }
     }
+    if g.inputs.is_empty() || g.inputs.iter().any(|i| seen.contains(i.as_str())) {
+        return Ok(());
+    }
     let mut refusals = Refusals::default();
     for i in &g.inputs {
-        if !seen.contains(i.as_str()) {
-            refusals.add(format!(
-                "input {i:?} (no output depends on it; the TenniS runtime cannot run a module with an unused input)"
-            ));
-        }
+        refusals.add(format!(
+            "input {i:?} (no output depends on any input; the TenniS runtime cannot run such a module)"
+        ));
     }
-    if refusals.is_empty() {
-        Ok(())
-    } else {
-        Err(refusals.into_error("TenniS"))
-    }
+    Err(refusals.into_error("TenniS"))
 }
 
 impl Tx<'_> {
