@@ -189,11 +189,18 @@ fn usize_field(req: &Value, key: &str, default: usize) -> usize {
 /// - `{"op": "stats", "name": N, "bins": B}`: [`Model::stats_json`];
 /// - `{"op": "values", "name": N, "start": S, "count": C}`:
 ///   [`Model::values_json`];
+/// - `{"op": "formats"}`: the target formats, see [`crate::formats`]
+///   (needs no file);
+/// - `{"op": "convert", "to": F}`: the open file converted to the format
+///   `F`, as the file's bytes (not JSON), see [`Model::convert`];
 /// - `{"op": "close"}`: forgets the open file.
 pub fn request(req: &Value) -> Result<Vec<u8>, String> {
     let op = str_field(req, "op")?;
     if op == "version" {
         return Ok(json!(crate::version()).to_string().into_bytes());
+    }
+    if op == "formats" {
+        return Ok(crate::formats().into_bytes());
     }
     MODEL.with(|m| {
         if op == "close" {
@@ -218,6 +225,7 @@ pub fn request(req: &Value) -> Result<Vec<u8>, String> {
                     usize_field(req, "count", 100),
                 )
                 .map_err(|e| e.0)?,
+            "convert" => return model.convert(str_field(req, "to")?).map_err(|e| e.0),
             other => return Err(format!("unknown request {other:?}")),
         };
         Ok(text.into_bytes())

@@ -31,7 +31,7 @@ use std::collections::BTreeMap;
 use std::path::Path;
 
 use mlformats::graph::{Attribute, Graph, ModelGraph};
-use mlformats::{Document, Tensor};
+use mlformats::{ConvertOptions, Document, Format, Tensor};
 use serde_json::{Map, Value, json};
 
 pub mod abi;
@@ -157,6 +157,23 @@ impl Model {
         })
     }
 
+    /// The file converted to the format named `to` (a name or alias
+    /// `mlformats convert --to` takes, e.g. `onnx`, `nnp`, `safetensors`)
+    /// with the default options: the bytes `mlformats convert FILE OUT`
+    /// writes for that format (see [`mlformats::convert_document_to_bytes`]),
+    /// or the library's message.
+    pub fn convert(&self, to: &str) -> Result<Vec<u8>, ViewError> {
+        let target = Format::from_name(to).ok_or_else(|| {
+            ViewError(format!(
+                "unknown format {to:?} (one of {})",
+                Format::names().join(", ")
+            ))
+        })?;
+        mlformats::convert_document_to_bytes(&self.doc, target, &ConvertOptions::default())
+            .map(|(bytes, _)| bytes)
+            .map_err(|e| ViewError(mlformats::chain_message(&e)))
+    }
+
     fn tensor(&self, key: &str) -> Result<&Tensor<'static>, ViewError> {
         self.doc
             .tensor(key)
@@ -175,6 +192,17 @@ impl Model {
     pub fn values_json(&self, key: &str, start: usize, count: usize) -> Result<String, ViewError> {
         Ok(stats::values(self.tensor(key)?, start, count.min(100_000)).to_string())
     }
+}
+
+/// The formats the page converts to (every format the library writes), each
+/// with its name and usual extension: `[{"name": "onnx", "extension":
+/// "onnx"}, ...]`.
+pub fn formats() -> String {
+    let list: Vec<Value> = Format::ALL
+        .iter()
+        .map(|f| json!({"name": f.name(), "extension": f.extension()}))
+        .collect();
+    Value::Array(list).to_string()
 }
 
 /// Inputs or outputs of a network with their declared shapes.

@@ -14,6 +14,9 @@ usage: browser.py --dist DIR --cli PATH --out DIR [--chromium PATH] [--per-forma
   lists); search counts the nodes of an op; the network is switched;
 - truncated and mutated samples show the error panel with the CLI's message
   (never a hang);
+- "Convert": NNabla and TenniS samples are converted by the page to every
+  target format and downloaded; the bytes must equal what `mlformats
+  convert` writes, and where the CLI refuses, the page says the CLI's message;
 - no console error on any page; screenshots go to --out;
 - `mlformats view --no-browser` is started, the page and the file fetched
   over HTTP from 127.0.0.1 and loaded in the browser.
@@ -125,6 +128,45 @@ def check_sample(page, base, name, path, cli, fails, shots, screenshot=False):
     return doc
 
 
+def check_convert(page, base, name, path, cli, fails, shots, tmp):
+    """Converts the sample `name` to every format the page offers: the
+    download equals the CLI's output, or both refuse with the same message."""
+    page.goto(f"{base}index.html?url=files/{name}")
+    if wait_done(page) != "ready":
+        fails.check(False, f"{name}: cannot convert, the page shows an error")
+        return 0
+    targets = page.evaluate("""[...document.querySelectorAll('#convert-to option')].map(o =>
+        [o.value, o.dataset.ext])""")
+    same = 0
+    for fmt, ext in targets:
+        want_name = pathlib.Path(name).stem + "." + ext
+        out = tmp / f"cli-{want_name}"
+        r = subprocess.run([cli, "convert", str(path), str(out), "-q"],
+                           capture_output=True, text=True)
+        page.select_option("#convert-to", fmt)
+        if r.returncode != 0:
+            page.click("#convert-go")
+            page.wait_for_function("document.body.dataset.convert === 'error'", timeout=20000)
+            msg = page.inner_text("#status")
+            cli_msg = r.stderr.strip().split(": ", 2)[-1]
+            fails.check(cli_msg in msg, f"{name} -> {fmt}: page says {msg!r}, CLI {cli_msg!r}")
+            page.screenshot(path=str(shots / f"convert-refused-{name}.png"))
+            continue
+        with page.expect_download(timeout=30000) as dl:
+            page.click("#convert-go")
+        d = dl.value
+        got = pathlib.Path(d.path()).read_bytes()
+        fails.check(d.suggested_filename == want_name,
+                    f"{name} -> {fmt}: downloaded as {d.suggested_filename}, want {want_name}")
+        want = out.read_bytes()
+        ok = got == want
+        fails.check(ok, f"{name} -> {fmt}: {len(got)} bytes downloaded, the CLI writes {len(want)}")
+        same += ok
+    page.screenshot(path=str(shots / f"convert-{name}.png"))
+    print(f"{name}: {same} of {len(targets)} conversions byte-identical with the CLI", flush=True)
+    return same
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--dist", required=True)
@@ -157,7 +199,7 @@ def main():
             by_ext.setdefault(pathlib.Path(s).suffix, []).append(s)
         keep = {s for v in by_ext.values() for s in v[: a.per_format]}
         # the files the checks below click into
-        keep |= {"nnabla_convnet.nnp", "convnet.onnx", "tennis.onnx"}
+        keep |= {"nnabla_convnet.nnp", "tennis_py_convnet.tsm", "convnet.onnx", "tennis.onnx"}
         samples = [s for s in samples if s in keep]
     extras = {pathlib.Path(x).name for x in a.extra}
     for x in a.extra:
@@ -257,6 +299,14 @@ def main():
             want = sum(1 for t in docs[name]["tensors"] if "conv" in t["name"].lower())
             fails.check(shown == want, f"{name}: filter shows {shown}, want {want}")
             page.screenshot(path=str(shots / "convnet-tensors.png"))
+
+        # convert and download: the bytes the CLI writes
+        converted = {}
+        for name in ["nnabla_convnet.nnp", "tennis_py_convnet.tsm"]:
+            if name in docs and docs[name]:
+                converted[name] = check_convert(page, base, name, files / name, cli, fails,
+                                                shots, tmp)
+            fails.check(converted.get(name, 0) >= 3, f"{name}: fewer than 3 conversions checked")
 
         # hostile files: truncated and mutated samples
         hostile = 0

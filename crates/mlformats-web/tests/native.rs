@@ -205,6 +205,36 @@ fn the_c_abi_answers_like_the_library() {
     );
     let (rc, _) = ask(serde_json::json!({"op": "frobnicate"}));
     assert_eq!(rc, 1);
+
+    // convert: the bytes `convert` writes to a file of that format
+    let (rc, out) = ask(serde_json::json!({"op": "formats"}));
+    assert_eq!(rc, 0);
+    let formats: Value = serde_json::from_slice(&out).unwrap();
+    assert_eq!(
+        formats.as_array().unwrap().len(),
+        mlformats::Format::ALL.len()
+    );
+    let dir = std::env::temp_dir().join(format!("mlformats-web-convert-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    for f in formats.as_array().unwrap() {
+        let (name, ext) = (
+            f["name"].as_str().unwrap(),
+            f["extension"].as_str().unwrap(),
+        );
+        let file = dir.join(format!("convnet.{ext}"));
+        mlformats::convert(&p, &file, &Default::default()).unwrap();
+        let (rc, out) = ask(serde_json::json!({"op": "convert", "to": name}));
+        assert_eq!(rc, 0, "{name}: {}", String::from_utf8_lossy(&out));
+        assert!(out == std::fs::read(&file).unwrap(), "{name}: other bytes");
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+    let (rc, out) = ask(serde_json::json!({"op": "convert", "to": "pdf"}));
+    assert_eq!(rc, 1);
+    assert!(
+        String::from_utf8(out)
+            .unwrap()
+            .starts_with("unknown format \"pdf\"")
+    );
     abi::set_input(b"{not json".to_vec());
     assert_eq!(mlf_request(), 1);
 

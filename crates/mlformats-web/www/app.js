@@ -13,9 +13,10 @@ const fmtNum = (x) => (x == null ? '' : typeof x === 'number' ? (Number.isIntege
 const fmtShape = (s) => (s == null ? '?' : '[' + s.join(', ') + ']');
 const esc = (s) => String(s).replace(/[&<>"]/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;' })[c]);
 
-function setStatus(text) { $('status').textContent = text; }
+function setStatus(text) { $('status').textContent = text; $('status').title = text; }
 
 function showError(message) {
+  $('convert').hidden = true;
   $('error-message').textContent = message;
   $('error').hidden = false;
   $('drop').hidden = true;
@@ -52,6 +53,7 @@ async function openBytes(bytes, name) {
     renderGraphTab();
     $('drop').hidden = true;
     $('tabs').hidden = false;
+    $('convert').hidden = false;
     selectTab(state.graph && state.graph.graphs.length ? 'graph' : 'summary');
     setStatus(`${state.summary.format} · ${fmtInt(state.summary.file_size)} bytes`);
     document.body.dataset.state = 'ready';
@@ -310,6 +312,33 @@ function histogram(hg) {
   return `<svg class="hist" width="${W}" height="${H + 14}">${bars}<text x="0" y="${H + 12}" font-size="10">${fmtNum(hg.lo)}</text><text x="${W}" y="${H + 12}" font-size="10" text-anchor="end">${fmtNum(hg.hi)}</text></svg>`;
 }
 
+// Converts the open file in the library (the bytes `mlformats convert`
+// writes) and downloads it as the input's stem + the target's extension.
+function convert() {
+  const opt = $('convert-to').selectedOptions[0];
+  if (!state.model || !opt) return;
+  const stem = state.summary.file.replace(/\.[^.]*$/, '') || 'converted';
+  const name = `${stem}.${opt.dataset.ext}`;
+  setStatus(`converting to ${opt.value}…`);
+  document.body.dataset.convert = 'busy';
+  // after the status is painted: the conversion holds the page while it runs
+  setTimeout(() => {
+    let bytes;
+    try { bytes = state.model.bytes({ op: 'convert', to: opt.value }); } catch (e) {
+      setStatus('convert: ' + e.message);
+      document.body.dataset.convert = 'error';
+      return;
+    }
+    const url = URL.createObjectURL(new Blob([bytes], { type: 'application/octet-stream' }));
+    const a = document.createElement('a');
+    a.href = url; a.download = name;
+    document.body.append(a); a.click(); a.remove();
+    setTimeout(() => URL.revokeObjectURL(url), 60000);
+    setStatus(`${name} · ${fmtInt(bytes.length)} bytes`);
+    document.body.dataset.convert = 'done';
+  }, 0);
+}
+
 // ---- wiring ----
 
 async function openFile(file) {
@@ -325,6 +354,9 @@ async function main() {
     return;
   }
   for (const b of document.querySelectorAll('#tabs button')) b.onclick = () => selectTab(b.dataset.tab);
+  $('convert-to').innerHTML = state.lib.request({ op: 'formats' }).map((f) =>
+    `<option value="${esc(f.name)}" data-ext="${esc(f.extension)}">${esc(f.name)} (.${esc(f.extension)})</option>`).join('');
+  $('convert-go').onclick = convert;
   $('file').onchange = (ev) => { if (ev.target.files[0]) openFile(ev.target.files[0]); };
   $('filter').oninput = applyFilter;
   $('search').oninput = () => doSearch(false);

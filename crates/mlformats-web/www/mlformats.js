@@ -87,8 +87,13 @@ export class Library {
     return JSON.parse(decoder.decode(this.call(() => { this.put([n, bytes]); return this.x.mlf_open(n.length); })));
   }
 
+  // A JSON request on the open file (see abi.rs): answers the answer's bytes.
+  bytes(req) {
+    return this.call(() => { this.put([encoder.encode(JSON.stringify(req))]); return this.x.mlf_request(); });
+  }
+
   // A JSON request on the open file (see abi.rs): answers the parsed JSON.
   request(req) {
-    return JSON.parse(decoder.decode(this.call(() => { this.put([encoder.encode(JSON.stringify(req))]); return this.x.mlf_request(); })));
+    return JSON.parse(decoder.decode(this.bytes(req)));
   }
 }

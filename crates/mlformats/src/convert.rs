@@ -121,6 +121,37 @@ pub fn convert_document(
     tensor_core::io::with_write_options(wo, || convert_document_to(doc, output.as_ref(), opts))
 }
 
+/// Converts an opened document to `target` in memory: the bytes
+/// [`convert_document`] would write to a file of that format with the same
+/// options (`opts.to` is set to `target`), and its summary. Every writer
+/// runs as for a file, writing to memory instead
+/// ([`tensor_core::io::capture_write`]); nothing is written to disk.
+///
+/// ```
+/// # fn main() -> mlformats::Result<()> {
+/// let doc = mlformats::Document::open("../../testdata/cvm/two_entry.params")?;
+/// let opts = mlformats::ConvertOptions::default();
+/// let (bytes, summary) =
+///     mlformats::convert_document_to_bytes(&doc, mlformats::Format::Safetensors, &opts)?;
+/// assert_eq!(summary.tensors, 2);
+/// assert_eq!(mlformats::Document::from_bytes(bytes, None, None)?.len(), 2);
+/// # Ok(()) }
+/// ```
+pub fn convert_document_to_bytes(
+    doc: &Document,
+    target: Format,
+    opts: &ConvertOptions,
+) -> Result<(Vec<u8>, ConvertSummary)> {
+    let mut opts = opts.clone();
+    opts.to = Some(target);
+    // the name gives the writers the format's usual extension only: under
+    // the capture no file of that name is created or read
+    let name = format!("converted.{}", target.extension());
+    let (summary, bytes) =
+        tensor_core::io::capture_write(|| convert_document(doc, Path::new(&name), &opts))?;
+    Ok((bytes, summary))
+}
+
 fn convert_document_to(
     doc: &Document,
     output: &Path,

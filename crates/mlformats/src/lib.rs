@@ -76,7 +76,8 @@
 //!   [`save_with`] and [`SaveOptions`]), atomically and one tensor at a time
 //!   where the format allows.
 //! - [`convert()`] converts a file with filters, dtype casts and memory order,
-//!   keeping whole models between a format's own encodings.
+//!   keeping whole models between a format's own encodings;
+//!   [`convert_document_to_bytes`] gives the same bytes in memory.
 //! - [`diff()`] compares two files of any formats; [`validate()`] applies
 //!   the strictest read plus data checks.
 //!
@@ -135,7 +136,9 @@ pub mod view;
 
 pub use codec::{ReadOptions, StoredTensor};
 #[doc(inline)]
-pub use convert::{ConvertOptions, ConvertSummary, convert, convert_document};
+pub use convert::{
+    ConvertOptions, ConvertSummary, convert, convert_document, convert_document_to_bytes,
+};
 pub use detect::{Format, Input, detect};
 #[doc(inline)]
 pub use diff::{DiffOptions, DiffReport, diff, diff_documents};

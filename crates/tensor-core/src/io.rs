@@ -27,9 +27,9 @@
 //!
 //! New files get the permissions the umask gives (`0666 & !umask`).
 
-use std::cell::Cell;
+use std::cell::{Cell, RefCell};
 use std::fs::{self, File};
-use std::io::BufWriter;
+use std::io::{BufWriter, Cursor, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 
@@ -118,7 +118,8 @@ pub fn current_write_options() -> WriteOptions {
 /// when `write` succeeds. On any error the temporary file is removed and an
 /// existing `path` is left as it was. Uses this thread's
 /// [`current_write_options`] (by default: no flush to the disk; see the
-/// [module docs](self)).
+/// [module docs](self)). Inside [`capture_write`] the bytes go to memory
+/// instead, and `path` is not touched.
 ///
 /// ```
 /// # fn main() -> Result<(), Box<dyn std::error::Error>> {
@@ -134,12 +135,167 @@ pub fn current_write_options() -> WriteOptions {
 /// ```
 pub fn write_atomic<E>(
     path: impl AsRef<Path>,
-    write: impl FnOnce(&mut BufWriter<File>) -> std::result::Result<(), E>,
+    write: impl FnOnce(&mut Sink) -> std::result::Result<(), E>,
 ) -> std::result::Result<(), E>
 where
     E: From<Error>,
 {
     write_atomic_with(path, &current_write_options(), write)
+}
+
+/// What the writer given to [`write_atomic`] writes to: the buffered
+/// temporary file, or memory inside [`capture_write`]. It writes and seeks
+/// like either.
+pub struct Sink(SinkInner);
+
+enum SinkInner {
+    File(BufWriter<File>),
+    Memory(Cursor<Vec<u8>>),
+}
+
+impl Sink {
+    fn file(file: File) -> Sink {
+        Sink(SinkInner::File(BufWriter::with_capacity(1 << 20, file)))
+    }
+
+    /// The file, with every buffered byte written (`path` names it in an
+    /// error).
+    fn into_file(self, path: &Path) -> Result<File> {
+        match self.0 {
+            SinkInner::File(w) => w
+                .into_inner()
+                .map_err(|e| Error::io(path.display().to_string(), e.into_error())),
+            SinkInner::Memory(_) => unreachable!("a file sink was made for a file"),
+        }
+    }
+}
+
+impl std::fmt::Debug for Sink {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self.0 {
+            SinkInner::File(_) => "Sink::File",
+            SinkInner::Memory(_) => "Sink::Memory",
+        })
+    }
+}
+
+impl Write for Sink {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        match &mut self.0 {
+            SinkInner::File(w) => w.write(buf),
+            SinkInner::Memory(w) => w.write(buf),
+        }
+    }
+
+    fn write_all(&mut self, buf: &[u8]) -> std::io::Result<()> {
+        match &mut self.0 {
+            SinkInner::File(w) => w.write_all(buf),
+            SinkInner::Memory(w) => w.write_all(buf),
+        }
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        match &mut self.0 {
+            SinkInner::File(w) => w.flush(),
+            SinkInner::Memory(w) => w.flush(),
+        }
+    }
+}
+
+impl Seek for Sink {
+    fn seek(&mut self, pos: SeekFrom) -> std::io::Result<u64> {
+        match &mut self.0 {
+            SinkInner::File(w) => w.seek(pos),
+            SinkInner::Memory(w) => w.seek(pos),
+        }
+    }
+
+    fn stream_position(&mut self) -> std::io::Result<u64> {
+        match &mut self.0 {
+            SinkInner::File(w) => w.stream_position(),
+            SinkInner::Memory(w) => w.stream_position(),
+        }
+    }
+}
+
+/// The state of [`capture_write`] on this thread: `None` outside it.
+enum Capture {
+    Waiting,
+    Done(Vec<u8>),
+}
+
+thread_local! {
+    static CAPTURE: RefCell<Option<Capture>> = const { RefCell::new(None) };
+}
+
+fn capturing() -> bool {
+    CAPTURE.with(|c| c.borrow().is_some())
+}
+
+/// Keeps the bytes a memory sink got as the captured output: one file per
+/// [`capture_write`].
+fn captured(sink: Sink) -> Result<()> {
+    let SinkInner::Memory(cursor) = sink.0 else {
+        unreachable!("a memory sink was made for capturing")
+    };
+    CAPTURE.with(|c| {
+        let mut c = c.borrow_mut();
+        match *c {
+            Some(Capture::Waiting) => {
+                *c = Some(Capture::Done(cursor.into_inner()));
+                Ok(())
+            }
+            _ => Err(Error::io(
+                "writing in memory",
+                std::io::Error::other("this writer writes more than one file"),
+            )),
+        }
+    })
+}
+
+/// Runs `f` with the one [`write_atomic`] call it makes on this thread
+/// writing to memory instead of a file (the path it names is not touched),
+/// and returns `f`'s result with the bytes written: exactly the bytes the
+/// file would have got. A writer that insists on a path
+/// ([`write_atomic_path`]) or writes a second file is refused, and so is an
+/// `f` that writes nothing.
+///
+/// ```
+/// use std::io::Write;
+/// let ((), bytes) = tensor_core::io::capture_write(|| {
+///     tensor_core::io::write_atomic("never-written.bin", |w| {
+///         w.write_all(b"hello").map_err(|e| tensor_core::Error::io("w", e))
+///     })
+/// })
+/// .unwrap();
+/// assert_eq!(bytes, b"hello");
+/// assert!(!std::path::Path::new("never-written.bin").exists());
+/// ```
+pub fn capture_write<R, E>(
+    f: impl FnOnce() -> std::result::Result<R, E>,
+) -> std::result::Result<(R, Vec<u8>), E>
+where
+    E: From<Error>,
+{
+    struct Restore(Option<Capture>);
+    impl Drop for Restore {
+        fn drop(&mut self) {
+            let previous = self.0.take();
+            CAPTURE.with(|c| *c.borrow_mut() = previous);
+        }
+    }
+    let restore = Restore(CAPTURE.with(|c| c.borrow_mut().replace(Capture::Waiting)));
+    let r = f();
+    let got = CAPTURE.with(|c| c.borrow_mut().replace(Capture::Waiting));
+    drop(restore);
+    let r = r?;
+    match got {
+        Some(Capture::Done(bytes)) => Ok((r, bytes)),
+        _ => Err(E::from(Error::io(
+            "writing in memory",
+            std::io::Error::other("nothing was written"),
+        ))),
+    }
 }
 
 /// Writes `bytes` (typically a tensor borrowed from a memory-mapped input)
@@ -176,32 +332,33 @@ pub fn write_prefaulted<W: std::io::Write + ?Sized>(
 pub fn write_atomic_with<E>(
     path: impl AsRef<Path>,
     opts: &WriteOptions,
-    write: impl FnOnce(&mut BufWriter<File>) -> std::result::Result<(), E>,
+    write: impl FnOnce(&mut Sink) -> std::result::Result<(), E>,
 ) -> std::result::Result<(), E>
 where
     E: From<Error>,
 {
     let path = path.as_ref();
+    if capturing() {
+        let mut sink = Sink(SinkInner::Memory(Cursor::new(Vec::new())));
+        write(&mut sink)?;
+        return captured(sink).map_err(E::from);
+    }
     let target = Target::of(path)?;
     target.remove_stale_temporaries();
     #[cfg(target_os = "linux")]
     if !opts.named_temporary
         && let Some(file) = unnamed::create(&target.dir)
     {
-        let mut w = BufWriter::with_capacity(1 << 20, file);
+        let mut w = Sink::file(file);
         write(&mut w)?;
-        let file = w
-            .into_inner()
-            .map_err(|e| Error::io(path.display().to_string(), e.into_error()))?;
+        let file = w.into_file(path)?;
         return unnamed::finish(file, &target, path, opts).map_err(E::from);
     }
     let (tmp_path, file) = target.create_temp()?;
     let guard = TempGuard(Some(tmp_path.clone()));
-    let mut w = BufWriter::with_capacity(1 << 20, file);
+    let mut w = Sink::file(file);
     write(&mut w)?;
-    let file = w
-        .into_inner()
-        .map_err(|e| Error::io(tmp_path.display().to_string(), e.into_error()))?;
+    let file = w.into_file(&tmp_path)?;
     if opts.sync {
         file.sync_all()
             .map_err(|e| Error::io(tmp_path.display().to_string(), e))?;
@@ -240,6 +397,15 @@ where
     E: From<Error>,
 {
     let path = path.as_ref();
+    if capturing() {
+        return Err(E::from(Error::io(
+            format!("writing {} in memory", path.display()),
+            std::io::Error::new(
+                std::io::ErrorKind::Unsupported,
+                "this writer writes to a file only",
+            ),
+        )));
+    }
     let target = Target::of(path)?;
     target.remove_stale_temporaries();
     let (tmp_path, file) = target.create_temp()?;
@@ -647,6 +813,37 @@ mod tests {
             assert_eq!(fs::read(&path).unwrap(), b"new");
             assert_eq!(count_entries(dir.path()), 1);
         }
+    }
+
+    #[test]
+    fn capture_gives_the_files_bytes_and_refuses_what_it_cannot_hold() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("m.bin");
+        let write = |w: &mut Sink| -> Result<()> {
+            w.write_all(b"abcdef").map_err(|e| Error::io("w", e))?;
+            w.seek(SeekFrom::Start(1)).map_err(|e| Error::io("w", e))?;
+            w.write_all(b"X").map_err(|e| Error::io("w", e))
+        };
+        write_atomic(&path, write).unwrap();
+        let ((), bytes) = capture_write(|| write_atomic(&path, write)).unwrap();
+        assert_eq!(bytes, fs::read(&path).unwrap());
+        assert_eq!(bytes, b"aXcdef");
+        let two = capture_write(|| {
+            write_atomic(&path, write)?;
+            write_atomic(&path, write)
+        });
+        assert!(two.unwrap_err().to_string().contains("more than one file"));
+        let by_path = capture_write(|| write_atomic_path::<Error>(&path, |_| Ok(())));
+        assert!(by_path.unwrap_err().to_string().contains("to a file only"));
+        let none = capture_write(|| Ok::<(), Error>(()));
+        assert!(
+            none.unwrap_err()
+                .to_string()
+                .contains("nothing was written")
+        );
+        // outside the capture, files are written again
+        write_atomic(dir.path().join("n.bin"), write).unwrap();
+        assert_eq!(count_entries(dir.path()), 2);
     }
 
     #[test]
