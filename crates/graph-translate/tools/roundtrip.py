@@ -107,6 +107,9 @@ def write_record(dst, rows, work):
             r["sha256"] = sha256(os.path.join(work, name + back))
             r["input_shape"] = (row.get("input_shape") or "").split()
         elif row.get("message"):
+            if row.get("input_shape"):
+                # the import was retried with these (the message is the retry's)
+                r["input_shape"] = row["input_shape"].split()
             msg = row["message"].replace(work + os.sep, "")
             msg = msg.replace(os.path.dirname(row["file"]) + os.sep, "")
             lines = msg.strip().splitlines()
@@ -116,8 +119,10 @@ def write_record(dst, rows, work):
                 lines = [retry[-1][len("(with the inputs' shapes: ") :].rstrip(")")]
             r["message"] = lines[0][:300]
         rec[name] = r
-    kinds = {"TenniS C++ runtime (CPU)" if r["file"].endswith(".tsm") else "nnabla 1.39.0"
-             for r in rows.values()}
+    kinds = {
+        "TenniS C++ runtime (CPU)" if r["file"].endswith(".tsm") else "nnabla 1.39.0"
+        for r in rows.values()
+    }
     runtime = " and ".join(sorted(kinds)) or "nnabla 1.39.0"
     with open(dst, "w") as f:
         json.dump({"runtime": runtime, "rtol": 1e-5, "atol": 1e-6, "files": rec}, f, indent=1)
