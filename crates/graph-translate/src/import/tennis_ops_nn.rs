@@ -255,6 +255,8 @@ pub(crate) fn pool(cx: &mut Tx<'_>, node: &Node) -> Lowered {
     let avg = node.op == "AveragePool";
     let include = avg && node.int("count_include_pad", 0) != 0;
     let mut hw = [0i64; 2];
+    // rows (columns) cut from the input's end: floor rounding ignores them
+    let mut crop = [0i64; 2];
     for i in 0..2 {
         let span = d[2 + i] + w.pads[i] + w.pads[i + 2] - k[i];
         if span < 0 {
@@ -276,16 +278,30 @@ pub(crate) fn pool(cx: &mut Tx<'_>, node: &Node) -> Lowered {
             }
             hw[i] = o;
         } else {
-            if r != 0 {
-                if w.pads[i + 2] < r {
-                    return Err("floor rounding TenniS's (ceiling) pooling cannot reproduce".into());
-                }
-                w.pads[i + 2] -= r;
-            }
+            // Floor rounding leaves the last `r` cells (end padding first,
+            // then input) in no window: without them TenniS's ceiling
+            // rounding gives the same windows.
+            let cut_pad = r.min(w.pads[i + 2]);
+            w.pads[i + 2] -= cut_pad;
+            crop[i] = r - cut_pad;
             hw[i] = span / s + 1;
         }
     }
-    let x = cx.fin(node, 0)?;
+    let mut x = cx.fin(node, 0)?;
+    if crop != [0, 0] {
+        let big = i64::from(i32::MAX);
+        x = cx.tmp(
+            "strided_slice",
+            out(node)?,
+            &[x],
+            vec![
+                kv("begin", p_ints(&[0, 0, 0, 0])),
+                kv("end", p_ints(&[big, big, d[2] - crop[0], d[3] - crop[1]])),
+                kv("stride", p_ints(&[1, 1, 1, 1])),
+            ],
+            &[d[0], d[1], d[2] - crop[0], d[3] - crop[1]],
+        )?;
+    }
     let od = vec![d[0], d[1], hw[0], hw[1]];
     cx.emit(
         "pooling2d",

@@ -143,15 +143,15 @@ pub static TABLE: &[Entry] = &[
     e(
         "MaxPool",
         "auto_pad, ceil_mode, kernel_shape, pads, strides",
-        "pooling2d (type 0)",
-        "1-D/3-D, dilations, Indices output, floor rounding without enough end padding",
+        "pooling2d (type 0); strided_slice first where floor rounding leaves cells in no window",
+        "1-D/3-D, dilations, Indices output",
         nn::pool,
     ),
     e(
         "AveragePool",
         "auto_pad, ceil_mode, count_include_pad, kernel_shape, pads, strides",
-        "pooling2d (type 1; padding_type 0 or 3)",
-        "1-D/3-D, floor rounding without enough end padding",
+        "pooling2d (type 1; padding_type 0 or 3); strided_slice first where floor rounding leaves cells in no window",
+        "1-D/3-D",
         nn::pool,
     ),
     e(
