@@ -96,6 +96,8 @@ impl Exporter<'_> {
                 Some(out)
             }
             "Reshape" => Some(a_ints(n, "shape")),
+            // nnexp-b: one value per matrix
+            "BatchDet" | "BatchLogdet" => Some(x[..x.len().checked_sub(2)?].to_vec()),
             _ => None,
         }
     }
@@ -140,6 +142,8 @@ impl Exporter<'_> {
                 "BroadcastTo" => r(0),
                 "Split" => r(0).map(|x| x.saturating_sub(1)),
                 "Stack" => r(0).map(|x| x + 1),
+                // nnexp-b
+                "BatchDet" | "BatchLogdet" => r(0).and_then(|x| x.checked_sub(2)),
                 _ => None,
             }
         };

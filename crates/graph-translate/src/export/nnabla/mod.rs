@@ -21,8 +21,11 @@ mod conv_pool;
 mod infer;
 mod math;
 mod norm;
+mod quant;
+mod resize;
 mod rnn;
 mod shape;
+mod stats;
 
 /// Exports the network `opts.network` (default: the first executor's) of
 /// the NNabla `model` to ONNX, its parameters from `weights`: loops

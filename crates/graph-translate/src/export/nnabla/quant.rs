@@ -1,0 +1,85 @@
+//! Linear quantisation (`QuantizeLinear`, `DequantizeLinear`): nnabla keeps
+//! the quantised values in float arrays, so both lower to float arithmetic
+//! (ONNX's own operators take and give integer tensors).
+
+use tensor_core::graph::{Attribute, Node};
+
+use super::{Call, Exporter, a_bool, a_int};
+use crate::export::{Error, Result};
+
+/// numpy's type numbers nnabla's `dtype` attribute uses.
+const NPY_INT8: i64 = 1;
+const NPY_UINT8: i64 = 2;
+
+impl Exporter<'_> {
+    /// Lowers `QuantizeLinear(x, scale, zero_point)`:
+    /// `clip(round(x / scale) + clip(round(zero_point)))`, the clip to the
+    /// range of `dtype` (its lowest value left out when `narrow_range`),
+    /// `round` half away from zero or half to even (`round_mode`).
+    pub(crate) fn quantize_linear(&mut self, n: &Node, c: &Call) -> Result<()> {
+        let (x, scale, zp) = (c.input(0)?, c.input(1)?, c.input(2)?);
+        let (lo, hi) = match a_int(n, "dtype", NPY_INT8) {
+            NPY_INT8 => (-128.0, 127.0),
+            NPY_UINT8 => (0.0, 255.0),
+            other => {
+                return Err(Error::Unsupported(format!(
+                    "QuantizeLinear {}: dtype {other} (numpy type number) is not int8 (1) or \
+                     uint8 (2), the only types nnabla quantises to",
+                    n.name
+                )));
+            }
+        };
+        let lo = if a_bool(n, "narrow_range") {
+            lo + 1.0
+        } else {
+            lo
+        };
+        let mode = n
+            .attribute("round_mode")
+            .and_then(Attribute::as_str)
+            .unwrap_or("HALF_AWAY_FROM_ZERO");
+        let even = match mode {
+            "HALF_AWAY_FROM_ZERO" => false,
+            "HALF_TO_EVEN" => true,
+            other => {
+                return Err(Error::Unsupported(format!(
+                    "QuantizeLinear {}: round_mode {other:?} is neither HALF_AWAY_FROM_ZERO \
+                     nor HALF_TO_EVEN",
+                    n.name
+                )));
+            }
+        };
+        let (lo, hi) = (self.cx.scalar(lo), self.cx.scalar(hi));
+        let v = self.cx.op("Div", &[x, scale], vec![]);
+        let v = self.round(&v, even);
+        let z = self.round(zp, even);
+        let z = self.cx.op("Clip", &[&z, &lo, &hi], vec![]);
+        let s = self.cx.op("Add", &[&v, &z], vec![]);
+        self.cx
+            .op_to("Clip", &n.name, &[&s, &lo, &hi], c.out, vec![]);
+        Ok(())
+    }
+
+    /// Rounds `v` half to even (ONNX `Round`) or half away from zero
+    /// (`sign(v) * floor(|v| + 0.5)`).
+    fn round(&mut self, v: &str, even: bool) -> String {
+        if even {
+            return self.cx.op("Round", &[v], vec![]);
+        }
+        let half = self.cx.scalar(0.5);
+        let a = self.cx.op("Abs", &[v], vec![]);
+        let a = self.cx.op("Add", &[&a, &half], vec![]);
+        let f = self.cx.op("Floor", &[&a], vec![]);
+        let s = self.cx.op("Sign", &[v], vec![]);
+        self.cx.op("Mul", &[&s, &f], vec![])
+    }
+
+    /// Lowers `DequantizeLinear(x, scale, zero_point)`:
+    /// `(x - zero_point) * scale`.
+    pub(crate) fn dequantize_linear(&mut self, n: &Node, c: &Call) -> Result<()> {
+        let (x, scale, zp) = (c.input(0)?, c.input(1)?, c.input(2)?);
+        let d = self.cx.op("Sub", &[x, zp], vec![]);
+        self.cx.op_to("Mul", &n.name, &[&d, scale], c.out, vec![]);
+        Ok(())
+    }
+}
