@@ -442,6 +442,22 @@ def cases():
         mode="linear",
         coordinate_transformation_mode="pytorch_half_pixel",
     )
+    add("fixed_point_quantize", "fixed_point_quantize", [((2, 3, 4), -9.0, 9.0)])
+    add(
+        "fixed_point_quantize_u4",
+        "fixed_point_quantize",
+        [((2, 3, 4), -1.0, 2.0)],
+        sign=False,
+        n=4,
+        delta=0.125,
+    )
+    add(
+        "fixed_point_quantize_halves",
+        "fixed_point_quantize",
+        [("halves", (2, 3, 4))],
+        n=6,
+        delta=1.0,
+    )
     return c
 
 

@@ -1,10 +1,11 @@
-//! Linear quantisation (`QuantizeLinear`, `DequantizeLinear`): nnabla keeps
+//! Linear quantisation (`QuantizeLinear`, `DequantizeLinear`,
+//! `FixedPointQuantize`): nnabla keeps
 //! the quantised values in float arrays, so both lower to float arithmetic
 //! (ONNX's own operators take and give integer tensors).
 
 use tensor_core::graph::{Attribute, Node};
 
-use super::{Call, Exporter, a_bool, a_int};
+use super::{Call, Exporter, a_bool, a_float, a_int};
 use crate::export::{Error, Result};
 
 /// numpy's type numbers nnabla's `dtype` attribute uses.
@@ -80,6 +81,38 @@ impl Exporter<'_> {
         let (x, scale, zp) = (c.input(0)?, c.input(1)?, c.input(2)?);
         let d = self.cx.op("Sub", &[x, zp], vec![]);
         self.cx.op_to("Mul", &n.name, &[&d, scale], c.out, vec![]);
+        Ok(())
+    }
+
+    /// Lowers `FixedPointQuantize` (the forward pass):
+    /// `clip(sign(x) * floor(|x| / delta + 0.5) * delta, min, max)` with
+    /// `max = (2^(n-1) - 1) * delta`, `min = -max` when `sign`, else
+    /// `max = (2^n - 1) * delta`, `min = 0`.
+    pub(crate) fn fixed_point_quantize(&mut self, n: &Node, c: &Call) -> Result<()> {
+        let x = c.input(0)?;
+        let sign = n.attribute("sign").and_then(Attribute::as_int) != Some(0);
+        let bits = a_int(n, "n", 8);
+        let delta = a_float(n, "delta", 0.0625);
+        let levels = u32::try_from(if sign { bits - 1 } else { bits })
+            .ok()
+            .filter(|&b| (1..=31).contains(&b))
+            .map(|b| f64::from((1u32 << b) - 1));
+        let Some(levels) = levels.filter(|_| delta.is_finite() && delta > 0.0) else {
+            return Err(Error::Unsupported(format!(
+                "FixedPointQuantize {}: n = {bits} with delta = {delta} (exported: 1 to 31 \
+                 magnitude bits, a positive delta)",
+                n.name
+            )));
+        };
+        let hi = levels * delta;
+        let lo = if sign { -hi } else { 0.0 };
+        let d = self.cx.scalar(delta as f32);
+        let v = self.cx.op("Div", &[x, &d], vec![]);
+        let r = self.round(&v, false);
+        let q = self.cx.op("Mul", &[&r, &d], vec![]);
+        let (lo, hi) = (self.cx.scalar(lo as f32), self.cx.scalar(hi as f32));
+        self.cx
+            .op_to("Clip", &n.name, &[&q, &lo, &hi], c.out, vec![]);
         Ok(())
     }
 }

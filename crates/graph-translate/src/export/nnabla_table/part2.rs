@@ -499,7 +499,16 @@ pub(super) static PART2: &[Entry<Lowering>] = &[
     Entry::refused("BinaryWeightConvolution", NOT_YET),
     Entry::refused("INQAffine", NOT_YET),
     Entry::refused("INQConvolution", NOT_YET),
-    Entry::refused("FixedPointQuantize", NOT_YET),
+    // nnexp-b (nnabla/quant.rs)
+    Entry::lowered(
+        "FixedPointQuantize",
+        &["sign", "n", "delta", "ste_fine_grained"],
+        &["Div", "Abs", "Add", "Floor", "Sign", "Mul", "Clip"],
+        (low!(fixed_point_quantize), Same),
+        T,
+    )
+    .cases(3),
+    // end nnexp-b
     Entry::refused("MinMaxQuantize", NOT_YET),
     Entry::refused("Pow2Quantize", NOT_YET),
     Entry::refused("Prune", NOT_YET),
