@@ -458,6 +458,9 @@ def cases():
         n=6,
         delta=1.0,
     )
+    add("prune", "prune", u)
+    add("prune_half", "prune", u2, rate=0.5)
+    add("prune_zero", "prune", u, rate=0.0)
     return c
 
 

@@ -1,8 +1,9 @@
 //! Linear quantisation (`QuantizeLinear`, `DequantizeLinear`,
-//! `FixedPointQuantize`): nnabla keeps
+//! `FixedPointQuantize`) and `Prune`: nnabla keeps
 //! the quantised values in float arrays, so both lower to float arithmetic
 //! (ONNX's own operators take and give integer tensors).
 
+use onnx_format::builder::attr;
 use tensor_core::graph::{Attribute, Node};
 
 use super::{Call, Exporter, a_bool, a_float, a_int};
@@ -113,6 +114,60 @@ impl Exporter<'_> {
         let (lo, hi) = (self.cx.scalar(lo as f32), self.cx.scalar(hi as f32));
         self.cx
             .op_to("Clip", &n.name, &[&q, &lo, &hi], c.out, vec![]);
+        Ok(())
+    }
+
+    /// Lowers `Prune(x)`: zero where `|x|` is below the threshold
+    /// `sort(|x|)[floor((size - 1) * rate)]` (the `TopK` of the smallest
+    /// magnitudes over the flattened input, whose size must be declared).
+    pub(crate) fn prune(&mut self, n: &Node, c: &Call) -> Result<()> {
+        let x = c.input(0)?;
+        let size = self
+            .dims(x)
+            .filter(|d| d.iter().all(|&v| v >= 1))
+            .and_then(|d| d.iter().try_fold(1i64, |a, &v| a.checked_mul(v)));
+        let Some(size) = size else {
+            return Err(Error::Unsupported(format!(
+                "Prune {}: the size of {x:?} is not declared (the threshold's rank among the \
+                 values needs it)",
+                n.name
+            )));
+        };
+        let rate = a_float(n, "rate", 0.9);
+        if !(0.0..=1.0).contains(&rate) {
+            return Err(Error::Unsupported(format!(
+                "Prune {}: rate {rate} is outside 0..=1",
+                n.name
+            )));
+        }
+        // nnabla: int((size - 1) * rate); `as` saturates, the clamp keeps
+        // it an index
+        let k = (((size - 1) as f64 * rate).floor() as i64).clamp(0, size - 1);
+        let a = self.cx.op("Abs", &[x], vec![]);
+        let flat = self.cx.reshape(&a, &[-1]);
+        let kk = self.cx.ints(&[k + 1]);
+        let vals = self.cx.helper_name("prune_values");
+        let idx = self.cx.helper_name("prune_indices");
+        self.cx.op_outs(
+            "TopK",
+            &[&flat, &kk],
+            &[&vals, &idx],
+            vec![
+                attr::int("axis", 0),
+                attr::int("largest", 0),
+                attr::int("sorted", 1),
+            ],
+        );
+        let (s0, s1, ax) = (
+            self.cx.ints(&[k]),
+            self.cx.ints(&[k + 1]),
+            self.cx.ints(&[0]),
+        );
+        let t = self.cx.op("Slice", &[&vals, &s0, &s1, &ax], vec![]);
+        let below = self.cx.op("Less", &[&a, &t], vec![]);
+        let zero = self.cx.scalar(0.0);
+        self.cx
+            .op_to("Where", &n.name, &[&below, &zero, x], c.out, vec![]);
         Ok(())
     }
 }

@@ -511,7 +511,16 @@ pub(super) static PART2: &[Entry<Lowering>] = &[
     // end nnexp-b
     Entry::refused("MinMaxQuantize", NOT_YET),
     Entry::refused("Pow2Quantize", NOT_YET),
-    Entry::refused("Prune", NOT_YET),
+    // nnexp-b (nnabla/quant.rs)
+    Entry::lowered(
+        "Prune",
+        &["rate"],
+        &["Abs", "Reshape", "TopK", "Slice", "Less", "Where"],
+        (low!(prune), Same),
+        T,
+    )
+    .cases(3),
+    // end nnexp-b
     // nnexp-b: linear (de)quantisation (nnabla/quant.rs)
     Entry::lowered(
         "QuantizeLinear",
