@@ -461,6 +461,21 @@ def cases():
     add("prune", "prune", u)
     add("prune_half", "prune", u2, rate=0.5)
     add("prune_zero", "prune", u, rate=0.0)
+    add(
+        "bw_conv",
+        "binary_weight_convolution",
+        img,
+        [("W", (4, 3, 3, 3)), ("Wb", (4, 3, 3, 3)), ("alpha", (4,)), ("b", (4,))],
+        pad=(1, 1),
+    )
+    add(
+        "bw_conv_group_nobias",
+        "binary_weight_convolution",
+        img,
+        [("W", (6, 1, 2, 2)), ("Wb", (6, 1, 2, 2)), ("alpha", (6,))],
+        stride=(2, 1),
+        group=3,
+    )
     return c
 
 

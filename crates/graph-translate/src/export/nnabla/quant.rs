@@ -1,5 +1,5 @@
 //! Linear quantisation (`QuantizeLinear`, `DequantizeLinear`,
-//! `FixedPointQuantize`) and `Prune`: nnabla keeps
+//! `FixedPointQuantize`), `Prune` and `BinaryWeightConvolution`: nnabla keeps
 //! the quantised values in float arrays, so both lower to float arithmetic
 //! (ONNX's own operators take and give integer tensors).
 
@@ -169,5 +169,60 @@ impl Exporter<'_> {
         self.cx
             .op_to("Where", &n.name, &[&below, &zero, x], c.out, vec![]);
         Ok(())
+    }
+
+    /// Lowers `BinaryWeightConvolution(x, W, Wb, alpha[, b])`: a `Conv` whose
+    /// weight is computed here from `W`, `sign(W)` (`quantize_zero_to` for
+    /// zeros) times the mean `|W|` of its output channel.
+    pub(crate) fn binary_weight_convolution(&mut self, n: &Node, c: &Call) -> Result<()> {
+        let w = c.input(1)?;
+        let t = self.weights.weight(w).ok_or_else(|| {
+            Error::Unsupported(format!(
+                "BinaryWeightConvolution {}: weight {w:?} has no data",
+                n.name
+            ))
+        })?;
+        let dims = t.dims().to_vec();
+        if dims.len() != 4 {
+            return Err(Error::Unsupported(format!(
+                "BinaryWeightConvolution {}: a {}-D weight (only 2-D convolutions are exported)",
+                n.name,
+                dims.len()
+            )));
+        }
+        let v = t.to_vec::<f32>()?;
+        let zero_to = a_float(n, "quantize_zero_to", 1.0) as f32;
+        let per = v.len() / dims[0].max(1);
+        let mut b = Vec::with_capacity(v.len());
+        for row in v.chunks(per.max(1)) {
+            let mean = row.iter().map(|x| x.abs()).sum::<f32>() / row.len().max(1) as f32;
+            b.extend(row.iter().map(|&x| {
+                let s = if x > 0.0 {
+                    1.0
+                } else if x < 0.0 {
+                    -1.0
+                } else {
+                    zero_to
+                };
+                s * mean
+            }));
+        }
+        let bt = tensor_core::Tensor::from_values(dims, &b)?;
+        let name = self.cx.helper_name(&format!("{w}/binarized"));
+        self.cx.b.initializer(&name, &bt)?;
+        let mut ins = vec![c.ins[0], name.as_str()];
+        if let Some(bias) = c.ins.get(4) {
+            ins.push(bias);
+        }
+        let mut conv = n.clone();
+        conv.op = "Convolution".into();
+        let call = Call {
+            ins,
+            out: c.out,
+            entry: c.entry,
+            op: "Convolution",
+            name: c.name,
+        };
+        self.convolution(&conv, &call)
     }
 }

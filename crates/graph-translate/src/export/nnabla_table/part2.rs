@@ -496,7 +496,23 @@ pub(super) static PART2: &[Entry<Lowering>] = &[
         T,
     )
     .cases(1),
-    Entry::refused("BinaryWeightConvolution", NOT_YET),
+    // nnexp-b (nnabla/quant.rs)
+    Entry::lowered(
+        "BinaryWeightConvolution",
+        &[
+            "base_axis",
+            "pad",
+            "stride",
+            "dilation",
+            "group",
+            "quantize_zero_to",
+        ],
+        &["Conv"],
+        (low!(binary_weight_convolution), SameRank),
+        T,
+    )
+    .cases(2),
+    // end nnexp-b
     Entry::refused("INQAffine", NOT_YET),
     Entry::refused("INQConvolution", NOT_YET),
     // nnexp-b (nnabla/quant.rs)
