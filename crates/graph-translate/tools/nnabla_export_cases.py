@@ -476,6 +476,8 @@ def cases():
         stride=(2, 1),
         group=3,
     )
+    add("affine_grid", "affine_grid", [((2, 2, 3), -1.0, 1.0)], size=(3, 4))
+    add("affine_grid_ac", "affine_grid", [((2, 2, 3), -1.0, 1.0)], size=(5, 2), align_corners=True)
     return c
 
 

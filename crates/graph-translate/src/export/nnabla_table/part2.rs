@@ -445,7 +445,16 @@ pub(super) static PART2: &[Entry<Lowering>] = &[
     Entry::refused("EpsilonInsensitiveLoss", "training only"),
     Entry::refused("KLMultinomial", "training only"),
     // Geometric Neural Network Layers
-    Entry::refused("AffineGrid", NOT_YET),
+    // nnexp-b (nnabla/geometry.rs)
+    Entry::lowered(
+        "AffineGrid",
+        &["size", "align_corners"],
+        &["Transpose", "MatMul", "Reshape"],
+        (low!(affine_grid), Custom),
+        T,
+    )
+    .cases(2),
+    // end nnexp-b
     Entry::refused("WarpByGrid", NOT_YET),
     Entry::refused("WarpByFlow", NOT_YET),
     // Quantization Neural Network Layers
