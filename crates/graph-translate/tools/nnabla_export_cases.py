@@ -478,6 +478,16 @@ def cases():
     )
     add("affine_grid", "affine_grid", [((2, 2, 3), -1.0, 1.0)], size=(3, 4))
     add("affine_grid_ac", "affine_grid", [((2, 2, 3), -1.0, 1.0)], size=(5, 2), align_corners=True)
+    add("spectral_norm", "spectral_norm", [((4, 6), -1.0, 1.0), ((4,), -1.0, 1.0)], test=True)
+    add(
+        "spectral_norm_dim1",
+        "spectral_norm",
+        [((3, 4, 2), -1.0, 1.0), ((4,), -1.0, 1.0)],
+        dim=1,
+        itr=2,
+        eps=1e-3,
+        test=True,
+    )
     return c
 
 

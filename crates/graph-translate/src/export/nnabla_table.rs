@@ -405,7 +405,25 @@ static PART1: &[Entry<Lowering>] = &[
     )
     .cases(2),
     // end nnexp-b
-    Entry::refused("SpectralNorm", NOT_YET),
+    // nnexp-b (nnabla/stats.rs)
+    Entry::lowered(
+        "SpectralNorm",
+        &["dim", "itr", "eps", "test", "output_u"],
+        &[
+            "Transpose",
+            "Reshape",
+            "MatMul",
+            "Mul",
+            "ReduceSum",
+            "Add",
+            "Sqrt",
+            "Div",
+        ],
+        (low!(spectral_norm), Same),
+        T,
+    )
+    .cases(2),
+    // end nnexp-b
     Entry::lowered(
         "MeanSubtraction",
         &["base_axis"],

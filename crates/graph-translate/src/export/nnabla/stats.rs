@@ -1,7 +1,8 @@
 //! Determinants (`BatchDet`, `BatchLogdet`) and the parameter-free
 //! normalisations `NormNormalization`, `WeightStandardization`,
-//! `WeightNormalization`, `TensorNormalization`.
+//! `WeightNormalization`, `TensorNormalization`, `SpectralNorm` (test).
 
+use onnx_format::builder::attr;
 use tensor_core::graph::Node;
 
 use super::{Call, Exporter, a_bool, a_float, a_int, a_ints};
@@ -166,6 +167,72 @@ impl Exporter<'_> {
             y = self.cx.op("Add", &[&y, b], vec![]);
         }
         self.cx.op_to("Identity", &n.name, &[&y], c.out, vec![]);
+        Ok(())
+    }
+
+    /// Lowers `SpectralNorm(w, u)` with `test` (`u` not updated): `w` as a
+    /// matrix of rows along `dim`; `itr` power iterations
+    /// `v = l2n(Wᵀu)`, `u = l2n(Wv)` with `l2n(a) = a / sqrt(sum a² + eps)`;
+    /// the output `w / (uᵀ W v)`.
+    pub(crate) fn spectral_norm(&mut self, n: &Node, c: &Call) -> Result<()> {
+        let (w, u0) = (c.input(0)?, c.input(1)?);
+        let refuse = |what: String| {
+            Err(Error::Unsupported(format!(
+                "SpectralNorm {}: {what}",
+                n.name
+            )))
+        };
+        if !a_bool(n, "test") {
+            return refuse(
+                "test=False updates u at every forward pass (training); a network saved with \
+                 test=True is exported"
+                    .into(),
+            );
+        }
+        if a_bool(n, "output_u") || n.outputs.len() > 1 {
+            return refuse("output_u (u as a second output) is not exported".into());
+        }
+        let rank = i64::try_from(self.rank(n, w)?).unwrap_or(i64::MAX);
+        let dim = a_int(n, "dim", 0);
+        let dim = if dim < 0 {
+            dim.saturating_add(rank)
+        } else {
+            dim
+        };
+        if !(0..rank).contains(&dim) {
+            return refuse(format!("dim {dim} is outside the weight's {rank} axes"));
+        }
+        let itr = a_int(n, "itr", 1);
+        if !(1..=1000).contains(&itr) {
+            return refuse(format!("itr {itr} (exported: 1 to 1000 iterations)"));
+        }
+        let mut perm = vec![dim];
+        perm.extend((0..rank).filter(|&a| a != dim));
+        let t = self
+            .cx
+            .op("Transpose", &[w], vec![attr::ints("perm", &perm)]);
+        let m = self.cx.reshape(&t, &[0, -1]);
+        let eps = self.cx.scalar(a_float(n, "eps", 1e-12) as f32);
+        let mut u = u0.to_string();
+        let mut v = String::new();
+        let l2n = |e: &mut Self, a: &str| {
+            let sq = e.cx.op("Mul", &[a, a], vec![]);
+            let s = e.cx.reduce("ReduceSum", &sq, &[], true);
+            let se = e.cx.op("Add", &[&s, &eps], vec![]);
+            let r = e.cx.op("Sqrt", &[&se], vec![]);
+            e.cx.op("Div", &[a, &r], vec![])
+        };
+        for _ in 0..itr {
+            let wtu = self.cx.op("MatMul", &[&u, &m], vec![]);
+            v = l2n(self, &wtu);
+            let wv = self.cx.op("MatMul", &[&m, &v], vec![]);
+            u = l2n(self, &wv);
+        }
+        let wv = self.cx.op("MatMul", &[&m, &v], vec![]);
+        // the dot product uᵀ(Wv) (tract runs no MatMul of two vectors)
+        let uwv = self.cx.op("Mul", &[&u, &wv], vec![]);
+        let sigma = self.cx.reduce("ReduceSum", &uwv, &[], false);
+        self.cx.op_to("Div", &n.name, &[w, &sigma], c.out, vec![]);
         Ok(())
     }
 }
