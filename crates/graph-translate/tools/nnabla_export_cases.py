@@ -321,6 +321,173 @@ def cases():
         [("weight_l0", (1, 4, 4, 7))],
         training=False,
     )
+    # nnexp-b: gradient clipping, linear (de)quantisation
+    add("clip_grad_by_value", "clip_grad_by_value", [u[0], u[0], u[0]])
+    add("clip_grad_by_norm", "clip_grad_by_norm", u)
+    add("clip_grad_by_norm_ax", "clip_grad_by_norm", u, clip_norm=2.0, axes=(1,))
+    sc = ((1, 3, 1), 0.1, 2.0)
+    add(
+        "dequantize_linear",
+        "dequantize_linear",
+        [("int", (2, 3, 4), 256), sc, ("int", (1, 3, 1), 9)],
+    )
+    add(
+        "dequantize_linear_s",
+        "dequantize_linear",
+        [("int", (2, 3, 4), 256), ((1, 1, 1), 0.1, 2.0), ("int", (1, 1, 1), 9)],
+    )
+    q = [((2, 3, 4), -40.0, 40.0), ((1, 3, 1), 0.1, 0.5), ("int", (1, 3, 1), 9)]
+    qh = [("halves", (2, 3, 4)), ("const", (1, 3, 1), 1.0), ("int", (1, 3, 1), 3)]
+    add("quantize_linear", "quantize_linear", q)
+    add("quantize_linear_u8", "quantize_linear", q, dtype=np.uint8)
+    add("quantize_linear_narrow", "quantize_linear", q, narrow_range=True)
+    add("quantize_linear_half_away", "quantize_linear", qh)
+    add("quantize_linear_half_even", "quantize_linear", qh, round_mode="HALF_TO_EVEN")
+    add(
+        "quantize_linear_even_u8_narrow",
+        "quantize_linear",
+        qh,
+        round_mode="HALF_TO_EVEN",
+        dtype=np.uint8,
+        narrow_range=True,
+    )
+    add("batch_det_3", "batch_det", [((2, 3, 3), -1.0, 1.0)])
+    add("batch_det_2", "batch_det", [((4, 2, 2), -2.0, 2.0)])
+    add("batch_logdet_3", "batch_logdet", [((2, 3, 3), -1.0, 1.0)])
+    add("batch_logdet_4", "batch_logdet", [((3, 4, 4), -2.0, 2.0)])
+    add("norm_normalization", "norm_normalization", u)
+    add("norm_normalization_p1", "norm_normalization", u, p=1.0, axes=(1,))
+    add("norm_normalization_p3", "norm_normalization", u, p=3.0, axes=(0, 2), eps=1e-3)
+    add("weight_standardization", "weight_standardization", [((4, 3, 2, 2), -1.0, 1.0)])
+    add(
+        "weight_standardization_ax1",
+        "weight_standardization",
+        [((3, 5), -1.0, 1.0)],
+        channel_axis=1,
+        eps=0.1,
+    )
+    add(
+        "weight_normalization",
+        "weight_normalization",
+        [((4, 3, 2, 2), -1.0, 1.0), ((4,), 0.5, 2.0)],
+    )
+    add(
+        "weight_normalization_dim1",
+        "weight_normalization",
+        [((3, 5), -1.0, 1.0), ((5,), 0.5, 2.0)],
+        dim=1,
+        eps=1e-2,
+    )
+    # nnabla.functions.tensor_normalization is a Python batch_normalization;
+    # "base." picks the function of nnabla.function_bases
+    add(
+        "tensor_normalization",
+        "base.tensor_normalization",
+        img,
+        [("beta", (1, 3, 1, 1)), ("gamma", (1, 3, 1, 1))],
+    )
+    add(
+        "tensor_normalization_01",
+        "base.tensor_normalization",
+        img,
+        axes=(0, 1),
+        eps=0.1,
+        no_scale=True,
+        no_bias=True,
+    )
+    im = [((1, 2, 4, 5), -1.0, 1.0)]
+    add("interpolate_linear", "interpolate", im, output_size=(7, 3))
+    add("interpolate_linear_ac", "interpolate", im, output_size=(7, 3), align_corners=True)
+    add("interpolate_linear_hp", "interpolate", im, output_size=(6, 8), half_pixel=True)
+    add("interpolate_linear_1d", "interpolate", [((2, 3, 5), -1.0, 1.0)], output_size=(8,))
+    add("interpolate_nearest", "interpolate", im, output_size=(7, 3), mode="nearest")
+    add(
+        "interpolate_nearest_hp",
+        "interpolate",
+        im,
+        output_size=(7, 8),
+        mode="nearest",
+        half_pixel=True,
+        half_pixel_for_nn=True,
+    )
+    add("onnx_resize_nearest", "onnx_resize", im, sizes=(1, 2, 7, 3))
+    add(
+        "onnx_resize_linear",
+        "onnx_resize",
+        im,
+        scales=(1.0, 1.0, 2.0, 1.5),
+        mode="linear",
+    )
+    add(
+        "onnx_resize_cubic_ac",
+        "onnx_resize",
+        im,
+        sizes=(1, 2, 6, 9),
+        mode="cubic",
+        coordinate_transformation_mode="align_corners",
+    )
+    add(
+        "onnx_resize_nearest_floor",
+        "onnx_resize",
+        im,
+        scales=(1.0, 1.0, 2.0, 2.0),
+        coordinate_transformation_mode="asymmetric",
+        nearest_mode="floor",
+    )
+    add(
+        "onnx_resize_linear_pt",
+        "onnx_resize",
+        im,
+        sizes=(1, 2, 1, 3),
+        mode="linear",
+        coordinate_transformation_mode="pytorch_half_pixel",
+    )
+    add("fixed_point_quantize", "fixed_point_quantize", [((2, 3, 4), -9.0, 9.0)])
+    add(
+        "fixed_point_quantize_u4",
+        "fixed_point_quantize",
+        [((2, 3, 4), -1.0, 2.0)],
+        sign=False,
+        n=4,
+        delta=0.125,
+    )
+    add(
+        "fixed_point_quantize_halves",
+        "fixed_point_quantize",
+        [("halves", (2, 3, 4))],
+        n=6,
+        delta=1.0,
+    )
+    add("prune", "prune", u)
+    add("prune_half", "prune", u2, rate=0.5)
+    add("prune_zero", "prune", u, rate=0.0)
+    add(
+        "bw_conv",
+        "binary_weight_convolution",
+        img,
+        [("W", (4, 3, 3, 3)), ("Wb", (4, 3, 3, 3)), ("alpha", (4,)), ("b", (4,))],
+        pad=(1, 1),
+    )
+    add(
+        "bw_conv_group_nobias",
+        "binary_weight_convolution",
+        img,
+        [("W", (6, 1, 2, 2)), ("Wb", (6, 1, 2, 2)), ("alpha", (6,))],
+        stride=(2, 1),
+        group=3,
+    )
+    add("affine_grid", "affine_grid", [((2, 2, 3), -1.0, 1.0)], size=(3, 4))
+    add("affine_grid_ac", "affine_grid", [((2, 2, 3), -1.0, 1.0)], size=(5, 2), align_corners=True)
+    add("spectral_norm", "spectral_norm", [((4, 6), -1.0, 1.0), ((4,), -1.0, 1.0)], test=True)
+    add(
+        "spectral_norm_dim1",
+        "spectral_norm",
+        [((3, 4, 2), -1.0, 1.0), ((4,), -1.0, 1.0)],
+        dim=1,
+        itr=2,
+        eps=1e-3,
+        test=True,
+    )
     return c
 
 
@@ -333,6 +500,10 @@ def value(spec, rng):
         v = rng.uniform(-4, 4, spec[1]).astype(np.float32)
         v.reshape(-1)[::5] = 0.0
         return v
+    if spec[0] == "halves":
+        return (rng.integers(-600, 600, spec[1]) / 2.0).astype(np.float32)
+    if spec[0] == "const":
+        return np.full(spec[1], spec[2], np.float32)
     if spec[0] == "quadrants":
         v = rng.choice([-1.5, -0.5, 0.0, 0.5, 1.5], spec[1]).astype(np.float32)
         return v
@@ -370,7 +541,12 @@ def build(case, rng):
         # weight_l0 positional, the optional weight and bias by name
         kw = dict(kw, **{pn: p for (pn, _), p in zip(params[1:], ps[1:])})
         ps = ps[:1]
-    y = getattr(F, fn)(*xs, *ps, **kw)
+    mod = F
+    if fn.startswith("base."):
+        import nnabla.function_bases as mod
+
+        fn = fn[len("base.") :]
+    y = getattr(mod, fn)(*xs, *ps, **kw)
     ys = list(y) if isinstance(y, (list, tuple)) else [y]
     return feeds, {f"x{i}": x for i, x in enumerate(xs)}, ys
 

@@ -111,6 +111,18 @@ impl Ctx {
         );
     }
 
+    /// A node writing several outputs `outs` (nnexp-b: `TopK` values and
+    /// indices).
+    pub fn op_outs(
+        &mut self,
+        op: &str,
+        inputs: &[&str],
+        outs: &[&str],
+        attrs: Vec<AttributeProto>,
+    ) {
+        self.b.node(op, "", inputs, outs, attrs);
+    }
+
     /// `Split` of `x` along `axis` into `n` equal parts, written to `outs`.
     pub fn split_equal(&mut self, x: &str, axis: i64, n: usize, outs: &[&str]) {
         if self.opset >= 18 {

@@ -364,12 +364,66 @@ static PART1: &[Entry<Lowering>] = &[
         T,
     )
     .cases(2),
-    Entry::refused("NormNormalization", NOT_YET),
+    // nnexp-b: parameter-free normalisations (nnabla/stats.rs)
+    Entry::lowered(
+        "NormNormalization",
+        &["p", "axes", "eps"],
+        &["Abs", "Pow", "ReduceSum", "Div"],
+        (low!(norm_normalization), Same),
+        T,
+    )
+    .cases(3),
+    // end nnexp-b
     Entry::refused("SyncBatchNormalization", NOT_YET),
-    Entry::refused("TensorNormalization", NOT_YET),
-    Entry::refused("WeightNormalization", NOT_YET),
-    Entry::refused("WeightStandardization", NOT_YET),
-    Entry::refused("SpectralNorm", NOT_YET),
+    // nnexp-b
+    Entry::lowered(
+        "TensorNormalization",
+        &["axes", "eps", "no_scale", "no_bias"],
+        &["ReduceMean", "Sub", "Mul", "Add", "Sqrt", "Div", "Identity"],
+        (low!(tensor_normalization), Same),
+        T,
+    )
+    .cases(2),
+    // end nnexp-b
+    // nnexp-b
+    Entry::lowered(
+        "WeightNormalization",
+        &["dim", "eps"],
+        &["Mul", "ReduceSum", "Add", "Sqrt", "Reshape", "Div"],
+        (low!(weight_normalization), Same),
+        T,
+    )
+    .cases(2),
+    // end nnexp-b
+    // nnexp-b
+    Entry::lowered(
+        "WeightStandardization",
+        &["channel_axis", "eps"],
+        &["ReduceMean", "Sub", "Mul", "Add", "Sqrt", "Div"],
+        (low!(weight_standardization), Same),
+        T,
+    )
+    .cases(2),
+    // end nnexp-b
+    // nnexp-b (nnabla/stats.rs)
+    Entry::lowered(
+        "SpectralNorm",
+        &["dim", "itr", "eps", "test", "output_u"],
+        &[
+            "Transpose",
+            "Reshape",
+            "MatMul",
+            "Mul",
+            "ReduceSum",
+            "Add",
+            "Sqrt",
+            "Div",
+        ],
+        (low!(spectral_norm), Same),
+        T,
+    )
+    .cases(2),
+    // end nnexp-b
     Entry::lowered(
         "MeanSubtraction",
         &["base_axis"],
@@ -378,8 +432,24 @@ static PART1: &[Entry<Lowering>] = &[
         T,
     )
     .cases(1),
-    Entry::refused("ClipGradByValue", NOT_YET),
-    Entry::refused("ClipGradByNorm", NOT_YET),
+    // nnexp-b: gradient clipping is the identity in the forward pass
+    Entry::lowered(
+        "ClipGradByValue",
+        &[],
+        &["Identity"],
+        (low!(unary), Same),
+        T,
+    )
+    .cases(1),
+    Entry::lowered(
+        "ClipGradByNorm",
+        &["clip_norm", "axes"],
+        &["Identity"],
+        (low!(unary), Same),
+        T,
+    )
+    .cases(2),
+    // end nnexp-b
     // Reduction
     Entry::lowered(
         "Sum",

@@ -18,11 +18,15 @@ use super::{Ctx, Error, ExportOptions, ExportSummary, Result, Weights, unsupport
 mod activation;
 mod arith;
 mod conv_pool;
+mod geometry;
 mod infer;
 mod math;
 mod norm;
+mod quant;
+mod resize;
 mod rnn;
 mod shape;
+mod stats;
 
 /// Exports the network `opts.network` (default: the first executor's) of
 /// the NNabla `model` to ONNX, its parameters from `weights`: loops

@@ -313,10 +313,31 @@ pub(super) static PART2: &[Entry<Lowering>] = &[
     Entry::refused("MatrixDiagPart", NOT_YET),
     Entry::refused("Trilu", NOT_YET),
     Entry::refused("Meshgrid", NOT_YET),
-    Entry::refused("BatchDet", NOT_YET),
-    Entry::refused("BatchInv", NOT_YET),
-    Entry::refused("BatchLogdet", NOT_YET),
-    Entry::refused("BatchCholesky", NOT_YET),
+    // nnexp-b: determinants (nnabla/stats.rs)
+    Entry::lowered("BatchDet", &[], &["Det"], (low!(batch_det), Custom), O).cases(2),
+    // end nnexp-b
+    // nnexp-b
+    Entry::refused(
+        "BatchInv",
+        "ONNX has no matrix inverse operator (an inverse unrolled for one matrix size is not \
+         exported)",
+    ),
+    // nnexp-b
+    Entry::lowered(
+        "BatchLogdet",
+        &[],
+        &["Det", "Abs", "Log"],
+        (low!(batch_det), Custom),
+        O,
+    )
+    .cases(2),
+    // end nnexp-b
+    Entry::refused(
+        "BatchCholesky",
+        "ONNX has no Cholesky decomposition operator (a decomposition unrolled for one matrix \
+         size is not exported)",
+    ),
+    // end nnexp-b
     Entry::refused("Assign", "training only"),
     Entry::lowered(
         "Gather",
@@ -327,7 +348,13 @@ pub(super) static PART2: &[Entry<Lowering>] = &[
     )
     .cases(2),
     Entry::refused("GatherNd", NOT_YET),
-    Entry::refused("BoolGather", NOT_YET),
+    // nnexp-b
+    Entry::refused(
+        "BoolGather",
+        "its output's first dimension is the number of true values in the mask, known only \
+         when the network runs (a data-dependent shape, not exported)",
+    ),
+    // end nnexp-b
     Entry::refused("ScatterNd", NOT_YET),
     Entry::refused("ScatterAdd", NOT_YET),
     Entry::refused("BoolScatter", NOT_YET),
@@ -339,12 +366,54 @@ pub(super) static PART2: &[Entry<Lowering>] = &[
         T,
     )
     .cases(1),
-    Entry::refused("PackPaddedSequence", NOT_YET),
+    // nnexp-b
+    Entry::refused(
+        "PackPaddedSequence",
+        "the packed sequence's length is the sum of the values of the lengths input, known only \
+         when the network runs, and no ONNX operator takes nnabla's packed layout (ONNX's RNN, \
+         GRU and LSTM take padded sequences and sequence_lens)",
+    ),
+    // end nnexp-b
     Entry::refused("PadPackedSequence", NOT_YET),
     Entry::refused("NonZero", NOT_YET),
     // Signal Processing
-    Entry::refused("Interpolate", NOT_YET),
-    Entry::refused("ONNXResize", NOT_YET),
+    // nnexp-b (nnabla/resize.rs)
+    Entry::lowered(
+        "Interpolate",
+        &[
+            "output_size",
+            "mode",
+            "align_corners",
+            "half_pixel",
+            "half_pixel_for_nn",
+            "channel_last",
+        ],
+        &["Shape", "Slice", "Concat", "Resize"],
+        (low!(interpolate), SameRank),
+        O,
+    )
+    .cases(6),
+    // end nnexp-b
+    // nnexp-b (nnabla/resize.rs)
+    Entry::lowered(
+        "ONNXResize",
+        &[
+            "roi",
+            "scales",
+            "sizes",
+            "mode",
+            "coordinate_transformation_mode",
+            "cubic_coeff_a",
+            "exclude_outside",
+            "extrapolation_value",
+            "nearest_mode",
+        ],
+        &["Resize"],
+        (low!(onnx_resize), SameRank),
+        O,
+    )
+    .cases(5),
+    // end nnexp-b
     Entry::refused("FFT", NOT_YET),
     Entry::refused("IFFT", NOT_YET),
     Entry::refused("STFT", NOT_YET),
@@ -376,7 +445,16 @@ pub(super) static PART2: &[Entry<Lowering>] = &[
     Entry::refused("EpsilonInsensitiveLoss", "training only"),
     Entry::refused("KLMultinomial", "training only"),
     // Geometric Neural Network Layers
-    Entry::refused("AffineGrid", NOT_YET),
+    // nnexp-b (nnabla/geometry.rs)
+    Entry::lowered(
+        "AffineGrid",
+        &["size", "align_corners"],
+        &["Transpose", "MatMul", "Reshape"],
+        (low!(affine_grid), Custom),
+        T,
+    )
+    .cases(2),
+    // end nnexp-b
     Entry::refused("WarpByGrid", NOT_YET),
     Entry::refused("WarpByFlow", NOT_YET),
     // Quantization Neural Network Layers
@@ -427,15 +505,65 @@ pub(super) static PART2: &[Entry<Lowering>] = &[
         T,
     )
     .cases(1),
-    Entry::refused("BinaryWeightConvolution", NOT_YET),
+    // nnexp-b (nnabla/quant.rs)
+    Entry::lowered(
+        "BinaryWeightConvolution",
+        &[
+            "base_axis",
+            "pad",
+            "stride",
+            "dilation",
+            "group",
+            "quantize_zero_to",
+        ],
+        &["Conv"],
+        (low!(binary_weight_convolution), SameRank),
+        T,
+    )
+    .cases(2),
+    // end nnexp-b
     Entry::refused("INQAffine", NOT_YET),
     Entry::refused("INQConvolution", NOT_YET),
-    Entry::refused("FixedPointQuantize", NOT_YET),
+    // nnexp-b (nnabla/quant.rs)
+    Entry::lowered(
+        "FixedPointQuantize",
+        &["sign", "n", "delta", "ste_fine_grained"],
+        &["Div", "Abs", "Add", "Floor", "Sign", "Mul", "Clip"],
+        (low!(fixed_point_quantize), Same),
+        T,
+    )
+    .cases(3),
+    // end nnexp-b
     Entry::refused("MinMaxQuantize", NOT_YET),
     Entry::refused("Pow2Quantize", NOT_YET),
-    Entry::refused("Prune", NOT_YET),
-    Entry::refused("QuantizeLinear", NOT_YET),
-    Entry::refused("DequantizeLinear", NOT_YET),
+    // nnexp-b (nnabla/quant.rs)
+    Entry::lowered(
+        "Prune",
+        &["rate"],
+        &["Abs", "Reshape", "TopK", "Slice", "Less", "Where"],
+        (low!(prune), Same),
+        T,
+    )
+    .cases(3),
+    // end nnexp-b
+    // nnexp-b: linear (de)quantisation (nnabla/quant.rs)
+    Entry::lowered(
+        "QuantizeLinear",
+        &["round_mode", "narrow_range", "dtype"],
+        &["Div", "Round", "Abs", "Add", "Floor", "Sign", "Mul", "Clip"],
+        (low!(quantize_linear), Same),
+        T,
+    )
+    .cases(6),
+    Entry::lowered(
+        "DequantizeLinear",
+        &[],
+        &["Sub", "Mul"],
+        (low!(dequantize_linear), Broadcast),
+        T,
+    )
+    .cases(2),
+    // end nnexp-b
     // Validation
     Entry::refused("TopNError", "validation only"),
     Entry::refused("BinaryError", "validation only"),
