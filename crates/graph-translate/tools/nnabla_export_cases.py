@@ -321,6 +321,27 @@ def cases():
         [("weight_l0", (1, 4, 4, 7))],
         training=False,
     )
+    # nnexp-a: reductions, sorting, shape and one-hot (appended so earlier
+    # cases keep their random inputs)
+    add("reduce_sum", "reduce_sum", u)
+    add("reduce_sum_2d", "reduce_sum", u2)
+    add("reduce_mean", "reduce_mean", u)
+    add("reduce_mean_2d", "reduce_mean", u2)
+    add("cumprod_ax1", "cumprod", u, axis=1)
+    add("cumprod_excl_rev", "cumprod", u, axis=2, exclusive=True, reverse=True)
+    add("cumprod_rev_ax0", "cumprod", u2, axis=0, reverse=True)
+    add("shape_all", "shape", u)
+    add("shape_1_2", "shape", u, start=1, end=2)
+    add("shape_neg", "shape", img, start=-3, end=-1)
+    add("sort_last", "sort", u)
+    add("sort_ax1_rev", "sort", u, axis=1, reverse=True)
+    add("sort_ax0", "sort", u2, axis=0)
+    add("top_k_data", "top_k_data", u, k=3)
+    add("top_k_data_abs_keep", "top_k_data", u, k=5, abs=True, reduce=False)
+    add("top_k_data_b2", "top_k_data", u, k=2, base_axis=2)
+    add("top_k_data_small", "top_k_data", u2, k=2, largest=False)
+    add("one_hot_1", "one_hot", [("int", (5, 1), 4)], shape=(4,))
+    add("one_hot_2", "one_hot", [("int", (2, 3, 2), 3)], shape=(3, 4))
     return c
 
 

@@ -437,9 +437,24 @@ static PART1: &[Entry<Lowering>] = &[
         T,
     )
     .cases(3),
-    Entry::refused("CumProd", NOT_YET),
-    Entry::refused("ReduceSum", NOT_YET),
-    Entry::refused("ReduceMean", NOT_YET),
+    // nnexp-a: cumulative product and whole-tensor reductions
+    Entry::lowered(
+        "CumProd",
+        &["axis", "exclusive", "reverse"],
+        &["Slice", "Mul", "Pow", "Concat"],
+        (low!(cumprod), Same),
+        O,
+    )
+    .cases(3),
+    Entry::lowered("ReduceSum", &[], &["ReduceSum"], (low!(reduce), Reduce), T).cases(2),
+    Entry::lowered(
+        "ReduceMean",
+        &[],
+        &["ReduceMean"],
+        (low!(reduce), Reduce),
+        T,
+    )
+    .cases(2),
     // Arithmetic
     Entry::lowered("Add2", &[], &["Add"], (low!(binary), Broadcast), T).cases(2),
     Entry::lowered("AddN", &[], &["Sum"], (low!(add_n), Custom), T).cases(1),

@@ -21,6 +21,7 @@ mod conv_pool;
 mod infer;
 mod math;
 mod norm;
+mod order;
 mod rnn;
 mod shape;
 

@@ -296,10 +296,35 @@ pub(super) static PART2: &[Entry<Lowering>] = &[
         T,
     )
     .cases(3),
-    Entry::refused("OneHot", NOT_YET),
+    // nnexp-a
+    Entry::lowered(
+        "OneHot",
+        &["shape"],
+        &[
+            "Less",
+            "Add",
+            "Where",
+            "Mul",
+            "ReduceSum",
+            "Equal",
+            "Cast",
+            "Reshape",
+        ],
+        (low!(one_hot), Custom),
+        T,
+    )
+    .cases(2),
     Entry::lowered("Flip", &["axes"], &["Slice"], (low!(flip), Same), T).cases(2),
     Entry::refused("Shift", NOT_YET),
-    Entry::refused("Sort", NOT_YET),
+    // nnexp-a
+    Entry::lowered(
+        "Sort",
+        &["axis", "reverse", "with_index", "only_index"],
+        &["TopK"],
+        (low!(sort), Same),
+        T,
+    )
+    .cases(3),
     Entry::lowered(
         "Reshape",
         &["shape"],
@@ -308,7 +333,15 @@ pub(super) static PART2: &[Entry<Lowering>] = &[
         T,
     )
     .cases(2),
-    Entry::refused("Shape", NOT_YET),
+    // nnexp-a
+    Entry::lowered(
+        "Shape",
+        &["start", "end"],
+        &["Shape", "Slice", "Cast"],
+        (low!(shape_of), Custom),
+        T,
+    )
+    .cases(3),
     Entry::refused("MatrixDiag", NOT_YET),
     Entry::refused("MatrixDiagPart", NOT_YET),
     Entry::refused("Trilu", NOT_YET),
@@ -351,7 +384,23 @@ pub(super) static PART2: &[Entry<Lowering>] = &[
     Entry::refused("ISTFT", NOT_YET),
     // Stochasticity
     Entry::lowered("Dropout", &[], &["Identity"], (low!(unary), Same), U).cases(1),
-    Entry::refused("TopKData", NOT_YET),
+    // nnexp-a
+    Entry::lowered(
+        "TopKData",
+        &["k", "abs", "reduce", "base_axis", "largest", "with_index"],
+        &[
+            "Reshape",
+            "Abs",
+            "TopK",
+            "GatherElements",
+            "Shape",
+            "ConstantOfShape",
+            "ScatterElements",
+        ],
+        (low!(top_k_data), Custom),
+        T,
+    )
+    .cases(4),
     Entry::refused("TopKGrad", "training only"),
     Entry::refused("Rand", "training only"),
     Entry::refused("Randint", "training only"),
