@@ -342,6 +342,22 @@ def cases():
     add("top_k_data_small", "top_k_data", u2, k=2, largest=False)
     add("one_hot_1", "one_hot", [("int", (5, 1), 4)], shape=(4,))
     add("one_hot_2", "one_hot", [("int", (2, 3, 2), 3)], shape=(3, 4))
+    # nnexp-a: matrices and remainders
+    add("trilu_upper", "trilu", u)
+    add("trilu_lower_k1", "trilu", u, k=1, upper=False)
+    add("trilu_upper_kneg", "trilu", u2, k=-1)
+    add("matrix_diag", "matrix_diag", u)
+    add("matrix_diag_1d", "matrix_diag", [((4,), -2.0, 2.0)])
+    add("matrix_diag_part", "matrix_diag_part", [((2, 3, 3), -2.0, 2.0)])
+    add("matrix_diag_part_2d", "matrix_diag_part", [((4, 4), -2.0, 2.0)])
+    add("eye_like", "eye_like", u2)
+    add("eye_like_k", "eye_like", [((4, 3), -1.0, 1.0)], k=-1)
+    mod_in = [((2, 3, 4), -5.0, 5.0), ((2, 3, 4), 0.5, 2.0)]
+    add("mod2", "mod2", mod_in)
+    add("mod2_fmod", "mod2", mod_in, fmod=True)
+    mod_neg = [((2, 3, 4), -5.0, 5.0), ((1, 3, 1), -2.0, -0.5)]
+    add("mod2_neg_bc", "mod2", mod_neg)
+    add("mod2_fmod_neg_bc", "mod2", mod_neg, fmod=True)
     return c
 
 

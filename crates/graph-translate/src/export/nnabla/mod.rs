@@ -20,6 +20,7 @@ mod arith;
 mod conv_pool;
 mod infer;
 mod math;
+mod matrix;
 mod norm;
 mod order;
 mod rnn;

@@ -342,9 +342,24 @@ pub(super) static PART2: &[Entry<Lowering>] = &[
         T,
     )
     .cases(3),
-    Entry::refused("MatrixDiag", NOT_YET),
-    Entry::refused("MatrixDiagPart", NOT_YET),
-    Entry::refused("Trilu", NOT_YET),
+    // nnexp-a: matrices
+    Entry::lowered(
+        "MatrixDiag",
+        &[],
+        &["Unsqueeze", "Cast", "Where"],
+        (low!(matrix_diag), Custom),
+        T,
+    )
+    .cases(2),
+    Entry::lowered(
+        "MatrixDiagPart",
+        &[],
+        &["Reshape", "Gather"],
+        (low!(matrix_diag_part), Custom),
+        T,
+    )
+    .cases(2),
+    Entry::lowered("Trilu", &["k", "upper"], &["Mul"], (low!(trilu), Same), T).cases(3),
     Entry::refused("Meshgrid", NOT_YET),
     Entry::refused("BatchDet", NOT_YET),
     Entry::refused("BatchInv", NOT_YET),
@@ -498,8 +513,9 @@ pub(super) static PART2: &[Entry<Lowering>] = &[
     Entry::refused("MaxPoolingBackward", "training only"),
     Entry::refused("PatchCorrelation", NOT_YET),
     Entry::refused("Unique", NOT_YET),
-    Entry::refused("EyeLike", NOT_YET),
-    Entry::refused("Mod2", NOT_YET),
+    // nnexp-a
+    Entry::lowered("EyeLike", &["k"], &["Identity"], (low!(eye_like), Same), T).cases(2),
+    Entry::lowered("Mod2", &["fmod"], &["Mod"], (low!(mod2), Broadcast), T).cases(4),
     Entry::refused("BitShift", NOT_YET),
     Entry::refused("Einsum", NOT_YET),
 ];
