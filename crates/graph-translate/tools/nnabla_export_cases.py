@@ -358,6 +358,22 @@ def cases():
     mod_neg = [((2, 3, 4), -5.0, 5.0), ((1, 3, 1), -2.0, -0.5)]
     add("mod2_neg_bc", "mod2", mod_neg)
     add("mod2_fmod_neg_bc", "mod2", mod_neg, fmod=True)
+    # nnexp-a: gathering, grids and depthwise convolution
+    add("gather_nd_2", "gather_nd", [((2, 3, 4), -1, 1), ("int", (2, 5), 2)])
+    add("gather_nd_1", "gather_nd", [((3, 4), -1, 1), ("int", (1, 2, 3), 3)])
+    add("meshgrid_xy", "meshgrid", [((2,), -1, 1), ((3,), -1, 1)])
+    add("meshgrid_ij3", "meshgrid", [((2,), -1, 1), ((3,), -1, 1), ((4,), -1, 1)], ij_indexing=True)
+    add("meshgrid_xy3", "meshgrid", [((2,), -1, 1), ((3,), -1, 1), ((4,), -1, 1)])
+    add("dwconv", "depthwise_convolution", img, [("W", (3, 3, 3)), ("b", (3,))], pad=(1, 1))
+    add(
+        "dwconv_mult",
+        "depthwise_convolution",
+        img,
+        [("W", (6, 2, 3))],
+        stride=(2, 1),
+        dilation=(1, 2),
+        multiplier=2,
+    )
     return c
 
 

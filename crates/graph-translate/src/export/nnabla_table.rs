@@ -138,7 +138,15 @@ static PART1: &[Entry<Lowering>] = &[
     )
     .cases(2),
     Entry::refused("FusedConvolution", NOT_YET),
-    Entry::refused("DepthwiseConvolution", NOT_YET),
+    // nnexp-a
+    Entry::lowered(
+        "DepthwiseConvolution",
+        &["base_axis", "pad", "stride", "dilation", "multiplier"],
+        &["Unsqueeze", "Conv"],
+        (low!(depthwise_convolution), SameRank),
+        T,
+    )
+    .cases(2),
     Entry::lowered(
         "Deconvolution",
         &[

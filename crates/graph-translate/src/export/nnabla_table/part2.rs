@@ -360,7 +360,15 @@ pub(super) static PART2: &[Entry<Lowering>] = &[
     )
     .cases(2),
     Entry::lowered("Trilu", &["k", "upper"], &["Mul"], (low!(trilu), Same), T).cases(3),
-    Entry::refused("Meshgrid", NOT_YET),
+    // nnexp-a
+    Entry::lowered(
+        "Meshgrid",
+        &["ij_indexing"],
+        &["Reshape", "Expand"],
+        (low!(meshgrid), Custom),
+        T,
+    )
+    .cases(3),
     Entry::refused("BatchDet", NOT_YET),
     Entry::refused("BatchInv", NOT_YET),
     Entry::refused("BatchLogdet", NOT_YET),
@@ -374,7 +382,15 @@ pub(super) static PART2: &[Entry<Lowering>] = &[
         T,
     )
     .cases(2),
-    Entry::refused("GatherNd", NOT_YET),
+    // nnexp-a
+    Entry::lowered(
+        "GatherNd",
+        &[],
+        &["Transpose", "Cast", "GatherND"],
+        (low!(gather_nd), Custom),
+        T,
+    )
+    .cases(2),
     Entry::refused("BoolGather", NOT_YET),
     Entry::refused("ScatterNd", NOT_YET),
     Entry::refused("ScatterAdd", NOT_YET),
