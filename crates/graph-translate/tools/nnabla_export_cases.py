@@ -374,6 +374,15 @@ def cases():
         dilation=(1, 2),
         multiplier=2,
     )
+    add("dwdeconv", "depthwise_deconvolution", img, [("W", (3, 3, 3)), ("b", (3,))], pad=(1, 1))
+    add(
+        "dwdeconv_div",
+        "depthwise_deconvolution",
+        [((2, 4, 5, 5), -1, 1)],
+        [("W", (4, 2, 3))],
+        stride=(2, 1),
+        divisor=2,
+    )
     return c
 
 

@@ -163,7 +163,15 @@ static PART1: &[Entry<Lowering>] = &[
         T,
     )
     .cases(2),
-    Entry::refused("DepthwiseDeconvolution", NOT_YET),
+    // nnexp-a
+    Entry::lowered(
+        "DepthwiseDeconvolution",
+        &["base_axis", "pad", "stride", "dilation", "divisor"],
+        &["Unsqueeze", "ConvTranspose"],
+        (low!(depthwise_deconvolution), SameRank),
+        T,
+    )
+    .cases(2),
     Entry::refused("DeformableConvolution", NOT_YET),
     Entry::refused("AdaptiveSeparableConvolution", NOT_YET),
     Entry::lowered(

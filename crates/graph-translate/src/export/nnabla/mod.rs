@@ -18,6 +18,7 @@ use super::{Ctx, Error, ExportOptions, ExportSummary, Result, Weights, unsupport
 mod activation;
 mod arith;
 mod conv_pool;
+mod depthwise;
 mod grid;
 mod infer;
 mod math;

@@ -532,6 +532,11 @@ pub(super) static PART2: &[Entry<Lowering>] = &[
     // nnexp-a
     Entry::lowered("EyeLike", &["k"], &["Identity"], (low!(eye_like), Same), T).cases(2),
     Entry::lowered("Mod2", &["fmod"], &["Mod"], (low!(mod2), Broadcast), T).cases(4),
-    Entry::refused("BitShift", NOT_YET),
+    // nnexp-a
+    Entry::refused(
+        "BitShift",
+        "nnabla 1.39 runs BitShift only on integer arrays, and a saved network's \
+         variables are float: no .nnp network computes it",
+    ),
     Entry::refused("Einsum", NOT_YET),
 ];
