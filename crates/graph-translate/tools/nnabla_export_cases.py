@@ -383,6 +383,9 @@ def cases():
         stride=(2, 1),
         divisor=2,
     )
+    add("shift_nearest", "shift", u, shifts=(1, -1))
+    add("shift_reflect", "shift", u, shifts=(2, -3), border_mode="reflect")
+    add("shift_reflect_3", "shift", img, shifts=(1, 4, -2), border_mode="reflect")
     return c
 
 

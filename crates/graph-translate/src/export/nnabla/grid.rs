@@ -1,5 +1,6 @@
-//! N-dimensional gathering, coordinate grids and depthwise convolution:
-//! `GatherNd`, `Meshgrid` and `DepthwiseConvolution` (nnexp-a block).
+//! N-dimensional gathering, coordinate grids, depthwise convolution and
+//! shifts: `GatherNd`, `Meshgrid`, `DepthwiseConvolution` and `Shift`
+//! (nnexp-a block).
 
 use onnx_format::builder::attr;
 use onnx_format::proto::tensor_proto::DataType;
@@ -111,6 +112,75 @@ impl Exporter<'_> {
                 attr::int("group", out_ch / mult),
             ],
         );
+        Ok(())
+    }
+}
+
+impl Exporter<'_> {
+    /// Lowers `Shift(shifts, border_mode)`: along each of the trailing axes
+    /// `shifts` names, a `Gather` of constant indices `i - shift`, clamped
+    /// (`nearest`) or mirrored with the edge repeated (`reflect`, as nnabla
+    /// 1.39 computes it).
+    pub(crate) fn shift(&mut self, n: &Node, c: &Call) -> Result<()> {
+        let x = c.input(0)?;
+        let dims = self.dims(x).unwrap_or_default();
+        let shifts = a_ints(n, "shifts");
+        let mode = n
+            .attribute("border_mode")
+            .and_then(tensor_core::graph::Attribute::as_str)
+            .unwrap_or("nearest")
+            .to_string();
+        if mode != "nearest" && mode != "reflect" {
+            return Err(Error::Unsupported(format!(
+                "Shift function {:?}: border_mode {mode:?} (nearest and reflect are exported)",
+                n.name
+            )));
+        }
+        let lead = dims.len().checked_sub(shifts.len()).ok_or_else(|| {
+            Error::Invalid(format!(
+                "Shift function {:?}: {} shifts for a rank-{} input",
+                n.name,
+                shifts.len(),
+                dims.len()
+            ))
+        })?;
+        let mut cur = x.to_string();
+        let mut steps = Vec::new();
+        for (k, &s) in shifts.iter().enumerate() {
+            let len = dims[lead + k];
+            if !(1..=1 << 24).contains(&len) || s.unsigned_abs() > 1 << 24 {
+                return Err(Error::Unsupported(format!(
+                    "Shift function {:?}: axis {} has length {len} with shift {s} (known \
+                     lengths and shifts up to 2^24 are exported)",
+                    n.name,
+                    lead + k
+                )));
+            }
+            if s != 0 {
+                steps.push((lead + k, len, s));
+            }
+        }
+        for (pos, &(axis, len, s)) in steps.iter().enumerate() {
+            let idx: Vec<i64> = (0..len)
+                .map(|i| {
+                    let j = i - s;
+                    if mode == "nearest" {
+                        j.clamp(0, len - 1)
+                    } else {
+                        let m = j.rem_euclid(2 * len);
+                        if m < len { m } else { 2 * len - 1 - m }
+                    }
+                })
+                .collect();
+            let idx = self.cx.ints(&idx);
+            let a = vec![attr::int("axis", axis as i64)];
+            if pos + 1 == steps.len() {
+                self.cx.op_to("Gather", &n.name, &[&cur, &idx], c.out, a);
+                return Ok(());
+            }
+            cur = self.cx.op("Gather", &[&cur, &idx], a);
+        }
+        self.cx.op_to("Identity", &n.name, &[&cur], c.out, vec![]);
         Ok(())
     }
 }

@@ -315,7 +315,15 @@ pub(super) static PART2: &[Entry<Lowering>] = &[
     )
     .cases(2),
     Entry::lowered("Flip", &["axes"], &["Slice"], (low!(flip), Same), T).cases(2),
-    Entry::refused("Shift", NOT_YET),
+    // nnexp-a
+    Entry::lowered(
+        "Shift",
+        &["shifts", "border_mode"],
+        &["Gather"],
+        (low!(shift), Same),
+        T,
+    )
+    .cases(3),
     // nnexp-a
     Entry::lowered(
         "Sort",
