@@ -386,6 +386,15 @@ def cases():
     add("shift_nearest", "shift", u, shifts=(1, -1))
     add("shift_reflect", "shift", u, shifts=(2, -3), border_mode="reflect")
     add("shift_reflect_3", "shift", img, shifts=(1, 4, -2), border_mode="reflect")
+    bn = [
+        ("beta", (1, 3, 1, 1)),
+        ("gamma", (1, 3, 1, 1)),
+        ("mean", (1, 3, 1, 1)),
+        ("var", (1, 3, 1, 1)),
+    ]
+    add("fused_bn", "fused_batch_normalization", img, bn, batch_stat=False, eps=1e-3)
+    add("fused_bn_z", "fused_batch_normalization", img + img, bn, batch_stat=False)
+    add("fused_bn_batch_z", "fused_batch_normalization", img + img, bn)
     return c
 
 
@@ -435,7 +444,12 @@ def build(case, rng):
         # weight_l0 positional, the optional weight and bias by name
         kw = dict(kw, **{pn: p for (pn, _), p in zip(params[1:], ps[1:])})
         ps = ps[:1]
-    y = getattr(F, fn)(*xs, *ps, **kw)
+    if fn == "fused_batch_normalization" and len(xs) == 2:
+        # the residual z is a keyword input after the parameters
+        kw = dict(kw, z=xs[1])
+        y = getattr(F, fn)(xs[0], *ps, **kw)
+    else:
+        y = getattr(F, fn)(*xs, *ps, **kw)
     ys = list(y) if isinstance(y, (list, tuple)) else [y]
     return feeds, {f"x{i}": x for i, x in enumerate(xs)}, ys
 

@@ -324,7 +324,24 @@ static PART1: &[Entry<Lowering>] = &[
     )
     .cases(1),
     // Normalization
-    Entry::refused("FusedBatchNormalization", NOT_YET),
+    // nnexp-a
+    Entry::lowered(
+        "FusedBatchNormalization",
+        &["axes", "decay_rate", "eps", "batch_stat", "nonlinearity"],
+        &[
+            "BatchNormalization",
+            "ReduceMean",
+            "Sub",
+            "Mul",
+            "Add",
+            "Sqrt",
+            "Div",
+            "Relu",
+        ],
+        (low!(fused_batch_normalization), Same),
+        T,
+    )
+    .cases(3),
     Entry::lowered(
         "BatchNormalization",
         &[

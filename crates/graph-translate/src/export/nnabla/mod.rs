@@ -19,6 +19,7 @@ mod activation;
 mod arith;
 mod conv_pool;
 mod depthwise;
+mod fused;
 mod grid;
 mod infer;
 mod math;
