@@ -395,6 +395,8 @@ def cases():
     add("fused_bn", "fused_batch_normalization", img, bn, batch_stat=False, eps=1e-3)
     add("fused_bn_z", "fused_batch_normalization", img + img, bn, batch_stat=False)
     add("fused_bn_batch_z", "fused_batch_normalization", img + img, bn)
+    add("scatter_nd_1", "scatter_nd", [((4,), -1, 1), ("perm", (6,))], shape=(6,))
+    add("scatter_nd_2", "scatter_nd", [((3, 4), -1, 1), ("perm", (3, 5))], shape=(3, 5, 4))
     return c
 
 
@@ -403,6 +405,11 @@ def value(spec, rng):
         return (rng.random(spec[1]) < 0.5).astype(np.float32)
     if spec[0] == "int":
         return rng.integers(0, spec[2], spec[1]).astype(np.float32)
+    if spec[0] == "perm":
+        # index tuples along the first axis, all distinct (row k: distinct
+        # values below spec[1][k], as many as the tuples)
+        n = {(6,): 4, (3, 5): 3}[spec[1]]
+        return np.stack([rng.permutation(h)[:n] for h in spec[1]]).astype(np.float32)
     if spec[0] == "zeros":
         v = rng.uniform(-4, 4, spec[1]).astype(np.float32)
         v.reshape(-1)[::5] = 0.0

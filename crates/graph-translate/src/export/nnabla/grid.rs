@@ -184,3 +184,44 @@ impl Exporter<'_> {
         Ok(())
     }
 }
+
+impl Exporter<'_> {
+    /// Lowers `ScatterNd(data, indices, shape)`: `data` written at the index
+    /// tuples (along the first axis of `indices`, as `GatherNd`'s) of zeros
+    /// of `shape`, as ONNX `ScatterND` writes them (distinct tuples; where
+    /// a tuple repeats, ONNX leaves unspecified which value stays).
+    pub(crate) fn scatter_nd(&mut self, n: &Node, c: &Call) -> Result<()> {
+        if a_int(n, "add", 0) != 0 {
+            return Err(Error::Unsupported(format!(
+                "ScatterNd function {:?}: add = true (ScatterND's add reduction needs \
+                 operator set 16; not exported)",
+                n.name
+            )));
+        }
+        let (data, idx) = (c.input(0)?, c.input(1)?);
+        let base = match c.ins.get(2) {
+            Some(out) => out.to_string(),
+            None => {
+                let shape = a_ints(n, "shape");
+                if shape.is_empty() || shape.iter().any(|&d| d < 0) {
+                    return Err(Error::Invalid(format!(
+                        "ScatterNd function {:?}: shape {shape:?}",
+                        n.name
+                    )));
+                }
+                let s = self.cx.ints(&shape);
+                let zero = self.cx.scalar(0.0);
+                self.cx.op("Expand", &[&zero, &s], vec![])
+            }
+        };
+        let r = self.rank(n, idx)?;
+        let perm: Vec<i64> = (1..r as i64).chain([0]).collect();
+        let t = self
+            .cx
+            .op("Transpose", &[idx], vec![attr::ints("perm", &perm)]);
+        let i = self.cx.cast(&t, DataType::Int64);
+        self.cx
+            .op_to("ScatterND", &n.name, &[&base, &i, data], c.out, vec![]);
+        Ok(())
+    }
+}

@@ -400,7 +400,15 @@ pub(super) static PART2: &[Entry<Lowering>] = &[
     )
     .cases(2),
     Entry::refused("BoolGather", NOT_YET),
-    Entry::refused("ScatterNd", NOT_YET),
+    // nnexp-a
+    Entry::lowered(
+        "ScatterNd",
+        &["shape", "add"],
+        &["Expand", "Transpose", "Cast", "ScatterND"],
+        (low!(scatter_nd), Custom),
+        T,
+    )
+    .cases(2),
     Entry::refused("ScatterAdd", NOT_YET),
     Entry::refused("BoolScatter", NOT_YET),
     Entry::lowered(
