@@ -397,6 +397,12 @@ def cases():
     add("fused_bn_batch_z", "fused_batch_normalization", img + img, bn)
     add("scatter_nd_1", "scatter_nd", [((4,), -1, 1), ("perm", (6,))], shape=(6,))
     add("scatter_nd_2", "scatter_nd", [((3, 4), -1, 1), ("perm", (3, 5))], shape=(3, 5, 4))
+    # functions without inputs
+    add("arange", "arange", [], start=-1.0, stop=3.0, step=0.5)
+    add("arange_neg", "arange", [], start=5.0, stop=-2.0, step=-1.5)
+    add("linspace", "linspace", [], start=-1.0, stop=2.0, num=7)
+    add("linspace_1", "linspace", [], start=3.0, stop=4.0, num=1)
+    add("constant", "constant", [], val=2.5, shape=(2, 3))
     return c
 
 

@@ -20,6 +20,7 @@ mod arith;
 mod conv_pool;
 mod depthwise;
 mod fused;
+mod generate;
 mod grid;
 mod infer;
 mod math;

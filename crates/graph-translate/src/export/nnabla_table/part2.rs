@@ -185,9 +185,31 @@ pub(super) static PART2: &[Entry<Lowering>] = &[
     .cases(1),
     Entry::lowered("Where", &[], &["Cast", "Where"], (low!(where_), Custom), T).cases(1),
     // Math
-    Entry::refused("Constant", NOT_YET),
-    Entry::refused("Arange", NOT_YET),
-    Entry::refused("Linspace", NOT_YET),
+    // nnexp-a: functions without inputs, exported as constants
+    Entry::lowered(
+        "Constant",
+        &["val", "shape"],
+        &["Identity"],
+        (low!(constant), Custom),
+        T,
+    )
+    .cases(1),
+    Entry::lowered(
+        "Arange",
+        &["start", "stop", "step"],
+        &["Identity"],
+        (low!(arange), Custom),
+        T,
+    )
+    .cases(2),
+    Entry::lowered(
+        "Linspace",
+        &["start", "stop", "num"],
+        &["Identity"],
+        (low!(linspace), Custom),
+        T,
+    )
+    .cases(2),
     Entry::lowered("Abs", &[], &["Abs"], (low!(unary), Same), T).cases(1),
     Entry::lowered("Exp", &[], &["Exp"], (low!(unary), Same), T).cases(1),
     Entry::lowered("Log", &[], &["Log"], (low!(unary), Same), T).cases(1),
