@@ -403,6 +403,10 @@ def cases():
     add("linspace", "linspace", [], start=-1.0, stop=2.0, num=7)
     add("linspace_1", "linspace", [], start=3.0, stop=4.0, num=1)
     add("constant", "constant", [], val=2.5, shape=(2, 3))
+    sa = [((2, 3, 4), -1, 1), ("int", (2, 3, 4), 2), ((2, 3, 4), -1, 1)]
+    add("scatter_add_ax0", "scatter_add", sa, axis=0)
+    sa1 = [((2, 3, 4), -1, 1), ("int", (2, 2, 4), 3), ((2, 2, 4), -1, 1)]
+    add("scatter_add_ax1", "scatter_add", sa1, axis=1)
     return c
 
 

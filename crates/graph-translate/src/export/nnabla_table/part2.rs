@@ -431,7 +431,22 @@ pub(super) static PART2: &[Entry<Lowering>] = &[
         T,
     )
     .cases(2),
-    Entry::refused("ScatterAdd", NOT_YET),
+    // nnexp-a
+    Entry::lowered(
+        "ScatterAdd",
+        &["axis"],
+        &[
+            "Unsqueeze",
+            "Equal",
+            "Where",
+            "ReduceSum",
+            "Transpose",
+            "Add",
+        ],
+        (low!(scatter_add), Same),
+        T,
+    )
+    .cases(2),
     Entry::refused("BoolScatter", NOT_YET),
     Entry::lowered(
         "BoolFill",
