@@ -407,6 +407,9 @@ def cases():
     add("scatter_add_ax0", "scatter_add", sa, axis=0)
     sa1 = [((2, 3, 4), -1, 1), ("int", (2, 2, 4), 3), ((2, 2, 4), -1, 1)]
     add("scatter_add_ax1", "scatter_add", sa1, axis=1)
+    ss = [("sorted", (2, 3, 6)), ((2, 3, 4), -2.5, 2.5)]
+    add("search_sorted", "searchsorted", ss)
+    add("search_sorted_right", "searchsorted", [("sorted", (5,)), ("sorted", (7,))], right=True)
     return c
 
 
@@ -415,6 +418,10 @@ def value(spec, rng):
         return (rng.random(spec[1]) < 0.5).astype(np.float32)
     if spec[0] == "int":
         return rng.integers(0, spec[2], spec[1]).astype(np.float32)
+    if spec[0] == "sorted":
+        # ascending along the last axis, on a grid of halves so that values
+        # and sequence elements meet
+        return np.sort(rng.integers(-4, 5, spec[1]) / 2.0, axis=-1).astype(np.float32)
     if spec[0] == "perm":
         # index tuples along the first axis, all distinct (row k: distinct
         # values below spec[1][k], as many as the tuples)

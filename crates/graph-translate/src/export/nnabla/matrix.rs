@@ -1,5 +1,6 @@
-//! Triangles, diagonals, identity-like matrices and remainders: `Trilu`,
-//! `MatrixDiag`, `MatrixDiagPart`, `EyeLike` and `Mod2` (nnexp-a block).
+//! Triangles, diagonals, identity-like matrices, remainders and sorted
+//! search: `Trilu`, `MatrixDiag`, `MatrixDiagPart`, `EyeLike`, `Mod2` and
+//! `SearchSorted` (nnexp-a block).
 
 use onnx_format::builder::attr;
 use onnx_format::proto::tensor_proto::DataType;
@@ -141,6 +142,25 @@ impl Exporter<'_> {
             c.out,
             vec![attr::int("fmod", 1)],
         );
+        Ok(())
+    }
+
+    /// Lowers `SearchSorted(sorted_sequence, values, right)`: how many
+    /// elements of each sorted row lie below each value (at or below with
+    /// `right`), counted from a `values x sequence` comparison.
+    pub(crate) fn search_sorted(&mut self, n: &Node, c: &Call) -> Result<()> {
+        let (seq, vals) = (c.input(0)?, c.input(1)?);
+        let su = self.cx.unsqueeze(seq, &[-2]);
+        let vu = self.cx.unsqueeze(vals, &[-1]);
+        let hit = if a_int(n, "right", 0) != 0 {
+            let above = self.cx.op("Less", &[&vu, &su], vec![]);
+            self.cx.op("Not", &[&above], vec![])
+        } else {
+            self.cx.op("Less", &[&su, &vu], vec![])
+        };
+        let f = self.cx.cast(&hit, DataType::Float);
+        let r = self.cx.reduce("ReduceSum", &f, &[-1], false);
+        self.cx.op_to("Identity", &n.name, &[&r], c.out, vec![]);
         Ok(())
     }
 }

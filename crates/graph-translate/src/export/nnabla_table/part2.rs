@@ -84,7 +84,15 @@ pub(super) static PART2: &[Entry<Lowering>] = &[
         T,
     )
     .cases(1),
-    Entry::refused("SearchSorted", NOT_YET),
+    // nnexp-a
+    Entry::lowered(
+        "SearchSorted",
+        &["right"],
+        &["Unsqueeze", "Less", "Not", "Cast", "ReduceSum"],
+        (low!(search_sorted), Custom),
+        T,
+    )
+    .cases(2),
     Entry::lowered(
         "LogicalAndScalar",
         &["val"],
