@@ -595,7 +595,12 @@ pub(super) static PART2: &[Entry<Lowering>] = &[
     Entry::refused("ONNXNonMaxSuppression", NOT_YET),
     Entry::refused("MaxPoolingBackward", "training only"),
     Entry::refused("PatchCorrelation", NOT_YET),
-    Entry::refused("Unique", NOT_YET),
+    // nnexp-a
+    Entry::refused(
+        "Unique",
+        "nnabla 1.39 runs Unique only in auto_forward (dynamic) mode and refuses it \
+         in a static graph, so a saved .nnp network cannot compute it",
+    ),
     // nnexp-a
     Entry::lowered("EyeLike", &["k"], &["Identity"], (low!(eye_like), Same), T).cases(2),
     Entry::lowered("Mod2", &["fmod"], &["Mod"], (low!(mod2), Broadcast), T).cases(4),
