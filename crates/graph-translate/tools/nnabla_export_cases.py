@@ -410,6 +410,16 @@ def cases():
     ss = [("sorted", (2, 3, 6)), ((2, 3, 4), -2.5, 2.5)]
     add("search_sorted", "searchsorted", ss)
     add("search_sorted_right", "searchsorted", [("sorted", (5,)), ("sorted", (7,))], right=True)
+    add(
+        "einsum_matmul", "einsum", [((2, 3, 4), -1, 1), ((2, 4, 5), -1, 1)], equation="bij,bjk->bik"
+    )
+    add("einsum_trace_t", "einsum", [((3, 3, 4), -1, 1)], equation="iij->ji")
+    add(
+        "einsum_outer3",
+        "einsum",
+        [((3,), -1, 1), ((4,), -1, 1), ((3, 4), -1, 1)],
+        equation="i,j,ij->j",
+    )
     return c
 
 

@@ -1,6 +1,6 @@
 //! Triangles, diagonals, identity-like matrices, remainders and sorted
-//! search: `Trilu`, `MatrixDiag`, `MatrixDiagPart`, `EyeLike`, `Mod2` and
-//! `SearchSorted` (nnexp-a block).
+//! search: `Trilu`, `MatrixDiag`, `MatrixDiagPart`, `EyeLike`, `Mod2`,
+//! `SearchSorted` and `Einsum` (nnexp-a block).
 
 use onnx_format::builder::attr;
 use onnx_format::proto::tensor_proto::DataType;
@@ -161,6 +161,34 @@ impl Exporter<'_> {
         let f = self.cx.cast(&hit, DataType::Float);
         let r = self.cx.reduce("ReduceSum", &f, &[-1], false);
         self.cx.op_to("Identity", &n.name, &[&r], c.out, vec![]);
+        Ok(())
+    }
+
+    /// Lowers `Einsum(equation)`: ONNX `Einsum` with the same equation.
+    pub(crate) fn einsum(&mut self, n: &Node, c: &Call) -> Result<()> {
+        let eq = n
+            .attribute("equation")
+            .and_then(tensor_core::graph::Attribute::as_str)
+            .ok_or_else(|| {
+                Error::Invalid(format!("Einsum function {:?} has no equation", n.name))
+            })?;
+        if !eq
+            .chars()
+            .all(|ch| ch.is_ascii_alphabetic() || ",->. ".contains(ch))
+        {
+            return Err(Error::Invalid(format!(
+                "Einsum function {:?}: equation {eq:?}",
+                n.name
+            )));
+        }
+        let eq = eq.to_string();
+        self.cx.op_to(
+            "Einsum",
+            &n.name,
+            &c.ins,
+            c.out,
+            vec![attr::string("equation", &eq)],
+        );
         Ok(())
     }
 }

@@ -610,5 +610,13 @@ pub(super) static PART2: &[Entry<Lowering>] = &[
         "nnabla 1.39 runs BitShift only on integer arrays, and a saved network's \
          variables are float: no .nnp network computes it",
     ),
-    Entry::refused("Einsum", NOT_YET),
+    // nnexp-a
+    Entry::lowered(
+        "Einsum",
+        &["equation"],
+        &["Einsum"],
+        (low!(einsum), Custom),
+        T,
+    )
+    .cases(3),
 ];
