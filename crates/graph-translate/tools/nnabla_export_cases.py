@@ -32,6 +32,11 @@ import re
 import numpy as np
 
 
+# case name -> how many places earlier its random inputs were seeded (see
+# cases())
+SEED_SHIFT = {}
+
+
 def cases():
     """(name, function, inputs, params, kwargs). inputs: list of
     (shape, lo, hi) (or ('int', shape, hi) / ('bool', shape) / ('special',
@@ -321,7 +326,11 @@ def cases():
         [("weight_l0", (1, 4, 4, 7))],
         training=False,
     )
-    # nnexp-b: gradient clipping, linear (de)quantisation
+    # Two sets of cases were appended to the same list at once, each seeded
+    # by its position as if it came first after the cases above (`SEED_SHIFT`
+    # keeps the second set's inputs as they were generated).
+    first_new = len(c)
+    # gradient clipping, linear (de)quantisation
     add("clip_grad_by_value", "clip_grad_by_value", [u[0], u[0], u[0]])
     add("clip_grad_by_norm", "clip_grad_by_norm", u)
     add("clip_grad_by_norm_ax", "clip_grad_by_norm", u, clip_norm=2.0, axes=(1,))
@@ -488,6 +497,108 @@ def cases():
         eps=1e-3,
         test=True,
     )
+    second_new = len(c)
+    # reductions, sorting, shape and one-hot (appended so earlier
+    # cases keep their random inputs)
+    add("reduce_sum", "reduce_sum", u)
+    add("reduce_sum_2d", "reduce_sum", u2)
+    add("reduce_mean", "reduce_mean", u)
+    add("reduce_mean_2d", "reduce_mean", u2)
+    add("cumprod_ax1", "cumprod", u, axis=1)
+    add("cumprod_excl_rev", "cumprod", u, axis=2, exclusive=True, reverse=True)
+    add("cumprod_rev_ax0", "cumprod", u2, axis=0, reverse=True)
+    add("shape_all", "shape", u)
+    add("shape_1_2", "shape", u, start=1, end=2)
+    add("shape_neg", "shape", img, start=-3, end=-1)
+    add("sort_last", "sort", u)
+    add("sort_ax1_rev", "sort", u, axis=1, reverse=True)
+    add("sort_ax0", "sort", u2, axis=0)
+    add("top_k_data", "top_k_data", u, k=3)
+    add("top_k_data_abs_keep", "top_k_data", u, k=5, abs=True, reduce=False)
+    add("top_k_data_b2", "top_k_data", u, k=2, base_axis=2)
+    add("top_k_data_small", "top_k_data", u2, k=2, largest=False)
+    add("one_hot_1", "one_hot", [("int", (5, 1), 4)], shape=(4,))
+    add("one_hot_2", "one_hot", [("int", (2, 3, 2), 3)], shape=(3, 4))
+    # matrices and remainders
+    add("trilu_upper", "trilu", u)
+    add("trilu_lower_k1", "trilu", u, k=1, upper=False)
+    add("trilu_upper_kneg", "trilu", u2, k=-1)
+    add("matrix_diag", "matrix_diag", u)
+    add("matrix_diag_1d", "matrix_diag", [((4,), -2.0, 2.0)])
+    add("matrix_diag_part", "matrix_diag_part", [((2, 3, 3), -2.0, 2.0)])
+    add("matrix_diag_part_2d", "matrix_diag_part", [((4, 4), -2.0, 2.0)])
+    add("eye_like", "eye_like", u2)
+    add("eye_like_k", "eye_like", [((4, 3), -1.0, 1.0)], k=-1)
+    mod_in = [((2, 3, 4), -5.0, 5.0), ((2, 3, 4), 0.5, 2.0)]
+    add("mod2", "mod2", mod_in)
+    add("mod2_fmod", "mod2", mod_in, fmod=True)
+    mod_neg = [((2, 3, 4), -5.0, 5.0), ((1, 3, 1), -2.0, -0.5)]
+    add("mod2_neg_bc", "mod2", mod_neg)
+    add("mod2_fmod_neg_bc", "mod2", mod_neg, fmod=True)
+    # gathering, grids and depthwise convolution
+    add("gather_nd_2", "gather_nd", [((2, 3, 4), -1, 1), ("int", (2, 5), 2)])
+    add("gather_nd_1", "gather_nd", [((3, 4), -1, 1), ("int", (1, 2, 3), 3)])
+    add("meshgrid_xy", "meshgrid", [((2,), -1, 1), ((3,), -1, 1)])
+    add("meshgrid_ij3", "meshgrid", [((2,), -1, 1), ((3,), -1, 1), ((4,), -1, 1)], ij_indexing=True)
+    add("meshgrid_xy3", "meshgrid", [((2,), -1, 1), ((3,), -1, 1), ((4,), -1, 1)])
+    add("dwconv", "depthwise_convolution", img, [("W", (3, 3, 3)), ("b", (3,))], pad=(1, 1))
+    add(
+        "dwconv_mult",
+        "depthwise_convolution",
+        img,
+        [("W", (6, 2, 3))],
+        stride=(2, 1),
+        dilation=(1, 2),
+        multiplier=2,
+    )
+    add("dwdeconv", "depthwise_deconvolution", img, [("W", (3, 3, 3)), ("b", (3,))], pad=(1, 1))
+    add(
+        "dwdeconv_div",
+        "depthwise_deconvolution",
+        [((2, 4, 5, 5), -1, 1)],
+        [("W", (4, 2, 3))],
+        stride=(2, 1),
+        divisor=2,
+    )
+    add("shift_nearest", "shift", u, shifts=(1, -1))
+    add("shift_reflect", "shift", u, shifts=(2, -3), border_mode="reflect")
+    add("shift_reflect_3", "shift", img, shifts=(1, 4, -2), border_mode="reflect")
+    bn = [
+        ("beta", (1, 3, 1, 1)),
+        ("gamma", (1, 3, 1, 1)),
+        ("mean", (1, 3, 1, 1)),
+        ("var", (1, 3, 1, 1)),
+    ]
+    add("fused_bn", "fused_batch_normalization", img, bn, batch_stat=False, eps=1e-3)
+    add("fused_bn_z", "fused_batch_normalization", img + img, bn, batch_stat=False)
+    add("fused_bn_batch_z", "fused_batch_normalization", img + img, bn)
+    add("scatter_nd_1", "scatter_nd", [((4,), -1, 1), ("perm", (6,))], shape=(6,))
+    add("scatter_nd_2", "scatter_nd", [((3, 4), -1, 1), ("perm", (3, 5))], shape=(3, 5, 4))
+    # functions without inputs
+    add("arange", "arange", [], start=-1.0, stop=3.0, step=0.5)
+    add("arange_neg", "arange", [], start=5.0, stop=-2.0, step=-1.5)
+    add("linspace", "linspace", [], start=-1.0, stop=2.0, num=7)
+    add("linspace_1", "linspace", [], start=3.0, stop=4.0, num=1)
+    add("constant", "constant", [], val=2.5, shape=(2, 3))
+    sa = [((2, 3, 4), -1, 1), ("int", (2, 3, 4), 2), ((2, 3, 4), -1, 1)]
+    add("scatter_add_ax0", "scatter_add", sa, axis=0)
+    sa1 = [((2, 3, 4), -1, 1), ("int", (2, 2, 4), 3), ((2, 2, 4), -1, 1)]
+    add("scatter_add_ax1", "scatter_add", sa1, axis=1)
+    ss = [("sorted", (2, 3, 6)), ((2, 3, 4), -2.5, 2.5)]
+    add("search_sorted", "searchsorted", ss)
+    add("search_sorted_right", "searchsorted", [("sorted", (5,)), ("sorted", (7,))], right=True)
+    add(
+        "einsum_matmul", "einsum", [((2, 3, 4), -1, 1), ((2, 4, 5), -1, 1)], equation="bij,bjk->bik"
+    )
+    add("einsum_trace_t", "einsum", [((3, 3, 4), -1, 1)], equation="iij->ji")
+    add(
+        "einsum_outer3",
+        "einsum",
+        [((3,), -1, 1), ((4,), -1, 1), ((3, 4), -1, 1)],
+        equation="i,j,ij->j",
+    )
+    for case in c[second_new:]:
+        SEED_SHIFT[case[0]] = second_new - first_new
     return c
 
 
@@ -496,6 +607,15 @@ def value(spec, rng):
         return (rng.random(spec[1]) < 0.5).astype(np.float32)
     if spec[0] == "int":
         return rng.integers(0, spec[2], spec[1]).astype(np.float32)
+    if spec[0] == "sorted":
+        # ascending along the last axis, on a grid of halves so that values
+        # and sequence elements meet
+        return np.sort(rng.integers(-4, 5, spec[1]) / 2.0, axis=-1).astype(np.float32)
+    if spec[0] == "perm":
+        # index tuples along the first axis, all distinct (row k: distinct
+        # values below spec[1][k], as many as the tuples)
+        n = {(6,): 4, (3, 5): 3}[spec[1]]
+        return np.stack([rng.permutation(h)[:n] for h in spec[1]]).astype(np.float32)
     if spec[0] == "zeros":
         v = rng.uniform(-4, 4, spec[1]).astype(np.float32)
         v.reshape(-1)[::5] = 0.0
@@ -546,7 +666,12 @@ def build(case, rng):
         import nnabla.function_bases as mod
 
         fn = fn[len("base.") :]
-    y = getattr(mod, fn)(*xs, *ps, **kw)
+    if fn == "fused_batch_normalization" and len(xs) == 2:
+        # the residual z is a keyword input after the parameters
+        kw = dict(kw, z=xs[1])
+        y = getattr(mod, fn)(xs[0], *ps, **kw)
+    else:
+        y = getattr(mod, fn)(*xs, *ps, **kw)
     ys = list(y) if isinstance(y, (list, tuple)) else [y]
     return feeds, {f"x{i}": x for i, x in enumerate(xs)}, ys
 
@@ -616,7 +741,7 @@ def main():
         name = case[0]
         if args.only and not re.search(args.only, name):
             continue
-        rng = np.random.default_rng(k + 1)
+        rng = np.random.default_rng(k + 1 - SEED_SHIFT.get(name, 0))
         feeds, xs, ys = build(case, rng)
         outs = {f"y{i}": y for i, y in enumerate(ys)}
         contents = {

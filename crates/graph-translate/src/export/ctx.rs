@@ -111,7 +111,7 @@ impl Ctx {
         );
     }
 
-    /// A node writing several outputs `outs` (nnexp-b: `TopK` values and
+    /// A node writing several outputs `outs` (`TopK` values and
     /// indices).
     pub fn op_outs(
         &mut self,

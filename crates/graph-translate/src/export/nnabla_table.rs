@@ -138,7 +138,14 @@ static PART1: &[Entry<Lowering>] = &[
     )
     .cases(2),
     Entry::refused("FusedConvolution", NOT_YET),
-    Entry::refused("DepthwiseConvolution", NOT_YET),
+    Entry::lowered(
+        "DepthwiseConvolution",
+        &["base_axis", "pad", "stride", "dilation", "multiplier"],
+        &["Unsqueeze", "Conv"],
+        (low!(depthwise_convolution), SameRank),
+        T,
+    )
+    .cases(2),
     Entry::lowered(
         "Deconvolution",
         &[
@@ -155,7 +162,14 @@ static PART1: &[Entry<Lowering>] = &[
         T,
     )
     .cases(2),
-    Entry::refused("DepthwiseDeconvolution", NOT_YET),
+    Entry::lowered(
+        "DepthwiseDeconvolution",
+        &["base_axis", "pad", "stride", "dilation", "divisor"],
+        &["Unsqueeze", "ConvTranspose"],
+        (low!(depthwise_deconvolution), SameRank),
+        T,
+    )
+    .cases(2),
     Entry::refused("DeformableConvolution", NOT_YET),
     Entry::refused("AdaptiveSeparableConvolution", NOT_YET),
     Entry::lowered(
@@ -308,7 +322,23 @@ static PART1: &[Entry<Lowering>] = &[
     )
     .cases(1),
     // Normalization
-    Entry::refused("FusedBatchNormalization", NOT_YET),
+    Entry::lowered(
+        "FusedBatchNormalization",
+        &["axes", "decay_rate", "eps", "batch_stat", "nonlinearity"],
+        &[
+            "BatchNormalization",
+            "ReduceMean",
+            "Sub",
+            "Mul",
+            "Add",
+            "Sqrt",
+            "Div",
+            "Relu",
+        ],
+        (low!(fused_batch_normalization), Same),
+        T,
+    )
+    .cases(3),
     Entry::lowered(
         "BatchNormalization",
         &[
@@ -364,7 +394,7 @@ static PART1: &[Entry<Lowering>] = &[
         T,
     )
     .cases(2),
-    // nnexp-b: parameter-free normalisations (nnabla/stats.rs)
+    // parameter-free normalisations (nnabla/stats.rs)
     Entry::lowered(
         "NormNormalization",
         &["p", "axes", "eps"],
@@ -373,9 +403,7 @@ static PART1: &[Entry<Lowering>] = &[
         T,
     )
     .cases(3),
-    // end nnexp-b
     Entry::refused("SyncBatchNormalization", NOT_YET),
-    // nnexp-b
     Entry::lowered(
         "TensorNormalization",
         &["axes", "eps", "no_scale", "no_bias"],
@@ -384,8 +412,6 @@ static PART1: &[Entry<Lowering>] = &[
         T,
     )
     .cases(2),
-    // end nnexp-b
-    // nnexp-b
     Entry::lowered(
         "WeightNormalization",
         &["dim", "eps"],
@@ -394,8 +420,6 @@ static PART1: &[Entry<Lowering>] = &[
         T,
     )
     .cases(2),
-    // end nnexp-b
-    // nnexp-b
     Entry::lowered(
         "WeightStandardization",
         &["channel_axis", "eps"],
@@ -404,8 +428,6 @@ static PART1: &[Entry<Lowering>] = &[
         T,
     )
     .cases(2),
-    // end nnexp-b
-    // nnexp-b (nnabla/stats.rs)
     Entry::lowered(
         "SpectralNorm",
         &["dim", "itr", "eps", "test", "output_u"],
@@ -423,7 +445,6 @@ static PART1: &[Entry<Lowering>] = &[
         T,
     )
     .cases(2),
-    // end nnexp-b
     Entry::lowered(
         "MeanSubtraction",
         &["base_axis"],
@@ -432,7 +453,7 @@ static PART1: &[Entry<Lowering>] = &[
         T,
     )
     .cases(1),
-    // nnexp-b: gradient clipping is the identity in the forward pass
+    // gradient clipping is the identity in the forward pass
     Entry::lowered(
         "ClipGradByValue",
         &[],
@@ -449,7 +470,6 @@ static PART1: &[Entry<Lowering>] = &[
         T,
     )
     .cases(2),
-    // end nnexp-b
     // Reduction
     Entry::lowered(
         "Sum",
@@ -507,9 +527,24 @@ static PART1: &[Entry<Lowering>] = &[
         T,
     )
     .cases(3),
-    Entry::refused("CumProd", NOT_YET),
-    Entry::refused("ReduceSum", NOT_YET),
-    Entry::refused("ReduceMean", NOT_YET),
+    // cumulative product and whole-tensor reductions
+    Entry::lowered(
+        "CumProd",
+        &["axis", "exclusive", "reverse"],
+        &["Slice", "Mul", "Pow", "Concat"],
+        (low!(cumprod), Same),
+        O,
+    )
+    .cases(3),
+    Entry::lowered("ReduceSum", &[], &["ReduceSum"], (low!(reduce), Reduce), T).cases(2),
+    Entry::lowered(
+        "ReduceMean",
+        &[],
+        &["ReduceMean"],
+        (low!(reduce), Reduce),
+        T,
+    )
+    .cases(2),
     // Arithmetic
     Entry::lowered("Add2", &[], &["Add"], (low!(binary), Broadcast), T).cases(2),
     Entry::lowered("AddN", &[], &["Sum"], (low!(add_n), Custom), T).cases(1),

@@ -96,7 +96,7 @@ impl Exporter<'_> {
                 Some(out)
             }
             "Reshape" => Some(a_ints(n, "shape")),
-            // nnexp-b: one value per matrix
+            // one value per matrix
             "BatchDet" | "BatchLogdet" => Some(x[..x.len().checked_sub(2)?].to_vec()),
             "AffineGrid" => match a_ints(n, "size")[..] {
                 [h, w] => Some(vec![*x.first()?, h, w, 2]),
@@ -146,7 +146,6 @@ impl Exporter<'_> {
                 "BroadcastTo" => r(0),
                 "Split" => r(0).map(|x| x.saturating_sub(1)),
                 "Stack" => r(0).map(|x| x + 1),
-                // nnexp-b
                 "BatchDet" | "BatchLogdet" => r(0).and_then(|x| x.checked_sub(2)),
                 "AffineGrid" => Some(a_ints(n, "size").len() + 2),
                 _ => None,

@@ -18,10 +18,16 @@ use super::{Ctx, Error, ExportOptions, ExportSummary, Result, Weights, unsupport
 mod activation;
 mod arith;
 mod conv_pool;
+mod depthwise;
+mod fused;
+mod generate;
 mod geometry;
+mod grid;
 mod infer;
 mod math;
+mod matrix;
 mod norm;
+mod order;
 mod quant;
 mod resize;
 mod rnn;

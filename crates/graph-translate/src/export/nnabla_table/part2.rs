@@ -84,7 +84,14 @@ pub(super) static PART2: &[Entry<Lowering>] = &[
         T,
     )
     .cases(1),
-    Entry::refused("SearchSorted", NOT_YET),
+    Entry::lowered(
+        "SearchSorted",
+        &["right"],
+        &["Unsqueeze", "Less", "Not", "Cast", "ReduceSum"],
+        (low!(search_sorted), Custom),
+        T,
+    )
+    .cases(2),
     Entry::lowered(
         "LogicalAndScalar",
         &["val"],
@@ -185,9 +192,30 @@ pub(super) static PART2: &[Entry<Lowering>] = &[
     .cases(1),
     Entry::lowered("Where", &[], &["Cast", "Where"], (low!(where_), Custom), T).cases(1),
     // Math
-    Entry::refused("Constant", NOT_YET),
-    Entry::refused("Arange", NOT_YET),
-    Entry::refused("Linspace", NOT_YET),
+    Entry::lowered(
+        "Constant",
+        &["val", "shape"],
+        &["Identity"],
+        (low!(constant), Custom),
+        T,
+    )
+    .cases(1),
+    Entry::lowered(
+        "Arange",
+        &["start", "stop", "step"],
+        &["Identity"],
+        (low!(arange), Custom),
+        T,
+    )
+    .cases(2),
+    Entry::lowered(
+        "Linspace",
+        &["start", "stop", "num"],
+        &["Identity"],
+        (low!(linspace), Custom),
+        T,
+    )
+    .cases(2),
     Entry::lowered("Abs", &[], &["Abs"], (low!(unary), Same), T).cases(1),
     Entry::lowered("Exp", &[], &["Exp"], (low!(unary), Same), T).cases(1),
     Entry::lowered("Log", &[], &["Log"], (low!(unary), Same), T).cases(1),
@@ -296,10 +324,40 @@ pub(super) static PART2: &[Entry<Lowering>] = &[
         T,
     )
     .cases(3),
-    Entry::refused("OneHot", NOT_YET),
+    Entry::lowered(
+        "OneHot",
+        &["shape"],
+        &[
+            "Less",
+            "Add",
+            "Where",
+            "Mul",
+            "ReduceSum",
+            "Equal",
+            "Cast",
+            "Reshape",
+        ],
+        (low!(one_hot), Custom),
+        T,
+    )
+    .cases(2),
     Entry::lowered("Flip", &["axes"], &["Slice"], (low!(flip), Same), T).cases(2),
-    Entry::refused("Shift", NOT_YET),
-    Entry::refused("Sort", NOT_YET),
+    Entry::lowered(
+        "Shift",
+        &["shifts", "border_mode"],
+        &["Gather"],
+        (low!(shift), Same),
+        T,
+    )
+    .cases(3),
+    Entry::lowered(
+        "Sort",
+        &["axis", "reverse", "with_index", "only_index"],
+        &["TopK"],
+        (low!(sort), Same),
+        T,
+    )
+    .cases(3),
     Entry::lowered(
         "Reshape",
         &["shape"],
@@ -308,21 +366,45 @@ pub(super) static PART2: &[Entry<Lowering>] = &[
         T,
     )
     .cases(2),
-    Entry::refused("Shape", NOT_YET),
-    Entry::refused("MatrixDiag", NOT_YET),
-    Entry::refused("MatrixDiagPart", NOT_YET),
-    Entry::refused("Trilu", NOT_YET),
-    Entry::refused("Meshgrid", NOT_YET),
-    // nnexp-b: determinants (nnabla/stats.rs)
+    Entry::lowered(
+        "Shape",
+        &["start", "end"],
+        &["Shape", "Slice", "Cast"],
+        (low!(shape_of), Custom),
+        T,
+    )
+    .cases(3),
+    Entry::lowered(
+        "MatrixDiag",
+        &[],
+        &["Unsqueeze", "Cast", "Where"],
+        (low!(matrix_diag), Custom),
+        T,
+    )
+    .cases(2),
+    Entry::lowered(
+        "MatrixDiagPart",
+        &[],
+        &["Reshape", "Gather"],
+        (low!(matrix_diag_part), Custom),
+        T,
+    )
+    .cases(2),
+    Entry::lowered("Trilu", &["k", "upper"], &["Mul"], (low!(trilu), Same), T).cases(3),
+    Entry::lowered(
+        "Meshgrid",
+        &["ij_indexing"],
+        &["Reshape", "Expand"],
+        (low!(meshgrid), Custom),
+        T,
+    )
+    .cases(3),
     Entry::lowered("BatchDet", &[], &["Det"], (low!(batch_det), Custom), O).cases(2),
-    // end nnexp-b
-    // nnexp-b
     Entry::refused(
         "BatchInv",
         "ONNX has no matrix inverse operator (an inverse unrolled for one matrix size is not \
          exported)",
     ),
-    // nnexp-b
     Entry::lowered(
         "BatchLogdet",
         &[],
@@ -331,13 +413,11 @@ pub(super) static PART2: &[Entry<Lowering>] = &[
         O,
     )
     .cases(2),
-    // end nnexp-b
     Entry::refused(
         "BatchCholesky",
         "ONNX has no Cholesky decomposition operator (a decomposition unrolled for one matrix \
          size is not exported)",
     ),
-    // end nnexp-b
     Entry::refused("Assign", "training only"),
     Entry::lowered(
         "Gather",
@@ -347,16 +427,42 @@ pub(super) static PART2: &[Entry<Lowering>] = &[
         T,
     )
     .cases(2),
-    Entry::refused("GatherNd", NOT_YET),
-    // nnexp-b
+    Entry::lowered(
+        "GatherNd",
+        &[],
+        &["Transpose", "Cast", "GatherND"],
+        (low!(gather_nd), Custom),
+        T,
+    )
+    .cases(2),
     Entry::refused(
         "BoolGather",
         "its output's first dimension is the number of true values in the mask, known only \
          when the network runs (a data-dependent shape, not exported)",
     ),
-    // end nnexp-b
-    Entry::refused("ScatterNd", NOT_YET),
-    Entry::refused("ScatterAdd", NOT_YET),
+    Entry::lowered(
+        "ScatterNd",
+        &["shape", "add"],
+        &["Expand", "Transpose", "Cast", "ScatterND"],
+        (low!(scatter_nd), Custom),
+        T,
+    )
+    .cases(2),
+    Entry::lowered(
+        "ScatterAdd",
+        &["axis"],
+        &[
+            "Unsqueeze",
+            "Equal",
+            "Where",
+            "ReduceSum",
+            "Transpose",
+            "Add",
+        ],
+        (low!(scatter_add), Same),
+        T,
+    )
+    .cases(2),
     Entry::refused("BoolScatter", NOT_YET),
     Entry::lowered(
         "BoolFill",
@@ -366,18 +472,20 @@ pub(super) static PART2: &[Entry<Lowering>] = &[
         T,
     )
     .cases(1),
-    // nnexp-b
     Entry::refused(
         "PackPaddedSequence",
         "the packed sequence's length is the sum of the values of the lengths input, known only \
          when the network runs, and no ONNX operator takes nnabla's packed layout (ONNX's RNN, \
          GRU and LSTM take padded sequences and sequence_lens)",
     ),
-    // end nnexp-b
     Entry::refused("PadPackedSequence", NOT_YET),
-    Entry::refused("NonZero", NOT_YET),
+    Entry::refused(
+        "NonZero",
+        "nnabla 1.39's runtime fixes NonZero's output shape when a saved network is set \
+         up, before data arrives: a loaded .nnp's NonZero returns no indices (shape \
+         (rank, 0)), which no ONNX NonZero reproduces",
+    ),
     // Signal Processing
-    // nnexp-b (nnabla/resize.rs)
     Entry::lowered(
         "Interpolate",
         &[
@@ -393,8 +501,6 @@ pub(super) static PART2: &[Entry<Lowering>] = &[
         O,
     )
     .cases(6),
-    // end nnexp-b
-    // nnexp-b (nnabla/resize.rs)
     Entry::lowered(
         "ONNXResize",
         &[
@@ -413,14 +519,28 @@ pub(super) static PART2: &[Entry<Lowering>] = &[
         O,
     )
     .cases(5),
-    // end nnexp-b
     Entry::refused("FFT", NOT_YET),
     Entry::refused("IFFT", NOT_YET),
     Entry::refused("STFT", NOT_YET),
     Entry::refused("ISTFT", NOT_YET),
     // Stochasticity
     Entry::lowered("Dropout", &[], &["Identity"], (low!(unary), Same), U).cases(1),
-    Entry::refused("TopKData", NOT_YET),
+    Entry::lowered(
+        "TopKData",
+        &["k", "abs", "reduce", "base_axis", "largest", "with_index"],
+        &[
+            "Reshape",
+            "Abs",
+            "TopK",
+            "GatherElements",
+            "Shape",
+            "ConstantOfShape",
+            "ScatterElements",
+        ],
+        (low!(top_k_data), Custom),
+        T,
+    )
+    .cases(4),
     Entry::refused("TopKGrad", "training only"),
     Entry::refused("Rand", "training only"),
     Entry::refused("Randint", "training only"),
@@ -445,7 +565,6 @@ pub(super) static PART2: &[Entry<Lowering>] = &[
     Entry::refused("EpsilonInsensitiveLoss", "training only"),
     Entry::refused("KLMultinomial", "training only"),
     // Geometric Neural Network Layers
-    // nnexp-b (nnabla/geometry.rs)
     Entry::lowered(
         "AffineGrid",
         &["size", "align_corners"],
@@ -454,7 +573,6 @@ pub(super) static PART2: &[Entry<Lowering>] = &[
         T,
     )
     .cases(2),
-    // end nnexp-b
     Entry::refused("WarpByGrid", NOT_YET),
     Entry::refused("WarpByFlow", NOT_YET),
     // Quantization Neural Network Layers
@@ -505,7 +623,6 @@ pub(super) static PART2: &[Entry<Lowering>] = &[
         T,
     )
     .cases(1),
-    // nnexp-b (nnabla/quant.rs)
     Entry::lowered(
         "BinaryWeightConvolution",
         &[
@@ -521,10 +638,8 @@ pub(super) static PART2: &[Entry<Lowering>] = &[
         T,
     )
     .cases(2),
-    // end nnexp-b
     Entry::refused("INQAffine", NOT_YET),
     Entry::refused("INQConvolution", NOT_YET),
-    // nnexp-b (nnabla/quant.rs)
     Entry::lowered(
         "FixedPointQuantize",
         &["sign", "n", "delta", "ste_fine_grained"],
@@ -533,10 +648,8 @@ pub(super) static PART2: &[Entry<Lowering>] = &[
         T,
     )
     .cases(3),
-    // end nnexp-b
     Entry::refused("MinMaxQuantize", NOT_YET),
     Entry::refused("Pow2Quantize", NOT_YET),
-    // nnexp-b (nnabla/quant.rs)
     Entry::lowered(
         "Prune",
         &["rate"],
@@ -545,8 +658,6 @@ pub(super) static PART2: &[Entry<Lowering>] = &[
         T,
     )
     .cases(3),
-    // end nnexp-b
-    // nnexp-b: linear (de)quantisation (nnabla/quant.rs)
     Entry::lowered(
         "QuantizeLinear",
         &["round_mode", "narrow_range", "dtype"],
@@ -563,7 +674,6 @@ pub(super) static PART2: &[Entry<Lowering>] = &[
         T,
     )
     .cases(2),
-    // end nnexp-b
     // Validation
     Entry::refused("TopNError", "validation only"),
     Entry::refused("BinaryError", "validation only"),
@@ -576,9 +686,24 @@ pub(super) static PART2: &[Entry<Lowering>] = &[
     Entry::refused("ONNXNonMaxSuppression", NOT_YET),
     Entry::refused("MaxPoolingBackward", "training only"),
     Entry::refused("PatchCorrelation", NOT_YET),
-    Entry::refused("Unique", NOT_YET),
-    Entry::refused("EyeLike", NOT_YET),
-    Entry::refused("Mod2", NOT_YET),
-    Entry::refused("BitShift", NOT_YET),
-    Entry::refused("Einsum", NOT_YET),
+    Entry::refused(
+        "Unique",
+        "nnabla 1.39 runs Unique only in auto_forward (dynamic) mode and refuses it \
+         in a static graph, so a saved .nnp network cannot compute it",
+    ),
+    Entry::lowered("EyeLike", &["k"], &["Identity"], (low!(eye_like), Same), T).cases(2),
+    Entry::lowered("Mod2", &["fmod"], &["Mod"], (low!(mod2), Broadcast), T).cases(4),
+    Entry::refused(
+        "BitShift",
+        "nnabla 1.39 runs BitShift only on integer arrays, and a saved network's \
+         variables are float: no .nnp network computes it",
+    ),
+    Entry::lowered(
+        "Einsum",
+        &["equation"],
+        &["Einsum"],
+        (low!(einsum), Custom),
+        T,
+    )
+    .cases(3),
 ];
