@@ -1,33 +1,11 @@
 //! TenniS → ONNX refusals of the comparison, integer, matrix and
 //! packed-output operators: each names the operator and says why, and none panics.
 
-use bubble_module::{ModuleBuilder, NodeId, Packed, WriteOptions};
-use mlformats::export::{ExportOptions, export_model};
-use mlformats::{DType, Document, Tensor};
+mod common;
 
-/// Exports a module built by `f` (given the builder and a float input of
-/// shape `dims`) and returns the export's error message.
-fn refusal(dims: &[i32], f: impl FnOnce(&mut ModuleBuilder, NodeId) -> NodeId) -> String {
-    let mut b = ModuleBuilder::new();
-    let x = b.input_with("x0", DType::F32, dims).unwrap();
-    let y = f(&mut b, x);
-    b.output(y).unwrap();
-    let tmp = tempfile::tempdir().unwrap();
-    let path = tmp.path().join("m.tsm");
-    b.build()
-        .unwrap()
-        .save(&path, &WriteOptions::default())
-        .unwrap();
-    let doc = Document::open(&path).unwrap();
-    export_model(&doc, &ExportOptions::new())
-        .map(|_| ())
-        .unwrap_err()
-        .to_string()
-}
-
-fn int(v: i32) -> Packed<'static> {
-    Tensor::from_values([], &[v]).unwrap().into()
-}
+use bubble_module::Packed;
+use common::{export_refusal as refusal, int};
+use mlformats::Tensor;
 
 #[test]
 fn equal_of_operands_of_different_ranks_is_refused() {

@@ -3,17 +3,16 @@
 //! parameters are errors, not panics). What they refuse was checked in the
 //! TenniS runtime (see `testdata/translate/export/tennis/README.md`).
 
+mod common;
+
 use bubble_module::{ModuleBuilder, Packed, WriteOptions};
+use common::{export_refusal, int};
 use mlformats::export::{ExportOptions, export_model};
 use mlformats::{DType, Document, Tensor};
 
 /// A parameter: int32 values of a shape.
 fn ints(v: &[i32]) -> Packed<'static> {
     Tensor::from_values([v.len()], v).unwrap().into()
-}
-
-fn int(v: i32) -> Packed<'static> {
-    Tensor::from_values([], &[v]).unwrap().into()
 }
 
 /// Exports a module of one `op` on a 4-D input `x0` and int32 constants
@@ -23,25 +22,14 @@ fn refusal(
     consts: &[(&[i32], &[usize])],
     params: Vec<(&str, Packed<'static>)>,
 ) -> String {
-    let mut b = ModuleBuilder::new();
-    let mut ids = vec![b.input_with("x0", DType::F32, &[1, 2, 6, 7]).unwrap()];
-    for (k, (v, d)) in consts.iter().enumerate() {
-        let t = Tensor::from_values(*d, v).unwrap();
-        ids.push(b.constant(&format!("c{k}"), t).unwrap());
-    }
-    let y = b.op_with(op, "y", &ids, params).unwrap();
-    b.output(y).unwrap();
-    let tmp = tempfile::tempdir().unwrap();
-    let path = tmp.path().join("m.tsm");
-    b.build()
-        .unwrap()
-        .save(&path, &WriteOptions::default())
-        .unwrap();
-    let doc = Document::open(&path).unwrap();
-    match export_model(&doc, &ExportOptions::new()) {
-        Ok(_) => panic!("{op} was exported"),
-        Err(e) => e.full_message(),
-    }
+    export_refusal(&[1, 2, 6, 7], |b, x| {
+        let mut ids = vec![x];
+        for (k, (v, d)) in consts.iter().enumerate() {
+            let t = Tensor::from_values(*d, v).unwrap();
+            ids.push(b.constant(&format!("c{k}"), t).unwrap());
+        }
+        b.op_with(op, "y", &ids, params).unwrap()
+    })
 }
 
 #[test]
