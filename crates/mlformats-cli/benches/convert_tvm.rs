@@ -12,7 +12,9 @@
 //! previous round: without that, one side's unflushed pages throttle the
 //! other's writes (measured: the same binary took 0.25 s or 1.0 s depending
 //! on what ran before it), and replacing a flushed file costs more than
-//! replacing an unflushed one (freeing its blocks).
+//! replacing an unflushed one (freeing its blocks). Ours frees the blocks
+//! of the file it replaced in a background process after it exits; the
+//! next run starts only when that is over.
 //!
 //! `MLFORMATS_TVM_PYTHON` names a Python with `tvm` (0.27) and
 //! `safetensors`; without it the reference rows are left out.
@@ -38,9 +40,24 @@ fn median(mut v: Vec<f64>) -> f64 {
     v[v.len() / 2]
 }
 
-/// Flushes every filesystem (untimed), so the next run starts with no
-/// dirty pages from the previous one.
+/// Whether a background release of a replaced file's blocks (the `sh`
+/// that `tensor_core::io` hands the last descriptor to) is still running.
+fn releasing() -> bool {
+    std::fs::read_dir("/proc").is_ok_and(|procs| {
+        procs.flatten().any(|p| {
+            std::fs::read(p.path().join("cmdline")).is_ok_and(|c| c == b"/bin/sh\0-c\0read _\0")
+        })
+    })
+}
+
+/// Waits (untimed) until the previous run's background release of the
+/// blocks it replaced is over, and flushes every filesystem, so the next
+/// run starts with no dirty pages and no freeing left from the previous one.
 fn settle() {
+    let start = Instant::now();
+    while releasing() && start.elapsed().as_secs() < 30 {
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
     let ok = Command::new("sync").status().is_ok_and(|s| s.success());
     assert!(ok, "sync failed");
 }
