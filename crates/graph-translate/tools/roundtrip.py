@@ -3,6 +3,7 @@
 TenniS -> ONNX -> TenniS.
 
     roundtrip.py WORK FILE [FILE ...] --mlformats BIN [--report PREFIX] [--make-inputs]
+                 [--make-params]
 
 FILE is NAME.nnp (or .nntxt) or NAME.tsm with inputs beside it (NAME.in.npz, or the
 testdata/onnx layout NAME.io.npz with in/<name> members; for a .tsm also
@@ -11,12 +12,18 @@ parameters are a separate file is given as NAME.nntxt+PARAMS (.h5 or .protobuf):
 reads it with --params and the original runs as an .nnp archive of the two files, unchanged.
 With --make-inputs, a network without inputs beside it gets seeded random ones (normal,
 float32) of its first executor's input shapes (`BIN inspect --json`; the batch dimension is
-the network's batch size), written to WORK/NAME.in.npz. Each is converted
+the network's batch size), written to WORK/NAME.in.npz. With --make-params, an .nntxt that
+holds no parameter data and has none beside it (a Neural Network Console network as
+published) gets the parameters nnabla makes from its initializers when it loads it (seeded;
+run_nnabla.py's save_parameters), saved to WORK/NAME.params.h5 and used as NAME.nntxt+PARAMS.
+Each is converted
 with `BIN convert FILE WORK/NAME.onnx` and back with `BIN convert WORK/NAME.onnx
 WORK/NAME.rt.<ext>` (when the import asks for --input-shape, the shapes of the inputs the
 round trip runs with are given); the original and the round-tripped file run in the real runtime
 (run_nnabla.py with $NNABLA_CHROOT, run_tennis.py with $TENNIS_LIB) on the same inputs and
-their outputs must agree (rtol 1e-5, atol 1e-6; by name, else by position). Report
+their outputs must agree (rtol 1e-5, atol 1e-6; by name, else by position). The export
+makes an NNabla executor's generator variables (e.g. a Delay's initial state) ONNX inputs:
+the file imported back is fed the values the original's generators made. Report
 PREFIX.json/.md (default WORK/roundtrip): per file the stage it reached (export, import,
 run, compare) with the tool's message. Exit 1 when a round trip runs but differs.
 """
@@ -79,6 +86,28 @@ def make_inputs(np, binary, path, dst, name):
     return dst
 
 
+def generator_shapes(onnx_path, given):
+    """--input-shape options for the ONNX inputs the inputs .npz does not hold (an NNabla
+    executor's generator variables): their symbolic dimensions take the batch size of the
+    inputs given."""
+    import onnx
+
+    if not given or not given[0][1].ndim:
+        return []
+    batch = given[0][1].shape[0]
+    names = {n for n, _ in given}
+    model = onnx.load(onnx_path, load_external_data=False)
+    inits = {i.name for i in model.graph.initializer}
+    extra = []
+    for i in model.graph.input:
+        if i.name in names or i.name in inits:
+            continue
+        dims = i.type.tensor_type.shape.dim
+        shape = [d.dim_value if d.HasField("dim_value") else batch for d in dims]
+        extra += ["--input-shape", "%s=%s" % (i.name, ",".join(str(d) for d in shape))]
+    return extra
+
+
 def sha256(path):
     import hashlib
 
@@ -97,6 +126,8 @@ def write_record(dst, rows, work):
         }
         if row.get("params"):
             r["params"] = os.path.basename(row["params"])
+        if row.get("params_made"):
+            r["params"] = "made by nnabla from the network's initializers"
         if row.get("inputs"):
             r["inputs"] = row["inputs"]
         if row.get("status"):
@@ -139,6 +170,7 @@ def main():
     ap.add_argument("--report")
     ap.add_argument("--timeout", type=float, default=300.0)
     ap.add_argument("--make-inputs", action="store_true")
+    ap.add_argument("--make-params", action="store_true")
     ap.add_argument(
         "--record",
         help="also write this JSON record (no paths of this machine): per file the result, "
@@ -152,6 +184,49 @@ def main():
     os.makedirs(work, exist_ok=True)
     rows = {}
     jobs = {".nnp": [], ".tsm": []}
+
+    def convert_one(name, path, ext, inputs, params):
+        """Both conversions of one file; queues its runs. False when the export stopped
+        because the network holds no parameter data."""
+        row = rows[name]
+        read = ["--params", os.path.abspath(params)] if params else []
+        onnx_path = os.path.join(work, name + ".onnx")
+        back = os.path.join(work, name + ".rt" + (".tsm" if ext == ".tsm" else ".nnp"))
+        ok, msg = oc.convert(binary, path, onnx_path, args.timeout, read)
+        if not ok:
+            row["message"] = msg
+            return "has no data in this file" not in msg
+        row["stage"] = "import"
+        ok, msg = oc.convert(binary, onnx_path, back, args.timeout)
+        if not ok and "--input-shape" in msg:
+            # symbolic dimensions: fix them to the shapes this round trip runs with
+            extra = []
+            given = bc.read_inputs(np, inputs)
+            for n, a in given:
+                extra += ["--input-shape", "%s=%s" % (n, ",".join(str(d) for d in a.shape))]
+            extra += generator_shapes(onnx_path, given)
+            ok, msg2 = oc.convert(binary, onnx_path, back, args.timeout, extra)
+            msg = msg2 if ok else msg + "\n(with the inputs' shapes: " + msg2 + ")"
+            row["input_shape"] = " ".join(extra[1::2])
+        if not ok:
+            row["message"] = msg
+            return True
+        row["stage"] = "run"
+        kind = ".tsm" if ext == ".tsm" else ".nnp"
+        orig = path
+        if params:
+            orig = archive(path, params, os.path.join(work, name + ".orig.nnp"))
+        for tag, model in (("orig", orig), ("rt", back)):
+            out = os.path.join(work, "%s.%s.out.npz" % (name, tag))
+            job = {"id": name + "/" + tag, "model": model, "inputs": inputs, "outputs": out}
+            if kind == ".nnp" and tag == "orig":
+                # the export makes generator variables inputs: the file imported back
+                # is fed the values the original's generators made
+                job["generated"] = os.path.join(work, name + ".generated.npz")
+            jobs[kind].append(job)
+        return True
+
+    no_params = []
     for spec in args.files:
         path, _, inputs = spec.partition("=")
         path, _, params = path.partition("+")
@@ -161,7 +236,6 @@ def main():
         while name in rows:
             k += 1
             name = "%s_%d" % (base, k)
-        read = ["--params", os.path.abspath(params)] if params else []
         inputs = os.path.abspath(inputs) if inputs else find_inputs(path)
         row = rows[name] = {"file": path, "stage": "export"}
         if params:
@@ -174,43 +248,71 @@ def main():
             inputs = make_inputs(np, binary, path, dst, name)
             row["inputs"] = "made"
         if inputs is None:
-            row.update(stage="skipped", message="no NAME.in.npz or NAME.io.npz beside it")
+            msg = "no NAME.in.npz or NAME.io.npz beside it"
+            if args.make_inputs:
+                msg += ", and none made: the file has no executor, or its input shapes are unknown"
+            row.update(stage="skipped", message=msg)
             continue
-        onnx_path = os.path.join(work, name + ".onnx")
-        back = os.path.join(work, name + ".rt" + (".tsm" if ext == ".tsm" else ".nnp"))
-        ok, msg = oc.convert(binary, path, onnx_path, args.timeout, read)
-        if not ok:
-            row["message"] = msg
-            continue
-        row["stage"] = "import"
-        ok, msg = oc.convert(binary, onnx_path, back, args.timeout)
-        if not ok and "--input-shape" in msg:
-            # symbolic dimensions: fix them to the shapes this round trip runs with
-            extra = []
-            for n, a in bc.read_inputs(np, inputs):
-                extra += ["--input-shape", "%s=%s" % (n, ",".join(str(d) for d in a.shape))]
-            ok, msg2 = oc.convert(binary, onnx_path, back, args.timeout, extra)
-            msg = msg2 if ok else msg + "\n(with the inputs' shapes: " + msg2 + ")"
-            row["input_shape"] = " ".join(extra[1::2])
-        if not ok:
-            row["message"] = msg
-            continue
-        row["stage"] = "run"
-        kind = ".tsm" if ext == ".tsm" else ".nnp"
-        orig = path
-        if params:
-            orig = archive(path, params, os.path.join(work, name + ".orig.nnp"))
-        for tag, model in (("orig", orig), ("rt", back)):
-            out = os.path.join(work, "%s.%s.out.npz" % (name, tag))
-            jobs[kind].append(
-                {"id": name + "/" + tag, "model": model, "inputs": inputs, "outputs": out}
-            )
+        if not convert_one(name, path, ext, inputs, params) and ext == ".nntxt":
+            no_params.append((name, path, ext, inputs))
+    if no_params and args.make_params:
+        # nnabla makes the parameters of each such network from its initializers
+        # (seeded); the round trip then runs with those, as NAME.nntxt+NAME.params.h5
+        made = [
+            {
+                "id": name,
+                "model": path,
+                "inputs": inputs,
+                "outputs": os.path.join(work, name + ".params.out.npz"),
+                "save_parameters": os.path.join(work, name + ".params.h5"),
+            }
+            for name, path, _, inputs in no_params
+        ]
+        bpath = os.path.join(work, "batch.params.json")
+        with open(bpath, "w") as f:
+            json.dump(made, f, indent=1)
+        rpath = os.path.join(work, "batch.params.results.json")
+        script = os.path.join(HERE, RUNNER[".nnp"])
+        cmd = [sys.executable, script, bpath, "--results", rpath, "-q"]
+        subprocess.run(cmd + ["--timeout", str(args.timeout)], check=True)
+        with open(rpath) as f:
+            res = json.load(f)
+        for (name, path, ext, inputs), job, r in zip(no_params, made, res):
+            if r["status"] != "ok" or not os.path.exists(job["save_parameters"]):
+                rows[name]["message"] += "\n(nnabla made no parameters: %s)" % r.get("error", "")
+                continue
+            rows[name].pop("message", None)
+            rows[name]["params"] = job["save_parameters"]
+            rows[name]["params_made"] = True
+            convert_one(name, path, ext, inputs, job["save_parameters"])
+
+    def with_generated(job):
+        """The rt job, its inputs joined by what the original's generators made."""
+        gen = job["id"][: -len("/rt")] + ".generated.npz"
+        gen = os.path.join(work, gen)
+        if not job["id"].endswith("/rt") or not os.path.exists(gen):
+            return job
+        arrays = dict(bc.read_inputs(np, job["inputs"]))
+        with np.load(gen) as z:
+            arrays.update({k: z[k] for k in z.files})
+        merged = gen[: -len(".generated.npz")] + ".rt.in.npz"
+        np.savez(merged, **arrays)
+        return dict(job, inputs=merged)
+
     results = {}
-    for kind, batch in jobs.items():
+    # nnabla: the originals first (their generators' values feed the files imported back)
+    phases = [
+        (".nnp", "orig", [j for j in jobs[".nnp"] if j["id"].endswith("/orig")]),
+        (".nnp", "rt", [j for j in jobs[".nnp"] if not j["id"].endswith("/orig")]),
+        (".tsm", "", jobs[".tsm"]),
+    ]
+    for kind, phase, batch in phases:
         if not batch:
             continue
-        bpath = os.path.join(work, "batch%s.json" % kind)
-        rpath = os.path.join(work, "batch%s.results.json" % kind)
+        if phase == "rt":
+            batch = [with_generated(j) for j in batch]
+        bpath = os.path.join(work, "batch%s%s.json" % (kind, phase and "." + phase))
+        rpath = os.path.join(work, "batch%s%s.results.json" % (kind, phase and "." + phase))
         with open(bpath, "w") as f:
             json.dump(batch, f, indent=1)
         script = os.path.join(HERE, RUNNER[kind])

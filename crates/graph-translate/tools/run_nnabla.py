@@ -14,8 +14,12 @@ nnabla.utils.load.load (batch size: job["batch_size"], else the first input's
 first dimension), its data variables get the .npz inputs (by variable name,
 else by position), generators run, every output variable is computed, and the
 outputs are written to job["outputs"] as a .npz keyed by output variable
-name, in executor order. Results (status ok/error/crash/timeout per job) go
-to R.json (default: BATCH.results.json) and a summary to stdout.
+name, in executor order. With job["save_parameters"] (an .h5 path) the
+parameters as loaded (from the file, or made by the network's initializers
+where it holds none) are saved there too; with job["generated"] (an .npz
+path) so are the values the executor's generator variables were given.
+Results (status ok/error/crash/timeout per job) go to R.json (default:
+BATCH.results.json) and a summary to stdout.
 """
 
 import argparse
@@ -45,6 +49,9 @@ def run_job(job):
     nn.clear_parameters()
     np.random.seed(0)
     info = load.load([job["model"]], prepare_data_iterator=False, batch_size=batch)
+    if job.get("save_parameters"):
+        # the parameters as loaded: from the file, or made by its initializers
+        nn.save_parameters(job["save_parameters"])
     if not info.executors:
         raise RuntimeError("the network file has no executor (no graph to run)")
     name = job.get("executor") or next(iter(info.executors))
@@ -60,6 +67,10 @@ def run_job(job):
         vi.d = a
     for v, gen in ex.generator_assign.items():
         v.variable_instance.d = gen(v.variable_instance.d.shape)
+    if job.get("generated") and ex.generator_assign:
+        # what the generators made, so another file can be fed the same values
+        gen = {v.name: np.array(v.variable_instance.d) for v in ex.generator_assign}
+        np.savez(job["generated"], **gen)
     outs = list(ex.output_assign.keys())
     for v in outs:
         if v.variable_instance is None:
@@ -178,8 +189,9 @@ def run_in_chroot(args, jobs, log):
         mapped = []
         for job in jobs:
             job = dict(job)
-            for key in ("model", "inputs", "outputs"):
-                job[key] = inside(job[key])
+            for key in ("model", "inputs", "outputs", "save_parameters", "generated"):
+                if key in job:
+                    job[key] = inside(job[key])
             mapped.append(job)
         with open(os.path.join(work, "jobs.json"), "w") as f:
             json.dump(mapped, f)
