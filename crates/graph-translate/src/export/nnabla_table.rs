@@ -403,7 +403,12 @@ static PART1: &[Entry<Lowering>] = &[
         T,
     )
     .cases(3),
-    Entry::refused("SyncBatchNormalization", NOT_YET),
+    Entry::refused(
+        "SyncBatchNormalization",
+        "it needs a multi-process communicator (nnabla's GPU extension), which a saved file \
+         cannot hold: nnabla 1.39 neither builds it without one nor runs it from a loaded \
+         .nnp (export the network with BatchNormalization)",
+    ),
     Entry::lowered(
         "TensorNormalization",
         &["axes", "eps", "no_scale", "no_bias"],

@@ -478,7 +478,12 @@ pub(super) static PART2: &[Entry<Lowering>] = &[
          when the network runs, and no ONNX operator takes nnabla's packed layout (ONNX's RNN, \
          GRU and LSTM take padded sequences and sequence_lens)",
     ),
-    Entry::refused("PadPackedSequence", NOT_YET),
+    Entry::refused(
+        "PadPackedSequence",
+        "nnabla 1.39 sets its output shape from the values of batch_sizes when a saved network \
+         is set up, before data arrives: a loaded .nnp's PadPackedSequence returns an empty \
+         batch (shape (T, 0, ...)), which no ONNX computation reproduces",
+    ),
     Entry::refused(
         "NonZero",
         "nnabla 1.39's runtime fixes NonZero's output shape when a saved network is set \
@@ -683,7 +688,12 @@ pub(super) static PART2: &[Entry<Lowering>] = &[
     Entry::lowered("Unlink", &[], &["Identity"], (low!(unary), Same), T).cases(1),
     Entry::refused("Sink", "training only"),
     Entry::refused("NmsDetection2d", NOT_YET),
-    Entry::refused("ONNXNonMaxSuppression", NOT_YET),
+    Entry::refused(
+        "ONNXNonMaxSuppression",
+        "nnabla 1.39 selects the boxes when a saved network is set up, before data arrives (its \
+         forward pass does nothing): a loaded .nnp returns the boxes chosen from zero-filled \
+         inputs whatever the data, which no ONNX NonMaxSuppression reproduces",
+    ),
     Entry::refused("MaxPoolingBackward", "training only"),
     Entry::refused("PatchCorrelation", NOT_YET),
     Entry::refused(
