@@ -643,8 +643,38 @@ pub(super) static PART2: &[Entry<Lowering>] = &[
         T,
     )
     .cases(2),
-    Entry::refused("INQAffine", NOT_YET),
-    Entry::refused("INQConvolution", NOT_YET),
+    Entry::lowered(
+        "INQAffine",
+        &[
+            "base_axis",
+            "num_bits",
+            "inq_iterations",
+            "selection_algorithm",
+            "seed",
+        ],
+        &["Flatten", "Gemm", "Reshape"],
+        (low!(inq), Custom),
+        T,
+    )
+    .cases(2),
+    Entry::lowered(
+        "INQConvolution",
+        &[
+            "base_axis",
+            "pad",
+            "stride",
+            "dilation",
+            "group",
+            "num_bits",
+            "inq_iterations",
+            "selection_algorithm",
+            "seed",
+        ],
+        &["Conv"],
+        (low!(inq), SameRank),
+        T,
+    )
+    .cases(2),
     Entry::lowered(
         "FixedPointQuantize",
         &["sign", "n", "delta", "ste_fine_grained"],
@@ -653,8 +683,41 @@ pub(super) static PART2: &[Entry<Lowering>] = &[
         T,
     )
     .cases(3),
-    Entry::refused("MinMaxQuantize", NOT_YET),
-    Entry::refused("Pow2Quantize", NOT_YET),
+    Entry::lowered(
+        "MinMaxQuantize",
+        &["decay", "x_min_max", "ema", "ste_fine_grained", "eps"],
+        &[
+            "ReduceMin",
+            "ReduceMax",
+            "Sub",
+            "Less",
+            "Add",
+            "Where",
+            "Div",
+            "Abs",
+            "Floor",
+            "Sign",
+            "Mul",
+            "GreaterOrEqual",
+            "LessOrEqual",
+            "Max",
+            "Min",
+        ],
+        (low!(min_max_quantize), Same),
+        T,
+    )
+    .cases(5),
+    Entry::lowered(
+        "Pow2Quantize",
+        &["sign", "with_zero", "n", "m", "ste_fine_grained"],
+        &[
+            "Abs", "Log", "Div", "Add", "Floor", "Sign", "Mul", "Pow", "Min", "Max", "Less",
+            "Where", "Neg",
+        ],
+        (low!(pow2_quantize), Same),
+        T,
+    )
+    .cases(5),
     Entry::lowered(
         "Prune",
         &["rate"],
