@@ -463,7 +463,17 @@ pub(super) static PART2: &[Entry<Lowering>] = &[
         T,
     )
     .cases(2),
-    Entry::refused("BoolScatter", NOT_YET),
+    Entry::lowered(
+        "BoolScatter",
+        &[],
+        &[
+            "Equal", "Not", "Cast", "Reshape", "Squeeze", "CumSum", "Shape", "Slice", "Sub", "Min",
+            "Gather", "Concat", "Mul", "Where",
+        ],
+        (low!(bool_scatter), Custom),
+        O,
+    )
+    .cases(4),
     Entry::lowered(
         "BoolFill",
         &["value"],
