@@ -105,7 +105,10 @@ impl Exporter<'_> {
         };
         let rank = self.rank(n, x)?;
         let base = a_int(n, "base_axis", 1);
-        let spatial = (rank as i64).checked_sub(base + 1).filter(|&k| k >= 1);
+        let spatial = base
+            .checked_add(1)
+            .and_then(|b| (rank as i64).checked_sub(b))
+            .filter(|&k| k >= 1);
         let Some(spatial) = spatial.map(|k| k as usize) else {
             return Err(Error::Unsupported(format!(
                 "FusedConvolution {}: base_axis {base} leaves no spatial axis of a rank-{rank} input",
