@@ -221,3 +221,20 @@ fn every_lowered_function_matches_nnabla() {
         "lowered functions without a single-function network: {missing:?}"
     );
 }
+
+/// nnabla's `RoiAlign` needs ONNX's `half_pixel` `RoiAlign` (operator set
+/// 16): an older operator set is refused with the reason, not written with
+/// ONNX's older, different sampling.
+#[test]
+fn roi_align_before_opset_16_is_refused_with_the_reason() {
+    let doc = Document::open(dir().join("roi_align.nnp")).unwrap();
+    let e = export_model(&doc, &ExportOptions::new().opset(15))
+        .err()
+        .expect("RoiAlign at opset 15 must be refused")
+        .full_message();
+    assert!(
+        e.contains("RoiAlign") && e.contains("operator set 16") && e.contains("15"),
+        "{e}"
+    );
+    assert!(export_model(&doc, &ExportOptions::new().opset(16)).is_ok());
+}
