@@ -228,10 +228,10 @@ fn every_lowered_function_matches_nnabla() {
 #[test]
 fn roi_align_before_opset_16_is_refused_with_the_reason() {
     let doc = Document::open(dir().join("roi_align.nnp")).unwrap();
-    let e = export_model(&doc, &ExportOptions::new().opset(15))
-        .err()
-        .expect("RoiAlign at opset 15 must be refused")
-        .full_message();
+    let Err(e) = export_model(&doc, &ExportOptions::new().opset(15)) else {
+        panic!("RoiAlign at opset 15 must be refused");
+    };
+    let e = e.full_message();
     assert!(
         e.contains("RoiAlign") && e.contains("operator set 16") && e.contains("15"),
         "{e}"
