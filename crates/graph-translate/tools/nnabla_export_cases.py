@@ -35,6 +35,9 @@ import numpy as np
 # case name -> how many places earlier its random inputs were seeded (see
 # cases())
 SEED_SHIFT = {}
+# the seed before the first case of the quantisation / fused convolution /
+# RoiAlign / BoolScatter block (see cases())
+GROUP_SEED = 1000
 
 
 def cases():
@@ -599,6 +602,193 @@ def cases():
     )
     for case in c[second_new:]:
         SEED_SHIFT[case[0]] = second_new - first_new
+    # quantisation, INQ, fused convolution, RoiAlign and BoolScatter: seeded
+    # from GROUP_SEED (the j-th case with GROUP_SEED + j + 1) wherever the
+    # block stands, so that cases appended before it leave these as made
+    group = len(c)
+    add("pow2_quantize", "pow2_quantize", [("zeros", (2, 3, 4))])
+    add(
+        "pow2_quantize_u_zero",
+        "pow2_quantize",
+        [((2, 3, 4), -0.2, 1.0)],
+        sign=False,
+        n=5,
+        m=0,
+    )
+    add("pow2_quantize_n3", "pow2_quantize", [((2, 3, 4), -1.5, 1.5)], n=3, m=0)
+    add(
+        "pow2_quantize_nozero",
+        "pow2_quantize",
+        [("zeros", (3, 5))],
+        with_zero=False,
+        n=5,
+        m=2,
+    )
+    add(
+        "pow2_quantize_u_nozero",
+        "pow2_quantize",
+        [((2, 3, 4), -0.5, 3.0)],
+        sign=False,
+        with_zero=False,
+        n=3,
+        m=1,
+    )
+    mm = [
+        ((2, 3, 4), -1.5, 1.5),
+        ("const", (1, 1, 1), -0.8),
+        ("const", (1, 1, 1), 0.9),
+        ("const", (1, 1, 1), 0.0),
+        ("const", (1, 1, 1), 255.0),
+    ]
+    add("min_max_quantize", "base.min_max_quantize", mm)
+    mmc = [
+        ((2, 3, 4), -2.0, 2.0),
+        ((1, 3, 1), -1.0, -0.2),
+        ((1, 3, 1), 0.3, 1.0),
+        ("const", (1, 3, 1), -8.0),
+        ("const", (1, 3, 1), 7.0),
+    ]
+    add("min_max_quantize_channel", "base.min_max_quantize", mmc)
+    add("min_max_quantize_x_channel", "base.min_max_quantize", mmc, x_min_max=True)
+    add("min_max_quantize_x", "base.min_max_quantize", mm, x_min_max=True)
+    mmn = [
+        ((3, 5), -1.0, 1.0),
+        ("const", (1, 1), 0.2),
+        ("const", (1, 1), 0.21),
+        ("const", (1, 1), 0.0),
+        ("const", (1, 1), 15.0),
+    ]
+    add("min_max_quantize_narrow", "base.min_max_quantize", mmn, eps=0.05)
+    add(
+        "inq_affine",
+        "base.inq_affine",
+        [((2, 6), -1, 1)],
+        [("W", (6, 4)), ("indicator", (6, 4)), ("b", (4,))],
+    )
+    add(
+        "inq_affine_all_b5",
+        "base.inq_affine",
+        [((2, 3, 2, 2), -1, 1)],
+        [("W", (4, 5)), ("indicator", (4, 5))],
+        base_axis=2,
+        num_bits=5,
+        inq_iterations=(0,),
+    )
+    add(
+        "inq_conv",
+        "base.inq_convolution",
+        img,
+        [("W", (4, 3, 3, 3)), ("indicator", (4, 3, 3, 3)), ("b", (4,))],
+        pad=(1, 1),
+    )
+    add(
+        "inq_conv_group_b3",
+        "base.inq_convolution",
+        img,
+        [("W", (6, 1, 2, 2)), ("indicator", (6, 1, 2, 2))],
+        stride=(2, 1),
+        group=3,
+        num_bits=3,
+    )
+    add(
+        "fused_conv_bias_relu",
+        "base.fused_convolution",
+        img,
+        [("weight", (4, 3, 3, 3)), ("bias", (4,))],
+        pad=(1, 1),
+    )
+    fbn = [
+        ("weight", (4, 3, 3, 3)),
+        ("beta", (1, 4, 1, 1)),
+        ("gamma", (1, 4, 1, 1)),
+        ("mean", (1, 4, 1, 1)),
+        ("var", (1, 4, 1, 1)),
+    ]
+    add(
+        "fused_conv_bn_z_leaky",
+        "base.fused_convolution",
+        img + [((2, 4, 6, 6), -1, 1)],
+        fbn,
+        pad=(1, 1),
+        batch_stat=False,
+        nonlinearity="leaky_relu",
+        nonlinearity_args=(0.1,),
+    )
+    add(
+        "fused_conv_bn_batch_reflect",
+        "base.fused_convolution",
+        img,
+        fbn,
+        pad=(2, 0, 1, 1),
+        stride=(2, 2),
+        pad_mode="reflect",
+        nonlinearity="sigmoid",
+    )
+    add(
+        "fused_conv_bias_z_const",
+        "base.fused_convolution",
+        img + [((2, 6, 7, 4), -1, 1)],
+        [("weight", (6, 1, 2, 3)), ("bias", (6,))],
+        pad=(1, 0),
+        group=3,
+        pad_mode="constant",
+        constant_value=0.5,
+        nonlinearity="identity",
+    )
+    add(
+        "fused_conv_z_elu_repeat",
+        "base.fused_convolution",
+        img + [((2, 2, 6, 6), -1, 1)],
+        [("weight", (2, 3, 3, 3))],
+        pad=(1, 1),
+        pad_mode="repeat",
+        nonlinearity="elu",
+        nonlinearity_args=(0.5,),
+    )
+    add(
+        "fused_conv_relu6_dil",
+        "base.fused_convolution",
+        [((2, 3, 6, 6), -4.0, 4.0)],
+        [("weight", (3, 3, 2, 2))],
+        dilation=(2, 1),
+        nonlinearity="relu6",
+    )
+    add(
+        "fused_conv_tanh_bn",
+        "base.fused_convolution",
+        img,
+        fbn,
+        batch_stat=False,
+        nonlinearity="tanh",
+    )
+    feat = [((2, 3, 8, 8), -1.0, 1.0)]
+    add("roi_align", "roi_align", feat + [("boxes", (4, 5), 2, 8.0)], output_size=(2, 2))
+    add(
+        "roi_align_scaled_sr2",
+        "roi_align",
+        feat + [("boxes", (3, 5), 2, 24.0)],
+        output_size=(3, 2),
+        spatial_scale=(0.25, 0.5),
+        sampling_ratio=2,
+    )
+    add(
+        "roi_align_small_sr1",
+        "roi_align",
+        [((1, 2, 5, 7), -1.0, 1.0), ("boxes", (5, 5), 1, 3.0)],
+        output_size=(2, 3),
+        spatial_scale=(2.0, 1.0),
+        sampling_ratio=1,
+    )
+    add("bool_scatter", "bool_scatter", [((4, 2), -1, 1), ("mask", (2, 3), 4)])
+    add("bool_scatter_1d", "bool_scatter", [((3,), -1, 1), ("mask", (5,), 3)])
+    add("bool_scatter_short", "bool_scatter", [((2, 3), -1, 1), ("mask", (2, 2), 3)])
+    add(
+        "bool_scatter_inplace",
+        "bool_scatter",
+        [((3, 2, 2), -1, 1), ("mask", (2, 2), 3), ((2, 2, 2, 2), -1, 1)],
+    )
+    for case in c[group:]:
+        SEED_SHIFT[case[0]] = group - GROUP_SEED
     return c
 
 
@@ -622,6 +812,19 @@ def value(spec, rng):
         return v
     if spec[0] == "halves":
         return (rng.integers(-600, 600, spec[1]) / 2.0).astype(np.float32)
+    if spec[0] == "mask":
+        # exactly spec[2] nonzero entries
+        v = np.zeros(int(np.prod(spec[1])), np.float32)
+        v[rng.permutation(v.size)[: spec[2]]] = 1.0
+        return v.reshape(spec[1])
+    if spec[0] == "boxes":
+        # (batch index, x1, y1, x2, y2) rows over spec[2] samples of an
+        # image spec[3] wide and high (corners may fall a little outside)
+        k, size = spec[1][0], spec[3]
+        b = rng.integers(0, spec[2], (k, 1))
+        lo = rng.uniform(-0.1 * size, 0.6 * size, (k, 2))
+        wh = rng.uniform(0.05 * size, 0.6 * size, (k, 2))
+        return np.concatenate([b, lo, lo + wh], axis=1).astype(np.float32)
     if spec[0] == "const":
         return np.full(spec[1], spec[2], np.float32)
     if spec[0] == "quadrants":
@@ -655,6 +858,8 @@ def build(case, rng):
             init = rng.uniform(-1, 1, shape).astype(np.float32)
             if pname == "var":
                 init = np.abs(init) + 0.5
+            if pname == "indicator":
+                init = (init < 0.0).astype(np.float32)
             p = nn.parameter.get_parameter_or_create(pname, shape, init)
             ps.append(p)
     if fn in ("rnn", "lstm", "gru"):
@@ -666,7 +871,15 @@ def build(case, rng):
         import nnabla.function_bases as mod
 
         fn = fn[len("base.") :]
-    if fn == "fused_batch_normalization" and len(xs) == 2:
+    if fn == "fused_convolution":
+        # the optional inputs by name; z is the second data input
+        kw = dict(kw, **{pn: p for (pn, _), p in zip(params[1:], ps[1:])})
+        if "var" in kw:
+            kw["variance"] = kw.pop("var")
+        if len(xs) == 2:
+            kw["z"] = xs[1]
+        y = mod.fused_convolution(xs[0], ps[0], **kw)
+    elif fn == "fused_batch_normalization" and len(xs) == 2:
         # the residual z is a keyword input after the parameters
         kw = dict(kw, z=xs[1])
         y = getattr(mod, fn)(xs[0], *ps, **kw)

@@ -137,7 +137,45 @@ static PART1: &[Entry<Lowering>] = &[
         T,
     )
     .cases(2),
-    Entry::refused("FusedConvolution", NOT_YET),
+    Entry::lowered(
+        "FusedConvolution",
+        &[
+            "base_axis",
+            "pad",
+            "stride",
+            "dilation",
+            "group",
+            "channel_last",
+            "decay_rate",
+            "eps",
+            "batch_stat",
+            "nonlinearity",
+            "nonlinearity_args",
+            "pad_mode",
+            "constant_value",
+        ],
+        &[
+            "Pad",
+            "Conv",
+            "BatchNormalization",
+            "ReduceMean",
+            "Sub",
+            "Mul",
+            "Add",
+            "Sqrt",
+            "Div",
+            "Relu",
+            "Sigmoid",
+            "Tanh",
+            "LeakyRelu",
+            "Elu",
+            "Clip",
+            "Identity",
+        ],
+        (low!(fused_convolution), SameRank),
+        O,
+    )
+    .cases(7),
     Entry::lowered(
         "DepthwiseConvolution",
         &["base_axis", "pad", "stride", "dilation", "multiplier"],
@@ -220,7 +258,20 @@ static PART1: &[Entry<Lowering>] = &[
     )
     .cases(2),
     Entry::lowered("Embed", &[], &["Cast", "Gather"], (low!(embed), Custom), T).cases(1),
-    Entry::refused("RoiAlign", NOT_YET),
+    Entry::lowered(
+        "RoiAlign",
+        &[
+            "output_size",
+            "spatial_scale",
+            "sampling_ratio",
+            "channel_last",
+        ],
+        &["Slice", "Reshape", "Cast", "Mul", "RoiAlign"],
+        (low!(roi_align), Custom),
+        O,
+    )
+    .since(16)
+    .cases(3),
     // Neural Network Activation Functions
     Entry::lowered("Sigmoid", &[], &["Sigmoid"], (low!(unary), Same), T).cases(1),
     Entry::lowered("Swish", &[], &["Sigmoid", "Mul"], (low!(swish), Same), T).cases(1),
@@ -403,7 +454,12 @@ static PART1: &[Entry<Lowering>] = &[
         T,
     )
     .cases(3),
-    Entry::refused("SyncBatchNormalization", NOT_YET),
+    Entry::refused(
+        "SyncBatchNormalization",
+        "it needs a multi-process communicator (nnabla's GPU extension), which a saved file \
+         cannot hold: nnabla 1.39 neither builds it without one nor runs it from a loaded \
+         .nnp (export the network with BatchNormalization)",
+    ),
     Entry::lowered(
         "TensorNormalization",
         &["axes", "eps", "no_scale", "no_bias"],

@@ -64,7 +64,7 @@ impl Exporter<'_> {
 
     /// Rounds `v` half to even (ONNX `Round`) or half away from zero
     /// (`sign(v) * floor(|v| + 0.5)`).
-    fn round(&mut self, v: &str, even: bool) -> String {
+    pub(super) fn round(&mut self, v: &str, even: bool) -> String {
         if even {
             return self.cx.op("Round", &[v], vec![]);
         }

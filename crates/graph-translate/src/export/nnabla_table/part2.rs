@@ -463,7 +463,17 @@ pub(super) static PART2: &[Entry<Lowering>] = &[
         T,
     )
     .cases(2),
-    Entry::refused("BoolScatter", NOT_YET),
+    Entry::lowered(
+        "BoolScatter",
+        &[],
+        &[
+            "Equal", "Not", "Cast", "Reshape", "Squeeze", "CumSum", "Shape", "Slice", "Sub", "Min",
+            "Gather", "Concat", "Mul", "Where",
+        ],
+        (low!(bool_scatter), Custom),
+        O,
+    )
+    .cases(4),
     Entry::lowered(
         "BoolFill",
         &["value"],
@@ -478,7 +488,12 @@ pub(super) static PART2: &[Entry<Lowering>] = &[
          when the network runs, and no ONNX operator takes nnabla's packed layout (ONNX's RNN, \
          GRU and LSTM take padded sequences and sequence_lens)",
     ),
-    Entry::refused("PadPackedSequence", NOT_YET),
+    Entry::refused(
+        "PadPackedSequence",
+        "nnabla 1.39 sets its output shape from the values of batch_sizes when a saved network \
+         is set up, before data arrives: a loaded .nnp's PadPackedSequence returns an empty \
+         batch (shape (T, 0, ...)), which no ONNX computation reproduces",
+    ),
     Entry::refused(
         "NonZero",
         "nnabla 1.39's runtime fixes NonZero's output shape when a saved network is set \
@@ -638,8 +653,38 @@ pub(super) static PART2: &[Entry<Lowering>] = &[
         T,
     )
     .cases(2),
-    Entry::refused("INQAffine", NOT_YET),
-    Entry::refused("INQConvolution", NOT_YET),
+    Entry::lowered(
+        "INQAffine",
+        &[
+            "base_axis",
+            "num_bits",
+            "inq_iterations",
+            "selection_algorithm",
+            "seed",
+        ],
+        &["Flatten", "Gemm", "Reshape"],
+        (low!(inq), Custom),
+        T,
+    )
+    .cases(2),
+    Entry::lowered(
+        "INQConvolution",
+        &[
+            "base_axis",
+            "pad",
+            "stride",
+            "dilation",
+            "group",
+            "num_bits",
+            "inq_iterations",
+            "selection_algorithm",
+            "seed",
+        ],
+        &["Conv"],
+        (low!(inq), SameRank),
+        T,
+    )
+    .cases(2),
     Entry::lowered(
         "FixedPointQuantize",
         &["sign", "n", "delta", "ste_fine_grained"],
@@ -648,8 +693,41 @@ pub(super) static PART2: &[Entry<Lowering>] = &[
         T,
     )
     .cases(3),
-    Entry::refused("MinMaxQuantize", NOT_YET),
-    Entry::refused("Pow2Quantize", NOT_YET),
+    Entry::lowered(
+        "MinMaxQuantize",
+        &["decay", "x_min_max", "ema", "ste_fine_grained", "eps"],
+        &[
+            "ReduceMin",
+            "ReduceMax",
+            "Sub",
+            "Less",
+            "Add",
+            "Where",
+            "Div",
+            "Abs",
+            "Floor",
+            "Sign",
+            "Mul",
+            "GreaterOrEqual",
+            "LessOrEqual",
+            "Max",
+            "Min",
+        ],
+        (low!(min_max_quantize), Same),
+        T,
+    )
+    .cases(5),
+    Entry::lowered(
+        "Pow2Quantize",
+        &["sign", "with_zero", "n", "m", "ste_fine_grained"],
+        &[
+            "Abs", "Log", "Div", "Add", "Floor", "Sign", "Mul", "Pow", "Min", "Max", "Less",
+            "Where", "Neg",
+        ],
+        (low!(pow2_quantize), Same),
+        T,
+    )
+    .cases(5),
     Entry::lowered(
         "Prune",
         &["rate"],
@@ -683,7 +761,12 @@ pub(super) static PART2: &[Entry<Lowering>] = &[
     Entry::lowered("Unlink", &[], &["Identity"], (low!(unary), Same), T).cases(1),
     Entry::refused("Sink", "training only"),
     Entry::refused("NmsDetection2d", NOT_YET),
-    Entry::refused("ONNXNonMaxSuppression", NOT_YET),
+    Entry::refused(
+        "ONNXNonMaxSuppression",
+        "nnabla 1.39 selects the boxes when a saved network is set up, before data arrives (its \
+         forward pass does nothing): a loaded .nnp returns the boxes chosen from zero-filled \
+         inputs whatever the data, which no ONNX NonMaxSuppression reproduces",
+    ),
     Entry::refused("MaxPoolingBackward", "training only"),
     Entry::refused("PatchCorrelation", NOT_YET),
     Entry::refused(
