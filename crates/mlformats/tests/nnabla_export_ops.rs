@@ -29,7 +29,8 @@ const TOLERANCE: f64 = 1e-4;
 /// agree); `onnx_resize_cubic_ac`, `onnx_resize_linear_pt`: tract reads no
 /// `cubic` mode, no `pytorch_half_pixel`; `cumprod_excl_rev`: tract's
 /// optimiser fails an assertion (`PushSliceUp`) on the concatenated slice
-/// products (onnxruntime computes nnabla's values).
+/// products (onnxruntime computes nnabla's values); `warp_by_*`: tract has
+/// no `GridSample`; `deform_conv*`: tract has no `DeformConv`.
 const TRACT_LACKS: &[&str] = &[
     "pad_reflect",
     "rnn_relu_nobias",
@@ -42,6 +43,20 @@ const TRACT_LACKS: &[&str] = &[
     "onnx_resize_cubic_ac",
     "onnx_resize_linear_pt",
     "cumprod_excl_rev",
+    "warp_by_grid",
+    "warp_by_grid_ac",
+    "warp_by_grid_repeat",
+    "warp_by_grid_reflect",
+    "warp_by_grid_reflect_ac",
+    "warp_by_grid_nearest",
+    "warp_by_grid_nearest_repeat_ac",
+    "warp_by_grid_3d",
+    "warp_by_grid_3d_reflect_ac",
+    "warp_by_flow",
+    "warp_by_flow_small",
+    "deform_conv",
+    "deform_conv_mask_groups",
+    "deform_conv_dil_mask",
 ];
 
 /// Cases nnabla computes at random, so no output can be compared:
@@ -196,5 +211,33 @@ fn every_lowered_function_matches_nnabla() {
     assert!(
         missing.is_empty(),
         "lowered functions without a single-function network: {missing:?}"
+    );
+}
+
+/// The operator set rises to the lowest one a network's functions need
+/// (13 otherwise); a chosen set older than that is refused with the
+/// function named.
+#[test]
+fn opset_rises_only_for_functions_that_need_it() {
+    let opset = |name: &str, opts: &ExportOptions| {
+        let doc = Document::open(dir().join(format!("{name}.nnp"))).unwrap();
+        export_model(&doc, opts).map(|(_, s)| s.opset)
+    };
+    let default = ExportOptions::new();
+    assert_eq!(opset("relu", &default).unwrap(), 13);
+    assert_eq!(opset("warp_by_grid", &default).unwrap(), 16);
+    assert_eq!(opset("warp_by_grid_3d", &default).unwrap(), 20);
+    assert_eq!(opset("fft_1d", &default).unwrap(), 17);
+    assert_eq!(opset("deform_conv", &default).unwrap(), 19);
+    assert_eq!(
+        opset("warp_by_grid", &ExportOptions::new().opset(18)).unwrap(),
+        18
+    );
+    let err = opset("deform_conv", &ExportOptions::new().opset(17))
+        .unwrap_err()
+        .full_message();
+    assert!(
+        err.contains("DeformableConvolution") && err.contains("operator set 19"),
+        "{err}"
     );
 }

@@ -49,6 +49,7 @@ macro_rules! low {
 const U: Verified = Verified::Unverified;
 const T: Verified = Verified::NnablaTract;
 const O: Verified = Verified::NnablaOnnxruntime;
+const F: Verified = Verified::FormulaOnnxruntime;
 const NOT_YET: &str = "no ONNX lowering yet";
 
 mod part2;
@@ -170,8 +171,31 @@ static PART1: &[Entry<Lowering>] = &[
         T,
     )
     .cases(2),
-    Entry::refused("DeformableConvolution", NOT_YET),
-    Entry::refused("AdaptiveSeparableConvolution", NOT_YET),
+    Entry::lowered(
+        "DeformableConvolution",
+        &[
+            "base_axis",
+            "pad",
+            "stride",
+            "dilation",
+            "group",
+            "deformable_group",
+            "channel_last",
+        ],
+        &["Slice", "DeformConv"],
+        (low!(deformable_convolution), SameRank),
+        O,
+    )
+    .since(19)
+    .cases(3),
+    Entry::lowered(
+        "AdaptiveSeparableConvolution",
+        &[],
+        &["Slice", "Unsqueeze", "Concat", "Mul", "ReduceSum", "Add"],
+        (low!(adaptive_separable_convolution), Custom),
+        T,
+    )
+    .cases(2),
     Entry::lowered(
         "MaxPooling",
         &["kernel", "stride", "ignore_border", "pad", "channel_last"],

@@ -18,6 +18,7 @@ use super::{Ctx, Error, ExportOptions, ExportSummary, Result, Weights, unsupport
 mod activation;
 mod arith;
 mod conv_pool;
+mod deform;
 mod depthwise;
 mod fused;
 mod generate;
@@ -26,13 +27,16 @@ mod grid;
 mod infer;
 mod math;
 mod matrix;
+mod nms;
 mod norm;
 mod order;
 mod quant;
 mod resize;
 mod rnn;
 mod shape;
+mod spectral;
 mod stats;
+mod warp;
 
 /// Exports the network `opts.network` (default: the first executor's) of
 /// the NNabla `model` to ONNX, its parameters from `weights`: loops

@@ -519,10 +519,55 @@ pub(super) static PART2: &[Entry<Lowering>] = &[
         O,
     )
     .cases(5),
-    Entry::refused("FFT", NOT_YET),
-    Entry::refused("IFFT", NOT_YET),
-    Entry::refused("STFT", NOT_YET),
-    Entry::refused("ISTFT", NOT_YET),
+    Entry::lowered(
+        "FFT",
+        &["signal_ndim", "normalized"],
+        &["Unsqueeze", "DFT", "Squeeze", "Mul", "Identity"],
+        (low!(fft), Same),
+        F,
+    )
+    .since(17)
+    .cases(3),
+    Entry::lowered(
+        "IFFT",
+        &["signal_ndim", "normalized"],
+        &["Unsqueeze", "DFT", "Squeeze", "Mul", "Identity"],
+        (low!(fft), Same),
+        F,
+    )
+    .since(17)
+    .cases(3),
+    Entry::lowered(
+        "STFT",
+        &[
+            "window_size",
+            "stride",
+            "fft_size",
+            "window_type",
+            "center",
+            "pad_mode",
+            "as_istft_backward",
+        ],
+        &["Pad", "Unsqueeze", "Conv"],
+        (low!(stft), Custom),
+        T,
+    )
+    .cases(3),
+    Entry::lowered(
+        "ISTFT",
+        &[
+            "window_size",
+            "stride",
+            "fft_size",
+            "window_type",
+            "center",
+            "as_stft_backward",
+        ],
+        &["ConvTranspose", "Add", "Squeeze", "Slice", "Div"],
+        (low!(istft), Custom),
+        T,
+    )
+    .cases(3),
     // Stochasticity
     Entry::lowered("Dropout", &[], &["Identity"], (low!(unary), Same), U).cases(1),
     Entry::lowered(
@@ -573,8 +618,24 @@ pub(super) static PART2: &[Entry<Lowering>] = &[
         T,
     )
     .cases(2),
-    Entry::refused("WarpByGrid", NOT_YET),
-    Entry::refused("WarpByFlow", NOT_YET),
+    Entry::lowered(
+        "WarpByGrid",
+        &["mode", "padding_mode", "align_corners", "channel_last"],
+        &["GridSample"],
+        (low!(warp_by_grid), Custom),
+        O,
+    )
+    .since(16)
+    .cases(9),
+    Entry::lowered(
+        "WarpByFlow",
+        &[],
+        &["Transpose", "Add", "Mul", "Sub", "GridSample"],
+        (low!(warp_by_flow), Same),
+        O,
+    )
+    .since(16)
+    .cases(2),
     // Quantization Neural Network Layers
     Entry::lowered(
         "BinarySigmoid",
@@ -682,10 +743,54 @@ pub(super) static PART2: &[Entry<Lowering>] = &[
     Entry::refused("VATNoise", "training only"),
     Entry::lowered("Unlink", &[], &["Identity"], (low!(unary), Same), T).cases(1),
     Entry::refused("Sink", "training only"),
-    Entry::refused("NmsDetection2d", NOT_YET),
+    Entry::lowered(
+        "NmsDetection2d",
+        &["thresh", "nms", "nms_per_class"],
+        &[
+            "Slice",
+            "Less",
+            "Where",
+            "Mul",
+            "Transpose",
+            "NonMaxSuppression",
+            "Shape",
+            "Expand",
+            "ScatterND",
+            "Div",
+            "Add",
+            "Sub",
+            "Min",
+            "Max",
+            "Greater",
+            "And",
+            "Cast",
+            "ReduceMax",
+            "Concat",
+        ],
+        (low!(nms_detection2d), Same),
+        T,
+    )
+    .cases(4),
     Entry::refused("ONNXNonMaxSuppression", NOT_YET),
     Entry::refused("MaxPoolingBackward", "training only"),
-    Entry::refused("PatchCorrelation", NOT_YET),
+    Entry::lowered(
+        "PatchCorrelation",
+        &["patch", "shift", "patch_step", "shift_step", "padding"],
+        &[
+            "Pad",
+            "Slice",
+            "Mul",
+            "ReduceSum",
+            "Concat",
+            "Transpose",
+            "Conv",
+            "Reshape",
+            "Unsqueeze",
+        ],
+        (low!(patch_correlation), Custom),
+        T,
+    )
+    .cases(3),
     Entry::refused(
         "Unique",
         "nnabla 1.39 runs Unique only in auto_forward (dynamic) mode and refuses it \
