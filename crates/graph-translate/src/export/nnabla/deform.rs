@@ -5,7 +5,7 @@
 use onnx_format::builder::attr;
 use tensor_core::graph::Node;
 
-use super::{Call, Exporter, a_bool, a_int, a_ints};
+use super::{Call, Exporter, a_bool, a_int, a_ints, sizes_known};
 use crate::export::{Error, Result};
 
 /// The most kernel rows an `AdaptiveSeparableConvolution` is unrolled to.
@@ -42,7 +42,7 @@ impl Exporter<'_> {
         let xd = self.dims(x).unwrap_or_default();
         let wd = self.dims(w).unwrap_or_default();
         let (hh, ww, kh, kw) = match (xd.as_slice(), wd.as_slice()) {
-            ([_, _, h, w], [_, _, kh, kw]) if *h >= 1 && *w >= 1 && *kh >= 1 && *kw >= 1 => {
+            ([_, _, h, w], [_, _, kh, kw]) if sizes_known(&[*h, *w, *kh, *kw]) => {
                 (*h, *w, *kh, *kw)
             }
             _ => {
@@ -154,7 +154,11 @@ impl Exporter<'_> {
         let vd = self.dims(kv).unwrap_or_default();
         let hd = self.dims(kh).unwrap_or_default();
         let (h, w, nv, nh) = match (xd.as_slice(), vd.as_slice(), hd.as_slice()) {
-            ([_, _, h, w], [_, nv, _, _], [_, nh, _, _]) => (*h, *w, *nv, *nh),
+            ([_, _, h, w], [_, nv, _, _], [_, nh, _, _])
+                if sizes_known(&[*h, *w, vd[2], vd[3], hd[2], hd[3]]) =>
+            {
+                (*h, *w, *nv, *nh)
+            }
             _ => {
                 return refuse(format!(
                     "inputs {xd:?}, {vd:?}, {hd:?} (nnabla needs 4-D inputs of known size)"

@@ -164,6 +164,12 @@ pub(crate) fn a_float(n: &Node, key: &str, default: f64) -> f64 {
         .unwrap_or(default)
 }
 
+/// Whether every dimension is known and small enough (at most 2^31) for
+/// the lowerings' index arithmetic.
+pub(crate) fn sizes_known(d: &[i64]) -> bool {
+    d.iter().all(|&v| (1..=1 << 31).contains(&v))
+}
+
 pub(crate) fn a_bool(n: &Node, key: &str) -> bool {
     a_int(n, key, 0) != 0
 }

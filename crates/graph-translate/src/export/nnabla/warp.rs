@@ -5,7 +5,7 @@
 use onnx_format::builder::attr;
 use tensor_core::graph::{Attribute, Node};
 
-use super::{Call, Exporter, a_bool, a_ints};
+use super::{Call, Exporter, a_bool, a_ints, sizes_known};
 use crate::export::{Error, Result};
 
 /// A string attribute, or `default`.
@@ -81,7 +81,7 @@ impl Exporter<'_> {
         let (x, flow) = (c.input(0)?, c.input(1)?);
         let d = self.dims(x).unwrap_or_default();
         let (h, w) = match d.as_slice() {
-            [_, _, h, w] if *h >= 1 && *w >= 1 => (*h, *w),
+            [_, _, h, w] if sizes_known(&[*h, *w]) => (*h, *w),
             _ => {
                 return Err(Error::Unsupported(format!(
                     "WarpByFlow function {:?}: the data must be (N, C, H, W) of known size, \
@@ -157,8 +157,12 @@ impl Exporter<'_> {
         };
         let d = self.dims(x1).unwrap_or_default();
         let (hh, ww) = match d.as_slice() {
-            [_, h, w, _] if *h >= 1 && *w >= 1 => (*h, *w),
-            _ => return refuse(format!("the inputs must be (N, H, W, C), not {d:?}")),
+            [_, h, w, _] if sizes_known(&[*h, *w]) => (*h, *w),
+            _ => {
+                return refuse(format!(
+                    "the inputs must be (N, H, W, C) of known size, not {d:?}"
+                ));
+            }
         };
         let two = |k: &str, dflt: i64| {
             let v = a_ints(n, k);
