@@ -769,6 +769,33 @@ def cases():
         nms=0.5,
         nms_per_class=False,
     )
+    # sampling points halfway between pixels: nnabla rounds them away from
+    # zero
+    ties = [((2, 3, 4, 4), -1.0, 1.0), ("quadrants", (2, 5, 6, 2))]
+    add("warp_by_grid_nearest_ties", "warp_by_grid", ties, mode="nearest")
+    add(
+        "warp_by_grid_nearest_ties_reflect",
+        "warp_by_grid",
+        ties,
+        mode="nearest",
+        padding_mode="reflect",
+    )
+    add(
+        "warp_by_grid_nearest_ties_repeat_ac",
+        "warp_by_grid",
+        [((1, 2, 5, 6), -1.0, 1.0), ("quadrants", (1, 3, 4, 2))],
+        mode="nearest",
+        padding_mode="repeat",
+        align_corners=True,
+    )
+    add(
+        "warp_by_grid_3d_nearest_ties_reflect_ac",
+        "warp_by_grid",
+        [((1, 2, 3, 4, 5), -1.0, 1.0), ("quadrants", (1, 2, 3, 4, 3))],
+        mode="nearest",
+        padding_mode="reflect",
+        align_corners=True,
+    )
     for case in c[second_new:]:
         SEED_SHIFT[case[0]] = second_new - first_new
     return c

@@ -21,7 +21,8 @@ impl Exporter<'_> {
     /// (normalised grid, `x` then `y` (then `z`), the same un-normalisation
     /// with and without `align_corners`, reflection then clamping for
     /// `reflect`), so `zero`/`repeat`/`reflect` are `zeros`/`border`/
-    /// `reflection`. A 3-D warp (5-D input) needs opset 20.
+    /// `reflection`. A 3-D warp (5-D input) needs opset 20. `nearest`
+    /// rounds halfway points as nnabla does (the grid is rounded first).
     pub(crate) fn warp_by_grid(&mut self, n: &Node, c: &Call) -> Result<()> {
         let (x, grid) = (c.input(0)?, c.input(1)?);
         let refuse = |what: String| {
@@ -53,12 +54,39 @@ impl Exporter<'_> {
         if rank != 4 && rank != 5 {
             return refuse(format!("a grid of rank {rank} (nnabla warps 2-D and 3-D)"));
         }
-        let pad = match a_str(n, "padding_mode", "zero") {
+        let padding = a_str(n, "padding_mode", "zero");
+        let pad = match padding {
             "zero" => "zeros",
             "repeat" => "border",
             "reflect" => "reflection",
             p => return refuse(format!("padding_mode {p:?}")),
         };
+        let ac = a_bool(n, "align_corners");
+        if mode == "nearest" {
+            // nnabla rounds a point halfway between two pixels away from
+            // zero, GridSample to even: the pixel is chosen here
+            let xd = self.dims(x).unwrap_or_default();
+            let k = rank - 2;
+            if xd.len() != rank || !sizes_known(&xd[2..]) {
+                return refuse(format!(
+                    "nearest sampling of an input {xd:?} (its spatial size must be known)"
+                ));
+            }
+            let sizes: Vec<i64> = xd[2..].iter().rev().copied().collect();
+            let g = self.nearest_grid(grid, &sizes[..k], padding, ac);
+            self.cx.op_to(
+                "GridSample",
+                &n.name,
+                &[x, &g],
+                c.out,
+                vec![
+                    attr::string("mode", "nearest"),
+                    attr::string("padding_mode", "zeros"),
+                    attr::int("align_corners", 0),
+                ],
+            );
+            return Ok(());
+        }
         self.cx.op_to(
             "GridSample",
             &n.name,
@@ -67,10 +95,92 @@ impl Exporter<'_> {
             vec![
                 attr::string("mode", mode),
                 attr::string("padding_mode", pad),
-                attr::int("align_corners", i64::from(a_bool(n, "align_corners"))),
+                attr::int("align_corners", i64::from(ac)),
             ],
         );
         Ok(())
+    }
+
+    /// The grid of nnabla's nearest pixels: each coordinate (sizes `x`,
+    /// `y`(, `z`) first) un-normalised as nnabla does, padded (`repeat`:
+    /// clamped; `reflect`: reflected at the borders, or at the outer pixel
+    /// edges then clamped without `align_corners`), rounded half away from
+    /// zero, and normalised back so that `GridSample` (`nearest`,
+    /// `zeros`, no `align_corners`) lands on that pixel's centre.
+    fn nearest_grid(&mut self, grid: &str, sizes: &[i64], padding: &str, ac: bool) -> String {
+        let one = self.cx.scalar(1.0);
+        let two = self.cx.scalar(2.0);
+        let half = self.cx.scalar(0.5);
+        let zero = self.cx.scalar(0.0);
+        let last = self.cx.ints(&[-1]);
+        let mut coords = Vec::with_capacity(sizes.len());
+        for (a, &size) in sizes.iter().enumerate() {
+            let sf = size as f32;
+            let st = self.cx.ints(&[a as i64]);
+            let en = self.cx.ints(&[a as i64 + 1]);
+            let g = self.cx.op("Slice", &[grid, &st, &en, &last], vec![]);
+            // un-normalise: (g + 1) (S - 1) / 2, or ((g + 1) S - 1) / 2
+            let p = self.cx.op("Add", &[&g, &one], vec![]);
+            let mut u = if ac {
+                let s1 = self.cx.scalar(sf - 1.0);
+                self.cx.op("Mul", &[&p, &s1], vec![])
+            } else {
+                let s = self.cx.scalar(sf);
+                let m = self.cx.op("Mul", &[&p, &s], vec![]);
+                self.cx.op("Sub", &[&m, &one], vec![])
+            };
+            u = self.cx.op("Div", &[&u, &two], vec![]);
+            let hi = self.cx.scalar(sf - 1.0);
+            u = match (padding, ac) {
+                ("repeat", _) => self.cx.op("Clip", &[&u, &zero, &hi], vec![]),
+                ("reflect", true) if size == 1 => self.cx.op("Clip", &[&u, &zero, &zero], vec![]),
+                ("reflect", true) => self.reflect(&u, 0.0, sf - 1.0),
+                ("reflect", false) => {
+                    let u2 = self.cx.op("Mul", &[&u, &two], vec![]);
+                    let r = self.reflect(&u2, -1.0, 2.0 * sf - 1.0);
+                    let r = self.cx.op("Mul", &[&r, &half], vec![]);
+                    self.cx.op("Clip", &[&r, &zero, &hi], vec![])
+                }
+                _ => u,
+            };
+            // round half away from zero: halves go up when positive
+            let f = self.cx.op("Floor", &[&u], vec![]);
+            let d = self.cx.op("Sub", &[&u, &f], vec![]);
+            let tie = self.cx.op("Equal", &[&d, &half], vec![]);
+            let pos = self.cx.op("Greater", &[&u, &zero], vec![]);
+            let up = self
+                .cx
+                .cast(&pos, onnx_format::proto::tensor_proto::DataType::Float);
+            let away = self.cx.op("Add", &[&f, &up], vec![]);
+            let even = self.cx.op("Round", &[&u], vec![]);
+            let r = self.cx.op("Where", &[&tie, &away, &even], vec![]);
+            // back to the grid: (2 r + 1) / S - 1
+            let r2 = self.cx.op("Mul", &[&r, &two], vec![]);
+            let r21 = self.cx.op("Add", &[&r2, &one], vec![]);
+            let s = self.cx.scalar(sf);
+            let q = self.cx.op("Div", &[&r21, &s], vec![]);
+            coords.push(self.cx.op("Sub", &[&q, &one], vec![]));
+        }
+        let refs: Vec<&str> = coords.iter().map(String::as_str).collect();
+        self.cx.op("Concat", &refs, vec![attr::int("axis", -1)])
+    }
+
+    /// `s` reflected into `[lo, hi]` (a triangle wave of period
+    /// `2 (hi - lo)`), as nnabla reflects sampling points.
+    fn reflect(&mut self, s: &str, lo: f32, hi: f32) -> String {
+        let len = hi - lo;
+        let l = self.cx.scalar(lo);
+        let period = self.cx.scalar(2.0 * len);
+        let lenc = self.cx.scalar(len);
+        let d = self.cx.op("Sub", &[s, &l], vec![]);
+        let q = self.cx.op("Div", &[&d, &period], vec![]);
+        let fl = self.cx.op("Floor", &[&q], vec![]);
+        let m = self.cx.op("Mul", &[&fl, &period], vec![]);
+        let t = self.cx.op("Sub", &[&d, &m], vec![]);
+        let over = self.cx.op("Greater", &[&t, &lenc], vec![]);
+        let back = self.cx.op("Sub", &[&period, &t], vec![]);
+        let w = self.cx.op("Where", &[&over, &back, &t], vec![]);
+        self.cx.op("Add", &[&w, &l], vec![])
     }
 
     /// Lowers `WarpByFlow(data, flow)`: nnabla reads each output pixel

@@ -621,12 +621,27 @@ pub(super) static PART2: &[Entry<Lowering>] = &[
     Entry::lowered(
         "WarpByGrid",
         &["mode", "padding_mode", "align_corners", "channel_last"],
-        &["GridSample"],
+        &[
+            "GridSample",
+            "Slice",
+            "Add",
+            "Mul",
+            "Sub",
+            "Div",
+            "Clip",
+            "Floor",
+            "Greater",
+            "Where",
+            "Equal",
+            "Cast",
+            "Round",
+            "Concat",
+        ],
         (low!(warp_by_grid), Custom),
         O,
     )
     .since(16)
-    .cases(9),
+    .cases(13),
     Entry::lowered(
         "WarpByFlow",
         &[],
