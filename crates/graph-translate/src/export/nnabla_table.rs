@@ -53,10 +53,17 @@ const F: Verified = Verified::FormulaOnnxruntime;
 const NOT_YET: &str = "no ONNX lowering yet";
 
 mod part2;
+mod part3;
 
 /// Every function of nnabla 1.39, in the order of its function list.
-pub static TABLE: LazyLock<Vec<Entry<Lowering>>> =
-    LazyLock::new(|| PART1.iter().chain(part2::PART2).cloned().collect());
+pub static TABLE: LazyLock<Vec<Entry<Lowering>>> = LazyLock::new(|| {
+    PART1
+        .iter()
+        .chain(part2::PART2)
+        .chain(part3::PART3)
+        .cloned()
+        .collect()
+});
 
 /// The layers, activations, normalisations, reductions and arithmetic.
 static PART1: &[Entry<Lowering>] = &[
