@@ -18,7 +18,10 @@ impl Exporter<'_> {
     /// centre boxes, the selected boxes' scores kept through a `ScatterND`
     /// mask. Without, a box loses its objectness and every class score
     /// when any box of higher objectness (kept or not) overlaps it by an
-    /// IoU above `nms`: a pairwise comparison of all boxes.
+    /// IoU above `nms`: a pairwise comparison of all boxes. Boxes of
+    /// exactly equal score are the one difference: nnabla orders them by
+    /// its unstable sort, the export by onnxruntime's order (per class)
+    /// or as neither higher (by objectness).
     pub(crate) fn nms_detection2d(&mut self, n: &Node, c: &Call) -> Result<()> {
         let x = c.input(0)?;
         let refuse = |what: String| {
