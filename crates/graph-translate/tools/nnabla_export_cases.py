@@ -9,8 +9,13 @@ reference_outputs.py (run_nnabla.py), the same loader users run.
 
 Runs in a Python that has nnabla 1.39, e.g. the nnabla chroot's:
 
-    cp nnabla_export_cases.py CHROOT/tmp/ && chroot CHROOT /opt/nnenv/bin/python \
-        /tmp/nnabla_export_cases.py /tmp/cases [--only REGEX]
+    cp nnabla_export_cases.py nnabla_export_cases_signal.py CHROOT/tmp/ && \
+        chroot CHROOT /opt/nnenv/bin/python /tmp/nnabla_export_cases.py /tmp/cases \
+        [--only REGEX]
+
+(nnabla_export_cases_signal.py holds the warp, spectral, deformable and
+detection cases; FFT/IFFT, which nnabla 1.39 computes only on CUDA, get
+their NAME.out.npz from nnabla's documented formula here.)
 
 then copy /tmp/cases/* from the chroot to OUT and run
     reference_outputs.py OUT --runtime nnabla
@@ -600,6 +605,11 @@ def cases():
         [((3,), -1, 1), ((4,), -1, 1), ((3, 4), -1, 1)],
         equation="i,j,ij->j",
     )
+    # warps, correlation, spectra, special convolutions and detection
+    # (appended so earlier cases keep their random inputs)
+    from nnabla_export_cases_signal import signal_cases
+
+    signal_cases(add)
     for case in c[second_new:]:
         SEED_SHIFT[case[0]] = second_new - first_new
     # quantisation, INQ, fused convolution, RoiAlign and BoolScatter: seeded
@@ -830,6 +840,13 @@ def value(spec, rng):
     if spec[0] == "quadrants":
         v = rng.choice([-1.5, -0.5, 0.0, 0.5, 1.5], spec[1]).astype(np.float32)
         return v
+    if spec[0] == "detections":
+        # boxes (centre x, y in [0, extent) (default 10), size in [1, 5)),
+        # objectness and class probabilities in [0, 1): many overlaps
+        v = rng.uniform(0.0, 1.0, spec[1])
+        v[..., 0:2] *= spec[2] if len(spec) > 2 else 10.0
+        v[..., 2:4] = 1.0 + 4.0 * v[..., 2:4]
+        return v.astype(np.float32)
     if spec[0] == "special":
         v = rng.uniform(-2, 2, spec[1]).astype(np.float32)
         flat = v.reshape(-1)
@@ -879,6 +896,11 @@ def build(case, rng):
         if len(xs) == 2:
             kw["z"] = xs[1]
         y = mod.fused_convolution(xs[0], ps[0], **kw)
+    elif fn == "deformable_convolution":
+        # x, weight, offset, mask, bias: the offset and mask are inputs
+        mask = xs[2] if len(xs) > 2 else None
+        bias = ps[1] if len(ps) > 1 else None
+        y = F.deformable_convolution(xs[0], ps[0], xs[1], mask, bias, **kw)
     elif fn == "fused_batch_normalization" and len(xs) == 2:
         # the residual z is a keyword input after the parameters
         kw = dict(kw, z=xs[1])
@@ -973,7 +995,13 @@ def main():
         path = os.path.join(args.out, name)
         save(path + ".nnp", contents, include_params=True, variable_batch_size=False)
         np.savez(path + ".in.npz", **feeds)
+        if case[1] in ("fft", "ifft"):
+            from nnabla_export_cases_signal import formula_reference
+
+            np.savez(path + ".out.npz", y0=formula_reference(case[1], feeds["x0"], case[4]))
         made.append({"name": name, "function": case[1], "kwargs": repr(case[4])})
+        if case[1] in ("fft", "ifft"):
+            made[-1]["reference"] = "documented formula (numpy): nnabla 1.39's CPU has no FFT"
         nn.clear_parameters()
     with open(os.path.join(args.out, "cases.json"), "w") as f:
         json.dump(made, f, indent=1)

@@ -187,7 +187,8 @@ enum Command {
         /// executor's network).
         #[arg(long, value_name = "NAME")]
         network: Option<String>,
-        /// ONNX export: the operator set version (13 to 21; default 13).
+        /// ONNX export: the operator set version (13 to 21; default 13, or the
+        /// lowest one the network's functions need, e.g. 16 for WarpByGrid).
         #[arg(long, value_name = "N")]
         opset: Option<i64>,
         /// An NNabla parameter file (.h5, .protobuf, .nntxt, .nnp) to merge

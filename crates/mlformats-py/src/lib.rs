@@ -294,8 +294,9 @@ fn save(
 ///
 /// ONNX export: ``network`` names the NNabla network to export (default:
 /// the first executor's), ``opset`` the operator set (13 to 21; default
-/// 13). ``sync=True`` flushes the output to the disk before returning (see
-/// ``save``).
+/// 13, or the lowest one the network's functions need, e.g. 16 for
+/// WarpByGrid). ``sync=True`` flushes the output to the disk before
+/// returning (see ``save``).
 ///
 /// >>> mlformats.convert("testdata/nnabla/mlp.nnp", "mlp.safetensors", only="*W*", dtype="f16", weights_only=True)
 /// {'from': 'nnabla-nnp', 'to': 'safetensors', 'tensors': 2, 'whole_model': False, 'skipped': [], 'warnings': [], 'cast': [('fc1/affine/W', 'f32', 'f16'), ('fc2/affine/W', 'f32', 'f16')], 'renamed': [], 'graph': None}

@@ -35,7 +35,8 @@ const TOLERANCE: f64 = 1e-4;
 /// tract has no `RoiAlign`; `bool_scatter`, `bool_scatter_inplace`,
 /// `bool_scatter_short`: tract's optimiser fails (`ChangeAxes`) moving the
 /// flattening of a 2-D mask into `CumSum` (onnxruntime computes nnabla's
-/// values; the 1-D `bool_scatter_1d` runs in tract).
+/// values; the 1-D `bool_scatter_1d` runs in tract); `warp_by_*`: tract has
+/// no `GridSample`; `deform_conv*`: tract has no `DeformConv`.
 const TRACT_LACKS: &[&str] = &[
     "bool_scatter",
     "bool_scatter_inplace",
@@ -56,6 +57,24 @@ const TRACT_LACKS: &[&str] = &[
     "onnx_resize_cubic_ac",
     "onnx_resize_linear_pt",
     "cumprod_excl_rev",
+    "warp_by_grid",
+    "warp_by_grid_ac",
+    "warp_by_grid_repeat",
+    "warp_by_grid_reflect",
+    "warp_by_grid_reflect_ac",
+    "warp_by_grid_nearest",
+    "warp_by_grid_nearest_repeat_ac",
+    "warp_by_grid_3d",
+    "warp_by_grid_3d_reflect_ac",
+    "warp_by_grid_nearest_ties",
+    "warp_by_grid_nearest_ties_reflect",
+    "warp_by_grid_nearest_ties_repeat_ac",
+    "warp_by_grid_3d_nearest_ties_reflect_ac",
+    "warp_by_flow",
+    "warp_by_flow_small",
+    "deform_conv",
+    "deform_conv_mask_groups",
+    "deform_conv_dil_mask",
 ];
 
 /// Cases nnabla computes at random, so no output can be compared:
@@ -237,4 +256,32 @@ fn roi_align_before_opset_16_is_refused_with_the_reason() {
         "{e}"
     );
     assert!(export_model(&doc, &ExportOptions::new().opset(16)).is_ok());
+}
+
+/// The operator set rises to the lowest one a network's functions need
+/// (13 otherwise); a chosen set older than that is refused with the
+/// function named.
+#[test]
+fn opset_rises_only_for_functions_that_need_it() {
+    let opset = |name: &str, opts: &ExportOptions| {
+        let doc = Document::open(dir().join(format!("{name}.nnp"))).unwrap();
+        export_model(&doc, opts).map(|(_, s)| s.opset)
+    };
+    let default = ExportOptions::new();
+    assert_eq!(opset("relu", &default).unwrap(), 13);
+    assert_eq!(opset("warp_by_grid", &default).unwrap(), 16);
+    assert_eq!(opset("warp_by_grid_3d", &default).unwrap(), 20);
+    assert_eq!(opset("fft_1d", &default).unwrap(), 17);
+    assert_eq!(opset("deform_conv", &default).unwrap(), 19);
+    assert_eq!(
+        opset("warp_by_grid", &ExportOptions::new().opset(18)).unwrap(),
+        18
+    );
+    let err = opset("deform_conv", &ExportOptions::new().opset(17))
+        .unwrap_err()
+        .full_message();
+    assert!(
+        err.contains("DeformableConvolution") && err.contains("operator set 19"),
+        "{err}"
+    );
 }

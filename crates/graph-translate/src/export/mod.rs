@@ -109,7 +109,10 @@ impl Weights for BTreeMap<String, Tensor<'static>> {
 pub struct ExportOptions {
     /// The NNabla network to export (default: the first executor's).
     pub network: Option<String>,
-    /// The default-domain operator set (default 13).
+    /// The default-domain operator set. Default: 13, or for an NNabla
+    /// network the lowest set its functions need (e.g. 16 for
+    /// `WarpByGrid`'s `GridSample`); a chosen set older than a function
+    /// needs is refused.
     pub opset: Option<i64>,
 }
 

@@ -49,13 +49,20 @@ macro_rules! low {
 const U: Verified = Verified::Unverified;
 const T: Verified = Verified::NnablaTract;
 const O: Verified = Verified::NnablaOnnxruntime;
-const NOT_YET: &str = "no ONNX lowering yet";
+const F: Verified = Verified::FormulaOnnxruntime;
 
 mod part2;
+mod part3;
 
 /// Every function of nnabla 1.39, in the order of its function list.
-pub static TABLE: LazyLock<Vec<Entry<Lowering>>> =
-    LazyLock::new(|| PART1.iter().chain(part2::PART2).cloned().collect());
+pub static TABLE: LazyLock<Vec<Entry<Lowering>>> = LazyLock::new(|| {
+    PART1
+        .iter()
+        .chain(part2::PART2)
+        .chain(part3::PART3)
+        .cloned()
+        .collect()
+});
 
 /// The layers, activations, normalisations, reductions and arithmetic.
 static PART1: &[Entry<Lowering>] = &[
@@ -208,8 +215,31 @@ static PART1: &[Entry<Lowering>] = &[
         T,
     )
     .cases(2),
-    Entry::refused("DeformableConvolution", NOT_YET),
-    Entry::refused("AdaptiveSeparableConvolution", NOT_YET),
+    Entry::lowered(
+        "DeformableConvolution",
+        &[
+            "base_axis",
+            "pad",
+            "stride",
+            "dilation",
+            "group",
+            "deformable_group",
+            "channel_last",
+        ],
+        &["Slice", "DeformConv"],
+        (low!(deformable_convolution), SameRank),
+        O,
+    )
+    .since(19)
+    .cases(3),
+    Entry::lowered(
+        "AdaptiveSeparableConvolution",
+        &[],
+        &["Slice", "Unsqueeze", "Concat", "Mul", "ReduceSum", "Add"],
+        (low!(adaptive_separable_convolution), Custom),
+        T,
+    )
+    .cases(2),
     Entry::lowered(
         "MaxPooling",
         &["kernel", "stride", "ignore_border", "pad", "channel_last"],

@@ -19,6 +19,12 @@ pub enum Verified {
     /// Checked in tract-onnx against the function's documented formula
     /// (`tests/elementwise_formulas.rs`), not yet against nnabla itself.
     Formula,
+    /// Single-function networks saved by nnabla 1.39 whose outputs its CPU
+    /// runtime cannot compute (`FFT`, `IFFT` run only on CUDA): the
+    /// reference outputs follow nnabla's documented formula (numpy), the
+    /// export runs in tract-onnx and onnxruntime
+    /// (`tools/nnabla_export_cases.py check`).
+    FormulaOnnxruntime,
     /// Single-operator modules of `testdata/translate/export/tennis/`: the
     /// TenniS C++ runtime computed the outputs; the test runs the export in
     /// tract-onnx against them.
@@ -43,6 +49,10 @@ impl Verified {
             }
             Verified::Networks => "whole networks of testdata/onnx (real runtime), tract-onnx",
             Verified::Formula => "documented formula, tract-onnx (no runtime reference yet)",
+            Verified::FormulaOnnxruntime => {
+                "nnabla 1.39 single-function networks, documented formula (its CPU runtime \
+                 has no FFT), tract-onnx + onnxruntime"
+            }
             Verified::TennisTract => "TenniS runtime single-operator modules, tract-onnx",
             Verified::TennisOnnxruntime => {
                 "TenniS runtime single-operator modules, onnxruntime (tract-onnx for some)"

@@ -18,6 +18,7 @@ use super::{Ctx, Error, ExportOptions, ExportSummary, Result, Weights, unsupport
 mod activation;
 mod arith;
 mod conv_pool;
+mod deform;
 mod depthwise;
 mod detect;
 mod fused;
@@ -28,6 +29,7 @@ mod infer;
 mod inq;
 mod math;
 mod matrix;
+mod nms;
 mod norm;
 mod order;
 mod quant;
@@ -35,7 +37,9 @@ mod quant_range;
 mod resize;
 mod rnn;
 mod shape;
+mod spectral;
 mod stats;
+mod warp;
 
 /// Exports the network `opts.network` (default: the first executor's) of
 /// the NNabla `model` to ONNX, its parameters from `weights`: loops
@@ -95,7 +99,9 @@ pub fn export(
             )));
         }
     }
-    Exporter::new(weights, g, opset).run(&data, &outputs)
+    let mut ex = Exporter::new(weights, g, opset);
+    ex.opset_chosen = opts.opset.is_some();
+    ex.run(&data, &outputs)
 }
 
 /// One function being lowered: its inputs, first output and table entry.
@@ -138,6 +144,9 @@ pub struct Exporter<'a> {
     /// Shapes inferred for variables whose shape is not declared (`-1`:
     /// not known).
     inferred: HashMap<String, Vec<i64>>,
+    /// Whether the caller chose the operator set: when not, it rises to
+    /// the lowest one the exported functions need.
+    opset_chosen: bool,
 }
 
 pub(crate) fn a_ints(n: &Node, key: &str) -> Vec<i64> {
@@ -156,6 +165,12 @@ pub(crate) fn a_float(n: &Node, key: &str, default: f64) -> f64 {
     n.attribute(key)
         .and_then(Attribute::as_float)
         .unwrap_or(default)
+}
+
+/// Whether every dimension is known and small enough (at most 2^31) for
+/// the lowerings' index arithmetic.
+pub(crate) fn sizes_known(d: &[i64]) -> bool {
+    d.iter().all(|&v| (1..=1 << 31).contains(&v))
 }
 
 pub(crate) fn a_bool(n: &Node, key: &str) -> bool {
@@ -190,6 +205,7 @@ impl<'a> Exporter<'a> {
             shapes,
             ranks: HashMap::new(),
             inferred: HashMap::new(),
+            opset_chosen: false,
         }
     }
 
@@ -277,6 +293,13 @@ impl<'a> Exporter<'a> {
                 &bad,
             ));
         }
+        self.choose_opset(
+            g.nodes
+                .iter()
+                .zip(&needed)
+                .filter(|(_, k)| **k)
+                .map(|(n, _)| n),
+        )?;
         for v in &g.values {
             self.cx.b.reserve(&v.name);
         }
@@ -331,6 +354,49 @@ impl<'a> Exporter<'a> {
             }
         }
         Ok(self.cx.finish(&g.name, g.name.clone(), pruned))
+    }
+
+    /// The lowest operator set `n` needs: its table entry's, or more for
+    /// some attribute values (a 3-D `WarpByGrid` needs `GridSample` of
+    /// opset 20).
+    fn node_min_opset(&self, n: &Node) -> i64 {
+        let base = find(TABLE.as_slice(), &n.op).map_or(13, |e| e.min_opset);
+        match n.op.as_str() {
+            "WarpByGrid" => {
+                let grid = n.inputs.get(1).and_then(|v| self.dims(v));
+                if grid.is_some_and(|d| d.len() == 5) {
+                    base.max(20)
+                } else {
+                    base
+                }
+            }
+            _ => base,
+        }
+    }
+
+    /// Raises the operator set to the lowest one every function needs
+    /// (networks that need nothing newer keep the default 13), or refuses
+    /// when the caller asked for an older one.
+    fn choose_opset<'n>(&mut self, nodes: impl Iterator<Item = &'n Node>) -> Result<()> {
+        let mut need: Option<(i64, &Node)> = None;
+        for n in nodes {
+            let m = self.node_min_opset(n);
+            if need.is_none_or(|(v, _)| m > v) {
+                need = Some((m, n));
+            }
+        }
+        let Some((m, n)) = need else { return Ok(()) };
+        if m <= self.cx.opset {
+            return Ok(());
+        }
+        if self.opset_chosen || m > *super::OPSETS.end() {
+            return Err(Error::Unsupported(format!(
+                "{} function {:?} needs ONNX operator set {m} or newer, not {}",
+                n.op, n.name, self.cx.opset
+            )));
+        }
+        self.cx.opset = m;
+        Ok(())
     }
 
     /// Lowers `n` through its table entry.

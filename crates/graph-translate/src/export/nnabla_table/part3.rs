@@ -1,0 +1,418 @@
+//! The third part of [`super::TABLE`]: the rest of nnabla 1.39's
+//! function list.
+
+use super::*;
+
+/// Signal processing, stochasticity, losses, geometry, quantization,
+/// validation and special functions.
+pub(super) static PART3: &[Entry<Lowering>] = &[
+    // Signal Processing
+    Entry::lowered(
+        "Interpolate",
+        &[
+            "output_size",
+            "mode",
+            "align_corners",
+            "half_pixel",
+            "half_pixel_for_nn",
+            "channel_last",
+        ],
+        &["Shape", "Slice", "Concat", "Resize"],
+        (low!(interpolate), SameRank),
+        O,
+    )
+    .cases(6),
+    Entry::lowered(
+        "ONNXResize",
+        &[
+            "roi",
+            "scales",
+            "sizes",
+            "mode",
+            "coordinate_transformation_mode",
+            "cubic_coeff_a",
+            "exclude_outside",
+            "extrapolation_value",
+            "nearest_mode",
+        ],
+        &["Resize"],
+        (low!(onnx_resize), SameRank),
+        O,
+    )
+    .cases(5),
+    Entry::lowered(
+        "FFT",
+        &["signal_ndim", "normalized"],
+        &["Unsqueeze", "DFT", "Squeeze", "Mul", "Identity"],
+        (low!(fft), Same),
+        F,
+    )
+    .since(17)
+    .cases(3),
+    Entry::lowered(
+        "IFFT",
+        &["signal_ndim", "normalized"],
+        &["Unsqueeze", "DFT", "Squeeze", "Mul", "Identity"],
+        (low!(fft), Same),
+        F,
+    )
+    .since(17)
+    .cases(3),
+    Entry::lowered(
+        "STFT",
+        &[
+            "window_size",
+            "stride",
+            "fft_size",
+            "window_type",
+            "center",
+            "pad_mode",
+            "as_istft_backward",
+        ],
+        &["Pad", "Unsqueeze", "Conv"],
+        (low!(stft), Custom),
+        T,
+    )
+    .cases(3),
+    Entry::lowered(
+        "ISTFT",
+        &[
+            "window_size",
+            "stride",
+            "fft_size",
+            "window_type",
+            "center",
+            "as_stft_backward",
+        ],
+        &["ConvTranspose", "Add", "Squeeze", "Slice", "Div"],
+        (low!(istft), Custom),
+        T,
+    )
+    .cases(3),
+    // Stochasticity
+    Entry::lowered("Dropout", &[], &["Identity"], (low!(unary), Same), U).cases(1),
+    Entry::lowered(
+        "TopKData",
+        &["k", "abs", "reduce", "base_axis", "largest", "with_index"],
+        &[
+            "Reshape",
+            "Abs",
+            "TopK",
+            "GatherElements",
+            "Shape",
+            "ConstantOfShape",
+            "ScatterElements",
+        ],
+        (low!(top_k_data), Custom),
+        T,
+    )
+    .cases(4),
+    Entry::refused("TopKGrad", "training only"),
+    Entry::refused("Rand", "training only"),
+    Entry::refused("Randint", "training only"),
+    Entry::refused("Randn", "training only"),
+    Entry::refused("RandBinomial", "training only"),
+    Entry::refused("RandBeta", "training only"),
+    Entry::refused("RandGamma", "training only"),
+    Entry::refused("RandomChoice", "training only"),
+    Entry::refused("RandomCrop", "training only"),
+    Entry::refused("RandomFlip", "training only"),
+    Entry::refused("RandomShift", "training only"),
+    Entry::refused("RandomErase", "training only"),
+    Entry::refused("ImageAugmentation", "training only"),
+    // Loss Functions
+    Entry::refused("SigmoidCrossEntropy", "training only"),
+    Entry::refused("BinaryCrossEntropy", "training only"),
+    Entry::refused("SoftmaxCrossEntropy", "training only"),
+    Entry::refused("CategoricalCrossEntropy", "training only"),
+    Entry::refused("SquaredError", "training only"),
+    Entry::refused("AbsoluteError", "training only"),
+    Entry::refused("HuberLoss", "training only"),
+    Entry::refused("EpsilonInsensitiveLoss", "training only"),
+    Entry::refused("KLMultinomial", "training only"),
+    // Geometric Neural Network Layers
+    Entry::lowered(
+        "AffineGrid",
+        &["size", "align_corners"],
+        &["Transpose", "MatMul", "Reshape"],
+        (low!(affine_grid), Custom),
+        T,
+    )
+    .cases(2),
+    Entry::lowered(
+        "WarpByGrid",
+        &["mode", "padding_mode", "align_corners", "channel_last"],
+        &[
+            "GridSample",
+            "Slice",
+            "Add",
+            "Mul",
+            "Sub",
+            "Div",
+            "Clip",
+            "Floor",
+            "Greater",
+            "Where",
+            "Equal",
+            "Cast",
+            "Round",
+            "Concat",
+        ],
+        (low!(warp_by_grid), Custom),
+        O,
+    )
+    .since(16)
+    .cases(13),
+    Entry::lowered(
+        "WarpByFlow",
+        &[],
+        &["Transpose", "Add", "Mul", "Sub", "GridSample"],
+        (low!(warp_by_flow), Same),
+        O,
+    )
+    .since(16)
+    .cases(2),
+    // Quantization Neural Network Layers
+    Entry::lowered(
+        "BinarySigmoid",
+        &[],
+        &["Greater", "Cast"],
+        (low!(binary_sigmoid), Same),
+        T,
+    )
+    .cases(1),
+    Entry::lowered(
+        "BinaryTanh",
+        &[],
+        &["Greater", "Where"],
+        (low!(binary_sigmoid), Same),
+        T,
+    )
+    .cases(1),
+    Entry::lowered(
+        "BinaryConnectAffine",
+        &["base_axis", "quantize_zero_to"],
+        &["Flatten", "Gemm", "Reshape"],
+        (low!(affine), Custom),
+        T,
+    )
+    .cases(1),
+    Entry::lowered(
+        "BinaryConnectConvolution",
+        &[
+            "base_axis",
+            "pad",
+            "stride",
+            "dilation",
+            "group",
+            "quantize_zero_to",
+        ],
+        &["Conv"],
+        (low!(convolution), SameRank),
+        T,
+    )
+    .cases(1),
+    Entry::lowered(
+        "BinaryWeightAffine",
+        &["base_axis", "quantize_zero_to"],
+        &["Flatten", "Gemm", "Reshape"],
+        (low!(affine), Custom),
+        T,
+    )
+    .cases(1),
+    Entry::lowered(
+        "BinaryWeightConvolution",
+        &[
+            "base_axis",
+            "pad",
+            "stride",
+            "dilation",
+            "group",
+            "quantize_zero_to",
+        ],
+        &["Conv"],
+        (low!(binary_weight_convolution), SameRank),
+        T,
+    )
+    .cases(2),
+    Entry::lowered(
+        "INQAffine",
+        &[
+            "base_axis",
+            "num_bits",
+            "inq_iterations",
+            "selection_algorithm",
+            "seed",
+        ],
+        &["Flatten", "Gemm", "Reshape"],
+        (low!(inq), Custom),
+        T,
+    )
+    .cases(2),
+    Entry::lowered(
+        "INQConvolution",
+        &[
+            "base_axis",
+            "pad",
+            "stride",
+            "dilation",
+            "group",
+            "num_bits",
+            "inq_iterations",
+            "selection_algorithm",
+            "seed",
+        ],
+        &["Conv"],
+        (low!(inq), SameRank),
+        T,
+    )
+    .cases(2),
+    Entry::lowered(
+        "FixedPointQuantize",
+        &["sign", "n", "delta", "ste_fine_grained"],
+        &["Div", "Abs", "Add", "Floor", "Sign", "Mul", "Clip"],
+        (low!(fixed_point_quantize), Same),
+        T,
+    )
+    .cases(3),
+    Entry::lowered(
+        "MinMaxQuantize",
+        &["decay", "x_min_max", "ema", "ste_fine_grained", "eps"],
+        &[
+            "ReduceMin",
+            "ReduceMax",
+            "Sub",
+            "Less",
+            "Add",
+            "Where",
+            "Div",
+            "Abs",
+            "Floor",
+            "Sign",
+            "Mul",
+            "GreaterOrEqual",
+            "LessOrEqual",
+            "Max",
+            "Min",
+        ],
+        (low!(min_max_quantize), Same),
+        T,
+    )
+    .cases(5),
+    Entry::lowered(
+        "Pow2Quantize",
+        &["sign", "with_zero", "n", "m", "ste_fine_grained"],
+        &[
+            "Abs", "Log", "Div", "Add", "Floor", "Sign", "Mul", "Pow", "Min", "Max", "Less",
+            "Where", "Neg",
+        ],
+        (low!(pow2_quantize), Same),
+        T,
+    )
+    .cases(5),
+    Entry::lowered(
+        "Prune",
+        &["rate"],
+        &["Abs", "Reshape", "TopK", "Slice", "Less", "Where"],
+        (low!(prune), Same),
+        T,
+    )
+    .cases(3),
+    Entry::lowered(
+        "QuantizeLinear",
+        &["round_mode", "narrow_range", "dtype"],
+        &["Div", "Round", "Abs", "Add", "Floor", "Sign", "Mul", "Clip"],
+        (low!(quantize_linear), Same),
+        T,
+    )
+    .cases(6),
+    Entry::lowered(
+        "DequantizeLinear",
+        &[],
+        &["Sub", "Mul"],
+        (low!(dequantize_linear), Broadcast),
+        T,
+    )
+    .cases(2),
+    // Validation
+    Entry::refused("TopNError", "validation only"),
+    Entry::refused("BinaryError", "validation only"),
+    Entry::refused("ConfusionMatrix", "validation only"),
+    // Unsupported, Special Use
+    Entry::refused("VATNoise", "training only"),
+    Entry::lowered("Unlink", &[], &["Identity"], (low!(unary), Same), T).cases(1),
+    Entry::refused("Sink", "training only"),
+    Entry::lowered(
+        "NmsDetection2d",
+        &["thresh", "nms", "nms_per_class"],
+        &[
+            "Slice",
+            "Less",
+            "Where",
+            "Mul",
+            "Transpose",
+            "NonMaxSuppression",
+            "Shape",
+            "Expand",
+            "ScatterND",
+            "Div",
+            "Add",
+            "Sub",
+            "Min",
+            "Max",
+            "Greater",
+            "And",
+            "Cast",
+            "ReduceMax",
+            "Concat",
+        ],
+        (low!(nms_detection2d), Same),
+        T,
+    )
+    .cases(4),
+    Entry::refused(
+        "ONNXNonMaxSuppression",
+        "nnabla 1.39 selects the boxes when a saved network is set up, before data arrives (its \
+         forward pass does nothing): a loaded .nnp returns the boxes chosen from zero-filled \
+         inputs whatever the data, which no ONNX NonMaxSuppression reproduces",
+    ),
+    Entry::refused("MaxPoolingBackward", "training only"),
+    Entry::lowered(
+        "PatchCorrelation",
+        &["patch", "shift", "patch_step", "shift_step", "padding"],
+        &[
+            "Pad",
+            "Slice",
+            "Mul",
+            "ReduceSum",
+            "Concat",
+            "Transpose",
+            "Conv",
+            "Reshape",
+            "Unsqueeze",
+        ],
+        (low!(patch_correlation), Custom),
+        T,
+    )
+    .cases(3),
+    Entry::refused(
+        "Unique",
+        "nnabla 1.39 runs Unique only in auto_forward (dynamic) mode and refuses it \
+         in a static graph, so a saved .nnp network cannot compute it",
+    ),
+    Entry::lowered("EyeLike", &["k"], &["Identity"], (low!(eye_like), Same), T).cases(2),
+    Entry::lowered("Mod2", &["fmod"], &["Mod"], (low!(mod2), Broadcast), T).cases(4),
+    Entry::refused(
+        "BitShift",
+        "nnabla 1.39 runs BitShift only on integer arrays, and a saved network's \
+         variables are float: no .nnp network computes it",
+    ),
+    Entry::lowered(
+        "Einsum",
+        &["equation"],
+        &["Einsum"],
+        (low!(einsum), Custom),
+        T,
+    )
+    .cases(3),
+];

@@ -1,0 +1,156 @@
+//! NNabla → ONNX refusals of attribute values the warp, spectral,
+//! deformable and detection lowerings cannot express: each names the
+//! function and the value and says why, and none panics (also with
+//! hostile sizes).
+
+use mlformats::Document;
+use mlformats::export::{ExportOptions, export_model};
+
+/// A `.nntxt` network of one function `func` (its `type`, inputs and
+/// parameter block) over data variables `ins` (name, dims) and output `y`
+/// of `out` dims.
+fn nntxt(ins: &[(&str, &[i64])], out: &[(&str, &[i64])], func: &str) -> String {
+    let var = |n: &str, d: &[i64]| {
+        let dims: String = d.iter().map(|v| format!(" dim: {v}")).collect();
+        format!("  variable {{ name: \"{n}\" type: \"Buffer\" shape {{{dims} }} }}\n")
+    };
+    let mut s = String::from("network {\n  name: \"n\"\n  batch_size: 1\n");
+    for (n, d) in ins.iter().chain(out) {
+        s.push_str(&var(n, d));
+    }
+    s.push_str(&format!("  function {{ name: \"f\" {func} }}\n}}\n"));
+    s.push_str("executor {\n  name: \"e\"\n  network_name: \"n\"\n");
+    for (n, _) in ins {
+        s.push_str(&format!(
+            "  data_variable {{ variable_name: \"{n}\" data_name: \"{n}\" }}\n"
+        ));
+    }
+    for (n, _) in out {
+        s.push_str(&format!(
+            "  output_variable {{ variable_name: \"{n}\" data_name: \"{n}\" }}\n"
+        ));
+    }
+    s.push_str("}\n");
+    s
+}
+
+fn refusal(text: &str) -> String {
+    let doc = Document::from_bytes(
+        text.as_bytes().to_vec(),
+        Some(std::path::Path::new("net.nntxt")),
+        None,
+    )
+    .unwrap();
+    match export_model(&doc, &ExportOptions::new()) {
+        Ok(_) => panic!("exported:\n{text}"),
+        Err(e) => e.full_message(),
+    }
+}
+
+fn assert_says(msg: &str, words: &[&str]) {
+    for w in words {
+        assert!(msg.contains(w), "{w:?} not in {msg:?}");
+    }
+}
+
+#[test]
+fn warp_by_grid_channel_last_is_refused() {
+    let m = refusal(&nntxt(
+        &[("x", &[1, 4, 4, 2]), ("g", &[1, 3, 3, 2])],
+        &[("y", &[1, 3, 3, 2])],
+        "type: \"WarpByGrid\" input: \"x\" input: \"g\" output: \"y\" \
+         warp_by_grid_param { mode: \"linear\" padding_mode: \"zero\" channel_last: true }",
+    ));
+    assert_says(&m, &["WarpByGrid", "channel_last"]);
+}
+
+#[test]
+fn warp_by_grid_unknown_mode_is_refused() {
+    let m = refusal(&nntxt(
+        &[("x", &[1, 2, 4, 4]), ("g", &[1, 3, 3, 2])],
+        &[("y", &[1, 2, 3, 3])],
+        "type: \"WarpByGrid\" input: \"x\" input: \"g\" output: \"y\" \
+         warp_by_grid_param { mode: \"cubic\" padding_mode: \"zero\" }",
+    ));
+    assert_says(&m, &["WarpByGrid", "\"cubic\""]);
+}
+
+#[test]
+fn stft_as_istft_backward_is_refused() {
+    let m = refusal(&nntxt(
+        &[("x", &[1, 32])],
+        &[("y", &[1, 5, 9]), ("z", &[1, 5, 9])],
+        "type: \"STFT\" input: \"x\" output: \"y\" output: \"z\" stft_param { window_size: 8 \
+         stride: 4 fft_size: 8 window_type: \"hanning\" center: true pad_mode: \"constant\" \
+         as_istft_backward: true }",
+    ));
+    assert_says(&m, &["STFT", "as_istft_backward"]);
+}
+
+#[test]
+fn stft_huge_fft_is_refused() {
+    let m = refusal(&nntxt(
+        &[("x", &[1, 32])],
+        &[("y", &[1, 5, 9]), ("z", &[1, 5, 9])],
+        "type: \"STFT\" input: \"x\" output: \"y\" output: \"z\" stft_param { window_size: 8 \
+         stride: 4 fft_size: 2000000000 window_type: \"hanning\" center: true pad_mode: \"reflect\" }",
+    ));
+    assert_says(&m, &["STFT", "fft_size 2000000000"]);
+}
+
+#[test]
+fn fft_of_four_signal_axes_is_refused() {
+    let m = refusal(&nntxt(
+        &[("x", &[2, 2, 2, 2, 2, 2])],
+        &[("y", &[2, 2, 2, 2, 2, 2])],
+        "type: \"FFT\" input: \"x\" output: \"y\" fft_param { signal_ndim: 4 }",
+    ));
+    assert_says(&m, &["FFT", "signal_ndim 4"]);
+}
+
+#[test]
+fn deformable_convolution_reading_past_its_offsets_is_refused() {
+    // pad 2 with a 3x3 kernel: a 6x6 output of a 4x4 input, whose offsets
+    // nnabla reads at rows 4 and 5 of a 4-row map
+    let m = refusal(&nntxt(
+        &[
+            ("x", &[1, 1, 4, 4]),
+            ("w", &[1, 1, 3, 3]),
+            ("o", &[1, 18, 4, 4]),
+        ],
+        &[("y", &[1, 1, 6, 6])],
+        "type: \"DeformableConvolution\" input: \"x\" input: \"w\" input: \"o\" output: \"y\" \
+         deformable_convolution_param { base_axis: 1 pad { dim: 2 dim: 2 } stride { dim: 1 dim: 1 } \
+         dilation { dim: 1 dim: 1 } group: 1 deformable_group: 1 }",
+    ));
+    assert_says(
+        &m,
+        &["DeformableConvolution", "padding [2, 2]", "offset map"],
+    );
+}
+
+#[test]
+fn nms_per_class_without_threshold_is_refused() {
+    let m = refusal(&nntxt(
+        &[("x", &[1, 4, 7])],
+        &[("y", &[1, 4, 7])],
+        "type: \"NmsDetection2d\" input: \"x\" output: \"y\" \
+         nms_detection2d_param { thresh: 0 nms: 0.5 nms_per_class: true }",
+    ));
+    assert_says(&m, &["NmsDetection2d", "thresh 0"]);
+}
+
+#[test]
+fn patch_correlation_of_huge_images_is_refused() {
+    let m = refusal(&nntxt(
+        &[
+            ("a", &[1, 9_000_000_000_000_000_000, 4, 1]),
+            ("b", &[1, 9_000_000_000_000_000_000, 4, 1]),
+        ],
+        &[("y", &[1, 1, 1, 1, 1])],
+        "type: \"PatchCorrelation\" input: \"a\" input: \"b\" output: \"y\" \
+         patch_correlation_param { patch { dim: 1 dim: 1 } shift { dim: 0 dim: 0 } \
+         patch_step { dim: 1 dim: 1 } shift_step { dim: 1 dim: 1 } padding { dim: 0 dim: 0 dim: 0 dim: 0 } }",
+    ));
+    assert_says(&m, &["PatchCorrelation", "known size"]);
+}
