@@ -240,6 +240,15 @@ fn separate_parameters_merge_into_the_network() {
     )
     .unwrap_err();
     assert!(e.to_string().contains("--params"), "{e}");
+    // a refusal for another reason says that reason only
+    let e = mlformats::convert(
+        td("nnabla/convnet.nntxt"),
+        dir.path().join("y.onnx"),
+        &ConvertOptions::new().opset(5),
+    )
+    .unwrap_err();
+    let e = e.to_string();
+    assert!(e.contains("operator set") && !e.contains("--params"), "{e}");
     // .nntxt + .h5 exports exactly what the .nnp holding both exports
     let merged = dir.path().join("merged.onnx");
     let s = mlformats::convert(

@@ -73,11 +73,12 @@ fn exported(
     eo.network = opts.network.clone();
     eo.opset = opts.opset;
     crate::export::export_model(doc, &eo).map_err(|e| {
-        if doc.is_empty() && doc.format().is_nnabla() {
+        let message = crate::chain_message(&e);
+        // only where the export stopped for want of parameter data
+        if doc.is_empty() && doc.format().is_nnabla() && message.contains("has no data") {
             Error::Invalid(format!(
-                "{}; this {} holds no parameters: give its parameter file with --params \
+                "{message}; this {} holds no parameters: give its parameter file with --params \
                  (ConvertOptions::params, Python params=)",
-                crate::chain_message(&e),
                 doc.format()
             ))
         } else {
