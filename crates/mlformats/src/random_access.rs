@@ -68,6 +68,16 @@ impl ReadAt for [u8] {
     }
 }
 
+impl ReadAt for Vec<u8> {
+    fn len(&self) -> u64 {
+        self.as_slice().len() as u64
+    }
+
+    fn read_at(&self, offset: u64, buf: &mut [u8]) -> io::Result<()> {
+        self.as_slice().read_at(offset, buf)
+    }
+}
+
 #[cfg(unix)]
 impl ReadAt for std::fs::File {
     fn len(&self) -> u64 {
