@@ -5,9 +5,10 @@
 //!
 //! This is how a file too big to hold in memory is shown (the viewer reads
 //! a browser `File` through `Blob.slice`). The formats whose layout allows
-//! it: TVM/CVM `.params` and `.safetensors` (every tensor stored whole,
-//! uncompressed, at an offset its header states). [`FileIndex::open`]
-//! answers `None` for any other format: open those whole
+//! it: TVM/CVM `.params`, `.safetensors` and `.npz` archives whose members
+//! are all stored (`numpy.savez`) and little-endian (every tensor stored
+//! whole, uncompressed, at an offset its headers state). [`FileIndex::open`]
+//! answers `None` for any other file: open those whole
 //! ([`crate::Document::from_bytes`]).
 //!
 //! The tensors are the ones [`crate::Document`] reads from the same bytes:
@@ -236,6 +237,12 @@ impl FileIndex {
             Format::CvmParams => index.read_cvm(r)?,
             #[cfg(feature = "safetensors")]
             Format::Safetensors => index.read_safetensors(r)?,
+            #[cfg(feature = "npz")]
+            Format::Npz => {
+                if !index.read_npz(r)? {
+                    return Ok(None);
+                }
+            }
             _ => return Ok(None),
         }
         Ok(Some(index))
@@ -343,6 +350,66 @@ impl FileIndex {
             self.metadata.insert("metadata".into(), Value::Object(obj));
         }
         Ok(())
+    }
+
+    /// An `.npz` whose members are all stored (`numpy.savez`) and
+    /// little-endian; false (read it whole) for anything else.
+    #[cfg(feature = "npz")]
+    fn read_npz<R: ReadAt + ?Sized>(&mut self, r: &R) -> Result<bool> {
+        use crate::formats::npz::{npy_header, npy_header_len};
+        use nnp_archive::archive::{Compression, list};
+        let opts = nnp_archive::ReadOptions::default().with_limits(self.limits);
+        // the zip reader reads the directory a field at a time: buffered
+        let stream = io::BufReader::with_capacity(16 << 10, Stream { r, pos: 0 });
+        let members = list(stream, &opts)
+            .map_err(|e| Error::Npz(format!("not a readable .npz (zip) archive: {e}")))?;
+        if members
+            .iter()
+            .any(|m| !matches!(m.compression, Compression::Stored))
+        {
+            return Ok(false);
+        }
+        for m in &members {
+            let Some(name) = m.name.strip_suffix(".npy") else {
+                continue;
+            };
+            let prefix = read_vec(r, m.data_start, m.size.min(12))?;
+            let header_len = npy_header_len(&prefix).map_or(m.size, |n| (n as u64).min(m.size));
+            if header_len > 1 << 20 {
+                return Ok(false); // no numpy writes such a header: the whole path says why
+            }
+            let head = read_vec(r, m.data_start, header_len)?;
+            let h = npy_header(&m.name, &head, &self.limits)?;
+            if h.big_endian {
+                return Ok(false);
+            }
+            // as the whole path: the data fills the rest of the member exactly
+            let rest = m.size - h.header_len as u64;
+            let need = h.data_len as u64;
+            if rest < need {
+                return Err(Error::Npz(format!(
+                    "{}: data is {rest} bytes, the header needs {need}",
+                    m.name
+                )));
+            }
+            if rest != need {
+                return Err(Error::Npz(format!(
+                    "{}: {} bytes after the data",
+                    m.name,
+                    rest - need
+                )));
+            }
+            let numel = count(&h.dims).ok_or_else(|| overflow(name))?;
+            self.tensors.push(IndexedTensor {
+                stored: StoredTensor::from_parts(name.to_string(), h.dims),
+                dtype: h.dtype,
+                order: h.order,
+                offset: m.data_start + h.header_len as u64,
+                len: need,
+                numel,
+            });
+        }
+        Ok(true)
     }
 
     /// The file's format.
