@@ -231,22 +231,36 @@ def open_by_picker(page, base, path, timeout):
 
 
 def check_big(page, base, cli, fails, shots, tmp, mib):
+    """The big `.params`, and the same tensors in a `.safetensors` and an
+    `.npz` (stored members) the CLI converts it to."""
     path = tmp / "big.params"
     big_params(path, mib)
+    check_big_file(page, base, cli, fails, shots, path)
+    for ext in ["safetensors", "npz"]:
+        other = tmp / f"big.{ext}"
+        r = subprocess.run([cli, "convert", str(path), str(other), "-q"], capture_output=True, text=True)
+        fails.check(r.returncode == 0, f"big.{ext}: the CLI cannot write it: {r.stderr.strip()}")
+        if r.returncode == 0:
+            check_big_file(page, base, cli, fails, shots, other)
+            other.unlink()
+
+
+def check_big_file(page, base, cli, fails, shots, path):
+    name = path.name
     size = path.stat().st_size
     doc, err = inspect(cli, path)
-    fails.check(doc is not None, f"big.params: the CLI refuses it: {err}")
+    fails.check(doc is not None, f"{name}: the CLI refuses it: {err}")
     state = open_by_picker(page, base, path, 60000)
     fails.check(
         state == "ready",
-        "big.params: the page shows an error: "
+        f"{name}: the page shows an error: "
         + (page.inner_text("#error-message") if state == "error" else ""),
     )
     if state != "ready" or doc is None:
         return
     fails.check(
         page.evaluate("window.mlformatsViewer.summary.sliced") is True,
-        "big.params: not opened by slices",
+        f"{name}: not opened by slices",
     )
     rows = page.evaluate("""[...document.querySelectorAll('#tensor-table tbody tr')].map(r =>
         [r.dataset.name, r.children[1].textContent, r.children[2].textContent, r.children[4].textContent])""")
@@ -260,35 +274,35 @@ def check_big(page, base, cli, fails, shots, tmp, mib):
         for t in doc["tensors"]
     ]
     fails.check(
-        rows == want, f"big.params: tensor table differs from inspect --json ({len(rows)} rows)"
+        rows == want, f"{name}: tensor table differs from inspect --json ({len(rows)} rows)"
     )
     page.wait_for_function("document.body.dataset.stats === 'done'", timeout=300000)
     mins = page.evaluate(
         "[...document.querySelectorAll('#tensor-table tbody tr')].map(r => r.children[5].textContent)"
     )
-    fails.check(all(m != "" for m in mins), f"big.params: statistics missing: {mins}")
+    fails.check(all(m != "" for m in mins), f"{name}: statistics missing: {mins}")
     page.click("#tabs button[data-tab=tensors]")
     page.locator("#tensor-table tbody tr").first.click()
     page.wait_for_selector("#values-text", timeout=20000)
     vals = page.inner_text("#values-text").split()
-    fails.check(len(vals) == 100, f"big.params: {len(vals)} values shown")
-    page.screenshot(path=str(shots / "big-params.png"))
+    fails.check(len(vals) == 100, f"{name}: {len(vals)} values shown")
+    page.screenshot(path=str(shots / f"big-{path.suffix[1:]}.png"))
     page.select_option("#convert-to", "safetensors")
     page.click("#convert-go")
     page.wait_for_function("document.body.dataset.convert === 'error'", timeout=20000)
     msg = page.inner_text("#status")
-    fails.check("too big to convert in the page" in msg, f"big.params: convert says {msg!r}")
+    fails.check("too big to convert in the page" in msg, f"{name}: convert says {msg!r}")
     mem = page.evaluate(
         "({...window.mlformatsViewer.memory, page: window.mlformatsViewer.lib.memoryBytes()})"
     )
     # an instance holds its code's data and a 4 MiB slice, not the file
     for k, v in mem.items():
         fails.check(
-            v < 32 << 20, f"big.params ({size >> 20} MiB): the {k} module's memory is {v >> 20} MiB"
+            v < 32 << 20, f"{name} ({size >> 20} MiB): the {k} module's memory is {v >> 20} MiB"
         )
-    fails.check(set(mem) >= {"model", "stats", "page"}, f"big.params: memory of {sorted(mem)}")
+    fails.check(set(mem) >= {"model", "stats", "page"}, f"{name}: memory of {sorted(mem)}")
     print(
-        f"big.params ({size >> 20} MiB) read by slices; module memory (MiB): "
+        f"{name} ({size >> 20} MiB) read by slices; module memory (MiB): "
         + ", ".join(f"{k} {v / (1 << 20):.1f}" for k, v in sorted(mem.items())),
         flush=True,
     )
