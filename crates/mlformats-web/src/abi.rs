@@ -143,7 +143,7 @@ pub extern "C" fn mlf_open_sliced(size: f64) -> u32 {
     if !(0.0..=9_007_199_254_740_992.0).contains(&size) {
         return answer(Err(format!("a file size of {size} bytes")));
     }
-    open_sliced(Box::new(PageFile { len: size as u64 }), &name)
+    open_sliced(Box::new(PageFile::new(size as u64)), &name)
 }
 
 /// Opens `reader` by slices as [`mlf_open_sliced`] does (natively: how the
@@ -177,9 +177,41 @@ pub fn open_sliced(reader: Box<dyn ReadAt>, name: &str) -> u32 {
 /// the import `mlformats.mlf_read(offset, ptr, len)` copies `len` bytes
 /// of the file from `offset` into the module's memory at `ptr` (in a web
 /// worker, `FileReaderSync` over `Blob.slice`) and returns 0, or 1 when it
-/// cannot.
+/// cannot. Small reads go through a cache of one 64 KiB block: the
+/// library reads a structure a few fields at a time, and every call into
+/// the page costs about a millisecond.
 pub struct PageFile {
     len: u64,
+    block: RefCell<(u64, Vec<u8>)>,
+}
+
+/// The cached block's size.
+const BLOCK: u64 = 64 << 10;
+
+impl PageFile {
+    /// The page's file of `len` bytes.
+    pub fn new(len: u64) -> Self {
+        PageFile {
+            len,
+            block: RefCell::new((0, Vec::new())),
+        }
+    }
+
+    /// Reads from the page, uncached.
+    fn read_page(&self, offset: u64, buf: &mut [u8]) -> std::io::Result<()> {
+        #[cfg(target_arch = "wasm32")]
+        {
+            if buf.is_empty() || mlf_read(offset as f64, buf.as_mut_ptr(), buf.len()) == 0 {
+                return Ok(());
+            }
+            Err(std::io::Error::other("the page could not read the file"))
+        }
+        #[cfg(not(target_arch = "wasm32"))]
+        {
+            let _ = (offset, buf);
+            Err(std::io::Error::other("no page to read from"))
+        }
+    }
 }
 
 #[cfg(target_arch = "wasm32")]
@@ -200,15 +232,27 @@ impl ReadAt for PageFile {
         if end.is_none_or(|e| e > self.len) {
             return Err(std::io::ErrorKind::UnexpectedEof.into());
         }
-        #[cfg(target_arch = "wasm32")]
-        {
-            if buf.is_empty() || mlf_read(offset as f64, buf.as_mut_ptr(), buf.len()) == 0 {
-                return Ok(());
-            }
-            Err(std::io::Error::other("the page could not read the file"))
+        let start = offset - offset % BLOCK;
+        let in_block = (offset - start) as usize;
+        if buf.len() as u64 > BLOCK / 4 || in_block + buf.len() > BLOCK as usize {
+            return self.read_page(offset, buf);
         }
-        #[cfg(not(target_arch = "wasm32"))]
-        Err(std::io::Error::other("no page to read from"))
+        let Ok(mut block) = self.block.try_borrow_mut() else {
+            return self.read_page(offset, buf);
+        };
+        if block.1.is_empty() || block.0 != start {
+            let n = (self.len - start).min(BLOCK) as usize;
+            block.1.clear();
+            block.1.resize(n, 0);
+            if let Err(e) = self.read_page(start, &mut block.1) {
+                block.1.clear();
+                return Err(e);
+            }
+            block.0 = start;
+        }
+        // end <= len (checked above), so the block holds the range
+        buf.copy_from_slice(&block.1[in_block..in_block + buf.len()]);
+        Ok(())
     }
 }
 

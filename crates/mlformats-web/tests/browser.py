@@ -27,10 +27,10 @@ usage: browser.py --dist DIR --cli PATH --out DIR [--chromium PATH] [--per-forma
   far below the file's size (asserted on memory sizes, never on time).
 
 --bench (a benchmark, not a test; nothing else runs): a 1 GiB `.params`
-(64 f32 tensors of 16 MiB) is generated and opened in the page (time to
-the tensor table, and to every tensor's statistics) and by `mlformats
-inspect` (the CLI given, each a fresh process), in the same run; one row
-is printed.
+(64 f32 tensors of 16 MiB), and the `.safetensors` and `.npz` the CLI
+converts it to, are opened in the page (time to the tensor table, and to
+every tensor's statistics) and by `mlformats inspect` (the CLI given, each
+a fresh process), in the same run; one row per file is printed.
 """
 
 import argparse
@@ -309,28 +309,44 @@ def check_big_file(page, base, cli, fails, shots, path):
 
 
 def bench(page, base, cli, tmp, repeat=5):
-    """Time to the tensor table of a 1 GiB `.params` in the page against
-    `mlformats inspect` on the same file, in the same run (median of
-    `repeat`); prints one row."""
-    path = tmp / "bench-1gib.params"
-    write_params(path, [(f"layer{i}/weight", 2, 32, [1024, 4096], f32_chunk(i)) for i in range(64)])
+    """Time to the tensor table of a 1 GiB `.params` (and the `.safetensors`
+    and `.npz` the CLI converts it to) in the page against `mlformats
+    inspect` on the same file, in the same run (median of `repeat`); prints
+    one row per file."""
+    params = tmp / "bench-1gib.params"
+    write_params(
+        params, [(f"layer{i}/weight", 2, 32, [1024, 4096], f32_chunk(i)) for i in range(64)]
+    )
+    print(
+        "| file | page: time to table | page: all statistics | `mlformats inspect` "
+        "| page / CLI | module memory (largest instance) |"
+    )
+    print("|---|---|---|---|---|---|")
+    for ext in ["params", "safetensors", "npz"]:
+        path = tmp / f"bench-1gib.{ext}"
+        if ext != "params":
+            r = subprocess.run([cli, "convert", str(params), str(path), "-q"], capture_output=True)
+            if r.returncode != 0:
+                raise SystemExit(f"bench: cannot write {path.name}: " + r.stderr.decode())
+        bench_file(page, base, cli, path, repeat)
+        if ext != "params":
+            path.unlink()
+    print(f"(median of {repeat}; the CLI is {cli})", flush=True)
+
+
+def bench_file(page, base, cli, path, repeat):
     size = path.stat().st_size
     page_ms, stats_ms, cli_ms, mem = [], [], [], {}
+    viewer = "window.mlformatsViewer"
     for _ in range(repeat):
         if open_by_picker(page, base, path, 60000) != "ready":
             raise SystemExit(
                 "bench: the page did not open the file: " + page.inner_text("#error-message")
             )
-        page_ms.append(
-            page.evaluate(
-                "window.mlformatsViewer.timing.ready - window.mlformatsViewer.timing.start"
-            )
-        )
+        page_ms.append(page.evaluate(f"{viewer}.timing.ready - {viewer}.timing.start"))
         page.wait_for_function("document.body.dataset.stats === 'done'", timeout=600000)
-        stats_ms.append(page.evaluate("window.mlformatsViewer.timing.stats - window.mlformatsViewer.timing.start"))
-        mem = page.evaluate(
-            "({...window.mlformatsViewer.memory, page: window.mlformatsViewer.lib.memoryBytes()})"
-        )
+        stats_ms.append(page.evaluate(f"{viewer}.timing.stats - {viewer}.timing.start"))
+        mem = page.evaluate(f"({{...{viewer}.memory, page: {viewer}.lib.memoryBytes()}})")
         t = time.perf_counter()
         r = subprocess.run([cli, "inspect", str(path)], capture_output=True)
         cli_ms.append((time.perf_counter() - t) * 1000)
@@ -339,14 +355,11 @@ def bench(page, base, cli, tmp, repeat=5):
     med = lambda xs: sorted(xs)[len(xs) // 2]  # noqa: E731
     peak = max(mem.values()) / (1 << 20)
     print(
-        "| file | page: time to table | page: all statistics | `mlformats inspect` | page / CLI | module memory (largest) |"
+        f"| `.{path.suffix[1:]}` {size / (1 << 30):.2f} GiB, 64 f32 tensors | {med(page_ms):.0f} ms | "
+        f"{med(stats_ms) / 1000:.1f} s | {med(cli_ms):.0f} ms | {med(page_ms) / med(cli_ms):.1f}x "
+        f"| {peak:.0f} MiB |",
+        flush=True,
     )
-    print("|---|---|---|---|---|---|")
-    print(
-        f"| `.params` {size / (1 << 30):.2f} GiB, 64 f32 tensors | {med(page_ms):.0f} ms | "
-        f"{med(stats_ms) / 1000:.1f} s | {med(cli_ms):.0f} ms | {med(page_ms) / med(cli_ms):.1f}x | {peak:.0f} MiB |"
-    )
-    print(f"(median of {repeat}; the CLI is {cli})", flush=True)
 
 
 def main():
