@@ -183,6 +183,8 @@ pub fn open_sliced(reader: Box<dyn ReadAt>, name: &str) -> u32 {
 pub struct PageFile {
     len: u64,
     block: RefCell<(u64, Vec<u8>)>,
+    /// Natively (tests): what stands for the page.
+    inner: Option<Box<dyn ReadAt>>,
 }
 
 /// The cached block's size.
@@ -194,11 +196,25 @@ impl PageFile {
         PageFile {
             len,
             block: RefCell::new((0, Vec::new())),
+            inner: None,
+        }
+    }
+
+    /// `file` read the way the page's file is (through the block cache):
+    /// how the tests drive it natively.
+    pub fn over(file: Box<dyn ReadAt>) -> Self {
+        PageFile {
+            len: file.len(),
+            block: RefCell::new((0, Vec::new())),
+            inner: Some(file),
         }
     }
 
     /// Reads from the page, uncached.
     fn read_page(&self, offset: u64, buf: &mut [u8]) -> std::io::Result<()> {
+        if let Some(file) = &self.inner {
+            return file.read_at(offset, buf);
+        }
         #[cfg(target_arch = "wasm32")]
         {
             if buf.is_empty() || mlf_read(offset as f64, buf.as_mut_ptr(), buf.len()) == 0 {

@@ -6,6 +6,7 @@
 use std::path::{Path, PathBuf};
 
 use mlformats_web::Model;
+use mlformats_web::abi::PageFile;
 use serde_json::Value;
 
 fn samples() -> Vec<PathBuf> {
@@ -159,6 +160,17 @@ fn hostile_bytes_are_errors() {
                 mlformats::Document::from_bytes(data[..cut].to_vec(), Some(Path::new(name)), None);
             let ours = Model::open_bytes(data[..cut].to_vec(), name);
             assert_eq!(lib.is_ok(), ours.is_ok(), "{name} cut at {cut}");
+            // by slices: refused too (or sent to the whole-file path)
+            let sliced = Model::open_indexed(
+                Box::new(PageFile::over(Box::new(data[..cut].to_vec()))),
+                name,
+            );
+            if let Err(a) = &lib {
+                assert!(
+                    !matches!(sliced, Ok(Some(_))),
+                    "{name} cut at {cut}: by slices it opens, whole: {a}"
+                );
+            }
             if let (Err(a), Err(b)) = (lib, ours) {
                 assert_eq!(mlformats::chain_message(&a), b.0);
             }
@@ -257,11 +269,12 @@ fn the_c_abi_answers_like_the_library() {
     assert_eq!(mlf_open(3), 1);
 }
 
-/// Both ways of opening `bytes`: whole, and by slices (the way the page
-/// opens a big file); every answer the page asks for is the same.
+/// Both ways of opening `bytes`: whole, and by slices the way the page
+/// opens a big file (through the page file's block cache); every answer
+/// the page asks for is the same.
 fn sliced_equals_whole(name: &str, bytes: Vec<u8>) -> bool {
     let whole = Model::open_bytes(bytes.clone(), name);
-    let sliced = Model::open_indexed(Box::new(bytes), name);
+    let sliced = Model::open_indexed(Box::new(PageFile::over(Box::new(bytes))), name);
     let (whole, sliced) = match (whole, sliced) {
         (Ok(w), Ok(Some(s))) => (w, s),
         // `None`: a format read whole only (the page opens it whole)
@@ -291,7 +304,16 @@ fn sliced_equals_whole(name: &str, bytes: Vec<u8>) -> bool {
             "{name}: {key}"
         );
         let n = r["numel"].as_u64().unwrap() as usize;
-        for (start, count) in [(0, 100), (n / 2, 7), (n.saturating_sub(3), 10), (n + 5, 3)] {
+        // small reads (from the cached block, across its edge) and large ones
+        for (start, count) in [
+            (0, 100),
+            (n / 2, 7),
+            (n.saturating_sub(3), 10),
+            (n + 5, 3),
+            (16_383, 3),
+            (8_191, 2),
+            (n / 3, 5_000),
+        ] {
             assert_eq!(
                 json(whole.values_json(key, start, count).unwrap()),
                 json(sliced.values_json(key, start, count).unwrap()),
