@@ -225,6 +225,10 @@ impl FileIndex {
         format: Format,
         opts: &ReadOptions,
     ) -> Result<Option<Self>> {
+        #[cfg_attr(
+            not(any(feature = "cvm", feature = "safetensors", feature = "npz")),
+            allow(unused_mut)
+        )]
         let mut index = FileIndex {
             format,
             file_size: r.len(),
@@ -232,20 +236,22 @@ impl FileIndex {
             metadata: Map::new(),
             limits: opts.limits,
         };
-        match format {
+        let read = match format {
             #[cfg(feature = "cvm")]
-            Format::CvmParams => index.read_cvm(r)?,
-            #[cfg(feature = "safetensors")]
-            Format::Safetensors => index.read_safetensors(r)?,
-            #[cfg(feature = "npz")]
-            Format::Npz => {
-                if !index.read_npz(r)? {
-                    return Ok(None);
-                }
+            Format::CvmParams => {
+                index.read_cvm(r)?;
+                true
             }
-            _ => return Ok(None),
-        }
-        Ok(Some(index))
+            #[cfg(feature = "safetensors")]
+            Format::Safetensors => {
+                index.read_safetensors(r)?;
+                true
+            }
+            #[cfg(feature = "npz")]
+            Format::Npz => index.read_npz(r)?,
+            _ => false,
+        };
+        Ok(read.then_some(index))
     }
 
     #[cfg(feature = "cvm")]
