@@ -6,6 +6,9 @@
 //!
 //! - the page asks for an input buffer of `len` bytes with [`mlf_input`]
 //!   and copies its bytes into the module's memory at the pointer it gets;
+//! - [`mlf_open_sliced`] opens a big file by slices: the module reads the
+//!   page's file through the import `mlformats.mlf_read` ([`PageFile`]),
+//!   never all of it;
 //! - [`mlf_open`] opens the input (the file's name, `name_len` bytes of
 //!   UTF-8, followed by the file's bytes) and answers the summary;
 //!   [`mlf_request`] answers the JSON request in the input buffer
@@ -26,11 +29,15 @@
 //! time. Every name here starts with `mlf_`, which no dependency defines,
 //! and each is defined once; so the attribute is sound. No other `unsafe`
 //! is used: the page writes the input buffer only between calls, when no
-//! Rust reference to it is alive.
+//! Rust reference to it is alive. The import `mlf_read` is declared `safe`
+//! in an `unsafe extern` block: it writes only into the buffer its one
+//! caller ([`PageFile`]) lends it.
 
 use std::cell::RefCell;
 
 use serde_json::{Value, json};
+
+use mlformats::random_access::ReadAt;
 
 use crate::Model;
 
@@ -116,6 +123,153 @@ pub extern "C" fn mlf_open(name_len: usize) -> u32 {
         Ok(summary.into_bytes())
     });
     answer(result)
+}
+
+/// Opens a big file by slices: the input buffer holds the file's name
+/// (UTF-8); the file (`size` bytes) stays in the page, which the module
+/// reads through the import `mlformats.mlf_read` (see [`PageFile`]). 0: the
+/// output is the summary; 1: the output is the error message; 2: the
+/// library reads this format whole only (the page opens it with
+/// [`mlf_open`]).
+#[unsafe(no_mangle)]
+pub extern "C" fn mlf_open_sliced(size: f64) -> u32 {
+    let input = match INPUT.with(|i| i.try_borrow_mut().map(|mut i| std::mem::take(&mut *i))) {
+        Ok(v) => v,
+        Err(_) => return answer(Err(BROKEN.into())),
+    };
+    let Ok(name) = String::from_utf8(input) else {
+        return answer(Err("the file's name is not UTF-8".into()));
+    };
+    if !(0.0..=9_007_199_254_740_992.0).contains(&size) {
+        return answer(Err(format!("a file size of {size} bytes")));
+    }
+    open_sliced(Box::new(PageFile::new(size as u64)), &name)
+}
+
+/// Opens `reader` by slices as [`mlf_open_sliced`] does (natively: how the
+/// tests drive it).
+pub fn open_sliced(reader: Box<dyn ReadAt>, name: &str) -> u32 {
+    let result = MODEL.with(|m| {
+        let Ok(mut slot) = m.try_borrow_mut() else {
+            return Err(BROKEN.to_string());
+        };
+        *slot = None;
+        match Model::open_indexed(reader, name).map_err(|e| e.0)? {
+            Some(model) => {
+                let summary = model.summary();
+                *slot = Some(model);
+                Ok(Some(summary.into_bytes()))
+            }
+            None => Ok(None),
+        }
+    });
+    match result {
+        Ok(Some(summary)) => answer(Ok(summary)),
+        Ok(None) => {
+            set_output(Vec::new());
+            2
+        }
+        Err(e) => answer(Err(e)),
+    }
+}
+
+/// The file the page holds (a `File`, a `Blob`), read through the page:
+/// the import `mlformats.mlf_read(offset, ptr, len)` copies `len` bytes
+/// of the file from `offset` into the module's memory at `ptr` (in a web
+/// worker, `FileReaderSync` over `Blob.slice`) and returns 0, or 1 when it
+/// cannot. Small reads go through a cache of one 64 KiB block: the
+/// library reads a structure a few fields at a time, and every call into
+/// the page costs about a millisecond.
+pub struct PageFile {
+    len: u64,
+    block: RefCell<(u64, Vec<u8>)>,
+    /// Natively (tests): what stands for the page.
+    inner: Option<Box<dyn ReadAt>>,
+}
+
+/// The cached block's size.
+const BLOCK: u64 = 64 << 10;
+
+impl PageFile {
+    /// The page's file of `len` bytes.
+    pub fn new(len: u64) -> Self {
+        PageFile {
+            len,
+            block: RefCell::new((0, Vec::new())),
+            inner: None,
+        }
+    }
+
+    /// `file` read the way the page's file is (through the block cache):
+    /// how the tests drive it natively.
+    pub fn over(file: Box<dyn ReadAt>) -> Self {
+        PageFile {
+            len: file.len(),
+            block: RefCell::new((0, Vec::new())),
+            inner: Some(file),
+        }
+    }
+
+    /// Reads from the page, uncached.
+    fn read_page(&self, offset: u64, buf: &mut [u8]) -> std::io::Result<()> {
+        if let Some(file) = &self.inner {
+            return file.read_at(offset, buf);
+        }
+        #[cfg(target_arch = "wasm32")]
+        {
+            if buf.is_empty() || mlf_read(offset as f64, buf.as_mut_ptr(), buf.len()) == 0 {
+                return Ok(());
+            }
+            Err(std::io::Error::other("the page could not read the file"))
+        }
+        #[cfg(not(target_arch = "wasm32"))]
+        {
+            let _ = (offset, buf);
+            Err(std::io::Error::other("no page to read from"))
+        }
+    }
+}
+
+#[cfg(target_arch = "wasm32")]
+#[link(wasm_import_module = "mlformats")]
+unsafe extern "C" {
+    // Declared safe: it writes only the `len` bytes at `ptr`, which the one
+    // caller below passes from a live `&mut [u8]` no other reference sees.
+    safe fn mlf_read(offset: f64, ptr: *mut u8, len: usize) -> u32;
+}
+
+impl ReadAt for PageFile {
+    fn len(&self) -> u64 {
+        self.len
+    }
+
+    fn read_at(&self, offset: u64, buf: &mut [u8]) -> std::io::Result<()> {
+        let end = offset.checked_add(buf.len() as u64);
+        if end.is_none_or(|e| e > self.len) {
+            return Err(std::io::ErrorKind::UnexpectedEof.into());
+        }
+        let start = offset - offset % BLOCK;
+        let in_block = (offset - start) as usize;
+        if buf.len() as u64 > BLOCK / 4 || in_block + buf.len() > BLOCK as usize {
+            return self.read_page(offset, buf);
+        }
+        let Ok(mut block) = self.block.try_borrow_mut() else {
+            return self.read_page(offset, buf);
+        };
+        if block.1.is_empty() || block.0 != start {
+            let n = (self.len - start).min(BLOCK) as usize;
+            block.1.clear();
+            block.1.resize(n, 0);
+            if let Err(e) = self.read_page(start, &mut block.1) {
+                block.1.clear();
+                return Err(e);
+            }
+            block.0 = start;
+        }
+        // end <= len (checked above), so the block holds the range
+        buf.copy_from_slice(&block.1[in_block..in_block + buf.len()]);
+        Ok(())
+    }
 }
 
 /// Answers the JSON request in the input buffer (see [`request`]). 0: the
@@ -214,7 +368,7 @@ pub fn request(req: &Value) -> Result<Vec<u8>, String> {
             "summary" => model.summary(),
             "tensors" => model.tensors(),
             "graph" => model.graph(),
-            "inspect" => model.inspect_json(),
+            "inspect" => model.inspect_json().map_err(|e| e.0)?,
             "stats" => model
                 .stats_json(str_field(req, "name")?, usize_field(req, "bins", 40))
                 .map_err(|e| e.0)?,

@@ -31,7 +31,8 @@ use std::collections::BTreeMap;
 use std::path::Path;
 
 use mlformats::graph::{Attribute, Graph, ModelGraph};
-use mlformats::{ConvertOptions, Document, Format, Tensor};
+use mlformats::random_access::{FileIndex, ReadAt};
+use mlformats::{ConvertOptions, Document, Format};
 use serde_json::{Map, Value, json};
 
 pub mod abi;
@@ -54,18 +55,54 @@ impl std::fmt::Display for ViewError {
 
 impl std::error::Error for ViewError {}
 
-/// An opened file.
+/// An opened file: whole in memory, or (a big file) its structure only,
+/// its tensors read a slice at a time through a [`ReadAt`].
 pub struct Model {
-    doc: Document,
+    inner: Inner,
     name: String,
 }
+
+enum Inner {
+    Whole(Document),
+    Indexed {
+        index: FileIndex,
+        reader: Box<dyn ReadAt>,
+    },
+}
+
+/// Elements of a tensor a big file's statistics read at a time: 4 MiB of
+/// the widest dtype, a multiple of 1024 elements (so the statistics are
+/// the whole-file path's, bit for bit).
+const SLICE_BYTES: u64 = 4 << 20;
+
+/// What converting a file opened by slices answers.
+pub const CONVERT_REFUSED: &str = "this file is too big to convert in the page: converting needs the whole file in the viewer's memory, which the viewer reads a slice at a time; use `mlformats convert FILE OUT`";
 
 impl Model {
     /// The summary: format, kind, size, metadata, tensor totals, networks
     /// and executors with their inputs and outputs (and shapes), operator
     /// counts.
     pub fn summary(&self) -> String {
-        let doc = &self.doc;
+        let doc = match &self.inner {
+            Inner::Whole(doc) => doc,
+            Inner::Indexed { index, .. } => {
+                let totals = index.summary();
+                return json!({
+                    "file": self.name,
+                    "format": index.format().name(),
+                    "kind": Value::Null,
+                    "file_size": index.file_size(),
+                    "tensor_count": index.tensors().len(),
+                    "parameters": totals.parameters,
+                    "bytes": totals.total_bytes,
+                    "metadata": index.metadata(),
+                    "networks": [],
+                    "executors": [],
+                    "sliced": true,
+                })
+                .to_string();
+            }
+        };
         let totals = doc.summary();
         let mut networks = Vec::new();
         let mut executors = Vec::new();
@@ -101,6 +138,7 @@ impl Model {
             "metadata": doc.metadata(),
             "networks": networks,
             "executors": executors,
+            "sliced": false,
         })
         .to_string()
     }
@@ -110,12 +148,31 @@ impl Model {
     /// file stores another), dtype, stored shape, element count, bytes and
     /// the format's own fields.
     pub fn tensors(&self) -> String {
-        let rows: Vec<Value> = self
-            .doc
+        let doc = match &self.inner {
+            Inner::Whole(doc) => doc,
+            Inner::Indexed { index, .. } => {
+                let rows: Vec<Value> = index
+                    .tensors()
+                    .iter()
+                    .map(|t| {
+                        json!({
+                            "name": t.name(),
+                            "dtype": t.dtype().name(),
+                            "shape": t.dims(),
+                            "numel": t.numel(),
+                            "bytes": t.byte_len(),
+                            "extras": t.stored().extras,
+                        })
+                    })
+                    .collect();
+                return Value::Array(rows).to_string();
+            }
+        };
+        let rows: Vec<Value> = doc
             .stored()
             .iter()
             .map(|s| {
-                let t = self.doc.tensor(&s.name);
+                let t = doc.tensor(&s.name);
                 let mut e = Map::new();
                 e.insert("name".into(), json!(s.name));
                 if s.stored_name != s.name {
@@ -136,13 +193,28 @@ impl Model {
     /// its values (kind, shape, tensor) and nodes (op, name, inputs,
     /// outputs, attributes with their values), and the executors.
     pub fn graph(&self) -> String {
-        self.doc.graph().map_or(Value::Null, graph_json).to_string()
+        match &self.inner {
+            Inner::Whole(doc) => doc.graph().map_or(Value::Null, graph_json).to_string(),
+            Inner::Indexed { .. } => Value::Null.to_string(),
+        }
     }
 
     /// The `inspect --json` document of the file (hashes every tensor: for
     /// the tests and the "copy as JSON" button, not for the first paint).
-    pub fn inspect_json(&self) -> String {
-        self.doc.inspect_json().to_string()
+    /// Refused for a file opened by slices.
+    pub fn inspect_json(&self) -> Result<String, ViewError> {
+        match &self.inner {
+            Inner::Whole(doc) => Ok(doc.inspect_json().to_string()),
+            Inner::Indexed { .. } => Err(ViewError(
+                "inspect --json hashes every tensor: not done in the page for a file read by slices"
+                    .into(),
+            )),
+        }
+    }
+
+    /// True when the file was opened by slices ([`Model::open_indexed`]).
+    pub fn is_sliced(&self) -> bool {
+        matches!(self.inner, Inner::Indexed { .. })
     }
 
     /// Opens a file from its bytes; `name` (the file's name) breaks ties
@@ -152,9 +224,23 @@ impl Model {
         let doc = Document::from_bytes(bytes, path, None)
             .map_err(|e| ViewError(mlformats::chain_message(&e)))?;
         Ok(Model {
-            doc,
+            inner: Inner::Whole(doc),
             name: name.to_string(),
         })
+    }
+
+    /// Opens a big file by random access: the library reads its structure
+    /// only (see [`mlformats::random_access`]) and each tensor is read a
+    /// slice at a time when asked for. `None` when the library reads this
+    /// format whole only (open it with [`Model::open_bytes`]).
+    pub fn open_indexed(reader: Box<dyn ReadAt>, name: &str) -> Result<Option<Model>, ViewError> {
+        let path = (!name.is_empty()).then(|| Path::new(name));
+        let index = FileIndex::open(&*reader, path, &Default::default())
+            .map_err(|e| ViewError(mlformats::chain_message(&e)))?;
+        Ok(index.map(|index| Model {
+            inner: Inner::Indexed { index, reader },
+            name: name.to_string(),
+        }))
     }
 
     /// The file converted to the format named `to` (a name or alias
@@ -169,28 +255,71 @@ impl Model {
                 Format::names().join(", ")
             ))
         })?;
-        mlformats::convert_document_to_bytes(&self.doc, target, &ConvertOptions::default())
+        let Inner::Whole(doc) = &self.inner else {
+            return Err(ViewError(CONVERT_REFUSED.into()));
+        };
+        mlformats::convert_document_to_bytes(doc, target, &ConvertOptions::default())
             .map(|(bytes, _)| bytes)
             .map_err(|e| ViewError(mlformats::chain_message(&e)))
     }
 
-    fn tensor(&self, key: &str) -> Result<&Tensor<'static>, ViewError> {
-        self.doc
-            .tensor(key)
-            .ok_or_else(|| ViewError(format!("no tensor named {key:?}")))
-    }
-
     /// Statistics of the tensor `key` (count, min, max, mean, std, NaN, Inf,
-    /// zeros) and a histogram of `bins` bins over its finite range.
+    /// zeros) and a histogram of `bins` bins over its finite range. A file
+    /// opened by slices is read [`SLICE_BYTES`] at a time (twice: the
+    /// range, then the histogram).
     pub fn stats_json(&self, key: &str, bins: usize) -> Result<String, ViewError> {
-        Ok(stats::stats(self.tensor(key)?, bins.clamp(1, 1024)).to_string())
+        let bins = bins.clamp(1, 1024);
+        let missing = || ViewError(format!("no tensor named {key:?}"));
+        let v = match &self.inner {
+            Inner::Whole(doc) => {
+                let t = doc.tensor(key).ok_or_else(missing)?;
+                stats::stats(t.dtype(), t.dims(), bins, &mut |f| {
+                    f(t);
+                    Ok(())
+                })?
+            }
+            Inner::Indexed { index, reader } => {
+                let i = index.position(key).ok_or_else(missing)?;
+                let t = &index.tensors()[i];
+                let step = (SLICE_BYTES / t.dtype().size().max(1) as u64) / 1024 * 1024;
+                let step = step.max(1024);
+                let mut buf = Vec::new();
+                stats::stats(t.dtype(), t.dims(), bins, &mut |f| {
+                    let mut at = 0;
+                    while at < t.numel() {
+                        let part = index
+                            .read_elements(&**reader, i, at, step, &mut buf)
+                            .map_err(|e| ViewError(mlformats::chain_message(&e)))?;
+                        f(&part);
+                        at += step;
+                    }
+                    Ok(())
+                })?
+            }
+        };
+        Ok(v.to_string())
     }
 
     /// `count` values of the tensor `key` from the flat (row-major) index
     /// `start`, with the tensor's dims, as numbers (`null` for NaN/Inf,
-    /// which JSON lacks; their text is in `text`).
+    /// which JSON lacks; their text is in `text`). A file opened by slices
+    /// reads those values only.
     pub fn values_json(&self, key: &str, start: usize, count: usize) -> Result<String, ViewError> {
-        Ok(stats::values(self.tensor(key)?, start, count.min(100_000)).to_string())
+        let count = count.min(100_000);
+        let missing = || ViewError(format!("no tensor named {key:?}"));
+        let v = match &self.inner {
+            Inner::Whole(doc) => stats::values(doc.tensor(key).ok_or_else(missing)?, start, count),
+            Inner::Indexed { index, reader } => {
+                let i = index.position(key).ok_or_else(missing)?;
+                let t = &index.tensors()[i];
+                let mut buf = Vec::new();
+                let part = index
+                    .read_elements(&**reader, i, start as u64, count as u64, &mut buf)
+                    .map_err(|e| ViewError(mlformats::chain_message(&e)))?;
+                stats::values_of_part(&part, t.dims(), t.order(), t.numel(), start)
+            }
+        };
+        Ok(v.to_string())
     }
 }
 

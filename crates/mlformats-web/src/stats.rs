@@ -1,38 +1,56 @@
 //! Statistics, histograms and value slices of one tensor, as JSON.
 
-use mlformats::Tensor;
 use mlformats::report::float_json;
-use mlformats::tensor_core::stats::{for_each_f64_block, summarize};
+use mlformats::tensor_core::stats::{Summarizer, for_each_f64_block};
+use mlformats::{DType, MemoryOrder, Tensor};
+
+use crate::ViewError;
 use serde_json::{Value, json};
 
 fn opt(v: Option<f64>) -> Value {
     v.map_or(Value::Null, float_json)
 }
 
+/// The tensor's parts, in stored order: calls its argument with each.
+pub(crate) type Parts<'a> = dyn FnMut(&mut dyn FnMut(&Tensor<'_>)) -> Result<(), ViewError> + 'a;
+
 /// Summary statistics and a histogram of `bins` equal bins between the
-/// smallest and largest finite element.
-pub(crate) fn stats(t: &Tensor<'_>, bins: usize) -> Value {
-    let s = summarize(t);
+/// smallest and largest finite element, of a tensor of `dtype` and `dims`
+/// given as parts (the whole tensor, or slices of a big file read in
+/// turn: twice, once for the range and once for the histogram).
+pub(crate) fn stats(
+    dtype: DType,
+    dims: &[usize],
+    bins: usize,
+    parts: &mut Parts<'_>,
+) -> Result<Value, ViewError> {
+    let mut sum = Summarizer::new(dtype);
+    parts(&mut |p| sum.push(p))?;
+    let s = sum.finish();
     let mut counts = vec![0u64; bins];
     let (lo, hi) = (s.min.unwrap_or(0.0), s.max.unwrap_or(0.0));
-    let numeric = s.min.is_some()
-        && for_each_f64_block(t, |xs| {
-            let width = hi - lo;
-            for &x in xs {
-                if !x.is_finite() {
-                    continue;
+    let mut numeric = s.min.is_some();
+    if numeric {
+        parts(&mut |p| {
+            numeric &= for_each_f64_block(p, |xs| {
+                let width = hi - lo;
+                for &x in xs {
+                    if !x.is_finite() {
+                        continue;
+                    }
+                    let i = if width > 0.0 {
+                        (((x - lo) / width) * bins as f64) as usize
+                    } else {
+                        0
+                    };
+                    counts[i.min(bins - 1)] += 1;
                 }
-                let i = if width > 0.0 {
-                    (((x - lo) / width) * bins as f64) as usize
-                } else {
-                    0
-                };
-                counts[i.min(bins - 1)] += 1;
-            }
-        });
-    json!({
-        "dtype": t.dtype().name(),
-        "shape": t.dims(),
+            });
+        })?;
+    }
+    Ok(json!({
+        "dtype": dtype.name(),
+        "shape": dims,
         "count": s.count,
         "min": opt(s.min),
         "max": opt(s.max),
@@ -42,6 +60,30 @@ pub(crate) fn stats(t: &Tensor<'_>, bins: usize) -> Value {
         "inf": s.inf,
         "zeros": s.zeros,
         "histogram": if numeric { json!({ "lo": float_json(lo), "hi": float_json(hi), "counts": counts }) } else { Value::Null },
+    }))
+}
+
+/// The answer of [`values`] for `part`, the elements of a tensor of `dims`
+/// (`numel` elements, in `order`) from its flat index `start`.
+pub(crate) fn values_of_part(
+    part: &Tensor<'_>,
+    dims: &[usize],
+    order: MemoryOrder,
+    numel: u64,
+    start: usize,
+) -> Value {
+    let mut out: Vec<f64> = Vec::with_capacity(part.numel());
+    let numeric = for_each_f64_block(part, |xs| out.extend_from_slice(xs));
+    let text: Vec<String> = out.iter().map(|x| x.to_string()).collect();
+    json!({
+        "dtype": part.dtype().name(),
+        "shape": dims,
+        "order": format!("{order:?}"),
+        "numel": numel,
+        "start": start,
+        "numeric": numeric,
+        "values": out.iter().map(|&x| float_json(x)).collect::<Vec<_>>(),
+        "text": text,
     })
 }
 

@@ -2,7 +2,7 @@
 """The viewer page in a real browser (headless Chromium driven by Playwright).
 
 usage: browser.py --dist DIR --cli PATH --out DIR [--chromium PATH] [--per-format N]
-                  [--extra FILE]...
+                  [--extra FILE]... [--big-mib N] [--bench]
 
 - DIR (from `cargo xtask web`) is served over HTTP beside copies of the
   samples of testdata/ (N of every file extension, the largest first; all
@@ -19,10 +19,22 @@ usage: browser.py --dist DIR --cli PATH --out DIR [--chromium PATH] [--per-forma
   convert` writes, and where the CLI refuses, the page says the CLI's message;
 - no console error on any page; screenshots go to --out;
 - `mlformats view --no-browser` is started, the page and the file fetched
-  over HTTP from 127.0.0.1 and loaded in the browser.
+  over HTTP from 127.0.0.1 and loaded in the browser;
+- a big file (a generated `.params` of --big-mib MiB, 200 by default, in a
+  temporary folder) is opened with the file picker: it is read by slices
+  (the table equals `inspect --json`, statistics stream in, values and the
+  refusal to convert), and every instance of the module keeps its memory
+  far below the file's size (asserted on memory sizes, never on time).
+
+--bench (a benchmark, not a test; nothing else runs): a 1 GiB `.params`
+(64 f32 tensors of 16 MiB), and the `.safetensors` and `.npz` the CLI
+converts it to, are opened in the page (time to the tensor table, and to
+every tensor's statistics) and by `mlformats inspect` (the CLI given, each
+a fresh process), in the same run; one row per file is printed.
 """
 
 import argparse
+import array
 import functools
 import http.server
 import json
@@ -30,6 +42,7 @@ import os
 import pathlib
 import re
 import shutil
+import struct
 import subprocess
 import sys
 import tempfile
@@ -167,6 +180,188 @@ def check_convert(page, base, name, path, cli, fails, shots, tmp):
     return same
 
 
+def write_params(path, tensors):
+    """A TVM `.params` (docs/formats/cvm.md section 2) of `tensors`: (name,
+    DLPack code, bits, shape, chunk) with the payload `chunk` repeated (cut
+    to the tensor's size)."""
+    with open(path, "wb") as f:
+        f.write(struct.pack("<QQQ", 0xF7E58D4F05049CB7, 0, len(tensors)))
+        for name, *_ in tensors:
+            f.write(struct.pack("<Q", len(name.encode())) + name.encode())
+        f.write(struct.pack("<Q", len(tensors)))
+        for _, code, bits, shape, chunk in tensors:
+            n = bits // 8
+            for d in shape:
+                n *= d
+            f.write(
+                struct.pack("<QQiiiBBH", 0xDD5E40F096B4A13F, 0, 1, 0, len(shape), code, bits, 1)
+            )
+            f.write(struct.pack(f"<{len(shape)}q", *shape) + struct.pack("<q", n))
+            while n:
+                part = chunk[:n]
+                f.write(part)
+                n -= len(part)
+
+
+def f32_chunk(seed):
+    """1 MiB of float32 values (a zero, a NaN and an infinity among them)."""
+    xs = [((i * 37 + seed) % 2001 - 1000) / 7.0 for i in range(1 << 18)]
+    xs[5], xs[6], xs[7] = 0.0, float("nan"), float("inf")
+    return array.array("f", xs).tobytes()
+
+
+def big_params(path, mib):
+    """A `.params` of about `mib` MiB: f32 tensors of 16 MiB, a few small
+    ones of other dtypes."""
+    chunk = f32_chunk(1)
+    tensors = [(f"layer{i}/weight", 2, 32, [1024, 4096], chunk) for i in range(-(-mib // 16))]
+    tensors += [
+        ("bias_i8", 0, 8, [3, 5], bytes(range(15))),
+        ("scale_f64", 2, 64, [7], array.array("d", [0.5 * i for i in range(7)]).tobytes()),
+        ("steps_i64", 0, 64, [], struct.pack("<q", 123456789)),
+    ]
+    write_params(path, tensors)
+
+
+def open_by_picker(page, base, path, timeout):
+    page.goto(f"{base}index.html")
+    page.wait_for_function("document.body.dataset.state === 'empty'", timeout=20000)
+    page.set_input_files("#file", str(path))
+    return wait_done(page, timeout)
+
+
+def check_big(page, base, cli, fails, shots, tmp, mib):
+    """The big `.params`, and the same tensors in a `.safetensors` and an
+    `.npz` (stored members) the CLI converts it to."""
+    path = tmp / "big.params"
+    big_params(path, mib)
+    check_big_file(page, base, cli, fails, shots, path)
+    for ext in ["safetensors", "npz"]:
+        other = tmp / f"big.{ext}"
+        r = subprocess.run([cli, "convert", str(path), str(other), "-q"], capture_output=True, text=True)
+        fails.check(r.returncode == 0, f"big.{ext}: the CLI cannot write it: {r.stderr.strip()}")
+        if r.returncode == 0:
+            check_big_file(page, base, cli, fails, shots, other)
+            other.unlink()
+
+
+def check_big_file(page, base, cli, fails, shots, path):
+    name = path.name
+    size = path.stat().st_size
+    doc, err = inspect(cli, path)
+    fails.check(doc is not None, f"{name}: the CLI refuses it: {err}")
+    state = open_by_picker(page, base, path, 60000)
+    fails.check(
+        state == "ready",
+        f"{name}: the page shows an error: "
+        + (page.inner_text("#error-message") if state == "error" else ""),
+    )
+    if state != "ready" or doc is None:
+        return
+    fails.check(
+        page.evaluate("window.mlformatsViewer.summary.sliced") is True,
+        f"{name}: not opened by slices",
+    )
+    rows = page.evaluate("""[...document.querySelectorAll('#tensor-table tbody tr')].map(r =>
+        [r.dataset.name, r.children[1].textContent, r.children[2].textContent, r.children[4].textContent])""")
+    want = [
+        [
+            t["name"],
+            t["dtype"],
+            "[" + ", ".join(str(d) for d in t["shape"]) + "]",
+            f"{t['bytes']:,}",
+        ]
+        for t in doc["tensors"]
+    ]
+    fails.check(
+        rows == want, f"{name}: tensor table differs from inspect --json ({len(rows)} rows)"
+    )
+    page.wait_for_function("document.body.dataset.stats === 'done'", timeout=300000)
+    mins = page.evaluate(
+        "[...document.querySelectorAll('#tensor-table tbody tr')].map(r => r.children[5].textContent)"
+    )
+    fails.check(all(m != "" for m in mins), f"{name}: statistics missing: {mins}")
+    page.click("#tabs button[data-tab=tensors]")
+    page.locator("#tensor-table tbody tr").first.click()
+    page.wait_for_selector("#values-text", timeout=20000)
+    vals = page.inner_text("#values-text").split()
+    fails.check(len(vals) == 100, f"{name}: {len(vals)} values shown")
+    page.screenshot(path=str(shots / f"big-{path.suffix[1:]}.png"))
+    page.select_option("#convert-to", "safetensors")
+    page.click("#convert-go")
+    page.wait_for_function("document.body.dataset.convert === 'error'", timeout=20000)
+    msg = page.inner_text("#status")
+    fails.check("too big to convert in the page" in msg, f"{name}: convert says {msg!r}")
+    mem = page.evaluate(
+        "({...window.mlformatsViewer.memory, page: window.mlformatsViewer.lib.memoryBytes()})"
+    )
+    # an instance holds its code's data and a 4 MiB slice, not the file
+    for k, v in mem.items():
+        fails.check(
+            v < 32 << 20, f"{name} ({size >> 20} MiB): the {k} module's memory is {v >> 20} MiB"
+        )
+    fails.check(set(mem) >= {"model", "stats", "page"}, f"{name}: memory of {sorted(mem)}")
+    print(
+        f"{name} ({size >> 20} MiB) read by slices; module memory (MiB): "
+        + ", ".join(f"{k} {v / (1 << 20):.1f}" for k, v in sorted(mem.items())),
+        flush=True,
+    )
+
+
+def bench(page, base, cli, tmp, repeat=5):
+    """Time to the tensor table of a 1 GiB `.params` (and the `.safetensors`
+    and `.npz` the CLI converts it to) in the page against `mlformats
+    inspect` on the same file, in the same run (median of `repeat`); prints
+    one row per file."""
+    params = tmp / "bench-1gib.params"
+    write_params(
+        params, [(f"layer{i}/weight", 2, 32, [1024, 4096], f32_chunk(i)) for i in range(64)]
+    )
+    print(
+        "| file | page: time to table | page: all statistics | `mlformats inspect` "
+        "| page / CLI | module memory (largest instance) |"
+    )
+    print("|---|---|---|---|---|---|")
+    for ext in ["params", "safetensors", "npz"]:
+        path = tmp / f"bench-1gib.{ext}"
+        if ext != "params":
+            r = subprocess.run([cli, "convert", str(params), str(path), "-q"], capture_output=True)
+            if r.returncode != 0:
+                raise SystemExit(f"bench: cannot write {path.name}: " + r.stderr.decode())
+        bench_file(page, base, cli, path, repeat)
+        if ext != "params":
+            path.unlink()
+    print(f"(median of {repeat}; the CLI is {cli})", flush=True)
+
+
+def bench_file(page, base, cli, path, repeat):
+    size = path.stat().st_size
+    page_ms, stats_ms, cli_ms, mem = [], [], [], {}
+    viewer = "window.mlformatsViewer"
+    for _ in range(repeat):
+        if open_by_picker(page, base, path, 60000) != "ready":
+            raise SystemExit(
+                "bench: the page did not open the file: " + page.inner_text("#error-message")
+            )
+        page_ms.append(page.evaluate(f"{viewer}.timing.ready - {viewer}.timing.start"))
+        page.wait_for_function("document.body.dataset.stats === 'done'", timeout=600000)
+        stats_ms.append(page.evaluate(f"{viewer}.timing.stats - {viewer}.timing.start"))
+        mem = page.evaluate(f"({{...{viewer}.memory, page: {viewer}.lib.memoryBytes()}})")
+        t = time.perf_counter()
+        r = subprocess.run([cli, "inspect", str(path)], capture_output=True)
+        cli_ms.append((time.perf_counter() - t) * 1000)
+        if r.returncode != 0:
+            raise SystemExit("bench: inspect failed: " + r.stderr.decode())
+    med = lambda xs: sorted(xs)[len(xs) // 2]  # noqa: E731
+    peak = max(mem.values()) / (1 << 20)
+    print(
+        f"| `.{path.suffix[1:]}` {size / (1 << 30):.2f} GiB, 64 f32 tensors | {med(page_ms):.0f} ms | "
+        f"{med(stats_ms) / 1000:.1f} s | {med(cli_ms):.0f} ms | {med(page_ms) / med(cli_ms):.1f}x "
+        f"| {peak:.0f} MiB |",
+        flush=True,
+    )
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--dist", required=True)
@@ -176,6 +371,10 @@ def main():
     ap.add_argument("--per-format", type=int, default=4,
                     help="samples of each file extension, the largest first (0: all)")
     ap.add_argument("--extra", action="append", default=[], help="another file to open")
+    ap.add_argument("--big-mib", type=int, default=200,
+                    help="size of the generated big file, in MiB (0: no big-file check)")
+    ap.add_argument("--bench", action="store_true",
+                    help="only the 1 GiB benchmark: the page against mlformats inspect")
     a = ap.parse_args()
     cli = str(pathlib.Path(a.cli).resolve())
     shots = pathlib.Path(a.out)
@@ -225,6 +424,16 @@ def main():
         page = browser.new_page(viewport={"width": 1400, "height": 900})
         page.on("console", lambda m: m.type == "error" and console.append(f"{page.url}: {m.text}"))
         page.on("pageerror", lambda e: console.append(f"{page.url}: {e}"))
+
+        if a.bench:
+            bench(page, base, cli, tmp)
+            browser.close()
+            srv.shutdown()
+            shutil.rmtree(tmp, ignore_errors=True)
+            return
+
+        if a.big_mib:
+            check_big(page, base, cli, fails, shots, tmp, a.big_mib)
 
         t0 = time.time()
         docs = {}

@@ -6,6 +6,7 @@
 use std::path::{Path, PathBuf};
 
 use mlformats_web::Model;
+use mlformats_web::abi::PageFile;
 use serde_json::Value;
 
 fn samples() -> Vec<PathBuf> {
@@ -159,6 +160,17 @@ fn hostile_bytes_are_errors() {
                 mlformats::Document::from_bytes(data[..cut].to_vec(), Some(Path::new(name)), None);
             let ours = Model::open_bytes(data[..cut].to_vec(), name);
             assert_eq!(lib.is_ok(), ours.is_ok(), "{name} cut at {cut}");
+            // by slices: refused too (or sent to the whole-file path)
+            let sliced = Model::open_indexed(
+                Box::new(PageFile::over(Box::new(data[..cut].to_vec()))),
+                name,
+            );
+            if let Err(a) = &lib {
+                assert!(
+                    !matches!(sliced, Ok(Some(_))),
+                    "{name} cut at {cut}: by slices it opens, whole: {a}"
+                );
+            }
             if let (Err(a), Err(b)) = (lib, ours) {
                 assert_eq!(mlformats::chain_message(&a), b.0);
             }
@@ -255,4 +267,137 @@ fn the_c_abi_answers_like_the_library() {
     assert_eq!((rc, out), (1, b"no file is open".to_vec()));
     abi::set_input(b"ab".to_vec());
     assert_eq!(mlf_open(3), 1);
+}
+
+/// Both ways of opening `bytes`: whole, and by slices the way the page
+/// opens a big file (through the page file's block cache); every answer
+/// the page asks for is the same.
+fn sliced_equals_whole(name: &str, bytes: Vec<u8>) -> bool {
+    let whole = Model::open_bytes(bytes.clone(), name);
+    let sliced = Model::open_indexed(Box::new(PageFile::over(Box::new(bytes))), name);
+    let (whole, sliced) = match (whole, sliced) {
+        (Ok(w), Ok(Some(s))) => (w, s),
+        // `None`: a format read whole only (the page opens it whole)
+        (_, Ok(None)) | (Err(_), Err(_)) => return false,
+        (w, s) => panic!(
+            "{name}: whole {:?}, sliced {:?}",
+            w.err(),
+            s.map(|s| s.is_some())
+        ),
+    };
+    assert!(sliced.is_sliced() && !whole.is_sliced());
+    let json = |s: String| -> Value { serde_json::from_str(&s).unwrap() };
+    let mut ws = json(whole.summary());
+    let mut ss = json(sliced.summary());
+    assert_eq!(ss["sliced"], true);
+    ws["sliced"] = Value::Null;
+    ss["sliced"] = Value::Null;
+    assert_eq!(ws, ss, "{name}");
+    assert_eq!(json(whole.tensors()), json(sliced.tensors()), "{name}");
+    assert_eq!(json(whole.graph()), json(sliced.graph()), "{name}");
+    let rows = json(whole.tensors());
+    for r in rows.as_array().unwrap() {
+        let key = r["name"].as_str().unwrap();
+        assert_eq!(
+            json(whole.stats_json(key, 40).unwrap()),
+            json(sliced.stats_json(key, 40).unwrap()),
+            "{name}: {key}"
+        );
+        let n = r["numel"].as_u64().unwrap() as usize;
+        // small reads (from the cached block, across its edge) and large ones
+        for (start, count) in [
+            (0, 100),
+            (n / 2, 7),
+            (n.saturating_sub(3), 10),
+            (n + 5, 3),
+            (16_383, 3),
+            (8_191, 2),
+            (n / 3, 5_000),
+        ] {
+            assert_eq!(
+                json(whole.values_json(key, start, count).unwrap()),
+                json(sliced.values_json(key, start, count).unwrap()),
+                "{name}: {key} from {start}"
+            );
+        }
+    }
+    assert!(sliced.stats_json("no such tensor", 10).is_err());
+    let refused = sliced.convert("safetensors").unwrap_err().0;
+    assert_eq!(refused, mlformats_web::CONVERT_REFUSED);
+    true
+}
+
+#[test]
+fn a_file_opened_by_slices_answers_like_the_whole_file() {
+    let mut opened = 0;
+    for p in samples() {
+        let name = p.file_name().unwrap().to_str().unwrap();
+        opened += sliced_equals_whole(name, std::fs::read(&p).unwrap()) as usize;
+        // each read .params also as .safetensors
+        if let Ok(doc) = mlformats::open(&p)
+            && doc.format() == mlformats::Format::CvmParams
+        {
+            let tmp = tempfile::tempdir().unwrap();
+            let st = tmp.path().join("x.safetensors");
+            if mlformats::save(&st, doc.tensors()).is_ok() {
+                opened +=
+                    sliced_equals_whole("x.safetensors", std::fs::read(&st).unwrap()) as usize;
+            }
+        }
+    }
+    assert!(opened >= 20, "{opened}");
+    // other formats are read whole
+    let p = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../testdata/nnabla/convnet.nnp");
+    let m = Model::open_indexed(Box::new(std::fs::read(&p).unwrap()), "convnet.nnp").unwrap();
+    assert!(m.is_none());
+}
+
+#[test]
+fn statistics_over_many_slices_are_the_whole_tensors() {
+    // 3 tensors bigger than a slice (4 MiB), of sizes not a multiple of it,
+    // with NaN, infinities and zeros
+    let a: Vec<f32> = (0..1_500_000u32)
+        .map(|i| match i % 100_003 {
+            7 => f32::NAN,
+            8 => f32::INFINITY,
+            9 => 0.0,
+            _ => (i as f32 * 0.37).sin() * 1e3,
+        })
+        .collect();
+    let b: Vec<f64> = (0..700_001u32).map(|i| (i as f64).sqrt() - 300.0).collect();
+    let c: Vec<i8> = (0..9_000_000u32).map(|i| (i % 251) as i8).collect();
+    let ta = mlformats::Tensor::from_values([1500, 1000], &a).unwrap();
+    let tb = mlformats::Tensor::from_values([700_001], &b).unwrap();
+    let tc = mlformats::Tensor::from_values([9, 1_000_000], &c).unwrap();
+    let tmp = tempfile::tempdir().unwrap();
+    for ext in ["params", "safetensors", "npz"] {
+        let p = tmp.path().join(format!("big.{ext}"));
+        mlformats::save(&p, [("a", &ta), ("b", &tb), ("c", &tc)]).unwrap();
+        assert!(sliced_equals_whole(
+            &format!("big.{ext}"),
+            std::fs::read(&p).unwrap()
+        ));
+    }
+}
+
+#[test]
+fn the_c_abi_opens_by_slices() {
+    use mlformats_web::abi::{self, mlf_request};
+    let p = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../testdata/cvm/two_entry.params");
+    let rc = abi::open_sliced(Box::new(std::fs::read(&p).unwrap()), "two_entry.params");
+    assert_eq!(rc, 0);
+    let summary: Value = serde_json::from_slice(&abi::output()).unwrap();
+    assert_eq!(summary["sliced"], true);
+    abi::set_input(br#"{"op": "values", "name": "b", "start": 0, "count": 1}"#.to_vec());
+    assert_eq!(mlf_request(), 0);
+    let v: Value = serde_json::from_slice(&abi::output()).unwrap();
+    assert_eq!(v["values"][0], 258.0);
+    abi::set_input(br#"{"op": "convert", "to": "npz"}"#.to_vec());
+    assert_eq!(mlf_request(), 1);
+    // another format: 2, the page opens it whole
+    let p = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../testdata/nnabla/convnet.nnp");
+    assert_eq!(
+        abi::open_sliced(Box::new(std::fs::read(&p).unwrap()), "convnet.nnp"),
+        2
+    );
 }

@@ -9,11 +9,12 @@ const decoder = new TextDecoder();
 
 let compiled = null;
 
-// The module's imports: none of ours. A dependency (zip's random numbers,
-// for encrypting and for extracting to disk) links wasm-bindgen's
-// placeholders, which nothing the viewer calls reaches; each gets a function that says so if
-// it ever is called.
-function imports(module) {
+// The module's imports: ours is mlformats.mlf_read (a big file read by
+// slices, see Library.readAt). A dependency (zip's random numbers, for
+// encrypting and for extracting to disk) links wasm-bindgen's placeholders,
+// which nothing the viewer calls reaches; each gets a function that says so
+// if it ever is called.
+function imports(module, lib) {
   const out = {};
   for (const imp of WebAssembly.Module.imports(module)) {
     if (imp.kind !== 'function') throw new Error(`the module needs ${imp.module}.${imp.name} (a ${imp.kind})`);
@@ -21,6 +22,7 @@ function imports(module) {
       throw new Error(`the module called ${imp.module}.${imp.name}, which the viewer does not provide`);
     };
   }
+  if (out.mlformats && out.mlformats.mlf_read) out.mlformats.mlf_read = (off, ptr, len) => lib.readAt(off, ptr, len);
   return out;
 }
 
@@ -36,8 +38,10 @@ export async function compile(url) {
 
 export class Library {
   constructor(module) {
-    this.x = new WebAssembly.Instance(module, imports(module)).exports;
+    this.x = new WebAssembly.Instance(module, imports(module, this)).exports;
     this.failed = null;
+    this.file = null; // the Blob a file opened by slices is read from
+    this.reader = null;
     this.x.mlf_init();
   }
 
@@ -64,7 +68,7 @@ export class Library {
   // Runs `f` (a call into the module); 0: its answer's bytes; 1: throws
   // the module's message; a trap (a panic): throws the panic's message and
   // the instance is not used again.
-  call(f) {
+  call(f, maybeWhole = false) {
     if (this.failed) throw new Error(this.failed);
     let rc;
     try {
@@ -76,9 +80,40 @@ export class Library {
       this.failed = 'internal error (a panic in the library): ' + msg;
       throw new Error(this.failed);
     }
+    if (maybeWhole && rc === 2) return null;
     const out = this.output();
     if (rc !== 0) throw new Error(decoder.decode(out));
     return out;
+  }
+
+  // The module's memory, in bytes (it only grows).
+  memoryBytes() {
+    return this.x.memory.buffer.byteLength;
+  }
+
+  // The import mlformats.mlf_read: copies `len` bytes of the open Blob from
+  // `off` into the module's memory at `ptr`, synchronously (FileReaderSync
+  // over Blob.slice: web workers only); 0 when done, 1 when not.
+  readAt(off, ptr, len) {
+    try {
+      if (!this.file) return 1;
+      this.reader ||= new FileReaderSync();
+      const ab = this.reader.readAsArrayBuffer(this.file.slice(off, off + len));
+      if (ab.byteLength !== len) return 1;
+      new Uint8Array(this.x.memory.buffer, ptr >>> 0, len).set(new Uint8Array(ab));
+      return 0;
+    } catch (_) {
+      return 1;
+    }
+  }
+
+  // Opens a big file (a Blob) by slices, in a web worker: the library reads
+  // its structure only and each tensor's bytes when asked. Answers the
+  // summary, or null when the library reads this format whole only.
+  openSliced(file, name) {
+    this.file = file;
+    const out = this.call(() => { this.put([encoder.encode(name)]); return this.x.mlf_open_sliced(file.size); }, true);
+    return out === null ? null : JSON.parse(decoder.decode(out));
   }
 
   // Opens a file from its bytes; answers its summary.

@@ -79,6 +79,16 @@ impl StoredTensor {
         }
     }
 
+    /// A tensor whose contract name is also its key, with these dims.
+    pub(crate) fn from_parts(name: String, shape: Vec<usize>) -> Self {
+        StoredTensor {
+            stored_name: name.clone(),
+            name,
+            shape,
+            extras: Map::new(),
+        }
+    }
+
     /// Adds a contract field.
     pub(crate) fn with(mut self, key: &str, value: Value) -> Self {
         self.extras.insert(key.to_string(), value);

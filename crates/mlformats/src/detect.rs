@@ -251,7 +251,12 @@ fn read_head_tail(p: &Path) -> std::io::Result<(Vec<u8>, Vec<u8>, u64)> {
     Ok((head, tail, len))
 }
 
-fn detect_bytes(head: &[u8], tail: &[u8], name: Option<&Path>, len: u64) -> Option<Format> {
+pub(crate) fn detect_bytes(
+    head: &[u8],
+    tail: &[u8],
+    name: Option<&Path>,
+    len: u64,
+) -> Option<Format> {
     let by_ext = name.and_then(Format::from_extension);
     if head.starts_with(&CVM_MAGIC) {
         return Some(Format::CvmParams);

@@ -125,6 +125,7 @@ pub mod export;
 mod formats;
 #[cfg(all(feature = "onnx", feature = "nnp"))]
 mod import;
+pub mod random_access;
 pub mod report;
 mod save;
 mod select;

@@ -1,11 +1,19 @@
 // The mlformats viewer: the library (compiled to WebAssembly) reads the
 // file in this page; this script only presents what it answers.
-import { Library } from './mlformats.js';
+import { Library, compile } from './mlformats.js';
 import { layout } from './layout.js';
 
 const $ = (id) => document.getElementById(id);
 const WASM = 'mlformats_web.wasm';
-const state = { lib: null, model: null, summary: null, tensors: [], graph: null, stats: {}, worker: null, view: null };
+// From this size on, a file is opened by slices in a worker (the library
+// reads its structure only; tensors are read a slice at a time) when the
+// library can read its format that way; smaller files are read whole.
+const SLICED_FROM = 64 << 20;
+const state = {
+  lib: null, model: null, summary: null, tensors: [], graph: null, stats: {}, worker: null, server: null, view: null,
+  memory: {}, // the workers' module memory sizes, in bytes (for tests)
+  timing: {}, // performance.now() when the open began and when the table was shown
+};
 window.mlformatsViewer = state; // for tests and the console
 
 const fmtInt = (n) => (n == null ? '' : Number(n).toLocaleString('en-US'));
@@ -32,15 +40,42 @@ function selectTab(name) {
   if (name === 'graph' && state.view) state.view.fit();
 }
 
-async function openBytes(bytes, name) {
+function beginOpen(name) {
   document.body.dataset.state = 'loading';
+  delete document.body.dataset.stats;
   setStatus('opening…');
   $('filename').textContent = name;
   $('error').hidden = true;
   if (state.worker) state.worker.terminate();
+  if (state.server) state.server.terminate();
+  state.worker = state.server = null;
   state.stats = {};
+  state.memory = {};
+  state.model = null;
+}
+
+// Shows the open file: summary, tensor table, graph.
+function present() {
+  renderSummary();
+  renderTensors();
+  renderGraphTab();
+  $('drop').hidden = true;
+  $('tabs').hidden = false;
+  $('convert').hidden = false;
+  selectTab(state.graph && state.graph.graphs.length ? 'graph' : 'summary');
+  setStatus(statusLine());
+  state.timing.ready = performance.now();
+  document.body.dataset.state = 'ready';
+}
+
+function statusLine() {
+  const s = state.summary;
+  return `${s.format} · ${fmtInt(s.file_size)} bytes` + (s.sliced ? ' · read by slices' : '');
+}
+
+async function openBytes(bytes, name) {
+  beginOpen(name);
   try {
-    state.model = null;
     // after a panic the instance is not used again: a fresh one
     if (!state.lib || state.lib.failed) state.lib = await Library.load(WASM);
     const lib = state.lib;
@@ -48,38 +83,85 @@ async function openBytes(bytes, name) {
     state.model = lib;
     state.tensors = lib.request({ op: 'tensors' });
     state.graph = lib.request({ op: 'graph' });
-    renderSummary();
-    renderTensors();
-    renderGraphTab();
-    $('drop').hidden = true;
-    $('tabs').hidden = false;
-    $('convert').hidden = false;
-    selectTab(state.graph && state.graph.graphs.length ? 'graph' : 'summary');
-    setStatus(`${state.summary.format} · ${fmtInt(state.summary.file_size)} bytes`);
-    document.body.dataset.state = 'ready';
-    startStats(bytes, name);
+    present();
+    startStats({ bytes, name });
   } catch (e) {
     state.model = null;
     showError(e.message || String(e));
   }
 }
 
-// Statistics of every tensor, computed in a worker and streamed into the table.
-function startStats(bytes, name) {
+// A big file: a worker opens it by slices (FileReaderSync over Blob.slice,
+// which only workers have) and answers the page's requests; the file is
+// never copied into the module's memory whole. Formats the library reads
+// whole only are read whole.
+async function openSliced(blob, name) {
+  beginOpen(name);
+  const w = new Worker('worker.js', { type: 'module' });
+  state.server = w;
+  const pending = new Map();
+  let nextId = 1;
+  const first = new Promise((resolve) => pending.set(0, resolve));
+  w.onmessage = (ev) => {
+    const m = ev.data;
+    if (m.memory) state.memory.model = m.memory;
+    const f = pending.get(m.id);
+    if (f) { pending.delete(m.id); f(m); }
+  };
+  w.onerror = (ev) => {
+    for (const f of pending.values()) f({ error: ev.message || "the viewer's worker failed" });
+    pending.clear();
+  };
+  // the module compiled once, here: the worker instantiates it
+  w.postMessage({ serve: true, file: blob, name, module: await compile(WASM) });
+  const m = await first;
+  if (state.server !== w) return; // another file was opened meanwhile
+  if (m.fallback) {
+    w.terminate();
+    state.server = null;
+    await openBytes(new Uint8Array(await blob.arrayBuffer()), name);
+    return;
+  }
+  if (m.error !== undefined) { showError(m.error); return; }
+  const ask = (req) => new Promise((resolve, reject) => {
+    const id = nextId++;
+    pending.set(id, (r) => (r.error !== undefined ? reject(new Error(r.error)) : resolve(r.answer)));
+    w.postMessage({ id, req });
+  });
+  state.model = { request: ask, bytes: ask, sliced: true };
+  state.summary = m.summary;
+  state.tensors = m.tensors;
+  state.graph = m.graph;
+  present();
+  startStats({ file: blob, name });
+}
+
+// Opens a File or Blob: whole, or by slices when it is big.
+async function openBlob(blob, name) {
+  state.timing = { start: performance.now() };
+  if (blob.size >= SLICED_FROM) await openSliced(blob, name);
+  else await openBytes(new Uint8Array(await blob.arrayBuffer()), name);
+}
+
+// Statistics of every tensor, computed in a worker and streamed into the
+// table; `src` is {bytes, name} (a copy of a small file) or {file, name}
+// (a big file, read by slices).
+function startStats(src) {
   if (!state.tensors.length) return;
   const w = new Worker('worker.js', { type: 'module' });
   state.worker = w;
   w.onmessage = (ev) => {
     const m = ev.data;
+    if (m.memory) state.memory.stats = m.memory;
     if (m.name !== undefined) {
       state.stats[m.name] = m.stats;
       const row = document.querySelector(`#tensor-table tr[data-name="${CSS.escape(m.name)}"]`);
       if (row) fillStatsRow(row, m.stats);
     }
-    if (m.done) { document.body.dataset.stats = 'done'; setStatus(`${state.summary.format} · ${fmtInt(state.summary.file_size)} bytes · statistics done`); }
+    if (m.done) { state.timing.stats = performance.now(); document.body.dataset.stats = 'done'; setStatus(statusLine() + ' · statistics done'); }
     if (m.error) setStatus('statistics: ' + m.error);
   };
-  w.postMessage({ bytes, name, names: state.tensors.map((t) => t.name) });
+  compile(WASM).then((module) => w.postMessage({ ...src, module, names: state.tensors.map((t) => t.name) }));
 }
 
 function fillStatsRow(row, s) {
@@ -131,11 +213,11 @@ function applyFilter() {
   $('totals').dataset.count = n;
 }
 
-function showValues(key, start = 0, count = 100) {
+async function showValues(key, start = 0, count = 100) {
   const box = $('values');
   box.hidden = false;
   let v;
-  try { v = state.model.request({ op: 'values', name: key, start, count }); } catch (e) { box.textContent = e.message; return; }
+  try { v = await state.model.request({ op: 'values', name: key, start, count }); } catch (e) { box.textContent = e.message; return; }
   box.innerHTML = `<div><b class="mono">${esc(key)}</b> ${esc(v.dtype)} ${fmtShape(v.shape)} (${esc(v.order)}, ${fmtInt(v.numel)} elements)</div>` +
     `<div>from flat index <input id="v-start" type="number" min="0" value="${start}" style="width:8em"> count <input id="v-count" type="number" min="1" value="${count}" style="width:6em"> <button id="v-go">Show</button></div>` +
     (v.numeric ? `<pre id="values-text">${esc(v.text.join(' '))}</pre>` : '<p>not a numeric dtype</p>');
@@ -275,7 +357,7 @@ function doSearch(next = false) {
   }
 }
 
-function selectNode(i) {
+async function selectNode(i) {
   document.querySelectorAll('#viewport .node.selected').forEach((g) => g.classList.remove('selected'));
   const el = document.querySelector(`#viewport .node[data-index="${i}"]`);
   if (el) el.classList.add('selected');
@@ -294,8 +376,8 @@ function selectNode(i) {
     const key = w.key;
     if (key == null) { h += '<p class="muted">no stored tensor</p>'; continue; }
     try {
-      const s = state.model.request({ op: 'stats', name: key, bins: 40 });
-      const v = state.model.request({ op: 'values', name: key, start: 0, count: 16 });
+      const s = await state.model.request({ op: 'stats', name: key, bins: 40 });
+      const v = await state.model.request({ op: 'values', name: key, start: 0, count: 16 });
       h += `<div>${esc(s.dtype)} ${fmtShape(s.shape)}, ${fmtInt(s.count)} elements</div>`;
       h += `<div>min ${fmtNum(s.min)} · max ${fmtNum(s.max)} · mean ${fmtNum(s.mean)} · std ${fmtNum(s.std)}` +
         (s.nan ? ` · NaN ${s.nan}` : '') + (s.inf ? ` · Inf ${s.inf}` : '') + ` · zeros ${fmtInt(s.zeros)}</div>`;
@@ -322,9 +404,9 @@ function convert() {
   setStatus(`converting to ${opt.value}…`);
   document.body.dataset.convert = 'busy';
   // after the status is painted: the conversion holds the page while it runs
-  setTimeout(() => {
+  setTimeout(async () => {
     let bytes;
-    try { bytes = state.model.bytes({ op: 'convert', to: opt.value }); } catch (e) {
+    try { bytes = await state.model.bytes({ op: 'convert', to: opt.value }); } catch (e) {
       setStatus('convert: ' + e.message);
       document.body.dataset.convert = 'error';
       return;
@@ -342,8 +424,7 @@ function convert() {
 // ---- wiring ----
 
 async function openFile(file) {
-  const buf = new Uint8Array(await file.arrayBuffer());
-  await openBytes(buf, file.name);
+  await openBlob(file, file.name);
 }
 
 async function main() {
@@ -379,7 +460,7 @@ async function main() {
       const r = await fetch(url);
       if (!r.ok) throw new Error(`${url}: HTTP ${r.status}`);
       const name = decodeURIComponent(url.split('/').pop().split('?')[0]);
-      await openBytes(new Uint8Array(await r.arrayBuffer()), name);
+      await openBlob(await r.blob(), name);
     } catch (e) {
       showError(e.message);
     }

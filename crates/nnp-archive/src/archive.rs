@@ -393,6 +393,23 @@ fn check_crc<R: Read + Seek>(
     Ok(())
 }
 
+/// Lists and checks every member of an archive from any `Read + Seek`
+/// without reading their data: the central directory and the local
+/// headers only (for a file read by offset, whose stored members are then
+/// read at [`MemberInfo::data_start`]). The checks are those of
+/// [`from_reader`] before it reads the data.
+pub fn list<R: Read + Seek>(reader: R, opts: &ReadOptions) -> Result<Vec<MemberInfo>> {
+    let mut reader = reader;
+    let len = reader
+        .seek(std::io::SeekFrom::End(0))
+        .map_err(|e| Error::io("seeking the archive", e))?;
+    reader
+        .rewind()
+        .map_err(|e| Error::io("seeking the archive", e))?;
+    let mut za = zip::ZipArchive::new(reader).map_err(zerr)?;
+    scan(&mut za, len, opts)
+}
+
 /// Reads every member of an archive from any `Read + Seek` (members are
 /// read into owned buffers).
 pub fn from_reader<R: Read + Seek>(reader: R, opts: &ReadOptions) -> Result<ZipContents<'static>> {

@@ -169,23 +169,85 @@ impl Visitor for Push<'_> {
 /// complex, quantized, opaque) give only `count`; the 8-bit floats are
 /// decoded exactly.
 pub fn summarize(t: &Tensor<'_>) -> Summary {
-    let count = t.numel() as u64;
-    let b = t.bytes();
-    let mut acc = Acc::new();
-    if t.dtype() == DType::F32 {
-        let v = cast_le::<f32>(b);
-        for block in v.chunks(BLOCK) {
-            let mut a = Acc::new();
-            f32_block(block, &mut a);
-            acc.merge(&a);
-        }
-    } else if !visit_numeric(t.dtype(), b, &mut Push(&mut acc)) {
-        return Summary {
-            count,
-            ..Summary::default()
-        };
+    let mut s = Summarizer::new(t.dtype());
+    s.push(t);
+    s.finish()
+}
+
+/// [`summarize`] a part at a time: for a tensor read in slices (a file
+/// too big to hold), each slice pushed in stored order as a tensor of the
+/// same dtype. With every part but the last a multiple of 1024 elements,
+/// the result is bit for bit what [`summarize`] gives on the whole tensor.
+///
+/// ```
+/// use tensor_core::Tensor;
+/// use tensor_core::stats::{Summarizer, summarize};
+/// let xs: Vec<f32> = (0..3000).map(|i| i as f32 * 0.5 - 7.0).collect();
+/// let whole = Tensor::from_values([3000], &xs).unwrap();
+/// let mut s = Summarizer::new(whole.dtype());
+/// for part in xs.chunks(2048) {
+///     s.push(&Tensor::from_values([part.len()], part).unwrap());
+/// }
+/// assert_eq!(s.finish(), summarize(&whole));
+/// ```
+#[derive(Debug, Clone)]
+pub struct Summarizer {
+    dtype: DType,
+    acc: Acc,
+    count: u64,
+    numeric: bool,
+}
+
+impl std::fmt::Debug for Acc {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Acc")
+            .field("n", &self.n)
+            .finish_non_exhaustive()
     }
-    acc.finish(count)
+}
+
+impl Summarizer {
+    /// An empty accumulator for elements of `dtype`.
+    pub fn new(dtype: DType) -> Self {
+        Summarizer {
+            dtype,
+            acc: Acc::new(),
+            count: 0,
+            numeric: true,
+        }
+    }
+
+    /// Adds the elements of `part` (of the dtype given to [`Summarizer::new`];
+    /// another dtype makes the result count-only).
+    pub fn push(&mut self, part: &Tensor<'_>) {
+        self.count += part.numel() as u64;
+        if !self.numeric || part.dtype() != self.dtype {
+            self.numeric = false;
+            return;
+        }
+        let b = part.bytes();
+        if self.dtype == DType::F32 {
+            let v = cast_le::<f32>(b);
+            for block in v.chunks(BLOCK) {
+                let mut a = Acc::new();
+                f32_block(block, &mut a);
+                self.acc.merge(&a);
+            }
+        } else if !visit_numeric(self.dtype, b, &mut Push(&mut self.acc)) {
+            self.numeric = false;
+        }
+    }
+
+    /// The statistics of every element pushed so far.
+    pub fn finish(&self) -> Summary {
+        if !self.numeric {
+            return Summary {
+                count: self.count,
+                ..Summary::default()
+            };
+        }
+        self.acc.finish(self.count)
+    }
 }
 
 /// Calls `f` with the elements of `t` converted to f64, a block at a time

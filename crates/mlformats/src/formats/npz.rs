@@ -69,8 +69,31 @@ fn descr_of(d: DType) -> Option<&'static str> {
     })
 }
 
-/// Parses one `.npy` member (header + data) into a tensor borrowing `bytes`.
-fn parse_npy<'a>(name: &str, bytes: &'a [u8], limits: &Limits) -> Result<Tensor<'a>> {
+/// What a `.npy` header says: dtype, whether the data is big-endian,
+/// dims, order, the data's byte length, and the header's length.
+pub(crate) struct NpyHeader {
+    pub dtype: DType,
+    pub big_endian: bool,
+    pub dims: Vec<usize>,
+    pub order: MemoryOrder,
+    pub data_len: usize,
+    pub header_len: usize,
+}
+
+/// The length of the `.npy` header that `prefix` (at least its first 12
+/// bytes, or the whole member if shorter) starts, when it can be told.
+pub(crate) fn npy_header_len(prefix: &[u8]) -> Option<usize> {
+    let major = *prefix.get(6)?;
+    match major {
+        1 => Some(10 + usize::from(u16::from_le_bytes(prefix.get(8..10)?.try_into().ok()?))),
+        _ => usize::try_from(u32::from_le_bytes(prefix.get(8..12)?.try_into().ok()?))
+            .ok()?
+            .checked_add(12),
+    }
+}
+
+/// Parses the header of a `.npy` member starting `bytes`.
+pub(crate) fn npy_header(name: &str, bytes: &[u8], limits: &Limits) -> Result<NpyHeader> {
     let mut rest = bytes;
     let header = npyz::NpyHeader::from_reader(&mut rest)
         .map_err(|e| Error::Npz(format!("{name}: bad .npy header: {e}")))?;
@@ -96,6 +119,27 @@ fn parse_npy<'a>(name: &str, bytes: &'a [u8], limits: &Limits) -> Result<Tensor<
         Order::Fortran => MemoryOrder::ColumnMajor,
     };
     let need = tensor_core::Shape::new(dims.clone()).byte_len(dtype)?;
+    Ok(NpyHeader {
+        dtype,
+        big_endian,
+        dims,
+        order,
+        data_len: need,
+        header_len: bytes.len() - rest.len(),
+    })
+}
+
+/// Parses one `.npy` member (header + data) into a tensor borrowing `bytes`.
+fn parse_npy<'a>(name: &str, bytes: &'a [u8], limits: &Limits) -> Result<Tensor<'a>> {
+    let NpyHeader {
+        dtype,
+        big_endian,
+        dims,
+        order,
+        data_len: need,
+        header_len,
+    } = npy_header(name, bytes, limits)?;
+    let rest = &bytes[header_len..];
     let data = rest.get(..need).ok_or_else(|| {
         Error::Npz(format!(
             "{name}: data is {} bytes, the header needs {need}",

@@ -18,7 +18,7 @@ use crate::{Error, Format, InTensor, Result};
 
 pub(crate) struct SafetensorsCodec;
 
-fn to_dtype(d: Dtype) -> Result<DType> {
+pub(crate) fn to_dtype(d: Dtype) -> Result<DType> {
     Ok(match d {
         Dtype::BOOL => DType::Bool,
         Dtype::U8 => DType::U8,
@@ -74,7 +74,7 @@ fn from_dtype(d: DType) -> Option<Dtype> {
 
 /// Tensor names by data offset; tensors at the same offset (empty ones) in
 /// the order the header lists them, which the crate's own map forgets.
-fn names_in_file_order(bytes: &[u8], by_offset: Vec<String>) -> Vec<String> {
+pub(crate) fn names_in_file_order(bytes: &[u8], by_offset: Vec<String>) -> Vec<String> {
     let header: Option<Map<String, Value>> = bytes
         .get(..8)
         .and_then(|n| usize::try_from(u64::from_le_bytes(n.try_into().ok()?)).ok())

@@ -1,0 +1,541 @@
+//! Opening a file by random access: [`FileIndex::open`] walks only a
+//! file's structure (headers, name tables) through a [`ReadAt`] and records
+//! where each tensor's bytes are, without reading them; the bytes are read
+//! later, a slice at a time ([`FileIndex::read_elements`]).
+//!
+//! This is how a file too big to hold in memory is shown (the viewer reads
+//! a browser `File` through `Blob.slice`). The formats whose layout allows
+//! it: TVM/CVM `.params`, `.safetensors` and `.npz` archives whose members
+//! are all stored (`numpy.savez`) and little-endian (every tensor stored
+//! whole, uncompressed, at an offset its headers state). [`FileIndex::open`]
+//! answers `None` for any other file: open those whole
+//! ([`crate::Document::from_bytes`]).
+//!
+//! The tensors are the ones [`crate::Document`] reads from the same bytes:
+//! same names, dtypes, shapes, stored fields and bytes; the same claims are
+//! checked (every claimed size against the file's length, with checked
+//! arithmetic, under [`crate::ReadOptions::limits`]).
+//!
+//! ```
+//! # fn main() -> Result<(), mlformats::Error> {
+//! use mlformats::random_access::FileIndex;
+//! let bytes = std::fs::read("../../testdata/cvm/two_entry.params").unwrap();
+//! let index = FileIndex::open(&bytes[..], None, &Default::default())?.unwrap();
+//! assert_eq!(index.tensors()[1].name(), "b");
+//! let mut buf = Vec::new();
+//! let b = index.read_elements(&bytes[..], 1, 0, 1, &mut buf)?;
+//! assert_eq!(b.to_vec::<i32>()?, [258]);
+//! # Ok(()) }
+//! ```
+
+use std::io::{self, Read, Seek, SeekFrom};
+use std::path::Path;
+
+use serde_json::{Map, Value, json};
+use tensor_core::{DType, MemoryOrder, Tensor};
+
+use crate::codec::{ReadOptions, StoredTensor};
+use crate::summary::{Summary, TensorSummary};
+use crate::{Error, Format, Result};
+
+/// A file read by offset: its length and any range of its bytes.
+pub trait ReadAt {
+    /// The file's length in bytes.
+    fn len(&self) -> u64;
+
+    /// True for an empty file.
+    fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Fills `buf` with the bytes from `offset` (an error if the file ends
+    /// first).
+    fn read_at(&self, offset: u64, buf: &mut [u8]) -> io::Result<()>;
+}
+
+impl ReadAt for [u8] {
+    fn len(&self) -> u64 {
+        <[u8]>::len(self) as u64
+    }
+
+    fn read_at(&self, offset: u64, buf: &mut [u8]) -> io::Result<()> {
+        let start = usize::try_from(offset).map_err(|_| io::ErrorKind::UnexpectedEof)?;
+        let end = start
+            .checked_add(buf.len())
+            .ok_or(io::ErrorKind::UnexpectedEof)?;
+        let src = self.get(start..end).ok_or(io::ErrorKind::UnexpectedEof)?;
+        buf.copy_from_slice(src);
+        Ok(())
+    }
+}
+
+impl ReadAt for Vec<u8> {
+    fn len(&self) -> u64 {
+        self.as_slice().len() as u64
+    }
+
+    fn read_at(&self, offset: u64, buf: &mut [u8]) -> io::Result<()> {
+        self.as_slice().read_at(offset, buf)
+    }
+}
+
+#[cfg(unix)]
+impl ReadAt for std::fs::File {
+    fn len(&self) -> u64 {
+        self.metadata().map_or(0, |m| m.len())
+    }
+
+    fn read_at(&self, offset: u64, buf: &mut [u8]) -> io::Result<()> {
+        std::os::unix::fs::FileExt::read_exact_at(self, buf, offset)
+    }
+}
+
+/// A [`ReadAt`] as `Read + Seek`, for the readers that take a stream.
+struct Stream<'r, R: ?Sized> {
+    r: &'r R,
+    pos: u64,
+}
+
+impl<R: ReadAt + ?Sized> Read for Stream<'_, R> {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        let left = self.r.len().saturating_sub(self.pos);
+        let n = usize::try_from(left).unwrap_or(usize::MAX).min(buf.len());
+        self.r.read_at(self.pos, &mut buf[..n])?;
+        self.pos += n as u64;
+        Ok(n)
+    }
+}
+
+impl<R: ReadAt + ?Sized> Seek for Stream<'_, R> {
+    fn seek(&mut self, to: SeekFrom) -> io::Result<u64> {
+        let bad = || io::Error::from(io::ErrorKind::InvalidInput);
+        let pos = match to {
+            SeekFrom::Start(p) => Some(p),
+            SeekFrom::End(d) => self.r.len().checked_add_signed(d),
+            SeekFrom::Current(d) => self.pos.checked_add_signed(d),
+        };
+        self.pos = pos.ok_or_else(bad)?;
+        Ok(self.pos)
+    }
+}
+
+/// One tensor of a [`FileIndex`]: what the file says of it and where its
+/// bytes are.
+#[derive(Debug, Clone)]
+pub struct IndexedTensor {
+    stored: StoredTensor,
+    dtype: DType,
+    order: MemoryOrder,
+    offset: u64,
+    len: u64,
+    numel: u64,
+}
+
+impl IndexedTensor {
+    /// Its one name (the name `inspect` shows).
+    pub fn name(&self) -> &str {
+        &self.stored.name
+    }
+
+    /// The tensor as the file stores it, in the `inspect --json` terms.
+    pub fn stored(&self) -> &StoredTensor {
+        &self.stored
+    }
+
+    /// Its element type.
+    pub fn dtype(&self) -> DType {
+        self.dtype
+    }
+
+    /// Its dimensions.
+    pub fn dims(&self) -> &[usize] {
+        &self.stored.shape
+    }
+
+    /// The order of its elements in the file.
+    pub fn order(&self) -> MemoryOrder {
+        self.order
+    }
+
+    /// Where its bytes start in the file.
+    pub fn offset(&self) -> u64 {
+        self.offset
+    }
+
+    /// How many bytes it has.
+    pub fn byte_len(&self) -> u64 {
+        self.len
+    }
+
+    /// How many elements it has.
+    pub fn numel(&self) -> u64 {
+        self.numel
+    }
+}
+
+/// A file's structure, read by random access: format, size, metadata and
+/// every tensor's name, dtype, shape and byte range (see the
+/// [module](self)).
+#[derive(Debug, Clone)]
+pub struct FileIndex {
+    format: Format,
+    file_size: u64,
+    tensors: Vec<IndexedTensor>,
+    metadata: Map<String, Value>,
+    limits: tensor_core::Limits,
+}
+
+/// How much of the file's start and end detection looks at.
+const HEAD: u64 = 4096;
+const TAIL: u64 = 66 * 1024;
+
+fn read_vec<R: ReadAt + ?Sized>(r: &R, offset: u64, len: u64) -> Result<Vec<u8>> {
+    let n = usize::try_from(len).map_err(|_| Error::Invalid(format!("{len} bytes")))?;
+    let mut v = vec![0u8; n];
+    r.read_at(offset, &mut v)?;
+    Ok(v)
+}
+
+impl FileIndex {
+    /// Reads the structure of the file `r` (its format detected from its
+    /// first and last bytes and `name`, as [`crate::detect`] does): `None`
+    /// when its format is not one this path reads (see the [module](self)).
+    pub fn open<R: ReadAt + ?Sized>(
+        r: &R,
+        name: Option<&Path>,
+        opts: &ReadOptions,
+    ) -> Result<Option<Self>> {
+        let len = r.len();
+        if len == 0 {
+            return Ok(None);
+        }
+        let head = read_vec(r, 0, len.min(HEAD))?;
+        let tail_at = len.saturating_sub(TAIL).max(len.min(HEAD));
+        let tail = read_vec(r, tail_at, len - tail_at)?;
+        let Some(format) = crate::detect::detect_bytes(&head, &tail, name, len) else {
+            return Ok(None);
+        };
+        Self::open_as(r, format, opts)
+    }
+
+    /// Reads the structure of the file `r` as `format`: `None` when this
+    /// path does not read that format.
+    pub fn open_as<R: ReadAt + ?Sized>(
+        r: &R,
+        format: Format,
+        opts: &ReadOptions,
+    ) -> Result<Option<Self>> {
+        #[cfg_attr(
+            not(any(feature = "cvm", feature = "safetensors", feature = "npz")),
+            allow(unused_mut)
+        )]
+        let mut index = FileIndex {
+            format,
+            file_size: r.len(),
+            tensors: Vec::new(),
+            metadata: Map::new(),
+            limits: opts.limits,
+        };
+        let read = match format {
+            #[cfg(feature = "cvm")]
+            Format::CvmParams => {
+                index.read_cvm(r)?;
+                true
+            }
+            #[cfg(feature = "safetensors")]
+            Format::Safetensors => {
+                index.read_safetensors(r)?;
+                true
+            }
+            #[cfg(feature = "npz")]
+            Format::Npz => index.read_npz(r)?,
+            _ => false,
+        };
+        Ok(read.then_some(index))
+    }
+
+    #[cfg(feature = "cvm")]
+    fn read_cvm<R: ReadAt + ?Sized>(&mut self, r: &R) -> Result<()> {
+        let o = cvm_params::ReadOptions::default().with_limits(self.limits);
+        let lazy = cvm_params::LazyParams::from_reader(Stream { r, pos: 0 }, &o)?;
+        for (i, info) in lazy.infos().iter().enumerate() {
+            let name = lazy.name(i).unwrap_or_default().into_owned();
+            let numel = count(&info.dims).ok_or_else(|| overflow(&name))?;
+            let mut stored = StoredTensor::from_parts(name, info.dims.clone());
+            stored
+                .extras
+                .insert("data_offset".into(), json!(info.data_offset));
+            self.tensors.push(IndexedTensor {
+                stored,
+                dtype: info.dtype,
+                order: MemoryOrder::RowMajor,
+                offset: info.data_offset,
+                len: info.nbytes,
+                numel,
+            });
+        }
+        Ok(())
+    }
+
+    #[cfg(feature = "safetensors")]
+    fn read_safetensors<R: ReadAt + ?Sized>(&mut self, r: &R) -> Result<()> {
+        use safetensors::tensor::Metadata;
+        let bad = |m: String| Error::Safetensors(format!("invalid safetensors file: {m}"));
+        let file_len = r.len();
+        if file_len < 8 {
+            return Err(bad("HeaderTooSmall".into()));
+        }
+        let mut n = [0u8; 8];
+        r.read_at(0, &mut n)?;
+        let n = u64::from_le_bytes(n);
+        // the crate's own bound on the header, and ours on allocating it
+        if n > 100_000_000 || n > self.limits.max_alloc {
+            return Err(bad("HeaderTooLarge".into()));
+        }
+        let data_start = n
+            .checked_add(8)
+            .filter(|&e| e <= file_len)
+            .ok_or_else(|| bad("InvalidHeaderLength".into()))?;
+        let prefix = read_vec(r, 0, data_start)?;
+        let header = std::str::from_utf8(&prefix[8..])
+            .map_err(|e| Error::Safetensors(format!("invalid safetensors header: {e}")))?;
+        let meta: Metadata = serde_json::from_str(header)
+            .map_err(|e| bad(format!("InvalidHeaderDeserialization({e})")))?;
+        let order = crate::formats::safetensors::names_in_file_order(&prefix, meta.offset_keys());
+        drop(prefix);
+        if order.len() as u64 > self.limits.max_tensors {
+            return Err(bad(format!("{} tensors", order.len())));
+        }
+        // the tensors cover the data exactly, one after another
+        let mut end = 0u64;
+        let mut by_offset: Vec<(u64, u64, String)> = Vec::with_capacity(order.len());
+        for name in &order {
+            let info = meta
+                .info(name)
+                .ok_or_else(|| bad(format!("TensorNotFound({name})")))?;
+            let (s, e) = (info.data_offsets.0 as u64, info.data_offsets.1 as u64);
+            by_offset.push((s, e, name.clone()));
+        }
+        let mut sorted = by_offset.clone();
+        sorted.sort_by_key(|&(s, e, _)| (s, e));
+        for (s, e, name) in &sorted {
+            if *s != end || e < s {
+                return Err(bad(format!("InvalidOffset({name:?})")));
+            }
+            end = *e;
+        }
+        if Some(file_len) != data_start.checked_add(end) {
+            return Err(bad("MetadataIncompleteBuffer".into()));
+        }
+        for (s, e, name) in by_offset {
+            let info = meta.info(&name).ok_or_else(|| overflow(&name))?;
+            let dtype = crate::formats::safetensors::to_dtype(info.dtype).in_tensor_of(&name)?;
+            let numel = count(&info.shape).ok_or_else(|| overflow(&name))?;
+            let size = numel
+                .checked_mul(dtype.size() as u64)
+                .ok_or_else(|| overflow(&name))?;
+            if size != e - s {
+                return Err(bad("TensorInvalidInfo".into()).in_tensor(&name));
+            }
+            self.tensors.push(IndexedTensor {
+                stored: StoredTensor::from_parts(name, info.shape.clone()),
+                dtype,
+                order: MemoryOrder::RowMajor,
+                offset: data_start + s,
+                len: e - s,
+                numel,
+            });
+        }
+        if let Some(m) = meta.metadata() {
+            let mut sorted: Vec<(&String, &String)> = m.iter().collect();
+            sorted.sort();
+            let obj: Map<String, Value> = sorted
+                .into_iter()
+                .map(|(k, v)| (k.clone(), Value::String(v.clone())))
+                .collect();
+            self.metadata.insert("metadata".into(), Value::Object(obj));
+        }
+        Ok(())
+    }
+
+    /// An `.npz` whose members are all stored (`numpy.savez`) and
+    /// little-endian; false (read it whole) for anything else.
+    #[cfg(feature = "npz")]
+    fn read_npz<R: ReadAt + ?Sized>(&mut self, r: &R) -> Result<bool> {
+        use crate::formats::npz::{npy_header, npy_header_len};
+        use nnp_archive::archive::{Compression, list};
+        let opts = nnp_archive::ReadOptions::default().with_limits(self.limits);
+        // the zip reader reads the directory a field at a time: buffered
+        let stream = io::BufReader::with_capacity(16 << 10, Stream { r, pos: 0 });
+        let members = list(stream, &opts)
+            .map_err(|e| Error::Npz(format!("not a readable .npz (zip) archive: {e}")))?;
+        if members
+            .iter()
+            .any(|m| !matches!(m.compression, Compression::Stored))
+        {
+            return Ok(false);
+        }
+        for m in &members {
+            let Some(name) = m.name.strip_suffix(".npy") else {
+                continue;
+            };
+            let prefix = read_vec(r, m.data_start, m.size.min(12))?;
+            let header_len = npy_header_len(&prefix).map_or(m.size, |n| (n as u64).min(m.size));
+            if header_len > 1 << 20 {
+                return Ok(false); // no numpy writes such a header: the whole path says why
+            }
+            let head = read_vec(r, m.data_start, header_len)?;
+            let h = npy_header(&m.name, &head, &self.limits)?;
+            if h.big_endian {
+                return Ok(false);
+            }
+            // as the whole path: the data fills the rest of the member exactly
+            let rest = m.size - h.header_len as u64;
+            let need = h.data_len as u64;
+            if rest < need {
+                return Err(Error::Npz(format!(
+                    "{}: data is {rest} bytes, the header needs {need}",
+                    m.name
+                )));
+            }
+            if rest != need {
+                return Err(Error::Npz(format!(
+                    "{}: {} bytes after the data",
+                    m.name,
+                    rest - need
+                )));
+            }
+            let numel = count(&h.dims).ok_or_else(|| overflow(name))?;
+            self.tensors.push(IndexedTensor {
+                stored: StoredTensor::from_parts(name.to_string(), h.dims),
+                dtype: h.dtype,
+                order: h.order,
+                offset: m.data_start + h.header_len as u64,
+                len: need,
+                numel,
+            });
+        }
+        Ok(true)
+    }
+
+    /// The file's format.
+    pub fn format(&self) -> Format {
+        self.format
+    }
+
+    /// The file's size in bytes.
+    pub fn file_size(&self) -> u64 {
+        self.file_size
+    }
+
+    /// Every tensor, in stored order.
+    pub fn tensors(&self) -> &[IndexedTensor] {
+        &self.tensors
+    }
+
+    /// The index of the tensor named `name`.
+    pub fn position(&self, name: &str) -> Option<usize> {
+        self.tensors.iter().position(|t| t.name() == name)
+    }
+
+    /// File-level fields, as [`crate::Document::metadata`] gives them.
+    pub fn metadata(&self) -> &Map<String, Value> {
+        &self.metadata
+    }
+
+    /// The summary [`crate::Document::summary`] gives for the same file.
+    pub fn summary(&self) -> Summary {
+        let tensors: Vec<TensorSummary> = self
+            .tensors
+            .iter()
+            .map(|t| TensorSummary {
+                name: t.stored.name.clone(),
+                stored_name: None,
+                dtype: t.dtype,
+                shape: t.stored.shape.clone(),
+                bytes: t.len,
+                elements: t.numel,
+            })
+            .collect();
+        Summary {
+            format: self.format,
+            kind: None,
+            file_size: self.file_size,
+            total_bytes: tensors.iter().map(|t| t.bytes).sum(),
+            parameters: tensors.iter().map(|t| t.elements).sum(),
+            tensors,
+            graphs: Vec::new(),
+        }
+    }
+
+    /// Reads `count` elements of tensor `index` from its flat (stored-order)
+    /// element `start` (fewer at its end) into `buf`, as a one-dimensional
+    /// tensor borrowing `buf`. The bytes read are checked against
+    /// [`tensor_core::Limits::max_alloc`].
+    pub fn read_elements<'b, R: ReadAt + ?Sized>(
+        &self,
+        r: &R,
+        index: usize,
+        start: u64,
+        count: u64,
+        buf: &'b mut Vec<u8>,
+    ) -> Result<Tensor<'b>> {
+        let t = self
+            .tensors
+            .get(index)
+            .ok_or_else(|| Error::Invalid(format!("no tensor {index}")))?;
+        let size = t.dtype.size() as u64;
+        let start = start.min(t.numel);
+        let count = count.min(t.numel - start);
+        let too_big = || overflow(t.name());
+        let bytes = count.checked_mul(size).ok_or_else(too_big)?;
+        self.limits
+            .check_alloc("tensor slice", bytes)
+            .map_err(|e| Error::from(e).in_tensor(t.name()))?;
+        let at = start
+            .checked_mul(size)
+            .and_then(|o| o.checked_add(t.offset))
+            .ok_or_else(too_big)?;
+        let n = usize::try_from(bytes).map_err(|_| too_big())?;
+        let elems = usize::try_from(count).map_err(|_| too_big())?;
+        buf.clear();
+        buf.try_reserve_exact(n)
+            .map_err(|_| Error::Invalid(format!("{n} bytes do not fit in memory")))?;
+        buf.resize(n, 0);
+        r.read_at(at, buf)
+            .map_err(|e| Error::from(e).in_tensor(t.name()))?;
+        Tensor::new(t.dtype, [elems], &buf[..]).map_err(|e| Error::from(e).in_tensor(t.name()))
+    }
+
+    /// Reads all of tensor `index` (for tests and small tensors), with its
+    /// dimensions and order.
+    pub fn read_tensor<R: ReadAt + ?Sized>(&self, r: &R, index: usize) -> Result<Tensor<'static>> {
+        let t = self
+            .tensors
+            .get(index)
+            .ok_or_else(|| Error::Invalid(format!("no tensor {index}")))?;
+        let mut buf = Vec::new();
+        self.read_elements(r, index, 0, t.numel, &mut buf)?;
+        Tensor::with_order(t.dtype, t.dims().to_vec(), t.order, buf)
+            .map_err(|e| Error::from(e).in_tensor(t.name()))
+    }
+}
+
+fn count(dims: &[usize]) -> Option<u64> {
+    dims.iter()
+        .try_fold(1u64, |n, &d| n.checked_mul(u64::try_from(d).ok()?))
+}
+
+fn overflow(name: &str) -> Error {
+    Error::Invalid("the tensor's size overflows".into()).in_tensor(name)
+}
+
+trait InTensorOf<T> {
+    fn in_tensor_of(self, name: &str) -> Result<T>;
+}
+
+impl<T> InTensorOf<T> for Result<T> {
+    fn in_tensor_of(self, name: &str) -> Result<T> {
+        self.map_err(|e| e.in_tensor(name))
+    }
+}
