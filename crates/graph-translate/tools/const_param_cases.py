@@ -264,6 +264,23 @@ def cases():
         ("reduce_min_all", 13, "ReduceMin", [("x", x(3, 4))], [], {"keepdims": 0}, 1),
         ("reduce_min_axes_input", 18, "ReduceMin", [("x", x(2, 3, 4))], [("ax", i64(1, 0))], {}, 1),
     ]
+    # int8 linear quantisation per channel: halves (rounded to even) and values past the
+    # int8 range (saturated) among the inputs
+    q = np.concatenate([x(2, 3, 3) * 300, np.full((2, 3, 1), 2.5, np.float32)], axis=2)
+    scale = np.array([0.5, 2.0, 1.0], dtype=np.float32)
+    zp8 = np.array([-3, 0, 7], dtype=np.int8)
+    c += [
+        ("quantize_int8_axis", 13, "QuantizeLinear", [("x", q)], [("s", scale), ("z", zp8)], {}, 1),
+        (
+            "dequantize_int8_axis",
+            13,
+            "DequantizeLinear",
+            [("x", r.integers(-128, 128, (2, 3, 4)).astype(np.int8))],
+            [("s", scale), ("z", zp8)],
+            {},
+            1,
+        ),
+    ]
     return c
 
 
@@ -302,7 +319,9 @@ def main():
         node = helper.make_node(op, [v for v, _ in inputs] + [v for v, _ in consts], outs, **attrs)
         consts = [(v, t) for v, t in consts if v]
 
-        out_type = onnx.TensorProto.INT64 if op == "ArgMax" else onnx.TensorProto.FLOAT
+        out_type = {"ArgMax": onnx.TensorProto.INT64, "QuantizeLinear": onnx.TensorProto.INT8}.get(
+            op, onnx.TensorProto.FLOAT
+        )
 
         def graph(shapes):
             return helper.make_graph(
