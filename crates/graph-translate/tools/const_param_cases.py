@@ -281,6 +281,23 @@ def cases():
             1,
         ),
     ]
+    # GRU in the linear_before_reset=1 form (the node tests have only 0), with biases and an
+    # initial state, one direction and both (onnxruntime has no batch-first GRU)
+    for name, nd, layout in [("gru_lbr1_bias_h0", 1, 0), ("gru_lbr1_bidirectional", 2, 0)]:
+        t, b, i, h = 4, 2, 3, 5
+        xin = x(b, t, i) if layout else x(t, b, i)
+        h0 = x(b, nd, h) if layout else x(nd, b, h)
+        consts = [
+            ("w", x(nd, 3 * h, i)),
+            ("r", x(nd, 3 * h, h)),
+            ("b", x(nd, 6 * h)),
+            ("", None),
+            ("h0", h0),
+        ]
+        attrs = {"hidden_size": h, "linear_before_reset": 1, "layout": layout}
+        if nd == 2:
+            attrs["direction"] = "bidirectional"
+        c.append((name, 14, "GRU", [("x", xin)], consts, attrs, 2))
     return c
 
 

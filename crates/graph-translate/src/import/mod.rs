@@ -46,6 +46,8 @@ mod nnabla_ops_attention;
 #[cfg(feature = "nnabla")]
 mod nnabla_ops_elementwise;
 #[cfg(feature = "nnabla")]
+mod nnabla_ops_gru;
+#[cfg(feature = "nnabla")]
 mod nnabla_ops_index;
 #[cfg(feature = "nnabla")]
 mod nnabla_ops_loss;

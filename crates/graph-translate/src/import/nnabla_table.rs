@@ -8,6 +8,7 @@ use super::SupportRow;
 use super::nnabla_cx::{Cx, Lowered};
 use super::nnabla_ops_attention as attn;
 use super::nnabla_ops_elementwise as ew;
+use super::nnabla_ops_gru::GRU_TABLE;
 use super::nnabla_ops_index as ix;
 use super::nnabla_ops_loss as loss;
 use super::nnabla_ops_nn as nn;
@@ -760,7 +761,11 @@ pub static TABLE: &[Entry] = &[
 
 /// The entry for ONNX operator `op`.
 pub fn entry(op: &str) -> Option<&'static Entry> {
-    TABLE.iter().chain(QUANT_TABLE).find(|e| e.row.op == op)
+    TABLE
+        .iter()
+        .chain(QUANT_TABLE)
+        .chain(GRU_TABLE)
+        .find(|e| e.row.op == op)
 }
 
 impl Entry {
@@ -772,7 +777,12 @@ impl Entry {
 
 /// The support-table rows, sorted by operator.
 pub fn support_rows() -> Vec<SupportRow> {
-    let mut v: Vec<SupportRow> = TABLE.iter().chain(QUANT_TABLE).map(|e| e.row).collect();
+    let mut v: Vec<SupportRow> = TABLE
+        .iter()
+        .chain(QUANT_TABLE)
+        .chain(GRU_TABLE)
+        .map(|e| e.row)
+        .collect();
     v.sort_by_key(|r| r.op);
     v
 }
