@@ -264,6 +264,40 @@ def cases():
         ("reduce_min_all", 13, "ReduceMin", [("x", x(3, 4))], [], {"keepdims": 0}, 1),
         ("reduce_min_axes_input", 18, "ReduceMin", [("x", x(2, 3, 4))], [("ax", i64(1, 0))], {}, 1),
     ]
+    # int8 linear quantisation per channel: halves (rounded to even) and values past the
+    # int8 range (saturated) among the inputs
+    q = np.concatenate([x(2, 3, 3) * 300, np.full((2, 3, 1), 2.5, np.float32)], axis=2)
+    scale = np.array([0.5, 2.0, 1.0], dtype=np.float32)
+    zp8 = np.array([-3, 0, 7], dtype=np.int8)
+    c += [
+        ("quantize_int8_axis", 13, "QuantizeLinear", [("x", q)], [("s", scale), ("z", zp8)], {}, 1),
+        (
+            "dequantize_int8_axis",
+            13,
+            "DequantizeLinear",
+            [("x", r.integers(-128, 128, (2, 3, 4)).astype(np.int8))],
+            [("s", scale), ("z", zp8)],
+            {},
+            1,
+        ),
+    ]
+    # GRU in the linear_before_reset=1 form (the node tests have only 0), with biases and an
+    # initial state, one direction and both (onnxruntime has no batch-first GRU)
+    for name, nd, layout in [("gru_lbr1_bias_h0", 1, 0), ("gru_lbr1_bidirectional", 2, 0)]:
+        t, b, i, h = 4, 2, 3, 5
+        xin = x(b, t, i) if layout else x(t, b, i)
+        h0 = x(b, nd, h) if layout else x(nd, b, h)
+        consts = [
+            ("w", x(nd, 3 * h, i)),
+            ("r", x(nd, 3 * h, h)),
+            ("b", x(nd, 6 * h)),
+            ("", None),
+            ("h0", h0),
+        ]
+        attrs = {"hidden_size": h, "linear_before_reset": 1, "layout": layout}
+        if nd == 2:
+            attrs["direction"] = "bidirectional"
+        c.append((name, 14, "GRU", [("x", xin)], consts, attrs, 2))
     return c
 
 
@@ -302,7 +336,9 @@ def main():
         node = helper.make_node(op, [v for v, _ in inputs] + [v for v, _ in consts], outs, **attrs)
         consts = [(v, t) for v, t in consts if v]
 
-        out_type = onnx.TensorProto.INT64 if op == "ArgMax" else onnx.TensorProto.FLOAT
+        out_type = {"ArgMax": onnx.TensorProto.INT64, "QuantizeLinear": onnx.TensorProto.INT8}.get(
+            op, onnx.TensorProto.FLOAT
+        )
 
         def graph(shapes):
             return helper.make_graph(

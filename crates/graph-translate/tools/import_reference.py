@@ -22,6 +22,17 @@ With --target tsm (a report of `run ... --targets tsm`) it writes the TenniS rec
                                            committed kept; nothing removed)
 
   usage: import_reference.py REPORT.json SUITE_DIR REPO_ROOT --target tsm
+
+With --merge (NNabla) the report covers only some cases (a folder of symlinks to some node
+cases, plus constant-parameter cases: const_* from frozen_param_cases.py, tsm_* from
+const_param_cases.py): their results replace the ones in the committed nnabla.json, the totals
+and per-operator counts move accordingly (a node case absent from the record was refused),
+constant-parameter cases are counted apart (const_param_totals) and in per_op, the committed
+models are kept, every passing constant-parameter case is added and the smallest passing case
+for each operator with fewer than PER_OP; verified.json gets the passing conversions' rows
+(a row per case replaced).
+
+  usage: import_reference.py REPORT.json SUITE_DIR REPO_ROOT --merge
 """
 
 import json
@@ -42,10 +53,15 @@ def main():
         i = args.index("--target")
         target = args[i + 1]
         del args[i : i + 2]
+    merge = "--merge" in args
+    if merge:
+        args.remove("--merge")
     report, suite, root = args
     r = json.load(open(report))
     if target == "tsm":
         return tennis(r, suite, root)
+    if merge:
+        return merge_nnabla(r, suite, root, per_op)
     out_dir = os.path.join(root, "testdata", "translate", "import")
     cases_dir = os.path.join(out_dir, "cases")
     os.makedirs(cases_dir, exist_ok=True)
@@ -98,6 +114,103 @@ def main():
         json.dump(doc, f, indent=1, sort_keys=True)
         f.write("\n")
     print(len(cases), "converted cases,", len(chosen), "committed models")
+
+
+def merge_nnabla(r, suite, root, per_op):
+    out_dir = os.path.join(root, "testdata", "translate", "import")
+    path = os.path.join(out_dir, "nnabla.json")
+    doc = json.load(open(path))
+    cases, per = doc["cases"], doc["per_op"]
+    totals = doc["totals"]
+    const_totals = doc.get("const_param_totals", {})
+    keys = ("cases", "pass", "wrong", "failed", "refused")
+
+    def bucket(st):
+        return st if st in ("pass", "wrong", "refused") else "failed"
+
+    for name, c in sorted(r["cases"].items()):
+        n = c["nnp"]
+        new = bucket(n["status"])
+        const = not name.startswith("test_")
+        if const:
+            old = None
+            const_totals[new] = const_totals.get(new, 0) + 1
+        else:
+            old = bucket(cases[name]["status"]) if name in cases else "refused"
+            totals[old] -= 1
+            totals[new] = totals.get(new, 0) + 1
+        for op in c["ops"]:
+            b = per.setdefault(op, {k: 0 for k in keys})
+            if old is None:
+                b["cases"] += 1
+            else:
+                b[old] -= 1
+            b[new] += 1
+        cases.pop(name, None)
+        if n["status"] != "refused":
+            cases[name] = {
+                "ops": c["ops"],
+                "status": n["status"],
+                "sha256": n.get("sha256"),
+                "max_abs_error": n.get("max_abs_error"),
+            }
+    totals = {k: v for k, v in totals.items() if v}
+    chosen = set(doc["committed"])
+
+    def size(c):
+        return os.path.getsize(os.path.join(suite, c, "model.onnx"))
+
+    passing = sorted(
+        (c for c in r["cases"] if c in cases and cases[c]["status"] == "pass"),
+        key=lambda c: (size(c), c),
+    )
+    cases_dir = os.path.join(out_dir, "cases")
+    # Every passing constant-parameter case (small, and CI regenerates only the node tests).
+    chosen |= {c for c in passing if not c.startswith("test_")}
+    for op in sorted({op for c in r["cases"].values() for op in c["ops"]}):
+        got = [c for c in chosen if op in cases[c]["ops"]]
+        for c in passing:
+            if len(got) >= per_op:
+                break
+            if op in cases[c]["ops"] and c not in chosen and size(c) <= 64 * 1024:
+                chosen.add(c)
+                got.append(c)
+    for c in sorted(chosen):
+        dst = os.path.join(cases_dir, c + ".onnx")
+        if not os.path.exists(dst):
+            shutil.copyfile(os.path.join(suite, c, "model.onnx"), dst)
+    doc.update(
+        suite="onnx 1.23.2 backend node tests (onnx.backend.test.case.node); const_* cases:"
+        " the node cases of some operators with their parameters frozen into initializers"
+        " (crates/graph-translate/tools/frozen_param_cases.py), tsm_* cases:"
+        " crates/graph-translate/tools/const_param_cases.py",
+        totals=totals,
+        const_param_totals={k: v for k, v in const_totals.items() if v},
+        verified_ops=sorted(op for op, v in per.items() if v["pass"] > 0 and v["wrong"] == 0),
+        per_op=per,
+        cases=cases,
+        committed=sorted(chosen),
+    )
+    with open(path, "w") as f:
+        json.dump(doc, f, indent=1, sort_keys=True)
+        f.write("\n")
+    vpath = os.path.join(out_dir, "verified.json")
+    rows = [v for v in json.load(open(vpath)) if v["case"] not in r["cases"]]
+    for name, c in r["cases"].items():
+        if c["nnp"]["status"] == "pass":
+            rows.append(
+                {
+                    "case": name,
+                    "target": "nnp",
+                    "onnx_sha256": c["onnx_sha256"],
+                    "sha256": c["nnp"]["sha256"],
+                }
+            )
+    rows.sort(key=lambda v: (v["case"], v["target"]))
+    with open(vpath, "w") as f:
+        json.dump(rows, f, indent=0)
+        f.write("\n")
+    print(len(cases), "converted cases,", len(chosen), "committed models,", totals, const_totals)
 
 
 def tennis(r, suite, root):

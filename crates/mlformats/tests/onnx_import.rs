@@ -269,3 +269,75 @@ fn hostile_dimensions_are_refused_not_overflowed() {
     assert!(e.contains("above 2^31"), "{e}");
     assert!(!out.exists());
 }
+
+/// Converts the one-node model `x` (f32 1x1x4x4) -> `y` that `build` makes
+/// and returns the refusal.
+fn refused(
+    dir: &Path,
+    name: &str,
+    build: impl FnOnce(&mut onnx_format::builder::GraphBuilder),
+) -> String {
+    use onnx_format::builder::{Dim, GraphBuilder};
+    use onnx_format::proto::tensor_proto::DataType;
+    let mut b = GraphBuilder::new("g");
+    let d: Vec<Dim> = [1, 1, 4, 4].iter().map(|&v| Dim::Value(v)).collect();
+    b.input("x", DataType::Float, &d);
+    build(&mut b);
+    b.output_unshaped("y", DataType::Float);
+    let src = dir.join(format!("{name}.onnx"));
+    let mut bytes = Vec::new();
+    onnx_format::write_model(&mut bytes, &b.finish(&Default::default())).unwrap();
+    std::fs::write(&src, bytes).unwrap();
+    let out = dir.join(format!("{name}.nnp"));
+    let e = convert(&src, &out, &ConvertOptions::new())
+        .unwrap_err()
+        .to_string();
+    assert!(!out.exists(), "{name}");
+    e
+}
+
+#[test]
+fn resize_and_quantize_refuse_what_nnabla_computes_differently() {
+    use onnx_format::builder::attr;
+    use onnx_format::proto::TensorProto;
+    let dir = tempfile::tempdir().unwrap();
+    // Antialiasing: ONNXResize has none.
+    let e = refused(dir.path(), "antialias", |b| {
+        let s = b.const_f32("s", &[1.0, 1.0, 0.5, 0.5], &[4]);
+        let attrs = vec![attr::string("mode", "linear"), attr::int("antialias", 1)];
+        b.node("Resize", "", &["x", "", &s], &["y"], attrs);
+    });
+    assert!(e.contains("Resize (antialias=1"), "{e}");
+    // align_corners with scales that do not give whole sizes (4 x 0.6).
+    let e = refused(dir.path(), "align", |b| {
+        let s = b.const_f32("s", &[1.0, 1.0, 0.6, 0.6], &[4]);
+        let attrs = vec![
+            attr::string("mode", "linear"),
+            attr::string("coordinate_transformation_mode", "align_corners"),
+        ];
+        b.node("Resize", "", &["x", "", &s], &["y"], attrs);
+    });
+    assert!(e.contains("align_corners"), "{e}");
+    // Scales the graph computes.
+    let e = refused(dir.path(), "runtime_scales", |b| {
+        let s = b.op("Abs", &["x"], vec![]);
+        let s = b.op("ReduceMax", &[&s], vec![attr::int("keepdims", 0)]);
+        b.node("QuantizeLinear", "", &["x", &s], &["y"], vec![]);
+    });
+    assert!(
+        e.contains("QuantizeLinear (scale computed at run time"),
+        "{e}"
+    );
+    // A 16-bit zero point: NNabla quantises to 8 bits.
+    let e = refused(dir.path(), "int16", |b| {
+        let s = b.scalar_f32("s", 0.5);
+        b.add_initializer(TensorProto {
+            name: Some("z".into()),
+            data_type: Some(5),
+            int32_data: vec![3],
+            ..Default::default()
+        });
+        b.node("QuantizeLinear", "", &["x", &s, "z"], &["y"], vec![]);
+    });
+    assert!(e.contains("QuantizeLinear (output type INT16"), "{e}");
+}

@@ -46,6 +46,8 @@ mod nnabla_ops_attention;
 #[cfg(feature = "nnabla")]
 mod nnabla_ops_elementwise;
 #[cfg(feature = "nnabla")]
+mod nnabla_ops_gru;
+#[cfg(feature = "nnabla")]
 mod nnabla_ops_index;
 #[cfg(feature = "nnabla")]
 mod nnabla_ops_loss;
@@ -55,6 +57,8 @@ mod nnabla_ops_nn;
 mod nnabla_ops_norm;
 #[cfg(feature = "nnabla")]
 mod nnabla_ops_pool;
+#[cfg(feature = "nnabla")]
+mod nnabla_ops_quant;
 #[cfg(feature = "nnabla")]
 mod nnabla_ops_reduce;
 #[cfg(feature = "nnabla")]
@@ -197,8 +201,11 @@ pub fn support_table_markdown(verified: &dyn Fn(&str) -> usize) -> String {
          Generated from the import tables of `graph-translate` \
          (`support_table_markdown`, kept fresh by a test). Every operator is \
          verified on the cases of the ONNX operator conformance suite (onnx \
-         1.23.2 node tests) that use it: converted to `.nnp`, run in the \
-         real nnabla 1.39 and compared with the case's expected outputs \
+         1.23.2 node tests) that use it, and on the same cases with their \
+         parameters as constants (`frozen_param_cases.py`, \
+         `const_param_cases.py`; the node tests feed them at run time): \
+         converted to `.nnp`, run in the real nnabla 1.39 and compared with \
+         the case's expected outputs \
          (`testdata/translate/import/nnabla.json`). Constant shape \
          arithmetic (",
     );

@@ -292,8 +292,8 @@ pub(crate) fn cumsum(cx: &mut Cx<'_>, node: &Node) -> Lowered {
     Ok(())
 }
 
-/// `Resize` (opset 11+) and `Upsample` (nearest) with constant scales or
-/// sizes: NNabla's `ONNXResize`.
+/// `Resize` and `Upsample` (nearest; Resize-10 enlarging only) with
+/// constant scales or sizes: NNabla's `ONNXResize`.
 pub(crate) fn resize(cx: &mut Cx<'_>, node: &Node) -> Lowered {
     let x = cx.fvar(node, 0)?;
     let s = cx.shape(&x)?;
@@ -302,9 +302,12 @@ pub(crate) fn resize(cx: &mut Cx<'_>, node: &Node) -> Lowered {
     }
     let r = s.len();
     let mode = node.string("mode", "nearest");
-    let (roi, scales, sizes, ctm, nearest) = if node.op == "Upsample" {
+    let (roi, scales, sizes, ctm, nearest) = if node.op == "Upsample" || cx.opset < 11 {
+        // Upsample and Resize-10: the input's coordinate by `asymmetric`,
+        // nearest by floor (onnxruntime's Resize-10 rounds up when it
+        // shrinks, so scales below 1 are refused there).
         if mode != "nearest" {
-            return Err(format!("mode={mode:?}"));
+            return Err(format!("mode={mode:?} (nearest only before Resize-11)"));
         }
         let sc: Vec<f64> = if cx.opset >= 9 {
             cx.const_floats(node, 1)
@@ -316,6 +319,11 @@ pub(crate) fn resize(cx: &mut Cx<'_>, node: &Node) -> Lowered {
                 .map(|&f| f64::from(f))
                 .collect()
         };
+        if node.op == "Resize" && sc.iter().any(|&f| f < 1.0) {
+            return Err(format!(
+                "scales {sc:?} below 1 at opset 10 (onnxruntime rounds up when shrinking)"
+            ));
+        }
         (
             vec![],
             sc,
@@ -324,36 +332,7 @@ pub(crate) fn resize(cx: &mut Cx<'_>, node: &Node) -> Lowered {
             "floor".to_string(),
         )
     } else {
-        if node.int("antialias", 0) != 0 {
-            return Err("antialias=1".into());
-        }
-        if node.attr("axes").is_some() {
-            return Err("axes".into());
-        }
-        if node.string("keep_aspect_ratio_policy", "stretch") != "stretch" {
-            return Err("keep_aspect_ratio_policy".into());
-        }
-        let roi = match node.input(1) {
-            Some(_) => cx.const_floats(node, 1).ok_or("roi computed at run time")?,
-            None => vec![],
-        };
-        let scales = match node.input(2) {
-            Some(_) => cx
-                .const_floats(node, 2)
-                .ok_or("scales computed at run time")?,
-            None => vec![],
-        };
-        let sizes = match node.input(3) {
-            Some(_) => cx.const_ints(node, 3).ok_or("sizes computed at run time")?,
-            None => vec![],
-        };
-        (
-            roi,
-            scales,
-            sizes.iter().map(|&v| v as f64).collect(),
-            node.string("coordinate_transformation_mode", "half_pixel"),
-            node.string("nearest_mode", "round_prefer_floor"),
-        )
+        resize_inputs(cx, node, &s)?
     };
     let sizes: Vec<i64> = sizes.iter().map(|&v| v as i64).collect();
     let out: Vec<i64> = if !sizes.is_empty() {
@@ -370,8 +349,8 @@ pub(crate) fn resize(cx: &mut Cx<'_>, node: &Node) -> Lowered {
             .map(|(&d, &f)| ((d as f64) * f).floor() as i64)
             .collect()
     };
-    if mode == "cubic" || ctm == "tf_crop_and_resize" {
-        return Err(format!("mode={mode:?}/{ctm}"));
+    if out.iter().any(|&d| !(1..=1 << 31).contains(&d)) {
+        return Err(format!("output shape {out:?} (every dimension 1 to 2^31)"));
     }
     cx.emit(
         "ONNXResize",
@@ -394,6 +373,143 @@ pub(crate) fn resize(cx: &mut Cx<'_>, node: &Node) -> Lowered {
         })),
     );
     Ok(())
+}
+
+/// The ONNX type of a resize's parameters: (roi, scales, sizes,
+/// coordinate_transformation_mode, nearest_mode).
+type ResizeInputs = (Vec<f64>, Vec<f64>, Vec<f64>, String, String);
+
+/// `Resize`'s constant roi, scales and sizes over every axis of an input of
+/// shape `s`: the `axes` attribute expanded (scale 1, the input's size, roi
+/// 0 to 1 on the others), and `keep_aspect_ratio_policy` turned into the
+/// one scale it picks when NNabla's output size from it (floor) is the one
+/// ONNX takes (round).
+fn resize_inputs(cx: &Cx<'_>, node: &Node, s: &[i64]) -> Result<ResizeInputs, String> {
+    let r = s.len();
+    if node.int("antialias", 0) != 0 {
+        return Err("antialias=1 (NNabla's ONNXResize does not antialias)".into());
+    }
+    let ctm = node.string("coordinate_transformation_mode", "half_pixel");
+    if !matches!(
+        ctm.as_str(),
+        "half_pixel" | "pytorch_half_pixel" | "align_corners" | "asymmetric" | "tf_crop_and_resize"
+    ) {
+        return Err(format!(
+            "coordinate_transformation_mode={ctm:?} (not one of NNabla's ONNXResize)"
+        ));
+    }
+    let roi = match node.input(1) {
+        Some(_) => cx.const_floats(node, 1).ok_or("roi computed at run time")?,
+        None => vec![],
+    };
+    let scales = match node.input(2) {
+        Some(_) => cx
+            .const_floats(node, 2)
+            .ok_or("scales computed at run time")?,
+        None => vec![],
+    };
+    let sizes = match node.input(3) {
+        Some(_) => cx.const_ints(node, 3).ok_or("sizes computed at run time")?,
+        None => vec![],
+    };
+    let axes: Vec<usize> = match node.ints("axes") {
+        Some(a) => a
+            .iter()
+            .map(|&v| {
+                let v = if v < 0 { v + r as i64 } else { v };
+                usize::try_from(v)
+                    .ok()
+                    .filter(|&v| v < r)
+                    .ok_or_else(|| format!("axes {a:?} outside the rank {r}"))
+            })
+            .collect::<Result<_, _>>()?,
+        None => (0..r).collect(),
+    };
+    let n = axes.len();
+    let mut seen = vec![false; r];
+    for &a in &axes {
+        if std::mem::replace(&mut seen[a], true) {
+            return Err("repeated axes".into());
+        }
+    }
+    let roi = if roi.is_empty() || ctm != "tf_crop_and_resize" {
+        vec![]
+    } else if roi.len() == 2 * n {
+        let mut full: Vec<f64> = (0..2 * r).map(|i| if i < r { 0.0 } else { 1.0 }).collect();
+        for (k, &a) in axes.iter().enumerate() {
+            full[a] = roi[k];
+            full[r + a] = roi[n + k];
+        }
+        full
+    } else {
+        return Err("roi does not fit the axes".into());
+    };
+    let mut scales_full = vec![];
+    let mut sizes_full = vec![];
+    if !sizes.is_empty() {
+        if sizes.len() != n {
+            return Err("sizes do not fit the axes".into());
+        }
+        let policy = node.string("keep_aspect_ratio_policy", "stretch");
+        if policy == "stretch" {
+            sizes_full = s.iter().map(|&d| d as f64).collect();
+            for (k, &a) in axes.iter().enumerate() {
+                sizes_full[a] = sizes[k] as f64;
+            }
+        } else {
+            let ratios = axes
+                .iter()
+                .zip(&sizes)
+                .map(|(&a, &z)| z as f64 / s[a] as f64);
+            let scale = match policy.as_str() {
+                "not_larger" => ratios.fold(f64::INFINITY, f64::min),
+                "not_smaller" => ratios.fold(0.0, f64::max),
+                p => return Err(format!("keep_aspect_ratio_policy={p:?}")),
+            };
+            // NNabla takes the scale as f32 and sizes the output by floor.
+            let scale = f64::from(scale as f32);
+            scales_full = vec![1.0; r];
+            for &a in &axes {
+                let v = s[a] as f64 * scale;
+                if v.floor() != v.round_ties_even() {
+                    return Err(format!(
+                        "keep_aspect_ratio_policy={policy:?} giving an output size NNabla \
+                         (floor of size x scale) does not (round)"
+                    ));
+                }
+                scales_full[a] = scale;
+            }
+        }
+    } else {
+        if scales.len() != n {
+            return Err("scales do not fit the axes".into());
+        }
+        scales_full = vec![1.0; r];
+        for (k, &a) in axes.iter().enumerate() {
+            scales_full[a] = scales[k];
+        }
+        // With scales ONNX's align_corners maps by `size x scale` unrounded,
+        // NNabla by the output size.
+        if ctm == "align_corners"
+            && s.iter()
+                .zip(&scales_full)
+                .any(|(&d, &f)| (d as f64 * f).fract() != 0.0)
+        {
+            return Err(
+                "coordinate_transformation_mode=\"align_corners\" with scales that do not \
+                 give whole output sizes (ONNX maps by the unrounded size x scale, NNabla by \
+                 the output size)"
+                    .into(),
+            );
+        }
+    }
+    Ok((
+        roi,
+        scales_full,
+        sizes_full,
+        ctm,
+        node.string("nearest_mode", "round_prefer_floor"),
+    ))
 }
 
 /// `Einsum` without ellipses: NNabla's `Einsum`, the output shape read

@@ -66,7 +66,12 @@ fn lstm_gates(cx: &mut Cx<'_>, x: &str) -> Result<String, String> {
     Ok(y)
 }
 
-fn transpose(cx: &mut Cx<'_>, x: &str, perm: &[i64], out: Option<&str>) -> Result<String, String> {
+pub(crate) fn transpose(
+    cx: &mut Cx<'_>,
+    x: &str,
+    perm: &[i64],
+    out: Option<&str>,
+) -> Result<String, String> {
     let s = cx.shape(x)?;
     let d: Vec<i64> = perm.iter().map(|&a| s[a as usize]).collect();
     let y = out.map_or_else(|| cx.fresh(x), str::to_string);

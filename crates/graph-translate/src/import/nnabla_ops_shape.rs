@@ -403,12 +403,18 @@ pub(crate) fn gather(cx: &mut Cx<'_>, node: &Node) -> Lowered {
     Ok(())
 }
 
-/// `Pad` (constant and reflect modes; constant pads).
+/// `Pad` (constant, reflect and edge modes, edge being NNabla's `repeat`;
+/// constant pads).
 pub(crate) fn pad(cx: &mut Cx<'_>, node: &Node) -> Lowered {
-    let mode = node.string("mode", "constant");
-    if mode != "constant" && mode != "reflect" {
-        return Err(format!("mode={mode:?}"));
-    }
+    let mode = match node.string("mode", "constant").as_str() {
+        "edge" => "repeat".to_string(),
+        m @ ("constant" | "reflect") => m.to_string(),
+        m => {
+            return Err(format!(
+                "mode={m:?} (NNabla pads constant, reflect or edge)"
+            ));
+        }
+    };
     let x = cx.avar(node, 0)?;
     let s = cx.shape(&x)?;
     let r = s.len();

@@ -8,10 +8,12 @@ use super::SupportRow;
 use super::nnabla_cx::{Cx, Lowered};
 use super::nnabla_ops_attention as attn;
 use super::nnabla_ops_elementwise as ew;
+use super::nnabla_ops_gru::GRU_TABLE;
 use super::nnabla_ops_index as ix;
 use super::nnabla_ops_loss as loss;
 use super::nnabla_ops_nn as nn;
 use super::nnabla_ops_norm as norm;
+use super::nnabla_ops_quant::QUANT_TABLE;
 use super::nnabla_ops_reduce as red;
 use super::nnabla_ops_rnn as rnn;
 use super::nnabla_ops_shape as sh;
@@ -39,7 +41,7 @@ impl std::fmt::Debug for Entry {
 }
 
 /// Shorthand for a row with the full opset range.
-const fn e(
+pub(super) const fn e(
     op: &'static str,
     attrs: &'static str,
     emits: &'static str,
@@ -59,7 +61,7 @@ const fn e(
 }
 
 /// A row from opset `since` on.
-const fn since(mut x: Entry, since: i64) -> Entry {
+pub(super) const fn since(mut x: Entry, since: i64) -> Entry {
     x.row.opsets.0 = since;
     x
 }
@@ -346,9 +348,9 @@ pub static TABLE: &[Entry] = &[
     ),
     e(
         "Pad",
-        "mode (constant, reflect), pads, constant_value, axes",
+        "mode (constant, reflect, edge), pads, constant_value, axes",
         "Pad (+ Where for a run-time value)",
-        "edge/wrap modes, negative pads",
+        "wrap mode, negative pads",
         sh::pad,
     ),
     e("Identity", "", "Identity", "", sh::identity),
@@ -645,12 +647,14 @@ pub static TABLE: &[Entry] = &[
     since(
         e(
             "Resize",
-            "mode, coordinate_transformation_mode, nearest_mode, roi/scales/sizes (constant)",
+            "mode, coordinate_transformation_mode, nearest_mode, cubic_coeff_a, \
+             exclude_outside, extrapolation_value, axes, keep_aspect_ratio_policy, \
+             roi/scales/sizes (constant)",
             "ONNXResize",
-            "cubic, antialias, axes",
+            "antialias, half_pixel_symmetric; opset 10: linear mode, scales below 1",
             red::resize,
         ),
-        11,
+        10,
     ),
     until(
         e(
@@ -757,7 +761,11 @@ pub static TABLE: &[Entry] = &[
 
 /// The entry for ONNX operator `op`.
 pub fn entry(op: &str) -> Option<&'static Entry> {
-    TABLE.iter().find(|e| e.row.op == op)
+    TABLE
+        .iter()
+        .chain(QUANT_TABLE)
+        .chain(GRU_TABLE)
+        .find(|e| e.row.op == op)
 }
 
 impl Entry {
@@ -769,7 +777,12 @@ impl Entry {
 
 /// The support-table rows, sorted by operator.
 pub fn support_rows() -> Vec<SupportRow> {
-    let mut v: Vec<SupportRow> = TABLE.iter().map(|e| e.row).collect();
+    let mut v: Vec<SupportRow> = TABLE
+        .iter()
+        .chain(QUANT_TABLE)
+        .chain(GRU_TABLE)
+        .map(|e| e.row)
+        .collect();
     v.sort_by_key(|r| r.op);
     v
 }

@@ -1,0 +1,299 @@
+//! ONNX → NNabla lowering of `GRU`, with its table row: the cell unrolled
+//! over the static sequence length with `BatchMatmul`, `Sigmoid`, `Tanh`
+//! and element-wise arithmetic, for both `linear_before_reset` forms (ONNX's
+//! default, 0, applies the reset gate before the recurrent weights, a form
+//! NNabla's own `GRU` lacks). The weights may be computed at run time.
+
+use nnabla_proto::proto::function::Parameter as P;
+use nnabla_proto::proto::*;
+
+use super::nnabla_cx::{Cx, Lowered};
+use super::nnabla_ops_elementwise::{binary_vars, chain};
+use super::nnabla_ops_rnn::transpose;
+use super::nnabla_table::{Entry, e};
+use super::onnx_graph::{Node, elem};
+
+/// The most cell steps (sequence length x directions) unrolled.
+const MAX_STEPS: i64 = 1024;
+
+/// The row of this module.
+pub static GRU_TABLE: &[Entry] = &[e(
+    "GRU",
+    "direction, hidden_size, layout, linear_before_reset",
+    "BatchMatmul, Slice, Add2, Mul2, RSubScalar, Sigmoid, Tanh, Concatenate (unrolled)",
+    "clip, sequence_lens, activations other than Sigmoid, Tanh; sequences over 1024 steps",
+    gru,
+)];
+
+fn slice(cx: &mut Cx<'_>, x: &str, start: &[i64], stop: &[i64]) -> Result<String, String> {
+    let dims: Vec<i64> = start.iter().zip(stop).map(|(a, b)| b - a).collect();
+    let y = cx.fresh(x);
+    cx.emit(
+        "Slice",
+        &[x],
+        &[(&y, &dims)],
+        Some(P::SliceParam(SliceParameter {
+            start: start.to_vec(),
+            stop: stop.to_vec(),
+            step: vec![1; start.len()],
+        })),
+    );
+    cx.set_elem(&y, elem::FLOAT);
+    Ok(y)
+}
+
+/// `a @ b^T` over a leading batch axis of 1.
+fn matmul_t(cx: &mut Cx<'_>, a: &str, b: &str) -> Result<String, String> {
+    let (sa, sb) = (cx.shape(a)?, cx.shape(b)?);
+    let y = cx.fresh(a);
+    cx.emit(
+        "BatchMatmul",
+        &[a, b],
+        &[(&y, &[1, sa[1], sb[1]])],
+        Some(P::BatchMatmulParam(BatchMatmulParameter {
+            transpose_a: false,
+            transpose_b: true,
+        })),
+    );
+    cx.set_elem(&y, elem::FLOAT);
+    Ok(y)
+}
+
+fn concat(cx: &mut Cx<'_>, parts: &[String], axis: usize, out: Option<&str>) -> Lowered2 {
+    let mut d = cx.shape(&parts[0])?;
+    let mut n = 0i64;
+    for p in parts {
+        n = n
+            .checked_add(cx.shape(p)?[axis])
+            .ok_or("concatenation size")?;
+    }
+    d[axis] = n;
+    if parts.len() == 1 && out.is_none() {
+        return Ok(parts[0].clone());
+    }
+    let y = out.map_or_else(|| cx.fresh(&parts[0]), str::to_string);
+    let ins: Vec<&str> = parts.iter().map(String::as_str).collect();
+    if parts.len() == 1 {
+        cx.emit("Identity", &ins, &[(&y, &d)], None);
+        cx.set_elem(&y, elem::FLOAT);
+        return Ok(y);
+    }
+    cx.emit(
+        "Concatenate",
+        &ins,
+        &[(&y, &d)],
+        Some(P::ConcatenateParam(ConcatenateParameter {
+            axis: axis as i64,
+        })),
+    );
+    cx.set_elem(&y, elem::FLOAT);
+    Ok(y)
+}
+
+type Lowered2 = Result<String, String>;
+
+fn check(node: &Node) -> Result<(), String> {
+    if node.attr("clip").is_some() {
+        return Err("clip (not lowered)".into());
+    }
+    if node.attr("activation_alpha").is_some() || node.attr("activation_beta").is_some() {
+        return Err("activation_alpha/activation_beta".into());
+    }
+    if node.input(4).is_some() {
+        return Err("sequence_lens (every sequence is run to its full length)".into());
+    }
+    if let Some(a) = node.attr("activations") {
+        let names: Vec<String> = a
+            .strings
+            .iter()
+            .map(|s| String::from_utf8_lossy(s).to_ascii_lowercase())
+            .collect();
+        if names.chunks(2).any(|c| c != ["sigmoid", "tanh"]) {
+            return Err(format!("activations={names:?} (lowered: Sigmoid, Tanh)"));
+        }
+    }
+    Ok(())
+}
+
+fn dim(v: i64) -> Result<i64, String> {
+    if v <= 0 {
+        return Err("a GRU over a symbolic or empty dimension (fix it with --input-shape)".into());
+    }
+    Ok(v)
+}
+
+/// `GRU` (forward, reverse, bidirectional; layout 0 and 1; both
+/// `linear_before_reset` forms).
+fn gru(cx: &mut Cx<'_>, node: &Node) -> Lowered {
+    cx.dims_within_limits(node)?;
+    check(node)?;
+    let nd: i64 = match node.string("direction", "forward").as_str() {
+        "forward" | "reverse" => 1,
+        "bidirectional" => 2,
+        other => return Err(format!("direction={other:?}")),
+    };
+    let reverse = node.string("direction", "forward") == "reverse";
+    let layout = node.int("layout", 0);
+    if layout != 0 && layout != 1 {
+        return Err(format!("layout={layout}"));
+    }
+    let lbr = node.int("linear_before_reset", 0) != 0;
+    let mut x = cx.fvar(node, 0)?;
+    if cx.shape(&x)?.len() != 3 {
+        return Err("an input of rank other than 3".into());
+    }
+    if layout == 1 {
+        x = transpose(cx, &x, &[1, 0, 2], None)?;
+    }
+    let xs = cx.shape(&x)?;
+    let (t, b, i) = (dim(xs[0])?, dim(xs[1])?, dim(xs[2])?);
+    if t.checked_mul(nd).is_none_or(|s| s > MAX_STEPS) {
+        return Err(format!(
+            "a sequence of {t} steps (unrolled up to {MAX_STEPS} steps)"
+        ));
+    }
+    let w = cx.fvar(node, 1)?;
+    let r = cx.fvar(node, 2)?;
+    let ws = cx.shape(&w)?;
+    let h = node.int("hidden_size", 0);
+    let h = if h > 0 {
+        h
+    } else {
+        ws.get(1).copied().unwrap_or(0) / 3
+    };
+    let h = dim(h)?;
+    let h3 = h.checked_mul(3).ok_or("hidden_size")?;
+    if ws != [nd, h3, i] || cx.shape(&r)? != [nd, h3, h] {
+        return Err("W or R of another shape than the direction, gates and sizes give".into());
+    }
+    let bias = match node.input(3) {
+        None => None,
+        Some(_) => {
+            let bv = cx.fvar(node, 3)?;
+            if cx.shape(&bv)? != [nd, 2 * h3] {
+                return Err("B of another shape than the direction and sizes give".into());
+            }
+            Some(bv)
+        }
+    };
+    let h0 = match node.input(5) {
+        None => None,
+        Some(_) => {
+            let v = cx.fvar(node, 5)?;
+            let want = if layout == 1 { [b, nd, h] } else { [nd, b, h] };
+            if cx.shape(&v)? != want {
+                return Err("initial_h of another shape than (D, B, H)".into());
+            }
+            Some(if layout == 1 {
+                transpose(cx, &v, &[1, 0, 2], None)?
+            } else {
+                v
+            })
+        }
+    };
+    let tb = t.checked_mul(b).ok_or("sequence size")?;
+    let x3 = cx.reshape(&x, &[1, tb, i])?;
+    let mut ys = Vec::new();
+    let mut hs = Vec::new();
+    for d in 0..nd {
+        let wd = slice(cx, &w, &[d, 0, 0], &[d + 1, h3, i])?;
+        let xw = matmul_t(cx, &x3, &wd)?;
+        let mut xw = cx.reshape(&xw, &[t, b, h3])?;
+        let rzr = slice(cx, &r, &[d, 0, 0], &[d + 1, 2 * h, h])?;
+        let rh = slice(cx, &r, &[d, 2 * h, 0], &[d + 1, h3, h])?;
+        let mut brzr = None;
+        let mut brh = None;
+        if let Some(bv) = &bias {
+            let wb = slice(cx, bv, &[d, 0], &[d + 1, h3])?;
+            xw = binary_vars(cx, "Add2", &xw, &wb, None, elem::FLOAT)?;
+            brzr = Some(slice(cx, bv, &[d, h3], &[d + 1, h3 + 2 * h])?);
+            let v = slice(cx, bv, &[d, h3 + 2 * h], &[d + 1, 2 * h3])?;
+            brh = Some(cx.reshape(&v, &[1, 1, h])?);
+        }
+        let mut hp = match &h0 {
+            Some(v) => slice(cx, v, &[d, 0, 0], &[d + 1, b, h])?,
+            None => {
+                let n = usize::try_from(b.checked_mul(h).ok_or("state size")?)
+                    .map_err(|_| "state size")?;
+                cx.param(
+                    &format!("{}__initial_h", node.name),
+                    &[1, b, h],
+                    &vec![0.0; n],
+                )?
+            }
+        };
+        let mut outs = vec![String::new(); usize::try_from(t).map_err(|_| "steps")?];
+        let back = reverse || d == 1;
+        for k in 0..t {
+            let step = if back { t - 1 - k } else { k };
+            let xzr = slice(cx, &xw, &[step, 0, 0], &[step + 1, b, 2 * h])?;
+            let xh = slice(cx, &xw, &[step, 0, 2 * h], &[step + 1, b, h3])?;
+            let mut hz = matmul_t(cx, &hp, &rzr)?;
+            if let Some(v) = &brzr {
+                hz = binary_vars(cx, "Add2", &hz, v, None, elem::FLOAT)?;
+            }
+            let zr = binary_vars(cx, "Add2", &xzr, &hz, None, elem::FLOAT)?;
+            let zr = chain(cx, &zr, "Sigmoid", None)?;
+            let z = slice(cx, &zr, &[0, 0, 0], &[1, b, h])?;
+            let rg = slice(cx, &zr, &[0, 0, h], &[1, b, 2 * h])?;
+            let hh = if lbr {
+                let mut m = matmul_t(cx, &hp, &rh)?;
+                if let Some(v) = &brh {
+                    m = binary_vars(cx, "Add2", &m, v, None, elem::FLOAT)?;
+                }
+                binary_vars(cx, "Mul2", &rg, &m, None, elem::FLOAT)?
+            } else {
+                let rhp = binary_vars(cx, "Mul2", &rg, &hp, None, elem::FLOAT)?;
+                let mut m = matmul_t(cx, &rhp, &rh)?;
+                if let Some(v) = &brh {
+                    m = binary_vars(cx, "Add2", &m, v, None, elem::FLOAT)?;
+                }
+                m
+            };
+            let pre = binary_vars(cx, "Add2", &xh, &hh, None, elem::FLOAT)?;
+            let cand = chain(cx, &pre, "Tanh", None)?;
+            // h' = (1 - z) * cand + z * h
+            let omz = chain(
+                cx,
+                &z,
+                "RSubScalar",
+                Some(P::RSubScalarParam(RSubScalarParameter { val: 1.0 })),
+            )?;
+            let a = binary_vars(cx, "Mul2", &omz, &cand, None, elem::FLOAT)?;
+            let c = binary_vars(cx, "Mul2", &z, &hp, None, elem::FLOAT)?;
+            hp = binary_vars(cx, "Add2", &a, &c, None, elem::FLOAT)?;
+            if let Some(o) = usize::try_from(step).ok().and_then(|s| outs.get_mut(s)) {
+                *o = hp.clone();
+            }
+        }
+        ys.push(concat(cx, &outs, 0, None)?);
+        hs.push(hp);
+    }
+    // Y: (T, D, B, H) (layout 0) or (B, T, D, H).
+    if node.has_output(0) {
+        let out = &node.outputs[0];
+        let parts: Vec<String> = ys
+            .iter()
+            .map(|y| cx.reshape(y, &[t, 1, b, h]))
+            .collect::<Result<_, _>>()?;
+        if layout == 1 {
+            let y = concat(cx, &parts, 1, None)?;
+            transpose(cx, &y, &[2, 0, 1, 3], Some(out))?;
+        } else {
+            concat(cx, &parts, 1, Some(out))?;
+        }
+        cx.set_elem(out, elem::FLOAT);
+    }
+    // Y_h: (D, B, H) (layout 0) or (B, D, H).
+    if node.has_output(1) {
+        let out = &node.outputs[1];
+        if layout == 1 {
+            let y = concat(cx, &hs, 0, None)?;
+            transpose(cx, &y, &[1, 0, 2], Some(out))?;
+        } else {
+            concat(cx, &hs, 0, Some(out))?;
+        }
+        cx.set_elem(out, elem::FLOAT);
+    }
+    Ok(())
+}
