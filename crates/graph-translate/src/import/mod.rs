@@ -74,6 +74,10 @@ mod tennis_ops_act;
 #[cfg(feature = "tennis")]
 mod tennis_ops_basic;
 #[cfg(feature = "tennis")]
+mod tennis_ops_index;
+#[cfg(feature = "tennis")]
+mod tennis_ops_logic;
+#[cfg(feature = "tennis")]
 mod tennis_ops_nn;
 #[cfg(feature = "tennis")]
 mod tennis_ops_reduce;

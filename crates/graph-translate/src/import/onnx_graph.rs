@@ -19,6 +19,8 @@ use super::{ImportError, ImportOptions};
 pub mod elem {
     /// FLOAT
     pub const FLOAT: i32 = 1;
+    /// UINT8
+    pub const UINT8: i32 = 2;
     /// INT32
     pub const INT32: i32 = 6;
     /// INT64
@@ -83,6 +85,9 @@ impl Const {
             elem::BOOL => {
                 let b: Vec<u8> = vals.iter().map(|&v| u8::from(v != 0.0)).collect();
                 Tensor::new(DType::Bool, dims, b)
+            }
+            elem::UINT8 => {
+                Tensor::from_values(dims, &vals.iter().map(|&v| v as u8).collect::<Vec<_>>())
             }
             _ => return None,
         };

@@ -2,7 +2,7 @@
 //! operators (reshapes, transposes, concatenation).
 
 use super::onnx_graph::Node;
-use super::tennis_cx::{Lowered, Tx, broadcast, kv, p_float, p_int, p_ints};
+use super::tennis_cx::{Lowered, Tx, broadcast, is_int, kv, p_float, p_int, p_ints};
 
 fn out(node: &Node) -> Result<&str, String> {
     node.outputs
@@ -70,6 +70,9 @@ pub(crate) fn binary(cx: &mut Tx<'_>, node: &Node) -> Lowered {
     };
     if cx.opset < 7 {
         return Err("legacy broadcast attributes".into());
+    }
+    if let Some(e) = node.input(0).map(|i| cx.elem(i)).filter(|&e| is_int(e)) {
+        return super::tennis_ops_logic::int_binary(cx, node, e);
     }
     let n = node.inputs.iter().filter(|i| !i.is_empty()).count();
     if n == 0 {

@@ -429,20 +429,6 @@ pub(crate) fn expand(cx: &mut Tx<'_>, node: &Node) -> Lowered {
     Ok(())
 }
 
-/// `Cast` of an f32 value to f32: the value itself.
-pub(crate) fn cast(cx: &mut Tx<'_>, node: &Node) -> Lowered {
-    let to = node.int("to", 0);
-    if to != i64::from(elem::FLOAT) {
-        return Err(format!(
-            "to {} (the TenniS import computes in f32)",
-            onnx_format::dtype::onnx_name(i32::try_from(to).unwrap_or(0))
-        ));
-    }
-    let x = node.input(0).ok_or("no input")?.to_string();
-    cx.fin(node, 0)?;
-    cx.alias(out(node)?, &x)
-}
-
 /// `Resize` and `Upsample` in nearest mode by whole factors on H and W of
 /// an NCHW input, where ONNX picks source pixel ⌊d / k⌋ (`asymmetric` with
 /// `floor`, the `Upsample` and `Resize`-10 rule, or `half_pixel` with a

@@ -13,6 +13,8 @@ use super::onnx_graph::{Node, OPSETS};
 use super::tennis_cx::{Lowered, Tx};
 use super::tennis_ops_act as act;
 use super::tennis_ops_basic as basic;
+use super::tennis_ops_index as idx;
+use super::tennis_ops_logic as logic;
 use super::tennis_ops_nn as nn;
 use super::tennis_ops_reduce as red;
 use super::tennis_ops_shape as shp;
@@ -61,6 +63,24 @@ const fn until(mut x: Entry, until: i64) -> Entry {
 }
 
 const F32: &str = "non-f32 inputs";
+const NAN: &str = "NaN operands (not checked), BOOL operands";
+
+/// Operators whose lowering only moves elements: they take every element
+/// type TenniS has (the integers, bool, f32, f64) and keep it.
+pub(crate) const DTYPE_AGNOSTIC: &[&str] = &[
+    "Identity",
+    "Reshape",
+    "Flatten",
+    "Squeeze",
+    "Unsqueeze",
+    "Transpose",
+    "Concat",
+    "Gather",
+    "Slice",
+    "Split",
+    "Tile",
+    "Expand",
+];
 const UN: fn(&mut Tx<'_>, &Node) -> Lowered = basic::unary;
 const BIN: fn(&mut Tx<'_>, &Node) -> Lowered = basic::binary;
 const SHAPE: &str = "symbolic dimensions; shapes computed at run time";
@@ -313,10 +333,69 @@ pub static TABLE: &[Entry] = &[
     ),
     e(
         "Cast",
-        "to (float only)",
-        "— (the input itself)",
-        "casts to other types",
-        shp::cast,
+        "to (f32, f64, integers, bool)",
+        "_cast (to BOOL: equal with 0, then not as equal of its uint8 with 0)",
+        "float16, strings and other types TenniS lacks",
+        logic::cast,
+    ),
+    e(
+        "Equal",
+        "",
+        "equal (BOOL operands as uint8)",
+        "operands of two types",
+        logic::compare,
+    ),
+    e(
+        "Greater",
+        "",
+        "maximum, equal, _cast, equal (not)",
+        NAN,
+        logic::compare,
+    ),
+    e(
+        "Less",
+        "",
+        "maximum, equal, _cast, equal (not)",
+        NAN,
+        logic::compare,
+    ),
+    since(
+        e("GreaterOrEqual", "", "maximum, equal", NAN, logic::compare),
+        12,
+    ),
+    since(
+        e("LessOrEqual", "", "maximum, equal", NAN, logic::compare),
+        12,
+    ),
+    e("Not", "", "_cast (uint8), equal with 0", "", logic::logical),
+    e("And", "", "_cast (uint8), mul, _cast", "", logic::logical),
+    e(
+        "Or",
+        "",
+        "_cast (uint8), maximum, _cast",
+        "",
+        logic::logical,
+    ),
+    e(
+        "Xor",
+        "",
+        "_cast (uint8), equal, equal with 0",
+        "",
+        logic::logical,
+    ),
+    e(
+        "Where",
+        "",
+        "where (BOOL operands as uint8)",
+        "operands of two types",
+        logic::where_,
+    ),
+    e(
+        "GatherElements",
+        "axis",
+        "_reshape, broadcast, gather_elements",
+        "indices narrower than the data off the axis, symbolic dimensions",
+        idx::gather_elements,
     ),
     e(
         "LRN",
