@@ -264,6 +264,22 @@ def cases():
         ("reduce_min_all", 13, "ReduceMin", [("x", x(3, 4))], [], {"keepdims": 0}, 1),
         ("reduce_min_axes_input", 18, "ReduceMin", [("x", x(2, 3, 4))], [("ax", i64(1, 0))], {}, 1),
     ]
+    ties = np.array([[1, 2, 2, 1, 3, 3, 0], [5, 5, 5, 5, 5, 5, 5]], dtype=np.float32)
+    c += [
+        ("topk_axis1", 11, "TopK", [("x", x(3, 5, 4))], [("k", i64(2))], {"axis": 1}, 2),
+        ("topk_smallest", 11, "TopK", [("x", x(3, 6))], [("k", i64(3))], {"largest": 0}, 2),
+        ("topk_opset9_attr", 9, "TopK", [("x", x(2, 7))], [], {"k": 4}, 2),
+        ("topk_ties", 11, "TopK", [("x", ties)], [("k", i64(4))], {}, 2),
+        (
+            "topk_ties_smallest_axis0",
+            11,
+            "TopK",
+            [("x", ties.T.copy())],
+            [("k", i64(5))],
+            {"axis": 0, "largest": 0},
+            2,
+        ),
+    ]
     return c
 
 
@@ -302,7 +318,10 @@ def main():
         node = helper.make_node(op, [v for v, _ in inputs] + [v for v, _ in consts], outs, **attrs)
         consts = [(v, t) for v, t in consts if v]
 
-        out_type = onnx.TensorProto.INT64 if op == "ArgMax" else onnx.TensorProto.FLOAT
+        out_types = {
+            "ArgMax": [onnx.TensorProto.INT64],
+            "TopK": [onnx.TensorProto.FLOAT, onnx.TensorProto.INT64],
+        }.get(op, [onnx.TensorProto.FLOAT] * nout)
 
         def graph(shapes):
             return helper.make_graph(
@@ -314,7 +333,10 @@ def main():
                     )
                     for v, t in inputs
                 ],
-                [helper.make_tensor_value_info(o, out_type, sh) for o, sh in zip(outs, shapes)],
+                [
+                    helper.make_tensor_value_info(o, t, sh)
+                    for o, t, sh in zip(outs, out_types, shapes)
+                ],
                 [numpy_helper.from_array(t, v) for v, t in consts],
             )
 

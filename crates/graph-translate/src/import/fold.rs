@@ -35,6 +35,8 @@ pub const FOLDABLE: &[&str] = &[
     "Equal",
     "Less",
     "Greater",
+    "GreaterOrEqual",
+    "LessOrEqual",
     "Not",
     "Where",
     "ReduceProd",
@@ -240,8 +242,8 @@ fn eval(node: &Node, opset: i64, ins: &[Option<Const>]) -> Result<Vec<Const>, St
             let v: Vec<f64> = a.values().into_iter().map(f).collect();
             out(Const::from_f64(a.elem, a.dims().to_vec(), &v), node)
         }
-        "Add" | "Sub" | "Mul" | "Div" | "Equal" | "Less" | "Greater" | "Min" | "Max" | "And"
-        | "Or" | "Xor" => {
+        "Add" | "Sub" | "Mul" | "Div" | "Equal" | "Less" | "Greater" | "GreaterOrEqual"
+        | "LessOrEqual" | "Min" | "Max" | "And" | "Or" | "Xor" => {
             if ins.len() != 2 {
                 return Err(bad(node, "folds two inputs only"));
             }
@@ -267,6 +269,8 @@ fn eval(node: &Node, opset: i64, ins: &[Option<Const>]) -> Result<Vec<Const>, St
                     "Equal" => f64::from(p == q),
                     "Less" => f64::from(p < q),
                     "Greater" => f64::from(p > q),
+                    "GreaterOrEqual" => f64::from(p >= q),
+                    "LessOrEqual" => f64::from(p <= q),
                     "Min" => p.min(q),
                     "And" => f64::from(p != 0.0 && q != 0.0),
                     "Or" => f64::from(p != 0.0 || q != 0.0),
@@ -276,7 +280,14 @@ fn eval(node: &Node, opset: i64, ins: &[Option<Const>]) -> Result<Vec<Const>, St
                 .collect();
             let e = if matches!(
                 node.op.as_str(),
-                "Equal" | "Less" | "Greater" | "And" | "Or" | "Xor"
+                "Equal"
+                    | "Less"
+                    | "Greater"
+                    | "GreaterOrEqual"
+                    | "LessOrEqual"
+                    | "And"
+                    | "Or"
+                    | "Xor"
             ) {
                 elem::BOOL
             } else {

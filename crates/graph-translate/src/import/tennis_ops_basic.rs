@@ -44,6 +44,13 @@ pub(crate) fn unary(cx: &mut Tx<'_>, node: &Node) -> Lowered {
 
 /// `Neg` (x · −1) and `Reciprocal` (1 / x).
 pub(crate) fn neg_recip(cx: &mut Tx<'_>, node: &Node) -> Lowered {
+    if let Some(e) = node
+        .input(0)
+        .map(|i| cx.elem(i))
+        .filter(|&e| is_int(e) || e == super::onnx_graph::elem::DOUBLE)
+    {
+        return super::tennis_ops_logic::typed_neg_recip(cx, node, e);
+    }
     let x = cx.fin(node, 0)?;
     let d = cx.in_shape(node, 0)?;
     let o = out(node)?;
@@ -71,7 +78,11 @@ pub(crate) fn binary(cx: &mut Tx<'_>, node: &Node) -> Lowered {
     if cx.opset < 7 {
         return Err("legacy broadcast attributes".into());
     }
-    if let Some(e) = node.input(0).map(|i| cx.elem(i)).filter(|&e| is_int(e)) {
+    if let Some(e) = node
+        .input(0)
+        .map(|i| cx.elem(i))
+        .filter(|&e| is_int(e) || e == super::onnx_graph::elem::DOUBLE)
+    {
         return super::tennis_ops_logic::int_binary(cx, node, e);
     }
     let n = node.inputs.iter().filter(|i| !i.is_empty()).count();

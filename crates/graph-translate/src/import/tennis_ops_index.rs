@@ -1,7 +1,10 @@
-//! ONNX → TenniS lowerings of indexing operators (`GatherElements`).
+//! ONNX → TenniS lowerings of indexing operators (`GatherElements`,
+//! `TopK`).
 
-use super::onnx_graph::Node;
-use super::tennis_cx::{Lowered, Tx, is_int, kv, p_int};
+use bubble_module::NodeId;
+
+use super::onnx_graph::{Node, elem};
+use super::tennis_cx::{Lowered, Tx, is_int, kv, p_bool, p_float, p_int, p_ints};
 use super::tennis_ops_basic::axis;
 
 fn out(node: &Node) -> Result<&str, String> {
@@ -75,4 +78,231 @@ pub(crate) fn gather_elements(cx: &mut Tx<'_>, node: &Node) -> Lowered {
     cx.reshape(&o, g, &di)?;
     cx.set_elem(&o, e);
     Ok(())
+}
+
+/// `_transpose` of `x` (shape `d`) by `perm`.
+fn permute(
+    cx: &mut Tx<'_>,
+    hint: &str,
+    x: NodeId,
+    d: &[i64],
+    perm: &[i64],
+    e: i32,
+) -> Result<(NodeId, Vec<i64>), String> {
+    let nd: Vec<i64> = perm.iter().map(|&p| d[p as usize]).collect();
+    let id = cx.tmp_e(
+        "_transpose",
+        hint,
+        &[x],
+        vec![kv("permute", p_ints(perm))],
+        &nd,
+        e,
+    )?;
+    Ok((id, nd))
+}
+
+/// `TopK` → `topkv2` (the K largest along the last axis, sorted; a packed
+/// output read with `_field`). Its indices order equal values as
+/// `std::partial_sort` leaves them, ONNX lowest index first: the indices
+/// are recomputed from the values (see [`onnx_indices`]) and cast to int64. Another axis
+/// is moved last and back with `_transpose`; `largest` 0 on floats takes
+/// the K largest of −x and negates them back (exact). Integer inputs with
+/// `largest` 0 and `sorted` 0 are refused (TenniS always sorts; ONNX
+/// leaves the order open).
+pub(crate) fn topk(cx: &mut Tx<'_>, node: &Node) -> Lowered {
+    let (x, e) = cx.tin(node, 0)?;
+    if e == elem::BOOL {
+        return Err("a BOOL input".into());
+    }
+    let d = cx.in_shape(node, 0)?;
+    if d.is_empty() || d.iter().any(|&v| v < 1) {
+        return Err("a scalar, empty or symbolic input (fix it with --input-shape)".into());
+    }
+    let a = axis(node.int("axis", -1), d.len())?;
+    let k = if cx.opset >= 10 {
+        match cx.const_ints(node, 1).as_deref() {
+            Some([k]) => *k,
+            Some(v) => return Err(format!("K {v:?}")),
+            None => return Err("K computed at run time".into()),
+        }
+    } else {
+        node.int("k", 0)
+    };
+    if k < 1 || k > d[a] {
+        return Err(format!("K {k} for an axis of {}", d[a]));
+    }
+    if node.int("sorted", 1) == 0 {
+        return Err("sorted 0 (TenniS sorts; ONNX's order is open)".into());
+    }
+    let largest = node.int("largest", 1) != 0;
+    let fl = e == elem::FLOAT || e == elem::DOUBLE;
+    if !largest && !fl {
+        return Err(format!(
+            "largest 0 on {} (only float inputs negate exactly)",
+            onnx_format::dtype::onnx_name(e)
+        ));
+    }
+    let hint = node
+        .outputs
+        .iter()
+        .find(|o| !o.is_empty())
+        .ok_or("no output")?
+        .clone();
+    let last = d.len() - 1;
+    let mut perm: Vec<i64> = (0..d.len() as i64).collect();
+    perm.swap(a, last);
+    let (mut xi, mut xd) = (x, d.clone());
+    if a != last {
+        (xi, xd) = permute(cx, &hint, x, &d, &perm, e)?;
+    }
+    if !largest {
+        let m = cx.const_e(&hint, e, &[], &[-1.0])?;
+        xi = cx.tmp_e("mul", &hint, &[xi, m], vec![], &xd, e)?;
+    }
+    let mut kd = xd.clone();
+    kd[last] = k;
+    let params = vec![kv("number", p_int(k)), kv("sorted", p_int(1))];
+    let packed = cx.tmp_e("topkv2", &hint, &[xi], params, &kd, e)?;
+    let vals = cx.tmp_e(
+        "_field",
+        &hint,
+        &[packed],
+        vec![kv("offset", p_int(0))],
+        &kd,
+        e,
+    )?;
+    let mut od = d.clone();
+    od[a] = k;
+    for (i, o) in node.outputs.iter().enumerate().take(2) {
+        if o.is_empty() {
+            continue;
+        }
+        let ei = if i == 0 { e } else { elem::FLOAT };
+        let mut v = if i == 0 {
+            vals
+        } else {
+            onnx_indices(cx, &hint, xi, vals, &xd, k, e)?
+        };
+        if i == 0 && !largest {
+            let m = cx.const_e(&hint, e, &[], &[-1.0])?;
+            v = cx.tmp_e("mul", &hint, &[v, m], vec![], &kd, e)?;
+        }
+        if a != last {
+            v = permute(cx, &hint, v, &kd, &perm, ei)?.0;
+        }
+        if i == 0 {
+            cx.emit_e("_copy", o, &[v], vec![], &od, e)?;
+        } else {
+            cx.emit_e(
+                "_cast",
+                o,
+                &[v],
+                vec![kv("dtype", p_int(7))],
+                &od,
+                elem::INT64,
+            )?;
+        }
+    }
+    Ok(())
+}
+
+/// The ONNX indices of the sorted top values `v` (`[.., K]`) of `x`
+/// (`[.., W]`, last axis): the j-th value `v_j` is the `(j − G_j)`-th
+/// occurrence (0-based), in index order, of `v_j` in x, where `G_j` counts
+/// the elements greater than `v_j`. With `eq[j, i] = (x_i == v_j)` and its
+/// running count `R` along i (`gemm` with an upper-triangular matrix of
+/// ones), the index is `Σ_i i · eq[j, i] · (R[j, i] == j − G_j + 1)`. All
+/// in f32 on counts below 2^24, exact; the result is f32.
+fn onnx_indices(
+    cx: &mut Tx<'_>,
+    hint: &str,
+    x: NodeId,
+    v: NodeId,
+    xd: &[i64],
+    k: i64,
+    e: i32,
+) -> Result<NodeId, String> {
+    let last = xd.len() - 1;
+    let w = xd[last];
+    if w >= 1 << 24 || k >= 1 << 24 {
+        return Err(format!("an axis of {w} (beyond f32's exact counts)"));
+    }
+    let outer = product(&xd[..last])?;
+    let p = outer.checked_mul(k).ok_or("a size that overflows")?;
+    let mut de: Vec<i64> = xd[..last].to_vec();
+    let mut dv = de.clone();
+    let mut dkw = de.clone();
+    let mut dk1 = de.clone();
+    de.extend([1, w]);
+    dv.extend([k, 1]);
+    dkw.extend([k, w]);
+    dk1.extend([k, 1]);
+    let r = cx.fresh(hint);
+    let xe = cx.reshape(&r, x, &de)?;
+    let r = cx.fresh(hint);
+    let ve = cx.reshape(&r, v, &dv)?;
+    let f = |cx: &mut Tx<'_>, b: NodeId| {
+        cx.tmp_e(
+            "_cast",
+            hint,
+            &[b],
+            vec![kv("dtype", p_int(10))],
+            &dkw,
+            elem::FLOAT,
+        )
+    };
+    let eq = cx.tmp_e("equal", hint, &[xe, ve], vec![], &dkw, elem::BOOL)?;
+    let eqf = f(cx, eq)?;
+    let m = cx.tmp_e("maximum", hint, &[xe, ve], vec![], &dkw, e)?;
+    let ge = cx.tmp_e("equal", hint, &[m, xe], vec![], &dkw, elem::BOOL)?;
+    let gef = f(cx, ge)?;
+    let gt = cx.tmp("sub", hint, &[gef, eqf], vec![], &dkw)?;
+    let sum = |cx: &mut Tx<'_>, t: NodeId| {
+        cx.tmp(
+            "reduce_sum",
+            hint,
+            &[t],
+            vec![
+                kv("dims", p_ints(&[last as i64 + 1])),
+                kv("keep_dims", p_bool(true)),
+            ],
+            &dk1,
+        )
+    };
+    let g = sum(cx, gt)?;
+    // the wanted occurrence, 1-based: j + 1 − G_j
+    let js: Vec<f64> = (1..=k).map(|j| j as f64).collect();
+    let jc = cx.const_f32(hint, &[k, 1], &js)?;
+    let t = cx.tmp("sub", hint, &[jc, g], vec![], &dk1)?;
+    // running count of equal elements along the axis
+    let mut tri = vec![0.0; (w * w) as usize];
+    for a in 0..w {
+        for b in a..w {
+            tri[(a * w + b) as usize] = 1.0;
+        }
+    }
+    let tri = cx.const_f32(hint, &[w, w], &tri)?;
+    let r = cx.fresh(hint);
+    let e2 = cx.reshape(&r, eqf, &[p, w])?;
+    let zero = cx.scalar(hint, 0.0)?;
+    let params = vec![
+        kv("alpha", p_float(1.0)),
+        kv("beta", p_float(0.0)),
+        kv("transA", p_bool(false)),
+        kv("transB", p_bool(false)),
+    ];
+    let run = cx.tmp("gemm", hint, &[e2, tri, zero], params, &[p, w])?;
+    let r = cx.fresh(hint);
+    let run = cx.reshape(&r, run, &dkw)?;
+    let hit = cx.tmp_e("equal", hint, &[run, t], vec![], &dkw, elem::BOOL)?;
+    let hitf = f(cx, hit)?;
+    let sel = cx.tmp("mul", hint, &[hitf, eqf], vec![], &dkw)?;
+    let pos: Vec<f64> = (0..w).map(|i| i as f64).collect();
+    let pos = cx.const_f32(hint, &[w], &pos)?;
+    let wsel = cx.tmp("mul", hint, &[sel, pos], vec![], &dkw)?;
+    let idx = sum(cx, wsel)?;
+    let mut kd = xd.to_vec();
+    kd[last] = k;
+    let r = cx.fresh(hint);
+    cx.reshape(&r, idx, &kd)
 }

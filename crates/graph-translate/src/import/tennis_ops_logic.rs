@@ -243,14 +243,35 @@ pub(crate) fn where_(cx: &mut Tx<'_>, node: &Node) -> Lowered {
     Ok(())
 }
 
+/// `Neg` (x · −1 of x's type) and, for f64, `Reciprocal` (1 / x) on
+/// integers and f64 (integer `Reciprocal` refused).
+pub(crate) fn typed_neg_recip(cx: &mut Tx<'_>, node: &Node, e: i32) -> Lowered {
+    let (x, _) = cx.tin(node, 0)?;
+    let d = cx.in_shape(node, 0)?;
+    let o = out(node)?.to_string();
+    if node.op == "Neg" {
+        let m = cx.const_e(&o, e, &[], &[-1.0])?;
+        cx.emit_e("mul", &o, &[x, m], vec![], &d, e)?;
+    } else if e == elem::DOUBLE {
+        let one = cx.const_e(&o, e, &[], &[1.0])?;
+        cx.emit_e("div", &o, &[one, x], vec![], &d, e)?;
+    } else {
+        return Err(format!("a {} input", name(e)));
+    }
+    Ok(())
+}
+
 /// `Add`, `Sub`, `Mul`, `Max`, `Min`, `Sum` on integers (wrapping as
-/// two's complement, as ONNX runtimes do): `add`, `sub`, `mul`,
-/// `maximum`; `Min(a, b)` as `where(equal(maximum(a, b), a), b, a)`.
+/// two's complement, as ONNX runtimes do) and f64 (also `Div`): `add`,
+/// `sub`, `mul`, `maximum`, `div`; `Min(a, b)` as `where(equal(maximum(a,
+/// b), a), b, a)`. Integer `Div` (TenniS's C++ division by zero) and
+/// `Mean` are refused.
 pub(crate) fn int_binary(cx: &mut Tx<'_>, node: &Node, e: i32) -> Lowered {
     let op = match node.op.as_str() {
         "Add" | "Sum" => "add",
         "Sub" => "sub",
         "Mul" => "mul",
+        "Div" if e == elem::DOUBLE => "div",
         "Max" => "maximum",
         "Min" => "min",
         o => return Err(format!("{} inputs of {o}", name(e))),

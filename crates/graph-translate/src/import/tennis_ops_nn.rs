@@ -14,10 +14,10 @@ fn out(node: &Node) -> Result<&str, String> {
 
 /// The window of a 2-D convolution or pooling: pads `[top, left, bottom,
 /// right]` resolved from `auto_pad`, strides, dilations, kernel.
-struct Window {
-    pads: [i64; 4],
-    strides: [i64; 2],
-    dil: [i64; 2],
+pub(crate) struct Window {
+    pub(crate) pads: [i64; 4],
+    pub(crate) strides: [i64; 2],
+    pub(crate) dil: [i64; 2],
 }
 
 fn two(v: Option<Vec<i64>>, def: i64, what: &str) -> Result<[i64; 2], String> {
@@ -28,7 +28,7 @@ fn two(v: Option<Vec<i64>>, def: i64, what: &str) -> Result<[i64; 2], String> {
     }
 }
 
-fn window(node: &Node, hw: [i64; 2], k: [i64; 2]) -> Result<Window, String> {
+pub(crate) fn window(node: &Node, hw: [i64; 2], k: [i64; 2]) -> Result<Window, String> {
     let strides = two(node.ints("strides"), 1, "strides")?;
     let dil = two(node.ints("dilations"), 1, "dilations")?;
     if strides.iter().chain(&dil).chain(&k).any(|&v| v < 1) {
@@ -64,11 +64,11 @@ fn window(node: &Node, hw: [i64; 2], k: [i64; 2]) -> Result<Window, String> {
 }
 
 /// TenniS's `[4, 2]` padding of an NCHW tensor.
-fn padding(p: &[i64; 4]) -> Vec<i64> {
+pub(crate) fn padding(p: &[i64; 4]) -> Vec<i64> {
     vec![0, 0, 0, 0, p[0], p[2], p[1], p[3]]
 }
 
-fn nchw(cx: &Tx<'_>, node: &Node) -> Result<Vec<i64>, String> {
+pub(crate) fn nchw(cx: &Tx<'_>, node: &Node) -> Result<Vec<i64>, String> {
     let d = cx.in_shape(node, 0)?;
     if d.len() != 4 {
         return Err(format!("a rank-{} input (only 2-D images, NCHW)", d.len()));
@@ -533,5 +533,125 @@ pub(crate) fn lrn(cx: &mut Tx<'_>, node: &Node) -> Lowered {
     let base = cx.tmp("add", &o, &[scaled, b], vec![], &d)?;
     let den = cx.tmp("pow", &o, &[base], vec![kv("y", p_float(beta))], &d)?;
     cx.emit("div", &o, &[x, den], vec![], &d)?;
+    Ok(())
+}
+
+/// `ConvTranspose` (2-D, one group) → `transpose_conv2d` (weights `[C_in,
+/// C_out, kh, kw]` as ONNX's; output `(H − 1)·s + d·(k − 1) + 1 − pads`,
+/// the full result cropped by the pads), then `add_bias`. The pads come
+/// from `pads`, or, as ONNX's reference computes them, from `output_shape`
+/// or SAME auto-padding; `output_padding` takes from the end padding, and
+/// where that goes negative zeros are appended with `pad` before the bias.
+/// Groups are refused.
+pub(crate) fn conv_transpose(cx: &mut Tx<'_>, node: &Node) -> Lowered {
+    let d = nchw(cx, node)?;
+    let wd = cx.in_shape(node, 1)?;
+    if wd.len() != 4 || wd.iter().any(|&v| v < 1) {
+        return Err("weights that are not 4-D".into());
+    }
+    let k = [wd[2], wd[3]];
+    if let Some(ks) = node.ints("kernel_shape")
+        && ks != k
+    {
+        return Err(format!("kernel_shape {ks:?} unlike the weights"));
+    }
+    let group = node.int("group", 1);
+    if group != 1 {
+        return Err(format!("group {group} (TenniS's transpose_conv2d has one)"));
+    }
+    if wd[0] != d[1] {
+        return Err("weights whose channels differ from the input's".into());
+    }
+    let auto = node.string("auto_pad", "NOTSET");
+    let strides = two(node.ints("strides"), 1, "strides")?;
+    let dil = two(node.ints("dilations"), 1, "dilations")?;
+    if strides.iter().chain(&dil).any(|&v| v < 1) {
+        return Err("non-positive strides or dilations".into());
+    }
+    let opad = two(node.ints("output_padding"), 0, "output_padding")?;
+    if opad.iter().any(|&v| v < 0) {
+        return Err(format!("output_padding {opad:?}"));
+    }
+    let oshape = match node.ints("output_shape") {
+        None => None,
+        Some(v) if v.len() >= 2 => Some([v[v.len() - 2], v[v.len() - 1]]),
+        Some(v) => return Err(format!("output_shape {v:?}")),
+    };
+    let mut pads = [0i64; 4];
+    for i in 0..2 {
+        let full = (d[2 + i] - 1) * strides[i] + dil[i] * (k[i] - 1) + 1 + opad[i];
+        let target = match (oshape, auto.as_str()) {
+            (Some(os), _) => Some(os[i]),
+            (None, "SAME_UPPER" | "SAME_LOWER") => Some(d[2 + i] * strides[i]),
+            (None, "NOTSET" | "" | "VALID") => None,
+            (None, a) => return Err(format!("auto_pad {a}")),
+        };
+        let (b, e) = match target {
+            Some(t) => {
+                // (output_padding is in `full`: the result is `t` wide)
+                let total = full - t;
+                let half = total.div_euclid(2);
+                if auto == "SAME_UPPER" {
+                    (half, total - half)
+                } else {
+                    (total - half, half)
+                }
+            }
+            None if auto == "VALID" => (0, 0),
+            None => match node.ints("pads") {
+                None => (0, 0),
+                Some(p) if p.len() == 4 && p.iter().all(|&v| v >= 0) => (p[i], p[i + 2]),
+                Some(p) => return Err(format!("pads {p:?}")),
+            },
+        };
+        pads[i] = b;
+        // output_padding: the crop at the end shrinks by it
+        pads[i + 2] = e - opad[i];
+    }
+    if pads[0] < 0 || pads[1] < 0 {
+        return Err(format!("a negative begin padding {:?}", &pads[..2]));
+    }
+    // negative end pads: crop nothing, append zeros
+    let extra = [(-pads[2]).max(0), (-pads[3]).max(0)];
+    let crop = [pads[0], pads[1], pads[2].max(0), pads[3].max(0)];
+    let mut hw = [0i64; 2];
+    for i in 0..2 {
+        hw[i] = (d[2 + i] - 1) * strides[i] + dil[i] * (k[i] - 1) + 1 - crop[i] - crop[i + 2];
+        if hw[i] < 1 {
+            return Err("pads that leave no output".into());
+        }
+    }
+    let od = vec![d[0], wd[1], hw[0], hw[1]];
+    let fd = vec![d[0], wd[1], hw[0] + extra[0], hw[1] + extra[1]];
+    let params = vec![
+        kv("format", p_str("NCHW")),
+        kv("padding", p_pad(&padding(&crop))),
+        kv("stride", p_ints(&[1, 1, strides[0], strides[1]])),
+        kv("dilation", p_ints(&[1, 1, dil[0], dil[1]])),
+    ];
+    let o = out(node)?.to_string();
+    let x = cx.fin(node, 0)?;
+    let wid = cx.fin(node, 1)?;
+    let bias = node.input(2).is_some();
+    let last_conv = !bias && extra == [0, 0];
+    let mut y = if last_conv {
+        cx.emit("transpose_conv2d", &o, &[x, wid], params, &od)?
+    } else {
+        cx.tmp("transpose_conv2d", &o, &[x, wid], params, &od)?
+    };
+    if extra != [0, 0] {
+        let pv = [0, 0, 0, 0, 0, extra[0], 0, extra[1]];
+        let p = cx.const_i32(&o, &[4, 2], &pv)?;
+        let params = vec![kv("padding_value", p_float(0.0))];
+        y = if bias {
+            cx.tmp("pad", &o, &[y, p], params, &fd)?
+        } else {
+            cx.emit("pad", &o, &[y, p], params, &fd)?
+        };
+    }
+    if bias {
+        let b = cx.fin(node, 2)?;
+        cx.emit("add_bias", &o, &[y, b], vec![kv("dim", p_int(1))], &fd)?;
+    }
     Ok(())
 }

@@ -391,6 +391,20 @@ pub static TABLE: &[Entry] = &[
         logic::where_,
     ),
     e(
+        "TopK",
+        "axis, k (attribute or constant input), largest, sorted",
+        "_transpose (other axes), mul (by −1, largest 0), topkv2, _field; indices recomputed in ONNX's order for equal values (equal, maximum, reduce_sum, gemm), _cast",
+        "sorted 0, largest 0 on integers, K computed at run time",
+        idx::topk,
+    ),
+    e(
+        "ConvTranspose",
+        "dilations, kernel_shape, pads, strides, auto_pad NOTSET/VALID, output_shape",
+        "transpose_conv2d, add_bias",
+        "groups, output_padding, SAME auto-padding, 1-D/3-D",
+        nn::conv_transpose,
+    ),
+    e(
         "GatherElements",
         "axis",
         "_reshape, broadcast, gather_elements",
