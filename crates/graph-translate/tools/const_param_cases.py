@@ -280,6 +280,36 @@ def cases():
             2,
         ),
     ]
+    idx_q2 = np.array([[0, -1], [3, 1], [-2, 0]], dtype=np.int64)
+    c += [
+        (
+            "gathernd_q2_negative_input",
+            13,
+            "GatherND",
+            [("x", x(4, 3, 2)), ("i", idx_q2)],
+            [],
+            {},
+            1,
+        ),
+        (
+            "scatternd_q2_negative_input",
+            13,
+            "ScatterND",
+            [("x", x(4, 3, 2)), ("i", idx_q2), ("u", x(3, 2))],
+            [],
+            {},
+            1,
+        ),
+        (
+            "scatternd_q1_const_indices",
+            13,
+            "ScatterND",
+            [("x", x(5, 2, 3)), ("u", x(2, 2, 3))],
+            [("i", np.array([[-1], [1]], dtype=np.int64))],
+            {"_order": ["x", "i", "u"]},
+            1,
+        ),
+    ]
     return c
 
 
@@ -315,7 +345,10 @@ def main():
     n = 0
     for name, opset, op, inputs, consts, attrs, nout in cases():
         outs = ["y%d" % k for k in range(nout)]
-        node = helper.make_node(op, [v for v, _ in inputs] + [v for v, _ in consts], outs, **attrs)
+        attrs = dict(attrs)
+        # "_order": the node's inputs in another order than inputs, then constants
+        order = attrs.pop("_order", [v for v, _ in inputs] + [v for v, _ in consts])
+        node = helper.make_node(op, order, outs, **attrs)
         consts = [(v, t) for v, t in consts if v]
 
         out_types = {

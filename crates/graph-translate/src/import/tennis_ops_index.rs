@@ -306,3 +306,212 @@ fn onnx_indices(
     let r = cx.fresh(hint);
     cx.reshape(&r, idx, &kd)
 }
+
+/// Index tuples `idx` (`[.., q]`, integer type `e`) with negative entries
+/// wrapped by the sizes `bounds` (`q` of them): `where(maximum(i, 0) == i,
+/// i, i + size)` (TenniS's `gatherv2` and `scatter_nd` read negative
+/// indices out of bounds), then cast to int32.
+fn wrap_indices(
+    cx: &mut Tx<'_>,
+    hint: &str,
+    idx: NodeId,
+    di: &[i64],
+    bounds: &[i64],
+    e: i32,
+) -> Result<NodeId, String> {
+    let r = di.len();
+    let q = bounds.len();
+    let mut bd = vec![1usize; r];
+    bd[r - 1] = q;
+    let bv: Vec<f64> = bounds.iter().map(|&b| b as f64).collect();
+    let b = cx.const_e(hint, e, &bd, &bv)?;
+    let zero = cx.const_e(hint, e, &vec![1usize; r], &[0.0])?;
+    let added = cx.tmp_e("add", hint, &[idx, b], vec![], di, e)?;
+    let m = cx.tmp_e("maximum", hint, &[idx, zero], vec![], di, e)?;
+    let nonneg = cx.tmp_e("equal", hint, &[m, idx], vec![], di, elem::BOOL)?;
+    let w = cx.tmp_e("where", hint, &[nonneg, idx, added], vec![], di, e)?;
+    cx.tmp_e(
+        "_cast",
+        hint,
+        &[w],
+        vec![kv("dtype", p_int(5))],
+        di,
+        elem::INT32,
+    )
+}
+
+/// Constant index tuples (`[.., q]`) wrapped by `bounds` and checked to
+/// be in range, as an int32 `<const>`.
+fn const_indices(
+    cx: &mut Tx<'_>,
+    hint: &str,
+    v: &[i64],
+    di: &[i64],
+    bounds: &[i64],
+) -> Result<NodeId, String> {
+    let q = bounds.len();
+    let w: Vec<i64> = v
+        .iter()
+        .enumerate()
+        .map(|(i, &x)| {
+            let b = bounds[i % q];
+            let y = if x < 0 { x + b } else { x };
+            if (0..b).contains(&y) {
+                Ok(y)
+            } else {
+                Err(format!("index {x} out of range for a size of {b}"))
+            }
+        })
+        .collect::<Result<_, _>>()?;
+    let ud: Vec<usize> = di.iter().map(|&d| d as usize).collect();
+    cx.const_i32(hint, &ud, &w)
+}
+
+/// The indices input `i` of `node` as TenniS int32 index tuples over the
+/// sizes `bounds`.
+fn indices(
+    cx: &mut Tx<'_>,
+    node: &Node,
+    i: usize,
+    hint: &str,
+    bounds: &[i64],
+) -> Result<NodeId, String> {
+    let di = cx.in_shape(node, i)?;
+    if let Some(v) = cx.const_ints(node, i) {
+        return const_indices(cx, hint, &v, &di, bounds);
+    }
+    let (idx, ei) = cx.tin(node, i)?;
+    if !is_int(ei) {
+        return Err(format!("{} indices", onnx_format::dtype::onnx_name(ei)));
+    }
+    wrap_indices(cx, hint, idx, &di, bounds, ei)
+}
+
+fn static_dims(cx: &Tx<'_>, node: &Node, i: usize) -> Result<Vec<i64>, String> {
+    let d = cx.in_shape(node, i)?;
+    if d.iter().any(|&v| v < 1) {
+        return Err("symbolic or empty dimensions (fix them with --input-shape)".into());
+    }
+    Ok(d)
+}
+
+/// `GatherND` (`batch_dims` 0) → `gatherv2` (the same operation; negative
+/// indices wrapped first, see [`wrap_indices`]).
+pub(crate) fn gather_nd(cx: &mut Tx<'_>, node: &Node) -> Lowered {
+    let bd = node.int("batch_dims", 0);
+    if bd != 0 {
+        return Err(format!("batch_dims {bd} (TenniS's gatherv2 has none)"));
+    }
+    let (x, e) = cx.tin(node, 0)?;
+    let d = static_dims(cx, node, 0)?;
+    let di = static_dims(cx, node, 1)?;
+    let q = *di.last().ok_or("scalar indices")?;
+    let q = usize::try_from(q).map_err(|_| "indices' last size")?;
+    if q > d.len() {
+        return Err(format!("index tuples of {q} for a rank-{} input", d.len()));
+    }
+    let o = out(node)?.to_string();
+    let idx = indices(cx, node, 1, &o, &d[..q])?;
+    let mut od = di[..di.len() - 1].to_vec();
+    od.extend_from_slice(&d[q..]);
+    cx.emit_e("gatherv2", &o, &[x, idx], vec![], &od, e)?;
+    Ok(())
+}
+
+/// `ScatterND` (`reduction` none) → `scatter_nd`, which copies slice `i`
+/// of the updates to slice `indices[i]` of axis 0: x is viewed as `[X,
+/// rest]` with `X` the product of the `q` indexed sizes, the index tuples
+/// made linear (`Σ_k i_k · stride_k`, in the indices' type; negative
+/// entries wrapped first) and the updates viewed as `[n, rest]`.
+/// Duplicate indices: the last update wins in both.
+pub(crate) fn scatter_nd(cx: &mut Tx<'_>, node: &Node) -> Lowered {
+    let red = node.string("reduction", "none");
+    if red != "none" {
+        return Err(format!("reduction {red} (TenniS's scatter_nd copies)"));
+    }
+    let (x, e) = cx.tin(node, 0)?;
+    let (u, eu) = cx.tin(node, 2)?;
+    if e != eu {
+        return Err("updates of another type".into());
+    }
+    let d = static_dims(cx, node, 0)?;
+    let di = static_dims(cx, node, 1)?;
+    let du = static_dims(cx, node, 2)?;
+    let q = usize::try_from(*di.last().ok_or("scalar indices")?).map_err(|_| "indices")?;
+    if q > d.len() || q == 0 {
+        return Err(format!("index tuples of {q} for a rank-{} input", d.len()));
+    }
+    let o = out(node)?.to_string();
+    let n = product(&di[..di.len() - 1])?;
+    let xx = product(&d[..q])?;
+    let mut rest = d[q..].to_vec();
+    let mut want = di[..di.len() - 1].to_vec();
+    want.extend_from_slice(&rest);
+    if du != want {
+        return Err(format!("updates of shape {du:?}, not {want:?}"));
+    }
+    // strides of the q indexed axes
+    let mut strides = vec![1i64; q];
+    for k in (0..q.saturating_sub(1)).rev() {
+        strides[k] = strides[k + 1]
+            .checked_mul(d[k + 1])
+            .ok_or("a size that overflows")?;
+    }
+    let lin = if let Some(v) = cx.const_ints(node, 1) {
+        let mut l = Vec::new();
+        for t in v.chunks(q) {
+            let mut s = 0i64;
+            for (k, &i) in t.iter().enumerate() {
+                let i = if i < 0 { i + d[k] } else { i };
+                if !(0..d[k]).contains(&i) {
+                    return Err(format!("index {i} out of range for a size of {}", d[k]));
+                }
+                s += i * strides[k];
+            }
+            l.push(s);
+        }
+        cx.const_i32(&o, &[n as usize], &l)?
+    } else {
+        let w = indices(cx, node, 1, &o, &d[..q])?;
+        let r = cx.fresh(&o);
+        let w = cx.reshape(&r, w, &[n, q as i64])?;
+        cx.set_elem(&r, elem::INT32);
+        let sv: Vec<f64> = strides.iter().map(|&s| s as f64).collect();
+        let sc = cx.const_e(&o, elem::INT32, &[1, q], &sv)?;
+        let m = cx.tmp_e("mul", &o, &[w, sc], vec![], &[n, q as i64], elem::INT32)?;
+        let mut acc = None;
+        for k in 0..q as i64 {
+            let col = cx.tmp_e(
+                "strided_slice",
+                &o,
+                &[m],
+                vec![
+                    kv("begin", p_ints(&[0, k])),
+                    kv("end", p_ints(&[n, k + 1])),
+                    kv("stride", p_ints(&[1, 1])),
+                ],
+                &[n, 1],
+                elem::INT32,
+            )?;
+            acc = Some(match acc {
+                None => col,
+                Some(a) => cx.tmp_e("add", &o, &[a, col], vec![], &[n, 1], elem::INT32)?,
+            });
+        }
+        let r = cx.fresh(&o);
+        let l = acc.ok_or("no index")?;
+        cx.reshape(&r, l, &[n])?
+    };
+    let mut xd = vec![xx];
+    xd.append(&mut rest.clone());
+    let r = cx.fresh(&o);
+    let x2 = cx.reshape(&r, x, &xd)?;
+    let mut ud = vec![n];
+    ud.append(&mut rest);
+    let r = cx.fresh(&o);
+    let u2 = cx.reshape(&r, u, &ud)?;
+    let s = cx.tmp_e("scatter_nd", &o, &[x2, lin, u2], vec![], &xd, e)?;
+    cx.reshape(&o, s, &d)?;
+    cx.set_elem(&o, e);
+    Ok(())
+}

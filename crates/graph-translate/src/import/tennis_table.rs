@@ -404,6 +404,26 @@ pub static TABLE: &[Entry] = &[
         "groups, output_padding, SAME auto-padding, 1-D/3-D",
         nn::conv_transpose,
     ),
+    since(
+        e(
+            "GatherND",
+            "batch_dims 0",
+            "gatherv2 (negative indices wrapped: maximum, equal, add, where, _cast)",
+            "batch_dims other than 0, symbolic dimensions",
+            idx::gather_nd,
+        ),
+        11,
+    ),
+    since(
+        e(
+            "ScatterND",
+            "reduction none",
+            "_reshape, scatter_nd (index tuples made linear: mul, strided_slice, add)",
+            "reductions, symbolic dimensions",
+            idx::scatter_nd,
+        ),
+        11,
+    ),
     e(
         "GatherElements",
         "axis",
