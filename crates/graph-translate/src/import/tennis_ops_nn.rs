@@ -396,52 +396,161 @@ pub(crate) fn gemm(cx: &mut Tx<'_>, node: &Node) -> Lowered {
     Ok(())
 }
 
-/// `MatMul` with a matrix B: A's leading axes flattened, `gemm`, reshaped
-/// back.
+/// The most 2-D products a batched `MatMul` is unrolled into.
+const MATMUL_BATCHES: i64 = 256;
+
+/// `MatMul` (numpy semantics) → `gemm`: a vector A or B is a one-row or
+/// one-column matrix; with B a matrix (or batches of one), A's leading
+/// axes are flattened into rows, `gemm`, reshaped back; with batched B,
+/// the batches (numpy-broadcast) are cut with `strided_slice`, multiplied
+/// one by one and joined with `concat` (up to 256 of them).
 pub(crate) fn matmul(cx: &mut Tx<'_>, node: &Node) -> Lowered {
-    let (ad, bd) = (cx.in_shape(node, 0)?, cx.in_shape(node, 1)?);
-    if bd.len() != 2 || ad.len() < 2 {
-        return Err("a B that is not a matrix, or a vector A".into());
+    let (mut ad, mut bd) = (cx.in_shape(node, 0)?, cx.in_shape(node, 1)?);
+    if ad.is_empty() || bd.is_empty() {
+        return Err("a scalar operand".into());
     }
-    if ad.iter().any(|&v| v < 0) {
-        return Err("a symbolic dimension (fix it with --input-shape)".into());
+    if ad.iter().chain(&bd).any(|&v| v < 1) {
+        return Err("a symbolic or empty dimension (fix it with --input-shape)".into());
     }
-    let k = ad[ad.len() - 1];
-    if k != bd[0] {
-        return Err("inner dimensions that differ".into());
-    }
-    let rows = ad[..ad.len() - 1]
-        .iter()
-        .try_fold(1i64, |p, &v| p.checked_mul(v))
-        .filter(|&r| r <= i64::from(i32::MAX))
-        .ok_or_else(|| {
-            format!(
-                "an A of shape {} whose rows overflow TenniS's int32 sizes",
-                super::onnx_graph::dims_text(&ad)
-            )
-        })?;
     let o = out(node)?.to_string();
     let mut a = cx.fin(node, 0)?;
-    let b = cx.fin(node, 1)?;
-    if ad.len() != 2 {
+    let mut b = cx.fin(node, 1)?;
+    // result shape, numpy's
+    let (va, vb) = (ad.len() == 1, bd.len() == 1);
+    if va {
+        ad = vec![1, ad[0]];
         let r = cx.fresh(&o);
-        a = cx.reshape(&r, a, &[rows, k])?;
+        a = cx.reshape(&r, a, &ad)?;
     }
+    if vb {
+        bd = vec![bd[0], 1];
+        let r = cx.fresh(&o);
+        b = cx.reshape(&r, b, &bd)?;
+    }
+    let (ra, rb) = (ad.len(), bd.len());
+    let k = ad[ra - 1];
+    if k != bd[rb - 2] {
+        return Err("inner dimensions that differ".into());
+    }
+    let (m, n) = (ad[ra - 2], bd[rb - 1]);
+    let batch = super::tennis_cx::broadcast(&ad[..ra - 2], &bd[..rb - 2])?;
+    let mut od = batch.clone();
+    if !va {
+        od.push(m);
+    }
+    if !vb {
+        od.push(n);
+    }
+    let params = || {
+        vec![
+            kv("alpha", p_float(1.0)),
+            kv("beta", p_float(0.0)),
+            kv("transA", p_bool(false)),
+            kv("transB", p_bool(false)),
+        ]
+    };
+    let rows_of = |d: &[i64]| {
+        d.iter()
+            .try_fold(1i64, |p, &v| p.checked_mul(v))
+            .filter(|&r| r <= i64::from(i32::MAX))
+            .ok_or_else(|| {
+                format!(
+                    "a shape {} whose size overflows TenniS's int32 sizes",
+                    super::onnx_graph::dims_text(d)
+                )
+            })
+    };
     let zero = cx.scalar(&o, 0.0)?;
-    let params = vec![
-        kv("alpha", p_float(1.0)),
-        kv("beta", p_float(0.0)),
-        kv("transA", p_bool(false)),
-        kv("transB", p_bool(false)),
-    ];
-    let mut od = ad.clone();
-    *od.last_mut().expect("rank 2+") = bd[1];
-    if ad.len() == 2 {
-        cx.emit("gemm", &o, &[a, b, zero], params, &od)?;
-    } else {
-        let y = cx.tmp("gemm", &o, &[a, b, zero], params, &[rows, bd[1]])?;
-        cx.reshape(&o, y, &od)?;
+    if rows_of(&bd[..rb - 2])? == 1 {
+        // B is one matrix: A's leading axes become rows.
+        let rows = rows_of(&ad[..ra - 1])?;
+        if rb != 2 {
+            let r = cx.fresh(&o);
+            b = cx.reshape(&r, b, &[k, n])?;
+        }
+        if ra != 2 {
+            let r = cx.fresh(&o);
+            a = cx.reshape(&r, a, &[rows, k])?;
+        }
+        let mut full = ad[..ra - 1].to_vec();
+        full.push(n);
+        if full == od && ra == 2 {
+            cx.emit("gemm", &o, &[a, b, zero], params(), &od)?;
+        } else {
+            let y = cx.tmp("gemm", &o, &[a, b, zero], params(), &[rows, n])?;
+            // batches of B broadcast A's: numpy's result has them
+            if rows_of(&od)? != rows * n {
+                return Err("B's batch axes widening A's".into());
+            }
+            cx.reshape(&o, y, &od)?;
+        }
+        return Ok(());
     }
+    let nb = rows_of(&batch)?;
+    if nb > MATMUL_BATCHES {
+        return Err(format!(
+            "{nb} batches (at most {MATMUL_BATCHES} products are unrolled)"
+        ));
+    }
+    // A and B as [batches..., M, K] / [batches..., K, N] of the full rank
+    let r = batch.len() + 2;
+    let full = |cx: &mut Tx<'_>, x, d: &[i64]| -> Result<_, String> {
+        if d.len() == r {
+            return Ok((x, d.to_vec()));
+        }
+        let mut nd = vec![1; r - d.len()];
+        nd.extend_from_slice(d);
+        let h = cx.fresh(&o);
+        Ok((cx.reshape(&h, x, &nd)?, nd))
+    };
+    let (a, ad) = full(cx, a, &ad)?;
+    let (b, bd) = full(cx, b, &bd)?;
+    let cut = |cx: &mut Tx<'_>, x, d: &[i64], idx: &[i64], rows: i64, cols: i64| {
+        let mut begin = Vec::new();
+        let mut end = Vec::new();
+        for (ax, &i) in idx.iter().enumerate() {
+            let j = if d[ax] == 1 { 0 } else { i };
+            begin.push(j);
+            end.push(j + 1);
+        }
+        begin.extend([0, 0]);
+        end.extend([rows, cols]);
+        let mut sd = vec![1; idx.len()];
+        sd.extend([rows, cols]);
+        let s = cx.tmp(
+            "strided_slice",
+            &o,
+            &[x],
+            vec![
+                kv("begin", p_ints(&begin)),
+                kv("end", p_ints(&end)),
+                kv("stride", p_ints(&vec![1; r])),
+            ],
+            &sd,
+        )?;
+        let h = cx.fresh(&o);
+        cx.reshape(&h, s, &[rows, cols])
+    };
+    let mut parts = Vec::new();
+    for t in 0..nb {
+        let mut idx = vec![0i64; batch.len()];
+        let mut rem = t;
+        for ax in (0..batch.len()).rev() {
+            idx[ax] = rem % batch[ax];
+            rem /= batch[ax];
+        }
+        let at = cut(cx, a, &ad, &idx, m, k)?;
+        let bt = cut(cx, b, &bd, &idx, k, n)?;
+        let y = cx.tmp("gemm", &o, &[at, bt, zero], params(), &[m, n])?;
+        let h = cx.fresh(&o);
+        parts.push(cx.reshape(&h, y, &[1, m, n])?);
+    }
+    let cat = if parts.len() == 1 {
+        parts[0]
+    } else {
+        cx.tmp("concat", &o, &parts, vec![kv("dim", p_int(0))], &[nb, m, n])?
+    };
+    cx.reshape(&o, cat, &od)?;
     Ok(())
 }
 

@@ -192,8 +192,8 @@ pub static TABLE: &[Entry] = &[
     e(
         "MatMul",
         "",
-        "gemm (_reshape around it for A of rank > 2)",
-        "B that is not a matrix",
+        "gemm (_reshape around it; batched B: strided_slice, gemm per batch, concat)",
+        "more than 256 batches, symbolic dimensions",
         nn::matmul,
     ),
     e("Erf", "", "erf", F32, act::unary),
