@@ -310,6 +310,20 @@ def cases():
             1,
         ),
     ]
+    rois = np.array(
+        [[0.5, 1.0, 6.0, 7.5], [2.0, 0.0, 8.5, 5.0], [-1.0, 3.0, 4.0, 16.0]], dtype=np.float32
+    )
+    c += [
+        (
+            "roialign_adaptive_opset10",
+            10,
+            "RoiAlign",
+            [("x", x(2, 3, 8, 9)), ("r", rois), ("b", i64(1, 0, 1))],
+            [],
+            {"output_height": 3, "output_width": 2, "spatial_scale": 0.5, "sampling_ratio": 0},
+            1,
+        ),
+    ]
     return c
 
 

@@ -515,3 +515,77 @@ pub(crate) fn scatter_nd(cx: &mut Tx<'_>, node: &Node) -> Lowered {
     cx.set_elem(&o, e);
     Ok(())
 }
+
+/// `RoiAlign` (average mode, `output_half_pixel` coordinates, ONNX's only
+/// mode before operator set 16) → `roi_align` (`pool_h`, `pool_w`,
+/// `spatial_scale`, `sampling_ratio`; 0 adapts to the roi as ONNX's) on
+/// rois `[n, 5]` = the batch index (as f32) before the four corners.
+/// Max mode and `half_pixel` coordinates are refused (TenniS has neither).
+pub(crate) fn roi_align(cx: &mut Tx<'_>, node: &Node) -> Lowered {
+    let mode = node.string("mode", "avg");
+    if mode != "avg" {
+        return Err(format!("mode {mode} (TenniS's roi_align averages)"));
+    }
+    let ctm = node.string(
+        "coordinate_transformation_mode",
+        if cx.opset >= 16 {
+            "half_pixel"
+        } else {
+            "output_half_pixel"
+        },
+    );
+    if ctm != "output_half_pixel" {
+        return Err(format!(
+            "coordinate_transformation_mode {ctm} (TenniS's roi_align has no half-pixel offset)"
+        ));
+    }
+    let x = cx.fin(node, 0)?;
+    let rois = cx.fin(node, 1)?;
+    let d = static_dims(cx, node, 0)?;
+    let dr = static_dims(cx, node, 1)?;
+    let db = static_dims(cx, node, 2)?;
+    if d.len() != 4 || dr.len() != 2 || dr[1] != 4 || db != [dr[0]] {
+        return Err("inputs that are not [N, C, H, W], [n, 4] and [n]".into());
+    }
+    if d[0] >= 1 << 24 {
+        return Err("a batch beyond f32's exact integers".into());
+    }
+    let (bi, eb) = cx.tin(node, 2)?;
+    if !is_int(eb) {
+        return Err("batch indices that are not integers".into());
+    }
+    let (ph, pw) = (node.int("output_height", 1), node.int("output_width", 1));
+    let ratio = node.int("sampling_ratio", 0);
+    if ph < 1 || pw < 1 || ratio < 0 {
+        return Err(format!(
+            "output_height {ph}, output_width {pw}, sampling_ratio {ratio}"
+        ));
+    }
+    let o = out(node)?.to_string();
+    let n = dr[0];
+    let r = cx.fresh(&o);
+    let b2 = cx.reshape(&r, bi, &[n, 1])?;
+    let bf = cx.tmp_e(
+        "_cast",
+        &o,
+        &[b2],
+        vec![kv("dtype", p_int(10))],
+        &[n, 1],
+        elem::FLOAT,
+    )?;
+    let r5 = cx.tmp(
+        "concat",
+        &o,
+        &[bf, rois],
+        vec![kv("dim", p_int(1))],
+        &[n, 5],
+    )?;
+    let params = vec![
+        kv("pool_h", p_int(ph)),
+        kv("pool_w", p_int(pw)),
+        kv("spatial_scale", p_float(node.float("spatial_scale", 1.0))),
+        kv("sampling_ratio", p_int(ratio)),
+    ];
+    cx.emit("roi_align", &o, &[x, r5], params, &[n, d[1], ph, pw])?;
+    Ok(())
+}

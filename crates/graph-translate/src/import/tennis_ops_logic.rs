@@ -313,3 +313,62 @@ pub(crate) fn int_binary(cx: &mut Tx<'_>, node: &Node, e: i32) -> Lowered {
     }
     Ok(())
 }
+
+/// `a > b` as a `BOOLEAN`: `not (maximum(a, b) == b)`.
+fn greater(
+    cx: &mut Tx<'_>,
+    hint: &str,
+    a: NodeId,
+    b: NodeId,
+    e: i32,
+    d: &[i64],
+) -> Result<NodeId, String> {
+    let m = cx.tmp_e("maximum", hint, &[a, b], vec![], d, e)?;
+    let le = cx.tmp_e("equal", hint, &[m, b], vec![], d, elem::BOOL)?;
+    not(cx, hint, le, d, false)
+}
+
+/// A `BOOLEAN` as 0/1 of type `e`.
+fn as_num(cx: &mut Tx<'_>, hint: &str, b: NodeId, e: i32, d: &[i64]) -> Result<NodeId, String> {
+    cast_to(cx, hint, b, e, d, false)
+}
+
+/// `Sign` → `(x > 0) − (x < 0)` (comparisons as in [`compare`]; the
+/// sign of NaN is not matched); `Round` (half to even) → `f + (r > ½) +
+/// (r == ½)·(f odd)` with `f = floor(x)`, `r = x − f` (exact in floats:
+/// `r` is exact, and |x| ≥ 2^23 has `r` 0), odd as `f − 2·floor(f / 2)`.
+pub(crate) fn sign_round(cx: &mut Tx<'_>, node: &Node) -> Lowered {
+    let (x, e) = cx.tin(node, 0)?;
+    let d = cx.in_shape(node, 0)?;
+    let o = out(node)?.to_string();
+    if node.op == "Sign" {
+        if !(e == elem::FLOAT || e == elem::DOUBLE || is_int(e)) {
+            return Err(format!("a {} input", name(e)));
+        }
+        let z = cx.const_e(&o, e, &[], &[0.0])?;
+        let pos = greater(cx, &o, x, z, e, &d)?;
+        let neg = greater(cx, &o, z, x, e, &d)?;
+        let (p, n) = (as_num(cx, &o, pos, e, &d)?, as_num(cx, &o, neg, e, &d)?);
+        cx.emit_e("sub", &o, &[p, n], vec![], &d, e)?;
+        return Ok(());
+    }
+    if e != elem::FLOAT && e != elem::DOUBLE {
+        return Err(format!("a {} input", name(e)));
+    }
+    let f = cx.tmp_e("floor", &o, &[x], vec![], &d, e)?;
+    let r = cx.tmp_e("sub", &o, &[x, f], vec![], &d, e)?;
+    let half = cx.const_e(&o, e, &[], &[0.5])?;
+    let gt = greater(cx, &o, r, half, e, &d)?;
+    let gt = as_num(cx, &o, gt, e, &d)?;
+    let eq = cx.tmp_e("equal", &o, &[r, half], vec![], &d, elem::BOOL)?;
+    let eq = as_num(cx, &o, eq, e, &d)?;
+    let fh = cx.tmp_e("mul", &o, &[f, half], vec![], &d, e)?;
+    let fh = cx.tmp_e("floor", &o, &[fh], vec![], &d, e)?;
+    let two = cx.const_e(&o, e, &[], &[2.0])?;
+    let f2 = cx.tmp_e("mul", &o, &[fh, two], vec![], &d, e)?;
+    let odd = cx.tmp_e("sub", &o, &[f, f2], vec![], &d, e)?;
+    let up = cx.tmp_e("mul", &o, &[eq, odd], vec![], &d, e)?;
+    let s = cx.tmp_e("add", &o, &[f, gt], vec![], &d, e)?;
+    cx.emit_e("add", &o, &[s, up], vec![], &d, e)?;
+    Ok(())
+}

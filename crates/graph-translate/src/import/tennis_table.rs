@@ -368,6 +368,23 @@ pub static TABLE: &[Entry] = &[
         12,
     ),
     e("Not", "", "_cast (uint8), equal with 0", "", logic::logical),
+    e(
+        "Sign",
+        "",
+        "maximum, equal, _cast, equal (not), sub: (x > 0) − (x < 0)",
+        "NaN inputs (not checked), BOOL",
+        logic::sign_round,
+    ),
+    since(
+        e(
+            "Round",
+            "",
+            "floor, sub, maximum, equal, _cast, mul, add (half to even, exact)",
+            "non-float inputs",
+            logic::sign_round,
+        ),
+        11,
+    ),
     e("And", "", "_cast (uint8), mul, _cast", "", logic::logical),
     e(
         "Or",
@@ -423,6 +440,16 @@ pub static TABLE: &[Entry] = &[
             idx::scatter_nd,
         ),
         11,
+    ),
+    since(
+        e(
+            "RoiAlign",
+            "mode avg, coordinate_transformation_mode output_half_pixel, output_height, output_width, sampling_ratio, spatial_scale",
+            "_cast, concat (rois [n, 5]), roi_align",
+            "mode max, half_pixel coordinates (the default from opset 16)",
+            idx::roi_align,
+        ),
+        10,
     ),
     e(
         "GatherElements",
