@@ -82,6 +82,8 @@ mod tennis_ops_nn;
 #[cfg(feature = "tennis")]
 mod tennis_ops_reduce;
 #[cfg(feature = "tennis")]
+mod tennis_ops_rnn;
+#[cfg(feature = "tennis")]
 mod tennis_ops_shape;
 #[cfg(feature = "tennis")]
 pub mod tennis_table;

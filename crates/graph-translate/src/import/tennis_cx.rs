@@ -465,6 +465,8 @@ pub fn onnx_to_tennis(
             if g.opset < e.row.opsets.0 || g.opset > e.row.opsets.1 {
                 refusals.add(format!("{} (opset {})", n.op, g.opset));
             }
+        } else if let Some(why) = tennis_table::refusal_reason(&n.op) {
+            refusals.add(format!("{} ({why})", n.op));
         } else if !fold::FOLDABLE.contains(&n.op.as_str()) {
             refusals.add(n.op.clone());
         }

@@ -17,6 +17,7 @@ use super::tennis_ops_index as idx;
 use super::tennis_ops_logic as logic;
 use super::tennis_ops_nn as nn;
 use super::tennis_ops_reduce as red;
+use super::tennis_ops_rnn as rnn;
 use super::tennis_ops_shape as shp;
 
 /// One operator of the table.
@@ -452,6 +453,13 @@ pub static TABLE: &[Entry] = &[
         10,
     ),
     e(
+        "LSTM",
+        "direction, hidden_size, default activations",
+        "LSTM (packed Y, Y_h, Y_c), _field; reverse: strided_slice (step −1) around a forward LSTM",
+        "sequence_lens, peepholes, clip, input_forget, layout 1, other activations",
+        rnn::lstm,
+    ),
+    e(
         "GatherElements",
         "axis",
         "_reshape, broadcast, gather_elements",
@@ -476,6 +484,22 @@ pub static TABLE: &[Entry] = &[
         9,
     ),
 ];
+
+/// ONNX operators TenniS has a near relative of that computes something
+/// else, with the reason the import refuses them.
+pub static REFUSED: &[(&str, &str)] = &[
+    (
+        "NonMaxSuppression",
+        "TenniS's non_max_suppression_v3 returns a fixed number of box indices padded with -1, one class of one batch; ONNX returns only the selected [batch, class, box] triples",
+    ),
+    ("GRU", "TenniS has no GRU"),
+    ("RNN", "TenniS has no simple RNN"),
+];
+
+/// Why the import refuses `op`, where it knows more than "no operator".
+pub fn refusal_reason(op: &str) -> Option<&'static str> {
+    REFUSED.iter().find(|(o, _)| *o == op).map(|(_, r)| *r)
+}
 
 /// The entry for ONNX operator `op`.
 pub fn entry(op: &str) -> Option<&'static Entry> {
