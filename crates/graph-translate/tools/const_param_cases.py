@@ -324,6 +324,33 @@ def cases():
             1,
         ),
     ]
+    # Slice with its parameters fed at run time, at the bounds where TenniS's clamping differs
+    c += [
+        (
+            "slice_runtime_negative_step_edges",
+            13,
+            "Slice",
+            [
+                ("x", x(5, 6, 4)),
+                ("s", i64(4, -10)),
+                ("e", i64(-5, -7)),
+                ("ax", i64(0, -2)),
+                ("st", i64(-1, -2)),
+            ],
+            [],
+            {},
+            1,
+        ),
+        (
+            "slice_runtime_const_axes",
+            13,
+            "Slice",
+            [("x", x(5, 6, 4)), ("s", i64(1, -3)), ("e", i64(-6, 100))],
+            [("ax", i64(1, 2))],
+            {},
+            1,
+        ),
+    ]
     return c
 
 

@@ -86,6 +86,8 @@ mod tennis_ops_rnn;
 #[cfg(feature = "tennis")]
 mod tennis_ops_shape;
 #[cfg(feature = "tennis")]
+mod tennis_ops_slice;
+#[cfg(feature = "tennis")]
 pub mod tennis_table;
 
 #[cfg(feature = "tennis")]

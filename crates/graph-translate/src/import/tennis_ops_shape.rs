@@ -103,6 +103,10 @@ fn small(v: i64) -> Result<i64, String> {
 
 /// `Slice` with constant starts, ends, axes and steps → `strided_slice`.
 pub(crate) fn slice(cx: &mut Tx<'_>, node: &Node) -> Lowered {
+    if cx.opset >= 10 && (1..5).any(|i| node.input(i).is_some() && cx.const_ints(node, i).is_none())
+    {
+        return super::tennis_ops_slice::slice_dyn(cx, node);
+    }
     let x = cx.fin(node, 0)?;
     let d = cx.in_shape(node, 0)?;
     let o = out(node)?.to_string();

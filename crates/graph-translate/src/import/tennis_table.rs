@@ -265,9 +265,9 @@ pub static TABLE: &[Entry] = &[
     ),
     e(
         "Slice",
-        "starts, ends, axes, steps (attributes or constant inputs)",
-        "strided_slice",
-        "parameters computed at run time, empty results",
+        "starts, ends, axes, steps (attributes, constant inputs or computed at run time)",
+        "strided_slice; parameters computed at run time: slice_v3 after maximum, equal, where (ONNX's clamping), axes made positive",
+        "empty results of constant parameters, axes out of increasing order (TenniS fails at run time)",
         shp::slice,
     ),
     e(

@@ -1,0 +1,118 @@
+//! ONNX → TenniS lowering of `Slice` with parameters computed at run time.
+
+use bubble_module::NodeId;
+
+use super::onnx_graph::{Node, elem};
+use super::tennis_cx::{Lowered, Tx, is_int, kv, p_int};
+
+/// `Slice` whose starts, ends, axes or steps are computed at run time →
+/// `slice_v3` (inputs x, starts, ends, axes, steps; TensorFlow's bounds
+/// clamping). It differs from ONNX's clamping in two places, both fixed
+/// before it with the axis lengths `L`: a start below `−L` (ONNX: the
+/// first element for a negative step; TenniS: nothing) becomes
+/// `maximum(start, −L)`, and an end of exactly `−L` (ONNX: stop before
+/// the first element; TenniS: through it for a negative step) becomes
+/// 0, which both read alike for either sign of step. Negative axes are
+/// made positive (TenniS fails on them); axes out of increasing order
+/// fail in TenniS at run time. The result's lengths are not known here.
+pub(crate) fn slice_dyn(cx: &mut Tx<'_>, node: &Node) -> Lowered {
+    let x = cx.fin(node, 0)?;
+    let e = node.input(0).map_or(elem::FLOAT, |n| cx.elem(n));
+    let d = cx.in_shape(node, 0)?;
+    if d.iter().any(|&v| v < 0) {
+        return Err("a symbolic dimension (fix it with --input-shape)".into());
+    }
+    let o = node
+        .outputs
+        .first()
+        .filter(|s| !s.is_empty())
+        .ok_or("no output")?
+        .clone();
+    let r = d.len() as i64;
+    let n = match cx.in_shape(node, 1)?.as_slice() {
+        [n] if *n >= 1 => *n,
+        s => return Err(format!("starts of shape {s:?}")),
+    };
+    let nu = n as usize;
+    let e64 = elem::INT64;
+    // a parameter as an int64 node
+    let param = |cx: &mut Tx<'_>, i: usize| -> Result<Option<NodeId>, String> {
+        if node.input(i).is_none() {
+            return Ok(None);
+        }
+        if cx.in_shape(node, i)? != [n] {
+            return Err("starts, ends, axes and steps of different lengths".into());
+        }
+        if let Some(v) = cx.const_ints(node, i) {
+            let f: Vec<f64> = v.iter().map(|&x| x as f64).collect();
+            return cx.const_e(&o, e64, &[nu], &f).map(Some);
+        }
+        let (id, ei) = cx.tin(node, i)?;
+        if !is_int(ei) {
+            return Err("parameters that are not integers".into());
+        }
+        if ei == e64 {
+            return Ok(Some(id));
+        }
+        cx.tmp_e("_cast", &o, &[id], vec![kv("dtype", p_int(7))], &[n], e64)
+            .map(Some)
+    };
+    let starts = param(cx, 1)?.ok_or("no starts")?;
+    let ends = param(cx, 2)?.ok_or("no ends")?;
+    let steps = param(cx, 4)?;
+    // axes, made positive, and −L per entry
+    let (axes, negl) = match (node.input(3), cx.const_ints(node, 3)) {
+        (None, _) | (Some(_), Some(_)) => {
+            let v = cx
+                .const_ints(node, 3)
+                .unwrap_or_else(|| (0..n).collect::<Vec<_>>());
+            let mut prev = -1;
+            let mut ax = Vec::new();
+            for &a in &v {
+                let p = if a < 0 { a + r } else { a };
+                if !(0..r).contains(&p) || p <= prev {
+                    return Err(format!(
+                        "axes {v:?} (TenniS's slice_v3 takes increasing axes)"
+                    ));
+                }
+                prev = p;
+                ax.push(p);
+            }
+            let f: Vec<f64> = ax.iter().map(|&a| a as f64).collect();
+            let l: Vec<f64> = ax.iter().map(|&a| -(d[a as usize] as f64)).collect();
+            (
+                cx.const_e(&o, e64, &[nu], &f)?,
+                cx.const_e(&o, e64, &[nu], &l)?,
+            )
+        }
+        (Some(_), None) => {
+            let a = param(cx, 3)?.ok_or("no axes")?;
+            let rc = cx.const_e(&o, e64, &[1], &[r as f64])?;
+            let zero = cx.const_e(&o, e64, &[1], &[0.0])?;
+            let plus = cx.tmp_e("add", &o, &[a, rc], vec![], &[n], e64)?;
+            let m = cx.tmp_e("maximum", &o, &[a, zero], vec![], &[n], e64)?;
+            let nonneg = cx.tmp_e("equal", &o, &[m, a], vec![], &[n], elem::BOOL)?;
+            let a = cx.tmp_e("where", &o, &[nonneg, a, plus], vec![], &[n], e64)?;
+            let lv: Vec<f64> = d.iter().map(|&v| -(v as f64)).collect();
+            let lc = cx.const_e(&o, e64, &[d.len()], &lv)?;
+            let l = cx.tmp_e(
+                "gather",
+                &o,
+                &[lc, a],
+                vec![kv("axis", p_int(0))],
+                &[n],
+                e64,
+            )?;
+            (a, l)
+        }
+    };
+    let starts = cx.tmp_e("maximum", &o, &[starts, negl], vec![], &[n], e64)?;
+    let at_l = cx.tmp_e("equal", &o, &[ends, negl], vec![], &[n], elem::BOOL)?;
+    let zero = cx.const_e(&o, e64, &[1], &[0.0])?;
+    let ends = cx.tmp_e("where", &o, &[at_l, zero, ends], vec![], &[n], e64)?;
+    let mut ins = vec![x, starts, ends, axes];
+    ins.extend(steps);
+    let od = vec![-1; d.len()];
+    cx.emit_e("slice_v3", &o, &ins, vec![], &od, e)?;
+    Ok(())
+}
