@@ -35,8 +35,6 @@ pub const FOLDABLE: &[&str] = &[
     "Equal",
     "Less",
     "Greater",
-    "GreaterOrEqual",
-    "LessOrEqual",
     "Not",
     "Where",
     "ReduceProd",
@@ -67,10 +65,27 @@ pub fn fold(
     konst: &dyn Fn(&str) -> Option<Const>,
     shape: &dyn Fn(&str) -> Option<Vec<i64>>,
 ) -> Option<Result<Vec<Const>, String>> {
+    fold_with(node, opset, konst, shape, &[])
+}
+
+/// Operators [`fold_with`] can also fold when a caller asks for them
+/// (the TenniS import; the NNabla import's records predate them).
+pub const FOLDABLE_MORE: &[&str] = &["GreaterOrEqual", "LessOrEqual"];
+
+/// [`fold`], folding also the operators of `extra` (from
+/// [`FOLDABLE_MORE`]).
+pub fn fold_with(
+    node: &Node,
+    opset: i64,
+    konst: &dyn Fn(&str) -> Option<Const>,
+    shape: &dyn Fn(&str) -> Option<Vec<i64>>,
+    extra: &[&str],
+) -> Option<Result<Vec<Const>, String>> {
     if !node.domain.is_empty() && node.domain != "ai.onnx" {
         return None;
     }
-    if !FOLDABLE.contains(&node.op.as_str()) {
+    let op = node.op.as_str();
+    if !FOLDABLE.contains(&op) && !(extra.contains(&op) && FOLDABLE_MORE.contains(&op)) {
         return None;
     }
     if node.op == "Constant" {

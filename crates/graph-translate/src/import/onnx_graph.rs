@@ -86,9 +86,6 @@ impl Const {
                 let b: Vec<u8> = vals.iter().map(|&v| u8::from(v != 0.0)).collect();
                 Tensor::new(DType::Bool, dims, b)
             }
-            elem::UINT8 => {
-                Tensor::from_values(dims, &vals.iter().map(|&v| v as u8).collect::<Vec<_>>())
-            }
             _ => return None,
         };
         Some(Const {

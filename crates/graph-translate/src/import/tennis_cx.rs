@@ -342,13 +342,18 @@ impl<'g> Tx<'g> {
         dims: &[usize],
         vals: &[f64],
     ) -> Result<NodeId, String> {
-        let c = onnx_graph::Const::from_f64(e, dims.to_vec(), vals)
-            .ok_or_else(|| format!("no constant of type {}", onnx_format::dtype::onnx_name(e)))?;
+        let t = if e == elem::UINT8 {
+            let v: Vec<u8> = vals.iter().map(|&v| v as u8).collect();
+            Tensor::from_values(dims.to_vec(), &v)
+                .map_err(|e| e.to_string())?
+                .into_static()
+        } else {
+            onnx_graph::Const::from_f64(e, dims.to_vec(), vals)
+                .ok_or_else(|| format!("no constant of type {}", onnx_format::dtype::onnx_name(e)))?
+                .tensor
+        };
         let name = self.fresh(hint);
-        let id = self
-            .b
-            .constant(&name, c.tensor)
-            .map_err(|e| e.to_string())?;
+        let id = self.b.constant(&name, t).map_err(|e| e.to_string())?;
         self.node_names.insert(id.index(), name.clone());
         self.ids.insert(name.clone(), id);
         self.shapes
@@ -513,9 +518,13 @@ pub fn onnx_to_tennis(
         }
         let shapes = &cx.shapes;
         let consts = &cx.consts;
-        let folded = fold::fold(node, g.opset, &|n| consts.get(n).cloned(), &|n| {
-            shapes.get(n).cloned()
-        });
+        let folded = fold::fold_with(
+            node,
+            g.opset,
+            &|n| consts.get(n).cloned(),
+            &|n| shapes.get(n).cloned(),
+            fold::FOLDABLE_MORE,
+        );
         let res = match folded {
             Some(Ok(cs)) => {
                 for (o, c) in node.outputs.iter().zip(cs) {
