@@ -351,6 +351,8 @@ def cases():
             1,
         ),
     ]
+    # Not: the node tests have it only at opset 1
+    c += [("not_opset13", 13, "Not", [("x", x(3, 4, 5) > 0)], [], {}, 1)]
     return c
 
 
@@ -395,6 +397,7 @@ def main():
         out_types = {
             "ArgMax": [onnx.TensorProto.INT64],
             "TopK": [onnx.TensorProto.FLOAT, onnx.TensorProto.INT64],
+            "Not": [onnx.TensorProto.BOOL],
         }.get(op, [onnx.TensorProto.FLOAT] * nout)
 
         def graph(shapes):
