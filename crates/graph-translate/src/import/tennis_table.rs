@@ -4,8 +4,10 @@
 //! drives dispatch ([`entry`]), the support table
 //! ([`super::support_table_markdown`]) and the per-operator tests.
 //!
-//! Every lowering computes in f32 (TenniS's float kernels); the output of
-//! every verified entry was checked in the real TenniS runtime on the
+//! Lowerings compute in f32 (TenniS's float kernels) unless their row
+//! says otherwise (integer, boolean and f64 tensors keep their type in
+//! the comparisons, logic, casts, integer arithmetic and the operators
+//! that only move elements); the output of every verified entry was checked in the real TenniS runtime on the
 //! ONNX conformance cases that use it (`IMPORT_SUPPORT.md` gives counts).
 
 use super::SupportRow;
@@ -65,6 +67,7 @@ const fn until(mut x: Entry, until: i64) -> Entry {
 
 const F32: &str = "non-f32 inputs";
 const NAN: &str = "NaN operands (not checked), BOOL operands";
+const NUM: &str = "BOOL inputs (integers and f64 computed in their type)";
 
 /// Operators whose lowering only moves elements: they take every element
 /// type TenniS has (the integers, bool, f32, f64) and keep it.
@@ -96,20 +99,32 @@ pub static TABLE: &[Entry] = &[
     e("Abs", "", "abs", F32, UN),
     e("Floor", "", "floor", F32, UN),
     e("Ceil", "", "ceil", F32, UN),
-    e("Neg", "", "mul (by −1)", F32, basic::neg_recip),
-    e("Reciprocal", "", "div (1 / x)", F32, basic::neg_recip),
-    e("Add", "", "add", F32, BIN),
-    e("Sub", "", "sub", F32, BIN),
-    e("Mul", "", "mul", F32, BIN),
-    e("Div", "", "div", F32, BIN),
-    e("Sum", "", "add (chained)", F32, BIN),
-    e("Mean", "", "add (chained), div", F32, BIN),
-    e("Max", "", "maximum (chained)", F32, BIN),
+    e("Neg", "", "mul (by −1 of x's type)", NUM, basic::neg_recip),
+    e(
+        "Reciprocal",
+        "",
+        "div (1 / x)",
+        "integer and BOOL inputs",
+        basic::neg_recip,
+    ),
+    e("Add", "", "add", NUM, BIN),
+    e("Sub", "", "sub", NUM, BIN),
+    e("Mul", "", "mul", NUM, BIN),
+    e("Div", "", "div", "integer and BOOL inputs", BIN),
+    e("Sum", "", "add (chained)", NUM, BIN),
+    e(
+        "Mean",
+        "",
+        "add (chained), div",
+        "integer and BOOL inputs",
+        BIN,
+    ),
+    e("Max", "", "maximum (chained)", NUM, BIN),
     e(
         "Min",
         "",
-        "mul (by −1), maximum, mul (TenniS has no CPU minimum)",
-        F32,
+        "mul (by −1), maximum, mul (TenniS has no CPU minimum); integers: maximum, equal, where",
+        NUM,
         BIN,
     ),
     e("LeakyRelu", "alpha", "leaky_relu", F32, basic::leaky),
@@ -134,7 +149,13 @@ pub static TABLE: &[Entry] = &[
         F32,
         basic::softmax,
     ),
-    e("Identity", "", "— (the input itself)", F32, basic::identity),
+    e(
+        "Identity",
+        "",
+        "— (the input itself; any element type)",
+        "",
+        basic::identity,
+    ),
     e(
         "Dropout",
         "ratio (ignored), training_mode",
@@ -152,8 +173,20 @@ pub static TABLE: &[Entry] = &[
     e("Flatten", "axis", "_reshape", SHAPE, basic::reshape),
     e("Squeeze", "axes", "_reshape", SHAPE, basic::reshape),
     e("Unsqueeze", "axes", "_reshape", SHAPE, basic::reshape),
-    e("Transpose", "perm", "_transpose", F32, basic::transpose),
-    e("Concat", "axis", "concat", F32, basic::concat),
+    e(
+        "Transpose",
+        "perm",
+        "_transpose (any element type)",
+        "",
+        basic::transpose,
+    ),
+    e(
+        "Concat",
+        "axis",
+        "concat (any element type)",
+        "",
+        basic::concat,
+    ),
     e(
         "Conv",
         "auto_pad, dilations, group, kernel_shape, pads, strides",
