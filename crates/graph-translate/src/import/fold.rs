@@ -85,7 +85,8 @@ pub fn fold_with(
         return None;
     }
     let op = node.op.as_str();
-    if !FOLDABLE.contains(&op) && !(extra.contains(&op) && FOLDABLE_MORE.contains(&op)) {
+    let more = extra.contains(&op) && FOLDABLE_MORE.contains(&op);
+    if !(FOLDABLE.contains(&op) || more) {
         return None;
     }
     if node.op == "Constant" {

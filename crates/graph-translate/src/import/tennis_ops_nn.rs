@@ -686,11 +686,24 @@ pub(crate) fn conv_transpose(cx: &mut Tx<'_>, node: &Node) -> Lowered {
         Some(v) if v.len() >= 2 => Some([v[v.len() - 2], v[v.len() - 1]]),
         Some(v) => return Err(format!("output_shape {v:?}")),
     };
+    let big = |v: i64| v > 1 << 24;
+    if strides
+        .iter()
+        .chain(&dil)
+        .chain(&opad)
+        .chain(&k)
+        .chain(&d[2..])
+        .any(|&v| big(v))
+    {
+        return Err("strides, dilations, kernel or image sizes beyond 2^24".into());
+    }
     let mut pads = [0i64; 4];
     for i in 0..2 {
+        // each factor is at most 2^24: no overflow
         let full = (d[2 + i] - 1) * strides[i] + dil[i] * (k[i] - 1) + 1 + opad[i];
         let target = match (oshape, auto.as_str()) {
-            (Some(os), _) => Some(os[i]),
+            (Some(os), _) if (1..=1 << 24).contains(&os[i]) => Some(os[i]),
+            (Some(os), _) => return Err(format!("output_shape {os:?}")),
             (None, "SAME_UPPER" | "SAME_LOWER") => Some(d[2 + i] * strides[i]),
             (None, "NOTSET" | "" | "VALID") => None,
             (None, a) => return Err(format!("auto_pad {a}")),
@@ -709,7 +722,9 @@ pub(crate) fn conv_transpose(cx: &mut Tx<'_>, node: &Node) -> Lowered {
             None if auto == "VALID" => (0, 0),
             None => match node.ints("pads") {
                 None => (0, 0),
-                Some(p) if p.len() == 4 && p.iter().all(|&v| v >= 0) => (p[i], p[i + 2]),
+                Some(p) if p.len() == 4 && p.iter().all(|&v| (0..=1 << 24).contains(&v)) => {
+                    (p[i], p[i + 2])
+                }
                 Some(p) => return Err(format!("pads {p:?}")),
             },
         };
