@@ -342,15 +342,31 @@ impl<'g> Tx<'g> {
         dims: &[usize],
         vals: &[f64],
     ) -> Result<NodeId, String> {
-        let t = if e == elem::UINT8 {
-            let v: Vec<u8> = vals.iter().map(|&v| v as u8).collect();
+        fn ints<T: tensor_core::Element>(
+            dims: &[usize],
+            vals: &[f64],
+            f: fn(f64) -> T,
+        ) -> Result<Tensor<'static>, String> {
+            let v: Vec<T> = vals.iter().map(|&x| f(x)).collect();
             Tensor::from_values(dims.to_vec(), &v)
-                .map_err(|e| e.to_string())?
-                .into_static()
-        } else {
-            onnx_graph::Const::from_f64(e, dims.to_vec(), vals)
-                .ok_or_else(|| format!("no constant of type {}", onnx_format::dtype::onnx_name(e)))?
-                .tensor
+                .map(Tensor::into_static)
+                .map_err(|e| e.to_string())
+        }
+        let t = match e {
+            // (the values are small integers: the casts are exact)
+            2 => ints::<u8>(dims, vals, |x| x as u8)?,
+            3 => ints::<i8>(dims, vals, |x| x as i8)?,
+            4 => ints::<u16>(dims, vals, |x| x as u16)?,
+            5 => ints::<i16>(dims, vals, |x| x as i16)?,
+            12 => ints::<u32>(dims, vals, |x| x as u32)?,
+            13 => ints::<u64>(dims, vals, |x| x as u64)?,
+            _ => {
+                onnx_graph::Const::from_f64(e, dims.to_vec(), vals)
+                    .ok_or_else(|| {
+                        format!("no constant of type {}", onnx_format::dtype::onnx_name(e))
+                    })?
+                    .tensor
+            }
         };
         let name = self.fresh(hint);
         let id = self.b.constant(&name, t).map_err(|e| e.to_string())?;

@@ -592,3 +592,44 @@ pub(crate) fn roi_align(cx: &mut Tx<'_>, node: &Node) -> Lowered {
     cx.emit("roi_align", &o, &[x, r5], params, &[n, d[1], ph, pw])?;
     Ok(())
 }
+
+/// `Gather` with indices computed at run time → `gather` (TenniS's reads
+/// an index below 0 out of bounds: negative indices wrapped first by the
+/// axis length, see [`wrap_indices`]).
+pub(crate) fn gather_dyn(cx: &mut Tx<'_>, node: &Node, x: NodeId, d: &[i64], a: usize) -> Lowered {
+    let (idx, ei) = cx.tin(node, 1)?;
+    if !is_int(ei) {
+        return Err(format!("{} indices", onnx_format::dtype::onnx_name(ei)));
+    }
+    let di = static_dims(cx, node, 1).or_else(|e| {
+        // 0-d indices: a scalar
+        if cx.in_shape(node, 1)?.is_empty() {
+            Ok(Vec::new())
+        } else {
+            Err(e)
+        }
+    })?;
+    let o = out(node)?.to_string();
+    let e = node.input(0).map_or(elem::FLOAT, |n| cx.elem(n));
+    // wrap as index tuples of one entry: [.., 1]
+    let mut d1 = di.clone();
+    d1.push(1);
+    let r = cx.fresh(&o);
+    let i1 = cx.reshape(&r, idx, &d1)?;
+    cx.set_elem(&r, ei);
+    let w = wrap_indices(cx, &o, i1, &d1, &[d[a]], ei)?;
+    let r = cx.fresh(&o);
+    let w = cx.reshape(&r, w, &di)?;
+    let mut od: Vec<i64> = d[..a].to_vec();
+    od.extend_from_slice(&di);
+    od.extend_from_slice(&d[a + 1..]);
+    cx.emit_e(
+        "gather",
+        &o,
+        &[x, w],
+        vec![kv("axis", p_int(a as i64))],
+        &od,
+        e,
+    )?;
+    Ok(())
+}

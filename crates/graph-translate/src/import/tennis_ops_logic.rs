@@ -77,11 +77,16 @@ fn not(
     is_zero(cx, hint, b8, elem::UINT8, dims, named)
 }
 
-/// `Cast` → `_cast` (C++ `static_cast`: truncation toward zero from
+/// `Cast` (and `CastLike`, to the type of its second input) → `_cast`
+/// (C++ `static_cast`: truncation toward zero from
 /// float to integer, as ONNX); to `BOOL` as `not (x == 0)`; from `BOOL`
 /// its 0/1.
 pub(crate) fn cast(cx: &mut Tx<'_>, node: &Node) -> Lowered {
-    let to = i32::try_from(node.int("to", 0)).unwrap_or(0);
+    let to = if node.op == "CastLike" {
+        cx.elem(node.input(1).ok_or("no target_type input")?)
+    } else {
+        i32::try_from(node.int("to", 0)).unwrap_or(0)
+    };
     let (x, e) = cx.tin(node, 0)?;
     let d = cx.in_shape(node, 0)?;
     let o = out(node)?.to_string();
@@ -250,6 +255,9 @@ pub(crate) fn typed_neg_recip(cx: &mut Tx<'_>, node: &Node, e: i32) -> Lowered {
     let d = cx.in_shape(node, 0)?;
     let o = out(node)?.to_string();
     if node.op == "Neg" {
+        if matches!(e, 2 | 4 | 12 | 13) {
+            return Err(format!("a {} input (unsigned)", name(e)));
+        }
         let m = cx.const_e(&o, e, &[], &[-1.0])?;
         cx.emit_e("mul", &o, &[x, m], vec![], &d, e)?;
     } else if e == elem::DOUBLE {
@@ -262,16 +270,18 @@ pub(crate) fn typed_neg_recip(cx: &mut Tx<'_>, node: &Node, e: i32) -> Lowered {
 }
 
 /// `Add`, `Sub`, `Mul`, `Max`, `Min`, `Sum` on integers (wrapping as
-/// two's complement, as ONNX runtimes do) and f64 (also `Div`): `add`,
-/// `sub`, `mul`, `maximum`, `div`; `Min(a, b)` as `where(equal(maximum(a,
-/// b), a), b, a)`. Integer `Div` (TenniS's C++ division by zero) and
-/// `Mean` are refused.
+/// two's complement, as ONNX runtimes do) and f64: `add`, `sub`, `mul`,
+/// `maximum`, `div` (integers truncated toward zero; a division by zero,
+/// undefined in ONNX, gives the type's largest or lowest value in
+/// TenniS); `Min(a, b)` as `where(equal(maximum(a, b), a), b, a)`.
+/// `Mean` of integers is refused.
 pub(crate) fn int_binary(cx: &mut Tx<'_>, node: &Node, e: i32) -> Lowered {
     let op = match node.op.as_str() {
         "Add" | "Sum" => "add",
         "Sub" => "sub",
         "Mul" => "mul",
-        "Div" if e == elem::DOUBLE => "div",
+        // integers: C++ division, truncating toward zero as ONNX's
+        "Div" => "div",
         "Max" => "maximum",
         "Min" => "min",
         o => return Err(format!("{} inputs of {o}", name(e))),
@@ -370,5 +380,44 @@ pub(crate) fn sign_round(cx: &mut Tx<'_>, node: &Node) -> Lowered {
     let up = cx.tmp_e("mul", &o, &[eq, odd], vec![], &d, e)?;
     let s = cx.tmp_e("add", &o, &[f, gt], vec![], &d, e)?;
     cx.emit_e("add", &o, &[s, up], vec![], &d, e)?;
+    Ok(())
+}
+
+/// `Mod` of integers → `mod` (C++ `%`: the remainder takes the dividend's
+/// sign, ONNX's `fmod` 1); `fmod` 0 (the divisor's sign) adds the divisor
+/// to a non-zero remainder whose sign differs from it:
+/// `where(r ≠ 0 and (r < 0) ≠ (b < 0), r + b, r)`. Float `Mod` is refused
+/// (TenniS's `mod` takes integers only).
+pub(crate) fn modulo(cx: &mut Tx<'_>, node: &Node) -> Lowered {
+    let (a, b, e, d) = two(cx, node)?;
+    if !is_int(e) {
+        return Err(format!("{} inputs (TenniS's mod takes integers)", name(e)));
+    }
+    let o = out(node)?.to_string();
+    let unsigned = matches!(e, 2 | 4 | 12 | 13);
+    if node.int("fmod", 0) != 0 || unsigned {
+        cx.emit_e("mod", &o, &[a, b], vec![], &d, e)?;
+        return Ok(());
+    }
+    let r = cx.tmp_e("mod", &o, &[a, b], vec![], &d, e)?;
+    let z = cx.const_e(&o, e, &vec![1; d.len()], &[0.0])?;
+    // r < 0 and b < 0 as booleans (r < 0 ⇔ not (max(r, 0) == r))
+    let neg = |cx: &mut Tx<'_>, v: NodeId| -> Result<NodeId, String> {
+        let m = cx.tmp_e("maximum", &o, &[v, z], vec![], &d, e)?;
+        let nn = cx.tmp_e("equal", &o, &[m, v], vec![], &d, elem::BOOL)?;
+        u8_of(cx, &o, nn, &d)
+    };
+    let rn = neg(cx, r)?;
+    let bn = neg(cx, b)?;
+    // signs differ: the uint8 flags differ
+    let same = cx.tmp_e("equal", &o, &[rn, bn], vec![], &d, elem::BOOL)?;
+    let same8 = u8_of(cx, &o, same, &d)?;
+    let rz = cx.tmp_e("equal", &o, &[r, z], vec![], &d, elem::BOOL)?;
+    let rz8 = u8_of(cx, &o, rz, &d)?;
+    // adjust = not same and not zero = (same8 + rz8) == 0
+    let any = cx.tmp_e("add", &o, &[same8, rz8], vec![], &d, elem::UINT8)?;
+    let adj = is_zero(cx, &o, any, elem::UINT8, &d, false)?;
+    let rb = cx.tmp_e("add", &o, &[r, b], vec![], &d, e)?;
+    cx.emit_e("where", &o, &[adj, rb, r], vec![], &d, e)?;
     Ok(())
 }

@@ -232,7 +232,8 @@ pub(crate) fn split(cx: &mut Tx<'_>, node: &Node) -> Lowered {
     Ok(())
 }
 
-/// `Gather` with constant indices → `gather` (negative indices resolved).
+/// `Gather` → `gather` (constant indices: negative ones resolved here;
+/// indices computed at run time: see [`super::tennis_ops_index::gather_dyn`]).
 pub(crate) fn gather(cx: &mut Tx<'_>, node: &Node) -> Lowered {
     let x = cx.fin(node, 0)?;
     let d = cx.in_shape(node, 0)?;
@@ -243,10 +244,9 @@ pub(crate) fn gather(cx: &mut Tx<'_>, node: &Node) -> Lowered {
         return Err("gathering along a symbolic dimension".into());
     }
     let name = node.input(1).ok_or("no indices")?;
-    let c = cx
-        .konst(name)
-        .cloned()
-        .ok_or("indices computed at run time")?;
+    let Some(c) = cx.konst(name).cloned() else {
+        return super::tennis_ops_index::gather_dyn(cx, node, x, &d, a);
+    };
     let idx = c.ints().ok_or("indices that are not integers")?;
     let idx: Vec<i64> = idx
         .iter()

@@ -104,13 +104,29 @@ pub static TABLE: &[Entry] = &[
         "Reciprocal",
         "",
         "div (1 / x)",
-        "integer and BOOL inputs",
+        "integer and BOOL inputs; 1 / 0 gives the largest value in TenniS, not inf (not checked)",
         basic::neg_recip,
     ),
     e("Add", "", "add", NUM, BIN),
     e("Sub", "", "sub", NUM, BIN),
     e("Mul", "", "mul", NUM, BIN),
-    e("Div", "", "div", "integer and BOOL inputs", BIN),
+    e(
+        "Div",
+        "",
+        "div (integers truncated toward zero)",
+        "BOOL inputs; a division by zero gives ±the largest value in TenniS, not ±inf (not checked)",
+        BIN,
+    ),
+    since(
+        e(
+            "Mod",
+            "fmod",
+            "mod (fmod 1); fmod 0: mod, maximum, equal, _cast, add, where",
+            "float inputs (TenniS's mod takes integers)",
+            logic::modulo,
+        ),
+        10,
+    ),
     e("Sum", "", "add (chained)", NUM, BIN),
     e(
         "Mean",
@@ -312,9 +328,9 @@ pub static TABLE: &[Entry] = &[
     ),
     e(
         "Gather",
-        "axis, indices (constant)",
-        "gather",
-        "indices computed at run time",
+        "axis, indices",
+        "gather (indices computed at run time: negative ones wrapped with maximum, equal, add, where)",
+        "symbolic dimensions",
         shp::gather,
     ),
     e(
@@ -371,6 +387,16 @@ pub static TABLE: &[Entry] = &[
         "_cast (to BOOL: equal with 0, then not as equal of its uint8 with 0)",
         "float16, strings and other types TenniS lacks",
         logic::cast,
+    ),
+    since(
+        e(
+            "CastLike",
+            "target_type (its element type)",
+            "as Cast",
+            "float16, strings and other types TenniS lacks",
+            logic::cast,
+        ),
+        15,
     ),
     e(
         "Equal",
