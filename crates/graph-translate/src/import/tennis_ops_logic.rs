@@ -421,3 +421,62 @@ pub(crate) fn modulo(cx: &mut Tx<'_>, node: &Node) -> Lowered {
     cx.emit_e("where", &o, &[adj, rb, r], vec![], &d, e)?;
     Ok(())
 }
+
+/// `Trilu` → `where(mask, x, 0)` (exact for every value, inf and NaN
+/// included): the mask keeps `j − i ≥ k` (upper) or `j − i ≤ k` (lower)
+/// of the last two axes, a uint8 constant for a constant `k`, else
+/// `equal(maximum(D, k), ·)` of the constant `D = j − i` and `k`.
+pub(crate) fn trilu(cx: &mut Tx<'_>, node: &Node) -> Lowered {
+    let (x, e) = cx.tin(node, 0)?;
+    if e == elem::BOOL {
+        return Err("a BOOL input".into());
+    }
+    let d = cx.in_shape(node, 0)?;
+    let r = d.len();
+    if r < 2 || d[r - 2] < 1 || d[r - 1] < 1 {
+        return Err("an input of rank below 2, or empty or symbolic last axes".into());
+    }
+    let (n, m) = (d[r - 2], d[r - 1]);
+    if n.checked_mul(m).is_none_or(|v| v > 1 << 24) {
+        return Err(format!(
+            "a {n}×{m} matrix (the mask is a constant; at most 2^24)"
+        ));
+    }
+    let upper = node.int("upper", 1) != 0;
+    let o = out(node)?.to_string();
+    let mut dd = vec![1i64; r];
+    dd[r - 2] = n;
+    dd[r - 1] = m;
+    let ud: Vec<usize> = dd.iter().map(|&v| v as usize).collect();
+    let diff: Vec<i64> = (0..n).flat_map(|i| (0..m).map(move |j| j - i)).collect();
+    let mask = match (node.input(1), cx.const_ints(node, 1)) {
+        (None, _) | (Some(_), Some(_)) => {
+            let k = match cx.const_ints(node, 1).as_deref() {
+                None => 0,
+                Some([k]) => *k,
+                Some(v) => return Err(format!("k {v:?}")),
+            };
+            let keep: Vec<f64> = diff
+                .iter()
+                .map(|&t| f64::from(u8::from(if upper { t >= k } else { t <= k })))
+                .collect();
+            cx.const_e(&o, elem::UINT8, &ud, &keep)?
+        }
+        (Some(_), None) => {
+            let (k, ek) = cx.tin(node, 1)?;
+            if ek != elem::INT64 {
+                return Err(format!("a {} k", name(ek)));
+            }
+            let dv: Vec<f64> = diff.iter().map(|&t| t as f64).collect();
+            let dc = cx.const_e(&o, elem::INT64, &ud, &dv)?;
+            let h = cx.fresh(&o);
+            let k = cx.reshape(&h, k, &vec![1; r])?;
+            let mx = cx.tmp_e("maximum", &o, &[dc, k], vec![], &dd, elem::INT64)?;
+            let side = if upper { dc } else { k };
+            cx.tmp_e("equal", &o, &[mx, side], vec![], &dd, elem::BOOL)?
+        }
+    };
+    let z = cx.const_e(&o, e, &vec![1; r], &[0.0])?;
+    cx.emit_e("where", &o, &[mask, x, z], vec![], &d, e)?;
+    Ok(())
+}

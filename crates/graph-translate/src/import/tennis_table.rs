@@ -308,9 +308,26 @@ pub static TABLE: &[Entry] = &[
     e(
         "ArgMax",
         "axis, keepdims",
-        "max, sub, argmax (int32 indices where ONNX has int64), _reshape",
-        "select_last_index 1",
+        "max, sub, argmax (int32 indices where ONNX has int64), _reshape; select_last_index 1: strided_slice (step −1) first, sub from L − 1",
+        "empty or symbolic axes",
         red::argmax,
+    ),
+    e(
+        "ArgMin",
+        "axis, keepdims",
+        "mul (by −1), max, sub, argmax (int32 indices where ONNX has int64), _reshape; select_last_index 1: strided_slice (step −1) first, sub from L − 1",
+        "empty or symbolic axes",
+        red::argmax,
+    ),
+    since(
+        e(
+            "Trilu",
+            "upper, k (constant or computed at run time)",
+            "where with a uint8 mask constant (k computed at run time: maximum, equal)",
+            "BOOL inputs, empty or symbolic last axes",
+            logic::trilu,
+        ),
+        14,
     ),
     e(
         "Slice",
