@@ -254,6 +254,26 @@ pub static TABLE: &[Entry] = &[
         F32,
         act::unary,
     ),
+    since(
+        e(
+            "LayerNormalization",
+            "axis, epsilon, stash_type 1; outputs Y, Mean, InvStdDev",
+            "reduce_mean per axis, sub, mul, add, sqrt, div, mul, add",
+            "stash_type 0, symbolic dimensions",
+            act::norm,
+        ),
+        17,
+    ),
+    since(
+        e(
+            "RMSNormalization",
+            "axis, epsilon, stash_type 1",
+            "mul, reduce_mean per axis, add, sqrt, div, mul",
+            "stash_type 0, symbolic dimensions",
+            act::norm,
+        ),
+        23,
+    ),
     e("HardSigmoid", "alpha, beta", "hard_sigmoid", F32, act::hard),
     since(e("HardSwish", "", "hard_sigmoid, mul", F32, act::hard), 14),
     e(
