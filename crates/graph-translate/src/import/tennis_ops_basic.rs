@@ -142,46 +142,66 @@ pub(crate) fn leaky(cx: &mut Tx<'_>, node: &Node) -> Lowered {
     Ok(())
 }
 
-/// `Clip`: maximum with the lower bound, minimum with the upper one.
+/// `Clip`: maximum with the lower bound, minimum with the upper one
+/// (constants or values computed at run time; integers: the minimum as
+/// `where(maximum(a, c) == a, c, a)`).
 pub(crate) fn clip(cx: &mut Tx<'_>, node: &Node) -> Lowered {
-    let x = cx.fin(node, 0)?;
+    let (x, e) = cx.tin(node, 0)?;
+    let int = is_int(e);
+    if !(int || e == super::onnx_graph::elem::FLOAT) {
+        return Err(format!("a {} input", onnx_format::dtype::onnx_name(e)));
+    }
     let d = cx.in_shape(node, 0)?;
     let o = out(node)?.to_string();
-    let (lo, hi) = if cx.opset < 11 {
-        (
-            Some(f64::from(node.float("min", f32::MIN))),
-            Some(f64::from(node.float("max", f32::MAX))),
-        )
+    // a bound: a constant, or a value computed at run time (a node)
+    let mut bounds: Vec<(bool, bubble_module::NodeId)> = Vec::new();
+    if cx.opset < 11 {
+        for (upper, v) in [
+            (false, f64::from(node.float("min", f32::MIN))),
+            (true, f64::from(node.float("max", f32::MAX))),
+        ] {
+            bounds.push((upper, cx.scalar(&o, v)?));
+        }
     } else {
-        let get = |i: usize| -> Result<Option<f64>, String> {
-            match node.input(i) {
-                None => Ok(None),
-                Some(_) => match cx.const_floats(node, i) {
-                    Some(v) if v.len() == 1 => Ok(Some(v[0])),
-                    _ => Err("bounds computed at run time".into()),
-                },
+        for (upper, i) in [(false, 1), (true, 2)] {
+            let Some(name) = node.input(i) else { continue };
+            if !cx.shape(name)?.iter().all(|&v| v == 1) {
+                return Err("bounds that are not one value".into());
             }
-        };
-        (get(1)?, get(2)?)
-    };
-    let mut cur = x;
-    let bounds: Vec<(&str, f64)> = [("maximum", lo), ("minimum", hi)]
-        .into_iter()
-        .filter_map(|(op, v)| v.map(|v| (op, v)))
-        .collect();
+            let (b, eb) = cx.tin(node, i)?;
+            if eb != e {
+                return Err("bounds of another type".into());
+            }
+            bounds.push((upper, b));
+        }
+    }
     if bounds.is_empty() {
-        cx.emit("_copy", &o, &[x], vec![], &d)?;
+        cx.emit_e("_copy", &o, &[x], vec![], &d, e)?;
         return Ok(());
     }
-    for (k, (op, v)) in bounds.iter().enumerate() {
-        let c = cx.scalar(&o, *v)?;
-        let last = k + 1 == bounds.len();
-        cur = if *op == "minimum" {
-            cx.minimum(&o, cur, c, &d, !last)?
-        } else if last {
-            cx.emit(op, &o, &[cur, c], vec![], &d)?
+    let mut cur = x;
+    let n = bounds.len();
+    for (k, (upper, c)) in bounds.into_iter().enumerate() {
+        let last = k + 1 == n;
+        let hint = if last { o.clone() } else { cx.fresh(&o) };
+        cur = if !upper {
+            cx.emit_e("maximum", &hint, &[cur, c], vec![], &d, e)?
+        } else if int {
+            // min(a, c) = where(maximum(a, c) == a, c, a): exact
+            // (where broadcasts operands of one rank only)
+            let c = super::tennis_ops_logic::to_rank(cx, &o, c, &[], d.len())?;
+            let m = cx.tmp_e("maximum", &o, &[cur, c], vec![], &d, e)?;
+            let ge = cx.tmp_e(
+                "equal",
+                &o,
+                &[m, cur],
+                vec![],
+                &d,
+                super::onnx_graph::elem::BOOL,
+            )?;
+            cx.emit_e("where", &hint, &[ge, c, cur], vec![], &d, e)?
         } else {
-            cx.tmp(op, &o, &[cur, c], vec![], &d)?
+            cx.minimum(&hint, cur, c, &d, false)?
         };
     }
     Ok(())

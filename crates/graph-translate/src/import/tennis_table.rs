@@ -153,9 +153,9 @@ pub static TABLE: &[Entry] = &[
     ),
     e(
         "Clip",
-        "min, max (attributes or constant inputs)",
-        "maximum; mul (by −1), maximum, mul for the upper bound",
-        "bounds computed at run time",
+        "min, max (attributes or inputs, constant or computed at run time)",
+        "maximum; mul (by −1), maximum, mul for the upper bound (integers: maximum, equal, where)",
+        "f64 and BOOL inputs",
         basic::clip,
     ),
     e(
