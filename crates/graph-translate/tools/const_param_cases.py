@@ -351,6 +351,27 @@ def cases():
             1,
         ),
     ]
+    # Pad with its pads fed at run time (negative ones crop)
+    c += [
+        (
+            "pad_runtime_pads_negative",
+            13,
+            "Pad",
+            [("x", x(3, 4, 5)), ("p", i64(1, -1, 2, -1, 2, 0))],
+            [("v", np.array(0.5, dtype=np.float32))],
+            {},
+            1,
+        ),
+        (
+            "pad_runtime_pads_axes_opset18",
+            18,
+            "Pad",
+            [("x", x(2, 3, 4)), ("p", i64(0, 1, 2, 1))],
+            [("ax", i64(2, -2))],
+            {"_order": ["x", "p", "", "ax"]},
+            1,
+        ),
+    ]
     # Not: the node tests have it only at opset 1
     c += [("not_opset13", 13, "Not", [("x", x(3, 4, 5) > 0)], [], {}, 1)]
     return c

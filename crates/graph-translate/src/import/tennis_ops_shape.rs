@@ -326,7 +326,7 @@ pub(crate) fn pad(cx: &mut Tx<'_>, node: &Node) -> Lowered {
             None,
         )
     } else {
-        let p = cx.const_ints(node, 1).ok_or("pads computed at run time")?;
+        let p = cx.const_ints(node, 1);
         let v = match node.input(2) {
             None => 0.0,
             Some(n) => {
@@ -342,6 +342,13 @@ pub(crate) fn pad(cx: &mut Tx<'_>, node: &Node) -> Lowered {
         let axes = match node.input(3) {
             None => None,
             Some(_) => Some(cx.const_ints(node, 3).ok_or("axes computed at run time")?),
+        };
+        let axes_n: Vec<usize> = match &axes {
+            None => (0..r).collect(),
+            Some(a) => a.iter().map(|&v| axis(v, r)).collect::<Result<_, _>>()?,
+        };
+        let Some(p) = p else {
+            return super::tennis_ops_slice::pad_dyn(cx, node, v, &axes_n);
         };
         (p, v, axes)
     };

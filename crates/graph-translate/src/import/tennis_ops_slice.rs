@@ -1,9 +1,10 @@
-//! ONNX → TenniS lowering of `Slice` with parameters computed at run time.
+//! ONNX → TenniS lowerings of `Slice` and `Pad` with parameters computed
+//! at run time.
 
 use bubble_module::NodeId;
 
 use super::onnx_graph::{Node, elem};
-use super::tennis_cx::{Lowered, Tx, is_int, kv, p_int};
+use super::tennis_cx::{Lowered, Tx, is_int, kv, p_float, p_int, p_ints};
 
 /// `Slice` whose starts, ends, axes or steps are computed at run time →
 /// `slice_v3` (inputs x, starts, ends, axes, steps; TensorFlow's bounds
@@ -114,5 +115,70 @@ pub(crate) fn slice_dyn(cx: &mut Tx<'_>, node: &Node) -> Lowered {
     ins.extend(steps);
     let od = vec![-1; d.len()];
     cx.emit_e("slice_v3", &o, &ins, vec![], &od, e)?;
+    Ok(())
+}
+
+/// `Pad` (constant mode, a constant value) whose pads are computed at run
+/// time → one `pad` per listed axis (TenniS's CPU `pad` pads one axis or
+/// two adjacent ones), its `[rank, 2]` padding the pads' row of that axis
+/// (`strided_slice` of the pads as `[2, k]` transposed, times a one-hot
+/// column); negative pads crop, as TenniS's `pad` does. The result's
+/// lengths are not known here.
+pub(crate) fn pad_dyn(cx: &mut Tx<'_>, node: &Node, value: f64, axes: &[usize]) -> Lowered {
+    let x = cx.fin(node, 0)?;
+    let e = node.input(0).map_or(elem::FLOAT, |n| cx.elem(n));
+    let d = cx.in_shape(node, 0)?;
+    let r = d.len();
+    let k = axes.len();
+    let o = node
+        .outputs
+        .first()
+        .filter(|s| !s.is_empty())
+        .ok_or("no output")?
+        .clone();
+    if cx.in_shape(node, 1)? != [2 * k as i64] {
+        return Err(format!("pads that are not {} values", 2 * k));
+    }
+    let (p, ep) = cx.tin(node, 1)?;
+    if !is_int(ep) {
+        return Err("pads that are not integers".into());
+    }
+    let ki = k as i64;
+    let h = cx.fresh(&o);
+    let p2 = cx.reshape(&h, p, &[2, ki])?;
+    let pt = cx.tmp_e(
+        "_transpose",
+        &o,
+        &[p2],
+        vec![kv("permute", p_ints(&[1, 0]))],
+        &[ki, 2],
+        ep,
+    )?;
+    let mut cur = x;
+    let mut od = d.clone();
+    for (j, &a) in axes.iter().enumerate() {
+        let row = cx.tmp_e(
+            "strided_slice",
+            &o,
+            &[pt],
+            vec![
+                kv("begin", p_ints(&[j as i64, 0])),
+                kv("end", p_ints(&[j as i64 + 1, 2])),
+                kv("stride", p_ints(&[1, 1])),
+            ],
+            &[1, 2],
+            ep,
+        )?;
+        let hot: Vec<f64> = (0..r).map(|i| f64::from(u8::from(i == a))).collect();
+        let hc = cx.const_e(&o, ep, &[r, 1], &hot)?;
+        let pad = cx.tmp_e("mul", &o, &[hc, row], vec![], &[r as i64, 2], ep)?;
+        od[a] = -1;
+        let params = vec![kv("padding_value", p_float(value as f32))];
+        cur = if j + 1 == k {
+            cx.emit_e("pad", &o, &[cur, pad], params, &od, e)?
+        } else {
+            cx.tmp_e("pad", &o, &[cur, pad], params, &od, e)?
+        };
+    }
     Ok(())
 }

@@ -379,9 +379,9 @@ pub static TABLE: &[Entry] = &[
     ),
     e(
         "Pad",
-        "mode constant, pads, constant_value, axes (constants)",
-        "pad per padded axis",
-        "modes reflect/edge/wrap, negative pads",
+        "mode constant, pads (constant or computed at run time), constant_value (constant), axes (constant)",
+        "pad per padded axis (pads computed at run time: _reshape, _transpose, strided_slice, mul, a pad per listed axis)",
+        "modes reflect/edge/wrap, a constant_value computed at run time, negative constant pads",
         shp::pad,
     ),
     e(
