@@ -257,7 +257,8 @@ pub(crate) fn identity(cx: &mut Tx<'_>, node: &Node) -> Lowered {
 }
 
 /// Reshapes with a static result: `Reshape`, `Flatten`, `Squeeze`,
-/// `Unsqueeze` become `_reshape`.
+/// `Unsqueeze` become `_reshape`; a `Reshape` to a shape computed at run
+/// time becomes `_reshape_v2`.
 pub(crate) fn reshape(cx: &mut Tx<'_>, node: &Node) -> Lowered {
     let x = cx.fin(node, 0)?;
     let d = cx.in_shape(node, 0)?;
@@ -278,6 +279,23 @@ pub(crate) fn reshape(cx: &mut Tx<'_>, node: &Node) -> Lowered {
         }
     };
     let nd: Vec<i64> = match node.op.as_str() {
+        "Reshape" if cx.opset >= 5 && cx.const_ints(node, 1).is_none() => {
+            // a shape computed at run time → `_reshape_v2` (TenniS's: 0
+            // copies the input's size, −1 is inferred, as ONNX's allowzero 0)
+            if node.int("allowzero", 0) != 0 {
+                return Err("allowzero 1 with a shape computed at run time".into());
+            }
+            let (s, es) = cx.tin(node, 1)?;
+            if !is_int(es) {
+                return Err("a shape that is not integers".into());
+            }
+            let k = match cx.in_shape(node, 1)?.as_slice() {
+                [k] if *k >= 0 => *k as usize,
+                _ => return Err("a shape that is not 1-D".into()),
+            };
+            cx.emit("_reshape_v2", out(node)?, &[x, s], vec![], &vec![-1; k])?;
+            return Ok(());
+        }
         "Reshape" => {
             let s = cx
                 .const_ints(node, 1)

@@ -181,9 +181,9 @@ pub static TABLE: &[Entry] = &[
     ),
     e(
         "Reshape",
-        "shape (constant), allowzero",
-        "_reshape",
-        SHAPE,
+        "shape (constant or computed at run time), allowzero",
+        "_reshape (shape computed at run time: _reshape_v2)",
+        "symbolic input dimensions; allowzero 1 with a shape computed at run time",
         basic::reshape,
     ),
     e("Flatten", "axis", "_reshape", SHAPE, basic::reshape),
