@@ -182,3 +182,50 @@ pub(crate) fn pad_dyn(cx: &mut Tx<'_>, node: &Node, value: f64, axes: &[usize]) 
     }
     Ok(())
 }
+
+/// `Shape` of a value whose sizes are known only at run time → `_shape`
+/// (int32), `_cast` to int64, and a `strided_slice` for `start`/`end`
+/// (opset 15; clamped to the rank as ONNX's).
+pub(crate) fn shape_dyn(cx: &mut Tx<'_>, node: &Node) -> Lowered {
+    let (x, _) = cx.tin(node, 0)?;
+    let r = cx.in_shape(node, 0)?.len() as i64;
+    let o = node
+        .outputs
+        .first()
+        .filter(|s| !s.is_empty())
+        .ok_or("no output")?
+        .clone();
+    let clamp = |v: i64| (if v < 0 { v + r } else { v }).clamp(0, r);
+    let (s, e) = (clamp(node.int("start", 0)), clamp(node.int("end", r)));
+    let n = (e - s).max(0);
+    if n == 0 {
+        return Err("an empty start..end".into());
+    }
+    let sh = cx.tmp_e("_shape", &o, &[x], vec![], &[r], elem::INT32)?;
+    if n == r {
+        cx.emit_e(
+            "_cast",
+            &o,
+            &[sh],
+            vec![kv("dtype", p_int(7))],
+            &[r],
+            elem::INT64,
+        )?;
+        return Ok(());
+    }
+    let c = cx.tmp_e(
+        "_cast",
+        &o,
+        &[sh],
+        vec![kv("dtype", p_int(7))],
+        &[r],
+        elem::INT64,
+    )?;
+    let params = vec![
+        kv("begin", p_ints(&[s])),
+        kv("end", p_ints(&[e])),
+        kv("stride", p_ints(&[1])),
+    ];
+    cx.emit_e("strided_slice", &o, &[c], params, &[n], elem::INT64)?;
+    Ok(())
+}

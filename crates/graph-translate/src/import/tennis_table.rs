@@ -21,6 +21,7 @@ use super::tennis_ops_nn as nn;
 use super::tennis_ops_reduce as red;
 use super::tennis_ops_rnn as rnn;
 use super::tennis_ops_shape as shp;
+use super::tennis_ops_slice as slc;
 
 /// One operator of the table.
 #[derive(Clone, Copy)]
@@ -424,6 +425,13 @@ pub static TABLE: &[Entry] = &[
         "_cast (to BOOL: equal with 0, then not as equal of its uint8 with 0)",
         "float16, strings and other types TenniS lacks",
         logic::cast,
+    ),
+    e(
+        "Shape",
+        "start, end",
+        "— (folded when the sizes are known); else _shape, _cast (int64), strided_slice",
+        "",
+        slc::shape_dyn,
     ),
     since(
         e(
