@@ -264,6 +264,120 @@ def cases():
         ("reduce_min_all", 13, "ReduceMin", [("x", x(3, 4))], [], {"keepdims": 0}, 1),
         ("reduce_min_axes_input", 18, "ReduceMin", [("x", x(2, 3, 4))], [("ax", i64(1, 0))], {}, 1),
     ]
+    # the cases below were added by two changes at once, each drawing its random numbers
+    # from this point: both draw from the same state, so each keeps the inputs it was made with
+    fork = r.bit_generator.state
+    ties = np.array([[1, 2, 2, 1, 3, 3, 0], [5, 5, 5, 5, 5, 5, 5]], dtype=np.float32)
+    c += [
+        ("topk_axis1", 11, "TopK", [("x", x(3, 5, 4))], [("k", i64(2))], {"axis": 1}, 2),
+        ("topk_smallest", 11, "TopK", [("x", x(3, 6))], [("k", i64(3))], {"largest": 0}, 2),
+        ("topk_opset9_attr", 9, "TopK", [("x", x(2, 7))], [], {"k": 4}, 2),
+        ("topk_ties", 11, "TopK", [("x", ties)], [("k", i64(4))], {}, 2),
+        (
+            "topk_ties_smallest_axis0",
+            11,
+            "TopK",
+            [("x", ties.T.copy())],
+            [("k", i64(5))],
+            {"axis": 0, "largest": 0},
+            2,
+        ),
+    ]
+    idx_q2 = np.array([[0, -1], [3, 1], [-2, 0]], dtype=np.int64)
+    c += [
+        (
+            "gathernd_q2_negative_input",
+            13,
+            "GatherND",
+            [("x", x(4, 3, 2)), ("i", idx_q2)],
+            [],
+            {},
+            1,
+        ),
+        (
+            "scatternd_q2_negative_input",
+            13,
+            "ScatterND",
+            [("x", x(4, 3, 2)), ("i", idx_q2), ("u", x(3, 2))],
+            [],
+            {},
+            1,
+        ),
+        (
+            "scatternd_q1_const_indices",
+            13,
+            "ScatterND",
+            [("x", x(5, 2, 3)), ("u", x(2, 2, 3))],
+            [("i", np.array([[-1], [1]], dtype=np.int64))],
+            {"_order": ["x", "i", "u"]},
+            1,
+        ),
+    ]
+    rois = np.array(
+        [[0.5, 1.0, 6.0, 7.5], [2.0, 0.0, 8.5, 5.0], [-1.0, 3.0, 4.0, 16.0]], dtype=np.float32
+    )
+    c += [
+        (
+            "roialign_adaptive_opset10",
+            10,
+            "RoiAlign",
+            [("x", x(2, 3, 8, 9)), ("r", rois), ("b", i64(1, 0, 1))],
+            [],
+            {"output_height": 3, "output_width": 2, "spatial_scale": 0.5, "sampling_ratio": 0},
+            1,
+        ),
+    ]
+    # Slice with its parameters fed at run time, at the bounds where TenniS's clamping differs
+    c += [
+        (
+            "slice_runtime_negative_step_edges",
+            13,
+            "Slice",
+            [
+                ("x", x(5, 6, 4)),
+                ("s", i64(4, -10)),
+                ("e", i64(-5, -7)),
+                ("ax", i64(0, -2)),
+                ("st", i64(-1, -2)),
+            ],
+            [],
+            {},
+            1,
+        ),
+        (
+            "slice_runtime_const_axes",
+            13,
+            "Slice",
+            [("x", x(5, 6, 4)), ("s", i64(1, -3)), ("e", i64(-6, 100))],
+            [("ax", i64(1, 2))],
+            {},
+            1,
+        ),
+    ]
+    # Pad with its pads fed at run time (negative ones crop)
+    c += [
+        (
+            "pad_runtime_pads_negative",
+            13,
+            "Pad",
+            [("x", x(3, 4, 5)), ("p", i64(1, -1, 2, -1, 2, 0))],
+            [("v", np.array(0.5, dtype=np.float32))],
+            {},
+            1,
+        ),
+        (
+            "pad_runtime_pads_axes_opset18",
+            18,
+            "Pad",
+            [("x", x(2, 3, 4)), ("p", i64(0, 1, 2, 1))],
+            [("ax", i64(2, -2))],
+            {"_order": ["x", "p", "", "ax"]},
+            1,
+        ),
+    ]
+    # Not: the node tests have it only at opset 1
+    c += [("not_opset13", 13, "Not", [("x", x(3, 4, 5) > 0)], [], {}, 1)]
+    r.bit_generator.state = fork
     # int8 linear quantisation per channel: halves (rounded to even) and values past the
     # int8 range (saturated) among the inputs
     q = np.concatenate([x(2, 3, 3) * 300, np.full((2, 3, 1), 2.5, np.float32)], axis=2)
@@ -333,12 +447,18 @@ def main():
     n = 0
     for name, opset, op, inputs, consts, attrs, nout in cases():
         outs = ["y%d" % k for k in range(nout)]
-        node = helper.make_node(op, [v for v, _ in inputs] + [v for v, _ in consts], outs, **attrs)
+        attrs = dict(attrs)
+        # "_order": the node's inputs in another order than inputs, then constants
+        order = attrs.pop("_order", [v for v, _ in inputs] + [v for v, _ in consts])
+        node = helper.make_node(op, order, outs, **attrs)
         consts = [(v, t) for v, t in consts if v]
 
-        out_type = {"ArgMax": onnx.TensorProto.INT64, "QuantizeLinear": onnx.TensorProto.INT8}.get(
-            op, onnx.TensorProto.FLOAT
-        )
+        out_types = {
+            "ArgMax": [onnx.TensorProto.INT64],
+            "TopK": [onnx.TensorProto.FLOAT, onnx.TensorProto.INT64],
+            "Not": [onnx.TensorProto.BOOL],
+            "QuantizeLinear": [onnx.TensorProto.INT8],
+        }.get(op, [onnx.TensorProto.FLOAT] * nout)
 
         def graph(shapes):
             return helper.make_graph(
@@ -350,7 +470,10 @@ def main():
                     )
                     for v, t in inputs
                 ],
-                [helper.make_tensor_value_info(o, out_type, sh) for o, sh in zip(outs, shapes)],
+                [
+                    helper.make_tensor_value_info(o, t, sh)
+                    for o, t, sh in zip(outs, out_types, shapes)
+                ],
                 [numpy_helper.from_array(t, v) for v, t in consts],
             )
 

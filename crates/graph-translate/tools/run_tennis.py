@@ -103,6 +103,10 @@ def fail(lib, what):
 
 def to_tensor(lib, np, a):
     a = np.ascontiguousarray(a)
+    if a.dtype == np.bool_:
+        # TenniS's C API builds no BOOLEAN tensors (ts_new_Tensor: "Not
+        # support dtype: 21"); a boolean input is fed as uint8 0/1.
+        a = a.astype(np.uint8)
     if a.dtype.name not in CODES:
         raise RuntimeError("TenniS has no type for numpy %s" % a.dtype)
     shape = (ctypes.c_int32 * max(a.ndim, 1))(*a.shape)

@@ -154,3 +154,74 @@ fn a_module_whose_outputs_use_no_input_is_refused() {
     convert(model(true), &out, &ConvertOptions::new()).unwrap();
     assert!(out.exists());
 }
+
+/// Operators TenniS computes differently in some configurations are
+/// refused naming the attribute value or the reason: a Cast to a type
+/// TenniS lacks, RoiAlign's max mode, a sorted-0 TopK, a grouped
+/// ConvTranspose, and NonMaxSuppression (TenniS's pads its indices with
+/// -1 to a fixed count).
+#[test]
+fn refusals_name_the_attribute_value_or_the_reason() {
+    use onnx_format::builder::{Dim, GraphBuilder, attr};
+    use onnx_format::proto::tensor_proto::DataType;
+    let dir = tempfile::tempdir().unwrap();
+    let v = |d: &[i64]| d.iter().map(|&x| Dim::Value(x)).collect::<Vec<_>>();
+    let refusal = |tag: &str, build: &dyn Fn(&mut GraphBuilder)| -> String {
+        let mut b = GraphBuilder::new("net");
+        build(&mut b);
+        let mut bytes = Vec::new();
+        onnx_format::write_model(&mut bytes, &b.finish(&Default::default())).unwrap();
+        let src = dir.path().join(format!("{tag}.onnx"));
+        std::fs::write(&src, bytes).unwrap();
+        let out = dir.path().join(format!("{tag}.tsm"));
+        let e = convert(&src, &out, &ConvertOptions::new())
+            .unwrap_err()
+            .to_string();
+        assert!(!out.exists(), "{tag}");
+        e
+    };
+    let e = refusal("cast", &|b| {
+        b.input("x", DataType::Float, &v(&[2, 3]));
+        b.node("Cast", "", &["x"], &["y"], vec![attr::int("to", 10)]);
+        b.output("y", DataType::Float16, &v(&[2, 3]));
+    });
+    assert!(e.contains("Cast (to FLOAT16"), "{e}");
+    let e = refusal("roialign", &|b| {
+        b.input("x", DataType::Float, &v(&[1, 1, 4, 4]));
+        b.input("r", DataType::Float, &v(&[1, 4]));
+        b.input("i", DataType::Int64, &v(&[1]));
+        let a = vec![attr::string("mode", "max")];
+        b.node("RoiAlign", "", &["x", "r", "i"], &["y"], a);
+        b.output("y", DataType::Float, &v(&[1, 1, 1, 1]));
+    });
+    assert!(e.contains("RoiAlign (mode max"), "{e}");
+    let e = refusal("topk", &|b| {
+        b.input("x", DataType::Float, &v(&[2, 5]));
+        let k = b.const_i64("k", &[2]);
+        let a = vec![attr::int("sorted", 0)];
+        b.node("TopK", "", &["x", &k], &["y", "i"], a);
+        b.output("y", DataType::Float, &v(&[2, 2]));
+    });
+    assert!(e.contains("TopK (sorted 0"), "{e}");
+    let e = refusal("convt", &|b| {
+        b.input("x", DataType::Float, &v(&[1, 2, 3, 3]));
+        b.input("w", DataType::Float, &v(&[2, 1, 2, 2]));
+        b.node(
+            "ConvTranspose",
+            "",
+            &["x", "w"],
+            &["y"],
+            vec![attr::int("group", 2)],
+        );
+        b.output("y", DataType::Float, &v(&[1, 2, 4, 4]));
+    });
+    assert!(e.contains("ConvTranspose (group 2"), "{e}");
+    let e = refusal("nms", &|b| {
+        b.input("b", DataType::Float, &v(&[1, 3, 4]));
+        b.input("s", DataType::Float, &v(&[1, 1, 3]));
+        b.node("NonMaxSuppression", "", &["b", "s"], &["y"], vec![]);
+        b.output("y", DataType::Int64, &v(&[3, 3]));
+    });
+    assert!(e.contains("NonMaxSuppression (TenniS's"), "{e}");
+    assert!(e.contains("padded with -1"), "{e}");
+}

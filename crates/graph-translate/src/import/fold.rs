@@ -65,10 +65,28 @@ pub fn fold(
     konst: &dyn Fn(&str) -> Option<Const>,
     shape: &dyn Fn(&str) -> Option<Vec<i64>>,
 ) -> Option<Result<Vec<Const>, String>> {
+    fold_with(node, opset, konst, shape, &[])
+}
+
+/// Operators [`fold_with`] can also fold when a caller asks for them
+/// (the TenniS import; the NNabla import's records predate them).
+pub const FOLDABLE_MORE: &[&str] = &["GreaterOrEqual", "LessOrEqual"];
+
+/// [`fold`], folding also the operators of `extra` (from
+/// [`FOLDABLE_MORE`]).
+pub fn fold_with(
+    node: &Node,
+    opset: i64,
+    konst: &dyn Fn(&str) -> Option<Const>,
+    shape: &dyn Fn(&str) -> Option<Vec<i64>>,
+    extra: &[&str],
+) -> Option<Result<Vec<Const>, String>> {
     if !node.domain.is_empty() && node.domain != "ai.onnx" {
         return None;
     }
-    if !FOLDABLE.contains(&node.op.as_str()) {
+    let op = node.op.as_str();
+    let more = extra.contains(&op) && FOLDABLE_MORE.contains(&op);
+    if !(FOLDABLE.contains(&op) || more) {
         return None;
     }
     if node.op == "Constant" {
@@ -240,8 +258,8 @@ fn eval(node: &Node, opset: i64, ins: &[Option<Const>]) -> Result<Vec<Const>, St
             let v: Vec<f64> = a.values().into_iter().map(f).collect();
             out(Const::from_f64(a.elem, a.dims().to_vec(), &v), node)
         }
-        "Add" | "Sub" | "Mul" | "Div" | "Equal" | "Less" | "Greater" | "Min" | "Max" | "And"
-        | "Or" | "Xor" => {
+        "Add" | "Sub" | "Mul" | "Div" | "Equal" | "Less" | "Greater" | "GreaterOrEqual"
+        | "LessOrEqual" | "Min" | "Max" | "And" | "Or" | "Xor" => {
             if ins.len() != 2 {
                 return Err(bad(node, "folds two inputs only"));
             }
@@ -267,6 +285,8 @@ fn eval(node: &Node, opset: i64, ins: &[Option<Const>]) -> Result<Vec<Const>, St
                     "Equal" => f64::from(p == q),
                     "Less" => f64::from(p < q),
                     "Greater" => f64::from(p > q),
+                    "GreaterOrEqual" => f64::from(p >= q),
+                    "LessOrEqual" => f64::from(p <= q),
                     "Min" => p.min(q),
                     "And" => f64::from(p != 0.0 && q != 0.0),
                     "Or" => f64::from(p != 0.0 || q != 0.0),
@@ -276,7 +296,14 @@ fn eval(node: &Node, opset: i64, ins: &[Option<Const>]) -> Result<Vec<Const>, St
                 .collect();
             let e = if matches!(
                 node.op.as_str(),
-                "Equal" | "Less" | "Greater" | "And" | "Or" | "Xor"
+                "Equal"
+                    | "Less"
+                    | "Greater"
+                    | "GreaterOrEqual"
+                    | "LessOrEqual"
+                    | "And"
+                    | "Or"
+                    | "Xor"
             ) {
                 elem::BOOL
             } else {

@@ -78,11 +78,19 @@ mod tennis_ops_act;
 #[cfg(feature = "tennis")]
 mod tennis_ops_basic;
 #[cfg(feature = "tennis")]
+mod tennis_ops_index;
+#[cfg(feature = "tennis")]
+mod tennis_ops_logic;
+#[cfg(feature = "tennis")]
 mod tennis_ops_nn;
 #[cfg(feature = "tennis")]
 mod tennis_ops_reduce;
 #[cfg(feature = "tennis")]
+mod tennis_ops_rnn;
+#[cfg(feature = "tennis")]
 mod tennis_ops_shape;
+#[cfg(feature = "tennis")]
+mod tennis_ops_slice;
 #[cfg(feature = "tennis")]
 pub mod tennis_table;
 
@@ -256,7 +264,7 @@ pub fn tennis_support_markdown(verified: &dyn Fn(&str) -> usize) -> String {
     let mut s = format!(
         "\n## ONNX → TenniS ({} operators, {n_ver} verified in TenniS)\n\n\
          Verified the same way in the real TenniS runtime (CPU, \
-         `testdata/translate/import/tennis.json`); every lowering computes in f32.\n\n\
+         `testdata/translate/import/tennis.json`); lowerings compute in f32 unless their row names integer, boolean or f64 tensors (inputs, constants, casts, comparisons, logic, integer arithmetic, and the operators that only move elements keep the element type; a boolean input is a uint8 0/1 `<param>`, as TenniS's C API builds no BOOLEAN tensors).\n\n\
          | ONNX op | opsets | attributes / inputs read | TenniS operators | refused | conformance cases passing in TenniS |\n\
          |---|---|---|---|---|---|\n",
         rows.len()

@@ -19,6 +19,8 @@ use super::{ImportError, ImportOptions};
 pub mod elem {
     /// FLOAT
     pub const FLOAT: i32 = 1;
+    /// UINT8
+    pub const UINT8: i32 = 2;
     /// INT32
     pub const INT32: i32 = 6;
     /// INT64

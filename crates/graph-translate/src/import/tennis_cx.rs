@@ -28,6 +28,33 @@ pub(crate) struct Tx<'g> {
     node_names: HashMap<usize, String>,
     names: HashSet<String>,
     n: usize,
+    /// Set while a dtype-agnostic lowering runs: [`Tx::fin`] then takes
+    /// every element type TenniS has.
+    any_dtype: bool,
+}
+
+/// The TenniS `DTYPE` code of an ONNX element type this import computes
+/// with (f32, f64, the integers and bool), `None` for the others.
+pub(crate) fn ts_code(e: i32) -> Option<i32> {
+    Some(match e {
+        elem::FLOAT => 10,
+        elem::DOUBLE => 11,
+        elem::INT32 => 5,
+        elem::INT64 => 7,
+        elem::BOOL => 21,
+        2 => 2,  // UINT8
+        3 => 1,  // INT8
+        4 => 4,  // UINT16
+        5 => 3,  // INT16
+        12 => 6, // UINT32
+        13 => 8, // UINT64
+        _ => return None,
+    })
+}
+
+/// Whether ONNX element type `e` is an integer type.
+pub(crate) fn is_int(e: i32) -> bool {
+    matches!(e, 2 | 3 | 4 | 5 | 6 | 7 | 12 | 13)
 }
 
 /// An int32 vector parameter.
@@ -105,6 +132,7 @@ impl<'g> Tx<'g> {
             node_names: HashMap::new(),
             names,
             n: 0,
+            any_dtype: false,
         }
     }
 
@@ -213,15 +241,13 @@ impl<'g> Tx<'g> {
             return Ok(id);
         }
         if let Some(c) = self.consts.get(name).cloned() {
-            if c.elem != elem::FLOAT {
+            if ts_code(c.elem).is_none() {
                 return Err(format!(
-                    "{} constant {name:?} (the TenniS import computes in f32)",
+                    "{} constant {name:?} (TenniS has no such element type)",
                     onnx_format::dtype::onnx_name(c.elem)
                 ));
             }
-            let t: Vec<f32> = c.values().iter().map(|&v| v as f32).collect();
-            let t = Tensor::from_values(c.dims().to_vec(), &t).map_err(|e| e.to_string())?;
-            let id = self.b.constant(name, t).map_err(|e| e.to_string())?;
+            let id = self.b.constant(name, c.tensor).map_err(|e| e.to_string())?;
             self.node_names.insert(id.index(), name.to_string());
             self.ids.insert(name.to_string(), id);
             return Ok(id);
@@ -233,6 +259,9 @@ impl<'g> Tx<'g> {
     pub fn fin(&mut self, node: &Node, i: usize) -> Result<NodeId, String> {
         let name = node.input(i).ok_or_else(|| format!("input {i} missing"))?;
         let e = self.elem(name);
+        if self.any_dtype && ts_code(e).is_some() {
+            return self.node_of(name);
+        }
         if e != elem::FLOAT {
             return Err(format!(
                 "{} input (the TenniS import computes in f32)",
@@ -259,6 +288,93 @@ impl<'g> Tx<'g> {
         self.ids.insert(out.to_string(), id);
         self.shapes.insert(out.to_string(), dims.to_vec());
         self.elems.insert(out.to_string(), elem::FLOAT);
+        Ok(id)
+    }
+
+    /// Input `i` of `node` of any element type TenniS has, with its type.
+    pub fn tin(&mut self, node: &Node, i: usize) -> Result<(NodeId, i32), String> {
+        let name = node.input(i).ok_or_else(|| format!("input {i} missing"))?;
+        let e = self.elem(name);
+        if ts_code(e).is_none() {
+            return Err(format!(
+                "{} input (TenniS has no such element type)",
+                onnx_format::dtype::onnx_name(e)
+            ));
+        }
+        Ok((self.node_of(name)?, e))
+    }
+
+    /// [`Tx::emit`] of a value of ONNX element type `e`.
+    pub fn emit_e(
+        &mut self,
+        op: &str,
+        out: &str,
+        inputs: &[NodeId],
+        params: Params,
+        dims: &[i64],
+        e: i32,
+    ) -> Result<NodeId, String> {
+        let id = self.emit(op, out, inputs, params, dims)?;
+        self.elems.insert(out.to_string(), e);
+        Ok(id)
+    }
+
+    /// An intermediate [`Tx::emit_e`] (a fresh name derived from `hint`).
+    pub fn tmp_e(
+        &mut self,
+        op: &str,
+        hint: &str,
+        inputs: &[NodeId],
+        params: Params,
+        dims: &[i64],
+        e: i32,
+    ) -> Result<NodeId, String> {
+        let name = self.fresh(hint);
+        self.emit_e(op, &name, inputs, params, dims, e)
+    }
+
+    /// A `<const>` of element type `e` holding `vals` (0-d when `dims` is
+    /// empty).
+    pub fn const_e(
+        &mut self,
+        hint: &str,
+        e: i32,
+        dims: &[usize],
+        vals: &[f64],
+    ) -> Result<NodeId, String> {
+        fn ints<T: tensor_core::Element>(
+            dims: &[usize],
+            vals: &[f64],
+            f: fn(f64) -> T,
+        ) -> Result<Tensor<'static>, String> {
+            let v: Vec<T> = vals.iter().map(|&x| f(x)).collect();
+            Tensor::from_values(dims.to_vec(), &v)
+                .map(Tensor::into_static)
+                .map_err(|e| e.to_string())
+        }
+        let t = match e {
+            // (the values are small integers: the casts are exact)
+            2 => ints::<u8>(dims, vals, |x| x as u8)?,
+            3 => ints::<i8>(dims, vals, |x| x as i8)?,
+            4 => ints::<u16>(dims, vals, |x| x as u16)?,
+            5 => ints::<i16>(dims, vals, |x| x as i16)?,
+            12 => ints::<u32>(dims, vals, |x| x as u32)?,
+            13 => ints::<u64>(dims, vals, |x| x as u64)?,
+            _ => {
+                onnx_graph::Const::from_f64(e, dims.to_vec(), vals)
+                    .ok_or_else(|| {
+                        format!("no constant of type {}", onnx_format::dtype::onnx_name(e))
+                    })?
+                    .tensor
+            }
+        };
+        let name = self.fresh(hint);
+        let id = self.b.constant(&name, t).map_err(|e| e.to_string())?;
+        self.node_names.insert(id.index(), name.clone());
+        self.ids.insert(name.clone(), id);
+        self.shapes
+            .insert(name.clone(), dims.iter().map(|&d| d as i64).collect());
+        self.elems.insert(name, e);
         Ok(id)
     }
 
@@ -370,6 +486,8 @@ pub fn onnx_to_tennis(
             if g.opset < e.row.opsets.0 || g.opset > e.row.opsets.1 {
                 refusals.add(format!("{} (opset {})", n.op, g.opset));
             }
+        } else if let Some(why) = tennis_table::refusal_reason(&n.op) {
+            refusals.add(format!("{} ({why})", n.op));
         } else if !fold::FOLDABLE.contains(&n.op.as_str()) {
             refusals.add(n.op.clone());
         }
@@ -379,17 +497,25 @@ pub fn onnx_to_tennis(
     }
     let mut cx = Tx::new(&g);
     for i in &g.inputs {
-        if i.elem != elem::FLOAT {
+        let dt = onnx_format::dtype::from_onnx(i.elem).filter(|_| ts_code(i.elem).is_some());
+        // TenniS's C API builds no BOOLEAN tensors: a boolean input is a
+        // uint8 0/1 `<param>` (every lowering reads booleans as uint8).
+        let dt = dt.map(|d| if d == DType::Bool { DType::U8 } else { d });
+        let Some(dt) = dt else {
             refusals.add(format!(
-                "input {:?} ({}; the TenniS import computes in f32)",
+                "input {:?} ({}; TenniS has no such element type)",
                 i.name,
                 onnx_format::dtype::onnx_name(i.elem)
             ));
             continue;
-        }
-        let shape: Vec<i32> = i.dims.iter().map(|&d| d as i32).collect();
+        };
+        let shape: Vec<i32> = i
+            .dims
+            .iter()
+            .map(|&d| i32::try_from(d).unwrap_or(-1))
+            .collect();
         let id =
-            cx.b.input_with(&i.name, DType::F32, &shape)
+            cx.b.input_with(&i.name, dt, &shape)
                 .map_err(|e| ImportError::Invalid(e.to_string()))?;
         cx.ids.insert(i.name.clone(), id);
         cx.node_names.insert(id.index(), i.name.clone());
@@ -408,9 +534,13 @@ pub fn onnx_to_tennis(
         }
         let shapes = &cx.shapes;
         let consts = &cx.consts;
-        let folded = fold::fold(node, g.opset, &|n| consts.get(n).cloned(), &|n| {
-            shapes.get(n).cloned()
-        });
+        let folded = fold::fold_with(
+            node,
+            g.opset,
+            &|n| consts.get(n).cloned(),
+            &|n| shapes.get(n).cloned(),
+            fold::FOLDABLE_MORE,
+        );
         let res = match folded {
             Some(Ok(cs)) => {
                 for (o, c) in node.outputs.iter().zip(cs) {
@@ -420,7 +550,21 @@ pub fn onnx_to_tennis(
             }
             Some(Err(e)) => Err(e),
             None => match tennis_table::entry(&node.op) {
-                Some(e) => (e.lower)(&mut cx, node),
+                Some(e) => {
+                    let agnostic = tennis_table::DTYPE_AGNOSTIC.contains(&node.op.as_str());
+                    let e0 = node.input(0).map(|n| cx.elem(n));
+                    cx.any_dtype = agnostic;
+                    let r = (e.lower)(&mut cx, node);
+                    cx.any_dtype = false;
+                    if let (true, Ok(()), Some(e0)) = (agnostic, &r, e0) {
+                        for o in node.outputs.iter().filter(|o| !o.is_empty()) {
+                            if cx.ids.contains_key(o) {
+                                cx.elems.insert(o.clone(), e0);
+                            }
+                        }
+                    }
+                    r
+                }
                 None => Err("its inputs are computed at run time".into()),
             },
         };

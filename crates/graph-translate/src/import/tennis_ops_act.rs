@@ -107,3 +107,90 @@ pub(crate) fn pow(cx: &mut Tx<'_>, node: &Node) -> Lowered {
     )?;
     Ok(())
 }
+
+/// `LayerNormalization` → `reduce_mean` over the axes from `axis` on (one
+/// per axis, kept), `sub`, `mul`, `reduce_mean`, `add` (epsilon), `sqrt`,
+/// `div`: `y = (x − mean) / sqrt(var + ε) · scale + bias`, with the Mean
+/// and InvStdDev outputs when read. `RMSNormalization` the same without
+/// the mean: `y = x / sqrt(mean(x²) + ε) · scale`. In f32 (`stash_type`
+/// 1); the reference's rounding differs in the last bits.
+pub(crate) fn norm(cx: &mut Tx<'_>, node: &Node) -> Lowered {
+    let x = cx.fin(node, 0)?;
+    let d = cx.in_shape(node, 0)?;
+    if d.iter().any(|&v| v < 1) {
+        return Err("a symbolic or empty dimension (fix it with --input-shape)".into());
+    }
+    if node.int("stash_type", 1) != 1 {
+        return Err("stash_type other than 1 (f32)".into());
+    }
+    let r = d.len();
+    let a = super::tennis_ops_basic::axis(node.int("axis", -1), r)?;
+    let o = node
+        .outputs
+        .iter()
+        .find(|o| !o.is_empty())
+        .ok_or("no output")?
+        .clone();
+    let rms = node.op == "RMSNormalization";
+    let mut kd = d.clone();
+    for v in &mut kd[a..] {
+        *v = 1;
+    }
+    let mean_of = |cx: &mut Tx<'_>, v| -> Result<_, String> {
+        let mut cur = v;
+        let mut cd = d.clone();
+        for ax in a..r {
+            cd[ax] = 1;
+            cur = cx.tmp(
+                "reduce_mean",
+                &o,
+                &[cur],
+                vec![
+                    kv("dims", super::tennis_cx::p_ints(&[ax as i64])),
+                    kv("keep_dims", super::tennis_cx::p_bool(true)),
+                ],
+                &cd,
+            )?;
+        }
+        Ok(cur)
+    };
+    let (centred, mean) = if rms {
+        (x, None)
+    } else {
+        let m = mean_of(cx, x)?;
+        (cx.tmp("sub", &o, &[x, m], vec![], &d)?, Some(m))
+    };
+    let sq = cx.tmp("mul", &o, &[centred, centred], vec![], &d)?;
+    let var = mean_of(cx, sq)?;
+    let eps = cx.scalar(&o, f64::from(node.float("epsilon", 1e-5)))?;
+    let ve = cx.tmp("add", &o, &[var, eps], vec![], &kd)?;
+    let sd = cx.tmp("sqrt", &o, &[ve], vec![], &kd)?;
+    let n = cx.tmp("div", &o, &[centred, sd], vec![], &d)?;
+    let scale = cx.fin(node, 1)?;
+    let bias = if rms || node.input(2).is_none() {
+        None
+    } else {
+        Some(cx.fin(node, 2)?)
+    };
+    if let Some(y) = node.outputs.first().filter(|s| !s.is_empty()) {
+        match bias {
+            None => cx.emit("mul", y, &[n, scale], vec![], &d)?,
+            Some(b) => {
+                let t = cx.tmp("mul", &o, &[n, scale], vec![], &d)?;
+                cx.emit("add", y, &[t, b], vec![], &d)?
+            }
+        };
+    }
+    if rms {
+        return Ok(());
+    }
+    if let Some(mo) = node.outputs.get(1).filter(|s| !s.is_empty()) {
+        let m = mean.ok_or("no mean")?;
+        cx.emit("_copy", mo, &[m], vec![], &kd)?;
+    }
+    if let Some(io) = node.outputs.get(2).filter(|s| !s.is_empty()) {
+        let one = cx.scalar(&o, 1.0)?;
+        cx.emit("div", io, &[one, sd], vec![], &kd)?;
+    }
+    Ok(())
+}

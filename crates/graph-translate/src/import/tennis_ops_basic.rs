@@ -2,7 +2,7 @@
 //! operators (reshapes, transposes, concatenation).
 
 use super::onnx_graph::Node;
-use super::tennis_cx::{Lowered, Tx, broadcast, kv, p_float, p_int, p_ints};
+use super::tennis_cx::{Lowered, Tx, broadcast, is_int, kv, p_float, p_int, p_ints};
 
 fn out(node: &Node) -> Result<&str, String> {
     node.outputs
@@ -44,6 +44,13 @@ pub(crate) fn unary(cx: &mut Tx<'_>, node: &Node) -> Lowered {
 
 /// `Neg` (x · −1) and `Reciprocal` (1 / x).
 pub(crate) fn neg_recip(cx: &mut Tx<'_>, node: &Node) -> Lowered {
+    if let Some(e) = node
+        .input(0)
+        .map(|i| cx.elem(i))
+        .filter(|&e| is_int(e) || e == super::onnx_graph::elem::DOUBLE)
+    {
+        return super::tennis_ops_logic::typed_neg_recip(cx, node, e);
+    }
     let x = cx.fin(node, 0)?;
     let d = cx.in_shape(node, 0)?;
     let o = out(node)?;
@@ -70,6 +77,13 @@ pub(crate) fn binary(cx: &mut Tx<'_>, node: &Node) -> Lowered {
     };
     if cx.opset < 7 {
         return Err("legacy broadcast attributes".into());
+    }
+    if let Some(e) = node
+        .input(0)
+        .map(|i| cx.elem(i))
+        .filter(|&e| is_int(e) || e == super::onnx_graph::elem::DOUBLE)
+    {
+        return super::tennis_ops_logic::int_binary(cx, node, e);
     }
     let n = node.inputs.iter().filter(|i| !i.is_empty()).count();
     if n == 0 {
@@ -128,46 +142,66 @@ pub(crate) fn leaky(cx: &mut Tx<'_>, node: &Node) -> Lowered {
     Ok(())
 }
 
-/// `Clip`: maximum with the lower bound, minimum with the upper one.
+/// `Clip`: maximum with the lower bound, minimum with the upper one
+/// (constants or values computed at run time; integers: the minimum as
+/// `where(maximum(a, c) == a, c, a)`).
 pub(crate) fn clip(cx: &mut Tx<'_>, node: &Node) -> Lowered {
-    let x = cx.fin(node, 0)?;
+    let (x, e) = cx.tin(node, 0)?;
+    let int = is_int(e);
+    if !(int || e == super::onnx_graph::elem::FLOAT) {
+        return Err(format!("a {} input", onnx_format::dtype::onnx_name(e)));
+    }
     let d = cx.in_shape(node, 0)?;
     let o = out(node)?.to_string();
-    let (lo, hi) = if cx.opset < 11 {
-        (
-            Some(f64::from(node.float("min", f32::MIN))),
-            Some(f64::from(node.float("max", f32::MAX))),
-        )
+    // a bound: a constant, or a value computed at run time (a node)
+    let mut bounds: Vec<(bool, bubble_module::NodeId)> = Vec::new();
+    if cx.opset < 11 {
+        for (upper, v) in [
+            (false, f64::from(node.float("min", f32::MIN))),
+            (true, f64::from(node.float("max", f32::MAX))),
+        ] {
+            bounds.push((upper, cx.scalar(&o, v)?));
+        }
     } else {
-        let get = |i: usize| -> Result<Option<f64>, String> {
-            match node.input(i) {
-                None => Ok(None),
-                Some(_) => match cx.const_floats(node, i) {
-                    Some(v) if v.len() == 1 => Ok(Some(v[0])),
-                    _ => Err("bounds computed at run time".into()),
-                },
+        for (upper, i) in [(false, 1), (true, 2)] {
+            let Some(name) = node.input(i) else { continue };
+            if !cx.shape(name)?.iter().all(|&v| v == 1) {
+                return Err("bounds that are not one value".into());
             }
-        };
-        (get(1)?, get(2)?)
-    };
-    let mut cur = x;
-    let bounds: Vec<(&str, f64)> = [("maximum", lo), ("minimum", hi)]
-        .into_iter()
-        .filter_map(|(op, v)| v.map(|v| (op, v)))
-        .collect();
+            let (b, eb) = cx.tin(node, i)?;
+            if eb != e {
+                return Err("bounds of another type".into());
+            }
+            bounds.push((upper, b));
+        }
+    }
     if bounds.is_empty() {
-        cx.emit("_copy", &o, &[x], vec![], &d)?;
+        cx.emit_e("_copy", &o, &[x], vec![], &d, e)?;
         return Ok(());
     }
-    for (k, (op, v)) in bounds.iter().enumerate() {
-        let c = cx.scalar(&o, *v)?;
-        let last = k + 1 == bounds.len();
-        cur = if *op == "minimum" {
-            cx.minimum(&o, cur, c, &d, !last)?
-        } else if last {
-            cx.emit(op, &o, &[cur, c], vec![], &d)?
+    let mut cur = x;
+    let n = bounds.len();
+    for (k, (upper, c)) in bounds.into_iter().enumerate() {
+        let last = k + 1 == n;
+        let hint = if last { o.clone() } else { cx.fresh(&o) };
+        cur = if !upper {
+            cx.emit_e("maximum", &hint, &[cur, c], vec![], &d, e)?
+        } else if int {
+            // min(a, c) = where(maximum(a, c) == a, c, a): exact
+            // (where broadcasts operands of one rank only)
+            let c = super::tennis_ops_logic::to_rank(cx, &o, c, &[], d.len())?;
+            let m = cx.tmp_e("maximum", &o, &[cur, c], vec![], &d, e)?;
+            let ge = cx.tmp_e(
+                "equal",
+                &o,
+                &[m, cur],
+                vec![],
+                &d,
+                super::onnx_graph::elem::BOOL,
+            )?;
+            cx.emit_e("where", &hint, &[ge, c, cur], vec![], &d, e)?
         } else {
-            cx.tmp(op, &o, &[cur, c], vec![], &d)?
+            cx.minimum(&hint, cur, c, &d, false)?
         };
     }
     Ok(())
@@ -223,7 +257,8 @@ pub(crate) fn identity(cx: &mut Tx<'_>, node: &Node) -> Lowered {
 }
 
 /// Reshapes with a static result: `Reshape`, `Flatten`, `Squeeze`,
-/// `Unsqueeze` become `_reshape`.
+/// `Unsqueeze` become `_reshape`; a `Reshape` to a shape computed at run
+/// time becomes `_reshape_v2`.
 pub(crate) fn reshape(cx: &mut Tx<'_>, node: &Node) -> Lowered {
     let x = cx.fin(node, 0)?;
     let d = cx.in_shape(node, 0)?;
@@ -244,6 +279,23 @@ pub(crate) fn reshape(cx: &mut Tx<'_>, node: &Node) -> Lowered {
         }
     };
     let nd: Vec<i64> = match node.op.as_str() {
+        "Reshape" if cx.opset >= 5 && cx.const_ints(node, 1).is_none() => {
+            // a shape computed at run time → `_reshape_v2` (TenniS's: 0
+            // copies the input's size, −1 is inferred, as ONNX's allowzero 0)
+            if node.int("allowzero", 0) != 0 {
+                return Err("allowzero 1 with a shape computed at run time".into());
+            }
+            let (s, es) = cx.tin(node, 1)?;
+            if !is_int(es) {
+                return Err("a shape that is not integers".into());
+            }
+            let k = match cx.in_shape(node, 1)?.as_slice() {
+                [k] if *k >= 0 => *k as usize,
+                _ => return Err("a shape that is not 1-D".into()),
+            };
+            cx.emit("_reshape_v2", out(node)?, &[x, s], vec![], &vec![-1; k])?;
+            return Ok(());
+        }
         "Reshape" => {
             let s = cx
                 .const_ints(node, 1)

@@ -14,10 +14,10 @@ fn out(node: &Node) -> Result<&str, String> {
 
 /// The window of a 2-D convolution or pooling: pads `[top, left, bottom,
 /// right]` resolved from `auto_pad`, strides, dilations, kernel.
-struct Window {
-    pads: [i64; 4],
-    strides: [i64; 2],
-    dil: [i64; 2],
+pub(crate) struct Window {
+    pub(crate) pads: [i64; 4],
+    pub(crate) strides: [i64; 2],
+    pub(crate) dil: [i64; 2],
 }
 
 fn two(v: Option<Vec<i64>>, def: i64, what: &str) -> Result<[i64; 2], String> {
@@ -28,7 +28,7 @@ fn two(v: Option<Vec<i64>>, def: i64, what: &str) -> Result<[i64; 2], String> {
     }
 }
 
-fn window(node: &Node, hw: [i64; 2], k: [i64; 2]) -> Result<Window, String> {
+pub(crate) fn window(node: &Node, hw: [i64; 2], k: [i64; 2]) -> Result<Window, String> {
     let strides = two(node.ints("strides"), 1, "strides")?;
     let dil = two(node.ints("dilations"), 1, "dilations")?;
     if strides.iter().chain(&dil).chain(&k).any(|&v| v < 1) {
@@ -64,11 +64,11 @@ fn window(node: &Node, hw: [i64; 2], k: [i64; 2]) -> Result<Window, String> {
 }
 
 /// TenniS's `[4, 2]` padding of an NCHW tensor.
-fn padding(p: &[i64; 4]) -> Vec<i64> {
+pub(crate) fn padding(p: &[i64; 4]) -> Vec<i64> {
     vec![0, 0, 0, 0, p[0], p[2], p[1], p[3]]
 }
 
-fn nchw(cx: &Tx<'_>, node: &Node) -> Result<Vec<i64>, String> {
+pub(crate) fn nchw(cx: &Tx<'_>, node: &Node) -> Result<Vec<i64>, String> {
     let d = cx.in_shape(node, 0)?;
     if d.len() != 4 {
         return Err(format!("a rank-{} input (only 2-D images, NCHW)", d.len()));
@@ -396,52 +396,161 @@ pub(crate) fn gemm(cx: &mut Tx<'_>, node: &Node) -> Lowered {
     Ok(())
 }
 
-/// `MatMul` with a matrix B: A's leading axes flattened, `gemm`, reshaped
-/// back.
+/// The most 2-D products a batched `MatMul` is unrolled into.
+const MATMUL_BATCHES: i64 = 256;
+
+/// `MatMul` (numpy semantics) → `gemm`: a vector A or B is a one-row or
+/// one-column matrix; with B a matrix (or batches of one), A's leading
+/// axes are flattened into rows, `gemm`, reshaped back; with batched B,
+/// the batches (numpy-broadcast) are cut with `strided_slice`, multiplied
+/// one by one and joined with `concat` (up to 256 of them).
 pub(crate) fn matmul(cx: &mut Tx<'_>, node: &Node) -> Lowered {
-    let (ad, bd) = (cx.in_shape(node, 0)?, cx.in_shape(node, 1)?);
-    if bd.len() != 2 || ad.len() < 2 {
-        return Err("a B that is not a matrix, or a vector A".into());
+    let (mut ad, mut bd) = (cx.in_shape(node, 0)?, cx.in_shape(node, 1)?);
+    if ad.is_empty() || bd.is_empty() {
+        return Err("a scalar operand".into());
     }
-    if ad.iter().any(|&v| v < 0) {
-        return Err("a symbolic dimension (fix it with --input-shape)".into());
+    if ad.iter().chain(&bd).any(|&v| v < 1) {
+        return Err("a symbolic or empty dimension (fix it with --input-shape)".into());
     }
-    let k = ad[ad.len() - 1];
-    if k != bd[0] {
-        return Err("inner dimensions that differ".into());
-    }
-    let rows = ad[..ad.len() - 1]
-        .iter()
-        .try_fold(1i64, |p, &v| p.checked_mul(v))
-        .filter(|&r| r <= i64::from(i32::MAX))
-        .ok_or_else(|| {
-            format!(
-                "an A of shape {} whose rows overflow TenniS's int32 sizes",
-                super::onnx_graph::dims_text(&ad)
-            )
-        })?;
     let o = out(node)?.to_string();
     let mut a = cx.fin(node, 0)?;
-    let b = cx.fin(node, 1)?;
-    if ad.len() != 2 {
+    let mut b = cx.fin(node, 1)?;
+    // result shape, numpy's
+    let (va, vb) = (ad.len() == 1, bd.len() == 1);
+    if va {
+        ad = vec![1, ad[0]];
         let r = cx.fresh(&o);
-        a = cx.reshape(&r, a, &[rows, k])?;
+        a = cx.reshape(&r, a, &ad)?;
     }
+    if vb {
+        bd = vec![bd[0], 1];
+        let r = cx.fresh(&o);
+        b = cx.reshape(&r, b, &bd)?;
+    }
+    let (ra, rb) = (ad.len(), bd.len());
+    let k = ad[ra - 1];
+    if k != bd[rb - 2] {
+        return Err("inner dimensions that differ".into());
+    }
+    let (m, n) = (ad[ra - 2], bd[rb - 1]);
+    let batch = super::tennis_cx::broadcast(&ad[..ra - 2], &bd[..rb - 2])?;
+    let mut od = batch.clone();
+    if !va {
+        od.push(m);
+    }
+    if !vb {
+        od.push(n);
+    }
+    let params = || {
+        vec![
+            kv("alpha", p_float(1.0)),
+            kv("beta", p_float(0.0)),
+            kv("transA", p_bool(false)),
+            kv("transB", p_bool(false)),
+        ]
+    };
+    let rows_of = |d: &[i64]| {
+        d.iter()
+            .try_fold(1i64, |p, &v| p.checked_mul(v))
+            .filter(|&r| r <= i64::from(i32::MAX))
+            .ok_or_else(|| {
+                format!(
+                    "a shape {} whose size overflows TenniS's int32 sizes",
+                    super::onnx_graph::dims_text(d)
+                )
+            })
+    };
     let zero = cx.scalar(&o, 0.0)?;
-    let params = vec![
-        kv("alpha", p_float(1.0)),
-        kv("beta", p_float(0.0)),
-        kv("transA", p_bool(false)),
-        kv("transB", p_bool(false)),
-    ];
-    let mut od = ad.clone();
-    *od.last_mut().expect("rank 2+") = bd[1];
-    if ad.len() == 2 {
-        cx.emit("gemm", &o, &[a, b, zero], params, &od)?;
-    } else {
-        let y = cx.tmp("gemm", &o, &[a, b, zero], params, &[rows, bd[1]])?;
-        cx.reshape(&o, y, &od)?;
+    if rows_of(&bd[..rb - 2])? == 1 {
+        // B is one matrix: A's leading axes become rows.
+        let rows = rows_of(&ad[..ra - 1])?;
+        if rb != 2 {
+            let r = cx.fresh(&o);
+            b = cx.reshape(&r, b, &[k, n])?;
+        }
+        if ra != 2 {
+            let r = cx.fresh(&o);
+            a = cx.reshape(&r, a, &[rows, k])?;
+        }
+        let mut full = ad[..ra - 1].to_vec();
+        full.push(n);
+        if full == od && ra == 2 {
+            cx.emit("gemm", &o, &[a, b, zero], params(), &od)?;
+        } else {
+            let y = cx.tmp("gemm", &o, &[a, b, zero], params(), &[rows, n])?;
+            // batches of B broadcast A's: numpy's result has them
+            if rows_of(&od)? != rows * n {
+                return Err("B's batch axes widening A's".into());
+            }
+            cx.reshape(&o, y, &od)?;
+        }
+        return Ok(());
     }
+    let nb = rows_of(&batch)?;
+    if nb > MATMUL_BATCHES {
+        return Err(format!(
+            "{nb} batches (at most {MATMUL_BATCHES} products are unrolled)"
+        ));
+    }
+    // A and B as [batches..., M, K] / [batches..., K, N] of the full rank
+    let r = batch.len() + 2;
+    let full = |cx: &mut Tx<'_>, x, d: &[i64]| -> Result<_, String> {
+        if d.len() == r {
+            return Ok((x, d.to_vec()));
+        }
+        let mut nd = vec![1; r - d.len()];
+        nd.extend_from_slice(d);
+        let h = cx.fresh(&o);
+        Ok((cx.reshape(&h, x, &nd)?, nd))
+    };
+    let (a, ad) = full(cx, a, &ad)?;
+    let (b, bd) = full(cx, b, &bd)?;
+    let cut = |cx: &mut Tx<'_>, x, d: &[i64], idx: &[i64], rows: i64, cols: i64| {
+        let mut begin = Vec::new();
+        let mut end = Vec::new();
+        for (ax, &i) in idx.iter().enumerate() {
+            let j = if d[ax] == 1 { 0 } else { i };
+            begin.push(j);
+            end.push(j + 1);
+        }
+        begin.extend([0, 0]);
+        end.extend([rows, cols]);
+        let mut sd = vec![1; idx.len()];
+        sd.extend([rows, cols]);
+        let s = cx.tmp(
+            "strided_slice",
+            &o,
+            &[x],
+            vec![
+                kv("begin", p_ints(&begin)),
+                kv("end", p_ints(&end)),
+                kv("stride", p_ints(&vec![1; r])),
+            ],
+            &sd,
+        )?;
+        let h = cx.fresh(&o);
+        cx.reshape(&h, s, &[rows, cols])
+    };
+    let mut parts = Vec::new();
+    for t in 0..nb {
+        let mut idx = vec![0i64; batch.len()];
+        let mut rem = t;
+        for ax in (0..batch.len()).rev() {
+            idx[ax] = rem % batch[ax];
+            rem /= batch[ax];
+        }
+        let at = cut(cx, a, &ad, &idx, m, k)?;
+        let bt = cut(cx, b, &bd, &idx, k, n)?;
+        let y = cx.tmp("gemm", &o, &[at, bt, zero], params(), &[m, n])?;
+        let h = cx.fresh(&o);
+        parts.push(cx.reshape(&h, y, &[1, m, n])?);
+    }
+    let cat = if parts.len() == 1 {
+        parts[0]
+    } else {
+        cx.tmp("concat", &o, &parts, vec![kv("dim", p_int(0))], &[nb, m, n])?
+    };
+    cx.reshape(&o, cat, &od)?;
     Ok(())
 }
 
@@ -533,5 +642,140 @@ pub(crate) fn lrn(cx: &mut Tx<'_>, node: &Node) -> Lowered {
     let base = cx.tmp("add", &o, &[scaled, b], vec![], &d)?;
     let den = cx.tmp("pow", &o, &[base], vec![kv("y", p_float(beta))], &d)?;
     cx.emit("div", &o, &[x, den], vec![], &d)?;
+    Ok(())
+}
+
+/// `ConvTranspose` (2-D, one group) → `transpose_conv2d` (weights `[C_in,
+/// C_out, kh, kw]` as ONNX's; output `(H − 1)·s + d·(k − 1) + 1 − pads`,
+/// the full result cropped by the pads), then `add_bias`. The pads come
+/// from `pads`, or, as ONNX's reference computes them, from `output_shape`
+/// or SAME auto-padding; `output_padding` takes from the end padding, and
+/// where that goes negative zeros are appended with `pad` before the bias.
+/// Groups are refused.
+pub(crate) fn conv_transpose(cx: &mut Tx<'_>, node: &Node) -> Lowered {
+    let d = nchw(cx, node)?;
+    let wd = cx.in_shape(node, 1)?;
+    if wd.len() != 4 || wd.iter().any(|&v| v < 1) {
+        return Err("weights that are not 4-D".into());
+    }
+    let k = [wd[2], wd[3]];
+    if let Some(ks) = node.ints("kernel_shape")
+        && ks != k
+    {
+        return Err(format!("kernel_shape {ks:?} unlike the weights"));
+    }
+    let group = node.int("group", 1);
+    if group != 1 {
+        return Err(format!("group {group} (TenniS's transpose_conv2d has one)"));
+    }
+    if wd[0] != d[1] {
+        return Err("weights whose channels differ from the input's".into());
+    }
+    let auto = node.string("auto_pad", "NOTSET");
+    let strides = two(node.ints("strides"), 1, "strides")?;
+    let dil = two(node.ints("dilations"), 1, "dilations")?;
+    if strides.iter().chain(&dil).any(|&v| v < 1) {
+        return Err("non-positive strides or dilations".into());
+    }
+    let opad = two(node.ints("output_padding"), 0, "output_padding")?;
+    if opad.iter().any(|&v| v < 0) {
+        return Err(format!("output_padding {opad:?}"));
+    }
+    let oshape = match node.ints("output_shape") {
+        None => None,
+        Some(v) if v.len() >= 2 => Some([v[v.len() - 2], v[v.len() - 1]]),
+        Some(v) => return Err(format!("output_shape {v:?}")),
+    };
+    let big = |v: i64| v > 1 << 24;
+    if strides
+        .iter()
+        .chain(&dil)
+        .chain(&opad)
+        .chain(&k)
+        .chain(&d[2..])
+        .any(|&v| big(v))
+    {
+        return Err("strides, dilations, kernel or image sizes beyond 2^24".into());
+    }
+    let mut pads = [0i64; 4];
+    for i in 0..2 {
+        // each factor is at most 2^24: no overflow
+        let full = (d[2 + i] - 1) * strides[i] + dil[i] * (k[i] - 1) + 1 + opad[i];
+        let target = match (oshape, auto.as_str()) {
+            (Some(os), _) if (1..=1 << 24).contains(&os[i]) => Some(os[i]),
+            (Some(os), _) => return Err(format!("output_shape {os:?}")),
+            (None, "SAME_UPPER" | "SAME_LOWER") => Some(d[2 + i] * strides[i]),
+            (None, "NOTSET" | "" | "VALID") => None,
+            (None, a) => return Err(format!("auto_pad {a}")),
+        };
+        let (b, e) = match target {
+            Some(t) => {
+                // (output_padding is in `full`: the result is `t` wide)
+                let total = full - t;
+                let half = total.div_euclid(2);
+                if auto == "SAME_UPPER" {
+                    (half, total - half)
+                } else {
+                    (total - half, half)
+                }
+            }
+            None if auto == "VALID" => (0, 0),
+            None => match node.ints("pads") {
+                None => (0, 0),
+                Some(p) if p.len() == 4 && p.iter().all(|&v| (0..=1 << 24).contains(&v)) => {
+                    (p[i], p[i + 2])
+                }
+                Some(p) => return Err(format!("pads {p:?}")),
+            },
+        };
+        pads[i] = b;
+        // output_padding: the crop at the end shrinks by it
+        pads[i + 2] = e - opad[i];
+    }
+    if pads[0] < 0 || pads[1] < 0 {
+        return Err(format!("a negative begin padding {:?}", &pads[..2]));
+    }
+    // negative end pads: crop nothing, append zeros
+    let extra = [(-pads[2]).max(0), (-pads[3]).max(0)];
+    let crop = [pads[0], pads[1], pads[2].max(0), pads[3].max(0)];
+    let mut hw = [0i64; 2];
+    for i in 0..2 {
+        hw[i] = (d[2 + i] - 1) * strides[i] + dil[i] * (k[i] - 1) + 1 - crop[i] - crop[i + 2];
+        if hw[i] < 1 {
+            return Err("pads that leave no output".into());
+        }
+    }
+    let od = vec![d[0], wd[1], hw[0], hw[1]];
+    let fd = vec![d[0], wd[1], hw[0] + extra[0], hw[1] + extra[1]];
+    let params = vec![
+        kv("format", p_str("NCHW")),
+        kv("padding", p_pad(&padding(&crop))),
+        kv("stride", p_ints(&[1, 1, strides[0], strides[1]])),
+        kv("dilation", p_ints(&[1, 1, dil[0], dil[1]])),
+    ];
+    let o = out(node)?.to_string();
+    let x = cx.fin(node, 0)?;
+    let wid = cx.fin(node, 1)?;
+    let bias = node.input(2).is_some();
+    let last_conv = !bias && extra == [0, 0];
+    let mut y = if last_conv {
+        cx.emit("transpose_conv2d", &o, &[x, wid], params, &od)?
+    } else {
+        cx.tmp("transpose_conv2d", &o, &[x, wid], params, &od)?
+    };
+    if extra != [0, 0] {
+        let pv = [0, 0, 0, 0, 0, extra[0], 0, extra[1]];
+        let p = cx.const_i32(&o, &[4, 2], &pv)?;
+        let params = vec![kv("padding_value", p_float(0.0))];
+        y = if bias {
+            cx.tmp("pad", &o, &[y, p], params, &fd)?
+        } else {
+            cx.emit("pad", &o, &[y, p], params, &fd)?
+        };
+    }
+    if bias {
+        let b = cx.fin(node, 2)?;
+        cx.emit("add_bias", &o, &[y, b], vec![kv("dim", p_int(1))], &fd)?;
+    }
     Ok(())
 }

@@ -106,17 +106,42 @@ pub(crate) fn reduce(cx: &mut Tx<'_>, node: &Node) -> Lowered {
 /// maximum), then a `_reshape` when `keepdims` is 1. TenniS's CPU argmax
 /// compares the bits of f32 values as int32 (it dispatches on its int32
 /// output), which orders negative values backwards; after the
-/// subtraction the largest bits are those of +0, the maximum.
+/// subtraction the largest bits are those of +0, the maximum. `ArgMin`
+/// takes the maximum of −x; `select_last_index` 1 reverses the axis
+/// first (`strided_slice`, step −1) and counts the index from the end.
 pub(crate) fn argmax(cx: &mut Tx<'_>, node: &Node) -> Lowered {
-    let x = cx.fin(node, 0)?;
+    let mut x = cx.fin(node, 0)?;
     let d = cx.in_shape(node, 0)?;
     let o = out(node)?.to_string();
-    if node.int("select_last_index", 0) != 0 {
-        return Err("select_last_index 1 (TenniS's argmax gives the first maximum)".into());
+    if node.op == "ArgMin" {
+        // the first minimum of x is the first maximum of −x (exact)
+        let m = cx.scalar(&o, -1.0)?;
+        x = cx.tmp("mul", &o, &[x, m], vec![], &d)?;
     }
+    let last = node.int("select_last_index", 0) != 0;
     let a = axis(node.int("axis", 0), d.len())?;
-    if d[a] == 0 {
-        return Err("an empty axis".into());
+    if d[a] < 1 {
+        return Err("an empty or symbolic axis".into());
+    }
+    if last {
+        // the last maximum is the first of x reversed along the axis
+        // (strided_slice, step −1), its index L − 1 − i
+        let r = d.len();
+        let mut begin = vec![0; r];
+        let mut end = d.clone();
+        let mut stride = vec![1; r];
+        begin[a] = d[a] - 1;
+        end[a] = -(d[a] + 1);
+        stride[a] = -1;
+        if d.iter().any(|&v| v < 0) {
+            return Err("a symbolic dimension (fix it with --input-shape)".into());
+        }
+        let params = vec![
+            kv("begin", p_ints(&begin)),
+            kv("end", p_ints(&end)),
+            kv("stride", p_ints(&stride)),
+        ];
+        x = cx.tmp("strided_slice", &o, &[x], params, &d)?;
     }
     let keep = node.int("keepdims", 1) != 0;
     let mut kd = d.clone();
@@ -132,14 +157,24 @@ pub(crate) fn argmax(cx: &mut Tx<'_>, node: &Node) -> Lowered {
     let mut nd = d.clone();
     nd.remove(a);
     let params = vec![kv("dim", p_int(a as i64))];
-    if keep {
-        if d.iter().filter(|&&v| v < 0).count() > 1 {
-            return Err("a symbolic dimension (fix it with --input-shape)".into());
-        }
-        let z = cx.tmp("argmax", &o, &[y], params, &nd)?;
-        cx.reshape(&o, z, &kd)?;
-    } else {
+    if keep && d.iter().filter(|&&v| v < 0).count() > 1 {
+        return Err("a symbolic dimension (fix it with --input-shape)".into());
+    }
+    if !keep && !last {
         cx.emit("argmax", &o, &[y], params, &nd)?;
+    } else {
+        let mut z = cx.tmp("argmax", &o, &[y], params, &nd)?;
+        if last {
+            let l = cx.const_i32(&o, &[], &[d[a] - 1])?;
+            z = if keep {
+                cx.tmp("sub", &o, &[l, z], vec![], &nd)?
+            } else {
+                cx.emit("sub", &o, &[l, z], vec![], &nd)?
+            };
+        }
+        if keep {
+            cx.reshape(&o, z, &kd)?;
+        }
     }
     cx.set_elem(&o, elem::INT32);
     Ok(())

@@ -103,6 +103,10 @@ fn small(v: i64) -> Result<i64, String> {
 
 /// `Slice` with constant starts, ends, axes and steps → `strided_slice`.
 pub(crate) fn slice(cx: &mut Tx<'_>, node: &Node) -> Lowered {
+    if cx.opset >= 10 && (1..5).any(|i| node.input(i).is_some() && cx.const_ints(node, i).is_none())
+    {
+        return super::tennis_ops_slice::slice_dyn(cx, node);
+    }
     let x = cx.fin(node, 0)?;
     let d = cx.in_shape(node, 0)?;
     let o = out(node)?.to_string();
@@ -228,7 +232,8 @@ pub(crate) fn split(cx: &mut Tx<'_>, node: &Node) -> Lowered {
     Ok(())
 }
 
-/// `Gather` with constant indices → `gather` (negative indices resolved).
+/// `Gather` → `gather` (constant indices: negative ones resolved here;
+/// indices computed at run time: see [`super::tennis_ops_index::gather_dyn`]).
 pub(crate) fn gather(cx: &mut Tx<'_>, node: &Node) -> Lowered {
     let x = cx.fin(node, 0)?;
     let d = cx.in_shape(node, 0)?;
@@ -239,10 +244,9 @@ pub(crate) fn gather(cx: &mut Tx<'_>, node: &Node) -> Lowered {
         return Err("gathering along a symbolic dimension".into());
     }
     let name = node.input(1).ok_or("no indices")?;
-    let c = cx
-        .konst(name)
-        .cloned()
-        .ok_or("indices computed at run time")?;
+    let Some(c) = cx.konst(name).cloned() else {
+        return super::tennis_ops_index::gather_dyn(cx, node, x, &d, a);
+    };
     let idx = c.ints().ok_or("indices that are not integers")?;
     let idx: Vec<i64> = idx
         .iter()
@@ -322,7 +326,7 @@ pub(crate) fn pad(cx: &mut Tx<'_>, node: &Node) -> Lowered {
             None,
         )
     } else {
-        let p = cx.const_ints(node, 1).ok_or("pads computed at run time")?;
+        let p = cx.const_ints(node, 1);
         let v = match node.input(2) {
             None => 0.0,
             Some(n) => {
@@ -338,6 +342,13 @@ pub(crate) fn pad(cx: &mut Tx<'_>, node: &Node) -> Lowered {
         let axes = match node.input(3) {
             None => None,
             Some(_) => Some(cx.const_ints(node, 3).ok_or("axes computed at run time")?),
+        };
+        let axes_n: Vec<usize> = match &axes {
+            None => (0..r).collect(),
+            Some(a) => a.iter().map(|&v| axis(v, r)).collect::<Result<_, _>>()?,
+        };
+        let Some(p) = p else {
+            return super::tennis_ops_slice::pad_dyn(cx, node, v, &axes_n);
         };
         (p, v, axes)
     };
@@ -427,20 +438,6 @@ pub(crate) fn expand(cx: &mut Tx<'_>, node: &Node) -> Lowered {
     let sh = cx.const_i32(&o, &[od.len()], &od)?;
     cx.emit("broadcast", &o, &[x, sh], vec![], &od)?;
     Ok(())
-}
-
-/// `Cast` of an f32 value to f32: the value itself.
-pub(crate) fn cast(cx: &mut Tx<'_>, node: &Node) -> Lowered {
-    let to = node.int("to", 0);
-    if to != i64::from(elem::FLOAT) {
-        return Err(format!(
-            "to {} (the TenniS import computes in f32)",
-            onnx_format::dtype::onnx_name(i32::try_from(to).unwrap_or(0))
-        ));
-    }
-    let x = node.input(0).ok_or("no input")?.to_string();
-    cx.fin(node, 0)?;
-    cx.alias(out(node)?, &x)
 }
 
 /// `Resize` and `Upsample` in nearest mode by whole factors on H and W of

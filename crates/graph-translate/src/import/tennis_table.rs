@@ -4,8 +4,10 @@
 //! drives dispatch ([`entry`]), the support table
 //! ([`super::support_table_markdown`]) and the per-operator tests.
 //!
-//! Every lowering computes in f32 (TenniS's float kernels); the output of
-//! every verified entry was checked in the real TenniS runtime on the
+//! Lowerings compute in f32 (TenniS's float kernels) unless their row
+//! says otherwise (integer, boolean and f64 tensors keep their type in
+//! the comparisons, logic, casts, integer arithmetic and the operators
+//! that only move elements); the output of every verified entry was checked in the real TenniS runtime on the
 //! ONNX conformance cases that use it (`IMPORT_SUPPORT.md` gives counts).
 
 use super::SupportRow;
@@ -13,9 +15,13 @@ use super::onnx_graph::{Node, OPSETS};
 use super::tennis_cx::{Lowered, Tx};
 use super::tennis_ops_act as act;
 use super::tennis_ops_basic as basic;
+use super::tennis_ops_index as idx;
+use super::tennis_ops_logic as logic;
 use super::tennis_ops_nn as nn;
 use super::tennis_ops_reduce as red;
+use super::tennis_ops_rnn as rnn;
 use super::tennis_ops_shape as shp;
+use super::tennis_ops_slice as slc;
 
 /// One operator of the table.
 #[derive(Clone, Copy)]
@@ -61,6 +67,25 @@ const fn until(mut x: Entry, until: i64) -> Entry {
 }
 
 const F32: &str = "non-f32 inputs";
+const NAN: &str = "NaN operands (not checked), BOOL operands";
+const NUM: &str = "BOOL inputs (integers and f64 computed in their type)";
+
+/// Operators whose lowering only moves elements: they take every element
+/// type TenniS has (the integers, bool, f32, f64) and keep it.
+pub(crate) const DTYPE_AGNOSTIC: &[&str] = &[
+    "Identity",
+    "Reshape",
+    "Flatten",
+    "Squeeze",
+    "Unsqueeze",
+    "Transpose",
+    "Concat",
+    "Gather",
+    "Slice",
+    "Split",
+    "Tile",
+    "Expand",
+];
 const UN: fn(&mut Tx<'_>, &Node) -> Lowered = basic::unary;
 const BIN: fn(&mut Tx<'_>, &Node) -> Lowered = basic::binary;
 const SHAPE: &str = "symbolic dimensions; shapes computed at run time";
@@ -75,20 +100,48 @@ pub static TABLE: &[Entry] = &[
     e("Abs", "", "abs", F32, UN),
     e("Floor", "", "floor", F32, UN),
     e("Ceil", "", "ceil", F32, UN),
-    e("Neg", "", "mul (by −1)", F32, basic::neg_recip),
-    e("Reciprocal", "", "div (1 / x)", F32, basic::neg_recip),
-    e("Add", "", "add", F32, BIN),
-    e("Sub", "", "sub", F32, BIN),
-    e("Mul", "", "mul", F32, BIN),
-    e("Div", "", "div", F32, BIN),
-    e("Sum", "", "add (chained)", F32, BIN),
-    e("Mean", "", "add (chained), div", F32, BIN),
-    e("Max", "", "maximum (chained)", F32, BIN),
+    e("Neg", "", "mul (by −1 of x's type)", NUM, basic::neg_recip),
+    e(
+        "Reciprocal",
+        "",
+        "div (1 / x)",
+        "integer and BOOL inputs; 1 / 0 gives the largest value in TenniS, not inf (not checked)",
+        basic::neg_recip,
+    ),
+    e("Add", "", "add", NUM, BIN),
+    e("Sub", "", "sub", NUM, BIN),
+    e("Mul", "", "mul", NUM, BIN),
+    e(
+        "Div",
+        "",
+        "div (integers truncated toward zero)",
+        "BOOL inputs; a division by zero gives ±the largest value in TenniS, not ±inf (not checked)",
+        BIN,
+    ),
+    since(
+        e(
+            "Mod",
+            "fmod",
+            "mod (fmod 1); fmod 0: mod, maximum, equal, _cast, add, where",
+            "float inputs (TenniS's mod takes integers)",
+            logic::modulo,
+        ),
+        10,
+    ),
+    e("Sum", "", "add (chained)", NUM, BIN),
+    e(
+        "Mean",
+        "",
+        "add (chained), div",
+        "integer and BOOL inputs",
+        BIN,
+    ),
+    e("Max", "", "maximum (chained)", NUM, BIN),
     e(
         "Min",
         "",
-        "mul (by −1), maximum, mul (TenniS has no CPU minimum)",
-        F32,
+        "mul (by −1), maximum, mul (TenniS has no CPU minimum); integers: maximum, equal, where",
+        NUM,
         BIN,
     ),
     e("LeakyRelu", "alpha", "leaky_relu", F32, basic::leaky),
@@ -101,9 +154,9 @@ pub static TABLE: &[Entry] = &[
     ),
     e(
         "Clip",
-        "min, max (attributes or constant inputs)",
-        "maximum; mul (by −1), maximum, mul for the upper bound",
-        "bounds computed at run time",
+        "min, max (attributes or inputs, constant or computed at run time)",
+        "maximum; mul (by −1), maximum, mul for the upper bound (integers: maximum, equal, where)",
+        "f64 and BOOL inputs",
         basic::clip,
     ),
     e(
@@ -113,7 +166,13 @@ pub static TABLE: &[Entry] = &[
         F32,
         basic::softmax,
     ),
-    e("Identity", "", "— (the input itself)", F32, basic::identity),
+    e(
+        "Identity",
+        "",
+        "— (the input itself; any element type)",
+        "",
+        basic::identity,
+    ),
     e(
         "Dropout",
         "ratio (ignored), training_mode",
@@ -123,16 +182,28 @@ pub static TABLE: &[Entry] = &[
     ),
     e(
         "Reshape",
-        "shape (constant), allowzero",
-        "_reshape",
-        SHAPE,
+        "shape (constant or computed at run time), allowzero",
+        "_reshape (shape computed at run time: _reshape_v2)",
+        "symbolic input dimensions; allowzero 1 with a shape computed at run time",
         basic::reshape,
     ),
     e("Flatten", "axis", "_reshape", SHAPE, basic::reshape),
     e("Squeeze", "axes", "_reshape", SHAPE, basic::reshape),
     e("Unsqueeze", "axes", "_reshape", SHAPE, basic::reshape),
-    e("Transpose", "perm", "_transpose", F32, basic::transpose),
-    e("Concat", "axis", "concat", F32, basic::concat),
+    e(
+        "Transpose",
+        "perm",
+        "_transpose (any element type)",
+        "",
+        basic::transpose,
+    ),
+    e(
+        "Concat",
+        "axis",
+        "concat (any element type)",
+        "",
+        basic::concat,
+    ),
     e(
         "Conv",
         "auto_pad, dilations, group, kernel_shape, pads, strides",
@@ -172,8 +243,8 @@ pub static TABLE: &[Entry] = &[
     e(
         "MatMul",
         "",
-        "gemm (_reshape around it for A of rank > 2)",
-        "B that is not a matrix",
+        "gemm (_reshape around it; batched B: strided_slice, gemm per batch, concat)",
+        "more than 256 batches, symbolic dimensions",
         nn::matmul,
     ),
     e("Erf", "", "erf", F32, act::unary),
@@ -183,6 +254,26 @@ pub static TABLE: &[Entry] = &[
         "softplus (log(exp(x) + 1); inf above x ≈ 88, where f32 exp overflows)",
         F32,
         act::unary,
+    ),
+    since(
+        e(
+            "LayerNormalization",
+            "axis, epsilon, stash_type 1; outputs Y, Mean, InvStdDev",
+            "reduce_mean per axis, sub, mul, add, sqrt, div, mul, add",
+            "stash_type 0, symbolic dimensions",
+            act::norm,
+        ),
+        17,
+    ),
+    since(
+        e(
+            "RMSNormalization",
+            "axis, epsilon, stash_type 1",
+            "mul, reduce_mean per axis, add, sqrt, div, mul",
+            "stash_type 0, symbolic dimensions",
+            act::norm,
+        ),
+        23,
     ),
     e("HardSigmoid", "alpha, beta", "hard_sigmoid", F32, act::hard),
     since(e("HardSwish", "", "hard_sigmoid, mul", F32, act::hard), 14),
@@ -238,15 +329,32 @@ pub static TABLE: &[Entry] = &[
     e(
         "ArgMax",
         "axis, keepdims",
-        "max, sub, argmax (int32 indices where ONNX has int64), _reshape",
-        "select_last_index 1",
+        "max, sub, argmax (int32 indices where ONNX has int64), _reshape; select_last_index 1: strided_slice (step −1) first, sub from L − 1",
+        "empty or symbolic axes",
         red::argmax,
     ),
     e(
+        "ArgMin",
+        "axis, keepdims",
+        "mul (by −1), max, sub, argmax (int32 indices where ONNX has int64), _reshape; select_last_index 1: strided_slice (step −1) first, sub from L − 1",
+        "empty or symbolic axes",
+        red::argmax,
+    ),
+    since(
+        e(
+            "Trilu",
+            "upper, k (constant or computed at run time)",
+            "where with a uint8 mask constant (k computed at run time: maximum, equal)",
+            "BOOL inputs, empty or symbolic last axes",
+            logic::trilu,
+        ),
+        14,
+    ),
+    e(
         "Slice",
-        "starts, ends, axes, steps (attributes or constant inputs)",
-        "strided_slice",
-        "parameters computed at run time, empty results",
+        "starts, ends, axes, steps (attributes, constant inputs or computed at run time)",
+        "strided_slice; parameters computed at run time: slice_v3 after maximum, equal, where (ONNX's clamping), axes made positive",
+        "empty results of constant parameters, axes out of increasing order (TenniS fails at run time)",
         shp::slice,
     ),
     e(
@@ -258,9 +366,9 @@ pub static TABLE: &[Entry] = &[
     ),
     e(
         "Gather",
-        "axis, indices (constant)",
-        "gather",
-        "indices computed at run time",
+        "axis, indices",
+        "gather (indices computed at run time: negative ones wrapped with maximum, equal, add, where)",
+        "symbolic dimensions",
         shp::gather,
     ),
     e(
@@ -272,9 +380,9 @@ pub static TABLE: &[Entry] = &[
     ),
     e(
         "Pad",
-        "mode constant, pads, constant_value, axes (constants)",
-        "pad per padded axis",
-        "modes reflect/edge/wrap, negative pads",
+        "mode constant, pads (constant or computed at run time), constant_value (constant), axes (constant)",
+        "pad per padded axis (pads computed at run time: _reshape, _transpose, strided_slice, mul, a pad per listed axis)",
+        "modes reflect/edge/wrap, a constant_value computed at run time, negative constant pads",
         shp::pad,
     ),
     e(
@@ -313,10 +421,154 @@ pub static TABLE: &[Entry] = &[
     ),
     e(
         "Cast",
-        "to (float only)",
-        "— (the input itself)",
-        "casts to other types",
-        shp::cast,
+        "to (f32, f64, integers, bool)",
+        "_cast (to BOOL: equal with 0, then not as equal of its uint8 with 0)",
+        "float16, strings and other types TenniS lacks",
+        logic::cast,
+    ),
+    e(
+        "Shape",
+        "start, end",
+        "— (folded when the sizes are known); else _shape, _cast (int64), strided_slice",
+        "",
+        slc::shape_dyn,
+    ),
+    since(
+        e(
+            "CastLike",
+            "target_type (its element type)",
+            "as Cast",
+            "float16, strings and other types TenniS lacks",
+            logic::cast,
+        ),
+        15,
+    ),
+    e(
+        "Equal",
+        "",
+        "equal (BOOL operands as uint8)",
+        "operands of two types",
+        logic::compare,
+    ),
+    e(
+        "Greater",
+        "",
+        "maximum, equal, _cast, equal (not)",
+        NAN,
+        logic::compare,
+    ),
+    e(
+        "Less",
+        "",
+        "maximum, equal, _cast, equal (not)",
+        NAN,
+        logic::compare,
+    ),
+    since(
+        e("GreaterOrEqual", "", "maximum, equal", NAN, logic::compare),
+        12,
+    ),
+    since(
+        e("LessOrEqual", "", "maximum, equal", NAN, logic::compare),
+        12,
+    ),
+    e("Not", "", "_cast (uint8), equal with 0", "", logic::logical),
+    e(
+        "Sign",
+        "",
+        "maximum, equal, _cast, equal (not), sub: (x > 0) − (x < 0)",
+        "NaN inputs (not checked), BOOL",
+        logic::sign_round,
+    ),
+    since(
+        e(
+            "Round",
+            "",
+            "floor, sub, maximum, equal, _cast, mul, add (half to even, exact)",
+            "non-float inputs",
+            logic::sign_round,
+        ),
+        11,
+    ),
+    e("And", "", "_cast (uint8), mul, _cast", "", logic::logical),
+    e(
+        "Or",
+        "",
+        "_cast (uint8), maximum, _cast",
+        "",
+        logic::logical,
+    ),
+    e(
+        "Xor",
+        "",
+        "_cast (uint8), equal, equal with 0",
+        "",
+        logic::logical,
+    ),
+    e(
+        "Where",
+        "",
+        "where (BOOL operands as uint8)",
+        "operands of two types",
+        logic::where_,
+    ),
+    e(
+        "TopK",
+        "axis, k (attribute or constant input), largest, sorted",
+        "_transpose (other axes), mul (by −1, largest 0), topkv2, _field; indices recomputed in ONNX's order for equal values (equal, maximum, reduce_sum, gemm), _cast",
+        "sorted 0, largest 0 on integers, K computed at run time",
+        idx::topk,
+    ),
+    e(
+        "ConvTranspose",
+        "dilations, kernel_shape, pads, strides, auto_pad NOTSET/VALID, output_shape",
+        "transpose_conv2d, add_bias",
+        "groups, output_padding, SAME auto-padding, 1-D/3-D",
+        nn::conv_transpose,
+    ),
+    since(
+        e(
+            "GatherND",
+            "batch_dims 0",
+            "gatherv2 (negative indices wrapped: maximum, equal, add, where, _cast)",
+            "batch_dims other than 0, symbolic dimensions",
+            idx::gather_nd,
+        ),
+        11,
+    ),
+    since(
+        e(
+            "ScatterND",
+            "reduction none",
+            "_reshape, scatter_nd (index tuples made linear: mul, strided_slice, add)",
+            "reductions, symbolic dimensions",
+            idx::scatter_nd,
+        ),
+        11,
+    ),
+    since(
+        e(
+            "RoiAlign",
+            "mode avg, coordinate_transformation_mode output_half_pixel, output_height, output_width, sampling_ratio, spatial_scale",
+            "_cast, concat (rois [n, 5]), roi_align",
+            "mode max, half_pixel coordinates (the default from opset 16)",
+            idx::roi_align,
+        ),
+        10,
+    ),
+    e(
+        "LSTM",
+        "direction, hidden_size, default activations",
+        "LSTM (packed Y, Y_h, Y_c), _field; reverse: strided_slice (step −1) around a forward LSTM",
+        "sequence_lens, peepholes, clip, input_forget, layout 1, other activations",
+        rnn::lstm,
+    ),
+    e(
+        "GatherElements",
+        "axis",
+        "_reshape, broadcast, gather_elements",
+        "indices narrower than the data off the axis, symbolic dimensions",
+        idx::gather_elements,
     ),
     e(
         "LRN",
@@ -336,6 +588,22 @@ pub static TABLE: &[Entry] = &[
         9,
     ),
 ];
+
+/// ONNX operators TenniS has a near relative of that computes something
+/// else, with the reason the import refuses them.
+pub static REFUSED: &[(&str, &str)] = &[
+    (
+        "NonMaxSuppression",
+        "TenniS's non_max_suppression_v3 returns a fixed number of box indices padded with -1, one class of one batch; ONNX returns only the selected [batch, class, box] triples",
+    ),
+    ("GRU", "TenniS has no GRU"),
+    ("RNN", "TenniS has no simple RNN"),
+];
+
+/// Why the import refuses `op`, where it knows more than "no operator".
+pub fn refusal_reason(op: &str) -> Option<&'static str> {
+    REFUSED.iter().find(|(o, _)| *o == op).map(|(_, r)| *r)
+}
 
 /// The entry for ONNX operator `op`.
 pub fn entry(op: &str) -> Option<&'static Entry> {
