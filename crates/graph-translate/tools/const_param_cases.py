@@ -412,6 +412,57 @@ def cases():
         if nd == 2:
             attrs["direction"] = "bidirectional"
         c.append((name, 14, "GRU", [("x", xin)], consts, attrs, 2))
+    # f32 cases of operators whose node tests are all f64 (which the NNabla import refuses)
+    ax1 = np.array(1, dtype=np.int64)
+    c += [
+        ("cumsum_f32_axis1", 14, "CumSum", [("x", x(3, 4))], [("ax", ax1)], {}, 1),
+        (
+            "cumsum_f32_exclusive_reverse",
+            14,
+            "CumSum",
+            [("x", x(2, 5, 3))],
+            [("ax", ax1)],
+            {"exclusive": 1, "reverse": 1},
+            1,
+        ),
+        (
+            "einsum_f32_batch_matmul",
+            12,
+            "Einsum",
+            [("a", x(2, 3, 4)), ("b", x(2, 4, 5))],
+            [],
+            {"equation": "bij,bjk->bik"},
+            1,
+        ),
+        ("einsum_f32_transpose", 12, "Einsum", [("a", x(3, 4))], [], {"equation": "ij->ji"}, 1),
+        (
+            "einsum_f32_inner",
+            12,
+            "Einsum",
+            [("a", x(5)), ("b", x(5))],
+            [],
+            {"equation": "i,i->"},
+            1,
+        ),
+        (
+            "reduce_log_sum_exp_f32_axes",
+            18,
+            "ReduceLogSumExp",
+            [("x", x(3, 4, 5))],
+            [("ax", i64(1))],
+            {"keepdims": 1},
+            1,
+        ),
+        (
+            "reduce_log_sum_exp_f32_all",
+            13,
+            "ReduceLogSumExp",
+            [("x", x(3, 4))],
+            [],
+            {"keepdims": 0},
+            1,
+        ),
+    ]
     return c
 
 
