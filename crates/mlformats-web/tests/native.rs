@@ -257,10 +257,7 @@ fn the_c_abi_answers_like_the_library() {
         (
             serde_json::json!({"op": "convert", "to": "onnx", "opset": "17"}),
             "onnx",
-            mlformats::ConvertOptions {
-                opset: Some(17),
-                ..Default::default()
-            },
+            mlformats::ConvertOptions::new().opset(17),
         ),
     ];
     for (req, ext, opts) in cases {
@@ -270,13 +267,9 @@ fn the_c_abi_answers_like_the_library() {
         assert_eq!(rc, 0, "{req}: {}", String::from_utf8_lossy(&out));
         assert!(out == std::fs::read(&file).unwrap(), "{req}: other bytes");
     }
-    let opts = mlformats::ConvertOptions {
-        opset: Some(99),
-        ..Default::default()
-    };
-    let want = mlformats::chain_message(
-        &mlformats::convert(&p, &dir.join("bad.onnx"), &opts).unwrap_err(),
-    );
+    let opts = mlformats::ConvertOptions::new().opset(99);
+    let want =
+        mlformats::chain_message(&mlformats::convert(&p, dir.join("bad.onnx"), &opts).unwrap_err());
     let (rc, out) = ask(serde_json::json!({"op": "convert", "to": "onnx", "opset": 99}));
     assert_eq!((rc, String::from_utf8(out).unwrap()), (1, want));
     let (rc, out) = ask(serde_json::json!({"op": "convert", "to": "npz", "dtype": "f8"}));
