@@ -254,6 +254,9 @@ def check_convert_options(page, base, files, cli, fails, shots, tmp):
         got = pathlib.Path(dl.value.path()).read_bytes()
         want = out.read_bytes()
         fails.check(got == want, f"{what}: {len(got)} bytes downloaded, the CLI writes {len(want)}")
+        # converted by the worker's instance of the module, not the page's
+        fails.check(page.evaluate("mlformatsViewer.memory.convert || 0") > 0,
+                    f"{what}: no worker converted it")
         same += got == want
     print(f"convert with options: {same} downloads byte-identical with the CLI, "
           f"{refused} refusals with the CLI's message, of {len(CONVERT_OPTIONS)}", flush=True)
