@@ -38,6 +38,7 @@ use std::cell::RefCell;
 use serde_json::{Value, json};
 
 use mlformats::random_access::ReadAt;
+use mlformats::{ConvertOptions, DType};
 
 use crate::Model;
 
@@ -345,8 +346,9 @@ fn usize_field(req: &Value, key: &str, default: usize) -> usize {
 ///   [`Model::values_json`];
 /// - `{"op": "formats"}`: the target formats, see [`crate::formats`]
 ///   (needs no file);
-/// - `{"op": "convert", "to": F}`: the open file converted to the format
-///   `F`, as the file's bytes (not JSON), see [`Model::convert`];
+/// - `{"op": "convert", "to": F, ...options}`: the open file converted to
+///   the format `F`, as the file's bytes (not JSON), see [`Model::convert`];
+///   the options are `mlformats convert`'s, see [`convert_options`];
 /// - `{"op": "close"}`: forgets the open file.
 pub fn request(req: &Value) -> Result<Vec<u8>, String> {
     let op = str_field(req, "op")?;
@@ -379,11 +381,108 @@ pub fn request(req: &Value) -> Result<Vec<u8>, String> {
                     usize_field(req, "count", 100),
                 )
                 .map_err(|e| e.0)?,
-            "convert" => return model.convert(str_field(req, "to")?).map_err(|e| e.0),
+            "convert" => {
+                let opts = convert_options(req)?;
+                return model.convert(str_field(req, "to")?, &opts).map_err(|e| e.0);
+            }
             other => return Err(format!("unknown request {other:?}")),
         };
         Ok(text.into_bytes())
     })
+}
+
+/// The options of a convert request, `mlformats convert`'s flags by the
+/// same names (every one optional): `"dtype"` (`"f16"`, `"bf16"`, `"f32"`,
+/// `"f64"`: `--dtype`), `"only"` and `"exclude"` (lists of patterns:
+/// `--only`, `--exclude`), `"opset"` (an integer: `--opset`), `"network"`
+/// (`--network`), `"rename"` (a list of `FROM=TO`: `--rename`),
+/// `"skip_unsupported"`, `"weights_only"` and `"keep_order"` (booleans).
+/// Only the values are parsed here: what they mean (and which values the
+/// library refuses, with the CLI's message) is the library's.
+pub fn convert_options(req: &Value) -> Result<ConvertOptions, String> {
+    const CASTS: [(&str, DType); 4] = [
+        ("f16", DType::F16),
+        ("bf16", DType::BF16),
+        ("f32", DType::F32),
+        ("f64", DType::F64),
+    ];
+    let strings = |key: &str| -> Result<Vec<String>, String> {
+        match &req[key] {
+            Value::Null => Ok(Vec::new()),
+            Value::Array(items) => items
+                .iter()
+                .map(|v| {
+                    v.as_str()
+                        .map(str::to_string)
+                        .ok_or_else(|| format!("--{}: a value that is not text: {v}", flag(key)))
+                })
+                .collect(),
+            other => Err(format!(
+                "--{}: a value that is not a list: {other}",
+                flag(key)
+            )),
+        }
+    };
+    let flag_on = |key: &str| -> Result<bool, String> {
+        match &req[key] {
+            Value::Null => Ok(false),
+            Value::Bool(b) => Ok(*b),
+            other => Err(format!(
+                "--{}: a value that is not true or false: {other}",
+                flag(key)
+            )),
+        }
+    };
+    let mut opts = ConvertOptions::new()
+        .skip_unsupported(flag_on("skip_unsupported")?)
+        .weights_only(flag_on("weights_only")?)
+        .keep_order(flag_on("keep_order")?);
+    opts.only = strings("only")?;
+    opts.exclude = strings("exclude")?;
+    for r in strings("rename")? {
+        // the CLI's `FROM=TO`, split at the first `=` as the CLI does
+        let (from, to) = r.split_once('=').ok_or_else(|| {
+            format!("invalid value '{r}' for '--rename <FROM=TO>': {r:?} is not FROM=TO")
+        })?;
+        opts.renames.push((from.to_string(), to.to_string()));
+    }
+    opts.dtype = match &req["dtype"] {
+        Value::Null => None,
+        Value::String(s) if s.is_empty() => None,
+        v => {
+            let s = v.as_str().map_or_else(|| v.to_string(), str::to_string);
+            let found = CASTS.iter().find(|(n, _)| *n == s);
+            Some(found.map(|(_, d)| *d).ok_or_else(|| {
+                format!("invalid value '{s}' for '--dtype <TYPE>' [possible values: f16, bf16, f32, f64]")
+            })?)
+        }
+    };
+    // a number, or the text the page's field holds (parsed as the CLI does)
+    opts.opset = match &req["opset"] {
+        Value::Null => None,
+        Value::String(s) if s.trim().is_empty() => None,
+        Value::String(s) => Some(
+            s.trim()
+                .parse::<i64>()
+                .map_err(|e| format!("invalid value '{s}' for '--opset <N>': {e}"))?,
+        ),
+        v => Some(
+            v.as_i64()
+                .ok_or_else(|| format!("invalid value '{v}' for '--opset <N>'"))?,
+        ),
+    };
+    opts.network = match &req["network"] {
+        Value::Null => None,
+        Value::String(s) if s.is_empty() => None,
+        Value::String(s) => Some(s.clone()),
+        other => return Err(format!("--network: a value that is not text: {other}")),
+    };
+    Ok(opts)
+}
+
+/// The CLI's flag for a request's key (`skip_unsupported`: `skip-unsupported`).
+fn flag(key: &str) -> String {
+    key.replace('_', "-")
 }
 
 /// Natively: replaces the input buffer (what the page does by copying into

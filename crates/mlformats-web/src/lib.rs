@@ -245,10 +245,11 @@ impl Model {
 
     /// The file converted to the format named `to` (a name or alias
     /// `mlformats convert --to` takes, e.g. `onnx`, `nnp`, `safetensors`)
-    /// with the default options: the bytes `mlformats convert FILE OUT`
-    /// writes for that format (see [`mlformats::convert_document_to_bytes`]),
-    /// or the library's message.
-    pub fn convert(&self, to: &str) -> Result<Vec<u8>, ViewError> {
+    /// with the options `opts` (`--dtype`, `--only`, `--opset`, ...; their
+    /// meaning is the library's): the bytes `mlformats convert FILE OUT`
+    /// writes for that format with the same options (see
+    /// [`mlformats::convert_document_to_bytes`]), or the library's message.
+    pub fn convert(&self, to: &str, opts: &ConvertOptions) -> Result<Vec<u8>, ViewError> {
         let target = Format::from_name(to).ok_or_else(|| {
             ViewError(format!(
                 "unknown format {to:?} (one of {})",
@@ -258,7 +259,7 @@ impl Model {
         let Inner::Whole(doc) = &self.inner else {
             return Err(ViewError(CONVERT_REFUSED.into()));
         };
-        mlformats::convert_document_to_bytes(doc, target, &ConvertOptions::default())
+        mlformats::convert_document_to_bytes(doc, target, opts)
             .map(|(bytes, _)| bytes)
             .map_err(|e| ViewError(mlformats::chain_message(&e)))
     }

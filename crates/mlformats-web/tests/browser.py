@@ -180,6 +180,89 @@ def check_convert(page, base, name, path, cli, fails, shots, tmp):
     return same
 
 
+# Conversions with options: (sample, target's extension, the CLI's flags). The page
+# gets the same values in its convert panel; a flag's value is the field's.
+CONVERT_OPTIONS = [
+    ("nnabla_convnet.nnp", "safetensors", ["--dtype", "f16"]),
+    ("nnabla_convnet.nnp", "npz", ["--only", "conv*", "--only", "fc/*", "--exclude", "*/b"]),
+    ("nnabla_convnet.nnp", "onnx", ["--opset", "17"]),
+    ("nnabla_convnet.nnp", "nnp", ["--dtype", "f16", "--weights-only"]),
+    ("tennis_py_convnet.tsm", "safetensors", ["--dtype", "bf16", "--exclude", "*bias*"]),
+    ("tennis_py_convnet.tsm", "onnx", ["--opset", "17"]),
+    # refused: the page's error panel shows the CLI's message
+    ("nnabla_convnet.nnp", "onnx", ["--opset", "99"]),
+    ("nnabla_convnet.nnp", "onnx", ["--opset", "seventeen"]),
+    ("nnabla_convnet.nnp", "npz", ["--only", "conv[1"]),
+]
+
+
+def set_convert_options(page, flags):
+    """Sets the convert panel's fields to the CLI flags `flags`."""
+    page.click("#convert-options > summary")
+    words = {}
+    i = 0
+    while i < len(flags):
+        flag = flags[i][2:]
+        if flag in ("skip-unsupported", "weights-only", "keep-order"):
+            page.check(f"#convert-{flag}")
+            i += 1
+            continue
+        words.setdefault(flag, []).append(flags[i + 1])
+        i += 2
+    for flag, values in words.items():
+        if flag == "dtype":
+            page.select_option("#convert-dtype", values[-1])
+        else:
+            page.fill(f"#convert-{flag}", " ".join(values))
+    page.click("#convert-options > summary")
+
+
+def check_convert_options(page, base, files, cli, fails, shots, tmp):
+    """Converts with non-default options in the page: the download equals
+    `mlformats convert` with the same flags, or the page's error panel
+    shows the CLI's message."""
+    same = refused = 0
+    for k, (name, fmt, flags) in enumerate(CONVERT_OPTIONS):
+        what = f"{name} -> {fmt} {' '.join(flags)}"
+        page.goto(f"{base}index.html?url=files/{name}")
+        if wait_done(page) != "ready":
+            fails.check(False, f"{what}: the page shows an error")
+            continue
+        # the target by its extension, which also tells the CLI
+        value = page.evaluate(f"document.querySelector('#convert-to option[data-ext={fmt}]').value")
+        out = tmp / f"cli-options-{k}.{fmt}"
+        r = subprocess.run([cli, "convert", str(files / name), str(out), "-q", *flags],
+                           capture_output=True, text=True)
+        page.select_option("#convert-to", value)
+        set_convert_options(page, flags)
+        if r.returncode != 0:
+            page.click("#convert-go")
+            page.wait_for_function("document.body.dataset.convert === 'error'", timeout=30000)
+            shown = page.is_visible("#error-message")
+            msg = page.inner_text("#error-message") if shown else ""
+            # the CLI's first line without "error: " and the output's name
+            first = r.stderr.strip().splitlines()[0].removeprefix("error: ")
+            cli_msg = first.removeprefix(f"{out}: ")
+            fails.check(shown and cli_msg in msg, f"{what}: the error panel says {msg!r}, the CLI {cli_msg!r}")
+            fails.check(page.evaluate("document.body.dataset.state") == "ready",
+                        f"{what}: the open file is gone after a refused conversion")
+            page.screenshot(path=str(shots / f"convert-options-refused-{k}.png"))
+            refused += 1
+            continue
+        with page.expect_download(timeout=30000) as dl:
+            page.click("#convert-go")
+        got = pathlib.Path(dl.value.path()).read_bytes()
+        want = out.read_bytes()
+        fails.check(got == want, f"{what}: {len(got)} bytes downloaded, the CLI writes {len(want)}")
+        # converted by the worker's instance of the module, not the page's
+        fails.check(page.evaluate("mlformatsViewer.memory.convert || 0") > 0,
+                    f"{what}: no worker converted it")
+        same += got == want
+    print(f"convert with options: {same} downloads byte-identical with the CLI, "
+          f"{refused} refusals with the CLI's message, of {len(CONVERT_OPTIONS)}", flush=True)
+    return same, refused
+
+
 def write_params(path, tensors):
     """A TVM `.params` (docs/formats/cvm.md section 2) of `tensors`: (name,
     DLPack code, bits, shape, chunk) with the payload `chunk` repeated (cut
@@ -516,6 +599,11 @@ def main():
                 converted[name] = check_convert(page, base, name, files / name, cli, fails,
                                                 shots, tmp)
             fails.check(converted.get(name, 0) >= 3, f"{name}: fewer than 3 conversions checked")
+        if all(docs.get(n) for n in {c[0] for c in CONVERT_OPTIONS}):
+            same, refused = check_convert_options(page, base, files, cli, fails, shots, tmp)
+            fails.check(same + refused == len(CONVERT_OPTIONS), "convert with options: not every case checked")
+        else:
+            fails.check(False, "convert with options: a sample is missing")
 
         # hostile files: truncated and mutated samples
         hostile = 0

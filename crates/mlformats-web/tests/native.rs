@@ -239,6 +239,46 @@ fn the_c_abi_answers_like_the_library() {
         assert_eq!(rc, 0, "{name}: {}", String::from_utf8_lossy(&out));
         assert!(out == std::fs::read(&file).unwrap(), "{name}: other bytes");
     }
+    // with options: the bytes `convert` writes with the same options, and
+    // the library's message for a value it refuses
+    let cases = [
+        (
+            serde_json::json!({"op": "convert", "to": "safetensors", "dtype": "f16"}),
+            "safetensors",
+            mlformats::ConvertOptions::new().dtype(mlformats::DType::F16),
+        ),
+        (
+            serde_json::json!({"op": "convert", "to": "npz", "only": ["conv*"], "exclude": ["*/b"]}),
+            "npz",
+            mlformats::ConvertOptions::new()
+                .only("conv*")
+                .exclude("*/b"),
+        ),
+        (
+            serde_json::json!({"op": "convert", "to": "onnx", "opset": "17"}),
+            "onnx",
+            mlformats::ConvertOptions::new().opset(17),
+        ),
+    ];
+    for (req, ext, opts) in cases {
+        let file = dir.join(format!("options.{ext}"));
+        mlformats::convert(&p, &file, &opts).unwrap();
+        let (rc, out) = ask(req.clone());
+        assert_eq!(rc, 0, "{req}: {}", String::from_utf8_lossy(&out));
+        assert!(out == std::fs::read(&file).unwrap(), "{req}: other bytes");
+    }
+    let opts = mlformats::ConvertOptions::new().opset(99);
+    let want =
+        mlformats::chain_message(&mlformats::convert(&p, dir.join("bad.onnx"), &opts).unwrap_err());
+    let (rc, out) = ask(serde_json::json!({"op": "convert", "to": "onnx", "opset": 99}));
+    assert_eq!((rc, String::from_utf8(out).unwrap()), (1, want));
+    let (rc, out) = ask(serde_json::json!({"op": "convert", "to": "npz", "dtype": "f8"}));
+    assert_eq!(rc, 1);
+    assert!(
+        String::from_utf8(out)
+            .unwrap()
+            .starts_with("invalid value 'f8' for '--dtype <TYPE>'")
+    );
     std::fs::remove_dir_all(&dir).unwrap();
     let (rc, out) = ask(serde_json::json!({"op": "convert", "to": "pdf"}));
     assert_eq!(rc, 1);
@@ -322,7 +362,10 @@ fn sliced_equals_whole(name: &str, bytes: Vec<u8>) -> bool {
         }
     }
     assert!(sliced.stats_json("no such tensor", 10).is_err());
-    let refused = sliced.convert("safetensors").unwrap_err().0;
+    let refused = sliced
+        .convert("safetensors", &mlformats::ConvertOptions::default())
+        .unwrap_err()
+        .0;
     assert_eq!(refused, mlformats_web::CONVERT_REFUSED);
     true
 }
