@@ -458,10 +458,11 @@ impl FileIndex {
                 len: e.len,
                 numel,
             };
+            // as nnp-archive counts: before each registration
+            limits.check_tensors(self.tensors.len() as u64 + 1)?;
             match at.get(&e.name) {
                 Some(&i) => self.tensors[i] = t,
                 None => {
-                    limits.check_tensors(self.tensors.len() as u64 + 1)?;
                     at.insert(e.name, self.tensors.len());
                     self.tensors.push(t);
                 }
