@@ -78,6 +78,35 @@ const SLICE_BYTES: u64 = 4 << 20;
 /// What converting a file opened by slices answers.
 pub const CONVERT_REFUSED: &str = "this file is too big to convert in the page: converting needs the whole file in the viewer's memory, which the viewer reads a slice at a time; use `mlformats convert FILE OUT`";
 
+/// The summary's networks (name, batch size, node count, inputs, outputs,
+/// operator counts) and executors.
+fn networks_json(g: Option<&ModelGraph>) -> (Vec<Value>, Vec<Value>) {
+    let mut networks = Vec::new();
+    let mut executors = Vec::new();
+    if let Some(g) = g {
+        for n in &g.graphs {
+            let mut ops: BTreeMap<&str, usize> = BTreeMap::new();
+            for node in &n.nodes {
+                *ops.entry(node.op.as_str()).or_default() += 1;
+            }
+            networks.push(json!({
+                "name": n.name,
+                "batch_size": n.batch_size,
+                "nodes": n.nodes.len(),
+                "inputs": io(n, &n.inputs),
+                "outputs": io(n, &n.outputs),
+                "operators": ops,
+            }));
+        }
+        for e in &g.executors {
+            executors.push(json!({
+                "name": e.name, "network": e.network, "data": e.data, "outputs": e.outputs,
+            }));
+        }
+    }
+    (networks, executors)
+}
+
 impl Model {
     /// The summary: format, kind, size, metadata, tensor totals, networks
     /// and executors with their inputs and outputs (and shapes), operator
@@ -87,6 +116,7 @@ impl Model {
             Inner::Whole(doc) => doc,
             Inner::Indexed { index, .. } => {
                 let totals = index.summary();
+                let (networks, executors) = networks_json(index.graph());
                 return json!({
                     "file": self.name,
                     "format": index.format().name(),
@@ -96,37 +126,15 @@ impl Model {
                     "parameters": totals.parameters,
                     "bytes": totals.total_bytes,
                     "metadata": index.metadata(),
-                    "networks": [],
-                    "executors": [],
+                    "networks": networks,
+                    "executors": executors,
                     "sliced": true,
                 })
                 .to_string();
             }
         };
         let totals = doc.summary();
-        let mut networks = Vec::new();
-        let mut executors = Vec::new();
-        if let Some(g) = doc.graph() {
-            for n in &g.graphs {
-                let mut ops: BTreeMap<&str, usize> = BTreeMap::new();
-                for node in &n.nodes {
-                    *ops.entry(node.op.as_str()).or_default() += 1;
-                }
-                networks.push(json!({
-                    "name": n.name,
-                    "batch_size": n.batch_size,
-                    "nodes": n.nodes.len(),
-                    "inputs": io(n, &n.inputs),
-                    "outputs": io(n, &n.outputs),
-                    "operators": ops,
-                }));
-            }
-            for e in &g.executors {
-                executors.push(json!({
-                    "name": e.name, "network": e.network, "data": e.data, "outputs": e.outputs,
-                }));
-            }
-        }
+        let (networks, executors) = networks_json(doc.graph());
         json!({
             "file": self.name,
             "format": doc.format().name(),
@@ -195,7 +203,9 @@ impl Model {
     pub fn graph(&self) -> String {
         match &self.inner {
             Inner::Whole(doc) => doc.graph().map_or(Value::Null, graph_json).to_string(),
-            Inner::Indexed { .. } => Value::Null.to_string(),
+            Inner::Indexed { index, .. } => {
+                index.graph().map_or(Value::Null, graph_json).to_string()
+            }
         }
     }
 

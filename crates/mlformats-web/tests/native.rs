@@ -389,8 +389,12 @@ fn a_file_opened_by_slices_answers_like_the_whole_file() {
         }
     }
     assert!(opened >= 20, "{opened}");
-    // other formats are read whole
-    let p = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../testdata/nnabla/convnet.nnp");
+    // an .nnp whose parameters are in a stored parameter.protobuf: by
+    // slices, networks and graph included; one with parameter.h5 is read whole
+    let nnabla = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../testdata/nnabla");
+    let pb = std::fs::read(nnabla.join("mlp_pbparam.nnp")).unwrap();
+    assert!(sliced_equals_whole("mlp_pbparam.nnp", pb));
+    let p = nnabla.join("convnet.nnp");
     let m = Model::open_indexed(Box::new(std::fs::read(&p).unwrap()), "convnet.nnp").unwrap();
     assert!(m.is_none());
 }

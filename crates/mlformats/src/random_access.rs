@@ -5,9 +5,12 @@
 //!
 //! This is how a file too big to hold in memory is shown (the viewer reads
 //! a browser `File` through `Blob.slice`). The formats whose layout allows
-//! it: TVM/CVM `.params`, `.safetensors` and `.npz` archives whose members
+//! it: TVM/CVM `.params`, `.safetensors`, `.npz` archives whose members
 //! are all stored (`numpy.savez`) and little-endian (every tensor stored
-//! whole, uncompressed, at an offset its headers state). [`FileIndex::open`]
+//! whole, uncompressed, at an offset its headers state), and NNabla `.nnp`
+//! archives whose parameters are in stored `.protobuf` members (the
+//! networks read whole, each parameter's packed data located, not read).
+//! [`FileIndex::open`]
 //! answers `None` for any other file: open those whole
 //! ([`crate::Document::from_bytes`]).
 //!
@@ -37,6 +40,9 @@ use tensor_core::{DType, MemoryOrder, Tensor};
 use crate::codec::{ReadOptions, StoredTensor};
 use crate::summary::{Summary, TensorSummary};
 use crate::{Error, Format, Result};
+
+#[cfg(feature = "nnp")]
+mod nnp;
 
 /// A file read by offset: its length and any range of its bytes.
 pub trait ReadAt {
@@ -182,6 +188,7 @@ pub struct FileIndex {
     file_size: u64,
     tensors: Vec<IndexedTensor>,
     metadata: Map<String, Value>,
+    graph: Option<tensor_core::graph::ModelGraph>,
     limits: tensor_core::Limits,
 }
 
@@ -226,7 +233,12 @@ impl FileIndex {
         opts: &ReadOptions,
     ) -> Result<Option<Self>> {
         #[cfg_attr(
-            not(any(feature = "cvm", feature = "safetensors", feature = "npz")),
+            not(any(
+                feature = "cvm",
+                feature = "safetensors",
+                feature = "npz",
+                feature = "nnp"
+            )),
             allow(unused_mut)
         )]
         let mut index = FileIndex {
@@ -234,6 +246,7 @@ impl FileIndex {
             file_size: r.len(),
             tensors: Vec::new(),
             metadata: Map::new(),
+            graph: None,
             limits: opts.limits,
         };
         let read = match format {
@@ -249,6 +262,8 @@ impl FileIndex {
             }
             #[cfg(feature = "npz")]
             Format::Npz => index.read_npz(r)?,
+            #[cfg(feature = "nnp")]
+            Format::NnablaNnp => index.read_nnp(r)?,
             _ => false,
         };
         Ok(read.then_some(index))
@@ -464,8 +479,18 @@ impl FileIndex {
             total_bytes: tensors.iter().map(|t| t.bytes).sum(),
             parameters: tensors.iter().map(|t| t.elements).sum(),
             tensors,
-            graphs: Vec::new(),
+            graphs: self
+                .graph
+                .as_ref()
+                .map(|g| crate::summary::graphs(self.format, g))
+                .unwrap_or_default(),
         }
+    }
+
+    /// The graph, for formats that store one (an `.nnp`'s networks), as
+    /// [`crate::Document::graph`] gives it.
+    pub fn graph(&self) -> Option<&tensor_core::graph::ModelGraph> {
+        self.graph.as_ref()
     }
 
     /// Reads `count` elements of tensor `index` from its flat (stored-order)

@@ -161,7 +161,7 @@ fn operators(g: &Graph) -> Vec<(String, usize)> {
     v
 }
 
-fn graphs(format: Format, m: &ModelGraph) -> Vec<GraphSummary> {
+pub(crate) fn graphs(format: Format, m: &ModelGraph) -> Vec<GraphSummary> {
     m.graphs
         .iter()
         .map(|g| {

@@ -2,10 +2,20 @@
 //! the whole-file path (`Document`): on every `.params` and `.safetensors`
 //! of `testdata/`, the `.npz` of `testdata/npz` and some others, and each
 //! `.params` converted to `.safetensors` and `.npz`, the same names, dtypes, shapes, stored
-//! fields and bytes; on truncated and mutated copies, an error exactly where
+//! fields and bytes; each `.nnp` of `testdata/` with stored `.protobuf`
+//! parameters, and each `.nnp` of `testdata/nnabla` and some of
+//! `testdata/onnx` rewritten with its parameters in a stored
+//! `parameter.protobuf` (and again with its network deflated): the same and
+//! the same graph; on truncated and mutated copies, an error exactly where
 //! the whole-file path has one, and never a panic.
-#![cfg(all(feature = "cvm", feature = "safetensors", feature = "npz"))]
+#![cfg(all(
+    feature = "cvm",
+    feature = "safetensors",
+    feature = "npz",
+    feature = "nnp"
+))]
 
+use std::io::{Cursor, Read, Write};
 use std::path::{Path, PathBuf};
 
 use mlformats::random_access::FileIndex;
@@ -44,7 +54,7 @@ fn samples(tmp: &Path) -> Vec<(String, Vec<u8>)> {
     params.extend(own);
     params.extend(other.into_iter().step_by(97));
     assert!(params.len() >= 10, "{} samples", params.len());
-    let mut out = Vec::new();
+    let mut out = nnp_samples();
     for p in params {
         let name = p.file_name().unwrap().to_string_lossy().into_owned();
         if let Ok(doc) = Document::open(&p)
@@ -62,6 +72,64 @@ fn samples(tmp: &Path) -> Vec<(String, Vec<u8>)> {
     out
 }
 
+/// The `.nnp` of testdata/nnabla and every 8th of testdata/onnx: each as
+/// it is (read whole when its parameters are in `.h5`), with its parameters
+/// rewritten into a stored `parameter.protobuf`, and that again with its
+/// `network.nntxt` deflated.
+fn nnp_samples() -> Vec<(String, Vec<u8>)> {
+    let mut nnp = Vec::new();
+    files(&testdata().join("nnabla"), "nnp", &mut nnp);
+    nnp.sort();
+    let mut onnx = Vec::new();
+    files(&testdata().join("onnx"), "nnp", &mut onnx);
+    onnx.sort();
+    nnp.extend(onnx.into_iter().step_by(8));
+    let mut out = Vec::new();
+    for p in nnp {
+        let name = p.file_name().unwrap().to_string_lossy().into_owned();
+        let bytes = std::fs::read(&p).unwrap();
+        let opts = nnp_archive::WriteOptions::default()
+            .with_param_format(nnp_archive::ParamFormat::Protobuf);
+        if let Ok(model) = nnp_archive::Nnp::parse(&bytes)
+            && let Ok(pb) = model.write(Cursor::new(Vec::new()), &opts)
+        {
+            let pb = pb.into_inner();
+            out.push((format!("{name}.pb.nnp"), pb.clone()));
+            out.push((format!("{name}.pbz.nnp"), deflate_text(&pb)));
+        }
+        out.push((name, bytes));
+    }
+    let pb = out.iter().filter(|(n, _)| n.ends_with(".pb.nnp")).count();
+    assert!(pb >= 8, "{pb} .nnp rewritten with .protobuf parameters");
+    out
+}
+
+/// An `.nnp` sample whose parameters are in a stored `.protobuf` member.
+fn by_offset(name: &str) -> bool {
+    name.ends_with(".pb.nnp") || name.ends_with(".pbz.nnp") || name == "mlp_pbparam.nnp"
+}
+
+/// The archive `bytes` again, its `.nntxt` members deflated.
+fn deflate_text(bytes: &[u8]) -> Vec<u8> {
+    let mut zin = zip::ZipArchive::new(Cursor::new(bytes)).unwrap();
+    let mut zout = zip::ZipWriter::new(Cursor::new(Vec::new()));
+    for i in 0..zin.len() {
+        let mut f = zin.by_index(i).unwrap();
+        let name = f.name().unwrap().to_string();
+        let method = if name.ends_with(".nntxt") {
+            zip::CompressionMethod::Deflated
+        } else {
+            zip::CompressionMethod::Stored
+        };
+        let o = zip::write::SimpleFileOptions::default().compression_method(method);
+        let mut data = Vec::new();
+        f.read_to_end(&mut data).unwrap();
+        zout.start_file(name, o).unwrap();
+        zout.write_all(&data).unwrap();
+    }
+    zout.finish().unwrap().into_inner()
+}
+
 /// Both paths on `bytes`: equal when the whole-file path reads it, both
 /// errors when it does not. Returns whether it was read.
 fn same(name: &str, bytes: &[u8]) -> bool {
@@ -73,10 +141,14 @@ fn same(name: &str, bytes: &[u8]) -> bool {
             assert!(
                 matches!(
                     doc.format(),
-                    Format::CvmParams | Format::Safetensors | Format::Npz
+                    Format::CvmParams | Format::Safetensors | Format::Npz | Format::NnablaNnp
                 ),
                 "{name}"
             );
+            let nodes = |g: Option<&tensor_core::graph::ModelGraph>| {
+                g.map(|g| g.graphs.iter().map(|g| g.nodes.len()).collect::<Vec<_>>())
+            };
+            assert_eq!(nodes(index.graph()), nodes(doc.graph()), "{name}");
             assert_eq!(index.format(), doc.format(), "{name}");
             assert_eq!(index.file_size(), doc.file_size(), "{name}");
             assert_eq!(index.metadata(), doc.metadata(), "{name}");
@@ -109,10 +181,11 @@ fn same(name: &str, bytes: &[u8]) -> bool {
         (Err(_), Err(_) | Ok(None)) => false,
         (Err(e), Ok(i)) => panic!("{name}: the whole-file path says {e}, the index {i:?}"),
         (Ok(doc), Ok(None)) => {
-            // only archives with a deflated or big-endian member are read whole
-            assert_eq!(
-                doc.format(),
-                Format::Npz,
+            // only archives with a deflated or big-endian member (.npz) or
+            // with parameters elsewhere than in stored .protobuf (.nnp) are
+            // read whole
+            assert!(
+                matches!(doc.format(), Format::Npz | Format::NnablaNnp),
                 "{name}: not read by random access"
             );
             false
@@ -127,20 +200,36 @@ fn random_access_reads_what_the_whole_file_path_reads() {
     let samples = samples(tmp.path());
     let mut read = 0;
     let mut npz = 0;
+    let mut nnp = 0;
     for (name, bytes) in &samples {
         let ok = same(name, bytes);
         read += ok as usize;
         npz += (ok && name.ends_with(".npz")) as usize;
+        nnp += (ok && name.ends_with(".nnp")) as usize;
+        // every archive with stored .protobuf parameters is read by offset
+        if by_offset(name) {
+            assert!(ok, "{name}: not read by random access");
+        }
     }
     assert!(read >= 30, "{read} of {} files read", samples.len());
     assert!(npz >= 20, "{npz} .npz read");
+    assert!(nnp >= 15, "{nnp} .nnp read");
 }
 
 #[test]
 fn random_access_refuses_what_the_whole_file_path_refuses() {
     let tmp = tempfile::tempdir().unwrap();
     let mut cases = 0;
+    let mut nnp = 0;
     for (name, bytes) in samples(tmp.path()) {
+        // the .nnp read whole (.h5 parameters) are tested by their own
+        // crate; of the others, every second one (they share a layout)
+        if name.ends_with(".nnp") {
+            nnp += 1;
+            if !by_offset(&name) || nnp % 2 == 0 {
+                continue;
+            }
+        }
         let len = bytes.len();
         // truncated at every header position and a few in the data
         let mut cuts: Vec<usize> = (0..len.min(300)).collect();
@@ -164,6 +253,28 @@ fn random_access_refuses_what_the_whole_file_path_refuses() {
             b[at..(at + 8).min(len)].fill(0xff);
             same(&name, &b);
             cases += 1;
+        }
+        // an .nnp's structure is also in its .protobuf members and its
+        // central directory: each of their first bytes, and the last ones
+        if name.ends_with(".nnp") {
+            let mut at: Vec<usize> = (len.saturating_sub(250)..len).collect();
+            let members = nnp_archive::archive::list(Cursor::new(&bytes), &Default::default());
+            for m in members.unwrap() {
+                if m.name.ends_with(".protobuf") {
+                    let s = m.data_start as usize;
+                    at.extend(s..(s + 400).min(len));
+                    // a parameter's header after the first one's data
+                    at.extend((s + 400..len.min(s + m.size as usize)).step_by(29));
+                }
+            }
+            for at in at {
+                for x in [0x01u8, 0x80, 0xff] {
+                    let mut b = bytes.clone();
+                    b[at] ^= x;
+                    same(&name, &b);
+                    cases += 1;
+                }
+            }
         }
     }
     assert!(cases > 1000, "{cases}");

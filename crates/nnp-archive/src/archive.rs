@@ -410,6 +410,21 @@ pub fn list<R: Read + Seek>(reader: R, opts: &ReadOptions) -> Result<Vec<MemberI
     scan(&mut za, len, opts)
 }
 
+/// Reads member `i` of an archive from any `Read + Seek`, as [`list`]
+/// gave it (`m`), into a new buffer: inflated when deflated, with the checks
+/// [`from_reader`] makes (declared size, CRC-32 of deflated members,
+/// [`tensor_core::Limits::max_alloc`]). For reading one small member of a
+/// file read by offset.
+pub fn read_member<R: Read + Seek>(
+    reader: R,
+    i: usize,
+    m: &MemberInfo,
+    opts: &ReadOptions,
+) -> Result<Vec<u8>> {
+    let mut za = zip::ZipArchive::new(reader).map_err(zerr)?;
+    read_owned(&mut za, i, m, &opts.limits)
+}
+
 /// Reads every member of an archive from any `Read + Seek` (members are
 /// read into owned buffers).
 pub fn from_reader<R: Read + Seek>(reader: R, opts: &ReadOptions) -> Result<ZipContents<'static>> {

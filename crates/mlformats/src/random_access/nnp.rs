@@ -1,0 +1,477 @@
+//! NNabla `.nnp` archives by random access: the network members read whole
+//! (they are small), each `.protobuf` member walked field by field through
+//! [`ReadAt`], its `parameter` entries' names and shapes read and their
+//! packed float data located, never read.
+//!
+//! Read this way: archives whose `.protobuf` members are stored and whose
+//! parameters are all in them, each as one packed run (what nnabla and this
+//! workspace write). Anything else (a `parameter.h5`, a deflated or
+//! unpacked parameter member, parameters written in the text) is read whole.
+
+use std::collections::HashMap;
+use std::io;
+
+use nnabla_proto::NNablaProtoBuf;
+use nnp_archive::archive::{Compression, list, read_member};
+use nnp_archive::{MemberInfo, MemberKind};
+use serde_json::json;
+use tensor_core::{DType, Limits, MemoryOrder};
+
+use super::{FileIndex, IndexedTensor, ReadAt, Stream, count, overflow, read_vec};
+use crate::codec::StoredTensor;
+use crate::{Error, Result};
+
+/// Field numbers of `NNablaProtoBuf.parameter` and of `Parameter`.
+const ROOT_PARAMETER: u64 = 200;
+const NAME: u64 = 1;
+const SHAPE: u64 = 20;
+const DATA: u64 = 100;
+const NEED_GRAD: u64 = 101;
+
+const VARINT: u64 = 0;
+const FIXED64: u64 = 1;
+const LEN: u64 = 2;
+const FIXED32: u64 = 5;
+
+/// The walk stops: an error (the whole-file path has one too), or a layout
+/// this path does not index (the whole-file path reads it).
+enum Stop {
+    Err(Error),
+    Whole,
+}
+
+impl<E: Into<Error>> From<E> for Stop {
+    fn from(e: E) -> Self {
+        Stop::Err(e.into())
+    }
+}
+
+type Walk<T> = std::result::Result<T, Stop>;
+
+fn bad(member: &str, at: u64, what: impl std::fmt::Display) -> Stop {
+    Stop::Err(Error::Invalid(format!(
+        "{member}: {what} (at byte {at} of the archive)"
+    )))
+}
+
+/// A cursor over the bytes `[pos, end)` of a file, read a window at a time.
+struct Cursor<'r, R: ?Sized> {
+    r: &'r R,
+    member: &'r str,
+    pos: u64,
+    end: u64,
+    window: Vec<u8>,
+    window_at: u64,
+}
+
+const WINDOW: u64 = 16 << 10;
+
+impl<'r, R: ReadAt + ?Sized> Cursor<'r, R> {
+    fn byte(&mut self) -> Walk<u8> {
+        if self.pos >= self.end {
+            return Err(bad(self.member, self.pos, "truncated varint"));
+        }
+        let i = self.pos.checked_sub(self.window_at);
+        if let Some(b) = i
+            .and_then(|i| usize::try_from(i).ok())
+            .and_then(|i| self.window.get(i))
+        {
+            self.pos += 1;
+            return Ok(*b);
+        }
+        let n = (self.end - self.pos).min(WINDOW);
+        self.window = read_vec(self.r, self.pos, n)?;
+        self.window_at = self.pos;
+        self.byte()
+    }
+
+    fn varint(&mut self) -> Walk<u64> {
+        let start = self.pos;
+        let mut value = 0u64;
+        for i in 0..10 {
+            let b = self.byte()?;
+            if i == 9 && b > 1 {
+                return Err(bad(self.member, start, "varint longer than 64 bits"));
+            }
+            value |= u64::from(b & 0x7f) << (7 * i);
+            if b < 0x80 {
+                return Ok(value);
+            }
+        }
+        Err(bad(self.member, start, "varint longer than 10 bytes"))
+    }
+
+    /// A field key: (number, wire type).
+    fn key(&mut self) -> Walk<(u64, u64)> {
+        let start = self.pos;
+        let k = self.varint()?;
+        let num = k >> 3;
+        if num == 0 || num > 0x1fff_ffff {
+            return Err(bad(
+                self.member,
+                start,
+                format!("invalid field number {num}"),
+            ));
+        }
+        Ok((num, k & 7))
+    }
+
+    /// Moves past `n` bytes, which must be before the end; returns where
+    /// they start.
+    fn advance(&mut self, n: u64) -> Walk<u64> {
+        let at = self.pos;
+        match at.checked_add(n).filter(|&e| e <= self.end) {
+            Some(e) => {
+                self.pos = e;
+                Ok(at)
+            }
+            None => Err(bad(
+                self.member,
+                at,
+                format!("{n} bytes claimed but only {} remain", self.end - at),
+            )),
+        }
+    }
+
+    /// A length-delimited payload: where it starts and its length.
+    fn len_delimited(&mut self) -> Walk<(u64, u64)> {
+        let n = self.varint()?;
+        Ok((self.advance(n)?, n))
+    }
+
+    /// Reads `n` bytes at `at` (a payload already passed), under `limits`.
+    fn read(&self, at: u64, n: u64, limits: &Limits) -> Walk<Vec<u8>> {
+        limits.check_alloc("protobuf field", n)?;
+        Ok(read_vec(self.r, at, n)?)
+    }
+
+    /// Skips one field value of wire type `wt`.
+    fn skip(&mut self, wt: u64, num: u64) -> Walk<()> {
+        match wt {
+            VARINT => self.varint().map(|_| ()),
+            FIXED64 => self.advance(8).map(|_| ()),
+            LEN => self.len_delimited().map(|_| ()),
+            FIXED32 => self.advance(4).map(|_| ()),
+            _ => Err(bad(
+                self.member,
+                self.pos,
+                format!("field {num}: wire type {wt} is not readable"),
+            )),
+        }
+    }
+}
+
+/// One `parameter` entry: name, dims, `need_grad` and its data's place.
+struct Entry {
+    name: String,
+    dims: Vec<usize>,
+    need_grad: bool,
+    offset: u64,
+    len: u64,
+}
+
+fn shape(payload: &[u8], dims: &mut Vec<i64>, limits: &Limits) -> Result<()> {
+    let bad = || Error::Invalid("a parameter's shape is not a valid Shape message".into());
+    let mut pos = 0usize;
+    let varint = |pos: &mut usize, end: usize| -> Result<u64> {
+        let mut value = 0u64;
+        for i in 0..10 {
+            let b = *payload.get(*pos).filter(|_| *pos < end).ok_or_else(bad)?;
+            *pos += 1;
+            if i == 9 && b > 1 {
+                return Err(bad());
+            }
+            value |= u64::from(b & 0x7f) << (7 * i);
+            if b < 0x80 {
+                return Ok(value);
+            }
+        }
+        Err(bad())
+    };
+    let end = payload.len();
+    while pos < end {
+        let k = varint(&mut pos, end)?;
+        let (num, wt) = (k >> 3, k & 7);
+        if num == 0 || num > 0x1fff_ffff {
+            return Err(bad());
+        }
+        let take = |pos: &mut usize, n: u64| -> Result<usize> {
+            let at = *pos;
+            let n = usize::try_from(n).map_err(|_| bad())?;
+            *pos = at.checked_add(n).filter(|&e| e <= end).ok_or_else(bad)?;
+            Ok(at)
+        };
+        match (num, wt) {
+            (1, LEN) => {
+                let n = varint(&mut pos, end)?;
+                let at = take(&mut pos, n)?;
+                let mut p = at;
+                while p < pos {
+                    limits.check_rank(dims.len() as u64 + 1)?;
+                    dims.push(varint(&mut p, pos)? as i64);
+                }
+            }
+            (1, VARINT) => {
+                limits.check_rank(dims.len() as u64 + 1)?;
+                dims.push(varint(&mut pos, end)? as i64);
+            }
+            (1, _) => return Err(bad()),
+            (_, VARINT) => {
+                varint(&mut pos, end)?;
+            }
+            (_, FIXED64) => {
+                take(&mut pos, 8)?;
+            }
+            (_, LEN) => {
+                let n = varint(&mut pos, end)?;
+                take(&mut pos, n)?;
+            }
+            (_, FIXED32) => {
+                take(&mut pos, 4)?;
+            }
+            _ => return Err(bad()),
+        }
+    }
+    Ok(())
+}
+
+/// Reads the `Parameter` message at `[c.pos, c.end)`.
+fn parameter<R: ReadAt + ?Sized>(c: &mut Cursor<'_, R>, limits: &Limits) -> Walk<Entry> {
+    let mut name = String::new();
+    let mut dims: Vec<i64> = Vec::new();
+    let mut data: Option<(u64, u64)> = None;
+    let mut need_grad = false;
+    while c.pos < c.end {
+        let at = c.pos;
+        let (num, wt) = c.key()?;
+        let wrong = |expected: &str| {
+            bad(
+                c.member,
+                at,
+                format!("Parameter field {num} has wire type {wt}, expected {expected}"),
+            )
+        };
+        match num {
+            NAME => {
+                if wt != LEN {
+                    return Err(wrong("2"));
+                }
+                let (at, n) = c.len_delimited()?;
+                limits.check_name_len(n)?;
+                let s = c.read(at, n, limits)?;
+                name = String::from_utf8(s)
+                    .map_err(|_| bad(c.member, at, "Parameter.variable_name is not valid UTF-8"))?;
+            }
+            SHAPE => {
+                if wt != LEN {
+                    return Err(wrong("2"));
+                }
+                let (at, n) = c.len_delimited()?;
+                let s = c.read(at, n, limits)?;
+                shape(&s, &mut dims, limits)?;
+            }
+            DATA => match wt {
+                LEN => {
+                    let (at, n) = c.len_delimited()?;
+                    if n % 4 != 0 {
+                        return Err(bad(
+                            c.member,
+                            at,
+                            format!("packed float data of {n} bytes is not a multiple of 4"),
+                        ));
+                    }
+                    if data.is_some() {
+                        return Err(Stop::Whole); // split data: read whole
+                    }
+                    data = Some((at, n));
+                }
+                FIXED32 => return Err(Stop::Whole), // unpacked data: read whole
+                _ => return Err(wrong("2 or 5")),
+            },
+            NEED_GRAD => {
+                if wt != VARINT {
+                    return Err(wrong("0"));
+                }
+                need_grad = c.varint()? != 0;
+            }
+            _ => c.skip(wt, num)?,
+        }
+    }
+    let mut udims = Vec::with_capacity(dims.len());
+    for &d in &dims {
+        let d = usize::try_from(d).map_err(|_| {
+            Stop::Err(Error::Invalid(format!(
+                "parameter {name:?}: negative dimension {d} in shape {dims:?}"
+            )))
+        })?;
+        udims.push(d);
+    }
+    let (offset, len) = data.unwrap_or((0, 0));
+    let numel = count(&udims).ok_or_else(|| overflow(&name))?;
+    let need = numel
+        .checked_mul(4)
+        .ok_or_else(|| Stop::Err(overflow(&name)))?;
+    if need != len {
+        return Err(Stop::Err(Error::Invalid(format!(
+            "parameter {name:?}: shape {udims:?} needs {need} bytes of data, it has {len}"
+        ))));
+    }
+    Ok(Entry {
+        name,
+        dims: udims,
+        need_grad,
+        offset,
+        len,
+    })
+}
+
+/// Walks the `.protobuf` member `m`: its parameters in `found`, the bytes
+/// of every other field in `rest` (merged into the model after).
+fn protobuf_member<R: ReadAt + ?Sized>(
+    r: &R,
+    m: &MemberInfo,
+    limits: &Limits,
+    found: &mut Vec<Entry>,
+    rest: &mut Vec<u8>,
+) -> Walk<()> {
+    let end = m
+        .data_start
+        .checked_add(m.size)
+        .filter(|&e| e <= r.len())
+        .ok_or_else(|| bad(&m.name, m.data_start, "the member ends past the file"))?;
+    let mut c = Cursor {
+        r,
+        member: &m.name,
+        pos: m.data_start,
+        end,
+        window: Vec::new(),
+        window_at: 0,
+    };
+    let mut count = 0u64;
+    while c.pos < end {
+        let field_start = c.pos;
+        let (num, wt) = c.key()?;
+        if num == ROOT_PARAMETER {
+            if wt != LEN {
+                return Err(bad(
+                    &m.name,
+                    field_start,
+                    format!("NNablaProtoBuf.parameter has wire type {wt}, expected 2"),
+                ));
+            }
+            let (at, n) = c.len_delimited()?;
+            count += 1;
+            limits.check_tensors(count)?;
+            let mut p = Cursor {
+                r,
+                member: &m.name,
+                pos: at,
+                end: at + n,
+                window: Vec::new(),
+                window_at: 0,
+            };
+            found.push(parameter(&mut p, limits)?);
+        } else {
+            c.skip(wt, num)?;
+            let n = c.pos - field_start;
+            let total = (rest.len() as u64).saturating_add(n);
+            limits.check_alloc("protobuf fields", total)?;
+            rest.extend(c.read(field_start, n, limits)?);
+        }
+    }
+    Ok(())
+}
+
+impl FileIndex {
+    /// An `.nnp` whose parameters are all in stored `.protobuf` members;
+    /// false (read it whole) for anything else (see the module).
+    pub(super) fn read_nnp<R: ReadAt + ?Sized>(&mut self, r: &R) -> Result<bool> {
+        let limits = self.limits;
+        let opts = nnp_archive::ReadOptions::default().with_limits(limits);
+        let stream = io::BufReader::with_capacity(16 << 10, Stream { r, pos: 0 });
+        let members = list(stream, &opts)?;
+        let stored = |m: &MemberInfo| matches!(m.compression, Compression::Stored);
+        if members.iter().any(|m| match m.kind {
+            MemberKind::H5 | MemberKind::NestedNnp => true,
+            MemberKind::Protobuf => !stored(m),
+            _ => false,
+        }) {
+            return Ok(false);
+        }
+        let mut model = NNablaProtoBuf::default();
+        let mut entries: Vec<Entry> = Vec::new();
+        let mut states = Vec::new();
+        for (i, m) in members.iter().enumerate() {
+            // every deflated member is inflated (and its CRC checked), as
+            // the whole-file path does
+            let inflated = if stored(m) {
+                None
+            } else {
+                let stream = io::BufReader::with_capacity(16 << 10, Stream { r, pos: 0 });
+                Some(read_member(stream, i, m, &opts)?)
+            };
+            match m.kind {
+                MemberKind::Text => {
+                    let bytes = match inflated {
+                        Some(b) => b,
+                        None => {
+                            limits.check_alloc("zip member", m.size)?;
+                            read_vec(r, m.data_start, m.size)?
+                        }
+                    };
+                    let text = std::str::from_utf8(&bytes).map_err(|e| {
+                        Error::Invalid(format!(
+                            "{}: text is not UTF-8 (at byte {})",
+                            m.name,
+                            e.valid_up_to()
+                        ))
+                    })?;
+                    nnabla_proto::text::merge(&mut model, text)?;
+                    if !model.parameter.is_empty() {
+                        return Ok(false); // parameters in the text: read whole
+                    }
+                }
+                MemberKind::Protobuf => {
+                    let mut rest = Vec::new();
+                    match protobuf_member(r, m, &limits, &mut entries, &mut rest) {
+                        Ok(()) => {}
+                        Err(Stop::Whole) => return Ok(false),
+                        Err(Stop::Err(e)) => return Err(e),
+                    }
+                    nnabla_proto::binary::merge(&mut model, &rest)?;
+                }
+                MemberKind::Optimizer => states.push(m.name.clone()),
+                _ => {}
+            }
+        }
+        // a name given twice keeps its first position and takes the last entry
+        let mut at: HashMap<String, usize> = HashMap::new();
+        for e in entries {
+            let numel = count(&e.dims).ok_or_else(|| overflow(&e.name))?;
+            let stored = StoredTensor::from_parts(e.name.clone(), e.dims)
+                .with("need_grad", json!(e.need_grad));
+            let t = IndexedTensor {
+                stored,
+                dtype: DType::F32,
+                order: MemoryOrder::RowMajor,
+                offset: e.offset,
+                len: e.len,
+                numel,
+            };
+            // as nnp-archive counts: before each registration
+            limits.check_tensors(self.tensors.len() as u64 + 1)?;
+            match at.get(&e.name) {
+                Some(&i) => self.tensors[i] = t,
+                None => {
+                    at.insert(e.name, self.tensors.len());
+                    self.tensors.push(t);
+                }
+            }
+        }
+        if !states.is_empty() {
+            self.metadata.insert("solver_states".into(), json!(states));
+        }
+        self.graph = Some(nnabla_proto::graph::model_graph(&model));
+        Ok(true)
+    }
+}
