@@ -11,6 +11,9 @@ const WASM = 'mlformats_web.wasm';
 const SLICED_FROM = 64 << 20;
 const state = {
   lib: null, model: null, summary: null, tensors: [], graph: null, stats: {}, worker: null, server: null, view: null,
+  bytes: null, // a file read whole: its bytes, which the converting worker gets a copy of
+  converter: null, // the worker converting the open file
+
   memory: {}, // the workers' module memory sizes, in bytes (for tests)
   timing: {}, // performance.now() when the open began and when the table was shown
 };
@@ -25,6 +28,9 @@ function setStatus(text) { $('status').textContent = text; $('status').title = t
 
 function showError(message) {
   $('convert').hidden = true;
+  $('error').classList.remove('converting');
+  $('error-title').textContent = 'This file cannot be opened';
+  $('error-close').hidden = true;
   $('error-message').textContent = message;
   $('error').hidden = false;
   $('drop').hidden = true;
@@ -48,7 +54,10 @@ function beginOpen(name) {
   $('error').hidden = true;
   if (state.worker) state.worker.terminate();
   if (state.server) state.server.terminate();
-  state.worker = state.server = null;
+  if (state.converter) state.converter.terminate();
+  state.worker = state.server = state.converter = null;
+  state.bytes = null;
+  delete document.body.dataset.convert;
   state.stats = {};
   state.memory = {};
   state.model = null;
@@ -81,6 +90,7 @@ async function openBytes(bytes, name) {
     const lib = state.lib;
     state.summary = lib.open(bytes, name);
     state.model = lib;
+    state.bytes = bytes;
     state.tensors = lib.request({ op: 'tensors' });
     state.graph = lib.request({ op: 'graph' });
     present();
@@ -394,31 +404,89 @@ function histogram(hg) {
   return `<svg class="hist" width="${W}" height="${H + 14}">${bars}<text x="0" y="${H + 12}" font-size="10">${fmtNum(hg.lo)}</text><text x="${W}" y="${H + 12}" font-size="10" text-anchor="end">${fmtNum(hg.hi)}</text></svg>`;
 }
 
-// Converts the open file in the library (the bytes `mlformats convert`
-// writes) and downloads it as the input's stem + the target's extension.
-function convert() {
+// The convert panel's options as a convert request's fields (abi.rs,
+// `convert_options`): the values as typed; the library parses and checks
+// them, so a value it refuses gets the CLI's message.
+function convertOptions() {
+  const words = (id) => $(id).value.split(/\s+/).filter((w) => w);
+  const req = {};
+  if ($('convert-dtype').value) req.dtype = $('convert-dtype').value;
+  for (const [key, id] of [['only', 'convert-only'], ['exclude', 'convert-exclude'], ['rename', 'convert-rename']]) {
+    if (words(id).length) req[key] = words(id);
+  }
+  if ($('convert-opset').value.trim()) req.opset = $('convert-opset').value.trim();
+  if ($('convert-network').value.trim()) req.network = $('convert-network').value.trim();
+  for (const [key, id] of [['skip_unsupported', 'convert-skip-unsupported'], ['weights_only', 'convert-weights-only'], ['keep_order', 'convert-keep-order']]) {
+    if ($(id).checked) req[key] = true;
+  }
+  return req;
+}
+
+// Converts a file read whole in a worker of its own (a copy of the bytes):
+// the page stays responsive while the library converts.
+function convertInWorker(req) {
+  return new Promise((resolve, reject) => {
+    if (state.converter) state.converter.terminate(); // the previous click's
+    const w = new Worker('worker.js', { type: 'module' });
+    state.converter = w;
+    const done = () => { w.terminate(); if (state.converter === w) state.converter = null; };
+    w.onmessage = (ev) => {
+      const m = ev.data;
+      if (m.memory) state.memory.convert = m.memory;
+      if (m.converted) { done(); resolve(m.converted); } else if (m.error !== undefined) { done(); reject(new Error(m.error)); }
+    };
+    w.onerror = (ev) => { done(); reject(new Error(ev.message || "the viewer's worker failed")); };
+    compile(WASM).then((module) => w.postMessage({ convert: req, bytes: state.bytes, name: state.summary.file, module }));
+  });
+}
+
+// A conversion refused: the library's message (the CLI's) in the error
+// panel, over the open file, which stays open.
+function showConvertError(message) {
+  setStatus('convert: ' + message);
+  $('error-title').textContent = 'This file cannot be converted with these options';
+  $('error-message').textContent = message;
+  $('error').classList.add('converting');
+  $('error-close').hidden = false;
+  $('error').hidden = false;
+  document.body.dataset.convert = 'error';
+}
+
+function hideConvertError() {
+  if (!$('error').classList.contains('converting')) return;
+  $('error').hidden = true;
+  $('error').classList.remove('converting');
+}
+
+// Converts the open file in the library, in a worker, with the options of
+// the convert panel (the bytes `mlformats convert` writes with the same
+// options) and downloads it as the input's stem + the target's extension.
+async function convert() {
   const opt = $('convert-to').selectedOptions[0];
   if (!state.model || !opt) return;
   const stem = state.summary.file.replace(/\.[^.]*$/, '') || 'converted';
   const name = `${stem}.${opt.dataset.ext}`;
+  const req = { op: 'convert', to: opt.value, ...convertOptions() };
+  const model = state.model;
+  hideConvertError();
   setStatus(`converting to ${opt.value}…`);
   document.body.dataset.convert = 'busy';
-  // after the status is painted: the conversion holds the page while it runs
-  setTimeout(async () => {
-    let bytes;
-    try { bytes = await state.model.bytes({ op: 'convert', to: opt.value }); } catch (e) {
-      setStatus('convert: ' + e.message);
-      document.body.dataset.convert = 'error';
-      return;
-    }
-    const url = URL.createObjectURL(new Blob([bytes], { type: 'application/octet-stream' }));
-    const a = document.createElement('a');
-    a.href = url; a.download = name;
-    document.body.append(a); a.click(); a.remove();
-    setTimeout(() => URL.revokeObjectURL(url), 60000);
-    setStatus(`${name} · ${fmtInt(bytes.length)} bytes`);
-    document.body.dataset.convert = 'done';
-  }, 0);
+  let bytes;
+  try {
+    // a file opened by slices: its worker answers (the library refuses)
+    bytes = model.sliced ? await model.bytes(req) : await convertInWorker(req);
+  } catch (e) {
+    if (state.model === model) showConvertError(e.message || String(e));
+    return;
+  }
+  if (state.model !== model) return; // another file was opened meanwhile
+  const url = URL.createObjectURL(new Blob([bytes], { type: 'application/octet-stream' }));
+  const a = document.createElement('a');
+  a.href = url; a.download = name;
+  document.body.append(a); a.click(); a.remove();
+  setTimeout(() => URL.revokeObjectURL(url), 60000);
+  setStatus(`${name} · ${fmtInt(bytes.length)} bytes`);
+  document.body.dataset.convert = 'done';
 }
 
 // ---- wiring ----
@@ -438,6 +506,7 @@ async function main() {
   $('convert-to').innerHTML = state.lib.request({ op: 'formats' }).map((f) =>
     `<option value="${esc(f.name)}" data-ext="${esc(f.extension)}">${esc(f.name)} (.${esc(f.extension)})</option>`).join('');
   $('convert-go').onclick = convert;
+  $('error-close').onclick = hideConvertError;
   $('file').onchange = (ev) => { if (ev.target.files[0]) openFile(ev.target.files[0]); };
   $('filter').oninput = applyFilter;
   $('search').oninput = () => doSearch(false);

@@ -10,7 +10,11 @@
 // - {serve: true, file, name}: opens a big file by slices and answers the
 //   page's requests ({id, req}) on it: the summary, table and graph first
 //   ({id: 0, ...}), or {fallback: true} when the library reads the format
-//   whole only. Every answer carries the module's memory size.
+//   whole only. Every answer carries the module's memory size;
+// - {convert: req, bytes, name}: converts a file read whole (its own copy of
+//   the bytes) with the request `req` ({op: 'convert', to, dtype, only, ...},
+//   see abi.rs) and answers {converted: bytes} (transferred) or {error}, so
+//   the page stays responsive while the library converts.
 import { Library } from './mlformats.js';
 
 let served = null;
@@ -34,6 +38,14 @@ async function stats(m) {
   }
   lib.request({ op: 'close' });
   self.postMessage({ done: true, memory: lib.memoryBytes() });
+}
+
+async function convert(m) {
+  const lib = await load(m);
+  lib.open(m.bytes, m.name);
+  m.bytes = null; // the module holds its own copy
+  const out = lib.bytes(m.convert);
+  self.postMessage({ converted: out, memory: lib.memoryBytes() }, [out.buffer]);
 }
 
 async function serve(m) {
@@ -61,7 +73,7 @@ self.onmessage = async (ev) => {
     return;
   }
   try {
-    await (m.serve ? serve(m) : stats(m));
+    await (m.convert ? convert(m) : m.serve ? serve(m) : stats(m));
   } catch (e) {
     self.postMessage({ id: 0, error: (e && e.message) || String(e), done: true });
   }
