@@ -38,6 +38,7 @@
 //! ```
 
 pub mod fold;
+#[cfg(any(feature = "nnabla", feature = "tennis"))]
 mod legacy;
 pub mod onnx_graph;
 
