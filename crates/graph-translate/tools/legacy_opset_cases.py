@@ -356,6 +356,38 @@ def cases(np, helper):
             ["y"],
         )
     )
+    rnn = [
+        ("w", (x(1, 5, 4) * 0.5).astype(np.float32)),
+        ("rr", (x(1, 5, 5) * 0.5).astype(np.float32)),
+        ("bb", x(1, 10)),
+    ]
+    c.append(
+        (
+            "rnn_output_sequence_op6",
+            6,
+            [n("RNN", ["x", "w", "rr", "bb"], ["y", "yh"], hidden_size=5, output_sequence=1)],
+            [n("RNN", ["x", "w", "rr", "bb"], ["y", "yh"], hidden_size=5)],
+            [("x", x(3, 2, 4))],
+            rnn,
+            ["y", "yh"],
+        )
+    )
+    gru = [
+        ("w", (x(1, 9, 4) * 0.5).astype(np.float32)),
+        ("rr", (x(1, 9, 3) * 0.5).astype(np.float32)),
+        ("bb", x(1, 18)),
+    ]
+    c.append(
+        (
+            "gru_first_version_op1",
+            1,
+            [n("GRU", ["x", "w", "rr", "bb"], ["y", "yh"], hidden_size=3)],
+            [n("GRU", ["x", "w", "rr", "bb"], ["y", "yh"], hidden_size=3, linear_before_reset=0)],
+            [("x", x(3, 2, 4))],
+            gru,
+            ["y", "yh"],
+        )
+    )
     return c
 
 
