@@ -388,6 +388,49 @@ def cases(np, helper):
             ["y", "yh"],
         )
     )
+    # the first AveragePool divides by the elements inside the input (no
+    # count_include_pad yet: opset 7's default 0)
+    c.append(
+        (
+            "avgpool_pads_op6",
+            6,
+            [
+                n(
+                    "AveragePool",
+                    ["x"],
+                    ["y"],
+                    kernel_shape=[3, 3],
+                    pads=[1, 1, 1, 1],
+                    strides=[2, 2],
+                )
+            ],
+            [
+                n(
+                    "AveragePool",
+                    ["x"],
+                    ["y"],
+                    kernel_shape=[3, 3],
+                    pads=[1, 1, 1, 1],
+                    strides=[2, 2],
+                    count_include_pad=0,
+                )
+            ],
+            [("x", x(1, 2, 5, 5))],
+            [],
+            ["y"],
+        )
+    )
+    c.append(
+        (
+            "lppool_float_p_op1",
+            1,
+            [n("LpPool", ["x"], ["y"], kernel_shape=[2, 2], strides=[2, 2], p=2.0)],
+            [n("LpPool", ["x"], ["y"], kernel_shape=[2, 2], strides=[2, 2], p=2)],
+            [("x", x(1, 2, 4, 4))],
+            [],
+            ["y"],
+        )
+    )
     return c
 
 

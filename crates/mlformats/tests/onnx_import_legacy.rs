@@ -36,7 +36,7 @@ fn old_opset_models_reconvert_to_the_verified_files() {
         for ext in ["nnp", "tsm"] {
             let out = dir.path().join(format!("{name}.{ext}"));
             if case[ext]["status"] == "refused" {
-                // (TenniS has no RNN or GRU)
+                // (TenniS has no RNN, GRU or LpPool)
                 let e = convert(&src, &out, &ConvertOptions::new())
                     .map(|_| panic!("{name}.{ext} converted"))
                     .unwrap_err()

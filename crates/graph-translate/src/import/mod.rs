@@ -241,7 +241,7 @@ pub fn support_table_markdown(verified: &dyn Fn(&str) -> usize) -> String {
          bilinear Upsample, a Clip with one bound, Split without an axis at \
          opset 1, operators of later opsets. The opsets column gives the \
          first opset an operator is read at. Verified on the onnx wheel's 79 \
-         opset-6 model tests and 32 committed old-opset models \
+         opset-6 model tests and 34 committed old-opset models \
          (`testdata/translate/import/legacy.json`) in both runtimes.\n",
     );
     #[cfg(feature = "nnabla")]
