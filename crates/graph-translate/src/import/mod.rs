@@ -1,8 +1,9 @@
 //! Importing ONNX models into NNabla networks (and, later, TenniS modules).
 //!
-//! The common layer ([`onnx_graph`], [`fold`]) reads the model (opsets 7
-//! to 21), its initializers and its inputs' shapes, and folds the constant
-//! shape arithmetic exporters emit. One declarative table per target
+//! The common layer ([`onnx_graph`], [`fold`]) reads the model (opsets 1
+//! to 28), its initializers and its inputs' shapes, rewrites the nodes of
+//! opsets 1 to 6 to their opset-7 meaning (one front pass, `legacy`), and
+//! folds the constant shape arithmetic exporters emit. One declarative table per target
 //! ([`nnabla_table::TABLE`]) names every ONNX operator the target takes,
 //! its opset range, the attributes it reads and its lowering; the table
 //! drives the translation, the list of supported operators
@@ -37,6 +38,8 @@
 //! ```
 
 pub mod fold;
+#[cfg(any(feature = "nnabla", feature = "tennis"))]
+mod legacy;
 pub mod onnx_graph;
 
 #[cfg(feature = "nnabla")]
@@ -220,7 +223,26 @@ pub fn support_table_markdown(verified: &dyn Fn(&str) -> usize) -> String {
     s.push_str(&fold::FOLDABLE.join(", "));
     s.push_str(
         ") is folded at import time whenever its inputs are constants \
-         or static shapes.\n",
+         or static shapes.\n\n\
+         Models of opsets 1 to 6 are read in their opset-7 meaning: each \
+         node of an operator version older than opset 7's is rewritten \
+         before it is lowered (limited broadcast through `broadcast`/`axis` \
+         becomes numpy broadcasting, with an Unsqueeze where `axis` does not \
+         align the ends; `is_test` 1 of BatchNormalization and Dropout is \
+         inference; `consumed_inputs` is dropped; Reshape's `shape`, Tile's \
+         `tiles`/`axis` and Split's lengths input become opset-7 inputs and \
+         attributes; Pad's `paddings`, Cast's string `to`, Concat's default \
+         axis 1, Upsample's `height_scale`/`width_scale` (nearest), \
+         LpPool's float `p`, a per-channel PRelu slope, Selu's old defaults \
+         and Clip without bounds are carried over). What the old versions \
+         meant that opset 7 cannot say is refused, naming the operator, the \
+         attribute value and the opset: training mode (`is_test` 0), \
+         Dropout's mask in test mode, shapes the old broadcast forbids, \
+         bilinear Upsample, a Clip with one bound, Split without an axis at \
+         opset 1, operators of later opsets. The opsets column gives the \
+         first opset an operator is read at. Verified on the onnx wheel's 79 \
+         opset-6 model tests and 34 committed old-opset models \
+         (`testdata/translate/import/legacy.json`) in both runtimes.\n",
     );
     #[cfg(feature = "nnabla")]
     {

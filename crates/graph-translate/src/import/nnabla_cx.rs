@@ -12,7 +12,7 @@ use nnabla_proto::proto::{
 use tensor_core::{DType, Tensor};
 
 use super::onnx_graph::{self, Const, Node, OnnxGraph, elem};
-use super::{ImportError, ImportOptions, Refusals, fold, nnabla_table};
+use super::{ImportError, ImportOptions, Refusals, fold, legacy, nnabla_table};
 
 /// An ONNX model as an NNabla model: the model (network `network`,
 /// executor `runtime`, global config; no parameter messages) and its
@@ -384,6 +384,74 @@ pub(crate) fn broadcast_shapes(a: &[i64], b: &[i64]) -> Result<Vec<i64>, String>
         .collect()
 }
 
+/// The opset-7 nodes of `orig` (itself unless the model is older than
+/// opset 7; see `legacy`).
+fn legacy_rewrite<'n>(
+    cx: &Cx<'_>,
+    g: &OnnxGraph,
+    orig: &'n Node,
+    poisoned: &HashSet<String>,
+) -> Result<std::borrow::Cow<'n, [Node]>, String> {
+    let one = || std::borrow::Cow::Borrowed(std::slice::from_ref(orig));
+    let Some(opset) = g.legacy_opset else {
+        return Ok(one());
+    };
+    if orig.inputs.iter().any(|i| poisoned.contains(i)) {
+        return Ok(one());
+    }
+    let shape = |n: &str| cx.shape(n).ok();
+    let konst = |n: &str| cx.konst(n).cloned();
+    legacy::normalise(
+        orig,
+        opset,
+        &legacy::Known {
+            shape: &shape,
+            konst: &konst,
+        },
+    )
+}
+
+/// Folds or lowers one (opset-7 or newer) node; a node that fails is
+/// refused and its outputs poisoned.
+fn lower_node(
+    cx: &mut Cx<'_>,
+    g: &OnnxGraph,
+    node: &Node,
+    refusals: &mut Refusals,
+    poisoned: &mut HashSet<String>,
+) {
+    if node
+        .inputs
+        .iter()
+        .any(|i| !i.is_empty() && poisoned.contains(i))
+    {
+        poisoned.extend(node.outputs.iter().cloned());
+        return;
+    }
+    let shapes = &cx.shapes;
+    let consts = &cx.consts;
+    let folded = fold::fold(node, g.opset, &|n| consts.get(n).cloned(), &|n| {
+        shapes.get(n).cloned()
+    });
+    let res = match folded {
+        Some(Ok(cs)) => {
+            for (o, c) in node.outputs.iter().zip(cs) {
+                cx.set_const(o, c);
+            }
+            Ok(())
+        }
+        Some(Err(e)) => Err(e),
+        None => match nnabla_table::entry(&node.op) {
+            Some(e) => (e.lower)(cx, node),
+            None => Err("its inputs are computed at run time".into()),
+        },
+    };
+    if let Err(why) = res {
+        refusals.add(format!("{} ({why})", node.op));
+        poisoned.extend(node.outputs.iter().cloned());
+    }
+}
+
 /// Imports an ONNX model as an NNabla model (one network `network`, an
 /// executor `runtime` with the model's inputs as data variables, its
 /// outputs as output variables and every parameter).
@@ -401,6 +469,8 @@ pub fn onnx_to_nnabla(
             refusals.add(format!("{} (domain {:?})", n.op, n.domain));
         } else if onnx_graph::has_subgraph(n) {
             refusals.add(format!("{} (subgraphs)", n.op));
+        } else if let Some(Err(why)) = g.legacy_opset.map(|o| legacy::exists_at(&n.op, o)) {
+            refusals.add(format!("{} ({why})", n.op));
         } else if let Some(e) = nnabla_table::entry(&n.op) {
             if g.opset < e.since() || g.opset > e.until() {
                 refusals.add(format!("{} (opset {})", n.op, g.opset));
@@ -418,36 +488,17 @@ pub fn onnx_to_nnabla(
         cx.elems.insert(i.name.clone(), i.elem);
     }
     let mut poisoned: HashSet<String> = HashSet::new();
-    for node in &g.nodes {
-        if node
-            .inputs
-            .iter()
-            .any(|i| !i.is_empty() && poisoned.contains(i))
-        {
-            poisoned.extend(node.outputs.iter().cloned());
-            continue;
-        }
-        let shapes = &cx.shapes;
-        let consts = &cx.consts;
-        let folded = fold::fold(node, g.opset, &|n| consts.get(n).cloned(), &|n| {
-            shapes.get(n).cloned()
-        });
-        let res = match folded {
-            Some(Ok(cs)) => {
-                for (o, c) in node.outputs.iter().zip(cs) {
-                    cx.set_const(o, c);
-                }
-                Ok(())
+    for orig in &g.nodes {
+        let nodes = match legacy_rewrite(&cx, &g, orig, &poisoned) {
+            Ok(n) => n,
+            Err(why) => {
+                refusals.add(format!("{} ({why})", orig.op));
+                poisoned.extend(orig.outputs.iter().cloned());
+                continue;
             }
-            Some(Err(e)) => Err(e),
-            None => match nnabla_table::entry(&node.op) {
-                Some(e) => (e.lower)(&mut cx, node),
-                None => Err("its inputs are computed at run time".into()),
-            },
         };
-        if let Err(why) = res {
-            refusals.add(format!("{} ({why})", node.op));
-            poisoned.extend(node.outputs.iter().cloned());
+        for node in nodes.iter() {
+            lower_node(&mut cx, &g, node, &mut refusals, &mut poisoned);
         }
     }
     let mut outputs: Vec<(String, String)> = Vec::new();

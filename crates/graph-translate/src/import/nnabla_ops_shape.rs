@@ -29,10 +29,7 @@ const BATCH: &str = "the symbolic batch dimension (fix it with --input-shape)";
 
 /// `Reshape` with a constant shape.
 pub(crate) fn reshape(cx: &mut Cx<'_>, node: &Node) -> Lowered {
-    let shape = cx
-        .const_ints(node, 1)
-        .or_else(|| node.ints("shape").filter(|_| cx.opset < 5))
-        .ok_or("shape computed at run time")?;
+    let shape = cx.const_ints(node, 1).ok_or("shape computed at run time")?;
     let x = cx.avar(node, 0)?;
     let s = cx.shape(&x)?;
     let allowzero = node.int("allowzero", 0) != 0;

@@ -17,7 +17,7 @@ use super::nnabla_ops_quant::QUANT_TABLE;
 use super::nnabla_ops_reduce as red;
 use super::nnabla_ops_rnn as rnn;
 use super::nnabla_ops_shape as sh;
-use super::onnx_graph::{Node, OPSETS};
+use super::onnx_graph::{LOWERED_FROM, Node, OPSETS};
 
 /// One operator of the table.
 #[derive(Clone, Copy)]
@@ -51,7 +51,7 @@ pub(super) const fn e(
     Entry {
         row: SupportRow {
             op,
-            opsets: OPSETS,
+            opsets: (LOWERED_FROM, OPSETS.1),
             attrs,
             emits,
             notes,
@@ -781,7 +781,7 @@ pub fn support_rows() -> Vec<SupportRow> {
         .iter()
         .chain(QUANT_TABLE)
         .chain(GRU_TABLE)
-        .map(|e| e.row)
+        .map(|e| super::legacy::widen(e.row))
         .collect();
     v.sort_by_key(|r| r.op);
     v

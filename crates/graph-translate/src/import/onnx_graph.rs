@@ -175,8 +175,12 @@ pub struct Input {
 /// An ONNX graph ready for lowering.
 #[derive(Debug, Clone)]
 pub struct OnnxGraph {
-    /// The opset of the default domain.
+    /// The opset the nodes are lowered at: the model's default-domain
+    /// opset, or 7 for a model of opsets 1 to 6 (whose nodes are
+    /// rewritten to their opset-7 meaning as they are lowered).
     pub opset: i64,
+    /// The model's own default-domain opset when it is older than 7.
+    pub legacy_opset: Option<i64>,
     /// Graph inputs that are not initializers.
     pub inputs: Vec<Input>,
     /// Graph output names.
@@ -189,15 +193,21 @@ pub struct OnnxGraph {
     pub elems: HashMap<String, i32>,
 }
 
-/// The lowest and highest default-domain opsets the import accepts: 7 to
-/// the newest the conformance suite (onnx 1.23) covers.
-pub const OPSETS: (i64, i64) = (7, 28);
+/// The lowest and highest default-domain opsets the import accepts: 1 to
+/// the newest the conformance suite (onnx 1.23) covers. Opsets 1 to 6 are
+/// read as their opset-7 meaning (`legacy`).
+pub const OPSETS: (i64, i64) = (1, 28);
+
+/// The opset the lowering tables start at: older models are rewritten to
+/// it node by node.
+pub const LOWERED_FROM: i64 = 7;
 
 /// Reads `model` into an [`OnnxGraph`]: checks the opset, resolves the
 /// inputs' symbolic dimensions (a symbolic first dimension becomes `-1`,
 /// any other needs `opts.input_shapes`), and reads initializers and
 /// `Constant` nodes as constants.
 pub fn load(model: &onnx_format::Model, opts: &ImportOptions) -> Result<OnnxGraph, ImportError> {
+    // IR versions 1 and 2 import no opsets: their operators are opset 1's
     let opset = model.opset().unwrap_or(1);
     if opset < OPSETS.0 || opset > OPSETS.1 {
         return Err(ImportError::Unsupported(format!(
@@ -310,7 +320,8 @@ pub fn load(model: &onnx_format::Model, opts: &ImportOptions) -> Result<OnnxGrap
         });
     }
     Ok(OnnxGraph {
-        opset,
+        opset: opset.max(LOWERED_FROM),
+        legacy_opset: (opset < LOWERED_FROM).then_some(opset),
         inputs,
         outputs: g.output.iter().filter_map(|v| v.name.clone()).collect(),
         nodes,

@@ -8,7 +8,7 @@ use bubble_module::{Module, ModuleBuilder, NodeId, Packed};
 use tensor_core::{DType, Tensor};
 
 use super::onnx_graph::{self, Const, Node, OnnxGraph, elem};
-use super::{ImportError, ImportOptions, Refusals, fold, tennis_table};
+use super::{ImportError, ImportOptions, Refusals, fold, legacy, tennis_table};
 
 /// A refusal reason (becomes `Op (reason)` in the error).
 pub(crate) type Lowered = Result<(), String>;
@@ -465,6 +465,92 @@ pub(crate) fn broadcast(a: &[i64], b: &[i64]) -> Result<Vec<i64>, String> {
         .collect()
 }
 
+/// The opset-7 nodes of `orig` (itself unless the model is older than
+/// opset 7; see `legacy`).
+fn legacy_rewrite<'n>(
+    cx: &Tx<'_>,
+    g: &OnnxGraph,
+    orig: &'n Node,
+    poisoned: &HashSet<String>,
+) -> Result<std::borrow::Cow<'n, [Node]>, String> {
+    let one = || std::borrow::Cow::Borrowed(std::slice::from_ref(orig));
+    let Some(opset) = g.legacy_opset else {
+        return Ok(one());
+    };
+    if orig.inputs.iter().any(|i| poisoned.contains(i)) {
+        return Ok(one());
+    }
+    let shape = |n: &str| cx.shape(n).ok();
+    let konst = |n: &str| cx.konst(n).cloned();
+    legacy::normalise(
+        orig,
+        opset,
+        &legacy::Known {
+            shape: &shape,
+            konst: &konst,
+        },
+    )
+}
+
+/// Folds or lowers one (opset-7 or newer) node; a node that fails is
+/// refused and its outputs poisoned.
+fn lower_node(
+    cx: &mut Tx<'_>,
+    g: &OnnxGraph,
+    node: &Node,
+    refusals: &mut Refusals,
+    poisoned: &mut HashSet<String>,
+) {
+    if node
+        .inputs
+        .iter()
+        .any(|i| !i.is_empty() && poisoned.contains(i))
+    {
+        poisoned.extend(node.outputs.iter().cloned());
+        return;
+    }
+    let shapes = &cx.shapes;
+    let consts = &cx.consts;
+    let folded = fold::fold_with(
+        node,
+        g.opset,
+        &|n| consts.get(n).cloned(),
+        &|n| shapes.get(n).cloned(),
+        fold::FOLDABLE_MORE,
+    );
+    let res = match folded {
+        Some(Ok(cs)) => {
+            for (o, c) in node.outputs.iter().zip(cs) {
+                cx.set_const(o, c);
+            }
+            Ok(())
+        }
+        Some(Err(e)) => Err(e),
+        None => match tennis_table::entry(&node.op) {
+            Some(e) => {
+                let agnostic = tennis_table::DTYPE_AGNOSTIC.contains(&node.op.as_str());
+                let e0 = node.input(0).map(|n| cx.elem(n));
+                cx.any_dtype = agnostic;
+                let r = (e.lower)(cx, node);
+                cx.any_dtype = false;
+                if let (true, Ok(()), Some(e0)) = (agnostic, &r, e0) {
+                    for o in node.outputs.iter().filter(|o| !o.is_empty()) {
+                        if cx.ids.contains_key(o) {
+                            cx.elems.insert(o.clone(), e0);
+                        }
+                    }
+                }
+                r
+            }
+            None => Err("its inputs are computed at run time".into()),
+        },
+    };
+    if let Err(why) = res {
+        refusals.add(format!("{} ({why})", node.op));
+        poisoned.extend(node.outputs.iter().cloned());
+    }
+}
+
 /// Imports an ONNX model as a TenniS module: its inputs become `<param>`
 /// nodes (with `#dtype` and `#shape`), initializers `<const>` nodes, its
 /// outputs the module outputs (in order, each named after its ONNX value).
@@ -482,6 +568,8 @@ pub fn onnx_to_tennis(
             refusals.add(format!("{} (domain {:?})", n.op, n.domain));
         } else if onnx_graph::has_subgraph(n) {
             refusals.add(format!("{} (subgraphs)", n.op));
+        } else if let Some(Err(why)) = g.legacy_opset.map(|o| legacy::exists_at(&n.op, o)) {
+            refusals.add(format!("{} ({why})", n.op));
         } else if let Some(e) = tennis_table::entry(&n.op) {
             if g.opset < e.row.opsets.0 || g.opset > e.row.opsets.1 {
                 refusals.add(format!("{} (opset {})", n.op, g.opset));
@@ -523,54 +611,17 @@ pub fn onnx_to_tennis(
         cx.elems.insert(i.name.clone(), i.elem);
     }
     let mut poisoned: HashSet<String> = HashSet::new();
-    for node in &g.nodes {
-        if node
-            .inputs
-            .iter()
-            .any(|i| !i.is_empty() && poisoned.contains(i))
-        {
-            poisoned.extend(node.outputs.iter().cloned());
-            continue;
-        }
-        let shapes = &cx.shapes;
-        let consts = &cx.consts;
-        let folded = fold::fold_with(
-            node,
-            g.opset,
-            &|n| consts.get(n).cloned(),
-            &|n| shapes.get(n).cloned(),
-            fold::FOLDABLE_MORE,
-        );
-        let res = match folded {
-            Some(Ok(cs)) => {
-                for (o, c) in node.outputs.iter().zip(cs) {
-                    cx.set_const(o, c);
-                }
-                Ok(())
+    for orig in &g.nodes {
+        let nodes = match legacy_rewrite(&cx, &g, orig, &poisoned) {
+            Ok(n) => n,
+            Err(why) => {
+                refusals.add(format!("{} ({why})", orig.op));
+                poisoned.extend(orig.outputs.iter().cloned());
+                continue;
             }
-            Some(Err(e)) => Err(e),
-            None => match tennis_table::entry(&node.op) {
-                Some(e) => {
-                    let agnostic = tennis_table::DTYPE_AGNOSTIC.contains(&node.op.as_str());
-                    let e0 = node.input(0).map(|n| cx.elem(n));
-                    cx.any_dtype = agnostic;
-                    let r = (e.lower)(&mut cx, node);
-                    cx.any_dtype = false;
-                    if let (true, Ok(()), Some(e0)) = (agnostic, &r, e0) {
-                        for o in node.outputs.iter().filter(|o| !o.is_empty()) {
-                            if cx.ids.contains_key(o) {
-                                cx.elems.insert(o.clone(), e0);
-                            }
-                        }
-                    }
-                    r
-                }
-                None => Err("its inputs are computed at run time".into()),
-            },
         };
-        if let Err(why) = res {
-            refusals.add(format!("{} ({why})", node.op));
-            poisoned.extend(node.outputs.iter().cloned());
+        for node in nodes.iter() {
+            lower_node(&mut cx, &g, node, &mut refusals, &mut poisoned);
         }
     }
     let mut outs: Vec<NodeId> = Vec::new();

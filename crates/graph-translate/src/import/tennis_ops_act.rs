@@ -80,9 +80,6 @@ pub(crate) fn elu(cx: &mut Tx<'_>, node: &Node) -> Lowered {
 
 /// `Pow` with a constant single-valued exponent → `pow` (`y`).
 pub(crate) fn pow(cx: &mut Tx<'_>, node: &Node) -> Lowered {
-    if cx.opset < 7 {
-        return Err("legacy broadcast attributes".into());
-    }
     let x = cx.fin(node, 0)?;
     let d = cx.in_shape(node, 0)?;
     let y = cx

@@ -75,9 +75,6 @@ pub(crate) fn binary(cx: &mut Tx<'_>, node: &Node) -> Lowered {
         "Min" => "minimum",
         o => return Err(format!("no TenniS operator for {o}")),
     };
-    if cx.opset < 7 {
-        return Err("legacy broadcast attributes".into());
-    }
     if let Some(e) = node
         .input(0)
         .map(|i| cx.elem(i))
@@ -279,7 +276,7 @@ pub(crate) fn reshape(cx: &mut Tx<'_>, node: &Node) -> Lowered {
         }
     };
     let nd: Vec<i64> = match node.op.as_str() {
-        "Reshape" if cx.opset >= 5 && cx.const_ints(node, 1).is_none() => {
+        "Reshape" if cx.const_ints(node, 1).is_none() => {
             // a shape computed at run time → `_reshape_v2` (TenniS's: 0
             // copies the input's size, −1 is inferred, as ONNX's allowzero 0)
             if node.int("allowzero", 0) != 0 {

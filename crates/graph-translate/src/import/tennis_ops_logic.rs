@@ -148,9 +148,6 @@ fn two(cx: &mut Tx<'_>, node: &Node) -> Result<(NodeId, NodeId, i32, Vec<i64>), 
 /// b), b)`; `Greater` and `Less` their negations (TenniS has no ordered
 /// comparison). Exact for numbers; NaN operands are not defined to match.
 pub(crate) fn compare(cx: &mut Tx<'_>, node: &Node) -> Lowered {
-    if cx.opset < 7 {
-        return Err("legacy broadcast attributes".into());
-    }
     let (mut a, mut b, e, d) = two(cx, node)?;
     let o = out(node)?.to_string();
     if e == elem::BOOL {

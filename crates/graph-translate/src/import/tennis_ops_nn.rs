@@ -566,6 +566,10 @@ pub(crate) fn batch_norm(cx: &mut Tx<'_>, node: &Node) -> Lowered {
     if cx.opset >= 14 && node.int("training_mode", 0) != 0 {
         return Err("training_mode".into());
     }
+    // before opset 9, spatial 0 normalises every activation on its own
+    if cx.opset < 9 && node.int("spatial", 1) != 1 {
+        return Err("spatial 0".into());
+    }
     for i in 1..5 {
         if cx.in_shape(node, i)? != [d[1]] {
             return Err("parameters whose shape is not [C]".into());

@@ -279,12 +279,9 @@ pub(crate) fn tile(cx: &mut Tx<'_>, node: &Node) -> Lowered {
     let x = cx.fin(node, 0)?;
     let d = cx.in_shape(node, 0)?;
     let o = out(node)?.to_string();
-    let r = if cx.opset < 7 {
-        return Err("opset 6 Tile".into());
-    } else {
-        cx.const_ints(node, 1)
-            .ok_or("repeats computed at run time")?
-    };
+    let r = cx
+        .const_ints(node, 1)
+        .ok_or("repeats computed at run time")?;
     if r.len() != d.len() {
         return Err(format!("{} repeats for rank {}", r.len(), d.len()));
     }

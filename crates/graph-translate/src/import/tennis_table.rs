@@ -11,7 +11,7 @@
 //! ONNX conformance cases that use it (`IMPORT_SUPPORT.md` gives counts).
 
 use super::SupportRow;
-use super::onnx_graph::{Node, OPSETS};
+use super::onnx_graph::{LOWERED_FROM, Node, OPSETS};
 use super::tennis_cx::{Lowered, Tx};
 use super::tennis_ops_act as act;
 use super::tennis_ops_basic as basic;
@@ -47,7 +47,7 @@ const fn e(
     Entry {
         row: SupportRow {
             op,
-            opsets: OPSETS,
+            opsets: (LOWERED_FROM, OPSETS.1),
             attrs,
             emits,
             notes,
@@ -577,15 +577,12 @@ pub static TABLE: &[Entry] = &[
         "inputs other than NCHW, more than 4096 channels",
         nn::lrn,
     ),
-    since(
-        e(
-            "BatchNormalization",
-            "epsilon",
-            "batch_norm, batch_scale",
-            "training mode",
-            nn::batch_norm,
-        ),
-        9,
+    e(
+        "BatchNormalization",
+        "epsilon, spatial (before opset 9)",
+        "batch_norm, batch_scale",
+        "training mode; spatial 0",
+        nn::batch_norm,
     ),
 ];
 
@@ -612,7 +609,7 @@ pub fn entry(op: &str) -> Option<&'static Entry> {
 
 /// The support-table rows, sorted by operator.
 pub fn support_rows() -> Vec<SupportRow> {
-    let mut v: Vec<SupportRow> = TABLE.iter().map(|e| e.row).collect();
+    let mut v: Vec<SupportRow> = TABLE.iter().map(|e| super::legacy::widen(e.row)).collect();
     v.sort_by_key(|r| r.op);
     v
 }
