@@ -18,6 +18,7 @@ use super::tennis_ops_basic as basic;
 use super::tennis_ops_index as idx;
 use super::tennis_ops_logic as logic;
 use super::tennis_ops_nn as nn;
+use super::tennis_ops_range as rng;
 use super::tennis_ops_reduce as red;
 use super::tennis_ops_rnn as rnn;
 use super::tennis_ops_shape as shp;
@@ -425,6 +426,16 @@ pub static TABLE: &[Entry] = &[
         "_cast (to BOOL: equal with 0, then not as equal of its uint8 with 0)",
         "float16, strings and other types TenniS lacks",
         logic::cast,
+    ),
+    since(
+        e(
+            "Range",
+            "— (folded when start, limit and delta are constants)",
+            "sub, _cast (f64), div, ceil, _cast (int32), maximum, range (int32), _cast, mul, add",
+            "BOOL and other types Range lacks, non-scalar inputs",
+            rng::range,
+        ),
+        11,
     ),
     e(
         "Shape",
