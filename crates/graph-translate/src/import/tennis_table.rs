@@ -605,7 +605,7 @@ pub static TABLE: &[Entry] = &[
 pub static REFUSED: &[(&str, &str)] = &[
     (
         "NonMaxSuppression",
-        "TenniS's non_max_suppression_v3 returns a fixed number of box indices padded with -1, one class of one batch; ONNX returns only the selected [batch, class, box] triples",
+        "TenniS's non_max_suppression_v3 returns a fixed number of box indices padded with -1, one class of one batch; ONNX returns only the selected [batch, class, box] triples (only the exact pattern the TenniS export writes for non_max_suppression_v3 is imported back, as that operator)",
     ),
     ("GRU", "TenniS has no GRU"),
     ("RNN", "TenniS has no simple RNN"),
