@@ -38,8 +38,7 @@ pub(crate) fn range(cx: &mut Tx<'_>, node: &Node) -> Lowered {
         ));
     }
     for i in 0..3 {
-        let n: i64 = cx.in_shape(node, i)?.iter().product();
-        if n != 1 {
+        if !cx.in_shape(node, i)?.iter().all(|&d| d == 1) {
             return Err(format!("input {i} is not a scalar"));
         }
     }
@@ -139,9 +138,11 @@ fn nms_v3_at(
     let n = &g.nodes[k];
     let konst = |v: &str| g.consts.get(v);
     // the one node that uses value `v` (not a graph output), with op `op`
+    // and one output
     let only_user = |v: &str, op: &str| -> Option<usize> {
         let u = users.get(v)?;
-        (u.len() == 1 && g.nodes[u[0]].op == op && !outputs.contains(v)).then_some(u[0])
+        let n = g.nodes.get(*u.first()?)?;
+        (u.len() == 1 && n.op == op && n.outputs.len() == 1 && !outputs.contains(v)).then_some(u[0])
     };
     let ints_of = |v: &str| konst(v).filter(|c| c.elem == elem::INT64)?.ints();
     let plain = |n: &Node| n.domain.is_empty() || n.domain == "ai.onnx";
@@ -152,7 +153,11 @@ fn nms_v3_at(
     let unsq = |v: &str, axes: &[i64]| -> Option<(usize, String)> {
         let p = *producer.get(v)?;
         let u = &g.nodes[p];
-        if u.op != "Unsqueeze" || only_user(v, "NonMaxSuppression")? != k || !plain(u) {
+        if u.op != "Unsqueeze"
+            || u.inputs.is_empty()
+            || only_user(v, "NonMaxSuppression")? != k
+            || !plain(u)
+        {
             return None;
         }
         let a = if g.opset >= 13 {
@@ -177,7 +182,8 @@ fn nms_v3_at(
             .filter(|c| c.elem == elem::FLOAT && c.dims().iter().product::<usize>() == 1)?;
         c.values().first().map(|&x| x as f32)
     };
-    let iou = f1(&n.inputs[3])?;
+    // (onnxruntime refuses an iou_threshold outside [0, 1]; TenniS would run it)
+    let iou = f1(&n.inputs[3]).filter(|v| (0.0..=1.0).contains(v))?;
     let score = f1(&n.inputs[4])?;
     let sel = &n.outputs[0];
     let kg = only_user(sel, "Gather")?;
@@ -210,7 +216,12 @@ fn nms_v3_at(
         (u[1], u[0])
     };
     let (sh, pad) = (&g.nodes[ks], &g.nodes[kp]);
-    if sh.op != "Shape" || !sh.attrs.is_empty() || pad.op != "Pad" {
+    if sh.op != "Shape"
+        || !sh.attrs.is_empty()
+        || sh.outputs.len() != 1
+        || pad.op != "Pad"
+        || pad.outputs.len() != 1
+    {
         return None;
     }
     let ksub = only_user(&sh.outputs[0], "Sub")?;
