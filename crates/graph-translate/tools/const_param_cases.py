@@ -9,6 +9,9 @@ expected.npz, case.json}), so `onnx_conformance.py run OUT ...` checks them in t
 runtimes. Inputs are seeded random numbers; expected outputs come from onnxruntime, except
 LRN of an even size, which onnxruntime does not take: the specification's formula in numpy
 (onnx's reference evaluator sums the window only for channels below the batch size).
+The `range_dyn_*` cases are the exception to the title: `Range` with its start, limit and
+delta fed at run time, positive and negative steps, f32, f64 and the integers (TenniS counts a
+range's steps otherwise than ONNX; the import computes ONNX's count).
 
 usage: const_param_cases.py [--venv DIR] OUT
 """
@@ -463,6 +466,35 @@ def cases():
             1,
         ),
     ]
+    # Range with its inputs at run time: TenniS's range counts steps otherwise than ONNX
+    # (5, 0, -2: TenniS 2, ONNX 3); the import computes ONNX's count
+    for k, (t, start, limit, delta) in enumerate(
+        [
+            (np.float32, 0.0, 10.0, 3.0),
+            (np.float32, 5.0, 0.0, -2.0),
+            (np.float32, 1.5, -2.2, -0.7),
+            (np.float32, 0.0, 1.0, 0.1),
+            (np.float32, 3.0, 1.0, 1.0),
+            (np.float64, 1.0, 0.0, -0.25),
+            (np.int32, 10, 0, -3),
+            (np.int32, 0, 7, 2),
+            (np.int32, -5, 5, 4),
+            (np.int64, 10, -10, -7),
+            (np.int64, 2, 3, 5),
+            (np.int16, 3, -4, -2),
+        ]
+    ):
+        c.append(
+            (
+                "range_dyn_%d" % k,
+                11,
+                "Range",
+                [("s", np.array(start, t)), ("l", np.array(limit, t)), ("d", np.array(delta, t))],
+                [],
+                {},
+                1,
+            )
+        )
     return c
 
 
@@ -510,6 +542,8 @@ def main():
             "Not": [onnx.TensorProto.BOOL],
             "QuantizeLinear": [onnx.TensorProto.INT8],
         }.get(op, [onnx.TensorProto.FLOAT] * nout)
+        if op == "Range":
+            out_types = [helper.np_dtype_to_tensor_dtype(inputs[0][1].dtype)]
 
         def graph(shapes):
             return helper.make_graph(

@@ -111,38 +111,48 @@ fn unsupported_operators_are_refused_with_counts_before_writing() {
 /// The TenniS runtime leaves the inputs on its stack when no output depends
 /// on any of them, and fails ("Got unexpected output number"; seen in the
 /// round trip of `prior_box`, whose output folds to a constant once the input
-/// shapes are fixed): the import refuses such a module, naming the inputs.
-/// An unused input beside used ones runs in TenniS (Dropout's ratio input in
+/// shapes are fixed). An output the ONNX graph computes from an input (its
+/// shape) keeps that dependency: it is tied to the input by `_dims` (the
+/// import writes `c - 0`, the zero computed from the input's rank), and the
+/// module runs (checked in the real runtime by the round trips of `shape_0`,
+/// `dims_*` and `prior_box_*`). A module whose outputs the ONNX graph
+/// computes from no input at all is refused, naming the inputs. An unused
+/// input beside used ones runs in TenniS (Dropout's ratio input in
 /// `test_dropout_default_ratio`) and is kept.
 #[test]
-fn a_module_whose_outputs_use_no_input_is_refused() {
+fn outputs_computed_from_input_shapes_keep_the_input_and_constant_ones_are_refused() {
     use onnx_format::builder::{Dim, GraphBuilder};
     use onnx_format::proto::tensor_proto::DataType;
     let dir = tempfile::tempdir().unwrap();
-    let model = |relu_of_x: bool| {
+    let model = |kind: &str| {
         let mut b = GraphBuilder::new("net");
         b.input("x", DataType::Float, &[Dim::Value(1), Dim::Value(4)]);
         b.input("unused", DataType::Float, &[Dim::Value(2)]);
-        if relu_of_x {
-            b.node("Relu", "", &["x"], &["y"], vec![]);
-        } else {
-            b.node("Shape", "", &["x"], &["s"], vec![]);
-            let to = onnx_format::builder::attr::int("to", 1);
-            b.node("Cast", "", &["s"], &["y"], vec![to]);
+        match kind {
+            "relu" => b.node("Relu", "", &["x"], &["y"], vec![]),
+            "shape" => {
+                b.node("Shape", "", &["x"], &["s"], vec![]);
+                let to = onnx_format::builder::attr::int("to", 1);
+                b.node("Cast", "", &["s"], &["y"], vec![to]);
+            }
+            _ => {
+                let c = b.const_f32("c", &[1.0, -0.0], &[2]);
+                b.node("Identity", "", &[c.as_str()], &["y"], vec![]);
+            }
         }
-        if relu_of_x {
+        if kind == "relu" {
             b.output("y", DataType::Float, &[Dim::Value(1), Dim::Value(4)]);
         } else {
             b.output("y", DataType::Float, &[Dim::Value(2)]);
         }
         let mut bytes = Vec::new();
         onnx_format::write_model(&mut bytes, &b.finish(&Default::default())).unwrap();
-        let src = dir.path().join(format!("m{relu_of_x}.onnx"));
+        let src = dir.path().join(format!("m_{kind}.onnx"));
         std::fs::write(&src, bytes).unwrap();
         src
     };
     let out = dir.path().join("m.tsm");
-    let e = convert(model(false), &out, &ConvertOptions::new())
+    let e = convert(model("constant"), &out, &ConvertOptions::new())
         .unwrap_err()
         .to_string();
     assert!(
@@ -151,8 +161,79 @@ fn a_module_whose_outputs_use_no_input_is_refused() {
     );
     assert!(e.contains("input \"unused\""), "{e}");
     assert!(!out.exists());
-    convert(model(true), &out, &ConvertOptions::new()).unwrap();
+    convert(model("relu"), &out, &ConvertOptions::new()).unwrap();
     assert!(out.exists());
+    let tied = dir.path().join("tied.tsm");
+    convert(model("shape"), &tied, &ConvertOptions::new()).unwrap();
+    let doc = Document::open(&tied).unwrap();
+    let g = doc.graph().expect("a graph");
+    let ops: Vec<&str> = g.graphs[0].nodes.iter().map(|n| n.op.as_str()).collect();
+    assert!(ops.contains(&"_dims"), "{ops:?}");
+    assert_eq!(g.graphs[0].outputs, ["y"]);
+}
+
+/// The ONNX pattern the TenniS export writes for `non_max_suppression_v3`
+/// imports back as that operator (checked in the real runtime by the round
+/// trips of `non_max_suppression_v3_*`); the same graph with one constant
+/// changed (the padding value, the gathered column) is ONNX
+/// NonMaxSuppression again, which stays refused.
+#[test]
+fn the_exported_nms_pattern_imports_back_and_variants_stay_refused() {
+    use onnx_format::proto::tensor_proto::DataType;
+    let dir = tempfile::tempdir().unwrap();
+    let src = root().join("testdata/translate/export/tennis/non_max_suppression_v3_0.tsm");
+    let onnx = dir.path().join("nms.onnx");
+    convert(&src, &onnx, &ConvertOptions::new()).unwrap();
+    let opts = ConvertOptions::new()
+        .input_shape("x0", vec![6, 4])
+        .input_shape("x1", vec![6]);
+    let back = dir.path().join("nms.tsm");
+    convert(&onnx, &back, &opts).unwrap();
+    let doc = Document::open(&back).unwrap();
+    let g = doc.graph().expect("a graph");
+    let ops: Vec<&str> = g.graphs[0].nodes.iter().map(|n| n.op.as_str()).collect();
+    assert!(ops.contains(&"non_max_suppression_v3"), "{ops:?}");
+
+    let proto = onnx_format::Model::open(&onnx).unwrap().proto;
+    type Edit = fn(&mut onnx_format::ModelProto);
+    let pad_zero: Edit = |m| {
+        let g = m.graph.as_mut().unwrap();
+        let t = g
+            .initializer
+            .iter_mut()
+            .find(|t| t.data_type == Some(DataType::Int32 as i32) && t.dims.is_empty())
+            .unwrap();
+        t.int32_data = vec![0];
+        t.raw_data = None;
+    };
+    let column_one: Edit = |m| {
+        let g = m.graph.as_mut().unwrap();
+        let gather = g
+            .node
+            .iter()
+            .find(|n| n.op_type.as_deref() == Some("Gather"))
+            .unwrap();
+        let col = gather.input[1].clone();
+        let t = g
+            .initializer
+            .iter_mut()
+            .find(|t| t.name.as_deref() == Some(col.as_str()))
+            .unwrap();
+        t.int64_data = vec![1];
+        t.raw_data = None;
+    };
+    for (tag, edit) in [("pad_zero", pad_zero), ("column_one", column_one)] {
+        let mut m = proto.clone();
+        edit(&mut m);
+        let mut bytes = Vec::new();
+        onnx_format::write_model(&mut bytes, &m).unwrap();
+        let p = dir.path().join(format!("{tag}.onnx"));
+        std::fs::write(&p, bytes).unwrap();
+        let out = dir.path().join(format!("{tag}.tsm"));
+        let e = convert(&p, &out, &opts).unwrap_err().to_string();
+        assert!(e.contains("NonMaxSuppression (TenniS's"), "{tag}: {e}");
+        assert!(!out.exists(), "{tag}");
+    }
 }
 
 /// Operators TenniS computes differently in some configurations are

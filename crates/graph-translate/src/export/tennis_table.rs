@@ -82,7 +82,13 @@ pub static TABLE: &[Entry<Lowering>] = &[
     ),
     Entry::lowered("_cast", &["dtype"], &["Cast"], (low!(cast), Input0), T),
     Entry::lowered("_copy", &[], &["Identity"], (low!(direct), Input0), T),
-    Entry::lowered("_dims", &[], &["Identity"], (low!(dims), Own), T),
+    Entry::lowered(
+        "_dims",
+        &[],
+        &["Shape", "Size", "Cast"],
+        (low!(dims), Own),
+        T,
+    ),
     Entry::lowered(
         "_dimshuffle",
         &["dim", "shuffle"],

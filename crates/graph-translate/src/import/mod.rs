@@ -87,6 +87,8 @@ mod tennis_ops_logic;
 #[cfg(feature = "tennis")]
 mod tennis_ops_nn;
 #[cfg(feature = "tennis")]
+mod tennis_ops_range;
+#[cfg(feature = "tennis")]
 mod tennis_ops_reduce;
 #[cfg(feature = "tennis")]
 mod tennis_ops_rnn;

@@ -8,7 +8,7 @@ use bubble_module::{Module, ModuleBuilder, NodeId, Packed};
 use tensor_core::{DType, Tensor};
 
 use super::onnx_graph::{self, Const, Node, OnnxGraph, elem};
-use super::{ImportError, ImportOptions, Refusals, fold, legacy, tennis_table};
+use super::{ImportError, ImportOptions, Refusals, fold, legacy, tennis_ops_range, tennis_table};
 
 /// A refusal reason (becomes `Op (reason)` in the error).
 pub(crate) type Lowered = Result<(), String>;
@@ -31,6 +31,11 @@ pub(crate) struct Tx<'g> {
     /// Set while a dtype-agnostic lowering runs: [`Tx::fin`] then takes
     /// every element type TenniS has.
     any_dtype: bool,
+    /// Node indices that depend on a module input.
+    live: HashSet<usize>,
+    /// Output names no computing node may take (outputs tied to an input
+    /// by [`Tx::tie_to_input`], whose own node takes the name).
+    avoid: HashSet<String>,
 }
 
 /// The TenniS `DTYPE` code of an ONNX element type this import computes
@@ -133,6 +138,8 @@ impl<'g> Tx<'g> {
             names,
             n: 0,
             any_dtype: false,
+            live: HashSet::new(),
+            avoid: HashSet::new(),
         }
     }
 
@@ -247,8 +254,13 @@ impl<'g> Tx<'g> {
                     onnx_format::dtype::onnx_name(c.elem)
                 ));
             }
-            let id = self.b.constant(name, c.tensor).map_err(|e| e.to_string())?;
-            self.node_names.insert(id.index(), name.to_string());
+            let own = if self.avoid.contains(name) {
+                self.fresh(name)
+            } else {
+                name.to_string()
+            };
+            let id = self.b.constant(&own, c.tensor).map_err(|e| e.to_string())?;
+            self.node_names.insert(id.index(), own);
             self.ids.insert(name.to_string(), id);
             return Ok(id);
         }
@@ -280,11 +292,19 @@ impl<'g> Tx<'g> {
         params: Params,
         dims: &[i64],
     ) -> Result<NodeId, String> {
+        let own = if self.avoid.contains(out) {
+            self.fresh(out)
+        } else {
+            out.to_string()
+        };
         let id = self
             .b
-            .op_with(op, out, inputs, params)
+            .op_with(op, &own, inputs, params)
             .map_err(|e| e.to_string())?;
-        self.node_names.insert(id.index(), out.to_string());
+        if inputs.iter().any(|i| self.live.contains(&i.index())) {
+            self.live.insert(id.index());
+        }
+        self.node_names.insert(id.index(), own);
         self.ids.insert(out.to_string(), id);
         self.shapes.insert(out.to_string(), dims.to_vec());
         self.elems.insert(out.to_string(), elem::FLOAT);
@@ -562,8 +582,29 @@ pub fn onnx_to_tennis(
     opts: &ImportOptions,
 ) -> Result<Module<'static>, ImportError> {
     let g = onnx_graph::load(model, opts)?;
+    match lower_graph(&g, &HashMap::new())? {
+        Ok(m) => Ok(m),
+        Err(ties) => lower_graph(&g, &ties)?.map_err(|_| {
+            ImportError::Invalid("the outputs tied to the inputs still use no input".into())
+        }),
+    }
+}
+
+/// Outputs to tie to an input: output name -> input name.
+type Ties = HashMap<String, String>;
+
+/// Lowers `g`; `Ok(Err(ties))` asks for another pass tying those outputs
+/// to an input (no output uses an input, yet the ONNX graph computes them
+/// from one: from its shape, fixed at import).
+fn lower_graph(g: &OnnxGraph, ties: &Ties) -> Result<Result<Module<'static>, Ties>, ImportError> {
     let mut refusals = Refusals::default();
-    for n in &g.nodes {
+    // the export's pattern for non_max_suppression_v3, imported back whole
+    let nms = tennis_ops_range::nms_v3_patterns(g);
+    let in_pattern: HashSet<usize> = nms.values().flat_map(|m| m.nodes.iter().copied()).collect();
+    for (k, n) in g.nodes.iter().enumerate() {
+        if in_pattern.contains(&k) {
+            continue;
+        }
         if !n.domain.is_empty() && n.domain != "ai.onnx" {
             refusals.add(format!("{} (domain {:?})", n.op, n.domain));
         } else if onnx_graph::has_subgraph(n) {
@@ -583,7 +624,8 @@ pub fn onnx_to_tennis(
     if !refusals.is_empty() {
         return Err(refusals.into_error("TenniS"));
     }
-    let mut cx = Tx::new(&g);
+    let mut cx = Tx::new(g);
+    cx.avoid = ties.keys().cloned().collect();
     for i in &g.inputs {
         let dt = onnx_format::dtype::from_onnx(i.elem).filter(|_| ts_code(i.elem).is_some());
         // TenniS's C API builds no BOOLEAN tensors: a boolean input is a
@@ -606,13 +648,26 @@ pub fn onnx_to_tennis(
             cx.b.input_with(&i.name, dt, &shape)
                 .map_err(|e| ImportError::Invalid(e.to_string()))?;
         cx.ids.insert(i.name.clone(), id);
+        cx.live.insert(id.index());
         cx.node_names.insert(id.index(), i.name.clone());
         cx.shapes.insert(i.name.clone(), i.dims.clone());
         cx.elems.insert(i.name.clone(), i.elem);
     }
     let mut poisoned: HashSet<String> = HashSet::new();
-    for orig in &g.nodes {
-        let nodes = match legacy_rewrite(&cx, &g, orig, &poisoned) {
+    for (k, orig) in g.nodes.iter().enumerate() {
+        if let Some(m) = nms.get(&k) {
+            if [&m.boxes, &m.scores].iter().any(|v| poisoned.contains(*v)) {
+                poisoned.insert(m.out.clone());
+            } else if let Err(why) = m.lower(&mut cx) {
+                refusals.add(format!("{} ({why})", orig.op));
+                poisoned.insert(m.out.clone());
+            }
+            continue;
+        }
+        if in_pattern.contains(&k) {
+            continue;
+        }
+        let nodes = match legacy_rewrite(&cx, g, orig, &poisoned) {
             Ok(n) => n,
             Err(why) => {
                 refusals.add(format!("{} ({why})", orig.op));
@@ -621,12 +676,37 @@ pub fn onnx_to_tennis(
             }
         };
         for node in nodes.iter() {
-            lower_node(&mut cx, &g, node, &mut refusals, &mut poisoned);
+            lower_node(&mut cx, g, node, &mut refusals, &mut poisoned);
+        }
+    }
+    // No output uses an input (each folded into a constant, computed from
+    // the inputs' shapes fixed at import, or from constants alone): the
+    // TenniS runtime cannot run such a module, so each output the ONNX
+    // graph computes from an input keeps that dependency
+    // ([`Tx::tie_to_input`]).
+    if ties.is_empty() && refusals.is_empty() {
+        let live =
+            |cx: &Tx<'_>, o: &str| cx.ids.get(o).is_some_and(|i| cx.live.contains(&i.index()));
+        let used = g.outputs.iter().filter(|o| !poisoned.contains(*o));
+        if !g.outputs.is_empty() && used.clone().all(|o| !live(&cx, o)) {
+            let want: Ties = used
+                .filter_map(|o| input_behind(g, o).map(|x| (o.clone(), x)))
+                .collect();
+            if !want.is_empty() {
+                return Ok(Err(want));
+            }
         }
     }
     let mut outs: Vec<NodeId> = Vec::new();
     for o in &g.outputs {
         if poisoned.contains(o) {
+            continue;
+        }
+        if let Some(x) = ties.get(o) {
+            match cx.tie_to_input(o, x) {
+                Ok(id) => outs.push(id),
+                Err(why) => refusals.add(format!("output {o:?} ({why})")),
+            }
             continue;
         }
         let id = match cx.node_of(o) {
@@ -660,7 +740,36 @@ pub fn onnx_to_tennis(
         cx.b.build()
             .map_err(|e| ImportError::Invalid(e.to_string()))?;
     refuse_unused_inputs(&module)?;
-    Ok(module)
+    Ok(Ok(module))
+}
+
+/// The first graph input (in input order) value `v` of the ONNX graph
+/// depends on, through any chain of nodes (its shape included).
+fn input_behind(g: &OnnxGraph, v: &str) -> Option<String> {
+    let producer: HashMap<&str, &Node> = g
+        .nodes
+        .iter()
+        .flat_map(|n| n.outputs.iter().map(move |o| (o.as_str(), n)))
+        .collect();
+    let mut seen: HashSet<&str> = HashSet::new();
+    let mut stack = vec![v];
+    while let Some(v) = stack.pop() {
+        if !seen.insert(v) {
+            continue;
+        }
+        if let Some(n) = producer.get(v) {
+            stack.extend(
+                n.inputs
+                    .iter()
+                    .map(String::as_str)
+                    .filter(|s| !s.is_empty()),
+            );
+        }
+    }
+    g.inputs
+        .iter()
+        .find(|i| seen.contains(i.name.as_str()))
+        .map(|i| i.name.clone())
 }
 
 /// Refuses a module none of whose inputs any output depends on (say, one
@@ -697,6 +806,32 @@ fn refuse_unused_inputs(module: &Module<'_>) -> Result<(), ImportError> {
 }
 
 impl Tx<'_> {
+    /// Output `o`, computed without any input (a constant the ONNX graph
+    /// computes from input `x`'s shape, fixed at import, or an operator of
+    /// constants), as `sub(o, _cast(sub(_dims(x), _dims(x))))` named `o`:
+    /// `v - 0` is `v` exactly in every type TenniS subtracts (`-0.0`, NaN
+    /// and infinities included), and the module now takes `x`.
+    fn tie_to_input(&mut self, o: &str, x: &str) -> Result<NodeId, String> {
+        let e = self.elem(o);
+        let code = ts_code(e).filter(|_| e != elem::BOOL).ok_or_else(|| {
+            format!(
+                "a {} output computed from input {x:?} without its values, which TenniS cannot subtract zero from",
+                onnx_format::dtype::onnx_name(e)
+            )
+        })?;
+        let dims = self.shape(o)?;
+        let v = self.node_of(o)?;
+        let xid = self.node_of(x)?;
+        let d = self.tmp_e("_dims", o, &[xid], vec![], &[], elem::INT32)?;
+        let mut z = self.tmp_e("sub", o, &[d, d], vec![], &[], elem::INT32)?;
+        if e != elem::INT32 {
+            let p = vec![kv("dtype", p_int(i64::from(code)))];
+            z = self.tmp_e("_cast", o, &[z], p, &[], e)?;
+        }
+        self.avoid.remove(o);
+        self.emit_e("sub", o, &[v, z], vec![], &dims, e)
+    }
+
     fn b_node_name(&self, id: NodeId) -> &str {
         self.node_names
             .get(&id.index())

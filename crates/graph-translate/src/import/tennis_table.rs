@@ -18,6 +18,7 @@ use super::tennis_ops_basic as basic;
 use super::tennis_ops_index as idx;
 use super::tennis_ops_logic as logic;
 use super::tennis_ops_nn as nn;
+use super::tennis_ops_range as rng;
 use super::tennis_ops_reduce as red;
 use super::tennis_ops_rnn as rnn;
 use super::tennis_ops_shape as shp;
@@ -426,6 +427,16 @@ pub static TABLE: &[Entry] = &[
         "float16, strings and other types TenniS lacks",
         logic::cast,
     ),
+    since(
+        e(
+            "Range",
+            "— (folded when start, limit and delta are constants)",
+            "sub, _cast (f64), div, ceil, _cast (int32), maximum, range (int32), _cast, mul, add",
+            "BOOL and other types Range lacks, non-scalar inputs",
+            rng::range,
+        ),
+        11,
+    ),
     e(
         "Shape",
         "start, end",
@@ -591,7 +602,7 @@ pub static TABLE: &[Entry] = &[
 pub static REFUSED: &[(&str, &str)] = &[
     (
         "NonMaxSuppression",
-        "TenniS's non_max_suppression_v3 returns a fixed number of box indices padded with -1, one class of one batch; ONNX returns only the selected [batch, class, box] triples",
+        "TenniS's non_max_suppression_v3 returns a fixed number of box indices padded with -1, one class of one batch; ONNX returns only the selected [batch, class, box] triples (only the exact pattern the TenniS export writes for non_max_suppression_v3 is imported back, as that operator)",
     ),
     ("GRU", "TenniS has no GRU"),
     ("RNN", "TenniS has no simple RNN"),

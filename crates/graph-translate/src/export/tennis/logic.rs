@@ -219,15 +219,21 @@ impl Exporter<'_> {
         Ok(())
     }
 
-    /// Lowers `_dims`: the rank of the input as an `INT32` scalar.
+    /// Lowers `_dims`: the rank of the input as an `INT32` scalar,
+    /// computed from the input (`Size` of its `Shape`) rather than folded,
+    /// so that the graph still takes the input (a module whose outputs
+    /// use no input does not run in TenniS once imported back).
     pub(crate) fn dims(&mut self, _n: &Node, c: &Call) -> Result<()> {
-        let r = self.rank(c.input(0)?)?;
-        let r = i32::try_from(r).map_err(|_| Error::Invalid(format!("rank {r}")))?;
-        let name = self.cx.helper_name("dims");
-        let t = tensor_core::Tensor::from_values([], &[r])
-            .map_err(|e| Error::Invalid(e.to_string()))?;
-        self.cx.b.initializer(&name, &t)?;
-        self.cx.op_to("Identity", c.out, &[&name], c.out, vec![]);
+        let x = c.input(0)?;
+        let shape = self.cx.op("Shape", &[x], vec![]);
+        let size = self.cx.op("Size", &[&shape], vec![]);
+        self.cx.op_to(
+            "Cast",
+            c.out,
+            &[&size],
+            c.out,
+            vec![attr::int("to", DataType::Int32 as i64)],
+        );
         Ok(())
     }
 
