@@ -668,7 +668,9 @@ fn want_params(req: &Value) -> Result<bool, String> {
     match &req["params"] {
         Value::Null | Value::Bool(false) => Ok(false),
         Value::Bool(true) => Ok(true),
-        other => Err(format!("--params: a value that is not true or false: {other}")),
+        other => Err(format!(
+            "--params: a value that is not true or false: {other}"
+        )),
     }
 }
 

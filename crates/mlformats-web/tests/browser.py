@@ -2,7 +2,7 @@
 """The viewer page in a real browser (headless Chromium driven by Playwright).
 
 usage: browser.py --dist DIR --cli PATH --out DIR [--chromium PATH] [--per-format N]
-                  [--extra FILE]... [--big-mib N] [--bench]
+                  [--extra FILE]... [--big-mib N] [--no-huge] [--bench]
 
 - DIR (from `cargo xtask web`) is served over HTTP beside copies of the
   samples of testdata/ (N of every file extension, the largest first; all
@@ -22,9 +22,17 @@ usage: browser.py --dist DIR --cli PATH --out DIR [--chromium PATH] [--per-forma
   over HTTP from 127.0.0.1 and loaded in the browser;
 - a big file (a generated `.params` of --big-mib MiB, 200 by default, in a
   temporary folder) is opened with the file picker: it is read by slices
-  (the table equals `inspect --json`, statistics stream in, values and the
-  refusal to convert), and every instance of the module keeps its memory
-  far below the file's size (asserted on memory sizes, never on time).
+  (the table equals `inspect --json`, statistics stream in, values), it is
+  converted by slices in the page (the download's sha256 equals the CLI's
+  output; ONNX is refused with the reason), and every instance of the
+  module keeps its memory far below the file's size (asserted on memory
+  sizes, never on time);
+- convert with options, `--params` (a second file) and `--input-shape`
+  included: the download equals the CLI's output with the same flags, or
+  the error panel shows the CLI's message;
+- a sparse `.safetensors` past 4 GiB (no disk used) is opened by slices:
+  the table equals `inspect --json` and the values past 4 GiB read back
+  (--no-huge skips it).
 
 --bench (a benchmark, not a test; nothing else runs): a 1 GiB `.params`
 (64 f32 tensors of 16 MiB), and the `.safetensors` and `.npz` the CLI

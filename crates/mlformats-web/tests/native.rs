@@ -383,8 +383,14 @@ fn converts_like_whole(name: &str, whole: &Model, sliced: &Model) {
         let streams = mlformats::SLICED_TARGETS.contains(&target);
         if !streams {
             // refused before anything is read
-            let s = sliced.convert(target.name(), &option_sets[0], None).unwrap_err();
-            assert!(s.0.contains("a slice at a time"), "{name} -> {target}: {}", s.0);
+            let s = sliced
+                .convert(target.name(), &option_sets[0], None)
+                .unwrap_err();
+            assert!(
+                s.0.contains("a slice at a time"),
+                "{name} -> {target}: {}",
+                s.0
+            );
             continue;
         }
         for (k, opts) in option_sets.iter().enumerate() {
@@ -400,7 +406,12 @@ fn converts_like_whole(name: &str, whole: &Model, sliced: &Model) {
             let same_format = sliced_format(sliced) == Some(target);
             match (&w, &s) {
                 (Ok(w), Ok(s)) => {
-                    assert!(w == s, "{what}: {} bytes by slices, {} whole", s.len(), w.len());
+                    assert!(
+                        w == s,
+                        "{what}: {} bytes by slices, {} whole",
+                        s.len(),
+                        w.len()
+                    );
                     let (n, streamed) = s_abi.unwrap();
                     assert_eq!(n as usize, w.len(), "{what}");
                     assert!(streamed == *w, "{what}: streamed through the page sink");
@@ -517,13 +528,22 @@ fn the_c_abi_opens_by_slices() {
     }
     // refused, with the reason: a writer that needs the whole model, --params
     for (req, why) in [
-        (r#"{"op": "convert_stream", "to": "onnx"}"#, "needs every tensor in memory"),
-        (r#"{"op": "convert_stream", "to": "npz", "params": true}"#, "--params merges"),
+        (
+            r#"{"op": "convert_stream", "to": "onnx"}"#,
+            "needs every tensor in memory",
+        ),
+        (
+            r#"{"op": "convert_stream", "to": "npz", "params": true}"#,
+            "--params merges",
+        ),
     ] {
         abi::set_input(req.as_bytes().to_vec());
         assert_eq!(mlf_request(), 1);
         let msg = String::from_utf8(abi::output()).unwrap();
-        assert!(msg.contains(why) && msg.contains("a slice at a time"), "{msg}");
+        assert!(
+            msg.contains(why) && msg.contains("a slice at a time"),
+            "{msg}"
+        );
     }
     // another format: 2, the page opens it whole
     let p = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../testdata/nnabla/convnet.nnp");
@@ -557,13 +577,25 @@ fn the_c_abi_converts_with_params_and_input_shapes() {
         mlformats::convert(&net, &out, &opts).unwrap();
         let req = serde_json::json!({"op": "convert", "to": to, "params": true});
         abi::set_input(req.to_string().into_bytes());
-        assert_eq!(mlf_request(), 0, "{}", String::from_utf8_lossy(&abi::output()));
-        assert!(abi::output() == std::fs::read(&out).unwrap(), "--params to {to}");
+        assert_eq!(
+            mlf_request(),
+            0,
+            "{}",
+            String::from_utf8_lossy(&abi::output())
+        );
+        assert!(
+            abi::output() == std::fs::read(&out).unwrap(),
+            "--params to {to}"
+        );
     }
     // a parameter file that is not one: the library's message, naming it
     put("bad.h5", b"not hdf5".to_vec());
     assert_eq!(mlf_params("bad.h5".len()), 1);
-    assert!(String::from_utf8(abi::output()).unwrap().starts_with("bad.h5: "));
+    assert!(
+        String::from_utf8(abi::output())
+            .unwrap()
+            .starts_with("bad.h5: ")
+    );
     // --input-shape: parsed as the CLI parses it, into the options
     let req = serde_json::json!({"op": "convert", "to": "nnp", "input_shape": ["x:0=1,b"]});
     let opts = abi::convert_options(&req);
@@ -576,6 +608,9 @@ fn the_c_abi_converts_with_params_and_input_shapes() {
     let opts = abi::convert_options(&req).unwrap();
     assert_eq!(
         opts.input_shapes,
-        [("Input".to_string(), vec![2, 1, 28, 28]), ("D".to_string(), vec![2, 1, 28])]
+        [
+            ("Input".to_string(), vec![2, 1, 28, 28]),
+            ("D".to_string(), vec![2, 1, 28])
+        ]
     );
 }

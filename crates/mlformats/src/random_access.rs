@@ -328,7 +328,10 @@ impl FileIndex {
                     .as_object()
                     .filter(|m| m.values().all(Value::is_string))
                     .ok_or_else(|| {
-                        bad("InvalidHeaderDeserialization(__metadata__ is not a map of strings)".into())
+                        bad(
+                            "InvalidHeaderDeserialization(__metadata__ is not a map of strings)"
+                                .into(),
+                        )
                     })?;
                 file_meta = Some(m.clone());
                 continue;
@@ -348,7 +351,9 @@ impl FileIndex {
                 Some((dtype, shape, s.as_u64()?, e.as_u64()?))
             };
             let (dtype, shape, s, e) = entry().ok_or_else(|| {
-                bad(format!("InvalidHeaderDeserialization({name:?} is not a tensor entry)"))
+                bad(format!(
+                    "InvalidHeaderDeserialization({name:?} is not a tensor entry)"
+                ))
             })?;
             infos.insert(name.clone(), (dtype, shape));
             by_offset.push((s, e, name.clone()));
@@ -362,8 +367,10 @@ impl FileIndex {
             return Err(bad(format!("{} tensors", order.len())));
         }
         // in the file's order
-        let at: std::collections::HashMap<&str, (u64, u64)> =
-            by_offset.iter().map(|(s, e, n)| (n.as_str(), (*s, *e))).collect();
+        let at: std::collections::HashMap<&str, (u64, u64)> = by_offset
+            .iter()
+            .map(|(s, e, n)| (n.as_str(), (*s, *e)))
+            .collect();
         let by_offset: Vec<(u64, u64, String)> = order
             .iter()
             .map(|n| {
@@ -404,8 +411,10 @@ impl FileIndex {
         if let Some(m) = file_meta {
             // sorted by key, as the whole path shows them
             let sorted: std::collections::BTreeMap<String, Value> = m.into_iter().collect();
-            self.metadata
-                .insert("metadata".into(), Value::Object(sorted.into_iter().collect()));
+            self.metadata.insert(
+                "metadata".into(),
+                Value::Object(sorted.into_iter().collect()),
+            );
         }
         Ok(())
     }

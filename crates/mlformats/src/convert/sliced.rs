@@ -86,7 +86,12 @@ pub fn convert_index<R: ReadAt + ?Sized, W: Write + Seek>(
         if target == Format::Safetensors {
             // a safetensors file re-encodes as its own bytes
             copy(reader, out)?;
-            return Ok(ConvertSummary::new(from, target, index.tensors().len(), true));
+            return Ok(ConvertSummary::new(
+                from,
+                target,
+                index.tensors().len(),
+                true,
+            ));
         }
         return Err(Error::Unsupported(format!(
             "re-encoding a {from} file into {target} rewrites it from the whole file, and this \

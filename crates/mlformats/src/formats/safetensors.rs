@@ -143,9 +143,14 @@ impl Codec for SafetensorsCodec {
         // before any data is converted), then each tensor converted and
         // written in turn, in the given order: peak memory is one tensor.
         let json = header(
-            items
-                .iter()
-                .map(|it| (it.name, it.tensor.dtype(), it.tensor.dims(), it.tensor.order())),
+            items.iter().map(|it| {
+                (
+                    it.name,
+                    it.tensor.dtype(),
+                    it.tensor.dims(),
+                    it.tensor.order(),
+                )
+            }),
             cx,
         )?;
         tensor_core::io::write_atomic(out, |w| -> Result<()> {
@@ -199,10 +204,10 @@ pub(crate) fn header<'n>(
     let mut offset = 0u64;
     for (name, in_dtype, dims, order) in items {
         if order != MemoryOrder::RowMajor && !cx.plan.row_major {
-            return Err(
-                Error::Unsupported("column-major; safetensors holds row-major data".into())
-                    .in_tensor(name),
-            );
+            return Err(Error::Unsupported(
+                "column-major; safetensors holds row-major data".into(),
+            )
+            .in_tensor(name));
         }
         let out_dtype = cx.plan.out_dtype(in_dtype);
         let dtype = from_dtype(out_dtype).ok_or_else(|| {
