@@ -614,3 +614,67 @@ fn the_c_abi_converts_with_params_and_input_shapes() {
         ]
     );
 }
+
+/// A `.safetensors` past 4 GiB that exists only as its header and the bytes
+/// written at its end (zeros elsewhere): read by offset, never held.
+struct Sparse {
+    len: u64,
+    parts: Vec<(u64, Vec<u8>)>,
+}
+
+impl mlformats::random_access::ReadAt for Sparse {
+    fn len(&self) -> u64 {
+        self.len
+    }
+
+    fn read_at(&self, offset: u64, buf: &mut [u8]) -> std::io::Result<()> {
+        let end = offset + buf.len() as u64;
+        if end > self.len {
+            return Err(std::io::ErrorKind::UnexpectedEof.into());
+        }
+        buf.fill(0);
+        for (at, bytes) in &self.parts {
+            let (a, b) = (offset.max(*at), end.min(at + bytes.len() as u64));
+            if a < b {
+                buf[(a - offset) as usize..(b - offset) as usize]
+                    .copy_from_slice(&bytes[(a - at) as usize..(b - at) as usize]);
+            }
+        }
+        Ok(())
+    }
+}
+
+#[test]
+fn a_safetensors_past_4_gib_opens_by_slices() {
+    let big: u64 = 1025 * 1048576; // f32 elements: 4 GiB + 4 MiB
+    let header = serde_json::json!({
+        "big": {"dtype": "F32", "shape": [1025, 1048576], "data_offsets": [0, big * 4]},
+        "tail": {"dtype": "F32", "shape": [4], "data_offsets": [big * 4, big * 4 + 16]},
+    });
+    let mut h = header.to_string().into_bytes();
+    while h.len() % 8 != 0 {
+        h.push(b' ');
+    }
+    let mut head = (h.len() as u64).to_le_bytes().to_vec();
+    head.extend(&h);
+    let data = head.len() as u64;
+    let values: Vec<u8> = [1.5f32, -2.25, 3.0, 4.75, 10.0, 20.0, 30.0, 40.0]
+        .iter()
+        .flat_map(|v| v.to_le_bytes())
+        .collect();
+    let file = Sparse {
+        len: data + big * 4 + 16,
+        parts: vec![(0, head), (data + big * 4 - 16, values)],
+    };
+    let m = Model::open_indexed(Box::new(PageFile::over(Box::new(file))), "huge.safetensors")
+        .unwrap()
+        .unwrap();
+    let rows: Value = serde_json::from_str(&m.tensors()).unwrap();
+    assert_eq!(rows[0]["bytes"], big * 4);
+    assert_eq!(rows[1]["shape"], serde_json::json!([4]));
+    let v: Value =
+        serde_json::from_str(&m.values_json("big", big as usize - 4, 4).unwrap()).unwrap();
+    assert_eq!(v["values"], serde_json::json!([1.5, -2.25, 3.0, 4.75]));
+    let v: Value = serde_json::from_str(&m.values_json("tail", 0, 4).unwrap()).unwrap();
+    assert_eq!(v["values"], serde_json::json!([10.0, 20.0, 30.0, 40.0]));
+}
