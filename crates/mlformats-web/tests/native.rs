@@ -652,7 +652,7 @@ fn a_safetensors_past_4_gib_opens_by_slices() {
         "tail": {"dtype": "F32", "shape": [4], "data_offsets": [big * 4, big * 4 + 16]},
     });
     let mut h = header.to_string().into_bytes();
-    while h.len() % 8 != 0 {
+    while !h.len().is_multiple_of(8) {
         h.push(b' ');
     }
     let mut head = (h.len() as u64).to_le_bytes().to_vec();
