@@ -119,6 +119,46 @@ impl<W: Write> ParamsWriter<W> {
         Ok(())
     }
 
+    /// Writes the next tensor's record header for a row-major tensor of
+    /// `dtype` and `dims` whose payload is `byte_len` bytes, then lets
+    /// `data` write exactly that payload (e.g. a slice at a time, from a file
+    /// too big to hold): the bytes [`ParamsWriter::write_tensor`] writes for
+    /// the same tensor, without the tensor in memory.
+    pub fn write_tensor_streamed(
+        &mut self,
+        dtype: tensor_core::DType,
+        dims: &[usize],
+        byte_len: u64,
+        data: impl FnOnce(&mut W) -> std::io::Result<()>,
+    ) -> Result<()> {
+        let index = self.written;
+        if index >= self.names.len() {
+            return Err(Error::WriterCount {
+                names: self.names.len(),
+                tensors: index + 1,
+            });
+        }
+        let name = &self.names[index];
+        let dl = dl_type_of(dtype, self.opts.bools).ok_or_else(|| Error::UnsupportedDType {
+            index,
+            name: name.to_string(),
+            dtype,
+        })?;
+        let len = i64::try_from(byte_len).ok();
+        if !dims.iter().all(|&d| i64::try_from(d).is_ok()) || len.is_none() {
+            return Err(Error::TooLarge {
+                index,
+                name: name.to_string(),
+                dims: dims.to_vec(),
+            });
+        }
+        encode_header_parts(&mut self.header, dl, dims, len.unwrap_or(0));
+        self.w.write_all(&self.header).map_err(Error::Write)?;
+        data(&mut self.w).map_err(Error::Write)?;
+        self.written += 1;
+        Ok(())
+    }
+
     /// Checks that every declared tensor was written, flushes and gives the output back.
     pub fn finish(mut self) -> Result<W> {
         if self.written != self.names.len() {
@@ -152,19 +192,23 @@ fn check(index: usize, name: &str, tensor: &Tensor<'_>, bools: BoolEncoding) -> 
 }
 
 fn encode_header(buf: &mut Vec<u8>, dl: DlType, tensor: &Tensor<'_>) {
+    encode_header_parts(buf, dl, tensor.dims(), tensor.bytes().len() as i64);
+}
+
+fn encode_header_parts(buf: &mut Vec<u8>, dl: DlType, dims: &[usize], byte_len: i64) {
     buf.clear();
     buf.extend_from_slice(&TENSOR_MAGIC.to_le_bytes());
     buf.extend_from_slice(&0u64.to_le_bytes());
     buf.extend_from_slice(&1i32.to_le_bytes()); // kDLCPU
     buf.extend_from_slice(&0i32.to_le_bytes()); // device id
-    buf.extend_from_slice(&(tensor.dims().len() as i32).to_le_bytes());
+    buf.extend_from_slice(&(dims.len() as i32).to_le_bytes());
     buf.push(dl.code);
     buf.push(dl.bits);
     buf.extend_from_slice(&dl.lanes.to_le_bytes());
-    for &d in tensor.dims() {
+    for &d in dims {
         buf.extend_from_slice(&(d as i64).to_le_bytes());
     }
-    buf.extend_from_slice(&(tensor.bytes().len() as i64).to_le_bytes());
+    buf.extend_from_slice(&byte_len.to_le_bytes());
 }
 
 /// Writes `(name, tensor)` items as a `.params` file to `w`, in order.

@@ -38,7 +38,7 @@ use std::cell::RefCell;
 use serde_json::{Value, json};
 
 use mlformats::random_access::ReadAt;
-use mlformats::{ConvertOptions, DType};
+use mlformats::{ConvertOptions, DType, Document};
 
 use crate::Model;
 
@@ -46,6 +46,8 @@ thread_local! {
     static INPUT: RefCell<Vec<u8>> = const { RefCell::new(Vec::new()) };
     static OUTPUT: RefCell<Vec<u8>> = const { RefCell::new(Vec::new()) };
     static MODEL: RefCell<Option<Model>> = const { RefCell::new(None) };
+    static PARAMS: RefCell<Option<Document>> = const { RefCell::new(None) };
+    static STREAMED: RefCell<Vec<u8>> = const { RefCell::new(Vec::new()) };
     static LAST_PANIC: RefCell<Option<String>> = const { RefCell::new(None) };
 }
 
@@ -147,6 +149,42 @@ pub extern "C" fn mlf_open_sliced(size: f64) -> u32 {
     open_sliced(Box::new(PageFile::new(size as u64)), &name)
 }
 
+/// Loads a parameter file for converting with `--params` (an NNabla
+/// `.h5`, `.protobuf`, `.nntxt` or `.nnp` whose parameters merge into the
+/// open network): the input buffer holds its name (`name_len` bytes of
+/// UTF-8) then its bytes. 0: the output is `{"file", "format", "tensors"}`;
+/// 1: the output is the error message. A convert request with `"params":
+/// true` uses it.
+#[unsafe(no_mangle)]
+pub extern "C" fn mlf_params(name_len: usize) -> u32 {
+    let mut input = match INPUT.with(|i| i.try_borrow_mut().map(|mut i| std::mem::take(&mut *i))) {
+        Ok(v) => v,
+        Err(_) => return answer(Err(BROKEN.into())),
+    };
+    if name_len > input.len() {
+        return answer(Err("the name is longer than the input".into()));
+    }
+    let name = match std::str::from_utf8(&input[..name_len]) {
+        Ok(n) => n.to_string(),
+        Err(_) => return answer(Err("the file's name is not UTF-8".into())),
+    };
+    input.drain(..name_len);
+    let result = PARAMS.with(|p| {
+        let Ok(mut slot) = p.try_borrow_mut() else {
+            return Err(BROKEN.to_string());
+        };
+        *slot = None;
+        let path = (!name.is_empty()).then(|| std::path::Path::new(&name));
+        // the CLI's message names the parameter file
+        let doc = Document::from_bytes(input, path, None)
+            .map_err(|e| format!("{name}: {}", mlformats::chain_message(&e)))?;
+        let info = json!({"file": name, "format": doc.format().name(), "tensors": doc.len()});
+        *slot = Some(doc);
+        Ok(info.to_string().into_bytes())
+    });
+    answer(result)
+}
+
 /// Opens `reader` by slices as [`mlf_open_sliced`] does (natively: how the
 /// tests drive it).
 pub fn open_sliced(reader: Box<dyn ReadAt>, name: &str) -> u32 {
@@ -237,6 +275,121 @@ unsafe extern "C" {
     // Declared safe: it writes only the `len` bytes at `ptr`, which the one
     // caller below passes from a live `&mut [u8]` no other reference sees.
     safe fn mlf_read(offset: f64, ptr: *mut u8, len: usize) -> u32;
+}
+
+#[cfg(target_arch = "wasm32")]
+#[link(wasm_import_module = "mlformats")]
+unsafe extern "C" {
+    // Declared safe: it only reads the `len` bytes at `ptr`, which the one
+    // caller below passes from a live `&[u8]`.
+    safe fn mlf_write(offset: f64, ptr: *const u8, len: usize) -> u32;
+}
+
+/// The converted file, handed to the page a piece at a time: the import
+/// `mlformats.mlf_write(offset, ptr, len)` gives the page `len` bytes at
+/// `ptr` to put at `offset` of the output (appended at its end, or over
+/// bytes it has: a writer seeks back to patch a header), which the page
+/// keeps as the parts of a `Blob`. Pieces are gathered into 1 MiB before
+/// they go. Natively (tests) the output is kept in memory ([`streamed`]).
+pub struct PageSink {
+    buf: Vec<u8>,
+    /// Where `buf` goes in the output.
+    buf_at: u64,
+    /// The writer's position.
+    pos: u64,
+    /// The output's length so far.
+    len: u64,
+}
+
+/// Bytes gathered before they go to the page.
+const PIECE: usize = 1 << 20;
+
+impl PageSink {
+    /// An empty output.
+    pub fn new() -> Self {
+        STREAMED.with(|s| s.borrow_mut().clear());
+        PageSink {
+            buf: Vec::new(),
+            buf_at: 0,
+            pos: 0,
+            len: 0,
+        }
+    }
+
+    fn send(&mut self) -> std::io::Result<()> {
+        if self.buf.is_empty() {
+            return Ok(());
+        }
+        #[cfg(target_arch = "wasm32")]
+        {
+            if mlf_write(self.buf_at as f64, self.buf.as_ptr(), self.buf.len()) != 0 {
+                return Err(std::io::Error::other("the page could not keep the output"));
+            }
+        }
+        #[cfg(not(target_arch = "wasm32"))]
+        STREAMED.with(|s| {
+            let mut s = s.borrow_mut();
+            let at = usize::try_from(self.buf_at).map_err(std::io::Error::other)?;
+            let end = at + self.buf.len();
+            if s.len() < end {
+                s.resize(end, 0);
+            }
+            s[at..end].copy_from_slice(&self.buf);
+            Ok::<(), std::io::Error>(())
+        })?;
+        self.buf_at += self.buf.len() as u64;
+        self.buf.clear();
+        Ok(())
+    }
+}
+
+impl Default for PageSink {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl std::io::Write for PageSink {
+    fn write(&mut self, data: &[u8]) -> std::io::Result<usize> {
+        if self.pos != self.buf_at + self.buf.len() as u64 {
+            self.send()?;
+            self.buf_at = self.pos;
+        }
+        self.buf.extend_from_slice(data);
+        self.pos += data.len() as u64;
+        self.len = self.len.max(self.pos);
+        if self.buf.len() >= PIECE {
+            self.send()?;
+        }
+        Ok(data.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        self.send()
+    }
+}
+
+impl std::io::Seek for PageSink {
+    fn seek(&mut self, to: std::io::SeekFrom) -> std::io::Result<u64> {
+        let pos = match to {
+            std::io::SeekFrom::Start(p) => Some(p),
+            std::io::SeekFrom::End(d) => self.len.checked_add_signed(d),
+            std::io::SeekFrom::Current(d) => self.pos.checked_add_signed(d),
+        };
+        let pos = pos.ok_or_else(|| std::io::Error::from(std::io::ErrorKind::InvalidInput))?;
+        if pos != self.pos {
+            self.send()?;
+            self.pos = pos;
+            self.buf_at = pos;
+        }
+        Ok(pos)
+    }
+}
+
+/// Natively: the output the last `convert_stream` request streamed (what
+/// the page assembles from the pieces it got).
+pub fn streamed() -> Vec<u8> {
+    STREAMED.with(|s| s.borrow().clone())
 }
 
 impl ReadAt for PageFile {
@@ -349,6 +502,11 @@ fn usize_field(req: &Value, key: &str, default: usize) -> usize {
 /// - `{"op": "convert", "to": F, ...options}`: the open file converted to
 ///   the format `F`, as the file's bytes (not JSON), see [`Model::convert`];
 ///   the options are `mlformats convert`'s, see [`convert_options`];
+///   with `"params": true`, the parameter file [`mlf_params`] loaded is
+///   merged in first (`--params`);
+/// - `{"op": "convert_stream", "to": F, ...options}`: the same conversion
+///   streamed to the page through [`PageSink`] (a file opened by slices: see
+///   [`Model::convert_to`]); the answer is `{"bytes": length}`;
 /// - `{"op": "close"}`: forgets the open file.
 pub fn request(req: &Value) -> Result<Vec<u8>, String> {
     let op = str_field(req, "op")?;
@@ -383,7 +541,24 @@ pub fn request(req: &Value) -> Result<Vec<u8>, String> {
                 .map_err(|e| e.0)?,
             "convert" => {
                 let opts = convert_options(req)?;
-                return model.convert(str_field(req, "to")?, &opts).map_err(|e| e.0);
+                let to = str_field(req, "to")?;
+                if !want_params(req)? {
+                    return model.convert(to, &opts, None).map_err(|e| e.0);
+                }
+                return PARAMS.with(|p| {
+                    let p = p.try_borrow().map_err(|_| BROKEN.to_string())?;
+                    let p = p.as_ref().ok_or("--params: no parameter file is loaded")?;
+                    model.convert(to, &opts, Some(p)).map_err(|e| e.0)
+                });
+            }
+            "convert_stream" => {
+                let opts = convert_options(req)?;
+                let mut sink = PageSink::new();
+                let len = model
+                    .convert_to(str_field(req, "to")?, &opts, want_params(req)?, &mut sink)
+                    .map_err(|e| e.0)?;
+                std::io::Write::flush(&mut sink).map_err(|e| e.to_string())?;
+                return Ok(json!({ "bytes": len }).to_string().into_bytes());
             }
             other => return Err(format!("unknown request {other:?}")),
         };
@@ -396,6 +571,7 @@ pub fn request(req: &Value) -> Result<Vec<u8>, String> {
 /// `"f64"`: `--dtype`), `"only"` and `"exclude"` (lists of patterns:
 /// `--only`, `--exclude`), `"opset"` (an integer: `--opset`), `"network"`
 /// (`--network`), `"rename"` (a list of `FROM=TO`: `--rename`),
+/// `"input_shape"` (a list of `NAME=D0,D1,...`: `--input-shape`),
 /// `"skip_unsupported"`, `"weights_only"` and `"keep_order"` (booleans).
 /// Only the values are parsed here: what they mean (and which values the
 /// library refuses, with the CLI's message) is the library's.
@@ -471,6 +647,13 @@ pub fn convert_options(req: &Value) -> Result<ConvertOptions, String> {
                 .ok_or_else(|| format!("invalid value '{v}' for '--opset <N>'"))?,
         ),
     };
+    for s in strings("input_shape")? {
+        // parsed by the library, as the CLI parses --input-shape
+        let shape = mlformats::parse_input_shape(&s).map_err(|e| {
+            format!("invalid value '{s}' for '--input-shape <NAME=D0,D1,...>': {e}")
+        })?;
+        opts.input_shapes.push(shape);
+    }
     opts.network = match &req["network"] {
         Value::Null => None,
         Value::String(s) if s.is_empty() => None,
@@ -478,6 +661,17 @@ pub fn convert_options(req: &Value) -> Result<ConvertOptions, String> {
         other => return Err(format!("--network: a value that is not text: {other}")),
     };
     Ok(opts)
+}
+
+/// Whether a convert request asks for the loaded parameter file.
+fn want_params(req: &Value) -> Result<bool, String> {
+    match &req["params"] {
+        Value::Null | Value::Bool(false) => Ok(false),
+        Value::Bool(true) => Ok(true),
+        other => Err(format!(
+            "--params: a value that is not true or false: {other}"
+        )),
+    }
 }
 
 /// The CLI's flag for a request's key (`skip_unsupported`: `skip-unsupported`).

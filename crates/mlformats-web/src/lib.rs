@@ -75,9 +75,6 @@ enum Inner {
 /// the whole-file path's, bit for bit).
 const SLICE_BYTES: u64 = 4 << 20;
 
-/// What converting a file opened by slices answers.
-pub const CONVERT_REFUSED: &str = "this file is too big to convert in the page: converting needs the whole file in the viewer's memory, which the viewer reads a slice at a time; use `mlformats convert FILE OUT`";
-
 /// The summary's networks (name, batch size, node count, inputs, outputs,
 /// operator counts) and executors.
 fn networks_json(g: Option<&ModelGraph>) -> (Vec<Value>, Vec<Value>) {
@@ -256,22 +253,74 @@ impl Model {
     /// The file converted to the format named `to` (a name or alias
     /// `mlformats convert --to` takes, e.g. `onnx`, `nnp`, `safetensors`)
     /// with the options `opts` (`--dtype`, `--only`, `--opset`, ...; their
-    /// meaning is the library's): the bytes `mlformats convert FILE OUT`
-    /// writes for that format with the same options (see
+    /// meaning is the library's) and `params` (`--params`: a parameter file
+    /// merged into the network first, see
+    /// [`mlformats::Document::with_parameters_of`]): the bytes `mlformats
+    /// convert FILE OUT` writes for that format with the same options (see
     /// [`mlformats::convert_document_to_bytes`]), or the library's message.
-    pub fn convert(&self, to: &str, opts: &ConvertOptions) -> Result<Vec<u8>, ViewError> {
-        let target = Format::from_name(to).ok_or_else(|| {
-            ViewError(format!(
-                "unknown format {to:?} (one of {})",
-                Format::names().join(", ")
-            ))
-        })?;
+    /// A file opened by slices is converted by [`Model::convert_to`].
+    pub fn convert(
+        &self,
+        to: &str,
+        opts: &ConvertOptions,
+        params: Option<&Document>,
+    ) -> Result<Vec<u8>, ViewError> {
+        let target = target(to)?;
         let Inner::Whole(doc) = &self.inner else {
-            return Err(ViewError(CONVERT_REFUSED.into()));
+            let mut out = std::io::Cursor::new(Vec::new());
+            self.convert_to(to, opts, params.is_some(), &mut out)?;
+            return Ok(out.into_inner());
+        };
+        let err = |e: mlformats::Error| ViewError(mlformats::chain_message(&e));
+        let merged;
+        let doc = match params {
+            Some(p) => {
+                merged = doc.with_parameters_of(p).map_err(err)?;
+                &merged
+            }
+            None => doc,
         };
         mlformats::convert_document_to_bytes(doc, target, opts)
             .map(|(bytes, _)| bytes)
-            .map_err(|e| ViewError(mlformats::chain_message(&e)))
+            .map_err(err)
+    }
+
+    /// A file opened by slices converted to the format named `to` and
+    /// written to `out` as it goes: each tensor read a slice at a time
+    /// through the file's [`ReadAt`] (see [`mlformats::convert_index`]), so
+    /// neither the input nor the output is ever whole in memory. The bytes
+    /// are `mlformats convert`'s. Targets whose writer needs the whole model
+    /// (and `--params`, when `params` is true) are refused with the reason;
+    /// a file read whole is converted in memory and written to `out`.
+    pub fn convert_to<W: std::io::Write + std::io::Seek>(
+        &self,
+        to: &str,
+        opts: &ConvertOptions,
+        params: bool,
+        out: &mut W,
+    ) -> Result<u64, ViewError> {
+        let target = target(to)?;
+        let err = |e: mlformats::Error| ViewError(mlformats::chain_message(&e));
+        match &self.inner {
+            Inner::Whole(_) => {
+                let bytes = self.convert(to, opts, None)?;
+                out.write_all(&bytes)
+                    .map_err(|e| err(mlformats::Error::from(e)))?;
+                Ok(bytes.len() as u64)
+            }
+            Inner::Indexed { index, reader } => {
+                let mut opts = opts.clone();
+                if params {
+                    // the library says why it refuses
+                    opts.params = Some(std::path::PathBuf::from("params"));
+                }
+                let path = (!self.name.is_empty()).then(|| Path::new(&self.name));
+                mlformats::convert_index(index, &**reader, path, target, &opts, out)
+                    .map_err(err)?;
+                out.seek(std::io::SeekFrom::End(0))
+                    .map_err(|e| err(mlformats::Error::from(e)))
+            }
+        }
     }
 
     /// Statistics of the tensor `key` (count, min, max, mean, std, NaN, Inf,
@@ -332,6 +381,16 @@ impl Model {
         };
         Ok(v.to_string())
     }
+}
+
+/// The format named `to`, or the message listing the names.
+fn target(to: &str) -> Result<Format, ViewError> {
+    Format::from_name(to).ok_or_else(|| {
+        ViewError(format!(
+            "unknown format {to:?} (one of {})",
+            Format::names().join(", ")
+        ))
+    })
 }
 
 /// The formats the page converts to (every format the library writes), each

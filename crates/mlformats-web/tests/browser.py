@@ -2,7 +2,7 @@
 """The viewer page in a real browser (headless Chromium driven by Playwright).
 
 usage: browser.py --dist DIR --cli PATH --out DIR [--chromium PATH] [--per-format N]
-                  [--extra FILE]... [--big-mib N] [--bench]
+                  [--extra FILE]... [--big-mib N] [--no-huge] [--bench]
 
 - DIR (from `cargo xtask web`) is served over HTTP beside copies of the
   samples of testdata/ (N of every file extension, the largest first; all
@@ -22,9 +22,17 @@ usage: browser.py --dist DIR --cli PATH --out DIR [--chromium PATH] [--per-forma
   over HTTP from 127.0.0.1 and loaded in the browser;
 - a big file (a generated `.params` of --big-mib MiB, 200 by default, in a
   temporary folder) is opened with the file picker: it is read by slices
-  (the table equals `inspect --json`, statistics stream in, values and the
-  refusal to convert), and every instance of the module keeps its memory
-  far below the file's size (asserted on memory sizes, never on time).
+  (the table equals `inspect --json`, statistics stream in, values), it is
+  converted by slices in the page (the download's sha256 equals the CLI's
+  output; ONNX is refused with the reason), and every instance of the
+  module keeps its memory far below the file's size (asserted on memory
+  sizes, never on time);
+- convert with options, `--params` (a second file) and `--input-shape`
+  included: the download equals the CLI's output with the same flags, or
+  the error panel shows the CLI's message;
+- a sparse `.safetensors` past 4 GiB (no disk used) is opened by slices:
+  the table equals `inspect --json` and the values past 4 GiB read back
+  (--no-huge skips it).
 
 --bench (a benchmark, not a test; nothing else runs): a 1 GiB `.params`
 (64 f32 tensors of 16 MiB), and the `.safetensors` and `.npz` the CLI
@@ -36,6 +44,7 @@ a fresh process), in the same run; one row per file is printed.
 import argparse
 import array
 import functools
+import hashlib
 import http.server
 import json
 import os
@@ -193,6 +202,14 @@ CONVERT_OPTIONS = [
     ("nnabla_convnet.nnp", "onnx", ["--opset", "99"]),
     ("nnabla_convnet.nnp", "onnx", ["--opset", "seventeen"]),
     ("nnabla_convnet.nnp", "npz", ["--only", "conv[1"]),
+    # --params: a network and its parameters in a separate file
+    ("nnabla_convnet.nntxt", "onnx", ["--params", "nnabla_convnet_params.h5"]),
+    ("nnabla_convnet.nntxt", "nnp", ["--params", "nnabla_convnet_params.h5"]),
+    # --input-shape: ONNX import of a model with symbolic dimensions
+    ("symbolic.onnx", "nnp", ["--input-shape", "Input=2,1,28,28",
+                              "--input-shape", "Delay_Initial=2,1,28"]),
+    ("symbolic.onnx", "nnp", []),  # refused: a symbolic dimension needs --input-shape
+    ("symbolic.onnx", "nnp", ["--input-shape", "Input=2,1,a"]),  # refused: not a shape
 ]
 
 
@@ -210,7 +227,9 @@ def set_convert_options(page, flags):
         words.setdefault(flag, []).append(flags[i + 1])
         i += 2
     for flag, values in words.items():
-        if flag == "dtype":
+        if flag == "params":
+            page.set_input_files("#convert-params", values[-1])
+        elif flag == "dtype":
             page.select_option("#convert-dtype", values[-1])
         else:
             page.fill(f"#convert-{flag}", " ".join(values))
@@ -231,6 +250,8 @@ def check_convert_options(page, base, files, cli, fails, shots, tmp):
         # the target by its extension, which also tells the CLI
         value = page.evaluate(f"document.querySelector('#convert-to option[data-ext={fmt}]').value")
         out = tmp / f"cli-options-{k}.{fmt}"
+        # a file's flag (--params) names a file of files/
+        flags = [str(files / f) if i and flags[i - 1] == "--params" else f for i, f in enumerate(flags)]
         r = subprocess.run([cli, "convert", str(files / name), str(out), "-q", *flags],
                            capture_output=True, text=True)
         page.select_option("#convert-to", value)
@@ -370,11 +391,31 @@ def check_big_file(page, base, cli, fails, shots, path):
     vals = page.inner_text("#values-text").split()
     fails.check(len(vals) == 100, f"{name}: {len(vals)} values shown")
     page.screenshot(path=str(shots / f"big-{path.suffix[1:]}.png"))
-    page.select_option("#convert-to", "safetensors")
+    # converted a slice at a time, the output handed to the page in pieces:
+    # the download is the CLI's output, byte for byte
+    ext = BIG_CONVERT[path.suffix]
+    out = path.with_name(f"cli-{path.stem}.{ext}")
+    r = subprocess.run([cli, "convert", str(path), str(out), "-q"], capture_output=True, text=True)
+    fails.check(r.returncode == 0, f"{name} -> .{ext}: the CLI refuses: {r.stderr.strip()}")
+    value = page.evaluate(f"document.querySelector('#convert-to option[data-ext={ext}]').value")
+    page.select_option("#convert-to", value)
+    with page.expect_download(timeout=600000) as dl:
+        page.click("#convert-go")
+    got = sha256_file(dl.value.path())
+    want = sha256_file(out) if r.returncode == 0 else None
+    fails.check(got == want, f"{name} -> .{ext}: the download's sha256 {got}, the CLI's {want}")
+    fails.check(dl.value.suggested_filename == f"{path.stem}.{ext}",
+                f"{name} -> .{ext}: downloaded as {dl.value.suggested_filename}")
+    out.unlink(missing_ok=True)
+    pathlib.Path(dl.value.path()).unlink(missing_ok=True)
+    print(f"{name}: converted by slices to .{ext}, sha256 equal to the CLI's: {got == want}", flush=True)
+    # a target whose writer needs the whole model: refused, saying why
+    page.select_option("#convert-to", "onnx")
     page.click("#convert-go")
     page.wait_for_function("document.body.dataset.convert === 'error'", timeout=20000)
     msg = page.inner_text("#status")
-    fails.check("too big to convert in the page" in msg, f"{name}: convert says {msg!r}")
+    fails.check("needs every tensor in memory at once" in msg and "a slice at a time" in msg,
+                f"{name} -> onnx: convert says {msg!r}")
     mem = page.evaluate(
         "({...window.mlformatsViewer.memory, page: window.mlformatsViewer.lib.memoryBytes()})"
     )
@@ -389,6 +430,62 @@ def check_big_file(page, base, cli, fails, shots, path):
         + ", ".join(f"{k} {v / (1 << 20):.1f}" for k, v in sorted(mem.items())),
         flush=True,
     )
+
+
+# The target each big file is converted to in the page (by slices).
+BIG_CONVERT = {".params": "safetensors", ".safetensors": "npz", ".npz": "params"}
+
+
+def sha256_file(path):
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        while chunk := f.read(1 << 22):
+            h.update(chunk)
+    return h.hexdigest()
+
+
+def huge_safetensors(path):
+    """A sparse `.safetensors` past 4 GiB costing no disk: an f32 tensor
+    `big` of 4 GiB + 4 MiB (zeros but its last four values) and a tensor
+    `tail` of four values after it; answers the values written."""
+    big = 1025 * 1048576
+    header = {"big": {"dtype": "F32", "shape": [1025, 1048576], "data_offsets": [0, big * 4]},
+              "tail": {"dtype": "F32", "shape": [4], "data_offsets": [big * 4, big * 4 + 16]}}
+    h = json.dumps(header, separators=(",", ":")).encode()
+    h += b" " * (-len(h) % 8)
+    last, tail = [1.5, -2.25, 3.0, 4.75], [10.0, 20.0, 30.0, 40.0]
+    with open(path, "wb") as f:
+        f.write(struct.pack("<Q", len(h)) + h)
+        f.seek(8 + len(h) + big * 4 - 16)
+        f.write(struct.pack("<8f", *last, *tail))
+    return {"big": (big - 4, last), "tail": (0, tail)}
+
+
+def check_huge(page, base, fails, shots, path, written, doc):
+    """The sparse file past 4 GiB opened by slices: its table equals
+    `inspect --json` (`doc`), and the values past 4 GiB read back."""
+    name = path.name
+    state = open_by_picker(page, base, path, 120000)
+    fails.check(state == "ready", f"{name}: the page shows an error: "
+                + (page.inner_text("#error-message") if state == "error" else ""))
+    if state != "ready":
+        return
+    fails.check(page.evaluate("window.mlformatsViewer.summary.sliced") is True,
+                f"{name}: not opened by slices")
+    fails.check(page.evaluate("window.mlformatsViewer.summary.file_size") == path.stat().st_size,
+                f"{name}: the file's size")
+    rows = page.evaluate("""[...document.querySelectorAll('#tensor-table tbody tr')].map(r =>
+        [r.dataset.name, r.children[1].textContent, r.children[2].textContent, r.children[4].textContent])""")
+    want = [[t["name"], t["dtype"], "[" + ", ".join(str(d) for d in t["shape"]) + "]", f"{t['bytes']:,}"]
+            for t in doc["tensors"]]
+    fails.check(rows == want, f"{name}: tensor table {rows}, inspect --json {want}")
+    for tensor, (start, values) in written.items():
+        got = page.evaluate(f"""window.mlformatsViewer.model.request(
+            {{op: 'values', name: '{tensor}', start: {start}, count: 4}}).then(v => v.values)""")
+        fails.check(got == values, f"{name}: {tensor} from {start}: {got}, written {values}")
+    page.screenshot(path=str(shots / "huge-safetensors.png"))
+    print(f"{name} ({path.stat().st_size / (1 << 30):.2f} GiB, sparse) read by slices: "
+          "table and the values past 4 GiB checked", flush=True)
 
 
 def bench(page, base, cli, tmp, repeat=5):
@@ -456,6 +553,8 @@ def main():
     ap.add_argument("--extra", action="append", default=[], help="another file to open")
     ap.add_argument("--big-mib", type=int, default=200,
                     help="size of the generated big file, in MiB (0: no big-file check)")
+    ap.add_argument("--no-huge", dest="huge", action="store_false",
+                    help="no sparse .safetensors past 4 GiB")
     ap.add_argument("--bench", action="store_true",
                     help="only the 1 GiB benchmark: the page against mlformats inspect")
     a = ap.parse_args()
@@ -481,7 +580,8 @@ def main():
             by_ext.setdefault(pathlib.Path(s).suffix, []).append(s)
         keep = {s for v in by_ext.values() for s in v[: a.per_format]}
         # the files the checks below click into
-        keep |= {"nnabla_convnet.nnp", "tennis_py_convnet.tsm", "convnet.onnx", "tennis.onnx"}
+        keep |= {"nnabla_convnet.nnp", "tennis_py_convnet.tsm", "convnet.onnx", "tennis.onnx",
+                 "nnabla_convnet.nntxt", "symbolic.onnx"}
         samples = [s for s in samples if s in keep]
     extras = {pathlib.Path(x).name for x in a.extra}
     for x in a.extra:
@@ -492,13 +592,21 @@ def main():
     # exports the checks below click into)
     for src, dst in [("nnabla/convnet.nnp", "convnet.onnx"),
                      ("tennis/" + sorted(f for f in os.listdir(ROOT / "testdata/tennis") if f.endswith(".tsm") and f != "py_dtypes.tsm")[0], "tennis.onnx"),
-                     ("cvm/dtypes_core.params", "dtypes_core.safetensors")]:
+                     ("cvm/dtypes_core.params", "dtypes_core.safetensors"),
+                     ("onnx/nnc_elman_net.nnp", "symbolic.onnx")]:
         r = subprocess.run([cli, "convert", str(ROOT / "testdata" / src), str(files / dst), "-q"],
                            capture_output=True, text=True)
         if r.returncode == 0:
             samples.append(dst)
         else:
             print("note: could not make", dst, r.stderr.strip())
+
+    # the sparse file past 4 GiB: inspect hashes all of it (minutes with a
+    # debug CLI), so it runs while the other checks do
+    huge = tmp / "huge.safetensors"
+    huge_written = huge_safetensors(huge) if a.huge and not a.bench else None
+    huge_inspect = (subprocess.Popen([cli, "inspect", "--json", str(huge)], stdout=subprocess.PIPE,
+                                     stderr=subprocess.PIPE, text=True) if huge_written else None)
 
     srv, base = serve(site)
     console = []
@@ -641,6 +749,12 @@ def main():
         finally:
             proc.terminate()
             proc.wait()
+
+        if huge_inspect:
+            out, err = huge_inspect.communicate()
+            fails.check(huge_inspect.returncode == 0, f"huge.safetensors: the CLI refuses it: {err}")
+            if huge_inspect.returncode == 0:
+                check_huge(page, base, fails, shots, huge, huge_written, json.loads(out))
 
         browser.close()
     srv.shutdown()

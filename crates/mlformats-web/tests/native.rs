@@ -362,12 +362,86 @@ fn sliced_equals_whole(name: &str, bytes: Vec<u8>) -> bool {
         }
     }
     assert!(sliced.stats_json("no such tensor", 10).is_err());
-    let refused = sliced
-        .convert("safetensors", &mlformats::ConvertOptions::default())
-        .unwrap_err()
-        .0;
-    assert_eq!(refused, mlformats_web::CONVERT_REFUSED);
+    converts_like_whole(name, &whole, &sliced);
     true
+}
+
+/// Converting by slices (streamed a slice at a time, see
+/// `Model::convert_to`) gives the bytes converting the whole file gives, to
+/// every target that streams, with options; the other targets are refused
+/// with the reason.
+fn converts_like_whole(name: &str, whole: &Model, sliced: &Model) {
+    use mlformats::{ConvertOptions, DType, Format};
+    let option_sets = [
+        ConvertOptions::new(),
+        ConvertOptions::new().dtype(DType::F16),
+        ConvertOptions::new().dtype(DType::BF16).exclude("*bias*"),
+        ConvertOptions::new().keep_order(true),
+        ConvertOptions::new().rename("^(.)", "x_$1").only("*"),
+    ];
+    for target in Format::ALL {
+        let streams = mlformats::SLICED_TARGETS.contains(&target);
+        if !streams {
+            // refused before anything is read
+            let s = sliced
+                .convert(target.name(), &option_sets[0], None)
+                .unwrap_err();
+            assert!(
+                s.0.contains("a slice at a time"),
+                "{name} -> {target}: {}",
+                s.0
+            );
+            continue;
+        }
+        for (k, opts) in option_sets.iter().enumerate() {
+            let what = format!("{name} -> {target} (options {k})");
+            let w = whole.convert(target.name(), opts, None);
+            let s = sliced.convert(target.name(), opts, None);
+            let s_abi = {
+                let mut sink = mlformats_web::abi::PageSink::new();
+                let r = sliced.convert_to(target.name(), opts, false, &mut sink);
+                std::io::Write::flush(&mut sink).unwrap();
+                r.map(|n| (n, mlformats_web::abi::streamed()))
+            };
+            let same_format = sliced_format(sliced) == Some(target);
+            match (&w, &s) {
+                (Ok(w), Ok(s)) => {
+                    assert!(
+                        w == s,
+                        "{what}: {} bytes by slices, {} whole",
+                        s.len(),
+                        w.len()
+                    );
+                    let (n, streamed) = s_abi.unwrap();
+                    assert_eq!(n as usize, w.len(), "{what}");
+                    assert!(streamed == *w, "{what}: streamed through the page sink");
+                }
+                (Err(w), Err(s)) => {
+                    let streams = mlformats::SLICED_TARGETS.contains(&target) && !same_format;
+                    assert!(
+                        w.0 == s.0 || (!streams && s.0.contains("a slice at a time")),
+                        "{what}: whole {:?}, by slices {:?}",
+                        w.0,
+                        s.0
+                    );
+                }
+                (Ok(_), Err(s)) => {
+                    let streams = mlformats::SLICED_TARGETS.contains(&target) && !same_format;
+                    assert!(
+                        !streams && s.0.contains("a slice at a time"),
+                        "{what}: refused by slices only: {}",
+                        s.0
+                    );
+                }
+                (Err(w), Ok(_)) => panic!("{what}: whole refuses ({}), by slices not", w.0),
+            }
+        }
+    }
+}
+
+fn sliced_format(m: &Model) -> Option<mlformats::Format> {
+    let v: Value = serde_json::from_str(&m.summary()).unwrap();
+    mlformats::Format::from_name(v["format"].as_str()?)
 }
 
 #[test]
@@ -439,12 +513,168 @@ fn the_c_abi_opens_by_slices() {
     assert_eq!(mlf_request(), 0);
     let v: Value = serde_json::from_slice(&abi::output()).unwrap();
     assert_eq!(v["values"][0], 258.0);
-    abi::set_input(br#"{"op": "convert", "to": "npz"}"#.to_vec());
-    assert_eq!(mlf_request(), 1);
+    // converted a slice at a time, streamed through the page sink: the bytes
+    // converting the whole file gives
+    let whole = Model::open_bytes(std::fs::read(&p).unwrap(), "two_entry.params").unwrap();
+    for to in ["npz", "safetensors"] {
+        let req = serde_json::json!({"op": "convert_stream", "to": to, "dtype": "f16"});
+        abi::set_input(req.to_string().into_bytes());
+        assert_eq!(mlf_request(), 0);
+        let v: Value = serde_json::from_slice(&abi::output()).unwrap();
+        let opts = mlformats::ConvertOptions::new().dtype(mlformats::DType::F16);
+        let want = whole.convert(to, &opts, None).unwrap();
+        assert_eq!(v["bytes"], want.len());
+        assert_eq!(abi::streamed(), want);
+    }
+    // refused, with the reason: a writer that needs the whole model, --params
+    for (req, why) in [
+        (
+            r#"{"op": "convert_stream", "to": "onnx"}"#,
+            "needs every tensor in memory",
+        ),
+        (
+            r#"{"op": "convert_stream", "to": "npz", "params": true}"#,
+            "--params merges",
+        ),
+    ] {
+        abi::set_input(req.as_bytes().to_vec());
+        assert_eq!(mlf_request(), 1);
+        let msg = String::from_utf8(abi::output()).unwrap();
+        assert!(
+            msg.contains(why) && msg.contains("a slice at a time"),
+            "{msg}"
+        );
+    }
     // another format: 2, the page opens it whole
     let p = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../testdata/nnabla/convnet.nnp");
     assert_eq!(
         abi::open_sliced(Box::new(std::fs::read(&p).unwrap()), "convnet.nnp"),
         2
     );
+}
+
+#[test]
+fn the_c_abi_converts_with_params_and_input_shapes() {
+    use mlformats_web::abi::{self, mlf_open, mlf_params, mlf_request};
+    let data = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../testdata/nnabla");
+    let tmp = tempfile::tempdir().unwrap();
+    // --params: a network whose parameters are in a separate file
+    let net = data.join("convnet.nntxt");
+    let params = data.join("convnet_params.h5");
+    let put = |name: &str, bytes: Vec<u8>| {
+        let mut input = name.as_bytes().to_vec();
+        input.extend(bytes);
+        abi::set_input(input);
+    };
+    put("convnet.nntxt", std::fs::read(&net).unwrap());
+    assert_eq!(mlf_open("convnet.nntxt".len()), 0);
+    put("convnet_params.h5", std::fs::read(&params).unwrap());
+    assert_eq!(mlf_params("convnet_params.h5".len()), 0);
+    for to in ["onnx", "nnp", "safetensors"] {
+        let out = tmp.path().join(format!("cli.{to}"));
+        let mut opts = mlformats::ConvertOptions::new();
+        opts.params = Some(params.clone());
+        mlformats::convert(&net, &out, &opts).unwrap();
+        let req = serde_json::json!({"op": "convert", "to": to, "params": true});
+        abi::set_input(req.to_string().into_bytes());
+        assert_eq!(
+            mlf_request(),
+            0,
+            "{}",
+            String::from_utf8_lossy(&abi::output())
+        );
+        assert!(
+            abi::output() == std::fs::read(&out).unwrap(),
+            "--params to {to}"
+        );
+    }
+    // a parameter file that is not one: the library's message, naming it
+    put("bad.h5", b"not hdf5".to_vec());
+    assert_eq!(mlf_params("bad.h5".len()), 1);
+    assert!(
+        String::from_utf8(abi::output())
+            .unwrap()
+            .starts_with("bad.h5: ")
+    );
+    // --input-shape: parsed as the CLI parses it, into the options
+    let req = serde_json::json!({"op": "convert", "to": "nnp", "input_shape": ["x:0=1,b"]});
+    let opts = abi::convert_options(&req);
+    assert_eq!(
+        opts.unwrap_err(),
+        "invalid value 'x:0=1,b' for '--input-shape <NAME=D0,D1,...>': invalid ONNX model: \
+         --input-shape \"x:0=1,b\": expected NAME=D0,D1,..."
+    );
+    let req = serde_json::json!({"input_shape": ["Input=2,1,28,28", "D=2,1,28"]});
+    let opts = abi::convert_options(&req).unwrap();
+    assert_eq!(
+        opts.input_shapes,
+        [
+            ("Input".to_string(), vec![2, 1, 28, 28]),
+            ("D".to_string(), vec![2, 1, 28])
+        ]
+    );
+}
+
+/// A `.safetensors` past 4 GiB that exists only as its header and the bytes
+/// written at its end (zeros elsewhere): read by offset, never held.
+struct Sparse {
+    len: u64,
+    parts: Vec<(u64, Vec<u8>)>,
+}
+
+impl mlformats::random_access::ReadAt for Sparse {
+    fn len(&self) -> u64 {
+        self.len
+    }
+
+    fn read_at(&self, offset: u64, buf: &mut [u8]) -> std::io::Result<()> {
+        let end = offset + buf.len() as u64;
+        if end > self.len {
+            return Err(std::io::ErrorKind::UnexpectedEof.into());
+        }
+        buf.fill(0);
+        for (at, bytes) in &self.parts {
+            let (a, b) = (offset.max(*at), end.min(at + bytes.len() as u64));
+            if a < b {
+                buf[(a - offset) as usize..(b - offset) as usize]
+                    .copy_from_slice(&bytes[(a - at) as usize..(b - at) as usize]);
+            }
+        }
+        Ok(())
+    }
+}
+
+#[test]
+fn a_safetensors_past_4_gib_opens_by_slices() {
+    let big: u64 = 1025 * 1048576; // f32 elements: 4 GiB + 4 MiB
+    let header = serde_json::json!({
+        "big": {"dtype": "F32", "shape": [1025, 1048576], "data_offsets": [0, big * 4]},
+        "tail": {"dtype": "F32", "shape": [4], "data_offsets": [big * 4, big * 4 + 16]},
+    });
+    let mut h = header.to_string().into_bytes();
+    while !h.len().is_multiple_of(8) {
+        h.push(b' ');
+    }
+    let mut head = (h.len() as u64).to_le_bytes().to_vec();
+    head.extend(&h);
+    let data = head.len() as u64;
+    let values: Vec<u8> = [1.5f32, -2.25, 3.0, 4.75, 10.0, 20.0, 30.0, 40.0]
+        .iter()
+        .flat_map(|v| v.to_le_bytes())
+        .collect();
+    let file = Sparse {
+        len: data + big * 4 + 16,
+        parts: vec![(0, head), (data + big * 4 - 16, values)],
+    };
+    let m = Model::open_indexed(Box::new(PageFile::over(Box::new(file))), "huge.safetensors")
+        .unwrap()
+        .unwrap();
+    let rows: Value = serde_json::from_str(&m.tensors()).unwrap();
+    assert_eq!(rows[0]["bytes"], big * 4);
+    assert_eq!(rows[1]["shape"], serde_json::json!([4]));
+    let v: Value =
+        serde_json::from_str(&m.values_json("big", big as usize - 4, 4).unwrap()).unwrap();
+    assert_eq!(v["values"], serde_json::json!([1.5, -2.25, 3.0, 4.75]));
+    let v: Value = serde_json::from_str(&m.values_json("tail", 0, 4).unwrap()).unwrap();
+    assert_eq!(v["values"], serde_json::json!([10.0, 20.0, 30.0, 40.0]));
 }

@@ -13,12 +13,14 @@ use crate::{Document, Error, Format, Result};
 mod onnx_graph;
 mod options;
 mod plan;
+mod sliced;
 mod summary;
 
 #[cfg(feature = "onnx")]
 pub use onnx_graph::RESERVED_PREFIX;
 pub use options::ConvertOptions;
 pub(crate) use plan::{Plan, cast_float};
+pub use sliced::{SLICED_TARGETS, convert_index};
 pub use summary::{ConvertSummary, ExportedGraph};
 /// The name prefix of tensors an exporter adds to a model (helper constants
 /// such as reshape shapes, cast outputs): `diff` lists them apart from the
@@ -47,6 +49,17 @@ fn check_applies(doc: &Document, target: Format, opts: &ConvertOptions) -> Resul
     let exports = target == Format::Onnx && !opts.weights_only && crate::export::has_graph(doc);
     #[cfg(not(feature = "onnx"))]
     let exports = false;
+    check_applies_to(doc.format(), exports, target, opts)
+}
+
+/// [`check_applies`] for an input of format `from`; `exports`: the
+/// conversion exports a graph to ONNX.
+fn check_applies_to(
+    from: Format,
+    exports: bool,
+    target: Format,
+    opts: &ConvertOptions,
+) -> Result<()> {
     let why = if exports {
         ""
     } else if target != Format::Onnx {
@@ -66,8 +79,7 @@ fn check_applies(doc: &Document, target: Format, opts: &ConvertOptions) -> Resul
         };
         if let Some(flag) = flag {
             return Err(Error::Invalid(format!(
-                "{flag} applies to exporting a graph to ONNX, but{why} ({} -> {target})",
-                doc.format()
+                "{flag} applies to exporting a graph to ONNX, but{why} ({from} -> {target})"
             )));
         }
     }
@@ -352,14 +364,18 @@ fn written_dtype(target: Format, d: DType) -> DType {
 /// What a tensors-only target would not carry of `doc`: its graph, its
 /// optimizer configs, its metadata.
 fn what_is_lost(doc: &Document) -> Option<String> {
+    lost_of(doc.graph(), doc.metadata())
+}
+
+/// [`what_is_lost`] of a file with `graph` and `metadata`.
+fn lost_of(
+    graph: Option<&tensor_core::graph::ModelGraph>,
+    m: &serde_json::Map<String, serde_json::Value>,
+) -> Option<String> {
     let mut lost = Vec::new();
-    if doc
-        .graph()
-        .is_some_and(|g| g.graphs.iter().any(|g| !g.nodes.is_empty()))
-    {
+    if graph.is_some_and(|g| g.graphs.iter().any(|g| !g.nodes.is_empty())) {
         lost.push("the graph".to_string());
     }
-    let m = doc.metadata();
     if m.contains_key("uint_configs") || m.contains_key("float_configs") {
         lost.push("the optimizer configs".to_string());
     }

@@ -283,6 +283,13 @@ impl Document {
         crate::formats::nnabla_family::with_parameters(self, &params)
     }
 
+    /// [`Document::with_parameters`] with the parameter file already
+    /// opened (e.g. from bytes, as the viewer has them).
+    #[cfg(feature = "nnp")]
+    pub fn with_parameters_of(&self, params: &Document) -> Result<Document> {
+        crate::formats::nnabla_family::with_parameters(self, params)
+    }
+
     pub(crate) fn source(&self) -> &Source {
         &self.source
     }

@@ -138,7 +138,8 @@ pub mod view;
 pub use codec::{ReadOptions, StoredTensor};
 #[doc(inline)]
 pub use convert::{
-    ConvertOptions, ConvertSummary, convert, convert_document, convert_document_to_bytes,
+    ConvertOptions, ConvertSummary, SLICED_TARGETS, convert, convert_document,
+    convert_document_to_bytes, convert_index,
 };
 pub use detect::{Format, Input, detect};
 #[doc(inline)]

@@ -22,7 +22,7 @@ macro_rules! bail {
     ($($t:tt)*) => { return Err(Error::Npz(format!($($t)*))) };
 }
 
-fn npz_err(e: impl std::fmt::Display) -> Error {
+pub(crate) fn npz_err(e: impl std::fmt::Display) -> Error {
     Error::Npz(e.to_string())
 }
 
@@ -258,14 +258,33 @@ fn write_member<W: Write + std::io::Seek>(
     name: &str,
     t: &Tensor<'_>,
 ) -> Result<()> {
-    let descr = descr_of(t.dtype()).ok_or_else(|| {
-        Error::Unsupported(format!("dtype {} has no numpy equivalent", t.dtype())).in_tensor(name)
+    let len = t.bytes().len() as u64;
+    write_member_with(zip, name, t.dtype(), t.dims(), t.order(), len, |member| {
+        tensor_core::io::write_prefaulted(member, t.bytes())?;
+        Ok(())
+    })
+}
+
+/// Writes the member of a tensor of `dtype`, `dims` and `order` whose data
+/// is `byte_len` bytes: its `.npy` header, then `data` writes the data (all
+/// of it, in order).
+pub(crate) fn write_member_with<W: Write + std::io::Seek>(
+    zip: &mut NnpZipWriter<W>,
+    name: &str,
+    dtype: DType,
+    dims: &[usize],
+    order: MemoryOrder,
+    byte_len: u64,
+    data: impl FnOnce(&mut dyn Write) -> Result<()>,
+) -> Result<()> {
+    let descr = descr_of(dtype).ok_or_else(|| {
+        Error::Unsupported(format!("dtype {dtype} has no numpy equivalent")).in_tensor(name)
     })?;
-    let large = t.bytes().len() as u64 >= (1u64 << 32) - (1 << 20);
+    let large = byte_len >= (1u64 << 32) - (1 << 20);
     let member_name = format!("{name}.npy");
     let member = zip.start(&member_name, large).map_err(npz_err)?;
-    let shape: Vec<u64> = t.dims().iter().map(|&d| d as u64).collect();
-    let order = match t.order() {
+    let shape: Vec<u64> = dims.iter().map(|&d| d as u64).collect();
+    let order = match order {
         MemoryOrder::RowMajor => Order::C,
         MemoryOrder::ColumnMajor => Order::Fortran,
     };
@@ -281,6 +300,5 @@ fn write_member<W: Write + std::io::Seek>(
         .writer(&mut *member)
         .write_header_only()
         .map_err(npz_err)?;
-    tensor_core::io::write_prefaulted(member, t.bytes())?;
-    Ok(())
+    data(member)
 }

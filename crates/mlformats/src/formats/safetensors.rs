@@ -142,53 +142,17 @@ impl Codec for SafetensorsCodec {
         // The header first (names, dtypes, shapes and offsets, all known
         // before any data is converted), then each tensor converted and
         // written in turn, in the given order: peak memory is one tensor.
-        let mut header = Map::new();
-        if !cx.metadata.is_empty() {
-            let meta: Map<String, Value> = cx
-                .metadata
-                .iter()
-                .map(|(k, v)| (k.clone(), Value::String(v.clone())))
-                .collect();
-            header.insert("__metadata__".into(), Value::Object(meta));
-        }
-        let mut offset = 0usize;
-        for it in items {
-            if it.tensor.order() != MemoryOrder::RowMajor && !cx.plan.row_major {
-                return Err(Error::Unsupported(
-                    "column-major; safetensors holds row-major data".into(),
+        let json = header(
+            items.iter().map(|it| {
+                (
+                    it.name,
+                    it.tensor.dtype(),
+                    it.tensor.dims(),
+                    it.tensor.order(),
                 )
-                .in_tensor(it.name));
-            }
-            let out_dtype = cx.plan.out_dtype(it.tensor.dtype());
-            let dtype = from_dtype(out_dtype).ok_or_else(|| {
-                Error::Unsupported(format!("dtype {out_dtype} cannot be stored in safetensors"))
-                    .in_tensor(it.name)
-            })?;
-            let len = tensor_core::checked_byte_len(it.tensor.dims(), out_dtype)
-                .ok_or_else(|| Error::Unsupported("too large".into()).in_tensor(it.name))?;
-            let end = offset
-                .checked_add(len)
-                .ok_or_else(|| Error::Unsupported("too large".into()).in_tensor(it.name))?;
-            if header.contains_key(it.name) || it.name == "__metadata__" {
-                return Err(Error::Invalid(format!(
-                    "the name {:?} occurs twice (or is reserved) in a safetensors file",
-                    it.name
-                )));
-            }
-            let entry = serde_json::json!({
-                "dtype": serde_json::to_value(dtype).unwrap_or(Value::Null),
-                "shape": it.tensor.dims(),
-                "data_offsets": [offset, end],
-            });
-            header.insert(it.name.to_string(), entry);
-            offset = end;
-        }
-        let mut json = serde_json::to_vec(&Value::Object(header))
-            .map_err(|e| Error::Safetensors(format!("writing the header: {e}")))?;
-        // pad with spaces so that the data starts 8-byte aligned
-        while json.len() % 8 != 0 {
-            json.push(b' ');
-        }
+            }),
+            cx,
+        )?;
         tensor_core::io::write_atomic(out, |w| -> Result<()> {
             use std::io::Write;
             w.write_all(&(json.len() as u64).to_le_bytes())?;
@@ -218,4 +182,62 @@ impl Codec for SafetensorsCodec {
             Ok(())
         })
     }
+}
+
+/// The header a safetensors file of `items` (name, dtype before the plan,
+/// dims, order) starts with: its length (8 bytes) excluded, padded with
+/// spaces to a multiple of 8 bytes.
+pub(crate) fn header<'n>(
+    items: impl Iterator<Item = (&'n str, DType, &'n [usize], MemoryOrder)>,
+    cx: &WriteContext<'_>,
+) -> Result<Vec<u8>> {
+    let mut header = Map::new();
+    if !cx.metadata.is_empty() {
+        let meta: Map<String, Value> = cx
+            .metadata
+            .iter()
+            .map(|(k, v)| (k.clone(), Value::String(v.clone())))
+            .collect();
+        header.insert("__metadata__".into(), Value::Object(meta));
+    }
+    // u64: a 32-bit build (the viewer's) writes files past 4 GiB too
+    let mut offset = 0u64;
+    for (name, in_dtype, dims, order) in items {
+        if order != MemoryOrder::RowMajor && !cx.plan.row_major {
+            return Err(Error::Unsupported(
+                "column-major; safetensors holds row-major data".into(),
+            )
+            .in_tensor(name));
+        }
+        let out_dtype = cx.plan.out_dtype(in_dtype);
+        let dtype = from_dtype(out_dtype).ok_or_else(|| {
+            Error::Unsupported(format!("dtype {out_dtype} cannot be stored in safetensors"))
+                .in_tensor(name)
+        })?;
+        let len = tensor_core::checked_byte_len(dims, out_dtype)
+            .and_then(|n| u64::try_from(n).ok())
+            .ok_or_else(|| Error::Unsupported("too large".into()).in_tensor(name))?;
+        let end = offset
+            .checked_add(len)
+            .ok_or_else(|| Error::Unsupported("too large".into()).in_tensor(name))?;
+        if header.contains_key(name) || name == "__metadata__" {
+            return Err(Error::Invalid(format!(
+                "the name {name:?} occurs twice (or is reserved) in a safetensors file"
+            )));
+        }
+        let entry = serde_json::json!({
+            "dtype": serde_json::to_value(dtype).unwrap_or(Value::Null),
+            "shape": dims,
+            "data_offsets": [offset, end],
+        });
+        header.insert(name.to_string(), entry);
+        offset = end;
+    }
+    let mut json = serde_json::to_vec(&Value::Object(header))
+        .map_err(|e| Error::Safetensors(format!("writing the header: {e}")))?;
+    // pad with spaces so that the data starts 8-byte aligned
+    while json.len() % 8 != 0 {
+        json.push(b' ');
+    }
+    Ok(json)
 }

@@ -1,0 +1,373 @@
+//! Converting a file opened by random access ([`FileIndex`]) without ever
+//! holding it, or the output, whole: each tensor is read a slice at a time
+//! through the [`ReadAt`], cast as the plan says, and written to a
+//! `Write + Seek` as it goes (the viewer's sink hands the pieces to the
+//! page). The bytes are the ones [`super::convert_document`] writes for the
+//! same file and options.
+
+use std::io::{Seek, Write};
+use std::path::Path;
+
+use tensor_core::{MemoryOrder, Tensor};
+
+use super::{ConvertOptions, ConvertSummary, Plan};
+use crate::codec::WriteContext;
+use crate::random_access::{FileIndex, ReadAt};
+use crate::{Error, Format, InTensor, Result};
+
+/// The targets [`convert_index`] writes a slice at a time: every other
+/// target's writer needs the whole model (or every tensor) in memory.
+pub const SLICED_TARGETS: [Format; 3] = [Format::Safetensors, Format::Npz, Format::CvmParams];
+
+/// Bytes of a tensor read at a time.
+const SLICE_BYTES: u64 = 4 << 20;
+
+/// Converts the file `index` describes (read through `reader`; `path`, its
+/// name, goes into the metadata as [`super::convert_document`] puts it) to
+/// `target` with `opts`, writing to `out`: the bytes `mlformats convert`
+/// writes for the same file and options. Memory: one slice of 4 MiB (one
+/// whole tensor for a column-major tensor the target stores row-major).
+///
+/// Targets other than [`SLICED_TARGETS`] are refused with the reason, and
+/// so is `--params` (merging parameters into a network needs the whole
+/// file).
+///
+/// ```
+/// # fn main() -> mlformats::Result<()> {
+/// use mlformats::random_access::FileIndex;
+/// let bytes = std::fs::read("../../testdata/cvm/two_entry.params").unwrap();
+/// let index = FileIndex::open(&bytes[..], None, &Default::default())?.unwrap();
+/// let opts = mlformats::ConvertOptions::default();
+/// let mut out = std::io::Cursor::new(Vec::new());
+/// let target = mlformats::Format::Safetensors;
+/// let name = std::path::Path::new("two_entry.params");
+/// mlformats::convert_index(&index, &bytes[..], Some(name), target, &opts, &mut out)?;
+/// let doc = mlformats::Document::from_bytes(bytes.clone(), Some(name), None)?;
+/// let (whole, _) = mlformats::convert_document_to_bytes(&doc, target, &opts)?;
+/// assert_eq!(out.into_inner(), whole);
+/// # Ok(()) }
+/// ```
+pub fn convert_index<R: ReadAt + ?Sized, W: Write + Seek>(
+    index: &FileIndex,
+    reader: &R,
+    path: Option<&Path>,
+    target: Format,
+    opts: &ConvertOptions,
+    out: &mut W,
+) -> Result<ConvertSummary> {
+    let from = index.format();
+    if opts.params.is_some() {
+        return Err(Error::Unsupported(
+            "--params merges parameters into the input's network, which needs the whole file in \
+             memory; this file is read a slice at a time (use `mlformats convert`)"
+                .into(),
+        ));
+    }
+    let exports = target == Format::Onnx
+        && !opts.weights_only
+        && index
+            .graph()
+            .is_some_and(|g| g.graphs.iter().any(|g| !g.nodes.is_empty()));
+    super::check_applies_to(from, exports, target, opts)?;
+    let filter = crate::NameFilter::new(&opts.only, &opts.exclude)?;
+    if !SLICED_TARGETS.contains(&target) {
+        return Err(Error::Unsupported(format!(
+            "this file is read a slice at a time, and the {target} writer needs {} in memory at \
+             once; a file read by slices converts to safetensors, npz or cvm-params (use \
+             `mlformats convert` for {target})",
+            if exports || target.is_nnabla() || target == Format::TennisModule {
+                "the whole model"
+            } else {
+                "every tensor"
+            }
+        )));
+    }
+    if opts.is_plain() && from == target {
+        if target == Format::Safetensors {
+            // a safetensors file re-encodes as its own bytes
+            copy(reader, out)?;
+            return Ok(ConvertSummary::new(
+                from,
+                target,
+                index.tensors().len(),
+                true,
+            ));
+        }
+        return Err(Error::Unsupported(format!(
+            "re-encoding a {from} file into {target} rewrites it from the whole file, and this \
+             file is read a slice at a time (use `mlformats convert`)"
+        )));
+    }
+    let renames = super::renames(&opts.renames)?;
+    let lost = super::lost_of(index.graph(), index.metadata());
+    if index.tensors().is_empty()
+        && !opts.weights_only
+        && let Some(w) = &lost
+    {
+        return Err(Error::Unsupported(format!(
+            "nothing to write: this {from} holds no tensor, only {w}, which {target} cannot hold"
+        )));
+    }
+    // (position in the index, name in the output)
+    let mut selected: Vec<(usize, String)> = Vec::new();
+    for (i, t) in index.tensors().iter().enumerate() {
+        if filter.keeps(t.name()) {
+            let mut new = t.name().to_string();
+            for (re, to) in &renames {
+                new = re.replace_all(&new, to.as_str()).into_owned();
+            }
+            selected.push((i, new));
+        }
+    }
+    let name_of = |i: usize| index.tensors()[i].name();
+    if selected.is_empty() && !index.tensors().is_empty() {
+        return Err(Error::Invalid(format!(
+            "no tensor is left to write: --only/--exclude match none of the {} tensors",
+            index.tensors().len()
+        )));
+    }
+    let mut seen = std::collections::HashMap::new();
+    for (i, new) in &selected {
+        if let Some(first) = seen.insert(new.as_str(), name_of(*i)) {
+            return Err(Error::Invalid(format!(
+                "--rename gives {first:?} and {:?} the same name {new:?}",
+                name_of(*i)
+            )));
+        }
+    }
+    let plan = Plan::for_target(target, opts.dtype, opts.keep_order)?;
+    let c = crate::codec::codec(target)?;
+    let mut skipped = Vec::new();
+    let mut items: Vec<(usize, &str)> = Vec::with_capacity(selected.len());
+    let mut cast = Vec::new();
+    let mut changed = Vec::new();
+    for (i, new) in &selected {
+        let t = &index.tensors()[*i];
+        let planned = plan.out_dtype(t.dtype());
+        match c.refuses(target, planned, t.dims()) {
+            Some(why) => skipped.push((t.name().to_string(), why)),
+            None => {
+                let out = super::written_dtype(target, planned);
+                if out != t.dtype() {
+                    cast.push((t.name().to_string(), t.dtype(), out));
+                }
+                let asked = opts
+                    .dtype
+                    .filter(|_| t.dtype().is_float())
+                    .unwrap_or(t.dtype());
+                if out != asked {
+                    changed.push(format!("{:?} ({asked} -> {out})", t.name()));
+                }
+                items.push((*i, new.as_str()));
+            }
+        }
+    }
+    if !skipped.is_empty() && !opts.skip_unsupported {
+        let list: Vec<String> = skipped
+            .iter()
+            .map(|(n, why)| format!("{n:?} ({why})"))
+            .collect();
+        return Err(Error::Unsupported(format!(
+            "{target} cannot hold {} of the tensors: {}; --skip-unsupported converts the rest",
+            skipped.len(),
+            list.join(", ")
+        )));
+    }
+    let renamed: Vec<(String, String)> = selected
+        .iter()
+        .filter(|(i, new)| name_of(*i) != new)
+        .map(|(i, new)| (name_of(*i).to_string(), new.clone()))
+        .collect();
+    let mut warnings = Vec::new();
+    if !changed.is_empty() {
+        warnings.push(format!(
+            "{target} has no type for {} of the tensors, written as the nearest type it has: {}",
+            changed.len(),
+            changed.join(", ")
+        ));
+    }
+    if !opts.weights_only
+        && let Some(w) = lost
+    {
+        warnings.push(format!(
+            "{target} gets the tensors alone: {w} of this {from} {} not carried over \
+             (--weights-only says that is what you want)",
+            if w.ends_with('s') { "are" } else { "is" }
+        ));
+    }
+    let noop = |_: u64| {};
+    let progress: &dyn Fn(u64) = match &opts.progress {
+        Some(p) => p.as_ref(),
+        None => &noop,
+    };
+    let cx = WriteContext {
+        plan,
+        progress,
+        metadata: super::source_metadata(from, path),
+    };
+    let w = Writer {
+        index,
+        reader,
+        cx: &cx,
+    };
+    match target {
+        #[cfg(feature = "safetensors")]
+        Format::Safetensors => w.safetensors(&items, out)?,
+        #[cfg(feature = "npz")]
+        Format::Npz => w.npz(&items, out)?,
+        #[cfg(feature = "cvm")]
+        Format::CvmParams => w.cvm(&items, out)?,
+        _ => {
+            return Err(Error::FeatureDisabled {
+                format: target,
+                feature: target.feature(),
+            });
+        }
+    }
+    out.flush()?;
+    let mut s = ConvertSummary::new(from, target, items.len(), false);
+    s.skipped = skipped;
+    s.warnings = warnings;
+    s.cast = cast;
+    s.renamed = renamed;
+    Ok(s)
+}
+
+/// Copies all of `reader` to `out`, a slice at a time.
+fn copy<R: ReadAt + ?Sized, W: Write>(reader: &R, out: &mut W) -> Result<()> {
+    let mut buf = Vec::new();
+    let mut at = 0u64;
+    while at < reader.len() {
+        let n = (reader.len() - at).min(SLICE_BYTES) as usize;
+        buf.resize(n, 0);
+        reader.read_at(at, &mut buf)?;
+        out.write_all(&buf)?;
+        at += n as u64;
+    }
+    Ok(())
+}
+
+/// The tensors of an index written by the plan of `cx`.
+struct Writer<'a, R: ?Sized> {
+    index: &'a FileIndex,
+    reader: &'a R,
+    cx: &'a WriteContext<'a>,
+}
+
+impl<R: ReadAt + ?Sized> Writer<'_, R> {
+    /// True when tensor `i` must be read whole: column-major data the plan
+    /// (or the target's writer, `transposes`) turns row-major.
+    fn whole(&self, i: usize, transposes: bool) -> bool {
+        let t = &self.index.tensors()[i];
+        t.order() == MemoryOrder::ColumnMajor
+            && t.dims().iter().filter(|&&d| d > 1).count() > 1
+            && (self.cx.plan.row_major || transposes)
+    }
+
+    /// Tensor `i` read whole and planned.
+    fn read_whole(&self, i: usize) -> Result<Tensor<'static>> {
+        let t = self.index.read_tensor(self.reader, i)?;
+        let name = self.index.tensors()[i].name();
+        Ok(self.cx.plan.apply(&t).in_tensor(name)?.into_static())
+    }
+
+    /// The planned bytes of tensor `i`, written to `w` a slice at a time
+    /// (whole when [`Writer::whole`]).
+    fn data(&self, i: usize, w: &mut dyn Write) -> Result<()> {
+        let t = &self.index.tensors()[i];
+        if self.whole(i, false) {
+            let planned = self.read_whole(i)?;
+            w.write_all(planned.bytes())?;
+        } else {
+            let step = (SLICE_BYTES / t.dtype().size().max(1) as u64).max(1);
+            let mut buf = Vec::new();
+            let mut at = 0;
+            while at < t.numel() {
+                let part = self
+                    .index
+                    .read_elements(self.reader, i, at, step, &mut buf)?;
+                let planned = self.cx.plan.apply(&part).in_tensor(t.name())?;
+                w.write_all(planned.bytes())?;
+                at += step;
+            }
+        }
+        (self.cx.progress)(t.byte_len());
+        Ok(())
+    }
+
+    /// Tensor `i`'s dtype, dims and order in the output, and its bytes.
+    fn out_layout(&self, i: usize) -> Result<(tensor_core::DType, &[usize], MemoryOrder, u64)> {
+        let t = &self.index.tensors()[i];
+        let dtype = self.cx.plan.out_dtype(t.dtype());
+        let order = if self.cx.plan.row_major {
+            MemoryOrder::RowMajor
+        } else {
+            t.order()
+        };
+        let len = t
+            .numel()
+            .checked_mul(dtype.size() as u64)
+            .ok_or_else(|| Error::Unsupported("too large".into()).in_tensor(t.name()))?;
+        Ok((dtype, t.dims(), order, len))
+    }
+
+    #[cfg(feature = "safetensors")]
+    fn safetensors<W: Write + Seek>(&self, items: &[(usize, &str)], out: &mut W) -> Result<()> {
+        let tensors = self.index.tensors();
+        let json = crate::formats::safetensors::header(
+            items.iter().map(|&(i, name)| {
+                let t = &tensors[i];
+                (name, t.dtype(), t.dims(), t.order())
+            }),
+            self.cx,
+        )?;
+        out.write_all(&(json.len() as u64).to_le_bytes())?;
+        out.write_all(&json)?;
+        for &(i, _) in items {
+            self.data(i, out)?;
+        }
+        Ok(())
+    }
+
+    #[cfg(feature = "npz")]
+    fn npz<W: Write + Seek>(&self, items: &[(usize, &str)], out: &mut W) -> Result<()> {
+        // (the dtypes were checked: `refuses`)
+        let mut zip = nnp_archive::archive::NnpZipWriter::new(&mut *out);
+        for &(i, name) in items {
+            let (dtype, dims, order, len) = self.out_layout(i)?;
+            crate::formats::npz::write_member_with(&mut zip, name, dtype, dims, order, len, |w| {
+                self.data(i, w)
+            })?;
+        }
+        zip.finish().map_err(crate::formats::npz::npz_err)?;
+        Ok(())
+    }
+
+    #[cfg(feature = "cvm")]
+    fn cvm<W: Write + Seek>(&self, items: &[(usize, &str)], out: &mut W) -> Result<()> {
+        let mut pw = cvm_params::ParamsWriter::new(
+            &mut *out,
+            items.iter().map(|(_, name)| name.as_bytes()),
+            &cvm_params::WriteOptions::default(),
+        )?;
+        for &(i, _) in items {
+            if self.whole(i, true) {
+                let planned = self.read_whole(i)?;
+                pw.write_tensor(&planned)?;
+                continue;
+            }
+            let (dtype, dims, _, len) = self.out_layout(i)?;
+            let mut failed = None;
+            pw.write_tensor_streamed(dtype, dims, len, |w| {
+                self.data(i, w).map_err(|e| {
+                    let msg = crate::chain_message(&e);
+                    failed = Some(e);
+                    std::io::Error::other(msg)
+                })
+            })
+            .map_err(|e| failed.take().unwrap_or_else(|| e.into()))?;
+        }
+        pw.finish()?;
+        Ok(())
+    }
+}
