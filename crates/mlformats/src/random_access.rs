@@ -9,7 +9,9 @@
 //! are all stored (`numpy.savez`) and little-endian (every tensor stored
 //! whole, uncompressed, at an offset its headers state), and NNabla `.nnp`
 //! archives whose parameters are in stored `.protobuf` members (the
-//! networks read whole, each parameter's packed data located, not read).
+//! networks read whole, each parameter's packed data located, not read),
+//! and TenniS `.tsm` modules (the graph read, each tensor's data located,
+//! not read: see `random_access/tsm.rs`).
 //! [`FileIndex::open`]
 //! answers `None` for any other file: open those whole
 //! ([`crate::Document::from_bytes`]).
@@ -43,6 +45,8 @@ use crate::{Error, Format, Result};
 
 #[cfg(feature = "nnp")]
 mod nnp;
+#[cfg(feature = "tennis")]
+mod tsm;
 
 /// A file read by offset: its length and any range of its bytes.
 pub trait ReadAt {
@@ -264,6 +268,8 @@ impl FileIndex {
             Format::Npz => index.read_npz(r)?,
             #[cfg(feature = "nnp")]
             Format::NnablaNnp => index.read_nnp(r)?,
+            #[cfg(feature = "tennis")]
+            Format::TennisModule => index.read_tsm(r).map(|()| true)?,
             _ => false,
         };
         Ok(read.then_some(index))
@@ -465,7 +471,8 @@ impl FileIndex {
             .iter()
             .map(|t| TensorSummary {
                 name: t.stored.name.clone(),
-                stored_name: None,
+                stored_name: (t.stored.stored_name != t.stored.name)
+                    .then(|| t.stored.stored_name.clone()),
                 dtype: t.dtype,
                 shape: t.stored.shape.clone(),
                 bytes: t.len,
@@ -487,7 +494,8 @@ impl FileIndex {
         }
     }
 
-    /// The graph, for formats that store one (an `.nnp`'s networks), as
+    /// The graph, for formats that store one (an `.nnp`'s networks, a
+    /// `.tsm` module's nodes), as
     /// [`crate::Document::graph`] gives it.
     pub fn graph(&self) -> Option<&tensor_core::graph::ModelGraph> {
         self.graph.as_ref()

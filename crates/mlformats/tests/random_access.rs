@@ -6,13 +6,16 @@
 //! parameters, and each `.nnp` of `testdata/nnabla` and some of
 //! `testdata/onnx` rewritten with its parameters in a stored
 //! `parameter.protobuf` (and again with its network deflated): the same and
-//! the same graph; on truncated and mutated copies, an error exactly where
-//! the whole-file path has one, and never a panic.
+//! the same graph; every `.tsm` of `testdata/` (and each `.params`
+//! converted to `.tsm`): the same and the same graph; on truncated and
+//! mutated copies, an error exactly where the whole-file path has one, and
+//! never a panic.
 #![cfg(all(
     feature = "cvm",
     feature = "safetensors",
     feature = "npz",
-    feature = "nnp"
+    feature = "nnp",
+    feature = "tennis"
 ))]
 
 use std::io::{Cursor, Read, Write};
@@ -42,6 +45,7 @@ fn samples(tmp: &Path) -> Vec<(String, Vec<u8>)> {
     let mut params = Vec::new();
     files(&testdata(), "params", &mut params);
     files(&testdata(), "safetensors", &mut params);
+    files(&testdata(), "tsm", &mut params);
     params.sort();
     // testdata/ holds a thousand small .npz (runtime inputs and outputs):
     // those of testdata/npz and a few others
@@ -60,7 +64,7 @@ fn samples(tmp: &Path) -> Vec<(String, Vec<u8>)> {
         if let Ok(doc) = Document::open(&p)
             && doc.format() == Format::CvmParams
         {
-            for ext in ["safetensors", "npz"] {
+            for ext in ["safetensors", "npz", "tsm"] {
                 let st = tmp.join(format!("{name}.{ext}"));
                 if mlformats::save(&st, doc.tensors()).is_ok() {
                     out.push((format!("{name}.{ext}"), std::fs::read(&st).unwrap()));
@@ -141,14 +145,20 @@ fn same(name: &str, bytes: &[u8]) -> bool {
             assert!(
                 matches!(
                     doc.format(),
-                    Format::CvmParams | Format::Safetensors | Format::Npz | Format::NnablaNnp
+                    Format::CvmParams
+                        | Format::Safetensors
+                        | Format::Npz
+                        | Format::NnablaNnp
+                        | Format::TennisModule
                 ),
                 "{name}"
             );
-            let nodes = |g: Option<&tensor_core::graph::ModelGraph>| {
-                g.map(|g| g.graphs.iter().map(|g| g.nodes.len()).collect::<Vec<_>>())
-            };
-            assert_eq!(nodes(index.graph()), nodes(doc.graph()), "{name}");
+            // the whole graph, as text (attributes may hold NaN)
+            let graph = |g: Option<&tensor_core::graph::ModelGraph>| format!("{g:?}");
+            assert!(
+                graph(index.graph()) == graph(doc.graph()),
+                "{name}: the graphs differ"
+            );
             assert_eq!(index.format(), doc.format(), "{name}");
             assert_eq!(index.file_size(), doc.file_size(), "{name}");
             assert_eq!(index.metadata(), doc.metadata(), "{name}");
@@ -201,11 +211,13 @@ fn random_access_reads_what_the_whole_file_path_reads() {
     let mut read = 0;
     let mut npz = 0;
     let mut nnp = 0;
+    let mut tsm = 0;
     for (name, bytes) in &samples {
         let ok = same(name, bytes);
         read += ok as usize;
         npz += (ok && name.ends_with(".npz")) as usize;
         nnp += (ok && name.ends_with(".nnp")) as usize;
+        tsm += (ok && name.ends_with(".tsm")) as usize;
         // every archive with stored .protobuf parameters is read by offset
         if by_offset(name) {
             assert!(ok, "{name}: not read by random access");
@@ -214,6 +226,7 @@ fn random_access_reads_what_the_whole_file_path_reads() {
     assert!(read >= 30, "{read} of {} files read", samples.len());
     assert!(npz >= 20, "{npz} .npz read");
     assert!(nnp >= 15, "{nnp} .nnp read");
+    assert!(tsm >= 200, "{tsm} .tsm read");
 }
 
 #[test]
@@ -221,7 +234,27 @@ fn random_access_refuses_what_the_whole_file_path_refuses() {
     let tmp = tempfile::tempdir().unwrap();
     let mut cases = 0;
     let mut nnp = 0;
+    let mut tsm = 0;
     for (name, bytes) in samples(tmp.path()) {
+        // the .tsm share a layout (their own crate tests every golden
+        // against its index): every 16th, its whole structure
+        if name.ends_with(".tsm") {
+            tsm += 1;
+            if tsm % 16 != 1 {
+                continue;
+            }
+            let len = bytes.len();
+            for at in (0..len).step_by(len / 150 + 1) {
+                for x in [0x01u8, 0x80, 0xff] {
+                    let mut b = bytes.clone();
+                    b[at] ^= x;
+                    same(&name, &b);
+                    cases += 1;
+                }
+                same(&name, &bytes[..at]);
+                cases += 1;
+            }
+        }
         // the .nnp read whole (.h5 parameters) are tested by their own
         // crate; of the others, every second one (they share a layout)
         if name.ends_with(".nnp") {
