@@ -10,8 +10,10 @@
 //! whole, uncompressed, at an offset its headers state), and NNabla `.nnp`
 //! archives whose parameters are in stored `.protobuf` members (the
 //! networks read whole, each parameter's packed data located, not read),
-//! and TenniS `.tsm` modules (the graph read, each tensor's data located,
-//! not read: see `random_access/tsm.rs`).
+//! TenniS `.tsm` modules (the graph read, each tensor's data located,
+//! not read: see `random_access/tsm.rs`), and standalone NNabla
+//! `.protobuf` files (the walk of an `.nnp`'s `.protobuf` members over
+//! the whole file; with the `nnp` feature).
 //! [`FileIndex::open`]
 //! answers `None` for any other file: open those whole
 //! ([`crate::Document::from_bytes`]).
@@ -45,6 +47,8 @@ use crate::{Error, Format, Result};
 
 #[cfg(feature = "nnp")]
 mod nnp;
+#[cfg(feature = "nnp")]
+mod protobuf;
 #[cfg(feature = "tennis")]
 mod tsm;
 
@@ -270,6 +274,8 @@ impl FileIndex {
             Format::NnablaNnp => index.read_nnp(r)?,
             #[cfg(feature = "tennis")]
             Format::TennisModule => index.read_tsm(r).map(|()| true)?,
+            #[cfg(feature = "nnp")]
+            Format::NnablaProtobuf => index.read_protobuf(r)?,
             _ => false,
         };
         Ok(read.then_some(index))
@@ -494,8 +500,8 @@ impl FileIndex {
         }
     }
 
-    /// The graph, for formats that store one (an `.nnp`'s networks, a
-    /// `.tsm` module's nodes), as
+    /// The graph, for formats that store one (an `.nnp`'s or a
+    /// `.protobuf`'s networks, a `.tsm` module's nodes), as
     /// [`crate::Document::graph`] gives it.
     pub fn graph(&self) -> Option<&tensor_core::graph::ModelGraph> {
         self.graph.as_ref()

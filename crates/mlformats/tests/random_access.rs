@@ -7,7 +7,9 @@
 //! `testdata/onnx` rewritten with its parameters in a stored
 //! `parameter.protobuf` (and again with its network deflated): the same and
 //! the same graph; every `.tsm` of `testdata/` (and each `.params`
-//! converted to `.tsm`): the same and the same graph; on truncated and
+//! converted to `.tsm`), and every `.protobuf` (with the
+//! `parameter.protobuf` of each rewritten `.nnp` as a file of its own):
+//! the same and the same graph; on truncated and
 //! mutated copies, an error exactly where the whole-file path has one, and
 //! never a panic.
 #![cfg(all(
@@ -46,6 +48,7 @@ fn samples(tmp: &Path) -> Vec<(String, Vec<u8>)> {
     files(&testdata(), "params", &mut params);
     files(&testdata(), "safetensors", &mut params);
     files(&testdata(), "tsm", &mut params);
+    files(&testdata(), "protobuf", &mut params);
     params.sort();
     // testdata/ holds a thousand small .npz (runtime inputs and outputs):
     // those of testdata/npz and a few others
@@ -98,6 +101,13 @@ fn nnp_samples() -> Vec<(String, Vec<u8>)> {
             && let Ok(pb) = model.write(Cursor::new(Vec::new()), &opts)
         {
             let pb = pb.into_inner();
+            // its parameter.protobuf, as a standalone file
+            let mut zin = zip::ZipArchive::new(Cursor::new(&pb)).unwrap();
+            if let Ok(mut f) = zin.by_name("parameter.protobuf") {
+                let mut data = Vec::new();
+                f.read_to_end(&mut data).unwrap();
+                out.push((format!("{name}.param.protobuf"), data));
+            }
             out.push((format!("{name}.pb.nnp"), pb.clone()));
             out.push((format!("{name}.pbz.nnp"), deflate_text(&pb)));
         }
@@ -110,7 +120,10 @@ fn nnp_samples() -> Vec<(String, Vec<u8>)> {
 
 /// An `.nnp` sample whose parameters are in a stored `.protobuf` member.
 fn by_offset(name: &str) -> bool {
-    name.ends_with(".pb.nnp") || name.ends_with(".pbz.nnp") || name == "mlp_pbparam.nnp"
+    name.ends_with(".pb.nnp")
+        || name.ends_with(".pbz.nnp")
+        || name == "mlp_pbparam.nnp"
+        || name.ends_with(".param.protobuf")
 }
 
 /// The archive `bytes` again, its `.nntxt` members deflated.
@@ -149,6 +162,7 @@ fn same(name: &str, bytes: &[u8]) -> bool {
                         | Format::Safetensors
                         | Format::Npz
                         | Format::NnablaNnp
+                        | Format::NnablaProtobuf
                         | Format::TennisModule
                 ),
                 "{name}"
@@ -195,7 +209,10 @@ fn same(name: &str, bytes: &[u8]) -> bool {
             // with parameters elsewhere than in stored .protobuf (.nnp) are
             // read whole
             assert!(
-                matches!(doc.format(), Format::Npz | Format::NnablaNnp),
+                matches!(
+                    doc.format(),
+                    Format::Npz | Format::NnablaNnp | Format::NnablaProtobuf
+                ),
                 "{name}: not read by random access"
             );
             false
@@ -212,8 +229,10 @@ fn random_access_reads_what_the_whole_file_path_reads() {
     let mut npz = 0;
     let mut nnp = 0;
     let mut tsm = 0;
+    let mut protobuf = 0;
     for (name, bytes) in &samples {
         let ok = same(name, bytes);
+        protobuf += (ok && name.ends_with(".protobuf")) as usize;
         read += ok as usize;
         npz += (ok && name.ends_with(".npz")) as usize;
         nnp += (ok && name.ends_with(".nnp")) as usize;
@@ -227,6 +246,7 @@ fn random_access_reads_what_the_whole_file_path_reads() {
     assert!(npz >= 20, "{npz} .npz read");
     assert!(nnp >= 15, "{nnp} .nnp read");
     assert!(tsm >= 200, "{tsm} .tsm read");
+    assert!(protobuf >= 8, "{protobuf} .protobuf read");
 }
 
 #[test]
@@ -286,6 +306,20 @@ fn random_access_refuses_what_the_whole_file_path_refuses() {
             b[at..(at + 8).min(len)].fill(0xff);
             same(&name, &b);
             cases += 1;
+        }
+        // a .protobuf's parameters follow one another: a byte of each
+        // header after the first one's data
+        if name.ends_with(".protobuf") {
+            for at in (200..len).step_by(len / 300 + 1) {
+                for x in [0x01u8, 0x80, 0xff] {
+                    let mut b = bytes.clone();
+                    b[at] ^= x;
+                    same(&name, &b);
+                    cases += 1;
+                }
+                same(&name, &bytes[..at]);
+                cases += 1;
+            }
         }
         // an .nnp's structure is also in its .protobuf members and its
         // central directory: each of their first bytes, and the last ones

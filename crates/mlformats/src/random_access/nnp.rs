@@ -35,7 +35,7 @@ const FIXED32: u64 = 5;
 
 /// The walk stops: an error (the whole-file path has one too), or a layout
 /// this path does not index (the whole-file path reads it).
-enum Stop {
+pub(super) enum Stop {
     Err(Error),
     Whole,
 }
@@ -161,8 +161,15 @@ impl<'r, R: ReadAt + ?Sized> Cursor<'r, R> {
     }
 }
 
+/// A serialized `NNablaProtoBuf`: its name (for messages) and byte range.
+pub(super) struct Message<'n> {
+    pub name: &'n str,
+    pub data_start: u64,
+    pub size: u64,
+}
+
 /// One `parameter` entry: name, dims, `need_grad` and its data's place.
-struct Entry {
+pub(super) struct Entry {
     name: String,
     dims: Vec<usize>,
     need_grad: bool,
@@ -325,11 +332,12 @@ fn parameter<R: ReadAt + ?Sized>(c: &mut Cursor<'_, R>, limits: &Limits) -> Walk
     })
 }
 
-/// Walks the `.protobuf` member `m`: its parameters in `found`, the bytes
-/// of every other field in `rest` (merged into the model after).
-fn protobuf_member<R: ReadAt + ?Sized>(
+/// Walks the `.protobuf` message `m` (a member, or a whole `.protobuf`
+/// file): its parameters in `found`, the bytes of every other field in
+/// `rest` (merged into the model after).
+pub(super) fn protobuf_member<R: ReadAt + ?Sized>(
     r: &R,
-    m: &MemberInfo,
+    m: &Message<'_>,
     limits: &Limits,
     found: &mut Vec<Entry>,
     rest: &mut Vec<u8>,
@@ -338,10 +346,10 @@ fn protobuf_member<R: ReadAt + ?Sized>(
         .data_start
         .checked_add(m.size)
         .filter(|&e| e <= r.len())
-        .ok_or_else(|| bad(&m.name, m.data_start, "the member ends past the file"))?;
+        .ok_or_else(|| bad(m.name, m.data_start, "the member ends past the file"))?;
     let mut c = Cursor {
         r,
-        member: &m.name,
+        member: m.name,
         pos: m.data_start,
         end,
         window: Vec::new(),
@@ -354,7 +362,7 @@ fn protobuf_member<R: ReadAt + ?Sized>(
         if num == ROOT_PARAMETER {
             if wt != LEN {
                 return Err(bad(
-                    &m.name,
+                    m.name,
                     field_start,
                     format!("NNablaProtoBuf.parameter has wire type {wt}, expected 2"),
                 ));
@@ -364,7 +372,7 @@ fn protobuf_member<R: ReadAt + ?Sized>(
             limits.check_tensors(count)?;
             let mut p = Cursor {
                 r,
-                member: &m.name,
+                member: m.name,
                 pos: at,
                 end: at + n,
                 window: Vec::new(),
@@ -433,7 +441,12 @@ impl FileIndex {
                 }
                 MemberKind::Protobuf => {
                     let mut rest = Vec::new();
-                    match protobuf_member(r, m, &limits, &mut entries, &mut rest) {
+                    let msg = Message {
+                        name: &m.name,
+                        data_start: m.data_start,
+                        size: m.size,
+                    };
+                    match protobuf_member(r, &msg, &limits, &mut entries, &mut rest) {
                         Ok(()) => {}
                         Err(Stop::Whole) => return Ok(false),
                         Err(Stop::Err(e)) => return Err(e),
@@ -444,6 +457,18 @@ impl FileIndex {
                 _ => {}
             }
         }
+        self.push_entries(entries)?;
+        if !states.is_empty() {
+            self.metadata.insert("solver_states".into(), json!(states));
+        }
+        self.graph = Some(nnabla_proto::graph::model_graph(&model));
+        Ok(true)
+    }
+
+    /// The parameters found, as the whole-file path registers them (also
+    /// for a standalone `.protobuf`, `random_access/protobuf.rs`).
+    pub(super) fn push_entries(&mut self, entries: Vec<Entry>) -> Result<()> {
+        let limits = self.limits;
         // a name given twice keeps its first position and takes the last entry
         let mut at: HashMap<String, usize> = HashMap::new();
         for e in entries {
@@ -468,10 +493,6 @@ impl FileIndex {
                 }
             }
         }
-        if !states.is_empty() {
-            self.metadata.insert("solver_states".into(), json!(states));
-        }
-        self.graph = Some(nnabla_proto::graph::model_graph(&model));
-        Ok(true)
+        Ok(())
     }
 }
