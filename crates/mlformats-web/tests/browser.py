@@ -323,7 +323,10 @@ def check_big(page, base, cli, fails, shots, tmp, mib):
     check_big_file(page, base, cli, fails, shots, path)
     for ext in ["safetensors", "npz", "tsm", "protobuf"]:
         other = tmp / f"big.{ext}"
-        r = subprocess.run([cli, "convert", str(path), str(other), "-q"], capture_output=True, text=True)
+        # NNabla parameters are f32 only: the small tensors of other dtypes left out
+        extra = ["--skip-unsupported"] if ext == "protobuf" else []
+        r = subprocess.run([cli, "convert", str(path), str(other), "-q", *extra],
+                           capture_output=True, text=True)
         fails.check(r.returncode == 0, f"big.{ext}: the CLI cannot write it: {r.stderr.strip()}")
         if r.returncode == 0:
             check_big_file(page, base, cli, fails, shots, other)

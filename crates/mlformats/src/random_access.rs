@@ -7,14 +7,13 @@
 //! a browser `File` through `Blob.slice`). The formats whose layout allows
 //! it: TVM/CVM `.params`, `.safetensors`, `.npz` archives whose members
 //! are all stored (`numpy.savez`) and little-endian (every tensor stored
-//! whole, uncompressed, at an offset its headers state), and NNabla `.nnp`
+//! whole, uncompressed, at an offset its headers state), NNabla `.nnp`
 //! archives whose parameters are in stored `.protobuf` members (the
 //! networks read whole, each parameter's packed data located, not read),
-//! TenniS `.tsm` modules (the graph read, each tensor's data located,
-//! not read: see `random_access/tsm.rs`), and standalone NNabla
-//! `.protobuf` files (the walk of an `.nnp`'s `.protobuf` members over
-//! the whole file; with the `nnp` feature).
-//! [`FileIndex::open`]
+//! standalone NNabla `.protobuf` files whose parameters are packed (the
+//! same walk over the whole file; with the `nnp` feature), and TenniS
+//! `.tsm` modules (the reader's own walk, `bubble_module::Module::index`:
+//! the graph read, each tensor's data located, not read). [`FileIndex::open`]
 //! answers `None` for any other file: open those whole
 //! ([`crate::Document::from_bytes`]).
 //!
