@@ -421,7 +421,7 @@ fn statistics_over_many_slices_are_the_whole_tensors() {
     let tb = mlformats::Tensor::from_values([700_001], &b).unwrap();
     let tc = mlformats::Tensor::from_values([9, 1_000_000], &c).unwrap();
     let tmp = tempfile::tempdir().unwrap();
-    for ext in ["params", "safetensors", "npz", "tsm"] {
+    for ext in ["params", "safetensors", "npz", "tsm", "onnx"] {
         let p = tmp.path().join(format!("big.{ext}"));
         mlformats::save(&p, [("a", &ta), ("b", &tb), ("c", &tc)]).unwrap();
         assert!(sliced_equals_whole(

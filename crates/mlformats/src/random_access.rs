@@ -11,9 +11,13 @@
 //! archives whose parameters are in stored `.protobuf` members (the
 //! networks read whole, each parameter's packed data located, not read),
 //! standalone NNabla `.protobuf` files whose parameters are packed (the
-//! same walk over the whole file; with the `nnp` feature), and TenniS
-//! `.tsm` modules (the reader's own walk, `bubble_module::Module::index`:
-//! the graph read, each tensor's data located, not read). [`FileIndex::open`]
+//! same walk over the whole file; with the `nnp` feature), TenniS `.tsm`
+//! modules (the reader's own walk, `bubble_module::Module::index`: the
+//! graph read, each tensor's data located, not read), and ONNX `.onnx`
+//! models whose initializers keep their bytes in `raw_data` (the model read
+//! without them, each located; initializers in typed fields such as
+//! `float_data` are read whole, external data refused as the whole-file
+//! path refuses it). [`FileIndex::open`]
 //! answers `None` for any other file: open those whole
 //! ([`crate::Document::from_bytes`]).
 //!
@@ -46,10 +50,14 @@ use crate::{Error, Format, Result};
 
 #[cfg(feature = "nnp")]
 mod nnp;
+#[cfg(feature = "onnx")]
+mod onnx;
 #[cfg(feature = "nnp")]
 mod protobuf;
 #[cfg(feature = "tennis")]
 mod tsm;
+#[cfg(any(feature = "nnp", feature = "onnx"))]
+mod wire;
 
 /// A file read by offset: its length and any range of its bytes.
 pub trait ReadAt {
@@ -275,6 +283,8 @@ impl FileIndex {
             Format::TennisModule => index.read_tsm(r).map(|()| true)?,
             #[cfg(feature = "nnp")]
             Format::NnablaProtobuf => index.read_protobuf(r)?,
+            #[cfg(feature = "onnx")]
+            Format::Onnx => index.read_onnx(r)?,
             _ => false,
         };
         Ok(read.then_some(index))
@@ -500,7 +510,7 @@ impl FileIndex {
     }
 
     /// The graph, for formats that store one (an `.nnp`'s or a
-    /// `.protobuf`'s networks, a `.tsm` module's nodes), as
+    /// `.protobuf`'s networks, a `.tsm` module's nodes, an `.onnx` graph), as
     /// [`crate::Document::graph`] gives it.
     pub fn graph(&self) -> Option<&tensor_core::graph::ModelGraph> {
         self.graph.as_ref()

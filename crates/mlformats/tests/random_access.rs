@@ -8,8 +8,9 @@
 //! `parameter.protobuf` (and again with its network deflated): the same and
 //! the same graph; every `.tsm` of `testdata/` (and each `.params`
 //! converted to `.tsm`), and every `.protobuf` (with the
-//! `parameter.protobuf` of each rewritten `.nnp` as a file of its own):
-//! the same and the same graph; on truncated and
+//! `parameter.protobuf` of each rewritten `.nnp` as a file of its own),
+//! and every `.onnx` (and each `.params` converted to `.onnx`): the same
+//! and the same graph; on truncated and
 //! mutated copies, an error exactly where the whole-file path has one, and
 //! never a panic.
 #![cfg(all(
@@ -49,6 +50,7 @@ fn samples(tmp: &Path) -> Vec<(String, Vec<u8>)> {
     files(&testdata(), "safetensors", &mut params);
     files(&testdata(), "tsm", &mut params);
     files(&testdata(), "protobuf", &mut params);
+    files(&testdata(), "onnx", &mut params);
     params.sort();
     // testdata/ holds a thousand small .npz (runtime inputs and outputs):
     // those of testdata/npz and a few others
@@ -67,7 +69,7 @@ fn samples(tmp: &Path) -> Vec<(String, Vec<u8>)> {
         if let Ok(doc) = Document::open(&p)
             && doc.format() == Format::CvmParams
         {
-            for ext in ["safetensors", "npz", "tsm"] {
+            for ext in ["safetensors", "npz", "tsm", "onnx"] {
                 let st = tmp.join(format!("{name}.{ext}"));
                 if mlformats::save(&st, doc.tensors()).is_ok() {
                     out.push((format!("{name}.{ext}"), std::fs::read(&st).unwrap()));
@@ -164,6 +166,7 @@ fn same(name: &str, bytes: &[u8]) -> bool {
                         | Format::NnablaNnp
                         | Format::NnablaProtobuf
                         | Format::TennisModule
+                        | Format::Onnx
                 ),
                 "{name}"
             );
@@ -211,7 +214,7 @@ fn same(name: &str, bytes: &[u8]) -> bool {
             assert!(
                 matches!(
                     doc.format(),
-                    Format::Npz | Format::NnablaNnp | Format::NnablaProtobuf
+                    Format::Npz | Format::NnablaNnp | Format::NnablaProtobuf | Format::Onnx
                 ),
                 "{name}: not read by random access"
             );
@@ -230,8 +233,10 @@ fn random_access_reads_what_the_whole_file_path_reads() {
     let mut nnp = 0;
     let mut tsm = 0;
     let mut protobuf = 0;
+    let mut onnx = 0;
     for (name, bytes) in &samples {
         let ok = same(name, bytes);
+        onnx += (ok && name.ends_with(".onnx")) as usize;
         protobuf += (ok && name.ends_with(".protobuf")) as usize;
         read += ok as usize;
         npz += (ok && name.ends_with(".npz")) as usize;
@@ -247,6 +252,7 @@ fn random_access_reads_what_the_whole_file_path_reads() {
     assert!(nnp >= 15, "{nnp} .nnp read");
     assert!(tsm >= 200, "{tsm} .tsm read");
     assert!(protobuf >= 8, "{protobuf} .protobuf read");
+    assert!(onnx >= 20, "{onnx} .onnx read");
 }
 
 #[test]
@@ -256,9 +262,9 @@ fn random_access_refuses_what_the_whole_file_path_refuses() {
     let mut nnp = 0;
     let mut tsm = 0;
     for (name, bytes) in samples(tmp.path()) {
-        // the .tsm share a layout (their own crate tests every golden
-        // against its index): every 16th, its whole structure
-        if name.ends_with(".tsm") {
+        // the .tsm (and the .onnx) share a layout (bubble-module tests
+        // every golden against its index): every 16th, its whole structure
+        if name.ends_with(".tsm") || name.ends_with(".onnx") {
             tsm += 1;
             if tsm % 16 != 1 {
                 continue;

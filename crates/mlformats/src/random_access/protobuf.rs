@@ -10,7 +10,8 @@ use nnabla_proto::NNablaProtoBuf;
 
 use super::FileIndex;
 use super::ReadAt;
-use super::nnp::{Message, Stop, protobuf_member};
+use super::nnp::{Message, protobuf_member};
+use super::wire::Stop;
 use crate::Result;
 
 impl FileIndex {
