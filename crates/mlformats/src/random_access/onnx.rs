@@ -71,9 +71,15 @@ fn group(wt: u64) -> Walk<()> {
     Ok(())
 }
 
+/// `TensorProto`'s typed data fields (`float_data`, `int32_data`,
+/// `string_data`, `int64_data`, `double_data`, `uint64_data`).
+const TYPED: [u64; 6] = [4, 5, 6, 7, 10, 11];
+
 /// Walks the message at `[at, at + n)`: every field copied to the result
-/// but field `skip_num`, which `each` handles (it gets the cursor, the
-/// payload's place and length, and the result).
+/// but field `special`, which `each` handles (it gets the cursor, the
+/// payload's place and length, and the result). With `tensor`, a typed
+/// data field stops the walk: the file is read whole (before its values
+/// are copied).
 fn walk<R: ReadAt + ?Sized>(
     r: &R,
     at: u64,
@@ -82,6 +88,7 @@ fn walk<R: ReadAt + ?Sized>(
     special: u64,
     each: &mut dyn FnMut(&mut Cursor<'_, R>, u64, u64, &mut Vec<u8>) -> Walk<()>,
 ) -> Walk<Vec<u8>> {
+    let tensor = special == TENSOR_RAW_DATA;
     let end = at
         .checked_add(n)
         .ok_or_else(|| bad(WHAT, at, "a length past the file"))?;
@@ -101,6 +108,8 @@ fn walk<R: ReadAt + ?Sized>(
             }
             let (p, len) = c.len_delimited()?;
             each(&mut c, p, len, &mut out)?;
+        } else if tensor && TYPED.contains(&num) {
+            return Err(Stop::Whole);
         } else {
             c.skip(wt, num)?;
             copy(&c, start, &mut out, limits)?;
