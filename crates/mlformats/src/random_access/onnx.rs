@@ -71,6 +71,10 @@ fn group(wt: u64) -> Walk<()> {
     Ok(())
 }
 
+/// What [`walk`] does with its special field: the cursor, the payload's
+/// place and length, the message's copy.
+type Each<'f, R> = dyn FnMut(&mut Cursor<'_, R>, u64, u64, &mut Vec<u8>) -> Walk<()> + 'f;
+
 /// `TensorProto`'s typed data fields (`float_data`, `int32_data`,
 /// `string_data`, `int64_data`, `double_data`, `uint64_data`).
 const TYPED: [u64; 6] = [4, 5, 6, 7, 10, 11];
@@ -86,7 +90,7 @@ fn walk<R: ReadAt + ?Sized>(
     n: u64,
     limits: &Limits,
     special: u64,
-    each: &mut dyn FnMut(&mut Cursor<'_, R>, u64, u64, &mut Vec<u8>) -> Walk<()>,
+    each: &mut Each<'_, R>,
 ) -> Walk<Vec<u8>> {
     let tensor = special == TENSOR_RAW_DATA;
     let end = at
