@@ -368,3 +368,74 @@ fn other_formats_are_not_read_by_random_access() {
             .is_none()
     );
 }
+
+/// Protobuf encoding for the hand-made ONNX models below.
+fn field(out: &mut Vec<u8>, num: u64, wt: u64, payload: &[u8]) {
+    let varint = |out: &mut Vec<u8>, mut v: u64| {
+        while v >= 0x80 {
+            out.push(v as u8 | 0x80);
+            v >>= 7;
+        }
+        out.push(v as u8);
+    };
+    varint(out, num << 3 | wt);
+    if wt == 2 {
+        varint(out, payload.len() as u64);
+        out.extend_from_slice(payload);
+    } else {
+        varint(out, payload[0] as u64);
+    }
+}
+
+/// A model whose graph has one initializer `w` of 2 f32 (1.5, -2): its
+/// `TensorProto` fields after the name, dims and type given by `data`.
+fn onnx_with(data: &[u8]) -> Vec<u8> {
+    let mut t = Vec::new();
+    field(&mut t, 1, 0, &[2]); // dims
+    field(&mut t, 2, 0, &[1]); // FLOAT
+    field(&mut t, 8, 2, b"w");
+    t.extend_from_slice(data);
+    let mut g = Vec::new();
+    field(&mut g, 2, 2, b"g");
+    field(&mut g, 5, 2, &t);
+    let mut m = Vec::new();
+    field(&mut m, 1, 0, &[8]); // ir_version
+    field(&mut m, 7, 2, &g);
+    m
+}
+
+#[test]
+fn onnx_initializers_in_typed_fields_are_read_whole() {
+    let values: Vec<u8> = [1.5f32, -2.0]
+        .iter()
+        .flat_map(|v| v.to_le_bytes())
+        .collect();
+    let name = Path::new("m.onnx");
+    // raw_data: by slices, the same tensor
+    let mut raw = Vec::new();
+    field(&mut raw, 9, 2, &values);
+    assert!(same("raw.onnx", &onnx_with(&raw)));
+    // float_data (packed): read whole (None), the whole-file path reads it
+    let mut typed = Vec::new();
+    field(&mut typed, 4, 2, &values);
+    let bytes = onnx_with(&typed);
+    let index = FileIndex::open(&bytes[..], Some(name), &Default::default()).unwrap();
+    assert!(index.is_none());
+    let doc = Document::from_bytes(bytes, Some(name), None).unwrap();
+    assert_eq!(
+        doc.tensor("w").unwrap().to_vec::<f32>().unwrap(),
+        [1.5, -2.0]
+    );
+    // raw_data with data_location EXTERNAL: both refuse it
+    let mut ext = raw.clone();
+    field(&mut ext, 14, 0, &[1]);
+    let bytes = onnx_with(&ext);
+    assert!(FileIndex::open(&bytes[..], Some(name), &Default::default()).is_err());
+    assert!(Document::from_bytes(bytes, Some(name), None).is_err());
+    // raw_data of the wrong length: both refuse it
+    let mut short = Vec::new();
+    field(&mut short, 9, 2, &values[..6]);
+    assert!(!same("short.onnx", &onnx_with(&short)));
+    let bytes = onnx_with(&short);
+    assert!(FileIndex::open(&bytes[..], Some(name), &Default::default()).is_err());
+}
