@@ -23,6 +23,7 @@
 //! | read bytes (tensor data borrowed) | [`Module::parse`]`(bytes)`, [`Module::parse_with`]`(bytes, &ReadOptions)` |
 //! | read a memory map (`'static`, zero-copy) | [`Module::from_map`]`(&Arc<MappedFile>, &ReadOptions)` |
 //! | map a file and read it | [`Module::open`]`(path)`, [`Module::open_with`]`(path, &ReadOptions)` |
+//! | read the structure of a stream, tensors located, not read | [`Module::index`]`(Read + Seek, &ReadOptions)` ([`ModuleIndex`]) |
 //! | write to any `io::Write` | [`Module::write`]`(w, &WriteOptions)`, [`Module::to_bytes`]`(&WriteOptions)` |
 //! | write a file atomically | [`Module::save`]`(path, &WriteOptions)` |
 //! | build a module | [`ModuleBuilder`] (the format needs every node before the first byte: no streaming writer) |
@@ -59,6 +60,7 @@
 mod dtype;
 mod error;
 mod graph;
+mod index;
 mod module;
 mod read;
 mod typed;
@@ -67,6 +69,7 @@ mod write;
 pub use dtype::{code_of_dtype, dtype_from_code};
 pub use error::{Error, Result};
 pub use graph::Constant;
+pub use index::{LocatedTensor, ModuleIndex};
 pub use module::{
     Header, MODULE_CODE, Module, Node, NodeKind, Packed, Param, char8_str, string_tensor,
 };

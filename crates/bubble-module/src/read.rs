@@ -77,27 +77,26 @@ impl<'a> Module<'a> {
 
     /// Reads a module from `bytes` with `opts`; tensor data is borrowed from `bytes`.
     pub fn parse_with(bytes: &'a [u8], opts: &ReadOptions) -> Result<Module<'a>> {
-        let module = Parser {
-            buf: bytes,
-            pos: 0,
-            limits: opts.limits,
-        }
-        .module()?;
-        if opts.reject_trailing && module.end != bytes.len() {
+        let mut parser = Parser::new(Slice(bytes), opts.limits, false);
+        let module = parser.module()?;
+        module.checked(bytes.len(), opts)
+    }
+
+    /// The checks after the walk, the same for both inputs: trailing
+    /// bytes (when refused), cycles, and the C++ library's load checks.
+    pub(crate) fn checked(self, len: usize, opts: &ReadOptions) -> Result<Self> {
+        if opts.reject_trailing && self.end != len {
             return Err(Error::BadNode {
                 at: "end of graph".into(),
-                offset: module.end,
-                what: format!(
-                    "{} trailing bytes after the graph",
-                    bytes.len() - module.end
-                ),
+                offset: self.end,
+                what: format!("{} trailing bytes after the graph", len - self.end),
             });
         }
-        module.check_acyclic()?;
+        self.check_acyclic()?;
         if opts.check_loadable {
-            module.check_loadable()?;
+            self.check_loadable()?;
         }
-        Ok(module)
+        Ok(self)
     }
 }
 
@@ -262,23 +261,91 @@ impl At<'_> {
     }
 }
 
-struct Parser<'a> {
-    buf: &'a [u8],
-    pos: usize,
-    limits: Limits,
+/// What the walk reads from: the whole file in memory ([`Slice`], tensor
+/// data borrowed) or a stream read a window at a time
+/// ([`crate::index::Reader`], tensor data located and skipped). The parser
+/// checks every range against [`Input::len`] before asking for it.
+pub(crate) trait Input<'a> {
+    /// The input's length in bytes.
+    fn len(&self) -> usize;
+
+    /// The bytes `[pos, pos + N)`.
+    fn array<const N: usize>(&mut self, pos: usize) -> Result<[u8; N]>;
+
+    /// The bytes `[pos, pos + n)` (structure: keys, the header).
+    fn bytes(&mut self, pos: usize, n: usize) -> Result<Cow<'a, [u8]>>;
+
+    /// A field's data `[pos, pos + n)`: its bytes, or `None` when `keep`
+    /// is false and this input skips data.
+    fn data(&mut self, pos: usize, n: usize, keep: bool) -> Result<Option<Cow<'a, [u8]>>>;
 }
 
-impl<'a> Parser<'a> {
-    fn left(&self) -> usize {
-        self.buf.len().saturating_sub(self.pos)
+/// The whole file in memory.
+pub(crate) struct Slice<'a>(pub(crate) &'a [u8]);
+
+impl<'a> Input<'a> for Slice<'a> {
+    fn len(&self) -> usize {
+        self.0.len()
     }
 
-    fn take(&mut self, n: usize, what: &str, at: At<'_>) -> Result<&'a [u8]> {
-        let end = self.pos.checked_add(n);
-        match end.and_then(|e| self.buf.get(self.pos..e)) {
-            Some(s) => {
-                self.pos += n;
-                Ok(s)
+    fn array<const N: usize>(&mut self, pos: usize) -> Result<[u8; N]> {
+        let mut a = [0u8; N];
+        a.copy_from_slice(&self.0[pos..pos + N]);
+        Ok(a)
+    }
+
+    fn bytes(&mut self, pos: usize, n: usize) -> Result<Cow<'a, [u8]>> {
+        Ok(Cow::Borrowed(&self.0[pos..pos + n]))
+    }
+
+    fn data(&mut self, pos: usize, n: usize, _keep: bool) -> Result<Option<Cow<'a, [u8]>>> {
+        Ok(Some(Cow::Borrowed(&self.0[pos..pos + n])))
+    }
+}
+
+/// Where one field's data is, recorded when the parser locates data.
+#[derive(Debug, Clone)]
+pub(crate) struct FieldAt {
+    /// The field belongs to a reserved (`#`) parameter.
+    pub reserved: bool,
+    pub dtype: DType,
+    pub dims: Vec<usize>,
+    pub offset: usize,
+    pub len: usize,
+}
+
+pub(crate) struct Parser<'a, I> {
+    input: I,
+    pos: usize,
+    limits: Limits,
+    /// Every field's place, in file order, when `Some`; the fields whose
+    /// data the graph does not need are then not read.
+    pub(crate) located: Option<Vec<FieldAt>>,
+    _bytes: std::marker::PhantomData<&'a [u8]>,
+}
+
+impl<'a, I: Input<'a>> Parser<'a, I> {
+    pub(crate) fn new(input: I, limits: Limits, locate: bool) -> Self {
+        Parser {
+            input,
+            pos: 0,
+            limits,
+            located: locate.then(Vec::new),
+            _bytes: std::marker::PhantomData,
+        }
+    }
+
+    fn left(&self) -> usize {
+        self.input.len().saturating_sub(self.pos)
+    }
+
+    /// Checks that `n` bytes remain; returns where they start and moves past them.
+    fn claim(&mut self, n: usize, what: &str, at: At<'_>) -> Result<usize> {
+        let start = self.pos;
+        match start.checked_add(n).filter(|&e| e <= self.input.len()) {
+            Some(e) => {
+                self.pos = e;
+                Ok(start)
             }
             None => Err(Error::Truncated {
                 what: format!("{what}{at}"),
@@ -289,9 +356,14 @@ impl<'a> Parser<'a> {
         }
     }
 
+    fn take(&mut self, n: usize, what: &str, at: At<'_>) -> Result<Cow<'a, [u8]>> {
+        let start = self.claim(n, what, at)?;
+        self.input.bytes(start, n)
+    }
+
     fn u32(&mut self, what: &str, at: At<'_>) -> Result<u32> {
-        let b = self.take(4, what, at)?;
-        Ok(u32::from_le_bytes([b[0], b[1], b[2], b[3]]))
+        let start = self.claim(4, what, at)?;
+        Ok(u32::from_le_bytes(self.input.array(start)?))
     }
 
     /// A count or index: a u32 below 2^31.
@@ -341,7 +413,7 @@ impl<'a> Parser<'a> {
         Ok(v)
     }
 
-    fn module(mut self) -> Result<Module<'a>> {
+    pub(crate) fn module(&mut self) -> Result<Module<'a>> {
         let fake = self.u32("header.fake", At::Top)?;
         let code = self.u32("header.code", At::Top)?;
         let data_bytes = self.take(120, "header.data", At::Top)?;
@@ -349,7 +421,7 @@ impl<'a> Parser<'a> {
             return Err(Error::BadCode { found: code });
         }
         let mut data = [0u8; 120];
-        data.copy_from_slice(data_bytes);
+        data.copy_from_slice(&data_bytes);
         let header = Header { fake, code, data };
         let inputs = self.index_list("module input index", At::Top)?;
         let outputs = self.index_list("module output index", At::Top)?;
@@ -440,7 +512,7 @@ impl<'a> Parser<'a> {
                 source,
             })?;
         let key = self.take(klen, "key", At::Node(i))?;
-        let at = At::Param(i, key);
+        let at = At::Param(i, &key[..]);
         // A field is at least a dtype byte and a rank.
         let nf = self.count("field count", at, 5)?;
         let mut fields = Vec::with_capacity(nf);
@@ -448,7 +520,7 @@ impl<'a> Parser<'a> {
             fields.push(self.field(at)?);
         }
         Ok(Param {
-            key: Cow::Borrowed(key),
+            key,
             value: Packed::new(fields),
             offset: Some(offset),
         })
@@ -456,7 +528,8 @@ impl<'a> Parser<'a> {
 
     fn field(&mut self, at: At<'_>) -> Result<Tensor<'a>> {
         let offset = self.pos;
-        let code = self.take(1, "field dtype", at)?[0];
+        let start = self.claim(1, "field dtype", at)?;
+        let [code] = self.input.array(start)?;
         let dtype: DType = dtype_from_code(code).ok_or_else(|| Error::UnknownDType {
             code,
             offset,
@@ -487,8 +560,32 @@ impl<'a> Parser<'a> {
             offset,
             at: at.place(),
         })?;
-        let data = self.take(nbytes, "field data", at)?;
-        Ok(Tensor::new(dtype, dims, data)?)
+        let start = self.claim(nbytes, "field data", at)?;
+        let mut keep = true;
+        if let Some(located) = self.located.as_mut() {
+            let reserved = matches!(at, At::Param(_, k) if k.first() == Some(&b'#'));
+            keep = crate::typed::graph_reads(reserved, dtype, &dims);
+            located.push(FieldAt {
+                reserved,
+                dtype,
+                dims: dims.clone(),
+                offset: start,
+                len: nbytes,
+            });
+        }
+        match self.input.data(start, nbytes, keep)? {
+            Some(data) => Ok(Tensor::new(dtype, dims, cow_bytes(data))?),
+            // the graph names this field, never reads it: an empty stand-in
+            // of rank 2 (see `typed::graph_reads`)
+            None => Ok(Tensor::new(dtype, [0usize, 0], Vec::new())?),
+        }
+    }
+}
+
+fn cow_bytes(c: Cow<'_, [u8]>) -> tensor_core::Bytes<'_> {
+    match c {
+        Cow::Borrowed(b) => tensor_core::Bytes::Borrowed(b),
+        Cow::Owned(v) => tensor_core::Bytes::Owned(v),
     }
 }
 
@@ -500,15 +597,18 @@ fn reserved_string<'a>(
     offset: usize,
 ) -> Result<Cow<'a, str>> {
     let p = params.iter().find(|p| &*p.key == key.as_bytes());
-    let bytes: Option<&'a [u8]> = p.and_then(|p| match p.value.fields() {
+    let text: Option<Cow<'a, str>> = p.and_then(|p| match p.value.fields() {
         [t] if t.dtype() == DType::Char8 && t.shape().rank() == 1 => match t.storage() {
-            tensor_core::Bytes::Borrowed(b) => Some(*b),
-            _ => None,
+            tensor_core::Bytes::Borrowed(b) => Some(String::from_utf8_lossy(b)),
+            // read from a stream: the field owns its bytes
+            b => Some(Cow::Owned(
+                String::from_utf8_lossy(b.as_slice()).into_owned(),
+            )),
         },
         _ => None,
     });
-    match bytes {
-        Some(b) => Ok(String::from_utf8_lossy(b)),
+    match text {
+        Some(t) => Ok(t),
         None => Err(Error::BadNode {
             at: format!("node {i}"),
             offset,

@@ -141,6 +141,19 @@ fn push_fields<'m, 'a>(out: &mut Vec<(String, &'m Tensor<'a>)>, node: &str, p: &
 /// Integer lists up to this length are inlined as attributes.
 const INLINE_INTS: usize = 64;
 
+/// Whether the graph ([`Module::to_graph`]) or the walk's own checks read
+/// the data of a field of `dtype` and `dims` (of a reserved parameter when
+/// `reserved`): reserved values (`#op`, `#name`, `#output_count`, ...),
+/// 1-D strings and values of rank 0 or 1 short enough to inline. The graph
+/// only names every other field ([`attribute`] gives it by name whatever
+/// its data), so a walk that locates tensors reads just these
+/// ([`crate::ModuleIndex`]).
+pub(crate) fn graph_reads(reserved: bool, dtype: DType, dims: &[usize]) -> bool {
+    let numel = dims.iter().try_fold(1usize, |n, &d| n.checked_mul(d));
+    reserved
+        || dims.len() <= 1 && (dtype == DType::Char8 || numel.is_some_and(|n| n <= INLINE_INTS))
+}
+
 fn attribute(node: &str, p: &Param<'_>) -> Attribute {
     if let Some(s) = p.as_str() {
         return Attribute::String(s.into_owned());

@@ -160,14 +160,17 @@ impl Model {
                     .tensors()
                     .iter()
                     .map(|t| {
-                        json!({
-                            "name": t.name(),
-                            "dtype": t.dtype().name(),
-                            "shape": t.dims(),
-                            "numel": t.numel(),
-                            "bytes": t.byte_len(),
-                            "extras": t.stored().extras,
-                        })
+                        let mut e = Map::new();
+                        e.insert("name".into(), json!(t.name()));
+                        if t.stored().stored_name != t.name() {
+                            e.insert("stored_name".into(), json!(t.stored().stored_name));
+                        }
+                        e.insert("dtype".into(), json!(t.dtype().name()));
+                        e.insert("shape".into(), json!(t.dims()));
+                        e.insert("numel".into(), json!(t.numel()));
+                        e.insert("bytes".into(), json!(t.byte_len()));
+                        e.insert("extras".into(), Value::Object(t.stored().extras.clone()));
+                        Value::Object(e)
                     })
                     .collect();
                 return Value::Array(rows).to_string();

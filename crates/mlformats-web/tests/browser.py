@@ -21,12 +21,13 @@ usage: browser.py --dist DIR --cli PATH --out DIR [--chromium PATH] [--per-forma
 - `mlformats view --no-browser` is started, the page and the file fetched
   over HTTP from 127.0.0.1 and loaded in the browser;
 - a big file (a generated `.params` of --big-mib MiB, 200 by default, in a
-  temporary folder) is opened with the file picker: it is read by slices
-  (the table equals `inspect --json`, statistics stream in, values), it is
-  converted by slices in the page (the download's sha256 equals the CLI's
-  output; ONNX is refused with the reason), and every instance of the
-  module keeps its memory far below the file's size (asserted on memory
-  sizes, never on time);
+  temporary folder, and the `.safetensors`, `.npz`, `.tsm`, `.protobuf`
+  and `.onnx` the CLI converts it to) is opened with the file picker: it is
+  read by slices (the table and node counts equal `inspect --json`,
+  statistics stream in, values), it is converted by slices in the page (the
+  download's sha256 equals the CLI's output; ONNX is refused with the
+  reason), and every instance of the module keeps its memory far below the
+  file's size (asserted on memory sizes, never on time);
 - convert with options, `--params` (a second file) and `--input-shape`
   included: the download equals the CLI's output with the same flags, or
   the error panel shows the CLI's message;
@@ -35,8 +36,8 @@ usage: browser.py --dist DIR --cli PATH --out DIR [--chromium PATH] [--per-forma
   (--no-huge skips it).
 
 --bench (a benchmark, not a test; nothing else runs): a 1 GiB `.params`
-(64 f32 tensors of 16 MiB), and the `.safetensors` and `.npz` the CLI
-converts it to, are opened in the page (time to the tensor table, and to
+(64 f32 tensors of 16 MiB), and the `.safetensors`, `.npz`, `.tsm`,
+`.protobuf` and `.onnx` the CLI converts it to, are opened in the page (time to the tensor table, and to
 every tensor's statistics) and by `mlformats inspect` (the CLI given, each
 a fresh process), in the same run; one row per file is printed.
 """
@@ -335,14 +336,18 @@ def open_by_picker(page, base, path, timeout):
 
 
 def check_big(page, base, cli, fails, shots, tmp, mib):
-    """The big `.params`, and the same tensors in a `.safetensors` and an
-    `.npz` (stored members) the CLI converts it to."""
+    """The big `.params`, and the same tensors in a `.safetensors`, an
+    `.npz` (stored members), a TenniS `.tsm` (a graph of constants), an
+    NNabla `.protobuf` and an ONNX `.onnx` the CLI converts it to."""
     path = tmp / "big.params"
     big_params(path, mib)
     check_big_file(page, base, cli, fails, shots, path)
-    for ext in ["safetensors", "npz"]:
+    for ext in ["safetensors", "npz", "tsm", "protobuf", "onnx"]:
         other = tmp / f"big.{ext}"
-        r = subprocess.run([cli, "convert", str(path), str(other), "-q"], capture_output=True, text=True)
+        # NNabla parameters are f32 only: the small tensors of other dtypes left out
+        extra = ["--skip-unsupported"] if ext == "protobuf" else []
+        r = subprocess.run([cli, "convert", str(path), str(other), "-q", *extra],
+                           capture_output=True, text=True)
         fails.check(r.returncode == 0, f"big.{ext}: the CLI cannot write it: {r.stderr.strip()}")
         if r.returncode == 0:
             check_big_file(page, base, cli, fails, shots, other)
@@ -380,6 +385,13 @@ def check_big_file(page, base, cli, fails, shots, path):
     fails.check(
         rows == want, f"{name}: tensor table differs from inspect --json ({len(rows)} rows)"
     )
+    counts = node_counts(doc)
+    options = page.evaluate("document.querySelectorAll('#network option').length")
+    fails.check(options == len(counts), f"{name}: {options} networks, inspect has {len(counts)}")
+    for i, want_n in enumerate(counts[:options]):
+        page.select_option("#network", str(i))
+        got = int(page.get_attribute("#graph-count", "data-nodes"))
+        fails.check(got == want_n, f"{name}: network {i} has {got} nodes, inspect {want_n}")
     page.wait_for_function("document.body.dataset.stats === 'done'", timeout=300000)
     mins = page.evaluate(
         "[...document.querySelectorAll('#tensor-table tbody tr')].map(r => r.children[5].textContent)"
@@ -433,7 +445,8 @@ def check_big_file(page, base, cli, fails, shots, path):
 
 
 # The target each big file is converted to in the page (by slices).
-BIG_CONVERT = {".params": "safetensors", ".safetensors": "npz", ".npz": "params"}
+BIG_CONVERT = {".params": "safetensors", ".safetensors": "npz", ".npz": "params",
+               ".tsm": "npz", ".protobuf": "safetensors", ".onnx": "params"}
 
 
 def sha256_file(path):
@@ -489,8 +502,8 @@ def check_huge(page, base, fails, shots, path, written, doc):
 
 
 def bench(page, base, cli, tmp, repeat=5):
-    """Time to the tensor table of a 1 GiB `.params` (and the `.safetensors`
-    and `.npz` the CLI converts it to) in the page against `mlformats
+    """Time to the tensor table of a 1 GiB `.params` (and the `.safetensors`,
+    `.npz`, `.tsm`, `.protobuf` and `.onnx` the CLI converts it to) in the page against `mlformats
     inspect` on the same file, in the same run (median of `repeat`); prints
     one row per file."""
     params = tmp / "bench-1gib.params"
@@ -502,7 +515,7 @@ def bench(page, base, cli, tmp, repeat=5):
         "| page / CLI | module memory (largest instance) |"
     )
     print("|---|---|---|---|---|---|")
-    for ext in ["params", "safetensors", "npz"]:
+    for ext in ["params", "safetensors", "npz", "tsm", "protobuf", "onnx"]:
         path = tmp / f"bench-1gib.{ext}"
         if ext != "params":
             r = subprocess.run([cli, "convert", str(params), str(path), "-q"], capture_output=True)

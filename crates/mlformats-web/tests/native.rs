@@ -468,6 +468,10 @@ fn a_file_opened_by_slices_answers_like_the_whole_file() {
     let nnabla = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../testdata/nnabla");
     let pb = std::fs::read(nnabla.join("mlp_pbparam.nnp")).unwrap();
     assert!(sliced_equals_whole("mlp_pbparam.nnp", pb));
+    // a TenniS module: by slices, its graph included
+    let tennis = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../testdata/tennis");
+    let tsm = std::fs::read(tennis.join("py_convnet.tsm")).unwrap();
+    assert!(sliced_equals_whole("py_convnet.tsm", tsm));
     let p = nnabla.join("convnet.nnp");
     let m = Model::open_indexed(Box::new(std::fs::read(&p).unwrap()), "convnet.nnp").unwrap();
     assert!(m.is_none());
@@ -491,7 +495,7 @@ fn statistics_over_many_slices_are_the_whole_tensors() {
     let tb = mlformats::Tensor::from_values([700_001], &b).unwrap();
     let tc = mlformats::Tensor::from_values([9, 1_000_000], &c).unwrap();
     let tmp = tempfile::tempdir().unwrap();
-    for ext in ["params", "safetensors", "npz"] {
+    for ext in ["params", "safetensors", "npz", "tsm", "onnx"] {
         let p = tmp.path().join(format!("big.{ext}"));
         mlformats::save(&p, [("a", &ta), ("b", &tb), ("c", &tc)]).unwrap();
         assert!(sliced_equals_whole(

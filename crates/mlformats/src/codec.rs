@@ -120,17 +120,23 @@ impl Contents {
     /// Adds a tensor whose contract entry is `entry`; a name already taken
     /// gets `#2`, `#3`, ... appended (the first free), so names stay unique.
     pub fn push(&mut self, mut entry: StoredTensor, tensor: Tensor<'static>) {
-        if self.tensors.contains(&entry.name) {
-            let base = entry.name.clone();
-            let mut n = 2;
-            while self.tensors.contains(&format!("{base}#{n}")) {
-                n += 1;
-            }
-            entry.name = format!("{base}#{n}");
-        }
+        entry.name = free_name(entry.name, |n| self.tensors.contains(n));
         self.tensors.insert(entry.name.clone(), tensor);
         self.stored.push(entry);
     }
+}
+
+/// `name` when `taken` does not hold it, else the first of `name#2`,
+/// `name#3`, ... that it does not (how [`Contents::push`] keeps names unique).
+pub(crate) fn free_name(name: String, taken: impl Fn(&str) -> bool) -> String {
+    if !taken(&name) {
+        return name;
+    }
+    let mut n = 2;
+    while taken(&format!("{name}#{n}")) {
+        n += 1;
+    }
+    format!("{name}#{n}")
 }
 
 /// A tensor on its way into a writer, with the conversion it still needs.

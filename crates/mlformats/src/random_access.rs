@@ -7,10 +7,17 @@
 //! a browser `File` through `Blob.slice`). The formats whose layout allows
 //! it: TVM/CVM `.params`, `.safetensors`, `.npz` archives whose members
 //! are all stored (`numpy.savez`) and little-endian (every tensor stored
-//! whole, uncompressed, at an offset its headers state), and NNabla `.nnp`
+//! whole, uncompressed, at an offset its headers state), NNabla `.nnp`
 //! archives whose parameters are in stored `.protobuf` members (the
-//! networks read whole, each parameter's packed data located, not read).
-//! [`FileIndex::open`]
+//! networks read whole, each parameter's packed data located, not read),
+//! standalone NNabla `.protobuf` files whose parameters are packed (the
+//! same walk over the whole file; with the `nnp` feature), TenniS `.tsm`
+//! modules (the reader's own walk, `bubble_module::Module::index`: the
+//! graph read, each tensor's data located, not read), and ONNX `.onnx`
+//! models whose initializers keep their bytes in `raw_data` (the model read
+//! without them, each located; initializers in typed fields such as
+//! `float_data` are read whole, external data refused as the whole-file
+//! path refuses it). [`FileIndex::open`]
 //! answers `None` for any other file: open those whole
 //! ([`crate::Document::from_bytes`]).
 //!
@@ -43,6 +50,14 @@ use crate::{Error, Format, Result};
 
 #[cfg(feature = "nnp")]
 mod nnp;
+#[cfg(feature = "onnx")]
+mod onnx;
+#[cfg(feature = "nnp")]
+mod protobuf;
+#[cfg(feature = "tennis")]
+mod tsm;
+#[cfg(any(feature = "nnp", feature = "onnx"))]
+mod wire;
 
 /// A file read by offset: its length and any range of its bytes.
 pub trait ReadAt {
@@ -264,6 +279,12 @@ impl FileIndex {
             Format::Npz => index.read_npz(r)?,
             #[cfg(feature = "nnp")]
             Format::NnablaNnp => index.read_nnp(r)?,
+            #[cfg(feature = "tennis")]
+            Format::TennisModule => index.read_tsm(r).map(|()| true)?,
+            #[cfg(feature = "nnp")]
+            Format::NnablaProtobuf => index.read_protobuf(r)?,
+            #[cfg(feature = "onnx")]
+            Format::Onnx => index.read_onnx(r)?,
             _ => false,
         };
         Ok(read.then_some(index))
@@ -511,7 +532,8 @@ impl FileIndex {
             .iter()
             .map(|t| TensorSummary {
                 name: t.stored.name.clone(),
-                stored_name: None,
+                stored_name: (t.stored.stored_name != t.stored.name)
+                    .then(|| t.stored.stored_name.clone()),
                 dtype: t.dtype,
                 shape: t.stored.shape.clone(),
                 bytes: t.len,
@@ -533,7 +555,8 @@ impl FileIndex {
         }
     }
 
-    /// The graph, for formats that store one (an `.nnp`'s networks), as
+    /// The graph, for formats that store one (an `.nnp`'s or a
+    /// `.protobuf`'s networks, a `.tsm` module's nodes, an `.onnx` graph), as
     /// [`crate::Document::graph`] gives it.
     pub fn graph(&self) -> Option<&tensor_core::graph::ModelGraph> {
         self.graph.as_ref()

@@ -6,13 +6,19 @@
 //! parameters, and each `.nnp` of `testdata/nnabla` and some of
 //! `testdata/onnx` rewritten with its parameters in a stored
 //! `parameter.protobuf` (and again with its network deflated): the same and
-//! the same graph; on truncated and mutated copies, an error exactly where
-//! the whole-file path has one, and never a panic.
+//! the same graph; every `.tsm` of `testdata/` (and each `.params`
+//! converted to `.tsm`), and every `.protobuf` (with the
+//! `parameter.protobuf` of each rewritten `.nnp` as a file of its own),
+//! and every `.onnx` (and each `.params` converted to `.onnx`): the same
+//! and the same graph; on truncated and
+//! mutated copies, an error exactly where the whole-file path has one, and
+//! never a panic.
 #![cfg(all(
     feature = "cvm",
     feature = "safetensors",
     feature = "npz",
-    feature = "nnp"
+    feature = "nnp",
+    feature = "tennis"
 ))]
 
 use std::io::{Cursor, Read, Write};
@@ -42,6 +48,9 @@ fn samples(tmp: &Path) -> Vec<(String, Vec<u8>)> {
     let mut params = Vec::new();
     files(&testdata(), "params", &mut params);
     files(&testdata(), "safetensors", &mut params);
+    files(&testdata(), "tsm", &mut params);
+    files(&testdata(), "protobuf", &mut params);
+    files(&testdata(), "onnx", &mut params);
     params.sort();
     // testdata/ holds a thousand small .npz (runtime inputs and outputs):
     // those of testdata/npz and a few others
@@ -60,7 +69,7 @@ fn samples(tmp: &Path) -> Vec<(String, Vec<u8>)> {
         if let Ok(doc) = Document::open(&p)
             && doc.format() == Format::CvmParams
         {
-            for ext in ["safetensors", "npz"] {
+            for ext in ["safetensors", "npz", "tsm", "onnx"] {
                 let st = tmp.join(format!("{name}.{ext}"));
                 if mlformats::save(&st, doc.tensors()).is_ok() {
                     out.push((format!("{name}.{ext}"), std::fs::read(&st).unwrap()));
@@ -94,6 +103,13 @@ fn nnp_samples() -> Vec<(String, Vec<u8>)> {
             && let Ok(pb) = model.write(Cursor::new(Vec::new()), &opts)
         {
             let pb = pb.into_inner();
+            // its parameter.protobuf, as a standalone file
+            let mut zin = zip::ZipArchive::new(Cursor::new(&pb)).unwrap();
+            if let Ok(mut f) = zin.by_name("parameter.protobuf") {
+                let mut data = Vec::new();
+                f.read_to_end(&mut data).unwrap();
+                out.push((format!("{name}.param.protobuf"), data));
+            }
             out.push((format!("{name}.pb.nnp"), pb.clone()));
             out.push((format!("{name}.pbz.nnp"), deflate_text(&pb)));
         }
@@ -106,7 +122,10 @@ fn nnp_samples() -> Vec<(String, Vec<u8>)> {
 
 /// An `.nnp` sample whose parameters are in a stored `.protobuf` member.
 fn by_offset(name: &str) -> bool {
-    name.ends_with(".pb.nnp") || name.ends_with(".pbz.nnp") || name == "mlp_pbparam.nnp"
+    name.ends_with(".pb.nnp")
+        || name.ends_with(".pbz.nnp")
+        || name == "mlp_pbparam.nnp"
+        || name.ends_with(".param.protobuf")
 }
 
 /// The archive `bytes` again, its `.nntxt` members deflated.
@@ -141,14 +160,22 @@ fn same(name: &str, bytes: &[u8]) -> bool {
             assert!(
                 matches!(
                     doc.format(),
-                    Format::CvmParams | Format::Safetensors | Format::Npz | Format::NnablaNnp
+                    Format::CvmParams
+                        | Format::Safetensors
+                        | Format::Npz
+                        | Format::NnablaNnp
+                        | Format::NnablaProtobuf
+                        | Format::TennisModule
+                        | Format::Onnx
                 ),
                 "{name}"
             );
-            let nodes = |g: Option<&tensor_core::graph::ModelGraph>| {
-                g.map(|g| g.graphs.iter().map(|g| g.nodes.len()).collect::<Vec<_>>())
-            };
-            assert_eq!(nodes(index.graph()), nodes(doc.graph()), "{name}");
+            // the whole graph, as text (attributes may hold NaN)
+            let graph = |g: Option<&tensor_core::graph::ModelGraph>| format!("{g:?}");
+            assert!(
+                graph(index.graph()) == graph(doc.graph()),
+                "{name}: the graphs differ"
+            );
             assert_eq!(index.format(), doc.format(), "{name}");
             assert_eq!(index.file_size(), doc.file_size(), "{name}");
             assert_eq!(index.metadata(), doc.metadata(), "{name}");
@@ -185,7 +212,10 @@ fn same(name: &str, bytes: &[u8]) -> bool {
             // with parameters elsewhere than in stored .protobuf (.nnp) are
             // read whole
             assert!(
-                matches!(doc.format(), Format::Npz | Format::NnablaNnp),
+                matches!(
+                    doc.format(),
+                    Format::Npz | Format::NnablaNnp | Format::NnablaProtobuf | Format::Onnx
+                ),
                 "{name}: not read by random access"
             );
             false
@@ -201,11 +231,17 @@ fn random_access_reads_what_the_whole_file_path_reads() {
     let mut read = 0;
     let mut npz = 0;
     let mut nnp = 0;
+    let mut tsm = 0;
+    let mut protobuf = 0;
+    let mut onnx = 0;
     for (name, bytes) in &samples {
         let ok = same(name, bytes);
+        onnx += (ok && name.ends_with(".onnx")) as usize;
+        protobuf += (ok && name.ends_with(".protobuf")) as usize;
         read += ok as usize;
         npz += (ok && name.ends_with(".npz")) as usize;
         nnp += (ok && name.ends_with(".nnp")) as usize;
+        tsm += (ok && name.ends_with(".tsm")) as usize;
         // every archive with stored .protobuf parameters is read by offset
         if by_offset(name) {
             assert!(ok, "{name}: not read by random access");
@@ -214,6 +250,9 @@ fn random_access_reads_what_the_whole_file_path_reads() {
     assert!(read >= 30, "{read} of {} files read", samples.len());
     assert!(npz >= 20, "{npz} .npz read");
     assert!(nnp >= 15, "{nnp} .nnp read");
+    assert!(tsm >= 200, "{tsm} .tsm read");
+    assert!(protobuf >= 8, "{protobuf} .protobuf read");
+    assert!(onnx >= 20, "{onnx} .onnx read");
 }
 
 #[test]
@@ -221,7 +260,27 @@ fn random_access_refuses_what_the_whole_file_path_refuses() {
     let tmp = tempfile::tempdir().unwrap();
     let mut cases = 0;
     let mut nnp = 0;
+    let mut tsm = 0;
     for (name, bytes) in samples(tmp.path()) {
+        // the .tsm (and the .onnx) share a layout (bubble-module tests
+        // every golden against its index): every 16th, its whole structure
+        if name.ends_with(".tsm") || name.ends_with(".onnx") {
+            tsm += 1;
+            if tsm % 16 != 1 {
+                continue;
+            }
+            let len = bytes.len();
+            for at in (0..len).step_by(len / 150 + 1) {
+                for x in [0x01u8, 0x80, 0xff] {
+                    let mut b = bytes.clone();
+                    b[at] ^= x;
+                    same(&name, &b);
+                    cases += 1;
+                }
+                same(&name, &bytes[..at]);
+                cases += 1;
+            }
+        }
         // the .nnp read whole (.h5 parameters) are tested by their own
         // crate; of the others, every second one (they share a layout)
         if name.ends_with(".nnp") {
@@ -253,6 +312,20 @@ fn random_access_refuses_what_the_whole_file_path_refuses() {
             b[at..(at + 8).min(len)].fill(0xff);
             same(&name, &b);
             cases += 1;
+        }
+        // a .protobuf's parameters follow one another: a byte of each
+        // header after the first one's data
+        if name.ends_with(".protobuf") {
+            for at in (200..len).step_by(len / 300 + 1) {
+                for x in [0x01u8, 0x80, 0xff] {
+                    let mut b = bytes.clone();
+                    b[at] ^= x;
+                    same(&name, &b);
+                    cases += 1;
+                }
+                same(&name, &bytes[..at]);
+                cases += 1;
+            }
         }
         // an .nnp's structure is also in its .protobuf members and its
         // central directory: each of their first bytes, and the last ones
@@ -294,4 +367,75 @@ fn other_formats_are_not_read_by_random_access() {
             .unwrap()
             .is_none()
     );
+}
+
+/// Protobuf encoding for the hand-made ONNX models below.
+fn field(out: &mut Vec<u8>, num: u64, wt: u64, payload: &[u8]) {
+    let varint = |out: &mut Vec<u8>, mut v: u64| {
+        while v >= 0x80 {
+            out.push(v as u8 | 0x80);
+            v >>= 7;
+        }
+        out.push(v as u8);
+    };
+    varint(out, num << 3 | wt);
+    if wt == 2 {
+        varint(out, payload.len() as u64);
+        out.extend_from_slice(payload);
+    } else {
+        varint(out, payload[0] as u64);
+    }
+}
+
+/// A model whose graph has one initializer `w` of 2 f32 (1.5, -2): its
+/// `TensorProto` fields after the name, dims and type given by `data`.
+fn onnx_with(data: &[u8]) -> Vec<u8> {
+    let mut t = Vec::new();
+    field(&mut t, 1, 0, &[2]); // dims
+    field(&mut t, 2, 0, &[1]); // FLOAT
+    field(&mut t, 8, 2, b"w");
+    t.extend_from_slice(data);
+    let mut g = Vec::new();
+    field(&mut g, 2, 2, b"g");
+    field(&mut g, 5, 2, &t);
+    let mut m = Vec::new();
+    field(&mut m, 1, 0, &[8]); // ir_version
+    field(&mut m, 7, 2, &g);
+    m
+}
+
+#[test]
+fn onnx_initializers_in_typed_fields_are_read_whole() {
+    let values: Vec<u8> = [1.5f32, -2.0]
+        .iter()
+        .flat_map(|v| v.to_le_bytes())
+        .collect();
+    let name = Path::new("m.onnx");
+    // raw_data: by slices, the same tensor
+    let mut raw = Vec::new();
+    field(&mut raw, 9, 2, &values);
+    assert!(same("raw.onnx", &onnx_with(&raw)));
+    // float_data (packed): read whole (None), the whole-file path reads it
+    let mut typed = Vec::new();
+    field(&mut typed, 4, 2, &values);
+    let bytes = onnx_with(&typed);
+    let index = FileIndex::open(&bytes[..], Some(name), &Default::default()).unwrap();
+    assert!(index.is_none());
+    let doc = Document::from_bytes(bytes, Some(name), None).unwrap();
+    assert_eq!(
+        doc.tensor("w").unwrap().to_vec::<f32>().unwrap(),
+        [1.5, -2.0]
+    );
+    // raw_data with data_location EXTERNAL: both refuse it
+    let mut ext = raw.clone();
+    field(&mut ext, 14, 0, &[1]);
+    let bytes = onnx_with(&ext);
+    assert!(FileIndex::open(&bytes[..], Some(name), &Default::default()).is_err());
+    assert!(Document::from_bytes(bytes, Some(name), None).is_err());
+    // raw_data of the wrong length: both refuse it
+    let mut short = Vec::new();
+    field(&mut short, 9, 2, &values[..6]);
+    assert!(!same("short.onnx", &onnx_with(&short)));
+    let bytes = onnx_with(&short);
+    assert!(FileIndex::open(&bytes[..], Some(name), &Default::default()).is_err());
 }

@@ -184,6 +184,28 @@ pub fn tensor_from_proto(
     limits: &Limits,
 ) -> Result<Tensor<'static>> {
     let name = t.name.clone().unwrap_or_default();
+    let (dtype, dims, byte_len) = tensor_layout(t, limits)?;
+    let numel = dims.iter().product::<usize>();
+    if let Some(raw) = &t.raw_data {
+        check_raw_len(&name, dtype, &dims, byte_len, raw.len() as u64)?;
+        let data = match map.and_then(|m| Bytes::shared(m, raw)) {
+            Some(shared) => shared,
+            None => {
+                limits.check_alloc("tensor data", byte_len as u64)?;
+                Bytes::Owned(raw.to_vec())
+            }
+        };
+        return Ok(Tensor::new(dtype, dims, data)?);
+    }
+    typed_fields(t, &name, dtype, dims, numel, byte_len, limits)
+}
+
+/// The element type, dimensions and byte length of the tensor `t`
+/// describes, checked as [`tensor_from_proto`] checks them (no external
+/// data, rank under `limits`, a type `tensor-core` has, no negative
+/// dimension, no overflow), without its data.
+pub fn tensor_layout(t: &TensorProto, limits: &Limits) -> Result<(DType, Vec<usize>, usize)> {
+    let name = t.name.clone().unwrap_or_default();
     external(t)?;
     limits.check_rank(t.dims.len() as u64)?;
     let data_type = t.data_type.unwrap_or(0);
@@ -203,30 +225,43 @@ pub fn tensor_from_proto(
             "tensor {name:?}: shape {dims:?} of {dtype} overflows"
         ))
     })?;
-    let numel = dims.iter().product::<usize>();
-    if let Some(raw) = &t.raw_data {
-        if raw.len() != byte_len {
-            return Err(Error::Invalid(format!(
-                "tensor {name:?}: raw_data is {} bytes but shape {dims:?} of {dtype} needs {byte_len}",
-                raw.len()
-            )));
-        }
-        let data = match map.and_then(|m| Bytes::shared(m, raw)) {
-            Some(shared) => shared,
-            None => {
-                limits.check_alloc("tensor data", byte_len as u64)?;
-                Bytes::Owned(raw.to_vec())
-            }
-        };
-        return Ok(Tensor::new(dtype, dims, data)?);
+    Ok((dtype, dims, byte_len))
+}
+
+/// Checks that `raw_len` bytes of `raw_data` are the `byte_len` that the
+/// tensor `name` of `dtype` and `dims` needs (see [`tensor_layout`]).
+pub fn check_raw_len(
+    name: &str,
+    dtype: DType,
+    dims: &[usize],
+    byte_len: usize,
+    raw_len: u64,
+) -> Result<()> {
+    if raw_len != byte_len as u64 {
+        return Err(Error::Invalid(format!(
+            "tensor {name:?}: raw_data is {raw_len} bytes but shape {dims:?} of {dtype} needs {byte_len}"
+        )));
     }
+    Ok(())
+}
+
+/// A tensor kept in the typed fields (`float_data`, `int32_data`, ...).
+fn typed_fields(
+    t: &TensorProto,
+    name: &str,
+    dtype: DType,
+    dims: Vec<usize>,
+    numel: usize,
+    byte_len: usize,
+    limits: &Limits,
+) -> Result<Tensor<'static>> {
     limits.check_alloc("tensor data", byte_len as u64)?;
     let mismatch = |field: &str, n: usize, want: usize| {
         Error::Invalid(format!(
             "tensor {name:?}: {field} holds {n} values but shape {dims:?} of {dtype} needs {want}"
         ))
     };
-    let kind = DataType::try_from(data_type).unwrap_or(DataType::Undefined);
+    let kind = DataType::try_from(t.data_type.unwrap_or(0)).unwrap_or(DataType::Undefined);
     let mut out = Vec::with_capacity(byte_len);
     match kind {
         DataType::Float | DataType::Complex64 => {

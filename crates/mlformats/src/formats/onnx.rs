@@ -40,6 +40,24 @@ pub(crate) fn read_model(src: &Source, opts: &ReadOptions) -> Result<onnx_format
     onnx_format::Model::from_map(&src.map, &o).map_err(onnx_err)
 }
 
+/// The model's file-level fields: `opset` and `producer` (shared with the
+/// random-access path, `random_access/onnx.rs`).
+pub(crate) fn metadata(model: &onnx_format::Model) -> serde_json::Map<String, Value> {
+    let mut m = serde_json::Map::new();
+    if let Some(v) = model.opset() {
+        m.insert("opset".into(), json!(v));
+    }
+    if let Some(p) = model
+        .proto
+        .producer_name
+        .as_deref()
+        .filter(|p| !p.is_empty())
+    {
+        m.insert("producer".into(), json!(p));
+    }
+    m
+}
+
 impl Codec for OnnxCodec {
     fn read(&self, src: &Source, opts: &ReadOptions) -> Result<Contents> {
         let model = read_model(src, opts)?;
@@ -48,17 +66,7 @@ impl Codec for OnnxCodec {
             c.push(StoredTensor::new(&name, &t), t);
         }
         c.graph = Some(ModelGraph::single(model.graph()));
-        if let Some(v) = model.opset() {
-            c.metadata.insert("opset".into(), json!(v));
-        }
-        if let Some(p) = model
-            .proto
-            .producer_name
-            .as_deref()
-            .filter(|p| !p.is_empty())
-        {
-            c.metadata.insert("producer".into(), json!(p));
-        }
+        c.metadata = metadata(&model);
         Ok(c)
     }
 

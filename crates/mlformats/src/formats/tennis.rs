@@ -23,13 +23,15 @@ use crate::{Format, InTensor, Result};
 
 pub(crate) struct Tennis;
 
-fn module_options(opts: &ReadOptions) -> bubble_module::ReadOptions {
-    bubble_module::ReadOptions::default().with_limits(opts.limits)
+/// The reader's options: strict, under `limits` (shared with the
+/// random-access path, `random_access::tsm`).
+pub(crate) fn module_options(limits: tensor_core::Limits) -> bubble_module::ReadOptions {
+    bubble_module::ReadOptions::default().with_limits(limits)
 }
 
 impl Codec for Tennis {
     fn read(&self, src: &Source, opts: &ReadOptions) -> Result<Contents> {
-        let module = Module::from_map(&src.map, &module_options(opts))?;
+        let module = Module::from_map(&src.map, &module_options(opts.limits))?;
         let mut c = Contents::default();
         let stored = module.named_tensors();
         let unique = module.unique_named_tensors();

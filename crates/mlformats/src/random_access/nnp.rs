@@ -17,6 +17,7 @@ use nnp_archive::{MemberInfo, MemberKind};
 use serde_json::json;
 use tensor_core::{DType, Limits, MemoryOrder};
 
+use super::wire::{Cursor, FIXED32, FIXED64, LEN, Stop, VARINT, Walk, bad};
 use super::{FileIndex, IndexedTensor, ReadAt, Stream, count, overflow, read_vec};
 use crate::codec::StoredTensor;
 use crate::{Error, Result};
@@ -28,141 +29,15 @@ const SHAPE: u64 = 20;
 const DATA: u64 = 100;
 const NEED_GRAD: u64 = 101;
 
-const VARINT: u64 = 0;
-const FIXED64: u64 = 1;
-const LEN: u64 = 2;
-const FIXED32: u64 = 5;
-
-/// The walk stops: an error (the whole-file path has one too), or a layout
-/// this path does not index (the whole-file path reads it).
-enum Stop {
-    Err(Error),
-    Whole,
-}
-
-impl<E: Into<Error>> From<E> for Stop {
-    fn from(e: E) -> Self {
-        Stop::Err(e.into())
-    }
-}
-
-type Walk<T> = std::result::Result<T, Stop>;
-
-fn bad(member: &str, at: u64, what: impl std::fmt::Display) -> Stop {
-    Stop::Err(Error::Invalid(format!(
-        "{member}: {what} (at byte {at} of the archive)"
-    )))
-}
-
-/// A cursor over the bytes `[pos, end)` of a file, read a window at a time.
-struct Cursor<'r, R: ?Sized> {
-    r: &'r R,
-    member: &'r str,
-    pos: u64,
-    end: u64,
-    window: Vec<u8>,
-    window_at: u64,
-}
-
-const WINDOW: u64 = 16 << 10;
-
-impl<'r, R: ReadAt + ?Sized> Cursor<'r, R> {
-    fn byte(&mut self) -> Walk<u8> {
-        if self.pos >= self.end {
-            return Err(bad(self.member, self.pos, "truncated varint"));
-        }
-        let i = self.pos.checked_sub(self.window_at);
-        if let Some(b) = i
-            .and_then(|i| usize::try_from(i).ok())
-            .and_then(|i| self.window.get(i))
-        {
-            self.pos += 1;
-            return Ok(*b);
-        }
-        let n = (self.end - self.pos).min(WINDOW);
-        self.window = read_vec(self.r, self.pos, n)?;
-        self.window_at = self.pos;
-        self.byte()
-    }
-
-    fn varint(&mut self) -> Walk<u64> {
-        let start = self.pos;
-        let mut value = 0u64;
-        for i in 0..10 {
-            let b = self.byte()?;
-            if i == 9 && b > 1 {
-                return Err(bad(self.member, start, "varint longer than 64 bits"));
-            }
-            value |= u64::from(b & 0x7f) << (7 * i);
-            if b < 0x80 {
-                return Ok(value);
-            }
-        }
-        Err(bad(self.member, start, "varint longer than 10 bytes"))
-    }
-
-    /// A field key: (number, wire type).
-    fn key(&mut self) -> Walk<(u64, u64)> {
-        let start = self.pos;
-        let k = self.varint()?;
-        let num = k >> 3;
-        if num == 0 || num > 0x1fff_ffff {
-            return Err(bad(
-                self.member,
-                start,
-                format!("invalid field number {num}"),
-            ));
-        }
-        Ok((num, k & 7))
-    }
-
-    /// Moves past `n` bytes, which must be before the end; returns where
-    /// they start.
-    fn advance(&mut self, n: u64) -> Walk<u64> {
-        let at = self.pos;
-        match at.checked_add(n).filter(|&e| e <= self.end) {
-            Some(e) => {
-                self.pos = e;
-                Ok(at)
-            }
-            None => Err(bad(
-                self.member,
-                at,
-                format!("{n} bytes claimed but only {} remain", self.end - at),
-            )),
-        }
-    }
-
-    /// A length-delimited payload: where it starts and its length.
-    fn len_delimited(&mut self) -> Walk<(u64, u64)> {
-        let n = self.varint()?;
-        Ok((self.advance(n)?, n))
-    }
-
-    /// Reads `n` bytes at `at` (a payload already passed), under `limits`.
-    fn read(&self, at: u64, n: u64, limits: &Limits) -> Walk<Vec<u8>> {
-        limits.check_alloc("protobuf field", n)?;
-        Ok(read_vec(self.r, at, n)?)
-    }
-
-    /// Skips one field value of wire type `wt`.
-    fn skip(&mut self, wt: u64, num: u64) -> Walk<()> {
-        match wt {
-            VARINT => self.varint().map(|_| ()),
-            FIXED64 => self.advance(8).map(|_| ()),
-            LEN => self.len_delimited().map(|_| ()),
-            FIXED32 => self.advance(4).map(|_| ()),
-            _ => Err(bad(
-                self.member,
-                self.pos,
-                format!("field {num}: wire type {wt} is not readable"),
-            )),
-        }
-    }
+/// A serialized `NNablaProtoBuf`: its name (for messages) and byte range.
+pub(super) struct Message<'n> {
+    pub name: &'n str,
+    pub data_start: u64,
+    pub size: u64,
 }
 
 /// One `parameter` entry: name, dims, `need_grad` and its data's place.
-struct Entry {
+pub(super) struct Entry {
     name: String,
     dims: Vec<usize>,
     need_grad: bool,
@@ -325,11 +200,12 @@ fn parameter<R: ReadAt + ?Sized>(c: &mut Cursor<'_, R>, limits: &Limits) -> Walk
     })
 }
 
-/// Walks the `.protobuf` member `m`: its parameters in `found`, the bytes
-/// of every other field in `rest` (merged into the model after).
-fn protobuf_member<R: ReadAt + ?Sized>(
+/// Walks the `.protobuf` message `m` (a member, or a whole `.protobuf`
+/// file): its parameters in `found`, the bytes of every other field in
+/// `rest` (merged into the model after).
+pub(super) fn protobuf_member<R: ReadAt + ?Sized>(
     r: &R,
-    m: &MemberInfo,
+    m: &Message<'_>,
     limits: &Limits,
     found: &mut Vec<Entry>,
     rest: &mut Vec<u8>,
@@ -338,10 +214,10 @@ fn protobuf_member<R: ReadAt + ?Sized>(
         .data_start
         .checked_add(m.size)
         .filter(|&e| e <= r.len())
-        .ok_or_else(|| bad(&m.name, m.data_start, "the member ends past the file"))?;
+        .ok_or_else(|| bad(m.name, m.data_start, "the member ends past the file"))?;
     let mut c = Cursor {
         r,
-        member: &m.name,
+        member: m.name,
         pos: m.data_start,
         end,
         window: Vec::new(),
@@ -354,7 +230,7 @@ fn protobuf_member<R: ReadAt + ?Sized>(
         if num == ROOT_PARAMETER {
             if wt != LEN {
                 return Err(bad(
-                    &m.name,
+                    m.name,
                     field_start,
                     format!("NNablaProtoBuf.parameter has wire type {wt}, expected 2"),
                 ));
@@ -364,7 +240,7 @@ fn protobuf_member<R: ReadAt + ?Sized>(
             limits.check_tensors(count)?;
             let mut p = Cursor {
                 r,
-                member: &m.name,
+                member: m.name,
                 pos: at,
                 end: at + n,
                 window: Vec::new(),
@@ -433,7 +309,12 @@ impl FileIndex {
                 }
                 MemberKind::Protobuf => {
                     let mut rest = Vec::new();
-                    match protobuf_member(r, m, &limits, &mut entries, &mut rest) {
+                    let msg = Message {
+                        name: &m.name,
+                        data_start: m.data_start,
+                        size: m.size,
+                    };
+                    match protobuf_member(r, &msg, &limits, &mut entries, &mut rest) {
                         Ok(()) => {}
                         Err(Stop::Whole) => return Ok(false),
                         Err(Stop::Err(e)) => return Err(e),
@@ -444,6 +325,18 @@ impl FileIndex {
                 _ => {}
             }
         }
+        self.push_entries(entries)?;
+        if !states.is_empty() {
+            self.metadata.insert("solver_states".into(), json!(states));
+        }
+        self.graph = Some(nnabla_proto::graph::model_graph(&model));
+        Ok(true)
+    }
+
+    /// The parameters found, as the whole-file path registers them (also
+    /// for a standalone `.protobuf`, `random_access/protobuf.rs`).
+    pub(super) fn push_entries(&mut self, entries: Vec<Entry>) -> Result<()> {
+        let limits = self.limits;
         // a name given twice keeps its first position and takes the last entry
         let mut at: HashMap<String, usize> = HashMap::new();
         for e in entries {
@@ -468,10 +361,6 @@ impl FileIndex {
                 }
             }
         }
-        if !states.is_empty() {
-            self.metadata.insert("solver_states".into(), json!(states));
-        }
-        self.graph = Some(nnabla_proto::graph::model_graph(&model));
-        Ok(true)
+        Ok(())
     }
 }
