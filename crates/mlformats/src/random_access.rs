@@ -7,9 +7,15 @@
 //! a browser `File` through `Blob.slice`). The formats whose layout allows
 //! it: TVM/CVM `.params`, `.safetensors`, `.npz` archives whose members
 //! are all stored (`numpy.savez`) and little-endian (every tensor stored
-//! whole, uncompressed, at an offset its headers state), and NNabla `.nnp`
+//! whole, uncompressed, at an offset its headers state), NNabla `.nnp`
 //! archives whose parameters are in stored `.protobuf` members (the
-//! networks read whole, each parameter's packed data located, not read).
+//! networks read whole, each parameter's packed data located, not read),
+//! and NNabla `.h5` parameter files and `.nnp` archives whose parameters are
+//! in a stored `parameter.h5` (nnabla's default layout), when every dataset
+//! is stored contiguously and little-endian (its HDF5 structure walked
+//! through [`ReadAt`] by `nnp-archive`'s reader, each dataset's data
+//! located, not read; a chunked, compressed or compact dataset sends the
+//! file to the whole-file path).
 //! [`FileIndex::open`]
 //! answers `None` for any other file: open those whole
 //! ([`crate::Document::from_bytes`]).
@@ -41,6 +47,8 @@ use crate::codec::{ReadOptions, StoredTensor};
 use crate::summary::{Summary, TensorSummary};
 use crate::{Error, Format, Result};
 
+#[cfg(feature = "nnp")]
+mod h5;
 #[cfg(feature = "nnp")]
 mod nnp;
 
@@ -264,6 +272,8 @@ impl FileIndex {
             Format::Npz => index.read_npz(r)?,
             #[cfg(feature = "nnp")]
             Format::NnablaNnp => index.read_nnp(r)?,
+            #[cfg(feature = "nnp")]
+            Format::NnablaH5 => index.read_h5(r)?,
             _ => false,
         };
         Ok(read.then_some(index))
