@@ -21,14 +21,16 @@ usage: browser.py --dist DIR --cli PATH --out DIR [--chromium PATH] [--per-forma
 - `mlformats view --no-browser` is started, the page and the file fetched
   over HTTP from 127.0.0.1 and loaded in the browser;
 - a big file (a generated `.params` of --big-mib MiB, 200 by default, in a
-  temporary folder) is opened with the file picker: it is read by slices
+  temporary folder, and the `.safetensors`, `.npz`, NNabla `.h5` and `.nnp`
+  (a stored `parameter.h5`) the CLI converts it to) is opened with the file
+  picker: it is read by slices
   (the table equals `inspect --json`, statistics stream in, values and the
   refusal to convert), and every instance of the module keeps its memory
   far below the file's size (asserted on memory sizes, never on time).
 
 --bench (a benchmark, not a test; nothing else runs): a 1 GiB `.params`
-(64 f32 tensors of 16 MiB), and the `.safetensors` and `.npz` the CLI
-converts it to, are opened in the page (time to the tensor table, and to
+(64 f32 tensors of 16 MiB), and the `.safetensors`, `.npz`, `.h5` and `.nnp`
+the CLI converts it to, are opened in the page (time to the tensor table, and to
 every tensor's statistics) and by `mlformats inspect` (the CLI given, each
 a fresh process), in the same run; one row per file is printed.
 """
@@ -314,12 +316,13 @@ def open_by_picker(page, base, path, timeout):
 
 
 def check_big(page, base, cli, fails, shots, tmp, mib):
-    """The big `.params`, and the same tensors in a `.safetensors` and an
-    `.npz` (stored members) the CLI converts it to."""
+    """The big `.params`, and the same tensors in a `.safetensors`, an
+    `.npz` (stored members), an NNabla `.h5` and an `.nnp` (a stored
+    `parameter.h5`) the CLI converts it to."""
     path = tmp / "big.params"
     big_params(path, mib)
     check_big_file(page, base, cli, fails, shots, path)
-    for ext in ["safetensors", "npz"]:
+    for ext in ["safetensors", "npz", "h5", "nnp"]:
         other = tmp / f"big.{ext}"
         r = subprocess.run([cli, "convert", str(path), str(other), "-q"], capture_output=True, text=True)
         fails.check(r.returncode == 0, f"big.{ext}: the CLI cannot write it: {r.stderr.strip()}")
@@ -392,8 +395,8 @@ def check_big_file(page, base, cli, fails, shots, path):
 
 
 def bench(page, base, cli, tmp, repeat=5):
-    """Time to the tensor table of a 1 GiB `.params` (and the `.safetensors`
-    and `.npz` the CLI converts it to) in the page against `mlformats
+    """Time to the tensor table of a 1 GiB `.params` (and the `.safetensors`,
+    `.npz`, `.h5` and `.nnp` the CLI converts it to) in the page against `mlformats
     inspect` on the same file, in the same run (median of `repeat`); prints
     one row per file."""
     params = tmp / "bench-1gib.params"
@@ -405,7 +408,7 @@ def bench(page, base, cli, tmp, repeat=5):
         "| page / CLI | module memory (largest instance) |"
     )
     print("|---|---|---|---|---|---|")
-    for ext in ["params", "safetensors", "npz"]:
+    for ext in ["params", "safetensors", "npz", "h5", "nnp"]:
         path = tmp / f"bench-1gib.{ext}"
         if ext != "params":
             r = subprocess.run([cli, "convert", str(params), str(path), "-q"], capture_output=True)
