@@ -27,6 +27,14 @@
 //! copying; compact and chunked (possibly compressed) data is read into owned
 //! buffers after its size has been checked against [`Limits::max_alloc`].
 //!
+//! [`locate`] walks the same structure with the same code (each call into
+//! `hdf5-pure` goes through a small `Calls` trait: run once over the whole
+//! file, or over a page cache filled through a read closure and run again
+//! until nothing was missing) and gives each dataset's name, type, shape,
+//! `need_grad` and data range instead of its data; a file with a dataset
+//! whose data is not contiguous and little-endian answers `None` (read it
+//! whole).
+//!
 //! Known gap: a group reachable through two hard links is visited twice
 //! (h5py visits each object once); a hard-link cycle is stopped by a depth
 //! limit of [`MAX_DEPTH`] groups and reported as an error.
@@ -38,6 +46,7 @@
 //! | read bytes (contiguous data borrowed) | [`parse`]`(bytes)`, [`parse_with`]`(bytes, &ReadOptions)`; [`from_vec`] for an owned buffer |
 //! | read a memory map (`'static`, zero-copy) | [`from_map`]`(&Arc<MappedFile>, &ReadOptions)`; [`from_map_range`] for a file inside a map (an archive member) |
 //! | map a file and read it | [`open`]`(path)`, [`open_with`]`(path, &ReadOptions)` |
+//! | locate each parameter's data without reading it (a file read by slices) | [`locate`]`(len, read, &ReadOptions)` |
 //! | write to any `io::Write` | [`write()`]`(w, &params)`, [`write_tensors`]`(w, (name, &tensor, need_grad))` |
 //! | write tensor by tensor (streaming) | [`StreamWriter::new`]`(w, &[ParamSpec])` or [`StreamWriter::with_datasets`]`(w, &[DatasetSpec])`, then [`StreamWriter::write_data`]`(&tensor)` per dataset, [`StreamWriter::finish`] |
 //! | write a file atomically | [`save`]`(path, &params)` |
