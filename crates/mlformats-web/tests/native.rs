@@ -463,17 +463,20 @@ fn a_file_opened_by_slices_answers_like_the_whole_file() {
         }
     }
     assert!(opened >= 20, "{opened}");
-    // an .nnp whose parameters are in a stored parameter.protobuf: by
-    // slices, networks and graph included; one with parameter.h5 is read whole
-    let nnabla = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../testdata/nnabla");
-    let pb = std::fs::read(nnabla.join("mlp_pbparam.nnp")).unwrap();
-    assert!(sliced_equals_whole("mlp_pbparam.nnp", pb));
+    // an .nnp whose parameters are in a stored parameter.protobuf or a
+    // stored parameter.h5, and an .h5: by slices, networks and graph
+    // included; one whose parameter.h5 is deflated is read whole
+    let testdata = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../testdata");
+    let nnabla = testdata.join("nnabla");
+    for name in ["mlp_pbparam.nnp", "convnet.nnp", "convnet_params.h5"] {
+        let bytes = std::fs::read(nnabla.join(name)).unwrap();
+        assert!(sliced_equals_whole(name, bytes), "{name}");
+    }
     // a TenniS module: by slices, its graph included
-    let tennis = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../testdata/tennis");
-    let tsm = std::fs::read(tennis.join("py_convnet.tsm")).unwrap();
+    let tsm = std::fs::read(testdata.join("tennis/py_convnet.tsm")).unwrap();
     assert!(sliced_equals_whole("py_convnet.tsm", tsm));
-    let p = nnabla.join("convnet.nnp");
-    let m = Model::open_indexed(Box::new(std::fs::read(&p).unwrap()), "convnet.nnp").unwrap();
+    let p = testdata.join("onnx/op_average_pool.nnp");
+    let m = Model::open_indexed(Box::new(std::fs::read(&p).unwrap()), "x.nnp").unwrap();
     assert!(m.is_none());
 }
 
@@ -495,7 +498,7 @@ fn statistics_over_many_slices_are_the_whole_tensors() {
     let tb = mlformats::Tensor::from_values([700_001], &b).unwrap();
     let tc = mlformats::Tensor::from_values([9, 1_000_000], &c).unwrap();
     let tmp = tempfile::tempdir().unwrap();
-    for ext in ["params", "safetensors", "npz", "tsm", "onnx"] {
+    for ext in ["params", "safetensors", "npz", "tsm", "onnx", "h5", "nnp"] {
         let p = tmp.path().join(format!("big.{ext}"));
         mlformats::save(&p, [("a", &ta), ("b", &tb), ("c", &tc)]).unwrap();
         assert!(sliced_equals_whole(
@@ -549,10 +552,11 @@ fn the_c_abi_opens_by_slices() {
             "{msg}"
         );
     }
-    // another format: 2, the page opens it whole
-    let p = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../testdata/nnabla/convnet.nnp");
+    // a file not read by slices (a deflated parameter.h5): 2, the page
+    // opens it whole
+    let p = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../testdata/onnx/op_average_pool.nnp");
     assert_eq!(
-        abi::open_sliced(Box::new(std::fs::read(&p).unwrap()), "convnet.nnp"),
+        abi::open_sliced(Box::new(std::fs::read(&p).unwrap()), "op_average_pool.nnp"),
         2
     );
 }

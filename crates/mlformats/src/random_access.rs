@@ -9,15 +9,22 @@
 //! are all stored (`numpy.savez`) and little-endian (every tensor stored
 //! whole, uncompressed, at an offset its headers state), NNabla `.nnp`
 //! archives whose parameters are in stored `.protobuf` members (the
-//! networks read whole, each parameter's packed data located, not read),
+//! networks read whole, each parameter's packed data located, not read);
 //! standalone NNabla `.protobuf` files whose parameters are packed (the
 //! same walk over the whole file; with the `nnp` feature), TenniS `.tsm`
 //! modules (the reader's own walk, `bubble_module::Module::index`: the
-//! graph read, each tensor's data located, not read), and ONNX `.onnx`
+//! graph read, each tensor's data located, not read), ONNX `.onnx`
 //! models whose initializers keep their bytes in `raw_data` (the model read
 //! without them, each located; initializers in typed fields such as
 //! `float_data` are read whole, external data refused as the whole-file
-//! path refuses it). [`FileIndex::open`]
+//! path refuses it), and NNabla `.h5` parameter files and `.nnp` archives
+//! whose parameters are in a stored `parameter.h5` (nnabla's default
+//! layout), when every dataset
+//! is stored contiguously and little-endian (its HDF5 structure walked
+//! through [`ReadAt`] by `nnp-archive`'s reader, each dataset's data
+//! located, not read; a chunked, compressed or compact dataset sends the
+//! file to the whole-file path).
+//! [`FileIndex::open`]
 //! answers `None` for any other file: open those whole
 //! ([`crate::Document::from_bytes`]).
 //!
@@ -48,6 +55,8 @@ use crate::codec::{ReadOptions, StoredTensor};
 use crate::summary::{Summary, TensorSummary};
 use crate::{Error, Format, Result};
 
+#[cfg(feature = "nnp")]
+mod h5;
 #[cfg(feature = "nnp")]
 mod nnp;
 #[cfg(feature = "onnx")]
@@ -285,6 +294,8 @@ impl FileIndex {
             Format::NnablaProtobuf => index.read_protobuf(r)?,
             #[cfg(feature = "onnx")]
             Format::Onnx => index.read_onnx(r)?,
+            #[cfg(feature = "nnp")]
+            Format::NnablaH5 => index.read_h5(r)?,
             _ => false,
         };
         Ok(read.then_some(index))

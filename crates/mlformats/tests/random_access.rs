@@ -82,7 +82,8 @@ fn samples(tmp: &Path) -> Vec<(String, Vec<u8>)> {
 }
 
 /// The `.nnp` of testdata/nnabla and every 8th of testdata/onnx: each as
-/// it is (read whole when its parameters are in `.h5`), with its parameters
+/// it is (its `.h5` parameters located when stored, see
+/// random_access_h5.rs; read whole when deflated), with its parameters
 /// rewritten into a stored `parameter.protobuf`, and that again with its
 /// `network.nntxt` deflated.
 fn nnp_samples() -> Vec<(String, Vec<u8>)> {

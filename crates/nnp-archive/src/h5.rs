@@ -27,6 +27,14 @@
 //! copying; compact and chunked (possibly compressed) data is read into owned
 //! buffers after its size has been checked against [`Limits::max_alloc`].
 //!
+//! [`locate`] walks the same structure with the same code (each call into
+//! `hdf5-pure` goes through a small `Calls` trait: run once over the whole
+//! file, or over a page cache filled through a read closure and run again
+//! until nothing was missing) and gives each dataset's name, type, shape,
+//! `need_grad` and data range instead of its data; a file with a dataset
+//! whose data is not contiguous and little-endian answers `None` (read it
+//! whole).
+//!
 //! Known gap: a group reachable through two hard links is visited twice
 //! (h5py visits each object once); a hard-link cycle is stopped by a depth
 //! limit of [`MAX_DEPTH`] groups and reported as an error.
@@ -38,6 +46,7 @@
 //! | read bytes (contiguous data borrowed) | [`parse`]`(bytes)`, [`parse_with`]`(bytes, &ReadOptions)`; [`from_vec`] for an owned buffer |
 //! | read a memory map (`'static`, zero-copy) | [`from_map`]`(&Arc<MappedFile>, &ReadOptions)`; [`from_map_range`] for a file inside a map (an archive member) |
 //! | map a file and read it | [`open`]`(path)`, [`open_with`]`(path, &ReadOptions)` |
+//! | locate each parameter's data without reading it (a file read by slices) | [`locate`]`(len, read, &ReadOptions)` |
 //! | write to any `io::Write` | [`write()`]`(w, &params)`, [`write_tensors`]`(w, (name, &tensor, need_grad))` |
 //! | write tensor by tensor (streaming) | [`StreamWriter::new`]`(w, &[ParamSpec])` or [`StreamWriter::with_datasets`]`(w, &[DatasetSpec])`, then [`StreamWriter::write_data`]`(&tensor)` per dataset, [`StreamWriter::finish`] |
 //! | write a file atomically | [`save`]`(path, &params)` |
@@ -93,8 +102,11 @@ use tensor_core::{Bytes, DType, Limits, MappedFile, Shape, Tensor};
 
 use crate::{Error, ParamSpec, Parameter, ReadOptions, Result};
 
+mod locate;
 mod lookup3;
 mod write;
+
+pub use locate::{Located, locate};
 
 pub(crate) use write::H5Stream;
 pub use write::{DATA_ALIGN, DatasetSpec, StreamWriter};
@@ -112,22 +124,46 @@ pub fn is_h5(bytes: &[u8]) -> bool {
 /// as libhdf5 does ("truncated file"); `hdf5-pure` tolerates a short file
 /// as long as the objects it reads are present.
 fn check_superblock(bytes: &[u8]) -> Result<()> {
+    check_superblock_by(bytes.len() as u64, |at, buf| {
+        let s = usize::try_from(at).ok();
+        let src = s.and_then(|s| bytes.get(s..s.checked_add(buf.len())?));
+        buf.copy_from_slice(src.ok_or(std::io::ErrorKind::UnexpectedEof)?);
+        Ok(())
+    })
+}
+
+/// [`check_superblock`] for a file of `len` bytes that `read` reads.
+fn check_superblock_by(
+    len: u64,
+    mut read: impl FnMut(u64, &mut [u8]) -> std::io::Result<()>,
+) -> Result<()> {
     let bad = |message: String| Error::Hdf5 {
         context: "superblock".into(),
         message,
     };
+    let io = |e: std::io::Error| Error::Io {
+        context: "HDF5 superblock".into(),
+        source: e,
+    };
     // The signature is at 0 or at a power of two from 512 (after a user block).
-    let mut at = 0usize;
-    while !bytes
-        .get(at..)
-        .is_some_and(|b| b.starts_with(b"\x89HDF\r\n\x1a\n"))
-    {
+    let mut at = 0u64;
+    loop {
+        let mut sig = [0u8; 8];
+        if at.checked_add(8).is_some_and(|e| e <= len) {
+            read(at, &mut sig).map_err(io)?;
+            if &sig == b"\x89HDF\r\n\x1a\n" {
+                break;
+            }
+        }
         at = if at == 0 { 512 } else { at.saturating_mul(2) };
-        if at >= bytes.len() {
+        if at >= len {
             return Err(bad("no HDF5 signature found".into()));
         }
     }
-    let sb = &bytes[at..];
+    // every field read below is in the superblock's first 64 bytes
+    let mut head = vec![0u8; (len - at).min(64) as usize];
+    read(at, &mut head).map_err(io)?;
+    let sb = &head[..];
     let byte = |i: usize| {
         sb.get(i)
             .copied()
@@ -161,11 +197,11 @@ fn check_superblock(bytes: &[u8]) -> Result<()> {
     let eof = read(addr_start + 2 * o)?;
     if eof != undefined {
         let end = base.checked_add(eof);
-        if end.is_none_or(|e| e > bytes.len() as u64) {
+        if end.is_none_or(|e| e > len) {
             return Err(bad(format!(
                 "the superblock says the file ends at byte {}, but it has {} (truncated file)",
                 end.map_or_else(|| "beyond 2^64".to_string(), |e| e.to_string()),
-                bytes.len()
+                len
             )));
         }
     }
@@ -181,8 +217,36 @@ fn h5err(context: impl Into<String>, e: hdf5_pure::Error) -> Error {
 
 /// Where one dataset's bytes are: a range of the input, or an owned buffer.
 enum RawData {
-    Range(Range<usize>),
+    Range(Range<u64>),
     Owned(Vec<u8>),
+    /// Not contiguous (compact, chunked, never written), not read
+    /// ([`Mode::Locate`]).
+    Elsewhere,
+}
+
+/// What the walk does with a dataset's data.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Mode {
+    /// Locates contiguous data, reads any other.
+    Read,
+    /// Locates contiguous data, reads nothing.
+    Locate,
+}
+
+/// Runs one call into `hdf5-pure`: once over a source that holds the whole
+/// file ([`Once`]); over a source read by slices, again until no read
+/// missed its cache (`locate::Fetch`).
+trait Calls {
+    fn call<T>(&self, f: impl FnMut() -> T) -> Result<T>;
+}
+
+/// Every call runs once.
+struct Once;
+
+impl Calls for Once {
+    fn call<T>(&self, mut f: impl FnMut() -> T) -> Result<T> {
+        Ok(f())
+    }
 }
 
 struct RawParam {
@@ -244,7 +308,7 @@ pub fn parse_with<'a>(bytes: &'a [u8], opts: &ReadOptions) -> Result<Vec<Paramet
     check_superblock(bytes)?;
     limits.check_alloc("HDF5 file copy", bytes.len() as u64)?;
     let file = hdf5_pure::File::from_bytes(bytes.to_vec()).map_err(|e| h5err("open", e))?;
-    let raw = read_core(&file, bytes.len(), limits)?;
+    let raw = read_core(&file, bytes.len() as u64, limits, Mode::Read, &Once)?;
     finish(raw, |r| Bytes::Borrowed(&bytes[r]))
 }
 
@@ -255,7 +319,7 @@ pub fn from_vec(bytes: Vec<u8>, opts: &ReadOptions) -> Result<Vec<Parameter<'sta
     check_superblock(&bytes)?;
     let len = bytes.len();
     let file = hdf5_pure::File::from_bytes(bytes).map_err(|e| h5err("open", e))?;
-    let raw = read_core(&file, len, limits)?;
+    let raw = read_core(&file, len as u64, limits, Mode::Read, &Once)?;
     let buf = file.as_bytes();
     finish(raw, |r| Bytes::Owned(buf[r].to_vec()))
 }
@@ -275,7 +339,7 @@ pub fn from_map_range(
     opts: &ReadOptions,
 ) -> Result<Vec<Parameter<'static>>> {
     let (file, base, len) = open_range(map, range)?;
-    let raw = read_core(&file, len, &opts.limits)?;
+    let raw = read_core(&file, len as u64, &opts.limits, Mode::Read, &Once)?;
     finish(raw, |r| {
         Bytes::Mapped(Arc::clone(map), base + r.start..base + r.end)
     })
@@ -348,7 +412,7 @@ pub fn solver_state_from_map_range(
     opts: &ReadOptions,
 ) -> Result<SolverState<'static>> {
     let (file, base, len) = open_range(map, range)?;
-    let mut raw = read_core(&file, len, &opts.limits)?;
+    let mut raw = read_core(&file, len as u64, &opts.limits, Mode::Read, &Once)?;
     if let Some(r) = raw.iter().find(|r| r.need_grad.is_some()) {
         return Err(Error::BadData {
             dataset: r.name.clone(),
@@ -422,8 +486,22 @@ fn tensors<'a>(
     raw.into_iter()
         .map(|r| {
             let data = match r.data {
-                RawData::Range(range) => range_bytes(range),
+                RawData::Range(range) => {
+                    // within the input (checked by the walk), so in usize
+                    let s = usize::try_from(range.start);
+                    let e = usize::try_from(range.end);
+                    match (s, e) {
+                        (Ok(s), Ok(e)) => range_bytes(s..e),
+                        _ => {
+                            return Err(Error::BadData {
+                                dataset: r.name,
+                                reason: format!("data at {range:?} is not addressable"),
+                            });
+                        }
+                    }
+                }
                 RawData::Owned(v) => Bytes::Owned(v),
+                RawData::Elsewhere => Bytes::Owned(Vec::new()),
             };
             let data = if r.swap {
                 let mut v = data.into_vec();
@@ -438,22 +516,33 @@ fn tensors<'a>(
         .collect()
 }
 
-/// Walks the file, collects every dataset and sorts them as nnabla does.
-fn read_core(file: &hdf5_pure::File, data_len: usize, limits: &Limits) -> Result<Vec<RawParam>> {
+/// Walks the file (of `data_len` bytes) and collects every dataset, in
+/// walk order, each hdf5-pure call run through `calls`.
+fn read_core<C: Calls>(
+    file: &hdf5_pure::File,
+    data_len: u64,
+    limits: &Limits,
+    mode: Mode,
+    calls: &C,
+) -> Result<Vec<RawParam>> {
     let mut out: Vec<RawParam> = Vec::new();
     let mut visited: u64 = 0;
     let mut stack: Vec<(String, hdf5_pure::Group, usize)> = vec![(String::new(), file.root(), 0)];
     while let Some((prefix, group, depth)) = stack.pop() {
         let here = if prefix.is_empty() { "/" } else { &prefix };
-        let datasets = group.iter_datasets().map_err(|e| h5err(here, e))?;
+        let datasets = calls
+            .call(|| group.iter_datasets().map(Iterator::collect::<Vec<_>>))?
+            .map_err(|e| h5err(here, e))?;
         for (name, ds) in datasets {
             visited += 1;
             limits.check_tensors(visited)?;
             let path = format!("{prefix}{name}");
             limits.check_name_len(path.len() as u64)?;
-            out.push(read_dataset(&path, &ds, data_len, limits)?);
+            out.push(read_dataset(&path, &ds, data_len, limits, mode, calls)?);
         }
-        let groups = group.iter_groups().map_err(|e| h5err(here, e))?;
+        let groups = calls
+            .call(|| group.iter_groups().map(Iterator::collect::<Vec<_>>))?
+            .map_err(|e| h5err(here, e))?;
         for (name, g) in groups {
             visited += 1;
             limits.check_tensors(visited)?;
@@ -587,18 +676,20 @@ fn truthy(dataset: &str, v: &AttrValue) -> Result<bool> {
     }
 }
 
-fn read_dataset(
+fn read_dataset<C: Calls>(
     path: &str,
     ds: &hdf5_pure::Dataset,
-    data_len: usize,
+    data_len: u64,
     limits: &Limits,
+    mode: Mode,
+    calls: &C,
 ) -> Result<RawParam> {
-    let datatype = ds.datatype().map_err(|e| h5err(path, e))?;
+    let datatype = calls.call(|| ds.datatype())?.map_err(|e| h5err(path, e))?;
     let (dtype, big_endian) = map_dtype(&datatype).ok_or_else(|| Error::UnsupportedDtype {
         dataset: path.to_string(),
         datatype: describe(&datatype),
     })?;
-    let shape64 = ds.shape().map_err(|e| h5err(path, e))?;
+    let shape64 = calls.call(|| ds.shape())?.map_err(|e| h5err(path, e))?;
     limits.check_rank(shape64.len() as u64)?;
     let dims: Vec<usize> = shape64
         .iter()
@@ -610,7 +701,7 @@ fn read_dataset(
         })?;
     let nbytes = Shape::from(dims.clone()).byte_len(dtype)?;
 
-    let attrs = ds.attrs().map_err(|e| h5err(path, e))?;
+    let attrs = calls.call(|| ds.attrs())?.map_err(|e| h5err(path, e))?;
     let need_grad = match attrs.get("need_grad") {
         Some(v) => Some(truthy(path, v)?),
         None => None,
@@ -624,7 +715,7 @@ fn read_dataset(
         })?),
     };
 
-    let layout = ds.layout().map_err(|e| h5err(path, e))?;
+    let layout = calls.call(|| ds.layout())?.map_err(|e| h5err(path, e))?;
     let data = match layout {
         Layout::Contiguous {
             address: Some(addr),
@@ -639,10 +730,8 @@ fn read_dataset(
                     "contiguous storage is {size} bytes but shape {dims:?} of {dtype} needs {nbytes}"
                 )));
             }
-            let start = usize::try_from(addr).ok();
-            let end = start.and_then(|s| s.checked_add(nbytes));
-            match (start, end) {
-                (Some(s), Some(e)) if e <= data_len => RawData::Range(s..e),
+            match addr.checked_add(size) {
+                Some(e) if e <= data_len => RawData::Range(addr..e),
                 _ => {
                     return Err(bad(format!(
                         "data at offset {addr} ({nbytes} bytes) runs past the end of the {data_len}-byte file"
@@ -657,10 +746,12 @@ fn read_dataset(
             });
         }
         // Compact, chunked (maybe compressed) or never-written contiguous
-        // storage: let the HDF5 layer assemble it, after bounding the size.
+        // storage: not located (a zero-size one is read: it has no bytes)
+        _ if mode == Mode::Locate && nbytes > 0 => RawData::Elsewhere,
+        // let the HDF5 layer assemble it, after bounding the size
         _ => {
             limits.check_alloc("HDF5 dataset", nbytes as u64)?;
-            let v = ds.read_raw().map_err(|e| h5err(path, e))?;
+            let v = calls.call(|| ds.read_raw())?.map_err(|e| h5err(path, e))?;
             if v.len() != nbytes {
                 return Err(Error::BadData {
                     dataset: path.to_string(),

@@ -33,6 +33,7 @@
 //! | read a memory map (`'static`, zero-copy) | [`Nnp::from_map`]`(&Arc<MappedFile>, &ReadOptions)` | [`h5::from_map`]`(&map, &ReadOptions)`, [`h5::from_map_range`]`(&map, range, &ReadOptions)` (a member of an archive) |
 //! | map a file and read it | [`Nnp::open`]`(path)`, [`Nnp::open_with`]`(path, &ReadOptions)` | [`h5::open`]`(path)`, [`h5::open_with`]`(path, &ReadOptions)` |
 //! | read any `Read + Seek` | [`Nnp::from_reader`]`(reader, &ReadOptions)` | — |
+//! | locate each dataset's data, not read (a file read by slices) | — | [`h5::locate`]`(len, read, &ReadOptions)` |
 //! | write to any `io::Write` | [`Nnp::write`]`(w, &WriteOptions)`, [`write()`]`(w, model, params, optimizers, &WriteOptions)` | [`h5::write`]`(w, params)`, [`h5::write_tensors`] |
 //! | write tensor by tensor | [`NnpStreamWriter::new`]`(w, &model, &[ParamSpec], &WriteOptions)`, `.write_param(&tensor)`, `.finish(&optimizers)` | [`h5::StreamWriter::new`]`(w, &[ParamSpec])`, `.write_data(&tensor)`, `.finish()` |
 //! | write a file atomically | [`Nnp::save`]`(path, &WriteOptions)` | [`h5::save`]`(path, params)` |

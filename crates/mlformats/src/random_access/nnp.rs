@@ -3,10 +3,14 @@
 //! [`ReadAt`], its `parameter` entries' names and shapes read and their
 //! packed float data located, never read.
 //!
-//! Read this way: archives whose `.protobuf` members are stored and whose
-//! parameters are all in them, each as one packed run (what nnabla and this
-//! workspace write). Anything else (a `parameter.h5`, a deflated or
-//! unpacked parameter member, parameters written in the text) is read whole.
+//! A stored `parameter.h5` member is located the same way, dataset by
+//! dataset (see [`super::h5`]).
+//!
+//! Read this way: archives whose parameter members are stored, the
+//! `.protobuf` ones with each parameter as one packed run, the `.h5` ones
+//! with every dataset contiguous and little-endian (what nnabla and this
+//! workspace write). Anything else (a deflated parameter member, unpacked
+//! or chunked data, parameters written in the text) is read whole.
 
 use std::collections::HashMap;
 use std::io;
@@ -39,6 +43,7 @@ pub(super) struct Message<'n> {
 /// One `parameter` entry: name, dims, `need_grad` and its data's place.
 pub(super) struct Entry {
     name: String,
+    dtype: DType,
     dims: Vec<usize>,
     need_grad: bool,
     offset: u64,
@@ -193,6 +198,7 @@ fn parameter<R: ReadAt + ?Sized>(c: &mut Cursor<'_, R>, limits: &Limits) -> Walk
     }
     Ok(Entry {
         name,
+        dtype: DType::F32,
         dims: udims,
         need_grad,
         offset,
@@ -259,7 +265,7 @@ pub(super) fn protobuf_member<R: ReadAt + ?Sized>(
 }
 
 impl FileIndex {
-    /// An `.nnp` whose parameters are all in stored `.protobuf` members;
+    /// An `.nnp` whose parameters are all in stored `.protobuf` or `.h5` members;
     /// false (read it whole) for anything else (see the module).
     pub(super) fn read_nnp<R: ReadAt + ?Sized>(&mut self, r: &R) -> Result<bool> {
         let limits = self.limits;
@@ -268,8 +274,8 @@ impl FileIndex {
         let members = list(stream, &opts)?;
         let stored = |m: &MemberInfo| matches!(m.compression, Compression::Stored);
         if members.iter().any(|m| match m.kind {
-            MemberKind::H5 | MemberKind::NestedNnp => true,
-            MemberKind::Protobuf => !stored(m),
+            MemberKind::NestedNnp => true,
+            MemberKind::Protobuf | MemberKind::H5 => !stored(m),
             _ => false,
         }) {
             return Ok(false);
@@ -321,6 +327,17 @@ impl FileIndex {
                     }
                     nnabla_proto::binary::merge(&mut model, &rest)?;
                 }
+                MemberKind::H5 => match super::h5::located(r, m.data_start, m.size, &limits)? {
+                    Some(found) => entries.extend(found.into_iter().map(|p| Entry {
+                        name: p.name,
+                        dtype: p.dtype,
+                        dims: p.dims,
+                        need_grad: p.need_grad,
+                        offset: p.offset,
+                        len: p.len,
+                    })),
+                    None => return Ok(false),
+                },
                 MemberKind::Optimizer => states.push(m.name.clone()),
                 _ => {}
             }
@@ -345,7 +362,7 @@ impl FileIndex {
                 .with("need_grad", json!(e.need_grad));
             let t = IndexedTensor {
                 stored,
-                dtype: DType::F32,
+                dtype: e.dtype,
                 order: MemoryOrder::RowMajor,
                 offset: e.offset,
                 len: e.len,

@@ -1,0 +1,98 @@
+//! NNabla `.h5` parameter files by random access, and the stored
+//! `parameter.h5` of an `.nnp`: the HDF5 structure (superblock, object
+//! headers, groups, attributes, dataspace, datatype, layout) walked through
+//! [`ReadAt`] by `nnp-archive`'s reader ([`nnp_archive::h5::locate`], the
+//! walk its whole-file reader does), each dataset's contiguous data
+//! located, never read.
+//!
+//! Read this way: files whose datasets are all stored contiguously and
+//! little-endian (what nnabla's `save_parameters` writes through h5py, and
+//! this workspace's writer). A compact, chunked or compressed, never
+//! written or big-endian dataset sends the file to the whole-file path
+//! (`None`), as does a dataset without `need_grad` (a solver state).
+
+use std::collections::HashMap;
+
+use nnp_archive::h5::{Located, locate};
+use serde_json::json;
+use tensor_core::MemoryOrder;
+
+use super::{FileIndex, IndexedTensor, ReadAt, count, overflow};
+use crate::codec::StoredTensor;
+use crate::{Error, Result};
+
+/// The parameters of the `.h5` file at `[base, base + len)` of `r`, each
+/// located in `r`; `None` when it is read whole (see the module).
+pub(super) fn located<R: ReadAt + ?Sized>(
+    r: &R,
+    base: u64,
+    len: u64,
+    limits: &tensor_core::Limits,
+) -> Result<Option<Vec<Located>>> {
+    let end = base.checked_add(len).filter(|&e| e <= r.len());
+    if end.is_none() {
+        return Err(Error::Invalid(format!(
+            "an HDF5 file of {len} bytes at byte {base} runs past the end of the file"
+        )));
+    }
+    let opts = nnp_archive::ReadOptions::default().with_limits(*limits);
+    let read = |at: u64, buf: &mut [u8]| {
+        let at = at
+            .checked_add(base)
+            .ok_or(std::io::ErrorKind::UnexpectedEof)?;
+        r.read_at(at, buf)
+    };
+    match locate(len, read, &opts) {
+        Ok(Some(mut found)) => {
+            for p in &mut found {
+                p.offset = p
+                    .offset
+                    .checked_add(base)
+                    .ok_or_else(|| overflow(&p.name))?;
+            }
+            Ok(Some(found))
+        }
+        Ok(None) => Ok(None),
+        // a solver state: the whole-file path reads it as one
+        Err(e) if nnp_archive::h5::SolverState::may_be(&e) => Ok(None),
+        Err(e) => Err(e.into()),
+    }
+}
+
+/// The tensor of a located parameter.
+pub(super) fn tensor(p: Located) -> Result<IndexedTensor> {
+    let numel = count(&p.dims).ok_or_else(|| overflow(&p.name))?;
+    Ok(IndexedTensor {
+        stored: StoredTensor::from_parts(p.name, p.dims).with("need_grad", json!(p.need_grad)),
+        dtype: p.dtype,
+        order: MemoryOrder::RowMajor,
+        offset: p.offset,
+        len: p.len,
+        numel,
+    })
+}
+
+impl FileIndex {
+    /// A standalone `.h5` parameter file; false (read it whole) for one
+    /// this path does not locate (see the module).
+    pub(super) fn read_h5<R: ReadAt + ?Sized>(&mut self, r: &R) -> Result<bool> {
+        let Some(found) = located(r, 0, r.len(), &self.limits)? else {
+            return Ok(false);
+        };
+        // a name given twice (a group behind two hard links) keeps its
+        // first position and takes the last entry, as the whole path does
+        let mut at: HashMap<String, usize> = HashMap::new();
+        for p in found {
+            let name = p.name.clone();
+            let t = tensor(p)?;
+            match at.get(&name) {
+                Some(&i) => self.tensors[i] = t,
+                None => {
+                    at.insert(name, self.tensors.len());
+                    self.tensors.push(t);
+                }
+            }
+        }
+        Ok(true)
+    }
+}

@@ -1,0 +1,247 @@
+//! The random-access path (`mlformats::random_access::FileIndex`) on NNabla
+//! HDF5 parameters against the whole-file path (`Document`): every `.h5`
+//! of `testdata/`, each `.params` of `testdata/` saved as `.h5` by the
+//! library, every `.nnp` of `testdata/` whose `parameter.h5` is stored, and
+//! the `.nnp` of `testdata/nnabla` rewritten by the library with a stored
+//! `parameter.h5`: the same names, dtypes, shapes, `need_grad`, bytes and
+//! graph. On truncated and byte-mutated copies (deterministic): an error
+//! exactly where the whole-file path has one, and never a panic.
+#![cfg(all(feature = "cvm", feature = "nnp"))]
+
+use std::io::Cursor;
+use std::path::{Path, PathBuf};
+
+use mlformats::random_access::FileIndex;
+use mlformats::{Document, Format};
+
+fn files(dir: &Path, ext: &str, out: &mut Vec<PathBuf>) {
+    for e in std::fs::read_dir(dir).unwrap() {
+        let p = e.unwrap().path();
+        if p.is_dir() {
+            files(&p, ext, out);
+        } else if p.extension().is_some_and(|x| x == ext) {
+            out.push(p);
+        }
+    }
+}
+
+fn testdata() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../testdata")
+}
+
+/// True when the archive `bytes` has a stored `.h5` parameter member.
+fn stored_h5(bytes: &[u8]) -> bool {
+    let Ok(members) = nnp_archive::archive::list(Cursor::new(bytes), &Default::default()) else {
+        return false;
+    };
+    members.iter().any(|m| {
+        m.kind == nnp_archive::MemberKind::H5
+            && matches!(m.compression, nnp_archive::archive::Compression::Stored)
+    })
+}
+
+/// The `.h5` files: those of testdata/ and each `.params` saved as `.h5`.
+fn h5_samples(tmp: &Path) -> Vec<(String, Vec<u8>)> {
+    let mut h5 = Vec::new();
+    files(&testdata(), "h5", &mut h5);
+    h5.sort();
+    let mut out: Vec<(String, Vec<u8>)> = h5
+        .iter()
+        .map(|p| {
+            let name = p.file_name().unwrap().to_string_lossy().into_owned();
+            (name, std::fs::read(p).unwrap())
+        })
+        .collect();
+    let mut params = Vec::new();
+    files(&testdata(), "params", &mut params);
+    params.sort();
+    for p in params {
+        let name = p.file_name().unwrap().to_string_lossy().into_owned();
+        if let Ok(doc) = Document::open(&p) {
+            let out_path = tmp.join(format!("{name}.h5"));
+            if mlformats::save(&out_path, doc.tensors()).is_ok() {
+                out.push((format!("{name}.h5"), std::fs::read(&out_path).unwrap()));
+            }
+        }
+    }
+    assert!(out.len() >= 8, "{} .h5 samples", out.len());
+    out
+}
+
+/// The `.nnp` of testdata/ with a stored `parameter.h5` (every one of
+/// testdata/nnabla, every 4th of the others), and those of testdata/nnabla
+/// written again by the library (its own `.h5` layout).
+fn nnp_samples() -> Vec<(String, Vec<u8>)> {
+    let mut all = Vec::new();
+    files(&testdata(), "nnp", &mut all);
+    all.sort();
+    let (own, other): (Vec<_>, Vec<_>) = all
+        .into_iter()
+        .partition(|p| p.starts_with(testdata().join("nnabla")));
+    let mut out = Vec::new();
+    for p in own.iter().chain(other.iter().step_by(4)) {
+        let name = p.file_name().unwrap().to_string_lossy().into_owned();
+        let bytes = std::fs::read(p).unwrap();
+        if !stored_h5(&bytes) {
+            continue;
+        }
+        out.push((name, bytes));
+    }
+    for p in &own {
+        let name = p.file_name().unwrap().to_string_lossy().into_owned();
+        let bytes = std::fs::read(p).unwrap();
+        let opts =
+            nnp_archive::WriteOptions::default().with_param_format(nnp_archive::ParamFormat::H5);
+        if let Ok(model) = nnp_archive::Nnp::parse(&bytes)
+            && let Ok(w) = model.write(Cursor::new(Vec::new()), &opts)
+        {
+            out.push((format!("{name}.h5.nnp"), w.into_inner()));
+        }
+    }
+    out
+}
+
+/// Both paths on `bytes`: equal when both read it, both errors when the
+/// whole-file path refuses it. Returns whether it was read by slices.
+fn same(name: &str, bytes: &[u8]) -> bool {
+    let path = Path::new(name);
+    let whole = Document::from_bytes(bytes.to_vec(), Some(path), None);
+    let index = FileIndex::open(bytes, Some(path), &Default::default());
+    match (whole, index) {
+        (Ok(doc), Ok(Some(index))) => {
+            assert!(
+                matches!(doc.format(), Format::NnablaH5 | Format::NnablaNnp),
+                "{name}"
+            );
+            let nodes = |g: Option<&tensor_core::graph::ModelGraph>| {
+                g.map(|g| g.graphs.iter().map(|g| g.nodes.len()).collect::<Vec<_>>())
+            };
+            assert_eq!(nodes(index.graph()), nodes(doc.graph()), "{name}");
+            assert_eq!(index.format(), doc.format(), "{name}");
+            assert_eq!(index.file_size(), doc.file_size(), "{name}");
+            assert_eq!(index.metadata(), doc.metadata(), "{name}");
+            assert_eq!(index.summary(), doc.summary(), "{name}");
+            assert_eq!(index.tensors().len(), doc.len(), "{name}");
+            for (i, (t, s)) in index.tensors().iter().zip(doc.stored()).enumerate() {
+                let want = doc.tensor(&s.name).unwrap();
+                assert_eq!(t.name(), s.name, "{name}");
+                assert_eq!(t.stored().stored_name, s.stored_name, "{name}");
+                assert_eq!(t.stored().extras, s.extras, "{name}");
+                assert_eq!(t.dims(), &s.shape[..], "{name}");
+                assert_eq!(t.dtype(), want.dtype(), "{name}");
+                assert_eq!(t.order(), want.order(), "{name}");
+                assert_eq!(t.byte_len(), want.bytes().len() as u64, "{name}");
+                let got = index.read_tensor(bytes, i).unwrap();
+                assert_eq!(got.bytes(), want.bytes(), "{name} {}", s.name);
+                assert_eq!(got.dims(), want.dims(), "{name} {}", s.name);
+                let n = t.numel();
+                let mut buf = Vec::new();
+                let part = index.read_elements(bytes, i, n / 3, 5, &mut buf).unwrap();
+                let size = t.dtype().size();
+                let from = (n / 3) as usize * size;
+                let to = ((n / 3 + 5).min(n)) as usize * size;
+                assert_eq!(part.bytes(), &want.bytes()[from..to], "{name} {}", s.name);
+            }
+            true
+        }
+        // `None` sends the caller to the whole-file path, which refuses it
+        (Err(_), Err(_) | Ok(None)) => false,
+        (Err(e), Ok(i)) => panic!("{name}: the whole-file path says {e}, the index {i:?}"),
+        (Ok(doc), Ok(None)) => {
+            // a chunked/compact/big-endian dataset, a solver state, or a
+            // deflated member: read whole
+            assert!(
+                matches!(doc.format(), Format::NnablaH5 | Format::NnablaNnp),
+                "{name}: {:?} not read by random access",
+                doc.format()
+            );
+            false
+        }
+        (Ok(_), Err(e)) => panic!("{name}: only the random-access path refuses it: {e}"),
+    }
+}
+
+#[test]
+fn h5_by_slices_reads_what_the_whole_file_path_reads() {
+    let tmp = tempfile::tempdir().unwrap();
+    let mut read = 0;
+    for (name, bytes) in h5_samples(tmp.path()) {
+        let ok = same(&name, &bytes);
+        // every parameter file of testdata/ and of the library is read by
+        // slices (the fuzz regression is a refused file)
+        if !name.starts_with("fixed_point") {
+            assert!(ok, "{name}: not read by random access");
+        }
+        read += ok as usize;
+    }
+    assert!(read >= 8, "{read} .h5 read");
+    let mut nnp = 0;
+    for (name, bytes) in nnp_samples() {
+        assert!(same(&name, &bytes), "{name}: not read by random access");
+        nnp += 1;
+    }
+    assert!(nnp >= 100, "{nnp} .nnp with a stored parameter.h5 read");
+}
+
+/// Deterministic mutations of `bytes`: truncations, single bytes flipped
+/// in the structure (`at`), and runs of 0xff (huge claimed sizes).
+fn mutate(name: &str, bytes: &[u8], at: &[usize]) -> usize {
+    let len = bytes.len();
+    let mut cases = 0;
+    let mut cuts: Vec<usize> = (0..len.min(100)).step_by(3).collect();
+    cuts.extend((0..len).step_by(len / 97 + 1));
+    cuts.extend([len / 2, len.saturating_sub(1)]);
+    for cut in cuts {
+        same(name, &bytes[..cut]);
+        cases += 1;
+    }
+    for &at in at {
+        for x in [0x01u8, 0x80, 0xff] {
+            let mut b = bytes.to_vec();
+            b[at] ^= x;
+            same(name, &b);
+            cases += 1;
+        }
+        if at % 8 == 0 {
+            let mut b = bytes.to_vec();
+            b[at..(at + 8).min(len)].fill(0xff);
+            same(name, &b);
+            cases += 1;
+        }
+    }
+    cases
+}
+
+/// A deterministic spread of positions in `[start, end)`: the first
+/// `dense` every byte, then every `step`-th.
+fn positions(start: usize, end: usize, dense: usize, step: usize) -> Vec<usize> {
+    let mut v: Vec<usize> = (start..end.min(start + dense)).collect();
+    v.extend((start + dense..end).step_by(step));
+    v
+}
+
+#[test]
+fn h5_by_slices_refuses_what_the_whole_file_path_refuses() {
+    let tmp = tempfile::tempdir().unwrap();
+    let mut cases = 0;
+    for (name, bytes) in h5_samples(tmp.path()).into_iter().step_by(2) {
+        // the superblock and root, then the structure all along the file
+        let step = (bytes.len() / 300).max(13);
+        cases += mutate(&name, &bytes, &positions(0, bytes.len(), 160, step));
+    }
+    let nnp = nnp_samples();
+    for (name, bytes) in nnp.iter().step_by(nnp.len() / 6 + 1) {
+        let members =
+            nnp_archive::archive::list(Cursor::new(&bytes[..]), &Default::default()).unwrap();
+        let mut at: Vec<usize> = (bytes.len().saturating_sub(120)..bytes.len()).collect();
+        for m in members {
+            if m.kind == nnp_archive::MemberKind::H5 {
+                let s = m.data_start as usize;
+                let n = m.size as usize;
+                at.extend(positions(s, s + n, 120, (n / 200).max(17)));
+            }
+        }
+        cases += mutate(name, bytes, &at);
+    }
+    assert!(cases > 2000, "{cases}");
+}
