@@ -416,6 +416,8 @@ function convertOptions() {
   }
   if ($('convert-opset').value.trim()) req.opset = $('convert-opset').value.trim();
   if ($('convert-network').value.trim()) req.network = $('convert-network').value.trim();
+  if (words('convert-input-shape').length) req.input_shape = words('convert-input-shape');
+  if ($('convert-params').files.length) req.params = true;
   for (const [key, id] of [['skip_unsupported', 'convert-skip-unsupported'], ['weights_only', 'convert-weights-only'], ['keep_order', 'convert-keep-order']]) {
     if ($(id).checked) req[key] = true;
   }
@@ -436,7 +438,10 @@ function convertInWorker(req) {
       if (m.converted) { done(); resolve(m.converted); } else if (m.error !== undefined) { done(); reject(new Error(m.error)); }
     };
     w.onerror = (ev) => { done(); reject(new Error(ev.message || "the viewer's worker failed")); };
-    compile(WASM).then((module) => w.postMessage({ convert: req, bytes: state.bytes, name: state.summary.file, module }));
+    const file = $('convert-params').files[0];
+    const params = file ? file.arrayBuffer().then((b) => ({ bytes: new Uint8Array(b), name: file.name })) : null;
+    Promise.all([compile(WASM), params]).then(([module, p]) =>
+      w.postMessage({ convert: req, bytes: state.bytes, name: state.summary.file, params: p, module }), (e) => { done(); reject(e); });
   });
 }
 
@@ -471,21 +476,23 @@ async function convert() {
   hideConvertError();
   setStatus(`converting to ${opt.value}…`);
   document.body.dataset.convert = 'busy';
-  let bytes;
+  let blob;
   try {
-    // a file opened by slices: its worker answers (the library refuses)
-    bytes = model.sliced ? await model.bytes(req) : await convertInWorker(req);
+    // a file opened by slices: its worker converts it a slice at a time and
+    // answers a Blob of the pieces; a file read whole: a worker of its own
+    blob = model.sliced ? await model.bytes(req)
+      : new Blob([await convertInWorker(req)], { type: 'application/octet-stream' });
   } catch (e) {
     if (state.model === model) showConvertError(e.message || String(e));
     return;
   }
   if (state.model !== model) return; // another file was opened meanwhile
-  const url = URL.createObjectURL(new Blob([bytes], { type: 'application/octet-stream' }));
+  const url = URL.createObjectURL(blob);
   const a = document.createElement('a');
   a.href = url; a.download = name;
   document.body.append(a); a.click(); a.remove();
   setTimeout(() => URL.revokeObjectURL(url), 60000);
-  setStatus(`${name} · ${fmtInt(bytes.length)} bytes`);
+  setStatus(`${name} · ${fmtInt(blob.size)} bytes`);
   document.body.dataset.convert = 'done';
 }
 

@@ -9,8 +9,9 @@ const decoder = new TextDecoder();
 
 let compiled = null;
 
-// The module's imports: ours is mlformats.mlf_read (a big file read by
-// slices, see Library.readAt). A dependency (zip's random numbers, for
+// The module's imports: ours are mlformats.mlf_read (a big file read by
+// slices, see Library.readAt) and mlformats.mlf_write (a converted file
+// handed over in pieces, see Library.writeAt). A dependency (zip's random numbers, for
 // encrypting and for extracting to disk) links wasm-bindgen's placeholders,
 // which nothing the viewer calls reaches; each gets a function that says so
 // if it ever is called.
@@ -23,6 +24,7 @@ function imports(module, lib) {
     };
   }
   if (out.mlformats && out.mlformats.mlf_read) out.mlformats.mlf_read = (off, ptr, len) => lib.readAt(off, ptr, len);
+  if (out.mlformats && out.mlformats.mlf_write) out.mlformats.mlf_write = (off, ptr, len) => lib.writeAt(off, ptr, len);
   return out;
 }
 
@@ -42,6 +44,7 @@ export class Library {
     this.failed = null;
     this.file = null; // the Blob a file opened by slices is read from
     this.reader = null;
+    this.out = null; // the pieces of a streamed conversion: {parts: [{at, bytes}], len}
     this.x.mlf_init();
   }
 
@@ -105,6 +108,58 @@ export class Library {
     } catch (_) {
       return 1;
     }
+  }
+
+  // The import mlformats.mlf_write: the module hands over `len` bytes at
+  // `ptr` for `off` (offsets are f64: exact past 4 GiB) of the converted
+  // file: appended at its end, or over bytes already had (a writer seeks
+  // back to patch a header). The pieces stay here, in JavaScript's memory,
+  // never the module's; 0 when done, 1 when not.
+  writeAt(off, ptr, len) {
+    try {
+      const o = this.out;
+      if (!o) return 1;
+      const src = new Uint8Array(this.x.memory.buffer, ptr >>> 0, len >>> 0);
+      const end = off + src.length;
+      // over the parts it overlaps (the latest first: patches are near the end)
+      for (let i = o.parts.length - 1; i >= 0; i--) {
+        const p = o.parts[i];
+        const pEnd = p.at + p.bytes.length;
+        if (pEnd <= off) break;
+        const a = Math.max(off, p.at), b = Math.min(end, pEnd);
+        if (a < b) p.bytes.set(src.subarray(a - off, b - off), a - p.at);
+      }
+      if (off > o.len) { o.parts.push({ at: o.len, bytes: new Uint8Array(off - o.len) }); o.len = off; }
+      if (end > o.len) {
+        o.parts.push({ at: o.len, bytes: src.slice(o.len - off) });
+        o.len = end;
+      }
+      return 0;
+    } catch (_) {
+      return 1;
+    }
+  }
+
+  // Converts the open file with the convert request `req` ({to, ...options},
+  // see abi.rs) streamed a piece at a time (a file opened by slices:
+  // neither the file nor the output is ever whole in the module's memory);
+  // answers the converted file as a Blob.
+  convertStream(req) {
+    this.out = { parts: [], len: 0 };
+    try {
+      const answer = this.request({ ...req, op: 'convert_stream' });
+      const o = this.out;
+      if (o.len !== answer.bytes) throw new Error(`the converted file has ${o.len} bytes, the module wrote ${answer.bytes}`);
+      return new Blob(o.parts.map((p) => p.bytes), { type: 'application/octet-stream' });
+    } finally {
+      this.out = null;
+    }
+  }
+
+  // Loads a parameter file (a File's bytes and name) for convert's --params.
+  loadParams(bytes, name) {
+    const n = encoder.encode(name);
+    return JSON.parse(decoder.decode(this.call(() => { this.put([n, bytes]); return this.x.mlf_params(n.length); })));
   }
 
   // Opens a big file (a Blob) by slices, in a web worker: the library reads

@@ -10,9 +10,11 @@
 // - {serve: true, file, name}: opens a big file by slices and answers the
 //   page's requests ({id, req}) on it: the summary, table and graph first
 //   ({id: 0, ...}), or {fallback: true} when the library reads the format
-//   whole only. Every answer carries the module's memory size;
-// - {convert: req, bytes, name}: converts a file read whole (its own copy of
-//   the bytes) with the request `req` ({op: 'convert', to, dtype, only, ...},
+//   whole only. Every answer carries the module's memory size. A convert
+//   request ({op: 'convert', ...}) is streamed: the answer is a Blob;
+// - {convert: req, bytes, name, params}: converts a file read whole (its own
+//   copy of the bytes; `params`: {bytes, name} of --params' file) with the
+//   request `req` ({op: 'convert', to, dtype, only, ...},
 //   see abi.rs) and answers {converted: bytes} (transferred) or {error}, so
 //   the page stays responsive while the library converts.
 import { Library } from './mlformats.js';
@@ -44,6 +46,7 @@ async function convert(m) {
   const lib = await load(m);
   lib.open(m.bytes, m.name);
   m.bytes = null; // the module holds its own copy
+  if (m.params) lib.loadParams(m.params.bytes, m.params.name);
   const out = lib.bytes(m.convert);
   self.postMessage({ converted: out, memory: lib.memoryBytes() }, [out.buffer]);
 }
@@ -64,8 +67,7 @@ self.onmessage = async (ev) => {
   const m = ev.data;
   if (m.req) {
     try {
-      const bytes = m.req.op === 'convert';
-      const answer = bytes ? served.bytes(m.req) : served.request(m.req);
+      const answer = m.req.op === 'convert' ? served.convertStream(m.req) : served.request(m.req);
       self.postMessage({ id: m.id, answer, memory: served.memoryBytes() });
     } catch (e) {
       self.postMessage({ id: m.id, error: (e && e.message) || String(e) });
