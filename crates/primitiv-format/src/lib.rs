@@ -81,7 +81,7 @@ pub mod write;
 
 pub use error::{Error, Result};
 pub use optim::{AdaDelta, AdaGrad, Adam, BaseConfigs, MomentumSgd, OptimizerClass, RmsProp, Sgd};
-pub use read::ReadOptions;
+pub use read::{Index, ReadOptions, TensorAt, index};
 pub use types::{
     DataType, File, KeyPath, Model, Optimizer, Parameter, Shape, Tensor, column_to_row_major_f32,
     join_key,
