@@ -270,7 +270,10 @@ fn random_access_reads_what_the_whole_file_path_reads() {
     assert!(onnx >= 20, "{onnx} .onnx read");
     assert!(primitiv >= 40, "{primitiv} primitiv read");
     eprintln!("{converted} .params converted to primitiv read");
-    assert!(converted >= 1, "{converted} .params converted to primitiv read");
+    assert!(
+        converted >= 1,
+        "{converted} .params converted to primitiv read"
+    );
 }
 
 #[test]
