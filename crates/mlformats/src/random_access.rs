@@ -23,13 +23,18 @@
 //! is stored contiguously and little-endian (its HDF5 structure walked
 //! through [`ReadAt`] by `nnp-archive`'s reader, each dataset's data
 //! located, not read; a chunked, compressed or compact dataset sends the
-//! file to the whole-file path).
+//! file to the whole-file path), and primitiv MessagePack files (the
+//! reader's own walk, `primitiv_format::index`: key paths, shapes, stat
+//! keys and optimizer configs read, each tensor's data, always one
+//! contiguous `bin`, located, not read; every primitiv file the whole-file
+//! path reads is read this way).
 //! [`FileIndex::open`]
 //! answers `None` for any other file: open those whole
 //! ([`crate::Document::from_bytes`]).
 //!
 //! The tensors are the ones [`crate::Document`] reads from the same bytes:
-//! same names, dtypes, shapes, stored fields and bytes; the same claims are
+//! same names, dtypes, shapes, stored fields and bytes (and primitiv's
+//! kind, [`FileIndex::kind`]); the same claims are
 //! checked (every claimed size against the file's length, with checked
 //! arithmetic, under [`crate::ReadOptions::limits`]).
 //!
