@@ -117,7 +117,7 @@ impl Model {
                 return json!({
                     "file": self.name,
                     "format": index.format().name(),
-                    "kind": Value::Null,
+                    "kind": index.kind(),
                     "file_size": index.file_size(),
                     "tensor_count": index.tensors().len(),
                     "parameters": totals.parameters,
@@ -166,7 +166,7 @@ impl Model {
                             e.insert("stored_name".into(), json!(t.stored().stored_name));
                         }
                         e.insert("dtype".into(), json!(t.dtype().name()));
-                        e.insert("shape".into(), json!(t.dims()));
+                        e.insert("shape".into(), json!(t.stored().shape));
                         e.insert("numel".into(), json!(t.numel()));
                         e.insert("bytes".into(), json!(t.byte_len()));
                         e.insert("extras".into(), Value::Object(t.stored().extras.clone()));

@@ -472,6 +472,18 @@ fn a_file_opened_by_slices_answers_like_the_whole_file() {
         let bytes = std::fs::read(nnabla.join(name)).unwrap();
         assert!(sliced_equals_whole(name, bytes), "{name}");
     }
+    // primitiv Model, Parameter (with stats), batched Tensor, Shape and
+    // Optimizer files: by slices, kind and metadata included
+    for name in [
+        "model_nested_nostats.data",
+        "param_2x2_10stats.data",
+        "tensor_2x2_batch3.data",
+        "shape_scalar.data",
+        "optimizer_adam_custom.data",
+    ] {
+        let bytes = std::fs::read(testdata.join("primitiv").join(name)).unwrap();
+        assert!(sliced_equals_whole(name, bytes), "{name}");
+    }
     // a TenniS module: by slices, its graph included
     let tsm = std::fs::read(testdata.join("tennis/py_convnet.tsm")).unwrap();
     assert!(sliced_equals_whole("py_convnet.tsm", tsm));
@@ -498,9 +510,23 @@ fn statistics_over_many_slices_are_the_whole_tensors() {
     let tb = mlformats::Tensor::from_values([700_001], &b).unwrap();
     let tc = mlformats::Tensor::from_values([9, 1_000_000], &c).unwrap();
     let tmp = tempfile::tempdir().unwrap();
-    for ext in ["params", "safetensors", "npz", "tsm", "onnx", "h5", "nnp"] {
+    for ext in [
+        "params",
+        "safetensors",
+        "npz",
+        "tsm",
+        "onnx",
+        "h5",
+        "nnp",
+        "data",
+    ] {
         let p = tmp.path().join(format!("big.{ext}"));
-        mlformats::save(&p, [("a", &ta), ("b", &tb), ("c", &tc)]).unwrap();
+        if ext == "data" {
+            // primitiv stores f32 only
+            mlformats::save(&p, [("a", &ta)]).unwrap();
+        } else {
+            mlformats::save(&p, [("a", &ta), ("b", &tb), ("c", &tc)]).unwrap();
+        }
         assert!(sliced_equals_whole(
             &format!("big.{ext}"),
             std::fs::read(&p).unwrap()

@@ -23,13 +23,18 @@
 //! is stored contiguously and little-endian (its HDF5 structure walked
 //! through [`ReadAt`] by `nnp-archive`'s reader, each dataset's data
 //! located, not read; a chunked, compressed or compact dataset sends the
-//! file to the whole-file path).
+//! file to the whole-file path), and primitiv MessagePack files (the
+//! reader's own walk, `primitiv_format::index`: key paths, shapes, stat
+//! keys and optimizer configs read, each tensor's data, always one
+//! contiguous `bin`, located, not read; every primitiv file the whole-file
+//! path reads is read this way).
 //! [`FileIndex::open`]
 //! answers `None` for any other file: open those whole
 //! ([`crate::Document::from_bytes`]).
 //!
 //! The tensors are the ones [`crate::Document`] reads from the same bytes:
-//! same names, dtypes, shapes, stored fields and bytes; the same claims are
+//! same names, dtypes, shapes, stored fields and bytes (and primitiv's
+//! kind, [`FileIndex::kind`]); the same claims are
 //! checked (every claimed size against the file's length, with checked
 //! arithmetic, under [`crate::ReadOptions::limits`]).
 //!
@@ -61,6 +66,8 @@ mod h5;
 mod nnp;
 #[cfg(feature = "onnx")]
 mod onnx;
+#[cfg(feature = "primitiv")]
+mod primitiv;
 #[cfg(feature = "nnp")]
 mod protobuf;
 #[cfg(feature = "tennis")]
@@ -154,6 +161,9 @@ impl<R: ReadAt + ?Sized> Seek for Stream<'_, R> {
 #[derive(Debug, Clone)]
 pub struct IndexedTensor {
     stored: StoredTensor,
+    /// The tensor's dims where they are not the stored shape (primitiv:
+    /// the batch as a last axis).
+    tensor_dims: Option<Vec<usize>>,
     dtype: DType,
     order: MemoryOrder,
     offset: u64,
@@ -177,9 +187,11 @@ impl IndexedTensor {
         self.dtype
     }
 
-    /// Its dimensions.
+    /// Its dimensions, as [`crate::Document::tensor`] gives them (the
+    /// stored shape, [`IndexedTensor::stored`], but for a primitiv tensor
+    /// whose batch is not 1: the batch a last axis).
     pub fn dims(&self) -> &[usize] {
-        &self.stored.shape
+        self.tensor_dims.as_deref().unwrap_or(&self.stored.shape)
     }
 
     /// The order of its elements in the file.
@@ -209,6 +221,7 @@ impl IndexedTensor {
 #[derive(Debug, Clone)]
 pub struct FileIndex {
     format: Format,
+    kind: Option<&'static str>,
     file_size: u64,
     tensors: Vec<IndexedTensor>,
     metadata: Map<String, Value>,
@@ -261,12 +274,16 @@ impl FileIndex {
                 feature = "cvm",
                 feature = "safetensors",
                 feature = "npz",
-                feature = "nnp"
+                feature = "nnp",
+                feature = "tennis",
+                feature = "onnx",
+                feature = "primitiv"
             )),
             allow(unused_mut)
         )]
         let mut index = FileIndex {
             format,
+            kind: None,
             file_size: r.len(),
             tensors: Vec::new(),
             metadata: Map::new(),
@@ -296,6 +313,8 @@ impl FileIndex {
             Format::Onnx => index.read_onnx(r)?,
             #[cfg(feature = "nnp")]
             Format::NnablaH5 => index.read_h5(r)?,
+            #[cfg(feature = "primitiv")]
+            Format::Primitiv => index.read_primitiv(r).map(|()| true)?,
             _ => false,
         };
         Ok(read.then_some(index))
@@ -313,6 +332,7 @@ impl FileIndex {
                 .extras
                 .insert("data_offset".into(), json!(info.data_offset));
             self.tensors.push(IndexedTensor {
+                tensor_dims: None,
                 stored,
                 dtype: info.dtype,
                 order: MemoryOrder::RowMajor,
@@ -432,6 +452,7 @@ impl FileIndex {
                 return Err(bad("TensorInvalidInfo".into()).in_tensor(&name));
             }
             self.tensors.push(IndexedTensor {
+                tensor_dims: None,
                 stored: StoredTensor::from_parts(name, shape),
                 dtype,
                 order: MemoryOrder::RowMajor,
@@ -500,6 +521,7 @@ impl FileIndex {
             }
             let numel = count(&h.dims).ok_or_else(|| overflow(name))?;
             self.tensors.push(IndexedTensor {
+                tensor_dims: None,
                 stored: StoredTensor::from_parts(name.to_string(), h.dims),
                 dtype: h.dtype,
                 order: h.order,
@@ -514,6 +536,12 @@ impl FileIndex {
     /// The file's format.
     pub fn format(&self) -> Format {
         self.format
+    }
+
+    /// primitiv's data type (`model`, ...), as [`crate::Document::kind`]
+    /// gives it; `None` elsewhere.
+    pub fn kind(&self) -> Option<&'static str> {
+        self.kind
     }
 
     /// The file's size in bytes.
@@ -553,7 +581,7 @@ impl FileIndex {
             .collect();
         Summary {
             format: self.format,
-            kind: None,
+            kind: self.kind,
             file_size: self.file_size,
             total_bytes: tensors.iter().map(|t| t.bytes).sum(),
             parameters: tensors.iter().map(|t| t.elements).sum(),

@@ -10,7 +10,9 @@
 //! converted to `.tsm`), and every `.protobuf` (with the
 //! `parameter.protobuf` of each rewritten `.nnp` as a file of its own),
 //! and every `.onnx` (and each `.params` converted to `.onnx`): the same
-//! and the same graph; on truncated and
+//! and the same graph; every primitiv file of `testdata/primitiv` (and each
+//! `.params` converted to primitiv): the same and the same kind and
+//! metadata; on truncated and
 //! mutated copies, an error exactly where the whole-file path has one, and
 //! never a panic.
 #![cfg(all(
@@ -51,6 +53,7 @@ fn samples(tmp: &Path) -> Vec<(String, Vec<u8>)> {
     files(&testdata(), "tsm", &mut params);
     files(&testdata(), "protobuf", &mut params);
     files(&testdata(), "onnx", &mut params);
+    files(&testdata().join("primitiv"), "data", &mut params);
     params.sort();
     // testdata/ holds a thousand small .npz (runtime inputs and outputs):
     // those of testdata/npz and a few others
@@ -69,7 +72,7 @@ fn samples(tmp: &Path) -> Vec<(String, Vec<u8>)> {
         if let Ok(doc) = Document::open(&p)
             && doc.format() == Format::CvmParams
         {
-            for ext in ["safetensors", "npz", "tsm", "onnx"] {
+            for ext in ["safetensors", "npz", "tsm", "onnx", "data"] {
                 let st = tmp.join(format!("{name}.{ext}"));
                 if mlformats::save(&st, doc.tensors()).is_ok() {
                     out.push((format!("{name}.{ext}"), std::fs::read(&st).unwrap()));
@@ -168,6 +171,7 @@ fn same(name: &str, bytes: &[u8]) -> bool {
                         | Format::NnablaProtobuf
                         | Format::TennisModule
                         | Format::Onnx
+                        | Format::Primitiv
                 ),
                 "{name}"
             );
@@ -178,6 +182,7 @@ fn same(name: &str, bytes: &[u8]) -> bool {
                 "{name}: the graphs differ"
             );
             assert_eq!(index.format(), doc.format(), "{name}");
+            assert_eq!(index.kind(), doc.kind(), "{name}");
             assert_eq!(index.file_size(), doc.file_size(), "{name}");
             assert_eq!(index.metadata(), doc.metadata(), "{name}");
             assert_eq!(index.summary(), doc.summary(), "{name}");
@@ -187,7 +192,8 @@ fn same(name: &str, bytes: &[u8]) -> bool {
                 assert_eq!(t.name(), s.name, "{name}");
                 assert_eq!(t.stored().stored_name, s.stored_name, "{name}");
                 assert_eq!(t.stored().extras, s.extras, "{name}");
-                assert_eq!(t.dims(), &s.shape[..], "{name}");
+                assert_eq!(t.stored().shape, s.shape, "{name}");
+                assert_eq!(t.dims(), want.dims(), "{name}");
                 assert_eq!(t.dtype(), want.dtype(), "{name}");
                 assert_eq!(t.order(), want.order(), "{name}");
                 assert_eq!(t.byte_len(), want.bytes().len() as u64, "{name}");
@@ -235,8 +241,16 @@ fn random_access_reads_what_the_whole_file_path_reads() {
     let mut tsm = 0;
     let mut protobuf = 0;
     let mut onnx = 0;
+    let mut primitiv = 0;
+    let mut converted = 0;
     for (name, bytes) in &samples {
         let ok = same(name, bytes);
+        primitiv += (ok && name.ends_with(".data")) as usize;
+        converted += (ok && name.ends_with(".params.data")) as usize;
+        // every primitiv file the whole-file path reads is read by slices
+        if name.ends_with(".data") && Document::from_bytes(bytes.clone(), None, None).is_ok() {
+            assert!(ok, "{name}: not read by random access");
+        }
         onnx += (ok && name.ends_with(".onnx")) as usize;
         protobuf += (ok && name.ends_with(".protobuf")) as usize;
         read += ok as usize;
@@ -254,6 +268,12 @@ fn random_access_reads_what_the_whole_file_path_reads() {
     assert!(tsm >= 200, "{tsm} .tsm read");
     assert!(protobuf >= 8, "{protobuf} .protobuf read");
     assert!(onnx >= 20, "{onnx} .onnx read");
+    assert!(primitiv >= 40, "{primitiv} primitiv read");
+    eprintln!("{converted} .params converted to primitiv read");
+    assert!(
+        converted >= 1,
+        "{converted} .params converted to primitiv read"
+    );
 }
 
 #[test]
@@ -262,7 +282,16 @@ fn random_access_refuses_what_the_whole_file_path_refuses() {
     let mut cases = 0;
     let mut nnp = 0;
     let mut tsm = 0;
+    let mut primitiv = 0;
     for (name, bytes) in samples(tmp.path()) {
+        // the primitiv files share a layout (primitiv-format tests the
+        // index on every one): every 4th, and every converted .params
+        if name.ends_with(".data") {
+            primitiv += 1;
+            if primitiv % 4 != 1 && !name.ends_with(".params.data") {
+                continue;
+            }
+        }
         // the .tsm (and the .onnx) share a layout (bubble-module tests
         // every golden against its index): every 16th, its whole structure
         if name.ends_with(".tsm") || name.ends_with(".onnx") {

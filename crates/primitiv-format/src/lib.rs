@@ -39,6 +39,7 @@
 //! | to | call |
 //! |---|---|
 //! | read bytes (tensor data borrowed) | [`File::parse`]`(bytes)`, [`File::parse_with`]`(bytes, &ReadOptions)`, [`File::parse_prefix`] (also gives the body length); typed: [`Model::parse`], [`Parameter::parse`], [`Tensor::parse`], [`Shape::parse`], [`Optimizer::parse`] |
+//! | locate each tensor in a `Read + Seek` without reading its data (the same walk and checks) | [`index`]`(reader, &ReadOptions)` → [`Index`] ([`TensorAt`]: key path, stat, shape, offset, length) |
 //! | read a memory map (`'static`, zero-copy) | [`File::from_map`]`(&Arc<MappedFile>, &ReadOptions)` |
 //! | map a file and read it | [`File::open`]`(path)`, [`File::open_with`]`(path, &ReadOptions)` |
 //! | write to any `io::Write` | [`File::write`]`(w, &WriteOptions)` (and [`Model::write`], [`Parameter::write`], …) |
@@ -81,7 +82,7 @@ pub mod write;
 
 pub use error::{Error, Result};
 pub use optim::{AdaDelta, AdaGrad, Adam, BaseConfigs, MomentumSgd, OptimizerClass, RmsProp, Sgd};
-pub use read::ReadOptions;
+pub use read::{Index, ReadOptions, TensorAt, index};
 pub use types::{
     DataType, File, KeyPath, Model, Optimizer, Parameter, Shape, Tensor, column_to_row_major_f32,
     join_key,

@@ -5,6 +5,7 @@
 //! before anything is sliced or allocated; tensor data is borrowed from the
 //! input. Trailing bytes after the body are ignored, as the library does.
 
+use std::io::{Read, Seek, SeekFrom};
 use std::path::Path;
 use std::sync::Arc;
 
@@ -13,7 +14,9 @@ use rmp::decode::ValueReadError;
 use tensor_core::{Bytes, Limits, MappedFile};
 
 use crate::types::check_param_batch;
-use crate::{DataType, Error, File, Model, Optimizer, Parameter, Result, Shape, Tensor, join_key};
+use crate::{
+    DataType, Error, File, KeyPath, Model, Optimizer, Parameter, Result, Shape, Tensor, join_key,
+};
 
 /// How to read a file.
 #[derive(Debug, Clone, Copy, Default)]
@@ -58,16 +61,19 @@ impl<'a> File<'a> {
     /// [`File::parse_with`] that also returns how many bytes the body used
     /// (anything after it is ignored, as in the library).
     pub fn parse_prefix(bytes: &'a [u8], opts: &ReadOptions) -> Result<(File<'a>, usize)> {
-        let mut c = Cursor::new(bytes, opts.limits);
-        let dt = read_header(&mut c, opts.expect)?;
-        let file = match dt {
-            DataType::Shape => File::Shape(c.shape()?),
-            DataType::Tensor => File::Tensor(c.tensor()?),
-            DataType::Parameter => File::Parameter(c.parameter()?),
-            DataType::Model => File::Model(c.model()?),
-            DataType::Optimizer => File::Optimizer(c.optimizer()?),
+        let (body, len) = walk(Whole(bytes), opts)?;
+        let param = |(value, stats)| Parameter { value, stats };
+        let file = match body {
+            Body::Shape(s) => File::Shape(s),
+            Body::Tensor(t) => File::Tensor(t),
+            Body::Parameter(p) => File::Parameter(param(p)),
+            Body::Model(entries) => File::Model(Model {
+                entries: entries.into_iter().map(|(k, p)| (k, param(p))).collect(),
+            }),
+            Body::Optimizer(o) => File::Optimizer(o),
         };
-        Ok((file, c.pos))
+        // the body is inside `bytes`
+        Ok((file, usize::try_from(len).unwrap_or(bytes.len())))
     }
 }
 
@@ -98,7 +104,7 @@ impl File<'static> {
     }
 }
 
-fn read_header(c: &mut Cursor<'_>, expect: Option<DataType>) -> Result<DataType> {
+fn read_header<I: Input>(c: &mut Cursor<I>, expect: Option<DataType>) -> Result<DataType> {
     let major = c.u32("ver_major")?;
     let minor = c.u32("ver_minor")?;
     if (major, minor) != (0, 1) {
@@ -108,7 +114,7 @@ fn read_header(c: &mut Cursor<'_>, expect: Option<DataType>) -> Result<DataType>
             minor,
         });
     }
-    let at = c.pos as u64;
+    let at = c.pos;
     let code = c.u32("data_type")?;
     match (expect, DataType::from_code(code)) {
         (Some(e), _) if e.code() != code => Err(Error::DataTypeMismatch {
@@ -188,12 +194,244 @@ impl Optimizer {
     }
 }
 
-/// A strict MessagePack reader over a byte slice
+/// Where a walk reads from: the whole input as a slice (tensor data
+/// borrowed, [`File::parse`]) or a `Read + Seek` stream (tensor data
+/// located, not read, [`index`]). The walk ([`Cursor`]) is the same.
+trait Input {
+    /// What a tensor becomes.
+    type Tensor;
+    /// The input's length in bytes.
+    fn len(&self) -> u64;
+    /// The bytes from `at`: at least `n` of them unless the input ends first.
+    fn peek(&mut self, at: u64, n: usize) -> Result<&[u8]>;
+    /// The tensor of `shape` whose `len` data bytes start at `at` (inside the input).
+    fn tensor(&mut self, shape: Shape, at: u64, len: u64) -> Result<Self::Tensor>;
+    /// The shape of a tensor.
+    fn shape(t: &Self::Tensor) -> &Shape;
+}
+
+/// The whole input: tensor data borrowed.
+struct Whole<'a>(&'a [u8]);
+
+impl<'a> Input for Whole<'a> {
+    type Tensor = Tensor<'a>;
+
+    fn len(&self) -> u64 {
+        self.0.len() as u64
+    }
+
+    fn peek(&mut self, at: u64, _: usize) -> Result<&[u8]> {
+        Ok(usize::try_from(at)
+            .ok()
+            .and_then(|at| self.0.get(at..))
+            .unwrap_or(&[]))
+    }
+
+    fn tensor(&mut self, shape: Shape, at: u64, len: u64) -> Result<Tensor<'a>> {
+        let data = usize::try_from(at)
+            .ok()
+            .zip(usize::try_from(len).ok())
+            .and_then(|(at, len)| self.0.get(at..at.checked_add(len)?))
+            .unwrap_or(&[]);
+        Ok(Tensor::from_parts_unchecked(shape, Bytes::Borrowed(data)))
+    }
+
+    fn shape<'t>(t: &'t Tensor<'a>) -> &'t Shape {
+        t.shape()
+    }
+}
+
+/// Bytes a stream is read at a time (the structure between tensors).
+const WINDOW: usize = 64 << 10;
+
+/// A stream read through a window: tensor data skipped, its place kept.
+struct Streamed<R> {
+    r: R,
+    len: u64,
+    start: u64,
+    buf: Vec<u8>,
+}
+
+impl<R: Read + Seek> Input for Streamed<R> {
+    type Tensor = (Shape, u64, u64);
+
+    fn len(&self) -> u64 {
+        self.len
+    }
+
+    fn peek(&mut self, at: u64, n: usize) -> Result<&[u8]> {
+        let end = self.start + self.buf.len() as u64;
+        let left = self.len.saturating_sub(at);
+        let want = u64::try_from(n).unwrap_or(u64::MAX).min(left);
+        if at < self.start || at.saturating_add(want) > end {
+            let take = usize::try_from(u64::try_from(n.max(WINDOW)).unwrap_or(u64::MAX).min(left))
+                .unwrap_or(n);
+            self.buf.clear();
+            self.buf.resize(take, 0);
+            self.start = at;
+            let read = self
+                .r
+                .seek(SeekFrom::Start(at))
+                .and_then(|_| self.r.read_exact(&mut self.buf));
+            if let Err(e) = read {
+                self.buf.clear();
+                return Err(Error::io(format!("could not read at byte {at}"), e));
+            }
+        }
+        let from = usize::try_from(at - self.start).unwrap_or(usize::MAX);
+        Ok(self.buf.get(from..).unwrap_or(&[]))
+    }
+
+    fn tensor(&mut self, shape: Shape, at: u64, len: u64) -> Result<Self::Tensor> {
+        Ok((shape, at, len))
+    }
+
+    fn shape(t: &Self::Tensor) -> &Shape {
+        &t.0
+    }
+}
+
+/// A file's body with tensors of type `T` (one walk for [`File`] and [`Index`]).
+enum Body<T> {
+    Shape(Shape),
+    Tensor(T),
+    Parameter(Param<T>),
+    Model(Vec<(KeyPath, Param<T>)>),
+    Optimizer(Optimizer),
+}
+
+/// A parameter's value and stats.
+type Param<T> = (T, Vec<(Vec<u8>, T)>);
+
+/// Reads the header and the body (and gives the body's length).
+fn walk<I: Input>(input: I, opts: &ReadOptions) -> Result<(Body<I::Tensor>, u64)> {
+    let mut c = Cursor::new(input, opts.limits);
+    let dt = read_header(&mut c, opts.expect)?;
+    let body = match dt {
+        DataType::Shape => Body::Shape(c.shape()?),
+        DataType::Tensor => Body::Tensor(c.tensor()?),
+        DataType::Parameter => Body::Parameter(c.parameter()?),
+        DataType::Model => Body::Model(c.model()?),
+        DataType::Optimizer => Body::Optimizer(c.optimizer()?),
+    };
+    Ok((body, c.pos))
+}
+
+/// Where one tensor of a file is ([`index`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct TensorAt {
+    /// The model key path of its parameter (empty in a Tensor or Parameter file).
+    pub path: KeyPath,
+    /// Its stat key, for a parameter's stat (`None`: the parameter's value,
+    /// or a Tensor file's tensor).
+    pub stat: Option<Vec<u8>>,
+    /// Its shape, dims as stored.
+    pub shape: Shape,
+    /// Where its data (f32, column-major) starts in the file.
+    pub offset: u64,
+    /// Bytes of its data (the shape's size × 4).
+    pub len: u64,
+}
+
+/// A file's structure without its tensor data ([`index`]).
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub struct Index {
+    /// The header's data type.
+    pub data_type: DataType,
+    /// Every tensor in file order: a Tensor file's one tensor; each
+    /// parameter's value and then its stats.
+    pub tensors: Vec<TensorAt>,
+    /// A Shape file's shape.
+    pub shape: Option<Shape>,
+    /// An Optimizer file's configs.
+    pub optimizer: Option<Optimizer>,
+    /// Bytes of the header and body (anything after it is ignored).
+    pub body_len: u64,
+}
+
+/// Reads the structure of a file from a stream, without its tensor data:
+/// the walk of [`File::parse_with`] (the same checks and errors, every
+/// claimed length checked against the stream's length), each tensor's data
+/// located and skipped. Reads the structure a window of 64 KiB at a time
+/// (whatever lies between two tensors' data).
+///
+/// ```
+/// use primitiv_format::{Model, Parameter, Shape, Tensor, WriteOptions};
+/// let value = Tensor::from_values(Shape::new([2], 1)?, &[1., 2.])?;
+/// let mut model = Model::new();
+/// model.insert(["w"], Parameter::new(value)?);
+/// let mut bytes = Vec::new();
+/// model.write(&mut bytes, &WriteOptions::default())?;
+/// let ix = primitiv_format::index(std::io::Cursor::new(&bytes), &Default::default())?;
+/// let t = &ix.tensors[0];
+/// assert_eq!(t.path, [b"w".to_vec()]);
+/// let at = t.offset as usize;
+/// assert_eq!(&bytes[at..at + 4], 1f32.to_le_bytes());
+/// # Ok::<(), primitiv_format::Error>(())
+/// ```
+pub fn index<R: Read + Seek>(mut reader: R, opts: &ReadOptions) -> Result<Index> {
+    let len = reader
+        .seek(SeekFrom::End(0))
+        .map_err(|e| Error::io("could not find the stream's length", e))?;
+    let input = Streamed {
+        r: reader,
+        len,
+        start: 0,
+        buf: Vec::new(),
+    };
+    let (body, body_len) = walk(input, opts)?;
+    let mut ix = Index {
+        data_type: DataType::Shape,
+        tensors: Vec::new(),
+        shape: None,
+        optimizer: None,
+        body_len,
+    };
+    let at = |path: &KeyPath, stat: Option<Vec<u8>>, (shape, offset, len)| TensorAt {
+        path: path.clone(),
+        stat,
+        shape,
+        offset,
+        len,
+    };
+    let param = |tensors: &mut Vec<TensorAt>, path: &KeyPath, (value, stats): Param<_>| {
+        tensors.push(at(path, None, value));
+        for (k, t) in stats {
+            tensors.push(at(path, Some(k), t));
+        }
+    };
+    match body {
+        Body::Shape(s) => ix.shape = Some(s),
+        Body::Tensor(t) => {
+            ix.data_type = DataType::Tensor;
+            ix.tensors.push(at(&Vec::new(), None, t));
+        }
+        Body::Parameter(p) => {
+            ix.data_type = DataType::Parameter;
+            param(&mut ix.tensors, &Vec::new(), p);
+        }
+        Body::Model(entries) => {
+            ix.data_type = DataType::Model;
+            for (k, p) in entries {
+                param(&mut ix.tensors, &k, p);
+            }
+        }
+        Body::Optimizer(o) => {
+            ix.data_type = DataType::Optimizer;
+            ix.optimizer = Some(o);
+        }
+    }
+    Ok(ix)
+}
+
+/// A strict MessagePack reader over an [`Input`]
 /// (`docs/formats/primitiv.md` §2): uint32 only as `0xce`, float only as
 /// `0xca`; str/array/map/bin in any width.
-struct Cursor<'a> {
-    buf: &'a [u8],
-    pos: usize,
+struct Cursor<I> {
+    input: I,
+    pos: u64,
     limits: Limits,
 }
 
@@ -205,52 +443,57 @@ const MAP: &str = "map (fixmap, 0xde or 0xdf)";
 const BIN: &str = "bin (0xc4, 0xc5 or 0xc6)";
 
 /// Bytes of the smallest encoding of each item, to bound capacity reservations.
-const MIN_STAT_BYTES: usize = 1 + 1 + 5 + 2; // key, dims, batch, bin header
-const MIN_ENTRY_BYTES: usize = 1 + 1 + 5 + 2 + 5; // + stats count
-const MIN_CONFIG_BYTES: usize = 1 + 5;
+const MIN_STAT_BYTES: u64 = 1 + 1 + 5 + 2; // key, dims, batch, bin header
+const MIN_ENTRY_BYTES: u64 = 1 + 1 + 5 + 2 + 5; // + stats count
+const MIN_CONFIG_BYTES: u64 = 1 + 5;
 
-impl<'a> Cursor<'a> {
-    fn new(buf: &'a [u8], limits: Limits) -> Self {
+/// The longest MessagePack header or scalar the cursor decodes.
+const MAX_HEADER: usize = 9;
+
+impl<I: Input> Cursor<I> {
+    fn new(input: I, limits: Limits) -> Self {
         Cursor {
-            buf,
+            input,
             pos: 0,
             limits,
         }
     }
 
-    fn rest(&self) -> &'a [u8] {
-        self.buf.get(self.pos..).unwrap_or(&[])
+    /// Bytes left after the position.
+    fn left(&self) -> u64 {
+        self.input.len().saturating_sub(self.pos)
     }
 
-    fn eof(&self, at: usize, what: &'static str, needed: u64) -> Error {
+    fn eof(&self, at: u64, what: &'static str, needed: u64) -> Error {
         Error::Eof {
-            offset: at as u64,
+            offset: at,
             what,
             needed,
-            available: (self.buf.len().saturating_sub(at)) as u64,
+            available: self.input.len().saturating_sub(at),
         }
     }
 
-    /// Runs an rmp decoder on the rest of the input and advances past what it read.
+    /// Runs an rmp decoder on the input at the position and advances past what it read.
     fn decode<T>(
         &mut self,
         what: &'static str,
         expected: &'static str,
         header_len: impl Fn(Marker) -> u64,
-        f: impl FnOnce(&mut &'a [u8]) -> std::result::Result<T, ValueReadError<std::io::Error>>,
+        f: impl for<'b> FnOnce(&mut &'b [u8]) -> std::result::Result<T, ValueReadError<std::io::Error>>,
     ) -> Result<T> {
         let at = self.pos;
-        let mut rd = self.rest();
-        let Some(&first) = rd.first() else {
+        let rest = self.input.peek(at, MAX_HEADER)?;
+        let Some(&first) = rest.first() else {
             return Err(self.eof(at, what, 1));
         };
+        let mut rd = rest;
         match f(&mut rd) {
             Ok(v) => {
-                self.pos = self.buf.len() - rd.len();
+                self.pos = at + (rest.len() - rd.len()) as u64;
                 Ok(v)
             }
             Err(ValueReadError::TypeMismatch(_)) => Err(Error::WrongType {
-                offset: at as u64,
+                offset: at,
                 what,
                 expected,
                 found: first,
@@ -260,11 +503,11 @@ impl<'a> Cursor<'a> {
     }
 
     fn u32(&mut self, what: &'static str) -> Result<u32> {
-        self.decode(what, U32, |_| 5, rmp::decode::read_u32)
+        self.decode(what, U32, |_| 5, |rd| rmp::decode::read_u32(rd))
     }
 
     fn f32(&mut self, what: &'static str) -> Result<f32> {
-        self.decode(what, F32, |_| 5, rmp::decode::read_f32)
+        self.decode(what, F32, |_| 5, |rd| rmp::decode::read_f32(rd))
     }
 
     fn array_len(&mut self, what: &'static str) -> Result<u32> {
@@ -274,62 +517,58 @@ impl<'a> Cursor<'a> {
     }
 
     fn map_len(&mut self, what: &'static str) -> Result<u32> {
-        self.decode(what, MAP, header_len, rmp::decode::read_map_len)
+        self.decode(what, MAP, header_len, |rd| rmp::decode::read_map_len(rd))
     }
 
-    /// A payload of `len` bytes after a header that started at `at`.
-    fn payload(&mut self, at: usize, what: &'static str, len: u32) -> Result<&'a [u8]> {
-        let rest = self.rest();
-        let len = len as usize;
-        match rest.get(..len) {
-            Some(p) => {
-                self.pos += len;
-                Ok(p)
-            }
-            None => {
-                let header = (self.pos - at) as u64;
-                Err(self.eof(at, what, header + len as u64))
-            }
+    /// Checks that a payload of `len` bytes after a header that started at
+    /// `at` is in the input; gives where it starts.
+    fn payload(&mut self, at: u64, what: &'static str, len: u32) -> Result<u64> {
+        let len = u64::from(len);
+        if len > self.left() {
+            let header = self.pos - at;
+            return Err(self.eof(at, what, header + len));
         }
+        let start = self.pos;
+        self.pos += len;
+        Ok(start)
     }
 
-    fn bytes_str(&mut self, what: &'static str) -> Result<&'a [u8]> {
+    fn bytes_str(&mut self, what: &'static str) -> Result<Vec<u8>> {
         let at = self.pos;
-        let len = self.decode(what, STR, header_len, rmp::decode::read_str_len)?;
+        let len = self.decode(what, STR, header_len, |rd| rmp::decode::read_str_len(rd))?;
         self.limits
             .check_name_len(u64::from(len))
-            .map_err(|source| Error::Limit {
-                offset: at as u64,
-                source,
-            })?;
-        self.payload(at, what, len)
+            .map_err(|source| Error::Limit { offset: at, source })?;
+        let start = self.payload(at, what, len)?;
+        // at most `max_name_len` bytes, all in the input
+        let n = usize::try_from(len).unwrap_or(usize::MAX);
+        let bytes = self.input.peek(start, n)?;
+        Ok(bytes.get(..n).unwrap_or(bytes).to_vec())
     }
 
-    fn bin(&mut self, what: &'static str) -> Result<(usize, &'a [u8])> {
+    fn bin(&mut self, what: &'static str) -> Result<(u64, u64, u64)> {
         let at = self.pos;
-        let len = self.decode(what, BIN, header_len, rmp::decode::read_bin_len)?;
-        Ok((at, self.payload(at, what, len)?))
+        let len = self.decode(what, BIN, header_len, |rd| rmp::decode::read_bin_len(rd))?;
+        let start = self.payload(at, what, len)?;
+        Ok((at, start, u64::from(len)))
     }
 
-    fn count(&mut self, what: &'static str, min_item: usize) -> Result<(u32, usize)> {
+    fn count(&mut self, what: &'static str, min_item: u64) -> Result<(u32, usize)> {
         let at = self.pos;
         let n = self.u32(what)?;
         self.check_count(at, n)?;
         Ok((n, self.capacity(n, min_item)))
     }
 
-    fn check_count(&self, at: usize, n: u32) -> Result<()> {
+    fn check_count(&self, at: u64, n: u32) -> Result<()> {
         self.limits
             .check_tensors(u64::from(n))
-            .map_err(|source| Error::Limit {
-                offset: at as u64,
-                source,
-            })
+            .map_err(|source| Error::Limit { offset: at, source })
     }
 
     /// A capacity for `n` items that the remaining bytes can actually hold.
-    fn capacity(&self, n: u32, min_item: usize) -> usize {
-        (n as usize).min(self.rest().len() / min_item)
+    fn capacity(&self, n: u32, min_item: u64) -> usize {
+        usize::try_from(u64::from(n).min(self.left() / min_item)).unwrap_or(0)
     }
 
     fn shape(&mut self) -> Result<Shape> {
@@ -337,7 +576,7 @@ impl<'a> Cursor<'a> {
         let n = self.array_len("shape dims")?;
         if n as usize > Shape::MAX_DEPTH {
             return Err(Error::TooManyDims {
-                offset: at as u64,
+                offset: at,
                 depth: u64::from(n),
             });
         }
@@ -349,29 +588,29 @@ impl<'a> Cursor<'a> {
         let s = Shape::from_parts_unchecked(dims, batch);
         if batch == 0 || s.stored_dims().contains(&0) {
             return Err(Error::InvalidShape {
-                offset: at as u64,
+                offset: at,
                 shape: s.to_string(),
             });
         }
         Ok(s)
     }
 
-    fn tensor(&mut self) -> Result<Tensor<'a>> {
+    fn tensor(&mut self) -> Result<I::Tensor> {
         let shape = self.shape()?;
-        let (at, data) = self.bin("tensor data")?;
+        let (at, start, len) = self.bin("tensor data")?;
         let expected = shape.byte_len();
-        if expected != Some(data.len() as u64) {
+        if expected != Some(len) {
             return Err(Error::DataLength {
-                offset: at as u64,
+                offset: at,
                 shape: shape.to_string(),
                 expected: expected.unwrap_or(u64::MAX),
-                actual: data.len() as u64,
+                actual: len,
             });
         }
-        Ok(Tensor::from_parts_unchecked(shape, Bytes::Borrowed(data)))
+        self.input.tensor(shape, start, len)
     }
 
-    fn parameter(&mut self) -> Result<Parameter<'a>> {
+    fn parameter(&mut self) -> Result<Param<I::Tensor>> {
         let at = self.pos;
         let value = self.tensor().map_err(|e| e.context("parameter value"))?;
         let (n, cap) = self.count("stats count", MIN_STAT_BYTES)?;
@@ -382,15 +621,15 @@ impl<'a> Cursor<'a> {
                 .map_err(|e| e.context(format!("stat #{i}")))?;
             let t = self
                 .tensor()
-                .map_err(|e| e.context(format!("stat '{}'", String::from_utf8_lossy(key))))?;
-            stats.push((key.to_vec(), t));
+                .map_err(|e| e.context(format!("stat '{}'", String::from_utf8_lossy(&key))))?;
+            stats.push((key, t));
         }
         // The library checks the batch after reading the stats.
-        check_param_batch(&value, at as u64)?;
-        Ok(Parameter { value, stats })
+        check_param_batch(I::shape(&value), at)?;
+        Ok((value, stats))
     }
 
-    fn model(&mut self) -> Result<Model<'a>> {
+    fn model(&mut self) -> Result<Vec<(KeyPath, Param<I::Tensor>)>> {
         let (n, cap) = self.count("parameter count", MIN_ENTRY_BYTES)?;
         let mut entries = Vec::with_capacity(cap);
         for i in 0..n {
@@ -407,17 +646,17 @@ impl<'a> Cursor<'a> {
                 let c = self
                     .bytes_str("model key component")
                     .map_err(|e| e.context(format!("model entry #{i}")))?;
-                key.push(c.to_vec());
+                key.push(c);
             }
             if key.is_empty() {
-                return Err(Error::EmptyKey { offset: at as u64 });
+                return Err(Error::EmptyKey { offset: at });
             }
             let p = self
                 .parameter()
                 .map_err(|e| e.context(format!("parameter '{}'", join_key(&key))))?;
             entries.push((key, p));
         }
-        Ok(Model { entries })
+        Ok(entries)
     }
 
     fn configs<T>(
@@ -432,8 +671,8 @@ impl<'a> Cursor<'a> {
         for _ in 0..n {
             let k = self.bytes_str("config key")?;
             let x = value(self)
-                .map_err(|e| e.context(format!("{what} '{}'", String::from_utf8_lossy(k))))?;
-            v.push((k.to_vec(), x));
+                .map_err(|e| e.context(format!("{what} '{}'", String::from_utf8_lossy(&k))))?;
+            v.push((k, x));
         }
         Ok(v)
     }

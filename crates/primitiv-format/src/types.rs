@@ -335,7 +335,7 @@ pub struct Parameter<'a> {
 impl<'a> Parameter<'a> {
     /// A parameter with no stats; fails unless the value's batch is 1.
     pub fn new(value: Tensor<'a>) -> Result<Parameter<'a>> {
-        check_param_batch(&value, 0)?;
+        check_param_batch(value.shape(), 0)?;
         Ok(Parameter {
             value,
             stats: Vec::new(),
@@ -385,11 +385,11 @@ impl<'a> Parameter<'a> {
     }
 }
 
-pub(crate) fn check_param_batch(value: &Tensor<'_>, offset: u64) -> Result<()> {
-    if value.shape().batch() != 1 {
+pub(crate) fn check_param_batch(shape: &Shape, offset: u64) -> Result<()> {
+    if shape.batch() != 1 {
         return Err(Error::ParameterBatch {
             offset,
-            shape: value.shape().to_string(),
+            shape: shape.to_string(),
         });
     }
     Ok(())

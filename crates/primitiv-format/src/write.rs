@@ -151,7 +151,7 @@ pub fn write_parameter_body<W: Write>(
     p: &Parameter<'_>,
     opts: &WriteOptions,
 ) -> Result<()> {
-    check_param_batch(&p.value, 0)?;
+    check_param_batch(p.value.shape(), 0)?;
     write_tensor_body(w, &p.value)?;
     if !opts.with_stats {
         return write_u32(w, 0);

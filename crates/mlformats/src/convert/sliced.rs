@@ -105,7 +105,8 @@ pub fn convert_index<R: ReadAt + ?Sized, W: Write + Seek>(
         && let Some(w) = &lost
     {
         return Err(Error::Unsupported(format!(
-            "nothing to write: this {from} holds no tensor, only {w}, which {target} cannot hold"
+            "nothing to write: this {from}{} holds no tensor, only {w}, which {target} cannot hold",
+            index.kind().map(|k| format!(" {k}")).unwrap_or_default()
         )));
     }
     // (position in the index, name in the output)

@@ -35,24 +35,81 @@ type Walked<'f, 'a> = (
 
 /// Every tensor of a file, in file order.
 fn walk<'f, 'a>(file: &'f File<'a>) -> Vec<Walked<'f, 'a>> {
+    let dt = file.data_type();
     let mut v = Vec::new();
-    let mut param = |base: String, path: &'f [Vec<u8>], p: &'f Parameter<'a>| {
-        v.push((base.clone(), path, None, &p.value));
+    let mut param = |path: &'f [Vec<u8>], p: &'f Parameter<'a>| {
+        v.push((name(dt, path, None), path, None, &p.value));
         for (k, t) in &p.stats {
-            v.push((format!("{base}/{}", lossy(k)), path, Some(k.as_slice()), t));
+            let stat = Some(k.as_slice());
+            v.push((name(dt, path, stat), path, stat, t));
         }
     };
     match file {
-        File::Tensor(t) => return vec![("tensor".into(), &[][..], None, t)],
-        File::Parameter(p) => param("value".into(), &[], p),
+        File::Tensor(t) => return vec![(name(dt, &[], None), &[][..], None, t)],
+        File::Parameter(p) => param(&[], p),
         File::Model(m) => {
             for (k, p) in &m.entries {
-                param(prim::join_key(k), k, p);
+                param(k, p);
             }
         }
         _ => {}
     }
     v
+}
+
+/// The contract entry of a tensor (stored dims, `path`, `stat`, `batch`,
+/// `order`): the whole-file and the random-access paths make the same.
+pub(crate) fn entry(
+    name: String,
+    path: &[Vec<u8>],
+    stat: Option<&[u8]>,
+    shape: &prim::Shape,
+) -> StoredTensor {
+    let path: Vec<String> = path.iter().map(|c| lossy(c)).collect();
+    let dims = shape.stored_dims().iter().map(|&d| d as usize).collect();
+    StoredTensor::from_parts(name, dims)
+        .with("path", json!(path))
+        .with("stat", json!(stat.map(lossy)))
+        .with("batch", json!(shape.batch()))
+        .with("order", json!("column-major"))
+}
+
+/// A tensor's contract name: `tensor` (a Tensor file), `value` (a
+/// Parameter file's value), the joined key path (a model parameter's
+/// value), and either with `/<stat>` for a stat.
+pub(crate) fn name(data_type: prim::DataType, path: &[Vec<u8>], stat: Option<&[u8]>) -> String {
+    let base = match data_type {
+        prim::DataType::Tensor => return "tensor".into(),
+        prim::DataType::Parameter => "value".into(),
+        _ => prim::join_key(path),
+    };
+    match stat {
+        Some(k) => format!("{base}/{}", lossy(k)),
+        None => base,
+    }
+}
+
+/// A Shape file's metadata.
+pub(crate) fn shape_metadata(s: &prim::Shape, m: &mut Map<String, Value>) {
+    m.insert(
+        "shape".into(),
+        json!({"dims": s.stored_dims(), "batch": s.batch()}),
+    );
+}
+
+/// An Optimizer file's metadata: keys as stored; a repeated key keeps its
+/// first value (as the library reads it).
+pub(crate) fn optimizer_metadata(o: &prim::Optimizer, m: &mut Map<String, Value>) {
+    let mut u = Map::new();
+    for (k, v) in &o.uint_configs {
+        u.entry(lossy(k)).or_insert(json!(v));
+    }
+    let mut f = Map::new();
+    for (k, v) in &o.float_configs {
+        f.entry(lossy(k)).or_insert(f32_json(*v));
+    }
+    m.insert("uint_configs".into(), Value::Object(u));
+    m.insert("float_configs".into(), Value::Object(f));
 }
 
 /// The shortest decimal that reads back as this f32 (0.1, not 0.10000000149…).
@@ -75,40 +132,12 @@ impl Codec for Primitiv {
             ..Contents::default()
         };
         match &file {
-            File::Shape(s) => {
-                c.metadata.insert(
-                    "shape".into(),
-                    json!({"dims": s.stored_dims(), "batch": s.batch()}),
-                );
-            }
-            File::Optimizer(o) => {
-                // keys as stored; a repeated key keeps its first value (as the library reads it)
-                let mut u = Map::new();
-                for (k, v) in &o.uint_configs {
-                    u.entry(lossy(k)).or_insert(json!(v));
-                }
-                let mut f = Map::new();
-                for (k, v) in &o.float_configs {
-                    f.entry(lossy(k)).or_insert(f32_json(*v));
-                }
-                c.metadata.insert("uint_configs".into(), Value::Object(u));
-                c.metadata.insert("float_configs".into(), Value::Object(f));
-            }
+            File::Shape(s) => shape_metadata(s, &mut c.metadata),
+            File::Optimizer(o) => optimizer_metadata(o, &mut c.metadata),
             _ => {
                 for (name, path, stat, t) in walk(&file) {
                     let core = t.clone().into_core()?; // shares the map: no copy
-                    let path: Vec<String> = path.iter().map(|c| lossy(c)).collect();
-                    let mut e = StoredTensor::new(name, &core)
-                        .with("path", json!(path))
-                        .with("stat", json!(stat.map(lossy)))
-                        .with("batch", json!(t.shape().batch()))
-                        .with("order", json!("column-major"));
-                    e.shape = t
-                        .shape()
-                        .stored_dims()
-                        .iter()
-                        .map(|&d| d as usize)
-                        .collect();
+                    let e = entry(name, path, stat, t.shape());
                     c.push(e, core);
                 }
             }

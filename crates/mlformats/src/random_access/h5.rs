@@ -63,6 +63,7 @@ pub(super) fn located<R: ReadAt + ?Sized>(
 pub(super) fn tensor(p: Located) -> Result<IndexedTensor> {
     let numel = count(&p.dims).ok_or_else(|| overflow(&p.name))?;
     Ok(IndexedTensor {
+        tensor_dims: None,
         stored: StoredTensor::from_parts(p.name, p.dims).with("need_grad", json!(p.need_grad)),
         dtype: p.dtype,
         order: MemoryOrder::RowMajor,

@@ -361,6 +361,7 @@ impl FileIndex {
             let stored = StoredTensor::from_parts(e.name.clone(), e.dims)
                 .with("need_grad", json!(e.need_grad));
             let t = IndexedTensor {
+                tensor_dims: None,
                 stored,
                 dtype: e.dtype,
                 order: MemoryOrder::RowMajor,

@@ -181,6 +181,7 @@ impl FileIndex {
             let name = free_name(name, |n| taken.contains(n));
             taken.insert(name.clone());
             self.tensors.push(IndexedTensor {
+                tensor_dims: None,
                 stored: StoredTensor::from_parts(name, dims),
                 dtype,
                 order: MemoryOrder::RowMajor,

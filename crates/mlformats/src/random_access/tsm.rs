@@ -29,6 +29,7 @@ impl FileIndex {
             let mut stored = StoredTensor::from_parts(name, t.dims.clone());
             stored.stored_name = t.stored_name.clone();
             self.tensors.push(IndexedTensor {
+                tensor_dims: None,
                 stored,
                 dtype: t.dtype,
                 order: MemoryOrder::RowMajor,
