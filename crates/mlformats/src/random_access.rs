@@ -59,6 +59,7 @@ use tensor_core::{DType, MemoryOrder, Tensor};
 use crate::codec::{ReadOptions, StoredTensor};
 use crate::summary::{Summary, TensorSummary};
 use crate::{Error, Format, Result};
+use onnx_typed::Layout;
 
 #[cfg(feature = "nnp")]
 mod h5;
@@ -66,6 +67,7 @@ mod h5;
 mod nnp;
 #[cfg(feature = "onnx")]
 mod onnx;
+mod onnx_typed;
 #[cfg(feature = "primitiv")]
 mod primitiv;
 #[cfg(feature = "nnp")]
@@ -169,6 +171,8 @@ pub struct IndexedTensor {
     offset: u64,
     len: u64,
     numel: u64,
+    /// How its bytes are laid out from `offset`.
+    layout: Layout,
 }
 
 impl IndexedTensor {
@@ -339,6 +343,7 @@ impl FileIndex {
                 offset: info.data_offset,
                 len: info.nbytes,
                 numel,
+                layout: Layout::Contiguous,
             });
         }
         Ok(())
@@ -459,6 +464,7 @@ impl FileIndex {
                 offset: data_start + s,
                 len: e - s,
                 numel,
+                layout: Layout::Contiguous,
             });
         }
         if let Some(m) = file_meta {
@@ -528,6 +534,7 @@ impl FileIndex {
                 offset: m.data_start + h.header_len as u64,
                 len: need,
                 numel,
+                layout: Layout::Contiguous,
             });
         }
         Ok(true)
@@ -625,18 +632,25 @@ impl FileIndex {
         self.limits
             .check_alloc("tensor slice", bytes)
             .map_err(|e| Error::from(e).in_tensor(t.name()))?;
-        let at = start
-            .checked_mul(size)
-            .and_then(|o| o.checked_add(t.offset))
-            .ok_or_else(too_big)?;
         let n = usize::try_from(bytes).map_err(|_| too_big())?;
         let elems = usize::try_from(count).map_err(|_| too_big())?;
         buf.clear();
         buf.try_reserve_exact(n)
             .map_err(|_| Error::Invalid(format!("{n} bytes do not fit in memory")))?;
         buf.resize(n, 0);
-        r.read_at(at, buf)
-            .map_err(|e| Error::from(e).in_tensor(t.name()))?;
+        match &t.layout {
+            Layout::Contiguous => {
+                let at = start
+                    .checked_mul(size)
+                    .and_then(|o| o.checked_add(t.offset))
+                    .ok_or_else(too_big)?;
+                r.read_at(at, buf)
+                    .map_err(|e| Error::from(e).in_tensor(t.name()))?;
+            }
+            Layout::OnnxTyped(typed) => typed
+                .read(r, start, count, buf)
+                .map_err(|e| e.in_tensor(t.name()))?,
+        }
         Tensor::new(t.dtype, [elems], &buf[..]).map_err(|e| Error::from(e).in_tensor(t.name()))
     }
 
