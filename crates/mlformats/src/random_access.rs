@@ -14,10 +14,14 @@
 //! same walk over the whole file; with the `nnp` feature), TenniS `.tsm`
 //! modules (the reader's own walk, `bubble_module::Module::index`: the
 //! graph read, each tensor's data located, not read), ONNX `.onnx`
-//! models whose initializers keep their bytes in `raw_data` (the model read
-//! without them, each located; initializers in typed fields such as
-//! `float_data` are read whole, external data refused as the whole-file
-//! path refuses it), and NNabla `.h5` parameter files and `.nnp` archives
+//! models (the model read without its initializers' data, each located:
+//! `raw_data` and one packed run of `float_data` or `double_data` are byte
+//! ranges; initializers in the varint fields `int32_data`, `int64_data`,
+//! `uint64_data`, or written unpacked or in several runs, are decoded a
+//! slice at a time, narrowed as the whole-file path narrows them, with a
+//! forward cursor so that reading front to back is one pass and at most
+//! 256 KiB of the file held besides the slice; external data refused as
+//! the whole-file path refuses it), and NNabla `.h5` parameter files and `.nnp` archives
 //! whose parameters are in a stored `parameter.h5` (nnabla's default
 //! layout), when every dataset
 //! is stored contiguously and little-endian (its HDF5 structure walked

@@ -412,3 +412,67 @@ fn hand_made_typed_fields() {
     let m = model(FLOAT, &[1], &d);
     assert_eq!(index_error(&m), whole_error(&m));
 }
+
+/// A file that counts the bytes read from it.
+struct Counting<'a> {
+    bytes: &'a [u8],
+    read: std::cell::Cell<u64>,
+}
+
+impl mlformats::random_access::ReadAt for Counting<'_> {
+    fn len(&self) -> u64 {
+        self.bytes.len() as u64
+    }
+
+    fn read_at(&self, offset: u64, buf: &mut [u8]) -> std::io::Result<()> {
+        self.read.set(self.read.get() + buf.len() as u64);
+        self.bytes.read_at(offset, buf)
+    }
+}
+
+#[test]
+fn reading_front_to_back_is_one_pass() {
+    // 300,000 int64 in one packed run (1.5 MB of varints), read 1000 at a
+    // time: each slice goes on from where the last one stopped
+    let n = 300_000u64;
+    let mut run = Vec::new();
+    for i in 0..n {
+        varint(&mut run, (i * 7919) ^ (i << 20));
+    }
+    let mut d = Vec::new();
+    ld(&mut d, 7, &run);
+    let m = model(INT64, &[n], &d);
+    let file = Counting {
+        bytes: &m,
+        read: Default::default(),
+    };
+    let index = FileIndex::open(&file, Some(Path::new("m.onnx")), &Default::default())
+        .unwrap()
+        .unwrap();
+    let doc = Document::from_bytes(m.clone(), Some(Path::new("m.onnx")), None).unwrap();
+    let want = doc.tensor("w").unwrap().bytes().to_vec();
+    file.read.set(0);
+    let mut buf = Vec::new();
+    let mut calls = 0u64;
+    for at in (0..n).step_by(1000) {
+        let p = index.read_elements(&file, 0, at, 1000, &mut buf).unwrap();
+        let from = at as usize * 8;
+        assert_eq!(p.bytes(), &want[from..(from + 8000).min(want.len())]);
+        calls += 1;
+    }
+    let read = file.read.get();
+    let bound = run.len() as u64 + calls * 16_000;
+    assert!(
+        read <= bound,
+        "{read} bytes read for {} (bound {bound})",
+        run.len()
+    );
+    // backwards: each slice from the field's start again (and right)
+    file.read.set(0);
+    for at in [n - 1000, n / 2, 0] {
+        let p = index.read_elements(&file, 0, at, 1000, &mut buf).unwrap();
+        let from = at as usize * 8;
+        assert_eq!(p.bytes(), &want[from..from + 8000]);
+    }
+    assert!(file.read.get() >= run.len() as u64);
+}

@@ -102,6 +102,9 @@ struct Window<'r, R: ?Sized> {
     end: u64,
     buf: Vec<u8>,
     at: u64,
+    /// About how many bytes the values still wanted take (a small read
+    /// reads little).
+    hint: u64,
 }
 
 impl<'r, R: ReadAt + ?Sized> Window<'r, R> {
@@ -111,6 +114,7 @@ impl<'r, R: ReadAt + ?Sized> Window<'r, R> {
             end,
             buf: Vec::new(),
             at: 0,
+            hint: WINDOW,
         }
     }
 
@@ -123,7 +127,10 @@ impl<'r, R: ReadAt + ?Sized> Window<'r, R> {
         if let Some(i) = inside {
             return Ok(i as usize);
         }
-        let len = self.end.saturating_sub(pos).min(WINDOW);
+        let len = self
+            .end
+            .saturating_sub(pos)
+            .min(WINDOW.min(self.hint.max(4096)).max(n));
         if len < n {
             return Err(bad(
                 pos,
@@ -458,12 +465,16 @@ impl Typed {
         n: u64,
         buf: &mut [u8],
     ) -> Result<()> {
+        // a value and its share of keys take at most 16 bytes, mostly
+        let hint = |left: u64| left.saturating_mul(16);
         while pos.value < first {
             let want = first - pos.value;
+            w.hint = hint(want.saturating_add(n));
             self.step(w, pos, want, None)?;
         }
         let mut done = 0u64;
         while done < n {
+            w.hint = hint(n - done);
             let from = usize::try_from(done)
                 .ok()
                 .and_then(|d| d.checked_mul(self.out))
