@@ -207,7 +207,9 @@ impl IndexedTensor {
         self.order
     }
 
-    /// Where its bytes start in the file.
+    /// Where its bytes start in the file (for an ONNX initializer whose
+    /// values are decoded from a typed field, such as `int64_data`: where
+    /// that field starts).
     pub fn offset(&self) -> u64 {
         self.offset
     }

@@ -315,6 +315,7 @@ fn index_error(bytes: &[u8]) -> String {
 
 const FLOAT: u64 = 1;
 const UINT8: u64 = 2;
+const BOOL: u64 = 9;
 const INT32: u64 = 6;
 const INT64: u64 = 7;
 const STRING: u64 = 8;
@@ -379,6 +380,12 @@ fn hand_made_typed_fields() {
     assert!(same("m.onnx", &m, true));
     let doc = Document::from_bytes(m, Some(Path::new("m.onnx")), None).unwrap();
     assert_eq!(doc.tensor("w").unwrap().bytes(), [44, 255, 7]);
+    // bool from int32_data values 2 and 256: the low byte, as the whole path
+    let mut d = Vec::new();
+    ld(&mut d, 5, &[2, 0x80, 0x02, 1]);
+    let m = model(BOOL, &[3], &d);
+    let read = same("m.onnx", &m, true);
+    assert_eq!(read, Document::from_bytes(m, None, None).is_ok());
     // an empty tensor with no data field; a string tensor (refused by both)
     assert!(same("m.onnx", &model(INT64, &[0, 3], &[]), true));
     let mut d = Vec::new();
