@@ -474,12 +474,83 @@ fn reading_front_to_back_is_one_pass() {
         "{read} bytes read for {} (bound {bound})",
         run.len()
     );
-    // backwards: each slice from the field's start again (and right)
-    file.read.set(0);
-    for at in [n - 1000, n / 2, 0] {
+    // backwards and far ahead: each slice from the last checkpoint (one
+    // every 65,536 values) before it, not from the field's start
+    for at in [n - 1000, n / 2, 0, n - 5, 70_000] {
+        file.read.set(0);
         let p = index.read_elements(&file, 0, at, 1000, &mut buf).unwrap();
         let from = at as usize * 8;
-        assert_eq!(p.bytes(), &want[from..from + 8000]);
+        assert_eq!(p.bytes(), &want[from..(from + 8000).min(want.len())]);
+        let read = file.read.get();
+        assert!(read < run.len() as u64 / 2, "{read} bytes read from {at}");
     }
-    assert!(file.read.get() >= run.len() as u64);
+    // a copy of the index reads the same from where the original stood
+    let copy = index.clone();
+    let p = copy.read_elements(&file, 0, 70_500, 10, &mut buf).unwrap();
+    assert_eq!(p.bytes(), &want[70_500 * 8..70_510 * 8]);
+}
+
+#[test]
+fn checkpoints_in_unpacked_values_and_several_runs() {
+    // int64: 70,000 unpacked, a packed run of 70,000, 70,000 unpacked;
+    // float: a run, unpacked, a run (70,000 each), a doc_string between
+    let k = 70_000i64;
+    let mut d = Vec::new();
+    for i in 0..k {
+        varint(&mut d, 7 << 3);
+        varint(&mut d, (-i * 3) as u64);
+    }
+    let mut run = Vec::new();
+    for i in k..2 * k {
+        varint(&mut run, (i * 1_000_003) as u64);
+    }
+    ld(&mut d, 7, &run);
+    for i in 2 * k..3 * k {
+        varint(&mut d, 7 << 3);
+        varint(&mut d, i as u64);
+    }
+    let m64 = model(INT64, &[3 * k as u64], &d);
+    let f = |i: i64| (i as f32) * 0.5 - 7.0;
+    let mut d = Vec::new();
+    let run: Vec<u8> = (0..k).flat_map(|i| f(i).to_le_bytes()).collect();
+    ld(&mut d, 4, &run);
+    ld(&mut d, 12, b"between");
+    for i in k..2 * k {
+        varint(&mut d, 4 << 3 | 5);
+        d.extend_from_slice(&f(i).to_le_bytes());
+    }
+    let run: Vec<u8> = (2 * k..3 * k).flat_map(|i| f(i).to_le_bytes()).collect();
+    ld(&mut d, 4, &run);
+    let m32 = model(FLOAT, &[3 * k as u64], &d);
+    for m in [m64, m32] {
+        let index = FileIndex::open(&m[..], None, &Default::default())
+            .unwrap()
+            .unwrap();
+        let doc = Document::from_bytes(m.clone(), None, None).unwrap();
+        let want = doc.tensor("w").unwrap();
+        let size = want.dtype().size();
+        let want = want.bytes();
+        assert_eq!(index.read_tensor(&m[..], 0).unwrap().bytes(), want);
+        let n = 3 * k as u64;
+        let mut buf = Vec::new();
+        for (at, count) in [
+            (n - 3, 10),
+            (0, 5),
+            (65_535, 3),
+            (65_536, 1),
+            (139_999, 2),
+            (131_071, 70_000),
+            (70_000, 1),
+            (n / 2, 999),
+            (196_607, 2),
+            (69_999, 2),
+            (1, 0),
+            (n - 1, 1),
+        ] {
+            let p = index.read_elements(&m[..], 0, at, count, &mut buf).unwrap();
+            let from = at as usize * size;
+            let to = ((at + count).min(n)) as usize * size;
+            assert_eq!(p.bytes(), &want[from..to], "[{at}; {count}]");
+        }
+    }
 }

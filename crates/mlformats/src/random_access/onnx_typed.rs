@@ -17,10 +17,12 @@
 //! float bits: the low bytes; `uint64_data` to `u32`: the low 4 bytes).
 //!
 //! A forward cursor (values decoded, byte position) is kept between reads:
-//! reading a tensor front to back in slices is one pass over its bytes; a
-//! read behind the cursor starts again from the field's first value.
+//! reading a tensor front to back in slices is one pass over its bytes. A
+//! read behind the cursor, or far ahead of it, starts from the last
+//! checkpoint before it (one every [`CHECK`] values, recorded at open).
 //! Memory: at most [`WINDOW`] bytes of the file are held while decoding,
-//! besides the slice asked for.
+//! besides the slice asked for; the checkpoints take 24 bytes per [`CHECK`]
+//! values.
 #![cfg_attr(not(feature = "onnx"), allow(dead_code))]
 
 use std::sync::Mutex;
@@ -43,6 +45,13 @@ const NUMBERS: [u64; 5] = [FLOAT_DATA, INT32_DATA, INT64_DATA, DOUBLE_DATA, UINT
 /// How many bytes of the file decoding (and counting at open) reads at a
 /// time: the bound on what it holds.
 pub(super) const WINDOW: u64 = 256 << 10;
+
+/// A checkpoint (where decoding is, 24 bytes) is kept every `CHECK` values
+/// of a field: a read far ahead of the cursor, or behind it, starts from
+/// the last one before it (at most `CHECK` values decoded in vain). They
+/// take at most 24 / `CHECK` of the field's bytes (a value is one byte or
+/// more).
+const CHECK: u64 = 1 << 16;
 
 /// Where a tensor's bytes are.
 #[derive(Debug, Clone, Default)]
@@ -192,8 +201,15 @@ impl<'r, R: ReadAt + ?Sized> Window<'r, R> {
 
 /// Counts the varints of the packed run `[at, at + len)`, [`WINDOW`] bytes
 /// at a time, failing where prost fails (a varint over 10 bytes or running
-/// past the run).
-fn count_varints<R: ReadAt + ?Sized>(r: &R, at: u64, len: u64) -> Result<u64> {
+/// past the run); the field held `base` values before it: a checkpoint is
+/// added to `marks` after every [`CHECK`]-th value.
+fn count_varints<R: ReadAt + ?Sized>(
+    r: &R,
+    at: u64,
+    len: u64,
+    base: u64,
+    marks: &mut Vec<Pos>,
+) -> Result<u64> {
     let end = at
         .checked_add(len)
         .ok_or_else(|| bad(at, "a length past the file"))?;
@@ -212,6 +228,13 @@ fn count_varints<R: ReadAt + ?Sized>(r: &R, at: u64, len: u64) -> Result<u64> {
             if b < 0x80 {
                 n += 1;
                 in_varint = 0;
+                if (base + n) % CHECK == 0 {
+                    marks.push(Pos {
+                        value: base + n,
+                        pos: pos + j as u64 + 1,
+                        run_end: end,
+                    });
+                }
             } else {
                 in_varint += 1;
             }
@@ -225,7 +248,7 @@ fn count_varints<R: ReadAt + ?Sized>(r: &R, at: u64, len: u64) -> Result<u64> {
 }
 
 /// What the walk found of one typed field of a `TensorProto`.
-#[derive(Debug, Clone, Copy, Default)]
+#[derive(Debug, Clone, Default)]
 struct Field {
     /// Its values, over every occurrence.
     values: u64,
@@ -237,6 +260,8 @@ struct Field {
     first_key: Option<u64>,
     /// The first packed run's payload: offset, length.
     first_run: (u64, u64),
+    /// A checkpoint after every [`CHECK`]-th value.
+    marks: Vec<Pos>,
 }
 
 /// The typed fields of numbers of one `TensorProto`, as the walk over it
@@ -282,6 +307,7 @@ impl Fields {
         let f = &mut self.0[i];
         if wt == super::wire::LEN {
             let (p, len) = c.len_delimited()?;
+            let base = f.values;
             let n = match enc.width() {
                 Some(w) if len % w != 0 => {
                     return Err(bad(
@@ -290,8 +316,20 @@ impl Fields {
                     )
                     .into());
                 }
-                Some(w) => len / w,
-                None => count_varints(c.r, p, len)?,
+                Some(w) => {
+                    let n = len / w;
+                    let mut m = (base / CHECK + 1) * CHECK;
+                    while m <= base + n {
+                        f.marks.push(Pos {
+                            value: m,
+                            pos: p + (m - base) * w,
+                            run_end: p + len,
+                        });
+                        m += CHECK;
+                    }
+                    n
+                }
+                None => count_varints(c.r, p, len, base, &mut f.marks)?,
             };
             if f.runs == 0 && !f.unpacked {
                 f.first_run = (p, len);
@@ -305,6 +343,13 @@ impl Fields {
             }
             f.unpacked = true;
             f.values += 1;
+            if f.values % CHECK == 0 {
+                f.marks.push(Pos {
+                    value: f.values,
+                    pos: c.pos,
+                    run_end: 0,
+                });
+            }
         } else {
             return Err(bad(
                 key_at,
@@ -332,9 +377,11 @@ impl Fields {
     /// The layout of a tensor of `dtype` whose values (as many as
     /// [`Fields::chosen`] wants) are in the `TensorProto` at `[at, end)`:
     /// its offset and [`Layout`].
-    pub(super) fn layout(&self, dtype: tensor_core::DType, at: u64, end: u64) -> (u64, Layout) {
+    pub(super) fn layout(self, dtype: tensor_core::DType, at: u64, end: u64) -> (u64, Layout) {
         let (num, _, per_elem) = field_for(dtype);
-        let f = self.field(num);
+        let i = NUMBERS.iter().position(|&n| n == num).unwrap_or(0);
+        let Fields(mut all) = self;
+        let f = std::mem::take(&mut all[i]);
         let enc = Enc::of(num);
         if f.values == 0 {
             return (at, Layout::Contiguous);
@@ -355,6 +402,7 @@ impl Fields {
             enc,
             out,
             per_elem,
+            marks: f.marks,
             cursor: Mutex::new(Pos::at(start)),
         };
         (start, Layout::OnnxTyped(Box::new(typed)))
@@ -395,6 +443,8 @@ pub(super) struct Typed {
     out: usize,
     /// Values per element (2 for complex numbers).
     per_elem: u64,
+    /// A checkpoint after every [`CHECK`]-th value.
+    marks: Vec<Pos>,
     /// The forward cursor.
     cursor: Mutex<Pos>,
 }
@@ -408,6 +458,7 @@ impl Clone for Typed {
             enc: self.enc,
             out: self.out,
             per_elem: self.per_elem,
+            marks: self.marks.clone(),
             cursor: Mutex::new(self.pos()),
         }
     }
@@ -441,8 +492,14 @@ impl Typed {
         let first = start.checked_mul(self.per_elem).ok_or_else(overflow)?;
         let n = count.checked_mul(self.per_elem).ok_or_else(overflow)?;
         let mut pos = self.pos();
-        if first < pos.value {
-            pos = Pos::at(self.start);
+        // the last checkpoint at or before `first`, when the cursor is
+        // behind it or past `first`
+        let i = self.marks.partition_point(|m| m.value <= first);
+        let mark = i
+            .checked_sub(1)
+            .map_or(Pos::at(self.start), |i| self.marks[i]);
+        if first < pos.value || mark.value > pos.value {
+            pos = mark;
         }
         let mut w = Window::new(r, self.end);
         let result = self.decode(&mut w, &mut pos, first, n, buf);
