@@ -228,7 +228,7 @@ fn count_varints<R: ReadAt + ?Sized>(
             if b < 0x80 {
                 n += 1;
                 in_varint = 0;
-                if (base + n) % CHECK == 0 {
+                if (base + n).is_multiple_of(CHECK) {
                     marks.push(Pos {
                         value: base + n,
                         pos: pos + j as u64 + 1,
@@ -343,7 +343,7 @@ impl Fields {
             }
             f.unpacked = true;
             f.values += 1;
-            if f.values % CHECK == 0 {
+            if f.values.is_multiple_of(CHECK) {
                 f.marks.push(Pos {
                     value: f.values,
                     pos: c.pos,
