@@ -19,9 +19,10 @@
 //! ranges; initializers in the varint fields `int32_data`, `int64_data`,
 //! `uint64_data`, or written unpacked or in several runs, are decoded a
 //! slice at a time, narrowed as the whole-file path narrows them, with a
-//! forward cursor so that reading front to back is one pass and at most
-//! 256 KiB of the file held besides the slice; external data refused as
-//! the whole-file path refuses it), and NNabla `.h5` parameter files and `.nnp` archives
+//! forward cursor so that reading front to back is one pass, a checkpoint
+//! every 65,536 values, and at most 256 KiB of the file held besides the
+//! slice; external data refused as the whole-file path refuses it), and
+//! NNabla `.h5` parameter files and `.nnp` archives
 //! whose parameters are in a stored `parameter.h5` (nnabla's default
 //! layout), when every dataset
 //! is stored contiguously and little-endian (its HDF5 structure walked
