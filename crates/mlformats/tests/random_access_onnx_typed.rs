@@ -9,7 +9,10 @@
 //! odd offsets, front to back and backwards), summary, metadata and graph;
 //! converting by slices gives the bytes converting the whole file gives;
 //! truncated and mutated copies and hand-made broken fields fail where the
-//! whole-file path fails, never panic.
+//! whole-file path fails, never panic; reading front to back in slices is
+//! one pass over the field's bytes (counted through a `ReadAt`), a read
+//! behind or far ahead starts from a checkpoint; `max_alloc` refuses a
+//! typed tensor at open as the whole-file path does.
 #![cfg(all(
     feature = "onnx",
     feature = "cvm",
@@ -553,4 +556,34 @@ fn checkpoints_in_unpacked_values_and_several_runs() {
             assert_eq!(p.bytes(), &want[from..to], "[{at}; {count}]");
         }
     }
+}
+
+#[test]
+fn limits_and_threads() {
+    // a typed tensor past `max_alloc` is refused by both paths at open
+    let mut run = Vec::new();
+    for v in [1u64, 2, 3, 4] {
+        varint(&mut run, v);
+    }
+    let mut d = Vec::new();
+    ld(&mut d, 7, &run);
+    let m = model(INT64, &[4], &d);
+    let mut limits = tensor_core::Limits::default();
+    limits.max_alloc = 16;
+    let opts = mlformats::ReadOptions::default().with_limits(limits);
+    let map = tensor_core::MappedFile::from_vec(m.clone());
+    assert!(Document::from_map(map, None, Some(Format::Onnx), &opts).is_err());
+    assert!(FileIndex::open_as(&m[..], Format::Onnx, &opts).is_err());
+    limits.max_alloc = 32;
+    let opts = mlformats::ReadOptions::default().with_limits(limits);
+    let map = tensor_core::MappedFile::from_vec(m.clone());
+    assert!(Document::from_map(map, None, Some(Format::Onnx), &opts).is_ok());
+    assert!(
+        FileIndex::open_as(&m[..], Format::Onnx, &opts)
+            .unwrap()
+            .is_some()
+    );
+    // the index (its decoding cursor included) stays Send, Sync, Clone, Debug
+    fn shareable<T: Send + Sync + Clone + std::fmt::Debug>() {}
+    shareable::<FileIndex>();
 }
