@@ -541,6 +541,59 @@ impl Typed {
         Ok(())
     }
 
+    /// Decodes up to `want` varints of the packed run `p` is in (writing
+    /// their low bytes to `out` when given): from the window's bytes while
+    /// a varint ends inside it, else a byte at a time (refilling it).
+    fn varints<R: ReadAt + ?Sized>(
+        &self,
+        w: &mut Window<'_, R>,
+        p: &mut Pos,
+        want: u64,
+        mut out: Option<&mut [u8]>,
+    ) -> Result<u64> {
+        let mut k = 0u64;
+        let size = self.out;
+        let put = |k: u64, v: u64, out: &mut Option<&mut [u8]>| {
+            if let Some(out) = out.as_deref_mut() {
+                let i = k as usize * size;
+                out[i..i + size].copy_from_slice(&v.to_le_bytes()[..size]);
+            }
+        };
+        while k < want && p.pos < p.run_end {
+            let i = w.fill(p.pos, 1)?;
+            let stop = (w.at + w.buf.len() as u64).min(p.run_end) - w.at;
+            let bytes = &w.buf[i..stop as usize];
+            let mut j = 0usize;
+            while k < want {
+                let mut v = 0u64;
+                let mut len = 0usize;
+                for (t, &b) in bytes[j..].iter().take(10).enumerate() {
+                    if t == 9 && b > 1 {
+                        return Err(bad(p.pos + j as u64, "invalid varint"));
+                    }
+                    v |= u64::from(b & 0x7f) << (7 * t);
+                    if b < 0x80 {
+                        len = t + 1;
+                        break;
+                    }
+                }
+                if len == 0 {
+                    break; // past the window or the run: a byte at a time
+                }
+                put(k, v, &mut out);
+                j += len;
+                k += 1;
+            }
+            p.pos += j as u64;
+            if j == 0 && k < want {
+                let v = w.varint(&mut p.pos, p.run_end)?;
+                put(k, v, &mut out);
+                k += 1;
+            }
+        }
+        Ok(k)
+    }
+
     /// Moves past up to `want` values (writing them to `out` when given):
     /// those of the packed run `pos` is in, or the next field (a value
     /// written unpacked, the start of a run, or another field skipped).
@@ -567,19 +620,7 @@ impl Typed {
                     p.pos += k * width;
                     k
                 }
-                None => {
-                    let mut k = 0u64;
-                    let mut out = out;
-                    while k < want && p.pos < p.run_end {
-                        let v = w.varint(&mut p.pos, p.run_end)?;
-                        if let Some(out) = out.as_deref_mut() {
-                            let i = k as usize * self.out;
-                            out[i..i + self.out].copy_from_slice(&v.to_le_bytes()[..self.out]);
-                        }
-                        k += 1;
-                    }
-                    k
-                }
+                None => self.varints(w, p, want, out)?,
             };
             p.value += k;
             return Ok(k);
