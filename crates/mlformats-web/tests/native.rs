@@ -487,6 +487,21 @@ fn a_file_opened_by_slices_answers_like_the_whole_file() {
     // a TenniS module: by slices, its graph included
     let tsm = std::fs::read(testdata.join("tennis/py_convnet.tsm")).unwrap();
     assert!(sliced_equals_whole("py_convnet.tsm", tsm));
+    // ONNX models whose initializers are in typed fields (float_data,
+    // int32_data, ..., packed, unpacked, several runs): by slices
+    let mut typed = 0;
+    for e in std::fs::read_dir(testdata.join("onnx_typed")).unwrap() {
+        let p = e.unwrap().path();
+        if p.extension().is_some_and(|x| x == "onnx") {
+            let name = p.file_name().unwrap().to_str().unwrap().to_string();
+            assert!(
+                sliced_equals_whole(&name, std::fs::read(&p).unwrap()),
+                "{name}"
+            );
+            typed += 1;
+        }
+    }
+    assert_eq!(typed, 7);
     let p = testdata.join("onnx/op_average_pool.nnp");
     let m = Model::open_indexed(Box::new(std::fs::read(&p).unwrap()), "x.nnp").unwrap();
     assert!(m.is_none());

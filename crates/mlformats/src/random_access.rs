@@ -14,10 +14,15 @@
 //! same walk over the whole file; with the `nnp` feature), TenniS `.tsm`
 //! modules (the reader's own walk, `bubble_module::Module::index`: the
 //! graph read, each tensor's data located, not read), ONNX `.onnx`
-//! models whose initializers keep their bytes in `raw_data` (the model read
-//! without them, each located; initializers in typed fields such as
-//! `float_data` are read whole, external data refused as the whole-file
-//! path refuses it), and NNabla `.h5` parameter files and `.nnp` archives
+//! models (the model read without its initializers' data, each located:
+//! `raw_data` and one packed run of `float_data` or `double_data` are byte
+//! ranges; initializers in the varint fields `int32_data`, `int64_data`,
+//! `uint64_data`, or written unpacked or in several runs, are decoded a
+//! slice at a time, narrowed as the whole-file path narrows them, with a
+//! forward cursor so that reading front to back is one pass, a checkpoint
+//! every 65,536 values, and at most 256 KiB of the file held besides the
+//! slice; external data refused as the whole-file path refuses it), and
+//! NNabla `.h5` parameter files and `.nnp` archives
 //! whose parameters are in a stored `parameter.h5` (nnabla's default
 //! layout), when every dataset
 //! is stored contiguously and little-endian (its HDF5 structure walked
@@ -59,6 +64,7 @@ use tensor_core::{DType, MemoryOrder, Tensor};
 use crate::codec::{ReadOptions, StoredTensor};
 use crate::summary::{Summary, TensorSummary};
 use crate::{Error, Format, Result};
+use onnx_typed::Layout;
 
 #[cfg(feature = "nnp")]
 mod h5;
@@ -66,6 +72,7 @@ mod h5;
 mod nnp;
 #[cfg(feature = "onnx")]
 mod onnx;
+mod onnx_typed;
 #[cfg(feature = "primitiv")]
 mod primitiv;
 #[cfg(feature = "nnp")]
@@ -169,6 +176,8 @@ pub struct IndexedTensor {
     offset: u64,
     len: u64,
     numel: u64,
+    /// How its bytes are laid out from `offset`.
+    layout: Layout,
 }
 
 impl IndexedTensor {
@@ -199,7 +208,9 @@ impl IndexedTensor {
         self.order
     }
 
-    /// Where its bytes start in the file.
+    /// Where its bytes start in the file (for an ONNX initializer whose
+    /// values are decoded from a typed field, such as `int64_data`: where
+    /// that field starts).
     pub fn offset(&self) -> u64 {
         self.offset
     }
@@ -339,6 +350,7 @@ impl FileIndex {
                 offset: info.data_offset,
                 len: info.nbytes,
                 numel,
+                layout: Layout::Contiguous,
             });
         }
         Ok(())
@@ -459,6 +471,7 @@ impl FileIndex {
                 offset: data_start + s,
                 len: e - s,
                 numel,
+                layout: Layout::Contiguous,
             });
         }
         if let Some(m) = file_meta {
@@ -528,6 +541,7 @@ impl FileIndex {
                 offset: m.data_start + h.header_len as u64,
                 len: need,
                 numel,
+                layout: Layout::Contiguous,
             });
         }
         Ok(true)
@@ -625,18 +639,25 @@ impl FileIndex {
         self.limits
             .check_alloc("tensor slice", bytes)
             .map_err(|e| Error::from(e).in_tensor(t.name()))?;
-        let at = start
-            .checked_mul(size)
-            .and_then(|o| o.checked_add(t.offset))
-            .ok_or_else(too_big)?;
         let n = usize::try_from(bytes).map_err(|_| too_big())?;
         let elems = usize::try_from(count).map_err(|_| too_big())?;
         buf.clear();
         buf.try_reserve_exact(n)
             .map_err(|_| Error::Invalid(format!("{n} bytes do not fit in memory")))?;
         buf.resize(n, 0);
-        r.read_at(at, buf)
-            .map_err(|e| Error::from(e).in_tensor(t.name()))?;
+        match &t.layout {
+            Layout::Contiguous => {
+                let at = start
+                    .checked_mul(size)
+                    .and_then(|o| o.checked_add(t.offset))
+                    .ok_or_else(too_big)?;
+                r.read_at(at, buf)
+                    .map_err(|e| Error::from(e).in_tensor(t.name()))?;
+            }
+            Layout::OnnxTyped(typed) => typed
+                .read(r, start, count, buf)
+                .map_err(|e| e.in_tensor(t.name()))?,
+        }
         Tensor::new(t.dtype, [elems], &buf[..]).map_err(|e| Error::from(e).in_tensor(t.name()))
     }
 

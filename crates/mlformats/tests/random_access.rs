@@ -9,8 +9,9 @@
 //! the same graph; every `.tsm` of `testdata/` (and each `.params`
 //! converted to `.tsm`), and every `.protobuf` (with the
 //! `parameter.protobuf` of each rewritten `.nnp` as a file of its own),
-//! and every `.onnx` (and each `.params` converted to `.onnx`): the same
-//! and the same graph; every primitiv file of `testdata/primitiv` (and each
+//! and every `.onnx` (and each `.params` converted to `.onnx`; their
+//! initializers in `raw_data` or in typed fields, see also
+//! random_access_onnx_typed.rs): the same and the same graph; every primitiv file of `testdata/primitiv` (and each
 //! `.params` converted to primitiv): the same and the same kind and
 //! metadata; on truncated and
 //! mutated copies, an error exactly where the whole-file path has one, and
@@ -217,11 +218,11 @@ fn same(name: &str, bytes: &[u8]) -> bool {
         (Ok(doc), Ok(None)) => {
             // only archives with a deflated or big-endian member (.npz) or
             // with parameters elsewhere than in stored .protobuf (.nnp) are
-            // read whole
+            // read whole (every .onnx is read by slices, typed fields too)
             assert!(
                 matches!(
                     doc.format(),
-                    Format::Npz | Format::NnablaNnp | Format::NnablaProtobuf | Format::Onnx
+                    Format::Npz | Format::NnablaNnp | Format::NnablaProtobuf
                 ),
                 "{name}: not read by random access"
             );
@@ -435,7 +436,7 @@ fn onnx_with(data: &[u8]) -> Vec<u8> {
 }
 
 #[test]
-fn onnx_initializers_in_typed_fields_are_read_whole() {
+fn onnx_initializers_in_typed_fields_are_read_by_slices() {
     let values: Vec<u8> = [1.5f32, -2.0]
         .iter()
         .flat_map(|v| v.to_le_bytes())
@@ -445,15 +446,19 @@ fn onnx_initializers_in_typed_fields_are_read_whole() {
     let mut raw = Vec::new();
     field(&mut raw, 9, 2, &values);
     assert!(same("raw.onnx", &onnx_with(&raw)));
-    // float_data (packed): read whole (None), the whole-file path reads it
+    // float_data (packed): by slices too (more in random_access_onnx_typed.rs)
     let mut typed = Vec::new();
     field(&mut typed, 4, 2, &values);
     let bytes = onnx_with(&typed);
+    assert!(same("typed.onnx", &bytes));
     let index = FileIndex::open(&bytes[..], Some(name), &Default::default()).unwrap();
-    assert!(index.is_none());
-    let doc = Document::from_bytes(bytes, Some(name), None).unwrap();
+    let index = index.unwrap();
     assert_eq!(
-        doc.tensor("w").unwrap().to_vec::<f32>().unwrap(),
+        index
+            .read_tensor(&bytes[..], 0)
+            .unwrap()
+            .to_vec::<f32>()
+            .unwrap(),
         [1.5, -2.0]
     );
     // raw_data with data_location EXTERNAL: both refuse it

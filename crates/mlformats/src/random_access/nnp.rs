@@ -368,6 +368,7 @@ impl FileIndex {
                 offset: e.offset,
                 len: e.len,
                 numel,
+                layout: super::Layout::Contiguous,
             };
             // as nnp-archive counts: before each registration
             limits.check_tensors(self.tensors.len() as u64 + 1)?;

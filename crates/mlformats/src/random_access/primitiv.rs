@@ -52,6 +52,7 @@ impl FileIndex {
                 offset: t.offset,
                 len: t.len,
                 numel,
+                layout: super::Layout::Contiguous,
             });
         }
         Ok(())

@@ -36,6 +36,7 @@ impl FileIndex {
                 offset: t.offset,
                 len: t.len,
                 numel,
+                layout: super::Layout::Contiguous,
             });
         }
         self.graph = Some(ModelGraph::single(index.graph().clone()));
