@@ -284,7 +284,7 @@ fn convert_document_to(
                 }
                 items.push(Item {
                     name: new,
-                    tensor,
+                    tensor: (*tensor).into(),
                     need_grad: doc.need_grad(old).unwrap_or(true),
                 })
             }

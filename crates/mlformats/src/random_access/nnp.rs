@@ -347,6 +347,7 @@ impl FileIndex {
             self.metadata.insert("solver_states".into(), json!(states));
         }
         self.graph = Some(nnabla_proto::graph::model_graph(&model));
+        self.nnabla_model = model != NNablaProtoBuf::default();
         Ok(true)
     }
 
