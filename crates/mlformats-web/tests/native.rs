@@ -415,8 +415,8 @@ fn converts_like_whole(name: &str, whole: &Model, sliced: &Model) {
                     } else {
                         from.is_nnabla()
                             && target.is_nnabla()
-                            && target != Format::NnablaH5
-                            && msg.contains("keeps its model")
+                            && ((target != Format::NnablaH5 && msg.contains("keeps its model"))
+                                || (opts.is_plain() && msg.contains("more than once")))
                     }
             };
             match (&w, &s) {

@@ -231,6 +231,9 @@ pub struct FileIndex {
     /// executors, configs, ...): converting to another NNabla model format
     /// would need it (`convert/sliced.rs`).
     nnabla_model: bool,
+    /// An NNabla file stores a parameter name more than once (the tensor
+    /// listed is the last one stored).
+    repeated_names: bool,
 }
 
 /// How much of the file's start and end detection looks at.
@@ -294,6 +297,7 @@ impl FileIndex {
             graph: None,
             limits: opts.limits,
             nnabla_model: false,
+            repeated_names: false,
         };
         let read = match format {
             #[cfg(feature = "cvm")]
@@ -610,6 +614,11 @@ impl FileIndex {
     /// (networks, executors, configs, ...), which this index does not keep.
     pub(crate) fn has_nnabla_model(&self) -> bool {
         self.nnabla_model
+    }
+
+    /// True when the file (NNabla) stores a parameter name more than once.
+    pub(crate) fn has_repeated_names(&self) -> bool {
+        self.repeated_names
     }
 
     /// Reads `count` elements of tensor `index` from its flat (stored-order)

@@ -94,8 +94,8 @@ fn needs_whole(from: Format, target: Format, opts: &ConvertOptions, msg: &str) -
         } else {
             from.is_nnabla()
                 && target.is_nnabla()
-                && target != Format::NnablaH5
-                && msg.contains("keeps its model")
+                && ((target != Format::NnablaH5 && msg.contains("keeps its model"))
+                    || (opts.is_plain() && msg.contains("more than once")))
         }
 }
 
@@ -164,5 +164,52 @@ fn every_target_converts_by_slices_as_the_whole_file() {
             *equal >= 100,
             "{target}: only {equal} conversions by slices"
         );
+    }
+}
+
+/// A `.protobuf` storing a parameter name twice: the index lists it once
+/// (the last entry), as the whole path's table does; converted as it is to
+/// another NNabla format, the whole path writes every stored entry, so the
+/// sliced path refuses; with an option, both write each name once.
+#[test]
+fn a_repeated_parameter_name_converts_with_options_only() {
+    use nnp_archive::nnabla_proto::binary;
+    let t = |v: &[f32]| mlformats::Tensor::from_values([v.len()], v).unwrap();
+    let (a1, a2, b) = (t(&[1.0, 2.0]), t(&[3.0]), t(&[4.0]));
+    let mut bytes = Vec::new();
+    binary::write_parameters(
+        &mut bytes,
+        [("a", &a1, true), ("b", &b, true), ("a", &a2, false)],
+    )
+    .unwrap();
+    let name = Path::new("repeated.protobuf");
+    let index = FileIndex::open(&bytes[..], Some(name), &Default::default())
+        .unwrap()
+        .unwrap();
+    let doc = Document::from_bytes(bytes.clone(), Some(name), None).unwrap();
+    assert_eq!(index.tensors().len(), 2);
+    assert_eq!(doc.len(), 2);
+    for target in [Format::NnablaH5, Format::NnablaNnp, Format::NnablaNntxt] {
+        let mut out = std::io::Cursor::new(Vec::new());
+        let plain = ConvertOptions::new();
+        let e = mlformats::convert_index(&index, &bytes[..], Some(name), target, &plain, &mut out)
+            .unwrap_err();
+        let msg = mlformats::chain_message(&e);
+        assert!(
+            needs_whole(Format::NnablaProtobuf, target, &plain, &msg),
+            "{target}: {msg}"
+        );
+        for opts in [
+            ConvertOptions::new().weights_only(true),
+            ConvertOptions::new().dtype(DType::F32),
+        ] {
+            let mut out = std::io::Cursor::new(Vec::new());
+            let s =
+                mlformats::convert_index(&index, &bytes[..], Some(name), target, &opts, &mut out)
+                    .unwrap();
+            let (w, ws) = mlformats::convert_document_to_bytes(&doc, target, &opts).unwrap();
+            assert!(w == out.into_inner(), "{target}");
+            assert_eq!(ws, s);
+        }
     }
 }

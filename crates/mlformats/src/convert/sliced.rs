@@ -49,7 +49,9 @@ const SLICE_BYTES: u64 = 4 << 20;
 /// - an NNabla `.nnp` or `.protobuf` whose model holds more than parameters
 ///   (networks, executors, configs, ...) to `.nnp`, `.nntxt` or
 ///   `.protobuf` without `--weights-only` (the model is kept; to `.h5` the
-///   parameters are written alone, as the whole path writes them);
+///   parameters are written alone, as the whole path writes them), and
+///   without options, one that stores a parameter name more than once (the
+///   whole path writes every stored entry; the index keeps the last);
 /// - re-encoding a file into its own format without options (but a
 ///   safetensors file, copied as it is);
 /// - `--params` (merging parameters into a network).
@@ -150,6 +152,15 @@ pub fn convert_index<R: ReadAt + ?Sized, W: Write + Seek>(
     let load = FromIndex { index, reader };
     let need_grad = |i: usize| index.tensors()[i].stored().need_grad().unwrap_or(true);
     if keeps_model && opts.is_plain() {
+        if index.has_repeated_names() {
+            return Err(needs_whole_model(
+                format!(
+                    "this {from} stores a parameter name more than once, and converting it to \
+                     {target} as it is writes every stored entry"
+                ),
+                "any option such as --weights-only writes each name once, or ",
+            ));
+        }
         // every parameter as read (`nnabla_family::transcode`)
         let all: Vec<(usize, &str)> = (0..index.tensors().len())
             .map(|i| (i, index.tensors()[i].name()))
@@ -325,6 +336,10 @@ fn write_items<R: ReadAt + ?Sized, W: Write + Seek>(
     cx: &WriteContext<'_>,
     out: &mut W,
 ) -> Result<()> {
+    #[cfg_attr(
+        not(any(feature = "safetensors", feature = "npz", feature = "cvm")),
+        allow(unused_variables)
+    )]
     let w = Writer {
         index: load.index,
         reader: load.reader,

@@ -373,7 +373,10 @@ impl FileIndex {
             // as nnp-archive counts: before each registration
             limits.check_tensors(self.tensors.len() as u64 + 1)?;
             match at.get(&e.name) {
-                Some(&i) => self.tensors[i] = t,
+                Some(&i) => {
+                    self.tensors[i] = t;
+                    self.repeated_names = true;
+                }
                 None => {
                     at.insert(e.name, self.tensors.len());
                     self.tensors.push(t);
