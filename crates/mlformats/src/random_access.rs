@@ -238,6 +238,13 @@ pub struct FileIndex {
     metadata: Map<String, Value>,
     graph: Option<tensor_core::graph::ModelGraph>,
     limits: tensor_core::Limits,
+    /// An NNabla file's model holds more than parameters (networks,
+    /// executors, configs, ...): converting to another NNabla model format
+    /// would need it (`convert/sliced.rs`).
+    nnabla_model: bool,
+    /// An NNabla file stores a parameter name more than once (the tensor
+    /// listed is the last one stored).
+    repeated_names: bool,
 }
 
 /// How much of the file's start and end detection looks at.
@@ -300,6 +307,8 @@ impl FileIndex {
             metadata: Map::new(),
             graph: None,
             limits: opts.limits,
+            nnabla_model: false,
+            repeated_names: false,
         };
         let read = match format {
             #[cfg(feature = "cvm")]
@@ -613,6 +622,17 @@ impl FileIndex {
     /// [`crate::Document::graph`] gives it.
     pub fn graph(&self) -> Option<&tensor_core::graph::ModelGraph> {
         self.graph.as_ref()
+    }
+
+    /// True when the file is an NNabla model with more than parameters
+    /// (networks, executors, configs, ...), which this index does not keep.
+    pub(crate) fn has_nnabla_model(&self) -> bool {
+        self.nnabla_model
+    }
+
+    /// True when the file (NNabla) stores a parameter name more than once.
+    pub(crate) fn has_repeated_names(&self) -> bool {
+        self.repeated_names
     }
 
     /// Reads `count` elements of tensor `index` from its flat (stored-order)

@@ -347,6 +347,7 @@ impl FileIndex {
             self.metadata.insert("solver_states".into(), json!(states));
         }
         self.graph = Some(nnabla_proto::graph::model_graph(&model));
+        self.nnabla_model = model != NNablaProtoBuf::default();
         Ok(true)
     }
 
@@ -373,7 +374,10 @@ impl FileIndex {
             // as nnp-archive counts: before each registration
             limits.check_tensors(self.tensors.len() as u64 + 1)?;
             match at.get(&e.name) {
-                Some(&i) => self.tensors[i] = t,
+                Some(&i) => {
+                    self.tensors[i] = t;
+                    self.repeated_names = true;
+                }
                 None => {
                     at.insert(e.name, self.tensors.len());
                     self.tensors.push(t);
