@@ -506,7 +506,10 @@ fn usize_field(req: &Value, key: &str, default: usize) -> usize {
 ///   merged in first (`--params`);
 /// - `{"op": "convert_stream", "to": F, ...options}`: the same conversion
 ///   streamed to the page through [`PageSink`] (a file opened by slices: see
-///   [`Model::convert_to`]); the answer is `{"bytes": length}`;
+///   [`Model::convert_stream`]); the answer is `{"bytes": length}`, or
+///   `{"whole": reason}` when the conversion needs the whole model in
+///   memory (nothing written: the page may read the file whole and
+///   `convert` it);
 /// - `{"op": "close"}`: forgets the open file.
 pub fn request(req: &Value) -> Result<Vec<u8>, String> {
     let op = str_field(req, "op")?;
@@ -554,11 +557,15 @@ pub fn request(req: &Value) -> Result<Vec<u8>, String> {
             "convert_stream" => {
                 let opts = convert_options(req)?;
                 let mut sink = PageSink::new();
-                let len = model
-                    .convert_to(str_field(req, "to")?, &opts, want_params(req)?, &mut sink)
+                let streamed = model
+                    .convert_stream(str_field(req, "to")?, &opts, want_params(req)?, &mut sink)
                     .map_err(|e| e.0)?;
                 std::io::Write::flush(&mut sink).map_err(|e| e.to_string())?;
-                return Ok(json!({ "bytes": len }).to_string().into_bytes());
+                let answer = match streamed {
+                    crate::Streamed::Written(len) => json!({ "bytes": len }),
+                    crate::Streamed::NeedsWholeModel(why) => json!({ "whole": why }),
+                };
+                return Ok(answer.to_string().into_bytes());
             }
             other => return Err(format!("unknown request {other:?}")),
         };

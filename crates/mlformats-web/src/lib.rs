@@ -55,6 +55,18 @@ impl std::fmt::Display for ViewError {
 
 impl std::error::Error for ViewError {}
 
+/// What [`Model::convert_stream`] did.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Streamed {
+    /// The converted file was written: its length in bytes.
+    Written(u64),
+    /// Nothing was written: a file opened by slices cannot be converted so
+    /// (the library's reason, which says `mlformats convert` does it); the
+    /// same file read whole converts.
+    NeedsWholeModel(String),
+}
+
 /// An opened file: whole in memory, or (a big file) its structure only,
 /// its tensors read a slice at a time through a [`ReadAt`].
 pub struct Model {
@@ -295,8 +307,9 @@ impl Model {
     /// is ever whole in memory. The bytes are `mlformats convert`'s.
     /// Conversions that need the whole model (a graph exported or imported,
     /// an NNabla model kept; and `--params`, when `params` is true) are
-    /// refused with the reason; a file read whole is converted in memory
-    /// and written to `out`.
+    /// refused with the reason (see [`Model::convert_stream`], which tells
+    /// those apart); a file read whole is converted in memory and written
+    /// to `out`.
     pub fn convert_to<W: std::io::Write + std::io::Seek>(
         &self,
         to: &str,
@@ -304,6 +317,23 @@ impl Model {
         params: bool,
         out: &mut W,
     ) -> Result<u64, ViewError> {
+        match self.convert_stream(to, opts, params, out)? {
+            Streamed::Written(n) => Ok(n),
+            Streamed::NeedsWholeModel(why) => Err(ViewError(why)),
+        }
+    }
+
+    /// [`Model::convert_to`], telling a conversion that needs the whole
+    /// model in memory ([`Streamed::NeedsWholeModel`]: the page then reads
+    /// the file whole, when it fits, and converts it with
+    /// [`Model::convert`]) from any other refusal (an error).
+    pub fn convert_stream<W: std::io::Write + std::io::Seek>(
+        &self,
+        to: &str,
+        opts: &ConvertOptions,
+        params: bool,
+        out: &mut W,
+    ) -> Result<Streamed, ViewError> {
         let target = target(to)?;
         let err = |e: mlformats::Error| ViewError(mlformats::chain_message(&e));
         match &self.inner {
@@ -311,7 +341,7 @@ impl Model {
                 let bytes = self.convert(to, opts, None)?;
                 out.write_all(&bytes)
                     .map_err(|e| err(mlformats::Error::from(e)))?;
-                Ok(bytes.len() as u64)
+                Ok(Streamed::Written(bytes.len() as u64))
             }
             Inner::Indexed { index, reader } => {
                 let mut opts = opts.clone();
@@ -320,9 +350,15 @@ impl Model {
                     opts.params = Some(std::path::PathBuf::from("params"));
                 }
                 let path = (!self.name.is_empty()).then(|| Path::new(&self.name));
-                mlformats::convert_index(index, &**reader, path, target, &opts, out)
-                    .map_err(err)?;
+                match mlformats::convert_index(index, &**reader, path, target, &opts, out) {
+                    Ok(_) => {}
+                    Err(e @ mlformats::Error::NeedsWholeModel(_)) => {
+                        return Ok(Streamed::NeedsWholeModel(mlformats::chain_message(&e)));
+                    }
+                    Err(e) => return Err(err(e)),
+                }
                 out.seek(std::io::SeekFrom::End(0))
+                    .map(Streamed::Written)
                     .map_err(|e| err(mlformats::Error::from(e)))
             }
         }

@@ -417,41 +417,20 @@ def check_big_file(page, base, cli, fails, shots, path):
         fails.check(
             v < 32 << 20, f"{name} ({size >> 20} MiB): opened, the {k} module's memory is {v >> 20} MiB"
         )
-    ext = BIG_CONVERT[path.suffix]
-    out = path.with_name(f"cli-{path.stem}.{ext}")
-    r = subprocess.run([cli, "convert", str(path), str(out), "-q"], capture_output=True, text=True)
-    fails.check(r.returncode == 0, f"{name} -> .{ext}: the CLI refuses: {r.stderr.strip()}")
-    value = page.evaluate(f"document.querySelector('#convert-to option[data-ext={ext}]').value")
-    page.select_option("#convert-to", value)
-    with page.expect_download(timeout=600000) as dl:
-        page.click("#convert-go")
-    got = sha256_file(dl.value.path())
-    want = sha256_file(out) if r.returncode == 0 else None
-    fails.check(got == want, f"{name} -> .{ext}: the download's sha256 {got}, the CLI's {want}")
-    fails.check(dl.value.suggested_filename == f"{path.stem}.{ext}",
-                f"{name} -> .{ext}: downloaded as {dl.value.suggested_filename}")
-    out.unlink(missing_ok=True)
-    pathlib.Path(dl.value.path()).unlink(missing_ok=True)
-    print(f"{name}: converted by slices to .{ext}, sha256 equal to the CLI's: {got == want}", flush=True)
-    # a target whose writer needs the whole model: refused, saying why
-    page.select_option("#convert-to", "onnx")
-    page.click("#convert-go")
-    page.wait_for_function("document.body.dataset.convert === 'error'", timeout=20000)
-    msg = page.inner_text("#status")
-    # (a file with a graph, such as a .tsm, exports it: "the whole model")
-    fails.check(re.search("needs (every tensor|the whole model) in memory at once", msg) is not None
-                and "a slice at a time" in msg,
-                f"{name} -> onnx: convert says {msg!r}")
+    # converted a slice at a time (.safetensors, .npz, .params) or one
+    # tensor at a time (the other writers), the output handed to the page
+    # in pieces: the download is the CLI's output, byte for byte
+    for ext in BIG_CONVERT[path.suffix]:
+        convert_big(page, cli, fails, path, ext)
     mem = page.evaluate(
         "({...window.mlformatsViewer.memory, page: window.mlformatsViewer.lib.memoryBytes()})"
     )
     # an instance holds its code's data and a 4 MiB slice, not the file;
-    # converting a column-major file (primitiv) to a row-major target reads
-    # each tensor (16 MiB here) whole and transposes it: measured 82 MiB for
-    # the 208 MiB file (the module's allocator keeps what it grew to; issue
-    # 20 keeps a slice-at-a-time transposition open), bounded here at four
-    # such tensors over the base
-    limit = (32 << 20) + (4 * (16 << 20) if path.suffix == ".data" else 0)
+    # a writer that takes one tensor at a time (and converting a
+    # column-major file, primitiv, to a row-major target) holds one tensor
+    # (16 MiB here) and its converted copy: bounded at four such tensors
+    # over the base (the module's allocator keeps what it grew to)
+    limit = (32 << 20) + 4 * (16 << 20)
     for k, v in mem.items():
         fails.check(
             v < limit, f"{name} ({size >> 20} MiB): the {k} module's memory is {v >> 20} MiB"
@@ -464,10 +443,111 @@ def check_big_file(page, base, cli, fails, shots, path):
     )
 
 
-# The target each big file is converted to in the page (by slices).
-BIG_CONVERT = {".params": "safetensors", ".safetensors": "npz", ".npz": "params",
-               ".tsm": "npz", ".protobuf": "safetensors", ".onnx": "params",
-               ".h5": "safetensors", ".nnp": "npz", ".data": "npz"}
+# The targets each big file is converted to in the page (by slices): one
+# written a slice at a time, one whose writer takes a tensor at a time.
+BIG_CONVERT = {".params": ["safetensors", "h5"], ".safetensors": ["npz", "tsm"],
+               ".npz": ["params", "onnx"], ".tsm": ["npz", "nnp"],
+               ".protobuf": ["safetensors", "tsm"], ".onnx": ["params", "h5"],
+               ".h5": ["safetensors", "onnx"], ".nnp": ["npz", "tsm"],
+               ".data": ["npz", "onnx"]}
+
+
+def convert_big(page, cli, fails, path, ext, flags=(), whole=False):
+    """Converts the open big file `path` to `.ext` in the page (with the
+    convert panel's `flags`, the CLI's): the download's sha256 equals
+    `mlformats convert`'s; `whole`: the library needs the whole model for
+    it, and the page read the file whole to convert it."""
+    name = path.name
+    what = f"{name} -> .{ext} {' '.join(flags)}".strip()
+    out = path.with_name(f"cli-{path.stem}.{ext}")
+    r = subprocess.run([cli, "convert", str(path), str(out), "-q", *flags],
+                       capture_output=True, text=True)
+    fails.check(r.returncode == 0, f"{what}: the CLI refuses: {r.stderr.strip()}")
+    value = page.evaluate(f"document.querySelector('#convert-to option[data-ext={ext}]').value")
+    page.select_option("#convert-to", value)
+    if flags:
+        set_convert_options(page, list(flags))
+    with page.expect_download(timeout=600000) as dl:
+        page.click("#convert-go")
+    got = sha256_file(dl.value.path())
+    want = sha256_file(out) if r.returncode == 0 else None
+    fails.check(got == want, f"{what}: the download's sha256 {got}, the CLI's {want}")
+    fails.check(dl.value.suggested_filename == f"{path.stem}.{ext}",
+                f"{what}: downloaded as {dl.value.suggested_filename}")
+    how = page.evaluate("document.body.dataset.convertPath")
+    fails.check(how == ("whole" if whole else "sliced"), f"{what}: converted {how}")
+    out.unlink(missing_ok=True)
+    pathlib.Path(dl.value.path()).unlink(missing_ok=True)
+    print(f"{what}: converted ({how}), sha256 equal to the CLI's: {got == want}", flush=True)
+
+
+# A network of big Affine layers (NNabla text format), for the conversions
+# that need the whole model: exporting its graph to ONNX, importing that
+# ONNX graph back.
+BIG_NET_LAYERS = 5
+
+
+def big_network(tmp, cli):
+    """`big-net.nnp` (5 Affine layers of 2048 x 2048 f32, 80 MiB) made by
+    the CLI from a network and a `.params` of its weights."""
+    n = 2048
+    lines = ['network {', '  name: "net"', '  batch_size: 1',
+             f'  variable {{ name: "x0" type: "Buffer" shape {{ dim: 1 dim: {n} }} }}']
+    for i in range(BIG_NET_LAYERS):
+        lines += [
+            f'  variable {{ name: "fc{i}/W" type: "Parameter" shape {{ dim: {n} dim: {n} }} }}',
+            f'  variable {{ name: "x{i + 1}" type: "Buffer" shape {{ dim: 1 dim: {n} }} }}',
+            f'  function {{ name: "fc{i}" type: "Affine" input: "x{i}" input: "fc{i}/W" '
+            f'output: "x{i + 1}" affine_param {{ base_axis: 1 }} }}',
+        ]
+    lines += ['}', 'executor {', '  name: "runtime"', '  network_name: "net"',
+              '  data_variable { variable_name: "x0" data_name: "x" }',
+              f'  output_variable {{ variable_name: "x{BIG_NET_LAYERS}" data_name: "y" }}', '}']
+    net = tmp / "big-net.nntxt"
+    net.write_text("\n".join(lines) + "\n")
+    params = tmp / "big-net-weights.params"
+    write_params(params, [(f"fc{i}/W", 2, 32, [n, n], f32_chunk(i)) for i in range(BIG_NET_LAYERS)])
+    h5 = tmp / "big-net-weights.h5"  # NNabla's parameter file
+    nnp = tmp / "big-net.nnp"
+    r = subprocess.run([cli, "convert", str(params), str(h5), "-q"], capture_output=True, text=True)
+    if r.returncode == 0:
+        r = subprocess.run([cli, "convert", str(net), str(nnp), "-q", "--params", str(h5)],
+                           capture_output=True, text=True)
+    for f in (net, params, h5):
+        f.unlink(missing_ok=True)
+    return nnp if r.returncode == 0 else r.stderr.strip()
+
+
+def check_big_whole(page, base, cli, fails, shots, tmp):
+    """Conversions of files opened by slices that need the whole model in
+    memory: the page reads the file whole (under 1 GiB) and converts it,
+    byte-identical with the CLI."""
+    nnp = big_network(tmp, cli)
+    fails.check(isinstance(nnp, pathlib.Path), f"big-net.nnp: the CLI cannot write it: {nnp}")
+    if not isinstance(nnp, pathlib.Path):
+        return
+    onnx = tmp / "big-net.onnx"
+    r = subprocess.run([cli, "convert", str(nnp), str(onnx), "-q"], capture_output=True, text=True)
+    fails.check(r.returncode == 0, f"big-net.onnx: the CLI cannot write it: {r.stderr.strip()}")
+    for path, conversions in [
+        (nnp, [("onnx", ()), ("nnp", ("--dtype", "f16"))]),
+        (onnx, [("nnp", ()), ("onnx", ("--opset", "17"))]),
+    ]:
+        if not path.exists():
+            continue
+        state = open_by_picker(page, base, path, 60000)
+        fails.check(state == "ready", f"{path.name}: the page shows an error")
+        if state != "ready":
+            continue
+        fails.check(page.evaluate("window.mlformatsViewer.summary.sliced") is True,
+                    f"{path.name}: not opened by slices")
+        nodes = int(page.get_attribute("#graph-count", "data-nodes"))
+        fails.check(nodes >= BIG_NET_LAYERS, f"{path.name}: {nodes} nodes shown")
+        for ext, flags in conversions:
+            convert_big(page, cli, fails, path, ext, flags, whole=True)
+            open_by_picker(page, base, path, 60000)  # the convert panel's fields reset
+        page.screenshot(path=str(shots / f"big-whole-{path.suffix[1:]}.png"))
+        path.unlink()
 
 
 def sha256_file(path):
@@ -659,6 +739,7 @@ def main():
 
         if a.big_mib:
             check_big(page, base, cli, fails, shots, tmp, a.big_mib)
+            check_big_whole(page, base, cli, fails, shots, tmp)
 
         t0 = time.time()
         docs = {}

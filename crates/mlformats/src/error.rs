@@ -44,6 +44,12 @@ pub enum Error {
     /// The target format cannot hold what is asked of it.
     #[error("{0}")]
     Unsupported(String),
+    /// A conversion [`crate::convert_index`] cannot do a slice at a time: it
+    /// needs the whole model in memory (a graph exported or imported, an
+    /// NNabla model kept, `--params`). The same file read whole
+    /// ([`crate::Document`], `mlformats convert`) converts.
+    #[error("{0}")]
+    NeedsWholeModel(String),
     /// A problem with the request itself (a bad glob, an empty selection).
     #[error("{0}")]
     Invalid(String),

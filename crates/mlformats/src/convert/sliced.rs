@@ -82,7 +82,7 @@ pub fn convert_index<R: ReadAt + ?Sized, W: Write + Seek>(
 ) -> Result<ConvertSummary> {
     let from = index.format();
     if opts.params.is_some() {
-        return Err(Error::Unsupported(
+        return Err(Error::NeedsWholeModel(
             "--params merges parameters into the input's network, which needs the whole file in \
              memory; this file is read a slice at a time (use `mlformats convert`)"
                 .into(),
@@ -122,7 +122,7 @@ pub fn convert_index<R: ReadAt + ?Sized, W: Write + Seek>(
                 true,
             ));
         }
-        return Err(Error::Unsupported(format!(
+        return Err(Error::NeedsWholeModel(format!(
             "re-encoding a {from} file into {target} rewrites it from the whole file, and this \
              file is read a slice at a time (use `mlformats convert`)"
         )));
@@ -318,7 +318,7 @@ pub fn convert_index<R: ReadAt + ?Sized, W: Write + Seek>(
 /// The refusal of a conversion that needs the whole model: `what` it does,
 /// and `instead`, what the user can do (ending in ", or ").
 fn needs_whole_model(what: String, instead: &str) -> Error {
-    Error::Unsupported(format!(
+    Error::NeedsWholeModel(format!(
         "{what}, which needs the whole model in memory; this file is read a slice at a time \
          ({instead}use `mlformats convert`)"
     ))
