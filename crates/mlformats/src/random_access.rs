@@ -60,6 +60,7 @@ use crate::codec::{ReadOptions, StoredTensor};
 use crate::summary::{Summary, TensorSummary};
 use crate::{Error, Format, Result};
 
+mod deflate;
 #[cfg(feature = "nnp")]
 mod h5;
 #[cfg(feature = "nnp")]
@@ -169,6 +170,8 @@ pub struct IndexedTensor {
     offset: u64,
     len: u64,
     numel: u64,
+    /// How its bytes are coded (deflated, big-endian) where not plainly.
+    coding: deflate::Coding,
 }
 
 impl IndexedTensor {
@@ -199,14 +202,23 @@ impl IndexedTensor {
         self.order
     }
 
-    /// Where its bytes start in the file.
+    /// Where its bytes start in the file (for a tensor in a deflated
+    /// member, [`IndexedTensor::is_deflated`]: where the member's
+    /// compressed bytes start).
     pub fn offset(&self) -> u64 {
         self.offset
     }
 
-    /// How many bytes it has.
+    /// How many bytes it has (inflated, for a tensor in a deflated member).
     pub fn byte_len(&self) -> u64 {
         self.len
+    }
+
+    /// True when its bytes are in a deflated zip member: reading them
+    /// inflates the member from its start, or from where the last read of
+    /// it stopped (see [`FileIndex::read_elements`]).
+    pub fn is_deflated(&self) -> bool {
+        self.coding.is_deflated()
     }
 
     /// How many elements it has.
@@ -339,6 +351,7 @@ impl FileIndex {
                 offset: info.data_offset,
                 len: info.nbytes,
                 numel,
+                coding: Default::default(),
             });
         }
         Ok(())
@@ -459,6 +472,7 @@ impl FileIndex {
                 offset: data_start + s,
                 len: e - s,
                 numel,
+                coding: Default::default(),
             });
         }
         if let Some(m) = file_meta {
@@ -472,37 +486,43 @@ impl FileIndex {
         Ok(())
     }
 
-    /// An `.npz` whose members are all stored (`numpy.savez`) and
-    /// little-endian; false (read it whole) for anything else.
+    /// An `.npz`: each member's `.npy` header read (inflated from the
+    /// member's start when it is deflated) and its data located; false
+    /// (read it whole) for a header over 1 MiB, which no numpy writes.
     #[cfg(feature = "npz")]
     fn read_npz<R: ReadAt + ?Sized>(&mut self, r: &R) -> Result<bool> {
         use crate::formats::npz::{npy_header, npy_header_len};
+        use deflate::{Coding, Member, Pool};
         use nnp_archive::archive::{Compression, list};
         let opts = nnp_archive::ReadOptions::default().with_limits(self.limits);
         // the zip reader reads the directory a field at a time: buffered
         let stream = io::BufReader::with_capacity(16 << 10, Stream { r, pos: 0 });
         let members = list(stream, &opts)
             .map_err(|e| Error::Npz(format!("not a readable .npz (zip) archive: {e}")))?;
-        if members
-            .iter()
-            .any(|m| !matches!(m.compression, Compression::Stored))
-        {
-            return Ok(false);
-        }
+        let pool = std::sync::Arc::new(Pool::default());
+        let wrap = |e| Error::Npz(format!("not a readable .npz (zip) archive: {e}"));
         for m in &members {
+            let member = match m.compression {
+                Compression::Stored => None,
+                _ => Some(std::sync::Arc::new(Member::new(m, wrap, &pool))),
+            };
             let Some(name) = m.name.strip_suffix(".npy") else {
+                // the whole path inflates (and checks) every member
+                if let Some(z) = &member {
+                    deflate::verify(r, z)?;
+                }
                 continue;
             };
-            let prefix = read_vec(r, m.data_start, m.size.min(12))?;
+            let head = |len: u64| match &member {
+                None => read_vec(r, m.data_start, len),
+                Some(z) => z.read_vec(r, 0, len),
+            };
+            let prefix = head(m.size.min(12))?;
             let header_len = npy_header_len(&prefix).map_or(m.size, |n| (n as u64).min(m.size));
             if header_len > 1 << 20 {
                 return Ok(false); // no numpy writes such a header: the whole path says why
             }
-            let head = read_vec(r, m.data_start, header_len)?;
-            let h = npy_header(&m.name, &head, &self.limits)?;
-            if h.big_endian {
-                return Ok(false);
-            }
+            let h = npy_header(&m.name, &head(header_len)?, &self.limits)?;
             // as the whole path: the data fills the rest of the member exactly
             let rest = m.size - h.header_len as u64;
             let need = h.data_len as u64;
@@ -520,14 +540,39 @@ impl FileIndex {
                 )));
             }
             let numel = count(&h.dims).ok_or_else(|| overflow(name))?;
+            if need == 0
+                && let Some(z) = &member
+            {
+                // no read will reach its end: checked now, as the whole path checks it
+                deflate::verify(r, z)?;
+            }
+            // big-endian data is swapped to little-endian, as the whole path does
+            let lane = if h.big_endian {
+                deflate::lane_of(h.dtype)
+            } else {
+                0
+            };
+            let (offset, coding) = match member {
+                None if lane == 0 => (m.data_start + h.header_len as u64, Coding::Plain),
+                None => (m.data_start + h.header_len as u64, Coding::Swapped { lane }),
+                Some(member) => (
+                    m.data_start,
+                    Coding::Deflated {
+                        member,
+                        at: h.header_len as u64,
+                        lane,
+                    },
+                ),
+            };
             self.tensors.push(IndexedTensor {
                 tensor_dims: None,
                 stored: StoredTensor::from_parts(name.to_string(), h.dims),
                 dtype: h.dtype,
                 order: h.order,
-                offset: m.data_start + h.header_len as u64,
+                offset,
                 len: need,
                 numel,
+                coding,
             });
         }
         Ok(true)
@@ -625,18 +670,16 @@ impl FileIndex {
         self.limits
             .check_alloc("tensor slice", bytes)
             .map_err(|e| Error::from(e).in_tensor(t.name()))?;
-        let at = start
-            .checked_mul(size)
-            .and_then(|o| o.checked_add(t.offset))
-            .ok_or_else(too_big)?;
+        let rel = start.checked_mul(size).ok_or_else(too_big)?;
         let n = usize::try_from(bytes).map_err(|_| too_big())?;
         let elems = usize::try_from(count).map_err(|_| too_big())?;
         buf.clear();
         buf.try_reserve_exact(n)
             .map_err(|_| Error::Invalid(format!("{n} bytes do not fit in memory")))?;
         buf.resize(n, 0);
-        r.read_at(at, buf)
-            .map_err(|e| Error::from(e).in_tensor(t.name()))?;
+        t.coding
+            .read(r, t.offset, rel, buf)
+            .map_err(|e| e.in_tensor(t.name()))?;
         Tensor::new(t.dtype, [elems], &buf[..]).map_err(|e| Error::from(e).in_tensor(t.name()))
     }
 

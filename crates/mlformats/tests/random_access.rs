@@ -1,20 +1,25 @@
 //! The random-access path (`mlformats::random_access::FileIndex`) against
 //! the whole-file path (`Document`): on every `.params` and `.safetensors`
-//! of `testdata/`, the `.npz` of `testdata/npz` and some others, and each
-//! `.params` converted to `.safetensors` and `.npz`, the same names, dtypes, shapes, stored
-//! fields and bytes; each `.nnp` of `testdata/` with stored `.protobuf`
-//! parameters, and each `.nnp` of `testdata/nnabla` and some of
-//! `testdata/onnx` rewritten with its parameters in a stored
-//! `parameter.protobuf` (and again with its network deflated): the same and
-//! the same graph; every `.tsm` of `testdata/` (and each `.params`
+//! of `testdata/`, the `.npz` of `testdata/compressed` (deflated,
+//! big-endian, mixed) and some others, and each `.params` converted to
+//! `.safetensors` and `.npz` (and that `.npz` again with its members
+//! deflated), the same names, dtypes, shapes, stored fields and bytes (read
+//! whole, and by slices at odd places, backwards and front to back); each
+//! `.nnp` of `testdata/` with stored or deflated `.protobuf` parameters,
+//! and each `.nnp` of `testdata/nnabla` and some of `testdata/onnx`
+//! rewritten with its parameters in a stored `parameter.protobuf` (and
+//! again with its network deflated, and with every member deflated): the
+//! same and the same graph; every `.tsm` of `testdata/` (and each `.params`
 //! converted to `.tsm`), and every `.protobuf` (with the
 //! `parameter.protobuf` of each rewritten `.nnp` as a file of its own),
 //! and every `.onnx` (and each `.params` converted to `.onnx`): the same
 //! and the same graph; every primitiv file of `testdata/primitiv` (and each
 //! `.params` converted to primitiv): the same and the same kind and
 //! metadata; on truncated and
-//! mutated copies, an error exactly where the whole-file path has one, and
-//! never a panic.
+//! mutated copies, an error exactly where the whole-file path has one (in a
+//! deflated member, possibly only when a read reaches the damage), and
+//! never a panic; converted by slices (`convert_index`), the bytes
+//! `convert_document` writes.
 #![cfg(all(
     feature = "cvm",
     feature = "safetensors",
@@ -62,7 +67,7 @@ fn samples(tmp: &Path) -> Vec<(String, Vec<u8>)> {
     npz.sort();
     let (own, other): (Vec<_>, Vec<_>) = npz
         .into_iter()
-        .partition(|p| p.starts_with(testdata().join("npz")));
+        .partition(|p| p.starts_with(testdata().join("compressed")));
     params.extend(own);
     params.extend(other.into_iter().step_by(97));
     assert!(params.len() >= 10, "{} samples", params.len());
@@ -75,7 +80,12 @@ fn samples(tmp: &Path) -> Vec<(String, Vec<u8>)> {
             for ext in ["safetensors", "npz", "tsm", "onnx", "data"] {
                 let st = tmp.join(format!("{name}.{ext}"));
                 if mlformats::save(&st, doc.tensors()).is_ok() {
-                    out.push((format!("{name}.{ext}"), std::fs::read(&st).unwrap()));
+                    let bytes = std::fs::read(&st).unwrap();
+                    if ext == "npz" {
+                        let z = deflate_members(&bytes, |_| true);
+                        out.push((format!("{name}.deflated.npz"), z));
+                    }
+                    out.push((format!("{name}.{ext}"), bytes));
                 }
             }
         }
@@ -116,6 +126,8 @@ fn nnp_samples() -> Vec<(String, Vec<u8>)> {
             }
             out.push((format!("{name}.pb.nnp"), pb.clone()));
             out.push((format!("{name}.pbz.nnp"), deflate_text(&pb)));
+            let all = deflate_members(&pb, |_| true);
+            out.push((format!("{name}.pbd.nnp"), all));
         }
         out.push((name, bytes));
     }
@@ -124,22 +136,42 @@ fn nnp_samples() -> Vec<(String, Vec<u8>)> {
     out
 }
 
-/// An `.nnp` sample whose parameters are in a stored `.protobuf` member.
+/// A sample whose tensors are read by random access: an `.nnp` whose
+/// parameters are in a stored or deflated `.protobuf` member, a
+/// `.protobuf`, any `.npz`.
 fn by_offset(name: &str) -> bool {
     name.ends_with(".pb.nnp")
         || name.ends_with(".pbz.nnp")
+        || name.ends_with(".pbd.nnp")
         || name == "mlp_pbparam.nnp"
+        || name == "params_deflated.nnp"
         || name.ends_with(".param.protobuf")
+        || name.ends_with(".npz")
+}
+
+/// A sample with deflated members holding tensors: read by random access,
+/// a damaged stream may be found only when a read reaches it.
+fn deflated(name: &str) -> bool {
+    name.ends_with(".pbd.nnp")
+        || name.ends_with("deflated.nnp")
+        || name.ends_with("compressed.npz")
+        || name.ends_with(".deflated.npz")
+        || name == "mixed.npz"
 }
 
 /// The archive `bytes` again, its `.nntxt` members deflated.
 fn deflate_text(bytes: &[u8]) -> Vec<u8> {
+    deflate_members(bytes, |name| name.ends_with(".nntxt"))
+}
+
+/// The archive `bytes` again, the members `which` names deflated.
+fn deflate_members(bytes: &[u8], which: impl Fn(&str) -> bool) -> Vec<u8> {
     let mut zin = zip::ZipArchive::new(Cursor::new(bytes)).unwrap();
     let mut zout = zip::ZipWriter::new(Cursor::new(Vec::new()));
     for i in 0..zin.len() {
         let mut f = zin.by_index(i).unwrap();
         let name = f.name().unwrap().to_string();
-        let method = if name.ends_with(".nntxt") {
+        let method = if which(&name) {
             zip::CompressionMethod::Deflated
         } else {
             zip::CompressionMethod::Stored
@@ -208,26 +240,76 @@ fn same(name: &str, bytes: &[u8]) -> bool {
                 let from = (n / 3) as usize * size;
                 let to = ((n / 3 + 5).min(n)) as usize * size;
                 assert_eq!(part.bytes(), &want.bytes()[from..to], "{name} {}", s.name);
+                slices_are_the_bytes(&index, bytes, i, want.bytes(), name);
             }
             true
+        }
+        // a deflated member is inflated as it is read: damage past the
+        // headers is found when a read reaches it
+        (Err(e), Ok(Some(index))) if deflated(name) => {
+            let fails = (0..index.tensors().len()).any(|i| index.read_tensor(bytes, i).is_err());
+            assert!(
+                fails,
+                "{name}: the whole-file path says {e}, every tensor reads by slices"
+            );
+            false
         }
         // `None` sends the caller to the whole-file path, which refuses it
         (Err(_), Err(_) | Ok(None)) => false,
         (Err(e), Ok(i)) => panic!("{name}: the whole-file path says {e}, the index {i:?}"),
         (Ok(doc), Ok(None)) => {
-            // only archives with a deflated or big-endian member (.npz) or
-            // with parameters elsewhere than in stored .protobuf (.nnp) are
-            // read whole
+            // only archives with parameters elsewhere than in a `.protobuf`
+            // member (.nnp) and some .protobuf and .onnx layouts are read
+            // whole
             assert!(
                 matches!(
                     doc.format(),
-                    Format::Npz | Format::NnablaNnp | Format::NnablaProtobuf | Format::Onnx
+                    Format::NnablaNnp | Format::NnablaProtobuf | Format::Onnx
                 ),
                 "{name}: not read by random access"
             );
             false
         }
         (Ok(_), Err(e)) => panic!("{name}: only the random-access path refuses it: {e}"),
+    }
+}
+
+/// Tensor `i` read by slices: at odd places and counts, backwards (each
+/// read behind the last), and front to back in odd steps, the bytes
+/// `want` of the whole-file path.
+fn slices_are_the_bytes(index: &FileIndex, bytes: &[u8], i: usize, want: &[u8], name: &str) {
+    let t = &index.tensors()[i];
+    let n = t.numel();
+    let size = t.dtype().size();
+    let mut buf = Vec::new();
+    let mut check = |start: u64, count: u64| {
+        let part = index
+            .read_elements(bytes, i, start, count, &mut buf)
+            .unwrap();
+        let from = (start.min(n) as usize) * size;
+        let to = ((start + count).min(n) as usize) * size;
+        assert!(
+            part.bytes() == &want[from..to],
+            "{name} {}: {count} from {start}",
+            t.name()
+        );
+    };
+    for (start, count) in [(n, 3), (n + 9, 1), (0, 0), (n.saturating_sub(1), 5), (1, 1)] {
+        check(start, count);
+    }
+    // backwards
+    let step = n / 5 + 1;
+    let mut at = n;
+    while at > 0 {
+        at = at.saturating_sub(step);
+        check(at, step);
+    }
+    // front to back, in odd steps
+    let step = (n / 7).max(1) | 1;
+    let mut at = 0;
+    while at < n {
+        check(at, step);
+        at += step;
     }
 }
 

@@ -70,6 +70,7 @@ pub(super) fn tensor(p: Located) -> Result<IndexedTensor> {
         offset: p.offset,
         len: p.len,
         numel,
+        coding: Default::default(),
     })
 }
 

@@ -21,6 +21,7 @@ use nnp_archive::{MemberInfo, MemberKind};
 use serde_json::json;
 use tensor_core::{DType, Limits, MemoryOrder};
 
+use super::deflate::{self, Coding, Member, Pool};
 use super::wire::{Cursor, FIXED32, FIXED64, LEN, Stop, VARINT, Walk, bad};
 use super::{FileIndex, IndexedTensor, ReadAt, Stream, count, overflow, read_vec};
 use crate::codec::StoredTensor;
@@ -48,6 +49,8 @@ pub(super) struct Entry {
     need_grad: bool,
     offset: u64,
     len: u64,
+    /// Where the data is when not plainly at `offset` (a deflated member).
+    coding: Coding,
 }
 
 fn shape(payload: &[u8], dims: &mut Vec<i64>, limits: &Limits) -> Result<()> {
@@ -203,6 +206,7 @@ fn parameter<R: ReadAt + ?Sized>(c: &mut Cursor<'_, R>, limits: &Limits) -> Walk
         need_grad,
         offset,
         len,
+        coding: Coding::Plain,
     })
 }
 
@@ -275,7 +279,7 @@ impl FileIndex {
         let stored = |m: &MemberInfo| matches!(m.compression, Compression::Stored);
         if members.iter().any(|m| match m.kind {
             MemberKind::NestedNnp => true,
-            MemberKind::Protobuf | MemberKind::H5 => !stored(m),
+            MemberKind::H5 => !stored(m),
             _ => false,
         }) {
             return Ok(false);
@@ -283,14 +287,22 @@ impl FileIndex {
         let mut model = NNablaProtoBuf::default();
         let mut entries: Vec<Entry> = Vec::new();
         let mut states = Vec::new();
+        let pool = std::sync::Arc::new(Pool::default());
         for (i, m) in members.iter().enumerate() {
             // every deflated member is inflated (and its CRC checked), as
-            // the whole-file path does
-            let inflated = if stored(m) {
-                None
-            } else {
-                let stream = io::BufReader::with_capacity(16 << 10, Stream { r, pos: 0 });
-                Some(read_member(stream, i, m, &opts)?)
+            // the whole-file path does: a text read whole, a `.protobuf`
+            // walked as it inflates, any other member inflated and dropped
+            let deflated = (!stored(m)).then(|| Member::new(m, Error::Nnp, &pool));
+            let inflated = match &deflated {
+                Some(_) if m.kind == MemberKind::Text => {
+                    let stream = io::BufReader::with_capacity(16 << 10, Stream { r, pos: 0 });
+                    Some(read_member(stream, i, m, &opts)?)
+                }
+                Some(z) if m.kind != MemberKind::Protobuf => {
+                    deflate::verify(r, z)?;
+                    None
+                }
+                _ => None,
             };
             match m.kind {
                 MemberKind::Text => {
@@ -315,12 +327,41 @@ impl FileIndex {
                 }
                 MemberKind::Protobuf => {
                     let mut rest = Vec::new();
-                    let msg = Message {
-                        name: &m.name,
-                        data_start: m.data_start,
-                        size: m.size,
+                    let before = entries.len();
+                    let walked = match deflated {
+                        None => {
+                            let msg = Message {
+                                name: &m.name,
+                                data_start: m.data_start,
+                                size: m.size,
+                            };
+                            protobuf_member(r, &msg, &limits, &mut entries, &mut rest)
+                        }
+                        Some(z) => {
+                            // walked once as it inflates; each parameter's
+                            // data located in the inflated bytes
+                            let msg = Message {
+                                name: &m.name,
+                                data_start: 0,
+                                size: z.size(),
+                            };
+                            let z = std::sync::Arc::new(z);
+                            deflate::walk_inflated(r, &z, |bytes| {
+                                protobuf_member(bytes, &msg, &limits, &mut entries, &mut rest)
+                            })
+                            .inspect(|()| {
+                                for e in &mut entries[before..] {
+                                    e.coding = Coding::Deflated {
+                                        member: std::sync::Arc::clone(&z),
+                                        at: e.offset,
+                                        lane: 0,
+                                    };
+                                    e.offset = m.data_start;
+                                }
+                            })
+                        }
                     };
-                    match protobuf_member(r, &msg, &limits, &mut entries, &mut rest) {
+                    match walked {
                         Ok(()) => {}
                         Err(Stop::Whole) => return Ok(false),
                         Err(Stop::Err(e)) => return Err(e),
@@ -335,6 +376,7 @@ impl FileIndex {
                         need_grad: p.need_grad,
                         offset: p.offset,
                         len: p.len,
+                        coding: Coding::Plain,
                     })),
                     None => return Ok(false),
                 },
@@ -368,6 +410,7 @@ impl FileIndex {
                 offset: e.offset,
                 len: e.len,
                 numel,
+                coding: e.coding,
             };
             // as nnp-archive counts: before each registration
             limits.check_tensors(self.tensors.len() as u64 + 1)?;

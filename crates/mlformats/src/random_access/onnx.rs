@@ -188,6 +188,7 @@ impl FileIndex {
                 offset,
                 len: byte_len as u64,
                 numel,
+                coding: Default::default(),
             });
         }
         self.metadata = crate::formats::onnx::metadata(&model);

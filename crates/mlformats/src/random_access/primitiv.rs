@@ -52,6 +52,7 @@ impl FileIndex {
                 offset: t.offset,
                 len: t.len,
                 numel,
+                coding: Default::default(),
             });
         }
         Ok(())

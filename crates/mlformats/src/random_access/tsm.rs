@@ -36,6 +36,7 @@ impl FileIndex {
                 offset: t.offset,
                 len: t.len,
                 numel,
+                coding: Default::default(),
             });
         }
         self.graph = Some(ModelGraph::single(index.graph().clone()));
