@@ -188,6 +188,12 @@ fn deflate_members(bytes: &[u8], which: impl Fn(&str) -> bool) -> Vec<u8> {
 /// Both paths on `bytes`: equal when the whole-file path reads it, both
 /// errors when it does not. Returns whether it was read.
 fn same(name: &str, bytes: &[u8]) -> bool {
+    same_with(name, bytes, false)
+}
+
+/// [`same`], and with `slices` every tensor read by slices in several
+/// orders too.
+fn same_with(name: &str, bytes: &[u8], slices: bool) -> bool {
     let path = Path::new(name);
     let whole = Document::from_bytes(bytes.to_vec(), Some(path), None);
     let index = FileIndex::open(bytes, Some(path), &Default::default());
@@ -240,7 +246,9 @@ fn same(name: &str, bytes: &[u8]) -> bool {
                 let from = (n / 3) as usize * size;
                 let to = ((n / 3 + 5).min(n)) as usize * size;
                 assert_eq!(part.bytes(), &want.bytes()[from..to], "{name} {}", s.name);
-                slices_are_the_bytes(&index, bytes, i, want.bytes(), name);
+                if slices {
+                    slices_are_the_bytes(&index, bytes, i, want.bytes(), name);
+                }
             }
             true
         }
@@ -326,7 +334,7 @@ fn random_access_reads_what_the_whole_file_path_reads() {
     let mut primitiv = 0;
     let mut converted = 0;
     for (name, bytes) in &samples {
-        let ok = same(name, bytes);
+        let ok = same_with(name, bytes, true);
         primitiv += (ok && name.ends_with(".data")) as usize;
         converted += (ok && name.ends_with(".params.data")) as usize;
         // every primitiv file the whole-file path reads is read by slices
@@ -365,7 +373,28 @@ fn random_access_refuses_what_the_whole_file_path_refuses() {
     let mut nnp = 0;
     let mut tsm = 0;
     let mut primitiv = 0;
+    let mut generated = 0;
     for (name, bytes) in samples(tmp.path()) {
+        // the archives deflated here share their layout with the fixtures
+        // of testdata/compressed: every 3rd
+        if name.ends_with(".deflated.npz") || name.ends_with(".pbd.nnp") {
+            generated += 1;
+            if generated % 3 != 1 {
+                continue;
+            }
+        }
+        // a deflated member's stream, anywhere: a byte changed, and cut
+        if deflated(&name) {
+            let len = bytes.len();
+            for at in (0..len).step_by(len / 200 + 1) {
+                for x in [0x01u8, 0x80, 0xff] {
+                    let mut b = bytes.clone();
+                    b[at] ^= x;
+                    same(&name, &b);
+                    cases += 1;
+                }
+            }
+        }
         // the primitiv files share a layout (primitiv-format tests the
         // index on every one): every 4th, and every converted .params
         if name.ends_with(".data") {
@@ -550,4 +579,177 @@ fn onnx_initializers_in_typed_fields_are_read_whole() {
     assert!(!same("short.onnx", &onnx_with(&short)));
     let bytes = onnx_with(&short);
     assert!(FileIndex::open(&bytes[..], Some(name), &Default::default()).is_err());
+}
+
+/// The fixtures of testdata/compressed: deflated and big-endian `.npz`
+/// members, a deflated `parameter.protobuf`.
+const COMPRESSED: [&str; 5] = [
+    "savez_compressed.npz",
+    "big_endian.npz",
+    "big_endian_compressed.npz",
+    "mixed.npz",
+    "params_deflated.nnp",
+];
+
+#[test]
+fn deflated_and_big_endian_files_convert_by_slices_like_whole() {
+    use mlformats::{ConvertOptions, DType};
+    let mut converted = 0;
+    for name in COMPRESSED {
+        let bytes = std::fs::read(testdata().join("compressed").join(name)).unwrap();
+        let path = Path::new(name);
+        let index = FileIndex::open(&bytes[..], Some(path), &Default::default())
+            .unwrap()
+            .unwrap();
+        assert_eq!(
+            index.tensors().iter().any(|t| t.is_deflated()),
+            name != "big_endian.npz",
+            "{name}"
+        );
+        let doc = Document::from_bytes(bytes.clone(), Some(path), None).unwrap();
+        for target in mlformats::SLICED_TARGETS {
+            for opts in [
+                ConvertOptions::new(),
+                ConvertOptions::new().dtype(DType::F16),
+                ConvertOptions::new().keep_order(true),
+                ConvertOptions::new().exclude("c*").exclude("b1"),
+            ] {
+                let mut out = Cursor::new(Vec::new());
+                let sliced = mlformats::convert_index(
+                    &index,
+                    &bytes[..],
+                    Some(path),
+                    target,
+                    &opts,
+                    &mut out,
+                );
+                let whole = mlformats::convert_document_to_bytes(&doc, target, &opts);
+                match (sliced, whole) {
+                    (Ok(_), Ok((whole, _))) => {
+                        assert!(out.into_inner() == whole, "{name} -> {target}: other bytes");
+                        converted += 1;
+                    }
+                    (Err(_), Err(_)) => {}
+                    // re-encoding as the same format is refused by slices
+                    (Err(s), Ok(_)) if target == index.format() && opts.is_plain() => {
+                        assert!(s.to_string().contains("a slice at a time"), "{s}");
+                    }
+                    (s, w) => panic!(
+                        "{name} -> {target}: by slices {:?}, whole {:?}",
+                        s.err(),
+                        w.err()
+                    ),
+                }
+            }
+        }
+    }
+    assert!(converted >= 20, "{converted}");
+}
+
+/// A `ReadAt` counting the bytes read through it.
+struct Counting<'a> {
+    bytes: &'a [u8],
+    read: std::cell::Cell<u64>,
+}
+
+impl mlformats::random_access::ReadAt for Counting<'_> {
+    fn len(&self) -> u64 {
+        self.bytes.len() as u64
+    }
+
+    fn read_at(&self, offset: u64, buf: &mut [u8]) -> std::io::Result<()> {
+        self.read.set(self.read.get() + buf.len() as u64);
+        self.bytes.read_at(offset, buf)
+    }
+}
+
+#[test]
+fn a_deflated_tensor_read_front_to_back_is_inflated_once() {
+    for (file, member, tensor) in [
+        ("savez_compressed.npz", "big.npy", "big"),
+        ("big_endian_compressed.npz", "big.npy", "big"),
+        (
+            "params_deflated.nnp",
+            "parameter.protobuf",
+            "affine1/affine/W",
+        ),
+    ] {
+        let bytes = std::fs::read(testdata().join("compressed").join(file)).unwrap();
+        let members = nnp_archive::archive::list(Cursor::new(&bytes), &Default::default()).unwrap();
+        let m = members.iter().find(|m| m.name == member).unwrap();
+        let r = Counting {
+            bytes: &bytes,
+            read: Default::default(),
+        };
+        let index = FileIndex::open(&r, Some(Path::new(file)), &Default::default())
+            .unwrap()
+            .unwrap();
+        let i = index.position(tensor).unwrap();
+        let t = &index.tensors()[i];
+        assert!(t.is_deflated());
+        let doc = Document::from_bytes(bytes.clone(), Some(Path::new(file)), None).unwrap();
+        let want = doc.tensor(tensor).unwrap().bytes().to_vec();
+        // in slices of 1000 elements: the member's compressed bytes read
+        // once (the first pass goes on from the header read at opening,
+        // the second starts again from the start)
+        for pass in 0..2 {
+            r.read.set(0);
+            let mut got = Vec::new();
+            let mut buf = Vec::new();
+            let mut at = 0;
+            while at < t.numel() {
+                let part = index.read_elements(&r, i, at, 1000, &mut buf).unwrap();
+                got.extend_from_slice(part.bytes());
+                at += 1000;
+            }
+            assert!(got == want, "{file} {tensor}");
+            let read = r.read.get();
+            if pass == 0 {
+                assert!(read <= m.compressed_size, "{file} {tensor}: {read}");
+            } else {
+                assert_eq!(read, m.compressed_size, "{file} {tensor}");
+            }
+        }
+    }
+}
+
+#[test]
+fn a_wrong_crc_is_found_when_a_read_reaches_the_members_end() {
+    let name = "savez_compressed.npz";
+    let mut bytes = std::fs::read(testdata().join("compressed").join(name)).unwrap();
+    let members = nnp_archive::archive::list(Cursor::new(&bytes), &Default::default()).unwrap();
+    let m = members.iter().find(|m| m.name == "big.npy").unwrap();
+    // the CRC-32 in the local header and the central directory, both changed
+    let crc = m.crc32.to_le_bytes();
+    let mut n = 0;
+    for at in 0..bytes.len() - 4 {
+        if bytes[at..at + 4] == crc {
+            bytes[at] ^= 1;
+            n += 1;
+        }
+    }
+    assert_eq!(n, 2);
+    let path = Path::new(name);
+    let whole = Document::from_bytes(bytes.clone(), Some(path), None).unwrap_err();
+    assert!(whole.to_string().contains("checksum"), "{whole}");
+    let index = FileIndex::open(&bytes[..], Some(path), &Default::default())
+        .unwrap()
+        .unwrap();
+    let i = index.position("big").unwrap();
+    let mut buf = Vec::new();
+    // the first elements read; the last ones reach the end: the error
+    assert!(index.read_elements(&bytes[..], i, 0, 10, &mut buf).is_ok());
+    let e = index
+        .read_elements(&bytes[..], i, 99_990, 10, &mut buf)
+        .unwrap_err();
+    assert!(
+        mlformats::chain_message(&e).ends_with(&mlformats::chain_message(&whole)),
+        "{e}"
+    );
+    // every other tensor reads
+    for (k, t) in index.tensors().iter().enumerate() {
+        if t.name() != "big" {
+            index.read_tensor(&bytes[..], k).unwrap();
+        }
+    }
 }

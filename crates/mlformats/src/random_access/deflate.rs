@@ -301,8 +301,7 @@ mod inflate {
         }
 
         /// Inflates into `dst` (not empty): how many bytes; 0 at the end of
-        /// the stream, or of its compressed bytes (the whole-file path's
-        /// reader, too, stops there and counts what it has).
+        /// the stream (an error when its compressed bytes end first).
         fn step<R: ReadAt + ?Sized>(&mut self, r: &R, m: &Member, dst: &mut [u8]) -> Result<usize> {
             loop {
                 if self.ended {
@@ -339,8 +338,12 @@ mod inflate {
                 if status == Status::StreamEnd {
                     self.ended = true;
                 }
-                if produced > 0 || self.ended || eof {
+                if produced > 0 || self.ended {
                     return Ok(produced);
+                }
+                if eof {
+                    // as the whole-file path's reader (flate2) says it
+                    return Err(m.err("reading failed: incomplete deflate stream"));
                 }
                 if consumed == 0 {
                     return Err(m.err("reading failed: corrupt deflate stream"));
