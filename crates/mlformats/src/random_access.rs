@@ -5,11 +5,15 @@
 //!
 //! This is how a file too big to hold in memory is shown (the viewer reads
 //! a browser `File` through `Blob.slice`). The formats whose layout allows
-//! it: TVM/CVM `.params`, `.safetensors`, `.npz` archives whose members
-//! are all stored (`numpy.savez`) and little-endian (every tensor stored
-//! whole, uncompressed, at an offset its headers state), NNabla `.nnp`
-//! archives whose parameters are in stored `.protobuf` members (the
-//! networks read whole, each parameter's packed data located, not read);
+//! it: TVM/CVM `.params`, `.safetensors`, `.npz` archives (a stored
+//! member, as `numpy.savez` writes it: its tensor at an offset its headers
+//! state; a deflated one, as `numpy.savez_compressed` writes it: its
+//! `.npy` header inflated, its data inflated as it is read, see below; a
+//! big-endian one, `>f4`, `>i8`, ...: swapped to little-endian as it is
+//! read, the bytes the whole-file path gives), NNabla `.nnp`
+//! archives whose parameters are in stored or deflated `.protobuf` members
+//! (the networks read whole, each parameter's packed data located, not
+//! read; a deflated member walked once as it inflates, in bounded memory);
 //! standalone NNabla `.protobuf` files whose parameters are packed (the
 //! same walk over the whole file; with the `nnp` feature), TenniS `.tsm`
 //! modules (the reader's own walk, `bubble_module::Module::index`: the
@@ -19,7 +23,8 @@
 //! `float_data` are read whole, external data refused as the whole-file
 //! path refuses it), and NNabla `.h5` parameter files and `.nnp` archives
 //! whose parameters are in a stored `parameter.h5` (nnabla's default
-//! layout), when every dataset
+//! layout; a deflated `parameter.h5` sends the archive to the whole-file
+//! path), when every dataset
 //! is stored contiguously and little-endian (its HDF5 structure walked
 //! through [`ReadAt`] by `nnp-archive`'s reader, each dataset's data
 //! located, not read; a chunked, compressed or compact dataset sends the
@@ -31,6 +36,18 @@
 //! [`FileIndex::open`]
 //! answers `None` for any other file: open those whole
 //! ([`crate::Document::from_bytes`]).
+//!
+//! A tensor in a deflated member ([`IndexedTensor::is_deflated`]) is read
+//! by inflating the member from its start; the index keeps the place of
+//! the last members read, so reading a tensor front to back a slice at a
+//! time (the viewer's statistics, [`crate::convert_index`]) inflates it
+//! once, and a read behind that place inflates again from the member's
+//! start. Memory stays bounded (a few 64 KiB buffers and the inflater's
+//! 32 KiB window per kept place, whatever the member's size). The whole
+//! member is checked as the whole-file path checks it (no byte more than
+//! declared, its CRC-32) when a pass reaches its end: a damaged `.npz`
+//! member opens and fails at that read (an `.nnp`'s `.protobuf` member is
+//! inflated whole at opening, so it fails there, as the whole path does).
 //!
 //! The tensors are the ones [`crate::Document`] reads from the same bytes:
 //! same names, dtypes, shapes, stored fields and bytes (and primitiv's

@@ -6,11 +6,18 @@
 //! A stored `parameter.h5` member is located the same way, dataset by
 //! dataset (see [`super::h5`]).
 //!
-//! Read this way: archives whose parameter members are stored, the
-//! `.protobuf` ones with each parameter as one packed run, the `.h5` ones
-//! with every dataset contiguous and little-endian (what nnabla and this
-//! workspace write). Anything else (a deflated parameter member, unpacked
-//! or chunked data, parameters written in the text) is read whole.
+//! A deflated `.protobuf` member is walked the same way over its inflated
+//! bytes, once, as they are inflated (`deflate::walk_inflated`: the last
+//! 64 KiB kept, never the whole member), its end and CRC-32 checked; each
+//! parameter's data is located in the inflated bytes and inflated when it
+//! is read (see [`super::deflate`]).
+//!
+//! Read this way: archives whose `.protobuf` parameter members are stored
+//! or deflated, with each parameter as one packed run, and whose `.h5`
+//! ones are stored with every dataset contiguous and little-endian (what
+//! nnabla and this workspace write). Anything else (a deflated `.h5`
+//! member, unpacked or chunked data, parameters written in the text) is
+//! read whole.
 
 use std::collections::HashMap;
 use std::io;
