@@ -753,3 +753,27 @@ fn a_wrong_crc_is_found_when_a_read_reaches_the_members_end() {
         }
     }
 }
+
+#[test]
+fn an_index_is_shared_between_threads_and_cloned() {
+    fn shared<T: Send + Sync + Clone + std::fmt::Debug>() {}
+    shared::<FileIndex>();
+    // a clone shares the kept inflating places; both read the same bytes
+    let name = "savez_compressed.npz";
+    let bytes = std::fs::read(testdata().join("compressed").join(name)).unwrap();
+    let index = FileIndex::open(&bytes[..], Some(Path::new(name)), &Default::default())
+        .unwrap()
+        .unwrap();
+    let i = index.position("big").unwrap();
+    let copy = index.clone();
+    assert!(format!("{copy:?}").contains("big.npy"));
+    let mut a = Vec::new();
+    let mut b = Vec::new();
+    let x = index
+        .read_elements(&bytes[..], i, 50_000, 10, &mut a)
+        .unwrap();
+    let y = copy
+        .read_elements(&bytes[..], i, 40_000, 10_010, &mut b)
+        .unwrap();
+    assert_eq!(x.bytes(), &y.bytes()[40_000..]);
+}

@@ -426,11 +426,10 @@ mod inflate {
         fn read(&self, offset: u64, buf: &mut [u8]) -> Result<()> {
             let (r, m) = (self.r, self.m);
             let mut st = self.state.borrow_mut();
-            let end = offset
+            offset
                 .checked_add(buf.len() as u64)
                 .filter(|&e| e <= m.size)
                 .ok_or_else(|| m.err(format!("bytes from {offset} asked for, past its end")))?;
-            let _ = end;
             if offset < st.0.out - st.1.len() as u64 {
                 *st = (Inflate::new(), Vec::new());
             }
@@ -498,7 +497,7 @@ mod inflate {
         }
         let t = out?;
         let (mut inf, _) = z.state.into_inner();
-        inf.skip(r, m, m.size - inf.out)?;
+        inf.skip(r, m, m.size.saturating_sub(inf.out))?;
         inf.finish(r, m)?;
         Ok(t)
     }
