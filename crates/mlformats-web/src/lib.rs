@@ -289,12 +289,14 @@ impl Model {
     }
 
     /// A file opened by slices converted to the format named `to` and
-    /// written to `out` as it goes: each tensor read a slice at a time
-    /// through the file's [`ReadAt`] (see [`mlformats::convert_index`]), so
-    /// neither the input nor the output is ever whole in memory. The bytes
-    /// are `mlformats convert`'s. Targets whose writer needs the whole model
-    /// (and `--params`, when `params` is true) are refused with the reason;
-    /// a file read whole is converted in memory and written to `out`.
+    /// written to `out` as it goes: each tensor read through the file's
+    /// [`ReadAt`] a slice or one tensor at a time (see
+    /// [`mlformats::convert_index`]), so neither the input nor the output
+    /// is ever whole in memory. The bytes are `mlformats convert`'s.
+    /// Conversions that need the whole model (a graph exported or imported,
+    /// an NNabla model kept; and `--params`, when `params` is true) are
+    /// refused with the reason; a file read whole is converted in memory
+    /// and written to `out`.
     pub fn convert_to<W: std::io::Write + std::io::Seek>(
         &self,
         to: &str,

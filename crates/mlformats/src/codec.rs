@@ -143,11 +143,113 @@ pub(crate) fn free_name(name: String, taken: impl Fn(&str) -> bool) -> String {
 pub(crate) struct Item<'t, 'a> {
     /// Its name in the new file.
     pub name: &'t str,
-    /// The tensor as read.
-    pub tensor: &'t Tensor<'a>,
+    /// The tensor as read, or where to read it from.
+    pub tensor: TensorRef<'t, 'a>,
     /// NNabla's `need_grad` for it (true when the source has none).
     pub need_grad: bool,
 }
+
+/// Reads a tensor whole on demand: the random-access path's file
+/// ([`crate::random_access::FileIndex`] through its reader).
+pub(crate) trait LoadTensor {
+    /// Tensor `at` of the source, whole, with its dims and order.
+    fn load(&self, at: usize) -> Result<Tensor<'static>>;
+}
+
+/// An item's tensor: held in memory (the whole-file path), or read from
+/// the file when the writer gets to it (the random-access path) and
+/// dropped once written, so a writer holds one input tensor at a time.
+#[derive(Clone, Copy)]
+pub(crate) enum TensorRef<'t, 'a> {
+    /// In memory.
+    Held(&'t Tensor<'a>),
+    /// Tensor `at` of `from`, with the dtype, dims, order and stored byte
+    /// length it has there.
+    Read {
+        /// Its dtype as read.
+        dtype: DType,
+        /// Its dims as read.
+        dims: &'t [usize],
+        /// Its memory order as read.
+        order: tensor_core::MemoryOrder,
+        /// Its bytes as stored (what progress counts).
+        byte_len: u64,
+        /// Its position in `from`.
+        at: usize,
+        /// Where it is read from.
+        from: &'t dyn LoadTensor,
+    },
+}
+
+impl<'t, 'a> From<&'t Tensor<'a>> for TensorRef<'t, 'a> {
+    fn from(t: &'t Tensor<'a>) -> Self {
+        TensorRef::Held(t)
+    }
+}
+
+/// A tensor [`TensorRef::get`] gave: borrowed, or read for the occasion.
+pub(crate) enum Got<'t, 'a> {
+    Held(&'t Tensor<'a>),
+    Read(Tensor<'static>),
+}
+
+impl Got<'_, '_> {
+    /// The tensor.
+    pub fn tensor(&self) -> &Tensor<'_> {
+        match self {
+            Got::Held(t) => t,
+            Got::Read(t) => t,
+        }
+    }
+}
+
+impl<'t, 'a> TensorRef<'t, 'a> {
+    /// Its dtype as read.
+    pub fn dtype(&self) -> DType {
+        match self {
+            TensorRef::Held(t) => t.dtype(),
+            TensorRef::Read { dtype, .. } => *dtype,
+        }
+    }
+
+    /// Its dims as read.
+    pub fn dims(&self) -> &'t [usize] {
+        match *self {
+            TensorRef::Held(t) => t.dims(),
+            TensorRef::Read { dims, .. } => dims,
+        }
+    }
+
+    /// Its memory order as read.
+    pub fn order(&self) -> tensor_core::MemoryOrder {
+        match self {
+            TensorRef::Held(t) => t.order(),
+            TensorRef::Read { order, .. } => *order,
+        }
+    }
+
+    /// Its bytes as read (what a writer reports as progress).
+    pub fn byte_len(&self) -> u64 {
+        match self {
+            TensorRef::Held(t) => t.bytes().len() as u64,
+            TensorRef::Read { byte_len, .. } => *byte_len,
+        }
+    }
+
+    /// The tensor: borrowed when held, else read whole now.
+    pub fn get(&self) -> Result<Got<'t, 'a>> {
+        match *self {
+            TensorRef::Held(t) => Ok(Got::Held(t)),
+            TensorRef::Read { at, from, .. } => from.load(at).map(Got::Read),
+        }
+    }
+}
+
+/// A sink writers write to: a file being written atomically
+/// ([`tensor_core::io::Sink`]) or the caller's own (the viewer's).
+pub(crate) trait WriteSeek: std::io::Write + std::io::Seek {}
+
+impl<W: std::io::Write + std::io::Seek + ?Sized> WriteSeek for W {}
 
 /// What a writer needs besides the tensors.
 pub(crate) struct WriteContext<'c> {
@@ -166,11 +268,25 @@ pub(crate) trait Codec: Sync {
     /// Reads the whole file: tensors, the contract's entries, graph, metadata.
     fn read(&self, src: &Source, opts: &ReadOptions) -> Result<Contents>;
 
-    /// Writes `items` as a new file of `format` at `out`, atomically.
+    /// Writes `items` as a new file of `format` at `out`, atomically
+    /// ([`Codec::write_to`] on the file being written).
     fn write(
         &self,
         format: Format,
         out: &Path,
+        items: &[Item<'_, '_>],
+        cx: &WriteContext<'_>,
+    ) -> Result<()> {
+        tensor_core::io::write_atomic(out, |w| self.write_to(format, w, items, cx))
+    }
+
+    /// Writes `items` as a file of `format` to `w`, one tensor at a time:
+    /// each is got ([`TensorRef::get`]), converted by the plan, written and
+    /// dropped before the next.
+    fn write_to(
+        &self,
+        format: Format,
+        w: &mut dyn WriteSeek,
         items: &[Item<'_, '_>],
         cx: &WriteContext<'_>,
     ) -> Result<()>;

@@ -104,10 +104,10 @@ fn check_applies_to(
 /// TenniS module) going to ONNX is exported with the tensors selected,
 /// renamed and cast consistently, or refused when that would break it.
 /// Otherwise the tensors are copied, selected, cast and reordered as
-/// `opts` says; every target but NNabla's `.nnp` and `.h5` converts one
-/// tensor at a time while writing. Options that do not apply to the target
-/// are refused; every step that loses something is refused or said in
-/// [`ConvertSummary::warnings`].
+/// `opts` says; every writer converts one tensor at a time while writing
+/// (the writers [`convert_index`] uses for a file read by slices). Options
+/// that do not apply to the target are refused; every step that loses
+/// something is refused or said in [`ConvertSummary::warnings`].
 pub fn convert_document(
     doc: &Document,
     output: impl AsRef<Path>,
@@ -284,7 +284,7 @@ fn convert_document_to(
                 }
                 items.push(Item {
                     name: new,
-                    tensor,
+                    tensor: (*tensor).into(),
                     need_grad: doc.need_grad(old).unwrap_or(true),
                 })
             }

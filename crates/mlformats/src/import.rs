@@ -68,7 +68,7 @@ pub(crate) fn onnx_to_nnabla(
         .iter()
         .map(|(name, tensor)| Item {
             name,
-            tensor,
+            tensor: tensor.into(),
             need_grad: initializers.contains(name.as_str()),
         })
         .collect();

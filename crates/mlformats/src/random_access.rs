@@ -18,10 +18,15 @@
 //! same walk over the whole file; with the `nnp` feature), TenniS `.tsm`
 //! modules (the reader's own walk, `bubble_module::Module::index`: the
 //! graph read, each tensor's data located, not read), ONNX `.onnx`
-//! models whose initializers keep their bytes in `raw_data` (the model read
-//! without them, each located; initializers in typed fields such as
-//! `float_data` are read whole, external data refused as the whole-file
-//! path refuses it), and NNabla `.h5` parameter files and `.nnp` archives
+//! models (the model read without its initializers' data, each located:
+//! `raw_data` and one packed run of `float_data` or `double_data` are byte
+//! ranges; initializers in the varint fields `int32_data`, `int64_data`,
+//! `uint64_data`, or written unpacked or in several runs, are decoded a
+//! slice at a time, narrowed as the whole-file path narrows them, with a
+//! forward cursor so that reading front to back is one pass, a checkpoint
+//! every 65,536 values, and at most 256 KiB of the file held besides the
+//! slice; external data refused as the whole-file path refuses it), and
+//! NNabla `.h5` parameter files and `.nnp` archives
 //! whose parameters are in a stored `parameter.h5` (nnabla's default
 //! layout; a deflated `parameter.h5` sends the archive to the whole-file
 //! path), when every dataset
@@ -76,6 +81,7 @@ use tensor_core::{DType, MemoryOrder, Tensor};
 use crate::codec::{ReadOptions, StoredTensor};
 use crate::summary::{Summary, TensorSummary};
 use crate::{Error, Format, Result};
+use onnx_typed::Layout;
 
 mod deflate;
 #[cfg(feature = "nnp")]
@@ -84,6 +90,7 @@ mod h5;
 mod nnp;
 #[cfg(feature = "onnx")]
 mod onnx;
+mod onnx_typed;
 #[cfg(feature = "primitiv")]
 mod primitiv;
 #[cfg(feature = "nnp")]
@@ -187,8 +194,8 @@ pub struct IndexedTensor {
     offset: u64,
     len: u64,
     numel: u64,
-    /// How its bytes are coded (deflated, big-endian) where not plainly.
-    coding: deflate::Coding,
+    /// How its bytes are laid out from `offset`.
+    layout: Layout,
 }
 
 impl IndexedTensor {
@@ -219,9 +226,11 @@ impl IndexedTensor {
         self.order
     }
 
-    /// Where its bytes start in the file (for a tensor in a deflated
-    /// member, [`IndexedTensor::is_deflated`]: where the member's
-    /// compressed bytes start).
+    /// Where its bytes start in the file (for an ONNX initializer whose
+    /// values are decoded from a typed field, such as `int64_data`: where
+    /// that field starts; for a tensor in a deflated zip member,
+    /// [`IndexedTensor::is_deflated`]: where the member's compressed bytes
+    /// start).
     pub fn offset(&self) -> u64 {
         self.offset
     }
@@ -235,7 +244,7 @@ impl IndexedTensor {
     /// inflates the member from its start, or from where the last read of
     /// it stopped (see [`FileIndex::read_elements`]).
     pub fn is_deflated(&self) -> bool {
-        self.coding.is_deflated()
+        matches!(&self.layout, Layout::Coded(c) if c.is_deflated())
     }
 
     /// How many elements it has.
@@ -256,6 +265,13 @@ pub struct FileIndex {
     metadata: Map<String, Value>,
     graph: Option<tensor_core::graph::ModelGraph>,
     limits: tensor_core::Limits,
+    /// An NNabla file's model holds more than parameters (networks,
+    /// executors, configs, ...): converting to another NNabla model format
+    /// would need it (`convert/sliced.rs`).
+    nnabla_model: bool,
+    /// An NNabla file stores a parameter name more than once (the tensor
+    /// listed is the last one stored).
+    repeated_names: bool,
 }
 
 /// How much of the file's start and end detection looks at.
@@ -318,6 +334,8 @@ impl FileIndex {
             metadata: Map::new(),
             graph: None,
             limits: opts.limits,
+            nnabla_model: false,
+            repeated_names: false,
         };
         let read = match format {
             #[cfg(feature = "cvm")]
@@ -368,7 +386,7 @@ impl FileIndex {
                 offset: info.data_offset,
                 len: info.nbytes,
                 numel,
-                coding: Default::default(),
+                layout: Layout::Contiguous,
             });
         }
         Ok(())
@@ -489,7 +507,7 @@ impl FileIndex {
                 offset: data_start + s,
                 len: e - s,
                 numel,
-                coding: Default::default(),
+                layout: Layout::Contiguous,
             });
         }
         if let Some(m) = file_meta {
@@ -569,16 +587,19 @@ impl FileIndex {
             } else {
                 0
             };
-            let (offset, coding) = match member {
-                None if lane == 0 => (m.data_start + h.header_len as u64, Coding::Plain),
-                None => (m.data_start + h.header_len as u64, Coding::Swapped { lane }),
+            let (offset, layout) = match member {
+                None if lane == 0 => (m.data_start + h.header_len as u64, Layout::Contiguous),
+                None => (
+                    m.data_start + h.header_len as u64,
+                    Layout::Coded(Coding::Swapped { lane }),
+                ),
                 Some(member) => (
                     m.data_start,
-                    Coding::Deflated {
+                    Layout::Coded(Coding::Deflated {
                         member,
                         at: h.header_len as u64,
                         lane,
-                    },
+                    }),
                 ),
             };
             self.tensors.push(IndexedTensor {
@@ -589,7 +610,7 @@ impl FileIndex {
                 offset,
                 len: need,
                 numel,
-                coding,
+                layout,
             });
         }
         Ok(true)
@@ -663,6 +684,17 @@ impl FileIndex {
         self.graph.as_ref()
     }
 
+    /// True when the file is an NNabla model with more than parameters
+    /// (networks, executors, configs, ...), which this index does not keep.
+    pub(crate) fn has_nnabla_model(&self) -> bool {
+        self.nnabla_model
+    }
+
+    /// True when the file (NNabla) stores a parameter name more than once.
+    pub(crate) fn has_repeated_names(&self) -> bool {
+        self.repeated_names
+    }
+
     /// Reads `count` elements of tensor `index` from its flat (stored-order)
     /// element `start` (fewer at its end) into `buf`, as a one-dimensional
     /// tensor borrowing `buf`. The bytes read are checked against
@@ -687,16 +719,31 @@ impl FileIndex {
         self.limits
             .check_alloc("tensor slice", bytes)
             .map_err(|e| Error::from(e).in_tensor(t.name()))?;
-        let rel = start.checked_mul(size).ok_or_else(too_big)?;
         let n = usize::try_from(bytes).map_err(|_| too_big())?;
         let elems = usize::try_from(count).map_err(|_| too_big())?;
         buf.clear();
         buf.try_reserve_exact(n)
             .map_err(|_| Error::Invalid(format!("{n} bytes do not fit in memory")))?;
         buf.resize(n, 0);
-        t.coding
-            .read(r, t.offset, rel, buf)
-            .map_err(|e| e.in_tensor(t.name()))?;
+        match &t.layout {
+            Layout::Contiguous => {
+                let at = start
+                    .checked_mul(size)
+                    .and_then(|o| o.checked_add(t.offset))
+                    .ok_or_else(too_big)?;
+                r.read_at(at, buf)
+                    .map_err(|e| Error::from(e).in_tensor(t.name()))?;
+            }
+            Layout::OnnxTyped(typed) => typed
+                .read(r, start, count, buf)
+                .map_err(|e| e.in_tensor(t.name()))?,
+            Layout::Coded(coded) => {
+                let rel = start.checked_mul(size).ok_or_else(too_big)?;
+                coded
+                    .read(r, t.offset, rel, buf)
+                    .map_err(|e| e.in_tensor(t.name()))?
+            }
+        }
         Tensor::new(t.dtype, [elems], &buf[..]).map_err(|e| Error::from(e).in_tensor(t.name()))
     }
 

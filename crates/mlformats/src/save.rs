@@ -6,7 +6,7 @@ use std::path::Path;
 
 use tensor_core::Tensor;
 
-use crate::codec::{Item, WriteContext, codec};
+use crate::codec::{Item, TensorRef, WriteContext, codec};
 use crate::convert::Plan;
 use crate::{Error, Format, Result};
 
@@ -109,7 +109,7 @@ where
         .iter()
         .map(|(n, t)| Item {
             name: n.as_ref(),
-            tensor: t.borrow(),
+            tensor: TensorRef::Held(t.borrow()),
             need_grad: opts.need_grad.get(n.as_ref()).copied().unwrap_or(true),
         })
         .collect();

@@ -17,7 +17,7 @@ use std::borrow::Cow;
 use onnx_format::builder::attr;
 use onnx_format::proto::attribute_proto::AttributeType;
 
-use super::onnx_graph::{Const, Node};
+use super::onnx_graph::{Const, Node, OnnxGraph};
 
 /// What a rewrite may ask of the target: the static shape (`-1` for the
 /// batch dimension) and the constant value of an input, when known.
@@ -163,6 +163,26 @@ pub(crate) fn exists_at(op: &str, opset: i64) -> Result<&'static Rule, String> {
         ));
     }
     Ok(rule)
+}
+
+/// The opset-7 nodes of `orig` in the graph `g` (`orig` itself unless the
+/// model is older than opset 7, or one of its inputs is already refused),
+/// with what each target's context knows of a value: its static `shape`
+/// and its constant value `konst`.
+pub(crate) fn rewrite<'n>(
+    g: &OnnxGraph,
+    orig: &'n Node,
+    poisoned: &std::collections::HashSet<String>,
+    shape: &dyn Fn(&str) -> Option<Vec<i64>>,
+    konst: &dyn Fn(&str) -> Option<Const>,
+) -> Result<Cow<'n, [Node]>, String> {
+    let Some(opset) = g.legacy_opset else {
+        return Ok(Cow::Borrowed(std::slice::from_ref(orig)));
+    };
+    if orig.inputs.iter().any(|i| poisoned.contains(i)) {
+        return Ok(Cow::Borrowed(std::slice::from_ref(orig)));
+    }
+    normalise(orig, opset, &Known { shape, konst })
 }
 
 /// The opset-7 nodes meaning what `node` means at `opset` (below 7):

@@ -384,33 +384,6 @@ pub(crate) fn broadcast_shapes(a: &[i64], b: &[i64]) -> Result<Vec<i64>, String>
         .collect()
 }
 
-/// The opset-7 nodes of `orig` (itself unless the model is older than
-/// opset 7; see `legacy`).
-fn legacy_rewrite<'n>(
-    cx: &Cx<'_>,
-    g: &OnnxGraph,
-    orig: &'n Node,
-    poisoned: &HashSet<String>,
-) -> Result<std::borrow::Cow<'n, [Node]>, String> {
-    let one = || std::borrow::Cow::Borrowed(std::slice::from_ref(orig));
-    let Some(opset) = g.legacy_opset else {
-        return Ok(one());
-    };
-    if orig.inputs.iter().any(|i| poisoned.contains(i)) {
-        return Ok(one());
-    }
-    let shape = |n: &str| cx.shape(n).ok();
-    let konst = |n: &str| cx.konst(n).cloned();
-    legacy::normalise(
-        orig,
-        opset,
-        &legacy::Known {
-            shape: &shape,
-            konst: &konst,
-        },
-    )
-}
-
 /// Folds or lowers one (opset-7 or newer) node; a node that fails is
 /// refused and its outputs poisoned.
 fn lower_node(
@@ -489,7 +462,9 @@ pub fn onnx_to_nnabla(
     }
     let mut poisoned: HashSet<String> = HashSet::new();
     for orig in &g.nodes {
-        let nodes = match legacy_rewrite(&cx, &g, orig, &poisoned) {
+        let nodes = match legacy::rewrite(&g, orig, &poisoned, &|n| cx.shape(n).ok(), &|n| {
+            cx.konst(n).cloned()
+        }) {
             Ok(n) => n,
             Err(why) => {
                 refusals.add(format!("{} ({why})", orig.op));

@@ -1,9 +1,12 @@
 //! Converting a file opened by random access ([`FileIndex`]) without ever
-//! holding it, or the output, whole: each tensor is read a slice at a time
-//! through the [`ReadAt`], cast as the plan says, and written to a
-//! `Write + Seek` as it goes (the viewer's sink hands the pieces to the
-//! page). The bytes are the ones [`super::convert_document`] writes for the
-//! same file and options.
+//! holding it, or the output, whole. To safetensors, npz and cvm-params each
+//! tensor is read a slice at a time through the [`ReadAt`], cast as the plan
+//! says, and written to a `Write + Seek` as it goes (the viewer's sink hands
+//! the pieces to the page); to every other target the format's one writer
+//! (the one [`super::convert_document`] uses) gets the tensors one at a
+//! time, each read whole from the file when it comes to it and dropped
+//! once written. The bytes are the ones [`super::convert_document`] writes
+//! for the same file and options.
 
 use std::io::{Seek, Write};
 use std::path::Path;
@@ -11,13 +14,15 @@ use std::path::Path;
 use tensor_core::{MemoryOrder, Tensor};
 
 use super::{ConvertOptions, ConvertSummary, Plan};
-use crate::codec::WriteContext;
+use crate::codec::{Item, LoadTensor, TensorRef, WriteContext, WriteSeek};
 use crate::random_access::{FileIndex, ReadAt};
 use crate::{Error, Format, InTensor, Result};
 
-/// The targets [`convert_index`] writes a slice at a time: every other
-/// target's writer needs the whole model (or every tensor) in memory.
-pub const SLICED_TARGETS: [Format; 3] = [Format::Safetensors, Format::Npz, Format::CvmParams];
+/// The targets [`convert_index`] writes: every format. Safetensors, npz and
+/// cvm-params are written a slice of 4 MiB at a time, the others one whole
+/// tensor at a time. What it refuses, because it needs the whole model in
+/// memory, is said at [`convert_index`].
+pub const SLICED_TARGETS: [Format; 10] = Format::ALL;
 
 /// Bytes of a tensor read at a time.
 const SLICE_BYTES: u64 = 4 << 20;
@@ -25,12 +30,31 @@ const SLICE_BYTES: u64 = 4 << 20;
 /// Converts the file `index` describes (read through `reader`; `path`, its
 /// name, goes into the metadata as [`super::convert_document`] puts it) to
 /// `target` with `opts`, writing to `out`: the bytes `mlformats convert`
-/// writes for the same file and options. Memory: one slice of 4 MiB (one
-/// whole tensor for a column-major tensor the target stores row-major).
+/// writes for the same file and options, with the same summary (warnings,
+/// skipped tensors, casts, renames) and the same refusals.
 ///
-/// Targets other than [`SLICED_TARGETS`] are refused with the reason, and
-/// so is `--params` (merging parameters into a network needs the whole
-/// file).
+/// Memory: to safetensors, npz and cvm-params one slice of 4 MiB (one whole
+/// tensor for a column-major tensor the target stores row-major); to
+/// primitiv, TenniS `.tsm`, ONNX and NNabla's `.h5`, `.protobuf`, `.nntxt`
+/// and `.nnp`, one tensor as read plus its converted copy (when the plan
+/// changes it) and the writer's own buffers.
+///
+/// Refused with the reason, since each needs the whole model in memory
+/// (the message says "a slice at a time"; `mlformats convert` does them):
+/// - exporting a graph to ONNX (an NNabla network with functions, a TenniS
+///   module with operators besides constants, an ONNX model with nodes;
+///   `--weights-only` writes the tensors alone);
+/// - an ONNX model to NNabla's `.nnp`, `.nntxt`, `.protobuf` or a TenniS
+///   `.tsm` without `--weights-only` (importing its graph);
+/// - an NNabla `.nnp` or `.protobuf` whose model holds more than parameters
+///   (networks, executors, configs, ...) to `.nnp`, `.nntxt` or
+///   `.protobuf` without `--weights-only` (the model is kept; to `.h5` the
+///   parameters are written alone, as the whole path writes them), and
+///   without options, one that stores a parameter name more than once (the
+///   whole path writes every stored entry; the index keeps the last);
+/// - re-encoding a file into its own format without options (but a
+///   safetensors file, copied as it is);
+/// - `--params` (merging parameters into a network).
 ///
 /// ```
 /// # fn main() -> mlformats::Result<()> {
@@ -38,13 +62,14 @@ const SLICE_BYTES: u64 = 4 << 20;
 /// let bytes = std::fs::read("../../testdata/cvm/two_entry.params").unwrap();
 /// let index = FileIndex::open(&bytes[..], None, &Default::default())?.unwrap();
 /// let opts = mlformats::ConvertOptions::default();
-/// let mut out = std::io::Cursor::new(Vec::new());
-/// let target = mlformats::Format::Safetensors;
 /// let name = std::path::Path::new("two_entry.params");
-/// mlformats::convert_index(&index, &bytes[..], Some(name), target, &opts, &mut out)?;
 /// let doc = mlformats::Document::from_bytes(bytes.clone(), Some(name), None)?;
-/// let (whole, _) = mlformats::convert_document_to_bytes(&doc, target, &opts)?;
-/// assert_eq!(out.into_inner(), whole);
+/// for target in [mlformats::Format::Safetensors, mlformats::Format::Onnx] {
+///     let mut out = std::io::Cursor::new(Vec::new());
+///     mlformats::convert_index(&index, &bytes[..], Some(name), target, &opts, &mut out)?;
+///     let (whole, _) = mlformats::convert_document_to_bytes(&doc, target, &opts)?;
+///     assert_eq!(out.into_inner(), whole);
+/// }
 /// # Ok(()) }
 /// ```
 pub fn convert_index<R: ReadAt + ?Sized, W: Write + Seek>(
@@ -63,24 +88,28 @@ pub fn convert_index<R: ReadAt + ?Sized, W: Write + Seek>(
                 .into(),
         ));
     }
-    let exports = target == Format::Onnx
-        && !opts.weights_only
-        && index
-            .graph()
-            .is_some_and(|g| g.graphs.iter().any(|g| !g.nodes.is_empty()));
+    let graph = index.graph();
+    let has_nodes = graph.is_some_and(|g| g.graphs.iter().any(|g| !g.nodes.is_empty()));
+    #[cfg(feature = "onnx")]
+    let exports =
+        target == Format::Onnx && !opts.weights_only && crate::export::graph_to_export(from, graph);
+    #[cfg(not(feature = "onnx"))]
+    let exports = false;
     super::check_applies_to(from, exports, target, opts)?;
     let filter = crate::NameFilter::new(&opts.only, &opts.exclude)?;
-    if !SLICED_TARGETS.contains(&target) {
-        return Err(Error::Unsupported(format!(
-            "this file is read a slice at a time, and the {target} writer needs {} in memory at \
-             once; a file read by slices converts to safetensors, npz or cvm-params (use \
-             `mlformats convert` for {target})",
-            if exports || target.is_nnabla() || target == Format::TennisModule {
-                "the whole model"
-            } else {
-                "every tensor"
-            }
-        )));
+    #[cfg(all(feature = "onnx", feature = "nnp"))]
+    if from == Format::Onnx && crate::import::imports_to(target, opts) {
+        return Err(needs_whole_model(
+            format!(
+                "converting an ONNX model to {target} imports its graph as {}",
+                if target == Format::TennisModule {
+                    "a TenniS module"
+                } else {
+                    "an NNabla network"
+                }
+            ),
+            "add --weights-only to write its initializers alone, or ",
+        ));
     }
     if opts.is_plain() && from == target {
         if target == Format::Safetensors {
@@ -98,9 +127,81 @@ pub fn convert_index<R: ReadAt + ?Sized, W: Write + Seek>(
              file is read a slice at a time (use `mlformats convert`)"
         )));
     }
+    // between NNabla formats the model goes along (as `convert_document`
+    // does it): possible here when there is none besides the parameters, or
+    // the target (.h5) holds parameters only
+    let keeps_model = from.is_nnabla() && target.is_nnabla() && !opts.weights_only;
+    if keeps_model && target != Format::NnablaH5 && index.has_nnabla_model() {
+        return Err(needs_whole_model(
+            format!(
+                "converting this {from} to {target} keeps its model (networks, executors, ...) \
+                 along with the parameters"
+            ),
+            "add --weights-only to write the parameters alone, or convert to .h5, or ",
+        ));
+    }
+    let networks = graph.is_some_and(|g| !g.graphs.is_empty());
+    let h5_warning = (target == Format::NnablaH5 && networks).then(|| {
+        format!("the networks of this {from} are not carried over: an .h5 holds parameters only")
+    });
+    let noop = |_: u64| {};
+    let progress: &dyn Fn(u64) = match &opts.progress {
+        Some(p) => p.as_ref(),
+        None => &noop,
+    };
+    let load = FromIndex { index, reader };
+    let need_grad = |i: usize| index.tensors()[i].stored().need_grad().unwrap_or(true);
+    if keeps_model && opts.is_plain() {
+        if index.has_repeated_names() {
+            return Err(needs_whole_model(
+                format!(
+                    "this {from} stores a parameter name more than once, and converting it to \
+                     {target} as it is writes every stored entry"
+                ),
+                "any option such as --weights-only writes each name once, or ",
+            ));
+        }
+        // every parameter as read (`nnabla_family::transcode`)
+        let all: Vec<(usize, &str)> = (0..index.tensors().len())
+            .map(|i| (i, index.tensors()[i].name()))
+            .collect();
+        let cx = WriteContext {
+            plan: Plan::unchanged(),
+            progress,
+            metadata: Vec::new(),
+        };
+        write_items(target, &all, &load, &need_grad, &cx, out)?;
+        let mut s = ConvertSummary::new(from, target, index.tensors().len(), true);
+        let widened: Vec<String> = index
+            .tensors()
+            .iter()
+            .filter(|t| super::written_dtype(target, t.dtype()) != t.dtype())
+            .map(|t| format!("{:?} ({} -> f32)", t.name(), t.dtype()))
+            .collect();
+        if !widened.is_empty() {
+            s.warnings.push(format!(
+                "{target} has no type for {} of the tensors, written as the nearest type it \
+                 has: {}",
+                widened.len(),
+                widened.join(", ")
+            ));
+        }
+        s.warnings.extend(h5_warning);
+        return Ok(s);
+    }
     let renames = super::renames(&opts.renames)?;
-    let lost = super::lost_of(index.graph(), index.metadata());
+    if target == Format::Onnx
+        && !opts.weights_only
+        && (exports || (from == Format::Onnx && has_nodes))
+    {
+        return Err(needs_whole_model(
+            format!("converting this {from} to ONNX exports its graph"),
+            "add --weights-only to write its tensors alone, or ",
+        ));
+    }
+    let lost = super::lost_of(graph, index.metadata());
     if index.tensors().is_empty()
+        && !keeps_model
         && !opts.weights_only
         && let Some(w) = &lost
     {
@@ -187,7 +288,11 @@ pub fn convert_index<R: ReadAt + ?Sized, W: Write + Seek>(
             changed.join(", ")
         ));
     }
-    if !opts.weights_only
+    if keeps_model {
+        // (`nnabla_with_model` with no network kept: the model is empty,
+        // or the target is .h5)
+        warnings.extend(h5_warning);
+    } else if !opts.weights_only
         && let Some(w) = lost
     {
         warnings.push(format!(
@@ -196,42 +301,95 @@ pub fn convert_index<R: ReadAt + ?Sized, W: Write + Seek>(
             if w.ends_with('s') { "are" } else { "is" }
         ));
     }
-    let noop = |_: u64| {};
-    let progress: &dyn Fn(u64) = match &opts.progress {
-        Some(p) => p.as_ref(),
-        None => &noop,
-    };
     let cx = WriteContext {
         plan,
         progress,
         metadata: super::source_metadata(from, path),
     };
-    let w = Writer {
-        index,
-        reader,
-        cx: &cx,
-    };
-    match target {
-        #[cfg(feature = "safetensors")]
-        Format::Safetensors => w.safetensors(&items, out)?,
-        #[cfg(feature = "npz")]
-        Format::Npz => w.npz(&items, out)?,
-        #[cfg(feature = "cvm")]
-        Format::CvmParams => w.cvm(&items, out)?,
-        _ => {
-            return Err(Error::FeatureDisabled {
-                format: target,
-                feature: target.feature(),
-            });
-        }
-    }
-    out.flush()?;
+    write_items(target, &items, &load, &need_grad, &cx, out)?;
     let mut s = ConvertSummary::new(from, target, items.len(), false);
     s.skipped = skipped;
     s.warnings = warnings;
     s.cast = cast;
     s.renamed = renamed;
     Ok(s)
+}
+
+/// The refusal of a conversion that needs the whole model: `what` it does,
+/// and `instead`, what the user can do (ending in ", or ").
+fn needs_whole_model(what: String, instead: &str) -> Error {
+    Error::Unsupported(format!(
+        "{what}, which needs the whole model in memory; this file is read a slice at a time \
+         ({instead}use `mlformats convert`)"
+    ))
+}
+
+/// Writes `items` (position in the index, name in the output) as `target`
+/// to `out`: safetensors, npz and cvm-params a slice at a time
+/// ([`Writer`]), every other format through its codec's one writer, each
+/// tensor read whole from the index when the writer gets to it.
+fn write_items<R: ReadAt + ?Sized, W: Write + Seek>(
+    target: Format,
+    items: &[(usize, &str)],
+    load: &FromIndex<'_, R>,
+    need_grad: &dyn Fn(usize) -> bool,
+    cx: &WriteContext<'_>,
+    out: &mut W,
+) -> Result<()> {
+    #[cfg_attr(
+        not(any(feature = "safetensors", feature = "npz", feature = "cvm")),
+        allow(unused_variables)
+    )]
+    let w = Writer {
+        index: load.index,
+        reader: load.reader,
+        cx,
+    };
+    match target {
+        #[cfg(feature = "safetensors")]
+        Format::Safetensors => w.safetensors(items, out)?,
+        #[cfg(feature = "npz")]
+        Format::Npz => w.npz(items, out)?,
+        #[cfg(feature = "cvm")]
+        Format::CvmParams => w.cvm(items, out)?,
+        _ => {
+            let tensors = load.index.tensors();
+            let lazy: Vec<Item<'_, '_>> = items
+                .iter()
+                .map(|&(i, name)| {
+                    let t = &tensors[i];
+                    Item {
+                        name,
+                        tensor: TensorRef::Read {
+                            dtype: t.dtype(),
+                            dims: t.dims(),
+                            order: t.order(),
+                            byte_len: t.byte_len(),
+                            at: i,
+                            from: load,
+                        },
+                        need_grad: need_grad(i),
+                    }
+                })
+                .collect();
+            let sink: &mut dyn WriteSeek = out;
+            crate::codec::codec(target)?.write_to(target, sink, &lazy, cx)?;
+        }
+    }
+    out.flush()?;
+    Ok(())
+}
+
+/// Tensors read whole from an index, on demand.
+struct FromIndex<'a, R: ?Sized> {
+    index: &'a FileIndex,
+    reader: &'a R,
+}
+
+impl<R: ReadAt + ?Sized> LoadTensor for FromIndex<'_, R> {
+    fn load(&self, at: usize) -> Result<Tensor<'static>> {
+        self.index.read_tensor(self.reader, at)
+    }
 }
 
 /// Copies all of `reader` to `out`, a slice at a time.

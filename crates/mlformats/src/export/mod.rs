@@ -79,10 +79,19 @@ fn from_gt(e: gt::Error) -> Error {
 /// True when `doc` has a graph to export: an NNabla network with functions
 /// or a TenniS module with an operator besides constants and inputs.
 pub fn has_graph(doc: &Document) -> bool {
-    let Some(g) = doc.graph() else {
+    graph_to_export(doc.format(), doc.graph())
+}
+
+/// [`has_graph`] of a file of `format` with `graph` (also for a file
+/// opened by random access).
+pub(crate) fn graph_to_export(
+    format: Format,
+    graph: Option<&tensor_core::graph::ModelGraph>,
+) -> bool {
+    let Some(g) = graph else {
         return false;
     };
-    match doc.format() {
+    match format {
         Format::TennisModule => g.graphs.iter().any(|g| {
             g.nodes
                 .iter()

@@ -11,7 +11,9 @@ use std::path::Path;
 use cvm_params::{Params, ParamsWriter, WriteOptions};
 use serde_json::json;
 
-use crate::codec::{Codec, Contents, Item, ReadOptions, Source, StoredTensor, WriteContext};
+use crate::codec::{
+    Codec, Contents, Item, ReadOptions, Source, StoredTensor, WriteContext, WriteSeek,
+};
 use crate::{Format, InTensor, Result};
 
 pub(crate) struct Cvm;
@@ -43,27 +45,26 @@ impl Codec for Cvm {
         true
     }
 
-    fn write(
+    fn write_to(
         &self,
         _: Format,
-        out: &Path,
+        w: &mut dyn WriteSeek,
         items: &[Item<'_, '_>],
         cx: &WriteContext<'_>,
     ) -> Result<()> {
-        tensor_core::io::write_atomic(out, |w| -> Result<()> {
-            let mut pw = ParamsWriter::new(
-                w,
-                items.iter().map(|it| it.name.as_bytes()),
-                &WriteOptions::default(),
-            )?;
-            for it in items {
-                let t = cx.plan.apply(it.tensor).in_tensor(it.name)?;
-                pw.write_tensor(&t)?;
-                (cx.progress)(it.tensor.bytes().len() as u64);
-            }
-            pw.finish()?;
-            Ok(())
-        })
+        let mut pw = ParamsWriter::new(
+            w,
+            items.iter().map(|it| it.name.as_bytes()),
+            &WriteOptions::default(),
+        )?;
+        for it in items {
+            let got = it.tensor.get()?;
+            let t = cx.plan.apply(got.tensor()).in_tensor(it.name)?;
+            pw.write_tensor(&t)?;
+            (cx.progress)(it.tensor.byte_len());
+        }
+        pw.finish()?;
+        Ok(())
     }
 
     fn reencode(&self, src: &Source, out: &Path) -> Result<()> {

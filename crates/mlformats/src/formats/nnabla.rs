@@ -14,7 +14,9 @@ use nnabla_proto::{self as nn, NNablaProtoBuf, ParamTensor, binary, text};
 use serde_json::json;
 use tensor_core::{Limits, TensorMap};
 
-use crate::codec::{Codec, Contents, Item, ReadOptions, Source, StoredTensor, WriteContext};
+use crate::codec::{
+    Codec, Contents, Item, ReadOptions, Source, StoredTensor, WriteContext, WriteSeek,
+};
 use crate::{Error, Format, InTensor, Result};
 
 pub(crate) struct Nnabla;
@@ -84,58 +86,56 @@ pub(crate) fn contents(model: &NNablaProtoBuf, params: Vec<ParamTensor<'static>>
     c
 }
 
-/// Writes `model` as `.nntxt` or `.protobuf` at `out` (atomically), with
-/// `items` as its parameters in place of the model's own: the fields before
-/// `parameter`, then each parameter converted by the plan and written on its
-/// own (only one converted tensor is held at a time), then the fields after.
-/// The bytes are those of the whole message written at once.
+/// Writes `model` as `.nntxt` or `.protobuf` to `w`, with `items` as its
+/// parameters in place of the model's own: the fields before `parameter`,
+/// then each parameter got, converted by the plan and written on its own
+/// (only one tensor is held at a time), then the fields after. The bytes
+/// are those of the whole message written at once.
 pub(crate) fn write_model(
     model: &NNablaProtoBuf,
     format: Format,
-    out: &Path,
+    w: &mut dyn WriteSeek,
     items: &[Item<'_, '_>],
     cx: &WriteContext<'_>,
 ) -> Result<()> {
     nn::check_parameter_names(items.iter().map(|it| it.name))?;
     let (head, tail) = nn::split_around_parameters(model);
     let as_text = format == Format::NnablaNntxt;
-    tensor_core::io::write_atomic(out, |w| -> Result<()> {
+    if as_text {
+        text::write(&mut *w, &head)?;
+    } else {
+        binary::write(&mut *w, &head)?;
+    }
+    for it in items {
+        let got = it.tensor.get()?;
+        let t = cx.plan.apply(got.tensor()).in_tensor(it.name)?;
+        let one = std::iter::once((it.name, &t, it.need_grad));
         if as_text {
-            text::write(&mut *w, &head)?;
+            text::write_parameters(&mut *w, one)?;
         } else {
-            binary::write(&mut *w, &head)?;
+            binary::write_parameters(&mut *w, one)?;
         }
-        for it in items {
-            let t = cx.plan.apply(it.tensor).in_tensor(it.name)?;
-            let one = std::iter::once((it.name, &t, it.need_grad));
-            if as_text {
-                text::write_parameters(&mut *w, one)?;
-            } else {
-                binary::write_parameters(&mut *w, one)?;
-            }
-            (cx.progress)(it.tensor.bytes().len() as u64);
-        }
-        if as_text {
-            text::write(&mut *w, &tail)?;
-        } else {
-            binary::write(&mut *w, &tail)?;
-        }
-        Ok(())
-    })
+        (cx.progress)(it.tensor.byte_len());
+    }
+    if as_text {
+        text::write(&mut *w, &tail)?;
+    } else {
+        binary::write(&mut *w, &tail)?;
+    }
+    Ok(())
 }
 
 /// `model` with `items` as its parameters, as binary `.protobuf` bytes.
 pub(crate) fn encode_model(model: &NNablaProtoBuf, items: &[Item<'_, '_>]) -> Result<Vec<u8>> {
-    nn::check_parameter_names(items.iter().map(|it| it.name))?;
-    let (head, tail) = nn::split_around_parameters(model);
-    let mut out = Vec::new();
-    binary::write(&mut out, &head)?;
-    binary::write_parameters(
-        &mut out,
-        items.iter().map(|it| (it.name, it.tensor, it.need_grad)),
-    )?;
-    binary::write(&mut out, &tail)?;
-    Ok(out)
+    let noop = |_: u64| {};
+    let cx = WriteContext {
+        plan: crate::convert::Plan::unchanged(),
+        progress: &noop,
+        metadata: Vec::new(),
+    };
+    let mut out = std::io::Cursor::new(Vec::new());
+    write_model(model, Format::NnablaProtobuf, &mut out, items, &cx)?;
+    Ok(out.into_inner())
 }
 
 impl Codec for Nnabla {
@@ -148,14 +148,14 @@ impl Codec for Nnabla {
         Ok(contents(&model, params))
     }
 
-    fn write(
+    fn write_to(
         &self,
         format: Format,
-        out: &Path,
+        w: &mut dyn WriteSeek,
         items: &[Item<'_, '_>],
         cx: &WriteContext<'_>,
     ) -> Result<()> {
-        write_model(&NNablaProtoBuf::default(), format, out, items, cx)
+        write_model(&NNablaProtoBuf::default(), format, w, items, cx)
     }
 
     fn refuses(&self, _: Format, dtype: tensor_core::DType, _dims: &[usize]) -> Option<String> {

@@ -11,7 +11,7 @@ use std::collections::HashSet;
 use nnabla_proto::NNablaProtoBuf;
 use nnp_archive::Parameter;
 
-use crate::codec::{Item, ReadOptions, Source, WriteContext};
+use crate::codec::{Item, ReadOptions, Source, WriteContext, WriteSeek};
 use crate::convert::Plan;
 use crate::{Error, Format, Result};
 
@@ -57,7 +57,7 @@ pub(crate) fn transcode(src: &Source, target: Format, out: &Path) -> Result<()> 
         .iter()
         .map(|p| Item {
             name: &p.name,
-            tensor: &p.tensor,
+            tensor: (&p.tensor).into(),
             need_grad: p.need_grad,
         })
         .collect();
@@ -70,9 +70,8 @@ pub(crate) fn transcode(src: &Source, target: Format, out: &Path) -> Result<()> 
     write(&model, target, out, &items, &cx)
 }
 
-/// Writes `model` as `target` (an NNabla format) with `items` as its
-/// parameters, each converted by the plan as it is written. An `.h5` holds
-/// the parameters alone.
+/// Writes `model` as `target` (an NNabla format) at `out` (atomically)
+/// with `items` as its parameters ([`write_to`]).
 pub(crate) fn write(
     model: &NNablaProtoBuf,
     target: Format,
@@ -80,12 +79,25 @@ pub(crate) fn write(
     items: &[Item<'_, '_>],
     cx: &WriteContext<'_>,
 ) -> Result<()> {
+    tensor_core::io::write_atomic(out, |w| write_to(model, target, w, items, cx))
+}
+
+/// Writes `model` as `target` (an NNabla format) to `w` with `items` as its
+/// parameters, each got and converted by the plan as it is written. An
+/// `.h5` holds the parameters alone.
+pub(crate) fn write_to(
+    model: &NNablaProtoBuf,
+    target: Format,
+    w: &mut dyn WriteSeek,
+    items: &[Item<'_, '_>],
+    cx: &WriteContext<'_>,
+) -> Result<()> {
     match target {
         Format::NnablaNntxt | Format::NnablaProtobuf => {
-            super::nnabla::write_model(model, target, out, items, cx)
+            super::nnabla::write_model(model, target, w, items, cx)
         }
-        Format::NnablaNnp => super::nnp::write_nnp(model, out, items, cx),
-        Format::NnablaH5 => super::nnp::write_h5(out, items, cx),
+        Format::NnablaNnp => super::nnp::write_nnp(model, w, items, cx),
+        Format::NnablaH5 => super::nnp::write_h5(w, items, cx),
         other => Err(Error::Unsupported(format!(
             "{other} is not an NNabla format"
         ))),
@@ -160,7 +172,7 @@ pub(crate) fn with_parameters(
         .iter()
         .map(|(name, tensor, need_grad)| Item {
             name,
-            tensor,
+            tensor: tensor.into(),
             need_grad: *need_grad,
         })
         .collect();

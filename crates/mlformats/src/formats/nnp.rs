@@ -21,7 +21,9 @@ use nnp_archive::{
 use serde_json::json;
 use tensor_core::{Bytes, MappedFile};
 
-use crate::codec::{Codec, Contents, Item, ReadOptions, Source, StoredTensor, WriteContext};
+use crate::codec::{
+    Codec, Contents, Item, ReadOptions, Source, StoredTensor, WriteContext, WriteSeek,
+};
 use crate::{Error, Format, InTensor, Result};
 
 pub(crate) struct NnpCodec;
@@ -122,43 +124,45 @@ fn specs(items: &[Item<'_, '_>], cx: &WriteContext<'_>) -> Vec<ParamSpec> {
         .collect()
 }
 
-/// Writes an `.nnp` at `out` (atomically): `model` (its networks,
-/// executors, ...) with `items` as its parameters, in `parameter.h5`. Each
-/// parameter is converted by the plan when it is written and dropped after.
+/// Writes an `.nnp` to `w`: `model` (its networks, executors, ...) with
+/// `items` as its parameters, in `parameter.h5`. Each parameter is got,
+/// converted by the plan when it is written and dropped after.
 pub(crate) fn write_nnp(
     model: &NNablaProtoBuf,
-    out: &Path,
+    w: &mut dyn WriteSeek,
     items: &[Item<'_, '_>],
     cx: &WriteContext<'_>,
 ) -> Result<()> {
     let specs = specs(items, cx);
     let opts = nnpa::WriteOptions::default().with_param_format(ParamFormat::H5);
-    tensor_core::io::write_atomic(out, |w| -> Result<()> {
-        let mut nnp = NnpStreamWriter::new(w, model, &specs, &opts)?;
-        for it in items {
-            let t = cx.plan.apply(it.tensor).in_tensor(it.name)?;
-            nnp.write_param(&t).in_tensor(it.name)?;
-            (cx.progress)(it.tensor.bytes().len() as u64);
-        }
-        nnp.finish(&[])?;
-        Ok(())
-    })
+    let mut nnp = NnpStreamWriter::new(w, model, &specs, &opts)?;
+    for it in items {
+        let got = it.tensor.get()?;
+        let t = cx.plan.apply(got.tensor()).in_tensor(it.name)?;
+        nnp.write_param(&t).in_tensor(it.name)?;
+        (cx.progress)(it.tensor.byte_len());
+    }
+    nnp.finish(&[])?;
+    Ok(())
 }
 
-/// Writes an `.h5` parameter file at `out` (atomically), one converted
-/// parameter at a time.
-pub(crate) fn write_h5(out: &Path, items: &[Item<'_, '_>], cx: &WriteContext<'_>) -> Result<()> {
+/// Writes an `.h5` parameter file to `w`, one got and converted parameter
+/// at a time.
+pub(crate) fn write_h5(
+    w: &mut dyn WriteSeek,
+    items: &[Item<'_, '_>],
+    cx: &WriteContext<'_>,
+) -> Result<()> {
     let specs = specs(items, cx);
-    tensor_core::io::write_atomic(out, |w| -> Result<()> {
-        let mut h5 = nnpa::h5::StreamWriter::new(w, &specs)?;
-        for it in items {
-            let t = cx.plan.apply(it.tensor).in_tensor(it.name)?;
-            h5.write_data(&t).in_tensor(it.name)?;
-            (cx.progress)(it.tensor.bytes().len() as u64);
-        }
-        h5.finish()?;
-        Ok(())
-    })
+    let mut h5 = nnpa::h5::StreamWriter::new(w, &specs)?;
+    for it in items {
+        let got = it.tensor.get()?;
+        let t = cx.plan.apply(got.tensor()).in_tensor(it.name)?;
+        h5.write_data(&t).in_tensor(it.name)?;
+        (cx.progress)(it.tensor.byte_len());
+    }
+    h5.finish()?;
+    Ok(())
 }
 
 impl Codec for NnpCodec {
@@ -221,16 +225,16 @@ impl Codec for NnpCodec {
         Ok(out)
     }
 
-    fn write(
+    fn write_to(
         &self,
         format: Format,
-        out: &Path,
+        w: &mut dyn WriteSeek,
         items: &[Item<'_, '_>],
         cx: &WriteContext<'_>,
     ) -> Result<()> {
         match format {
-            Format::NnablaH5 => write_h5(out, items, cx),
-            _ => write_nnp(&NNablaProtoBuf::default(), out, items, cx),
+            Format::NnablaH5 => write_h5(w, items, cx),
+            _ => write_nnp(&NNablaProtoBuf::default(), w, items, cx),
         }
     }
 

@@ -13,7 +13,9 @@ use nnp_archive::archive::NnpZipWriter;
 use npyz::{Order, WriterBuilder};
 use tensor_core::{Bytes, DType, Limits, MemoryOrder, Tensor};
 
-use crate::codec::{Codec, Contents, Item, ReadOptions, Source, StoredTensor, WriteContext};
+use crate::codec::{
+    Codec, Contents, Item, ReadOptions, Source, StoredTensor, WriteContext, WriteSeek,
+};
 use crate::{Error, Format, InTensor, Result};
 
 pub(crate) struct Npz;
@@ -199,10 +201,10 @@ impl Codec for Npz {
     /// One stored member per tensor, converted just before it is written.
     /// Row-major tensors are written in C order and column-major ones in
     /// Fortran order.
-    fn write(
+    fn write_to(
         &self,
         _: Format,
-        out: &Path,
+        w: &mut dyn WriteSeek,
         items: &[Item<'_, '_>],
         cx: &WriteContext<'_>,
     ) -> Result<()> {
@@ -215,16 +217,15 @@ impl Codec for Npz {
                 );
             }
         }
-        tensor_core::io::write_atomic(out, |w| -> Result<()> {
-            let mut zip = NnpZipWriter::new(w);
-            for it in items {
-                let t = cx.plan.apply(it.tensor).in_tensor(it.name)?;
-                write_member(&mut zip, it.name, &t)?;
-                (cx.progress)(it.tensor.bytes().len() as u64);
-            }
-            zip.finish().map_err(npz_err)?;
-            Ok(())
-        })
+        let mut zip = NnpZipWriter::new(w);
+        for it in items {
+            let got = it.tensor.get()?;
+            let t = cx.plan.apply(got.tensor()).in_tensor(it.name)?;
+            write_member(&mut zip, it.name, &t)?;
+            (cx.progress)(it.tensor.byte_len());
+        }
+        zip.finish().map_err(npz_err)?;
+        Ok(())
     }
 
     fn refuses(&self, _: Format, dtype: DType, _dims: &[usize]) -> Option<String> {
@@ -240,7 +241,7 @@ impl Codec for Npz {
             .iter()
             .map(|(name, tensor)| Item {
                 name,
-                tensor,
+                tensor: tensor.into(),
                 need_grad: true,
             })
             .collect();

@@ -16,7 +16,9 @@ use std::path::Path;
 use serde_json::{Value, json};
 use tensor_core::graph::ModelGraph;
 
-use crate::codec::{Codec, Contents, Item, ReadOptions, Source, StoredTensor, WriteContext};
+use crate::codec::{
+    Codec, Contents, Item, ReadOptions, Source, StoredTensor, WriteContext, WriteSeek,
+};
 use crate::{Error, Format, Result};
 
 pub(crate) struct OnnxCodec;
@@ -76,10 +78,10 @@ impl Codec for OnnxCodec {
             .then(|| format!("ONNX has no {dtype} type"))
     }
 
-    fn write(
+    fn write_to(
         &self,
         _: Format,
-        out: &Path,
+        w: &mut dyn WriteSeek,
         items: &[Item<'_, '_>],
         cx: &WriteContext<'_>,
     ) -> Result<()> {
@@ -105,18 +107,24 @@ impl Codec for OnnxCodec {
                 dims: it.tensor.dims().to_vec(),
             });
         }
-        tensor_core::io::write_atomic(out, |w| -> Result<()> {
-            onnx_format::write_tensors(w, &entries, &Default::default(), |i, w| {
-                let it = &items[i];
-                let t = cx.plan.apply(it.tensor).map_err(|e| {
-                    onnx_format::Error::Invalid(e.in_tensor(it.name).full_message())
-                })?;
-                tensor_core::io::write_prefaulted(w, t.bytes())?;
-                (cx.progress)(it.tensor.bytes().len() as u64);
-                Ok(t.bytes().len())
-            })
-            .map_err(onnx_err)
+        // a read error inside the writer's callback, kept as it is
+        let mut failed = None;
+        onnx_format::write_tensors(w, &entries, &Default::default(), |i, w| {
+            let it = &items[i];
+            let got = it.tensor.get().map_err(|e| {
+                let msg = e.full_message();
+                failed = Some(e);
+                onnx_format::Error::Invalid(msg)
+            })?;
+            let t = cx
+                .plan
+                .apply(got.tensor())
+                .map_err(|e| onnx_format::Error::Invalid(e.in_tensor(it.name).full_message()))?;
+            tensor_core::io::write_prefaulted(w, t.bytes())?;
+            (cx.progress)(it.tensor.byte_len());
+            Ok(t.bytes().len())
         })
+        .map_err(|e| failed.take().unwrap_or_else(|| onnx_err(e)))
     }
 
     fn reencode(&self, src: &Source, out: &Path) -> Result<()> {

@@ -15,7 +15,9 @@ use std::path::Path;
 use primitiv_format::{self as prim, File, ModelWriter, Parameter, WriteOptions};
 use serde_json::{Map, Value, json};
 
-use crate::codec::{Codec, Contents, Item, ReadOptions, Source, StoredTensor, WriteContext};
+use crate::codec::{
+    Codec, Contents, Item, ReadOptions, Source, StoredTensor, WriteContext, WriteSeek,
+};
 use crate::report::float_json;
 use crate::{Error, Format, InTensor, Result};
 
@@ -156,10 +158,10 @@ impl Codec for Primitiv {
         true
     }
 
-    fn write(
+    fn write_to(
         &self,
         _: Format,
-        out: &Path,
+        w: &mut dyn WriteSeek,
         items: &[Item<'_, '_>],
         cx: &WriteContext<'_>,
     ) -> Result<()> {
@@ -172,7 +174,9 @@ impl Codec for Primitiv {
             let ok = if d == tensor_core::DType::F32 {
                 prim::Shape::from_dims(it.tensor.dims()).map(drop)
             } else {
-                prim::Tensor::from_core(it.tensor).map(drop)
+                // (never reached after `refuses`: the error names the dtype)
+                let got = it.tensor.get()?;
+                prim::Tensor::from_core(got.tensor()).map(drop)
             };
             ok.map_err(|e| {
                 Error::Unsupported(format!("shape {:?}: {e}", it.tensor.dims())).in_tensor(it.name)
@@ -182,17 +186,16 @@ impl Codec for Primitiv {
         keys.sort_by(|a, b| a.0.cmp(&b.0));
         let count = u32::try_from(keys.len())
             .map_err(|_| Error::Unsupported("too many tensors for a primitiv model".into()))?;
-        tensor_core::io::write_atomic(out, |w| -> Result<()> {
-            let mut mw = ModelWriter::new(w, count, &WriteOptions::default())?;
-            for (k, it) in &keys {
-                let t = cx.plan.apply(it.tensor).in_tensor(it.name)?;
-                let p = prim::Tensor::from_core(&t).and_then(Parameter::new)?;
-                mw.param(k, &p)?;
-                (cx.progress)(it.tensor.bytes().len() as u64);
-            }
-            mw.finish()?;
-            Ok(())
-        })
+        let mut mw = ModelWriter::new(w, count, &WriteOptions::default())?;
+        for (k, it) in &keys {
+            let got = it.tensor.get()?;
+            let t = cx.plan.apply(got.tensor()).in_tensor(it.name)?;
+            let p = prim::Tensor::from_core(&t).and_then(Parameter::new)?;
+            mw.param(k, &p)?;
+            (cx.progress)(it.tensor.byte_len());
+        }
+        mw.finish()?;
+        Ok(())
     }
 
     fn reencode(&self, src: &Source, out: &Path) -> Result<()> {

@@ -13,7 +13,9 @@ use safetensors::{Dtype, SafeTensors};
 use serde_json::{Map, Value};
 use tensor_core::{DType, MemoryOrder, Tensor};
 
-use crate::codec::{Codec, Contents, Item, ReadOptions, Source, StoredTensor, WriteContext};
+use crate::codec::{
+    Codec, Contents, Item, ReadOptions, Source, StoredTensor, WriteContext, WriteSeek,
+};
 use crate::{Error, Format, InTensor, Result};
 
 pub(crate) struct SafetensorsCodec;
@@ -132,10 +134,10 @@ impl Codec for SafetensorsCodec {
         Ok(c)
     }
 
-    fn write(
+    fn write_to(
         &self,
         _: Format,
-        out: &Path,
+        w: &mut dyn WriteSeek,
         items: &[Item<'_, '_>],
         cx: &WriteContext<'_>,
     ) -> Result<()> {
@@ -153,17 +155,15 @@ impl Codec for SafetensorsCodec {
             }),
             cx,
         )?;
-        tensor_core::io::write_atomic(out, |w| -> Result<()> {
-            use std::io::Write;
-            w.write_all(&(json.len() as u64).to_le_bytes())?;
-            w.write_all(&json)?;
-            for it in items {
-                let t = cx.plan.apply(it.tensor).in_tensor(it.name)?;
-                tensor_core::io::write_prefaulted(w, t.bytes())?;
-                (cx.progress)(it.tensor.bytes().len() as u64);
-            }
-            Ok(())
-        })
+        w.write_all(&(json.len() as u64).to_le_bytes())?;
+        w.write_all(&json)?;
+        for it in items {
+            let got = it.tensor.get()?;
+            let t = cx.plan.apply(got.tensor()).in_tensor(it.name)?;
+            tensor_core::io::write_prefaulted(w, t.bytes())?;
+            (cx.progress)(it.tensor.byte_len());
+        }
+        Ok(())
     }
 
     fn refuses(&self, _: Format, dtype: DType, _dims: &[usize]) -> Option<String> {

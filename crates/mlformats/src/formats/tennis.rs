@@ -18,7 +18,9 @@ use bubble_module::{ConstantsWriter, Module, NodeOrder, ParamOrder, WriteOptions
 use tensor_core::MemoryOrder;
 use tensor_core::graph::ModelGraph;
 
-use crate::codec::{Codec, Contents, Item, ReadOptions, Source, StoredTensor, WriteContext};
+use crate::codec::{
+    Codec, Contents, Item, ReadOptions, Source, StoredTensor, WriteContext, WriteSeek,
+};
 use crate::{Format, InTensor, Result};
 
 pub(crate) struct Tennis;
@@ -44,27 +46,26 @@ impl Codec for Tennis {
         Ok(c)
     }
 
-    fn write(
+    fn write_to(
         &self,
         _: Format,
-        out: &Path,
+        w: &mut dyn WriteSeek,
         items: &[Item<'_, '_>],
         cx: &WriteContext<'_>,
     ) -> Result<()> {
-        tensor_core::io::write_atomic(out, |w| -> Result<()> {
-            let mut m = ConstantsWriter::new(w, items.len())?;
-            for it in items {
-                let t = cx.plan.apply(it.tensor).in_tensor(it.name)?;
-                let t = match t.order() {
-                    MemoryOrder::RowMajor => t,
-                    MemoryOrder::ColumnMajor => t.to_row_major()?.into_static(),
-                };
-                m.constant(it.name, &t).in_tensor(it.name)?;
-                (cx.progress)(it.tensor.bytes().len() as u64);
-            }
-            m.finish()?;
-            Ok(())
-        })
+        let mut m = ConstantsWriter::new(w, items.len())?;
+        for it in items {
+            let got = it.tensor.get()?;
+            let t = cx.plan.apply(got.tensor()).in_tensor(it.name)?;
+            let t = match t.order() {
+                MemoryOrder::RowMajor => t,
+                MemoryOrder::ColumnMajor => t.to_row_major()?.into_static(),
+            };
+            m.constant(it.name, &t).in_tensor(it.name)?;
+            (cx.progress)(it.tensor.byte_len());
+        }
+        m.finish()?;
+        Ok(())
     }
 
     fn refuses(&self, _: Format, dtype: tensor_core::DType, _dims: &[usize]) -> Option<String> {

@@ -24,12 +24,9 @@ use std::sync::Arc;
 use super::ReadAt;
 use crate::{Error, Result};
 
-/// How a tensor's bytes are coded in the file.
-#[derive(Debug, Clone, Default)]
+/// How a tensor's bytes are coded in the file (`Layout::Coded`).
+#[derive(Debug, Clone)]
 pub(super) enum Coding {
-    /// As they are, at the tensor's offset.
-    #[default]
-    Plain,
     /// At the tensor's offset, each `lane` bytes reversed (big-endian).
     #[cfg_attr(not(feature = "npz"), allow(dead_code))]
     Swapped { lane: usize },
@@ -59,7 +56,6 @@ impl Coding {
                 .ok_or_else(|| Error::Invalid("the tensor's offset overflows".into()))
         };
         match self {
-            Coding::Plain => r.read_at(at()?, buf)?,
             Coding::Swapped { lane } => {
                 r.read_at(at()?, buf)?;
                 swap(buf, *lane);
@@ -78,7 +74,7 @@ impl Coding {
 
     /// True for a tensor in a deflated member.
     pub(super) fn is_deflated(&self) -> bool {
-        !matches!(self, Coding::Plain | Coding::Swapped { .. })
+        !matches!(self, Coding::Swapped { .. })
     }
 }
 

@@ -70,7 +70,7 @@ pub(super) fn tensor(p: Located) -> Result<IndexedTensor> {
         offset: p.offset,
         len: p.len,
         numel,
-        coding: Default::default(),
+        layout: super::Layout::Contiguous,
     })
 }
 
@@ -88,7 +88,10 @@ impl FileIndex {
             let name = p.name.clone();
             let t = tensor(p)?;
             match at.get(&name) {
-                Some(&i) => self.tensors[i] = t,
+                Some(&i) => {
+                    self.tensors[i] = t;
+                    self.repeated_names = true;
+                }
                 None => {
                     at.insert(name, self.tensors.len());
                     self.tensors.push(t);

@@ -28,6 +28,7 @@ use nnp_archive::{MemberInfo, MemberKind};
 use serde_json::json;
 use tensor_core::{DType, Limits, MemoryOrder};
 
+use super::Layout;
 use super::deflate::{self, Coding, Member, Pool};
 use super::wire::{Cursor, FIXED32, FIXED64, LEN, Stop, VARINT, Walk, bad};
 use super::{FileIndex, IndexedTensor, ReadAt, Stream, count, overflow, read_vec};
@@ -56,8 +57,8 @@ pub(super) struct Entry {
     need_grad: bool,
     offset: u64,
     len: u64,
-    /// Where the data is when not plainly at `offset` (a deflated member).
-    coding: Coding,
+    /// How the data is laid out from `offset` (in a deflated member).
+    layout: Layout,
 }
 
 fn shape(payload: &[u8], dims: &mut Vec<i64>, limits: &Limits) -> Result<()> {
@@ -213,7 +214,7 @@ fn parameter<R: ReadAt + ?Sized>(c: &mut Cursor<'_, R>, limits: &Limits) -> Walk
         need_grad,
         offset,
         len,
-        coding: Coding::Plain,
+        layout: Layout::Contiguous,
     })
 }
 
@@ -358,11 +359,11 @@ impl FileIndex {
                             })
                             .inspect(|()| {
                                 for e in &mut entries[before..] {
-                                    e.coding = Coding::Deflated {
+                                    e.layout = Layout::Coded(Coding::Deflated {
                                         member: std::sync::Arc::clone(&z),
                                         at: e.offset,
                                         lane: 0,
-                                    };
+                                    });
                                     e.offset = m.data_start;
                                 }
                             })
@@ -383,7 +384,7 @@ impl FileIndex {
                         need_grad: p.need_grad,
                         offset: p.offset,
                         len: p.len,
-                        coding: Coding::Plain,
+                        layout: Layout::Contiguous,
                     })),
                     None => return Ok(false),
                 },
@@ -396,6 +397,7 @@ impl FileIndex {
             self.metadata.insert("solver_states".into(), json!(states));
         }
         self.graph = Some(nnabla_proto::graph::model_graph(&model));
+        self.nnabla_model = model != NNablaProtoBuf::default();
         Ok(true)
     }
 
@@ -417,12 +419,15 @@ impl FileIndex {
                 offset: e.offset,
                 len: e.len,
                 numel,
-                coding: e.coding,
+                layout: e.layout,
             };
             // as nnp-archive counts: before each registration
             limits.check_tensors(self.tensors.len() as u64 + 1)?;
             match at.get(&e.name) {
-                Some(&i) => self.tensors[i] = t,
+                Some(&i) => {
+                    self.tensors[i] = t;
+                    self.repeated_names = true;
+                }
                 None => {
                     at.insert(e.name, self.tensors.len());
                     self.tensors.push(t);

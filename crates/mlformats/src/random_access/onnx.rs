@@ -1,23 +1,28 @@
 //! ONNX `.onnx` models by random access: the `ModelProto` walked field by
 //! field through [`ReadAt`] (the cursor of `wire.rs`), every field copied
-//! except each main-graph initializer's `raw_data`, whose place is
-//! recorded; the copy (the model without its tensor bytes: nodes,
-//! attributes, inputs, outputs, initializers' names, types and shapes) is
-//! then read by `onnx-format`'s own reader, with its checks, and each
-//! initializer's layout checked as [`onnx_format::tensor_from_proto`]
-//! checks it.
+//! except each main-graph initializer's `raw_data` and typed fields of
+//! numbers (`float_data`, `int32_data`, `int64_data`, `double_data`,
+//! `uint64_data`), whose places are recorded (the typed fields checked and
+//! their values counted, see `onnx_typed.rs`); the copy (the model without
+//! its tensor data: nodes, attributes, inputs, outputs, initializers'
+//! names, types and shapes) is then read by `onnx-format`'s own reader,
+//! with its checks, and each initializer's layout checked as
+//! [`onnx_format::tensor_from_proto`] checks it.
 //!
-//! Read this way: models whose initializers all keep their bytes in
-//! `raw_data` (contiguous little-endian bytes, what exporters write).
-//! Initializers in the typed fields (`float_data`, `int32_data`, ...) are
-//! read whole (`None`); external data is refused, as the whole-file path
-//! refuses it.
+//! Read this way: every model the whole-file path reads but for proto2
+//! groups (read whole). An initializer's `raw_data` (contiguous
+//! little-endian bytes, what exporters write) and one packed run of
+//! `float_data` or `double_data` are byte ranges; other typed fields are
+//! decoded a slice at a time (`onnx_typed.rs`). `string_data` is copied and
+//! refused as the whole-file path refuses it (no string type), as is
+//! external data.
 
 use std::collections::HashSet;
 
 use tensor_core::graph::ModelGraph;
 use tensor_core::{Limits, MemoryOrder};
 
+use super::onnx_typed::{Fields, Layout};
 use super::wire::{Cursor, LEN, Stop, Walk, bad};
 use super::{FileIndex, IndexedTensor, ReadAt, count, overflow};
 use crate::Result;
@@ -33,6 +38,15 @@ const WHAT: &str = "the model";
 
 /// Where a `raw_data` is: offset and length.
 type Raw = Option<(u64, u64)>;
+
+/// What the walk found of one initializer: its `raw_data`, its typed
+/// fields, where its `TensorProto` is (start, end).
+struct Init {
+    raw: Raw,
+    typed: Fields,
+    at: u64,
+    end: u64,
+}
 
 /// Appends the bytes `[from, to)` of the file to `out`, under `limits`.
 fn copy<R: ReadAt + ?Sized>(
@@ -75,24 +89,20 @@ fn group(wt: u64) -> Walk<()> {
 /// place and length, the message's copy.
 type Each<'f, R> = dyn FnMut(&mut Cursor<'_, R>, u64, u64, &mut Vec<u8>) -> Walk<()> + 'f;
 
-/// `TensorProto`'s typed data fields (`float_data`, `int32_data`,
-/// `string_data`, `int64_data`, `double_data`, `uint64_data`).
-const TYPED: [u64; 6] = [4, 5, 6, 7, 10, 11];
-
 /// Walks the message at `[at, at + n)`: every field copied to the result
 /// but field `special`, which `each` handles (it gets the cursor, the
-/// payload's place and length, and the result). With `tensor`, a typed
-/// data field stops the walk: the file is read whole (before its values
-/// are copied).
+/// payload's place and length, and the result), and with `typed` (a
+/// `TensorProto`), its typed fields of numbers, checked and counted there
+/// (not copied).
 fn walk<R: ReadAt + ?Sized>(
     r: &R,
     at: u64,
     n: u64,
     limits: &Limits,
     special: u64,
+    mut typed: Option<&mut Fields>,
     each: &mut Each<'_, R>,
 ) -> Walk<Vec<u8>> {
-    let tensor = special == TENSOR_RAW_DATA;
     let end = at
         .checked_add(n)
         .ok_or_else(|| bad(WHAT, at, "a length past the file"))?;
@@ -112,8 +122,8 @@ fn walk<R: ReadAt + ?Sized>(
             }
             let (p, len) = c.len_delimited()?;
             each(&mut c, p, len, &mut out)?;
-        } else if tensor && TYPED.contains(&num) {
-            return Err(Stop::Whole);
+        } else if let Some(f) = typed.as_deref_mut().filter(|_| Fields::is_typed(num)) {
+            f.take(&mut c, start, num, wt)?;
         } else {
             c.skip(wt, num)?;
             copy(&c, start, &mut out, limits)?;
@@ -122,40 +132,63 @@ fn walk<R: ReadAt + ?Sized>(
     Ok(out)
 }
 
-/// The model without its initializers' `raw_data`, and where each is.
-fn strip<R: ReadAt + ?Sized>(r: &R, limits: &Limits) -> Walk<(Vec<u8>, Vec<Raw>)> {
-    let mut raws: Vec<Raw> = Vec::new();
-    let model = walk(r, 0, r.len(), limits, MODEL_GRAPH, &mut |c, at, n, out| {
-        let graph = walk(
-            c.r,
-            at,
-            n,
-            limits,
-            GRAPH_INITIALIZER,
-            &mut |c, at, n, out| {
-                let mut raw: Raw = None;
-                let tensor = walk(c.r, at, n, limits, TENSOR_RAW_DATA, &mut |_, at, n, _| {
-                    raw = Some((at, n)); // the last one counts, as in prost
+/// The model without its initializers' data, and where each one's is.
+fn strip<R: ReadAt + ?Sized>(r: &R, limits: &Limits) -> Walk<(Vec<u8>, Vec<Init>)> {
+    let mut inits: Vec<Init> = Vec::new();
+    let model = walk(
+        r,
+        0,
+        r.len(),
+        limits,
+        MODEL_GRAPH,
+        None,
+        &mut |c, at, n, out| {
+            let graph = walk(
+                c.r,
+                at,
+                n,
+                limits,
+                GRAPH_INITIALIZER,
+                None,
+                &mut |c, at, n, out| {
+                    let mut raw: Raw = None;
+                    let mut typed = Fields::default();
+                    let tensor = walk(
+                        c.r,
+                        at,
+                        n,
+                        limits,
+                        TENSOR_RAW_DATA,
+                        Some(&mut typed),
+                        &mut |_, at, n, _| {
+                            raw = Some((at, n)); // the last one counts, as in prost
+                            Ok(())
+                        },
+                    )?;
+                    limits.check_tensors(inits.len() as u64 + 1)?;
+                    inits.push(Init {
+                        raw,
+                        typed,
+                        at,
+                        end: at + n,
+                    });
+                    put_message(out, GRAPH_INITIALIZER, &tensor);
                     Ok(())
-                })?;
-                limits.check_tensors(raws.len() as u64 + 1)?;
-                raws.push(raw);
-                put_message(out, GRAPH_INITIALIZER, &tensor);
-                Ok(())
-            },
-        )?;
-        put_message(out, MODEL_GRAPH, &graph);
-        Ok(())
-    })?;
-    Ok((model, raws))
+                },
+            )?;
+            put_message(out, MODEL_GRAPH, &graph);
+            Ok(())
+        },
+    )?;
+    Ok((model, inits))
 }
 
 impl FileIndex {
-    /// An ONNX model whose initializers all keep their bytes in
-    /// `raw_data`; false (read it whole) for anything else (see the module).
+    /// An ONNX model (see the module); false (read it whole) for one with
+    /// proto2 groups.
     pub(super) fn read_onnx<R: ReadAt + ?Sized>(&mut self, r: &R) -> Result<bool> {
         let limits = self.limits;
-        let (stripped, raws) = match strip(r, &limits) {
+        let (stripped, found) = match strip(r, &limits) {
             Ok(x) => x,
             Err(Stop::Whole) => return Ok(false),
             Err(Stop::Err(e)) => return Err(e),
@@ -164,31 +197,48 @@ impl FileIndex {
         let model = onnx_format::Model::parse_with(&stripped, &o).map_err(onnx_err)?;
         drop(stripped);
         let inits = &model.graph_proto().initializer;
-        if inits.len() != raws.len() || raws.iter().any(Option::is_none) {
-            return Ok(false); // typed fields: read whole
+        if inits.len() != found.len() {
+            return Ok(false);
         }
         let mut taken: HashSet<String> = HashSet::new();
-        for (t, raw) in inits.iter().zip(raws) {
-            let (offset, len) = raw.unwrap_or_default();
+        for (t, init) in inits.iter().zip(found) {
             let name = t.name.clone().unwrap_or_default();
-            let (dtype, dims, byte_len) = onnx_format::read::tensor_layout(t, &limits)
-                .and_then(|(d, dims, b)| {
-                    onnx_format::read::check_raw_len(&name, d, &dims, b, len)?;
-                    Ok((d, dims, b))
-                })
-                .map_err(onnx_err)?;
+            let (dtype, dims, byte_len) =
+                onnx_format::read::tensor_layout(t, &limits).map_err(onnx_err)?;
             let numel = count(&dims).ok_or_else(|| overflow(&name))?;
-            let name = free_name(name, |n| taken.contains(n));
-            taken.insert(name.clone());
+            let (offset, layout) = match init.raw {
+                Some((offset, len)) => {
+                    onnx_format::read::check_raw_len(&name, dtype, &dims, byte_len, len)
+                        .map_err(onnx_err)?;
+                    (offset, Layout::Contiguous)
+                }
+                None => {
+                    // as `onnx_format::read::tensor_from_proto` checks them
+                    limits.check_alloc("tensor data", byte_len as u64)?;
+                    let (field, n, want) = init.typed.chosen(dtype, numel);
+                    if n != want {
+                        return Err(onnx_err(onnx_format::Error::Invalid(format!(
+                            "tensor {name:?}: {field} holds {n} values but shape {dims:?} of \
+                             {dtype} needs {want}"
+                        ))));
+                    }
+                    init.typed.layout(dtype, init.at, init.end)
+                }
+            };
+            // a repeated name gets `#2`, ...; its stored name stays (as
+            // `Contents::push` does)
+            let mut stored = StoredTensor::from_parts(name, dims);
+            stored.name = free_name(stored.name, |n| taken.contains(n));
+            taken.insert(stored.name.clone());
             self.tensors.push(IndexedTensor {
                 tensor_dims: None,
-                stored: StoredTensor::from_parts(name, dims),
+                stored,
                 dtype,
                 order: MemoryOrder::RowMajor,
                 offset,
                 len: byte_len as u64,
                 numel,
-                coding: Default::default(),
+                layout,
             });
         }
         self.metadata = crate::formats::onnx::metadata(&model);

@@ -52,7 +52,7 @@ impl FileIndex {
                 offset: t.offset,
                 len: t.len,
                 numel,
-                coding: Default::default(),
+                layout: super::Layout::Contiguous,
             });
         }
         Ok(())

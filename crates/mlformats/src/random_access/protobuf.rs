@@ -35,6 +35,7 @@ impl FileIndex {
         nnabla_proto::binary::merge(&mut model, &rest)?;
         self.push_entries(entries)?;
         self.graph = Some(nnabla_proto::graph::model_graph(&model));
+        self.nnabla_model = model != NNablaProtoBuf::default();
         Ok(true)
     }
 }

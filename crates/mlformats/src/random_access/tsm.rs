@@ -36,7 +36,7 @@ impl FileIndex {
                 offset: t.offset,
                 len: t.len,
                 numel,
-                coding: Default::default(),
+                layout: super::Layout::Contiguous,
             });
         }
         self.graph = Some(ModelGraph::single(index.graph().clone()));
