@@ -498,3 +498,103 @@ mod inflate {
         Ok(t)
     }
 }
+
+#[cfg(all(test, feature = "nnp"))]
+mod tests {
+    use std::sync::Arc;
+
+    use flate2::{Compress, Compression, FlushCompress};
+
+    use super::super::ReadAt;
+    use super::super::wire::Stop;
+    use super::inflate::{Member, Pool, walk_inflated};
+    use crate::Error;
+
+    /// `data` deflated (raw), as a zip member at offset 3 of a file (its
+    /// CRC-32 xored with `wrong`).
+    fn member(data: &[u8], wrong: u32) -> (Vec<u8>, Member) {
+        let mut z = Compress::new(Compression::default(), false);
+        let mut out = Vec::with_capacity(data.len() + 1024);
+        z.compress_vec(data, &mut out, FlushCompress::Finish)
+            .unwrap();
+        let mut file = vec![7u8; 3];
+        file.extend(&out);
+        let mut crc = flate2::Crc::new();
+        crc.update(data);
+        let m = nnp_archive::MemberInfo {
+            name: "x".into(),
+            kind: nnp_archive::MemberKind::Other,
+            compression: nnp_archive::archive::Compression::Deflated,
+            size: data.len() as u64,
+            compressed_size: out.len() as u64,
+            unsafe_name: false,
+            data_start: 3,
+            crc32: crc.sum() ^ wrong,
+        };
+        (
+            file,
+            Member::new(&m, Error::Nnp, &Arc::new(Pool::default())),
+        )
+    }
+
+    fn data() -> Vec<u8> {
+        (0..300_000u32)
+            .map(|i| (i * 7919 % 251) as u8 ^ (i >> 9) as u8)
+            .collect()
+    }
+
+    #[test]
+    fn reads_anywhere_in_any_order() {
+        let data = data();
+        let (file, m) = member(&data, 0);
+        let mut buf = vec![0u8; 70_000];
+        for (at, n) in [
+            (0, 10),
+            (5, 70_000),
+            (299_990, 10),
+            (1, 1),
+            (150_000, 3),
+            (149_999, 2),
+        ] {
+            m.read(&file[..], at, &mut buf[..n]).unwrap();
+            assert_eq!(&buf[..n], &data[at as usize..at as usize + n]);
+        }
+        assert!(m.read(&file[..], 299_999, &mut buf[..2]).is_err());
+    }
+
+    #[test]
+    fn a_walk_reads_back_past_its_history_from_the_start() {
+        let data = data();
+        let (file, m) = member(&data, 0);
+        let got = walk_inflated(&file[..], &m, |z| {
+            let mut out = Vec::new();
+            for (at, n) in [
+                (0u64, 100usize),
+                (200_000, 16),
+                (199_000, 2_000),
+                (10, 5),
+                (299_000, 1_000),
+            ] {
+                let mut b = vec![0u8; n];
+                z.read_at(at, &mut b).unwrap();
+                out.push((at, b));
+            }
+            Ok(out)
+        });
+        let Ok(got) = got else {
+            panic!("the walk failed")
+        };
+        for (at, b) in got {
+            assert_eq!(b, &data[at as usize..at as usize + b.len()]);
+        }
+        // a wrong CRC-32 is found at the end of the walk, and of a read
+        let (file, m) = member(&data, 1);
+        let Err(Stop::Err(e)) = walk_inflated(&file[..], &m, |_| Ok(())) else {
+            panic!("a wrong CRC-32 passes")
+        };
+        assert!(e.to_string().ends_with("Invalid checksum"), "{e}");
+        let mut buf = vec![0u8; 10];
+        m.read(&file[..], 0, &mut buf).unwrap();
+        assert!(m.read(&file[..], 299_990, &mut buf).is_err());
+    }
+}
