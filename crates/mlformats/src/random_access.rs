@@ -52,7 +52,8 @@
 //! member is checked as the whole-file path checks it (no byte more than
 //! declared, its CRC-32) when a pass reaches its end: a damaged `.npz`
 //! member opens and fails at that read (an `.nnp`'s `.protobuf` member is
-//! inflated whole at opening, so it fails there, as the whole path does).
+//! inflated to its end at opening, walked, never held, so it fails there,
+//! as the whole path does).
 //!
 //! The tensors are the ones [`crate::Document`] reads from the same bytes:
 //! same names, dtypes, shapes, stored fields and bytes (and primitiv's
