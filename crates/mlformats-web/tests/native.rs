@@ -482,6 +482,19 @@ fn a_file_opened_by_slices_answers_like_the_whole_file() {
         let bytes = std::fs::read(nnabla.join(name)).unwrap();
         assert!(sliced_equals_whole(name, bytes), "{name}");
     }
+    // .npz with deflated (numpy.savez_compressed) or big-endian members,
+    // or both kinds in one archive, and an .nnp whose parameter.protobuf is
+    // deflated: by slices, inflated as they are read
+    for name in [
+        "savez_compressed.npz",
+        "big_endian.npz",
+        "big_endian_compressed.npz",
+        "mixed.npz",
+        "params_deflated.nnp",
+    ] {
+        let bytes = std::fs::read(testdata.join("compressed").join(name)).unwrap();
+        assert!(sliced_equals_whole(name, bytes), "{name}");
+    }
     // primitiv Model, Parameter (with stats), batched Tensor, Shape and
     // Optimizer files: by slices, kind and metadata included
     for name in [
@@ -517,10 +530,28 @@ fn a_file_opened_by_slices_answers_like_the_whole_file() {
     assert!(m.is_none());
 }
 
-#[test]
-fn statistics_over_many_slices_are_the_whole_tensors() {
-    // 3 tensors bigger than a slice (4 MiB), of sizes not a multiple of it,
-    // with NaN, infinities and zeros
+/// The zip archive `bytes` again, every member deflated.
+fn deflated(bytes: &[u8]) -> Vec<u8> {
+    use std::io::{Read, Write};
+    let mut zin = zip::ZipArchive::new(std::io::Cursor::new(bytes)).unwrap();
+    let mut zout = zip::ZipWriter::new(std::io::Cursor::new(Vec::new()));
+    for i in 0..zin.len() {
+        let mut f = zin.by_index(i).unwrap();
+        let name = f.name().unwrap().to_string();
+        let o = zip::write::SimpleFileOptions::default()
+            .compression_method(zip::CompressionMethod::Deflated)
+            .large_file(true);
+        let mut data = Vec::new();
+        f.read_to_end(&mut data).unwrap();
+        zout.start_file(name, o).unwrap();
+        zout.write_all(&data).unwrap();
+    }
+    zout.finish().unwrap().into_inner()
+}
+
+/// 3 tensors bigger than a slice (4 MiB), of sizes not a multiple of it,
+/// with NaN, infinities and zeros.
+fn big_tensors() -> [mlformats::Tensor<'static>; 3] {
     let a: Vec<f32> = (0..1_500_000u32)
         .map(|i| match i % 100_003 {
             7 => f32::NAN,
@@ -534,6 +565,12 @@ fn statistics_over_many_slices_are_the_whole_tensors() {
     let ta = mlformats::Tensor::from_values([1500, 1000], &a).unwrap();
     let tb = mlformats::Tensor::from_values([700_001], &b).unwrap();
     let tc = mlformats::Tensor::from_values([9, 1_000_000], &c).unwrap();
+    [ta, tb, tc]
+}
+
+#[test]
+fn statistics_over_many_slices_are_the_whole_tensors() {
+    let [ta, tb, tc] = big_tensors();
     let tmp = tempfile::tempdir().unwrap();
     for ext in [
         "params",
@@ -557,6 +594,19 @@ fn statistics_over_many_slices_are_the_whole_tensors() {
             std::fs::read(&p).unwrap()
         ));
     }
+}
+
+#[test]
+fn statistics_over_many_slices_of_deflated_members_are_the_whole_tensors() {
+    // an .npz of the first tensor above (6 MB: two slices), its member
+    // deflated (numpy.savez_compressed's layout): inflated a slice at a
+    // time, each pass going on from the last
+    let [ta, _, _] = big_tensors();
+    let tmp = tempfile::tempdir().unwrap();
+    let p = tmp.path().join("big.npz");
+    mlformats::save(&p, [("a", &ta)]).unwrap();
+    let stored = std::fs::read(&p).unwrap();
+    assert!(sliced_equals_whole("big_deflated.npz", deflated(&stored)));
 }
 
 #[test]

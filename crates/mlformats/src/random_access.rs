@@ -5,11 +5,15 @@
 //!
 //! This is how a file too big to hold in memory is shown (the viewer reads
 //! a browser `File` through `Blob.slice`). The formats whose layout allows
-//! it: TVM/CVM `.params`, `.safetensors`, `.npz` archives whose members
-//! are all stored (`numpy.savez`) and little-endian (every tensor stored
-//! whole, uncompressed, at an offset its headers state), NNabla `.nnp`
-//! archives whose parameters are in stored `.protobuf` members (the
-//! networks read whole, each parameter's packed data located, not read);
+//! it: TVM/CVM `.params`, `.safetensors`, `.npz` archives (a stored
+//! member, as `numpy.savez` writes it: its tensor at an offset its headers
+//! state; a deflated one, as `numpy.savez_compressed` writes it: its
+//! `.npy` header inflated, its data inflated as it is read, see below; a
+//! big-endian one, `>f4`, `>i8`, ...: swapped to little-endian as it is
+//! read, the bytes the whole-file path gives), NNabla `.nnp`
+//! archives whose parameters are in stored or deflated `.protobuf` members
+//! (the networks read whole, each parameter's packed data located, not
+//! read; a deflated member walked once as it inflates, in bounded memory);
 //! standalone NNabla `.protobuf` files whose parameters are packed (the
 //! same walk over the whole file; with the `nnp` feature), TenniS `.tsm`
 //! modules (the reader's own walk, `bubble_module::Module::index`: the
@@ -24,7 +28,8 @@
 //! slice; external data refused as the whole-file path refuses it), and
 //! NNabla `.h5` parameter files and `.nnp` archives
 //! whose parameters are in a stored `parameter.h5` (nnabla's default
-//! layout), when every dataset
+//! layout; a deflated `parameter.h5` sends the archive to the whole-file
+//! path), when every dataset
 //! is stored contiguously and little-endian (its HDF5 structure walked
 //! through [`ReadAt`] by `nnp-archive`'s reader, each dataset's data
 //! located, not read; a chunked, compressed or compact dataset sends the
@@ -36,6 +41,19 @@
 //! [`FileIndex::open`]
 //! answers `None` for any other file: open those whole
 //! ([`crate::Document::from_bytes`]).
+//!
+//! A tensor in a deflated member ([`IndexedTensor::is_deflated`]) is read
+//! by inflating the member from its start; the index keeps the place of
+//! the last members read, so reading a tensor front to back a slice at a
+//! time (the viewer's statistics, [`crate::convert_index`]) inflates it
+//! once, and a read behind that place inflates again from the member's
+//! start. Memory stays bounded (a few 64 KiB buffers and the inflater's
+//! 32 KiB window per kept place, whatever the member's size). The whole
+//! member is checked as the whole-file path checks it (no byte more than
+//! declared, its CRC-32) when a pass reaches its end: a damaged `.npz`
+//! member opens and fails at that read (an `.nnp`'s `.protobuf` member is
+//! inflated to its end at opening, walked, never held, so it fails there,
+//! as the whole path does).
 //!
 //! The tensors are the ones [`crate::Document`] reads from the same bytes:
 //! same names, dtypes, shapes, stored fields and bytes (and primitiv's
@@ -66,6 +84,7 @@ use crate::summary::{Summary, TensorSummary};
 use crate::{Error, Format, Result};
 use onnx_typed::Layout;
 
+mod deflate;
 #[cfg(feature = "nnp")]
 mod h5;
 #[cfg(feature = "nnp")]
@@ -210,14 +229,23 @@ impl IndexedTensor {
 
     /// Where its bytes start in the file (for an ONNX initializer whose
     /// values are decoded from a typed field, such as `int64_data`: where
-    /// that field starts).
+    /// that field starts; for a tensor in a deflated zip member,
+    /// [`IndexedTensor::is_deflated`]: where the member's compressed bytes
+    /// start).
     pub fn offset(&self) -> u64 {
         self.offset
     }
 
-    /// How many bytes it has.
+    /// How many bytes it has (inflated, for a tensor in a deflated member).
     pub fn byte_len(&self) -> u64 {
         self.len
+    }
+
+    /// True when its bytes are in a deflated zip member: reading them
+    /// inflates the member from its start, or from where the last read of
+    /// it stopped (see [`FileIndex::read_elements`]).
+    pub fn is_deflated(&self) -> bool {
+        matches!(&self.layout, Layout::Coded(c) if c.is_deflated())
     }
 
     /// How many elements it has.
@@ -494,37 +522,43 @@ impl FileIndex {
         Ok(())
     }
 
-    /// An `.npz` whose members are all stored (`numpy.savez`) and
-    /// little-endian; false (read it whole) for anything else.
+    /// An `.npz`: each member's `.npy` header read (inflated from the
+    /// member's start when it is deflated) and its data located; false
+    /// (read it whole) for a header over 1 MiB, which no numpy writes.
     #[cfg(feature = "npz")]
     fn read_npz<R: ReadAt + ?Sized>(&mut self, r: &R) -> Result<bool> {
         use crate::formats::npz::{npy_header, npy_header_len};
+        use deflate::{Coding, Member, Pool};
         use nnp_archive::archive::{Compression, list};
         let opts = nnp_archive::ReadOptions::default().with_limits(self.limits);
         // the zip reader reads the directory a field at a time: buffered
         let stream = io::BufReader::with_capacity(16 << 10, Stream { r, pos: 0 });
         let members = list(stream, &opts)
             .map_err(|e| Error::Npz(format!("not a readable .npz (zip) archive: {e}")))?;
-        if members
-            .iter()
-            .any(|m| !matches!(m.compression, Compression::Stored))
-        {
-            return Ok(false);
-        }
+        let pool = std::sync::Arc::new(Pool::default());
+        let wrap = |e| Error::Npz(format!("not a readable .npz (zip) archive: {e}"));
         for m in &members {
+            let member = match m.compression {
+                Compression::Stored => None,
+                _ => Some(std::sync::Arc::new(Member::new(m, wrap, &pool))),
+            };
             let Some(name) = m.name.strip_suffix(".npy") else {
+                // the whole path inflates (and checks) every member
+                if let Some(z) = &member {
+                    deflate::verify(r, z)?;
+                }
                 continue;
             };
-            let prefix = read_vec(r, m.data_start, m.size.min(12))?;
+            let head = |len: u64| match &member {
+                None => read_vec(r, m.data_start, len),
+                Some(z) => z.read_vec(r, 0, len),
+            };
+            let prefix = head(m.size.min(12))?;
             let header_len = npy_header_len(&prefix).map_or(m.size, |n| (n as u64).min(m.size));
             if header_len > 1 << 20 {
                 return Ok(false); // no numpy writes such a header: the whole path says why
             }
-            let head = read_vec(r, m.data_start, header_len)?;
-            let h = npy_header(&m.name, &head, &self.limits)?;
-            if h.big_endian {
-                return Ok(false);
-            }
+            let h = npy_header(&m.name, &head(header_len)?, &self.limits)?;
             // as the whole path: the data fills the rest of the member exactly
             let rest = m.size - h.header_len as u64;
             let need = h.data_len as u64;
@@ -542,15 +576,42 @@ impl FileIndex {
                 )));
             }
             let numel = count(&h.dims).ok_or_else(|| overflow(name))?;
+            if need == 0
+                && let Some(z) = &member
+            {
+                // no read will reach its end: checked now, as the whole path checks it
+                deflate::verify(r, z)?;
+            }
+            // big-endian data is swapped to little-endian, as the whole path does
+            let lane = if h.big_endian {
+                deflate::lane_of(h.dtype)
+            } else {
+                0
+            };
+            let (offset, layout) = match member {
+                None if lane == 0 => (m.data_start + h.header_len as u64, Layout::Contiguous),
+                None => (
+                    m.data_start + h.header_len as u64,
+                    Layout::Coded(Coding::Swapped { lane }),
+                ),
+                Some(member) => (
+                    m.data_start,
+                    Layout::Coded(Coding::Deflated {
+                        member,
+                        at: h.header_len as u64,
+                        lane,
+                    }),
+                ),
+            };
             self.tensors.push(IndexedTensor {
                 tensor_dims: None,
                 stored: StoredTensor::from_parts(name.to_string(), h.dims),
                 dtype: h.dtype,
                 order: h.order,
-                offset: m.data_start + h.header_len as u64,
+                offset,
                 len: need,
                 numel,
-                layout: Layout::Contiguous,
+                layout,
             });
         }
         Ok(true)
@@ -677,6 +738,12 @@ impl FileIndex {
             Layout::OnnxTyped(typed) => typed
                 .read(r, start, count, buf)
                 .map_err(|e| e.in_tensor(t.name()))?,
+            Layout::Coded(coded) => {
+                let rel = start.checked_mul(size).ok_or_else(too_big)?;
+                coded
+                    .read(r, t.offset, rel, buf)
+                    .map_err(|e| e.in_tensor(t.name()))?
+            }
         }
         Tensor::new(t.dtype, [elems], &buf[..]).map_err(|e| Error::from(e).in_tensor(t.name()))
     }

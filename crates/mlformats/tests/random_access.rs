@@ -1,12 +1,15 @@
 //! The random-access path (`mlformats::random_access::FileIndex`) against
 //! the whole-file path (`Document`): on every `.params` and `.safetensors`
-//! of `testdata/`, the `.npz` of `testdata/npz` and some others, and each
-//! `.params` converted to `.safetensors` and `.npz`, the same names, dtypes, shapes, stored
-//! fields and bytes; each `.nnp` of `testdata/` with stored `.protobuf`
-//! parameters, and each `.nnp` of `testdata/nnabla` and some of
-//! `testdata/onnx` rewritten with its parameters in a stored
-//! `parameter.protobuf` (and again with its network deflated): the same and
-//! the same graph; every `.tsm` of `testdata/` (and each `.params`
+//! of `testdata/`, the `.npz` of `testdata/compressed` (deflated,
+//! big-endian, mixed) and some others, and each `.params` converted to
+//! `.safetensors` and `.npz` (and that `.npz` again with its members
+//! deflated), the same names, dtypes, shapes, stored fields and bytes (read
+//! whole, and by slices at odd places, backwards and front to back); each
+//! `.nnp` of `testdata/` with stored or deflated `.protobuf` parameters,
+//! and each `.nnp` of `testdata/nnabla` and some of `testdata/onnx`
+//! rewritten with its parameters in a stored `parameter.protobuf` (and
+//! again with its network deflated, and with every member deflated): the
+//! same and the same graph; every `.tsm` of `testdata/` (and each `.params`
 //! converted to `.tsm`), and every `.protobuf` (with the
 //! `parameter.protobuf` of each rewritten `.nnp` as a file of its own),
 //! and every `.onnx` (and each `.params` converted to `.onnx`; their
@@ -14,8 +17,10 @@
 //! random_access_onnx_typed.rs): the same and the same graph; every primitiv file of `testdata/primitiv` (and each
 //! `.params` converted to primitiv): the same and the same kind and
 //! metadata; on truncated and
-//! mutated copies, an error exactly where the whole-file path has one, and
-//! never a panic.
+//! mutated copies, an error exactly where the whole-file path has one (in a
+//! deflated member, possibly only when a read reaches the damage), and
+//! never a panic; converted by slices (`convert_index`), the bytes
+//! `convert_document` writes.
 #![cfg(all(
     feature = "cvm",
     feature = "safetensors",
@@ -63,7 +68,7 @@ fn samples(tmp: &Path) -> Vec<(String, Vec<u8>)> {
     npz.sort();
     let (own, other): (Vec<_>, Vec<_>) = npz
         .into_iter()
-        .partition(|p| p.starts_with(testdata().join("npz")));
+        .partition(|p| p.starts_with(testdata().join("compressed")));
     params.extend(own);
     params.extend(other.into_iter().step_by(97));
     assert!(params.len() >= 10, "{} samples", params.len());
@@ -76,7 +81,12 @@ fn samples(tmp: &Path) -> Vec<(String, Vec<u8>)> {
             for ext in ["safetensors", "npz", "tsm", "onnx", "data"] {
                 let st = tmp.join(format!("{name}.{ext}"));
                 if mlformats::save(&st, doc.tensors()).is_ok() {
-                    out.push((format!("{name}.{ext}"), std::fs::read(&st).unwrap()));
+                    let bytes = std::fs::read(&st).unwrap();
+                    if ext == "npz" {
+                        let z = deflate_members(&bytes, |_| true);
+                        out.push((format!("{name}.deflated.npz"), z));
+                    }
+                    out.push((format!("{name}.{ext}"), bytes));
                 }
             }
         }
@@ -117,6 +127,8 @@ fn nnp_samples() -> Vec<(String, Vec<u8>)> {
             }
             out.push((format!("{name}.pb.nnp"), pb.clone()));
             out.push((format!("{name}.pbz.nnp"), deflate_text(&pb)));
+            let all = deflate_members(&pb, |_| true);
+            out.push((format!("{name}.pbd.nnp"), all));
         }
         out.push((name, bytes));
     }
@@ -125,22 +137,42 @@ fn nnp_samples() -> Vec<(String, Vec<u8>)> {
     out
 }
 
-/// An `.nnp` sample whose parameters are in a stored `.protobuf` member.
+/// A sample whose tensors are read by random access: an `.nnp` whose
+/// parameters are in a stored or deflated `.protobuf` member, a
+/// `.protobuf`, any `.npz`.
 fn by_offset(name: &str) -> bool {
     name.ends_with(".pb.nnp")
         || name.ends_with(".pbz.nnp")
+        || name.ends_with(".pbd.nnp")
         || name == "mlp_pbparam.nnp"
+        || name == "params_deflated.nnp"
         || name.ends_with(".param.protobuf")
+        || name.ends_with(".npz")
+}
+
+/// A sample with deflated members holding tensors: read by random access,
+/// a damaged stream may be found only when a read reaches it.
+fn deflated(name: &str) -> bool {
+    name.ends_with(".pbd.nnp")
+        || name.ends_with("deflated.nnp")
+        || name.ends_with("compressed.npz")
+        || name.ends_with(".deflated.npz")
+        || name == "mixed.npz"
 }
 
 /// The archive `bytes` again, its `.nntxt` members deflated.
 fn deflate_text(bytes: &[u8]) -> Vec<u8> {
+    deflate_members(bytes, |name| name.ends_with(".nntxt"))
+}
+
+/// The archive `bytes` again, the members `which` names deflated.
+fn deflate_members(bytes: &[u8], which: impl Fn(&str) -> bool) -> Vec<u8> {
     let mut zin = zip::ZipArchive::new(Cursor::new(bytes)).unwrap();
     let mut zout = zip::ZipWriter::new(Cursor::new(Vec::new()));
     for i in 0..zin.len() {
         let mut f = zin.by_index(i).unwrap();
         let name = f.name().unwrap().to_string();
-        let method = if name.ends_with(".nntxt") {
+        let method = if which(&name) {
             zip::CompressionMethod::Deflated
         } else {
             zip::CompressionMethod::Stored
@@ -157,6 +189,12 @@ fn deflate_text(bytes: &[u8]) -> Vec<u8> {
 /// Both paths on `bytes`: equal when the whole-file path reads it, both
 /// errors when it does not. Returns whether it was read.
 fn same(name: &str, bytes: &[u8]) -> bool {
+    same_with(name, bytes, false)
+}
+
+/// [`same`], and with `slices` every tensor read by slices in several
+/// orders too.
+fn same_with(name: &str, bytes: &[u8], slices: bool) -> bool {
     let path = Path::new(name);
     let whole = Document::from_bytes(bytes.to_vec(), Some(path), None);
     let index = FileIndex::open(bytes, Some(path), &Default::default());
@@ -209,26 +247,76 @@ fn same(name: &str, bytes: &[u8]) -> bool {
                 let from = (n / 3) as usize * size;
                 let to = ((n / 3 + 5).min(n)) as usize * size;
                 assert_eq!(part.bytes(), &want.bytes()[from..to], "{name} {}", s.name);
+                if slices {
+                    slices_are_the_bytes(&index, bytes, i, want.bytes(), name);
+                }
             }
             true
+        }
+        // a deflated member is inflated as it is read: damage past the
+        // headers is found when a read reaches it
+        (Err(e), Ok(Some(index))) if deflated(name) => {
+            let fails = (0..index.tensors().len()).any(|i| index.read_tensor(bytes, i).is_err());
+            assert!(
+                fails,
+                "{name}: the whole-file path says {e}, every tensor reads by slices"
+            );
+            false
         }
         // `None` sends the caller to the whole-file path, which refuses it
         (Err(_), Err(_) | Ok(None)) => false,
         (Err(e), Ok(i)) => panic!("{name}: the whole-file path says {e}, the index {i:?}"),
         (Ok(doc), Ok(None)) => {
-            // only archives with a deflated or big-endian member (.npz) or
-            // with parameters elsewhere than in stored .protobuf (.nnp) are
-            // read whole (every .onnx is read by slices, typed fields too)
+            // only archives with parameters elsewhere than in a `.protobuf`
+            // member (.nnp) and some .protobuf layouts are read whole (every
+            // .onnx and .npz is read by slices, typed fields, deflated and
+            // big-endian members too)
             assert!(
-                matches!(
-                    doc.format(),
-                    Format::Npz | Format::NnablaNnp | Format::NnablaProtobuf
-                ),
+                matches!(doc.format(), Format::NnablaNnp | Format::NnablaProtobuf),
                 "{name}: not read by random access"
             );
             false
         }
         (Ok(_), Err(e)) => panic!("{name}: only the random-access path refuses it: {e}"),
+    }
+}
+
+/// Tensor `i` read by slices: at odd places and counts, backwards (each
+/// read behind the last), and front to back in odd steps, the bytes
+/// `want` of the whole-file path.
+fn slices_are_the_bytes(index: &FileIndex, bytes: &[u8], i: usize, want: &[u8], name: &str) {
+    let t = &index.tensors()[i];
+    let n = t.numel();
+    let size = t.dtype().size();
+    let mut buf = Vec::new();
+    let mut check = |start: u64, count: u64| {
+        let part = index
+            .read_elements(bytes, i, start, count, &mut buf)
+            .unwrap();
+        let from = (start.min(n) as usize) * size;
+        let to = ((start + count).min(n) as usize) * size;
+        assert!(
+            part.bytes() == &want[from..to],
+            "{name} {}: {count} from {start}",
+            t.name()
+        );
+    };
+    for (start, count) in [(n, 3), (n + 9, 1), (0, 0), (n.saturating_sub(1), 5), (1, 1)] {
+        check(start, count);
+    }
+    // backwards
+    let step = n / 5 + 1;
+    let mut at = n;
+    while at > 0 {
+        at = at.saturating_sub(step);
+        check(at, step);
+    }
+    // front to back, in odd steps
+    let step = (n / 7).max(1) | 1;
+    let mut at = 0;
+    while at < n {
+        check(at, step);
+        at += step;
     }
 }
 
@@ -245,7 +333,7 @@ fn random_access_reads_what_the_whole_file_path_reads() {
     let mut primitiv = 0;
     let mut converted = 0;
     for (name, bytes) in &samples {
-        let ok = same(name, bytes);
+        let ok = same_with(name, bytes, true);
         primitiv += (ok && name.ends_with(".data")) as usize;
         converted += (ok && name.ends_with(".params.data")) as usize;
         // every primitiv file the whole-file path reads is read by slices
@@ -284,7 +372,28 @@ fn random_access_refuses_what_the_whole_file_path_refuses() {
     let mut nnp = 0;
     let mut tsm = 0;
     let mut primitiv = 0;
+    let mut generated = 0;
     for (name, bytes) in samples(tmp.path()) {
+        // the archives deflated here share their layout with the fixtures
+        // of testdata/compressed: every 3rd
+        if name.ends_with(".deflated.npz") || name.ends_with(".pbd.nnp") {
+            generated += 1;
+            if generated % 3 != 1 {
+                continue;
+            }
+        }
+        // a deflated member's stream, anywhere: a byte changed, and cut
+        if deflated(&name) {
+            let len = bytes.len();
+            for at in (0..len).step_by(len / 200 + 1) {
+                for x in [0x01u8, 0x80, 0xff] {
+                    let mut b = bytes.clone();
+                    b[at] ^= x;
+                    same(&name, &b);
+                    cases += 1;
+                }
+            }
+        }
         // the primitiv files share a layout (primitiv-format tests the
         // index on every one): every 4th, and every converted .params
         if name.ends_with(".data") {
@@ -473,4 +582,199 @@ fn onnx_initializers_in_typed_fields_are_read_by_slices() {
     assert!(!same("short.onnx", &onnx_with(&short)));
     let bytes = onnx_with(&short);
     assert!(FileIndex::open(&bytes[..], Some(name), &Default::default()).is_err());
+}
+
+/// The fixtures of testdata/compressed: deflated and big-endian `.npz`
+/// members, a deflated `parameter.protobuf`.
+const COMPRESSED: [&str; 5] = [
+    "savez_compressed.npz",
+    "big_endian.npz",
+    "big_endian_compressed.npz",
+    "mixed.npz",
+    "params_deflated.nnp",
+];
+
+#[test]
+fn deflated_and_big_endian_files_convert_by_slices_like_whole() {
+    use mlformats::{ConvertOptions, DType};
+    let mut converted = 0;
+    for name in COMPRESSED {
+        let bytes = std::fs::read(testdata().join("compressed").join(name)).unwrap();
+        let path = Path::new(name);
+        let index = FileIndex::open(&bytes[..], Some(path), &Default::default())
+            .unwrap()
+            .unwrap();
+        assert_eq!(
+            index.tensors().iter().any(|t| t.is_deflated()),
+            name != "big_endian.npz",
+            "{name}"
+        );
+        let doc = Document::from_bytes(bytes.clone(), Some(path), None).unwrap();
+        for target in mlformats::SLICED_TARGETS {
+            for opts in [
+                ConvertOptions::new(),
+                ConvertOptions::new().dtype(DType::F16),
+                ConvertOptions::new().keep_order(true),
+                ConvertOptions::new().exclude("c*").exclude("b1"),
+            ] {
+                let mut out = Cursor::new(Vec::new());
+                let sliced = mlformats::convert_index(
+                    &index,
+                    &bytes[..],
+                    Some(path),
+                    target,
+                    &opts,
+                    &mut out,
+                );
+                let whole = mlformats::convert_document_to_bytes(&doc, target, &opts);
+                match (sliced, whole) {
+                    (Ok(_), Ok((whole, _))) => {
+                        assert!(out.into_inner() == whole, "{name} -> {target}: other bytes");
+                        converted += 1;
+                    }
+                    (Err(_), Err(_)) => {}
+                    // what needs the whole model is refused by slices, saying so
+                    (Err(s), Ok(_)) if s.to_string().contains("a slice at a time") => {}
+                    (s, w) => panic!(
+                        "{name} -> {target}: by slices {:?}, whole {:?}",
+                        s.err(),
+                        w.err()
+                    ),
+                }
+            }
+        }
+    }
+    assert!(converted >= 20, "{converted}");
+}
+
+/// A `ReadAt` counting the bytes read through it.
+struct Counting<'a> {
+    bytes: &'a [u8],
+    read: std::cell::Cell<u64>,
+}
+
+impl mlformats::random_access::ReadAt for Counting<'_> {
+    fn len(&self) -> u64 {
+        self.bytes.len() as u64
+    }
+
+    fn read_at(&self, offset: u64, buf: &mut [u8]) -> std::io::Result<()> {
+        self.read.set(self.read.get() + buf.len() as u64);
+        self.bytes.read_at(offset, buf)
+    }
+}
+
+#[test]
+fn a_deflated_tensor_read_front_to_back_is_inflated_once() {
+    for (file, member, tensor) in [
+        ("savez_compressed.npz", "big.npy", "big"),
+        ("big_endian_compressed.npz", "big.npy", "big"),
+        (
+            "params_deflated.nnp",
+            "parameter.protobuf",
+            "affine1/affine/W",
+        ),
+    ] {
+        let bytes = std::fs::read(testdata().join("compressed").join(file)).unwrap();
+        let members = nnp_archive::archive::list(Cursor::new(&bytes), &Default::default()).unwrap();
+        let m = members.iter().find(|m| m.name == member).unwrap();
+        let r = Counting {
+            bytes: &bytes,
+            read: Default::default(),
+        };
+        let index = FileIndex::open(&r, Some(Path::new(file)), &Default::default())
+            .unwrap()
+            .unwrap();
+        let i = index.position(tensor).unwrap();
+        let t = &index.tensors()[i];
+        assert!(t.is_deflated());
+        let doc = Document::from_bytes(bytes.clone(), Some(Path::new(file)), None).unwrap();
+        let want = doc.tensor(tensor).unwrap().bytes().to_vec();
+        // in slices of 1000 elements: the member's compressed bytes read
+        // once (the first pass goes on from the header read at opening,
+        // the second starts again from the start)
+        for pass in 0..2 {
+            r.read.set(0);
+            let mut got = Vec::new();
+            let mut buf = Vec::new();
+            let mut at = 0;
+            while at < t.numel() {
+                let part = index.read_elements(&r, i, at, 1000, &mut buf).unwrap();
+                got.extend_from_slice(part.bytes());
+                at += 1000;
+            }
+            assert!(got == want, "{file} {tensor}");
+            let read = r.read.get();
+            if pass == 0 {
+                assert!(read <= m.compressed_size, "{file} {tensor}: {read}");
+            } else {
+                assert_eq!(read, m.compressed_size, "{file} {tensor}");
+            }
+        }
+    }
+}
+
+#[test]
+fn a_wrong_crc_is_found_when_a_read_reaches_the_members_end() {
+    let name = "savez_compressed.npz";
+    let mut bytes = std::fs::read(testdata().join("compressed").join(name)).unwrap();
+    let members = nnp_archive::archive::list(Cursor::new(&bytes), &Default::default()).unwrap();
+    let m = members.iter().find(|m| m.name == "big.npy").unwrap();
+    // the CRC-32 in the local header and the central directory, both changed
+    let crc = m.crc32.to_le_bytes();
+    let mut n = 0;
+    for at in 0..bytes.len() - 4 {
+        if bytes[at..at + 4] == crc {
+            bytes[at] ^= 1;
+            n += 1;
+        }
+    }
+    assert_eq!(n, 2);
+    let path = Path::new(name);
+    let whole = Document::from_bytes(bytes.clone(), Some(path), None).unwrap_err();
+    assert!(whole.to_string().contains("checksum"), "{whole}");
+    let index = FileIndex::open(&bytes[..], Some(path), &Default::default())
+        .unwrap()
+        .unwrap();
+    let i = index.position("big").unwrap();
+    let mut buf = Vec::new();
+    // the first elements read; the last ones reach the end: the error
+    assert!(index.read_elements(&bytes[..], i, 0, 10, &mut buf).is_ok());
+    let e = index
+        .read_elements(&bytes[..], i, 99_990, 10, &mut buf)
+        .unwrap_err();
+    assert!(
+        mlformats::chain_message(&e).ends_with(&mlformats::chain_message(&whole)),
+        "{e}"
+    );
+    // every other tensor reads
+    for (k, t) in index.tensors().iter().enumerate() {
+        if t.name() != "big" {
+            index.read_tensor(&bytes[..], k).unwrap();
+        }
+    }
+}
+
+#[test]
+fn an_index_is_shared_between_threads_and_cloned() {
+    fn shared<T: Send + Sync + Clone + std::fmt::Debug>() {}
+    shared::<FileIndex>();
+    // a clone shares the kept inflating places; both read the same bytes
+    let name = "savez_compressed.npz";
+    let bytes = std::fs::read(testdata().join("compressed").join(name)).unwrap();
+    let index = FileIndex::open(&bytes[..], Some(Path::new(name)), &Default::default())
+        .unwrap()
+        .unwrap();
+    let i = index.position("big").unwrap();
+    let copy = index.clone();
+    assert!(format!("{copy:?}").contains("big.npy"));
+    let mut a = Vec::new();
+    let mut b = Vec::new();
+    let x = index
+        .read_elements(&bytes[..], i, 50_000, 10, &mut a)
+        .unwrap();
+    let y = copy
+        .read_elements(&bytes[..], i, 40_000, 10_010, &mut b)
+        .unwrap();
+    assert_eq!(x.bytes(), &y.bytes()[40_000..]);
 }

@@ -2,7 +2,8 @@
 //! against converting the whole file (`convert_document_to_bytes`): for a
 //! sample of every format that opens by slices (every `.params`, `.h5`,
 //! `.protobuf` and `.nnp` of `testdata/`, every fifth primitiv file, `.tsm`,
-//! `.onnx` and `.npz`), to every target, with several option sets: the same
+//! `.onnx` and `.npz`, and the deflated and big-endian archives of
+//! `testdata/compressed`), to every target, with several option sets: the same
 //! bytes and the same summary (warnings, skipped, casts, renames), or the
 //! same error; refused by slices alone only where `convert_index` says so
 //! (a graph exported to ONNX, an ONNX graph imported, an NNabla model kept,
@@ -58,6 +59,11 @@ fn samples() -> Vec<PathBuf> {
             "npz" => 25,
             _ => continue,
         };
+        // and every deflated or big-endian fixture of testdata/compressed
+        let (own, list): (Vec<_>, Vec<_>) = list
+            .into_iter()
+            .partition(|p| p.starts_with(root.join("compressed")));
+        out.extend(own);
         out.extend(list.into_iter().step_by(every));
     }
     out

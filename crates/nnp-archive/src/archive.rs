@@ -146,6 +146,9 @@ pub struct MemberInfo {
     pub unsafe_name: bool,
     /// Where its data starts in the archive (after the local header).
     pub data_start: u64,
+    /// The CRC-32 of its uncompressed bytes, as the central directory states
+    /// it (for a reader that inflates the member itself).
+    pub crc32: u32,
 }
 
 /// An archive's member list with the bytes of every member: borrowed (stored
@@ -204,6 +207,7 @@ fn scan<R: Read + Seek>(
         };
         let size = f.size();
         let csize = f.compressed_size();
+        let crc32 = f.crc32();
         let data_start = f
             .data_start()
             .ok_or_else(|| Error::member(&name, "the local header could not be located"))?;
@@ -259,6 +263,7 @@ fn scan<R: Read + Seek>(
             compressed_size: csize,
             unsafe_name,
             data_start,
+            crc32,
         });
     }
     Ok(members)

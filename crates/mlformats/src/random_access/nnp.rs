@@ -6,11 +6,18 @@
 //! A stored `parameter.h5` member is located the same way, dataset by
 //! dataset (see [`super::h5`]).
 //!
-//! Read this way: archives whose parameter members are stored, the
-//! `.protobuf` ones with each parameter as one packed run, the `.h5` ones
-//! with every dataset contiguous and little-endian (what nnabla and this
-//! workspace write). Anything else (a deflated parameter member, unpacked
-//! or chunked data, parameters written in the text) is read whole.
+//! A deflated `.protobuf` member is walked the same way over its inflated
+//! bytes, once, as they are inflated (`deflate::walk_inflated`: the last
+//! 64 KiB kept, never the whole member), its end and CRC-32 checked; each
+//! parameter's data is located in the inflated bytes and inflated when it
+//! is read (see [`super::deflate`]).
+//!
+//! Read this way: archives whose `.protobuf` parameter members are stored
+//! or deflated, with each parameter as one packed run, and whose `.h5`
+//! ones are stored with every dataset contiguous and little-endian (what
+//! nnabla and this workspace write). Anything else (a deflated `.h5`
+//! member, unpacked or chunked data, parameters written in the text) is
+//! read whole.
 
 use std::collections::HashMap;
 use std::io;
@@ -21,6 +28,8 @@ use nnp_archive::{MemberInfo, MemberKind};
 use serde_json::json;
 use tensor_core::{DType, Limits, MemoryOrder};
 
+use super::Layout;
+use super::deflate::{self, Coding, Member, Pool};
 use super::wire::{Cursor, FIXED32, FIXED64, LEN, Stop, VARINT, Walk, bad};
 use super::{FileIndex, IndexedTensor, ReadAt, Stream, count, overflow, read_vec};
 use crate::codec::StoredTensor;
@@ -48,6 +57,8 @@ pub(super) struct Entry {
     need_grad: bool,
     offset: u64,
     len: u64,
+    /// How the data is laid out from `offset` (in a deflated member).
+    layout: Layout,
 }
 
 fn shape(payload: &[u8], dims: &mut Vec<i64>, limits: &Limits) -> Result<()> {
@@ -203,6 +214,7 @@ fn parameter<R: ReadAt + ?Sized>(c: &mut Cursor<'_, R>, limits: &Limits) -> Walk
         need_grad,
         offset,
         len,
+        layout: Layout::Contiguous,
     })
 }
 
@@ -275,7 +287,7 @@ impl FileIndex {
         let stored = |m: &MemberInfo| matches!(m.compression, Compression::Stored);
         if members.iter().any(|m| match m.kind {
             MemberKind::NestedNnp => true,
-            MemberKind::Protobuf | MemberKind::H5 => !stored(m),
+            MemberKind::H5 => !stored(m),
             _ => false,
         }) {
             return Ok(false);
@@ -283,14 +295,22 @@ impl FileIndex {
         let mut model = NNablaProtoBuf::default();
         let mut entries: Vec<Entry> = Vec::new();
         let mut states = Vec::new();
+        let pool = std::sync::Arc::new(Pool::default());
         for (i, m) in members.iter().enumerate() {
             // every deflated member is inflated (and its CRC checked), as
-            // the whole-file path does
-            let inflated = if stored(m) {
-                None
-            } else {
-                let stream = io::BufReader::with_capacity(16 << 10, Stream { r, pos: 0 });
-                Some(read_member(stream, i, m, &opts)?)
+            // the whole-file path does: a text read whole, a `.protobuf`
+            // walked as it inflates, any other member inflated and dropped
+            let deflated = (!stored(m)).then(|| Member::new(m, Error::Nnp, &pool));
+            let inflated = match &deflated {
+                Some(_) if m.kind == MemberKind::Text => {
+                    let stream = io::BufReader::with_capacity(16 << 10, Stream { r, pos: 0 });
+                    Some(read_member(stream, i, m, &opts)?)
+                }
+                Some(z) if m.kind != MemberKind::Protobuf => {
+                    deflate::verify(r, z)?;
+                    None
+                }
+                _ => None,
             };
             match m.kind {
                 MemberKind::Text => {
@@ -315,12 +335,41 @@ impl FileIndex {
                 }
                 MemberKind::Protobuf => {
                     let mut rest = Vec::new();
-                    let msg = Message {
-                        name: &m.name,
-                        data_start: m.data_start,
-                        size: m.size,
+                    let before = entries.len();
+                    let walked = match deflated {
+                        None => {
+                            let msg = Message {
+                                name: &m.name,
+                                data_start: m.data_start,
+                                size: m.size,
+                            };
+                            protobuf_member(r, &msg, &limits, &mut entries, &mut rest)
+                        }
+                        Some(z) => {
+                            // walked once as it inflates; each parameter's
+                            // data located in the inflated bytes
+                            let msg = Message {
+                                name: &m.name,
+                                data_start: 0,
+                                size: z.size(),
+                            };
+                            let z = std::sync::Arc::new(z);
+                            deflate::walk_inflated(r, &z, |bytes| {
+                                protobuf_member(bytes, &msg, &limits, &mut entries, &mut rest)
+                            })
+                            .inspect(|()| {
+                                for e in &mut entries[before..] {
+                                    e.layout = Layout::Coded(Coding::Deflated {
+                                        member: std::sync::Arc::clone(&z),
+                                        at: e.offset,
+                                        lane: 0,
+                                    });
+                                    e.offset = m.data_start;
+                                }
+                            })
+                        }
                     };
-                    match protobuf_member(r, &msg, &limits, &mut entries, &mut rest) {
+                    match walked {
                         Ok(()) => {}
                         Err(Stop::Whole) => return Ok(false),
                         Err(Stop::Err(e)) => return Err(e),
@@ -335,6 +384,7 @@ impl FileIndex {
                         need_grad: p.need_grad,
                         offset: p.offset,
                         len: p.len,
+                        layout: Layout::Contiguous,
                     })),
                     None => return Ok(false),
                 },
@@ -369,7 +419,7 @@ impl FileIndex {
                 offset: e.offset,
                 len: e.len,
                 numel,
-                layout: super::Layout::Contiguous,
+                layout: e.layout,
             };
             // as nnp-archive counts: before each registration
             limits.check_tensors(self.tensors.len() as u64 + 1)?;

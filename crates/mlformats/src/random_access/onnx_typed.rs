@@ -61,6 +61,8 @@ pub(super) enum Layout {
     Contiguous,
     /// An ONNX typed field's values, decoded a slice at a time.
     OnnxTyped(Box<Typed>),
+    /// Big-endian bytes, or bytes in a deflated zip member (`deflate.rs`).
+    Coded(super::deflate::Coding),
 }
 
 /// How a field's values are encoded.
