@@ -59,9 +59,11 @@ use tensor_core::{DType, MemoryOrder, Tensor};
 use crate::codec::{ReadOptions, StoredTensor};
 use crate::summary::{Summary, TensorSummary};
 use crate::{Error, Format, Result};
+use h5chunks::Layout;
 
 #[cfg(feature = "nnp")]
 mod h5;
+mod h5chunks;
 #[cfg(feature = "nnp")]
 mod nnp;
 #[cfg(feature = "onnx")]
@@ -169,6 +171,8 @@ pub struct IndexedTensor {
     offset: u64,
     len: u64,
     numel: u64,
+    /// Where the bytes are when not `len` little-endian bytes at `offset`.
+    layout: Layout,
 }
 
 impl IndexedTensor {
@@ -339,6 +343,7 @@ impl FileIndex {
                 offset: info.data_offset,
                 len: info.nbytes,
                 numel,
+                layout: Layout::Range,
             });
         }
         Ok(())
@@ -459,6 +464,7 @@ impl FileIndex {
                 offset: data_start + s,
                 len: e - s,
                 numel,
+                layout: Layout::Range,
             });
         }
         if let Some(m) = file_meta {
@@ -528,6 +534,7 @@ impl FileIndex {
                 offset: m.data_start + h.header_len as u64,
                 len: need,
                 numel,
+                layout: Layout::Range,
             });
         }
         Ok(true)
@@ -635,8 +642,12 @@ impl FileIndex {
         buf.try_reserve_exact(n)
             .map_err(|_| Error::Invalid(format!("{n} bytes do not fit in memory")))?;
         buf.resize(n, 0);
-        r.read_at(at, buf)
-            .map_err(|e| Error::from(e).in_tensor(t.name()))?;
+        match &t.layout {
+            Layout::Range => r.read_at(at, buf).map_err(Error::from),
+            #[cfg(feature = "nnp")]
+            Layout::H5(h) => h.read(r, at, start, t.dtype.size(), buf, &self.limits),
+        }
+        .map_err(|e| e.in_tensor(t.name()))?;
         Tensor::new(t.dtype, [elems], &buf[..]).map_err(|e| Error::from(e).in_tensor(t.name()))
     }
 

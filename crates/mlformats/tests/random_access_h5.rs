@@ -104,6 +104,12 @@ fn nnp_samples() -> Vec<(String, Vec<u8>)> {
 /// Both paths on `bytes`: equal when both read it, both errors when the
 /// whole-file path refuses it. Returns whether it was read by slices.
 fn same(name: &str, bytes: &[u8]) -> bool {
+    check(name, bytes, false)
+}
+
+/// [`same`]; `thorough`: every tensor also read in slices of odd sizes,
+/// front to back and back to front.
+fn check(name: &str, bytes: &[u8], thorough: bool) -> bool {
     let path = Path::new(name);
     let whole = Document::from_bytes(bytes.to_vec(), Some(path), None);
     let index = FileIndex::open(bytes, Some(path), &Default::default());
@@ -136,16 +142,50 @@ fn same(name: &str, bytes: &[u8]) -> bool {
                 assert_eq!(got.dims(), want.dims(), "{name} {}", s.name);
                 let n = t.numel();
                 let mut buf = Vec::new();
-                let part = index.read_elements(bytes, i, n / 3, 5, &mut buf).unwrap();
                 let size = t.dtype().size();
-                let from = (n / 3) as usize * size;
-                let to = ((n / 3 + 5).min(n)) as usize * size;
-                assert_eq!(part.bytes(), &want.bytes()[from..to], "{name} {}", s.name);
+                let mut slice = |start: u64, count: u64| {
+                    let part = index
+                        .read_elements(bytes, i, start, count, &mut buf)
+                        .unwrap();
+                    let from = (start.min(n) as usize) * size;
+                    let to = ((start + count).min(n) as usize) * size;
+                    assert_eq!(
+                        part.bytes(),
+                        &want.bytes()[from..to],
+                        "{name} {} from {start}, {count}",
+                        s.name
+                    );
+                };
+                slice(n / 3, 5);
+                if !thorough {
+                    continue;
+                }
+                // odd offsets and counts, front to back and back to front
+                for count in [1, 3, 7, 13] {
+                    let mut at = 0;
+                    while at < n {
+                        slice(at, count);
+                        at += count;
+                    }
+                    let mut end = n;
+                    while end > 0 {
+                        let start = end.saturating_sub(count + 2);
+                        slice(start, end - start);
+                        end = start;
+                    }
+                }
+                slice(n, 3);
             }
             true
         }
         // `None` sends the caller to the whole-file path, which refuses it
         (Err(_), Err(_) | Ok(None)) => false,
+        // chunks are decoded when read: a broken one fails there
+        (Err(e), Ok(Some(index))) if chunked_or_compact(&index, bytes) => {
+            let failed = (0..index.tensors().len()).any(|i| index.read_tensor(bytes, i).is_err());
+            assert!(failed, "{name}: the whole-file path says {e}, every tensor reads");
+            false
+        }
         (Err(e), Ok(i)) => panic!("{name}: the whole-file path says {e}, the index {i:?}"),
         (Ok(doc), Ok(None)) => {
             // a chunked/compact/big-endian dataset, a solver state, or a
@@ -181,6 +221,38 @@ fn h5_by_slices_reads_what_the_whole_file_path_reads() {
         nnp += 1;
     }
     assert!(nnp >= 100, "{nnp} .nnp with a stored parameter.h5 read");
+}
+
+/// True when some tensor of `index` is not one range of `bytes` whose
+/// bytes read (as a chunked dataset is not).
+fn chunked_or_compact(index: &FileIndex, bytes: &[u8]) -> bool {
+    index
+        .tensors()
+        .iter()
+        .any(|t| t.offset() == 0 && t.byte_len() > 0)
+        || (0..index.tensors().len()).any(|i| index.read_tensor(bytes, i).is_err())
+}
+
+/// The fixtures of testdata/nnabla/h5chunks (chunked, compact and
+/// big-endian datasets, made by its make.py with h5py): each read by slices.
+#[test]
+fn chunked_compact_and_big_endian_datasets_are_read_by_slices() {
+    let dir = testdata().join("nnabla/h5chunks");
+    let mut names = Vec::new();
+    for ext in ["h5", "nnp"] {
+        files(&dir, ext, &mut names);
+    }
+    names.sort();
+    assert!(names.len() >= 5, "{names:?}");
+    for p in &names {
+        let name = p.file_name().unwrap().to_string_lossy().into_owned();
+        let bytes = std::fs::read(p).unwrap();
+        assert!(check(&name, &bytes, true), "{name}: not read by random access");
+        // and everything the structure says, mutated
+        let step = (bytes.len() / 400).max(7);
+        let cases = mutate(&name, &bytes, &positions(0, bytes.len(), 200, step));
+        assert!(cases > 100, "{name}: {cases}");
+    }
 }
 
 /// Deterministic mutations of `bytes`: truncations, single bytes flipped
@@ -244,4 +316,79 @@ fn h5_by_slices_refuses_what_the_whole_file_path_refuses() {
         cases += mutate(name, bytes, &at);
     }
     assert!(cases > 2000, "{cases}");
+}
+
+/// A chunk B-tree whose internal node lists itself as each of its
+/// children (a cycle, 4^64 paths): refused, quickly, by a bounded walk.
+#[test]
+fn a_chunk_btree_cycle_is_refused() {
+    let mut bytes = std::fs::read(testdata().join("nnabla/h5chunks/many_chunks_params.h5")).unwrap();
+    let mut nodes = 0;
+    let mut at = 0;
+    while let Some(i) = bytes[at..].windows(4).position(|w| w == b"TREE") {
+        let node = at + i;
+        at = node + 4;
+        // a raw-data chunk node (type 1) of level 1: its children after
+        // the 24-byte header, each after a key of 8 + 8 * (rank + 1) bytes
+        if bytes[node + 4] != 1 || bytes[node + 5] != 1 {
+            continue;
+        }
+        let entries = u16::from_le_bytes([bytes[node + 6], bytes[node + 7]]) as usize;
+        let key = 8 + 8 * 3;
+        for e in 0..entries {
+            let child = node + 24 + e * (key + 8) + key;
+            bytes[child..child + 8].copy_from_slice(&(node as u64).to_le_bytes());
+        }
+        nodes += 1;
+    }
+    assert_eq!(nodes, 1);
+    let path = Some(Path::new("x.h5"));
+    match FileIndex::open(&bytes[..], path, &Default::default()) {
+        Err(e) => {
+            let msg = mlformats::chain_message(&e);
+            assert!(msg.contains("chunk index"), "{msg}");
+        }
+        // the index `hdf5-pure` lists says so: the whole-file path refuses it
+        Ok(None) => {
+            let e = Document::from_bytes(bytes.clone(), path, None).unwrap_err();
+            eprintln!("{}", mlformats::chain_message(&e));
+        }
+        Ok(Some(_)) => panic!("a cycle read"),
+    }
+}
+
+/// A chunk B-tree made a chain of 62 internal nodes, each listing the next
+/// as each of its 4 children (no cycle, 4^62 paths to the leaves): refused
+/// by the bounded walk, quickly, not walked.
+#[test]
+fn a_chunk_btree_of_shared_nodes_is_refused() {
+    let mut bytes = std::fs::read(testdata().join("nnabla/h5chunks/many_chunks_params.h5")).unwrap();
+    let node = bytes.windows(6).position(|w| w == b"TREE\x01\x01").unwrap();
+    let key = 8 + 8 * 3;
+    let len = 24 + 4 * (key + 8) + key;
+    let template = bytes[node..node + len].to_vec();
+    // the dataset's layout message: the one place the root's address is
+    let root = (node as u64).to_le_bytes();
+    let refs: Vec<usize> = (0..bytes.len() - 8)
+        .filter(|&i| bytes[i..i + 8] == root)
+        .collect();
+    assert_eq!(refs.len(), 1, "{refs:?}");
+    let mut below = node as u64;
+    for level in 2..=63u8 {
+        let at = bytes.len() as u64;
+        let mut n = template.clone();
+        n[5] = level;
+        n[8..24].fill(0xff);
+        for e in 0..4 {
+            let child = 24 + e * (key + 8) + key;
+            n[child..child + 8].copy_from_slice(&below.to_le_bytes());
+        }
+        bytes.extend(n);
+        below = at;
+    }
+    bytes[refs[0]..refs[0] + 8].copy_from_slice(&below.to_le_bytes());
+    let path = Some(Path::new("x.h5"));
+    let e = FileIndex::open(&bytes[..], path, &Default::default()).unwrap_err();
+    let msg = mlformats::chain_message(&e);
+    assert!(msg.contains("chunk index"), "{msg}");
 }

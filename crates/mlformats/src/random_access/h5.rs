@@ -13,11 +13,11 @@
 
 use std::collections::HashMap;
 
-use nnp_archive::h5::{Located, locate};
+use nnp_archive::h5::{Located, Storage, locate};
 use serde_json::json;
 use tensor_core::MemoryOrder;
 
-use super::{FileIndex, IndexedTensor, ReadAt, count, overflow};
+use super::{FileIndex, IndexedTensor, Layout, ReadAt, count, overflow};
 use crate::codec::StoredTensor;
 use crate::{Error, Result};
 
@@ -45,10 +45,12 @@ pub(super) fn located<R: ReadAt + ?Sized>(
     match locate(len, read, &opts) {
         Ok(Some(mut found)) => {
             for p in &mut found {
-                p.offset = p
-                    .offset
-                    .checked_add(base)
-                    .ok_or_else(|| overflow(&p.name))?;
+                if p.storage == Storage::Contiguous {
+                    p.offset = p
+                        .offset
+                        .checked_add(base)
+                        .ok_or_else(|| overflow(&p.name))?;
+                }
             }
             Ok(Some(found))
         }
@@ -60,7 +62,8 @@ pub(super) fn located<R: ReadAt + ?Sized>(
 }
 
 /// The tensor of a located parameter.
-pub(super) fn tensor(p: Located) -> Result<IndexedTensor> {
+pub(super) fn tensor(mut p: Located) -> Result<IndexedTensor> {
+    let layout = Layout::of(&mut p, 0)?;
     let numel = count(&p.dims).ok_or_else(|| overflow(&p.name))?;
     Ok(IndexedTensor {
         tensor_dims: None,
@@ -70,6 +73,7 @@ pub(super) fn tensor(p: Located) -> Result<IndexedTensor> {
         offset: p.offset,
         len: p.len,
         numel,
+        layout,
     })
 }
 

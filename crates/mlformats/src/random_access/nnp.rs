@@ -22,7 +22,7 @@ use serde_json::json;
 use tensor_core::{DType, Limits, MemoryOrder};
 
 use super::wire::{Cursor, FIXED32, FIXED64, LEN, Stop, VARINT, Walk, bad};
-use super::{FileIndex, IndexedTensor, ReadAt, Stream, count, overflow, read_vec};
+use super::{FileIndex, IndexedTensor, Layout, ReadAt, Stream, count, overflow, read_vec};
 use crate::codec::StoredTensor;
 use crate::{Error, Result};
 
@@ -48,6 +48,9 @@ pub(super) struct Entry {
     need_grad: bool,
     offset: u64,
     len: u64,
+    /// Where the bytes are when not `len` little-endian bytes at `offset`
+    /// (a dataset of a `parameter.h5`).
+    layout: Layout,
 }
 
 fn shape(payload: &[u8], dims: &mut Vec<i64>, limits: &Limits) -> Result<()> {
@@ -203,6 +206,7 @@ fn parameter<R: ReadAt + ?Sized>(c: &mut Cursor<'_, R>, limits: &Limits) -> Walk
         need_grad,
         offset,
         len,
+        layout: Layout::Range,
     })
 }
 
@@ -328,14 +332,20 @@ impl FileIndex {
                     nnabla_proto::binary::merge(&mut model, &rest)?;
                 }
                 MemberKind::H5 => match super::h5::located(r, m.data_start, m.size, &limits)? {
-                    Some(found) => entries.extend(found.into_iter().map(|p| Entry {
-                        name: p.name,
-                        dtype: p.dtype,
-                        dims: p.dims,
-                        need_grad: p.need_grad,
-                        offset: p.offset,
-                        len: p.len,
-                    })),
+                    Some(found) => {
+                        for mut p in found {
+                            let layout = Layout::of(&mut p, m.data_start)?;
+                            entries.push(Entry {
+                                name: p.name,
+                                dtype: p.dtype,
+                                dims: p.dims,
+                                need_grad: p.need_grad,
+                                offset: p.offset,
+                                len: p.len,
+                                layout,
+                            });
+                        }
+                    }
                     None => return Ok(false),
                 },
                 MemberKind::Optimizer => states.push(m.name.clone()),
@@ -368,6 +378,7 @@ impl FileIndex {
                 offset: e.offset,
                 len: e.len,
                 numel,
+                layout: e.layout,
             };
             // as nnp-archive counts: before each registration
             limits.check_tensors(self.tensors.len() as u64 + 1)?;

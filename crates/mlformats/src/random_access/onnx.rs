@@ -19,7 +19,7 @@ use tensor_core::graph::ModelGraph;
 use tensor_core::{Limits, MemoryOrder};
 
 use super::wire::{Cursor, LEN, Stop, Walk, bad};
-use super::{FileIndex, IndexedTensor, ReadAt, count, overflow};
+use super::{FileIndex, IndexedTensor, Layout, ReadAt, count, overflow};
 use crate::Result;
 use crate::codec::{StoredTensor, free_name};
 use crate::formats::onnx::onnx_err;
@@ -188,6 +188,7 @@ impl FileIndex {
                 offset,
                 len: byte_len as u64,
                 numel,
+                layout: Layout::Range,
             });
         }
         self.metadata = crate::formats::onnx::metadata(&model);

@@ -12,7 +12,7 @@ use std::collections::HashSet;
 
 use tensor_core::{DType, MemoryOrder};
 
-use super::{FileIndex, IndexedTensor, ReadAt, Stream, count, overflow};
+use super::{FileIndex, IndexedTensor, Layout, ReadAt, Stream, count, overflow};
 use crate::Result;
 use crate::codec::free_name;
 use crate::formats::primitiv::{entry, name, optimizer_metadata, shape_metadata};
@@ -52,6 +52,7 @@ impl FileIndex {
                 offset: t.offset,
                 len: t.len,
                 numel,
+                layout: Layout::Range,
             });
         }
         Ok(())

@@ -12,7 +12,7 @@ use std::collections::HashSet;
 use tensor_core::MemoryOrder;
 use tensor_core::graph::ModelGraph;
 
-use super::{FileIndex, IndexedTensor, ReadAt, Stream, count, overflow};
+use super::{FileIndex, IndexedTensor, Layout, ReadAt, Stream, count, overflow};
 use crate::Result;
 use crate::codec::{StoredTensor, free_name};
 
@@ -36,6 +36,7 @@ impl FileIndex {
                 offset: t.offset,
                 len: t.len,
                 numel,
+                layout: Layout::Range,
             });
         }
         self.graph = Some(ModelGraph::single(index.graph().clone()));
