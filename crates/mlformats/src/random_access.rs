@@ -19,11 +19,13 @@
 //! `float_data` are read whole, external data refused as the whole-file
 //! path refuses it), and NNabla `.h5` parameter files and `.nnp` archives
 //! whose parameters are in a stored `parameter.h5` (nnabla's default
-//! layout), when every dataset
-//! is stored contiguously and little-endian (its HDF5 structure walked
-//! through [`ReadAt`] by `nnp-archive`'s reader, each dataset's data
-//! located, not read; a chunked, compressed or compact dataset sends the
-//! file to the whole-file path), and primitiv MessagePack files (the
+//! layout; its HDF5 structure walked through [`ReadAt`] by `nnp-archive`'s
+//! reader, each dataset's data located, not read: contiguous, or compact
+//! (the bytes read from the object header), or chunked with no filter or
+//! shuffle and/or deflate (each chunk located, read and decompressed when
+//! a slice needs it, one band of chunks kept: see `random_access/h5chunks.rs`),
+//! either byte order; a dataset filtered otherwise or with a chunk never
+//! written sends the file to the whole-file path), and primitiv MessagePack files (the
 //! reader's own walk, `primitiv_format::index`: key paths, shapes, stat
 //! keys and optimizer configs read, each tensor's data, always one
 //! contiguous `bin`, located, not read; every primitiv file the whole-file
@@ -203,7 +205,8 @@ impl IndexedTensor {
         self.order
     }
 
-    /// Where its bytes start in the file.
+    /// Where its bytes start in the file (0 for a tensor that is not one
+    /// range of it: a chunked or compact HDF5 dataset).
     pub fn offset(&self) -> u64 {
         self.offset
     }

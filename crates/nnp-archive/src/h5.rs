@@ -31,9 +31,12 @@
 //! `hdf5-pure` goes through a small `Calls` trait: run once over the whole
 //! file, or over a page cache filled through a read closure and run again
 //! until nothing was missing) and gives each dataset's name, type, shape,
-//! `need_grad` and data range instead of its data; a file with a dataset
-//! whose data is not contiguous and little-endian answers `None` (read it
-//! whole).
+//! `need_grad` and where its data is instead of its data: a range,
+//! compact bytes, or chunks (listed through `hdf5-pure`'s walk of the chunk
+//! index, none read; [`Chunks::decode`] undoes one chunk's shuffle and
+//! deflate filters), with a flag for big-endian elements; a file with a
+//! dataset stored otherwise (another filter, a chunk never written)
+//! answers `None` (read it whole).
 //!
 //! Known gap: a group reachable through two hard links is visited twice
 //! (h5py visits each object once); a hard-link cycle is stopped by a depth
@@ -769,18 +772,16 @@ fn read_dataset<C: Calls>(
             });
         }
         // Chunked (maybe compressed): each chunk located
-        Layout::Chunked { chunk_shape, .. } if mode == Mode::Locate && nbytes > 0 => {
-            chunks::index(
-                path,
-                ds,
-                &dims,
-                dtype.size(),
-                &chunk_shape,
-                data_len,
-                limits,
-                calls,
-            )?
-        }
+        Layout::Chunked { chunk_shape, .. } if mode == Mode::Locate && nbytes > 0 => chunks::index(
+            path,
+            ds,
+            &dims,
+            dtype.size(),
+            &chunk_shape,
+            data_len,
+            limits,
+            calls,
+        )?,
         // Never-written contiguous storage or another layout: not located
         // (a zero-size one is read: it has no bytes; compact data is in
         // the object header, read as it is)

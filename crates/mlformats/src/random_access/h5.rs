@@ -2,14 +2,18 @@
 //! `parameter.h5` of an `.nnp`: the HDF5 structure (superblock, object
 //! headers, groups, attributes, dataspace, datatype, layout) walked through
 //! [`ReadAt`] by `nnp-archive`'s reader ([`nnp_archive::h5::locate`], the
-//! walk its whole-file reader does), each dataset's contiguous data
-//! located, never read.
+//! walk its whole-file reader does), each dataset's data located, never
+//! read.
 //!
-//! Read this way: files whose datasets are all stored contiguously and
-//! little-endian (what nnabla's `save_parameters` writes through h5py, and
-//! this workspace's writer). A compact, chunked or compressed, never
-//! written or big-endian dataset sends the file to the whole-file path
-//! (`None`), as does a dataset without `need_grad` (a solver state).
+//! Read this way: datasets stored contiguously (what nnabla's
+//! `save_parameters` writes through h5py, and this workspace's writer),
+//! compact (the bytes, in the object header, read), or chunked with no
+//! filter or shuffle and/or deflate (each chunk located, the chunks read
+//! and decompressed when a slice needs them: [`super::h5chunks`]), either
+//! byte order (big-endian elements swapped when read). A dataset filtered
+//! otherwise, with a chunk never written, or never written at all sends
+//! the file to the whole-file path (`None`), as does a dataset without
+//! `need_grad` (a solver state).
 
 use std::collections::HashMap;
 

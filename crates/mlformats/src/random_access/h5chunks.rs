@@ -218,7 +218,9 @@ mod imp {
         let rank = dims.len();
         let cd = &chunks.chunk_dims;
         if rank == 0 || cd.len() != rank || size == 0 || size != chunks.element_size {
-            return Err(Error::Invalid("a chunked dataset's layout is broken".into()));
+            return Err(Error::Invalid(
+                "a chunked dataset's layout is broken".into(),
+            ));
         }
         let count = (out.len() / size) as u64;
         if count == 0 {

@@ -279,7 +279,10 @@ pub(super) fn index<C: Calls>(
         if unfiltered(c.filter_mask) && c.storage_size != bytes {
             return Ok(RawData::Elsewhere);
         }
-        if c.address == u64::MAX || c.address.checked_add(c.storage_size).is_none_or(|e| e > data_len)
+        if c.address == u64::MAX
+            || c.address
+                .checked_add(c.storage_size)
+                .is_none_or(|e| e > data_len)
         {
             return Err(Error::BadData {
                 dataset: path.to_string(),
