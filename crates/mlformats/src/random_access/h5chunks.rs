@@ -12,11 +12,11 @@
 //! that reading a tensor front to back in slices decodes each chunk once:
 //! the cache holds one band of chunks along the first axis (every chunk
 //! whose rows start at the same row: a front-to-back read goes through all
-//! of them before the next band), at most 64 MiB of them, and at least one
-//! chunk. Memory: at most `max(one chunk, min(one band, 64 MiB))` of decoded
+//! of them before the next band), at most 32 MiB of them, and at least one
+//! chunk. Memory: at most `max(one chunk, min(one band, 32 MiB))` of decoded
 //! chunks, plus one chunk's stored bytes while it is decoded; one decoded
 //! chunk is bounded by [`tensor_core::Limits::max_alloc`] when located.
-//! (A band over 64 MiB is read front to back by decoding its chunks again
+//! (A band over 32 MiB is read front to back by decoding its chunks again
 //! for each slice that crosses them: correct, slower.)
 
 #[cfg(feature = "nnp")]
@@ -45,7 +45,7 @@ mod imp {
     use crate::{Error, Result};
 
     /// The most decoded chunks the cache keeps, in bytes (see the module).
-    const BAND_CAP: u64 = 64 << 20;
+    const BAND_CAP: u64 = 32 << 20;
 
     /// A dataset's bytes that are not one little-endian range.
     #[derive(Debug)]
