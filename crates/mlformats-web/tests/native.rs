@@ -478,6 +478,7 @@ fn a_file_opened_by_slices_answers_like_the_whole_file() {
         "chunked_params.h5",
         "chunked_v110_params.h5",
         "many_chunks_params.h5",
+        "filters_params.h5",
         "compact_params.h5",
         "big_endian_params.h5",
         "mlp_chunked.nnp",

@@ -22,7 +22,7 @@
 //! layout; its HDF5 structure walked through [`ReadAt`] by `nnp-archive`'s
 //! reader, each dataset's data located, not read: contiguous, or compact
 //! (the bytes read from the object header), or chunked with no filter or
-//! shuffle and/or deflate (each chunk located, read and decompressed when
+//! shuffle, deflate, fletcher32, LZF (each chunk located, read and decompressed when
 //! a slice needs it, one band of chunks kept: see `random_access/h5chunks.rs`),
 //! either byte order; a dataset filtered otherwise or with a chunk never
 //! written sends the file to the whole-file path), and primitiv MessagePack files (the

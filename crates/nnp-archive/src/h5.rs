@@ -33,8 +33,8 @@
 //! until nothing was missing) and gives each dataset's name, type, shape,
 //! `need_grad` and where its data is instead of its data: a range,
 //! compact bytes, or chunks (listed through `hdf5-pure`'s walk of the chunk
-//! index, none read; [`Chunks::decode`] undoes one chunk's shuffle and
-//! deflate filters), with a flag for big-endian elements; a file with a
+//! index, none read; [`Chunks::decode`] undoes one chunk's shuffle,
+//! deflate, fletcher32 and LZF filters), with a flag for big-endian elements; a file with a
 //! dataset stored otherwise (another filter, a chunk never written)
 //! answers `None` (read it whole).
 //!

@@ -75,6 +75,24 @@ def many_chunks(path):
         param(f, 1, "v", values((50,), "f4", 31), chunks=(1,))
 
 
+def filters(path):
+    """lzf, fletcher32 and their mixes with shuffle and gzip; a chunk lzf
+    cannot shrink is stored unfiltered (its filter mask says so)."""
+    noise = np.random.default_rng(0).standard_normal((64, 50)).astype("f4")
+    with h5py.File(path, "w") as f:
+        param(f, 0, "lzf/W", values((33, 21), "f4", 40), chunks=(8, 8), compression="lzf")
+        param(
+            f, 1, "lzf/b", values((50,), "f8", 41), chunks=(16,), compression="lzf",
+            shuffle=True,
+        )
+        param(f, 2, "sum/W", values((20, 7), "f4", 42), chunks=(6, 7), fletcher32=True)
+        param(
+            f, 3, "all/W", values((9, 11), "f4", 43), chunks=(4, 4), shuffle=True,
+            compression="gzip", fletcher32=True,
+        )
+        param(f, 4, "noise/W", noise, chunks=(16, 50), compression="lzf", fletcher32=True)
+
+
 def compacts(path):
     with h5py.File(path, "w") as f:
         compact(f, 0, "conv/W", values((2, 3, 3, 3), "f4", 6))
@@ -116,6 +134,7 @@ if __name__ == "__main__":
     chunked("chunked_params.h5", "earliest")
     chunked("chunked_v110_params.h5", "v110")
     many_chunks("many_chunks_params.h5")
+    filters("filters_params.h5")
     compacts("compact_params.h5")
     big_endian("big_endian_params.h5")
     with zipfile.ZipFile("../mlp.nnp") as z:

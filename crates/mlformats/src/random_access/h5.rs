@@ -8,7 +8,7 @@
 //! Read this way: datasets stored contiguously (what nnabla's
 //! `save_parameters` writes through h5py, and this workspace's writer),
 //! compact (the bytes, in the object header, read), or chunked with no
-//! filter or shuffle and/or deflate (each chunk located, the chunks read
+//! filter or shuffle, deflate, fletcher32, LZF (each chunk located, the chunks read
 //! and decompressed when a slice needs them: [`super::h5chunks`]), either
 //! byte order (big-endian elements swapped when read). A dataset filtered
 //! otherwise, with a chunk never written, or never written at all sends

@@ -1,7 +1,8 @@
 //! Where a tensor's bytes are when they are not one little-endian range of
 //! the file ([`Layout`]): the datasets of an NNabla `.h5` (or of an
 //! `.nnp`'s stored `parameter.h5`) that are big-endian, compact (in the
-//! object header) or chunked (with no filter, or shuffle and/or deflate),
+//! object header) or chunked (with no filter, or shuffle, deflate,
+//! fletcher32, LZF),
 //! as `nnp_archive::h5::locate` finds them.
 //!
 //! A chunked dataset is read a chunk at a time: a flat (row-major) range of

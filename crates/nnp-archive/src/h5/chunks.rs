@@ -6,9 +6,10 @@
 //! chunk as the whole-dataset read does.
 //!
 //! Located this way: datasets whose every chunk is allocated, each at its
-//! place in the chunk grid, with no filter or with shuffle and/or deflate
-//! (what h5py writes for `compression="gzip"`, `shuffle=True`). Any other
-//! filter (fletcher32, lzf, scale-offset, ...), a chunk missing (read as
+//! place in the chunk grid, with no filter or with shuffle, deflate,
+//! fletcher32 and LZF (what h5py writes for `compression="gzip"` or
+//! `"lzf"`, `shuffle=True`, `fletcher32=True`). Any other filter
+//! (scale-offset, n-bit, szip, ...), a chunk missing (read as
 //! the fill value), or a chunk index `hdf5-pure` does not enumerate sends
 //! the file to the whole-file path.
 
@@ -25,6 +26,22 @@ pub enum ChunkFilter {
     Deflate,
     /// HDF5 filter 2: the bytes of the elements grouped by byte position.
     Shuffle,
+    /// HDF5 filter 3: a Fletcher-32 checksum after the bytes.
+    Fletcher32,
+    /// Filter 32000 (h5py's `compression="lzf"`): an LZF stream.
+    Lzf,
+}
+
+impl ChunkFilter {
+    /// The most bytes this filter makes of `n` bytes when writing.
+    fn grown(self, n: usize) -> usize {
+        match self {
+            ChunkFilter::Deflate => n.saturating_add(n / 16).saturating_add(64),
+            ChunkFilter::Shuffle => n,
+            ChunkFilter::Fletcher32 => n.saturating_add(4),
+            ChunkFilter::Lzf => n.saturating_mul(2),
+        }
+    }
 }
 
 /// One stored chunk.
@@ -76,22 +93,19 @@ impl Chunks {
                 continue;
             }
             let input: &[u8] = owned.as_deref().unwrap_or(stored);
+            // the most the filters applied before this one can make of the
+            // chunk: the most this one may decode to
+            let mut cap = expected;
+            for (j, g) in self.filters[..i].iter().enumerate() {
+                if !(j < 32 && (chunk.filter_mask >> j) & 1 == 1) {
+                    cap = g.grown(cap);
+                }
+            }
             let next = match f {
                 ChunkFilter::Shuffle => unshuffle(input, self.element_size).map_err(bad)?,
-                ChunkFilter::Deflate => {
-                    // the most the filters applied before it can make of the
-                    // chunk (shuffle keeps the size; deflate may add 1/16 + 64)
-                    let mut cap = expected;
-                    for (j, g) in self.filters[..i].iter().enumerate() {
-                        if (j < 32 && (chunk.filter_mask >> j) & 1 == 1)
-                            || *g != ChunkFilter::Deflate
-                        {
-                            continue;
-                        }
-                        cap = cap.saturating_add(cap / 16).saturating_add(64);
-                    }
-                    inflate(input, cap).map_err(bad)?
-                }
+                ChunkFilter::Deflate => inflate(input, cap).map_err(bad)?,
+                ChunkFilter::Fletcher32 => checked(input).map_err(bad)?,
+                ChunkFilter::Lzf => unlzf(input, cap).map_err(bad)?,
             };
             owned = Some(next);
         }
@@ -142,6 +156,86 @@ fn inflate(data: &[u8], cap: usize) -> std::result::Result<Vec<u8>, String> {
         return Err(format!(
             "deflate: the stream decodes to more than the chunk's {cap} bytes"
         ));
+    }
+    Ok(out)
+}
+
+/// The bytes before a Fletcher-32 checksum (HDF5's: over 16-bit words,
+/// the first byte the high one, an odd last byte padded with zero; stored
+/// little-endian after the bytes), checked.
+fn checked(data: &[u8]) -> std::result::Result<Vec<u8>, String> {
+    let Some(split) = data.len().checked_sub(4) else {
+        return Err("fletcher32: data too short for checksum".into());
+    };
+    let (bytes, sum) = data.split_at(split);
+    let stored = u32::from_le_bytes([sum[0], sum[1], sum[2], sum[3]]);
+    let fold = |x: u32| (x & 0xffff) + (x >> 16);
+    let (mut a, mut b) = (0u32, 0u32);
+    // at most 360 words between folds, so that the sums stay in 32 bits
+    for block in bytes.chunks(720) {
+        for w in block.chunks(2) {
+            let hi = u32::from(w[0]) << 8;
+            a += hi | w.get(1).map_or(0, |&lo| u32::from(lo));
+            b += a;
+        }
+        a = fold(a);
+        b = fold(b);
+    }
+    let computed = (fold(b) << 16) | fold(a);
+    if computed != stored {
+        return Err(format!(
+            "fletcher32: checksum {computed:#010x}, the chunk stores {stored:#010x}"
+        ));
+    }
+    Ok(bytes.to_vec())
+}
+
+/// The bytes of an LZF stream (runs of literals, and back references of
+/// 3 or more bytes within the last 8 KiB), at most `cap` of them.
+fn unlzf(data: &[u8], cap: usize) -> std::result::Result<Vec<u8>, String> {
+    let bad = |what: &str| format!("lzf: {what}");
+    let mut out: Vec<u8> = Vec::new();
+    out.try_reserve_exact(cap.min(data.len().saturating_mul(2)))
+        .map_err(|_| format!("{cap} bytes do not fit in memory"))?;
+    let mut at = 0;
+    let next = |at: &mut usize| -> std::result::Result<usize, String> {
+        let b = data
+            .get(*at)
+            .ok_or_else(|| bad("the stream is truncated"))?;
+        *at += 1;
+        Ok(usize::from(*b))
+    };
+    while at < data.len() {
+        let ctrl = next(&mut at)?;
+        if ctrl < 32 {
+            let n = ctrl + 1;
+            let run = data
+                .get(at..at + n)
+                .ok_or_else(|| bad("the stream is truncated"))?;
+            if out.len() + n > cap {
+                return Err(bad("the stream decodes to more than the chunk"));
+            }
+            out.extend_from_slice(run);
+            at += n;
+            continue;
+        }
+        let mut n = ctrl >> 5;
+        if n == 7 {
+            n += next(&mut at)?;
+        }
+        n += 2;
+        let back = (((ctrl & 0x1f) << 8) | next(&mut at)?) + 1;
+        let from = out
+            .len()
+            .checked_sub(back)
+            .ok_or_else(|| bad("a reference before the start"))?;
+        if out.len() + n > cap {
+            return Err(bad("the stream decodes to more than the chunk"));
+        }
+        for k in from..from + n {
+            let b = out[k];
+            out.push(b);
+        }
     }
     Ok(out)
 }
@@ -216,6 +310,8 @@ pub(super) fn index<C: Calls>(
         filters.push(match f.id {
             1 => ChunkFilter::Deflate,
             2 => ChunkFilter::Shuffle,
+            3 => ChunkFilter::Fletcher32,
+            32000 => ChunkFilter::Lzf,
             _ => return Ok(RawData::Elsewhere),
         });
     }

@@ -66,7 +66,8 @@ pub enum Storage {
 ///
 /// Contiguous data is located by its range, compact data read (it is in
 /// the object header), chunked data by its chunks ([`Chunks`]: those
-/// with no filter or shuffle and/or deflate, every chunk allocated),
+/// with no filter or shuffle, deflate, fletcher32, LZF, every chunk
+/// allocated),
 /// either byte order. `Ok(None)` when some dataset's data is stored
 /// otherwise (another filter, a chunk never written, contiguous storage
 /// never written): such a file is read whole. Of `opts`, only the limits
