@@ -171,13 +171,20 @@ fn checked(data: &[u8]) -> std::result::Result<Vec<u8>, String> {
     let stored = u32::from_le_bytes([sum[0], sum[1], sum[2], sum[3]]);
     let fold = |x: u32| (x & 0xffff) + (x >> 16);
     let (mut a, mut b) = (0u32, 0u32);
-    // at most 360 words between folds, so that the sums stay in 32 bits
-    for block in bytes.chunks(720) {
-        for w in block.chunks(2) {
-            let hi = u32::from(w[0]) << 8;
-            a += hi | w.get(1).map_or(0, |&lo| u32::from(lo));
-            b += a;
+    // the whole words, at most 360 between folds (so that the sums stay
+    // in 32 bits), then an odd last byte as a word's high byte
+    let (words, odd) = bytes.split_at(bytes.len() & !1);
+    for block in words.chunks(720) {
+        for w in block.chunks_exact(2) {
+            a = a.wrapping_add((u32::from(w[0]) << 8) | u32::from(w[1]));
+            b = b.wrapping_add(a);
         }
+        a = fold(a);
+        b = fold(b);
+    }
+    if let Some(&last) = odd.first() {
+        a = a.wrapping_add(u32::from(last) << 8);
+        b = b.wrapping_add(a);
         a = fold(a);
         b = fold(b);
     }

@@ -441,6 +441,50 @@ mod tests {
     }
 
     #[test]
+    fn every_filter_mix_decodes_as_the_whole_reader_reads() {
+        // odd chunk lengths (bytes of 1-byte elements, 7 x 5 chunks) and
+        // odd stored lengths (deflated or lzf'd, then checksummed)
+        let bytes: Vec<u8> = (0..1000u32).map(|i| (i * 7 % 251) as u8).collect();
+        type Filters = fn(&mut hdf5_pure::DatasetBuilder) -> &mut hdf5_pure::DatasetBuilder;
+        let mixes: [Filters; 6] = [
+            |d| d.with_fletcher32(),
+            |d| d.with_deflate(4).with_fletcher32(),
+            |d| d.with_shuffle().with_deflate(1).with_fletcher32(),
+            |d| d.with_lzf(),
+            |d| d.with_shuffle().with_lzf().with_fletcher32(),
+            |d| d.with_shuffle().with_deflate(9),
+        ];
+        for (k, mix) in mixes.iter().enumerate() {
+            let f = custom(|fb| {
+                let d = fb.create_dataset("x");
+                d.with_u8_data(&bytes)
+                    .with_shape(&[40, 25])
+                    .with_chunks(&[7, 5]);
+                mix(d).set_attr("need_grad", AttrValue::I8(1));
+            });
+            let p = parse(&f).unwrap();
+            let l = locate_in(&f, Limits::default()).0.unwrap().unwrap();
+            let Storage::Chunked(c) = &l[0].storage else {
+                panic!("{k}: {:?}", l[0].storage)
+            };
+            assert!(!c.filters.is_empty(), "{k}");
+            // each chunk's rows where the whole reader has them
+            let want = p[0].tensor.bytes();
+            for (n, at) in c.chunks.iter().enumerate() {
+                let s = at.address as usize;
+                let chunk = c.decode(at, &f[s..s + at.size as usize]).unwrap();
+                let (r0, c0) = ((n / 5) * 7, (n % 5) * 5);
+                for r in 0..7 {
+                    if r0 + r < 40 {
+                        let from = (r0 + r) * 25 + c0;
+                        assert_eq!(&chunk[r * 5..r * 5 + 5], &want[from..from + 5], "{k}");
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
     fn a_broken_chunk_fails_when_decoded() {
         let vals: Vec<f32> = (0..1000).map(|i| i as f32).collect();
         let f = custom(|fb| {
