@@ -50,18 +50,35 @@ def chunked(path, libver):
         param(f, 1, "b/W", values((37, 23), "f4", 2), chunks=(8, 5), compression="gzip")
         # 3-D, shuffle + gzip
         param(
-            f, 2, "c/W", values((5, 7, 9), "f4", 3), chunks=(2, 3, 4),
-            compression="gzip", shuffle=True, need_grad=False,
+            f,
+            2,
+            "c/W",
+            values((5, 7, 9), "f4", 3),
+            chunks=(2, 3, 4),
+            compression="gzip",
+            shuffle=True,
+            need_grad=False,
         )
         # a chunk larger than the data (resizable), f64
         param(
-            f, 3, "d/b", values((10,), "f8", 4), chunks=(32,), maxshape=(None,),
+            f,
+            3,
+            "d/b",
+            values((10,), "f8", 4),
+            chunks=(32,),
+            maxshape=(None,),
             compression="gzip",
         )
         # integers, shuffle + gzip, chunks split only the first axis
         param(
-            f, 4, "e/idx", np.arange(-60, 60, dtype="i2").reshape(12, 10), chunks=(5, 10),
-            shuffle=True, compression="gzip", compression_opts=9,
+            f,
+            4,
+            "e/idx",
+            np.arange(-60, 60, dtype="i2").reshape(12, 10),
+            chunks=(5, 10),
+            shuffle=True,
+            compression="gzip",
+            compression_opts=9,
         )
         # one chunk holding all, and a contiguous scalar beside them
         param(f, 5, "f/W", values((3, 4), "f2", 5), chunks=(3, 4), compression="gzip")
@@ -82,13 +99,24 @@ def filters(path):
     with h5py.File(path, "w") as f:
         param(f, 0, "lzf/W", values((33, 21), "f4", 40), chunks=(8, 8), compression="lzf")
         param(
-            f, 1, "lzf/b", values((50,), "f8", 41), chunks=(16,), compression="lzf",
+            f,
+            1,
+            "lzf/b",
+            values((50,), "f8", 41),
+            chunks=(16,),
+            compression="lzf",
             shuffle=True,
         )
         param(f, 2, "sum/W", values((20, 7), "f4", 42), chunks=(6, 7), fletcher32=True)
         param(
-            f, 3, "all/W", values((9, 11), "f4", 43), chunks=(4, 4), shuffle=True,
-            compression="gzip", fletcher32=True,
+            f,
+            3,
+            "all/W",
+            values((9, 11), "f4", 43),
+            chunks=(4, 4),
+            shuffle=True,
+            compression="gzip",
+            fletcher32=True,
         )
         param(f, 4, "noise/W", noise, chunks=(16, 50), compression="lzf", fletcher32=True)
 
@@ -106,7 +134,12 @@ def big_endian(path):
         param(f, 0, "fc1/W", values((7, 9), ">f4", 10))
         param(f, 1, "fc1/b", values((9,), ">f8", 11), chunks=(4,), compression="gzip")
         param(
-            f, 2, "fc2/W", values((9, 6), ">f4", 12), chunks=(4, 4), shuffle=True,
+            f,
+            2,
+            "fc2/W",
+            values((9, 6), ">f4", 12),
+            chunks=(4, 4),
+            shuffle=True,
             compression="gzip",
         )
         compact(f, 3, "fc2/b", values((6,), ">f4", 13))
@@ -120,8 +153,15 @@ def nnp(path, network):
     buf = io.BytesIO()
     with h5py.File(buf, "w") as f:
         param(f, 0, "fc1/affine/W", values((8, 16), "f4", 20), chunks=(3, 5), compression="gzip")
-        param(f, 1, "fc1/affine/b", values((16,), "f4", 21), chunks=(5,), shuffle=True,
-              compression="gzip")
+        param(
+            f,
+            1,
+            "fc1/affine/b",
+            values((16,), "f4", 21),
+            chunks=(5,),
+            shuffle=True,
+            compression="gzip",
+        )
         param(f, 2, "fc2/affine/W", values((16, 4), ">f4", 22), chunks=(16, 2))
         compact(f, 3, "fc2/affine/b", values((4,), "f4", 23))
     with zipfile.ZipFile(path, "w", zipfile.ZIP_STORED) as z:
