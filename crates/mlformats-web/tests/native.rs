@@ -495,6 +495,20 @@ fn a_file_opened_by_slices_answers_like_the_whole_file() {
         let bytes = std::fs::read(testdata.join("compressed").join(name)).unwrap();
         assert!(sliced_equals_whole(name, bytes), "{name}");
     }
+    // .h5 and .nnp whose datasets are chunked (gzip, shuffle), compact or
+    // big-endian (testdata/nnabla/h5chunks, made with h5py): by slices
+    for name in [
+        "chunked_params.h5",
+        "chunked_v110_params.h5",
+        "many_chunks_params.h5",
+        "filters_params.h5",
+        "compact_params.h5",
+        "big_endian_params.h5",
+        "mlp_chunked.nnp",
+    ] {
+        let bytes = std::fs::read(nnabla.join("h5chunks").join(name)).unwrap();
+        assert!(sliced_equals_whole(name, bytes), "{name}");
+    }
     // primitiv Model, Parameter (with stats), batched Tensor, Shape and
     // Optimizer files: by slices, kind and metadata included
     for name in [

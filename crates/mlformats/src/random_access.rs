@@ -28,12 +28,14 @@
 //! slice; external data refused as the whole-file path refuses it), and
 //! NNabla `.h5` parameter files and `.nnp` archives
 //! whose parameters are in a stored `parameter.h5` (nnabla's default
-//! layout; a deflated `parameter.h5` sends the archive to the whole-file
-//! path), when every dataset
-//! is stored contiguously and little-endian (its HDF5 structure walked
-//! through [`ReadAt`] by `nnp-archive`'s reader, each dataset's data
-//! located, not read; a chunked, compressed or compact dataset sends the
-//! file to the whole-file path), and primitiv MessagePack files (the
+//! layout; its HDF5 structure walked through [`ReadAt`] by `nnp-archive`'s
+//! reader, each dataset's data located, not read: contiguous, or compact
+//! (the bytes read from the object header), or chunked with no filter or
+//! shuffle, deflate, fletcher32, LZF (each chunk located, read and decompressed when
+//! a slice needs it, one band of chunks kept: see `random_access/h5chunks.rs`),
+//! either byte order; a dataset filtered otherwise or with a chunk never
+//! written, or a deflated `parameter.h5` member, sends the file to the
+//! whole-file path), and primitiv MessagePack files (the
 //! reader's own walk, `primitiv_format::index`: key paths, shapes, stat
 //! keys and optimizer configs read, each tensor's data, always one
 //! contiguous `bin`, located, not read; every primitiv file the whole-file
@@ -82,11 +84,14 @@ use tensor_core::{DType, MemoryOrder, Tensor};
 use crate::codec::{ReadOptions, StoredTensor};
 use crate::summary::{Summary, TensorSummary};
 use crate::{Error, Format, Result};
-use onnx_typed::Layout;
+use layout::Layout;
 
 mod deflate;
 #[cfg(feature = "nnp")]
 mod h5;
+#[cfg(feature = "nnp")]
+mod h5chunks;
+mod layout;
 #[cfg(feature = "nnp")]
 mod nnp;
 #[cfg(feature = "onnx")]
@@ -231,7 +236,8 @@ impl IndexedTensor {
     /// values are decoded from a typed field, such as `int64_data`: where
     /// that field starts; for a tensor in a deflated zip member,
     /// [`IndexedTensor::is_deflated`]: where the member's compressed bytes
-    /// start).
+    /// start; 0 for a chunked or compact HDF5 dataset, which is not one
+    /// range of the file).
     pub fn offset(&self) -> u64 {
         self.offset
     }
@@ -742,6 +748,15 @@ impl FileIndex {
                 let rel = start.checked_mul(size).ok_or_else(too_big)?;
                 coded
                     .read(r, t.offset, rel, buf)
+                    .map_err(|e| e.in_tensor(t.name()))?
+            }
+            #[cfg(feature = "nnp")]
+            Layout::H5(h) => {
+                let at = start
+                    .checked_mul(size)
+                    .and_then(|o| o.checked_add(t.offset))
+                    .ok_or_else(too_big)?;
+                h.read(r, at, start, t.dtype.size(), buf, &self.limits)
                     .map_err(|e| e.in_tensor(t.name()))?
             }
         }

@@ -104,6 +104,12 @@ fn nnp_samples() -> Vec<(String, Vec<u8>)> {
 /// Both paths on `bytes`: equal when both read it, both errors when the
 /// whole-file path refuses it. Returns whether it was read by slices.
 fn same(name: &str, bytes: &[u8]) -> bool {
+    check(name, bytes, false)
+}
+
+/// [`same`]; `thorough`: every tensor also read in slices of odd sizes,
+/// front to back and back to front.
+fn check(name: &str, bytes: &[u8], thorough: bool) -> bool {
     let path = Path::new(name);
     let whole = Document::from_bytes(bytes.to_vec(), Some(path), None);
     let index = FileIndex::open(bytes, Some(path), &Default::default());
@@ -136,16 +142,53 @@ fn same(name: &str, bytes: &[u8]) -> bool {
                 assert_eq!(got.dims(), want.dims(), "{name} {}", s.name);
                 let n = t.numel();
                 let mut buf = Vec::new();
-                let part = index.read_elements(bytes, i, n / 3, 5, &mut buf).unwrap();
                 let size = t.dtype().size();
-                let from = (n / 3) as usize * size;
-                let to = ((n / 3 + 5).min(n)) as usize * size;
-                assert_eq!(part.bytes(), &want.bytes()[from..to], "{name} {}", s.name);
+                let mut slice = |start: u64, count: u64| {
+                    let part = index
+                        .read_elements(bytes, i, start, count, &mut buf)
+                        .unwrap();
+                    let from = (start.min(n) as usize) * size;
+                    let to = ((start + count).min(n) as usize) * size;
+                    assert_eq!(
+                        part.bytes(),
+                        &want.bytes()[from..to],
+                        "{name} {} from {start}, {count}",
+                        s.name
+                    );
+                };
+                slice(n / 3, 5);
+                if !thorough {
+                    continue;
+                }
+                // odd offsets and counts, front to back and back to front
+                for count in [1, 3, 7, 13] {
+                    let mut at = 0;
+                    while at < n {
+                        slice(at, count);
+                        at += count;
+                    }
+                    let mut end = n;
+                    while end > 0 {
+                        let start = end.saturating_sub(count + 2);
+                        slice(start, end - start);
+                        end = start;
+                    }
+                }
+                slice(n, 3);
             }
             true
         }
         // `None` sends the caller to the whole-file path, which refuses it
         (Err(_), Err(_) | Ok(None)) => false,
+        // chunks are decoded when read: a broken one fails there
+        (Err(e), Ok(Some(index))) if chunked_or_compact(&index, bytes) => {
+            let failed = (0..index.tensors().len()).any(|i| index.read_tensor(bytes, i).is_err());
+            assert!(
+                failed,
+                "{name}: the whole-file path says {e}, every tensor reads"
+            );
+            false
+        }
         (Err(e), Ok(i)) => panic!("{name}: the whole-file path says {e}, the index {i:?}"),
         (Ok(doc), Ok(None)) => {
             // a chunked/compact/big-endian dataset, a solver state, or a
@@ -181,6 +224,41 @@ fn h5_by_slices_reads_what_the_whole_file_path_reads() {
         nnp += 1;
     }
     assert!(nnp >= 100, "{nnp} .nnp with a stored parameter.h5 read");
+}
+
+/// True when some tensor of `index` is not one range of `bytes` whose
+/// bytes read (as a chunked dataset is not).
+fn chunked_or_compact(index: &FileIndex, bytes: &[u8]) -> bool {
+    index
+        .tensors()
+        .iter()
+        .any(|t| t.offset() == 0 && t.byte_len() > 0)
+        || (0..index.tensors().len()).any(|i| index.read_tensor(bytes, i).is_err())
+}
+
+/// The fixtures of testdata/nnabla/h5chunks (chunked, compact and
+/// big-endian datasets, made by its make.py with h5py): each read by slices.
+#[test]
+fn chunked_compact_and_big_endian_datasets_are_read_by_slices() {
+    let dir = testdata().join("nnabla/h5chunks");
+    let mut names = Vec::new();
+    for ext in ["h5", "nnp"] {
+        files(&dir, ext, &mut names);
+    }
+    names.sort();
+    assert!(names.len() >= 5, "{names:?}");
+    for p in &names {
+        let name = p.file_name().unwrap().to_string_lossy().into_owned();
+        let bytes = std::fs::read(p).unwrap();
+        assert!(
+            check(&name, &bytes, true),
+            "{name}: not read by random access"
+        );
+        // and everything the structure says, mutated
+        let step = (bytes.len() / 400).max(7);
+        let cases = mutate(&name, &bytes, &positions(0, bytes.len(), 200, step));
+        assert!(cases > 100, "{name}: {cases}");
+    }
 }
 
 /// Deterministic mutations of `bytes`: truncations, single bytes flipped
@@ -244,4 +322,203 @@ fn h5_by_slices_refuses_what_the_whole_file_path_refuses() {
         cases += mutate(name, bytes, &at);
     }
     assert!(cases > 2000, "{cases}");
+}
+
+/// A chunk B-tree whose internal node lists itself as each of its
+/// children (a cycle, 4^64 paths): refused, quickly, by a bounded walk.
+#[test]
+fn a_chunk_btree_cycle_is_refused() {
+    let mut bytes =
+        std::fs::read(testdata().join("nnabla/h5chunks/many_chunks_params.h5")).unwrap();
+    let mut nodes = 0;
+    let mut at = 0;
+    while let Some(i) = bytes[at..].windows(4).position(|w| w == b"TREE") {
+        let node = at + i;
+        at = node + 4;
+        // a raw-data chunk node (type 1) of level 1: its children after
+        // the 24-byte header, each after a key of 8 + 8 * (rank + 1) bytes
+        if bytes[node + 4] != 1 || bytes[node + 5] != 1 {
+            continue;
+        }
+        let entries = u16::from_le_bytes([bytes[node + 6], bytes[node + 7]]) as usize;
+        let key = 8 + 8 * 3;
+        for e in 0..entries {
+            let child = node + 24 + e * (key + 8) + key;
+            bytes[child..child + 8].copy_from_slice(&(node as u64).to_le_bytes());
+        }
+        nodes += 1;
+    }
+    assert_eq!(nodes, 1);
+    let path = Some(Path::new("x.h5"));
+    match FileIndex::open(&bytes[..], path, &Default::default()) {
+        Err(e) => {
+            let msg = mlformats::chain_message(&e);
+            assert!(msg.contains("chunk index"), "{msg}");
+        }
+        // the index `hdf5-pure` lists says so: the whole-file path refuses it
+        Ok(None) => {
+            let e = Document::from_bytes(bytes.clone(), path, None).unwrap_err();
+            eprintln!("{}", mlformats::chain_message(&e));
+        }
+        Ok(Some(_)) => panic!("a cycle read"),
+    }
+}
+
+/// A chunk B-tree made a chain of 62 internal nodes, each listing the next
+/// as each of its 4 children (no cycle, 4^62 paths to the leaves): refused
+/// by the bounded walk, quickly, not walked.
+#[test]
+fn a_chunk_btree_of_shared_nodes_is_refused() {
+    let mut bytes =
+        std::fs::read(testdata().join("nnabla/h5chunks/many_chunks_params.h5")).unwrap();
+    let node = bytes.windows(6).position(|w| w == b"TREE\x01\x01").unwrap();
+    let key = 8 + 8 * 3;
+    let len = 24 + 4 * (key + 8) + key;
+    let template = bytes[node..node + len].to_vec();
+    // the dataset's layout message: the one place the root's address is
+    let root = (node as u64).to_le_bytes();
+    let refs: Vec<usize> = (0..bytes.len() - 8)
+        .filter(|&i| bytes[i..i + 8] == root)
+        .collect();
+    assert_eq!(refs.len(), 1, "{refs:?}");
+    let mut below = node as u64;
+    for level in 2..=63u8 {
+        let at = bytes.len() as u64;
+        let mut n = template.clone();
+        n[5] = level;
+        n[8..24].fill(0xff);
+        for e in 0..4 {
+            let child = 24 + e * (key + 8) + key;
+            n[child..child + 8].copy_from_slice(&below.to_le_bytes());
+        }
+        bytes.extend(n);
+        below = at;
+    }
+    bytes[refs[0]..refs[0] + 8].copy_from_slice(&below.to_le_bytes());
+    let path = Some(Path::new("x.h5"));
+    let e = FileIndex::open(&bytes[..], path, &Default::default()).unwrap_err();
+    let msg = mlformats::chain_message(&e);
+    assert!(msg.contains("chunk index"), "{msg}");
+}
+
+/// Each fixture of testdata/nnabla/h5chunks converted by slices
+/// (`convert_index`) to every target that streams: the bytes converting the
+/// whole file gives.
+#[test]
+fn chunked_files_convert_by_slices_like_the_whole_file() {
+    let dir = testdata().join("nnabla/h5chunks");
+    let mut names = Vec::new();
+    for ext in ["h5", "nnp"] {
+        files(&dir, ext, &mut names);
+    }
+    names.sort();
+    let mut converted = 0;
+    for p in &names {
+        let name = Path::new(p.file_name().unwrap());
+        let bytes = std::fs::read(p).unwrap();
+        let index = FileIndex::open(&bytes[..], Some(name), &Default::default())
+            .unwrap()
+            .unwrap();
+        let doc = Document::from_bytes(bytes.clone(), Some(name), None).unwrap();
+        for target in mlformats::SLICED_TARGETS {
+            for opts in [
+                mlformats::ConvertOptions::new(),
+                mlformats::ConvertOptions::new().dtype(mlformats::DType::F16),
+            ] {
+                let mut out = Cursor::new(Vec::new());
+                let sliced = mlformats::convert_index(
+                    &index,
+                    &bytes[..],
+                    Some(name),
+                    target,
+                    &opts,
+                    &mut out,
+                );
+                let whole = mlformats::convert_document_to_bytes(&doc, target, &opts);
+                match (sliced, whole) {
+                    (Ok(_), Ok((w, _))) => {
+                        assert!(out.into_inner() == w, "{} -> {target}", name.display());
+                        converted += 1;
+                    }
+                    (Err(s), Err(w)) => assert_eq!(
+                        mlformats::chain_message(&s),
+                        mlformats::chain_message(&w),
+                        "{} -> {target}",
+                        name.display()
+                    ),
+                    (s, w) => panic!(
+                        "{} -> {target}: by slices {:?}, whole {:?}",
+                        name.display(),
+                        s.err(),
+                        w.err()
+                    ),
+                }
+            }
+        }
+    }
+    assert!(converted >= 20, "{converted}");
+}
+
+/// A file that counts the bytes read from it.
+struct Counting<'a>(&'a [u8], std::cell::Cell<u64>);
+
+impl mlformats::random_access::ReadAt for Counting<'_> {
+    fn len(&self) -> u64 {
+        self.0.len() as u64
+    }
+
+    fn read_at(&self, offset: u64, buf: &mut [u8]) -> std::io::Result<()> {
+        self.1.set(self.1.get() + buf.len() as u64);
+        self.0.read_at(offset, buf)
+    }
+}
+
+/// A chunked, deflated tensor bigger than a slice, read front to back in
+/// slices of 4 MiB (as the statistics and `convert_index` read it): each
+/// chunk read once, the elements those of the whole-file path.
+#[test]
+fn a_chunked_tensor_read_front_to_back_reads_each_chunk_once() {
+    use hdf5_pure::{AttrValue, FileBuilder};
+    let (rows, cols) = (2000usize, 600usize);
+    let vals: Vec<f32> = (0..rows * cols).map(|i| (i as f32 * 0.37).sin()).collect();
+    for chunks in [[64u64, 100], [7, 600], [2000, 9]] {
+        let mut fb = FileBuilder::new();
+        fb.create_dataset("w")
+            .with_f32_data(&vals)
+            .with_shape(&[rows as u64, cols as u64])
+            .with_chunks(&chunks)
+            .with_deflate(1)
+            .set_attr("need_grad", AttrValue::I8(1));
+        let file = fb.finish().unwrap();
+        let r = Counting(&file, Default::default());
+        let index = FileIndex::open(&r, Some(Path::new("x.h5")), &Default::default())
+            .unwrap()
+            .unwrap();
+        let doc = Document::from_bytes(file.clone(), Some(Path::new("x.h5")), None).unwrap();
+        let want = doc.tensor("w").unwrap();
+        r.1.set(0);
+        let n = index.tensors()[0].numel();
+        let mut buf = Vec::new();
+        let mut got = Vec::new();
+        let mut at = 0;
+        while at < n {
+            let part = index.read_elements(&r, 0, at, 1 << 20, &mut buf).unwrap();
+            got.extend_from_slice(part.bytes());
+            at += 1 << 20;
+        }
+        assert!(got == want.bytes(), "{chunks:?}");
+        // every chunk's stored bytes once: less than the file
+        let read = r.1.get();
+        assert!(
+            read <= file.len() as u64,
+            "{chunks:?}: {read} bytes read of {}",
+            file.len()
+        );
+        // a second pass (a clone shares the cache of decoded chunks): at
+        // most the chunks again
+        let again = index.clone();
+        r.1.set(0);
+        again.read_tensor(&r, 0).unwrap();
+        assert!(r.1.get() <= file.len() as u64, "{chunks:?}");
+    }
 }

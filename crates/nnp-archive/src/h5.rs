@@ -31,9 +31,12 @@
 //! `hdf5-pure` goes through a small `Calls` trait: run once over the whole
 //! file, or over a page cache filled through a read closure and run again
 //! until nothing was missing) and gives each dataset's name, type, shape,
-//! `need_grad` and data range instead of its data; a file with a dataset
-//! whose data is not contiguous and little-endian answers `None` (read it
-//! whole).
+//! `need_grad` and where its data is instead of its data: a range,
+//! compact bytes, or chunks (listed through `hdf5-pure`'s walk of the chunk
+//! index, none read; [`Chunks::decode`] undoes one chunk's shuffle,
+//! deflate, fletcher32 and LZF filters), with a flag for big-endian elements; a file with a
+//! dataset stored otherwise (another filter, a chunk never written)
+//! answers `None` (read it whole).
 //!
 //! Known gap: a group reachable through two hard links is visited twice
 //! (h5py visits each object once); a hard-link cycle is stopped by a depth
@@ -102,11 +105,13 @@ use tensor_core::{Bytes, DType, Limits, MappedFile, Shape, Tensor};
 
 use crate::{Error, ParamSpec, Parameter, ReadOptions, Result};
 
+mod chunks;
 mod locate;
 mod lookup3;
 mod write;
 
-pub use locate::{Located, locate};
+pub use chunks::{ChunkAt, ChunkFilter, Chunks};
+pub use locate::{Located, Storage, locate};
 
 pub(crate) use write::H5Stream;
 pub use write::{DATA_ALIGN, DatasetSpec, StreamWriter};
@@ -222,6 +227,8 @@ enum RawData {
     /// Not contiguous (compact, chunked, never written), not read
     /// ([`Mode::Locate`]).
     Elsewhere,
+    /// Chunked, each chunk located ([`Mode::Locate`]).
+    Chunks(chunks::Chunks),
 }
 
 /// What the walk does with a dataset's data.
@@ -238,6 +245,13 @@ enum Mode {
 /// missed its cache (`locate::Fetch`).
 trait Calls {
     fn call<T>(&self, f: impl FnMut() -> T) -> Result<T>;
+
+    /// [`Calls::call`], the call reading at most `budget` bytes (where the
+    /// source counts them; `locate::OVER_BUDGET` when it reads more).
+    fn call_within<T>(&self, budget: u64, f: impl FnMut() -> T) -> Result<T> {
+        let _ = budget;
+        self.call(f)
+    }
 }
 
 /// Every call runs once.
@@ -501,7 +515,7 @@ fn tensors<'a>(
                     }
                 }
                 RawData::Owned(v) => Bytes::Owned(v),
-                RawData::Elsewhere => Bytes::Owned(Vec::new()),
+                RawData::Elsewhere | RawData::Chunks(_) => Bytes::Owned(Vec::new()),
             };
             let data = if r.swap {
                 let mut v = data.into_vec();
@@ -716,6 +730,18 @@ fn read_dataset<C: Calls>(
     };
 
     let layout = calls.call(|| ds.layout())?.map_err(|e| h5err(path, e))?;
+    // let the HDF5 layer assemble the data, after bounding the size
+    let read_all = || -> Result<RawData> {
+        limits.check_alloc("HDF5 dataset", nbytes as u64)?;
+        let v = calls.call(|| ds.read_raw())?.map_err(|e| h5err(path, e))?;
+        if v.len() != nbytes {
+            return Err(Error::BadData {
+                dataset: path.to_string(),
+                reason: format!("read {} bytes, the shape needs {nbytes}", v.len()),
+            });
+        }
+        Ok(RawData::Owned(v))
+    };
     let data = match layout {
         Layout::Contiguous {
             address: Some(addr),
@@ -745,21 +771,24 @@ fn read_dataset<C: Calls>(
                 reason: "virtual datasets are not supported".into(),
             });
         }
-        // Compact, chunked (maybe compressed) or never-written contiguous
-        // storage: not located (a zero-size one is read: it has no bytes)
+        // Chunked (maybe compressed): each chunk located
+        Layout::Chunked { chunk_shape, .. } if mode == Mode::Locate && nbytes > 0 => chunks::index(
+            path,
+            ds,
+            &dims,
+            dtype.size(),
+            &chunk_shape,
+            data_len,
+            limits,
+            calls,
+        )?,
+        // Never-written contiguous storage or another layout: not located
+        // (a zero-size one is read: it has no bytes; compact data is in
+        // the object header, read as it is)
+        Layout::Compact { .. } => read_all()?,
         _ if mode == Mode::Locate && nbytes > 0 => RawData::Elsewhere,
         // let the HDF5 layer assemble it, after bounding the size
-        _ => {
-            limits.check_alloc("HDF5 dataset", nbytes as u64)?;
-            let v = calls.call(|| ds.read_raw())?.map_err(|e| h5err(path, e))?;
-            if v.len() != nbytes {
-                return Err(Error::BadData {
-                    dataset: path.to_string(),
-                    reason: format!("read {} bytes, the shape needs {nbytes}", v.len()),
-                });
-            }
-            RawData::Owned(v)
-        }
+        _ => read_all()?,
     };
     Ok(RawParam {
         name: path.to_string(),

@@ -2,22 +2,26 @@
 //! `parameter.h5` of an `.nnp`: the HDF5 structure (superblock, object
 //! headers, groups, attributes, dataspace, datatype, layout) walked through
 //! [`ReadAt`] by `nnp-archive`'s reader ([`nnp_archive::h5::locate`], the
-//! walk its whole-file reader does), each dataset's contiguous data
-//! located, never read.
+//! walk its whole-file reader does), each dataset's data located, never
+//! read.
 //!
-//! Read this way: files whose datasets are all stored contiguously and
-//! little-endian (what nnabla's `save_parameters` writes through h5py, and
-//! this workspace's writer). A compact, chunked or compressed, never
-//! written or big-endian dataset sends the file to the whole-file path
-//! (`None`), as does a dataset without `need_grad` (a solver state).
+//! Read this way: datasets stored contiguously (what nnabla's
+//! `save_parameters` writes through h5py, and this workspace's writer),
+//! compact (the bytes, in the object header, read), or chunked with no
+//! filter or shuffle, deflate, fletcher32, LZF (each chunk located, the chunks read
+//! and decompressed when a slice needs them: [`super::h5chunks`]), either
+//! byte order (big-endian elements swapped when read). A dataset filtered
+//! otherwise, with a chunk never written, or never written at all sends
+//! the file to the whole-file path (`None`), as does a dataset without
+//! `need_grad` (a solver state).
 
 use std::collections::HashMap;
 
-use nnp_archive::h5::{Located, locate};
+use nnp_archive::h5::{Located, Storage, locate};
 use serde_json::json;
 use tensor_core::MemoryOrder;
 
-use super::{FileIndex, IndexedTensor, ReadAt, count, overflow};
+use super::{FileIndex, IndexedTensor, Layout, ReadAt, count, overflow};
 use crate::codec::StoredTensor;
 use crate::{Error, Result};
 
@@ -45,10 +49,12 @@ pub(super) fn located<R: ReadAt + ?Sized>(
     match locate(len, read, &opts) {
         Ok(Some(mut found)) => {
             for p in &mut found {
-                p.offset = p
-                    .offset
-                    .checked_add(base)
-                    .ok_or_else(|| overflow(&p.name))?;
+                if p.storage == Storage::Contiguous {
+                    p.offset = p
+                        .offset
+                        .checked_add(base)
+                        .ok_or_else(|| overflow(&p.name))?;
+                }
             }
             Ok(Some(found))
         }
@@ -60,7 +66,8 @@ pub(super) fn located<R: ReadAt + ?Sized>(
 }
 
 /// The tensor of a located parameter.
-pub(super) fn tensor(p: Located) -> Result<IndexedTensor> {
+pub(super) fn tensor(mut p: Located) -> Result<IndexedTensor> {
+    let layout = Layout::of(&mut p, 0)?;
     let numel = count(&p.dims).ok_or_else(|| overflow(&p.name))?;
     Ok(IndexedTensor {
         tensor_dims: None,
@@ -70,7 +77,7 @@ pub(super) fn tensor(p: Located) -> Result<IndexedTensor> {
         offset: p.offset,
         len: p.len,
         numel,
-        layout: super::Layout::Contiguous,
+        layout,
     })
 }
 

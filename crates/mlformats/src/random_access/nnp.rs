@@ -28,10 +28,9 @@ use nnp_archive::{MemberInfo, MemberKind};
 use serde_json::json;
 use tensor_core::{DType, Limits, MemoryOrder};
 
-use super::Layout;
 use super::deflate::{self, Coding, Member, Pool};
 use super::wire::{Cursor, FIXED32, FIXED64, LEN, Stop, VARINT, Walk, bad};
-use super::{FileIndex, IndexedTensor, ReadAt, Stream, count, overflow, read_vec};
+use super::{FileIndex, IndexedTensor, Layout, ReadAt, Stream, count, overflow, read_vec};
 use crate::codec::StoredTensor;
 use crate::{Error, Result};
 
@@ -377,15 +376,20 @@ impl FileIndex {
                     nnabla_proto::binary::merge(&mut model, &rest)?;
                 }
                 MemberKind::H5 => match super::h5::located(r, m.data_start, m.size, &limits)? {
-                    Some(found) => entries.extend(found.into_iter().map(|p| Entry {
-                        name: p.name,
-                        dtype: p.dtype,
-                        dims: p.dims,
-                        need_grad: p.need_grad,
-                        offset: p.offset,
-                        len: p.len,
-                        layout: Layout::Contiguous,
-                    })),
+                    Some(found) => {
+                        for mut p in found {
+                            let layout = Layout::of(&mut p, m.data_start)?;
+                            entries.push(Entry {
+                                name: p.name,
+                                dtype: p.dtype,
+                                dims: p.dims,
+                                need_grad: p.need_grad,
+                                offset: p.offset,
+                                len: p.len,
+                                layout,
+                            });
+                        }
+                    }
                     None => return Ok(false),
                 },
                 MemberKind::Optimizer => states.push(m.name.clone()),

@@ -22,9 +22,9 @@ use std::collections::HashSet;
 use tensor_core::graph::ModelGraph;
 use tensor_core::{Limits, MemoryOrder};
 
-use super::onnx_typed::{Fields, Layout};
+use super::onnx_typed::Fields;
 use super::wire::{Cursor, LEN, Stop, Walk, bad};
-use super::{FileIndex, IndexedTensor, ReadAt, count, overflow};
+use super::{FileIndex, IndexedTensor, Layout, ReadAt, count, overflow};
 use crate::Result;
 use crate::codec::{StoredTensor, free_name};
 use crate::formats::onnx::onnx_err;

@@ -30,6 +30,7 @@ use std::sync::Mutex;
 use crate::{Error, Result};
 
 use super::ReadAt;
+use super::layout::Layout;
 
 /// `TensorProto.float_data`, `int32_data`, `int64_data`, `double_data`,
 /// `uint64_data`.
@@ -52,18 +53,6 @@ pub(super) const WINDOW: u64 = 256 << 10;
 /// take at most 24 / `CHECK` of the field's bytes (a value is one byte or
 /// more).
 const CHECK: u64 = 1 << 16;
-
-/// Where a tensor's bytes are.
-#[derive(Debug, Clone, Default)]
-pub(super) enum Layout {
-    /// Contiguous bytes, in the tensor's dtype, at its offset.
-    #[default]
-    Contiguous,
-    /// An ONNX typed field's values, decoded a slice at a time.
-    OnnxTyped(Box<Typed>),
-    /// Big-endian bytes, or bytes in a deflated zip member (`deflate.rs`).
-    Coded(super::deflate::Coding),
-}
 
 /// How a field's values are encoded.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -17,6 +17,7 @@ use std::sync::{Arc, Mutex, MutexGuard};
 
 use tensor_core::{DType, Limits};
 
+use super::chunks::Chunks;
 use super::{Calls, Mode, RawData, check_superblock_by, h5err, read_core, sort_like_nnabla};
 use crate::{Error, ReadOptions, Result};
 
@@ -32,10 +33,28 @@ pub struct Located {
     pub dims: Vec<usize>,
     /// Its `need_grad` attribute, as a truth value.
     pub need_grad: bool,
-    /// Where its bytes (little-endian, row-major) start in the file.
+    /// Where its bytes (row-major) start in the file, when they are
+    /// [`Storage::Contiguous`] (0 otherwise).
     pub offset: u64,
     /// How many bytes it has (its shape's size times its element size).
     pub len: u64,
+    /// Its elements are stored big-endian (to be byte-swapped to
+    /// little-endian, element by element).
+    pub big_endian: bool,
+    /// How its bytes are stored.
+    pub storage: Storage,
+}
+
+/// How a located dataset's bytes are stored.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Storage {
+    /// `len` bytes at `offset`.
+    Contiguous,
+    /// In the object header (HDF5's compact layout): the bytes, read (at
+    /// most 64 KiB).
+    Compact(Vec<u8>),
+    /// In chunks, each located, none read.
+    Chunked(Chunks),
 }
 
 /// Reads the structure of the `.h5` parameter file of `len` bytes that
@@ -45,11 +64,16 @@ pub struct Located {
 /// `need_grad`, each located instead of read. The same claims are checked
 /// and the same errors given.
 ///
-/// `Ok(None)` when some dataset's data is not stored contiguously and
-/// little-endian (compact, chunked or compressed, never written, or
-/// big-endian): such a file is read whole. Of `opts`, only the limits
+/// Contiguous data is located by its range, compact data read (it is in
+/// the object header), chunked data by its chunks ([`Chunks`]: those
+/// with no filter or shuffle, deflate, fletcher32, LZF, every chunk
+/// allocated),
+/// either byte order. `Ok(None)` when some dataset's data is stored
+/// otherwise (another filter, a chunk never written, contiguous storage
+/// never written): such a file is read whole. Of `opts`, only the limits
 /// apply; the metadata read is held in memory (in pages of 8 KiB) and
-/// bounded by [`Limits::max_alloc`].
+/// bounded by [`Limits::max_alloc`]; the walk of a chunk index reads a
+/// number of bytes bounded by the chunk count (a cycle is an error).
 ///
 /// ```
 /// use nnp_archive::h5;
@@ -97,10 +121,21 @@ where
     sort_like_nnabla(&mut raw)?;
     let mut out = Vec::with_capacity(raw.len());
     for r in raw {
-        let (offset, len) = match r.data {
-            RawData::Range(range) if !r.swap => (range.start, range.end - range.start),
-            RawData::Owned(v) if v.is_empty() => (0, 0),
-            _ => return Ok(None),
+        let nbytes = || {
+            let n = r.dims.iter().try_fold(r.dtype.size() as u64, |n, &d| {
+                n.checked_mul(u64::try_from(d).ok()?)
+            });
+            n.ok_or_else(|| Error::BadData {
+                dataset: r.name.clone(),
+                reason: format!("shape {:?} overflows", r.dims),
+            })
+        };
+        let (offset, len, storage) = match r.data {
+            RawData::Range(range) => (range.start, range.end - range.start, Storage::Contiguous),
+            RawData::Owned(v) if v.is_empty() => (0, 0, Storage::Contiguous),
+            RawData::Owned(v) => (0, v.len() as u64, Storage::Compact(v)),
+            RawData::Chunks(c) => (0, nbytes()?, Storage::Chunked(c)),
+            RawData::Elsewhere => return Ok(None),
         };
         out.push(Located {
             name: r.name,
@@ -109,6 +144,8 @@ where
             need_grad: r.need_grad.unwrap_or(false),
             offset,
             len,
+            big_endian: r.swap,
+            storage,
         });
     }
     Ok(Some(out))
@@ -124,9 +161,17 @@ const KEEP: u64 = 4 << 20;
 /// places than this is read whole).
 const MAX_RETRIES: u32 = 100_000;
 
+/// The message of the error a call over its budget of bytes gives
+/// ([`Calls::call_within`]).
+pub(super) const OVER_BUDGET: &str = "read more than its budget";
+
 /// The pages read so far; the range the last read missed.
 #[derive(Default)]
 struct Pages {
+    /// How many bytes the current call may read, and has read.
+    budget: Option<u64>,
+    spent: u64,
+    over: bool,
     /// Page number to (bytes, the call that last used it).
     map: HashMap<u64, (Vec<u8>, u64)>,
     bytes: u64,
@@ -166,6 +211,13 @@ impl hdf5_pure::Source for Paged {
             return Ok(());
         }
         let mut p = lock(&self.pages);
+        if let Some(b) = p.budget {
+            p.spent = p.spent.saturating_add(n);
+            if p.spent > b {
+                p.over = true;
+                return Err(hdf5_pure::FormatError::Source(OVER_BUDGET.into()));
+            }
+        }
         let call = p.call;
         let mut at = offset;
         while at < end {
@@ -224,6 +276,13 @@ impl<F: FnMut(u64, &mut [u8]) -> std::io::Result<()>> Fetch<'_, F> {
 }
 
 impl<F: FnMut(u64, &mut [u8]) -> std::io::Result<()>> Calls for Fetch<'_, F> {
+    fn call_within<T>(&self, budget: u64, f: impl FnMut() -> T) -> Result<T> {
+        lock(&self.pages).budget = Some(budget);
+        let out = self.call(f);
+        lock(&self.pages).budget = None;
+        out
+    }
+
     fn call<T>(&self, mut f: impl FnMut() -> T) -> Result<T> {
         let call = {
             let mut p = lock(&self.pages);
@@ -231,9 +290,23 @@ impl<F: FnMut(u64, &mut [u8]) -> std::io::Result<()>> Calls for Fetch<'_, F> {
             p.call
         };
         for _ in 0..MAX_RETRIES {
-            lock(&self.pages).missing = None;
+            {
+                let mut p = lock(&self.pages);
+                p.missing = None;
+                p.spent = 0;
+                p.over = false;
+            }
             let out = f();
-            let missing = lock(&self.pages).missing.take();
+            let (missing, over) = {
+                let mut p = lock(&self.pages);
+                (p.missing.take(), p.over)
+            };
+            if over {
+                return Err(Error::Hdf5 {
+                    context: "open".into(),
+                    message: OVER_BUDGET.into(),
+                });
+            }
             match missing {
                 None => return Ok(out),
                 Some((start, end)) => {
@@ -314,8 +387,32 @@ mod tests {
         assert!(reads < 20, "{reads} reads");
     }
 
+    /// The bytes of a located parameter, as the whole reader gives them.
+    fn bytes_of(file: &[u8], l: &Located) -> Vec<u8> {
+        let mut v = match &l.storage {
+            Storage::Contiguous => file[l.offset as usize..(l.offset + l.len) as usize].to_vec(),
+            Storage::Compact(v) => v.clone(),
+            Storage::Chunked(c) => {
+                // assembled chunk by chunk (rank 1 here)
+                let mut out = Vec::new();
+                for at in &c.chunks {
+                    let s = at.address as usize;
+                    out.extend(c.decode(at, &file[s..s + at.size as usize]).unwrap());
+                }
+                out.truncate(l.len as usize);
+                out
+            }
+        };
+        if l.big_endian {
+            for e in v.chunks_exact_mut(l.dtype.size()) {
+                e.reverse();
+            }
+        }
+        v
+    }
+
     #[test]
-    fn chunked_compact_and_big_endian_files_are_read_whole() {
+    fn chunked_and_big_endian_files_are_located() {
         let vals: Vec<f32> = (0..1000).map(|i| i as f32).collect();
         let chunked = custom(|fb| {
             fb.create_dataset("x")
@@ -335,9 +432,85 @@ mod tests {
                 .set_attr("need_grad", AttrValue::I8(1));
         });
         for f in [chunked, big_endian] {
-            assert!(parse(&f).is_ok());
-            assert!(locate_in(&f, Limits::default()).0.unwrap().is_none());
+            let p = parse(&f).unwrap();
+            let (l, reads) = locate_in(&f, Limits::default());
+            let l = l.unwrap().unwrap();
+            assert_eq!(bytes_of(&f, &l[0]), p[0].tensor.bytes());
+            assert!(reads < 10, "{reads}");
         }
+    }
+
+    #[test]
+    fn every_filter_mix_decodes_as_the_whole_reader_reads() {
+        // odd chunk lengths (bytes of 1-byte elements, 7 x 5 chunks) and
+        // odd stored lengths (deflated or lzf'd, then checksummed)
+        let bytes: Vec<u8> = (0..1000u32).map(|i| (i * 7 % 251) as u8).collect();
+        type Filters = fn(&mut hdf5_pure::DatasetBuilder) -> &mut hdf5_pure::DatasetBuilder;
+        let mixes: [Filters; 6] = [
+            |d| d.with_fletcher32(),
+            |d| d.with_deflate(4).with_fletcher32(),
+            |d| d.with_shuffle().with_deflate(1).with_fletcher32(),
+            |d| d.with_lzf(),
+            |d| d.with_shuffle().with_lzf().with_fletcher32(),
+            |d| d.with_shuffle().with_deflate(9),
+        ];
+        for (k, mix) in mixes.iter().enumerate() {
+            let f = custom(|fb| {
+                let d = fb.create_dataset("x");
+                d.with_u8_data(&bytes)
+                    .with_shape(&[40, 25])
+                    .with_chunks(&[7, 5]);
+                mix(d).set_attr("need_grad", AttrValue::I8(1));
+            });
+            let p = parse(&f).unwrap();
+            let l = locate_in(&f, Limits::default()).0.unwrap().unwrap();
+            let Storage::Chunked(c) = &l[0].storage else {
+                panic!("{k}: {:?}", l[0].storage)
+            };
+            assert!(!c.filters.is_empty(), "{k}");
+            // each chunk's rows where the whole reader has them
+            let want = p[0].tensor.bytes();
+            for (n, at) in c.chunks.iter().enumerate() {
+                let s = at.address as usize;
+                let chunk = c.decode(at, &f[s..s + at.size as usize]).unwrap();
+                let (r0, c0) = ((n / 5) * 7, (n % 5) * 5);
+                for r in 0..7 {
+                    if r0 + r < 40 {
+                        let from = (r0 + r) * 25 + c0;
+                        assert_eq!(&chunk[r * 5..r * 5 + 5], &want[from..from + 5], "{k}");
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn a_broken_chunk_fails_when_decoded() {
+        let vals: Vec<f32> = (0..1000).map(|i| i as f32).collect();
+        let f = custom(|fb| {
+            fb.create_dataset("x")
+                .with_f32_data(&vals)
+                .with_chunks(&[100])
+                .with_deflate(6)
+                .set_attr("need_grad", AttrValue::I8(1));
+        });
+        let l = locate_in(&f, Limits::default()).0.unwrap().unwrap();
+        let Storage::Chunked(c) = &l[0].storage else {
+            panic!("{:?}", l[0].storage)
+        };
+        let at = c.chunks[3];
+        let s = at.address as usize;
+        let stored = &f[s..s + at.size as usize];
+        assert_eq!(c.decode(&at, stored).unwrap().len(), 400);
+        let mut bad = stored.to_vec();
+        let n = bad.len();
+        bad[n / 2] ^= 0x55;
+        assert!(c.decode(&at, &bad).is_err());
+        assert!(c.decode(&at, &stored[..n - 5]).is_err());
+        // the whole reader fails on it too
+        let mut file = f.clone();
+        file[s + n / 2] ^= 0x55;
+        assert!(parse(&file).is_err());
     }
 
     #[test]

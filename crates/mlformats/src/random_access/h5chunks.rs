@@ -1,0 +1,272 @@
+//! Where a tensor's bytes are when they are not one little-endian range of
+//! the file ([`Layout`]): the datasets of an NNabla `.h5` (or of an
+//! `.nnp`'s stored `parameter.h5`) that are big-endian, compact (in the
+//! object header) or chunked (with no filter, or shuffle, deflate,
+//! fletcher32, LZF),
+//! as `nnp_archive::h5::locate` finds them.
+//!
+//! A chunked dataset is read a chunk at a time: a flat (row-major) range of
+//! elements is split into the runs it makes in each chunk it touches; each
+//! such chunk is read (its stored bytes) and decoded (its filters undone,
+//! `nnp_archive::h5::Chunks::decode`, as the whole-file path decodes it),
+//! and the runs copied out. Decoded chunks are kept for the next read, so
+//! that reading a tensor front to back in slices decodes each chunk once:
+//! the cache holds one band of chunks along the first axis (every chunk
+//! whose rows start at the same row: a front-to-back read goes through all
+//! of them before the next band), at most 32 MiB of them, and at least one
+//! chunk. Memory: at most `max(one chunk, min(one band, 32 MiB))` of decoded
+//! chunks, plus one chunk's stored bytes while it is decoded; one decoded
+//! chunk is bounded by [`tensor_core::Limits::max_alloc`] when located.
+//! (A band over 32 MiB is read front to back by decoding its chunks again
+//! for each slice that crosses them: correct, slower.)
+
+#[cfg(feature = "nnp")]
+pub(super) use imp::H5Data;
+
+use super::layout::Layout;
+
+#[cfg(feature = "nnp")]
+mod imp {
+    use std::collections::{HashMap, VecDeque};
+    use std::sync::{Arc, Mutex};
+
+    use nnp_archive::h5::{Chunks, Located, Storage};
+
+    use super::super::ReadAt;
+    use super::Layout;
+    use crate::{Error, Result};
+
+    /// The most decoded chunks the cache keeps, in bytes (see the module).
+    const BAND_CAP: u64 = 32 << 20;
+
+    /// A dataset's bytes that are not one little-endian range.
+    #[derive(Debug)]
+    pub(in super::super) struct H5Data {
+        /// Big-endian elements: each swapped when read.
+        swap: bool,
+        stored: Stored,
+    }
+
+    #[derive(Debug)]
+    enum Stored {
+        /// At the tensor's offset (big-endian).
+        Contiguous,
+        /// The bytes, from the object header.
+        Compact(Vec<u8>),
+        /// The chunks, with the dataset's dims and the decoded ones kept.
+        Chunked {
+            chunks: Chunks,
+            dims: Vec<u64>,
+            cache: Mutex<Cache>,
+            budget: u64,
+        },
+    }
+
+    /// Decoded chunks, by their number in the grid, oldest first.
+    #[derive(Default)]
+    struct Cache {
+        map: HashMap<usize, Arc<Vec<u8>>>,
+        order: VecDeque<usize>,
+        bytes: u64,
+    }
+
+    impl std::fmt::Debug for Cache {
+        fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+            write!(f, "Cache({} chunks, {} bytes)", self.map.len(), self.bytes)
+        }
+    }
+
+    impl Layout {
+        /// The layout of a located dataset whose addresses are `base` bytes
+        /// into the file.
+        pub(in super::super) fn of(p: &mut Located, base: u64) -> Result<Layout> {
+            let too_far = || Error::Invalid("an HDF5 address overflows".into()).in_tensor(&p.name);
+            let stored = match std::mem::replace(&mut p.storage, Storage::Contiguous) {
+                Storage::Contiguous if !p.big_endian => return Ok(Layout::Contiguous),
+                Storage::Contiguous => Stored::Contiguous,
+                Storage::Compact(v) => Stored::Compact(v),
+                Storage::Chunked(mut chunks) => {
+                    for c in &mut chunks.chunks {
+                        c.address = c.address.checked_add(base).ok_or_else(too_far)?;
+                    }
+                    let dims: Vec<u64> = p.dims.iter().map(|&d| d as u64).collect();
+                    // one band: the chunks of one grid index along the first axis
+                    let first = match (dims.first(), chunks.chunk_dims.first()) {
+                        (Some(&d), Some(&c)) if c > 0 => d.div_ceil(c).max(1),
+                        _ => 1,
+                    };
+                    let one = chunks.chunk_bytes as u64;
+                    let band = (chunks.chunks.len() as u64 / first).saturating_mul(one);
+                    Stored::Chunked {
+                        budget: one.max(band.min(BAND_CAP)),
+                        chunks,
+                        dims,
+                        cache: Mutex::new(Cache::default()),
+                    }
+                }
+            };
+            Ok(Layout::H5(Arc::new(H5Data {
+                swap: p.big_endian,
+                stored,
+            })))
+        }
+    }
+
+    impl H5Data {
+        /// Fills `out` with the elements (of `size` bytes) from flat element
+        /// `start`, little-endian; `at` is where they are for a contiguous
+        /// dataset.
+        pub(in super::super) fn read<R: ReadAt + ?Sized>(
+            &self,
+            r: &R,
+            at: u64,
+            start: u64,
+            size: usize,
+            out: &mut [u8],
+            limits: &tensor_core::Limits,
+        ) -> Result<()> {
+            match &self.stored {
+                Stored::Contiguous => r.read_at(at, out)?,
+                Stored::Compact(v) => {
+                    let from = usize::try_from(start)
+                        .ok()
+                        .and_then(|s| s.checked_mul(size));
+                    let src = from
+                        .and_then(|f| v.get(f..f.checked_add(out.len())?))
+                        .ok_or_else(|| Error::Invalid("compact data is short".into()))?;
+                    out.copy_from_slice(src);
+                }
+                Stored::Chunked {
+                    chunks,
+                    dims,
+                    cache,
+                    budget,
+                } => read_chunked(r, chunks, dims, cache, *budget, start, size, out, limits)?,
+            }
+            if self.swap && size > 1 {
+                for e in out.chunks_exact_mut(size) {
+                    e.reverse();
+                }
+            }
+            Ok(())
+        }
+    }
+
+    /// Decoded chunk `n`, from the cache or read and decoded (and kept).
+    fn chunk<R: ReadAt + ?Sized>(
+        r: &R,
+        chunks: &Chunks,
+        cache: &Mutex<Cache>,
+        budget: u64,
+        n: usize,
+        limits: &tensor_core::Limits,
+    ) -> Result<Arc<Vec<u8>>> {
+        let mut c = cache.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(v) = c.map.get(&n) {
+            return Ok(Arc::clone(v));
+        }
+        let at = chunks
+            .chunks
+            .get(n)
+            .ok_or_else(|| Error::Invalid(format!("no chunk {n}")))?;
+        limits.check_alloc("HDF5 chunk", at.size)?;
+        let len = usize::try_from(at.size)
+            .map_err(|_| Error::Invalid(format!("a chunk of {} bytes", at.size)))?;
+        let mut stored = Vec::new();
+        stored
+            .try_reserve_exact(len)
+            .map_err(|_| Error::Invalid(format!("{len} bytes do not fit in memory")))?;
+        stored.resize(len, 0);
+        r.read_at(at.address, &mut stored)?;
+        let decoded = Arc::new(chunks.decode(at, &stored)?);
+        drop(stored);
+        c.bytes = c.bytes.saturating_add(decoded.len() as u64);
+        c.map.insert(n, Arc::clone(&decoded));
+        c.order.push_back(n);
+        while c.bytes > budget && c.order.len() > 1 {
+            if let Some(old) = c.order.pop_front()
+                && let Some(v) = c.map.remove(&old)
+            {
+                c.bytes = c.bytes.saturating_sub(v.len() as u64);
+            }
+        }
+        Ok(decoded)
+    }
+
+    /// The elements from flat `start` into `out`: run by run, each run the
+    /// elements of one chunk along the last axis.
+    #[allow(clippy::too_many_arguments)]
+    fn read_chunked<R: ReadAt + ?Sized>(
+        r: &R,
+        chunks: &Chunks,
+        dims: &[u64],
+        cache: &Mutex<Cache>,
+        budget: u64,
+        start: u64,
+        size: usize,
+        out: &mut [u8],
+        limits: &tensor_core::Limits,
+    ) -> Result<()> {
+        let rank = dims.len();
+        let cd = &chunks.chunk_dims;
+        if rank == 0 || cd.len() != rank || size == 0 || size != chunks.element_size {
+            return Err(Error::Invalid(
+                "a chunked dataset's layout is broken".into(),
+            ));
+        }
+        let count = (out.len() / size) as u64;
+        if count == 0 {
+            return Ok(());
+        }
+        let grid: Vec<u64> = dims.iter().zip(cd).map(|(&d, &c)| d.div_ceil(c)).collect();
+        // the coordinates of `start`
+        let mut coord = vec![0u64; rank];
+        let mut rest = start;
+        for k in (0..rank).rev() {
+            coord[k] = rest % dims[k];
+            rest /= dims[k];
+        }
+        let last = rank - 1;
+        let mut held: Option<(usize, Arc<Vec<u8>>)> = None;
+        let mut done = 0u64;
+        while done < count {
+            let mut n = 0u64;
+            let mut within = 0u64;
+            for k in 0..rank {
+                n = n * grid[k] + coord[k] / cd[k];
+                within = within * cd[k] + coord[k] % cd[k];
+            }
+            let run = (cd[last] - coord[last] % cd[last])
+                .min(dims[last] - coord[last])
+                .min(count - done);
+            let n = n as usize;
+            let data = match &held {
+                Some((m, d)) if *m == n => Arc::clone(d),
+                _ => {
+                    let d = chunk(r, chunks, cache, budget, n, limits)?;
+                    held = Some((n, Arc::clone(&d)));
+                    d
+                }
+            };
+            // within a decoded chunk of `chunk_bytes` (checked when decoded)
+            let (from, bytes, to) = (
+                within as usize * size,
+                run as usize * size,
+                done as usize * size,
+            );
+            let src = data
+                .get(from..from + bytes)
+                .ok_or_else(|| Error::Invalid("a chunk is short".into()))?;
+            out[to..to + bytes].copy_from_slice(src);
+            done += run;
+            coord[last] += run;
+            let mut k = last;
+            while k > 0 && coord[k] >= dims[k] {
+                coord[k] = 0;
+                coord[k - 1] += 1;
+                k -= 1;
+            }
+        }
+        Ok(())
+    }
+}
