@@ -440,6 +440,9 @@ fn chunked_files_convert_by_slices_like_the_whole_file() {
                         assert!(out.into_inner() == w, "{} -> {target}", name.display());
                         converted += 1;
                     }
+                    // what needs the whole model (re-encoding an .h5
+                    // into .h5, here) is refused by slices alone
+                    (Err(mlformats::Error::NeedsWholeModel(_)), Ok(_)) => {}
                     (Err(s), Err(w)) => assert_eq!(
                         mlformats::chain_message(&s),
                         mlformats::chain_message(&w),
