@@ -9,6 +9,12 @@ const WASM = 'mlformats_web.wasm';
 // reads its structure only; tensors are read a slice at a time) when the
 // library can read its format that way; smaller files are read whole.
 const SLICED_FROM = 64 << 20;
+// A conversion of a file opened by slices that needs the whole model in
+// memory (a graph exported to ONNX, an ONNX graph imported, an NNabla
+// model kept, --params) reads the file whole, up to this size: the
+// module's memory (4 GiB at most) then holds the file, its model and the
+// output.
+const WHOLE_CONVERT_MAX = 1 << 30;
 const state = {
   lib: null, model: null, summary: null, tensors: [], graph: null, stats: {}, worker: null, server: null, view: null,
   bytes: null, // a file read whole: its bytes, which the converting worker gets a copy of
@@ -138,7 +144,7 @@ async function openSliced(blob, name) {
     pending.set(id, (r) => (r.error !== undefined ? reject(new Error(r.error)) : resolve(r.answer)));
     w.postMessage({ id, req });
   });
-  state.model = { request: ask, bytes: ask, sliced: true };
+  state.model = { request: ask, bytes: ask, sliced: true, file: blob };
   state.summary = m.summary;
   state.tensors = m.tensors;
   state.graph = m.graph;
@@ -424,9 +430,10 @@ function convertOptions() {
   return req;
 }
 
-// Converts a file read whole in a worker of its own (a copy of the bytes):
-// the page stays responsive while the library converts.
-function convertInWorker(req) {
+// Converts a file read whole in a worker of its own (a copy of the bytes,
+// or `file`, a big file's Blob, which the worker reads whole): the page
+// stays responsive while the library converts.
+function convertInWorker(req, file) {
   return new Promise((resolve, reject) => {
     if (state.converter) state.converter.terminate(); // the previous click's
     const w = new Worker('worker.js', { type: 'module' });
@@ -438,10 +445,10 @@ function convertInWorker(req) {
       if (m.converted) { done(); resolve(m.converted); } else if (m.error !== undefined) { done(); reject(new Error(m.error)); }
     };
     w.onerror = (ev) => { done(); reject(new Error(ev.message || "the viewer's worker failed")); };
-    const file = $('convert-params').files[0];
-    const params = file ? file.arrayBuffer().then((b) => ({ bytes: new Uint8Array(b), name: file.name })) : null;
+    const pf = $('convert-params').files[0];
+    const params = pf ? pf.arrayBuffer().then((b) => ({ bytes: new Uint8Array(b), name: pf.name })) : null;
     Promise.all([compile(WASM), params]).then(([module, p]) =>
-      w.postMessage({ convert: req, bytes: state.bytes, name: state.summary.file, params: p, module }), (e) => { done(); reject(e); });
+      w.postMessage({ convert: req, ...(file ? { file } : { bytes: state.bytes }), name: state.summary.file, params: p, module }), (e) => { done(); reject(e); });
   });
 }
 
@@ -480,8 +487,20 @@ async function convert() {
   try {
     // a file opened by slices: its worker converts it a slice at a time and
     // answers a Blob of the pieces; a file read whole: a worker of its own
-    blob = model.sliced ? await model.bytes(req)
-      : new Blob([await convertInWorker(req)], { type: 'application/octet-stream' });
+    blob = model.sliced ? await model.bytes(req) : null;
+    document.body.dataset.convertPath = model.sliced ? 'sliced' : 'whole';
+    if (blob && !(blob instanceof Blob)) {
+      // a conversion that needs the whole model (a graph exported or
+      // imported, an NNabla model kept, --params): the file read whole in
+      // a worker of its own, when it fits in the module's memory
+      if (model.file.size > WHOLE_CONVERT_MAX) {
+        throw new Error(`${blob.whole}; the page reads a file whole for it up to ${fmtInt(WHOLE_CONVERT_MAX)} bytes, and this one has ${fmtInt(model.file.size)}`);
+      }
+      setStatus(`converting to ${opt.value}: reading the file whole…`);
+      document.body.dataset.convertPath = 'whole';
+      blob = new Blob([await convertInWorker(req, model.file)], { type: 'application/octet-stream' });
+    }
+    blob ||= new Blob([await convertInWorker(req)], { type: 'application/octet-stream' });
   } catch (e) {
     if (state.model === model) showConvertError(e.message || String(e));
     return;

@@ -143,11 +143,13 @@ export class Library {
   // Converts the open file with the convert request `req` ({to, ...options},
   // see abi.rs) streamed a piece at a time (a file opened by slices:
   // neither the file nor the output is ever whole in the module's memory);
-  // answers the converted file as a Blob.
+  // answers the converted file as a Blob, or {whole: reason} when the
+  // conversion needs the whole model in memory (nothing was written).
   convertStream(req) {
     this.out = { parts: [], len: 0 };
     try {
       const answer = this.request({ ...req, op: 'convert_stream' });
+      if (answer.whole !== undefined) return { whole: answer.whole };
       const o = this.out;
       if (o.len !== answer.bytes) throw new Error(`the converted file has ${o.len} bytes, the module wrote ${answer.bytes}`);
       return new Blob(o.parts.map((p) => p.bytes), { type: 'application/octet-stream' });

@@ -11,8 +11,10 @@
 //   page's requests ({id, req}) on it: the summary, table and graph first
 //   ({id: 0, ...}), or {fallback: true} when the library reads the format
 //   whole only. Every answer carries the module's memory size. A convert
-//   request ({op: 'convert', ...}) is streamed: the answer is a Blob;
-// - {convert: req, bytes, name, params}: converts a file read whole (its own
+//   request ({op: 'convert', ...}) is streamed: the answer is a Blob, or
+//   {whole: reason} when it needs the whole model in memory;
+// - {convert: req, bytes, name, params} (or {convert, file, ...}: a Blob,
+//   read whole here): converts a file read whole (its own
 //   copy of the bytes; `params`: {bytes, name} of --params' file) with the
 //   request `req` ({op: 'convert', to, dtype, only, ...},
 //   see abi.rs) and answers {converted: bytes} (transferred) or {error}, so
@@ -44,6 +46,8 @@ async function stats(m) {
 
 async function convert(m) {
   const lib = await load(m);
+  // a big file read whole here, for a conversion that needs the whole model
+  if (m.file) m.bytes = new Uint8Array(await m.file.arrayBuffer());
   lib.open(m.bytes, m.name);
   m.bytes = null; // the module holds its own copy
   if (m.params) lib.loadParams(m.params.bytes, m.params.name);
