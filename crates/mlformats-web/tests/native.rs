@@ -314,6 +314,11 @@ fn the_c_abi_answers_like_the_library() {
 /// opens a big file (through the page file's block cache); every answer
 /// the page asks for is the same.
 fn sliced_equals_whole(name: &str, bytes: Vec<u8>) -> bool {
+    sliced_equals_whole_with(name, bytes, true)
+}
+
+/// [`sliced_equals_whole`], converting to every target too when `convert`.
+fn sliced_equals_whole_with(name: &str, bytes: Vec<u8>, convert: bool) -> bool {
     let whole = Model::open_bytes(bytes.clone(), name);
     let sliced = Model::open_indexed(Box::new(PageFile::over(Box::new(bytes))), name);
     let (whole, sliced) = match (whole, sliced) {
@@ -363,8 +368,81 @@ fn sliced_equals_whole(name: &str, bytes: Vec<u8>) -> bool {
         }
     }
     assert!(sliced.stats_json("no such tensor", 10).is_err());
-    converts_like_whole(name, &whole, &sliced);
+    if convert {
+        converts_like_whole(name, &whole, &sliced);
+    }
     true
+}
+
+/// Every model file under the folder `MLFORMATS_CORPUS` names (CI sets it
+/// to the real-world and golden corpus when that is beside the checkout;
+/// unset, there is nothing to check) opened by slices answers like the
+/// whole file: summary, table, graph, statistics, values (and every
+/// conversion, with `MLFORMATS_CORPUS_CONVERT=1`). Prints how many opened
+/// by slices and names the ones read whole.
+#[test]
+fn corpus_files_open_by_slices_like_the_whole_file() {
+    let Some(root) = std::env::var_os("MLFORMATS_CORPUS") else {
+        eprintln!("MLFORMATS_CORPUS is not set: no corpus to check");
+        return;
+    };
+    let convert = std::env::var_os("MLFORMATS_CORPUS_CONVERT").is_some();
+    let exts = [
+        "params",
+        "data",
+        "nnp",
+        "nntxt",
+        "prototxt",
+        "protobuf",
+        "h5",
+        "tsm",
+        "npz",
+        "onnx",
+        "safetensors",
+    ];
+    let mut files = Vec::new();
+    let mut stack = vec![PathBuf::from(root)];
+    while let Some(d) = stack.pop() {
+        for e in std::fs::read_dir(&d).unwrap() {
+            let p = e.unwrap().path();
+            if p.is_dir() {
+                stack.push(p);
+            } else if p
+                .extension()
+                .and_then(|e| e.to_str())
+                .is_some_and(|e| exts.contains(&e))
+            {
+                files.push(p);
+            }
+        }
+    }
+    files.sort();
+    assert!(!files.is_empty(), "no model file in the corpus");
+    let mut whole_only = Vec::new();
+    let (mut sliced, mut refused) = (0, 0);
+    for p in &files {
+        let name = p.file_name().unwrap().to_str().unwrap();
+        let bytes = std::fs::read(p).unwrap();
+        // (a file the whole path refuses is refused by slices too, or
+        // sent to the whole path: checked by `sliced_equals_whole_with`)
+        let readable = Model::open_bytes(bytes.clone(), name).is_ok();
+        if sliced_equals_whole_with(name, bytes, convert) {
+            sliced += 1;
+        } else if readable {
+            whole_only.push(p.display().to_string());
+        } else {
+            refused += 1;
+        }
+    }
+    println!(
+        "corpus: {sliced} of {} files open by slices and answer like the whole file; \
+         {refused} refused by both paths; read whole: {}",
+        files.len(),
+        whole_only.len()
+    );
+    for p in &whole_only {
+        println!("  read whole: {p}");
+    }
 }
 
 /// Converting by slices (`Model::convert_to`: a slice at a time to
