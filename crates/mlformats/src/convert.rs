@@ -188,19 +188,10 @@ fn convert_document_to(
         if doc.format().is_nnabla() && target.is_nnabla() {
             crate::formats::nnabla_family::transcode(doc.source(), target, output)?;
             let mut s = ConvertSummary::new(doc.format(), target, doc.len(), true);
-            let widened: Vec<String> = doc
-                .tensors()
-                .filter(|(_, t)| written_dtype(target, t.dtype()) != t.dtype())
-                .map(|(n, t)| format!("{n:?} ({} -> f32)", t.dtype()))
-                .collect();
-            if !widened.is_empty() {
-                s.warnings.push(format!(
-                    "{target} has no type for {} of the tensors, written as the nearest type it \
-                     has: {}",
-                    widened.len(),
-                    widened.join(", ")
-                ));
-            }
+            s.warnings.extend(widened_warning(
+                target,
+                doc.tensors().map(|(n, t)| (n, t.dtype())),
+            ));
             if target == Format::NnablaH5 && doc.graph().is_some_and(|g| !g.graphs.is_empty()) {
                 s.warnings.push(format!(
                     "the networks of this {} are not carried over: an .h5 holds parameters only",
@@ -350,6 +341,25 @@ fn convert_document_to(
     s.cast = cast;
     s.renamed = renamed;
     Ok(s)
+}
+
+/// The warning of a transcode between NNabla formats that widens some of
+/// the `tensors` (name, dtype) to f32 (see [`written_dtype`]).
+fn widened_warning<'n>(
+    target: Format,
+    tensors: impl Iterator<Item = (&'n str, DType)>,
+) -> Option<String> {
+    let widened: Vec<String> = tensors
+        .filter(|&(_, d)| written_dtype(target, d) != d)
+        .map(|(n, d)| format!("{n:?} ({d} -> f32)"))
+        .collect();
+    (!widened.is_empty()).then(|| {
+        format!(
+            "{target} has no type for {} of the tensors, written as the nearest type it has: {}",
+            widened.len(),
+            widened.join(", ")
+        )
+    })
 }
 
 /// The dtype `target` stores a tensor of `d` as (after the plan): NNabla's

@@ -172,20 +172,10 @@ pub fn convert_index<R: ReadAt + ?Sized, W: Write + Seek>(
         };
         write_items(target, &all, &load, &need_grad, &cx, out)?;
         let mut s = ConvertSummary::new(from, target, index.tensors().len(), true);
-        let widened: Vec<String> = index
-            .tensors()
-            .iter()
-            .filter(|t| super::written_dtype(target, t.dtype()) != t.dtype())
-            .map(|t| format!("{:?} ({} -> f32)", t.name(), t.dtype()))
-            .collect();
-        if !widened.is_empty() {
-            s.warnings.push(format!(
-                "{target} has no type for {} of the tensors, written as the nearest type it \
-                 has: {}",
-                widened.len(),
-                widened.join(", ")
-            ));
-        }
+        s.warnings.extend(super::widened_warning(
+            target,
+            index.tensors().iter().map(|t| (t.name(), t.dtype())),
+        ));
         s.warnings.extend(h5_warning);
         return Ok(s);
     }
