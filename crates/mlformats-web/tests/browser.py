@@ -2,7 +2,8 @@
 """The viewer page in a real browser (headless Chromium driven by Playwright).
 
 usage: browser.py --dist DIR --cli PATH --out DIR [--chromium PATH] [--per-format N]
-                  [--extra FILE]... [--big-mib N] [--no-huge] [--bench]
+                  [--extra FILE]... [--big-mib N] [--no-huge]
+                  [--bench [--bench-extra FILE=WHAT]... [--bench-repeat N] [--bench-tensors N]]
 
 - DIR (from `cargo xtask web`) is served over HTTP beside copies of the
   samples of testdata/ (N of every file extension, the largest first; all
@@ -37,10 +38,22 @@ usage: browser.py --dist DIR --cli PATH --out DIR [--chromium PATH] [--per-forma
   (--no-huge skips it).
 
 --bench (a benchmark, not a test; nothing else runs): a 1 GiB `.params`
-(64 f32 tensors of 16 MiB), and the `.safetensors`, `.npz`, `.tsm`,
-`.protobuf`, `.onnx`, `.h5`, `.nnp` and primitiv `.data` the CLI converts it to, are opened in the page (time to the tensor table, and to
-every tensor's statistics) and by `mlformats inspect` (the CLI given, each
-a fresh process), in the same run; one row per file is printed.
+(64 f32 tensors of 16 MiB, pseudo-random values), and the `.safetensors`,
+`.npz`, `.tsm`, `.protobuf`, `.onnx`, `.h5`, `.nnp` and primitiv `.data`
+the CLI converts it to, that `.npz` rewritten with deflated members and
+with big-endian ones, that `.onnx` with its initializers in packed
+`float_data`, an `.onnx` of about 1 GiB of int64 initializers in
+`int64_data` varints, and each --bench-extra FILE (WHAT: the row's words
+on it, e.g. how it was made) are opened in the page (time to the tensor
+table, and to every tensor's statistics) and by `mlformats inspect` (the
+CLI given, each a fresh process), in the same run; one row per file is
+printed. Then the conversions that need the whole model: an NNabla
+network of 48 Affine layers of 16 MiB (768 MiB, the page's limit,
+WHOLE_CONVERT_MAX in www/app.js) opened by slices and exported to ONNX in
+the page, and that ONNX imported back to `.nnp` (the page reads the file
+whole in a worker): time, the converting worker's module memory, the
+CLI's time, and whether the download is the CLI's output; if one fails,
+32 layers are tried.
 """
 
 import argparse
@@ -316,6 +329,18 @@ def f32_chunk(seed):
     return array.array("f", xs).tobytes()
 
 
+def f32_noise_chunk(seed):
+    """1 MiB of float32 values of a pseudo-random sequence (a zero, a NaN
+    and an infinity among them): no pattern deflate's window finds, so a
+    compressed copy stays about as big."""
+    xs, x = [], seed * 2654435761 + 1
+    for _ in range(1 << 18):
+        x = (x * 6364136223846793005 + 1442695040888963407) & ((1 << 64) - 1)
+        xs.append(((x >> 40) / (1 << 24) * 2000 - 1000) / 7.0)
+    xs[5], xs[6], xs[7] = 0.0, float("nan"), float("inf")
+    return array.array("f", xs).tobytes()
+
+
 def big_params(path, mib):
     """A `.params` of about `mib` MiB: f32 tensors of 16 MiB, a few small
     ones of other dtypes."""
@@ -489,13 +514,14 @@ def convert_big(page, cli, fails, path, ext, flags=(), whole=False):
 BIG_NET_LAYERS = 5
 
 
-def big_network(tmp, cli):
-    """`big-net.nnp` (5 Affine layers of 2048 x 2048 f32, 80 MiB) made by
-    the CLI from a network and a `.params` of its weights."""
+def big_network(tmp, cli, layers=BIG_NET_LAYERS):
+    """`big-net.nnp` (`layers` Affine layers of 2048 x 2048 f32, 16 MiB
+    each: 80 MiB by default) made by the CLI from a network and a `.params`
+    of its weights."""
     n = 2048
     lines = ['network {', '  name: "net"', '  batch_size: 1',
              f'  variable {{ name: "x0" type: "Buffer" shape {{ dim: 1 dim: {n} }} }}']
-    for i in range(BIG_NET_LAYERS):
+    for i in range(layers):
         lines += [
             f'  variable {{ name: "fc{i}/W" type: "Parameter" shape {{ dim: {n} dim: {n} }} }}',
             f'  variable {{ name: "x{i + 1}" type: "Buffer" shape {{ dim: 1 dim: {n} }} }}',
@@ -504,11 +530,11 @@ def big_network(tmp, cli):
         ]
     lines += ['}', 'executor {', '  name: "runtime"', '  network_name: "net"',
               '  data_variable { variable_name: "x0" data_name: "x" }',
-              f'  output_variable {{ variable_name: "x{BIG_NET_LAYERS}" data_name: "y" }}', '}']
+              f'  output_variable {{ variable_name: "x{layers}" data_name: "y" }}', '}']
     net = tmp / "big-net.nntxt"
     net.write_text("\n".join(lines) + "\n")
     params = tmp / "big-net-weights.params"
-    write_params(params, [(f"fc{i}/W", 2, 32, [n, n], f32_chunk(i)) for i in range(BIG_NET_LAYERS)])
+    write_params(params, [(f"fc{i}/W", 2, 32, [n, n], f32_chunk(i)) for i in range(layers)])
     h5 = tmp / "big-net-weights.h5"  # NNabla's parameter file
     nnp = tmp / "big-net.nnp"
     r = subprocess.run([cli, "convert", str(params), str(h5), "-q"], capture_output=True, text=True)
@@ -604,60 +630,400 @@ def check_huge(page, base, fails, shots, path, written, doc):
           "table and the values past 4 GiB checked", flush=True)
 
 
-def bench(page, base, cli, tmp, repeat=5):
-    """Time to the tensor table of a 1 GiB `.params` (and the `.safetensors`,
-    `.npz`, `.tsm`, `.protobuf`, `.onnx`, `.h5`, `.nnp` and `.data` the CLI converts it to) in the page against `mlformats
-    inspect` on the same file, in the same run (median of `repeat`); prints
-    one row per file."""
+def bench(page, base, cli, tmp, extra=(), repeat=5, tensors=64):
+    """Time to the tensor table of a 1 GiB `.params` (pseudo-random f32
+    values: `f32_noise_chunk`; and the `.safetensors`,
+    `.npz`, `.tsm`, `.protobuf`, `.onnx`, `.h5`, `.nnp` and `.data` the CLI
+    converts it to; that `.npz` rewritten deflated and big-endian, that
+    `.onnx` with its initializers in packed `float_data`, an `.onnx` of
+    int64 initializers in `int64_data` varints, and each `extra` file,
+    `(path, what)`) in the page against `mlformats inspect` on the same file,
+    in the same run (median of `repeat`); prints one row per file; then the
+    conversions that read a file whole (`bench_whole`). `tensors` of 16 MiB
+    (64: 1 GiB; fewer for a quick try of the bench itself)."""
     params = tmp / "bench-1gib.params"
     write_params(
-        params, [(f"layer{i}/weight", 2, 32, [1024, 4096], f32_chunk(i)) for i in range(64)]
+        params,
+        [(f"layer{i}/weight", 2, 32, [1024, 4096], f32_noise_chunk(i)) for i in range(tensors)],
     )
     print(
         "| file | page: time to table | page: all statistics | `mlformats inspect` "
         "| page / CLI | module memory (largest instance) |"
     )
     print("|---|---|---|---|---|---|")
+    what = f"{tensors} f32 tensors"
     for ext in ["params", "safetensors", "npz", "tsm", "protobuf", "onnx", "h5", "nnp", "data"]:
         path = tmp / f"bench-1gib.{ext}"
         if ext != "params":
             r = subprocess.run([cli, "convert", str(params), str(path), "-q"], capture_output=True)
             if r.returncode != 0:
                 raise SystemExit(f"bench: cannot write {path.name}: " + r.stderr.decode())
-        bench_file(page, base, cli, path, repeat)
+        bench_file(page, base, cli, path, repeat, what)
+        if ext == "npz":
+            deflated = tmp / "bench-1gib-deflated.npz"
+            t = time.perf_counter()
+            npz_deflated(path, deflated)
+            made = time.perf_counter() - t
+            bench_file(
+                page,
+                base,
+                cli,
+                deflated,
+                repeat,
+                f"{what}, deflated members (zipfile level 1, written in {made:.0f} s)",
+            )
+            deflated.unlink()
+            swapped = tmp / "bench-1gib-big-endian.npz"
+            npz_big_endian(path, swapped)
+            bench_file(page, base, cli, swapped, repeat, f"{what}, big-endian `>f4` members")
+            swapped.unlink()
+        if ext == "onnx":
+            packed = tmp / "bench-1gib-float-data.onnx"
+            onnx_float_data(path, packed)
+            bench_file(page, base, cli, packed, repeat, f"{what} in packed `float_data`")
+            packed.unlink()
+            varints = tmp / "bench-1gib-int64-data.onnx"
+            t = time.perf_counter()
+            n, elements = onnx_int64_data(path, varints, tensors << 24)
+            made = time.perf_counter() - t
+            bench_file(
+                page,
+                base,
+                cli,
+                varints,
+                repeat,
+                f"{n} int64 tensors ({elements / 1e6:.0f} M elements) in `int64_data` "
+                f"varints (written in {made:.0f} s)",
+            )
+            varints.unlink()
         if ext != "params":
             path.unlink()
+    for path, what in extra:
+        bench_file(page, base, cli, pathlib.Path(path), repeat, what)
+    params.unlink()
     print(f"(median of {repeat}; the CLI is {cli})", flush=True)
+    bench_whole(page, base, cli, tmp, (48, 32) if tensors == 64 else (tensors,))
 
 
-def bench_file(page, base, cli, path, repeat):
+def bench_file(page, base, cli, path, repeat, what, cli_budget=60, cli_timeout=120):
+    """One row: the page opens `path` `repeat` times (time to the table,
+    to every tensor's statistics); `mlformats inspect` runs as often, but
+    no more once its runs took `cli_budget` seconds, and a run past
+    `cli_timeout` seconds is stopped (the row says so)."""
     size = path.stat().st_size
     page_ms, stats_ms, cli_ms, mem = [], [], [], {}
+    stopped = False
     viewer = "window.mlformatsViewer"
     for _ in range(repeat):
-        if open_by_picker(page, base, path, 60000) != "ready":
+        if open_by_picker(page, base, path, 120000) != "ready":
             raise SystemExit(
                 "bench: the page did not open the file: " + page.inner_text("#error-message")
             )
+        if not page.evaluate(f"{viewer}.summary.sliced"):
+            raise SystemExit(f"bench: {path.name} was not opened by slices")
         page_ms.append(page.evaluate(f"{viewer}.timing.ready - {viewer}.timing.start"))
-        page.wait_for_function("document.body.dataset.stats === 'done'", timeout=600000)
+        page.wait_for_function("document.body.dataset.stats === 'done'", timeout=900000)
         stats_ms.append(page.evaluate(f"{viewer}.timing.stats - {viewer}.timing.start"))
         mem = page.evaluate(f"({{...{viewer}.memory, page: {viewer}.lib.memoryBytes()}})")
+        if stopped or sum(cli_ms) > cli_budget * 1000:
+            continue
         t = time.perf_counter()
-        r = subprocess.run([cli, "inspect", str(path)], capture_output=True)
+        try:
+            r = subprocess.run(
+                [cli, "inspect", str(path)], capture_output=True, timeout=cli_timeout
+            )
+        except subprocess.TimeoutExpired:
+            stopped = True
+            continue
         cli_ms.append((time.perf_counter() - t) * 1000)
         if r.returncode != 0:
             raise SystemExit("bench: inspect failed: " + r.stderr.decode())
     med = lambda xs: sorted(xs)[len(xs) // 2]  # noqa: E731
     peak = max(mem.values()) / (1 << 20)
+    if cli_ms:
+        runs = "" if len(cli_ms) == repeat else f" ({len(cli_ms)} runs)"
+        cli_col = f"{med(cli_ms):.0f} ms{runs} | {med(page_ms) / med(cli_ms):.1f}x"
+    else:
+        cli_col = f"over {cli_timeout} s (stopped) | -"
     print(
-        f"| `.{path.suffix[1:]}` {size / (1 << 30):.2f} GiB, 64 f32 tensors | {med(page_ms):.0f} ms | "
-        f"{med(stats_ms) / 1000:.1f} s | {med(cli_ms):.0f} ms | {med(page_ms) / med(cli_ms):.1f}x "
-        f"| {peak:.0f} MiB |",
+        f"| `.{path.suffix[1:]}` {size / (1 << 30):.2f} GiB, {what} | {med(page_ms):.0f} ms | "
+        f"{med(stats_ms) / 1000:.1f} s | {cli_col} | {peak:.0f} MiB |",
         flush=True,
     )
 
 
+def npz_deflated(src, dst):
+    """`src` (an `.npz`) rewritten with deflated members, as
+    `numpy.savez_compressed` writes them (at zlib level 1, for speed)."""
+    import zipfile
+
+    with (
+        zipfile.ZipFile(src) as zin,
+        zipfile.ZipFile(dst, "w", zipfile.ZIP_DEFLATED, compresslevel=1) as zout,
+    ):
+        for name in zin.namelist():
+            with zin.open(name) as r, zout.open(name, "w") as w:
+                shutil.copyfileobj(r, w, 1 << 22)
+
+
+def npz_big_endian(src, dst):
+    """`src` (an `.npz` of little-endian members) rewritten with big-endian
+    members: each `.npy` header's `'<` descr made `'>`, its data byte-swapped."""
+    import zipfile
+
+    with zipfile.ZipFile(src) as zin, zipfile.ZipFile(dst, "w", zipfile.ZIP_STORED) as zout:
+        for name in zin.namelist():
+            with zin.open(name) as r, zout.open(name, "w") as w:
+                head = r.read(10)
+                assert head[:6] == b"\x93NUMPY", name
+                if head[6] == 1:
+                    n = struct.unpack("<H", head[8:10])[0]
+                else:
+                    head += r.read(2)
+                    n = struct.unpack("<I", head[8:12])[0]
+                header = r.read(n)
+                m = re.search(rb"'descr': '<[a-z](\d+)'", header)
+                assert m, (name, header)
+                code = {2: "H", 4: "I", 8: "Q"}[int(m.group(1))]
+                w.write(head + header.replace(b"'descr': '<", b"'descr': '>", 1))
+                while chunk := r.read(1 << 22):
+                    a = array.array(code, chunk)
+                    a.byteswap()
+                    w.write(a.tobytes())
+
+
+def pb_varint(f):
+    """A protobuf varint read from `f` (a file): (value, bytes read)."""
+    v = shift = n = 0
+    while True:
+        b = f.read(1)[0]
+        n += 1
+        v |= (b & 0x7F) << shift
+        shift += 7
+        if b < 0x80:
+            return v, n
+
+
+def pb_fields(f, start, end):
+    """The fields of the protobuf message at `start..end` of `f`: (field
+    number, wire type, the tag's offset, the value's offset, the value's
+    length (wire type 2) or the value)."""
+    at = start
+    while at < end:
+        f.seek(at)
+        tag, n = pb_varint(f)
+        field, wire = tag >> 3, tag & 7
+        if wire == 2:
+            length, m = pb_varint(f)
+            yield field, wire, at, at + n + m, length
+            at += n + m + length
+        elif wire == 0:
+            v, m = pb_varint(f)
+            yield field, wire, at, at + n, v
+            at += n + m
+        elif wire in (1, 5):
+            yield field, wire, at, at + n, None
+            at += n + (8 if wire == 1 else 4)
+        else:
+            raise ValueError(f"wire type {wire} at {at}")
+
+
+def onnx_initializers(f, size):
+    """The ONNX model in `f` (`size` bytes): (graph field's tag offset,
+    value offset, length) and the initializers' (offset, length) in it."""
+    graph = next(x for x in pb_fields(f, 0, size) if x[0] == 7 and x[1] == 2)
+    inits = [
+        (v, n) for k, w, _, v, n in pb_fields(f, graph[3], graph[3] + graph[4]) if k == 5 and w == 2
+    ]
+    return graph, inits
+
+
+def onnx_float_data(src, dst):
+    """`src` (an `.onnx` of f32 initializers in `raw_data`) with each
+    initializer's data in packed `float_data` instead: the same bytes,
+    field 9 renamed field 4 (both one-byte tags)."""
+    shutil.copyfile(src, dst)
+    with open(dst, "r+b") as f:
+        _, inits = onnx_initializers(f, dst.stat().st_size)
+        for v, n in inits:
+            fields = list(pb_fields(f, v, v + n))
+            assert any(k == 2 and x == 1 for k, _, _, _, x in fields), "not f32"
+            for k, w, tag_at, _, _ in fields:
+                if k == 9 and w == 2:
+                    f.seek(tag_at)
+                    f.write(bytes([(4 << 3) | 2]))
+
+
+def pb_encode_varint(v):
+    v &= (1 << 64) - 1
+    out = bytearray()
+    while v >= 0x80:
+        out.append(v & 0x7F | 0x80)
+        v >>= 7
+    out.append(v)
+    return bytes(out)
+
+
+def pb_len_field(field, payload_len):
+    return pb_encode_varint((field << 3) | 2) + pb_encode_varint(payload_len)
+
+
+def onnx_int64_data(src, dst, target=1 << 30):
+    """An `.onnx` with `src`'s model and graph fields but its initializers
+    replaced by int64 tensors of [1024, 4096] in packed `int64_data`
+    varints (values -1000..1000: a negative one takes 10 bytes, a positive
+    one 1 or 2), as many as make about `target` bytes; answers (tensors,
+    elements)."""
+    rows, cols = 1024, 4096
+    chunks = []
+    for seed in range(4):  # 256 Ki elements each, repeated
+        chunks.append(
+            b"".join(pb_encode_varint((i * 37 + seed) % 2001 - 1000) for i in range(1 << 18))
+        )
+    reps = rows * cols // (1 << 18)
+    count = max(1, round(target / (reps * len(chunks[0]))))
+    tensors = []
+    for t in range(count):
+        name = f"layer{t}/steps".encode()
+        data = chunks[t % 4]
+        head = (
+            b"\x08"
+            + pb_encode_varint(rows)
+            + b"\x08"
+            + pb_encode_varint(cols)
+            + b"\x10\x07"
+            + pb_len_field(8, len(name))
+            + name
+            + pb_len_field(7, reps * len(data))
+        )
+        tensors.append((head, data))
+    size = src.stat().st_size
+    with open(src, "rb") as f, open(dst, "wb") as out:
+        graph, _ = onnx_initializers(f, size)
+        # the model's other fields as they are
+        for k, w, at, v, n in pb_fields(f, 0, size):
+            if not (k == 7 and w == 2):
+                end = v + n if w == 2 else None
+                if end is None:
+                    f.seek(at)
+                    _, t = pb_varint(f)
+                    if w == 0:
+                        _, m = pb_varint(f)
+                        end = at + t + m
+                    else:
+                        end = at + t + (8 if w == 1 else 4)
+                f.seek(at)
+                out.write(f.read(end - at))
+        keep = [
+            (at, v + n if w == 2 else None)
+            for k, w, at, v, n in pb_fields(f, graph[3], graph[3] + graph[4])
+            if not (k == 5 and w == 2)
+        ]
+        assert all(end is not None for _, end in keep), "a graph field that is not bytes"
+        inits = [
+            len(pb_len_field(5, len(h) + reps * len(d))) + len(h) + reps * len(d)
+            for h, d in tensors
+        ]
+        out.write(pb_len_field(7, sum(e - a for a, e in keep) + sum(inits)))
+        for a, e in keep:
+            f.seek(a)
+            out.write(f.read(e - a))
+        for head, data in tensors:
+            out.write(pb_len_field(5, len(head) + reps * len(data)) + head)
+            for _ in range(reps):
+                out.write(data)
+    return count, count * rows * cols
+
+
+def bench_whole(page, base, cli, tmp, sizes=(48, 32)):
+    """The conversions of a file opened by slices that need the whole model:
+    an NNabla network of `layers` Affine layers of 16 MiB (48: 768 MiB,
+    the page's limit; 63, 1008 MiB, ran out of memory importing) exported
+    to ONNX in the page, and that
+    ONNX imported back to `.nnp`: time (the click to the download, the file
+    read whole in a worker), the converting worker's module memory, and the
+    download's sha256 against `mlformats convert` (timed too). The first
+    size of `sizes` (layers) whose conversions both succeed ends it."""
+    print(
+        "| file | page: convert (read whole) | converting worker's module memory "
+        "| `mlformats convert` | download = CLI's |"
+    )
+    print("|---|---|---|---|---|")
+    for layers in sizes:
+        nnp = big_network(tmp, cli, layers)
+        if not isinstance(nnp, pathlib.Path):
+            raise SystemExit(f"bench: cannot write big-net.nnp: {nnp}")
+        ok, onnx = bench_whole_convert(page, base, cli, nnp, "onnx", f"{layers} Affine layers")
+        nnp.unlink()
+        if ok:
+            ok, back = bench_whole_convert(page, base, cli, onnx, "nnp", "imported back")
+            back.unlink(missing_ok=True)
+        onnx.unlink(missing_ok=True)
+        if ok:
+            break
+
+
+def bench_whole_convert(page, base, cli, path, ext, what):
+    """Converts `path` to `.ext` in the page (the whole-file path) and by
+    the CLI; prints a row; answers whether the page's download is the CLI's
+    output, and that output's path (kept for the next conversion)."""
+    size = path.stat().st_size
+    out = path.with_name(f"cli-{path.stem}.{ext}")
+    t = time.perf_counter()
+    r = subprocess.run([cli, "convert", str(path), str(out), "-q"], capture_output=True, text=True)
+    cli_s = time.perf_counter() - t
+    if r.returncode != 0:
+        raise SystemExit(f"bench: the CLI cannot convert {path.name}: {r.stderr.strip()}")
+    if open_by_picker(page, base, path, 120000) != "ready":
+        raise SystemExit(
+            "bench: the page did not open the file: " + page.inner_text("#error-message")
+        )
+    if not page.evaluate("window.mlformatsViewer.summary.sliced"):
+        raise SystemExit(f"bench: {path.name} was not opened by slices")
+    downloads = []
+
+    def on_download(d):
+        downloads.append(d)
+
+    page.on("download", on_download)
+    value = page.evaluate(f"document.querySelector('#convert-to option[data-ext={ext}]').value")
+    page.select_option("#convert-to", value)
+    row = f"| `{path.name}` {size / (1 << 20):.0f} MiB ({what}) -> `.{ext}` "
+    t = time.perf_counter()
+    try:
+        page.click("#convert-go")
+        page.wait_for_function(
+            "['done', 'error'].includes(document.body.dataset.convert)",
+            timeout=1800000,
+            polling=100,
+        )
+    except Exception as e:  # the page crashed (out of memory) or never finished
+        print(row + f"| failed: {str(e).splitlines()[0]} | - | {cli_s:.1f} s | - |", flush=True)
+        page.remove_listener("download", on_download)
+        return False, out
+    page_s = time.perf_counter() - t
+    state = page.evaluate("document.body.dataset.convert")
+    how = page.evaluate("document.body.dataset.convertPath")
+    mem = page.evaluate("window.mlformatsViewer.memory.convert || 0")
+    if state != "done":
+        msg = page.inner_text("#error-message")
+        print(row + f"| failed ({how}): {msg} | - | {cli_s:.1f} s | - |", flush=True)
+        page.remove_listener("download", on_download)
+        return False, out
+    deadline = time.time() + 60
+    while not downloads and time.time() < deadline:
+        page.wait_for_timeout(100)
+    page.remove_listener("download", on_download)
+    got = sha256_file(downloads[0].path()) if downloads else None
+    same = got == sha256_file(out)
+    if downloads:
+        pathlib.Path(downloads[0].path()).unlink(missing_ok=True)
+    print(
+        row + f"| {page_s:.1f} s ({how}) | {mem / (1 << 20):.0f} MiB | {cli_s:.1f} s "
+        f"| {'yes' if same else 'NO'} ({out.stat().st_size / (1 << 20):.0f} MiB) |",
+        flush=True,
+    )
+    return same, out
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--dist", required=True)
@@ -673,6 +1039,11 @@ def main():
                     help="no sparse .safetensors past 4 GiB")
     ap.add_argument("--bench", action="store_true",
                     help="only the 1 GiB benchmark: the page against mlformats inspect")
+    ap.add_argument("--bench-extra", action="append", default=[], metavar="FILE=WHAT",
+                    help="another file for --bench (WHAT: the row's words on it)")
+    ap.add_argument("--bench-repeat", type=int, default=5, help="--bench: runs of each file")
+    ap.add_argument("--bench-tensors", type=int, default=64,
+                    help="--bench: f32 tensors of 16 MiB (64: 1 GiB)")
     a = ap.parse_args()
     cli = str(pathlib.Path(a.cli).resolve())
     shots = pathlib.Path(a.out)
@@ -733,7 +1104,8 @@ def main():
         page.on("pageerror", lambda e: console.append(f"{page.url}: {e}"))
 
         if a.bench:
-            bench(page, base, cli, tmp)
+            extra = [x.split("=", 1) if "=" in x else (x, "") for x in a.bench_extra]
+            bench(page, base, cli, tmp, extra, a.bench_repeat, a.bench_tensors)
             browser.close()
             srv.shutdown()
             shutil.rmtree(tmp, ignore_errors=True)
