@@ -87,6 +87,13 @@ enum Inner {
 /// the whole-file path's, bit for bit).
 const SLICE_BYTES: u64 = 4 << 20;
 
+/// The largest tensor whose statistics keep a copy of its bytes, when
+/// reading it decodes them ([`mlformats::random_access::IndexedTensor::is_decoded`]:
+/// a deflated `.npz` member, a chunked `.h5` dataset, ONNX varints), so
+/// that it is read and decoded once (the range and the histogram from one
+/// pass) rather than twice: 64 MiB held at most, besides the slice.
+const HOLD_BYTES: u64 = 64 << 20;
+
 /// The summary's networks (name, batch size, node count, inputs, outputs,
 /// operator counts) and executors.
 fn networks_json(g: Option<&ModelGraph>) -> (Vec<Value>, Vec<Value>) {
@@ -366,15 +373,17 @@ impl Model {
 
     /// Statistics of the tensor `key` (count, min, max, mean, std, NaN, Inf,
     /// zeros) and a histogram of `bins` bins over its finite range. A file
-    /// opened by slices is read [`SLICE_BYTES`] at a time (twice: the
-    /// range, then the histogram).
+    /// opened by slices is read [`SLICE_BYTES`] at a time, twice (the
+    /// range, then the histogram), or once when reading it decodes it and
+    /// it is at most [`HOLD_BYTES`] (its bytes kept from the first pass for
+    /// the histogram).
     pub fn stats_json(&self, key: &str, bins: usize) -> Result<String, ViewError> {
         let bins = bins.clamp(1, 1024);
         let missing = || ViewError(format!("no tensor named {key:?}"));
         let v = match &self.inner {
             Inner::Whole(doc) => {
                 let t = doc.tensor(key).ok_or_else(missing)?;
-                stats::stats(t.dtype(), t.dims(), bins, &mut |f| {
+                stats::stats(t.dtype(), t.dims(), bins, None, &mut |f| {
                     f(t);
                     Ok(())
                 })?
@@ -384,8 +393,13 @@ impl Model {
                 let t = &index.tensors()[i];
                 let step = (SLICE_BYTES / t.dtype().size().max(1) as u64) / 1024 * 1024;
                 let step = step.max(1024);
+                let hold = if t.is_decoded() && t.byte_len() <= HOLD_BYTES {
+                    usize::try_from(t.byte_len()).ok()
+                } else {
+                    None
+                };
                 let mut buf = Vec::new();
-                stats::stats(t.dtype(), t.dims(), bins, &mut |f| {
+                stats::stats(t.dtype(), t.dims(), bins, hold, &mut |f| {
                     let mut at = 0;
                     while at < t.numel() {
                         let part = index

@@ -17,21 +17,45 @@ pub(crate) type Parts<'a> = dyn FnMut(&mut dyn FnMut(&Tensor<'_>)) -> Result<(),
 /// Summary statistics and a histogram of `bins` equal bins between the
 /// smallest and largest finite element, of a tensor of `dtype` and `dims`
 /// given as parts (the whole tensor, or slices of a big file read in
-/// turn: twice, once for the range and once for the histogram).
+/// turn). The histogram needs the range first: the parts are given twice,
+/// once for the range and once for the histogram, unless `hold` is
+/// `Some(n)`: then the first pass keeps a copy of the parts' bytes (`n`,
+/// the tensor's size in bytes, reserved at once; the caller bounds it) and
+/// the histogram is counted from that copy, so the parts are read once.
+/// Either way the numbers are the same (each element falls in its bin
+/// alone).
 pub(crate) fn stats(
     dtype: DType,
     dims: &[usize],
     bins: usize,
+    hold: Option<usize>,
     parts: &mut Parts<'_>,
 ) -> Result<Value, ViewError> {
     let mut sum = Summarizer::new(dtype);
-    parts(&mut |p| sum.push(p))?;
+    let mut held: Option<Vec<u8>> = hold.and_then(|n| {
+        let mut v = Vec::new();
+        v.try_reserve_exact(n).ok().map(|()| v)
+    });
+    parts(&mut |p| {
+        sum.push(p);
+        let fits = held
+            .as_ref()
+            .is_some_and(|h| h.len() + p.bytes().len() <= h.capacity());
+        if fits {
+            if let Some(h) = &mut held {
+                h.extend_from_slice(p.bytes());
+            }
+        } else {
+            // none kept, or more than announced: the parts are read again
+            held = None;
+        }
+    })?;
     let s = sum.finish();
     let mut counts = vec![0u64; bins];
     let (lo, hi) = (s.min.unwrap_or(0.0), s.max.unwrap_or(0.0));
     let mut numeric = s.min.is_some();
     if numeric {
-        parts(&mut |p| {
+        let mut count = |p: &Tensor<'_>| {
             numeric &= for_each_f64_block(p, |xs| {
                 let width = hi - lo;
                 for &x in xs {
@@ -46,7 +70,16 @@ pub(crate) fn stats(
                     counts[i.min(bins - 1)] += 1;
                 }
             });
-        })?;
+        };
+        let size = dtype.size().max(1);
+        match held.as_deref() {
+            Some(h) if h.len() % size == 0 => {
+                let t = Tensor::new(dtype, [h.len() / size], h)
+                    .map_err(|e| ViewError(e.to_string()))?;
+                count(&t);
+            }
+            _ => parts(&mut count)?,
+        }
     }
     Ok(json!({
         "dtype": dtype.name(),

@@ -889,3 +889,57 @@ fn a_safetensors_past_4_gib_opens_by_slices() {
     let v: Value = serde_json::from_str(&m.values_json("tail", 0, 4).unwrap()).unwrap();
     assert_eq!(v["values"], serde_json::json!([10.0, 20.0, 30.0, 40.0]));
 }
+
+/// A file in memory that counts the bytes and calls read through it.
+struct Counting {
+    bytes: Vec<u8>,
+    read: std::sync::Arc<(std::sync::atomic::AtomicU64, std::sync::atomic::AtomicU64)>,
+}
+
+impl mlformats::random_access::ReadAt for Counting {
+    fn len(&self) -> u64 {
+        self.bytes.len() as u64
+    }
+
+    fn read_at(&self, offset: u64, buf: &mut [u8]) -> std::io::Result<()> {
+        use std::sync::atomic::Ordering::Relaxed;
+        self.read.0.fetch_add(buf.len() as u64, Relaxed);
+        self.read.1.fetch_add(1, Relaxed);
+        self.bytes.read_at(offset, buf)
+    }
+}
+
+#[test]
+fn statistics_of_a_deflated_member_inflate_it_once() {
+    use std::sync::atomic::Ordering::Relaxed;
+    // the 6 MB tensor above in a deflated member (two slices): the range
+    // and the histogram from one pass, its compressed bytes read once
+    let [ta, _, _] = big_tensors();
+    let tmp = tempfile::tempdir().unwrap();
+    let p = tmp.path().join("big.npz");
+    mlformats::save(&p, [("a", &ta)]).unwrap();
+    let bytes = deflated(&std::fs::read(&p).unwrap());
+    let whole = Model::open_bytes(bytes.clone(), "big.npz").unwrap();
+    let read = std::sync::Arc::new(Default::default());
+    let file = Counting {
+        bytes: bytes.clone(),
+        read: std::sync::Arc::clone(&read),
+    };
+    let sliced = Model::open_indexed(Box::new(file), "big.npz")
+        .unwrap()
+        .unwrap();
+    let (opened, _) = (read.0.swap(0, Relaxed), read.1.swap(0, Relaxed));
+    let stats = sliced.stats_json("a", 40).unwrap();
+    assert_eq!(stats, whole.stats_json("a", 40).unwrap());
+    let (n, calls) = (read.0.load(Relaxed), read.1.load(Relaxed));
+    eprintln!(
+        "{} bytes, {opened} read at opening, {n} for the statistics in {calls} reads",
+        bytes.len()
+    );
+    assert!(
+        n <= bytes.len() as u64,
+        "{n} bytes read for {}",
+        bytes.len()
+    );
+    assert!(n * 10 > bytes.len() as u64 * 9, "{n} bytes read");
+}

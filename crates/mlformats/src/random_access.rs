@@ -254,6 +254,20 @@ impl IndexedTensor {
         matches!(&self.layout, Layout::Coded(c) if c.is_deflated())
     }
 
+    /// True when reading its bytes decodes them (a deflated member
+    /// inflated, a chunked HDF5 dataset's chunks decoded, an ONNX typed
+    /// field's values decoded): each pass over the tensor costs that work
+    /// again, where other layouts only read the file.
+    pub fn is_decoded(&self) -> bool {
+        match &self.layout {
+            Layout::Contiguous => false,
+            Layout::OnnxTyped(_) => true,
+            Layout::Coded(c) => c.is_deflated(),
+            #[cfg(feature = "nnp")]
+            Layout::H5(h) => h.is_chunked(),
+        }
+    }
+
     /// How many elements it has.
     pub fn numel(&self) -> u64 {
         self.numel

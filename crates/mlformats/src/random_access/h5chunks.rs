@@ -113,6 +113,11 @@ mod imp {
     }
 
     impl H5Data {
+        /// True for a chunked dataset (reading it decodes its chunks).
+        pub(in super::super) fn is_chunked(&self) -> bool {
+            matches!(self.stored, Stored::Chunked { .. })
+        }
+
         /// Fills `out` with the elements (of `size` bytes) from flat element
         /// `start`, little-endian; `at` is where they are for a contiguous
         /// dataset.
