@@ -942,4 +942,6 @@ fn statistics_of_a_deflated_member_inflate_it_once() {
         bytes.len()
     );
     assert!(n * 10 > bytes.len() as u64 * 9, "{n} bytes read");
+    // 1 MiB of compressed bytes at a time (a call out of the page's module each)
+    assert!(calls <= n / (1 << 20) + 3, "{calls} reads");
 }

@@ -49,8 +49,9 @@
 //! the last members read, so reading a tensor front to back a slice at a
 //! time (the viewer's statistics, [`crate::convert_index`]) inflates it
 //! once, and a read behind that place inflates again from the member's
-//! start. Memory stays bounded (a few 64 KiB buffers and the inflater's
-//! 32 KiB window per kept place, whatever the member's size). The whole
+//! start. Memory stays bounded (1 MiB of compressed input, a 64 KiB
+//! buffer and the inflater's 32 KiB window per kept place, whatever the
+//! member's size). The whole
 //! member is checked as the whole-file path checks it (no byte more than
 //! declared, its CRC-32) when a pass reaches its end: a damaged `.npz`
 //! member opens and fails at that read (an `.nnp`'s `.protobuf` member is
