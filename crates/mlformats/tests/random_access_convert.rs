@@ -219,3 +219,46 @@ fn a_repeated_parameter_name_converts_with_options_only() {
         }
     }
 }
+
+/// A primitiv file (column-major) of a 2-D and a 3-D tensor of several
+/// 4 MiB slices each, converted to the row-major targets a band of rows at
+/// a time: the whole path's bytes.
+#[test]
+fn column_major_tensors_convert_by_bands_as_the_whole_file() {
+    let a: Vec<f32> = (0..1200 * 1900u32)
+        .map(|i| (i as f32 * 0.37).sin() * 1e3)
+        .collect();
+    let b: Vec<f32> = (0..5 * 300 * 1000u32).map(|i| i as f32 - 7e5).collect();
+    let ta = mlformats::Tensor::from_values([1200, 1900], &a).unwrap();
+    let tb = mlformats::Tensor::from_values([5, 300, 1000], &b).unwrap();
+    let tmp = tempfile::tempdir().unwrap();
+    let p = tmp.path().join("bands.data");
+    mlformats::save(&p, [("a", &ta), ("b", &tb)]).unwrap();
+    let bytes = std::fs::read(&p).unwrap();
+    let name = Path::new("bands.data");
+    let index = FileIndex::open(&bytes[..], Some(name), &Default::default())
+        .unwrap()
+        .unwrap();
+    assert!(
+        index
+            .tensors()
+            .iter()
+            .all(|t| t.order() == mlformats::MemoryOrder::ColumnMajor && t.byte_len() > 4 << 20)
+    );
+    let doc = Document::from_bytes(bytes.clone(), Some(name), None).unwrap();
+    for target in [Format::Safetensors, Format::Npz, Format::CvmParams] {
+        for opts in [
+            ConvertOptions::new(),
+            ConvertOptions::new().dtype(DType::F16),
+            ConvertOptions::new().keep_order(target == Format::Npz),
+        ] {
+            let (whole, ws) = mlformats::convert_document_to_bytes(&doc, target, &opts).unwrap();
+            let mut out = std::io::Cursor::new(Vec::new());
+            let ss =
+                mlformats::convert_index(&index, &bytes[..], Some(name), target, &opts, &mut out)
+                    .unwrap();
+            assert!(whole == out.into_inner(), "{target} {opts:?}: bytes differ");
+            assert_eq!(ws, ss, "{target}");
+        }
+    }
+}

@@ -33,8 +33,11 @@ const SLICE_BYTES: u64 = 4 << 20;
 /// writes for the same file and options, with the same summary (warnings,
 /// skipped tensors, casts, renames) and the same refusals.
 ///
-/// Memory: to safetensors, npz and cvm-params one slice of 4 MiB (one whole
-/// tensor for a column-major tensor the target stores row-major); to
+/// Memory: to safetensors, npz and cvm-params one slice of 4 MiB; a
+/// column-major tensor the target stores row-major (primitiv's, a Fortran
+/// order `.npy`) is written a band at a time, about three times
+/// `max(4 MiB, one index of its first axis)` held (see `Writer::bands`),
+/// or read whole when reading it decodes it (a deflated member); to
 /// primitiv, TenniS `.tsm`, ONNX and NNabla's `.h5`, `.protobuf`, `.nntxt`
 /// and `.nnp`, one tensor as read plus its converted copy (when the plan
 /// changes it) and the writer's own buffers.
@@ -421,12 +424,16 @@ impl<R: ReadAt + ?Sized> Writer<'_, R> {
     }
 
     /// The planned bytes of tensor `i`, written to `w` a slice at a time
-    /// (whole when [`Writer::whole`]).
-    fn data(&self, i: usize, w: &mut dyn Write) -> Result<()> {
+    /// (by bands when [`Writer::whole`]: see [`Writer::bands`]; whole when
+    /// reading it decodes it, where each band would decode it again).
+    /// (`transposes`: the target's writer would turn it row-major itself.)
+    fn data(&self, i: usize, w: &mut dyn Write, transposes: bool) -> Result<()> {
         let t = &self.index.tensors()[i];
-        if self.whole(i, false) {
+        if self.whole(i, transposes) && t.is_decoded() {
             let planned = self.read_whole(i)?;
-            w.write_all(planned.bytes())?;
+            w.write_all(planned.to_row_major()?.bytes())?;
+        } else if self.whole(i, transposes) {
+            self.bands(i, w)?;
         } else {
             let step = (SLICE_BYTES / t.dtype().size().max(1) as u64).max(1);
             let mut buf = Vec::new();
@@ -441,6 +448,75 @@ impl<R: ReadAt + ?Sized> Writer<'_, R> {
             }
         }
         (self.cx.progress)(t.byte_len());
+        Ok(())
+    }
+
+    /// Column-major tensor `i` written row-major a band at a time: a band
+    /// is a range of indices `a..b` of its first axis (axes of 1 left
+    /// out), every element with them, which is a contiguous range of the
+    /// row-major output. Its elements are the run `a..b` of each
+    /// column-major "column" (all indices but the first): read in
+    /// contiguous ranges of the file of at most [`SLICE_BYTES`] that
+    /// cover as many runs as fit (one run at least), then transposed as
+    /// a column-major tensor of dims `[b - a, ...]`. A band holds
+    /// [`SLICE_BYTES`] of elements, or one index of the first axis
+    /// (`numel / dims[0]` elements) when that is more. Memory: the range
+    /// read, the band gathered, its transposed (and cast) copy: about
+    /// three times `max(SLICE_BYTES, numel / dims[0] elements)`. The file
+    /// is read about `dims[0] / (b - a)` times over when the runs are
+    /// shorter than the first axis (each range also covers the gaps
+    /// between runs, at most [`SLICE_BYTES`] at a time).
+    fn bands(&self, i: usize, w: &mut dyn Write) -> Result<()> {
+        let t = &self.index.tensors()[i];
+        let too_big = || Error::Unsupported("too large".into()).in_tensor(t.name());
+        let size = t.dtype().size().max(1);
+        let dims: Vec<u64> = t
+            .dims()
+            .iter()
+            .filter(|&&d| d > 1)
+            .map(|&d| d as u64)
+            .collect();
+        let (d0, rest) = match dims.split_first() {
+            Some((&d0, rest)) if !rest.is_empty() => (d0, rest),
+            _ => return Err(Error::Invalid("not a multi-axis tensor".into()).in_tensor(t.name())),
+        };
+        let columns = t.numel() / d0;
+        let slice = (SLICE_BYTES / size as u64).max(1);
+        let rows = (slice / columns).clamp(1, d0);
+        let mut buf = Vec::new();
+        let mut a = 0u64;
+        while a < d0 {
+            let b = (a + rows).min(d0);
+            let run = b - a;
+            let band_len = usize::try_from(run * columns * size as u64).map_err(|_| too_big())?;
+            let mut band: Vec<u8> = Vec::new();
+            band.try_reserve_exact(band_len).map_err(|_| too_big())?;
+            // columns k0..k1 per read: from a + d0 * k0 to b + d0 * (k1 - 1)
+            let per_read = ((slice.saturating_sub(run)) / d0 + 1).min(columns);
+            let mut k0 = 0u64;
+            while k0 < columns {
+                let k1 = (k0 + per_read).min(columns);
+                let from = a + d0 * k0;
+                let count = d0 * (k1 - 1 - k0) + run;
+                let part = self
+                    .index
+                    .read_elements(self.reader, i, from, count, &mut buf)?;
+                let bytes = part.bytes();
+                for j in 0..(k1 - k0) as usize {
+                    let at = j * d0 as usize * size;
+                    band.extend_from_slice(&bytes[at..at + run as usize * size]);
+                }
+                k0 = k1;
+            }
+            let mut band_dims = vec![run as usize];
+            band_dims.extend(rest.iter().map(|&d| d as usize));
+            let gathered = Tensor::with_order(t.dtype(), band_dims, MemoryOrder::ColumnMajor, band)
+                .map_err(|e| Error::from(e).in_tensor(t.name()))?;
+            let planned = self.cx.plan.apply(&gathered).in_tensor(t.name())?;
+            // (the plan keeps the order when the target's writer transposes)
+            w.write_all(planned.to_row_major()?.bytes())?;
+            a = b;
+        }
         Ok(())
     }
 
@@ -473,7 +549,7 @@ impl<R: ReadAt + ?Sized> Writer<'_, R> {
         out.write_all(&(json.len() as u64).to_le_bytes())?;
         out.write_all(&json)?;
         for &(i, _) in items {
-            self.data(i, out)?;
+            self.data(i, out, false)?;
         }
         Ok(())
     }
@@ -485,7 +561,7 @@ impl<R: ReadAt + ?Sized> Writer<'_, R> {
         for &(i, name) in items {
             let (dtype, dims, order, len) = self.out_layout(i)?;
             crate::formats::npz::write_member_with(&mut zip, name, dtype, dims, order, len, |w| {
-                self.data(i, w)
+                self.data(i, w, false)
             })?;
         }
         zip.finish().map_err(crate::formats::npz::npz_err)?;
@@ -500,15 +576,17 @@ impl<R: ReadAt + ?Sized> Writer<'_, R> {
             &cvm_params::WriteOptions::default(),
         )?;
         for &(i, _) in items {
-            if self.whole(i, true) {
+            if self.whole(i, true) && self.index.tensors()[i].is_decoded() {
                 let planned = self.read_whole(i)?;
                 pw.write_tensor(&planned)?;
                 continue;
             }
             let (dtype, dims, _, len) = self.out_layout(i)?;
             let mut failed = None;
+            // (a column-major tensor, which the writer would transpose,
+            // written row-major by bands)
             pw.write_tensor_streamed(dtype, dims, len, |w| {
-                self.data(i, w).map_err(|e| {
+                self.data(i, w, true).map_err(|e| {
                     let msg = crate::chain_message(&e);
                     failed = Some(e);
                     std::io::Error::other(msg)
