@@ -276,6 +276,10 @@ pub struct FileIndex {
     /// executors, configs, ...): converting to another NNabla model format
     /// would need it (`convert/sliced.rs`).
     nnabla_model: bool,
+    /// An NNabla file's model without its parameters (networks,
+    /// executors, ...), for exporting its graph to ONNX (`export/index.rs`).
+    #[cfg(feature = "nnabla")]
+    nnabla: Option<std::sync::Arc<nnabla_proto::NNablaProtoBuf>>,
     /// An NNabla file stores a parameter name more than once (the tensor
     /// listed is the last one stored).
     repeated_names: bool,
@@ -342,6 +346,8 @@ impl FileIndex {
             graph: None,
             limits: opts.limits,
             nnabla_model: false,
+            #[cfg(feature = "nnabla")]
+            nnabla: None,
             repeated_names: false,
         };
         let read = match format {
@@ -695,6 +701,12 @@ impl FileIndex {
     /// (networks, executors, configs, ...), which this index does not keep.
     pub(crate) fn has_nnabla_model(&self) -> bool {
         self.nnabla_model
+    }
+
+    /// An NNabla file's model without its parameters, as read.
+    #[cfg(feature = "nnabla")]
+    pub(crate) fn nnabla_model(&self) -> Option<&nnabla_proto::NNablaProtoBuf> {
+        self.nnabla.as_deref()
     }
 
     /// True when the file (NNabla) stores a parameter name more than once.

@@ -180,10 +180,15 @@ pub fn convert_index<R: ReadAt + ?Sized, W: Write + Seek>(
         return Ok(s);
     }
     let renames = super::renames(&opts.renames)?;
-    if target == Format::Onnx
-        && !opts.weights_only
-        && (exports || (from == Format::Onnx && has_nodes))
-    {
+    #[cfg(feature = "onnx")]
+    if exports {
+        // the graph, its weights read one at a time as they are written
+        let s =
+            super::onnx_graph::export_index(index, reader, opts, &filter, &renames, progress, out)?;
+        out.flush()?;
+        return Ok(s);
+    }
+    if target == Format::Onnx && !opts.weights_only && from == Format::Onnx && has_nodes {
         return Err(needs_whole_model(
             format!("converting this {from} to ONNX exports its graph"),
             "add --weights-only to write its tensors alone, or ",
