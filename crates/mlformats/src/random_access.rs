@@ -698,7 +698,9 @@ impl FileIndex {
     }
 
     /// True when the file is an NNabla model with more than parameters
-    /// (networks, executors, configs, ...), which this index does not keep.
+    /// (networks, executors, configs, ...), which converting to another
+    /// NNabla model format keeps from the whole file (the index keeps the
+    /// model without its parameters for exporting its graph only).
     pub(crate) fn has_nnabla_model(&self) -> bool {
         self.nnabla_model
     }

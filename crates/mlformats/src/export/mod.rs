@@ -32,6 +32,11 @@
 //!   ([`crate::Error::Unsupported`]) before anything is written.
 //!
 //! The operator sets written are 13 (the default) to 21.
+//!
+//! A file opened by random access exports through
+//! [`crate::convert_index`]: the model is built with the weights' types and
+//! shapes only, and each weight is read from the file as the writer gets to
+//! it (`export/index.rs`); the bytes are the same.
 
 use std::path::Path;
 
