@@ -547,9 +547,11 @@ def big_network(tmp, cli, layers=BIG_NET_LAYERS):
 
 
 def check_big_whole(page, base, cli, fails, shots, tmp):
-    """Conversions of files opened by slices that need the whole model in
-    memory: the page reads the file whole (under 1 GiB) and converts it,
-    byte-identical with the CLI."""
+    """Conversions of a big network opened by slices, byte-identical with
+    the CLI: its export to ONNX streams by slices (weights read one at a
+    time); the ones that need the whole model in memory (to .nnp with
+    --dtype f16, the ONNX import to .nnp, ...) read the file whole (under
+    1 GiB)."""
     nnp = big_network(tmp, cli)
     fails.check(isinstance(nnp, pathlib.Path), f"big-net.nnp: the CLI cannot write it: {nnp}")
     if not isinstance(nnp, pathlib.Path):
@@ -558,8 +560,8 @@ def check_big_whole(page, base, cli, fails, shots, tmp):
     r = subprocess.run([cli, "convert", str(nnp), str(onnx), "-q"], capture_output=True, text=True)
     fails.check(r.returncode == 0, f"big-net.onnx: the CLI cannot write it: {r.stderr.strip()}")
     for path, conversions in [
-        (nnp, [("onnx", ()), ("nnp", ("--dtype", "f16"))]),
-        (onnx, [("nnp", ()), ("onnx", ("--dtype", "f16"))]),
+        (nnp, [("onnx", (), False), ("nnp", ("--dtype", "f16"), True)]),
+        (onnx, [("nnp", (), True), ("onnx", ("--dtype", "f16"), True)]),
     ]:
         if not path.exists():
             continue
@@ -571,8 +573,8 @@ def check_big_whole(page, base, cli, fails, shots, tmp):
                     f"{path.name}: not opened by slices")
         nodes = int(page.get_attribute("#graph-count", "data-nodes"))
         fails.check(nodes >= BIG_NET_LAYERS, f"{path.name}: {nodes} nodes shown")
-        for ext, flags in conversions:
-            convert_big(page, cli, fails, path, ext, flags, whole=True)
+        for ext, flags, whole in conversions:
+            convert_big(page, cli, fails, path, ext, flags, whole=whole)
             open_by_picker(page, base, path, 60000)  # the convert panel's fields reset
         page.screenshot(path=str(shots / f"big-whole-{path.suffix[1:]}.png"))
         path.unlink()

@@ -291,6 +291,10 @@ pub struct FileIndex {
     /// executors, configs, ...): converting to another NNabla model format
     /// would need it (`convert/sliced.rs`).
     nnabla_model: bool,
+    /// An NNabla file's model without its parameters (networks,
+    /// executors, ...), for exporting its graph to ONNX (`export/index.rs`).
+    #[cfg(feature = "nnabla")]
+    nnabla: Option<std::sync::Arc<nnabla_proto::NNablaProtoBuf>>,
     /// An NNabla file stores a parameter name more than once (the tensor
     /// listed is the last one stored).
     repeated_names: bool,
@@ -357,6 +361,8 @@ impl FileIndex {
             graph: None,
             limits: opts.limits,
             nnabla_model: false,
+            #[cfg(feature = "nnabla")]
+            nnabla: None,
             repeated_names: false,
         };
         let read = match format {
@@ -707,9 +713,17 @@ impl FileIndex {
     }
 
     /// True when the file is an NNabla model with more than parameters
-    /// (networks, executors, configs, ...), which this index does not keep.
+    /// (networks, executors, configs, ...), which converting to another
+    /// NNabla model format keeps from the whole file (the index keeps the
+    /// model without its parameters for exporting its graph only).
     pub(crate) fn has_nnabla_model(&self) -> bool {
         self.nnabla_model
+    }
+
+    /// An NNabla file's model without its parameters, as read.
+    #[cfg(feature = "nnabla")]
+    pub(crate) fn nnabla_model(&self) -> Option<&nnabla_proto::NNablaProtoBuf> {
+        self.nnabla.as_deref()
     }
 
     /// True when the file (NNabla) stores a parameter name more than once.

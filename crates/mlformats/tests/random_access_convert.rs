@@ -6,8 +6,11 @@
 //! `testdata/compressed`), to every target, with several option sets: the same
 //! bytes and the same summary (warnings, skipped, casts, renames), or the
 //! same error; refused by slices alone only where `convert_index` says so
-//! (a graph exported to ONNX, an ONNX graph imported, an NNabla model kept,
-//! a file re-encoded into its own format).
+//! (an ONNX model's own graph changed, an ONNX graph imported, an NNabla
+//! model kept, a file re-encoded into its own format). Every NNabla
+//! `.nnp`/`.protobuf` and TenniS `.tsm` of `testdata/` with a graph is also
+//! exported to ONNX by slices, with several option sets, and compared byte
+//! for byte.
 #![cfg(all(
     feature = "cvm",
     feature = "safetensors",
@@ -94,7 +97,8 @@ fn needs_whole(from: Format, target: Format, opts: &ConvertOptions, msg: &str) -
         } else if opts.weights_only {
             false
         } else if target == Format::Onnx {
-            msg.contains("exports its graph, which needs the whole model")
+            // an ONNX model's own graph; NNabla and TenniS graphs export
+            from == Format::Onnx && msg.contains("exports its graph, which needs the whole model")
         } else if from == Format::Onnx {
             msg.contains("imports its graph")
         } else {
@@ -171,6 +175,76 @@ fn every_target_converts_by_slices_as_the_whole_file() {
             "{target}: only {equal} conversions by slices"
         );
     }
+}
+
+/// Every NNabla `.nnp`/`.protobuf` and TenniS `.tsm` of `testdata/` that
+/// opens by slices and has a graph, exported to ONNX by slices (weights
+/// read one at a time as written) with several option sets: the bytes and
+/// the summary of the whole path, or its error.
+#[test]
+fn graph_exports_by_slices_as_the_whole_file() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../testdata");
+    let mut all = Vec::new();
+    files(&root, &mut all);
+    all.sort();
+    let sets = [
+        ConvertOptions::new(),
+        ConvertOptions::new().dtype(DType::F16),
+        ConvertOptions::new().dtype(DType::F64).opset(17),
+        ConvertOptions::new().rename("^(.)", "x_$1").only("*"),
+        ConvertOptions::new().exclude("*bias*"),
+    ];
+    // [equal, both refused]
+    let mut counts = [0usize; 2];
+    for p in all {
+        let ext = p.extension().and_then(|e| e.to_str()).unwrap_or("");
+        if !matches!(ext, "nnp" | "protobuf" | "tsm") {
+            continue;
+        }
+        let bytes = std::fs::read(&p).unwrap();
+        let name = Path::new(p.file_name().unwrap());
+        let Ok(Some(index)) = FileIndex::open(&bytes[..], Some(name), &Default::default()) else {
+            continue;
+        };
+        let Ok(doc) = Document::from_bytes(bytes.clone(), Some(name), None) else {
+            continue;
+        };
+        if !mlformats::export::has_graph(&doc) {
+            continue;
+        }
+        for (k, opts) in sets.iter().enumerate() {
+            let what = format!("{} -> ONNX (options {k})", p.display());
+            let whole = mlformats::convert_document_to_bytes(&doc, Format::Onnx, opts);
+            let mut out = std::io::Cursor::new(Vec::new());
+            let sliced = mlformats::convert_index(
+                &index,
+                &bytes[..],
+                Some(name),
+                Format::Onnx,
+                opts,
+                &mut out,
+            );
+            match (whole, sliced) {
+                (Ok((w, ws)), Ok(ss)) => {
+                    assert!(w == *out.get_ref(), "{what}: bytes differ");
+                    assert_eq!(ws, ss, "{what}: summary");
+                    counts[0] += 1;
+                }
+                (Err(w), Err(s)) => {
+                    let (w, s) = (mlformats::chain_message(&w), mlformats::chain_message(&s));
+                    assert_eq!(w, s, "{what}");
+                    counts[1] += 1;
+                }
+                (w, s) => panic!(
+                    "{what}: whole {:?}, by slices {:?}",
+                    w.map(|_| ()),
+                    s.map(|_| ())
+                ),
+            }
+        }
+    }
+    eprintln!("graph exports (equal, both refused): {counts:?}");
+    assert!(counts[0] >= 500, "{counts:?}");
 }
 
 /// A `.protobuf` storing a parameter name twice: the index lists it once

@@ -49,7 +49,7 @@ pub use error::{Error, Result};
 pub use read::{Model, ReadOptions, graph, tensor_from_proto};
 pub use write::{
     DEFAULT_OPSET, TensorEntry, WriteOptions, ir_version_for, tensor_to_proto, write_model,
-    write_tensors,
+    write_model_deferred, write_tensors,
 };
 
 /// The prost types of the ONNX schema (`ModelProto`, `GraphProto`, ...).

@@ -199,3 +199,169 @@ where
     w.write_all(&tail.encode_to_vec())?;
     Ok(())
 }
+
+/// Writes `model` as [`write_model`] writes it, except that the graph's
+/// initializers for which `deferred(p)` gives a byte length `n` are written
+/// without their `external_data` and `data_location` and with `raw_data`
+/// of `n` bytes that `data(p, w)` (`p` as given) writes to `w` when the writer gets there
+/// (returning how many it wrote, which must be `n`). The message lengths
+/// are computed first, so memory stays near the model's other fields plus
+/// the one tensor `data` holds: the way to write a model whose weights are
+/// read from elsewhere one at a time. With no initializer deferred, the
+/// bytes are [`write_model`]'s.
+pub fn write_model_deferred<W, D, F>(
+    mut w: W,
+    model: ModelProto,
+    mut deferred: D,
+    mut data: F,
+) -> Result<()>
+where
+    W: Write,
+    D: FnMut(&TensorProto) -> Option<usize>,
+    F: FnMut(&TensorProto, &mut dyn Write) -> Result<usize>,
+{
+    // Fields are encoded in tag order: the model's before the graph (7)
+    // and after; the graph's before the initializers (5) and after; a
+    // deferred tensor's before `raw_data` (9) and after.
+    let ModelProto {
+        ir_version,
+        opset_import,
+        producer_name,
+        producer_version,
+        domain,
+        model_version,
+        doc_string,
+        graph,
+        metadata_props,
+        training_info,
+        functions,
+        configuration,
+    } = model;
+    let m_head = ModelProto {
+        ir_version,
+        producer_name,
+        producer_version,
+        domain,
+        model_version,
+        doc_string,
+        ..ModelProto::default()
+    };
+    let m_tail = ModelProto {
+        opset_import,
+        metadata_props,
+        training_info,
+        functions,
+        configuration,
+        ..ModelProto::default()
+    };
+    w.write_all(&m_head.encode_to_vec())?;
+    if let Some(graph) = graph {
+        let GraphProto {
+            node,
+            name,
+            initializer,
+            sparse_initializer,
+            doc_string,
+            input,
+            output,
+            value_info,
+            quantization_annotation,
+            metadata_props,
+        } = graph;
+        let g_head = GraphProto {
+            node,
+            name,
+            ..GraphProto::default()
+        };
+        let g_tail = GraphProto {
+            sparse_initializer,
+            doc_string,
+            input,
+            output,
+            value_info,
+            quantization_annotation,
+            metadata_props,
+            ..GraphProto::default()
+        };
+        // each initializer: as it is, or (head, raw bytes, tail, length)
+        enum Init {
+            Whole(TensorProto),
+            Deferred(Box<(TensorProto, TensorProto)>, usize, TensorProto, usize),
+        }
+        let mut inits = Vec::with_capacity(initializer.len());
+        let mut graph_len = g_head.encoded_len() + g_tail.encoded_len();
+        for mut p in initializer {
+            let init = match deferred(&p) {
+                None => Init::Whole(p),
+                Some(n) => {
+                    // (as it was, for `data`: a deferred tensor has no data)
+                    let original = p.clone();
+                    let t_tail = TensorProto {
+                        double_data: std::mem::take(&mut p.double_data),
+                        uint64_data: std::mem::take(&mut p.uint64_data),
+                        doc_string: p.doc_string.take(),
+                        metadata_props: std::mem::take(&mut p.metadata_props),
+                        ..TensorProto::default()
+                    };
+                    p.external_data.clear();
+                    p.data_location = None;
+                    p.raw_data = None;
+                    let len = p.encoded_len()
+                        + 1
+                        + encoded_len_varint(n as u64)
+                        + n
+                        + t_tail.encoded_len();
+                    Init::Deferred(Box::new((p, original)), n, t_tail, len)
+                }
+            };
+            let len = match &init {
+                Init::Whole(p) => p.encoded_len(),
+                Init::Deferred(.., len) => *len,
+            };
+            graph_len = graph_len
+                .checked_add(1 + encoded_len_varint(len as u64) + len)
+                .ok_or_else(|| Error::Invalid("the model is too large".into()))?;
+            inits.push(init);
+        }
+        let mut buf = Vec::new();
+        encode_key(7, WireType::LengthDelimited, &mut buf);
+        encode_varint(graph_len as u64, &mut buf);
+        g_head
+            .encode(&mut buf)
+            .map_err(|e| Error::Invalid(e.to_string()))?;
+        w.write_all(&buf)?;
+        for init in &inits {
+            let mut buf = Vec::new();
+            match init {
+                Init::Whole(p) => {
+                    encode_key(5, WireType::LengthDelimited, &mut buf);
+                    encode_varint(p.encoded_len() as u64, &mut buf);
+                    p.encode(&mut buf)
+                        .map_err(|e| Error::Invalid(e.to_string()))?;
+                    w.write_all(&buf)?;
+                }
+                Init::Deferred(pair, n, t_tail, len) => {
+                    let (p, original) = &**pair;
+                    encode_key(5, WireType::LengthDelimited, &mut buf);
+                    encode_varint(*len as u64, &mut buf);
+                    p.encode(&mut buf)
+                        .map_err(|e| Error::Invalid(e.to_string()))?;
+                    encode_key(9, WireType::LengthDelimited, &mut buf);
+                    encode_varint(*n as u64, &mut buf);
+                    w.write_all(&buf)?;
+                    let written = data(original, &mut w)?;
+                    if written != *n {
+                        return Err(Error::Invalid(format!(
+                            "tensor {:?}: {written} bytes written where {n} were announced",
+                            p.name.as_deref().unwrap_or_default()
+                        )));
+                    }
+                    w.write_all(&t_tail.encode_to_vec())?;
+                }
+            }
+        }
+        w.write_all(&g_tail.encode_to_vec())?;
+    }
+    w.write_all(&m_tail.encode_to_vec())?;
+    Ok(())
+}

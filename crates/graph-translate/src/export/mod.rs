@@ -32,9 +32,10 @@
     allow(dead_code, unused_imports)
 )]
 
+use std::borrow::Cow;
 use std::collections::{BTreeMap, HashMap};
 
-use tensor_core::Tensor;
+use tensor_core::{DType, Tensor};
 
 mod ctx;
 mod support;
@@ -86,21 +87,107 @@ pub enum Error {
 pub type Result<T, E = Error> = std::result::Result<T, E>;
 
 /// Where the export finds the weights (parameters, constants) by name.
+///
+/// The exporter asks [`Weights::info`] for what it needs of a tensor's
+/// shape and type, and [`Weights::weight`] only where a lowering reads the
+/// values (attribute tensors, weights it derives others from). A source
+/// that can load a tensor on demand (a file read by slices) returns owned
+/// tensors and says [`Weights::defers`]: the model's own weights then become
+/// deferred initializers (see [`deferred_source`]) whose data the writer
+/// reads when it gets to them, so an export holds no weight it does not
+/// compute from. The weights a lowering derives (binarized, quantized, ...)
+/// are computed and held in the model either way.
 pub trait Weights {
     /// The tensor named `name`, if there is one.
-    fn weight(&self, name: &str) -> Option<&Tensor<'static>>;
+    fn weight(&self, name: &str) -> Option<Cow<'_, Tensor<'static>>>;
+
+    /// The element type and dimensions of the tensor named `name`, if
+    /// there is one, without its data.
+    fn info(&self, name: &str) -> Option<(DType, Vec<usize>)> {
+        self.weight(name).map(|t| (t.dtype(), t.dims().to_vec()))
+    }
+
+    /// True when the model's weights are to be left out of the model as
+    /// deferred initializers (their data written later from the source);
+    /// false (the default) copies them in.
+    fn defers(&self) -> bool {
+        false
+    }
 }
 
 impl Weights for HashMap<String, Tensor<'static>> {
-    fn weight(&self, name: &str) -> Option<&Tensor<'static>> {
-        self.get(name)
+    fn weight(&self, name: &str) -> Option<Cow<'_, Tensor<'static>>> {
+        self.get(name).map(Cow::Borrowed)
     }
 }
 
 impl Weights for BTreeMap<String, Tensor<'static>> {
-    fn weight(&self, name: &str) -> Option<&Tensor<'static>> {
-        self.get(name)
+    fn weight(&self, name: &str) -> Option<Cow<'_, Tensor<'static>>> {
+        self.get(name).map(Cow::Borrowed)
     }
+}
+
+/// The key of a deferred initializer's `external_data` entry naming the
+/// source tensor its data comes from.
+pub const DEFERRED_SOURCE: &str = "mlformats/source";
+/// The key of a deferred initializer's `external_data` entry saying the
+/// source tensor is first cast to f32 (the value `float32`), as NNabla
+/// computes whatever a parameter file stores.
+pub const DEFERRED_VIA: &str = "mlformats/via";
+
+/// A deferred initializer (written when [`Weights::defers`]): a
+/// `TensorProto` with the name, dims and type it will have and no data,
+/// whose `external_data` names the source tensor ([`DEFERRED_SOURCE`]) and
+/// whether it is cast to f32 first ([`DEFERRED_VIA`]). The writer of such a
+/// model reads the source, casts it to f32 when told, then to the proto's
+/// type when that differs, and writes it as `raw_data` (the bytes the
+/// model would hold had the data been copied in). `None` for any other
+/// initializer.
+pub fn deferred_source(p: &onnx_format::proto::TensorProto) -> Option<(&str, bool)> {
+    let source = p
+        .external_data
+        .iter()
+        .find(|e| e.key.as_deref() == Some(DEFERRED_SOURCE))?
+        .value
+        .as_deref()?;
+    let via_f32 = p
+        .external_data
+        .iter()
+        .any(|e| e.key.as_deref() == Some(DEFERRED_VIA) && e.value.as_deref() == Some("float32"));
+    Some((source, via_f32))
+}
+
+/// The deferred initializer `name` of `dtype` and `dims` whose data is the
+/// tensor `source`, cast to f32 first when `via_f32`.
+pub(crate) fn deferred_proto(
+    name: &str,
+    source: &str,
+    dtype: DType,
+    dims: &[usize],
+    via_f32: bool,
+) -> Result<onnx_format::proto::TensorProto> {
+    use onnx_format::proto::StringStringEntryProto;
+    // (the error `tensor_to_proto` gives when the data is copied in)
+    let data_type =
+        onnx_format::dtype::to_onnx(dtype).ok_or_else(|| onnx_format::Error::NoOnnxType {
+            tensor: name.to_string(),
+            dtype,
+        })?;
+    let entry = |k: &str, v: &str| StringStringEntryProto {
+        key: Some(k.into()),
+        value: Some(v.into()),
+    };
+    let mut external_data = vec![entry(DEFERRED_SOURCE, source)];
+    if via_f32 {
+        external_data.push(entry(DEFERRED_VIA, "float32"));
+    }
+    Ok(onnx_format::proto::TensorProto {
+        dims: dims.iter().map(|&d| d as i64).collect(),
+        data_type: Some(data_type),
+        name: Some(name.to_string()),
+        external_data,
+        ..Default::default()
+    })
 }
 
 /// What an export writes.

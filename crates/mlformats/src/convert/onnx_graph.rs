@@ -20,9 +20,10 @@ use crate::{Document, Error, Format, Result};
 /// model's own tensors.
 pub const RESERVED_PREFIX: &str = "mlformats/";
 
-/// True when `name` is one of the exporter's helper tensors.
-fn is_helper(doc: &Document, name: &str) -> bool {
-    name.starts_with(RESERVED_PREFIX) || doc.tensor(name).is_none()
+/// True when `name` is one of the exporter's helper tensors (`in_file`:
+/// the source file holds a tensor of that name).
+fn is_helper(in_file: &dyn Fn(&str) -> bool, name: &str) -> bool {
+    name.starts_with(RESERVED_PREFIX) || !in_file(name)
 }
 
 /// Every name a node or the graph's interface uses, in this graph.
@@ -63,28 +64,65 @@ fn replace_uses(g: &mut GraphProto, map: &HashMap<String, String>, outputs: bool
     }
 }
 
-/// The ONNX model of `doc`'s graph, with a hint to `--params` for a
-/// network whose parameters ship in a file of their own.
+/// The export options of a conversion.
+fn export_options(opts: &ConvertOptions) -> crate::export::ExportOptions {
+    let mut eo = crate::export::ExportOptions::new();
+    eo.network = opts.network.clone();
+    eo.opset = opts.opset;
+    eo
+}
+
+/// `e`, with a hint to `--params` for an NNabla network of a file of
+/// `format` that holds no tensor (`empty`): its parameters ship in a file
+/// of their own.
+fn params_hint(e: Error, format: Format, empty: bool) -> Error {
+    let message = crate::chain_message(&e);
+    // only where the export stopped for want of parameter data
+    if empty && format.is_nnabla() && message.contains("has no data") {
+        Error::Invalid(format!(
+            "{message}; this {format} holds no parameters: give its parameter file with --params \
+             (ConvertOptions::params, Python params=)"
+        ))
+    } else {
+        e
+    }
+}
+
+/// The ONNX model of `doc`'s graph ([`params_hint`] on failure).
 fn exported(
     doc: &Document,
     opts: &ConvertOptions,
 ) -> Result<(onnx_format::ModelProto, crate::export::ExportSummary)> {
-    let mut eo = crate::export::ExportOptions::new();
-    eo.network = opts.network.clone();
-    eo.opset = opts.opset;
-    crate::export::export_model(doc, &eo).map_err(|e| {
-        let message = crate::chain_message(&e);
-        // only where the export stopped for want of parameter data
-        if doc.is_empty() && doc.format().is_nnabla() && message.contains("has no data") {
-            Error::Invalid(format!(
-                "{message}; this {} holds no parameters: give its parameter file with --params \
-                 (ConvertOptions::params, Python params=)",
-                doc.format()
-            ))
-        } else {
-            e
-        }
-    })
+    crate::export::export_model(doc, &export_options(opts))
+        .map_err(|e| params_hint(e, doc.format(), doc.is_empty()))
+}
+
+/// [`export`] of the file `index` describes, read through `reader`: the
+/// model built with its weights deferred
+/// ([`crate::export::export_index_model`]), adjusted as [`export`] adjusts
+/// it, written to `out` reading one weight at a time. The bytes and the
+/// summary are [`export`]'s for the same file.
+pub(super) fn export_index<R: crate::random_access::ReadAt + ?Sized>(
+    index: &crate::random_access::FileIndex,
+    reader: &R,
+    opts: &ConvertOptions,
+    filter: &crate::NameFilter,
+    renames: &[(regex::Regex, String)],
+    progress: &dyn Fn(u64),
+    out: &mut dyn std::io::Write,
+) -> Result<ConvertSummary> {
+    let (model, s) = crate::export::export_index_model(index, reader, &export_options(opts))
+        .map_err(|e| params_hint(e, index.format(), index.tensors().is_empty()))?;
+    let exported = Exported {
+        model,
+        network: s.network,
+        opset: s.opset,
+        from: index.format(),
+    };
+    let in_file = |n: &str| index.position(n).is_some();
+    let (model, summary) = adjust(exported, &in_file, opts, filter, renames)?;
+    crate::export::write_deferred(index, reader, model, progress, out)?;
+    Ok(summary)
 }
 
 /// Exports `doc`'s graph (or, for an ONNX model, takes its own) to `output` with `opts`' selection, renames and
@@ -96,7 +134,7 @@ pub(super) fn export(
     filter: &crate::NameFilter,
     renames: &[(regex::Regex, String)],
 ) -> Result<ConvertSummary> {
-    let (mut model, network, opset) = if doc.format() == Format::Onnx {
+    let (model, network, opset) = if doc.format() == Format::Onnx {
         // an ONNX model changed: its own graph, every initializer its own
         let m = onnx_format::Model::from_map(doc.map(), &onnx_format::ReadOptions::default())
             .map_err(crate::formats::onnx::onnx_err)?;
@@ -107,7 +145,47 @@ pub(super) fn export(
         let (m, s) = exported(doc, opts)?;
         (m, s.network, s.opset)
     };
+    let in_file = |n: &str| doc.tensor(n).is_some();
+    let exported = Exported {
+        model,
+        network,
+        opset,
+        from: doc.format(),
+    };
+    let (model, summary) = adjust(exported, &in_file, opts, filter, renames)?;
+    tensor_core::io::write_atomic(output, |w| -> Result<()> {
+        onnx_format::write_model(w, &model).map_err(crate::formats::onnx::onnx_err)
+    })?;
+    Ok(summary)
+}
 
+/// A model exported from a file of format `from`, before the conversion's
+/// selection, renames and cast.
+pub(super) struct Exported {
+    pub model: onnx_format::ModelProto,
+    pub network: String,
+    pub opset: i64,
+    pub from: Format,
+}
+
+/// The exported model with `opts`' selection, renames and cast applied to
+/// the model's initializers (those `in_file` says the source file holds),
+/// and the conversion's summary. A deferred initializer
+/// (`graph_translate::export::deferred_source`) is cast by changing its
+/// type: its writer casts the data.
+pub(super) fn adjust(
+    exported: Exported,
+    in_file: &dyn Fn(&str) -> bool,
+    opts: &ConvertOptions,
+    filter: &crate::NameFilter,
+    renames: &[(regex::Regex, String)],
+) -> Result<(onnx_format::ModelProto, ConvertSummary)> {
+    let Exported {
+        mut model,
+        network,
+        opset,
+        from: source_format,
+    } = exported;
     let graph = model
         .graph
         .as_mut()
@@ -116,7 +194,7 @@ pub(super) fn export(
         .initializer
         .iter()
         .filter_map(|t| t.name.clone())
-        .filter(|n| !is_helper(doc, n))
+        .filter(|n| !is_helper(in_file, n))
         .collect();
 
     // Selection: every initializer left is read by a node, so leaving one
@@ -211,10 +289,16 @@ pub(super) fn export(
             if !from.is_float() || from == to {
                 continue;
             }
-            let tensor = onnx_format::tensor_from_proto(t, None, &Limits::default())
-                .map_err(crate::formats::onnx::onnx_err)?;
-            let c = cast_float(&tensor, to).map_err(|e| e.in_tensor(&name))?;
-            *t = onnx_format::tensor_to_proto(&name, &c).map_err(crate::formats::onnx::onnx_err)?;
+            if graph_translate::export::deferred_source(t).is_some() {
+                // the writer casts the data as it reads it
+                t.data_type = Some(to_onnx);
+            } else {
+                let tensor = onnx_format::tensor_from_proto(t, None, &Limits::default())
+                    .map_err(crate::formats::onnx::onnx_err)?;
+                let c = cast_float(&tensor, to).map_err(|e| e.in_tensor(&name))?;
+                *t = onnx_format::tensor_to_proto(&name, &c)
+                    .map_err(crate::formats::onnx::onnx_err)?;
+            }
             let value = format!("{RESERVED_PREFIX}cast/{name}");
             nodes.push(NodeProto {
                 op_type: Some("Cast".into()),
@@ -261,11 +345,8 @@ pub(super) fn export(
     }
     let nodes = graph.node.len();
     let tensors = graph.initializer.len();
-    tensor_core::io::write_atomic(output, |w| -> Result<()> {
-        onnx_format::write_model(w, &model).map_err(crate::formats::onnx::onnx_err)
-    })?;
-    Ok(ConvertSummary {
-        from: doc.format(),
+    let summary = ConvertSummary {
+        from: source_format,
         to: Format::Onnx,
         tensors,
         whole_model: true,
@@ -278,5 +359,6 @@ pub(super) fn export(
             nodes,
             opset,
         }),
-    })
+    };
+    Ok((model, summary))
 }

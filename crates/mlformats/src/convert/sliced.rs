@@ -42,10 +42,19 @@ const SLICE_BYTES: u64 = 4 << 20;
 /// and `.nnp`, one tensor as read plus its converted copy (when the plan
 /// changes it) and the writer's own buffers.
 ///
+/// Exporting a graph to ONNX (an NNabla `.nnp`/`.protobuf` network with
+/// functions, a TenniS module with operators besides constants) builds the
+/// ONNX model without the model's weights (their type and shape come from
+/// the index), then writes it reading each weight from the file when the
+/// writer gets to it (cast to f32 for NNabla, then to `--dtype`): memory is
+/// the ONNX graph, one weight as read plus its cast copies, a tensor a
+/// lowering reads the values of while it reads them (attribute tensors,
+/// weights it derives others from), and the weights lowerings derive
+/// (binarized, quantized, ...), which stay in memory as on the whole path.
+///
 /// Refused with the reason, since each needs the whole model in memory
 /// (the message says "a slice at a time"; `mlformats convert` does them):
-/// - exporting a graph to ONNX (an NNabla network with functions, a TenniS
-///   module with operators besides constants, an ONNX model with nodes;
+/// - an ONNX model with nodes to ONNX with options (its own graph changed;
 ///   `--weights-only` writes the tensors alone);
 /// - an ONNX model to NNabla's `.nnp`, `.nntxt`, `.protobuf` or a TenniS
 ///   `.tsm` without `--weights-only` (importing its graph);
@@ -183,10 +192,15 @@ pub fn convert_index<R: ReadAt + ?Sized, W: Write + Seek>(
         return Ok(s);
     }
     let renames = super::renames(&opts.renames)?;
-    if target == Format::Onnx
-        && !opts.weights_only
-        && (exports || (from == Format::Onnx && has_nodes))
-    {
+    #[cfg(feature = "onnx")]
+    if exports {
+        // the graph, its weights read one at a time as they are written
+        let s =
+            super::onnx_graph::export_index(index, reader, opts, &filter, &renames, progress, out)?;
+        out.flush()?;
+        return Ok(s);
+    }
+    if target == Format::Onnx && !opts.weights_only && from == Format::Onnx && has_nodes {
         return Err(needs_whole_model(
             format!("converting this {from} to ONNX exports its graph"),
             "add --weights-only to write its tensors alone, or ",

@@ -32,6 +32,11 @@
 //!   ([`crate::Error::Unsupported`]) before anything is written.
 //!
 //! The operator sets written are 13 (the default) to 21.
+//!
+//! A file opened by random access exports through
+//! [`crate::convert_index`]: the model is built with the weights' types and
+//! shapes only, and each weight is read from the file as the writer gets to
+//! it (`export/index.rs`); the bytes are the same.
 
 use std::path::Path;
 
@@ -40,6 +45,9 @@ use onnx_format::ModelProto;
 use tensor_core::Tensor;
 
 use crate::{Document, Error, Format, Result};
+
+mod index;
+pub(crate) use index::{export_index_model, write_deferred};
 
 pub use gt::{ExportOptions, ExportSummary, HELPER_PREFIX, OPSETS};
 
@@ -59,12 +67,12 @@ pub fn tennis_ops() -> Vec<&'static str> {
 struct DocWeights<'d>(&'d Document);
 
 impl gt::Weights for DocWeights<'_> {
-    fn weight(&self, name: &str) -> Option<&Tensor<'static>> {
-        self.0.tensor(name)
+    fn weight(&self, name: &str) -> Option<std::borrow::Cow<'_, Tensor<'static>>> {
+        self.0.tensor(name).map(std::borrow::Cow::Borrowed)
     }
 }
 
-fn from_gt(e: gt::Error) -> Error {
+pub(crate) fn from_gt(e: gt::Error) -> Error {
     match e {
         gt::Error::Unsupported(m) => Error::Unsupported(m),
         gt::Error::Invalid(m) => Error::Invalid(m),
@@ -120,17 +128,34 @@ fn load_nnabla_model(doc: &Document) -> Result<nnabla_proto::NNablaProtoBuf> {
 }
 
 /// Builds the ONNX model of `doc`'s graph.
+pub fn export_model(doc: &Document, opts: &ExportOptions) -> Result<(ModelProto, ExportSummary)> {
+    #[cfg(feature = "nnabla")]
+    let model = || load_nnabla_model(doc);
+    #[cfg(not(feature = "nnabla"))]
+    let model = || -> Result<()> { Ok(()) };
+    export_with(doc.format(), model, doc.graph(), &DocWeights(doc), opts)
+}
+
+/// [`export_model`] of a file of `format` whose NNabla model `model` gives
+/// (asked for an NNabla file only), whose graph is `graph` and whose
+/// tensors `weights` holds.
 #[cfg_attr(
     not(any(feature = "nnabla", feature = "tennis")),
-    allow(unreachable_code)
+    allow(unreachable_code, unused_variables)
 )]
-pub fn export_model(doc: &Document, opts: &ExportOptions) -> Result<(ModelProto, ExportSummary)> {
+pub(crate) fn export_with<M: NnablaModel>(
+    format: Format,
+    model: impl FnOnce() -> Result<M>,
+    graph: Option<&tensor_core::graph::ModelGraph>,
+    weights: &dyn gt::Weights,
+    opts: &ExportOptions,
+) -> Result<(ModelProto, ExportSummary)> {
     let opset = opts.checked_opset().map_err(from_gt)?;
-    let (model, summary): (ModelProto, gt::ExportSummary) = match doc.format() {
+    let (model, summary): (ModelProto, gt::ExportSummary) = match format {
         #[cfg(feature = "nnabla")]
         f if f.is_nnabla() => {
-            let model = load_nnabla_model(doc)?;
-            gt::nnabla::export(&model, &DocWeights(doc), opts).map_err(from_gt)?
+            let model = model()?;
+            gt::nnabla::export(model.model(), weights, opts).map_err(from_gt)?
         }
         #[cfg(feature = "tennis")]
         Format::TennisModule => {
@@ -139,14 +164,13 @@ pub fn export_model(doc: &Document, opts: &ExportOptions) -> Result<(ModelProto,
                     "a TenniS module has one graph: --network does not apply".into(),
                 ));
             }
-            let g = doc
-                .graph()
+            let g = graph
                 .and_then(|m| m.graphs.first())
                 .ok_or_else(|| Error::Unsupported("the module has no graph".into()))?;
-            gt::tennis::export(g, &DocWeights(doc), opset).map_err(from_gt)?
+            gt::tennis::export(g, weights, opset).map_err(from_gt)?
         }
         other => {
-            let _ = opset;
+            let _ = (opset, model, graph, weights);
             return Err(Error::Unsupported(format!(
                 "{other} files have no graph to export to ONNX (NNabla networks and TenniS modules do)"
             )));
@@ -154,6 +178,30 @@ pub fn export_model(doc: &Document, opts: &ExportOptions) -> Result<(ModelProto,
     };
     Ok((model, summary))
 }
+
+/// An NNabla model, owned or borrowed (the NNabla model of a file).
+pub(crate) trait NnablaModel {
+    /// The model.
+    #[cfg(feature = "nnabla")]
+    fn model(&self) -> &nnabla_proto::NNablaProtoBuf;
+}
+
+#[cfg(feature = "nnabla")]
+impl NnablaModel for nnabla_proto::NNablaProtoBuf {
+    fn model(&self) -> &nnabla_proto::NNablaProtoBuf {
+        self
+    }
+}
+
+#[cfg(feature = "nnabla")]
+impl NnablaModel for &nnabla_proto::NNablaProtoBuf {
+    fn model(&self) -> &nnabla_proto::NNablaProtoBuf {
+        self
+    }
+}
+
+#[cfg(not(feature = "nnabla"))]
+impl NnablaModel for () {}
 
 /// Exports `doc`'s graph as the ONNX model `out` (replaced atomically).
 pub fn export(

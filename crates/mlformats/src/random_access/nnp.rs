@@ -402,6 +402,7 @@ impl FileIndex {
         }
         self.graph = Some(nnabla_proto::graph::model_graph(&model));
         self.nnabla_model = model != NNablaProtoBuf::default();
+        self.nnabla = Some(std::sync::Arc::new(model));
         Ok(true)
     }
 

@@ -36,6 +36,7 @@ impl FileIndex {
         self.push_entries(entries)?;
         self.graph = Some(nnabla_proto::graph::model_graph(&model));
         self.nnabla_model = model != NNablaProtoBuf::default();
+        self.nnabla = Some(std::sync::Arc::new(model));
         Ok(true)
     }
 }

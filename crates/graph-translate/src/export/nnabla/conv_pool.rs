@@ -67,8 +67,8 @@ impl Exporter<'_> {
         // A computed weight of unknown shape is taken as a matrix.
         let wshape: Vec<i64> = self
             .weights
-            .weight(w_src)
-            .map(|t| t.dims().iter().map(|&d| d as i64).collect())
+            .info(w_src)
+            .map(|(_, d)| d.iter().map(|&d| d as i64).collect())
             .or_else(|| self.shape(w_src).map(<[i64]>::to_vec))
             .unwrap_or_default();
         // W is (inputs, outputs...): its first dimension is the product of
@@ -94,7 +94,7 @@ impl Exporter<'_> {
         };
         let mut gin = vec![xf.clone(), w2];
         if let Some(b) = b {
-            let bshape = self.weights.weight(b).map(|t| t.dims().len()).unwrap_or(1);
+            let bshape = self.weights.info(b).map(|(_, d)| d.len()).unwrap_or(1);
             gin.push(if bshape == 1 {
                 b.to_string()
             } else {
@@ -146,8 +146,8 @@ impl Exporter<'_> {
         }
         let wrank = self
             .weights
-            .weight(w_src)
-            .map(|t| t.dims().len())
+            .info(w_src)
+            .map(|(_, d)| d.len())
             .or_else(|| self.shape(w_src).map(<[i64]>::len))
             .unwrap_or(4);
         let k = wrank.saturating_sub(2);

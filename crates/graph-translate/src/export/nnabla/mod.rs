@@ -221,8 +221,8 @@ impl<'a> Exporter<'a> {
     fn dims(&self, v: &str) -> Option<Vec<i64>> {
         self.shape(v).map(<[i64]>::to_vec).or_else(|| {
             self.weights
-                .weight(v)
-                .map(|t| t.dims().iter().map(|&d| d as i64).collect())
+                .info(v)
+                .map(|(_, d)| d.iter().map(|&d| d as i64).collect())
         })
     }
 
@@ -241,7 +241,7 @@ impl<'a> Exporter<'a> {
         self.shape(v)
             .map(<[i64]>::len)
             .or_else(|| self.ranks.get(v).copied())
-            .or_else(|| self.weights.weight(v).map(|t| t.dims().len()))
+            .or_else(|| self.weights.info(v).map(|(_, d)| d.len()))
     }
 
     /// The rank of each output of `n` where it can be told from its inputs'.
@@ -316,16 +316,33 @@ impl<'a> Exporter<'a> {
         for (n, _) in g.nodes.iter().zip(&needed).filter(|(_, k)| **k) {
             for i in &n.inputs {
                 if self.is_weight(i) && added.insert(i.clone()) {
-                    let t = self.weights.weight(i).ok_or_else(|| {
+                    let no_data = || {
                         Error::Unsupported(format!(
                             "parameter {i:?} has no data in this file; export a file with its parameters (.nnp, or .nntxt/.protobuf with parameters)"
                         ))
-                    })?;
+                    };
+                    if self.weights.defers() {
+                        // the data is written from the source later
+                        let (dtype, dims) = self.weights.info(i).ok_or_else(no_data)?;
+                        let p = super::deferred_proto(
+                            i,
+                            i,
+                            tensor_core::DType::F32,
+                            &dims,
+                            dtype != tensor_core::DType::F32,
+                        )?;
+                        self.cx.b.add_initializer(p);
+                        continue;
+                    }
+                    let t = self.weights.weight(i).ok_or_else(no_data)?;
                     // nnabla computes in f32 whatever a parameter file stores
                     let t = if t.dtype() == tensor_core::DType::F32 {
-                        t.clone()
+                        t
                     } else {
-                        Tensor::from_values(t.dims().to_vec(), &t.to_vec::<f32>()?)?
+                        std::borrow::Cow::Owned(Tensor::from_values(
+                            t.dims().to_vec(),
+                            &t.to_vec::<f32>()?,
+                        )?)
                     };
                     self.cx.b.initializer(i, &t)?;
                 }

@@ -26,10 +26,17 @@ impl Exporter<'_> {
     /// Lowers `<const>`.
     pub(crate) fn constant(&mut self, _n: &Node, c: &Call) -> Result<()> {
         let out = c.out;
-        let t = self
-            .const_tensor(out)
-            .ok_or_else(|| Error::Invalid("a constant without a value".into()))?;
-        self.cx.b.initializer(out, t)?;
+        let missing = || Error::Invalid("a constant without a value".into());
+        if self.weights.defers() {
+            // the data is written from the source later
+            let source = self.const_source(out).ok_or_else(missing)?;
+            let (dtype, dims) = self.weights.info(&source).ok_or_else(missing)?;
+            let p = crate::export::deferred_proto(out, &source, dtype, &dims, false)?;
+            self.cx.b.add_initializer(p);
+            return Ok(());
+        }
+        let t = self.const_tensor(out).ok_or_else(missing)?;
+        self.cx.b.initializer(out, &t)?;
         Ok(())
     }
 

@@ -24,6 +24,7 @@
 //! Checked against the TenniS C++ runtime on the SeetaFace6 modules and
 //! `testdata/tennis/py_convnet.tsm` (see `testdata/onnx/README.md`).
 
+use std::borrow::Cow;
 use std::collections::{BTreeMap, HashMap, HashSet};
 
 use onnx_format::ModelProto;
@@ -160,18 +161,35 @@ impl<'a> Exporter<'a> {
         Some(t.to_f64_vec()?.iter().map(|&v| v as i64).collect())
     }
 
-    /// The data of the `<const>` node whose value is `value`: the tensor
-    /// the graph names for it.
-    fn const_tensor(&self, value: &str) -> Option<&'a tensor_core::Tensor<'static>> {
+    /// The name of the tensor holding the data of the `<const>` node whose
+    /// value is `value`: the tensor the graph names for it, else the value's
+    /// own name, else `VALUE/value`.
+    fn const_source(&self, value: &str) -> Option<String> {
         let named = self.g.value(value).and_then(|v| v.tensor.as_deref());
-        named
-            .and_then(|t| self.weights.weight(t))
-            .or_else(|| self.weights.weight(value))
-            .or_else(|| self.weights.weight(&format!("{value}/value")))
+        [
+            named.map(str::to_string),
+            Some(value.to_string()),
+            Some(format!("{value}/value")),
+        ]
+        .into_iter()
+        .flatten()
+        .find(|n| self.weights.info(n).is_some())
+    }
+
+    /// The data of the `<const>` node whose value is `value`
+    /// ([`Exporter::const_source`]).
+    fn const_tensor(&self, value: &str) -> Option<Cow<'a, tensor_core::Tensor<'static>>> {
+        self.weights.weight(&self.const_source(value)?)
+    }
+
+    /// The type and dimensions of the `<const>` node whose value is
+    /// `value`, without its data.
+    fn const_info(&self, value: &str) -> Option<(tensor_core::DType, Vec<usize>)> {
+        self.weights.info(&self.const_source(value)?)
     }
 
     fn const_dims(&self, value: &str) -> Option<Vec<usize>> {
-        self.const_tensor(value).map(|t| t.dims().to_vec())
+        self.const_info(value).map(|(_, d)| d)
     }
 
     /// The rank of a module input: the shape it declares (`#shape`), else
@@ -300,8 +318,8 @@ impl<'a> Exporter<'a> {
                 basic::cast_type(code).unwrap_or(DataType::Float)
             }
             Some("<const>") => self
-                .const_tensor(v)
-                .and_then(|t| onnx_format::dtype::to_onnx(t.dtype()))
+                .const_info(v)
+                .and_then(|(t, _)| onnx_format::dtype::to_onnx(t))
                 .and_then(|d| DataType::try_from(d).ok())
                 .unwrap_or(DataType::Float),
             Some(
