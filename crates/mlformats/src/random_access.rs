@@ -741,9 +741,7 @@ impl FileIndex {
                 r.read_at(at, buf)
                     .map_err(|e| Error::from(e).in_tensor(t.name()))?;
             }
-            Layout::OnnxTyped(typed) => typed
-                .read(r, start, count, buf)
-                .map_err(|e| e.in_tensor(t.name()))?,
+            Layout::OnnxTyped(typed) => typed.read(r, start, count, buf, t.name())?,
             Layout::Coded(coded) => {
                 let rel = start.checked_mul(size).ok_or_else(too_big)?;
                 coded
