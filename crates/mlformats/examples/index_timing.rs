@@ -52,7 +52,10 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     if let Some(last) = index.tensors().len().checked_sub(1) {
         let t = Instant::now();
         index.read_elements(&file, last, 0, 100, &mut buf)?;
-        println!("first read of the last tensor (100 values): {:.1} ms", ms(t));
+        println!(
+            "first read of the last tensor (100 values): {:.1} ms",
+            ms(t)
+        );
     }
     Ok(())
 }

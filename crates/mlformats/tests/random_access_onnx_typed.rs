@@ -651,7 +651,11 @@ fn le(values: &[i64]) -> Vec<u8> {
 fn a_big_fields_count_is_checked_at_its_first_read() {
     let n = 800_000u64;
     let (run, values) = big_run(n);
-    assert!(run.len() > 4 << 20, "{} bytes: past the open budget", run.len());
+    assert!(
+        run.len() > 4 << 20,
+        "{} bytes: past the open budget",
+        run.len()
+    );
     let mut d = Vec::new();
     ld(&mut d, 7, &run);
     // right: read like the whole file (a first read deep in it, then all)
@@ -761,7 +765,11 @@ fn random_slices_deep_in_a_big_field_start_from_checkpoints() {
         .unwrap()
         .unwrap();
     // open reads the structure only, not the run
-    assert!(file.read.get() < 200_000, "{} bytes read at open", file.read.get());
+    assert!(
+        file.read.get() < 200_000,
+        "{} bytes read at open",
+        file.read.get()
+    );
     // front to back in slices: one pass, plus the first read's count
     file.read.set(0);
     let mut buf = Vec::new();
@@ -787,7 +795,10 @@ fn random_slices_deep_in_a_big_field_start_from_checkpoints() {
         let to = (at + count).min(n) as usize;
         assert_eq!(p.bytes(), le(&values[at as usize..to]), "[{at}; {count}]");
         let read = file.read.get();
-        assert!(read <= 655_360 + 2 * (256 << 10), "{read} bytes read for [{at}; {count}]");
+        assert!(
+            read <= 655_360 + 2 * (256 << 10),
+            "{read} bytes read for [{at}; {count}]"
+        );
     }
     // a fresh index whose first read is deep: correct, and it records
     // the checkpoints of the whole field (its count)
@@ -798,7 +809,10 @@ fn random_slices_deep_in_a_big_field_start_from_checkpoints() {
     assert_eq!(p.bytes(), le(&values[(n - 10) as usize..]));
     file.read.set(0);
     let p = index.read_elements(&file, 0, n / 2, 10, &mut buf).unwrap();
-    assert_eq!(p.bytes(), le(&values[(n / 2) as usize..(n / 2 + 10) as usize]));
+    assert_eq!(
+        p.bytes(),
+        le(&values[(n / 2) as usize..(n / 2 + 10) as usize])
+    );
     assert!(file.read.get() <= 655_360 + 2 * (256 << 10));
 }
 
@@ -818,7 +832,11 @@ fn broken_copies_of_a_big_field_never_panic() {
     for k in 0..48 {
         x = x.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1);
         // the first 40 bytes (headers), then anywhere
-        let at = if k < 8 { k * 5 } else { ((x >> 33) % len as u64) as usize };
+        let at = if k < 8 {
+            k * 5
+        } else {
+            ((x >> 33) % len as u64) as usize
+        };
         let mut b = m.clone();
         b[at] ^= [0x80u8, 0x01, 0xff, 0x7f][k % 4];
         let whole = Document::from_bytes(b.clone(), None, None).is_ok();

@@ -2,8 +2,10 @@
 //! field through [`ReadAt`] (the cursor of `wire.rs`), every field copied
 //! except each main-graph initializer's `raw_data` and typed fields of
 //! numbers (`float_data`, `int32_data`, `int64_data`, `double_data`,
-//! `uint64_data`), whose places are recorded (the typed fields checked and
-//! their values counted, see `onnx_typed.rs`); the copy (the model without
+//! `uint64_data`), whose places are recorded (the typed fields checked
+//! where that is cheap; a packed varint run passed over by its length, its
+//! values counted at open or at the tensor's first read: see
+//! `onnx_typed.rs`); the copy (the model without
 //! its tensor data: nodes, attributes, inputs, outputs, initializers'
 //! names, types and shapes) is then read by `onnx-format`'s own reader,
 //! with its checks, and each initializer's layout checked as

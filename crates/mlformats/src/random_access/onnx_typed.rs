@@ -397,9 +397,7 @@ impl Fields {
         let Fields(mut all) = self;
         let f = std::mem::take(&mut all[i]);
         let want = m.numel.saturating_mul(per_elem);
-        let refuse = |n: u64| {
-            Error::Invalid(mismatch(m.name, field, n, m.dims, m.dtype, want))
-        };
+        let refuse = |n: u64| Error::Invalid(mismatch(m.name, field, n, m.dims, m.dtype, want));
         let enc = Enc::of(num);
         let out = match enc {
             Enc::Fixed32 => 4,
