@@ -817,6 +817,25 @@ impl Typed {
             let bytes = &w.buf[i..stop as usize];
             let mut j = 0usize;
             while j < bytes.len() {
+                // 8 bytes at a time while no varint ends on its 10th byte
+                // there and `want` is not reached: their last bytes counted
+                if let Some(word) = bytes.get(j..j + 8) {
+                    let word = u64::from_le_bytes(word.try_into().unwrap_or_default());
+                    let ends = !word & 0x8080_8080_8080_8080;
+                    let first = ends.trailing_zeros() / 8;
+                    let n = u64::from(ends.count_ones());
+                    if ends == 0 && inside <= 1 {
+                        inside += 8;
+                        j += 8;
+                        continue;
+                    }
+                    if ends != 0 && inside + first <= 8 && k + n < want {
+                        k += n;
+                        inside = ends.leading_zeros() / 8;
+                        j += 8;
+                        continue;
+                    }
+                }
                 let b = bytes[j];
                 j += 1;
                 if inside == 9 && b > 1 {
