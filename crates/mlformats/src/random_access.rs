@@ -23,9 +23,15 @@
 //! ranges; initializers in the varint fields `int32_data`, `int64_data`,
 //! `uint64_data`, or written unpacked or in several runs, are decoded a
 //! slice at a time, narrowed as the whole-file path narrows them, with a
-//! forward cursor so that reading front to back is one pass, a checkpoint
-//! every 65,536 values, and at most 256 KiB of the file held besides the
-//! slice; external data refused as the whole-file path refuses it), and
+//! forward cursor so that reading front to back is one pass, checkpoints
+//! recorded as reads go forward (one every 65,536 values, at most 4,096
+//! per tensor), and at most 256 KiB of the file held besides the slice;
+//! a packed varint run is passed over by its length at open, its values
+//! counted there only within 4 MiB of such runs per file, else at the
+//! tensor's first read, which fails, for a count that is not the dims',
+//! with the message the whole-file path gives at open (such a file opens
+//! here, its table shown: see `random_access/onnx_typed.rs`); external
+//! data refused as the whole-file path refuses it), and
 //! NNabla `.h5` parameter files and `.nnp` archives
 //! whose parameters are in a stored `parameter.h5` (nnabla's default
 //! layout; its HDF5 structure walked through [`ReadAt`] by `nnp-archive`'s
@@ -770,9 +776,7 @@ impl FileIndex {
                 r.read_at(at, buf)
                     .map_err(|e| Error::from(e).in_tensor(t.name()))?;
             }
-            Layout::OnnxTyped(typed) => typed
-                .read(r, start, count, buf)
-                .map_err(|e| e.in_tensor(t.name()))?,
+            Layout::OnnxTyped(typed) => typed.read(r, start, count, buf, t.name())?,
             Layout::Coded(coded) => {
                 let rel = start.checked_mul(size).ok_or_else(too_big)?;
                 coded

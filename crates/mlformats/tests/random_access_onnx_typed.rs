@@ -111,7 +111,13 @@ fn same(name: &str, bytes: &[u8], slices: bool) -> bool {
         (Ok(doc), Ok(Some(index))) => (doc, index),
         // `None` (proto2 groups) sends the caller to the whole-file path
         (Err(_), Err(_) | Ok(None)) => return false,
-        (Err(e), Ok(Some(_))) => panic!("{name}: the whole-file path says {e}, the index reads it"),
+        // a big initializer's count (or a varint of it) is checked at its
+        // first read: that read fails, with the whole path's message for
+        // a count
+        (Err(e), Ok(Some(index))) => {
+            fails_at_first_read(name, bytes, &e, &index);
+            return false;
+        }
         (Ok(_), Ok(None)) if !slices => return false,
         (Ok(_), Ok(None)) => panic!("{name}: not read by slices"),
         (Ok(_), Err(e)) => panic!("{name}: only the index refuses it: {e}"),
@@ -185,6 +191,36 @@ fn same(name: &str, bytes: &[u8], slices: bool) -> bool {
         assert_eq!(p.bytes(), &want.bytes()[from..to], "{what} (clone)");
     }
     true
+}
+
+/// The whole path refuses `bytes` (`whole`), the index opened it: the
+/// first read (of one value) of some tensor fails; of the first such
+/// tensor, with the whole path's message when that is a count; every later
+/// read of it fails the same way.
+fn fails_at_first_read(name: &str, bytes: &[u8], whole: &mlformats::Error, index: &FileIndex) {
+    let whole = mlformats::chain_message(whole);
+    let mut buf = Vec::new();
+    for (i, t) in index.tensors().iter().enumerate() {
+        let n = t.numel();
+        let Err(e) = index.read_elements(bytes, i, n / 2, 1, &mut buf) else {
+            continue;
+        };
+        let first = mlformats::chain_message(&e);
+        if whole.contains(" values but shape ") {
+            assert_eq!(first, whole, "{name}: the first read of {}", t.name());
+        }
+        for (start, count) in [(0, 1), (n.saturating_sub(1), 1), (0, n)] {
+            let again = index.read_elements(bytes, i, start, count, &mut buf);
+            assert_eq!(
+                again.err().map(|e| mlformats::chain_message(&e)),
+                Some(first.clone()),
+                "{name}: a later read of {} [{start}; {count}]",
+                t.name()
+            );
+        }
+        return;
+    }
+    panic!("{name}: the whole-file path says {whole}, the index reads every tensor");
 }
 
 #[test]
@@ -586,4 +622,230 @@ fn limits_and_threads() {
     // the index (its decoding cursor included) stays Send, Sync, Clone, Debug
     fn shareable<T: Send + Sync + Clone + std::fmt::Debug>() {}
     shareable::<FileIndex>();
+}
+
+/// A packed run of `n` int64 varints of 1 to 10 bytes (past the 4 MiB
+/// counted at open for `n` of 800,000), and the values.
+fn big_run(n: u64) -> (Vec<u8>, Vec<i64>) {
+    let mut run = Vec::new();
+    let mut values = Vec::new();
+    for i in 0..n {
+        let v = match i % 5 {
+            0 => -((i * 31) as i64),
+            1 => (i % 100) as i64,
+            2 => (i * 2_654_435_761 % (1 << 40)) as i64,
+            3 => i as i64,
+            _ => (i << 30) as i64,
+        };
+        varint(&mut run, v as u64);
+        values.push(v);
+    }
+    (run, values)
+}
+
+fn le(values: &[i64]) -> Vec<u8> {
+    values.iter().flat_map(|v| v.to_le_bytes()).collect()
+}
+
+#[test]
+fn a_big_fields_count_is_checked_at_its_first_read() {
+    let n = 800_000u64;
+    let (run, values) = big_run(n);
+    assert!(
+        run.len() > 4 << 20,
+        "{} bytes: past the open budget",
+        run.len()
+    );
+    let mut d = Vec::new();
+    ld(&mut d, 7, &run);
+    // right: read like the whole file (a first read deep in it, then all)
+    let m = model(INT64, &[n], &d);
+    let index = FileIndex::open(&m[..], None, &Default::default())
+        .unwrap()
+        .unwrap();
+    let mut buf = Vec::new();
+    let p = index.read_elements(&m[..], 0, n - 7, 3, &mut buf).unwrap();
+    assert_eq!(p.bytes(), le(&values[(n - 7) as usize..(n - 4) as usize]));
+    assert_eq!(index.read_tensor(&m[..], 0).unwrap().bytes(), le(&values));
+    // too many values (dims n - 1), too few (dims n + 1, and a second
+    // tensor after it), both within what the run's bytes could hold: the
+    // index opens (the table shows), the first read of any slice fails
+    // with the whole path's message, as does every later read, the
+    // statistics' pass and a conversion
+    for dims in [n - 1, n + 1] {
+        let mut m = model(INT64, &[dims], &d);
+        if dims > n {
+            let mut t = Vec::new();
+            ld(&mut t, 8, b"after");
+            t.extend_from_slice(&[2 << 3, INT64 as u8]);
+            ld(&mut t, 9, &[0; 8]);
+            let mut g = Vec::new();
+            ld(&mut g, 5, &t);
+            ld(&mut m, 7, &g);
+        }
+        let whole = whole_error(&m);
+        assert!(
+            whole.contains(&format!("int64_data holds {n} values but shape [{dims}]")),
+            "{whole}"
+        );
+        let index = FileIndex::open(&m[..], Some(Path::new("m.onnx")), &Default::default())
+            .unwrap()
+            .unwrap();
+        assert_eq!(index.tensors()[0].numel(), dims);
+        for (start, count) in [(0, 1), (dims - 1, 1), (dims / 2, 1000), (0, dims)] {
+            let e = index
+                .read_elements(&m[..], 0, start, count, &mut buf)
+                .unwrap_err();
+            assert_eq!(mlformats::chain_message(&e), whole, "[{start}; {count}]");
+        }
+        // a fresh index: its first read is deep in the tensor
+        let index = FileIndex::open(&m[..], None, &Default::default())
+            .unwrap()
+            .unwrap();
+        let e = index
+            .read_elements(&m[..], 0, dims / 3, 5, &mut buf)
+            .unwrap_err();
+        assert_eq!(mlformats::chain_message(&e), whole);
+        // ... and through a conversion
+        let index = FileIndex::open(&m[..], None, &Default::default())
+            .unwrap()
+            .unwrap();
+        let mut out = std::io::Cursor::new(Vec::new());
+        let e = mlformats::convert_index(
+            &index,
+            &m[..],
+            None,
+            Format::Safetensors,
+            &ConvertOptions::new(),
+            &mut out,
+        )
+        .unwrap_err();
+        assert_eq!(mlformats::chain_message(&e), whole);
+        assert!(!same("m.onnx", &m, false));
+    }
+    // a count the run's bytes cannot hold (more values than bytes, fewer
+    // than a tenth): counted at open, the whole path's message there
+    for dims in [run.len() as u64 + 1, run.len() as u64 / 10 - 1] {
+        let m = model(INT64, &[dims], &d);
+        assert_eq!(index_error(&m), whole_error(&m));
+    }
+    // a broken varint deep in the run (11 bytes): the first read fails,
+    // and every later one
+    let mut bad = run.clone();
+    let at = bad.len() * 3 / 4;
+    let at = at + bad[at..].iter().position(|&b| b < 0x80).unwrap() + 1;
+    bad.splice(at..at, [0xff; 10]);
+    let mut d = Vec::new();
+    ld(&mut d, 7, &bad);
+    let m = model(INT64, &[n + 1], &d);
+    assert!(Document::from_bytes(m.clone(), None, None).is_err());
+    let index = FileIndex::open(&m[..], None, &Default::default())
+        .unwrap()
+        .unwrap();
+    let e = index.read_elements(&m[..], 0, 0, 1, &mut buf).unwrap_err();
+    assert!(
+        mlformats::chain_message(&e).contains("invalid varint"),
+        "{e}"
+    );
+    assert!(!same("m.onnx", &m, false));
+}
+
+#[test]
+fn random_slices_deep_in_a_big_field_start_from_checkpoints() {
+    let n = 800_000u64;
+    let (run, values) = big_run(n);
+    let mut d = Vec::new();
+    ld(&mut d, 7, &run);
+    let m = model(INT64, &[n], &d);
+    let file = Counting {
+        bytes: &m,
+        read: Default::default(),
+    };
+    let index = FileIndex::open(&file, None, &Default::default())
+        .unwrap()
+        .unwrap();
+    // open reads the structure only, not the run
+    assert!(
+        file.read.get() < 200_000,
+        "{} bytes read at open",
+        file.read.get()
+    );
+    // front to back in slices: one pass, plus the first read's count
+    file.read.set(0);
+    let mut buf = Vec::new();
+    let mut calls = 0;
+    for at in (0..n).step_by(30_000) {
+        let p = index.read_elements(&file, 0, at, 30_000, &mut buf).unwrap();
+        let to = (at + 30_000).min(n) as usize;
+        assert_eq!(p.bytes(), le(&values[at as usize..to]));
+        calls += 1;
+    }
+    let read = file.read.get();
+    let bound = 2 * run.len() as u64 + calls * 300_000;
+    assert!(read <= bound, "{read} bytes read (bound {bound})");
+    // random slices deep in it: each from the checkpoint before it (one
+    // every 65,536 values: at most 655,360 bytes of varints before it)
+    let mut x = 12_345u64;
+    for _ in 0..40 {
+        x = x.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1);
+        let at = (x >> 33) % n;
+        let count = 1 + (x >> 20) % 500;
+        file.read.set(0);
+        let p = index.read_elements(&file, 0, at, count, &mut buf).unwrap();
+        let to = (at + count).min(n) as usize;
+        assert_eq!(p.bytes(), le(&values[at as usize..to]), "[{at}; {count}]");
+        let read = file.read.get();
+        assert!(
+            read <= 655_360 + 2 * (256 << 10),
+            "{read} bytes read for [{at}; {count}]"
+        );
+    }
+    // a fresh index whose first read is deep: correct, and it records
+    // the checkpoints of the whole field (its count)
+    let index = FileIndex::open(&file, None, &Default::default())
+        .unwrap()
+        .unwrap();
+    let p = index.read_elements(&file, 0, n - 10, 10, &mut buf).unwrap();
+    assert_eq!(p.bytes(), le(&values[(n - 10) as usize..]));
+    file.read.set(0);
+    let p = index.read_elements(&file, 0, n / 2, 10, &mut buf).unwrap();
+    assert_eq!(
+        p.bytes(),
+        le(&values[(n / 2) as usize..(n / 2 + 10) as usize])
+    );
+    assert!(file.read.get() <= 655_360 + 2 * (256 << 10));
+}
+
+#[test]
+fn broken_copies_of_a_big_field_never_panic() {
+    // truncated and mutated copies of a model past the open budget: they
+    // fail where the whole path fails (at open, or at the first read of
+    // the tensor), never panic
+    let n = 800_000u64;
+    let (run, _) = big_run(n);
+    let mut d = Vec::new();
+    ld(&mut d, 7, &run);
+    let m = model(INT64, &[n], &d);
+    let len = m.len();
+    let mut x = 99u64;
+    let mut opened_broken = 0;
+    for k in 0..48 {
+        x = x.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1);
+        // the first 40 bytes (headers), then anywhere
+        let at = if k < 8 {
+            k * 5
+        } else {
+            ((x >> 33) % len as u64) as usize
+        };
+        let mut b = m.clone();
+        b[at] ^= [0x80u8, 0x01, 0xff, 0x7f][k % 4];
+        let whole = Document::from_bytes(b.clone(), None, None).is_ok();
+        let index = FileIndex::open(&b[..], None, &Default::default());
+        if !whole && matches!(index, Ok(Some(_))) {
+            opened_broken += 1;
+        }
+        same("m.onnx", &b, false);
+        same("m.onnx", &m[..at], false);
+    }
+    assert!(opened_broken > 10, "{opened_broken}");
 }

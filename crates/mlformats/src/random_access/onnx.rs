@@ -2,8 +2,10 @@
 //! field through [`ReadAt`] (the cursor of `wire.rs`), every field copied
 //! except each main-graph initializer's `raw_data` and typed fields of
 //! numbers (`float_data`, `int32_data`, `int64_data`, `double_data`,
-//! `uint64_data`), whose places are recorded (the typed fields checked and
-//! their values counted, see `onnx_typed.rs`); the copy (the model without
+//! `uint64_data`), whose places are recorded (the typed fields checked
+//! where that is cheap; a packed varint run passed over by its length, its
+//! values counted at open or at the tensor's first read: see
+//! `onnx_typed.rs`); the copy (the model without
 //! its tensor data: nodes, attributes, inputs, outputs, initializers'
 //! names, types and shapes) is then read by `onnx-format`'s own reader,
 //! with its checks, and each initializer's layout checked as
@@ -22,7 +24,7 @@ use std::collections::HashSet;
 use tensor_core::graph::ModelGraph;
 use tensor_core::{Limits, MemoryOrder};
 
-use super::onnx_typed::Fields;
+use super::onnx_typed::{Fields, Meta, OPEN_COUNT};
 use super::wire::{Cursor, LEN, Stop, Walk, bad};
 use super::{FileIndex, IndexedTensor, Layout, ReadAt, count, overflow};
 use crate::Result;
@@ -200,6 +202,18 @@ impl FileIndex {
         if inits.len() != found.len() {
             return Ok(false);
         }
+        // the typed fields the values are not read from, checked first (as
+        // prost checks every field before any tensor is looked at)
+        for (t, init) in inits.iter().zip(&found) {
+            let source = match init.raw {
+                Some(_) => None,
+                None => onnx_format::read::tensor_layout(t, &limits)
+                    .ok()
+                    .map(|(dtype, _, _)| dtype),
+            };
+            init.typed.check_others(r, source, init.end)?;
+        }
+        let mut budget = OPEN_COUNT;
         let mut taken: HashSet<String> = HashSet::new();
         for (t, init) in inits.iter().zip(found) {
             let name = t.name.clone().unwrap_or_default();
@@ -214,15 +228,17 @@ impl FileIndex {
                 }
                 None => {
                     // as `onnx_format::read::tensor_from_proto` checks them
+                    // (the count maybe at the first read: see `onnx_typed.rs`)
                     limits.check_alloc("tensor data", byte_len as u64)?;
-                    let (field, n, want) = init.typed.chosen(dtype, numel);
-                    if n != want {
-                        return Err(onnx_err(onnx_format::Error::Invalid(format!(
-                            "tensor {name:?}: {field} holds {n} values but shape {dims:?} of \
-                             {dtype} needs {want}"
-                        ))));
-                    }
-                    init.typed.layout(dtype, init.at, init.end)
+                    let meta = Meta {
+                        name: &name,
+                        dtype,
+                        dims: &dims,
+                        numel,
+                        at: init.at,
+                        end: init.end,
+                    };
+                    init.typed.layout(r, &meta, &mut budget)?
                 }
             };
             // a repeated name gets `#2`, ...; its stored name stays (as

@@ -4,25 +4,61 @@
 //! at a time.
 //!
 //! At open (`onnx.rs`'s walk), each typed field of an initializer is
-//! checked as prost decodes it (the wire type, packed runs whole, every
-//! varint at most 10 bytes) and its values counted in one streaming pass
-//! ([`WINDOW`] bytes at a time, nothing of the tensor allocated). One
-//! packed run of a fixed-width field (`float_data`, `double_data`: what
-//! exporters write) is a plain byte range, read like `raw_data`
-//! ([`Layout::Contiguous`]). Anything else (varints, values written
-//! unpacked, several runs) is [`Layout::OnnxTyped`]: the values are decoded
-//! from the `TensorProto`'s bytes when a slice is asked for, into the
-//! dtype's little-endian bytes, narrowed as the whole-file path narrows
-//! them (`int32_data` to `i8`/`u8`/`i16`/`u16`/`bool`/`f16`/`bf16`/8-bit
-//! float bits: the low bytes; `uint64_data` to `u32`: the low 4 bytes).
+//! checked as prost decodes it where that is cheap: the wire type, a packed
+//! run of fixed-width values whole (its length a multiple of the width),
+//! each value written unpacked (one field per value: walked, counted). A
+//! packed run of varints (`int32_data`, `int64_data`, `uint64_data`: what
+//! exporters write) is only passed over by its length: its place and
+//! length recorded, its values not counted. One packed run of a
+//! fixed-width field (`float_data`, `double_data`) is a plain byte range,
+//! read like `raw_data` ([`Layout::Contiguous`]). Anything else is
+//! [`Layout::OnnxTyped`]: the values are decoded from the `TensorProto`'s
+//! bytes when a slice is asked for, into the dtype's little-endian bytes,
+//! narrowed as the whole-file path narrows them (`int32_data` to
+//! `i8`/`u8`/`i16`/`u16`/`bool`/`f16`/`bf16`/8-bit float bits: the low
+//! bytes; `uint64_data` to `u32`: the low 4 bytes).
+//!
+//! Counting. The whole-file path (prost, then
+//! [`onnx_format::read::tensor_from_proto`]) refuses a model at open when a
+//! varint is broken (over 10 bytes, cut by its run's end) or when the
+//! tensor's field holds another count of values than its dims need. At
+//! open, this path counts (and so checks) packed varint runs:
+//! - of a field the tensor's values are not read from (`raw_data` is
+//!   there, or another typed field is the dtype's): rare and small, as
+//!   prost checks them;
+//! - of the tensor's own field, when the count cannot be right (a run of
+//!   `n` bytes holds from `n / 10` to `n` values): the whole path's message
+//!   at open;
+//! - of the tensor's own field, while the file's runs counted so stay
+//!   within [`OPEN_COUNT`] bytes (4 MiB: a small model opens exactly as the
+//!   whole path opens it).
+//!
+//! Past that budget, a tensor's runs are counted at its **first read** (of
+//! any slice but an empty one): the read decodes its slice, then counts
+//! the values after it to the end of the `TensorProto` (checking each
+//! varint as prost does, recording checkpoints on the way) and fails, if
+//! the count is not the dims', with the message the whole-file path gives
+//! at open (`tensor "w": int64_data holds 3 values but shape [2] of i64
+//! needs 2`), or with the broken varint's place. The verdict is kept: every
+//! later read of that tensor fails the same way (statistics and
+//! [`crate::convert_index`] read every tensor, so they fail as the whole
+//! path does). So a file the whole path refuses for a count or a varint of
+//! a big initializer opens here (its table, summary and graph show) and
+//! fails at the first read of that tensor; when the whole path would name
+//! another broken thing first (a later tensor's varint), the message may be
+//! that other one.
 //!
 //! A forward cursor (values decoded, byte position) is kept between reads:
-//! reading a tensor front to back in slices is one pass over its bytes. A
+//! reading a tensor front to back in slices is one pass over its bytes
+//! (plus the first read's count to the end, for a tensor counted then). A
 //! read behind the cursor, or far ahead of it, starts from the last
-//! checkpoint before it (one every [`CHECK`] values, recorded at open).
-//! Memory: at most [`WINDOW`] bytes of the file are held while decoding,
-//! besides the slice asked for; the checkpoints take 24 bytes per [`CHECK`]
-//! values.
+//! checkpoint before it. Checkpoints are recorded as reads and counts go
+//! forward (never at open): one every [`CHECK`] values (65,536), or every
+//! `values / MAX_MARKS` values for a tensor of more than
+//! `MAX_MARKS * CHECK` values, so at most [`MAX_MARKS`] (4,096) of 24
+//! bytes per tensor (96 KiB), at most 24 bytes per 65,536 values. Memory:
+//! those, and at most [`WINDOW`] bytes of the file held while decoding or
+//! counting, besides the slice asked for.
 #![cfg_attr(not(feature = "onnx"), allow(dead_code))]
 
 use std::sync::Mutex;
@@ -31,6 +67,9 @@ use crate::{Error, Result};
 
 use super::ReadAt;
 use super::layout::Layout;
+
+mod window;
+use window::{Window, skip_varints, varints};
 
 /// `TensorProto.float_data`, `int32_data`, `int64_data`, `double_data`,
 /// `uint64_data`.
@@ -43,16 +82,22 @@ pub(super) const UINT64_DATA: u64 = 11;
 /// The typed fields of numbers, in [`Fields`]' order.
 const NUMBERS: [u64; 5] = [FLOAT_DATA, INT32_DATA, INT64_DATA, DOUBLE_DATA, UINT64_DATA];
 
-/// How many bytes of the file decoding (and counting at open) reads at a
-/// time: the bound on what it holds.
+/// How many bytes of the file decoding (and counting) reads at a time: the
+/// bound on what it holds.
 pub(super) const WINDOW: u64 = 256 << 10;
 
-/// A checkpoint (where decoding is, 24 bytes) is kept every `CHECK` values
-/// of a field: a read far ahead of the cursor, or behind it, starts from
-/// the last one before it (at most `CHECK` values decoded in vain). They
-/// take at most 24 / `CHECK` of the field's bytes (a value is one byte or
-/// more).
+/// A checkpoint (where decoding is, 24 bytes) is recorded every `CHECK`
+/// values of a field (more apart in a tensor of more than
+/// `MAX_MARKS * CHECK` values): a read far ahead of the cursor, or behind
+/// it, starts from the last one before it.
 const CHECK: u64 = 1 << 16;
+
+/// The most checkpoints a tensor keeps.
+const MAX_MARKS: u64 = 4096;
+
+/// How many bytes of packed varint runs of the tensors' own fields are
+/// counted at open, over the whole file (see the [module](self)).
+pub(super) const OPEN_COUNT: u64 = 4 << 20;
 
 /// How a field's values are encoded.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -96,153 +141,31 @@ fn bad(at: u64, what: impl std::fmt::Display) -> Error {
     ))
 }
 
-/// A window of up to [`WINDOW`] bytes of `[.., end)` of a file.
-struct Window<'r, R: ?Sized> {
-    r: &'r R,
-    end: u64,
-    buf: Vec<u8>,
-    at: u64,
-    /// About how many bytes the values still wanted take (a small read
-    /// reads little).
-    hint: u64,
-}
-
-impl<'r, R: ReadAt + ?Sized> Window<'r, R> {
-    fn new(r: &'r R, end: u64) -> Self {
-        Window {
-            r,
-            end,
-            buf: Vec::new(),
-            at: 0,
-            hint: WINDOW,
-        }
-    }
-
-    /// Makes `[pos, pos + n)` (n at most [`WINDOW`], before `end`) part of
-    /// the window; returns where it starts in `buf`.
-    fn fill(&mut self, pos: u64, n: u64) -> Result<usize> {
-        let inside = pos
-            .checked_sub(self.at)
-            .filter(|&i| i.checked_add(n).is_some_and(|e| e <= self.buf.len() as u64));
-        if let Some(i) = inside {
-            return Ok(i as usize);
-        }
-        let len = self
-            .end
-            .saturating_sub(pos)
-            .min(WINDOW.min(self.hint.max(4096)).max(n));
-        if len < n {
-            return Err(bad(
-                pos,
-                format!("{n} bytes claimed past the message's end"),
-            ));
-        }
-        self.buf.resize(len as usize, 0);
-        self.r.read_at(pos, &mut self.buf)?;
-        self.at = pos;
-        Ok(0)
-    }
-
-    /// The byte at `pos`, which is before `limit`.
-    fn byte(&mut self, pos: u64, limit: u64) -> Result<u8> {
-        if pos >= limit {
-            return Err(bad(pos, "truncated varint"));
-        }
-        let i = self.fill(pos, 1)?;
-        Ok(self.buf[i])
-    }
-
-    /// A varint at `*pos`, before `limit` (prost's rules: at most 10 bytes,
-    /// the 10th 0 or 1).
-    fn varint(&mut self, pos: &mut u64, limit: u64) -> Result<u64> {
-        let start = *pos;
-        let mut value = 0u64;
-        for i in 0..10 {
-            let b = self.byte(*pos, limit)?;
-            *pos += 1;
-            if i == 9 && b > 1 {
-                return Err(bad(start, "invalid varint"));
-            }
-            value |= u64::from(b & 0x7f) << (7 * i);
-            if b < 0x80 {
-                return Ok(value);
-            }
-        }
-        Err(bad(start, "invalid varint"))
-    }
-
-    /// Copies the bytes at `pos` (before `end`) into `dst`.
-    fn copy(&mut self, pos: u64, dst: &mut [u8]) -> Result<()> {
-        let n = dst.len() as u64;
-        if n > WINDOW / 2 {
-            if pos.checked_add(n).is_none_or(|e| e > self.end) {
-                return Err(bad(
-                    pos,
-                    format!("{n} bytes claimed past the message's end"),
-                ));
-            }
-            self.r.read_at(pos, dst)?;
-            return Ok(());
-        }
-        let i = self.fill(pos, n)?;
-        dst.copy_from_slice(&self.buf[i..i + dst.len()]);
-        Ok(())
-    }
-}
-
-/// Counts the varints of the packed run `[at, at + len)`, [`WINDOW`] bytes
-/// at a time, failing where prost fails (a varint over 10 bytes or running
-/// past the run); the field held `base` values before it: a checkpoint is
-/// added to `marks` after every [`CHECK`]-th value.
-fn count_varints<R: ReadAt + ?Sized>(
-    r: &R,
-    at: u64,
-    len: u64,
-    base: u64,
-    marks: &mut Vec<Pos>,
-) -> Result<u64> {
-    let end = at
-        .checked_add(len)
-        .ok_or_else(|| bad(at, "a length past the file"))?;
-    let mut n = 0u64;
-    let mut in_varint = 0u32;
-    let mut pos = at;
-    let mut buf = Vec::new();
-    while pos < end {
-        let k = (end - pos).min(WINDOW);
-        buf.resize(k as usize, 0);
-        r.read_at(pos, &mut buf)?;
-        for (j, &b) in buf.iter().enumerate() {
-            if in_varint == 9 && b > 1 {
-                return Err(bad(pos + j as u64, "invalid varint"));
-            }
-            if b < 0x80 {
-                n += 1;
-                in_varint = 0;
-                if (base + n).is_multiple_of(CHECK) {
-                    marks.push(Pos {
-                        value: base + n,
-                        pos: pos + j as u64 + 1,
-                        run_end: end,
-                    });
-                }
-            } else {
-                in_varint += 1;
-            }
-        }
-        pos += k;
-    }
-    if in_varint > 0 {
-        return Err(bad(end, "a packed field's last varint runs past its end"));
-    }
-    Ok(n)
+/// The whole-file path's message for a typed field holding `n` values
+/// where the tensor `name` of `dims` and `dtype` needs `want`
+/// (`onnx_format::read::tensor_from_proto`'s words).
+pub(super) fn mismatch(
+    name: &str,
+    field: &str,
+    n: u64,
+    dims: &[usize],
+    dtype: tensor_core::DType,
+    want: u64,
+) -> String {
+    format!("tensor {name:?}: {field} holds {n} values but shape {dims:?} of {dtype} needs {want}")
 }
 
 /// What the walk found of one typed field of a `TensorProto`.
 #[derive(Debug, Clone, Default)]
 struct Field {
-    /// Its values, over every occurrence.
+    /// Its values counted at the walk: fixed-width runs, values written
+    /// unpacked.
     values: u64,
+    /// Its packed varint runs (not counted at the walk): their bytes (the
+    /// most values they can hold) and the fewest values they can hold (a
+    /// varint takes at most 10 bytes).
+    varint_bytes: u64,
+    varint_min: u64,
     /// Its packed runs.
     runs: u64,
     /// Whether a value was written unpacked.
@@ -251,8 +174,6 @@ struct Field {
     first_key: Option<u64>,
     /// The first packed run's payload: offset, length.
     first_run: (u64, u64),
-    /// A checkpoint after every [`CHECK`]-th value.
-    marks: Vec<Pos>,
 }
 
 /// The typed fields of numbers of one `TensorProto`, as the walk over it
@@ -276,6 +197,18 @@ fn field_for(dtype: tensor_core::DType) -> (u64, &'static str, u64) {
     }
 }
 
+/// What a tensor's layout needs to know of it: its name, dtype, dims,
+/// elements, and where its `TensorProto` is (start, end).
+#[cfg(feature = "onnx")]
+pub(super) struct Meta<'a> {
+    pub name: &'a str,
+    pub dtype: tensor_core::DType,
+    pub dims: &'a [usize],
+    pub numel: u64,
+    pub at: u64,
+    pub end: u64,
+}
+
 #[cfg(feature = "onnx")]
 impl Fields {
     /// Whether field `num` of a `TensorProto` is a typed field of numbers.
@@ -284,8 +217,8 @@ impl Fields {
     }
 
     /// Takes one occurrence of the typed field `num` (its key, at `key_at`,
-    /// read; wire type `wt`): checked as prost decodes it, its values
-    /// counted.
+    /// read; wire type `wt`): checked as prost decodes it where that is
+    /// cheap (a packed varint run is passed over by its length).
     pub(super) fn take<R: ReadAt + ?Sized>(
         &mut self,
         c: &mut super::wire::Cursor<'_, R>,
@@ -298,8 +231,7 @@ impl Fields {
         let f = &mut self.0[i];
         if wt == super::wire::LEN {
             let (p, len) = c.len_delimited()?;
-            let base = f.values;
-            let n = match enc.width() {
+            match enc.width() {
                 Some(w) if len % w != 0 => {
                     return Err(bad(
                         p,
@@ -307,40 +239,23 @@ impl Fields {
                     )
                     .into());
                 }
-                Some(w) => {
-                    let n = len / w;
-                    let mut m = (base / CHECK + 1) * CHECK;
-                    while m <= base + n {
-                        f.marks.push(Pos {
-                            value: m,
-                            pos: p + (m - base) * w,
-                            run_end: p + len,
-                        });
-                        m += CHECK;
-                    }
-                    n
+                Some(w) => f.values = f.values.saturating_add(len / w),
+                None => {
+                    f.varint_bytes = f.varint_bytes.saturating_add(len);
+                    f.varint_min = f.varint_min.saturating_add(len.div_ceil(10));
                 }
-                None => count_varints(c.r, p, len, base, &mut f.marks)?,
-            };
+            }
             if f.runs == 0 && !f.unpacked {
                 f.first_run = (p, len);
             }
             f.runs += 1;
-            f.values += n;
         } else if wt == enc.wire() {
             match enc.width() {
                 Some(w) => c.advance(w).map(|_| ())?,
                 None => c.varint().map(|_| ())?,
             }
             f.unpacked = true;
-            f.values += 1;
-            if f.values.is_multiple_of(CHECK) {
-                f.marks.push(Pos {
-                    value: f.values,
-                    pos: c.pos,
-                    run_end: 0,
-                });
-            }
+            f.values = f.values.saturating_add(1);
         } else {
             return Err(bad(
                 key_at,
@@ -352,51 +267,87 @@ impl Fields {
         Ok(())
     }
 
-    /// The field the whole-file path reads a tensor of `dtype` from: its
-    /// name, how many values it holds, and how many it must hold for
-    /// `numel` elements.
-    pub(super) fn chosen(&self, dtype: tensor_core::DType, numel: u64) -> (&'static str, u64, u64) {
-        let (num, name, per_elem) = field_for(dtype);
-        (name, self.field(num).values, numel.saturating_mul(per_elem))
+    /// Checks, as prost does, the packed varint runs of every typed field
+    /// but `source` (the field the tensor's values are read from; `None`:
+    /// its `raw_data`, or a dtype the whole path refuses) of the
+    /// `TensorProto` ending at `end`: every value counted.
+    pub(super) fn check_others<R: ReadAt + ?Sized>(
+        &self,
+        r: &R,
+        source: Option<tensor_core::DType>,
+        end: u64,
+    ) -> Result<()> {
+        let source = source.map(|d| field_for(d).0);
+        for (f, &num) in self.0.iter().zip(&NUMBERS) {
+            if f.varint_bytes > 0
+                && Some(num) != source
+                && let Some(start) = f.first_key
+            {
+                let bare = Typed::new(start, end, num, 8, 1, 0, String::new(), String::new());
+                bare.count_all(r, &mut Marks::none())?;
+            }
+        }
+        Ok(())
     }
 
-    fn field(&self, num: u64) -> &Field {
-        let i = NUMBERS.iter().position(|&n| n == num).unwrap_or(0);
-        &self.0[i]
-    }
-
-    /// The layout of a tensor of `dtype` whose values (as many as
-    /// [`Fields::chosen`] wants) are in the `TensorProto` at `[at, end)`:
-    /// its offset and [`Layout`].
-    pub(super) fn layout(self, dtype: tensor_core::DType, at: u64, end: u64) -> (u64, Layout) {
-        let (num, _, per_elem) = field_for(dtype);
+    /// The layout of the tensor `m` (no `raw_data`) read from the typed
+    /// field of its dtype: its offset and [`Layout`]; the whole path's
+    /// error where that field's count is not the dims' (found at open
+    /// when the field is counted then, see the [module](self); `budget`:
+    /// the bytes of varint runs still to be counted at open).
+    pub(super) fn layout<R: ReadAt + ?Sized>(
+        self,
+        r: &R,
+        m: &Meta<'_>,
+        budget: &mut u64,
+    ) -> Result<(u64, Layout)> {
+        let (num, field, per_elem) = field_for(m.dtype);
         let i = NUMBERS.iter().position(|&n| n == num).unwrap_or(0);
         let Fields(mut all) = self;
         let f = std::mem::take(&mut all[i]);
+        let want = m.numel.saturating_mul(per_elem);
+        let refuse = |n: u64| Error::Invalid(mismatch(m.name, field, n, m.dims, m.dtype, want));
         let enc = Enc::of(num);
-        if f.values == 0 {
-            return (at, Layout::Contiguous);
-        }
-        if enc.width().is_some() && f.runs == 1 && !f.unpacked {
-            return (f.first_run.0, Layout::Contiguous);
-        }
         let out = match enc {
             Enc::Fixed32 => 4,
             Enc::Fixed64 => 8,
-            Enc::Varint => dtype.size(),
+            Enc::Varint => m.dtype.size(),
         };
-        let start = f.first_key.unwrap_or(at);
-        let typed = Typed {
+        let start = f.first_key.unwrap_or(m.at);
+        let typed = Typed::new(
             start,
-            end,
-            field: num,
-            enc,
+            m.end,
+            num,
             out,
             per_elem,
-            marks: f.marks,
-            cursor: Mutex::new(Pos::at(start)),
-        };
-        (start, Layout::OnnxTyped(Box::new(typed)))
+            want,
+            format!("tensor {:?}: {field}", m.name),
+            format!("shape {:?} of {} needs {want}", m.dims, m.dtype),
+        );
+        let least = f.values.saturating_add(f.varint_min);
+        let most = f.values.saturating_add(f.varint_bytes);
+        if f.varint_bytes == 0 {
+            if f.values != want {
+                return Err(refuse(f.values));
+            }
+        } else if want < least || want > most || f.varint_bytes <= *budget {
+            // counted now: it cannot be right (the count for the message),
+            // or it is cheap
+            *budget = budget.saturating_sub(f.varint_bytes);
+            let mut st = typed.lock();
+            let n = typed.count_all(r, &mut st.marks)?;
+            if n != want {
+                return Err(refuse(n));
+            }
+            st.check = Check::Done;
+        }
+        if want == 0 {
+            return Ok((m.at, Layout::Contiguous));
+        }
+        if enc.width().is_some() && f.runs == 1 && !f.unpacked {
+            return Ok((f.first_run.0, Layout::Contiguous));
+        }
+        Ok((start, Layout::OnnxTyped(Box::new(typed))))
     }
 }
 
@@ -419,6 +370,73 @@ impl Pos {
     }
 }
 
+/// The checkpoints of a field: after every `every`-th value, in order,
+/// recorded as decoding goes forward (a pass starts from the field's start
+/// or a checkpoint, so it passes the next one to record first).
+#[derive(Debug, Clone)]
+struct Marks {
+    /// 0: none recorded.
+    every: u64,
+    list: Vec<Pos>,
+}
+
+impl Marks {
+    /// Checkpoints for a field of `want` values: at most [`MAX_MARKS`].
+    fn new(want: u64) -> Marks {
+        Marks {
+            every: CHECK.max(want.div_ceil(MAX_MARKS)),
+            list: Vec::new(),
+        }
+    }
+
+    fn none() -> Marks {
+        Marks {
+            every: 0,
+            list: Vec::new(),
+        }
+    }
+
+    /// The value after which the next checkpoint is due.
+    fn next(&self) -> Option<u64> {
+        let n = self.list.len() as u64;
+        (self.every > 0 && n < MAX_MARKS).then(|| (n + 1).saturating_mul(self.every))
+    }
+}
+
+/// Whether a tensor's count was checked against its dims.
+#[derive(Debug, Clone)]
+enum Check {
+    /// Not yet: the first read counts.
+    No,
+    Done,
+    /// It failed: the field holds this many values.
+    Count(u64),
+    /// It failed: a broken value (the message).
+    Broken(String),
+}
+
+/// What a [`Typed`] keeps between reads.
+#[derive(Debug, Clone)]
+struct State {
+    /// The forward cursor.
+    cursor: Pos,
+    marks: Marks,
+    check: Check,
+}
+
+/// A read's failure: the field ends (its count is this, fewer than the
+/// dims need), or another error.
+enum Fail {
+    Short(u64),
+    Err(Error),
+}
+
+impl From<Error> for Fail {
+    fn from(e: Error) -> Self {
+        Fail::Err(e)
+    }
+}
+
 /// The values of a `TensorProto`'s typed field, decoded a slice at a time
 /// (see the [module](self)).
 #[derive(Debug)]
@@ -434,14 +452,18 @@ pub(super) struct Typed {
     out: usize,
     /// Values per element (2 for complex numbers).
     per_elem: u64,
-    /// A checkpoint after every [`CHECK`]-th value.
-    marks: Vec<Pos>,
-    /// The forward cursor.
-    cursor: Mutex<Pos>,
+    /// Values the dims need.
+    want: u64,
+    /// The whole path's message on a count, in two parts: `tensor "w":
+    /// int64_data` and `shape [2] of i64 needs 2`.
+    what: String,
+    needs: String,
+    state: Mutex<State>,
 }
 
 impl Clone for Typed {
     fn clone(&self) -> Self {
+        let st = self.lock().clone();
         Typed {
             start: self.start,
             end: self.end,
@@ -449,58 +471,151 @@ impl Clone for Typed {
             enc: self.enc,
             out: self.out,
             per_elem: self.per_elem,
-            marks: self.marks.clone(),
-            cursor: Mutex::new(self.pos()),
+            want: self.want,
+            what: self.what.clone(),
+            needs: self.needs.clone(),
+            state: Mutex::new(st),
         }
     }
 }
 
 impl Typed {
-    fn pos(&self) -> Pos {
-        match self.cursor.lock() {
-            Ok(p) => *p,
-            Err(p) => *p.into_inner(),
+    #[allow(clippy::too_many_arguments)]
+    fn new(
+        start: u64,
+        end: u64,
+        field: u64,
+        out: usize,
+        per_elem: u64,
+        want: u64,
+        what: String,
+        needs: String,
+    ) -> Typed {
+        Typed {
+            start,
+            end,
+            field,
+            enc: Enc::of(field),
+            out,
+            per_elem,
+            want,
+            what,
+            needs,
+            state: Mutex::new(State {
+                cursor: Pos::at(start),
+                marks: Marks::new(want),
+                check: Check::No,
+            }),
         }
     }
 
-    fn set_pos(&self, pos: Pos) {
-        match self.cursor.lock() {
-            Ok(mut p) => *p = pos,
-            Err(p) => *p.into_inner() = pos,
-        }
+    fn lock(&self) -> std::sync::MutexGuard<'_, State> {
+        self.state.lock().unwrap_or_else(|p| p.into_inner())
     }
 
-    /// Decodes elements `[start, start + count)` into `buf` (exactly
-    /// `count` elements' bytes long).
+    /// The whole path's message: the field holds `n` values.
+    fn refuse(&self, n: u64) -> Error {
+        Error::Invalid(format!("{} holds {n} values but {}", self.what, self.needs))
+    }
+
+    /// Decodes elements `[start, start + count)` of the tensor `name` into
+    /// `buf` (exactly `count` elements' bytes long); the first read that
+    /// is not empty counts the field to its end (see the [module](self)).
+    /// A count that is not the dims' fails with the whole path's message
+    /// (not wrapped: it names the tensor), anything else about `name`.
     pub(super) fn read<R: ReadAt + ?Sized>(
         &self,
         r: &R,
         start: u64,
         count: u64,
         buf: &mut [u8],
+        name: &str,
     ) -> Result<()> {
-        let overflow = || Error::Invalid("the tensor's size overflows".into());
+        let overflow = || Error::Invalid("the tensor's size overflows".into()).in_tensor(name);
         let first = start.checked_mul(self.per_elem).ok_or_else(overflow)?;
         let n = count.checked_mul(self.per_elem).ok_or_else(overflow)?;
-        let mut pos = self.pos();
+        if n == 0 {
+            return Ok(());
+        }
+        let mut guard = self.lock();
+        let st = &mut *guard;
+        match &st.check {
+            Check::Count(k) => return Err(self.refuse(*k)),
+            Check::Broken(e) => return Err(Error::Invalid(e.clone()).in_tensor(name)),
+            Check::No | Check::Done => {}
+        }
+        let mut pos = st.cursor;
         // the last checkpoint at or before `first`, when the cursor is
         // behind it or past `first`
-        let i = self.marks.partition_point(|m| m.value <= first);
+        let i = st.marks.list.partition_point(|m| m.value <= first);
         let mark = i
             .checked_sub(1)
-            .map_or(Pos::at(self.start), |i| self.marks[i]);
+            .map_or(Pos::at(self.start), |i| st.marks.list[i]);
         if first < pos.value || mark.value > pos.value {
             pos = mark;
         }
         let mut w = Window::new(r, self.end);
-        let result = self.decode(&mut w, &mut pos, first, n, buf);
+        let mut result = self.decode(&mut w, &mut pos, first, n, buf, &mut st.marks);
+        if result.is_ok() && matches!(st.check, Check::No) {
+            // the first read: the values after the slice counted
+            let mut rest = pos;
+            w.hint = u64::MAX;
+            result = match self.count_rest(&mut w, &mut rest, &mut st.marks) {
+                Ok(k) if k == self.want => {
+                    st.check = Check::Done;
+                    Ok(())
+                }
+                Ok(k) => Err(Fail::Short(k)),
+                Err(e) => Err(Fail::Err(e)),
+            };
+        }
         // a failed read leaves the cursor where a later read starts over
-        self.set_pos(if result.is_ok() {
+        st.cursor = if result.is_ok() {
             pos
         } else {
             Pos::at(self.start)
-        });
-        result
+        };
+        match result {
+            Ok(()) => Ok(()),
+            Err(Fail::Short(k)) => {
+                st.check = Check::Count(k);
+                Err(self.refuse(k))
+            }
+            Err(Fail::Err(e)) => {
+                // the file's bytes say so (not an I/O error): kept
+                if let Error::Invalid(m) = &e {
+                    st.check = Check::Broken(m.clone());
+                }
+                Err(e.in_tensor(name))
+            }
+        }
+    }
+
+    /// Counts every value of the field (checking each as prost does),
+    /// recording checkpoints.
+    fn count_all<R: ReadAt + ?Sized>(&self, r: &R, marks: &mut Marks) -> Result<u64> {
+        let mut w = Window::new(r, self.end);
+        w.hint = u64::MAX;
+        self.count_rest(&mut w, &mut Pos::at(self.start), marks)
+    }
+
+    /// Counts the values from `p` to the end of the `TensorProto`: the
+    /// field's count.
+    fn count_rest<R: ReadAt + ?Sized>(
+        &self,
+        w: &mut Window<'_, R>,
+        p: &mut Pos,
+        marks: &mut Marks,
+    ) -> Result<u64> {
+        while !self.at_end(p) {
+            self.step(w, p, u64::MAX, None, marks)?;
+        }
+        Ok(p.value)
+    }
+
+    /// Whether `p` is past the `TensorProto`'s last field.
+    fn at_end(&self, p: &Pos) -> bool {
+        p.run_end <= p.pos && p.pos >= self.end
     }
 
     /// Decodes values `[first, first + n)` into `buf`, from `pos`
@@ -512,84 +627,56 @@ impl Typed {
         first: u64,
         n: u64,
         buf: &mut [u8],
-    ) -> Result<()> {
+        marks: &mut Marks,
+    ) -> std::result::Result<(), Fail> {
         // a value and its share of keys take at most 16 bytes, mostly
         let hint = |left: u64| left.saturating_mul(16);
         while pos.value < first {
+            if self.at_end(pos) {
+                return Err(Fail::Short(pos.value));
+            }
             let want = first - pos.value;
             w.hint = hint(want.saturating_add(n));
-            self.step(w, pos, want, None)?;
+            self.step(w, pos, want, None, marks)?;
         }
         let mut done = 0u64;
         while done < n {
+            if self.at_end(pos) {
+                return Err(Fail::Short(pos.value));
+            }
             w.hint = hint(n - done);
             let from = usize::try_from(done)
                 .ok()
                 .and_then(|d| d.checked_mul(self.out))
                 .ok_or_else(|| Error::Invalid("the tensor's size overflows".into()))?;
-            done += self.step(w, pos, n - done, Some(&mut buf[from..]))?;
+            done += self.step(w, pos, n - done, Some(&mut buf[from..]), marks)?;
         }
         Ok(())
     }
 
-    /// Decodes up to `want` varints of the packed run `p` is in (writing
-    /// their low bytes to `out` when given): from the window's bytes while
-    /// a varint ends inside it, else a byte at a time (refilling it).
-    fn varints<R: ReadAt + ?Sized>(
+    /// Moves past up to `want` values (writing them to `out` when given):
+    /// those of the packed run `pos` is in, or the next field (a value
+    /// written unpacked, the start of a run, or another field skipped),
+    /// recording the checkpoint it reaches. Returns how many values it
+    /// moved past.
+    fn step<R: ReadAt + ?Sized>(
         &self,
         w: &mut Window<'_, R>,
         p: &mut Pos,
         want: u64,
-        mut out: Option<&mut [u8]>,
+        out: Option<&mut [u8]>,
+        marks: &mut Marks,
     ) -> Result<u64> {
-        let mut k = 0u64;
-        let size = self.out;
-        let put = |k: u64, v: u64, out: &mut Option<&mut [u8]>| {
-            if let Some(out) = out.as_deref_mut() {
-                let i = k as usize * size;
-                out[i..i + size].copy_from_slice(&v.to_le_bytes()[..size]);
-            }
-        };
-        while k < want && p.pos < p.run_end {
-            let i = w.fill(p.pos, 1)?;
-            let stop = (w.at + w.buf.len() as u64).min(p.run_end) - w.at;
-            let bytes = &w.buf[i..stop as usize];
-            let mut j = 0usize;
-            while k < want {
-                let mut v = 0u64;
-                let mut len = 0usize;
-                for (t, &b) in bytes[j..].iter().take(10).enumerate() {
-                    if t == 9 && b > 1 {
-                        return Err(bad(p.pos + j as u64, "invalid varint"));
-                    }
-                    v |= u64::from(b & 0x7f) << (7 * t);
-                    if b < 0x80 {
-                        len = t + 1;
-                        break;
-                    }
-                }
-                if len == 0 {
-                    break; // past the window or the run: a byte at a time
-                }
-                put(k, v, &mut out);
-                j += len;
-                k += 1;
-            }
-            p.pos += j as u64;
-            if j == 0 && k < want {
-                let v = w.varint(&mut p.pos, p.run_end)?;
-                put(k, v, &mut out);
-                k += 1;
-            }
+        let next = marks.next().filter(|&m| m > p.value);
+        let want = next.map_or(want, |m| want.min(m - p.value));
+        let k = self.step_by(w, p, want, out)?;
+        if next == Some(p.value) {
+            marks.list.push(*p);
         }
         Ok(k)
     }
 
-    /// Moves past up to `want` values (writing them to `out` when given):
-    /// those of the packed run `pos` is in, or the next field (a value
-    /// written unpacked, the start of a run, or another field skipped).
-    /// Returns how many values it moved past.
-    fn step<R: ReadAt + ?Sized>(
+    fn step_by<R: ReadAt + ?Sized>(
         &self,
         w: &mut Window<'_, R>,
         p: &mut Pos,
@@ -611,7 +698,10 @@ impl Typed {
                     p.pos += k * width;
                     k
                 }
-                None => self.varints(w, p, want, out)?,
+                None => match out {
+                    Some(out) => varints(w, p, want, out, self.out)?,
+                    None => skip_varints(w, p, want)?,
+                },
             };
             p.value += k;
             return Ok(k);
