@@ -6,7 +6,7 @@ use tensor_core::DType;
 
 use crate::Format;
 
-/// What [`convert`] does besides copying tensors.
+/// What [`crate::convert()`] does besides copying tensors.
 ///
 /// `#[non_exhaustive]`: build it with its methods (a struct literal, even
 /// with `..Default::default()`, does not compile outside this crate):
@@ -41,7 +41,7 @@ pub struct ConvertOptions {
     /// name: a regular expression and its replacement (`$1`, `${name}`).
     pub renames: Vec<(String, String)>,
     /// Leave out the tensors the target cannot hold (and say which in
-    /// [`ConvertSummary::skipped`]) instead of refusing the conversion.
+    /// [`ConvertSummary::skipped`](crate::ConvertSummary::skipped)) instead of refusing the conversion.
     pub skip_unsupported: bool,
     /// Called with a count of input bytes as each tensor is written.
     pub progress: Option<std::sync::Arc<dyn Fn(u64) + Send + Sync>>,
@@ -55,7 +55,7 @@ pub struct ConvertOptions {
     pub opset: Option<i64>,
     /// An NNabla parameter file (`.h5`, `.protobuf`, `.nntxt`, `.nnp`) whose
     /// parameters merge into the input network before converting (see
-    /// [`Document::with_parameters`]).
+    /// [`Document::with_parameters`](crate::Document::with_parameters)).
     pub params: Option<PathBuf>,
     /// Flush the output to the disk (file, then folder) so it survives a
     /// power loss once the conversion returns. Off by default: the output
