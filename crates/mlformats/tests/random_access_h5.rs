@@ -525,3 +525,68 @@ fn a_chunked_tensor_read_front_to_back_reads_each_chunk_once() {
         assert!(r.1.get() <= file.len() as u64, "{chunks:?}");
     }
 }
+
+/// The decoded chunks kept between reads are bounded for the whole file,
+/// not per dataset: a file of many chunked datasets read front to back in
+/// 4 MiB slices, twice each (as the viewer's statistics read), keeps at
+/// most the largest dataset's budget (one band of chunks along the first
+/// axis here), however many datasets were read (the page held one band
+/// per dataset, 64 MiB for 64 datasets of 1 MiB chunks).
+#[test]
+fn the_chunk_cache_is_bounded_for_the_whole_file() {
+    use hdf5_pure::{AttrValue, FileBuilder};
+    let (rows, cols) = (256usize, 100usize);
+    let mut fb = FileBuilder::new();
+    let datasets = 12;
+    for d in 0..datasets {
+        let vals: Vec<f32> = (0..rows * cols)
+            .map(|i| (i as f32 * 0.37 + d as f32).sin())
+            .collect();
+        // the first half: one chunk a band (64 x 100); the others 4 a band
+        let chunks = if d < datasets / 2 {
+            [64u64, 100]
+        } else {
+            [16, 25]
+        };
+        fb.create_dataset(&format!("w{d}"))
+            .with_f32_data(&vals)
+            .with_shape(&[rows as u64, cols as u64])
+            .with_chunks(&chunks)
+            .with_deflate(1)
+            .set_attr("need_grad", AttrValue::I8(1));
+    }
+    let file = fb.finish().unwrap();
+    let index = FileIndex::open(&file[..], Some(Path::new("x.h5")), &Default::default())
+        .unwrap()
+        .unwrap();
+    let doc = Document::from_bytes(file.clone(), Some(Path::new("x.h5")), None).unwrap();
+    // the largest budget: one band of 64 x 100 f32 (a band of 16 x 25
+    // chunks is 16 x 100)
+    let bound = 64 * 100 * 4;
+    assert_eq!(index.cached_chunk_bytes(), 0);
+    let mut buf = Vec::new();
+    for (i, t) in index.tensors().iter().enumerate() {
+        let mut got = Vec::new();
+        for pass in 0..2 {
+            let mut at = 0;
+            while at < t.numel() {
+                let part = index
+                    .read_elements(&file[..], i, at, 1 << 20, &mut buf)
+                    .unwrap();
+                if pass == 0 {
+                    got.extend_from_slice(part.bytes());
+                }
+                at += 1 << 20;
+                let held = index.cached_chunk_bytes();
+                assert!(held > 0 && held <= bound, "{}: {held} bytes", t.name());
+            }
+        }
+        assert!(got == doc.tensor(t.name()).unwrap().bytes(), "{}", t.name());
+    }
+    // slices crossing bands of the second kind: at most 4 chunks of 16 x 25
+    let last = index.tensors().len() - 1;
+    index
+        .read_elements(&file[..], last, 0, 1000, &mut buf)
+        .unwrap();
+    assert!(index.cached_chunk_bytes() <= bound);
+}

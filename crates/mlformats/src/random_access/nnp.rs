@@ -377,8 +377,9 @@ impl FileIndex {
                 }
                 MemberKind::H5 => match super::h5::located(r, m.data_start, m.size, &limits)? {
                     Some(found) => {
+                        let cache = super::h5chunks::ChunkCache::default();
                         for mut p in found {
-                            let layout = Layout::of(&mut p, m.data_start)?;
+                            let layout = Layout::of(&mut p, m.data_start, &cache)?;
                             entries.push(Entry {
                                 name: p.name,
                                 dtype: p.dtype,
