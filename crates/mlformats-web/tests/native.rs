@@ -755,11 +755,15 @@ fn the_c_abi_opens_by_slices() {
     assert_eq!(mlf_request(), 1);
     let msg = String::from_utf8(abi::output()).unwrap();
     assert!(msg.contains("--only"), "{msg}");
-    // a file not read by slices (a deflated parameter.h5): 2, the page
-    // opens it whole
-    let p = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../testdata/onnx/op_average_pool.nnp");
+    // a file not read by slices (chunked datasets in a deflated
+    // parameter.h5): 2, the page opens it whole
+    let p = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../testdata/nnabla/h5chunks/mlp_chunked_deflated.nnp");
     assert_eq!(
-        abi::open_sliced(Box::new(std::fs::read(&p).unwrap()), "op_average_pool.nnp"),
+        abi::open_sliced(
+            Box::new(std::fs::read(&p).unwrap()),
+            "mlp_chunked_deflated.nnp"
+        ),
         2
     );
 }
