@@ -220,7 +220,13 @@ fn h5_by_slices_reads_what_the_whole_file_path_reads() {
     assert!(read >= 8, "{read} .h5 read");
     let mut nnp = 0;
     for (name, bytes) in nnp_samples() {
-        assert!(same(&name, &bytes), "{name}: not read by random access");
+        // chunked datasets in a deflated member: read whole
+        let whole = name == "mlp_chunked_deflated.nnp";
+        assert_eq!(
+            same(&name, &bytes),
+            !whole,
+            "{name}: read by random access?"
+        );
         nnp += 1;
     }
     assert!(nnp >= 100, "{nnp} .nnp with a parameter.h5 read");
@@ -426,9 +432,12 @@ fn chunked_files_convert_by_slices_like_the_whole_file() {
     for p in &names {
         let name = Path::new(p.file_name().unwrap());
         let bytes = std::fs::read(p).unwrap();
-        let index = FileIndex::open(&bytes[..], Some(name), &Default::default())
-            .unwrap()
-            .unwrap();
+        let index = FileIndex::open(&bytes[..], Some(name), &Default::default()).unwrap();
+        let Some(index) = index else {
+            // chunked datasets in a deflated member: read whole
+            assert_eq!(name, Path::new("mlp_chunked_deflated.nnp"));
+            continue;
+        };
         let doc = Document::from_bytes(bytes.clone(), Some(name), None).unwrap();
         for target in mlformats::SLICED_TARGETS {
             for opts in [
