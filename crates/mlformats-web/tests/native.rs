@@ -582,7 +582,7 @@ fn a_file_opened_by_slices_answers_like_the_whole_file() {
     assert!(opened >= 20, "{opened}");
     // an .nnp whose parameters are in a stored parameter.protobuf or a
     // stored parameter.h5, and an .h5: by slices, networks and graph
-    // included; one whose parameter.h5 is deflated is read whole
+    // included (a deflated parameter.h5: below)
     let testdata = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../testdata");
     let nnabla = testdata.join("nnabla");
     for name in ["mlp_pbparam.nnp", "convnet.nnp", "convnet_params.h5"] {
@@ -646,7 +646,11 @@ fn a_file_opened_by_slices_answers_like_the_whole_file() {
         }
     }
     assert_eq!(typed, 7);
+    // a deflated parameter.h5: by slices (its contiguous datasets), and
+    // one of chunked datasets read whole
     let p = testdata.join("onnx/op_average_pool.nnp");
+    assert!(sliced_equals_whole("x.nnp", std::fs::read(&p).unwrap()));
+    let p = nnabla.join("h5chunks/mlp_chunked_deflated.nnp");
     let m = Model::open_indexed(Box::new(std::fs::read(&p).unwrap()), "x.nnp").unwrap();
     assert!(m.is_none());
 }
@@ -849,11 +853,15 @@ fn the_c_abi_opens_by_slices() {
     assert_eq!(mlf_request(), 1);
     let msg = String::from_utf8(abi::output()).unwrap();
     assert!(msg.contains("--only"), "{msg}");
-    // a file not read by slices (a deflated parameter.h5): 2, the page
-    // opens it whole
-    let p = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../testdata/onnx/op_average_pool.nnp");
+    // a file not read by slices (chunked datasets in a deflated
+    // parameter.h5): 2, the page opens it whole
+    let p = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../testdata/nnabla/h5chunks/mlp_chunked_deflated.nnp");
     assert_eq!(
-        abi::open_sliced(Box::new(std::fs::read(&p).unwrap()), "op_average_pool.nnp"),
+        abi::open_sliced(
+            Box::new(std::fs::read(&p).unwrap()),
+            "mlp_chunked_deflated.nnp"
+        ),
         2
     );
 }

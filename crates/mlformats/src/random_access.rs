@@ -38,10 +38,11 @@
 //! reader, each dataset's data located, not read: contiguous, or compact
 //! (the bytes read from the object header), or chunked with no filter or
 //! shuffle, deflate, fletcher32, LZF (each chunk located, read and decompressed when
-//! a slice needs it, one band of chunks kept: see `random_access/h5chunks.rs`),
+//! a slice needs it, one band of chunks kept per file: see `random_access/h5chunks.rs`),
 //! either byte order; a dataset filtered otherwise or with a chunk never
-//! written, or a deflated `parameter.h5` member, sends the file to the
-//! whole-file path), and primitiv MessagePack files (the
+//! written sends the file to the whole-file path) or a deflated one
+//! (walked as it inflates: contiguous and compact datasets; chunked ones
+//! read whole), and primitiv MessagePack files (the
 //! reader's own walk, `primitiv_format::index`: key paths, shapes, stat
 //! keys and optimizer configs read, each tensor's data, always one
 //! contiguous `bin`, located, not read; every primitiv file the whole-file

@@ -170,6 +170,31 @@ def nnp(path, network):
         z.writestr("parameter.h5", buf.getvalue())
 
 
+def deflated(path, src):
+    """`src` (an .nnp) with every member deflated, its parameter.h5 too."""
+    with zipfile.ZipFile(src) as z, zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as out:
+        for name in z.namelist():
+            out.writestr(name, z.read(name))
+
+
+def deflated_mixed(path, network):
+    """The nnp of `network` (mlp.nnp's network), its parameter.h5 deflated:
+    contiguous little- and big-endian datasets and a compact one, and a
+    96 KiB table written first whose name sorts last (the walk reads back
+    past its 64 KiB of history: inflated again from the member's start)."""
+    buf = io.BytesIO()
+    with h5py.File(buf, "w") as f:
+        param(f, 4, "zz/table", values((96, 256), "f4", 30), need_grad=False)
+        param(f, 0, "fc1/affine/W", values((8, 16), ">f4", 31))
+        compact(f, 1, "fc1/affine/b", values((16,), "f4", 32))
+        param(f, 2, "fc2/affine/W", values((16, 4), "f4", 33))
+        param(f, 3, "fc2/affine/b", values((4,), ">f4", 34))
+    with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as z:
+        z.writestr("nnp_version.txt", "0.1\n")
+        z.writestr("network.nntxt", network)
+        z.writestr("parameter.h5", buf.getvalue())
+
+
 if __name__ == "__main__":
     chunked("chunked_params.h5", "earliest")
     chunked("chunked_v110_params.h5", "v110")
@@ -180,3 +205,6 @@ if __name__ == "__main__":
     with zipfile.ZipFile("../mlp.nnp") as z:
         network = z.read("network.nntxt").decode()
     nnp("mlp_chunked.nnp", network)
+    deflated("mlp_deflated.nnp", "../mlp.nnp")
+    deflated("mlp_chunked_deflated.nnp", "mlp_chunked.nnp")
+    deflated_mixed("mlp_deflated_mixed.nnp", network)

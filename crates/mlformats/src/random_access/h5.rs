@@ -21,6 +21,7 @@ use nnp_archive::h5::{Located, Storage, locate};
 use serde_json::json;
 use tensor_core::MemoryOrder;
 
+use super::h5chunks::ChunkCache;
 use super::{FileIndex, IndexedTensor, Layout, ReadAt, count, overflow};
 use crate::codec::StoredTensor;
 use crate::{Error, Result};
@@ -65,9 +66,10 @@ pub(super) fn located<R: ReadAt + ?Sized>(
     }
 }
 
-/// The tensor of a located parameter.
-pub(super) fn tensor(mut p: Located) -> Result<IndexedTensor> {
-    let layout = Layout::of(&mut p, 0)?;
+/// The tensor of a located parameter; its chunks (if chunked) kept in
+/// `cache`, the file's.
+pub(super) fn tensor(mut p: Located, cache: &ChunkCache) -> Result<IndexedTensor> {
+    let layout = Layout::of(&mut p, 0, cache)?;
     let numel = count(&p.dims).ok_or_else(|| overflow(&p.name))?;
     Ok(IndexedTensor {
         tensor_dims: None,
@@ -91,9 +93,10 @@ impl FileIndex {
         // a name given twice (a group behind two hard links) keeps its
         // first position and takes the last entry, as the whole path does
         let mut at: HashMap<String, usize> = HashMap::new();
+        let cache = ChunkCache::default();
         for p in found {
             let name = p.name.clone();
-            let t = tensor(p)?;
+            let t = tensor(p, &cache)?;
             match at.get(&name) {
                 Some(&i) => {
                     self.tensors[i] = t;

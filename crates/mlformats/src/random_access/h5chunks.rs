@@ -10,18 +10,23 @@
 //! such chunk is read (its stored bytes) and decoded (its filters undone,
 //! `nnp_archive::h5::Chunks::decode`, as the whole-file path decodes it),
 //! and the runs copied out. Decoded chunks are kept for the next read, so
-//! that reading a tensor front to back in slices decodes each chunk once:
-//! the cache holds one band of chunks along the first axis (every chunk
-//! whose rows start at the same row: a front-to-back read goes through all
-//! of them before the next band), at most 32 MiB of them, and at least one
-//! chunk. Memory: at most `max(one chunk, min(one band, 32 MiB))` of decoded
-//! chunks, plus one chunk's stored bytes while it is decoded; one decoded
-//! chunk is bounded by [`tensor_core::Limits::max_alloc`] when located.
-//! (A band over 32 MiB is read front to back by decoding its chunks again
-//! for each slice that crosses them: correct, slower.)
+//! that reading a tensor front to back in slices decodes each chunk once.
+//! The cache is one per HDF5 file ([`ChunkCache`], shared by all its
+//! datasets, oldest chunk evicted first): a dataset's budget is one band of
+//! its chunks along the first axis (every chunk whose rows start at the
+//! same row: a front-to-back read goes through all of them before the next
+//! band), at most 32 MiB, and at least one chunk; reading a chunk of a
+//! dataset evicts down to that dataset's budget. Memory, for the whole
+//! file however many datasets are read: at most the largest budget,
+//! `max(one chunk, min(one band, 32 MiB))` of decoded chunks, plus, while
+//! a read runs, one more decoded chunk (the one being copied from, if the
+//! cache dropped it), and one chunk's stored bytes while it is decoded;
+//! one decoded chunk is bounded by [`tensor_core::Limits::max_alloc`] when
+//! located. (A band over 32 MiB is read front to back by decoding its
+//! chunks again for each slice that crosses them: correct, slower.)
 
 #[cfg(feature = "nnp")]
-pub(super) use imp::H5Data;
+pub(super) use imp::{ChunkCache, H5Data};
 
 use super::layout::Layout;
 
@@ -57,17 +62,42 @@ mod imp {
         Chunked {
             chunks: Chunks,
             dims: Vec<u64>,
-            cache: Mutex<Cache>,
+            cache: ChunkCache,
+            /// This dataset's key in the cache.
+            id: usize,
             budget: u64,
         },
     }
 
-    /// Decoded chunks, by their number in the grid, oldest first.
+    /// The decoded chunks of one HDF5 file's datasets (see the module):
+    /// cloned, the same cache.
+    #[derive(Debug, Default, Clone)]
+    pub(in super::super) struct ChunkCache(Arc<Mutex<Cache>>);
+
+    impl ChunkCache {
+        fn lock(&self) -> std::sync::MutexGuard<'_, Cache> {
+            self.0.lock().unwrap_or_else(|e| e.into_inner())
+        }
+
+        /// The bytes of decoded chunks it holds.
+        pub(in super::super) fn bytes(&self) -> u64 {
+            self.lock().bytes
+        }
+
+        /// Whether `other` is this cache.
+        pub(in super::super) fn same(&self, other: &ChunkCache) -> bool {
+            Arc::ptr_eq(&self.0, &other.0)
+        }
+    }
+
+    /// Decoded chunks, by (dataset, number in its grid), oldest first.
     #[derive(Default)]
     struct Cache {
-        map: HashMap<usize, Arc<Vec<u8>>>,
-        order: VecDeque<usize>,
+        map: HashMap<(usize, usize), Arc<Vec<u8>>>,
+        order: VecDeque<(usize, usize)>,
         bytes: u64,
+        /// The next dataset's key.
+        next_id: usize,
     }
 
     impl std::fmt::Debug for Cache {
@@ -78,8 +108,12 @@ mod imp {
 
     impl Layout {
         /// The layout of a located dataset whose addresses are `base` bytes
-        /// into the file.
-        pub(in super::super) fn of(p: &mut Located, base: u64) -> Result<Layout> {
+        /// into the file; its decoded chunks kept in `cache`, the file's.
+        pub(in super::super) fn of(
+            p: &mut Located,
+            base: u64,
+            cache: &ChunkCache,
+        ) -> Result<Layout> {
             let too_far = || Error::Invalid("an HDF5 address overflows".into()).in_tensor(&p.name);
             let stored = match std::mem::replace(&mut p.storage, Storage::Contiguous) {
                 Storage::Contiguous if !p.big_endian => return Ok(Layout::Contiguous),
@@ -97,11 +131,17 @@ mod imp {
                     };
                     let one = chunks.chunk_bytes as u64;
                     let band = (chunks.chunks.len() as u64 / first).saturating_mul(one);
+                    let id = {
+                        let mut c = cache.lock();
+                        c.next_id += 1;
+                        c.next_id
+                    };
                     Stored::Chunked {
                         budget: one.max(band.min(BAND_CAP)),
                         chunks,
                         dims,
-                        cache: Mutex::new(Cache::default()),
+                        cache: cache.clone(),
+                        id,
                     }
                 }
             };
@@ -109,6 +149,26 @@ mod imp {
                 swap: p.big_endian,
                 stored,
             })))
+        }
+    }
+
+    impl super::super::FileIndex {
+        /// The bytes of decoded HDF5 chunks this index keeps for its next
+        /// reads (a chunked `.h5` dataset, or one in an `.nnp`'s stored
+        /// `parameter.h5`): at most the largest of its datasets' budgets,
+        /// `max(one chunk, min(one band along the first axis, 32 MiB))`,
+        /// however many datasets were read.
+        pub fn cached_chunk_bytes(&self) -> u64 {
+            let mut seen: Vec<&ChunkCache> = Vec::new();
+            for t in &self.tensors {
+                if let Layout::H5(h) = &t.layout
+                    && let Stored::Chunked { cache, .. } = &h.stored
+                    && !seen.iter().any(|c| c.same(cache))
+                {
+                    seen.push(cache);
+                }
+            }
+            seen.iter().map(|c| c.bytes()).sum()
         }
     }
 
@@ -145,8 +205,16 @@ mod imp {
                     chunks,
                     dims,
                     cache,
+                    id,
                     budget,
-                } => read_chunked(r, chunks, dims, cache, *budget, start, size, out, limits)?,
+                } => {
+                    let at = Cached {
+                        cache,
+                        id: *id,
+                        budget: *budget,
+                    };
+                    read_chunked(r, chunks, dims, &at, start, size, out, limits)?
+                }
             }
             if self.swap && size > 1 {
                 for e in out.chunks_exact_mut(size) {
@@ -157,17 +225,26 @@ mod imp {
         }
     }
 
-    /// Decoded chunk `n`, from the cache or read and decoded (and kept).
+    /// A dataset's place in its file's cache.
+    struct Cached<'a> {
+        cache: &'a ChunkCache,
+        id: usize,
+        budget: u64,
+    }
+
+    /// Decoded chunk `n`, from the cache or read and decoded (and kept,
+    /// older chunks of any dataset evicted down to this one's budget).
     fn chunk<R: ReadAt + ?Sized>(
         r: &R,
         chunks: &Chunks,
-        cache: &Mutex<Cache>,
-        budget: u64,
+        at_cache: &Cached<'_>,
         n: usize,
         limits: &tensor_core::Limits,
     ) -> Result<Arc<Vec<u8>>> {
-        let mut c = cache.lock().unwrap_or_else(|e| e.into_inner());
-        if let Some(v) = c.map.get(&n) {
+        let key = (at_cache.id, n);
+        let budget = at_cache.budget;
+        let mut c = at_cache.cache.lock();
+        if let Some(v) = c.map.get(&key) {
             return Ok(Arc::clone(v));
         }
         let at = chunks
@@ -186,8 +263,8 @@ mod imp {
         let decoded = Arc::new(chunks.decode(at, &stored)?);
         drop(stored);
         c.bytes = c.bytes.saturating_add(decoded.len() as u64);
-        c.map.insert(n, Arc::clone(&decoded));
-        c.order.push_back(n);
+        c.map.insert(key, Arc::clone(&decoded));
+        c.order.push_back(key);
         while c.bytes > budget && c.order.len() > 1 {
             if let Some(old) = c.order.pop_front()
                 && let Some(v) = c.map.remove(&old)
@@ -205,8 +282,7 @@ mod imp {
         r: &R,
         chunks: &Chunks,
         dims: &[u64],
-        cache: &Mutex<Cache>,
-        budget: u64,
+        cache: &Cached<'_>,
         start: u64,
         size: usize,
         out: &mut [u8],
@@ -248,7 +324,7 @@ mod imp {
             let data = match &held {
                 Some((m, d)) if *m == n => Arc::clone(d),
                 _ => {
-                    let d = chunk(r, chunks, cache, budget, n, limits)?;
+                    let d = chunk(r, chunks, cache, n, limits)?;
                     held = Some((n, Arc::clone(&d)));
                     d
                 }

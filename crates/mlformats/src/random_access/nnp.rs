@@ -12,12 +12,20 @@
 //! parameter's data is located in the inflated bytes and inflated when it
 //! is read (see [`super::deflate`]).
 //!
+//! A deflated `.h5` member likewise: its HDF5 structure walked once over
+//! its inflated bytes as they are inflated (the last 64 KiB kept; a read
+//! further back, an object header before the last one read, inflates
+//! again from the member's start), its end and CRC-32 checked; each
+//! contiguous dataset (either byte order) located in the inflated bytes
+//! and inflated when read, a compact one's bytes kept. Memory: that of
+//! `deflate.rs`'s cursors and of the walk's page cache, never the member.
+//!
 //! Read this way: archives whose `.protobuf` parameter members are stored
 //! or deflated, with each parameter as one packed run, and whose `.h5`
-//! ones are stored with every dataset contiguous and little-endian (what
-//! nnabla and this workspace write). Anything else (a deflated `.h5`
-//! member, unpacked or chunked data, parameters written in the text) is
-//! read whole.
+//! ones are stored (see [`super::h5`]) or deflated with contiguous or
+//! compact datasets. Anything else (chunked datasets in a deflated `.h5`
+//! member, a deflated `.h5` whose structure the walk refuses, unpacked
+//! data, parameters written in the text) is read whole.
 
 use std::collections::HashMap;
 use std::io;
@@ -284,11 +292,7 @@ impl FileIndex {
         let stream = io::BufReader::with_capacity(16 << 10, Stream { r, pos: 0 });
         let members = list(stream, &opts)?;
         let stored = |m: &MemberInfo| matches!(m.compression, Compression::Stored);
-        if members.iter().any(|m| match m.kind {
-            MemberKind::NestedNnp => true,
-            MemberKind::H5 => !stored(m),
-            _ => false,
-        }) {
+        if members.iter().any(|m| m.kind == MemberKind::NestedNnp) {
             return Ok(false);
         }
         let mut model = NNablaProtoBuf::default();
@@ -305,7 +309,7 @@ impl FileIndex {
                     let stream = io::BufReader::with_capacity(16 << 10, Stream { r, pos: 0 });
                     Some(read_member(stream, i, m, &opts)?)
                 }
-                Some(z) if m.kind != MemberKind::Protobuf => {
+                Some(z) if !matches!(m.kind, MemberKind::Protobuf | MemberKind::H5) => {
                     deflate::verify(r, z)?;
                     None
                 }
@@ -375,22 +379,30 @@ impl FileIndex {
                     }
                     nnabla_proto::binary::merge(&mut model, &rest)?;
                 }
-                MemberKind::H5 => match super::h5::located(r, m.data_start, m.size, &limits)? {
-                    Some(found) => {
-                        for mut p in found {
-                            let layout = Layout::of(&mut p, m.data_start)?;
-                            entries.push(Entry {
-                                name: p.name,
-                                dtype: p.dtype,
-                                dims: p.dims,
-                                need_grad: p.need_grad,
-                                offset: p.offset,
-                                len: p.len,
-                                layout,
-                            });
+                MemberKind::H5 => match deflated {
+                    None => match super::h5::located(r, m.data_start, m.size, &limits)? {
+                        Some(found) => {
+                            let cache = super::h5chunks::ChunkCache::default();
+                            for mut p in found {
+                                let layout = Layout::of(&mut p, m.data_start, &cache)?;
+                                entries.push(Entry {
+                                    name: p.name,
+                                    dtype: p.dtype,
+                                    dims: p.dims,
+                                    need_grad: p.need_grad,
+                                    offset: p.offset,
+                                    len: p.len,
+                                    layout,
+                                });
+                            }
                         }
-                    }
-                    None => return Ok(false),
+                        None => return Ok(false),
+                    },
+                    Some(z) => match deflated_h5(r, z, m.data_start, &limits) {
+                        Ok(found) => entries.extend(found),
+                        Err(Stop::Whole) => return Ok(false),
+                        Err(Stop::Err(e)) => return Err(e),
+                    },
                 },
                 MemberKind::Optimizer => states.push(m.name.clone()),
                 _ => {}
@@ -441,4 +453,53 @@ impl FileIndex {
         }
         Ok(())
     }
+}
+
+/// The datasets of a deflated `.h5` member `z` (its data at `data_start`
+/// of the file): its structure walked once as it inflates (the last 64 KiB
+/// kept, a read further back inflating again from the member's start), its
+/// end and CRC-32 checked; each contiguous dataset located in the inflated
+/// bytes and inflated when read, a compact one's bytes kept. A chunked
+/// dataset (its chunks' addresses in the inflated bytes) sends the archive
+/// to the whole-file path.
+fn deflated_h5<R: ReadAt + ?Sized>(
+    r: &R,
+    z: Member,
+    data_start: u64,
+    limits: &Limits,
+) -> Walk<Vec<Entry>> {
+    let z = std::sync::Arc::new(z);
+    // a structure the walk refuses is read whole: the whole-file path reads
+    // an inflated member with another `hdf5-pure` entry (`File::from_bytes`,
+    // not a paged source), which accepts some broken files the walk refuses
+    // (a broken inflation is an error either way: `walk_inflated` says so)
+    let found = deflate::walk_inflated(r, &z, |bytes| {
+        match super::h5::located(bytes, 0, z.size(), limits) {
+            Ok(Some(found)) => Ok(found),
+            Ok(None) | Err(_) => Err(Stop::Whole),
+        }
+    })?;
+    let cache = super::h5chunks::ChunkCache::default();
+    let mut out = Vec::with_capacity(found.len());
+    for mut p in found {
+        let layout = match p.storage {
+            nnp_archive::h5::Storage::Chunked(_) => return Err(Stop::Whole),
+            nnp_archive::h5::Storage::Contiguous => Layout::Coded(Coding::Deflated {
+                member: std::sync::Arc::clone(&z),
+                at: p.offset,
+                lane: if p.big_endian { p.dtype.size() } else { 0 },
+            }),
+            nnp_archive::h5::Storage::Compact(_) => Layout::of(&mut p, 0, &cache)?,
+        };
+        out.push(Entry {
+            name: p.name,
+            dtype: p.dtype,
+            dims: p.dims,
+            need_grad: p.need_grad,
+            offset: data_start,
+            len: p.len,
+            layout,
+        });
+    }
+    Ok(out)
 }
