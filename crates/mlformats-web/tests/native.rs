@@ -866,8 +866,9 @@ fn the_c_abi_opens_by_slices() {
     );
 }
 
-/// A network opened by slices exports to ONNX through the page sink (no
-/// `{"whole": ...}`): the bytes `mlformats convert` writes.
+/// A network opened by slices exports to ONNX, and an ONNX model's own graph
+/// is rewritten with options, through the page sink (no `{"whole": ...}`):
+/// the bytes `mlformats convert` writes.
 #[test]
 fn the_c_abi_exports_a_graph_by_slices() {
     use mlformats_web::abi::{self, mlf_request};
@@ -885,6 +886,15 @@ fn the_c_abi_exports_a_graph_by_slices() {
             "tennis/cpp_add_const.tsm",
             r#"{"op": "convert_stream", "to": "onnx"}"#,
         ),
+        // an ONNX model's own graph rewritten (cast to f16)
+        (
+            "onnx_typed/mixed.onnx",
+            r#"{"op": "convert_stream", "to": "onnx", "dtype": "f16"}"#,
+        ),
+        (
+            "translate/import/cases/const_test_constant_pad.onnx",
+            r#"{"op": "convert_stream", "to": "onnx", "dtype": "f16"}"#,
+        ),
     ] {
         let p = data.join(file);
         let name = p.file_name().unwrap().to_str().unwrap();
@@ -897,7 +907,10 @@ fn the_c_abi_exports_a_graph_by_slices() {
         let r: Value = serde_json::from_str(req).unwrap();
         let mut opts = mlformats::ConvertOptions::new();
         if r.get("dtype").is_some() {
-            opts = opts.dtype(mlformats::DType::F16).opset(17);
+            opts = opts.dtype(mlformats::DType::F16);
+        }
+        if r.get("opset").is_some() {
+            opts = opts.opset(17);
         }
         let (want, _) = mlformats::convert_document_to_bytes(
             &mlformats::open(&p).unwrap(),

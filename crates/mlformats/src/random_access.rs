@@ -104,6 +104,8 @@ mod layout;
 mod nnp;
 #[cfg(feature = "onnx")]
 mod onnx;
+#[cfg(feature = "onnx")]
+mod onnx_model;
 mod onnx_typed;
 #[cfg(feature = "primitiv")]
 mod primitiv;

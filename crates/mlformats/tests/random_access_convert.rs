@@ -6,8 +6,9 @@
 //! `testdata/compressed`), to every target, with several option sets: the same
 //! bytes and the same summary (warnings, skipped, casts, renames), or the
 //! same error; refused by slices alone only where `convert_index` says so
-//! (an ONNX model's own graph changed, an ONNX graph imported, an NNabla
-//! model kept, a file re-encoded into its own format). Every NNabla
+//! (an ONNX graph imported, an NNabla model kept, a file re-encoded into its
+//! own format). Every `.onnx` with nodes is also converted to ONNX with
+//! options that rewrite its own graph, never refused by slices alone. Every NNabla
 //! `.nnp`/`.protobuf` and TenniS `.tsm` of `testdata/` with a graph is also
 //! exported to ONNX by slices, with several option sets, and compared byte
 //! for byte.
@@ -97,7 +98,8 @@ fn needs_whole(from: Format, target: Format, opts: &ConvertOptions, msg: &str) -
         } else if opts.weights_only {
             false
         } else if target == Format::Onnx {
-            // an ONNX model's own graph; NNabla and TenniS graphs export
+            // an ONNX model's own graph, read whole by the index (proto2
+            // groups); NNabla and TenniS graphs export
             from == Format::Onnx && msg.contains("exports its graph, which needs the whole model")
         } else if from == Format::Onnx {
             msg.contains("imports its graph")
@@ -335,4 +337,289 @@ fn column_major_tensors_convert_by_bands_as_the_whole_file() {
             assert_eq!(ws, ss, "{target}");
         }
     }
+}
+
+/// `whole` and `sliced` of the same conversion: the same bytes and summary,
+/// or the same error: `Some(true)` converted, `Some(false)` both refused,
+/// `None` refused by slices alone.
+fn same_onnx_conversion(
+    what: &str,
+    bytes: &[u8],
+    name: &Path,
+    index: &FileIndex,
+    doc: &Document,
+    opts: &ConvertOptions,
+) -> Option<bool> {
+    let whole = mlformats::convert_document_to_bytes(doc, Format::Onnx, opts);
+    let mut out = std::io::Cursor::new(Vec::new());
+    let sliced = mlformats::convert_index(index, bytes, Some(name), Format::Onnx, opts, &mut out);
+    match (whole, sliced) {
+        (Ok((w, ws)), Ok(ss)) => {
+            assert!(w == *out.get_ref(), "{what}: bytes differ");
+            assert_eq!(ws, ss, "{what}: summary");
+            Some(true)
+        }
+        (Err(w), Err(s)) => {
+            let (w, s) = (mlformats::chain_message(&w), mlformats::chain_message(&s));
+            assert_eq!(w, s, "{what}");
+            Some(false)
+        }
+        (Ok(_), Err(s)) => {
+            let s = mlformats::chain_message(&s);
+            assert!(s.contains("a slice at a time"), "{what}: {s}");
+            None
+        }
+        (Err(w), Ok(_)) => panic!("{what}: whole refuses ({w}), by slices not"),
+    }
+}
+
+/// The option sets an ONNX model's own graph is rewritten with.
+fn onnx_option_sets() -> Vec<ConvertOptions> {
+    vec![
+        ConvertOptions::new().dtype(DType::F16),
+        ConvertOptions::new().dtype(DType::BF16),
+        ConvertOptions::new()
+            .dtype(DType::F64)
+            .rename("^(.)", "x_$1"),
+        ConvertOptions::new().rename("^(.)", "x_$1").only("*"),
+        ConvertOptions::new().exclude("*bias*"),
+        ConvertOptions::new().dtype(DType::F32),
+    ]
+}
+
+/// Every `.onnx` of `testdata/` with nodes (raw_data and typed-field
+/// initializers), converted to ONNX with options that rewrite its own
+/// graph (casts, renames, selections): by slices, the whole path's bytes
+/// and summary, or its error; never refused by slices alone.
+#[test]
+fn onnx_models_with_options_convert_by_slices_as_the_whole_file() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../testdata");
+    let mut all = Vec::new();
+    files(&root, &mut all);
+    all.sort();
+    let (mut equal, mut refused, mut models) = (0, 0, 0);
+    for p in all
+        .iter()
+        .filter(|p| p.extension().is_some_and(|e| e == "onnx"))
+    {
+        let bytes = std::fs::read(p).unwrap();
+        let name = Path::new(p.file_name().unwrap());
+        let Ok(Some(index)) = FileIndex::open(&bytes[..], Some(name), &Default::default()) else {
+            continue;
+        };
+        let Ok(doc) = Document::from_bytes(bytes.clone(), Some(name), None) else {
+            continue;
+        };
+        if !index
+            .graph()
+            .is_some_and(|g| g.graphs.iter().any(|g| !g.nodes.is_empty()))
+        {
+            continue;
+        }
+        models += 1;
+        for (k, opts) in onnx_option_sets().iter().enumerate() {
+            let what = format!("{} (options {k})", p.display());
+            match same_onnx_conversion(&what, &bytes, name, &index, &doc, opts) {
+                Some(true) => equal += 1,
+                Some(false) => refused += 1,
+                None => panic!("{what}: refused by slices alone"),
+            }
+        }
+    }
+    assert!(models >= 100, "{models}");
+    assert!(equal >= 1000, "{equal}");
+    eprintln!(
+        "{models} ONNX models: (equal, both refused) {:?}",
+        (equal, refused)
+    );
+}
+
+/// A model with what a rewrite must carry over as the whole path does: an
+/// initializer with a doc string and metadata, one in `float_data`, one of
+/// int64, a `Constant` node's tensor, an `If` whose branches hold an
+/// initializer of their own, a sparse initializer, value_info and model
+/// metadata; cast, renamed and selected by slices as the whole file.
+#[test]
+fn a_rewritten_onnx_model_keeps_what_the_whole_path_keeps() {
+    use onnx_format::builder::attr;
+    use onnx_format::proto::{
+        AttributeProto, GraphProto, ModelProto, NodeProto, OperatorSetIdProto, SparseTensorProto,
+        StringStringEntryProto, TensorProto, ValueInfoProto,
+    };
+    let f32s = |name: &str, v: &[f32]| TensorProto {
+        dims: vec![v.len() as i64],
+        data_type: Some(1),
+        name: Some(name.into()),
+        raw_data: Some(
+            v.iter()
+                .flat_map(|x| x.to_le_bytes())
+                .collect::<Vec<u8>>()
+                .into(),
+        ),
+        ..Default::default()
+    };
+    let entry = |k: &str, v: &str| StringStringEntryProto {
+        key: Some(k.into()),
+        value: Some(v.into()),
+    };
+    let mut w = f32s("w", &[1.5, -2.0, 3.25]);
+    w.doc_string = Some("a weight".into());
+    w.metadata_props = vec![entry("origin", "test")];
+    let typed = TensorProto {
+        dims: vec![3],
+        data_type: Some(1),
+        name: Some("bias".into()),
+        float_data: vec![0.5, 0.25, -1.0],
+        ..Default::default()
+    };
+    let shape = TensorProto {
+        dims: vec![1],
+        data_type: Some(7),
+        name: Some("shape".into()),
+        raw_data: Some(3i64.to_le_bytes().to_vec().into()),
+        ..Default::default()
+    };
+    let node =
+        |op: &str, inputs: &[&str], output: &str, attribute: Vec<AttributeProto>| NodeProto {
+            op_type: Some(op.into()),
+            name: Some(output.into()),
+            input: inputs.iter().map(|s| s.to_string()).collect(),
+            output: vec![output.into()],
+            attribute,
+            ..Default::default()
+        };
+    let branch = |c: f32| GraphProto {
+        name: Some(format!("branch{c}")),
+        initializer: vec![f32s("k", &[c, c, c])],
+        node: vec![node("Mul", &["sum", "k"], "b_out", vec![])],
+        output: vec![ValueInfoProto {
+            name: Some("b_out".into()),
+            ..Default::default()
+        }],
+        ..Default::default()
+    };
+    let mut then = attr::int("x", 0);
+    then.name = Some("then_branch".into());
+    then.r#type = Some(5);
+    then.i = None;
+    then.g = Some(branch(2.0));
+    let mut els = then.clone();
+    els.name = Some("else_branch".into());
+    els.g = Some(branch(3.0));
+    let graph = GraphProto {
+        name: Some("rewritten".into()),
+        node: vec![
+            node(
+                "Constant",
+                &[],
+                "c",
+                vec![attr::tensor("value", f32s("cval", &[1.0, 2.0, 3.0]))],
+            ),
+            node("Add", &["x", "w"], "s0", vec![]),
+            node("Add", &["s0", "bias"], "s1", vec![]),
+            node("Reshape", &["s1", "shape"], "s2", vec![]),
+            node("Add", &["s2", "c"], "sum", vec![]),
+            node("If", &["cond"], "y", vec![then, els]),
+        ],
+        initializer: vec![w, typed, shape],
+        sparse_initializer: vec![SparseTensorProto {
+            values: Some(f32s("sp", &[4.0])),
+            indices: Some(TensorProto {
+                dims: vec![1],
+                data_type: Some(7),
+                name: Some("sp_i".into()),
+                int64_data: vec![1],
+                ..Default::default()
+            }),
+            dims: vec![3],
+        }],
+        input: vec![
+            ValueInfoProto {
+                name: Some("x".into()),
+                ..Default::default()
+            },
+            ValueInfoProto {
+                name: Some("cond".into()),
+                ..Default::default()
+            },
+        ],
+        output: vec![ValueInfoProto {
+            name: Some("y".into()),
+            ..Default::default()
+        }],
+        value_info: vec![ValueInfoProto {
+            name: Some("s1".into()),
+            doc_string: Some("a sum".into()),
+            ..Default::default()
+        }],
+        ..Default::default()
+    };
+    let model = ModelProto {
+        ir_version: Some(8),
+        producer_name: Some("test".into()),
+        opset_import: vec![OperatorSetIdProto {
+            domain: Some(String::new()),
+            version: Some(13),
+        }],
+        metadata_props: vec![entry("author", "me")],
+        graph: Some(graph),
+        ..Default::default()
+    };
+    let mut bytes = Vec::new();
+    onnx_format::write_model(&mut bytes, &model).unwrap();
+    let name = Path::new("rewritten.onnx");
+    let index = FileIndex::open(&bytes[..], Some(name), &Default::default())
+        .unwrap()
+        .unwrap();
+    let doc = Document::from_bytes(bytes.clone(), Some(name), None).unwrap();
+    for (k, opts) in onnx_option_sets().iter().enumerate() {
+        let what = format!("options {k}");
+        // (all but `--exclude "*bias*"`, which would take a tensor the
+        // graph reads away, convert)
+        assert_eq!(
+            same_onnx_conversion(&what, &bytes, name, &index, &doc, opts),
+            Some(k != 4),
+            "{what}"
+        );
+    }
+    // the cast one converts (not both refused)
+    let mut out = std::io::Cursor::new(Vec::new());
+    let s = mlformats::convert_index(
+        &index,
+        &bytes[..],
+        Some(name),
+        Format::Onnx,
+        &ConvertOptions::new().dtype(DType::F16),
+        &mut out,
+    )
+    .unwrap();
+    assert_eq!(s.cast.len(), 2, "{s:?}");
+
+    // an initializer holding raw_data that also says where its data is
+    // (data_location DEFAULT): the deferred writer would leave that out, so
+    // by slices it is refused with the reason (the whole path converts it)
+    let mut located = model.clone();
+    located.graph.as_mut().unwrap().initializer[0].data_location = Some(0);
+    let mut bytes = Vec::new();
+    onnx_format::write_model(&mut bytes, &located).unwrap();
+    let index = FileIndex::open(&bytes[..], Some(name), &Default::default())
+        .unwrap()
+        .unwrap();
+    let doc = Document::from_bytes(bytes.clone(), Some(name), None).unwrap();
+    let opts = ConvertOptions::new().dtype(DType::F16);
+    assert!(mlformats::convert_document_to_bytes(&doc, Format::Onnx, &opts).is_ok());
+    let e = mlformats::convert_index(
+        &index,
+        &bytes[..],
+        Some(name),
+        Format::Onnx,
+        &opts,
+        &mut out,
+    )
+    .unwrap_err();
+    let msg = mlformats::chain_message(&e);
+    assert!(
+        msg.contains("data_location") && needs_whole(Format::Onnx, Format::Onnx, &opts, &msg),
+        "{msg}"
+    );
 }

@@ -125,6 +125,68 @@ pub(super) fn export_index<R: crate::random_access::ReadAt + ?Sized>(
     Ok(summary)
 }
 
+/// [`export`] of an ONNX model with nodes opened by random access
+/// (`index`, read through `reader`): its own graph from the model without
+/// its initializers' `raw_data` ([`crate::random_access::FileIndex::onnx_model_without_raw`]),
+/// each initializer that had one deferred (its data the index's tensor of
+/// the same position, read and cast when written), those stored in typed
+/// fields held as the whole path holds them. The bytes and the summary are
+/// [`export`]'s for the same file. `Ok(None)` for a model the index read
+/// whole.
+///
+/// Memory: the model without its `raw_data` (graph, typed-field
+/// initializers, subgraphs, sparse initializers), and one initializer at a
+/// time as read (and cast).
+pub(super) fn onnx_index<R: crate::random_access::ReadAt + ?Sized>(
+    index: &crate::random_access::FileIndex,
+    reader: &R,
+    opts: &ConvertOptions,
+    filter: &crate::NameFilter,
+    renames: &[(regex::Regex, String)],
+    progress: &dyn Fn(u64),
+    out: &mut dyn std::io::Write,
+) -> Result<Option<ConvertSummary>> {
+    use onnx_format::proto::StringStringEntryProto;
+    let Some((m, had_raw)) = index.onnx_model_without_raw(reader)? else {
+        return Ok(None);
+    };
+    let opset = m.opset().unwrap_or(0);
+    let name = m.graph_proto().name.clone().unwrap_or_default();
+    let mut model = m.proto;
+    if let Some(g) = model.graph.as_mut() {
+        for (i, (t, raw)) in g.initializer.iter_mut().zip(had_raw).enumerate() {
+            if !raw {
+                continue;
+            }
+            if !t.external_data.is_empty() || t.data_location.is_some() {
+                // (the writer of a deferred tensor writes neither)
+                return Err(Error::NeedsWholeModel(format!(
+                    "initializer {:?} holds its data and also says where it is \
+                     (data_location, external_data), so converting this ONNX model to ONNX \
+                     exports its graph, which needs the whole model in memory; this file is \
+                     read a slice at a time (add --weights-only to write its tensors alone, \
+                     or use `mlformats convert`)",
+                    t.name.as_deref().unwrap_or_default()
+                )));
+            }
+            t.external_data.push(StringStringEntryProto {
+                key: Some(graph_translate::export::DEFERRED_SOURCE.into()),
+                value: Some(index.tensors()[i].name().to_string()),
+            });
+        }
+    }
+    let exported = Exported {
+        model,
+        network: name,
+        opset,
+        from: Format::Onnx,
+    };
+    let in_file = |n: &str| index.position(n).is_some();
+    let (model, summary) = adjust(exported, &in_file, opts, filter, renames)?;
+    crate::export::write_deferred(index, reader, model, progress, out)?;
+    Ok(Some(summary))
+}
+
 /// Exports `doc`'s graph (or, for an ONNX model, takes its own) to `output` with `opts`' selection, renames and
 /// cast applied to the model's initializers.
 pub(super) fn export(
@@ -290,8 +352,15 @@ pub(super) fn adjust(
                 continue;
             }
             if graph_translate::export::deferred_source(t).is_some() {
-                // the writer casts the data as it reads it
-                t.data_type = Some(to_onnx);
+                // the writer casts the data as it reads it; the proto is
+                // the one `tensor_to_proto` makes of the cast tensor
+                *t = onnx_format::proto::TensorProto {
+                    dims: std::mem::take(&mut t.dims),
+                    data_type: Some(to_onnx),
+                    name: t.name.take(),
+                    external_data: std::mem::take(&mut t.external_data),
+                    ..Default::default()
+                };
             } else {
                 let tensor = onnx_format::tensor_from_proto(t, None, &Limits::default())
                     .map_err(crate::formats::onnx::onnx_err)?;

@@ -52,10 +52,21 @@ const SLICE_BYTES: u64 = 4 << 20;
 /// weights it derives others from), and the weights lowerings derive
 /// (binarized, quantized, ...), which stay in memory as on the whole path.
 ///
+/// An ONNX model with nodes converted to ONNX with options (`--dtype`,
+/// `--rename`, `--only`/`--exclude`: its own graph rewritten as the whole
+/// path rewrites it) is read again without its initializers' `raw_data`
+/// (nodes, inputs, outputs, value_info, metadata, subgraphs, sparse
+/// initializers and initializers kept in typed fields stay in memory, as on
+/// the whole path), and each initializer that had `raw_data` is written
+/// from the file when the writer gets to it, cast to `--dtype` as it is
+/// read: memory is that model plus one initializer and its cast copy.
+///
 /// Refused with the reason, since each needs the whole model in memory
 /// (the message says "a slice at a time"; `mlformats convert` does them):
-/// - an ONNX model with nodes to ONNX with options (its own graph changed;
-///   `--weights-only` writes the tensors alone);
+/// - an ONNX model with nodes that the index read whole (proto2 groups) to
+///   ONNX with options, and one whose initializer holds `raw_data` and says
+///   where its data is (`data_location`, `external_data`) as well
+///   (`--weights-only` writes the tensors alone);
 /// - an ONNX model to NNabla's `.nnp`, `.nntxt`, `.protobuf` or a TenniS
 ///   `.tsm` without `--weights-only` (importing its graph);
 /// - an NNabla `.nnp` or `.protobuf` whose model holds more than parameters
@@ -199,6 +210,17 @@ pub fn convert_index<R: ReadAt + ?Sized, W: Write + Seek>(
             super::onnx_graph::export_index(index, reader, opts, &filter, &renames, progress, out)?;
         out.flush()?;
         return Ok(s);
+    }
+    #[cfg(feature = "onnx")]
+    if target == Format::Onnx && !opts.weights_only && from == Format::Onnx && has_nodes {
+        // the model's own graph, its initializers' data read one at a time
+        // as they are written
+        if let Some(s) =
+            super::onnx_graph::onnx_index(index, reader, opts, &filter, &renames, progress, out)?
+        {
+            out.flush()?;
+            return Ok(s);
+        }
     }
     if target == Format::Onnx && !opts.weights_only && from == Format::Onnx && has_nodes {
         return Err(needs_whole_model(
