@@ -102,6 +102,8 @@ mod h5chunks;
 mod layout;
 #[cfg(feature = "nnp")]
 mod nnp;
+#[cfg(feature = "npz")]
+mod npz;
 #[cfg(feature = "onnx")]
 mod onnx;
 #[cfg(feature = "onnx")]
@@ -111,6 +113,8 @@ mod onnx_typed;
 mod primitiv;
 #[cfg(feature = "nnp")]
 mod protobuf;
+#[cfg(feature = "safetensors")]
+mod safetensors;
 #[cfg(feature = "tennis")]
 mod tsm;
 #[cfg(any(feature = "nnp", feature = "onnx"))]
@@ -427,230 +431,6 @@ impl FileIndex {
             });
         }
         Ok(())
-    }
-
-    #[cfg(feature = "safetensors")]
-    fn read_safetensors<R: ReadAt + ?Sized>(&mut self, r: &R) -> Result<()> {
-        let bad = |m: String| Error::Safetensors(format!("invalid safetensors file: {m}"));
-        let file_len = r.len();
-        if file_len < 8 {
-            return Err(bad("HeaderTooSmall".into()));
-        }
-        let mut n = [0u8; 8];
-        r.read_at(0, &mut n)?;
-        let n = u64::from_le_bytes(n);
-        // the crate's own bound on the header, and ours on allocating it
-        if n > 100_000_000 || n > self.limits.max_alloc {
-            return Err(bad("HeaderTooLarge".into()));
-        }
-        let data_start = n
-            .checked_add(8)
-            .filter(|&e| e <= file_len)
-            .ok_or_else(|| bad("InvalidHeaderLength".into()))?;
-        let prefix = read_vec(r, 0, data_start)?;
-        let header = std::str::from_utf8(&prefix[8..])
-            .map_err(|e| Error::Safetensors(format!("invalid safetensors header: {e}")))?;
-        // parsed here rather than by the crate's `Metadata`, whose offsets
-        // are `usize`: on a 32-bit target (the viewer's WebAssembly) a
-        // tensor past 4 GiB would not parse
-        let header: Map<String, Value> = serde_json::from_str(header)
-            .map_err(|e| bad(format!("InvalidHeaderDeserialization({e})")))?;
-        let mut infos: std::collections::HashMap<String, (safetensors::Dtype, Vec<usize>)> =
-            Default::default();
-        let mut by_offset: Vec<(u64, u64, String)> = Vec::with_capacity(header.len());
-        let mut file_meta = None;
-        for (name, v) in &header {
-            if name == "__metadata__" {
-                let m = v
-                    .as_object()
-                    .filter(|m| m.values().all(Value::is_string))
-                    .ok_or_else(|| {
-                        bad(
-                            "InvalidHeaderDeserialization(__metadata__ is not a map of strings)"
-                                .into(),
-                        )
-                    })?;
-                file_meta = Some(m.clone());
-                continue;
-            }
-            let entry = || -> Option<(safetensors::Dtype, Vec<usize>, u64, u64)> {
-                let dtype = serde_json::from_value(v.get("dtype")?.clone()).ok()?;
-                let shape = v
-                    .get("shape")?
-                    .as_array()?
-                    .iter()
-                    .map(|d| usize::try_from(d.as_u64()?).ok())
-                    .collect::<Option<Vec<usize>>>()?;
-                let offsets = v.get("data_offsets")?.as_array()?;
-                let [s, e] = offsets.as_slice() else {
-                    return None;
-                };
-                Some((dtype, shape, s.as_u64()?, e.as_u64()?))
-            };
-            let (dtype, shape, s, e) = entry().ok_or_else(|| {
-                bad(format!(
-                    "InvalidHeaderDeserialization({name:?} is not a tensor entry)"
-                ))
-            })?;
-            infos.insert(name.clone(), (dtype, shape));
-            by_offset.push((s, e, name.clone()));
-        }
-        let mut sorted = by_offset.clone();
-        sorted.sort_by_key(|&(s, e, _)| (s, e));
-        let keys: Vec<String> = sorted.iter().map(|(_, _, n)| n.clone()).collect();
-        let order = crate::formats::safetensors::names_in_file_order(&prefix, keys);
-        drop(prefix);
-        if order.len() as u64 > self.limits.max_tensors {
-            return Err(bad(format!("{} tensors", order.len())));
-        }
-        // in the file's order
-        let at: std::collections::HashMap<&str, (u64, u64)> = by_offset
-            .iter()
-            .map(|(s, e, n)| (n.as_str(), (*s, *e)))
-            .collect();
-        let by_offset: Vec<(u64, u64, String)> = order
-            .iter()
-            .map(|n| {
-                let (s, e) = at.get(n.as_str()).copied().unwrap_or((u64::MAX, 0));
-                (s, e, n.clone())
-            })
-            .collect();
-        // the tensors cover the data exactly, one after another
-        let mut end = 0u64;
-        for (s, e, name) in &sorted {
-            if *s != end || e < s {
-                return Err(bad(format!("InvalidOffset({name:?})")));
-            }
-            end = *e;
-        }
-        if Some(file_len) != data_start.checked_add(end) {
-            return Err(bad("MetadataIncompleteBuffer".into()));
-        }
-        for (s, e, name) in by_offset {
-            let (st_dtype, shape) = infos.remove(&name).ok_or_else(|| overflow(&name))?;
-            let dtype = crate::formats::safetensors::to_dtype(st_dtype).in_tensor_of(&name)?;
-            let numel = count(&shape).ok_or_else(|| overflow(&name))?;
-            let size = numel
-                .checked_mul(dtype.size() as u64)
-                .ok_or_else(|| overflow(&name))?;
-            if size != e - s {
-                return Err(bad("TensorInvalidInfo".into()).in_tensor(&name));
-            }
-            self.tensors.push(IndexedTensor {
-                tensor_dims: None,
-                stored: StoredTensor::from_parts(name, shape),
-                dtype,
-                order: MemoryOrder::RowMajor,
-                offset: data_start + s,
-                len: e - s,
-                numel,
-                layout: Layout::Contiguous,
-            });
-        }
-        if let Some(m) = file_meta {
-            // sorted by key, as the whole path shows them
-            let sorted: std::collections::BTreeMap<String, Value> = m.into_iter().collect();
-            self.metadata.insert(
-                "metadata".into(),
-                Value::Object(sorted.into_iter().collect()),
-            );
-        }
-        Ok(())
-    }
-
-    /// An `.npz`: each member's `.npy` header read (inflated from the
-    /// member's start when it is deflated) and its data located; false
-    /// (read it whole) for a header over 1 MiB, which no numpy writes.
-    #[cfg(feature = "npz")]
-    fn read_npz<R: ReadAt + ?Sized>(&mut self, r: &R) -> Result<bool> {
-        use crate::formats::npz::{npy_header, npy_header_len};
-        use deflate::{Coding, Member, Pool};
-        use nnp_archive::archive::{Compression, list};
-        let opts = nnp_archive::ReadOptions::default().with_limits(self.limits);
-        // the zip reader reads the directory a field at a time: buffered
-        let stream = io::BufReader::with_capacity(16 << 10, Stream { r, pos: 0 });
-        let members = list(stream, &opts)
-            .map_err(|e| Error::Npz(format!("not a readable .npz (zip) archive: {e}")))?;
-        let pool = std::sync::Arc::new(Pool::default());
-        let wrap = |e| Error::Npz(format!("not a readable .npz (zip) archive: {e}"));
-        for m in &members {
-            let member = match m.compression {
-                Compression::Stored => None,
-                _ => Some(std::sync::Arc::new(Member::new(m, wrap, &pool))),
-            };
-            let Some(name) = m.name.strip_suffix(".npy") else {
-                // the whole path inflates (and checks) every member
-                if let Some(z) = &member {
-                    deflate::verify(r, z)?;
-                }
-                continue;
-            };
-            let head = |len: u64| match &member {
-                None => read_vec(r, m.data_start, len),
-                Some(z) => z.read_vec(r, 0, len),
-            };
-            let prefix = head(m.size.min(12))?;
-            let header_len = npy_header_len(&prefix).map_or(m.size, |n| (n as u64).min(m.size));
-            if header_len > 1 << 20 {
-                return Ok(false); // no numpy writes such a header: the whole path says why
-            }
-            let h = npy_header(&m.name, &head(header_len)?, &self.limits)?;
-            // as the whole path: the data fills the rest of the member exactly
-            let rest = m.size - h.header_len as u64;
-            let need = h.data_len as u64;
-            if rest < need {
-                return Err(Error::Npz(format!(
-                    "{}: data is {rest} bytes, the header needs {need}",
-                    m.name
-                )));
-            }
-            if rest != need {
-                return Err(Error::Npz(format!(
-                    "{}: {} bytes after the data",
-                    m.name,
-                    rest - need
-                )));
-            }
-            let numel = count(&h.dims).ok_or_else(|| overflow(name))?;
-            if need == 0
-                && let Some(z) = &member
-            {
-                // no read will reach its end: checked now, as the whole path checks it
-                deflate::verify(r, z)?;
-            }
-            // big-endian data is swapped to little-endian, as the whole path does
-            let lane = if h.big_endian {
-                deflate::lane_of(h.dtype)
-            } else {
-                0
-            };
-            let (offset, layout) = match member {
-                None if lane == 0 => (m.data_start + h.header_len as u64, Layout::Contiguous),
-                None => (
-                    m.data_start + h.header_len as u64,
-                    Layout::Coded(Coding::Swapped { lane }),
-                ),
-                Some(member) => (
-                    m.data_start,
-                    Layout::Coded(Coding::Deflated {
-                        member,
-                        at: h.header_len as u64,
-                        lane,
-                    }),
-                ),
-            };
-            self.tensors.push(IndexedTensor {
-                tensor_dims: None,
-                stored: StoredTensor::from_parts(name.to_string(), h.dims),
-                dtype: h.dtype,
-                order: h.order,
-                offset,
-                len: need,
-                numel,
-                layout,
-            });
-        }
-        Ok(true)
     }
 
     /// The file's format.

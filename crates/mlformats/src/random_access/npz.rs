@@ -1,0 +1,107 @@
+//! NumPy `.npz` by random access: the zip directory read, each member's
+//! `.npy` header parsed (inflated from the member's start when the member
+//! is deflated), its data located as a byte range or as a deflated or
+//! big-endian stream (`deflate.rs`).
+
+use std::io;
+
+use super::layout::Layout;
+use super::{FileIndex, IndexedTensor, ReadAt, Stream, count, deflate, overflow, read_vec};
+use crate::codec::StoredTensor;
+use crate::{Error, Result};
+
+impl FileIndex {
+    /// An `.npz`: each member's `.npy` header read (inflated from the
+    /// member's start when it is deflated) and its data located; false
+    /// (read it whole) for a header over 1 MiB, which no numpy writes.
+    pub(super) fn read_npz<R: ReadAt + ?Sized>(&mut self, r: &R) -> Result<bool> {
+        use crate::formats::npz::{npy_header, npy_header_len};
+        use deflate::{Coding, Member, Pool};
+        use nnp_archive::archive::{Compression, list};
+        let opts = nnp_archive::ReadOptions::default().with_limits(self.limits);
+        // the zip reader reads the directory a field at a time: buffered
+        let stream = io::BufReader::with_capacity(16 << 10, Stream { r, pos: 0 });
+        let members = list(stream, &opts)
+            .map_err(|e| Error::Npz(format!("not a readable .npz (zip) archive: {e}")))?;
+        let pool = std::sync::Arc::new(Pool::default());
+        let wrap = |e| Error::Npz(format!("not a readable .npz (zip) archive: {e}"));
+        for m in &members {
+            let member = match m.compression {
+                Compression::Stored => None,
+                _ => Some(std::sync::Arc::new(Member::new(m, wrap, &pool))),
+            };
+            let Some(name) = m.name.strip_suffix(".npy") else {
+                // the whole path inflates (and checks) every member
+                if let Some(z) = &member {
+                    deflate::verify(r, z)?;
+                }
+                continue;
+            };
+            let head = |len: u64| match &member {
+                None => read_vec(r, m.data_start, len),
+                Some(z) => z.read_vec(r, 0, len),
+            };
+            let prefix = head(m.size.min(12))?;
+            let header_len = npy_header_len(&prefix).map_or(m.size, |n| (n as u64).min(m.size));
+            if header_len > 1 << 20 {
+                return Ok(false); // no numpy writes such a header: the whole path says why
+            }
+            let h = npy_header(&m.name, &head(header_len)?, &self.limits)?;
+            // as the whole path: the data fills the rest of the member exactly
+            let rest = m.size - h.header_len as u64;
+            let need = h.data_len as u64;
+            if rest < need {
+                return Err(Error::Npz(format!(
+                    "{}: data is {rest} bytes, the header needs {need}",
+                    m.name
+                )));
+            }
+            if rest != need {
+                return Err(Error::Npz(format!(
+                    "{}: {} bytes after the data",
+                    m.name,
+                    rest - need
+                )));
+            }
+            let numel = count(&h.dims).ok_or_else(|| overflow(name))?;
+            if need == 0
+                && let Some(z) = &member
+            {
+                // no read will reach its end: checked now, as the whole path checks it
+                deflate::verify(r, z)?;
+            }
+            // big-endian data is swapped to little-endian, as the whole path does
+            let lane = if h.big_endian {
+                deflate::lane_of(h.dtype)
+            } else {
+                0
+            };
+            let (offset, layout) = match member {
+                None if lane == 0 => (m.data_start + h.header_len as u64, Layout::Contiguous),
+                None => (
+                    m.data_start + h.header_len as u64,
+                    Layout::Coded(Coding::Swapped { lane }),
+                ),
+                Some(member) => (
+                    m.data_start,
+                    Layout::Coded(Coding::Deflated {
+                        member,
+                        at: h.header_len as u64,
+                        lane,
+                    }),
+                ),
+            };
+            self.tensors.push(IndexedTensor {
+                tensor_dims: None,
+                stored: StoredTensor::from_parts(name.to_string(), h.dims),
+                dtype: h.dtype,
+                order: h.order,
+                offset,
+                len: need,
+                numel,
+                layout,
+            });
+        }
+        Ok(true)
+    }
+}
