@@ -176,21 +176,7 @@ where
         .map_err(|e| Error::Invalid(e.to_string()))?;
     w.write_all(&buf)?;
     for (i, (h, n, len)) in headers.iter().enumerate() {
-        let mut buf = Vec::with_capacity(16 + h.encoded_len());
-        encode_key(5, WireType::LengthDelimited, &mut buf);
-        encode_varint(*len as u64, &mut buf);
-        h.encode(&mut buf)
-            .map_err(|e| Error::Invalid(e.to_string()))?;
-        encode_key(9, WireType::LengthDelimited, &mut buf);
-        encode_varint(*n as u64, &mut buf);
-        w.write_all(&buf)?;
-        let written = data(i, &mut w)?;
-        if written != *n {
-            return Err(Error::Invalid(format!(
-                "tensor {:?}: {written} bytes written for a shape that needs {n}",
-                entries[i].name
-            )));
-        }
+        write_streamed(&mut w, h, *len, *n, |w| data(i, w))?;
     }
     let tail = ModelProto {
         opset_import: opset,
@@ -342,20 +328,7 @@ where
                 }
                 Init::Deferred(pair, n, t_tail, len) => {
                     let (p, original) = &**pair;
-                    encode_key(5, WireType::LengthDelimited, &mut buf);
-                    encode_varint(*len as u64, &mut buf);
-                    p.encode(&mut buf)
-                        .map_err(|e| Error::Invalid(e.to_string()))?;
-                    encode_key(9, WireType::LengthDelimited, &mut buf);
-                    encode_varint(*n as u64, &mut buf);
-                    w.write_all(&buf)?;
-                    let written = data(original, &mut w)?;
-                    if written != *n {
-                        return Err(Error::Invalid(format!(
-                            "tensor {:?}: {written} bytes written where {n} were announced",
-                            p.name.as_deref().unwrap_or_default()
-                        )));
-                    }
+                    write_streamed(&mut w, p, *len, *n, |w| data(original, w))?;
                     w.write_all(&t_tail.encode_to_vec())?;
                 }
             }
@@ -363,5 +336,35 @@ where
         w.write_all(&g_tail.encode_to_vec())?;
     }
     w.write_all(&m_tail.encode_to_vec())?;
+    Ok(())
+}
+
+/// Writes an initializer (graph field 5) of `len` bytes in all whose
+/// `raw_data` is streamed: the field's key and length, `head` (the
+/// tensor's fields before `raw_data`), `raw_data`'s key and length `n`,
+/// then the bytes `data` writes, which must be `n` of them. Whatever the
+/// tensor has after `raw_data` is the caller's to write.
+fn write_streamed(
+    w: &mut dyn Write,
+    head: &TensorProto,
+    len: usize,
+    n: usize,
+    data: impl FnOnce(&mut dyn Write) -> Result<usize>,
+) -> Result<()> {
+    let mut buf = Vec::with_capacity(32 + head.encoded_len());
+    encode_key(5, WireType::LengthDelimited, &mut buf);
+    encode_varint(len as u64, &mut buf);
+    head.encode(&mut buf)
+        .map_err(|e| Error::Invalid(e.to_string()))?;
+    encode_key(9, WireType::LengthDelimited, &mut buf);
+    encode_varint(n as u64, &mut buf);
+    w.write_all(&buf)?;
+    let written = data(w)?;
+    if written != n {
+        return Err(Error::Invalid(format!(
+            "tensor {:?}: {written} bytes written where its shape needs {n}",
+            head.name.as_deref().unwrap_or_default()
+        )));
+    }
     Ok(())
 }
