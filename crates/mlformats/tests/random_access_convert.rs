@@ -339,6 +339,62 @@ fn column_major_tensors_convert_by_bands_as_the_whole_file() {
     }
 }
 
+/// A Fortran-order `.npy` member with an empty axis among others longer
+/// than one (no numpy writes one; a file may hold it): nothing to gather,
+/// converted as the whole path converts it, not a division by zero.
+#[test]
+fn an_empty_column_major_tensor_converts_by_slices_as_the_whole_file() {
+    use std::io::Write;
+    let header = "{'descr': '<f4', 'fortran_order': True, 'shape': (5, 0, 3), }";
+    let mut npy = b"\x93NUMPY\x01\x00".to_vec();
+    let pad = 64 - (10 + header.len() + 1) % 64;
+    let len = u16::try_from(header.len() + pad + 1).unwrap();
+    npy.extend_from_slice(&len.to_le_bytes());
+    npy.extend_from_slice(header.as_bytes());
+    npy.extend(std::iter::repeat_n(b' ', pad));
+    npy.push(b'\n');
+    let mut zip = zip::ZipWriter::new(std::io::Cursor::new(Vec::new()));
+    let stored =
+        zip::write::SimpleFileOptions::default().compression_method(zip::CompressionMethod::Stored);
+    zip.start_file("e.npy", stored).unwrap();
+    zip.write_all(&npy).unwrap();
+    let bytes = zip.finish().unwrap().into_inner();
+    let name = Path::new("empty.npz");
+    let index = FileIndex::open(&bytes[..], Some(name), &Default::default())
+        .unwrap()
+        .unwrap();
+    assert_eq!(
+        index.tensors()[0].order(),
+        mlformats::MemoryOrder::ColumnMajor
+    );
+    assert_eq!(index.tensors()[0].dims(), [5, 0, 3]);
+    let doc = Document::from_bytes(bytes.clone(), Some(name), None).unwrap();
+    for (target, opts) in [
+        (Format::Safetensors, ConvertOptions::new()),
+        (Format::Safetensors, ConvertOptions::new().dtype(DType::F16)),
+        (Format::CvmParams, ConvertOptions::new()),
+        // (a plain .npz re-encoding is refused by slices on purpose)
+        (Format::Npz, ConvertOptions::new().dtype(DType::F16)),
+    ] {
+        let whole = mlformats::convert_document_to_bytes(&doc, target, &opts);
+        let mut out = std::io::Cursor::new(Vec::new());
+        let sliced =
+            mlformats::convert_index(&index, &bytes[..], Some(name), target, &opts, &mut out);
+        match (whole, sliced) {
+            (Ok((w, ws)), Ok(ss)) => {
+                assert!(w == out.into_inner(), "{target}: bytes differ");
+                assert_eq!(ws, ss, "{target}");
+            }
+            (Err(w), Err(s)) => assert_eq!(
+                mlformats::chain_message(&w),
+                mlformats::chain_message(&s),
+                "{target}"
+            ),
+            (w, s) => panic!("{target}: whole {:?}, by slices {:?}", w.err(), s.err()),
+        }
+    }
+}
+
 /// `whole` and `sliced` of the same conversion: the same bytes and summary,
 /// or the same error: `Some(true)` converted, `Some(false)` both refused,
 /// `None` refused by slices alone.

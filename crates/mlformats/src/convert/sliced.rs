@@ -504,6 +504,10 @@ impl<R: ReadAt + ?Sized> Writer<'_, R> {
     /// between runs, at most [`SLICE_BYTES`] at a time).
     fn bands(&self, i: usize, w: &mut dyn Write) -> Result<()> {
         let t = &self.index.tensors()[i];
+        if t.numel() == 0 {
+            // an empty axis among the others: no element to write
+            return Ok(());
+        }
         let too_big = || Error::Unsupported("too large".into()).in_tensor(t.name());
         let size = t.dtype().size().max(1);
         let dims: Vec<u64> = t
