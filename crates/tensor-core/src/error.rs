@@ -29,6 +29,30 @@ pub enum Error {
         /// The limit in force.
         limit: u64,
     },
+    /// Inflating compressed input would pass the budget
+    /// [`crate::Limits::inflate_budget`] gives the input
+    /// ([`crate::InflateBudget`]).
+    #[error(
+        "{what}: inflating it brings the total to {total} bytes, over the {limit} bytes allowed for a {input}-byte input (a decompression bomb, or a trusted file: raise Limits::max_inflate_ratio, the CLI's --max-inflate-ratio)"
+    )]
+    InflateLimit {
+        /// What was being inflated (a member, a dataset, a chunk).
+        what: String,
+        /// The total the input would reach.
+        total: u64,
+        /// The budget in force.
+        limit: u64,
+        /// The input's size in bytes.
+        input: u64,
+    },
+    /// The allocator refused a buffer sized by the input.
+    #[error("cannot allocate {bytes} bytes for {what}: out of memory")]
+    OutOfMemory {
+        /// What the buffer was for.
+        what: String,
+        /// The bytes asked for.
+        bytes: u64,
+    },
     /// The bytes given for a tensor do not match its shape and dtype.
     #[error("tensor data is {actual} bytes but shape {dims:?} of {dtype} needs {expected}")]
     LengthMismatch {

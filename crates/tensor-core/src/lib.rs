@@ -42,6 +42,7 @@
 #![forbid(unsafe_op_in_unsafe_fn)]
 #![warn(missing_docs)]
 
+mod alloc;
 mod cast;
 mod collection;
 mod dtype;
@@ -55,11 +56,12 @@ pub mod stats;
 mod storage;
 mod tensor;
 
+pub use alloc::{InflateBudget, try_reserve, try_with_capacity, try_zeroed};
 pub use cast::CastTarget;
 pub use collection::TensorMap;
 pub use dtype::{ALL_DTYPES, DType, SumKind};
 pub use error::{Error, Result};
-pub use limits::Limits;
+pub use limits::{DEFAULT_INFLATE_RATIO, DEFAULT_MIN_INFLATE_BUDGET, Limits};
 pub use shape::{MemoryOrder, Shape, checked_byte_len, checked_numel};
 pub use storage::{Bytes, MappedFile};
 pub use tensor::{Element, Tensor, cast_le, column_to_row_major};

@@ -29,9 +29,23 @@ pub struct Limits {
     pub max_rank: u64,
     /// The longest name, in bytes.
     pub max_name_len: u64,
-    /// The most bytes a reader inflates from compressed input in total.
+    /// The most bytes a reader inflates from compressed input in total,
+    /// whatever the input's size (a ceiling over [`Limits::inflate_budget`]).
     pub max_total_inflated: u64,
+    /// The most bytes inflated per byte of input (the zip-bomb ratio): a
+    /// file of `n` bytes may inflate to `n * max_inflate_ratio` bytes in
+    /// total, or [`Limits::min_inflate_budget`] if that is more. Real
+    /// weights compress about 1.1:1; zeros compress about 1000:1.
+    pub max_inflate_ratio: u64,
+    /// What any file may inflate to in total, however small it is (the
+    /// floor of [`Limits::inflate_budget`]).
+    pub min_inflate_budget: u64,
 }
+
+/// The default [`Limits::max_inflate_ratio`].
+pub const DEFAULT_INFLATE_RATIO: u64 = 100;
+/// The default [`Limits::min_inflate_budget`] (64 MiB).
+pub const DEFAULT_MIN_INFLATE_BUDGET: u64 = 64 << 20;
 
 impl Default for Limits {
     fn default() -> Self {
@@ -41,6 +55,8 @@ impl Default for Limits {
             max_rank: 64,
             max_name_len: 1 << 16,
             max_total_inflated: 16 << 30,
+            max_inflate_ratio: DEFAULT_INFLATE_RATIO,
+            min_inflate_budget: DEFAULT_MIN_INFLATE_BUDGET,
         }
     }
 }
@@ -54,6 +70,8 @@ impl Limits {
             max_rank: u64::MAX,
             max_name_len: u64::MAX,
             max_total_inflated: u64::MAX,
+            max_inflate_ratio: u64::MAX,
+            min_inflate_budget: u64::MAX,
         }
     }
 
@@ -85,6 +103,36 @@ impl Limits {
     pub fn with_max_total_inflated(mut self, n: u64) -> Self {
         self.max_total_inflated = n;
         self
+    }
+
+    /// Sets [`Limits::max_inflate_ratio`].
+    pub fn with_max_inflate_ratio(mut self, ratio: u64) -> Self {
+        self.max_inflate_ratio = ratio;
+        self
+    }
+
+    /// Sets [`Limits::min_inflate_budget`].
+    pub fn with_min_inflate_budget(mut self, bytes: u64) -> Self {
+        self.min_inflate_budget = bytes;
+        self
+    }
+
+    /// How many bytes a reader may inflate in total from an input of
+    /// `input_len` bytes: `input_len * max_inflate_ratio`, at least
+    /// `min_inflate_budget`, at most `max_total_inflated`.
+    ///
+    /// ```
+    /// use tensor_core::Limits;
+    /// let l = Limits::default();
+    /// assert_eq!(l.inflate_budget(1_000), 64 << 20); // the floor
+    /// assert_eq!(l.inflate_budget(1 << 30), 16 << 30); // the ceiling
+    /// assert_eq!(l.inflate_budget(10 << 20), 1000 << 20); // 100:1
+    /// ```
+    pub fn inflate_budget(&self, input_len: u64) -> u64 {
+        input_len
+            .saturating_mul(self.max_inflate_ratio)
+            .max(self.min_inflate_budget)
+            .min(self.max_total_inflated)
     }
 
     /// Checks an allocation of `bytes` for `what`.
