@@ -164,6 +164,41 @@ pub fn convert_document_to_bytes(
     Ok((bytes, summary))
 }
 
+/// Converts an opened document to `target`, writing the bytes to `out`
+/// (standard output, a pipe, a socket: any writer; it need not seek): the
+/// bytes [`convert_document`] would write to a file of that format with
+/// the same options (`opts.to` is set to `target`), and its summary.
+///
+/// Every format works, also those whose writer seeks (`.nnp`, `.h5`,
+/// `.npz`): the file is made in an unnamed temporary file first and then
+/// copied to `out` ([`tensor_core::io::capture_write_to`]), so the bytes
+/// are not held in memory. When the conversion fails, nothing is written
+/// to `out`.
+///
+/// ```
+/// # fn main() -> mlformats::Result<()> {
+/// let doc = mlformats::Document::open("../../testdata/cvm/two_entry.params")?;
+/// let mut out = Vec::new(); // or std::io::stdout().lock()
+/// let opts = mlformats::ConvertOptions::default();
+/// let summary =
+///     mlformats::convert_document_to_writer(&doc, mlformats::Format::Safetensors, &mut out, &opts)?;
+/// assert_eq!(summary.tensors, 2);
+/// assert_eq!(mlformats::Document::from_bytes(out, None, None)?.len(), 2);
+/// # Ok(()) }
+/// ```
+pub fn convert_document_to_writer<W: std::io::Write + ?Sized>(
+    doc: &Document,
+    target: Format,
+    out: &mut W,
+    opts: &ConvertOptions,
+) -> Result<ConvertSummary> {
+    let mut opts = opts.clone();
+    opts.to = Some(target);
+    // as in `convert_document_to_bytes`: no file of this name is touched
+    let name = format!("converted.{}", target.extension());
+    tensor_core::io::capture_write_to(out, || convert_document(doc, Path::new(&name), &opts))
+}
+
 fn convert_document_to(
     doc: &Document,
     output: &Path,

@@ -139,7 +139,7 @@ pub use codec::{ReadOptions, StoredTensor};
 #[doc(inline)]
 pub use convert::{
     ConvertOptions, ConvertSummary, SLICED_TARGETS, convert, convert_document,
-    convert_document_to_bytes, convert_index,
+    convert_document_to_bytes, convert_document_to_writer, convert_index,
 };
 pub use detect::{Format, Input, detect};
 #[doc(inline)]
@@ -147,7 +147,7 @@ pub use diff::{DiffOptions, DiffReport, diff, diff_documents};
 pub use document::Document;
 pub(crate) use error::InTensor;
 pub use error::{Error, Result, chain_message};
-pub use save::{SaveOptions, save, save_with};
+pub use save::{SaveOptions, save, save_to_writer, save_with};
 pub use select::NameFilter;
 #[doc(inline)]
 pub use summary::{GraphSummary, Port, Summary, TensorSummary};

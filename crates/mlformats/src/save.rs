@@ -95,6 +95,56 @@ where
             name: path.display().to_string(),
         })?,
     };
+    write_items(path, format, tensors, opts)
+}
+
+/// [`save_with`] writing to `out` (standard output, a pipe: any writer; it
+/// need not seek) instead of a file, as `format`: the bytes a file of that
+/// format would get. Every format works, also those whose writer seeks
+/// (`.nnp`, `.h5`, `.npz`): the file is made in an unnamed temporary file
+/// first and then copied to `out`
+/// ([`tensor_core::io::capture_write_to`]). When saving fails, nothing is
+/// written to `out`. `opts.format` is not used.
+///
+/// ```
+/// # fn main() -> mlformats::Result<()> {
+/// use mlformats::{Format, SaveOptions, Tensor};
+/// let t = Tensor::from_values([2], &[1.0f32, 2.0])?;
+/// let mut out = Vec::new(); // or std::io::stdout().lock()
+/// mlformats::save_to_writer(&mut out, Format::Safetensors, [("w", &t)], &SaveOptions::new())?;
+/// assert_eq!(mlformats::Document::from_bytes(out, None, None)?.len(), 1);
+/// # Ok(()) }
+/// ```
+pub fn save_to_writer<'a, W, I, N, T>(
+    out: &mut W,
+    format: Format,
+    tensors: I,
+    opts: &SaveOptions,
+) -> Result<()>
+where
+    W: std::io::Write + ?Sized,
+    I: IntoIterator<Item = (N, T)>,
+    N: AsRef<str>,
+    T: Borrow<Tensor<'a>>,
+{
+    // the name gives the writers the format's usual extension only: under
+    // the capture no file of that name is created or read
+    let name = format!("saved.{}", format.extension());
+    tensor_core::io::capture_write_to(out, || write_items(Path::new(&name), format, tensors, opts))
+}
+
+/// Writes `tensors` to `path` as `format`.
+fn write_items<'a, I, N, T>(
+    path: &Path,
+    format: Format,
+    tensors: I,
+    opts: &SaveOptions,
+) -> Result<()>
+where
+    I: IntoIterator<Item = (N, T)>,
+    N: AsRef<str>,
+    T: Borrow<Tensor<'a>>,
+{
     let list: Vec<(N, T)> = tensors.into_iter().collect();
     let mut seen = std::collections::HashSet::new();
     for (n, _) in &list {
