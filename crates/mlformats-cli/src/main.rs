@@ -16,6 +16,7 @@ mod inspect;
 mod progress;
 mod show;
 mod stats_cmd;
+mod stdout;
 mod table;
 mod validate;
 
@@ -155,7 +156,9 @@ enum Command {
     Convert {
         /// The file to read.
         input: PathBuf,
-        /// The file to write (replaced atomically).
+        /// The file to write (a regular file is replaced atomically; a
+        /// symlink's target is replaced; a FIFO or device is written
+        /// through; `-` writes to standard output, with --to).
         output: PathBuf,
         /// The output format (default: from OUT's extension; an extension no
         /// format claims keeps the input's format when the input has it too).
@@ -210,7 +213,8 @@ enum Command {
         /// Keep column-major data as it is where the target can say so (npz).
         #[arg(long)]
         keep_order: bool,
-        /// Print what was done as JSON on stdout (instead of the one line).
+        /// Print what was done as JSON on stdout (instead of the one line;
+        /// on stderr when OUT is `-`).
         #[arg(long)]
         json: bool,
         /// No progress bar and no line saying what was done (warnings are
@@ -311,7 +315,7 @@ enum Command {
         /// `convert` exports; else the first).
         #[arg(long, value_name = "NAME")]
         network: Option<String>,
-        /// Write to this file instead of stdout.
+        /// Write to this file instead of stdout (`-`: stdout).
         #[arg(long, short, value_name = "OUT")]
         output: Option<PathBuf>,
         #[command(flatten)]
@@ -515,7 +519,10 @@ fn run(cli: Cli) -> Result<ExitCode, Failure> {
         } => {
             let ext = |p: &Path| p.extension().map(|e| e.to_ascii_lowercase());
             let same_family = ext(&input).is_some() && ext(&input) == ext(&output);
-            if output.is_dir() {
+            let to_stdout = stdout::is_stdout(&output);
+            if to_stdout {
+                stdout::check(to.map(|f| f.0))?;
+            } else if output.is_dir() {
                 return Err(Failure::usage(
                     &output,
                     "is a directory; give the name of the file to write".into(),
@@ -554,13 +561,29 @@ fn run(cli: Cli) -> Result<ExitCode, Failure> {
             opts.input_shapes = input_shape;
             opts.dtype = dtype.map(CastTo::dtype);
             opts.sync = durability.sync;
-            let result = mlformats::convert_document(&doc, &output, &opts);
+            let result = match opts.to {
+                Some(target) if to_stdout => mlformats::convert_document_to_writer(
+                    &doc,
+                    target,
+                    &mut stdout::writer(),
+                    &opts,
+                ),
+                _ => mlformats::convert_document(&doc, &output, &opts),
+            };
             pb.finish_and_clear();
             // Errors reading named the input above; errors writing name the output.
             let mut summary = result.map_err(anyhow::Error::new).at(&output)?;
             summary.from = from_format;
+            // with `-`, stdout holds the file alone: what was done goes to stderr
+            let say = |bytes: &[u8]| {
+                if to_stdout {
+                    let _ = std::io::stderr().write_all(bytes);
+                } else {
+                    print(bytes);
+                }
+            };
             if json {
-                print(&json_text(&summary.to_json()).at(&output)?);
+                say(&json_text(&summary.to_json()).at(&output)?);
             }
             for (name, why) in &summary.skipped {
                 let _ = writeln!(std::io::stderr(), "skipped {name:?}: {why}");
@@ -569,7 +592,7 @@ fn run(cli: Cli) -> Result<ExitCode, Failure> {
                 let _ = writeln!(std::io::stderr(), "warning: {w}");
             }
             if !json && !quiet {
-                print(format!("{}: {}\n", output.display(), summary.line()).as_bytes());
+                say(format!("{}: {}\n", output.display(), summary.line()).as_bytes());
             }
             Ok(ExitCode::SUCCESS)
         }
@@ -659,7 +682,7 @@ fn run(cli: Cli) -> Result<ExitCode, Failure> {
         } => {
             let doc = open(&file, from.map(|f| f.0))?;
             let text = graph::render(&doc, format, network.as_deref()).at(&file)?;
-            match output {
+            match output.filter(|o| !stdout::is_stdout(o)) {
                 Some(out) => tensor_core::io::write_atomic_with(
                     &out,
                     &durability.options(),
