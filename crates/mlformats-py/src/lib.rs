@@ -185,7 +185,9 @@ fn load<'py>(
 }
 
 /// Saves named tensors (a dict of name to numpy array, or anything
-/// ``numpy.asarray`` takes) as a new file, replaced atomically.
+/// ``numpy.asarray`` takes) as a new file, replaced atomically (a
+/// symlink's target is replaced and the link kept; a FIFO or device is
+/// written through; a replaced file keeps its permissions and owner).
 ///
 /// ``format`` (a contract name or alias: ``safetensors``, ``npz``,
 /// ``params``, ``primitiv``/``data``, ``nntxt``, ``protobuf``, ``nnp``,
@@ -263,7 +265,8 @@ fn save(
     })
 }
 
-/// Converts the file ``src`` into ``dst`` (replaced atomically), the format
+/// Converts the file ``src`` into ``dst`` (replaced atomically, as ``save``
+/// replaces it: symlinks followed, FIFOs written through), the format
 /// from ``to`` or ``dst``'s extension; returns what was done as a dict
 /// (``from``, ``to``, ``tensors``, ``whole_model``, ``skipped``: a list of
 /// ``(name, reason)``, ``warnings``: a list of strings, ``cast``: a list of
