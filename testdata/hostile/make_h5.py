@@ -11,6 +11,9 @@ each (nnabla's `.h5` parameter loader lists datasets that way), which
 - cycle.h5: `g/x`, with `g/self` linking to `g` and `g/up` to the root.
 - links_v2.h5: links.h5's layout with 5 links, libver=("v108", "v108") (version-2
   object headers, links stored as link messages).
+- links_deep.h5: a dataset `g/w` of 3 f4 with 300 hard links `l000`..`l299`
+  in the root (a symbol table whose B-tree has two levels): listed once,
+  as `g/w`.
 - chunk_overflow.h5: a gzip dataset of 1024 f4 (chunks of 256) whose first
   chunk inflates to 1 MiB (written with write_direct_chunk).
 """
@@ -58,9 +61,14 @@ with h5py.File("links_v2.h5", "w", libver=("v108", "v108")) as f:
     for i in range(5):
         f[f"l{i}"] = d
 
+with h5py.File("links_deep.h5", "w") as f:
+    d = param(f, "g/w", np.array([1.0, 2.0, 3.0], "f4"))
+    for i in range(300):
+        f[f"l{i:03}"] = d
+
 with h5py.File("chunk_overflow.h5", "w") as f:
     d = param(f, "x", np.ones(1024, "f4"), chunks=(256,), compression="gzip")
     d.id.write_direct_chunk((0,), zlib.compress(bytes(1 << 20)), 0)
 
-for name in ["links.h5", "group_twice.h5", "cycle.h5", "links_v2.h5", "chunk_overflow.h5"]:
+for name in ["links.h5", "group_twice.h5", "cycle.h5", "links_v2.h5", "links_deep.h5", "chunk_overflow.h5"]:
     print(name, listed(name))

@@ -182,3 +182,48 @@ fn a_chunk_that_inflates_past_its_size_is_an_error() {
     let e = c.decode_within(&at, stored, &empty, "x").unwrap_err();
     assert!(is_inflate_limit(&e, "x"), "{e}");
 }
+
+#[test]
+fn links_in_a_two_level_symbol_table_are_resolved() {
+    let file = hostile("links_deep.h5");
+    let ps = h5::parse(&file).unwrap();
+    assert_eq!(names(&ps), ["g/w"]);
+    assert_eq!(&*ps[0].tensor.view::<f32>().unwrap(), &[1., 2., 3.]);
+    let found = locate(&file, &ReadOptions::default()).unwrap().unwrap();
+    assert_eq!(found.len(), 1);
+    assert_eq!(found[0].name, "g/w");
+}
+
+#[test]
+fn truncated_hostile_files_fail_cleanly() {
+    // every cut of each file: an error or the same answer, never a panic
+    for name in ["group_twice.h5", "cycle.h5", "links_v2.h5"] {
+        let file = hostile(name);
+        let whole = names(&h5::parse(&file).unwrap());
+        for cut in (0..file.len()).step_by(7) {
+            if let Ok(ps) = h5::parse(&file[..cut]) {
+                assert_eq!(names(&ps), whole, "{name} cut at {cut}");
+            }
+            let _ = locate(&file[..cut], &ReadOptions::default());
+        }
+    }
+}
+
+#[test]
+fn mutated_link_structures_fail_cleanly() {
+    // a byte changed anywhere in a symbol-table file and a version-2 one:
+    // an error or a result, never a panic, the walk bounded
+    for name in ["group_twice.h5", "links_v2.h5"] {
+        let file = hostile(name);
+        for at in (0..file.len()).step_by(7) {
+            for x in [0x01u8, 0xff] {
+                let mut b = file.clone();
+                b[at] ^= x;
+                if let Ok(ps) = h5::parse(&b) {
+                    assert!(ps.len() <= 6, "{name} at {at}");
+                }
+                let _ = locate(&b, &ReadOptions::default());
+            }
+        }
+    }
+}
