@@ -25,7 +25,7 @@
 //! byte order; big-endian data is converted to little-endian), and h5py's
 //! bool enum as `bool`. Contiguous data is borrowed from the input without
 //! copying; compact and chunked (possibly compressed) data is read into owned
-//! buffers after its size has been checked against [`Limits::max_alloc`].
+//! buffers after its size has been checked against [`tensor_core::Limits::max_alloc`].
 //!
 //! [`locate`] walks the same structure with the same code (each call into
 //! `hdf5-pure` goes through a small `Calls` trait: run once over the whole
