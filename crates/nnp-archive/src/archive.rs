@@ -18,7 +18,7 @@
 use std::io::{Cursor, Read, Seek, Write};
 use std::sync::Arc;
 
-use tensor_core::{Bytes, Limits, MappedFile};
+use tensor_core::{Bytes, InflateBudget, Limits, MappedFile};
 use zip::CompressionMethod;
 use zip::write::SimpleFileOptions;
 
@@ -29,7 +29,7 @@ use crate::{Error, Result};
 const DEFLATE_MAX_RATIO: u64 = 1032;
 
 /// How to read an archive.
-#[derive(Debug, Clone, Copy, Default)]
+#[derive(Debug, Clone, Default)]
 #[non_exhaustive]
 pub struct ReadOptions {
     /// Bounds on counts, allocations and inflated bytes.
@@ -41,6 +41,11 @@ pub struct ReadOptions {
     /// checked). Off by default: it reads every byte, which the zero-copy
     /// path otherwise avoids.
     pub verify_crc: bool,
+    /// The inflation budget shared by every reader of one input (the
+    /// archive's members and the chunks of its `parameter.h5`); `None`:
+    /// each entry point makes one from `limits` and its input's length
+    /// ([`ReadOptions::budget_for`]).
+    pub budget: Option<InflateBudget>,
 }
 
 impl ReadOptions {
@@ -60,6 +65,22 @@ impl ReadOptions {
     pub fn allow_unsafe_names(mut self, yes: bool) -> Self {
         self.allow_unsafe_names = yes;
         self
+    }
+
+    /// Draws every inflation of this read on `budget` (shared with whoever
+    /// holds a clone of it).
+    pub fn with_budget(mut self, budget: InflateBudget) -> Self {
+        self.budget = Some(budget);
+        self
+    }
+
+    /// The budget of a read of an input of `input_len` bytes: the one
+    /// given ([`ReadOptions::with_budget`]), else a new one,
+    /// [`InflateBudget::new`]`(&limits, input_len)`.
+    pub fn budget_for(&self, input_len: u64) -> InflateBudget {
+        self.budget
+            .clone()
+            .unwrap_or_else(|| InflateBudget::new(&self.limits, input_len))
     }
 }
 

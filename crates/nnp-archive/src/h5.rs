@@ -25,7 +25,7 @@
 //! byte order; big-endian data is converted to little-endian), and h5py's
 //! bool enum as `bool`. Contiguous data is borrowed from the input without
 //! copying; compact and chunked (possibly compressed) data is read into owned
-//! buffers after its size has been checked against [`Limits::max_alloc`].
+//! buffers after its size has been checked against [`tensor_core::Limits::max_alloc`].
 //!
 //! [`locate`] walks the same structure with the same code (each call into
 //! `hdf5-pure` goes through a small `Calls` trait: run once over the whole
@@ -38,9 +38,25 @@
 //! dataset stored otherwise (another filter, a chunk never written)
 //! answers `None` (read it whole).
 //!
-//! Known gap: a group reachable through two hard links is visited twice
-//! (h5py visits each object once); a hard-link cycle is stopped by a depth
-//! limit of [`MAX_DEPTH`] groups and reported as an error.
+//! Each object is visited once, as h5py's `visititems` (nnabla's loader)
+//! visits it: depth first in name order, each object by the address of its
+//! object header, so a dataset behind several hard links is one parameter
+//! (named by the first path in that order) read once, a group behind two
+//! links is walked once and a hard-link cycle ends; soft and external links
+//! are not followed. Known gap: the links of a group in dense storage (a
+//! new-style group of more than 8 links, written with
+//! `libver="latest"`) are not resolved to addresses; its children are
+//! visited through every link, bounded by the depth limit [`MAX_DEPTH`],
+//! [`tensor_core::Limits::max_tensors`] and the inflation budget.
+//!
+//! Chunked data is charged to one [`tensor_core::InflateBudget`] for the
+//! input before it is inflated (every chunk of the grid at its decoded
+//! size): [`ReadOptions::budget`] when given (an `.nnp` shares its
+//! archive's budget with its `parameter.h5`), else
+//! `InflateBudget::new(&limits, input_len)`; past it the read is refused
+//! with `tensor_core::Error::InflateLimit` naming the dataset. A chunk
+//! larger than both its dataset and [`MAX_CHUNK_OVER`] is refused before
+//! anything is inflated, and no chunk inflates to more than its size.
 //!
 //! # Entry points
 //!
@@ -55,7 +71,7 @@
 //! | write a file atomically | [`save`]`(path, &params)` |
 //! | solver states | [`solver_state_from_map_range`], [`write_solver_state`], [`save_solver_state`] |
 //!
-//! Of the crate's [`ReadOptions`], only `limits` applies to `.h5` files; the
+//! Of the crate's [`ReadOptions`], `limits` and `budget` apply to `.h5` files; the
 //! writer has no options.
 //!
 //! # Writing
@@ -100,15 +116,20 @@ use std::ops::Range;
 use std::path::Path;
 use std::sync::Arc;
 
-use hdf5_pure::{AttrValue, Datatype, DatatypeByteOrder, Layout};
-use tensor_core::{Bytes, DType, Limits, MappedFile, Shape, Tensor};
+use hdf5_pure::{AttrValue, Datatype, DatatypeByteOrder};
+use tensor_core::{Bytes, DType, MappedFile, Tensor};
 
 use crate::{Error, ParamSpec, Parameter, ReadOptions, Result};
 
 mod chunks;
+mod links;
 mod locate;
 mod lookup3;
+mod walk;
 mod write;
+
+pub use walk::MAX_CHUNK_OVER;
+use walk::{Input, read_core};
 
 pub use chunks::{ChunkAt, ChunkFilter, Chunks};
 pub use locate::{Located, Storage, locate};
@@ -306,6 +327,34 @@ impl hdf5_pure::Source for MapSource {
     }
 }
 
+/// A `hdf5-pure` source over borrowed bytes (for the link walk).
+struct SliceSource<'a>(&'a [u8]);
+
+impl hdf5_pure::Source for SliceSource<'_> {
+    fn len(&self) -> u64 {
+        self.0.len() as u64
+    }
+
+    fn read_at(&self, offset: u64, buf: &mut [u8]) -> Result<(), hdf5_pure::FormatError> {
+        let src = usize::try_from(offset)
+            .ok()
+            .and_then(|s| self.0.get(s..s.checked_add(buf.len())?));
+        buf.copy_from_slice(src.ok_or(hdf5_pure::FormatError::UnexpectedEof {
+            expected: buf.len(),
+            available: 0,
+        })?);
+        Ok(())
+    }
+}
+
+/// A copy of `bytes` (a tensor's data), or an error when it does not fit
+/// in memory.
+fn copy_of(bytes: &[u8]) -> Result<Vec<u8>> {
+    let mut v = tensor_core::try_with_capacity("HDF5 dataset", bytes.len())?;
+    v.extend_from_slice(bytes);
+    Ok(v)
+}
+
 /// Reads every parameter of the `.h5` file in `bytes` with the default
 /// options, borrowing contiguous data from `bytes` (see [`parse_with`]).
 pub fn parse(bytes: &[u8]) -> Result<Vec<Parameter<'_>>> {
@@ -313,7 +362,7 @@ pub fn parse(bytes: &[u8]) -> Result<Vec<Parameter<'_>>> {
 }
 
 /// Reads every parameter of the `.h5` file in `bytes`, borrowing contiguous
-/// data from `bytes`. Of `opts`, only the limits apply.
+/// data from `bytes`. Of `opts`, the limits and the budget apply.
 ///
 /// `hdf5-pure` parses from an owned buffer, so the file is copied once for
 /// parsing; use [`from_map`] (or [`open`]) to avoid that copy.
@@ -321,9 +370,15 @@ pub fn parse_with<'a>(bytes: &'a [u8], opts: &ReadOptions) -> Result<Vec<Paramet
     let limits = &opts.limits;
     check_superblock(bytes)?;
     limits.check_alloc("HDF5 file copy", bytes.len() as u64)?;
-    let file = hdf5_pure::File::from_bytes(bytes.to_vec()).map_err(|e| h5err("open", e))?;
-    let raw = read_core(&file, bytes.len() as u64, limits, Mode::Read, &Once)?;
-    finish(raw, |r| Bytes::Borrowed(&bytes[r]))
+    let file = hdf5_pure::File::from_bytes(copy_of(bytes)?).map_err(|e| h5err("open", e))?;
+    let budget = opts.budget_for(bytes.len() as u64);
+    let input = Input {
+        src: &SliceSource(bytes),
+        len: bytes.len() as u64,
+        budget: &budget,
+    };
+    let raw = read_core(&file, &input, limits, Mode::Read, &Once)?;
+    finish(raw, |r| Ok(Bytes::Borrowed(&bytes[r])))
 }
 
 /// Reads every parameter of the `.h5` file held in `bytes` (taken by value:
@@ -333,9 +388,15 @@ pub fn from_vec(bytes: Vec<u8>, opts: &ReadOptions) -> Result<Vec<Parameter<'sta
     check_superblock(&bytes)?;
     let len = bytes.len();
     let file = hdf5_pure::File::from_bytes(bytes).map_err(|e| h5err("open", e))?;
-    let raw = read_core(&file, len as u64, limits, Mode::Read, &Once)?;
     let buf = file.as_bytes();
-    finish(raw, |r| Bytes::Owned(buf[r].to_vec()))
+    let budget = opts.budget_for(len as u64);
+    let input = Input {
+        src: &SliceSource(buf),
+        len: len as u64,
+        budget: &budget,
+    };
+    let raw = read_core(&file, &input, limits, Mode::Read, &Once)?;
+    finish(raw, |r| Ok(Bytes::Owned(copy_of(&buf[r])?)))
 }
 
 /// Reads every parameter of a memory-mapped `.h5` file. Nothing is copied:
@@ -352,10 +413,19 @@ pub fn from_map_range(
     range: Range<usize>,
     opts: &ReadOptions,
 ) -> Result<Vec<Parameter<'static>>> {
-    let (file, base, len) = open_range(map, range)?;
-    let raw = read_core(&file, len as u64, &opts.limits, Mode::Read, &Once)?;
+    let (file, base, len) = open_range(map, range.clone())?;
+    let budget = opts.budget_for(len as u64);
+    let input = Input {
+        src: &MapSource {
+            map: Arc::clone(map),
+            range,
+        },
+        len: len as u64,
+        budget: &budget,
+    };
+    let raw = read_core(&file, &input, &opts.limits, Mode::Read, &Once)?;
     finish(raw, |r| {
-        Bytes::Mapped(Arc::clone(map), base + r.start..base + r.end)
+        Ok(Bytes::Mapped(Arc::clone(map), base + r.start..base + r.end))
     })
 }
 
@@ -425,8 +495,17 @@ pub fn solver_state_from_map_range(
     range: Range<usize>,
     opts: &ReadOptions,
 ) -> Result<SolverState<'static>> {
-    let (file, base, len) = open_range(map, range)?;
-    let mut raw = read_core(&file, len as u64, &opts.limits, Mode::Read, &Once)?;
+    let (file, base, len) = open_range(map, range.clone())?;
+    let budget = opts.budget_for(len as u64);
+    let input = Input {
+        src: &MapSource {
+            map: Arc::clone(map),
+            range,
+        },
+        len: len as u64,
+        budget: &budget,
+    };
+    let mut raw = read_core(&file, &input, &opts.limits, Mode::Read, &Once)?;
     if let Some(r) = raw.iter().find(|r| r.need_grad.is_some()) {
         return Err(Error::BadData {
             dataset: r.name.clone(),
@@ -442,7 +521,7 @@ pub fn solver_state_from_map_range(
     raw.sort_by(|a, b| a.name.cmp(&b.name));
     let index = raw.iter().map(|r| r.index).collect();
     let tensors = tensors(raw, |r| {
-        Bytes::Mapped(Arc::clone(map), base + r.start..base + r.end)
+        Ok(Bytes::Mapped(Arc::clone(map), base + r.start..base + r.end))
     })?;
     Ok(SolverState {
         tensors: tensors.into_iter().map(|(n, t, _)| (n, t)).collect(),
@@ -478,7 +557,7 @@ pub fn save_solver_state(path: impl AsRef<Path>, state: &SolverState<'_>) -> Res
 /// `need_grad`; sorted as nnabla registers them.
 fn finish<'a>(
     mut raw: Vec<RawParam>,
-    range_bytes: impl FnMut(Range<usize>) -> Bytes<'a>,
+    range_bytes: impl FnMut(Range<usize>) -> Result<Bytes<'a>>,
 ) -> Result<Vec<Parameter<'a>>> {
     if let Some(r) = raw.iter().find(|r| r.need_grad.is_none()) {
         return Err(Error::MissingNeedGrad {
@@ -495,7 +574,7 @@ fn finish<'a>(
 /// Each dataset's tensor, sharing or copying its bytes.
 fn tensors<'a>(
     raw: Vec<RawParam>,
-    mut range_bytes: impl FnMut(Range<usize>) -> Bytes<'a>,
+    mut range_bytes: impl FnMut(Range<usize>) -> Result<Bytes<'a>>,
 ) -> Result<Vec<(String, Tensor<'a>, bool)>> {
     raw.into_iter()
         .map(|r| {
@@ -505,7 +584,7 @@ fn tensors<'a>(
                     let s = usize::try_from(range.start);
                     let e = usize::try_from(range.end);
                     match (s, e) {
-                        (Ok(s), Ok(e)) => range_bytes(s..e),
+                        (Ok(s), Ok(e)) => range_bytes(s..e)?,
                         _ => {
                             return Err(Error::BadData {
                                 dataset: r.name,
@@ -518,7 +597,10 @@ fn tensors<'a>(
                 RawData::Elsewhere | RawData::Chunks(_) => Bytes::Owned(Vec::new()),
             };
             let data = if r.swap {
-                let mut v = data.into_vec();
+                let mut v = match data {
+                    Bytes::Owned(v) => v,
+                    other => copy_of(&other)?,
+                };
                 swap_in_place(&mut v, r.dtype.size());
                 Bytes::Owned(v)
             } else {
@@ -528,50 +610,6 @@ fn tensors<'a>(
             Ok((r.name, tensor, r.need_grad.unwrap_or(false)))
         })
         .collect()
-}
-
-/// Walks the file (of `data_len` bytes) and collects every dataset, in
-/// walk order, each hdf5-pure call run through `calls`.
-fn read_core<C: Calls>(
-    file: &hdf5_pure::File,
-    data_len: u64,
-    limits: &Limits,
-    mode: Mode,
-    calls: &C,
-) -> Result<Vec<RawParam>> {
-    let mut out: Vec<RawParam> = Vec::new();
-    let mut visited: u64 = 0;
-    let mut stack: Vec<(String, hdf5_pure::Group, usize)> = vec![(String::new(), file.root(), 0)];
-    while let Some((prefix, group, depth)) = stack.pop() {
-        let here = if prefix.is_empty() { "/" } else { &prefix };
-        let datasets = calls
-            .call(|| group.iter_datasets().map(Iterator::collect::<Vec<_>>))?
-            .map_err(|e| h5err(here, e))?;
-        for (name, ds) in datasets {
-            visited += 1;
-            limits.check_tensors(visited)?;
-            let path = format!("{prefix}{name}");
-            limits.check_name_len(path.len() as u64)?;
-            out.push(read_dataset(&path, &ds, data_len, limits, mode, calls)?);
-        }
-        let groups = calls
-            .call(|| group.iter_groups().map(Iterator::collect::<Vec<_>>))?
-            .map_err(|e| h5err(here, e))?;
-        for (name, g) in groups {
-            visited += 1;
-            limits.check_tensors(visited)?;
-            if depth + 1 > MAX_DEPTH {
-                return Err(Error::Hdf5 {
-                    context: format!("{prefix}{name}"),
-                    message: format!("groups nested deeper than {MAX_DEPTH} (a hard-link cycle?)"),
-                });
-            }
-            let p = format!("{prefix}{name}/");
-            limits.check_name_len(p.len() as u64)?;
-            stack.push((p, g, depth + 1));
-        }
-    }
-    Ok(out)
 }
 
 fn sort_like_nnabla(v: &mut [RawParam]) -> Result<()> {
@@ -688,117 +726,6 @@ fn truthy(dataset: &str, v: &AttrValue) -> Result<bool> {
         ))),
         None => Err(bad(format!("a {} is not a truth value", v.type_name()))),
     }
-}
-
-fn read_dataset<C: Calls>(
-    path: &str,
-    ds: &hdf5_pure::Dataset,
-    data_len: u64,
-    limits: &Limits,
-    mode: Mode,
-    calls: &C,
-) -> Result<RawParam> {
-    let datatype = calls.call(|| ds.datatype())?.map_err(|e| h5err(path, e))?;
-    let (dtype, big_endian) = map_dtype(&datatype).ok_or_else(|| Error::UnsupportedDtype {
-        dataset: path.to_string(),
-        datatype: describe(&datatype),
-    })?;
-    let shape64 = calls.call(|| ds.shape())?.map_err(|e| h5err(path, e))?;
-    limits.check_rank(shape64.len() as u64)?;
-    let dims: Vec<usize> = shape64
-        .iter()
-        .map(|&d| usize::try_from(d))
-        .collect::<std::result::Result<_, _>>()
-        .map_err(|_| Error::BadData {
-            dataset: path.to_string(),
-            reason: format!("dimensions {shape64:?} do not fit this platform"),
-        })?;
-    let nbytes = Shape::from(dims.clone()).byte_len(dtype)?;
-
-    let attrs = calls.call(|| ds.attrs())?.map_err(|e| h5err(path, e))?;
-    let need_grad = match attrs.get("need_grad") {
-        Some(v) => Some(truthy(path, v)?),
-        None => None,
-    };
-    let index = match attrs.get("index") {
-        None => None,
-        Some(v) => Some(v.as_i64().ok_or_else(|| Error::BadAttribute {
-            dataset: path.to_string(),
-            attr: "index",
-            reason: format!("a {} is not an integer", v.type_name()),
-        })?),
-    };
-
-    let layout = calls.call(|| ds.layout())?.map_err(|e| h5err(path, e))?;
-    // let the HDF5 layer assemble the data, after bounding the size
-    let read_all = || -> Result<RawData> {
-        limits.check_alloc("HDF5 dataset", nbytes as u64)?;
-        let v = calls.call(|| ds.read_raw())?.map_err(|e| h5err(path, e))?;
-        if v.len() != nbytes {
-            return Err(Error::BadData {
-                dataset: path.to_string(),
-                reason: format!("read {} bytes, the shape needs {nbytes}", v.len()),
-            });
-        }
-        Ok(RawData::Owned(v))
-    };
-    let data = match layout {
-        Layout::Contiguous {
-            address: Some(addr),
-            size,
-        } => {
-            let bad = |reason: String| Error::BadData {
-                dataset: path.to_string(),
-                reason,
-            };
-            if size != nbytes as u64 {
-                return Err(bad(format!(
-                    "contiguous storage is {size} bytes but shape {dims:?} of {dtype} needs {nbytes}"
-                )));
-            }
-            match addr.checked_add(size) {
-                Some(e) if e <= data_len => RawData::Range(addr..e),
-                _ => {
-                    return Err(bad(format!(
-                        "data at offset {addr} ({nbytes} bytes) runs past the end of the {data_len}-byte file"
-                    )));
-                }
-            }
-        }
-        Layout::Virtual => {
-            return Err(Error::BadData {
-                dataset: path.to_string(),
-                reason: "virtual datasets are not supported".into(),
-            });
-        }
-        // Chunked (maybe compressed): each chunk located
-        Layout::Chunked { chunk_shape, .. } if mode == Mode::Locate && nbytes > 0 => chunks::index(
-            path,
-            ds,
-            &dims,
-            dtype.size(),
-            &chunk_shape,
-            data_len,
-            limits,
-            calls,
-        )?,
-        // Never-written contiguous storage or another layout: not located
-        // (a zero-size one is read: it has no bytes; compact data is in
-        // the object header, read as it is)
-        Layout::Compact { .. } => read_all()?,
-        _ if mode == Mode::Locate && nbytes > 0 => RawData::Elsewhere,
-        // let the HDF5 layer assemble it, after bounding the size
-        _ => read_all()?,
-    };
-    Ok(RawParam {
-        name: path.to_string(),
-        dtype,
-        dims,
-        need_grad,
-        index,
-        data,
-        swap: big_endian && dtype.size() > 1,
-    })
 }
 
 fn swap_in_place(v: &mut [u8], size: usize) {
@@ -921,7 +848,8 @@ pub fn save<'t, 'b: 't>(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use hdf5_pure::{FileBuilder, FloatingPointLayout};
+    use hdf5_pure::{FileBuilder, FloatingPointLayout, Layout};
+    use tensor_core::Limits;
 
     fn t32(dims: &[usize], v: &[f32]) -> Tensor<'static> {
         Tensor::from_values(dims.to_vec(), v).unwrap()

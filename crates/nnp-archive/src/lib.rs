@@ -37,7 +37,7 @@
 //! | write to any `io::Write` | [`Nnp::write`]`(w, &WriteOptions)`, [`write()`]`(w, model, params, optimizers, &WriteOptions)` | [`h5::write`]`(w, params)`, [`h5::write_tensors`] |
 //! | write tensor by tensor | [`NnpStreamWriter::new`]`(w, &model, &[ParamSpec], &WriteOptions)`, `.write_param(&tensor)`, `.finish(&optimizers)` | [`h5::StreamWriter::new`]`(w, &[ParamSpec])`, `.write_data(&tensor)`, `.finish()` |
 //! | write a file atomically | [`Nnp::save`]`(path, &WriteOptions)` | [`h5::save`]`(path, params)` |
-//! | options | [`ReadOptions`] (`limits`, `allow_unsafe_names`, `verify_crc`), [`WriteOptions`] (`param_format`, `drop_optimizer_states`) | [`ReadOptions`] (`limits` only); no write options |
+//! | options | [`ReadOptions`] (`limits`, `allow_unsafe_names`, `verify_crc`, `budget`: one [`tensor_core::InflateBudget`] for the archive and its `parameter.h5`), [`WriteOptions`] (`param_format`, `drop_optimizer_states`) | [`ReadOptions`] (`limits`, `budget`); no write options |
 //!
 //! The zip layer has the same names: [`archive::parse`],
 //! [`archive::parse_with`], [`archive::from_map`], [`archive::from_reader`].

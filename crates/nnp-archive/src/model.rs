@@ -93,12 +93,19 @@ impl Nnp<'static> {
 
     /// Reads an archive from a memory map; stored members share the map.
     pub fn from_map(map: &Arc<MappedFile>, opts: &ReadOptions) -> Result<Nnp<'static>> {
+        // one inflation budget for the archive and its parameter.h5
+        let opts = &opts.clone().with_budget(opts.budget_for(map.len() as u64));
         let contents = archive::from_map(map, opts)?;
         load(contents, opts)
     }
 
     /// Reads an archive from any `Read + Seek` (members are read into memory).
-    pub fn from_reader<R: Read + Seek>(reader: R, opts: &ReadOptions) -> Result<Nnp<'static>> {
+    pub fn from_reader<R: Read + Seek>(mut reader: R, opts: &ReadOptions) -> Result<Nnp<'static>> {
+        let len = reader
+            .seek(std::io::SeekFrom::End(0))
+            .and_then(|len| reader.rewind().map(|()| len))
+            .map_err(|e| Error::io("seeking the archive", e))?;
+        let opts = &opts.clone().with_budget(opts.budget_for(len));
         let contents = archive::from_reader(reader, opts)?;
         load(contents, opts)
     }
@@ -113,6 +120,9 @@ impl<'a> Nnp<'a> {
 
     /// Reads an archive held in `bytes`; stored members are borrowed.
     pub fn parse_with(bytes: &'a [u8], opts: &ReadOptions) -> Result<Nnp<'a>> {
+        let opts = &opts
+            .clone()
+            .with_budget(opts.budget_for(bytes.len() as u64));
         let contents = archive::parse_with(bytes, opts)?;
         load(contents, opts)
     }

@@ -93,7 +93,7 @@ impl FileIndex {
         // a name given twice (a group behind two hard links) keeps its
         // first position and takes the last entry, as the whole path does
         let mut at: HashMap<String, usize> = HashMap::new();
-        let cache = ChunkCache::default();
+        let cache = ChunkCache::new(&self.limits, r.len());
         for p in found {
             let name = p.name.clone();
             let t = tensor(p, &cache)?;

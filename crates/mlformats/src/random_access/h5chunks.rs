@@ -24,6 +24,12 @@
 //! one decoded chunk is bounded by [`tensor_core::Limits::max_alloc`] when
 //! located. (A band over 32 MiB is read front to back by decoding its
 //! chunks again for each slice that crosses them: correct, slower.)
+//!
+//! The first decoding of each chunk is charged to the file's
+//! [`tensor_core::InflateBudget`] (held by the cache, one per input:
+//! `InflateBudget::new(&limits, input_len)`), before it is inflated;
+//! decoding a chunk again (evicted, read again) is work the reads ask
+//! for, not the file, and is not charged again.
 
 #[cfg(feature = "nnp")]
 pub(super) use imp::{ChunkCache, H5Data};
@@ -32,7 +38,7 @@ use super::layout::Layout;
 
 #[cfg(feature = "nnp")]
 mod imp {
-    use std::collections::{HashMap, VecDeque};
+    use std::collections::{HashMap, HashSet, VecDeque};
     use std::sync::{Arc, Mutex};
 
     use nnp_archive::h5::{Chunks, Located, Storage};
@@ -60,6 +66,8 @@ mod imp {
         Compact(Vec<u8>),
         /// The chunks, with the dataset's dims and the decoded ones kept.
         Chunked {
+            /// The dataset's name.
+            name: String,
             chunks: Chunks,
             dims: Vec<u64>,
             cache: ChunkCache,
@@ -71,10 +79,23 @@ mod imp {
 
     /// The decoded chunks of one HDF5 file's datasets (see the module):
     /// cloned, the same cache.
-    #[derive(Debug, Default, Clone)]
+    #[derive(Debug, Clone)]
     pub(in super::super) struct ChunkCache(Arc<Mutex<Cache>>);
 
     impl ChunkCache {
+        /// The cache of an input of `input_len` bytes (the `.h5`, or the
+        /// `.nnp` holding it), its chunks charged to one budget.
+        pub(in super::super) fn new(limits: &tensor_core::Limits, input_len: u64) -> Self {
+            ChunkCache(Arc::new(Mutex::new(Cache {
+                map: HashMap::new(),
+                order: VecDeque::new(),
+                bytes: 0,
+                next_id: 0,
+                charged: HashSet::new(),
+                budget: tensor_core::InflateBudget::new(limits, input_len),
+            })))
+        }
+
         fn lock(&self) -> std::sync::MutexGuard<'_, Cache> {
             self.0.lock().unwrap_or_else(|e| e.into_inner())
         }
@@ -91,13 +112,15 @@ mod imp {
     }
 
     /// Decoded chunks, by (dataset, number in its grid), oldest first.
-    #[derive(Default)]
     struct Cache {
         map: HashMap<(usize, usize), Arc<Vec<u8>>>,
         order: VecDeque<(usize, usize)>,
         bytes: u64,
         /// The next dataset's key.
         next_id: usize,
+        /// The chunks decoded once (charged to the budget).
+        charged: HashSet<(usize, usize)>,
+        budget: tensor_core::InflateBudget,
     }
 
     impl std::fmt::Debug for Cache {
@@ -137,6 +160,7 @@ mod imp {
                         c.next_id
                     };
                     Stored::Chunked {
+                        name: p.name.clone(),
                         budget: one.max(band.min(BAND_CAP)),
                         chunks,
                         dims,
@@ -202,6 +226,7 @@ mod imp {
                     out.copy_from_slice(src);
                 }
                 Stored::Chunked {
+                    name,
                     chunks,
                     dims,
                     cache,
@@ -212,6 +237,7 @@ mod imp {
                         cache,
                         id: *id,
                         budget: *budget,
+                        name,
                     };
                     read_chunked(r, chunks, dims, &at, start, size, out, limits)?
                 }
@@ -230,6 +256,8 @@ mod imp {
         cache: &'a ChunkCache,
         id: usize,
         budget: u64,
+        /// The dataset's name (for the inflation budget's refusal).
+        name: &'a str,
     }
 
     /// Decoded chunk `n`, from the cache or read and decoded (and kept,
@@ -254,13 +282,16 @@ mod imp {
         limits.check_alloc("HDF5 chunk", at.size)?;
         let len = usize::try_from(at.size)
             .map_err(|_| Error::Invalid(format!("a chunk of {} bytes", at.size)))?;
-        let mut stored = Vec::new();
-        stored
-            .try_reserve_exact(len)
-            .map_err(|_| Error::Invalid(format!("{len} bytes do not fit in memory")))?;
-        stored.resize(len, 0);
+        let mut stored = tensor_core::try_zeroed("HDF5 chunk", len)?;
         r.read_at(at.address, &mut stored)?;
-        let decoded = Arc::new(chunks.decode(at, &stored)?);
+        let decoded = if c.charged.contains(&key) {
+            chunks.decode(at, &stored)?
+        } else {
+            let d = chunks.decode_within(at, &stored, &c.budget, at_cache.name)?;
+            c.charged.insert(key);
+            d
+        };
+        let decoded = Arc::new(decoded);
         drop(stored);
         c.bytes = c.bytes.saturating_add(decoded.len() as u64);
         c.map.insert(key, Arc::clone(&decoded));

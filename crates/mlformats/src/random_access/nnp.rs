@@ -382,7 +382,7 @@ impl FileIndex {
                 MemberKind::H5 => match deflated {
                     None => match super::h5::located(r, m.data_start, m.size, &limits)? {
                         Some(found) => {
-                            let cache = super::h5chunks::ChunkCache::default();
+                            let cache = super::h5chunks::ChunkCache::new(&limits, r.len());
                             for mut p in found {
                                 let layout = Layout::of(&mut p, m.data_start, &cache)?;
                                 entries.push(Entry {
@@ -479,7 +479,7 @@ fn deflated_h5<R: ReadAt + ?Sized>(
             Ok(None) | Err(_) => Err(Stop::Whole),
         }
     })?;
-    let cache = super::h5chunks::ChunkCache::default();
+    let cache = super::h5chunks::ChunkCache::new(limits, r.len());
     let mut out = Vec::with_capacity(found.len());
     for mut p in found {
         let layout = match p.storage {

@@ -14,7 +14,7 @@
 //! the file to the whole-file path.
 
 use hdf5_pure::Dataset;
-use tensor_core::Limits;
+use tensor_core::{InflateBudget, Limits};
 
 use super::{Calls, RawData};
 use crate::{Error, Result};
@@ -81,6 +81,9 @@ impl Chunks {
     /// `address`), its filters undone: exactly `chunk_bytes` bytes, or an
     /// error where the whole-dataset read gives one (a corrupt or truncated
     /// zlib stream, a stream decoding to another size).
+    ///
+    /// Nothing is charged to an inflation budget: a reader of a hostile
+    /// file uses [`Chunks::decode_within`].
     pub fn decode(&self, chunk: &ChunkAt, stored: &[u8]) -> Result<Vec<u8>> {
         let bad = |message: String| Error::Hdf5 {
             context: format!("the chunk at byte {}", chunk.address),
@@ -109,7 +112,10 @@ impl Chunks {
             };
             owned = Some(next);
         }
-        let out = owned.unwrap_or_else(|| stored.to_vec());
+        let out = match owned {
+            Some(v) => v,
+            None => copy(stored).map_err(bad)?,
+        };
         if out.len() != expected {
             return Err(bad(format!(
                 "decodes to {} bytes, a chunk has {expected}",
@@ -118,6 +124,45 @@ impl Chunks {
         }
         Ok(out)
     }
+}
+
+impl Chunks {
+    /// [`Chunks::decode`], a chunk that is inflated (deflate or LZF
+    /// applied to it) first charged to `budget` at its decoded size,
+    /// [`Chunks::chunk_bytes`], for dataset `what`: refused with
+    /// `tensor_core::Error::InflateLimit` past the budget, before anything
+    /// is inflated. Charge each chunk once per input: a reader decoding a
+    /// chunk again (evicted from a cache) may call [`Chunks::decode`].
+    pub fn decode_within(
+        &self,
+        chunk: &ChunkAt,
+        stored: &[u8],
+        budget: &InflateBudget,
+        what: &str,
+    ) -> Result<Vec<u8>> {
+        let inflated = self.filters.iter().enumerate().any(|(i, f)| {
+            matches!(f, ChunkFilter::Deflate | ChunkFilter::Lzf)
+                && !(i < 32 && (chunk.filter_mask >> i) & 1 == 1)
+        });
+        if inflated {
+            budget.charge(
+                &format!(
+                    "HDF5 dataset {what:?} (the chunk at byte {})",
+                    chunk.address
+                ),
+                self.chunk_bytes as u64,
+            )?;
+        }
+        self.decode(chunk, stored)
+    }
+}
+
+/// A copy of `bytes`, or why it cannot be made.
+fn copy(bytes: &[u8]) -> std::result::Result<Vec<u8>, String> {
+    let mut v =
+        tensor_core::try_with_capacity("an HDF5 chunk", bytes.len()).map_err(|e| e.to_string())?;
+    v.extend_from_slice(bytes);
+    Ok(v)
 }
 
 /// A zlib stream's bytes, at most `cap` of them.
@@ -194,7 +239,7 @@ fn checked(data: &[u8]) -> std::result::Result<Vec<u8>, String> {
             "fletcher32: checksum {computed:#010x}, the chunk stores {stored:#010x}"
         ));
     }
-    Ok(bytes.to_vec())
+    copy(bytes)
 }
 
 /// The bytes of an LZF stream (runs of literals, and back references of
@@ -251,13 +296,14 @@ fn unlzf(data: &[u8], cap: usize) -> std::result::Result<Vec<u8>, String> {
 /// bytes, ...) back in element order.
 fn unshuffle(data: &[u8], size: usize) -> std::result::Result<Vec<u8>, String> {
     if size <= 1 {
-        return Ok(data.to_vec());
+        return copy(data);
     }
     if !data.len().is_multiple_of(size) {
         return Err("shuffle: data length not a multiple of element size".into());
     }
     let n = data.len() / size;
-    let mut out = vec![0u8; data.len()];
+    let mut out =
+        tensor_core::try_zeroed("an HDF5 chunk", data.len()).map_err(|e| e.to_string())?;
     for (j, plane) in data.chunks_exact(n.max(1)).enumerate().take(size) {
         for (i, &b) in plane.iter().enumerate() {
             out[i * size + j] = b;
@@ -357,7 +403,8 @@ pub(super) fn index<C: Calls>(
         dataset: path.to_string(),
         reason: format!("{count} chunks"),
     })?;
-    let mut chunks = vec![empty; n];
+    let mut chunks = tensor_core::try_with_capacity("an HDF5 chunk index", n)?;
+    chunks.resize(n, empty);
     let unfiltered = |mask: u32| {
         filters
             .iter()

@@ -18,7 +18,7 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use tensor_core::{DType, Limits};
 
 use super::chunks::Chunks;
-use super::{Calls, Mode, RawData, check_superblock_by, h5err, read_core, sort_like_nnabla};
+use super::{Calls, Input, Mode, RawData, check_superblock_by, h5err, read_core, sort_like_nnabla};
 use crate::{Error, ReadOptions, Result};
 
 /// One parameter of an `.h5` file, located ([`locate`]): what the file says
@@ -111,7 +111,14 @@ where
     let file = fetch
         .call(|| hdf5_pure::File::from_source(source.clone()))?
         .map_err(|e| h5err("open", e))?;
-    let mut raw = read_core(&file, len, limits, Mode::Locate, &fetch)?;
+    // nothing is inflated here ([`Chunks::decode`] is the caller's)
+    let budget = opts.budget_for(len);
+    let input = Input {
+        src: &source,
+        len,
+        budget: &budget,
+    };
+    let mut raw = read_core(&file, &input, limits, Mode::Locate, &fetch)?;
     // as `finish` does
     if let Some(r) = raw.iter().find(|r| r.need_grad.is_none()) {
         return Err(Error::MissingNeedGrad {
