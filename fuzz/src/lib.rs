@@ -15,7 +15,12 @@
 
 use std::io::Cursor;
 
-use mlformats::tensor_core::{self, DType, Limits, MemoryOrder, Tensor, checked_byte_len};
+#[path = "shapes.rs"]
+pub mod shapes;
+
+use mlformats::tensor_core::{
+    self, DType, Limits, MappedFile, MemoryOrder, Tensor, checked_byte_len,
+};
 
 /// A fuzz target's function.
 pub type Target = fn(&[u8]);
@@ -35,6 +40,8 @@ pub const TARGETS: &[(&str, Target)] = &[
     ("nnp", nnp),
     ("tennis_module", tennis_module),
     ("inspect", inspect),
+    ("zip_shapes", zip_shapes),
+    ("nesting", nesting),
 ];
 
 /// Reads every byte and every element of `t`; checks its byte length.
@@ -551,6 +558,65 @@ pub fn inspect(data: &[u8]) {
         if let Some(g) = doc.graph() {
             for graph in &g.graphs {
                 let _ = graph.weights().count();
+            }
+        }
+    }
+}
+
+// ---------------------------------------------------------------- shapes
+
+/// Limits for the fuzzer: small enough that a bomb is refused in
+/// milliseconds, large enough for the archives it builds honestly.
+fn zip_limits() -> Limits {
+    Limits::default()
+        .with_max_alloc(64 << 20)
+        .with_min_inflate_budget(8 << 20)
+        .with_max_total_inflated(32 << 20)
+}
+
+/// Archives of the shape the fuzz input describes ([`shapes::zip_program`]:
+/// many names for one member, repeated names, declared sizes up to 4 GiB,
+/// deflated zeros), opened as `.npz` and as `.nnp`, whole and by slices,
+/// every tensor read.
+pub fn zip_shapes(data: &[u8]) {
+    open_everywhere(
+        &shapes::zip_program(data),
+        &["x.npz", "x.nnp"],
+        zip_limits(),
+    );
+}
+
+/// Documents nested as deep as the fuzz input says
+/// ([`shapes::nesting_program`]).
+pub fn nesting(data: &[u8]) {
+    let (bytes, name) = shapes::nesting_program(data);
+    open_everywhere(&bytes, &[name], Limits::default());
+}
+
+/// Opens `bytes` under each name, whole and by slices, and reads every
+/// tensor; only the absence of a panic (and of unbounded work) is checked.
+pub fn open_everywhere(bytes: &[u8], names: &[&str], limits: Limits) {
+    use mlformats::random_access::FileIndex;
+    use mlformats::{Document, ReadOptions};
+    let opts = ReadOptions::default().with_limits(limits);
+    let map = MappedFile::from_vec(bytes.to_vec());
+    for name in names {
+        let path = std::path::PathBuf::from(name);
+        if let Ok(doc) = Document::from_map(map.clone(), Some(path.clone()), None, &opts) {
+            for (_, t) in doc.tensors() {
+                touch(t);
+            }
+        }
+        if let Ok(Some(index)) = FileIndex::open(bytes, Some(&path), &opts) {
+            let mut buf = Vec::new();
+            for (i, t) in index.tensors().iter().enumerate() {
+                let mut at = 0;
+                while at < t.numel() {
+                    match index.read_elements(bytes, i, at, 1 << 18, &mut buf) {
+                        Ok(part) if part.numel() > 0 => at += part.numel() as u64,
+                        _ => break,
+                    }
+                }
             }
         }
     }

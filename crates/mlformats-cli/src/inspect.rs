@@ -1,18 +1,18 @@
 //! The readable `inspect` table: headers only (names, dtypes, shapes,
 //! element counts, sizes, graph summary), so it is as fast on a 1 GiB file
-//! as on a small one. Everything comes from the library's typed
-//! [`mlformats::Summary`]; this only lays it out.
+//! as on a small one, and a compressed file inflates no tensor. Everything
+//! comes from the library's [`mlformats::Headers`]; this only lays it out.
 
 use std::fmt::Write;
 
 use mlformats::summary::Port;
-use mlformats::{Document, Summary};
+use mlformats::{Headers, Summary};
 
 use crate::table::{self, count, human_bytes};
 
 /// The table `inspect` prints without `--json`; `width` as for
 /// [`table::render`].
-pub fn table(doc: &Document, path: &str, width: Option<usize>) -> String {
+pub fn table(doc: &Headers, path: &str, width: Option<usize>) -> String {
     let sm = doc.summary();
     let mut s = String::new();
     let kind = sm.kind.map(|k| format!(" ({k})")).unwrap_or_default();
@@ -62,7 +62,7 @@ pub fn table(doc: &Document, path: &str, width: Option<usize>) -> String {
     for (k, v) in doc.metadata() {
         let _ = writeln!(s, "{k}: {v}");
     }
-    s.push_str(&graph_summary(&sm));
+    s.push_str(&graph_summary(sm));
     if let Some(g) = doc.graph() {
         for (k, names) in [
             ("optimizers", &g.optimizers),

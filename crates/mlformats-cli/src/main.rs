@@ -43,6 +43,46 @@ use failure::{AtPath, Failure};
 struct Cli {
     #[command(subcommand)]
     command: Command,
+    #[command(flatten)]
+    limits: LimitArgs,
+}
+
+/// How far a file may make a reader go: the defaults are safe for files
+/// from anywhere; raise them for big files you trust.
+#[derive(clap::Args, Debug)]
+struct LimitArgs {
+    /// The most bytes compressed data may inflate to, per byte of the file
+    /// (default 100; any file may inflate to 64 MiB). A file past it is
+    /// refused as a decompression bomb; raise it for a trusted file that
+    /// compresses better (zeros compress about 1000:1).
+    #[arg(long, global = true, value_name = "N")]
+    max_inflate_ratio: Option<u64>,
+    /// Trust the files: lift every reading limit (inflation, allocation,
+    /// tensor counts, ranks, name lengths). Only for files you trust.
+    #[arg(long, global = true)]
+    trust: bool,
+}
+
+impl LimitArgs {
+    fn read_options(&self) -> mlformats::ReadOptions {
+        let mut limits = if self.trust {
+            tensor_core::Limits::unlimited()
+        } else {
+            tensor_core::Limits::default()
+        };
+        if let Some(r) = self.max_inflate_ratio {
+            limits = limits.with_max_inflate_ratio(r);
+        }
+        mlformats::ReadOptions::default().with_limits(limits)
+    }
+}
+
+/// The reading options of this run (`--max-inflate-ratio`, `--trust`),
+/// set once in `main`.
+static READ_OPTIONS: std::sync::OnceLock<mlformats::ReadOptions> = std::sync::OnceLock::new();
+
+fn read_options() -> mlformats::ReadOptions {
+    READ_OPTIONS.get().cloned().unwrap_or_default()
 }
 
 /// The exit statuses, in `--help` and the man page.
@@ -379,6 +419,7 @@ fn parse_rename(s: &str) -> Result<(String, String), String> {
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
+    let _ = READ_OPTIONS.set(cli.limits.read_options());
     // diff and validate answer a question: 1 is their answer, trouble is 2
     let asks = matches!(cli.command, Command::Diff { .. } | Command::Validate { .. });
     match run(cli) {
@@ -419,16 +460,31 @@ fn open(path: &Path, format: Option<Format>) -> Result<Document, Failure> {
         std::io::Read::read_to_end(&mut std::io::stdin().lock(), &mut bytes)
             .map_err(anyhow::Error::new)
             .at(path)?;
-        return Document::from_bytes(bytes, None, format)
+        let map = tensor_core::MappedFile::from_vec(bytes);
+        return Document::from_map(map, None, format, &read_options())
             .map_err(anyhow::Error::new)
             .at(path);
     }
-    match format {
-        Some(f) => Document::open_as(path, f),
-        None => Document::open(path),
+    Document::open_with(path, format, &read_options())
+        .map_err(anyhow::Error::new)
+        .at(path)
+}
+
+/// The headers of `path` (as `format`, or detected; `-` reads standard
+/// input): no tensor data read where the format allows.
+fn open_headers(path: &Path, format: Option<Format>) -> Result<mlformats::Headers, Failure> {
+    if path == Path::new("-") {
+        let mut bytes = Vec::new();
+        std::io::Read::read_to_end(&mut std::io::stdin().lock(), &mut bytes)
+            .map_err(anyhow::Error::new)
+            .at(path)?;
+        return mlformats::Headers::from_bytes(bytes, None, format, &read_options())
+            .map_err(anyhow::Error::new)
+            .at(path);
     }
-    .map_err(anyhow::Error::new)
-    .at(path)
+    mlformats::Headers::open(path, format, &read_options())
+        .map_err(anyhow::Error::new)
+        .at(path)
 }
 
 /// The `--only`/`--exclude` filter; a bad pattern is a usage error.
@@ -456,8 +512,8 @@ fn run(cli: Cli) -> Result<ExitCode, Failure> {
             let mut docs = Vec::new();
             let mut text = Vec::new();
             for (i, file) in files.iter().enumerate() {
-                let doc = open(file, format.map(|f| f.0))?;
                 if json {
+                    let doc = open(file, format.map(|f| f.0))?;
                     let v = doc.inspect_json_schema(schema).ok_or_else(|| {
                         Failure::usage(file, format!("no inspect schema {schema}"))
                     })?;
@@ -471,7 +527,8 @@ fn run(cli: Cli) -> Result<ExitCode, Failure> {
                     } else {
                         file.display().to_string()
                     };
-                    text.extend(inspect::table(&doc, &name, width).into_bytes());
+                    let headers = open_headers(file, format.map(|f| f.0))?;
+                    text.extend(inspect::table(&headers, &name, width).into_bytes());
                 }
             }
             if json {

@@ -6,8 +6,8 @@ use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::path::Path;
 
 use pyo3::exceptions::{
-    PyFileExistsError, PyFileNotFoundError, PyIsADirectoryError, PyOSError, PyPermissionError,
-    PyValueError,
+    PyFileExistsError, PyFileNotFoundError, PyIsADirectoryError, PyMemoryError, PyOSError,
+    PyPermissionError, PyValueError,
 };
 use pyo3::prelude::*;
 
@@ -66,6 +66,7 @@ impl Failure {
         match &e {
             mlformats::Error::Io(io) => os_error(io, None, path),
             mlformats::Error::IsDirectory => PyIsADirectoryError::new_err(prefix("is a directory")),
+            _ if out_of_memory(&e) => PyMemoryError::new_err(prefix(&e.full_message())),
             _ => match file_system_cause(&e) {
                 // e.g. writing into a folder that does not exist
                 Some(io) => os_error(io, Some(e.full_message()), path),
@@ -73,6 +74,21 @@ impl Failure {
             },
         }
     }
+}
+
+/// True when the allocator refused a buffer the file asked for
+/// (`tensor_core::Error::OutOfMemory` among the causes of `e`).
+fn out_of_memory(e: &mlformats::Error) -> bool {
+    let mut cur: Option<&(dyn std::error::Error + 'static)> = Some(e);
+    while let Some(c) = cur {
+        if let Some(mlformats::tensor_core::Error::OutOfMemory { .. }) =
+            c.downcast_ref::<mlformats::tensor_core::Error>()
+        {
+            return true;
+        }
+        cur = c.source();
+    }
+    false
 }
 
 /// An I/O error of the file system among the causes of `e` (not one a

@@ -10,7 +10,7 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
 use mlformats::diff::DiffOptions;
-use mlformats::{ConvertOptions, Document, Format, SaveOptions};
+use mlformats::{ConvertOptions, Document, Format, ReadOptions, SaveOptions};
 use pyo3::exceptions::{PyKeyError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyString};
@@ -26,12 +26,27 @@ use document::{PyDocument, TensorSlice};
 use error::{FormatError, run, run_attached};
 use pyobj::TensorRef;
 
-fn open_document(py: Python<'_>, path: &Path, format: Option<Format>) -> PyResult<Document> {
+fn open_document(
+    py: Python<'_>,
+    path: &Path,
+    format: Option<Format>,
+    opts: &ReadOptions,
+) -> PyResult<Document> {
     let p = path.to_path_buf();
-    run(py, Some(path), move || match format {
-        Some(f) => Document::open_as(&p, f),
-        None => Document::open(&p),
-    })
+    run(py, Some(path), move || Document::open_with(&p, format, opts))
+}
+
+/// The reading limits of the ``max_inflate_ratio`` and ``trust`` keywords.
+fn read_options(max_inflate_ratio: Option<u64>, trust: bool) -> ReadOptions {
+    let mut limits = if trust {
+        mlformats::tensor_core::Limits::unlimited()
+    } else {
+        mlformats::tensor_core::Limits::default()
+    };
+    if let Some(r) = max_inflate_ratio {
+        limits = limits.with_max_inflate_ratio(r);
+    }
+    ReadOptions::default().with_limits(limits)
 }
 
 fn format_arg(name: Option<&str>) -> PyResult<Option<Format>> {
@@ -77,33 +92,49 @@ fn globs(v: Option<&Bound<'_, PyAny>>) -> PyResult<Vec<String>> {
 /// nothing then depends on the file staying as it is (a mapped file that is
 /// truncated on disk while its arrays are in use kills the interpreter
 /// with SIGBUS; a file read into memory cannot).
+///
+/// Limits: compressed data may inflate to at most ``max_inflate_ratio``
+/// (default 100) bytes per byte of the file (any file to 64 MiB); past it
+/// the file is refused with ``FormatError`` as a decompression bomb.
+/// ``trust=True`` lifts every reading limit (only for files you trust). An
+/// allocation the system refuses raises ``MemoryError``; neither ever
+/// kills the interpreter.
 #[pyfunction]
-#[pyo3(signature = (path, format=None, *, copy_unaligned=true, copy=false))]
+#[pyo3(signature = (path, format=None, *, copy_unaligned=true, copy=false, max_inflate_ratio=None, trust=false))]
 fn open(
     py: Python<'_>,
     path: PathBuf,
     format: Option<&str>,
     copy_unaligned: bool,
     copy: bool,
+    max_inflate_ratio: Option<u64>,
+    trust: bool,
 ) -> PyResult<PyDocument> {
     let format = format_arg(format)?;
+    let opts = read_options(max_inflate_ratio, trust);
     let doc = if copy {
-        read_document(py, &path, format)?
+        read_document(py, &path, format, &opts)?
     } else {
-        open_document(py, &path, format)?
+        open_document(py, &path, format, &opts)?
     };
     Ok(PyDocument::new(doc, mode(copy_unaligned)))
 }
 
 /// Reads `path` into memory (no memory map) and opens it.
-fn read_document(py: Python<'_>, path: &Path, format: Option<Format>) -> PyResult<Document> {
+fn read_document(
+    py: Python<'_>,
+    path: &Path,
+    format: Option<Format>,
+    opts: &ReadOptions,
+) -> PyResult<Document> {
     let p = path.to_path_buf();
     run(py, Some(path), move || {
         if p.is_dir() {
             return Err(mlformats::Error::IsDirectory);
         }
         let bytes = std::fs::read(&p)?;
-        Document::from_bytes(bytes, Some(&p), format)
+        let map = mlformats::tensor_core::MappedFile::from_vec(bytes);
+        Document::from_map(map, Some(p.clone()), format, opts)
     })
 }
 
@@ -133,19 +164,24 @@ fn mode(copy_unaligned: bool) -> Mode {
 /// ``copy=True`` returns arrays numpy owns (writable, ``owndata`` True),
 /// read with plain reads instead of a memory map: safe from the file being
 /// truncated or rewritten in place on disk, at the cost of a copy.
+///
+/// ``max_inflate_ratio`` and ``trust`` are the reading limits of ``open``.
 #[pyfunction]
-#[pyo3(signature = (path, names=None, *, copy_unaligned=true, copy=false))]
+#[pyo3(signature = (path, names=None, *, copy_unaligned=true, copy=false, max_inflate_ratio=None, trust=false))]
 fn load<'py>(
     py: Python<'py>,
     path: PathBuf,
     names: Option<Vec<String>>,
     copy_unaligned: bool,
     copy: bool,
+    max_inflate_ratio: Option<u64>,
+    trust: bool,
 ) -> PyResult<Bound<'py, PyDict>> {
+    let opts = read_options(max_inflate_ratio, trust);
     let doc = if copy {
-        read_document(py, &path, None)?
+        read_document(py, &path, None, &opts)?
     } else {
-        open_document(py, &path, None)?
+        open_document(py, &path, None, &opts)?
     };
     let mut tensors: Vec<(String, mlformats::Tensor<'static>)> =
         doc.into_tensor_map().into_iter().collect();
@@ -299,12 +335,13 @@ fn save(
 /// the first executor's), ``opset`` the operator set (13 to 21; default
 /// 13, or the lowest one the network's functions need, e.g. 16 for
 /// WarpByGrid). ``sync=True`` flushes the output to the disk before
-/// returning (see ``save``).
+/// returning (see ``save``). ``max_inflate_ratio`` and ``trust`` are the
+/// reading limits of ``open``.
 ///
 /// >>> mlformats.convert("testdata/nnabla/mlp.nnp", "mlp.safetensors", only="*W*", dtype="f16", weights_only=True)
 /// {'from': 'nnabla-nnp', 'to': 'safetensors', 'tensors': 2, 'whole_model': False, 'skipped': [], 'warnings': [], 'cast': [('fc1/affine/W', 'f32', 'f16'), ('fc2/affine/W', 'f32', 'f16')], 'renamed': [], 'graph': None}
 #[pyfunction]
-#[pyo3(signature = (src, dst, *, to=None, from_=None, only=None, exclude=None, dtype=None, keep_order=false, rename=None, weights_only=false, skip_unsupported=false, params=None, network=None, opset=None, input_shape=None, sync=false))]
+#[pyo3(signature = (src, dst, *, to=None, from_=None, only=None, exclude=None, dtype=None, keep_order=false, rename=None, weights_only=false, skip_unsupported=false, params=None, network=None, opset=None, input_shape=None, sync=false, max_inflate_ratio=None, trust=false))]
 #[allow(clippy::too_many_arguments)]
 fn convert<'py>(
     py: Python<'py>,
@@ -324,7 +361,10 @@ fn convert<'py>(
     opset: Option<i64>,
     input_shape: Option<HashMap<String, Vec<i64>>>,
     sync: bool,
+    max_inflate_ratio: Option<u64>,
+    trust: bool,
 ) -> PyResult<Bound<'py, PyDict>> {
+    let read = read_options(max_inflate_ratio, trust);
     let mut opts = ConvertOptions::new()
         .keep_order(keep_order)
         .weights_only(weights_only)
@@ -359,7 +399,7 @@ fn convert<'py>(
     if let Some(d) = dtype.filter(|d| !d.is_none()) {
         opts = opts.dtype(array::dtype_arg(&py.import("numpy")?, d)?);
     }
-    let doc = open_document(py, &src, format_arg(from_)?)?;
+    let doc = open_document(py, &src, format_arg(from_)?, &read)?;
     let out = dst.clone();
     let s = run(py, Some(&dst), move || {
         mlformats::convert_document(&doc, &out, &opts)
@@ -403,7 +443,7 @@ fn convert<'py>(
 #[pyfunction]
 #[pyo3(signature = (path, schema=2))]
 fn inspect<'py>(py: Python<'py>, path: PathBuf, schema: u32) -> PyResult<Bound<'py, PyAny>> {
-    let doc = open_document(py, &path, None)?;
+    let doc = open_document(py, &path, None, &ReadOptions::default())?;
     let v = run(py, Some(&path), move || {
         doc.inspect_json_schema(schema)
             .ok_or_else(|| mlformats::Error::Invalid(format!("no inspect schema {schema}")))
@@ -435,8 +475,8 @@ fn diff<'py>(
     rtol: f64,
     strict_dtype: bool,
 ) -> PyResult<Bound<'py, PyAny>> {
-    let da = open_document(py, &a, None)?;
-    let db = open_document(py, &b, None)?;
+    let da = open_document(py, &a, None, &ReadOptions::default())?;
+    let db = open_document(py, &b, None, &ReadOptions::default())?;
     let opts = DiffOptions::new()
         .tolerance(tolerance)
         .rtol(rtol)
@@ -485,7 +525,7 @@ fn stats<'py>(
     };
     let only = select(globs(only)?, "only")?;
     let exclude = select(globs(exclude)?, "exclude")?;
-    let doc = open_document(py, &path, None)?;
+    let doc = open_document(py, &path, None, &ReadOptions::default())?;
     let rows = run(py, Some(&path), || {
         Ok(doc
             .tensors()
@@ -521,7 +561,7 @@ fn stats<'py>(
 
 #[pyfunction]
 fn validate(py: Python<'_>, path: PathBuf) -> PyResult<Vec<String>> {
-    let doc = open_document(py, &path, None)?;
+    let doc = open_document(py, &path, None, &ReadOptions::default())?;
     let v = run(py, Some(&path), move || {
         Ok(mlformats::validate_document(&doc, &|_| {}))
     })?;

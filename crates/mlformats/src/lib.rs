@@ -123,6 +123,7 @@ mod error;
 #[cfg(feature = "onnx")]
 pub mod export;
 mod formats;
+mod headers;
 #[cfg(all(feature = "onnx", feature = "nnp"))]
 mod import;
 pub mod random_access;
@@ -147,6 +148,7 @@ pub use diff::{DiffOptions, DiffReport, diff, diff_documents};
 pub use document::Document;
 pub(crate) use error::InTensor;
 pub use error::{Error, Result, chain_message};
+pub use headers::Headers;
 pub use save::{SaveOptions, save, save_to_writer, save_with};
 pub use select::NameFilter;
 #[doc(inline)]

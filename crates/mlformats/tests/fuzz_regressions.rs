@@ -113,7 +113,8 @@ fn harness_accepts_every_golden() {
             .collect()
     };
     let primitiv = by_ext(&["data"]);
-    let runs: [(&str, Vec<PathBuf>); 12] = [
+    let shapes = |t: &str| files_under(&testdata().join("hostile/shapes").join(t));
+    let runs: [(&str, Vec<PathBuf>); 14] = [
         ("cvm_params", by_ext(&["params"])),
         ("primitiv_shape", primitiv.clone()),
         ("primitiv_tensor", primitiv.clone()),
@@ -126,6 +127,8 @@ fn harness_accepts_every_golden() {
         ("nnp", by_ext(&["nnp"])),
         ("tennis_module", by_ext(&["tsm"])),
         ("inspect", files.clone()),
+        ("zip_shapes", shapes("zip_shapes")),
+        ("nesting", shapes("nesting")),
     ];
     let mut failures = Vec::new();
     for (name, files) in &runs {

@@ -168,10 +168,19 @@ class Document:
     ) -> bool: ...
 
 def open(
-    path: _Path, format: Optional[str] = None, *, copy_unaligned: bool = True, copy: bool = False
+    path: _Path,
+    format: Optional[str] = None,
+    *,
+    copy_unaligned: bool = True,
+    copy: bool = False,
+    max_inflate_ratio: Optional[int] = None,
+    trust: bool = False,
 ) -> Document:
     """Opens a file of any supported format, memory-mapped and lazy
-    (``copy=True``: read into memory, safe from the file being truncated)."""
+    (``copy=True``: read into memory, safe from the file being truncated).
+    Compressed data may inflate to ``max_inflate_ratio`` (default 100) bytes
+    per byte of the file, at least 64 MiB (``FormatError`` past it);
+    ``trust=True`` lifts every reading limit."""
 
 def load(
     path: _Path,
@@ -179,6 +188,8 @@ def load(
     *,
     copy_unaligned: bool = True,
     copy: bool = False,
+    max_inflate_ratio: Optional[int] = None,
+    trust: bool = False,
 ) -> Dict[str, np.ndarray]:
     """Every tensor (or those in ``names``) as read-only numpy arrays sharing
     the file's memory map where aligned (everywhere with ``copy_unaligned=False``);
@@ -220,6 +231,8 @@ def convert(
     opset: Optional[int] = None,
     input_shape: Optional[Dict[str, Sequence[int]]] = None,
     sync: bool = False,
+    max_inflate_ratio: Optional[int] = None,
+    trust: bool = False,
 ) -> Dict[str, Any]:
     """Converts a file to another format (an ONNX model to NNabla with its
     graph; ``input_shape`` fixes symbolic input dimensions; ``params`` an

@@ -1,0 +1,119 @@
+//! [`Headers`]: what a file says about itself (format, tensor names,
+//! dtypes, shapes, metadata, graph), read from its headers alone where the
+//! format allows, without reading or inflating any tensor's data.
+//!
+//! `inspect` needs nothing else, so a file whose data is compressed (an
+//! `.npz` written by `numpy.savez_compressed`, chunked and gzipped HDF5
+//! datasets) or huge answers as fast as a small one, and a decompression
+//! bomb inflates nothing. The formats [`FileIndex`] reads by slices are
+//! read this way; any other file is opened whole ([`Document`]).
+
+use std::path::Path;
+
+use serde_json::{Map, Value};
+use tensor_core::graph::ModelGraph;
+
+use crate::random_access::FileIndex;
+use crate::{Document, Format, ReadOptions, Result, Summary};
+
+/// A file's headers: its [`Summary`], metadata and graph.
+///
+/// ```
+/// # fn main() -> Result<(), mlformats::Error> {
+/// use mlformats::Headers;
+/// let h = Headers::open("../../testdata/cvm/two_entry.params", None, &Default::default())?;
+/// assert_eq!(h.summary().tensors[1].name, "b");
+/// assert!(h.is_headers_only());
+/// # Ok(()) }
+/// ```
+#[derive(Debug)]
+pub struct Headers {
+    summary: Summary,
+    metadata: Map<String, Value>,
+    graph: Option<ModelGraph>,
+    headers_only: bool,
+}
+
+impl Headers {
+    /// Reads the headers of the file at `path` (as `format`, or detected).
+    pub fn open(
+        path: impl AsRef<Path>,
+        format: Option<Format>,
+        opts: &ReadOptions,
+    ) -> Result<Self> {
+        let path = path.as_ref();
+        if !path.is_dir() {
+            if let Ok(file) = std::fs::File::open(path) {
+                let index = match format {
+                    Some(f) => FileIndex::open_as(&file, f, opts)?,
+                    None => FileIndex::open(&file, Some(path), opts)?,
+                };
+                if let Some(index) = index {
+                    return Ok(Self::of_index(index));
+                }
+            }
+        }
+        Ok(Self::of_document(Document::open_with(path, format, opts)?))
+    }
+
+    /// Reads the headers of a file in memory (`name`, if any, breaks ties
+    /// in detection as for [`Document::from_bytes`]).
+    pub fn from_bytes(
+        bytes: Vec<u8>,
+        name: Option<&Path>,
+        format: Option<Format>,
+        opts: &ReadOptions,
+    ) -> Result<Self> {
+        let index = match format {
+            Some(f) => FileIndex::open_as(&bytes[..], f, opts)?,
+            None => FileIndex::open(&bytes[..], name, opts)?,
+        };
+        if let Some(index) = index {
+            return Ok(Self::of_index(index));
+        }
+        let map = tensor_core::MappedFile::from_vec(bytes);
+        let doc = Document::from_map(map, name.map(Path::to_path_buf), format, opts)?;
+        Ok(Self::of_document(doc))
+    }
+
+    /// The headers of a file opened by slices.
+    pub fn of_index(index: FileIndex) -> Self {
+        Headers {
+            summary: index.summary(),
+            metadata: index.metadata().clone(),
+            graph: index.graph().cloned(),
+            headers_only: true,
+        }
+    }
+
+    /// The headers of a file opened whole.
+    pub fn of_document(doc: Document) -> Self {
+        Headers {
+            summary: doc.summary(),
+            metadata: doc.metadata().clone(),
+            graph: doc.graph().cloned(),
+            headers_only: false,
+        }
+    }
+
+    /// Format, tensors (names, dtypes, shapes, sizes), parameters, graphs.
+    pub fn summary(&self) -> &Summary {
+        &self.summary
+    }
+
+    /// The file's metadata, as [`Document::metadata`].
+    pub fn metadata(&self) -> &Map<String, Value> {
+        &self.metadata
+    }
+
+    /// The graph, as [`Document::graph`].
+    pub fn graph(&self) -> Option<&ModelGraph> {
+        self.graph.as_ref()
+    }
+
+    /// True when no tensor data was read (the file was opened by slices);
+    /// false when the format is read whole.
+    pub fn is_headers_only(&self) -> bool {
+        self.headers_only
+    }
+}
