@@ -426,7 +426,14 @@ impl<'a, I: Input<'a>> Parser<'a, I> {
         let inputs = self.index_list("module input index", At::Top)?;
         let outputs = self.index_list("module output index", At::Top)?;
         // A node is at least a param count and an input count.
+        let at = self.pos;
         let n = self.count("node count", At::Top, 8)?;
+        self.limits
+            .check_nodes(n as u64)
+            .map_err(|source| Error::Limit {
+                at: format!("node count at offset {at}"),
+                source,
+            })?;
         let check = |what: &str, list: Vec<(usize, usize)>| -> Result<Vec<usize>> {
             list.into_iter()
                 .map(|(i, off)| {

@@ -105,12 +105,20 @@ fn bad(offset: usize, what: &str) -> Error {
 }
 
 /// Counts the embedded messages of the `ModelProto` in `bytes`, failing when
-/// they exceed `limits.max_tensors` or nest deeper than [`MAX_DEPTH`], or
-/// when the wire format is broken.
+/// they exceed `limits.max_tensors`, when its nodes (at every depth, in
+/// subgraphs and functions too) exceed `limits.max_nodes`, when they nest
+/// deeper than [`MAX_DEPTH`], or when the wire format is broken.
 pub fn check(bytes: &[u8], limits: &Limits) -> Result<u64> {
-    let mut count = 0u64;
+    let mut count = Counts::default();
     walk(bytes, 0, Kind::Model, 0, limits, &mut count)?;
-    Ok(count)
+    Ok(count.messages)
+}
+
+/// What [`check`] counts.
+#[derive(Default)]
+struct Counts {
+    messages: u64,
+    nodes: u64,
 }
 
 fn walk(
@@ -119,7 +127,7 @@ fn walk(
     kind: Kind,
     depth: usize,
     limits: &Limits,
-    count: &mut u64,
+    count: &mut Counts,
 ) -> Result<()> {
     if depth > MAX_DEPTH {
         return Err(bad(base, "messages nest too deeply"));
@@ -156,13 +164,17 @@ fn walk(
                         )
                     })?;
                 if let Some(k) = child(kind, field) {
-                    *count += 1;
-                    if *count > limits.max_tensors {
+                    count.messages += 1;
+                    if count.messages > limits.max_tensors {
                         return Err(Error::Core(tensor_core::Error::LimitExceeded {
                             what: "ONNX message count (nodes, attributes, tensors, values)",
-                            value: *count,
+                            value: count.messages,
                             limit: limits.max_tensors,
                         }));
+                    }
+                    if k == Kind::Node {
+                        count.nodes += 1;
+                        limits.check_nodes(count.nodes)?;
                     }
                     if k != Kind::Leaf {
                         walk(&b[start..end], base + start, k, depth + 1, limits, count)?;

@@ -19,7 +19,7 @@ pub enum Error {
     },
     /// A limit from [`crate::Limits`] was exceeded.
     #[error(
-        "{what} is {value}, over the limit of {limit} (raise it with Limits if the file is trusted)"
+        "{what} is {value}, over the limit of {limit} (a file you trust: raise it with Limits, the CLI's --trust or Python's trust=True)"
     )]
     LimitExceeded {
         /// What was counted, e.g. "tensor count" or "allocation".

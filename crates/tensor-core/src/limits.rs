@@ -25,6 +25,11 @@ pub struct Limits {
     pub max_alloc: u64,
     /// The most tensors (or parameters, nodes, members) in one file.
     pub max_tensors: u64,
+    /// The most nodes in one graph (a TenniS module's node list, an ONNX
+    /// graph with its subgraphs). A node costs a few hundred bytes in
+    /// memory however few it takes in the file, so this bounds what a
+    /// small file of tiny nodes can make a reader build.
+    pub max_nodes: u64,
     /// The highest rank of a tensor.
     pub max_rank: u64,
     /// The longest name, in bytes.
@@ -44,6 +49,9 @@ pub struct Limits {
 
 /// The default [`Limits::max_inflate_ratio`].
 pub const DEFAULT_INFLATE_RATIO: u64 = 100;
+/// The default [`Limits::max_nodes`]: 131,072, about ten times the
+/// nodes of the largest exported language models.
+pub const DEFAULT_MAX_NODES: u64 = 1 << 17;
 /// The default [`Limits::min_inflate_budget`] (64 MiB).
 pub const DEFAULT_MIN_INFLATE_BUDGET: u64 = 64 << 20;
 
@@ -52,6 +60,7 @@ impl Default for Limits {
         Limits {
             max_alloc: 4 << 30,
             max_tensors: 1 << 20,
+            max_nodes: DEFAULT_MAX_NODES,
             max_rank: 64,
             max_name_len: 1 << 16,
             max_total_inflated: 16 << 30,
@@ -67,6 +76,7 @@ impl Limits {
         Limits {
             max_alloc: u64::MAX,
             max_tensors: u64::MAX,
+            max_nodes: u64::MAX,
             max_rank: u64::MAX,
             max_name_len: u64::MAX,
             max_total_inflated: u64::MAX,
@@ -84,6 +94,12 @@ impl Limits {
     /// Sets [`Limits::max_tensors`].
     pub fn with_max_tensors(mut self, n: u64) -> Self {
         self.max_tensors = n;
+        self
+    }
+
+    /// Sets [`Limits::max_nodes`].
+    pub fn with_max_nodes(mut self, n: u64) -> Self {
+        self.max_nodes = n;
         self
     }
 
@@ -143,6 +159,11 @@ impl Limits {
     /// Checks a tensor (or record) count.
     pub fn check_tensors(&self, count: u64) -> Result<()> {
         check("tensor count", count, self.max_tensors)
+    }
+
+    /// Checks a graph's node count.
+    pub fn check_nodes(&self, count: u64) -> Result<()> {
+        check("node count", count, self.max_nodes)
     }
 
     /// Checks a rank.
