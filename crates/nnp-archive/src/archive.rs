@@ -18,7 +18,7 @@
 use std::io::{Cursor, Read, Seek, Write};
 use std::sync::Arc;
 
-use tensor_core::{Bytes, Limits, MappedFile};
+use tensor_core::{Bytes, InflateBudget, Limits, MappedFile};
 use zip::CompressionMethod;
 use zip::write::SimpleFileOptions;
 
@@ -28,8 +28,8 @@ use crate::{Error, Result};
 /// cannot be true.
 const DEFLATE_MAX_RATIO: u64 = 1032;
 
-/// How to read an archive.
-#[derive(Debug, Clone, Copy, Default)]
+/// How to read an archive (and the `.h5` parameters in it).
+#[derive(Debug, Clone, Default)]
 #[non_exhaustive]
 pub struct ReadOptions {
     /// Bounds on counts, allocations and inflated bytes.
@@ -41,6 +41,14 @@ pub struct ReadOptions {
     /// checked). Off by default: it reads every byte, which the zero-copy
     /// path otherwise avoids.
     pub verify_crc: bool,
+    /// The count of bytes inflated from the input being read, shared by
+    /// every reader of that input (the zip members, then the `.h5`
+    /// datasets of a `parameter.h5` member): see
+    /// [`tensor_core::InflateBudget`]. `None` (the default): each entry
+    /// point makes one from [`ReadOptions::limits`] and the input's length
+    /// ([`ReadOptions::budget_for`]), so a `.nnp` read by [`crate::Nnp`]
+    /// shares one budget between its zip members and its `parameter.h5`.
+    pub budget: Option<InflateBudget>,
 }
 
 impl ReadOptions {
@@ -60,6 +68,23 @@ impl ReadOptions {
     pub fn allow_unsafe_names(mut self, yes: bool) -> Self {
         self.allow_unsafe_names = yes;
         self
+    }
+
+    /// Charges what is inflated to `budget` (shared with its clones): for a
+    /// caller that reads one input with several readers, or that wants to
+    /// see [`InflateBudget::used`] after.
+    pub fn with_budget(mut self, budget: InflateBudget) -> Self {
+        self.budget = Some(budget);
+        self
+    }
+
+    /// The budget of an input of `input_len` bytes: the one set by
+    /// [`ReadOptions::with_budget`], else a new one from
+    /// [`ReadOptions::limits`] ([`InflateBudget::new`]).
+    pub fn budget_for(&self, input_len: u64) -> InflateBudget {
+        self.budget
+            .clone()
+            .unwrap_or_else(|| InflateBudget::new(&self.limits, input_len))
     }
 }
 
