@@ -419,7 +419,10 @@ pub fn nnp(data: &[u8]) {
     if let Ok(n) = Nnp::parse_with(data, &opts) {
         touch_nnp(&n);
     }
-    if let Ok(n) = Nnp::parse_with(data, &opts.verify_crc(true).allow_unsafe_names(true)) {
+    if let Ok(n) = Nnp::parse_with(
+        data,
+        &opts.clone().verify_crc(true).allow_unsafe_names(true),
+    ) {
         touch_nnp(&n);
     }
     if let Ok(n) = Nnp::from_reader(Cursor::new(data), &opts) {

@@ -93,12 +93,18 @@ impl Nnp<'static> {
 
     /// Reads an archive from a memory map; stored members share the map.
     pub fn from_map(map: &Arc<MappedFile>, opts: &ReadOptions) -> Result<Nnp<'static>> {
+        let opts = &with_budget(opts, map.as_bytes().len() as u64);
         let contents = archive::from_map(map, opts)?;
         load(contents, opts)
     }
 
     /// Reads an archive from any `Read + Seek` (members are read into memory).
     pub fn from_reader<R: Read + Seek>(reader: R, opts: &ReadOptions) -> Result<Nnp<'static>> {
+        let mut reader = reader;
+        let len = reader
+            .seek(std::io::SeekFrom::End(0))
+            .map_err(|e| Error::io("seeking the archive", e))?;
+        let opts = &with_budget(opts, len);
         let contents = archive::from_reader(reader, opts)?;
         load(contents, opts)
     }
@@ -113,6 +119,7 @@ impl<'a> Nnp<'a> {
 
     /// Reads an archive held in `bytes`; stored members are borrowed.
     pub fn parse_with(bytes: &'a [u8], opts: &ReadOptions) -> Result<Nnp<'a>> {
+        let opts = &with_budget(opts, bytes.len() as u64);
         let contents = archive::parse_with(bytes, opts)?;
         load(contents, opts)
     }
@@ -484,6 +491,12 @@ impl<W: Write> Write for NoFlush<'_, W> {
     fn flush(&mut self) -> std::io::Result<()> {
         Ok(())
     }
+}
+
+/// `opts` with the inflation budget of an archive of `len` bytes, so that
+/// its zip members and the datasets of its `.h5` members share one budget.
+fn with_budget(opts: &ReadOptions, len: u64) -> ReadOptions {
+    opts.clone().with_budget(opts.budget_for(len))
 }
 
 fn load<'a>(contents: ZipContents<'a>, opts: &ReadOptions) -> Result<Nnp<'a>> {
