@@ -150,13 +150,16 @@ fn local_header<R: Read + Seek>(r: &mut R, c: &Central) -> Result<()> {
     if c.method != Some(u16_at(8)) {
         return Err(bad("gives another compression method"));
     }
+    // sizes and CRC-32 may be left to a data descriptor (zero here), sizes
+    // to the ZIP64 extra field (all ones here)
     let deferred = u16_at(6) & 0x08 != 0;
-    let agrees = |local: u32, central: u64| {
+    let size_agrees = |local: u32, central: u64| {
         u64::from(local) == central || local == u32::MAX || (deferred && local == 0)
     };
-    if !(agrees(u32_at(14), u64::from(c.crc32))
-        && agrees(u32_at(18), c.compressed_size)
-        && agrees(u32_at(22), c.size))
+    let crc = u32_at(14);
+    if !((crc == c.crc32 || (deferred && crc == 0))
+        && size_agrees(u32_at(18), c.compressed_size)
+        && size_agrees(u32_at(22), c.size))
     {
         return Err(bad("gives other sizes or another CRC-32"));
     }
