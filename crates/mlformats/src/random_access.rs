@@ -319,7 +319,7 @@ const TAIL: u64 = 66 * 1024;
 
 fn read_vec<R: ReadAt + ?Sized>(r: &R, offset: u64, len: u64) -> Result<Vec<u8>> {
     let n = usize::try_from(len).map_err(|_| Error::Invalid(format!("{len} bytes")))?;
-    let mut v = vec![0u8; n];
+    let mut v = tensor_core::try_zeroed("bytes read from the file", n)?;
     r.read_at(offset, &mut v)?;
     Ok(v)
 }

@@ -9,11 +9,26 @@
 //! Before a byte is inflated, every member's declared size is checked: a
 //! stored member must lie inside the archive; a deflated member may not
 //! declare more than deflate can produce from its compressed size (1032:1),
-//! nor more than [`Limits::max_alloc`]; the declared sizes of all inflated
-//! members together may not exceed [`Limits::max_total_inflated`]. While
-//! inflating, output beyond the declared size is an error, and the CRC is
-//! checked. Local headers must agree with the central directory (names,
-//! sizes, CRC, method), and members may not overlap. ZIP64 archives are read.
+//! nor more than [`Limits::max_alloc`]; the declared sizes of all deflated
+//! members together must fit in the archive's inflation budget
+//! ([`tensor_core::InflateBudget`], [`Limits::inflate_budget`]: a ratio of
+//! the archive's size, at most [`Limits::max_total_inflated`]), else
+//! [`tensor_core::Error::InflateLimit`] naming the member. Each deflated
+//! member is charged to that budget for its declared size when it is
+//! inflated (before), and no more is inflated: output beyond the declared
+//! size is an error, and the CRC is checked. The budget is
+//! [`ReadOptions::budget`] when set (a `.nnp` shares it with its
+//! `parameter.h5`), else one per call. Buffers sized by headers are
+//! allocated fallibly ([`tensor_core::Error::OutOfMemory`], never an abort).
+//!
+//! Local headers must agree with the central directory (names, sizes, CRC,
+//! method), and members may not overlap: central entries pointing at one
+//! local header, or into another member's bytes (an "overlapping" zip
+//! bomb), are refused, naming both members. So each local entry is read
+//! and inflated once, for one member. A name listed twice is read as
+//! Python's `zipfile` (so numpy and nnabla) reads it: the last entry is the
+//! member, listed once at the name's first place; the earlier entries are
+//! not read. ZIP64 archives are read.
 
 use std::io::{Cursor, Read, Seek, Write};
 use std::sync::Arc;
@@ -28,7 +43,9 @@ use crate::{Error, Result};
 /// cannot be true.
 const DEFLATE_MAX_RATIO: u64 = 1032;
 
-/// How to read an archive.
+mod check;
+
+/// How to read an archive (and the `.h5` parameters in it).
 #[derive(Debug, Clone, Default)]
 #[non_exhaustive]
 pub struct ReadOptions {
@@ -41,10 +58,13 @@ pub struct ReadOptions {
     /// checked). Off by default: it reads every byte, which the zero-copy
     /// path otherwise avoids.
     pub verify_crc: bool,
-    /// The inflation budget shared by every reader of one input (the
-    /// archive's members and the chunks of its `parameter.h5`); `None`:
-    /// each entry point makes one from `limits` and its input's length
-    /// ([`ReadOptions::budget_for`]).
+    /// The count of bytes inflated from the input being read, shared by
+    /// every reader of that input (the zip members, then the `.h5`
+    /// datasets of a `parameter.h5` member): see
+    /// [`tensor_core::InflateBudget`]. `None` (the default): each entry
+    /// point makes one from [`ReadOptions::limits`] and the input's length
+    /// ([`ReadOptions::budget_for`]), so a `.nnp` read by [`crate::Nnp`]
+    /// shares one budget between its zip members and its `parameter.h5`.
     pub budget: Option<InflateBudget>,
 }
 
@@ -67,16 +87,17 @@ impl ReadOptions {
         self
     }
 
-    /// Draws every inflation of this read on `budget` (shared with whoever
-    /// holds a clone of it).
+    /// Charges what is inflated to `budget` (shared with its clones): for a
+    /// caller that reads one input with several readers, or that wants to
+    /// see [`InflateBudget::used`] after.
     pub fn with_budget(mut self, budget: InflateBudget) -> Self {
         self.budget = Some(budget);
         self
     }
 
-    /// The budget of a read of an input of `input_len` bytes: the one
-    /// given ([`ReadOptions::with_budget`]), else a new one,
-    /// [`InflateBudget::new`]`(&limits, input_len)`.
+    /// The budget of an input of `input_len` bytes: the one set by
+    /// [`ReadOptions::with_budget`], else a new one from
+    /// [`ReadOptions::limits`] ([`InflateBudget::new`]).
     pub fn budget_for(&self, input_len: u64) -> InflateBudget {
         self.budget
             .clone()
@@ -187,21 +208,34 @@ fn zerr(e: zip::result::ZipError) -> Error {
     Error::Zip(e.to_string())
 }
 
-/// Lists and checks every member (no data read except local headers).
+/// Lists and checks every member (no data read except local headers): the
+/// declared sizes of its deflated members together must fit in what
+/// `budget` has left (nothing is charged yet: each member is charged when
+/// it is inflated).
+///
+/// A name the central directory lists twice is read as Python's `zipfile`
+/// reads it, so as numpy and nnabla do: its last entry is the member (numpy
+/// lists the name twice, both giving the last entry's array; nnabla reads
+/// the last entry twice); here it is listed once, at its first place, and
+/// the earlier entries are never read. Such an archive gets the checks
+/// `zipfile` makes (each local header's signature, name and method, and
+/// its sizes and CRC-32), not the zip reader's, which refuses it.
 fn scan<R: Read + Seek>(
-    za: &mut zip::ZipArchive<R>,
+    za: zip::ZipArchive<R>,
     archive_len: u64,
     opts: &ReadOptions,
-) -> Result<Vec<MemberInfo>> {
+    budget: &InflateBudget,
+) -> Result<(zip::ZipArchive<R>, Vec<MemberInfo>)> {
     let limits = &opts.limits;
+    let mut za = za;
     limits.check_tensors(za.len() as u64)?;
+    check::overlaps(&mut za)?;
     if za.has_duplicate_names() {
-        return Err(Error::Zip(
-            "the central directory names a member twice".into(),
-        ));
+        za = check::local_headers(za)?;
+    } else {
+        za.validate_header_consistency().map_err(zerr)?;
     }
-    za.validate_header_consistency().map_err(zerr)?;
-    let mut members = Vec::with_capacity(za.len());
+    let mut members = tensor_core::try_with_capacity("the member list", za.len())?;
     let mut inflated_total: u64 = 0;
     for i in 0..za.len() {
         let f = za.by_index_raw(i).map_err(zerr)?;
@@ -266,12 +300,13 @@ fn scan<R: Read + Seek>(
                     });
                 }
                 inflated_total = inflated_total.saturating_add(size);
-                if inflated_total > limits.max_total_inflated {
-                    return Err(Error::TooLarge {
-                        member: name,
-                        declared: inflated_total,
-                        limit: limits.max_total_inflated,
-                    });
+                if inflated_total > budget.remaining() {
+                    return Err(check::over_budget(
+                        &name,
+                        budget,
+                        inflated_total,
+                        archive_len,
+                    ));
                 }
             }
         }
@@ -287,7 +322,7 @@ fn scan<R: Read + Seek>(
             crc32,
         });
     }
-    Ok(members)
+    Ok((za, members))
 }
 
 /// The first allocation for a member's bytes; the buffer then grows with
@@ -296,15 +331,21 @@ const FIRST_CHUNK: usize = 64 << 10;
 
 /// Inflates (or copies) member `i` into a new buffer of exactly its declared size.
 ///
+/// A deflated member is charged to `budget` for its declared size before a
+/// byte is inflated, and no more than that is inflated (one byte more
+/// reveals a lying header and is an error).
+///
 /// The buffer follows the stream: it starts at [`FIRST_CHUNK`] (or the
 /// declared size if smaller) and at most doubles, capped at the declared
 /// size, so a header declaring 1 GiB in front of a 1 MiB stream costs about
-/// 2 MiB, not 1 GiB, and an honest member is never over-allocated.
+/// 2 MiB, not 1 GiB, and an honest member is never over-allocated. A
+/// refused allocation is an error ([`tensor_core::Error::OutOfMemory`]).
 fn read_owned<R: Read + Seek>(
     za: &mut zip::ZipArchive<R>,
     i: usize,
     m: &MemberInfo,
     limits: &Limits,
+    budget: &InflateBudget,
 ) -> Result<Vec<u8>> {
     limits.check_alloc("zip member", m.size)?;
     let n = usize::try_from(m.size).map_err(|_| Error::TooLarge {
@@ -312,12 +353,17 @@ fn read_owned<R: Read + Seek>(
         declared: m.size,
         limit: usize::MAX as u64,
     })?;
+    if m.compression == Compression::Deflated {
+        budget.charge(&check::what(&m.name), m.size)?;
+    }
     let mut f = za.by_index(i).map_err(zerr)?;
     let failed = |e: std::io::Error| Error::member(&m.name, format!("reading failed: {e}"));
-    let mut out: Vec<u8> = Vec::with_capacity(n.min(FIRST_CHUNK));
+    let what = check::what(&m.name);
+    let mut out: Vec<u8> = tensor_core::try_with_capacity(&what, n.min(FIRST_CHUNK))?;
     while out.len() < n {
         if out.len() == out.capacity() {
-            out.reserve_exact((n - out.len()).min(out.len().max(FIRST_CHUNK)));
+            let more = (n - out.len()).min(out.len().max(FIRST_CHUNK));
+            tensor_core::try_reserve(&mut out, &what, more)?;
         }
         let len = out.len();
         let end = out.capacity().min(n);
@@ -381,9 +427,10 @@ fn read_members<'a>(
     opts: &ReadOptions,
     stored: impl Fn(std::ops::Range<usize>) -> Bytes<'a>,
 ) -> Result<ZipContents<'a>> {
-    let mut za = zip::ZipArchive::new(Cursor::new(bytes)).map_err(zerr)?;
-    let members = scan(&mut za, bytes.len() as u64, opts)?;
-    let mut data = Vec::with_capacity(members.len());
+    let budget = opts.budget_for(bytes.len() as u64);
+    let za = zip::ZipArchive::new(Cursor::new(bytes)).map_err(zerr)?;
+    let (mut za, members) = scan(za, bytes.len() as u64, opts, &budget)?;
+    let mut data = tensor_core::try_with_capacity("the member list", members.len())?;
     for (i, m) in members.iter().enumerate() {
         data.push(match m.compression {
             Compression::Stored => {
@@ -396,7 +443,9 @@ fn read_members<'a>(
                 }
                 d
             }
-            Compression::Deflated => Bytes::Owned(read_owned(&mut za, i, m, &opts.limits)?),
+            Compression::Deflated => {
+                Bytes::Owned(read_owned(&mut za, i, m, &opts.limits, &budget)?)
+            }
         });
     }
     Ok(ZipContents { members, data })
@@ -426,45 +475,51 @@ fn check_crc<R: Read + Seek>(
 /// [`from_reader`] before it reads the data.
 pub fn list<R: Read + Seek>(reader: R, opts: &ReadOptions) -> Result<Vec<MemberInfo>> {
     let mut reader = reader;
+    let len = length(&mut reader)?;
+    let za = zip::ZipArchive::new(reader).map_err(zerr)?;
+    Ok(scan(za, len, opts, &opts.budget_for(len))?.1)
+}
+
+/// The length of `reader`, which is left at its start.
+fn length<R: Seek>(reader: &mut R) -> Result<u64> {
     let len = reader
         .seek(std::io::SeekFrom::End(0))
         .map_err(|e| Error::io("seeking the archive", e))?;
     reader
         .rewind()
         .map_err(|e| Error::io("seeking the archive", e))?;
-    let mut za = zip::ZipArchive::new(reader).map_err(zerr)?;
-    scan(&mut za, len, opts)
+    Ok(len)
 }
 
 /// Reads member `i` of an archive from any `Read + Seek`, as [`list`]
 /// gave it (`m`), into a new buffer: inflated when deflated, with the checks
 /// [`from_reader`] makes (declared size, CRC-32 of deflated members,
 /// [`tensor_core::Limits::max_alloc`]). For reading one small member of a
-/// file read by offset.
+/// file read by offset. A deflated member is charged to the options'
+/// budget ([`ReadOptions::budget_for`]) each time it is read: pass the
+/// budget of the whole archive with [`ReadOptions::with_budget`].
 pub fn read_member<R: Read + Seek>(
     reader: R,
     i: usize,
     m: &MemberInfo,
     opts: &ReadOptions,
 ) -> Result<Vec<u8>> {
+    let mut reader = reader;
+    let len = length(&mut reader)?;
     let mut za = zip::ZipArchive::new(reader).map_err(zerr)?;
-    read_owned(&mut za, i, m, &opts.limits)
+    read_owned(&mut za, i, m, &opts.limits, &opts.budget_for(len))
 }
 
 /// Reads every member of an archive from any `Read + Seek` (members are
 /// read into owned buffers).
 pub fn from_reader<R: Read + Seek>(reader: R, opts: &ReadOptions) -> Result<ZipContents<'static>> {
     let mut reader = reader;
-    let len = reader
-        .seek(std::io::SeekFrom::End(0))
-        .map_err(|e| Error::io("seeking the archive", e))?;
-    reader
-        .rewind()
-        .map_err(|e| Error::io("seeking the archive", e))?;
-    let mut za = zip::ZipArchive::new(reader).map_err(zerr)?;
-    let members = scan(&mut za, len, opts)?;
+    let len = length(&mut reader)?;
+    let budget = opts.budget_for(len);
+    let za = zip::ZipArchive::new(reader).map_err(zerr)?;
+    let (mut za, members) = scan(za, len, opts, &budget)?;
     let mut total: u64 = 0;
-    let mut data = Vec::with_capacity(members.len());
+    let mut data = tensor_core::try_with_capacity("the member list", members.len())?;
     for (i, m) in members.iter().enumerate() {
         total = total.saturating_add(m.size);
         if total > opts.limits.max_total_inflated.max(opts.limits.max_alloc) {
@@ -474,7 +529,13 @@ pub fn from_reader<R: Read + Seek>(reader: R, opts: &ReadOptions) -> Result<ZipC
                 limit: opts.limits.max_total_inflated.max(opts.limits.max_alloc),
             });
         }
-        data.push(Bytes::Owned(read_owned(&mut za, i, m, &opts.limits)?));
+        data.push(Bytes::Owned(read_owned(
+            &mut za,
+            i,
+            m,
+            &opts.limits,
+            &budget,
+        )?));
     }
     Ok(ZipContents { members, data })
 }

@@ -11,9 +11,11 @@
 //!   metadata first, then one tensor at a time, 64-byte aligned data,
 //!   `need_grad`/`index` as h5py writes them).
 //! - [`archive`]: the zip layer: member names are data (never paths; unsafe
-//!   ones refused or flagged), sizes checked before inflating, total
-//!   inflation capped, local headers checked against the central directory,
-//!   ZIP64; stored members borrowed from the input or the memory map.
+//!   ones refused or flagged), sizes checked before inflating, inflation
+//!   bounded by the archive's size (one [`tensor_core::InflateBudget`] per
+//!   archive, shared with its `.h5` reader), local headers checked against
+//!   the central directory, entries sharing bytes refused, ZIP64; stored
+//!   members borrowed from the input or the memory map.
 //! - [`Nnp`]: the model: members merged with nnabla's rules, networks,
 //!   executors and parameters, replace parameters, save in nnabla's layout
 //!   (`nnp_version.txt`, `network.nntxt`, `parameter.h5` or

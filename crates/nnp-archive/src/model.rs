@@ -93,8 +93,7 @@ impl Nnp<'static> {
 
     /// Reads an archive from a memory map; stored members share the map.
     pub fn from_map(map: &Arc<MappedFile>, opts: &ReadOptions) -> Result<Nnp<'static>> {
-        // one inflation budget for the archive and its parameter.h5
-        let opts = &opts.clone().with_budget(opts.budget_for(map.len() as u64));
+        let opts = &with_budget(opts, map.as_bytes().len() as u64);
         let contents = archive::from_map(map, opts)?;
         load(contents, opts)
     }
@@ -105,7 +104,7 @@ impl Nnp<'static> {
             .seek(std::io::SeekFrom::End(0))
             .and_then(|len| reader.rewind().map(|()| len))
             .map_err(|e| Error::io("seeking the archive", e))?;
-        let opts = &opts.clone().with_budget(opts.budget_for(len));
+        let opts = &with_budget(opts, len);
         let contents = archive::from_reader(reader, opts)?;
         load(contents, opts)
     }
@@ -120,9 +119,7 @@ impl<'a> Nnp<'a> {
 
     /// Reads an archive held in `bytes`; stored members are borrowed.
     pub fn parse_with(bytes: &'a [u8], opts: &ReadOptions) -> Result<Nnp<'a>> {
-        let opts = &opts
-            .clone()
-            .with_budget(opts.budget_for(bytes.len() as u64));
+        let opts = &with_budget(opts, bytes.len() as u64);
         let contents = archive::parse_with(bytes, opts)?;
         load(contents, opts)
     }
@@ -494,6 +491,12 @@ impl<W: Write> Write for NoFlush<'_, W> {
     fn flush(&mut self) -> std::io::Result<()> {
         Ok(())
     }
+}
+
+/// `opts` with the inflation budget of an archive of `len` bytes, so that
+/// its zip members and the datasets of its `.h5` members share one budget.
+fn with_budget(opts: &ReadOptions, len: u64) -> ReadOptions {
+    opts.clone().with_budget(opts.budget_for(len))
 }
 
 fn load<'a>(contents: ZipContents<'a>, opts: &ReadOptions) -> Result<Nnp<'a>> {

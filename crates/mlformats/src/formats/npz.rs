@@ -3,8 +3,15 @@
 //!
 //! Reading borrows stored members from the memory map; deflated members
 //! (from `numpy.savez_compressed`) are inflated one at a time, bounded by
-//! [`tensor_core::Limits`]. Writing stores one member per tensor, named
-//! `<tensor name>.npy` as `numpy.savez` does, streaming each tensor's bytes.
+//! [`tensor_core::Limits`] and by the file's inflation budget
+//! ([`tensor_core::InflateBudget`], a ratio of the file's size: a zip bomb
+//! is refused from its declared sizes, before anything is inflated, with
+//! [`tensor_core::Error::InflateLimit`] naming the member). A name the zip
+//! lists twice is read as numpy reads it (its last entry; numpy lists the
+//! name twice, both giving that entry, here it is listed once); central
+//! entries sharing one local entry are refused (numpy fails on them too).
+//! Writing stores one member per tensor, named `<tensor name>.npy` as
+//! `numpy.savez` does, streaming each tensor's bytes.
 
 use std::io::Write;
 use std::path::Path;
@@ -26,6 +33,16 @@ macro_rules! bail {
 
 pub(crate) fn npz_err(e: impl std::fmt::Display) -> Error {
     Error::Npz(e.to_string())
+}
+
+/// The error of the zip layer reading an `.npz`: a limit (the inflation
+/// budget, a refused allocation) kept as the `tensor-core` error it is,
+/// anything else said to make the file no readable zip.
+pub(crate) fn zip_err(e: nnp_archive::Error) -> Error {
+    match e {
+        nnp_archive::Error::Tensor(e) => Error::Core(e),
+        e => Error::Npz(format!("not a readable .npz (zip) archive: {e}")),
+    }
 }
 
 fn dtype_of(descr: &str) -> Result<(DType, bool)> {
@@ -169,15 +186,15 @@ fn parse_npy<'a>(name: &str, bytes: &'a [u8], limits: &Limits) -> Result<Tensor<
 
 /// Every array of an `.npz` file, named by member name without `.npy`.
 ///
-/// The zip layer is `nnp-archive`'s (checked sizes, deflate-bomb and
-/// overlap checks, `Limits`): it reads the central directory from the end
+/// The zip layer is `nnp-archive`'s (checked sizes, the file's inflation
+/// budget, overlap checks, `Limits`): it reads the central directory from the end
 /// of the file, so opening a 1 GiB archive reads a few kilobytes; stored
 /// members share the map, deflated ones (`numpy.savez_compressed`) are
 /// inflated within the limits.
 fn read_npz(src: &Source, limits: &Limits) -> Result<Contents> {
+    // one inflation budget for the file (nnp-archive makes it from `limits`)
     let opts = nnp_archive::ReadOptions::default().with_limits(*limits);
-    let zip = nnp_archive::archive::from_map(&src.map, &opts)
-        .map_err(|e| Error::Npz(format!("not a readable .npz (zip) archive: {e}")))?;
+    let zip = nnp_archive::archive::from_map(&src.map, &opts).map_err(zip_err)?;
     let mut out = Contents::default();
     for (m, data) in zip.members.iter().zip(zip.data) {
         let Some(name) = m.name.strip_suffix(".npy") else {

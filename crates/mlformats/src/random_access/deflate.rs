@@ -18,7 +18,21 @@
 //! whole-file path's zip reader (`nnp-archive`) checks it: the stream holds
 //! no more bytes than the archive declares, and their CRC-32 is the one it
 //! states. The declared sizes were checked when the archive was listed
-//! (against the file, deflate's best ratio and [`tensor_core::Limits`]).
+//! (against the file, deflate's best ratio and [`tensor_core::Limits`],
+//! and their total against the file's inflation budget).
+//!
+//! **Inflation budget.** One [`tensor_core::InflateBudget`] per file (the
+//! index's [`Pool`] holds it; the listing checked the deflated members'
+//! declared sizes against it) is charged as members are inflated, with
+//! this rule: a member is charged for the bytes of its inflated stream up
+//! to the furthest point any read has asked for, before they are inflated,
+//! and never again for bytes before that point. Reading a member again
+//! (statistics after a conversion, a read behind the cursor starting over
+//! from the member's start, the check of its end) costs time, as any read
+//! does, but no budget: what the budget bounds is how far into its members
+//! a file can make us inflate, at most their declared sizes (each read
+//! stops at the declared end), so at most what the whole-file path inflates
+//! and charges. Work stays proportional to what the caller reads.
 
 use std::sync::Arc;
 
@@ -111,6 +125,7 @@ mod inflate {
 
     use flate2::{Crc, Decompress, FlushDecompress, Status};
     use nnp_archive::MemberInfo;
+    use tensor_core::InflateBudget;
 
     use super::super::ReadAt;
     use crate::{Error, Result};
@@ -129,10 +144,11 @@ mod inflate {
     /// Inflated bytes a walk over a member keeps behind its position.
     const HISTORY: usize = 64 << 10;
 
-    /// The cursors of one index's deflated members, the most recent first.
-    #[derive(Default)]
+    /// The cursors of one index's deflated members, the most recent first,
+    /// and the file's inflation budget (see the module).
     pub(in super::super) struct Pool {
         cursors: Mutex<Vec<(u64, Box<Inflate>)>>,
+        budget: InflateBudget,
     }
 
     impl std::fmt::Debug for Pool {
@@ -143,6 +159,14 @@ mod inflate {
     }
 
     impl Pool {
+        /// No cursors yet; inflation charged to `budget`.
+        pub(in super::super) fn new(budget: InflateBudget) -> Self {
+            Pool {
+                cursors: Mutex::new(Vec::new()),
+                budget,
+            }
+        }
+
         /// The cursor of the member at `key`, if kept.
         fn take(&self, key: u64) -> Option<Box<Inflate>> {
             let mut c = self.cursors.lock().unwrap_or_else(PoisonError::into_inner);
@@ -168,6 +192,8 @@ mod inflate {
         /// The whole-file path's error for a member error.
         wrap: fn(nnp_archive::Error) -> Error,
         pool: Arc<Pool>,
+        /// How far into its inflated bytes reads have been charged.
+        charged: Mutex<u64>,
     }
 
     impl std::fmt::Debug for Member {
@@ -198,7 +224,22 @@ mod inflate {
                 crc32: m.crc32,
                 wrap,
                 pool: Arc::clone(pool),
+                charged: Mutex::new(0),
             }
+        }
+
+        /// Charges the file's budget for its inflated bytes up to `end`
+        /// (capped at its declared size) not charged before (see the
+        /// module).
+        fn reach(&self, end: u64) -> Result<()> {
+            let end = end.min(self.size);
+            let mut charged = self.charged.lock().unwrap_or_else(PoisonError::into_inner);
+            if end > *charged {
+                let what = format!("zip member {:?}", self.name);
+                self.pool.budget.charge(&what, end - *charged)?;
+                *charged = end;
+            }
+            Ok(())
         }
 
         /// Its inflated size, as the archive declares it.
@@ -256,7 +297,7 @@ mod inflate {
             len: u64,
         ) -> Result<Vec<u8>> {
             let n = usize::try_from(len).map_err(|_| self.err(format!("{len} bytes")))?;
-            let mut v = vec![0u8; n];
+            let mut v = tensor_core::try_zeroed(&format!("zip member {:?}", self.name), n)?;
             self.read(r, at, &mut v)?;
             Ok(v)
         }
@@ -351,8 +392,9 @@ mod inflate {
             }
         }
 
-        /// Fills `dst` with the next inflated bytes.
+        /// Fills `dst` with the next inflated bytes (charged first).
         fn fill<R: ReadAt + ?Sized>(&mut self, r: &R, m: &Member, dst: &mut [u8]) -> Result<()> {
+            m.reach(self.out.saturating_add(dst.len() as u64))?;
             let mut done = 0;
             while done < dst.len() {
                 let n = self.step(r, m, &mut dst[done..])?;
@@ -509,14 +551,21 @@ mod tests {
 
     use flate2::{Compress, Compression, FlushCompress};
 
+    use tensor_core::InflateBudget;
+
     use super::super::ReadAt;
     use super::super::wire::Stop;
-    use super::inflate::{Member, Pool, walk_inflated};
+    use super::inflate::{Member, Pool, verify, walk_inflated};
     use crate::Error;
 
     /// `data` deflated (raw), as a zip member at offset 3 of a file (its
     /// CRC-32 xored with `wrong`).
     fn member(data: &[u8], wrong: u32) -> (Vec<u8>, Member) {
+        member_with(data, wrong, tensor_core::InflateBudget::unlimited())
+    }
+
+    /// [`member`], its inflation charged to `budget`.
+    fn member_with(data: &[u8], wrong: u32, budget: InflateBudget) -> (Vec<u8>, Member) {
         let mut z = Compress::new(Compression::default(), false);
         let mut out = Vec::with_capacity(data.len() + 1024);
         z.compress_vec(data, &mut out, FlushCompress::Finish)
@@ -537,7 +586,7 @@ mod tests {
         };
         (
             file,
-            Member::new(&m, Error::Nnp, &Arc::new(Pool::default())),
+            Member::new(&m, Error::Nnp, &Arc::new(Pool::new(budget))),
         )
     }
 
@@ -600,5 +649,36 @@ mod tests {
         let mut buf = vec![0u8; 10];
         m.read(&file[..], 0, &mut buf).unwrap();
         assert!(m.read(&file[..], 299_990, &mut buf).is_err());
+    }
+
+    #[test]
+    fn a_member_is_charged_once_up_to_the_furthest_byte_read() {
+        let data = data();
+        let budget = InflateBudget::with_limit(1 << 20, 1000);
+        let (file, m) = member_with(&data, 0, budget.clone());
+        let mut buf = vec![0u8; 1000];
+        m.read(&file[..], 5000, &mut buf).unwrap();
+        assert_eq!(budget.used(), 6000);
+        // behind the cursor, from the member's start again: not charged again
+        m.read(&file[..], 0, &mut buf).unwrap();
+        m.read(&file[..], 100, &mut buf[..10]).unwrap();
+        assert_eq!(budget.used(), 6000);
+        verify(&file[..], &m).unwrap();
+        verify(&file[..], &m).unwrap();
+        assert_eq!(budget.used(), data.len() as u64);
+        // a budget smaller than the member: refused before inflating past it
+        let budget = InflateBudget::with_limit(100_000, 1000);
+        let (file, m) = member_with(&data, 0, budget.clone());
+        m.read(&file[..], 90_000, &mut buf).unwrap();
+        let e = m.read(&file[..], 99_500, &mut buf).unwrap_err();
+        assert!(
+            matches!(e, Error::Core(tensor_core::Error::InflateLimit { .. })),
+            "{e}"
+        );
+        assert!(e.to_string().contains("zip member \"x\""), "{e}");
+        // the bytes skipped up to the read were charged, not the read's
+        assert_eq!(budget.used(), 99_500);
+        assert!(verify(&file[..], &m).is_err());
+        assert!(budget.used() <= budget.limit());
     }
 }

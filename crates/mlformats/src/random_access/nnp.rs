@@ -20,6 +20,11 @@
 //! and inflated when read, a compact one's bytes kept. Memory: that of
 //! `deflate.rs`'s cursors and of the walk's page cache, never the member.
 //!
+//! One inflation budget for the file, as the whole path has (its listing
+//! refuses a zip bomb from the declared sizes): deflated text members are
+//! charged when read whole, the others as far as they are inflated, once
+//! (see [`super::deflate`]).
+//!
 //! Read this way: archives whose `.protobuf` parameter members are stored
 //! or deflated, with each parameter as one packed run, and whose `.h5`
 //! ones are stored (see [`super::h5`]) or deflated with contiguous or
@@ -288,7 +293,13 @@ impl FileIndex {
     /// false (read it whole) for anything else (see the module).
     pub(super) fn read_nnp<R: ReadAt + ?Sized>(&mut self, r: &R) -> Result<bool> {
         let limits = self.limits;
-        let opts = nnp_archive::ReadOptions::default().with_limits(limits);
+        // one inflation budget for the file, as the whole path has: the
+        // listing checks the declared sizes against it, text members read
+        // whole and the others as they inflate charge it (see deflate.rs)
+        let budget = tensor_core::InflateBudget::new(&limits, r.len());
+        let opts = nnp_archive::ReadOptions::default()
+            .with_limits(limits)
+            .with_budget(budget.clone());
         let stream = io::BufReader::with_capacity(16 << 10, Stream { r, pos: 0 });
         let members = list(stream, &opts)?;
         let stored = |m: &MemberInfo| matches!(m.compression, Compression::Stored);
@@ -298,7 +309,7 @@ impl FileIndex {
         let mut model = NNablaProtoBuf::default();
         let mut entries: Vec<Entry> = Vec::new();
         let mut states = Vec::new();
-        let pool = std::sync::Arc::new(Pool::default());
+        let pool = std::sync::Arc::new(Pool::new(budget));
         for (i, m) in members.iter().enumerate() {
             // every deflated member is inflated (and its CRC checked), as
             // the whole-file path does: a text read whole, a `.protobuf`

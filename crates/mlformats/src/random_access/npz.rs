@@ -2,6 +2,11 @@
 //! `.npy` header parsed (inflated from the member's start when the member
 //! is deflated), its data located as a byte range or as a deflated or
 //! big-endian stream (`deflate.rs`).
+//!
+//! The file has one inflation budget, as the whole path has: the listing
+//! refuses deflated members whose declared sizes together pass it, and
+//! each member is charged as far as it is inflated, once (the rule is in
+//! `deflate.rs`), so reading the tensors again costs no budget.
 
 use std::io;
 
@@ -18,12 +23,15 @@ impl FileIndex {
         use crate::formats::npz::{npy_header, npy_header_len};
         use deflate::{Coding, Member, Pool};
         use nnp_archive::archive::{Compression, list};
-        let opts = nnp_archive::ReadOptions::default().with_limits(self.limits);
+        // one inflation budget for the file, as the whole path has (see deflate.rs)
+        let budget = tensor_core::InflateBudget::new(&self.limits, r.len());
+        let opts = nnp_archive::ReadOptions::default()
+            .with_limits(self.limits)
+            .with_budget(budget.clone());
         // the zip reader reads the directory a field at a time: buffered
         let stream = io::BufReader::with_capacity(16 << 10, Stream { r, pos: 0 });
-        let members = list(stream, &opts)
-            .map_err(|e| Error::Npz(format!("not a readable .npz (zip) archive: {e}")))?;
-        let pool = std::sync::Arc::new(Pool::default());
+        let members = list(stream, &opts).map_err(crate::formats::npz::zip_err)?;
+        let pool = std::sync::Arc::new(Pool::new(budget));
         let wrap = |e| Error::Npz(format!("not a readable .npz (zip) archive: {e}"));
         for m in &members {
             let member = match m.compression {
