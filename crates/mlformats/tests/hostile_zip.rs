@@ -110,10 +110,15 @@ fn many_deflated_members_of_zeros_are_refused_whole_and_by_slices() {
         sliced(&z, "bomb.npz", Limits::default(), 1).err().unwrap(),
     ] {
         let (what, total, limit) = inflate_limit(&e).unwrap_or_else(|| panic!("{e}"));
-        // the 13th member brings the declared total past 64 MiB
-        assert!(what.contains("\"t12.npy\""), "{e}");
+        // the 13th member brings the total past 64 MiB: declared, on the
+        // whole path (refused at open); inflated, by slices (its headers
+        // listed, the data refused when read)
+        assert!(what.contains("t12"), "{what}");
         assert!(total > limit && limit == budget, "{e}");
-        assert!(e.to_string().contains("max-inflate-ratio"), "{e}");
+        assert!(
+            mlformats::chain_message(&e).contains("max-inflate-ratio"),
+            "{e}"
+        );
     }
     // trusted: a higher ratio reads it
     let trusted = Limits::default().with_max_inflate_ratio(2000);
@@ -212,18 +217,19 @@ fn a_member_declaring_4_gib_is_refused_before_allocating() {
 fn an_nnp_whose_parameters_are_a_deflate_bomb_is_refused_both_ways() {
     // 70 MiB of zeros as a deflated parameter.protobuf in 70 KB
     let f = hostile("protobuf_bomb.nnp");
-    for e in [
-        whole(&f, "protobuf_bomb.nnp", Limits::default())
-            .err()
-            .unwrap(),
-        sliced(&f, "protobuf_bomb.nnp", Limits::default(), 1)
-            .err()
-            .unwrap(),
-    ] {
-        let (what, _, limit) = inflate_limit(&e).unwrap_or_else(|| panic!("{e}"));
-        assert!(what.contains("\"parameter.protobuf\""), "{e}");
-        assert_eq!(limit, 64 << 20);
-    }
+    let e = whole(&f, "protobuf_bomb.nnp", Limits::default())
+        .err()
+        .unwrap();
+    let (what, _, limit) = inflate_limit(&e).unwrap_or_else(|| panic!("{e}"));
+    assert!(what.contains("\"parameter.protobuf\""), "{e}");
+    assert_eq!(limit, 64 << 20);
+    // by slices the member is walked as it inflates, and zeros are no
+    // protobuf: refused at its first byte, nothing more inflated
+    let e = sliced(&f, "protobuf_bomb.nnp", Limits::default(), 1)
+        .err()
+        .unwrap();
+    let msg = mlformats::chain_message(&e);
+    assert!(msg.contains("parameter.protobuf"), "{msg}");
     // a deflated parameter.h5 of zeros over a small budget, built here
     let z = deflated(&[
         (

@@ -472,12 +472,16 @@ fn check_crc<R: Read + Seek>(
 /// without reading their data: the central directory and the local
 /// headers only (for a file read by offset, whose stored members are then
 /// read at [`MemberInfo::data_start`]). The checks are those of
-/// [`from_reader`] before it reads the data.
+/// [`from_reader`] before it reads the data, but one: the deflated
+/// members' declared sizes together need not fit the inflation budget, as
+/// a caller that lists reads members a part at a time and charges each
+/// part to the budget as it inflates it (a header-only listing of a
+/// decompression bomb succeeds; reading its data is refused).
 pub fn list<R: Read + Seek>(reader: R, opts: &ReadOptions) -> Result<Vec<MemberInfo>> {
     let mut reader = reader;
     let len = length(&mut reader)?;
     let za = zip::ZipArchive::new(reader).map_err(zerr)?;
-    Ok(scan(za, len, opts, &opts.budget_for(len))?.1)
+    Ok(scan(za, len, opts, &InflateBudget::unlimited())?.1)
 }
 
 /// The length of `reader`, which is left at its start.
