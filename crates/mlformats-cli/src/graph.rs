@@ -273,11 +273,34 @@ mod tests {
     fn svg_of_a_tennis_module() {
         let d = doc("tennis/py_add_const.tsm");
         let svg = render(&d, GraphFormat::Svg, None).unwrap();
-        assert!(
-            svg.contains("<svg") && svg.contains("&lt;const&gt;"),
-            "{svg}"
-        );
+        // the constant is folded into `add`, which reads it
+        assert!(svg.starts_with("<svg") && svg.contains("c ⟨3⟩"), "{svg}");
+        assert_eq!(svg.matches(" rx=\"4\"").count(), 3, "x, add, y: {svg}");
+        assert_eq!(svg.matches("<polyline").count(), 2, "{svg}");
+        assert!(svg.contains("marker-end=\"url(#arrow)\""), "{svg}");
         assert!(render(&d, GraphFormat::Dot, Some("x")).is_err());
         assert!(render(&doc("cvm/two_entry.params"), GraphFormat::Dot, None).is_err());
+    }
+
+    #[test]
+    fn layout_json_of_an_nnabla_network() {
+        let d = doc("nnabla/convnet.nnp");
+        let text = render(&d, GraphFormat::Layout, None).unwrap();
+        let j: serde_json::Value = serde_json::from_str(&text).unwrap();
+        let ops: Vec<&str> = j["nodes"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|n| n["op"].as_str().unwrap())
+            .collect();
+        assert_eq!(ops.first(), Some(&"input"), "{ops:?}");
+        assert!(ops.contains(&"Convolution") && ops.last() == Some(&"output"));
+        let edges = j["edges"].as_array().unwrap();
+        assert_eq!(edges.len(), ops.len() - 1, "a chain");
+        for e in edges {
+            assert!(e["points"].as_array().unwrap().len() >= 2, "{e}");
+            assert!(e["tensor"].is_string() && e["from"].is_u64() && e["to"].is_u64());
+        }
+        assert_eq!(j["crossings"], 0);
     }
 }

@@ -432,7 +432,7 @@ fn every_graph_of_testdata() {
         let Some(model) = doc.graph() else { continue };
         for g in &model.graphs {
             let what = format!("{}: {}", f.display(), g.name);
-            let l = Layout::of_graph(&g, &LayoutOptions::default()).unwrap();
+            let l = Layout::of_graph(g, &LayoutOptions::default()).unwrap();
             let segments = check(&l, &what);
             check_json(&l);
             graphs += 1;
