@@ -1,8 +1,10 @@
-//! `mlformats graph`: a network as Graphviz DOT, Mermaid, or an SVG laid
-//! out in-process (by the pure-Rust `layout-rs`, so no Graphviz install).
+//! `mlformats graph`: a network as Graphviz DOT, Mermaid, or laid out
+//! in-process by the library's layered layout (`mlformats::layout`, near
+//! linear time, no Graphviz install) as SVG or as the layout's JSON.
 //!
 //! The picture is drawn from the library's typed graph, so every format
-//! that has one is drawn the same way.
+//! that has one is drawn the same way. DOT and Mermaid are written in one
+//! pass over the nodes and edges.
 
 use std::collections::HashMap;
 use std::fmt::Write;
@@ -10,16 +12,20 @@ use std::fmt::Write;
 use anyhow::{Result, anyhow, bail};
 use mlformats::Document;
 use mlformats::graph::Graph;
+use mlformats::layout::{Layout, LayoutOptions};
 
 /// Output syntax.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum GraphFormat {
     /// Graphviz DOT text.
     Dot,
-    /// SVG, laid out in-process.
+    /// SVG, laid out in-process (operators as boxes, weights folded in).
     Svg,
     /// Mermaid flowchart text.
     Mermaid,
+    /// The layout behind `svg` as JSON: boxes with coordinates, edges as
+    /// polylines (docs/LAYOUT_JSON.md).
+    Layout,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -56,6 +62,8 @@ fn picture(g: &Graph, doc: &Document, per_node_values: bool) -> Picture {
         nodes: Vec::new(),
         edges: Vec::new(),
     };
+    let values: HashMap<&str, &mlformats::graph::ValueInfo> =
+        g.values.iter().map(|v| (v.name.as_str(), v)).collect();
     if per_node_values {
         let index: HashMap<&str, usize> = g
             .nodes
@@ -73,7 +81,7 @@ fn picture(g: &Graph, doc: &Document, per_node_values: bool) -> Picture {
             let dims = n
                 .outputs
                 .first()
-                .and_then(|o| g.value(o))
+                .and_then(|o| values.get(o.as_str()))
                 .and_then(|v| v.tensor.as_deref())
                 .and_then(|t| doc.tensor(t));
             if let Some(t) = dims.filter(|_| shape == Shape::Param) {
@@ -185,54 +193,17 @@ fn to_mermaid(p: &Picture) -> String {
     s
 }
 
-fn to_svg(p: &Picture) -> Result<String> {
-    use layout::backends::svg::SVGWriter;
-    use layout::core::base::Orientation;
-    use layout::core::geometry::Point;
-    use layout::core::style::StyleAttr;
-    use layout::std_shapes::shapes::{Arrow, Element, ShapeKind};
-    use layout::topo::layout::VisualGraph;
-
-    // layout-rs asserts on some inputs; keep a panic there from reaching
-    // the user as a crash, and from printing its message.
-    let previous = std::panic::take_hook();
-    std::panic::set_hook(Box::new(|_| {}));
-    let result = std::panic::catch_unwind(|| {
-        let mut vg = VisualGraph::new(Orientation::TopToBottom);
-        let handles: Vec<_> = p
-            .nodes
-            .iter()
-            .map(|n| {
-                let text = n.label.join("\n");
-                let longest = n.label.iter().map(|l| l.chars().count()).max().unwrap_or(1) as f64;
-                let (kind, font, fill) = match n.shape {
-                    Shape::Op => (ShapeKind::new_box(&text), 14, "#dbe8f9"),
-                    Shape::Var => (ShapeKind::new_circle(&text), 14, "white"),
-                    Shape::Param => (ShapeKind::new_box(&text), 10, "#f3f3f3"),
-                };
-                let w = (longest * font as f64 * 0.62 + 20.0).max(40.0);
-                let h = (n.label.len() as f64 * font as f64 * 1.3 + 14.0).max(30.0);
-                let mut look = StyleAttr::simple();
-                look.font_size = font;
-                look.fill_color = Some(layout::core::color::Color::fast(fill));
-                vg.add_node(Element::create(
-                    kind,
-                    look,
-                    Orientation::TopToBottom,
-                    Point::new(w, h),
-                ))
-            })
-            .collect();
-        for &(a, b) in &p.edges {
-            vg.add_edge(Arrow::simple(""), handles[a], handles[b]);
-        }
-        let mut svg = SVGWriter::new();
-        vg.do_it(false, false, false, &mut svg);
-        svg.finalize()
-    });
-    std::panic::set_hook(previous);
-    result.map_err(|_| {
-        anyhow!("the SVG layout failed on this graph; use --to dot and render it with Graphviz")
+/// The network laid out by the library (`mlformats::layout`, near-linear
+/// time; its limits refuse graphs too large to draw).
+fn laid_out(g: &Graph, doc: &Document) -> Result<Layout> {
+    let shape_of = |name: &str| -> Option<Vec<i64>> {
+        let t = doc.tensor(name)?;
+        t.dims().iter().map(|&d| i64::try_from(d).ok()).collect()
+    };
+    Layout::of_graph_with(g, &LayoutOptions::default(), &shape_of).map_err(|e| {
+        anyhow!(
+            "{e}; draw one network with --network NAME, or write the graph as text with --to dot or --to mermaid"
+        )
     })
 }
 
@@ -259,11 +230,17 @@ pub fn render(doc: &Document, format: GraphFormat, network: Option<&str>) -> Res
             .or_else(|| model.graphs.first())
             .ok_or_else(|| anyhow!("the file holds no network"))?,
     };
-    let pic = picture(g, doc, tennis);
+    // DOT and Mermaid draw every value; the layout folds weights into
+    // their users (as the viewer page does)
     Ok(match format {
-        GraphFormat::Dot => to_dot(&pic),
-        GraphFormat::Mermaid => to_mermaid(&pic),
-        GraphFormat::Svg => to_svg(&pic)?,
+        GraphFormat::Dot => to_dot(&picture(g, doc, tennis)),
+        GraphFormat::Mermaid => to_mermaid(&picture(g, doc, tennis)),
+        GraphFormat::Svg => laid_out(g, doc)?.to_svg(),
+        GraphFormat::Layout => {
+            let mut s = serde_json::to_string_pretty(&laid_out(g, doc)?.to_json())?;
+            s.push('\n');
+            s
+        }
     })
 }
 
@@ -296,11 +273,34 @@ mod tests {
     fn svg_of_a_tennis_module() {
         let d = doc("tennis/py_add_const.tsm");
         let svg = render(&d, GraphFormat::Svg, None).unwrap();
-        assert!(
-            svg.contains("<svg") && svg.contains("&lt;const&gt;"),
-            "{svg}"
-        );
+        // the constant is folded into `add`, which reads it
+        assert!(svg.starts_with("<svg") && svg.contains("c ⟨3⟩"), "{svg}");
+        assert_eq!(svg.matches(" rx=\"4\"").count(), 3, "x, add, y: {svg}");
+        assert_eq!(svg.matches("<polyline").count(), 2, "{svg}");
+        assert!(svg.contains("marker-end=\"url(#arrow)\""), "{svg}");
         assert!(render(&d, GraphFormat::Dot, Some("x")).is_err());
         assert!(render(&doc("cvm/two_entry.params"), GraphFormat::Dot, None).is_err());
+    }
+
+    #[test]
+    fn layout_json_of_an_nnabla_network() {
+        let d = doc("nnabla/convnet.nnp");
+        let text = render(&d, GraphFormat::Layout, None).unwrap();
+        let j: serde_json::Value = serde_json::from_str(&text).unwrap();
+        let ops: Vec<&str> = j["nodes"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|n| n["op"].as_str().unwrap())
+            .collect();
+        assert_eq!(ops.first(), Some(&"input"), "{ops:?}");
+        assert!(ops.contains(&"Convolution") && ops.last() == Some(&"output"));
+        let edges = j["edges"].as_array().unwrap();
+        assert_eq!(edges.len(), ops.len() - 1, "a chain");
+        for e in edges {
+            assert!(e["points"].as_array().unwrap().len() >= 2, "{e}");
+            assert!(e["tensor"].is_string() && e["from"].is_u64() && e["to"].is_u64());
+        }
+        assert_eq!(j["crossings"], 0);
     }
 }

@@ -301,6 +301,7 @@ fn graph_pictures_of_real_networks() {
             ("dot", "digraph"),
             ("mermaid", "flowchart TD"),
             ("svg", "<svg"),
+            ("layout", "\"mlformats-layout\""),
         ] {
             let out = dir.path().join(format!("g.{fmt}"));
             let r = run_str(&["graph", s(&f), "--format", fmt, "-o", s(&out)]);

@@ -80,6 +80,8 @@
 //!   [`convert_document_to_bytes`] gives the same bytes in memory.
 //! - [`diff()`] compares two files of any formats; [`validate()`] applies
 //!   the strictest read plus data checks.
+//! - [`layout`] lays a graph out (layers, boxes, edges as polylines) in
+//!   near-linear time, as JSON or SVG.
 //!
 //! Each format lives in its own crate, re-exported here behind a feature
 //! named after it (all on by default):
@@ -126,6 +128,7 @@ mod formats;
 mod headers;
 #[cfg(all(feature = "onnx", feature = "nnp"))]
 mod import;
+pub mod layout;
 pub mod random_access;
 pub mod report;
 mod save;

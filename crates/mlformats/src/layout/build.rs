@@ -1,0 +1,194 @@
+//! The boxes and edges drawn for a graph: operators, with the weights and
+//! constants they read folded in, and a box per graph input and output.
+
+use std::collections::{HashMap, HashSet};
+
+use super::{LabelLine, LineStyle, NodeKind, ShapeLookup};
+use crate::graph::Graph;
+
+/// Folded weights listed in a box; the rest are counted.
+const MAX_WEIGHT_LINES: usize = 4;
+/// Longest name line, in characters.
+const MAX_NAME_CHARS: usize = 40;
+/// Longest weight name, in characters.
+const MAX_WEIGHT_CHARS: usize = 24;
+/// Width of a character of the label's text (11 px sans-serif, on average).
+pub(crate) const CHAR_WIDTH: f64 = 6.6;
+/// Height of a label line.
+pub(crate) const LINE_HEIGHT: f64 = 13.0;
+/// Space around the label inside a box.
+const PADDING_X: f64 = 14.0;
+const PADDING_Y: f64 = 8.0;
+const MIN_WIDTH: f64 = 70.0;
+
+/// A box before layout.
+pub(crate) struct SketchBox {
+    pub kind: NodeKind,
+    pub op: String,
+    pub name: String,
+    pub label: Vec<LabelLine>,
+    pub width: f64,
+    pub height: f64,
+}
+
+/// An edge before layout (never a self-loop).
+pub(crate) struct SketchEdge {
+    pub from: usize,
+    pub to: usize,
+    pub tensor: String,
+}
+
+/// Boxes and edges of one graph.
+pub(crate) struct Sketch {
+    pub boxes: Vec<SketchBox>,
+    pub edges: Vec<SketchEdge>,
+    pub folded: usize,
+}
+
+fn shorten(s: &str, max: usize) -> String {
+    if s.chars().count() <= max {
+        return s.to_string();
+    }
+    let mut t: String = s.chars().take(max.saturating_sub(2)).collect();
+    t.push('…');
+    t
+}
+
+fn shape_text(shape: Option<&[i64]>) -> String {
+    match shape {
+        Some(s) => s
+            .iter()
+            .map(|d| d.to_string())
+            .collect::<Vec<_>>()
+            .join("×"),
+        None => "?".to_string(),
+    }
+}
+
+fn line(text: String, style: LineStyle) -> LabelLine {
+    LabelLine { text, style }
+}
+
+fn sized(kind: NodeKind, op: &str, name: &str, label: Vec<LabelLine>) -> SketchBox {
+    let longest = label
+        .iter()
+        .map(|l| l.text.chars().count())
+        .max()
+        .unwrap_or(0);
+    SketchBox {
+        kind,
+        op: op.to_string(),
+        name: name.to_string(),
+        width: (longest as f64 * CHAR_WIDTH + PADDING_X).max(MIN_WIDTH),
+        height: PADDING_Y + label.len() as f64 * LINE_HEIGHT,
+        label,
+    }
+}
+
+/// A box for a graph input or output named `value`.
+fn port(kind: NodeKind, value: &str, shape: Option<&[i64]>) -> SketchBox {
+    let op = kind.as_str();
+    let mut label = vec![line(op.to_string(), LineStyle::Op)];
+    label.push(line(shorten(value, MAX_NAME_CHARS), LineStyle::Name));
+    if let Some(s) = shape {
+        label.push(line(shape_text(Some(s)), LineStyle::Weight));
+    }
+    sized(kind, op, value, label)
+}
+
+/// The boxes and edges of `g`.
+pub(crate) fn sketch(g: &Graph, shape_of: ShapeLookup<'_>) -> Sketch {
+    let values: HashMap<&str, &crate::graph::ValueInfo> =
+        g.values.iter().map(|v| (v.name.as_str(), v)).collect();
+    let inputs: HashSet<&str> = g.inputs.iter().map(String::as_str).collect();
+    let shape = |name: &str| -> Option<Vec<i64>> {
+        let v = values.get(name);
+        if let Some(s) = v.and_then(|v| v.shape.clone()) {
+            return Some(s);
+        }
+        let tensor = v.and_then(|v| v.tensor.as_deref()).unwrap_or(name);
+        shape_of(tensor).or_else(|| shape_of(name))
+    };
+    let stored =
+        |name: &str| !inputs.contains(name) && values.get(name).is_some_and(|v| v.kind.is_stored());
+    let mut boxes = Vec::new();
+    let mut producer: HashMap<&str, usize> = HashMap::new();
+    for name in &g.inputs {
+        if producer.contains_key(name.as_str()) {
+            continue;
+        }
+        producer.insert(name, boxes.len());
+        boxes.push(port(NodeKind::Input, name, shape(name).as_deref()));
+    }
+    // constants not fed from outside are drawn inside their users
+    let mut folded_values: HashSet<&str> = HashSet::new();
+    let mut folded = 0;
+    for n in &g.nodes {
+        if n.op == "<const>" && !n.outputs.iter().any(|o| inputs.contains(o.as_str())) {
+            folded_values.extend(n.outputs.iter().map(String::as_str));
+            folded += 1;
+        }
+    }
+    // (box, value) pairs read by each box, resolved once every box exists
+    let mut reads: Vec<(usize, &str)> = Vec::new();
+    for n in &g.nodes {
+        if n.op == "<const>" && n.outputs.iter().all(|o| folded_values.contains(o.as_str())) {
+            continue;
+        }
+        // a TenniS input placeholder already drawn as an input box
+        if n.op == "<param>" && n.outputs.iter().all(|o| producer.contains_key(o.as_str())) {
+            continue;
+        }
+        let id = boxes.len();
+        let mut label = vec![line(shorten(&n.op, MAX_NAME_CHARS), LineStyle::Op)];
+        if !n.name.is_empty() && n.name != n.op {
+            label.push(line(shorten(&n.name, MAX_NAME_CHARS), LineStyle::Name));
+        }
+        let mut weights = 0;
+        for i in &n.inputs {
+            if folded_values.contains(i.as_str()) || stored(i) {
+                weights += 1;
+                if weights <= MAX_WEIGHT_LINES {
+                    let short = i.rsplit('/').next().unwrap_or(i);
+                    let text = format!(
+                        "{} ⟨{}⟩",
+                        shorten(short, MAX_WEIGHT_CHARS),
+                        shape_text(shape(i).as_deref())
+                    );
+                    label.push(line(text, LineStyle::Weight));
+                }
+            } else {
+                reads.push((id, i));
+            }
+        }
+        if weights > MAX_WEIGHT_LINES {
+            let more = format!("+{} more", weights - MAX_WEIGHT_LINES);
+            label.push(line(more, LineStyle::Weight));
+        }
+        boxes.push(sized(NodeKind::Op, &n.op, &n.name, label));
+        for o in &n.outputs {
+            producer.entry(o).or_insert(id);
+        }
+    }
+    for name in &g.outputs {
+        let id = boxes.len();
+        boxes.push(port(NodeKind::Output, name, shape(name).as_deref()));
+        reads.push((id, name));
+    }
+    let edges = reads
+        .into_iter()
+        .filter_map(|(to, value)| {
+            let from = *producer.get(value)?;
+            (from != to).then(|| SketchEdge {
+                from,
+                to,
+                tensor: value.to_string(),
+            })
+        })
+        .collect();
+    Sketch {
+        boxes,
+        edges,
+        folded,
+    }
+}

@@ -1,0 +1,317 @@
+//! A layered (Sugiyama) drawing of a network, in near-linear time.
+//!
+//! [`Layout::of_graph`] turns one typed [`Graph`] into boxes and edges with
+//! coordinates, top to bottom:
+//!
+//! - **What is drawn.** Every operator is a box (its type, its name, and up
+//!   to four lines for the weights and constants it reads, which are folded
+//!   into it rather than drawn as boxes of their own). Each graph input and
+//!   output gets a box. An edge joins the box that writes a value to each box
+//!   that reads it, named by the value.
+//! - **Layers.** Cycles (recurrent networks) are broken by reversing the
+//!   edges a depth-first search finds going back; every box then sits one
+//!   layer below the deepest box it reads from (longest path), and a box
+//!   that reads nothing (an input) sits just above its first reader.
+//! - **Long edges.** An edge spanning several layers runs through one
+//!   routing point (a "dummy") per layer it crosses; the edges leaving one
+//!   box share one column of such points, so a value used far below costs
+//!   one column, not one per use. Points are ordered and spaced like boxes,
+//!   so no edge ever runs through a box other than the two it joins: inside
+//!   a layer an edge is vertical in its own column, between layers it runs
+//!   in the free band where there are no boxes.
+//! - **Order.** A bounded number of barycenter sweeps (down, then up)
+//!   reduces crossings; the order with the fewest crossings, counted exactly
+//!   in O(E log V), is kept.
+//! - **Coordinates.** Each pass places every layer at the (weighted) mean of
+//!   its neighbours' positions in the layer above or below, as close as the
+//!   boxes' widths allow: the closest placement that keeps the order and the
+//!   gaps is an isotonic regression, solved exactly in linear time by pool
+//!   adjacent violators. Long edges weigh more, so they run straight.
+//!
+//! **Cost.** With V boxes, E edges and D routing points, the layout takes
+//! O((V + D + E) log V) time and O(V + D + E) memory: a fixed number of
+//! sweeps, each a sort per layer. D is at most the sum, over the boxes, of
+//! the longest span of their outgoing edges: linear for chains, residual
+//! blocks and other networks whose edges are mostly short. Both are checked
+//! against [`LayoutOptions`] before any work that depends on them.
+//!
+//! ```
+//! use mlformats::graph::{Graph, Node, ValueInfo, ValueKind};
+//! use mlformats::layout::{Layout, LayoutOptions};
+//!
+//! let mut g = Graph::new("net");
+//! g.values.push(ValueInfo::new("w", ValueKind::Weight).with_shape(vec![4, 2]));
+//! g.nodes.push(Node::new("Affine", "fc", ["x", "w"], ["h"]));
+//! g.nodes.push(Node::new("ReLU", "relu", ["h"], ["y"]));
+//! g.infer_inputs_outputs();
+//! let l = Layout::of_graph(&g, &LayoutOptions::default()).unwrap();
+//! // input x, Affine (with its weight folded in), ReLU, output y
+//! assert_eq!(l.nodes.len(), 4);
+//! assert_eq!(l.edges.len(), 3);
+//! assert!(l.nodes[1].label.iter().any(|line| line.text == "w ⟨4×2⟩"));
+//! let json = l.to_json();
+//! assert_eq!(json["edges"][0]["tensor"], "x");
+//! assert!(l.to_svg().starts_with("<svg"));
+//! ```
+//!
+//! `docs/LAYOUT_JSON.md` describes [`Layout::to_json`]'s document.
+
+mod build;
+mod order;
+mod place;
+mod rank;
+mod render;
+
+use crate::graph::Graph;
+
+/// Bounds on the work one layout may do.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct LayoutOptions {
+    /// The most boxes (operators, inputs and outputs) laid out; default 200,000.
+    pub max_nodes: usize,
+    /// The most edges; default 1,000,000.
+    pub max_edges: usize,
+    /// The most routing points of long edges; default 4,000,000.
+    pub max_routing_points: usize,
+    /// Crossing-reduction rounds (one down and one up sweep each); default 6.
+    pub order_rounds: usize,
+    /// Coordinate passes (one down and one up each); default 6.
+    pub place_rounds: usize,
+}
+
+impl Default for LayoutOptions {
+    fn default() -> Self {
+        LayoutOptions {
+            max_nodes: 200_000,
+            max_edges: 1_000_000,
+            max_routing_points: 4_000_000,
+            order_rounds: 6,
+            place_rounds: 6,
+        }
+    }
+}
+
+/// Why a graph was not laid out.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum LayoutError {
+    /// More boxes than [`LayoutOptions::max_nodes`].
+    #[error("the graph has {nodes} boxes to draw, more than the layout's limit of {limit}")]
+    TooManyNodes {
+        /// Boxes the graph needs.
+        nodes: usize,
+        /// The limit.
+        limit: usize,
+    },
+    /// More edges than [`LayoutOptions::max_edges`].
+    #[error("the graph has {edges} edges to draw, more than the layout's limit of {limit}")]
+    TooManyEdges {
+        /// Edges the graph needs.
+        edges: usize,
+        /// The limit.
+        limit: usize,
+    },
+    /// Its long edges need more routing points than
+    /// [`LayoutOptions::max_routing_points`].
+    #[error(
+        "the graph's long edges need more than {limit} routing points (values used very far from where they are computed)"
+    )]
+    TooManyRoutingPoints {
+        /// The limit.
+        limit: usize,
+    },
+}
+
+/// What a box stands for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum NodeKind {
+    /// An operator of the graph.
+    Op,
+    /// A graph input.
+    Input,
+    /// A graph output.
+    Output,
+}
+
+impl NodeKind {
+    /// `op`, `input` or `output`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            NodeKind::Op => "op",
+            NodeKind::Input => "input",
+            NodeKind::Output => "output",
+        }
+    }
+}
+
+/// How a line of a box's label is drawn.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum LineStyle {
+    /// The operator type (bold).
+    Op,
+    /// The node's or value's name.
+    Name,
+    /// A folded weight or constant (monospace).
+    Weight,
+}
+
+/// One line of a box's label.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct LabelLine {
+    /// The text (long names shortened with `…`).
+    pub text: String,
+    /// How it is drawn.
+    pub style: LineStyle,
+}
+
+/// A box of the drawing.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub struct LayoutNode {
+    /// Its index in [`Layout::nodes`].
+    pub id: usize,
+    /// What it stands for.
+    pub kind: NodeKind,
+    /// The operator type; `input` or `output` for the graph's ports.
+    pub op: String,
+    /// The node's name, or the input's or output's value name.
+    pub name: String,
+    /// The lines drawn in the box.
+    pub label: Vec<LabelLine>,
+    /// Left edge.
+    pub x: f64,
+    /// Top edge.
+    pub y: f64,
+    /// Width, from the label's longest line.
+    pub width: f64,
+    /// Height, from the label's line count.
+    pub height: f64,
+    /// Its layer, 0 at the top.
+    pub layer: usize,
+}
+
+/// An edge of the drawing: a value from the box that writes it to a box
+/// that reads it.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub struct LayoutEdge {
+    /// The writing box's id.
+    pub from: usize,
+    /// The reading box's id.
+    pub to: usize,
+    /// The value's name.
+    pub tensor: String,
+    /// The polyline, from the border of `from` to the border of `to`
+    /// (at least two points).
+    pub points: Vec<(f64, f64)>,
+    /// True when the edge closes a cycle and was laid out pointing up.
+    pub reversed: bool,
+}
+
+/// A laid-out graph: boxes with coordinates and edges as polylines, in a
+/// frame whose top-left corner is (0, 0).
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub struct Layout {
+    /// The boxes.
+    pub nodes: Vec<LayoutNode>,
+    /// The edges.
+    pub edges: Vec<LayoutEdge>,
+    /// Width of the drawing.
+    pub width: f64,
+    /// Height of the drawing.
+    pub height: f64,
+    /// Number of layers.
+    pub layers: usize,
+    /// Nodes of the graph folded into the boxes that use them (constants).
+    pub folded: usize,
+    /// Edge crossings left by the ordering (counted between adjacent layers).
+    pub crossings: u64,
+}
+
+/// The shape of a stored tensor, by the name a graph value gives for it
+/// (for folded constants whose graph value declares no shape).
+pub type ShapeLookup<'a> = &'a dyn Fn(&str) -> Option<Vec<i64>>;
+
+impl Layout {
+    /// Lays out `g` (see the [module documentation](self)).
+    pub fn of_graph(g: &Graph, options: &LayoutOptions) -> Result<Layout, LayoutError> {
+        Layout::of_graph_with(g, options, &|_| None)
+    }
+
+    /// Lays out `g`, labelling folded weights whose value declares no shape
+    /// with `shape_of(tensor name)` (a document's tensor table).
+    pub fn of_graph_with(
+        g: &Graph,
+        options: &LayoutOptions,
+        shape_of: ShapeLookup<'_>,
+    ) -> Result<Layout, LayoutError> {
+        let sketch = build::sketch(g, shape_of);
+        Layout::of_sketch(sketch, options)
+    }
+
+    fn of_sketch(sketch: build::Sketch, options: &LayoutOptions) -> Result<Layout, LayoutError> {
+        let n = sketch.boxes.len();
+        if n > options.max_nodes {
+            return Err(LayoutError::TooManyNodes {
+                nodes: n,
+                limit: options.max_nodes,
+            });
+        }
+        if sketch.edges.len() > options.max_edges {
+            return Err(LayoutError::TooManyEdges {
+                edges: sketch.edges.len(),
+                limit: options.max_edges,
+            });
+        }
+        let pairs: Vec<(usize, usize)> = sketch.edges.iter().map(|e| (e.from, e.to)).collect();
+        let ranked = rank::rank(n, &pairs);
+        let mut layered = order::Layered::build(&ranked, &pairs, options.max_routing_points)
+            .ok_or(LayoutError::TooManyRoutingPoints {
+                limit: options.max_routing_points,
+            })?;
+        let crossings = layered.reduce_crossings(options.order_rounds);
+        let sizes: Vec<(f64, f64)> = sketch.boxes.iter().map(|b| (b.width, b.height)).collect();
+        let placed = place::place(&layered, &sizes, options.place_rounds);
+        let mut nodes = Vec::with_capacity(n);
+        for (id, b) in sketch.boxes.into_iter().enumerate() {
+            nodes.push(LayoutNode {
+                id,
+                kind: b.kind,
+                op: b.op,
+                name: b.name,
+                label: b.label,
+                x: placed.x[id] - b.width / 2.0,
+                y: placed.top[id],
+                width: b.width,
+                height: b.height,
+                layer: ranked.layer[id],
+            });
+        }
+        let edges = sketch
+            .edges
+            .into_iter()
+            .enumerate()
+            .map(|(i, e)| LayoutEdge {
+                points: place::route(&layered, &placed, i),
+                reversed: layered.edge_reversed(i),
+                from: e.from,
+                to: e.to,
+                tensor: e.tensor,
+            })
+            .collect();
+        Ok(Layout {
+            nodes,
+            edges,
+            width: placed.width,
+            height: placed.height,
+            layers: layered.layers.len(),
+            folded: sketch.folded,
+            crossings,
+        })
+    }
+}

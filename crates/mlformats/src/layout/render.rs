@@ -1,0 +1,149 @@
+//! A layout as JSON (`docs/LAYOUT_JSON.md`) and as SVG (the viewer page's
+//! look).
+
+use std::fmt::Write;
+
+use serde_json::{Value, json};
+
+use super::build::LINE_HEIGHT;
+use super::{Layout, LineStyle, NodeKind};
+
+/// Space around the drawing in the SVG.
+const MARGIN: f64 = 20.0;
+
+/// A coordinate to one decimal.
+fn r(v: f64) -> f64 {
+    (v * 10.0).round() / 10.0
+}
+
+fn xml(s: &str) -> String {
+    let mut o = String::with_capacity(s.len());
+    for c in s.chars() {
+        match c {
+            '&' => o.push_str("&amp;"),
+            '<' => o.push_str("&lt;"),
+            '>' => o.push_str("&gt;"),
+            '"' => o.push_str("&quot;"),
+            c => o.push(c),
+        }
+    }
+    o
+}
+
+impl Layout {
+    /// The layout as JSON: `nodes` (id, kind, op, name, label, x, y, width,
+    /// height, layer; x and y the top-left corner) and `edges` (from, to,
+    /// tensor, points, reversed), with the drawing's `width` and `height`
+    /// (see `docs/LAYOUT_JSON.md`).
+    pub fn to_json(&self) -> Value {
+        let nodes: Vec<Value> = self
+            .nodes
+            .iter()
+            .map(|n| {
+                let label: Vec<&str> = n.label.iter().map(|l| l.text.as_str()).collect();
+                json!({
+                    "id": n.id,
+                    "kind": n.kind.as_str(),
+                    "op": n.op,
+                    "name": n.name,
+                    "label": label.join("\n"),
+                    "x": r(n.x),
+                    "y": r(n.y),
+                    "width": r(n.width),
+                    "height": r(n.height),
+                    "layer": n.layer,
+                })
+            })
+            .collect();
+        let edges: Vec<Value> = self
+            .edges
+            .iter()
+            .map(|e| {
+                let points: Vec<[f64; 2]> = e.points.iter().map(|p| [r(p.0), r(p.1)]).collect();
+                json!({
+                    "from": e.from,
+                    "to": e.to,
+                    "tensor": e.tensor,
+                    "points": points,
+                    "reversed": e.reversed,
+                })
+            })
+            .collect();
+        json!({
+            "format": "mlformats-layout",
+            "version": 1,
+            "anchor": "top-left",
+            "width": r(self.width),
+            "height": r(self.height),
+            "layers": self.layers,
+            "folded": self.folded,
+            "crossings": self.crossings,
+            "nodes": nodes,
+            "edges": edges,
+        })
+    }
+
+    /// The layout drawn as a standalone SVG document: rounded boxes,
+    /// sans-serif labels and arrowed polylines in the viewer page's colours.
+    pub fn to_svg(&self) -> String {
+        let (w, h) = (r(self.width + 2.0 * MARGIN), r(self.height + 2.0 * MARGIN));
+        let mut s = String::with_capacity(256 * (self.nodes.len() + self.edges.len()) + 1024);
+        let _ = write!(
+            s,
+            "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{w}\" height=\"{h}\" viewBox=\"0 0 {w} {h}\">\n\
+             <style>\
+             .node rect{{fill:#fff;stroke:#587a9c;stroke-width:1.2}}\
+             .io rect{{fill:#e9f3e6;stroke:#5c8a4f}}\
+             text{{font-family:system-ui,sans-serif;font-size:11px;fill:#222}}\
+             .op{{font-weight:bold;font-size:12px}}\
+             .w{{fill:#666;font-family:monospace;font-size:10px}}\
+             .edge{{fill:none;stroke:#8a9aab;stroke-width:1.2}}\
+             </style>\n\
+             <defs><marker id=\"arrow\" viewBox=\"0 0 10 10\" refX=\"10\" refY=\"5\" markerWidth=\"7\" markerHeight=\"7\" orient=\"auto\">\
+             <path d=\"M0,0 L10,5 L0,10 z\" fill=\"#8a9aab\"/></marker></defs>\n\
+             <rect width=\"100%\" height=\"100%\" fill=\"#fafafa\"/>\n\
+             <g transform=\"translate({MARGIN},{MARGIN})\">\n"
+        );
+        for e in &self.edges {
+            s.push_str("<polyline class=\"edge\" marker-end=\"url(#arrow)\" points=\"");
+            for (i, p) in e.points.iter().enumerate() {
+                if i > 0 {
+                    s.push(' ');
+                }
+                let _ = write!(s, "{},{}", r(p.0), r(p.1));
+            }
+            let _ = writeln!(s, "\"><title>{}</title></polyline>", xml(&e.tensor));
+        }
+        for n in &self.nodes {
+            let class = if n.kind == NodeKind::Op {
+                "node"
+            } else {
+                "node io"
+            };
+            let _ = write!(
+                s,
+                "<g class=\"{class}\" transform=\"translate({},{})\"><rect width=\"{}\" height=\"{}\" rx=\"4\" ry=\"4\"/>",
+                r(n.x),
+                r(n.y),
+                r(n.width),
+                r(n.height)
+            );
+            for (k, line) in n.label.iter().enumerate() {
+                let cls = match line.style {
+                    LineStyle::Op => " class=\"op\"",
+                    LineStyle::Name => "",
+                    LineStyle::Weight => " class=\"w\"",
+                };
+                let _ = write!(
+                    s,
+                    "<text x=\"7\" y=\"{}\"{cls}>{}</text>",
+                    r(15.0 + k as f64 * LINE_HEIGHT),
+                    xml(&line.text)
+                );
+            }
+            s.push_str("</g>\n");
+        }
+        s.push_str("</g>\n</svg>\n");
+        s
+    }
+}

@@ -1,0 +1,446 @@
+//! The layered layout (`mlformats::layout`) on generated graphs (a 10,000
+//! node chain, residual blocks with skips and a Split→Concat bypass, a
+//! recurrent cycle) and on every graph of testdata/: every edge drawn from
+//! border to border, no segment through a box other than the two it joins,
+//! no two boxes overlapping, and the JSON's shape.
+
+use mlformats::graph::{Graph, Node, ValueInfo, ValueKind};
+use mlformats::layout::{Layout, LayoutError, LayoutOptions, NodeKind};
+
+/// Slack at box borders: an edge may touch the boxes' border lines.
+const EPS: f64 = 0.01;
+
+/// Whether segment p-q runs through the inside of box (x0, y0, x1, y1)
+/// (Liang-Barsky clipping against the box shrunk by `EPS`).
+fn segment_hits(p: (f64, f64), q: (f64, f64), b: (f64, f64, f64, f64)) -> bool {
+    let (x0, y0, x1, y1) = (b.0 + EPS, b.1 + EPS, b.2 - EPS, b.3 - EPS);
+    let (dx, dy) = (q.0 - p.0, q.1 - p.1);
+    let (mut t0, mut t1) = (0.0f64, 1.0f64);
+    for (pp, qq) in [
+        (-dx, p.0 - x0),
+        (dx, x1 - p.0),
+        (-dy, p.1 - y0),
+        (dy, y1 - p.1),
+    ] {
+        if pp == 0.0 {
+            if qq < 0.0 {
+                return false;
+            }
+        } else {
+            let t = qq / pp;
+            if pp < 0.0 {
+                t0 = t0.max(t);
+            } else {
+                t1 = t1.min(t);
+            }
+            if t0 > t1 {
+                return false;
+            }
+        }
+    }
+    t1 - t0 > 1e-9
+}
+
+#[test]
+fn segment_checker_sees_crossings() {
+    let b = (0.0, 0.0, 10.0, 10.0);
+    assert!(segment_hits((-5.0, 5.0), (15.0, 5.0), b));
+    assert!(segment_hits((5.0, -5.0), (5.0, 5.0), b));
+    assert!(
+        !segment_hits((-5.0, 0.0), (15.0, 0.0), b),
+        "along the border"
+    );
+    assert!(!segment_hits((11.0, -5.0), (11.0, 15.0), b));
+    assert!(!segment_hits((-5.0, 5.0), (5.0, -6.0), b));
+}
+
+/// Every check of a good layered drawing; returns the number of segments.
+fn check(l: &Layout, what: &str) -> usize {
+    // boxes: inside the frame, one layer band each, no overlaps in a layer
+    let mut by_layer: Vec<Vec<usize>> = vec![Vec::new(); l.layers];
+    for (i, n) in l.nodes.iter().enumerate() {
+        assert_eq!(n.id, i, "{what}");
+        assert!(n.width > 0.0 && n.height > 0.0, "{what}: node {i}");
+        assert!(
+            n.x >= -EPS && n.y >= -EPS,
+            "{what}: node {i} at {},{}",
+            n.x,
+            n.y
+        );
+        assert!(n.x + n.width <= l.width + EPS && n.y + n.height <= l.height + EPS);
+        by_layer[n.layer].push(i);
+    }
+    let mut band_bottom = f64::NEG_INFINITY;
+    let mut bands = Vec::new();
+    for (k, layer) in by_layer.iter_mut().enumerate() {
+        assert!(!layer.is_empty(), "{what}: layer {k} has no box");
+        layer.sort_by(|a, b| l.nodes[*a].x.total_cmp(&l.nodes[*b].x));
+        for w in layer.windows(2) {
+            let (a, b) = (&l.nodes[w[0]], &l.nodes[w[1]]);
+            assert!(
+                a.x + a.width < b.x,
+                "{what}: boxes {} and {} overlap",
+                a.id,
+                b.id
+            );
+        }
+        let top = layer
+            .iter()
+            .map(|&i| l.nodes[i].y)
+            .fold(f64::INFINITY, f64::min);
+        let bottom = layer
+            .iter()
+            .map(|&i| l.nodes[i].y + l.nodes[i].height)
+            .fold(f64::NEG_INFINITY, f64::max);
+        assert!(
+            top > band_bottom,
+            "{what}: layer {k} overlaps the one above"
+        );
+        band_bottom = bottom;
+        bands.push((top, bottom));
+    }
+    let rect = |i: usize| {
+        let n = &l.nodes[i];
+        (n.x, n.y, n.x + n.width, n.y + n.height)
+    };
+    let on_border = |p: (f64, f64), i: usize| {
+        let (x0, y0, x1, y1) = rect(i);
+        p.0 >= x0 - EPS && p.0 <= x1 + EPS && ((p.1 - y0).abs() < EPS || (p.1 - y1).abs() < EPS)
+    };
+    let mut segments = 0;
+    for (k, e) in l.edges.iter().enumerate() {
+        assert!(e.points.len() >= 2, "{what}: edge {k} not drawn");
+        assert_ne!(e.from, e.to);
+        assert!(
+            on_border(e.points[0], e.from),
+            "{what}: edge {k} starts off its box"
+        );
+        assert!(
+            on_border(e.points[e.points.len() - 1], e.to),
+            "{what}: edge {k} ends off its box"
+        );
+        for s in e.points.windows(2) {
+            segments += 1;
+            let (lo, hi) = (s[0].1.min(s[1].1), s[0].1.max(s[1].1));
+            // only the layers whose band meets the segment's height
+            let first = bands.partition_point(|b| b.1 < lo);
+            for (layer, band) in by_layer.iter().zip(&bands).skip(first) {
+                if band.0 > hi {
+                    break;
+                }
+                for &i in layer {
+                    if i != e.from && i != e.to {
+                        assert!(
+                            !segment_hits(s[0], s[1], rect(i)),
+                            "{what}: edge {k} ({} -> {}, {}) runs through box {i} ({})",
+                            e.from,
+                            e.to,
+                            e.tensor,
+                            l.nodes[i].op
+                        );
+                    }
+                }
+            }
+        }
+    }
+    segments
+}
+
+/// The JSON document's shape (docs/LAYOUT_JSON.md).
+fn check_json(l: &Layout) {
+    let j = l.to_json();
+    assert_eq!(j["format"], "mlformats-layout");
+    assert_eq!(j["anchor"], "top-left");
+    let nodes = j["nodes"].as_array().unwrap();
+    let edges = j["edges"].as_array().unwrap();
+    assert_eq!(nodes.len(), l.nodes.len());
+    assert_eq!(edges.len(), l.edges.len());
+    for (n, want) in nodes.iter().zip(&l.nodes) {
+        assert_eq!(n["id"], want.id);
+        assert_eq!(n["op"], want.op.as_str());
+        assert_eq!(n["kind"], want.kind.as_str());
+        assert!(
+            n["label"]
+                .as_str()
+                .unwrap()
+                .starts_with(&want.label[0].text)
+        );
+        for k in ["x", "y", "width", "height"] {
+            assert!(n[k].as_f64().is_some(), "{k}");
+        }
+    }
+    for (e, want) in edges.iter().zip(&l.edges) {
+        assert_eq!(e["from"], want.from);
+        assert_eq!(e["to"], want.to);
+        assert_eq!(e["tensor"], want.tensor.as_str());
+        let pts = e["points"].as_array().unwrap();
+        assert_eq!(pts.len(), want.points.len());
+        assert_eq!(pts[0].as_array().unwrap().len(), 2);
+    }
+}
+
+fn chain(n: usize) -> Graph {
+    let mut g = Graph::new("chain");
+    for i in 0..n {
+        let op = ["Relu", "Convolution", "BatchNormalization"][i % 3];
+        g.nodes.push(Node::new(
+            op,
+            format!("layer{i}"),
+            [format!("x{i}")],
+            [format!("x{}", i + 1)],
+        ));
+    }
+    g.infer_inputs_outputs();
+    g
+}
+
+#[test]
+fn a_chain_of_10000_is_one_straight_column() {
+    let g = chain(10_000);
+    let l = Layout::of_graph(&g, &LayoutOptions::default()).unwrap();
+    assert_eq!(l.nodes.len(), 10_002, "input, 10,000 nodes, output");
+    assert_eq!(l.edges.len(), 10_001);
+    assert_eq!(l.layers, 10_002);
+    assert_eq!(l.crossings, 0);
+    check(&l, "chain");
+    check_json(&l);
+    let centre = |i: usize| l.nodes[i].x + l.nodes[i].width / 2.0;
+    for i in 1..l.nodes.len() {
+        assert!(
+            (centre(i) - centre(0)).abs() < 0.5,
+            "node {i} off the column"
+        );
+    }
+    // every edge a single vertical segment between consecutive boxes
+    assert!(l.edges.iter().all(|e| e.points.len() == 2));
+    assert!(l.to_svg().matches("<polyline").count() == 10_001);
+}
+
+/// Residual blocks (Conv→BN→ReLU→Conv→Add with the block's input), every
+/// third block a Split into three branches of different lengths joined by
+/// Concat, every fifth block a value read four blocks later (a long skip),
+/// and a recurrent edge back to the first block.
+fn resnet(blocks: usize) -> Graph {
+    let mut g = Graph::new("resnet");
+    let mut x = "input".to_string();
+    let node = |g: &mut Graph, op: &str, name: String, ins: Vec<String>, out: String| {
+        g.nodes.push(Node::new(op, name, ins, [out]));
+    };
+    g.values.push(ValueInfo::new("state", ValueKind::Buffer));
+    node(
+        &mut g,
+        "Add",
+        "recur".into(),
+        vec![x.clone(), "state".into()],
+        "x0".into(),
+    );
+    x = "x0".into();
+    let mut history = vec![x.clone()];
+    for b in 0..blocks {
+        let p = format!("b{b}");
+        let w = format!("{p}/conv1/W");
+        g.values
+            .push(ValueInfo::new(&w, ValueKind::Weight).with_shape(vec![64, 64, 3, 3]));
+        node(
+            &mut g,
+            "Convolution",
+            format!("{p}/conv1"),
+            vec![x.clone(), w],
+            format!("{p}/c1"),
+        );
+        node(
+            &mut g,
+            "BatchNormalization",
+            format!("{p}/bn"),
+            vec![format!("{p}/c1")],
+            format!("{p}/n"),
+        );
+        node(
+            &mut g,
+            "ReLU",
+            format!("{p}/relu"),
+            vec![format!("{p}/n")],
+            format!("{p}/r"),
+        );
+        node(
+            &mut g,
+            "Convolution",
+            format!("{p}/conv2"),
+            vec![format!("{p}/r")],
+            format!("{p}/c2"),
+        );
+        let mut ins = vec![x.clone(), format!("{p}/c2")];
+        if b % 5 == 4 {
+            ins.push(history[b - 4].clone());
+        }
+        node(&mut g, "Add", format!("{p}/add"), ins, format!("{p}/y"));
+        x = format!("{p}/y");
+        if b % 3 == 2 {
+            g.nodes.push(Node::new(
+                "Split",
+                format!("{p}/split"),
+                [x.clone()],
+                [format!("{p}/s0"), format!("{p}/s1"), format!("{p}/s2")],
+            ));
+            node(
+                &mut g,
+                "ReLU",
+                format!("{p}/a"),
+                vec![format!("{p}/s1")],
+                format!("{p}/a1"),
+            );
+            node(
+                &mut g,
+                "ReLU",
+                format!("{p}/b"),
+                vec![format!("{p}/s2")],
+                format!("{p}/b1"),
+            );
+            node(
+                &mut g,
+                "ReLU",
+                format!("{p}/b2"),
+                vec![format!("{p}/b1")],
+                format!("{p}/b3"),
+            );
+            let ins = vec![format!("{p}/s0"), format!("{p}/a1"), format!("{p}/b3")];
+            node(
+                &mut g,
+                "Concatenate",
+                format!("{p}/cat"),
+                ins,
+                format!("{p}/z"),
+            );
+            x = format!("{p}/z");
+        }
+        history.push(x.clone());
+    }
+    node(
+        &mut g,
+        "Identity",
+        "state_out".into(),
+        vec![x.clone()],
+        "state".into(),
+    );
+    node(&mut g, "Affine", "head".into(), vec![x], "logits".into());
+    g.inputs = vec!["input".into()];
+    g.outputs = vec!["logits".into()];
+    g
+}
+
+#[test]
+fn residual_blocks_skips_bypasses_and_a_cycle() {
+    let g = resnet(40);
+    let l = Layout::of_graph(&g, &LayoutOptions::default()).unwrap();
+    let segments = check(&l, "resnet");
+    check_json(&l);
+    // every node of the graph is a box (plus the input and output)
+    assert_eq!(l.nodes.len(), g.nodes.len() + 2);
+    let read: usize = g
+        .nodes
+        .iter()
+        .flat_map(|n| &n.inputs)
+        .filter(|i| !i.ends_with("/W"))
+        .count();
+    assert_eq!(
+        l.edges.len(),
+        read + 1,
+        "every value read is an edge, and the output's"
+    );
+    // the recurrent edge is laid out upwards, its points reversed
+    let back: Vec<_> = l.edges.iter().filter(|e| e.reversed).collect();
+    assert_eq!(back.len(), 1);
+    assert_eq!(back[0].tensor, "state");
+    let (first, last) = (back[0].points[0], back[0].points[back[0].points.len() - 1]);
+    assert!(first.1 > last.1, "drawn from the bottom up");
+    // weights are folded into their convolutions
+    assert!(
+        l.nodes
+            .iter()
+            .any(|n| n.label.iter().any(|t| t.text == "W ⟨64×64×3×3⟩"))
+    );
+    assert!(
+        segments > l.edges.len(),
+        "long edges bend through their columns"
+    );
+    // a planar graph: the sweeps find a drawing without crossings
+    assert_eq!(l.crossings, 0);
+}
+
+#[test]
+fn limits_refuse_before_the_work() {
+    let g = chain(100);
+    let mut small = LayoutOptions::default();
+    small.max_nodes = 50;
+    let e = Layout::of_graph(&g, &small).unwrap_err();
+    assert_eq!(
+        e,
+        LayoutError::TooManyNodes {
+            nodes: 102,
+            limit: 50
+        }
+    );
+    assert!(e.to_string().contains("102 boxes"), "{e}");
+    // one value read by every node of a chain: long edges share a column,
+    // but the polylines' points are bounded too
+    let mut g = chain(300);
+    for n in &mut g.nodes {
+        n.inputs.push("mask".into());
+    }
+    g.nodes
+        .insert(0, Node::new("Constant", "make_mask", ["x0"], ["mask"]));
+    let mut tight = LayoutOptions::default();
+    tight.max_routing_points = 1000;
+    let e = Layout::of_graph(&g, &tight).unwrap_err();
+    assert_eq!(e, LayoutError::TooManyRoutingPoints { limit: 1000 });
+    let l = Layout::of_graph(&g, &LayoutOptions::default()).unwrap();
+    check(&l, "mask");
+    let io = l.nodes.iter().filter(|n| n.kind != NodeKind::Op).count();
+    assert_eq!(io, 2);
+}
+
+#[test]
+fn every_graph_of_testdata() {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../testdata");
+    let mut files = Vec::new();
+    let mut dirs = vec![
+        root.join("nnabla"),
+        root.join("onnx"),
+        root.join("tennis"),
+        root.join("onnx_typed"),
+    ];
+    dirs.push(root.join("translate"));
+    while let Some(d) = dirs.pop() {
+        for e in std::fs::read_dir(&d).unwrap() {
+            let p = e.unwrap().path();
+            if p.is_dir() {
+                dirs.push(p);
+            } else if matches!(
+                p.extension().and_then(|e| e.to_str()),
+                Some("nnp" | "nntxt" | "tsm" | "onnx" | "protobuf")
+            ) {
+                files.push(p);
+            }
+        }
+    }
+    files.sort();
+    let (mut graphs, mut boxes, mut long) = (0, 0, 0);
+    for f in &files {
+        let Ok(doc) = mlformats::open(f) else {
+            continue;
+        };
+        let Some(model) = doc.graph() else { continue };
+        for g in &model.graphs {
+            let what = format!("{}: {}", f.display(), g.name);
+            let l = Layout::of_graph(g, &LayoutOptions::default()).unwrap();
+            let segments = check(&l, &what);
+            check_json(&l);
+            graphs += 1;
+            boxes += l.nodes.len();
+            long += segments - l.edges.len();
+        }
+    }
+    assert!(graphs > 50, "{graphs} graphs in {} files", files.len());
+    assert!(boxes > 1000, "{boxes}");
+    assert!(long > 0, "some edges bend");
+}
