@@ -42,15 +42,16 @@ impl Headers {
         opts: &ReadOptions,
     ) -> Result<Self> {
         let path = path.as_ref();
-        if !path.is_dir() {
-            if let Ok(file) = std::fs::File::open(path) {
-                let index = match format {
-                    Some(f) => FileIndex::open_as(&file, f, opts)?,
-                    None => FileIndex::open(&file, Some(path), opts)?,
-                };
-                if let Some(index) = index {
-                    return Ok(Self::of_index(index));
-                }
+        if let Some(file) = (!path.is_dir())
+            .then(|| std::fs::File::open(path).ok())
+            .flatten()
+        {
+            let index = match format {
+                Some(f) => FileIndex::open_as(&file, f, opts)?,
+                None => FileIndex::open(&file, Some(path), opts)?,
+            };
+            if let Some(index) = index {
+                return Ok(Self::of_index(index));
             }
         }
         Ok(Self::of_document(Document::open_with(path, format, opts)?))

@@ -14,7 +14,7 @@ fn a_deflated_npz_lists_its_tensors_without_inflating_them() {
     assert_eq!(sm.tensors.len(), 8);
     assert_eq!(sm.tensors[0].name, "w0");
     assert_eq!(sm.tensors[7].shape, vec![2048, 4096]);
-    assert_eq!(sm.total_bytes, 8 * 32 << 20);
+    assert_eq!(sm.total_bytes, 8 * (32 << 20));
     assert_eq!(sm.parameters, 8 * 2048 * 4096);
 }
 
