@@ -167,3 +167,37 @@ def test_unsupported_dtypes_are_named(tmp):
         mlformats.save(tmp / "x.npz", {"t": np.array(["ab"], dtype="S2")})
     with pytest.raises(TypeError, match="has no mlformats dtype"):
         mlformats.save(tmp / "x.npz", {"t": np.zeros(2, dtype="datetime64[s]")})
+
+
+# ---- crafted files (testdata/hostile): bounded work, a catchable error
+
+HOSTILE = TESTDATA / "hostile"
+
+
+def test_a_decompression_bomb_raises_a_catchable_error():
+    # 8 members of 32 MiB of zeros deflated into 262 KB: past the default
+    # 100:1 and the 64 MiB floor
+    bomb = HOSTILE / "zeros_compressed.npz"
+    with pytest.raises(mlformats.FormatError, match="inflat"):
+        mlformats.open(bomb)
+    with pytest.raises(ValueError, match="max-inflate-ratio"):
+        mlformats.load(bomb)
+    # a file the caller trusts reads, with the keyword of either limit
+    with mlformats.open(bomb, max_inflate_ratio=2000) as f:
+        assert len(f.keys()) == 8
+        assert not f.get_tensor("w7").any()
+    assert mlformats.load(bomb, trust=True)["w0"].shape == (2048, 4096)
+
+
+def test_hard_links_to_one_dataset_are_one_tensor():
+    # h5py lists each object once (visititems): so does mlformats
+    with mlformats.open(HOSTILE / "links.h5") as f:
+        names = f.keys()
+    assert len(names) == len(set(names))
+
+
+def test_every_crafted_file_reads_or_raises_format_error():
+    files = [p for p in sorted(HOSTILE.iterdir()) if p.suffix in {".h5", ".npz", ".nnp"}]
+    assert files
+    for p in files:
+        assert outcome(p) in ("ok", "refused"), p
