@@ -74,16 +74,35 @@ pub(crate) fn dedup<'a>(params: Vec<ParamTensor<'a>>) -> (TensorMap<'a>, Vec<(St
     (map, grads)
 }
 
+/// The typed graph of an NNabla model, its functions (in every network)
+/// first counted against [`tensor_core::Limits::max_nodes`]: a function
+/// takes a few bytes in a file and hundreds in the graph.
+pub(crate) fn graph(
+    model: &NNablaProtoBuf,
+    limits: &tensor_core::Limits,
+) -> Result<tensor_core::graph::ModelGraph> {
+    let functions = model
+        .network
+        .iter()
+        .fold(0u64, |n, net| n.saturating_add(net.function.len() as u64));
+    limits.check_nodes(functions)?;
+    Ok(nn::graph::model_graph(model))
+}
+
 /// The contents of an NNabla model: parameters (deduplicated) and graph.
-pub(crate) fn contents(model: &NNablaProtoBuf, params: Vec<ParamTensor<'static>>) -> Contents {
+pub(crate) fn contents(
+    model: &NNablaProtoBuf,
+    params: Vec<ParamTensor<'static>>,
+    limits: &tensor_core::Limits,
+) -> Result<Contents> {
     let mut c = Contents::default();
     let (map, grads) = dedup(params);
     for ((n, t), (_, need_grad)) in map.into_iter().zip(grads) {
         let e = StoredTensor::new(&n, &t).with("need_grad", json!(need_grad));
         c.push(e, t);
     }
-    c.graph = Some(nn::graph::model_graph(model));
-    c
+    c.graph = Some(graph(model, limits)?);
+    Ok(c)
 }
 
 /// Writes `model` as `.nntxt` or `.protobuf` to `w`, with `items` as its
@@ -145,7 +164,7 @@ impl Codec for Nnabla {
             .into_iter()
             .map(|p| ParamTensor::new(p.name, p.tensor.rebase(&src.map), p.need_grad))
             .collect();
-        Ok(contents(&model, params))
+        contents(&model, params, &opts.limits)
     }
 
     fn write_to(

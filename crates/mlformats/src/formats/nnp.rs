@@ -171,7 +171,7 @@ impl Codec for NnpCodec {
             Format::NnablaNnp => {
                 let nnp = read_nnp(src, opts)?;
                 let params = nnp.parameters().iter().cloned().collect();
-                let mut c = super::nnabla::contents(nnp.model(), params);
+                let mut c = super::nnabla::contents(nnp.model(), params, &opts.limits)?;
                 let states: Vec<&str> = nnp
                     .optimizer_states()
                     .iter()
@@ -184,7 +184,8 @@ impl Codec for NnpCodec {
             }
             _ => match read_h5(src, opts) {
                 Ok(params) => {
-                    let mut c = super::nnabla::contents(&NNablaProtoBuf::default(), params);
+                    let mut c =
+                        super::nnabla::contents(&NNablaProtoBuf::default(), params, &opts.limits)?;
                     c.graph = None;
                     Ok(c)
                 }

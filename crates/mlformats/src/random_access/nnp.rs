@@ -423,7 +423,7 @@ impl FileIndex {
         if !states.is_empty() {
             self.metadata.insert("solver_states".into(), json!(states));
         }
-        self.graph = Some(nnabla_proto::graph::model_graph(&model));
+        self.graph = Some(crate::formats::nnabla::graph(&model, &limits)?);
         self.nnabla_model = model != NNablaProtoBuf::default();
         self.nnabla = Some(std::sync::Arc::new(model));
         Ok(true)

@@ -34,7 +34,7 @@ impl FileIndex {
         let mut model = NNablaProtoBuf::default();
         nnabla_proto::binary::merge(&mut model, &rest)?;
         self.push_entries(entries)?;
-        self.graph = Some(nnabla_proto::graph::model_graph(&model));
+        self.graph = Some(crate::formats::nnabla::graph(&model, &limits)?);
         self.nnabla_model = model != NNablaProtoBuf::default();
         self.nnabla = Some(std::sync::Arc::new(model));
         Ok(true)
