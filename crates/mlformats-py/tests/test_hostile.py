@@ -2,6 +2,7 @@
 cleanly) and never crash the interpreter."""
 
 import json
+import os
 import random
 
 import numpy as np
@@ -201,3 +202,34 @@ def test_every_crafted_file_reads_or_raises_format_error():
     assert files
     for p in files:
         assert outcome(p) in ("ok", "refused"), p
+
+
+def test_the_crafted_files_stay_within_1_gib_of_address_space():
+    # what a server that lists uploaded models runs, under RLIMIT_AS: each
+    # call ends with a result or FormatError, never a killed interpreter
+    import subprocess
+    import sys
+
+    code = f"""
+import resource
+resource.setrlimit(resource.RLIMIT_AS, (1 << 30, 1 << 30))
+import pathlib, mlformats
+outcomes = []
+for p in sorted(pathlib.Path({str(HOSTILE)!r}).iterdir()):
+    if p.suffix not in ('.h5', '.npz', '.nnp'):
+        continue
+    for call in (mlformats.inspect, mlformats.load, mlformats.stats):
+        try:
+            call(p)
+            outcomes.append('ok')
+        except mlformats.FormatError:
+            outcomes.append('refused')
+print(outcomes.count('ok'), outcomes.count('refused'))
+"""
+    env = dict(os.environ, OPENBLAS_NUM_THREADS="1", OMP_NUM_THREADS="1")
+    r = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=300, env=env
+    )
+    assert r.returncode == 0, r.stderr
+    ok, refused = map(int, r.stdout.split())
+    assert ok > 0 and refused > 0, r.stdout
