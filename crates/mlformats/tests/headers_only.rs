@@ -1,8 +1,9 @@
 //! `Headers` (what `inspect` prints) reads headers, not data: a compressed
 //! file whose data a reader must refuse to inflate still lists its tensors.
 
+use mlformats::random_access::FileIndex;
 use mlformats::{Document, Headers, ReadOptions};
-use tensor_core::Limits;
+use tensor_core::{Limits, Tensor};
 
 const ZEROS: &str = "../../testdata/hostile/zeros_compressed.npz";
 
@@ -59,4 +60,79 @@ fn a_format_read_whole_says_so_and_matches_the_document() {
     let h = Headers::open(p, None, &ReadOptions::default()).unwrap();
     assert!(!h.is_headers_only());
     assert_eq!(h.summary(), &Document::open(p).unwrap().summary());
+}
+
+/// An `.nnp` whose `parameter.h5` (nnabla's layout: every header before
+/// the data) is deflated: two 16 MiB tensors of zeros in about 64 KB.
+fn nnp_of_zeros() -> Vec<u8> {
+    use std::io::Write;
+    let zeros = Tensor::from_values([4 << 20], &vec![0f32; 4 << 20]).unwrap();
+    let mut h5 = Vec::new();
+    nnp_archive::h5::write_tensors(&mut h5, [("a/W", &zeros, true), ("b/W", &zeros, true)])
+        .unwrap();
+    let mut z = zip::ZipWriter::new(std::io::Cursor::new(Vec::new()));
+    let stored =
+        zip::write::SimpleFileOptions::default().compression_method(zip::CompressionMethod::Stored);
+    z.start_file("nnp_version.txt", stored).unwrap();
+    z.write_all(b"0.1\n").unwrap();
+    let deflated = zip::write::SimpleFileOptions::default()
+        .compression_method(zip::CompressionMethod::Deflated);
+    z.start_file("parameter.h5", deflated).unwrap();
+    z.write_all(&h5).unwrap();
+    z.finish().unwrap().into_inner()
+}
+
+#[test]
+fn a_deflated_parameter_h5_lists_its_tensors_from_its_headers() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join("zeros.nnp");
+    std::fs::write(&p, nnp_of_zeros()).unwrap();
+    // a 1 MiB budget: the headers (a few KB) fit, the 32 MiB of data do not
+    let tight = ReadOptions::default().with_limits(
+        Limits::default()
+            .with_max_inflate_ratio(1)
+            .with_min_inflate_budget(1 << 20),
+    );
+    let h = Headers::open(&p, None, &tight).unwrap();
+    assert!(h.is_headers_only());
+    let names: Vec<&str> = h
+        .summary()
+        .tensors
+        .iter()
+        .map(|t| t.name.as_str())
+        .collect();
+    assert_eq!(names, ["a/W", "b/W"]);
+    assert_eq!(h.summary().total_bytes, 32 << 20);
+    let e = Document::open_with(&p, None, &tight).unwrap_err();
+    assert!(mlformats::chain_message(&e).contains("inflat"), "{e}");
+    // by slices, the first read checks the whole member, within the budget
+    // it is given
+    let bytes = std::fs::read(&p).unwrap();
+    let index = FileIndex::open(&bytes[..], Some(&p), &tight)
+        .unwrap()
+        .unwrap();
+    assert!(index.read_tensor(&bytes[..], 1).is_err());
+    let index = FileIndex::open(&bytes[..], Some(&p), &ReadOptions::default())
+        .unwrap()
+        .unwrap();
+    let b = index.read_tensor(&bytes[..], 1).unwrap();
+    assert!(b.to_vec::<f32>().unwrap().iter().all(|&v| v == 0.0));
+}
+
+#[test]
+fn a_damaged_deflated_parameter_h5_fails_at_its_first_read() {
+    let mut bytes = nnp_of_zeros();
+    // a byte in the middle of the deflated member: in its data, past the
+    // part of the stream that holds the headers
+    let at = bytes.len() / 2;
+    bytes[at] ^= 0x55;
+    let p = std::path::Path::new("damaged.nnp");
+    assert!(Document::from_bytes(bytes.clone(), Some(p), None).is_err());
+    // its headers are whole: it opens by slices, and whichever tensor is
+    // read first fails (the member is checked whole), every read after too
+    let index = FileIndex::open(&bytes[..], Some(p), &ReadOptions::default())
+        .unwrap()
+        .unwrap();
+    assert!(index.read_tensor(&bytes[..], 1).is_err());
+    assert!(index.read_tensor(&bytes[..], 0).is_err());
 }

@@ -113,10 +113,10 @@ pub(super) fn lane_of(dtype: tensor_core::DType) -> usize {
     }
 }
 
-#[cfg(feature = "nnp")]
-pub(super) use inflate::walk_inflated;
 #[cfg(any(feature = "npz", feature = "nnp"))]
 pub(super) use inflate::{Member, Pool, verify};
+#[cfg(feature = "nnp")]
+pub(super) use inflate::{walk_inflated, walk_inflated_head};
 
 #[cfg(any(feature = "npz", feature = "nnp"))]
 mod inflate {
@@ -194,6 +194,10 @@ mod inflate {
         pool: Arc<Pool>,
         /// How far into its inflated bytes reads have been charged.
         charged: Mutex<u64>,
+        /// Its end and CRC-32 not checked yet (a member whose structure
+        /// was walked up to its last header only): the first read checks
+        /// them, so a damaged member fails at its first read.
+        unchecked: std::sync::atomic::AtomicBool,
     }
 
     impl std::fmt::Debug for Member {
@@ -225,6 +229,7 @@ mod inflate {
                 wrap,
                 pool: Arc::clone(pool),
                 charged: Mutex::new(0),
+                unchecked: std::sync::atomic::AtomicBool::new(false),
             }
         }
 
@@ -264,6 +269,14 @@ mod inflate {
         ) -> Result<()> {
             if dst.is_empty() {
                 return Ok(());
+            }
+            if self.unchecked.load(std::sync::atomic::Ordering::Relaxed) {
+                // the whole member once (bounded buffers), as the
+                // whole-file path checks it; a damaged member fails here
+                // at every read
+                verify(r, self)?;
+                self.unchecked
+                    .store(false, std::sync::atomic::Ordering::Relaxed);
             }
             at.checked_add(dst.len() as u64)
                 .filter(|&e| e <= self.size)
@@ -526,6 +539,36 @@ mod inflate {
         m: &Member,
         walk: impl FnOnce(&Inflated<'_, R>) -> super::super::wire::Walk<T>,
     ) -> super::super::wire::Walk<T> {
+        let (t, mut inf) = run_walk(r, m, walk)?;
+        inf.skip(r, m, m.size.saturating_sub(inf.out))?;
+        inf.finish(r, m)?;
+        Ok(t)
+    }
+
+    /// Runs `walk` over the inflated bytes of `m` as [`walk_inflated`]
+    /// does, inflating no further than the walk reads (a header-only
+    /// listing): the member's end and CRC-32 are checked at its first read
+    /// instead ([`Member::read`]).
+    #[cfg(feature = "nnp")]
+    pub(in super::super) fn walk_inflated_head<R: ReadAt + ?Sized, T>(
+        r: &R,
+        m: &Member,
+        walk: impl FnOnce(&Inflated<'_, R>) -> super::super::wire::Walk<T>,
+    ) -> super::super::wire::Walk<T> {
+        let (t, _) = run_walk(r, m, walk)?;
+        m.unchecked
+            .store(true, std::sync::atomic::Ordering::Relaxed);
+        Ok(t)
+    }
+
+    /// `walk` over the inflated bytes of `m`; its result and the inflater
+    /// where the walk left it.
+    #[cfg(feature = "nnp")]
+    fn run_walk<R: ReadAt + ?Sized, T>(
+        r: &R,
+        m: &Member,
+        walk: impl FnOnce(&Inflated<'_, R>) -> super::super::wire::Walk<T>,
+    ) -> super::super::wire::Walk<(T, Inflate)> {
         use super::super::wire::Stop;
         let z = Inflated {
             r,
@@ -538,10 +581,7 @@ mod inflate {
             return Err(Stop::Err(e));
         }
         let t = out?;
-        let (mut inf, _) = z.state.into_inner();
-        inf.skip(r, m, m.size.saturating_sub(inf.out))?;
-        inf.finish(r, m)?;
-        Ok(t)
+        Ok((t, z.state.into_inner().0))
     }
 }
 

@@ -13,9 +13,10 @@
 //! is read (see [`super::deflate`]).
 //!
 //! A deflated `.h5` member likewise: its HDF5 structure walked once over
-//! its inflated bytes as they are inflated (the last 64 KiB kept; a read
-//! further back, an object header before the last one read, inflates
-//! again from the member's start), its end and CRC-32 checked; each
+//! its inflated bytes as they are inflated, no further than its last
+//! header (the last 64 KiB kept; a read further back, an object header
+//! before the last one read, inflates again from the member's start), its
+//! end and CRC-32 checked at the first read of one of its tensors; each
 //! contiguous dataset (either byte order) located in the inflated bytes
 //! and inflated when read, a compact one's bytes kept. Memory: that of
 //! `deflate.rs`'s cursors and of the walk's page cache, never the member.
@@ -467,9 +468,11 @@ impl FileIndex {
 }
 
 /// The datasets of a deflated `.h5` member `z` (its data at `data_start`
-/// of the file): its structure walked once as it inflates (the last 64 KiB
-/// kept, a read further back inflating again from the member's start), its
-/// end and CRC-32 checked; each contiguous dataset located in the inflated
+/// of the file): its structure walked once as it inflates, no further than
+/// its last header (the last 64 KiB kept, a read further back inflating
+/// again from the member's start; its end and CRC-32 checked at the first
+/// read of a tensor: `deflate::walk_inflated_head`), so listing it inflates
+/// the headers, not the data; each contiguous dataset located in the inflated
 /// bytes and inflated when read, a compact one's bytes kept. A chunked
 /// dataset (its chunks' addresses in the inflated bytes) sends the archive
 /// to the whole-file path.
@@ -484,7 +487,7 @@ fn deflated_h5<R: ReadAt + ?Sized>(
     // an inflated member with another `hdf5-pure` entry (`File::from_bytes`,
     // not a paged source), which accepts some broken files the walk refuses
     // (a broken inflation is an error either way: `walk_inflated` says so)
-    let found = deflate::walk_inflated(r, &z, |bytes| {
+    let found = deflate::walk_inflated_head(r, &z, |bytes| {
         match super::h5::located(bytes, 0, z.size(), limits) {
             Ok(Some(found)) => Ok(found),
             Ok(None) | Err(_) => Err(Stop::Whole),
