@@ -102,16 +102,19 @@ export function layout(net, tensors) {
   indeg.forEach((d, i) => { if (d === 0) queue.push(i); });
   const seen = new Array(nodes.length).fill(false);
   let head = 0;
-  while (head < queue.length || seen.some((s) => !s)) {
+  let placed = 0;
+  let firstUnseen = 0; // every node before it is placed: linear overall
+  while (placed < nodes.length) {
     if (head >= queue.length) {
       // a cycle (recurrent networks): release the first node not yet placed
-      const i = seen.findIndex((s) => !s);
-      indeg[i] = 0;
-      queue.push(i);
+      while (seen[firstUnseen]) firstUnseen += 1;
+      indeg[firstUnseen] = 0;
+      queue.push(firstUnseen);
     }
     const i = queue[head++];
     if (seen[i]) continue;
     seen[i] = true;
+    placed += 1;
     for (const j of succs[i]) {
       if (seen[j]) continue;
       layer[j] = Math.max(layer[j], layer[i] + 1);
@@ -119,7 +122,8 @@ export function layout(net, tensors) {
     }
   }
   // outputs sit right under their producer
-  const nLayers = Math.max(0, ...layer) + 1;
+  // (no spread: a call's arguments are bounded, a graph is not)
+  const nLayers = layer.reduce((a, b) => (a > b ? a : b), 0) + 1;
   const layers = Array.from({ length: nLayers }, () => []);
   layer.forEach((l, i) => layers[l].push(i));
 
@@ -155,7 +159,7 @@ export function layout(net, tensors) {
   const y = [];
   let yy = 0;
   for (const ls of layers) {
-    const h = Math.max(...ls.map((i) => nodes[i].h));
+    const h = ls.reduce((a, i) => Math.max(a, nodes[i].h), 0);
     y.push(yy + h / 2);
     yy += h + LAYER_GAP;
   }
