@@ -456,11 +456,7 @@ fn json_text(v: &serde_json::Value) -> anyhow::Result<Vec<u8>> {
 /// errors name the path.
 fn open(path: &Path, format: Option<Format>) -> Result<Document, Failure> {
     if path == Path::new("-") {
-        let mut bytes = Vec::new();
-        std::io::Read::read_to_end(&mut std::io::stdin().lock(), &mut bytes)
-            .map_err(anyhow::Error::new)
-            .at(path)?;
-        let map = tensor_core::MappedFile::from_vec(bytes);
+        let map = tensor_core::MappedFile::from_vec(read_stdin(path)?);
         return Document::from_map(map, None, format, &read_options())
             .map_err(anyhow::Error::new)
             .at(path);
@@ -470,15 +466,20 @@ fn open(path: &Path, format: Option<Format>) -> Result<Document, Failure> {
         .at(path)
 }
 
+/// All of standard input (`path` is `-`, for the error).
+fn read_stdin(path: &Path) -> Result<Vec<u8>, Failure> {
+    let mut bytes = Vec::new();
+    std::io::Read::read_to_end(&mut std::io::stdin().lock(), &mut bytes)
+        .map_err(anyhow::Error::new)
+        .at(path)?;
+    Ok(bytes)
+}
+
 /// The headers of `path` (as `format`, or detected; `-` reads standard
 /// input): no tensor data read where the format allows.
 fn open_headers(path: &Path, format: Option<Format>) -> Result<mlformats::Headers, Failure> {
     if path == Path::new("-") {
-        let mut bytes = Vec::new();
-        std::io::Read::read_to_end(&mut std::io::stdin().lock(), &mut bytes)
-            .map_err(anyhow::Error::new)
-            .at(path)?;
-        return mlformats::Headers::from_bytes(bytes, None, format, &read_options())
+        return mlformats::Headers::from_bytes(read_stdin(path)?, None, format, &read_options())
             .map_err(anyhow::Error::new)
             .at(path);
     }

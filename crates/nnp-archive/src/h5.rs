@@ -413,6 +413,19 @@ pub fn from_map_range(
     range: Range<usize>,
     opts: &ReadOptions,
 ) -> Result<Vec<Parameter<'static>>> {
+    let (raw, base) = read_map_range(map, range, opts)?;
+    finish(raw, |r| {
+        Ok(Bytes::Mapped(Arc::clone(map), base + r.start..base + r.end))
+    })
+}
+
+/// Every dataset of the HDF5 file at `range` of a map (contiguous data
+/// located, any other read), with where the file starts in the map.
+fn read_map_range(
+    map: &Arc<MappedFile>,
+    range: Range<usize>,
+    opts: &ReadOptions,
+) -> Result<(Vec<RawParam>, usize)> {
     let (file, base, len) = open_range(map, range.clone())?;
     let budget = opts.budget_for(len as u64);
     let input = Input {
@@ -423,10 +436,10 @@ pub fn from_map_range(
         len: len as u64,
         budget: &budget,
     };
-    let raw = read_core(&file, &input, &opts.limits, Mode::Read, &Once)?;
-    finish(raw, |r| {
-        Ok(Bytes::Mapped(Arc::clone(map), base + r.start..base + r.end))
-    })
+    Ok((
+        read_core(&file, &input, &opts.limits, Mode::Read, &Once)?,
+        base,
+    ))
 }
 
 /// The HDF5 file at `range` of a map, with where it starts and its length.
@@ -495,17 +508,7 @@ pub fn solver_state_from_map_range(
     range: Range<usize>,
     opts: &ReadOptions,
 ) -> Result<SolverState<'static>> {
-    let (file, base, len) = open_range(map, range.clone())?;
-    let budget = opts.budget_for(len as u64);
-    let input = Input {
-        src: &MapSource {
-            map: Arc::clone(map),
-            range,
-        },
-        len: len as u64,
-        budget: &budget,
-    };
-    let mut raw = read_core(&file, &input, &opts.limits, Mode::Read, &Once)?;
+    let (mut raw, base) = read_map_range(map, range, opts)?;
     if let Some(r) = raw.iter().find(|r| r.need_grad.is_some()) {
         return Err(Error::BadData {
             dataset: r.name.clone(),
