@@ -351,22 +351,35 @@ fn varint(out: &mut Vec<u8>, mut v: u64) {
 }
 
 /// An ONNX model whose graph holds an `If` whose branch holds an `If` ...
-/// `depth` levels deep.
+/// `depth` levels deep, written in time linear in `depth` (each level's
+/// lengths worked out from the inside first, then the opening bytes of
+/// every level, the innermost graph, and the closing bytes of every level).
 pub fn nested_onnx(depth: usize) -> Vec<u8> {
-    let mut graph = Vec::new();
-    field(&mut graph, 2, b"leaf"); // GraphProto.name
+    let mut leaf = Vec::new();
+    field(&mut leaf, 2, b"leaf"); // GraphProto.name
+    // per level: AttributeProto.type = GRAPH (5), then GraphProto.name "g"
+    let mut close = Vec::new();
+    varint(&mut close, 20 << 3);
+    varint(&mut close, 5);
+    let attr_close = close.len();
+    field(&mut close, 2, b"g");
+    let mut name = Vec::new();
+    field(&mut name, 1, b"then_branch"); // AttributeProto.name
+    let mut op = Vec::new();
+    field(&mut op, 4, b"If"); // NodeProto.op_type
+    let vlen = |v: u64| {
+        let mut b = Vec::new();
+        varint(&mut b, v);
+        b.len() as u64
+    };
+    // the (attribute, node) lengths of each level, innermost first
+    let mut lens = Vec::with_capacity(depth);
+    let mut graph = leaf.len() as u64;
     for _ in 0..depth {
-        let mut attr = Vec::new();
-        field(&mut attr, 1, b"then_branch"); // AttributeProto.name
-        field(&mut attr, 6, &graph); // AttributeProto.g
-        varint(&mut attr, 20 << 3); // AttributeProto.type = GRAPH (5)
-        varint(&mut attr, 5);
-        let mut node = Vec::new();
-        field(&mut node, 4, b"If"); // NodeProto.op_type
-        field(&mut node, 5, &attr); // NodeProto.attribute
-        graph.clear();
-        field(&mut graph, 1, &node); // GraphProto.node
-        field(&mut graph, 2, b"g");
+        let attr = name.len() as u64 + 1 + vlen(graph) + graph + attr_close as u64;
+        let node = op.len() as u64 + 1 + vlen(attr) + attr;
+        lens.push((attr, node, graph));
+        graph = 1 + vlen(node) + node + (close.len() - attr_close) as u64;
     }
     let mut model = Vec::new();
     varint(&mut model, 1 << 3); // ir_version
@@ -375,7 +388,22 @@ pub fn nested_onnx(depth: usize) -> Vec<u8> {
     varint(&mut opset, 2 << 3); // OperatorSetIdProto.version
     varint(&mut opset, 13);
     field(&mut model, 8, &opset);
-    field(&mut model, 7, &graph);
+    varint(&mut model, 7 << 3 | 2); // ModelProto.graph
+    varint(&mut model, graph);
+    for &(attr, node, inner) in lens.iter().rev() {
+        varint(&mut model, 1 << 3 | 2); // GraphProto.node
+        varint(&mut model, node);
+        model.extend_from_slice(&op);
+        varint(&mut model, 5 << 3 | 2); // NodeProto.attribute
+        varint(&mut model, attr);
+        model.extend_from_slice(&name);
+        varint(&mut model, 6 << 3 | 2); // AttributeProto.g
+        varint(&mut model, inner);
+    }
+    model.extend_from_slice(&leaf);
+    for _ in 0..depth {
+        model.extend_from_slice(&close);
+    }
     model
 }
 

@@ -230,3 +230,22 @@ fn the_crafted_files_of_testdata_hostile() {
     }
     assert!(n > 0, "no crafted files in {}", dir.display());
 }
+
+#[test]
+fn the_nested_builder_writes_models_onnx_reads() {
+    // shallow: a valid model, its `If` chain as deep as asked
+    for depth in [0, 1, 3, 30] {
+        let bytes = shapes::nested_onnx(depth);
+        let doc = mlformats::Document::from_bytes(bytes, Some(Path::new("x.onnx")), None)
+            .unwrap_or_else(|e| panic!("depth {depth}: {e}"));
+        let g = doc.graph().expect("a graph");
+        assert_eq!(
+            g.graphs[0].nodes.len(),
+            usize::from(depth > 0),
+            "depth {depth}"
+        );
+    }
+    // deep: refused by the nesting bound, at once
+    let e = mlformats::Document::from_bytes(shapes::nested_onnx(65_535), None, None).unwrap_err();
+    assert!(mlformats::chain_message(&e).contains("nest"), "{e}");
+}
