@@ -484,6 +484,28 @@ pub fn list<R: Read + Seek>(reader: R, opts: &ReadOptions) -> Result<Vec<MemberI
     Ok(scan(za, len, opts, &InflateBudget::unlimited())?.1)
 }
 
+/// What reading the whole archive would refuse for its budget: the first
+/// deflated member (in `members`' order, as [`list`] gives them) at which
+/// the declared sizes together pass what `budget` has left, or `None`.
+/// A reader that [`list`]s and inflates a part at a time refuses its first
+/// read with it, so that it refuses what [`parse_with`] refuses.
+pub fn over_declared_budget(
+    members: &[MemberInfo],
+    budget: &InflateBudget,
+    archive_len: u64,
+) -> Option<Error> {
+    let mut total = 0u64;
+    for m in members {
+        if m.compression == Compression::Deflated {
+            total = total.saturating_add(m.size);
+            if total > budget.remaining() {
+                return Some(check::over_budget(&m.name, budget, total, archive_len));
+            }
+        }
+    }
+    None
+}
+
 /// The length of `reader`, which is left at its start.
 fn length<R: Seek>(reader: &mut R) -> Result<u64> {
     let len = reader

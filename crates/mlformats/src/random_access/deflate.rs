@@ -149,6 +149,11 @@ mod inflate {
     pub(in super::super) struct Pool {
         cursors: Mutex<Vec<(u64, Box<Inflate>)>>,
         budget: InflateBudget,
+        /// What the whole-file path refuses the archive for (its deflated
+        /// members declare more than the budget), given to every read of
+        /// a member's data once the listing is done
+        /// ([`Pool::refuse_reads`]): `(what, total, limit, input)`.
+        refusal: Mutex<Option<(String, u64, u64, u64)>>,
     }
 
     impl std::fmt::Debug for Pool {
@@ -164,6 +169,24 @@ mod inflate {
             Pool {
                 cursors: Mutex::new(Vec::new()),
                 budget,
+                refusal: Mutex::new(None),
+            }
+        }
+
+        /// From now on, every read of a member's bytes fails with `e`
+        /// (`nnp_archive::archive::over_declared_budget`'s answer): the
+        /// listing read the headers, the data is refused as the whole-file
+        /// path refuses the archive.
+        pub(in super::super) fn refuse_reads(&self, e: Option<nnp_archive::Error>) {
+            if let Some(nnp_archive::Error::Tensor(tensor_core::Error::InflateLimit {
+                what,
+                total,
+                limit,
+                input,
+            })) = e
+            {
+                *self.refusal.lock().unwrap_or_else(PoisonError::into_inner) =
+                    Some((what, total, limit, input));
             }
         }
 
@@ -269,6 +292,22 @@ mod inflate {
         ) -> Result<()> {
             if dst.is_empty() {
                 return Ok(());
+            }
+            let refusal = self
+                .pool
+                .refusal
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .clone();
+            if let Some((what, total, limit, input)) = refusal {
+                return Err((self.wrap)(nnp_archive::Error::Tensor(
+                    tensor_core::Error::InflateLimit {
+                        what,
+                        total,
+                        limit,
+                        input,
+                    },
+                )));
             }
             if self.unchecked.load(std::sync::atomic::Ordering::Relaxed) {
                 // the whole member once (bounded buffers), as the

@@ -303,6 +303,9 @@ impl FileIndex {
             .with_budget(budget.clone());
         let stream = io::BufReader::with_capacity(16 << 10, Stream { r, pos: 0 });
         let members = list(stream, &opts)?;
+        // what the whole path refuses on its declared sizes: the data
+        // reads are refused with it (see read_npz)
+        let over = nnp_archive::archive::over_declared_budget(&members, &budget, r.len());
         let stored = |m: &MemberInfo| matches!(m.compression, Compression::Stored);
         if members.iter().any(|m| m.kind == MemberKind::NestedNnp) {
             return Ok(false);
@@ -427,6 +430,7 @@ impl FileIndex {
         self.graph = Some(crate::formats::nnabla::graph(&model, &limits)?);
         self.nnabla_model = model != NNablaProtoBuf::default();
         self.nnabla = Some(std::sync::Arc::new(model));
+        pool.refuse_reads(over);
         Ok(true)
     }
 

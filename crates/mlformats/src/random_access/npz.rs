@@ -31,8 +31,11 @@ impl FileIndex {
         // the zip reader reads the directory a field at a time: buffered
         let stream = io::BufReader::with_capacity(16 << 10, Stream { r, pos: 0 });
         let members = list(stream, &opts).map_err(crate::formats::npz::zip_err)?;
+        // what the whole path refuses on its declared sizes: the data
+        // reads are refused with it, the headers are listed
+        let over = nnp_archive::archive::over_declared_budget(&members, &budget, r.len());
         let pool = std::sync::Arc::new(Pool::new(budget));
-        let wrap = |e| Error::Npz(format!("not a readable .npz (zip) archive: {e}"));
+        let wrap = crate::formats::npz::zip_err;
         for m in &members {
             let member = match m.compression {
                 Compression::Stored => None,
@@ -110,6 +113,7 @@ impl FileIndex {
                 layout,
             });
         }
+        pool.refuse_reads(over);
         Ok(true)
     }
 }
