@@ -236,7 +236,6 @@ fn scan<R: Read + Seek>(
         za.validate_header_consistency().map_err(zerr)?;
     }
     let mut members = tensor_core::try_with_capacity("the member list", za.len())?;
-    let mut inflated_total: u64 = 0;
     for i in 0..za.len() {
         let f = za.by_index_raw(i).map_err(zerr)?;
         let name = f.name().map_err(zerr)?.into_owned();
@@ -299,15 +298,6 @@ fn scan<R: Read + Seek>(
                         limit: limits.max_alloc,
                     });
                 }
-                inflated_total = inflated_total.saturating_add(size);
-                if inflated_total > budget.remaining() {
-                    return Err(check::over_budget(
-                        &name,
-                        budget,
-                        inflated_total,
-                        archive_len,
-                    ));
-                }
             }
         }
         let kind = MemberKind::of(&name);
@@ -321,6 +311,9 @@ fn scan<R: Read + Seek>(
             data_start,
             crc32,
         });
+    }
+    if let Some(e) = over_declared_budget(&members, budget, archive_len) {
+        return Err(e);
     }
     Ok((za, members))
 }
