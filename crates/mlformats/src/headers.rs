@@ -42,19 +42,28 @@ impl Headers {
         opts: &ReadOptions,
     ) -> Result<Self> {
         let path = path.as_ref();
-        if let Some(file) = (!path.is_dir())
-            .then(|| std::fs::File::open(path).ok())
-            .flatten()
-        {
-            let index = match format {
-                Some(f) => FileIndex::open_as(&file, f, opts)?,
-                None => FileIndex::open(&file, Some(path), opts)?,
-            };
-            if let Some(index) = index {
-                return Ok(Self::of_index(index));
-            }
+        #[cfg(unix)]
+        if let Some(h) = Self::by_slices(path, format, opts)? {
+            return Ok(h);
         }
         Ok(Self::of_document(Document::open_with(path, format, opts)?))
+    }
+
+    /// The headers of the file at `path` read through positioned reads,
+    /// or `None` when it cannot be opened so or its format is read whole.
+    #[cfg(unix)]
+    fn by_slices(path: &Path, format: Option<Format>, opts: &ReadOptions) -> Result<Option<Self>> {
+        if path.is_dir() {
+            return Ok(None);
+        }
+        let Ok(file) = std::fs::File::open(path) else {
+            return Ok(None);
+        };
+        let index = match format {
+            Some(f) => FileIndex::open_as(&file, f, opts)?,
+            None => FileIndex::open(&file, Some(path), opts)?,
+        };
+        Ok(index.map(Self::of_index))
     }
 
     /// Reads the headers of a file in memory (`name`, if any, breaks ties
