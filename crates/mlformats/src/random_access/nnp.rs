@@ -497,6 +497,15 @@ fn deflated_h5<R: ReadAt + ?Sized>(
             Ok(None) | Err(_) => Err(Stop::Whole),
         }
     })?;
+    let read_later = |p: &nnp_archive::h5::Located| {
+        matches!(p.storage, nnp_archive::h5::Storage::Contiguous) && p.len > 0
+    };
+    if !found.iter().any(read_later) {
+        // no read of a tensor will inflate it (none, empty ones, compact
+        // ones kept from the walk): checked now, as the whole path checks
+        // every member it inflates
+        deflate::verify(r, &z)?;
+    }
     let cache = super::h5chunks::ChunkCache::new(limits, r.len());
     let mut out = Vec::with_capacity(found.len());
     for mut p in found {
