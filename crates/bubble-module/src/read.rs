@@ -383,6 +383,17 @@ impl<'a, I: Input<'a>> Parser<'a, I> {
     /// A count of entries of at least `min_size` bytes each, checked
     /// against the remaining bytes and the record limit before any allocation.
     fn count(&mut self, what: &str, at: At<'_>, min_size: usize) -> Result<usize> {
+        self.count_within(what, at, min_size, Limits::check_tensors)
+    }
+
+    /// [`Self::count`], checked against the limit `check` applies.
+    fn count_within(
+        &mut self,
+        what: &str,
+        at: At<'_>,
+        min_size: usize,
+        check: fn(&Limits, u64) -> tensor_core::Result<()>,
+    ) -> Result<usize> {
         let offset = self.pos;
         let n = self.small(what, at)?;
         if (n as u64).saturating_mul(min_size as u64) > self.left() as u64 {
@@ -394,12 +405,10 @@ impl<'a, I: Input<'a>> Parser<'a, I> {
                 left: self.left(),
             });
         }
-        self.limits
-            .check_tensors(n as u64)
-            .map_err(|source| Error::Limit {
-                at: format!("{what}{at} at offset {offset}"),
-                source,
-            })?;
+        check(&self.limits, n as u64).map_err(|source| Error::Limit {
+            at: format!("{what}{at} at offset {offset}"),
+            source,
+        })?;
         Ok(n)
     }
 
@@ -426,14 +435,10 @@ impl<'a, I: Input<'a>> Parser<'a, I> {
         let inputs = self.index_list("module input index", At::Top)?;
         let outputs = self.index_list("module output index", At::Top)?;
         // A node is at least a param count and an input count.
-        let at = self.pos;
-        let n = self.count("node count", At::Top, 8)?;
-        self.limits
-            .check_nodes(n as u64)
-            .map_err(|source| Error::Limit {
-                at: format!("node count at offset {at}"),
-                source,
-            })?;
+        let n = self.count_within("node count", At::Top, 8, |l, n| {
+            l.check_tensors(n)?;
+            l.check_nodes(n)
+        })?;
         let check = |what: &str, list: Vec<(usize, usize)>| -> Result<Vec<usize>> {
             list.into_iter()
                 .map(|(i, off)| {
