@@ -28,9 +28,10 @@ commands:
                 to memcpy / write_all measured in the same run [--json] [--crate NAME]
   fuzz          build the fuzz/ targets (cargo-fuzz) and run each for N seconds; fails on
                 any crash, timeout or OOM: --seconds N [--target T]... [--sanitizer none]
-  web           build the viewer page (wasm + HTML/JS, no wasm-bindgen) into
-                crates/mlformats/web/ (embedded by `mlformats view`) [--out DIR];
-                needs the wasm32-unknown-unknown target
+  web           build the viewer's wasm into crates/mlformats/web/ (the page's one home,
+                embedded by `mlformats view`) and record its inputs' hash; --out DIR
+                writes the whole page elsewhere; --check fails when the committed
+                wasm is stale; needs the wasm32-unknown-unknown target
 ";
 
 fn main() -> ExitCode {

@@ -49,7 +49,7 @@ table, and to every tensor's statistics) and by `mlformats inspect` (the
 CLI given, each a fresh process), in the same run; one row per file is
 printed. Then the conversions that need the whole model: an NNabla
 network of 48 Affine layers of 16 MiB (768 MiB, the page's limit,
-WHOLE_CONVERT_MAX in www/app.js) opened by slices and exported to ONNX in
+WHOLE_CONVERT_MAX in crates/mlformats/web/app.js) opened by slices and exported to ONNX in
 the page, and that ONNX imported back to `.nnp` (the page reads the file
 whole in a worker): time, the converting worker's module memory, the
 CLI's time, and whether the download is the CLI's output; if one fails,
