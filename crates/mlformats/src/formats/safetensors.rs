@@ -1,7 +1,9 @@
 //! Hugging Face `.safetensors` (crate `safetensors`).
 //!
-//! Reading borrows every tensor from the memory map (zero-copy), in the
-//! order of their data offsets; `__metadata__` becomes the document's
+//! Reading: one reader for the whole file and for reads by slices (the
+//! header walk in `random_access/safetensors.rs`, over any `ReadAt`); the
+//! whole path then borrows every tensor from the memory map (zero-copy), in
+//! the order of their data offsets; `__metadata__` becomes the document's
 //! `metadata`. Writing is our own: the header, then each tensor converted
 //! and streamed in the given order into one temporary file beside the
 //! target (the crate's `serialize_to_file` keeps a second temporary of its
@@ -9,13 +11,12 @@
 
 use std::path::Path;
 
-use safetensors::{Dtype, SafeTensors};
+use safetensors::Dtype;
 use serde_json::{Map, Value};
 use tensor_core::{DType, MemoryOrder, Tensor};
 
-use crate::codec::{
-    Codec, Contents, Item, ReadOptions, Source, StoredTensor, WriteContext, WriteSeek,
-};
+use crate::codec::{Codec, Contents, Item, ReadOptions, Source, WriteContext, WriteSeek};
+use crate::random_access::FileIndex;
 use crate::{Error, Format, InTensor, Result};
 
 pub(crate) struct SafetensorsCodec;
@@ -105,32 +106,37 @@ pub(crate) fn names_in_file_order(bytes: &[u8], by_offset: Vec<String>) -> Vec<S
     names
 }
 
+/// The file's header read and checked, every tensor located (the one
+/// reader of the format, shared with reading by slices).
+fn index(bytes: &[u8], opts: &ReadOptions) -> Result<FileIndex> {
+    FileIndex::open_as(bytes, Format::Safetensors, opts)?.ok_or_else(|| {
+        Error::Safetensors("the safetensors reader is not built in (feature `safetensors`)".into())
+    })
+}
+
 impl Codec for SafetensorsCodec {
-    fn read(&self, src: &Source, _opts: &ReadOptions) -> Result<Contents> {
+    fn read(&self, src: &Source, opts: &ReadOptions) -> Result<Contents> {
+        // One reader: the header walk of `random_access/safetensors.rs`
+        // (checks every claim, locates every tensor), here over the memory
+        // map; each tensor is then borrowed from the map where it lies.
         let bytes = src.bytes();
-        let st = SafeTensors::deserialize(bytes)
-            .map_err(|e| Error::Safetensors(format!("invalid safetensors file: {e:?}")))?;
-        let (_, meta) = SafeTensors::read_metadata(bytes)
-            .map_err(|e| Error::Safetensors(format!("invalid safetensors header: {e:?}")))?;
+        let index = index(bytes, opts)?;
         let mut c = Contents::default();
-        for name in names_in_file_order(bytes, meta.offset_keys()) {
-            let view = st
-                .tensor(&name)
-                .map_err(|e| Error::Safetensors(format!("{e:?}")).in_tensor(&name))?;
-            let dtype = to_dtype(view.dtype()).in_tensor(&name)?;
-            let t = Tensor::new(dtype, view.shape(), view.data()).in_tensor(&name)?;
-            let t = t.rebase(&src.map);
-            c.push(StoredTensor::new(&name, &t), t);
+        for t in index.tensors() {
+            let name = t.name();
+            let data = usize::try_from(t.offset())
+                .ok()
+                .zip(usize::try_from(t.byte_len()).ok())
+                .and_then(|(at, n)| bytes.get(at..at.checked_add(n)?))
+                .ok_or_else(|| {
+                    Error::Safetensors("invalid safetensors file: InvalidOffset".into())
+                        .in_tensor(name)
+                })?;
+            let tensor = Tensor::new(t.dtype(), t.dims(), data).in_tensor(name)?;
+            let tensor = tensor.rebase(&src.map);
+            c.push(t.stored().clone(), tensor);
         }
-        if let Some(m) = meta.metadata() {
-            let mut sorted: Vec<(&String, &String)> = m.iter().collect();
-            sorted.sort();
-            let obj: Map<String, Value> = sorted
-                .into_iter()
-                .map(|(k, v)| (k.clone(), Value::String(v.clone())))
-                .collect();
-            c.metadata.insert("metadata".into(), Value::Object(obj));
-        }
+        c.metadata = index.metadata().clone();
         Ok(c)
     }
 
@@ -175,8 +181,7 @@ impl Codec for SafetensorsCodec {
     fn reencode(&self, src: &Source, out: &Path) -> Result<()> {
         // A safetensors file is its own canonical form: copy the bytes,
         // after checking that they are a valid file.
-        SafeTensors::deserialize(src.bytes())
-            .map_err(|e| Error::Safetensors(format!("invalid safetensors file: {e:?}")))?;
+        index(src.bytes(), &ReadOptions::default())?;
         tensor_core::io::write_atomic(out, |w| -> Result<()> {
             tensor_core::io::write_prefaulted(w, src.bytes())?;
             Ok(())
