@@ -1,9 +1,15 @@
-//! `mlformats diff A B`: the library's comparison, as text.
+//! `mlformats diff A B`: its arguments, and the library's comparison, as
+//! text or JSON.
 
 use std::fmt::Write;
 use std::path::Path;
 
 use mlformats::diff::{DiffReport, TensorDiff};
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use crate::failure::{AtPath, Failure};
+use crate::{FormatArg, json_text, name_filter, open, print};
 
 /// The report as `diff` prints it.
 pub fn text(r: &DiffReport, a: &Path, b: &Path) -> String {
@@ -80,4 +86,78 @@ pub fn text(r: &DiffReport, a: &Path, b: &Path) -> String {
         r.format_b
     );
     text
+}
+
+// The arguments of `diff`. A plain comment, not a doc comment: the
+// subcommand's help is the doc comment of `Command::Diff`.
+#[derive(clap::Args, Debug)]
+pub struct DiffArgs {
+    /// The first file.
+    a: PathBuf,
+    /// The second file.
+    b: PathBuf,
+    /// Compare only tensors whose name matches GLOB (or equals it; repeatable).
+    #[arg(long, value_name = "GLOB")]
+    only: Vec<String>,
+    /// Leave out tensors whose name matches GLOB (or equals it; repeatable).
+    #[arg(long, value_name = "GLOB")]
+    exclude: Vec<String>,
+    /// Largest absolute difference still counted as equal.
+    #[arg(long, default_value_t = 0.0)]
+    tolerance: f64,
+    /// Largest relative difference still counted as equal.
+    #[arg(long, default_value_t = 0.0)]
+    rtol: f64,
+    /// Count a dtype difference as a difference even when values agree.
+    #[arg(long)]
+    strict_dtype: bool,
+    /// Print JSON.
+    #[arg(long)]
+    json: bool,
+    /// Read both files as this format instead of detecting it.
+    #[arg(long, value_name = "FORMAT", value_enum)]
+    from: Option<FormatArg>,
+    /// Read the first file as this format (overrides --from).
+    #[arg(long, value_name = "FORMAT", value_enum)]
+    from_a: Option<FormatArg>,
+    /// Read the second file as this format (overrides --from).
+    #[arg(long, value_name = "FORMAT", value_enum)]
+    from_b: Option<FormatArg>,
+}
+
+/// Runs `diff`: 0 when the files are equal within tolerance, 1 when not.
+pub fn command(args: DiffArgs) -> Result<ExitCode, Failure> {
+    let DiffArgs {
+        a,
+        b,
+        only,
+        exclude,
+        tolerance,
+        rtol,
+        strict_dtype,
+        json,
+        from,
+        from_a,
+        from_b,
+    } = args;
+    let opts = mlformats::DiffOptions::new()
+        .tolerance(tolerance)
+        .rtol(rtol)
+        .strict_dtype(strict_dtype)
+        .filter(name_filter(&only, &exclude)?);
+    let da = open(&a, from_a.or(from).map(|f| f.0))?;
+    let db = open(&b, from_b.or(from).map(|f| f.0))?;
+    let report = mlformats::diff::diff_documents(&da, &db, &opts)
+        .map_err(anyhow::Error::new)
+        .at(&a)?;
+    if json {
+        print(&json_text(&report.to_json()).at(&a)?);
+    } else {
+        print(text(&report, &a, &b).as_bytes());
+    }
+    Ok(if report.is_equal() {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(1)
+    })
 }

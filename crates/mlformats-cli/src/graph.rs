@@ -13,6 +13,12 @@ use anyhow::{Result, anyhow, bail};
 use mlformats::Document;
 use mlformats::graph::Graph;
 use mlformats::layout::{Layout, LayoutOptions};
+use std::io::Write as _;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use crate::failure::{AtPath, Failure};
+use crate::{Durability, FormatArg, open, print, stdout};
 
 /// Output syntax.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -242,6 +248,32 @@ pub fn render(doc: &Document, format: GraphFormat, network: Option<&str>) -> Res
             s
         }
     })
+}
+
+/// Runs `graph`: draws the network to stdout or to a file.
+pub fn command(
+    file: PathBuf,
+    format: GraphFormat,
+    from: Option<FormatArg>,
+    network: Option<String>,
+    output: Option<PathBuf>,
+    durability: Durability,
+) -> Result<ExitCode, Failure> {
+    let doc = open(&file, from.map(|f| f.0))?;
+    let text = render(&doc, format, network.as_deref()).at(&file)?;
+    match output.filter(|o| !stdout::is_stdout(o)) {
+        Some(out) => tensor_core::io::write_atomic_with(
+            &out,
+            &durability.options(),
+            |w| -> anyhow::Result<()> {
+                w.write_all(text.as_bytes())?;
+                Ok(())
+            },
+        )
+        .at(&out)?,
+        None => print(text.as_bytes()),
+    }
+    Ok(ExitCode::SUCCESS)
 }
 
 #[cfg(test)]

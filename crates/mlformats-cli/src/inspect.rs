@@ -1,7 +1,8 @@
-//! The readable `inspect` table: headers only (names, dtypes, shapes,
-//! element counts, sizes, graph summary), so it is as fast on a 1 GiB file
-//! as on a small one, and a compressed file inflates no tensor. Everything
-//! comes from the library's [`mlformats::Headers`]; this only lays it out.
+//! `mlformats inspect`, and its readable table: headers only (names,
+//! dtypes, shapes, element counts, sizes, graph summary), so it is as fast
+//! on a 1 GiB file as on a small one, and a compressed file inflates no
+//! tensor. Everything comes from the library's [`mlformats::Headers`]; this
+//! only lays it out.
 
 use std::fmt::Write;
 
@@ -9,6 +10,11 @@ use mlformats::summary::Port;
 use mlformats::{Headers, Summary};
 
 use crate::table::{self, count, human_bytes};
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use crate::failure::{AtPath, Failure};
+use crate::{FormatArg, json_text, open, open_headers, print};
 
 /// The table `inspect` prints without `--json`; `width` as for
 /// [`table::render`].
@@ -121,4 +127,53 @@ fn graph_summary(sm: &Summary) -> String {
         }
     }
     s
+}
+
+/// Runs `inspect`: a table per file, or the JSON of the inspect contract.
+pub fn command(
+    files: Vec<PathBuf>,
+    json: bool,
+    schema: u32,
+    format: Option<FormatArg>,
+    wide: bool,
+) -> Result<ExitCode, Failure> {
+    if files.iter().filter(|f| *f == Path::new("-")).count() > 1 {
+        return Err(Failure::usage(
+            Path::new("-"),
+            "standard input can be read once".into(),
+        ));
+    }
+    let width = table::width(wide);
+    let mut docs = Vec::new();
+    let mut text = Vec::new();
+    for (i, file) in files.iter().enumerate() {
+        if json {
+            let doc = open(file, format.map(|f| f.0))?;
+            let v = doc
+                .inspect_json_schema(schema)
+                .ok_or_else(|| Failure::usage(file, format!("no inspect schema {schema}")))?;
+            docs.push(v);
+        } else {
+            if i > 0 {
+                text.push(b'\n');
+            }
+            let name = if file == Path::new("-") {
+                "<stdin>".to_string()
+            } else {
+                file.display().to_string()
+            };
+            let headers = open_headers(file, format.map(|f| f.0))?;
+            text.extend(table(&headers, &name, width).into_bytes());
+        }
+    }
+    if json {
+        let v = if docs.len() == 1 {
+            docs.remove(0)
+        } else {
+            serde_json::Value::Array(docs)
+        };
+        text = json_text(&v).at(&files[0])?;
+    }
+    print(&text);
+    Ok(ExitCode::SUCCESS)
 }

@@ -9,6 +9,7 @@
 //! equal / valid, 1 for different / invalid, 2 for trouble (a file that
 //! cannot be read, usage).
 
+mod convert;
 mod diff;
 mod failure;
 mod graph;
@@ -25,7 +26,7 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use clap::{CommandFactory, Parser, Subcommand};
-use mlformats::{ConvertOptions, DType, Document, Format};
+use mlformats::{DType, Document, Format};
 
 use failure::{AtPath, Failure};
 
@@ -193,113 +194,11 @@ enum Command {
     /// Copy a file's tensors into another file, of the format OUT's
     /// extension names (or --to). Converting to the same format re-encodes
     /// the whole file.
-    Convert {
-        /// The file to read.
-        input: PathBuf,
-        /// The file to write (a regular file is replaced atomically; a
-        /// symlink's target is replaced; a FIFO or device is written
-        /// through; `-` writes to standard output, with --to).
-        output: PathBuf,
-        /// The output format (default: from OUT's extension; an extension no
-        /// format claims keeps the input's format when the input has it too).
-        #[arg(long, value_name = "FORMAT", value_enum)]
-        to: Option<FormatArg>,
-        /// Read the input as this format instead of detecting it.
-        #[arg(long, value_name = "FORMAT", value_enum)]
-        from: Option<FormatArg>,
-        /// Keep only tensors whose name matches GLOB, or equals it (names as
-        /// `inspect` prints them; repeatable).
-        #[arg(long, value_name = "GLOB")]
-        only: Vec<String>,
-        /// Leave out tensors whose name matches GLOB, or equals it (repeatable).
-        #[arg(long, value_name = "GLOB")]
-        exclude: Vec<String>,
-        /// Rename tensors: a regular expression and its replacement, e.g.
-        /// `--rename '^conv(.*)$=backbone/conv$1'` (repeatable, applied in order).
-        #[arg(long, value_name = "FROM=TO", value_parser = parse_rename)]
-        rename: Vec<(String, String)>,
-        /// Convert the tensors the target can hold and list the others,
-        /// instead of refusing the conversion.
-        #[arg(long)]
-        skip_unsupported: bool,
-        /// Write the tensors alone: an NNabla model's network does not go
-        /// along, and a graph is not exported to ONNX.
-        #[arg(long)]
-        weights_only: bool,
-        /// ONNX export: the NNabla network to export (default: the first
-        /// executor's network).
-        #[arg(long, value_name = "NAME")]
-        network: Option<String>,
-        /// ONNX export: the operator set version (13 to 21; default 13, or the
-        /// lowest one the network's functions need, e.g. 16 for WarpByGrid).
-        #[arg(long, value_name = "N")]
-        opset: Option<i64>,
-        /// An NNabla parameter file (.h5, .protobuf, .nntxt, .nnp) to merge
-        /// into the input network (Neural Network Console's net.nntxt +
-        /// parameters.h5).
-        #[arg(long, value_name = "FILE")]
-        params: Option<PathBuf>,
-        /// ONNX import: fix the shape of an input with symbolic dimensions,
-        /// e.g. `--input-shape input=1,3,224,224` (repeatable).
-        #[arg(long, value_name = "NAME=D0,D1,...", value_parser = parse_input_shape)]
-        input_shape: Vec<(String, Vec<i64>)>,
-        /// Cast floating-point tensors to this type.
-        #[arg(long, value_enum, value_name = "TYPE")]
-        dtype: Option<CastTo>,
-        /// Write row-major data (the default for every target but primitiv,
-        /// whose column-major data is transposed on the way out).
-        #[arg(long, conflicts_with = "keep_order")]
-        row_major: bool,
-        /// Keep column-major data as it is where the target can say so (npz).
-        #[arg(long)]
-        keep_order: bool,
-        /// Print what was done as JSON on stdout (instead of the one line;
-        /// on stderr when OUT is `-`).
-        #[arg(long)]
-        json: bool,
-        /// No progress bar and no line saying what was done (warnings are
-        /// still printed).
-        #[arg(long, short)]
-        quiet: bool,
-        #[command(flatten)]
-        durability: Durability,
-    },
+    Convert(convert::ConvertArgs),
     /// Compare the tensors of two files of any formats. Exit status: 0 when
     /// equal within tolerance, 1 when different, 2 when a file cannot be
     /// read or the command line is wrong.
-    Diff {
-        /// The first file.
-        a: PathBuf,
-        /// The second file.
-        b: PathBuf,
-        /// Compare only tensors whose name matches GLOB (or equals it; repeatable).
-        #[arg(long, value_name = "GLOB")]
-        only: Vec<String>,
-        /// Leave out tensors whose name matches GLOB (or equals it; repeatable).
-        #[arg(long, value_name = "GLOB")]
-        exclude: Vec<String>,
-        /// Largest absolute difference still counted as equal.
-        #[arg(long, default_value_t = 0.0)]
-        tolerance: f64,
-        /// Largest relative difference still counted as equal.
-        #[arg(long, default_value_t = 0.0)]
-        rtol: f64,
-        /// Count a dtype difference as a difference even when values agree.
-        #[arg(long)]
-        strict_dtype: bool,
-        /// Print JSON.
-        #[arg(long)]
-        json: bool,
-        /// Read both files as this format instead of detecting it.
-        #[arg(long, value_name = "FORMAT", value_enum)]
-        from: Option<FormatArg>,
-        /// Read the first file as this format (overrides --from).
-        #[arg(long, value_name = "FORMAT", value_enum)]
-        from_a: Option<FormatArg>,
-        /// Read the second file as this format (overrides --from).
-        #[arg(long, value_name = "FORMAT", value_enum)]
-        from_b: Option<FormatArg>,
-    },
+    Diff(diff::DiffArgs),
     /// Per-tensor min, max, mean, std and counts of NaN, inf and zeros.
     Stats {
         /// The file to read (`-` reads standard input).
@@ -502,192 +401,15 @@ fn run(cli: Cli) -> Result<ExitCode, Failure> {
             schema,
             format,
             wide,
-        } => {
-            if files.iter().filter(|f| *f == Path::new("-")).count() > 1 {
-                return Err(Failure::usage(
-                    Path::new("-"),
-                    "standard input can be read once".into(),
-                ));
-            }
-            let width = table::width(wide);
-            let mut docs = Vec::new();
-            let mut text = Vec::new();
-            for (i, file) in files.iter().enumerate() {
-                if json {
-                    let doc = open(file, format.map(|f| f.0))?;
-                    let v = doc.inspect_json_schema(schema).ok_or_else(|| {
-                        Failure::usage(file, format!("no inspect schema {schema}"))
-                    })?;
-                    docs.push(v);
-                } else {
-                    if i > 0 {
-                        text.push(b'\n');
-                    }
-                    let name = if file == Path::new("-") {
-                        "<stdin>".to_string()
-                    } else {
-                        file.display().to_string()
-                    };
-                    let headers = open_headers(file, format.map(|f| f.0))?;
-                    text.extend(inspect::table(&headers, &name, width).into_bytes());
-                }
-            }
-            if json {
-                let v = if docs.len() == 1 {
-                    docs.remove(0)
-                } else {
-                    serde_json::Value::Array(docs)
-                };
-                text = json_text(&v).at(&files[0])?;
-            }
-            print(&text);
-            Ok(ExitCode::SUCCESS)
-        }
+        } => inspect::command(files, json, schema, format, wide),
         Command::Show {
             file,
             tensor,
             json,
             format,
-        } => {
-            let doc = open(&file, format.map(|f| f.0))?;
-            let text = show::run(&doc, &tensor, json).at(&file)?;
-            print(text.as_bytes());
-            Ok(ExitCode::SUCCESS)
-        }
-        Command::Convert {
-            input,
-            output,
-            to,
-            from,
-            only,
-            exclude,
-            rename,
-            skip_unsupported,
-            weights_only,
-            network,
-            opset,
-            params,
-            input_shape,
-            dtype,
-            row_major: _,
-            keep_order,
-            json,
-            quiet,
-            durability,
-        } => {
-            let ext = |p: &Path| p.extension().map(|e| e.to_ascii_lowercase());
-            let same_family = ext(&input).is_some() && ext(&input) == ext(&output);
-            let to_stdout = stdout::is_stdout(&output);
-            if to_stdout {
-                stdout::check(to.map(|f| f.0))?;
-            } else if output.is_dir() {
-                return Err(Failure::usage(
-                    &output,
-                    "is a directory; give the name of the file to write".into(),
-                ));
-            }
-            if to.is_none() && Format::from_extension(&output).is_none() && !same_family {
-                return Err(Failure::usage(
-                    &output,
-                    format!(
-                        "cannot tell the output format from the extension; give --to FORMAT (one of: {})",
-                        Format::names().join(", ")
-                    ),
-                ));
-            }
-            let mut doc = open(&input, from.map(|f| f.0))?;
-            // merged with --params, the document is a .protobuf in memory
-            let from_format = doc.format();
-            if let Some(p) = &params {
-                // errors reading the parameter file name it
-                doc = doc.with_parameters(p).map_err(anyhow::Error::new).at(p)?;
-            }
-            let total = doc.tensors().map(|(_, t)| t.bytes().len() as u64).sum();
-            let pb = progress::bar(doc.file_size(), total, quiet || json, "converting");
-            let bar = pb.clone();
-            let mut opts = ConvertOptions::new()
-                .keep_order(keep_order)
-                .skip_unsupported(skip_unsupported)
-                .weights_only(weights_only)
-                .progress(move |n| bar.inc(n));
-            opts.to = to.map(|f| f.0);
-            opts.only = only;
-            opts.exclude = exclude;
-            opts.renames = rename;
-            opts.network = network;
-            opts.opset = opset;
-            opts.input_shapes = input_shape;
-            opts.dtype = dtype.map(CastTo::dtype);
-            opts.sync = durability.sync;
-            let result = match opts.to {
-                Some(target) if to_stdout => mlformats::convert_document_to_writer(
-                    &doc,
-                    target,
-                    &mut stdout::writer(),
-                    &opts,
-                ),
-                _ => mlformats::convert_document(&doc, &output, &opts),
-            };
-            pb.finish_and_clear();
-            // Errors reading named the input above; errors writing name the output.
-            let mut summary = result.map_err(anyhow::Error::new).at(&output)?;
-            summary.from = from_format;
-            // with `-`, stdout holds the file alone: what was done goes to stderr
-            let say = |bytes: &[u8]| {
-                if to_stdout {
-                    let _ = std::io::stderr().write_all(bytes);
-                } else {
-                    print(bytes);
-                }
-            };
-            if json {
-                say(&json_text(&summary.to_json()).at(&output)?);
-            }
-            for (name, why) in &summary.skipped {
-                let _ = writeln!(std::io::stderr(), "skipped {name:?}: {why}");
-            }
-            for w in &summary.warnings {
-                let _ = writeln!(std::io::stderr(), "warning: {w}");
-            }
-            if !json && !quiet {
-                say(format!("{}: {}\n", output.display(), summary.line()).as_bytes());
-            }
-            Ok(ExitCode::SUCCESS)
-        }
-        Command::Diff {
-            a,
-            b,
-            only,
-            exclude,
-            tolerance,
-            rtol,
-            strict_dtype,
-            json,
-            from,
-            from_a,
-            from_b,
-        } => {
-            let opts = mlformats::DiffOptions::new()
-                .tolerance(tolerance)
-                .rtol(rtol)
-                .strict_dtype(strict_dtype)
-                .filter(name_filter(&only, &exclude)?);
-            let da = open(&a, from_a.or(from).map(|f| f.0))?;
-            let db = open(&b, from_b.or(from).map(|f| f.0))?;
-            let report = mlformats::diff::diff_documents(&da, &db, &opts)
-                .map_err(anyhow::Error::new)
-                .at(&a)?;
-            if json {
-                print(&json_text(&report.to_json()).at(&a)?);
-            } else {
-                print(diff::text(&report, &a, &b).as_bytes());
-            }
-            Ok(if report.is_equal() {
-                ExitCode::SUCCESS
-            } else {
-                ExitCode::from(1)
-            })
-        }
+        } => show::command(file, tensor, json, format),
+        Command::Convert(args) => convert::command(args),
+        Command::Diff(args) => diff::command(args),
         Command::Stats {
             file,
             only,
@@ -696,40 +418,13 @@ fn run(cli: Cli) -> Result<ExitCode, Failure> {
             wide,
             quiet,
             from,
-        } => {
-            let filter = name_filter(&only, &exclude)?;
-            let doc = open(&file, from.map(|f| f.0))?;
-            let how = stats_cmd::How {
-                json,
-                quiet,
-                width: table::width(wide),
-            };
-            let text = stats_cmd::run(&doc, &file, &filter, &how).at(&file)?;
-            print(text.as_bytes());
-            Ok(ExitCode::SUCCESS)
-        }
+        } => stats_cmd::command(file, only, exclude, json, wide, quiet, from),
         Command::Validate {
             file,
             json,
             quiet,
             from,
-        } => {
-            let out = match open(&file, from.map(|f| f.0)) {
-                Ok(doc) => validate::run(&doc, &file, quiet),
-                // a file its reader refuses is invalid; one that cannot be read is trouble
-                Err(f) => validate::refused(&file, f)?,
-            };
-            if json {
-                print(&json_text(&out.json).at(&file)?);
-            } else {
-                print(out.text.as_bytes());
-            }
-            Ok(if out.ok {
-                ExitCode::SUCCESS
-            } else {
-                ExitCode::from(1)
-            })
-        }
+        } => validate::command(file, json, quiet, from),
         Command::Graph {
             file,
             format,
@@ -737,54 +432,47 @@ fn run(cli: Cli) -> Result<ExitCode, Failure> {
             network,
             output,
             durability,
-        } => {
-            let doc = open(&file, from.map(|f| f.0))?;
-            let text = graph::render(&doc, format, network.as_deref()).at(&file)?;
-            match output.filter(|o| !stdout::is_stdout(o)) {
-                Some(out) => tensor_core::io::write_atomic_with(
-                    &out,
-                    &durability.options(),
-                    |w| -> anyhow::Result<()> {
-                        w.write_all(text.as_bytes())?;
-                        Ok(())
-                    },
-                )
-                .at(&out)?,
-                None => print(text.as_bytes()),
-            }
-            Ok(ExitCode::SUCCESS)
-        }
+        } => graph::command(file, format, from, network, output, durability),
         Command::View {
             file,
             port,
             no_browser,
-        } => {
-            let viewer = mlformats::view::Viewer::start(&file, port)
-                .map_err(anyhow::Error::from)
-                .at(&file)?;
-            let url = viewer.url().to_string();
-            println!("serving {} at {url} (Ctrl-C stops)", file.display());
-            let _ = std::io::stdout().flush();
-            if !no_browser && !mlformats::view::open_in_browser(&url) {
-                eprintln!("could not open a browser: open {url}");
-            }
-            viewer.wait();
-            Ok(ExitCode::SUCCESS)
-        }
-        Command::Completions { shell } => {
-            let mut buf = Vec::new();
-            clap_complete::generate(shell, &mut Cli::command(), "mlformats", &mut buf);
-            print(&buf);
-            Ok(ExitCode::SUCCESS)
-        }
-        Command::Man => {
-            let mut buf = Vec::new();
-            clap_mangen::Man::new(Cli::command())
-                .render(&mut buf)
-                .map_err(anyhow::Error::new)
-                .at(Path::new("man"))?;
-            print(&buf);
-            Ok(ExitCode::SUCCESS)
-        }
+        } => view(file, port, no_browser),
+        Command::Completions { shell } => completions(shell),
+        Command::Man => man(),
     }
+}
+
+/// Runs `view`: serves the viewer page and the file until Ctrl-C.
+fn view(file: PathBuf, port: u16, no_browser: bool) -> Result<ExitCode, Failure> {
+    let viewer = mlformats::view::Viewer::start(&file, port)
+        .map_err(anyhow::Error::from)
+        .at(&file)?;
+    let url = viewer.url().to_string();
+    println!("serving {} at {url} (Ctrl-C stops)", file.display());
+    let _ = std::io::stdout().flush();
+    if !no_browser && !mlformats::view::open_in_browser(&url) {
+        eprintln!("could not open a browser: open {url}");
+    }
+    viewer.wait();
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Runs `completions`: the completion script of `shell`.
+fn completions(shell: clap_complete::Shell) -> Result<ExitCode, Failure> {
+    let mut buf = Vec::new();
+    clap_complete::generate(shell, &mut Cli::command(), "mlformats", &mut buf);
+    print(&buf);
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Runs `man`: the man page (roff).
+fn man() -> Result<ExitCode, Failure> {
+    let mut buf = Vec::new();
+    clap_mangen::Man::new(Cli::command())
+        .render(&mut buf)
+        .map_err(anyhow::Error::new)
+        .at(Path::new("man"))?;
+    print(&buf);
+    Ok(ExitCode::SUCCESS)
 }

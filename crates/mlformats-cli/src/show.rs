@@ -7,7 +7,12 @@ use mlformats::Document;
 use mlformats::report::float_json;
 use mlformats::slice::{self, Number};
 use serde_json::{Value, json};
+use std::path::PathBuf;
+use std::process::ExitCode;
 use tensor_core::DType;
+
+use crate::failure::{AtPath, Failure};
+use crate::{FormatArg, open, print};
 
 /// A number as text: integers exact, floats shortest (as `f32` for 32-bit
 /// and narrower floats, so `0.1f32` prints `0.1`).
@@ -124,4 +129,17 @@ fn indent(s: &str) -> String {
         }
     }
     out
+}
+
+/// Runs `show`: the values of a tensor or a slice of it.
+pub fn command(
+    file: PathBuf,
+    tensor: String,
+    json: bool,
+    format: Option<FormatArg>,
+) -> Result<ExitCode, Failure> {
+    let doc = open(&file, format.map(|f| f.0))?;
+    let text = run(&doc, &tensor, json).at(&file)?;
+    print(text.as_bytes());
+    Ok(ExitCode::SUCCESS)
 }

@@ -10,6 +10,11 @@ use tensor_core::stats::{self, Summary};
 
 use crate::progress;
 use crate::table;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use crate::failure::{AtPath, Failure};
+use crate::{FormatArg, name_filter, open, print};
 
 fn opt(v: Option<f64>) -> Value {
     v.map_or(Value::Null, float_json)
@@ -97,4 +102,26 @@ pub fn run(doc: &Document, path: &Path, filter: &NameFilter, how: &How) -> Resul
     right[1] = false;
     out.push_str(&table::render(header, &table, right, how.width));
     Ok(out)
+}
+
+/// Runs `stats`: per-tensor statistics, as a table or JSON.
+pub fn command(
+    file: PathBuf,
+    only: Vec<String>,
+    exclude: Vec<String>,
+    json: bool,
+    wide: bool,
+    quiet: bool,
+    from: Option<FormatArg>,
+) -> Result<ExitCode, Failure> {
+    let filter = name_filter(&only, &exclude)?;
+    let doc = open(&file, from.map(|f| f.0))?;
+    let how = How {
+        json,
+        quiet,
+        width: table::width(wide),
+    };
+    let text = run(&doc, &file, &filter, &how).at(&file)?;
+    print(text.as_bytes());
+    Ok(ExitCode::SUCCESS)
 }

@@ -7,6 +7,11 @@ use mlformats::Document;
 
 use crate::failure::Failure;
 use crate::progress;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use crate::failure::AtPath;
+use crate::{FormatArg, json_text, open, print};
 
 /// The report and whether the file passed.
 pub struct Outcome {
@@ -88,4 +93,28 @@ pub fn run(doc: &Document, path: &Path, quiet: bool) -> Outcome {
         ok: v.is_valid(),
         json,
     }
+}
+
+/// Runs `validate`: 0 when the file is valid, 1 when it is not.
+pub fn command(
+    file: PathBuf,
+    json: bool,
+    quiet: bool,
+    from: Option<FormatArg>,
+) -> Result<ExitCode, Failure> {
+    let out = match open(&file, from.map(|f| f.0)) {
+        Ok(doc) => run(&doc, &file, quiet),
+        // a file its reader refuses is invalid; one that cannot be read is trouble
+        Err(f) => refused(&file, f)?,
+    };
+    if json {
+        print(&json_text(&out.json).at(&file)?);
+    } else {
+        print(out.text.as_bytes());
+    }
+    Ok(if out.ok {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(1)
+    })
 }
