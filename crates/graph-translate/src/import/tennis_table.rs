@@ -29,7 +29,7 @@ use super::tennis_ops_slice as slc;
 pub struct Entry {
     /// The support-table row (operator, opsets, attributes, operators, limits).
     pub row: SupportRow,
-    pub(crate) lower: fn(&mut Tx<'_>, &Node) -> Lowered,
+    pub(crate) lower: fn(&mut Tx, &Node) -> Lowered,
 }
 
 impl std::fmt::Debug for Entry {
@@ -43,7 +43,7 @@ const fn e(
     attrs: &'static str,
     emits: &'static str,
     notes: &'static str,
-    lower: fn(&mut Tx<'_>, &Node) -> Lowered,
+    lower: fn(&mut Tx, &Node) -> Lowered,
 ) -> Entry {
     Entry {
         row: SupportRow {
@@ -87,8 +87,8 @@ pub(crate) const DTYPE_AGNOSTIC: &[&str] = &[
     "Tile",
     "Expand",
 ];
-const UN: fn(&mut Tx<'_>, &Node) -> Lowered = basic::unary;
-const BIN: fn(&mut Tx<'_>, &Node) -> Lowered = basic::binary;
+const UN: fn(&mut Tx, &Node) -> Lowered = basic::unary;
+const BIN: fn(&mut Tx, &Node) -> Lowered = basic::binary;
 const SHAPE: &str = "symbolic dimensions; shapes computed at run time";
 
 /// The table.
