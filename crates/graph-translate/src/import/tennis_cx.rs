@@ -69,7 +69,7 @@ impl Target for Tx {
     /// its outputs keep the type of its first input.
     fn lower(&mut self, node: &Node) -> Option<Lowered> {
         let e = tennis_table::entry(&node.op)?;
-        let agnostic = tennis_table::DTYPE_AGNOSTIC.contains(&node.op.as_str());
+        let agnostic = e.any_dtype;
         let e0 = node.input(0).map(|n| self.elem(n));
         self.any_dtype = agnostic;
         let r = (e.lower)(self, node);

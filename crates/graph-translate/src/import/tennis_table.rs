@@ -30,6 +30,10 @@ pub struct Entry {
     /// The support-table row (operator, opsets, attributes, operators, limits).
     pub row: SupportRow,
     pub(crate) lower: fn(&mut Tx, &Node) -> Lowered,
+    /// The lowering only moves elements: it takes every element type
+    /// TenniS has (the integers, bool, f32, f64) and its outputs keep the
+    /// type of its first input.
+    pub(crate) any_dtype: bool,
 }
 
 impl std::fmt::Debug for Entry {
@@ -54,6 +58,7 @@ const fn e(
             notes,
         },
         lower,
+        any_dtype: false,
     }
 }
 
@@ -67,26 +72,16 @@ const fn until(mut x: Entry, until: i64) -> Entry {
     x
 }
 
+/// An entry whose lowering only moves elements ([`Entry::any_dtype`]).
+const fn any_dtype(mut x: Entry) -> Entry {
+    x.any_dtype = true;
+    x
+}
+
 const F32: &str = "non-f32 inputs";
 const NAN: &str = "NaN operands (not checked), BOOL operands";
 const NUM: &str = "BOOL inputs (integers and f64 computed in their type)";
 
-/// Operators whose lowering only moves elements: they take every element
-/// type TenniS has (the integers, bool, f32, f64) and keep it.
-pub(crate) const DTYPE_AGNOSTIC: &[&str] = &[
-    "Identity",
-    "Reshape",
-    "Flatten",
-    "Squeeze",
-    "Unsqueeze",
-    "Transpose",
-    "Concat",
-    "Gather",
-    "Slice",
-    "Split",
-    "Tile",
-    "Expand",
-];
 const UN: fn(&mut Tx, &Node) -> Lowered = basic::unary;
 const BIN: fn(&mut Tx, &Node) -> Lowered = basic::binary;
 const SHAPE: &str = "symbolic dimensions; shapes computed at run time";
@@ -167,13 +162,13 @@ pub static TABLE: &[Entry] = &[
         F32,
         basic::softmax,
     ),
-    e(
+    any_dtype(e(
         "Identity",
         "",
         "— (the input itself; any element type)",
         "",
         basic::identity,
-    ),
+    )),
     e(
         "Dropout",
         "ratio (ignored), training_mode",
@@ -181,30 +176,30 @@ pub static TABLE: &[Entry] = &[
         "a mask output that is read, training_mode",
         basic::identity,
     ),
-    e(
+    any_dtype(e(
         "Reshape",
         "shape (constant or computed at run time), allowzero",
         "_reshape (shape computed at run time: _reshape_v2)",
         "symbolic input dimensions; allowzero 1 with a shape computed at run time",
         basic::reshape,
-    ),
-    e("Flatten", "axis", "_reshape", SHAPE, basic::reshape),
-    e("Squeeze", "axes", "_reshape", SHAPE, basic::reshape),
-    e("Unsqueeze", "axes", "_reshape", SHAPE, basic::reshape),
-    e(
+    )),
+    any_dtype(e("Flatten", "axis", "_reshape", SHAPE, basic::reshape)),
+    any_dtype(e("Squeeze", "axes", "_reshape", SHAPE, basic::reshape)),
+    any_dtype(e("Unsqueeze", "axes", "_reshape", SHAPE, basic::reshape)),
+    any_dtype(e(
         "Transpose",
         "perm",
         "_transpose (any element type)",
         "",
         basic::transpose,
-    ),
-    e(
+    )),
+    any_dtype(e(
         "Concat",
         "axis",
         "concat (any element type)",
         "",
         basic::concat,
-    ),
+    )),
     e(
         "Conv",
         "auto_pad, dilations, group, kernel_shape, pads, strides",
@@ -351,34 +346,34 @@ pub static TABLE: &[Entry] = &[
         ),
         14,
     ),
-    e(
+    any_dtype(e(
         "Slice",
         "starts, ends, axes, steps (attributes, constant inputs or computed at run time)",
         "strided_slice; parameters computed at run time: slice_v3 after maximum, equal, where (ONNX's clamping), axes made positive",
         "empty results of constant parameters, axes out of increasing order (TenniS fails at run time)",
         shp::slice,
-    ),
-    e(
+    )),
+    any_dtype(e(
         "Split",
         "axis, split (attribute or constant input), num_outputs",
         "strided_slice per output",
         "sizes computed at run time, symbolic split axis",
         shp::split,
-    ),
-    e(
+    )),
+    any_dtype(e(
         "Gather",
         "axis, indices",
         "gather (indices computed at run time: negative ones wrapped with maximum, equal, add, where)",
         "symbolic dimensions",
         shp::gather,
-    ),
-    e(
+    )),
+    any_dtype(e(
         "Tile",
         "repeats (constant)",
         "tile",
         "repeats of 0",
         shp::tile,
-    ),
+    )),
     e(
         "Pad",
         "mode constant, pads (constant or computed at run time), constant_value (constant), axes (constant)",
@@ -386,13 +381,13 @@ pub static TABLE: &[Entry] = &[
         "modes reflect/edge/wrap, a constant_value computed at run time, negative constant pads",
         shp::pad,
     ),
-    e(
+    any_dtype(e(
         "Expand",
         "shape (constant)",
         "_reshape, broadcast",
         SHAPE,
         shp::expand,
-    ),
+    )),
     since(
         e(
             "Resize",
