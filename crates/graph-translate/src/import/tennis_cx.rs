@@ -71,8 +71,9 @@ impl Target for Tx {
         let e = tennis_table::entry(&node.op)?;
         let agnostic = e.any_dtype;
         let e0 = node.input(0).map(|n| self.elem(n));
+        let lower = e.lower?;
         self.any_dtype = agnostic;
-        let r = (e.lower)(self, node);
+        let r = lower(self, node);
         self.any_dtype = false;
         if let (true, Ok(()), Some(e0)) = (agnostic, &r, e0) {
             for o in node.outputs.iter().filter(|o| !o.is_empty()) {

@@ -29,7 +29,11 @@ use super::tennis_ops_slice as slc;
 pub struct Entry {
     /// The support-table row (operator, opsets, attributes, operators, limits).
     pub row: SupportRow,
-    pub(crate) lower: fn(&mut Tx, &Node) -> Lowered,
+    /// The lowering; `None` for an operator refused with [`Entry::reason`].
+    pub(crate) lower: Option<fn(&mut Tx, &Node) -> Lowered>,
+    /// Why the import refuses the operator (an entry without a lowering):
+    /// TenniS has a near relative of it that computes something else.
+    pub(crate) reason: &'static str,
     /// The lowering only moves elements: it takes every element type
     /// TenniS has (the integers, bool, f32, f64) and its outputs keep the
     /// type of its first input.
@@ -57,9 +61,19 @@ const fn e(
             emits,
             notes,
         },
-        lower,
+        lower: Some(lower),
+        reason: "",
         any_dtype: false,
     }
+}
+
+/// An operator the import refuses, with the reason (no support row).
+const fn refused(op: &'static str, reason: &'static str) -> Entry {
+    // the row of `e`, without a lowering (and left out of the support rows)
+    let mut x = e(op, "", "", "", basic::identity);
+    x.lower = None;
+    x.reason = reason;
+    x
 }
 
 const fn since(mut x: Entry, since: i64) -> Entry {
@@ -590,32 +604,36 @@ pub static TABLE: &[Entry] = &[
         "training mode; spatial 0",
         nn::batch_norm,
     ),
-];
-
-/// ONNX operators TenniS has a near relative of that computes something
-/// else, with the reason the import refuses them.
-pub static REFUSED: &[(&str, &str)] = &[
-    (
+    // ONNX operators TenniS has a near relative of that computes
+    // something else: refused with the reason.
+    refused(
         "NonMaxSuppression",
         "TenniS's non_max_suppression_v3 returns a fixed number of box indices padded with -1, one class of one batch; ONNX returns only the selected [batch, class, box] triples (only the exact pattern the TenniS export writes for non_max_suppression_v3 is imported back, as that operator)",
     ),
-    ("GRU", "TenniS has no GRU"),
-    ("RNN", "TenniS has no simple RNN"),
+    refused("GRU", "TenniS has no GRU"),
+    refused("RNN", "TenniS has no simple RNN"),
 ];
 
 /// Why the import refuses `op`, where it knows more than "no operator".
 pub fn refusal_reason(op: &str) -> Option<&'static str> {
-    REFUSED.iter().find(|(o, _)| *o == op).map(|(_, r)| *r)
+    TABLE
+        .iter()
+        .find(|e| e.row.op == op && e.lower.is_none())
+        .map(|e| e.reason)
 }
 
-/// The entry for ONNX operator `op`.
+/// The entry for ONNX operator `op`, when the import lowers it.
 pub fn entry(op: &str) -> Option<&'static Entry> {
-    TABLE.iter().find(|e| e.row.op == op)
+    TABLE.iter().find(|e| e.row.op == op && e.lower.is_some())
 }
 
 /// The support-table rows, sorted by operator.
 pub fn support_rows() -> Vec<SupportRow> {
-    let mut v: Vec<SupportRow> = TABLE.iter().map(|e| super::legacy::widen(e.row)).collect();
+    let mut v: Vec<SupportRow> = TABLE
+        .iter()
+        .filter(|e| e.lower.is_some())
+        .map(|e| super::legacy::widen(e.row))
+        .collect();
     v.sort_by_key(|r| r.op);
     v
 }
