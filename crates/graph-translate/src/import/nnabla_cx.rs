@@ -1,6 +1,7 @@
-//! ONNX → NNabla: the lowering context and the driver that walks the
-//! graph, folds constants, dispatches through [`super::nnabla_table`] and
-//! assembles the NNabla model (one network, one executor, parameters).
+//! ONNX → NNabla: the lowering context (the NNabla [`Target`] of the
+//! shared driver, [`super::driver`], which walks the graph, folds constants
+//! and dispatches through [`super::nnabla_table`]) and the assembly of the
+//! NNabla model (one network, one executor, parameters).
 
 use std::collections::HashSet;
 

@@ -266,7 +266,7 @@ struct Sizes {
     layout: i64,
 }
 
-/// The bias NNabla takes, (1, D, [4,] H): ONNX's `B` input summed as
+/// The bias NNabla takes, (1, D, \[4,\] H): ONNX's `B` input summed as
 /// Wb + Rb.
 /// (`gh` is the gates times the hidden size.)
 fn bias(cx: &mut Cx<'_>, node: &Node, lstm: bool, nd: i64, h: i64, gh: i64) -> Lowered2 {

@@ -1,6 +1,7 @@
-//! ONNX → TenniS: the lowering context and the driver that walks the
-//! graph, folds constants, dispatches through [`super::tennis_table`] and
-//! builds the TenniS module (`<param>` inputs, `<const>` nodes, operators).
+//! ONNX → TenniS: the lowering context (the TenniS [`Target`] of the
+//! shared driver, [`super::driver`], which walks the graph, folds constants
+//! and dispatches through [`super::tennis_table`]) and the building of the
+//! TenniS module (`<param>` inputs, `<const>` nodes, operators).
 
 use std::collections::{HashMap, HashSet};
 
