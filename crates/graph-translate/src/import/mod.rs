@@ -37,6 +37,8 @@
 //! # }
 //! ```
 
+#[cfg(any(feature = "nnabla", feature = "tennis"))]
+mod driver;
 pub mod fold;
 #[cfg(any(feature = "nnabla", feature = "tennis"))]
 mod legacy;

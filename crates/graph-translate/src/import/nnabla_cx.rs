@@ -1,8 +1,9 @@
-//! ONNX → NNabla: the lowering context and the driver that walks the
-//! graph, folds constants, dispatches through [`super::nnabla_table`] and
-//! assembles the NNabla model (one network, one executor, parameters).
+//! ONNX → NNabla: the lowering context (the NNabla [`Target`] of the
+//! shared driver, [`super::driver`], which walks the graph, folds constants
+//! and dispatches through [`super::nnabla_table`]) and the assembly of the
+//! NNabla model (one network, one executor, parameters).
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashSet;
 
 use nnabla_proto::proto::function::Parameter as P;
 use nnabla_proto::proto::{
@@ -11,8 +12,9 @@ use nnabla_proto::proto::{
 };
 use tensor_core::{DType, Tensor};
 
+use super::driver::{self, Target, Values};
 use super::onnx_graph::{self, Const, Node, OnnxGraph, elem};
-use super::{ImportError, ImportOptions, Refusals, fold, legacy, nnabla_table};
+use super::{ImportError, ImportOptions, nnabla_table};
 
 /// An ONNX model as an NNabla model: the model (network `network`,
 /// executor `runtime`, global config; no parameter messages) and its
@@ -25,22 +27,50 @@ pub struct NnablaImport {
     pub parameters: Vec<(String, Tensor<'static>)>,
 }
 
-/// A refusal reason (becomes `Op (reason)` in the error).
-pub(crate) type Lowered = Result<(), String>;
+pub(crate) use super::driver::{Lowered, broadcast_shapes};
 
-/// The state of one NNabla lowering.
+/// The state of one NNabla lowering: the values it knows (it derefs to
+/// them) and the network it builds.
 pub(crate) struct Cx<'g> {
+    v: Values,
     g: &'g OnnxGraph,
-    pub opset: i64,
-    consts: HashMap<String, Const>,
-    shapes: HashMap<String, Vec<i64>>,
-    elems: HashMap<String, i32>,
     vars: Vec<Variable>,
     var_set: HashSet<String>,
     funcs: Vec<Function>,
     params: Vec<(String, Tensor<'static>)>,
-    names: HashSet<String>,
-    n: usize,
+}
+
+impl std::ops::Deref for Cx<'_> {
+    type Target = Values;
+    fn deref(&self) -> &Values {
+        &self.v
+    }
+}
+
+impl std::ops::DerefMut for Cx<'_> {
+    fn deref_mut(&mut self) -> &mut Values {
+        &mut self.v
+    }
+}
+
+impl Target for Cx<'_> {
+    const FOLD_MORE: &'static [&'static str] = &[];
+
+    fn values(&self) -> &Values {
+        &self.v
+    }
+
+    fn values_mut(&mut self) -> &mut Values {
+        &mut self.v
+    }
+
+    fn opsets(op: &str) -> Option<(i64, i64)> {
+        nnabla_table::entry(op).map(|e| (e.since(), e.until()))
+    }
+
+    fn lower(&mut self, node: &Node) -> Option<Lowered> {
+        nnabla_table::entry(&node.op).map(|e| (e.lower)(self, node))
+    }
 }
 
 /// Largest integer an f32 holds exactly.
@@ -52,75 +82,13 @@ fn shape(d: &[i64]) -> Option<Shape> {
 
 impl<'g> Cx<'g> {
     fn new(g: &'g OnnxGraph) -> Self {
-        let mut names: HashSet<String> = g.consts.keys().cloned().collect();
-        for n in &g.nodes {
-            names.extend(n.outputs.iter().cloned());
-        }
-        names.extend(g.inputs.iter().map(|i| i.name.clone()));
         Cx {
+            v: Values::new(g),
             g,
-            opset: g.opset,
-            consts: g.consts.clone(),
-            shapes: HashMap::new(),
-            elems: HashMap::new(),
             vars: Vec::new(),
             var_set: HashSet::new(),
             funcs: Vec::new(),
             params: Vec::new(),
-            names,
-            n: 0,
-        }
-    }
-
-    /// The constant `name`, if it is one.
-    pub fn konst(&self, name: &str) -> Option<&Const> {
-        self.consts.get(name)
-    }
-
-    /// The constant input `i` of `node` as integers.
-    pub fn const_ints(&self, node: &Node, i: usize) -> Option<Vec<i64>> {
-        node.input(i)
-            .and_then(|n| self.konst(n))
-            .and_then(Const::ints)
-    }
-
-    /// The constant input `i` of `node` as floats.
-    pub fn const_floats(&self, node: &Node, i: usize) -> Option<Vec<f64>> {
-        node.input(i).and_then(|n| self.konst(n)).map(Const::values)
-    }
-
-    /// The static shape of a value (`-1` for the batch dimension).
-    pub fn shape(&self, name: &str) -> Result<Vec<i64>, String> {
-        if let Some(c) = self.consts.get(name) {
-            return Ok(c.dims_i64());
-        }
-        self.shapes
-            .get(name)
-            .cloned()
-            .ok_or_else(|| format!("no shape known for {name:?}"))
-    }
-
-    /// The shape of input `i` of `node`.
-    pub fn in_shape(&self, node: &Node, i: usize) -> Result<Vec<i64>, String> {
-        self.shape(node.input(i).ok_or("missing input")?)
-    }
-
-    /// The element type of a value.
-    pub fn elem(&self, name: &str) -> i32 {
-        if let Some(c) = self.consts.get(name) {
-            return c.elem;
-        }
-        self.elems.get(name).copied().unwrap_or(elem::FLOAT)
-    }
-
-    /// A fresh variable name derived from `hint`.
-    pub fn fresh(&mut self, hint: &str) -> String {
-        loop {
-            self.n += 1;
-            let name = format!("{hint}__{}", self.n);
-            if self.names.insert(name.clone()) {
-                return name;
-            }
         }
     }
 
@@ -250,11 +218,6 @@ impl<'g> Cx<'g> {
                 .any(|n| n.inputs.iter().any(|i| i == name))
     }
 
-    /// Sets the element type of a value computed here (default f32).
-    pub fn set_elem(&mut self, name: &str, e: i32) {
-        self.elems.insert(name.to_string(), e);
-    }
-
     /// `x` reshaped to `dims` (a new variable), or `x` itself when it has
     /// them already. A batch dimension (`-1`) stays `-1`.
     pub fn reshape(&mut self, x: &str, dims: &[i64]) -> Result<String, String> {
@@ -328,11 +291,6 @@ impl<'g> Cx<'g> {
         }
         Ok(())
     }
-
-    /// Records a value as holding constant `c` (a fold, or an identity).
-    pub fn set_const(&mut self, name: &str, c: Const) {
-        self.consts.insert(name.to_string(), c);
-    }
 }
 
 /// A reshape is only emitted where the element count is known to match:
@@ -355,76 +313,6 @@ fn check_reshape(from: &[i64], to: &[i64]) -> Lowered {
     Ok(())
 }
 
-/// numpy broadcasting of two static shapes (`-1` batch allowed where the
-/// other side is 1 or also `-1`).
-pub(crate) fn broadcast_shapes(a: &[i64], b: &[i64]) -> Result<Vec<i64>, String> {
-    let r = a.len().max(b.len());
-    let get = |s: &[i64], i: usize| {
-        if i + s.len() >= r {
-            s[i + s.len() - r]
-        } else {
-            1
-        }
-    };
-    (0..r)
-        .map(|i| {
-            let (x, y) = (get(a, i), get(b, i));
-            if x == y || y == 1 {
-                Ok(x)
-            } else if x == 1 {
-                Ok(y)
-            } else {
-                Err(format!(
-                    "shapes {} and {} do not broadcast statically",
-                    onnx_graph::dims_text(a),
-                    onnx_graph::dims_text(b)
-                ))
-            }
-        })
-        .collect()
-}
-
-/// Folds or lowers one (opset-7 or newer) node; a node that fails is
-/// refused and its outputs poisoned.
-fn lower_node(
-    cx: &mut Cx<'_>,
-    g: &OnnxGraph,
-    node: &Node,
-    refusals: &mut Refusals,
-    poisoned: &mut HashSet<String>,
-) {
-    if node
-        .inputs
-        .iter()
-        .any(|i| !i.is_empty() && poisoned.contains(i))
-    {
-        poisoned.extend(node.outputs.iter().cloned());
-        return;
-    }
-    let shapes = &cx.shapes;
-    let consts = &cx.consts;
-    let folded = fold::fold(node, g.opset, &|n| consts.get(n).cloned(), &|n| {
-        shapes.get(n).cloned()
-    });
-    let res = match folded {
-        Some(Ok(cs)) => {
-            for (o, c) in node.outputs.iter().zip(cs) {
-                cx.set_const(o, c);
-            }
-            Ok(())
-        }
-        Some(Err(e)) => Err(e),
-        None => match nnabla_table::entry(&node.op) {
-            Some(e) => (e.lower)(cx, node),
-            None => Err("its inputs are computed at run time".into()),
-        },
-    };
-    if let Err(why) = res {
-        refusals.add(format!("{} ({why})", node.op));
-        poisoned.extend(node.outputs.iter().cloned());
-    }
-}
-
 /// Imports an ONNX model as an NNabla model (one network `network`, an
 /// executor `runtime` with the model's inputs as data variables, its
 /// outputs as output variables and every parameter).
@@ -436,22 +324,7 @@ pub fn onnx_to_nnabla(
     opts: &ImportOptions,
 ) -> Result<NnablaImport, ImportError> {
     let g = onnx_graph::load(model, opts)?;
-    let mut refusals = Refusals::default();
-    for n in &g.nodes {
-        if !n.domain.is_empty() && n.domain != "ai.onnx" {
-            refusals.add(format!("{} (domain {:?})", n.op, n.domain));
-        } else if onnx_graph::has_subgraph(n) {
-            refusals.add(format!("{} (subgraphs)", n.op));
-        } else if let Some(Err(why)) = g.legacy_opset.map(|o| legacy::exists_at(&n.op, o)) {
-            refusals.add(format!("{} ({why})", n.op));
-        } else if let Some(e) = nnabla_table::entry(&n.op) {
-            if g.opset < e.since() || g.opset > e.until() {
-                refusals.add(format!("{} (opset {})", n.op, g.opset));
-            }
-        } else if !fold::FOLDABLE.contains(&n.op.as_str()) {
-            refusals.add(n.op.clone());
-        }
-    }
+    let mut refusals = driver::prescan::<Cx<'_>>(&g, &HashSet::new());
     if !refusals.is_empty() {
         return Err(refusals.into_error("NNabla"));
     }
@@ -462,19 +335,7 @@ pub fn onnx_to_nnabla(
     }
     let mut poisoned: HashSet<String> = HashSet::new();
     for orig in &g.nodes {
-        let nodes = match legacy::rewrite(&g, orig, &poisoned, &|n| cx.shape(n).ok(), &|n| {
-            cx.konst(n).cloned()
-        }) {
-            Ok(n) => n,
-            Err(why) => {
-                refusals.add(format!("{} ({why})", orig.op));
-                poisoned.extend(orig.outputs.iter().cloned());
-                continue;
-            }
-        };
-        for node in nodes.iter() {
-            lower_node(&mut cx, &g, node, &mut refusals, &mut poisoned);
-        }
+        driver::lower_original(&mut cx, &g, orig, &mut refusals, &mut poisoned);
     }
     let mut outputs: Vec<(String, String)> = Vec::new();
     for o in &g.outputs {

@@ -290,35 +290,7 @@ pub(crate) fn attention(cx: &mut Cx<'_>, node: &Node) -> Lowered {
     let v4 = heads(cx, &v, hk)?;
     // A cache: the past keys/values (B, Hk, P, E) before the new ones.
     let (k4, v4, offset) = if node.input(4).is_some() {
-        let pk = cx.fvar(node, 4)?;
-        let pv = cx.fvar(node, 5)?;
-        let (pks, pvs) = (cx.shape(&pk)?, cx.shape(&pv)?);
-        let (ks, vs) = (cx.shape(&k4)?, cx.shape(&v4)?);
-        if pks.len() != 4
-            || pvs.len() != 4
-            || pks[..2] != ks[..2]
-            || pks[3] != ks[3]
-            || pvs[..2] != vs[..2]
-            || pvs[3] != vs[3]
-            || pks[2] != pvs[2]
-        {
-            return Err("past_key/past_value shapes that do not fit K/V".into());
-        }
-        let cat = |cx: &mut Cx<'_>, a: &str, b: &str, sa: &[i64], sb: &[i64]| {
-            let d = [sa[0], sa[1], sa[2] + sb[2], sa[3]];
-            let y = cx.fresh(b);
-            cx.emit(
-                "Concatenate",
-                &[a, b],
-                &[(&y, &d)],
-                Some(P::ConcatenateParam(ConcatenateParameter { axis: 2 })),
-            );
-            cx.set_elem(&y, elem::FLOAT);
-            y
-        };
-        let k = cat(cx, &pk, &k4, &pks, &ks);
-        let v = cat(cx, &pv, &v4, &pvs, &vs);
-        (k, v, pks[2])
+        with_cache(cx, node, &k4, &v4)?
     } else {
         (k4, v4, 0)
     };
@@ -387,29 +359,7 @@ pub(crate) fn attention(cx: &mut Cx<'_>, node: &Node) -> Lowered {
     if let Some(bv) = &bias
         && zero_rows
     {
-        let bs = cx.shape(bv)?;
-        let last = (bs.len() - 1) as i64;
-        let mut md = bs.clone();
-        *md.last_mut().ok_or("rank 0 mask")? = 1;
-        let mx = cx.fresh(bv);
-        extreme(cx, bv, &[last], true, &mx, &md)?;
-        let masked = chain(
-            cx,
-            &mx,
-            "LessScalar",
-            Some(P::LessScalarParam(LessScalarParameter {
-                val: f64::from(f32::MIN),
-            })),
-        )?;
-        cx.set_elem(&masked, elem::BOOL);
-        let masked = cx.with_rank(&masked, 4)?;
-        let masked = broadcast_to(cx, &masked, &sd)?;
-        let z = cx.param(&format!("{}__zero", node.outputs[0]), &[1], &[0.0])?;
-        let z = broadcast_to(cx, &z, &sd)?;
-        let y = cx.fresh(&p);
-        cx.emit("Where", &[&masked, &z, &p], &[(&y, &sd)], None);
-        cx.set_elem(&y, elem::FLOAT);
-        p = y;
+        p = zero_masked_rows(cx, node, bv, &p, &sd)?;
     }
     if mode == 3 {
         emit_qk(cx, &p);
@@ -424,6 +374,79 @@ pub(crate) fn attention(cx: &mut Cx<'_>, node: &Node) -> Lowered {
     cx.reshape_to(&t, &out, &[b, sq, nq * ev])?;
     cx.set_elem(&out, elem::FLOAT);
     Ok(())
+}
+
+/// The keys and values `k4`, `v4` (B, Hk, S, E) after the cache
+/// `past_key`/`past_value` (B, Hk, P, E), and the cache length P.
+fn with_cache(
+    cx: &mut Cx<'_>,
+    node: &Node,
+    k4: &str,
+    v4: &str,
+) -> Result<(String, String, i64), String> {
+    let pk = cx.fvar(node, 4)?;
+    let pv = cx.fvar(node, 5)?;
+    let (pks, pvs) = (cx.shape(&pk)?, cx.shape(&pv)?);
+    let (ks, vs) = (cx.shape(k4)?, cx.shape(v4)?);
+    if pks.len() != 4
+        || pvs.len() != 4
+        || pks[..2] != ks[..2]
+        || pks[3] != ks[3]
+        || pvs[..2] != vs[..2]
+        || pvs[3] != vs[3]
+        || pks[2] != pvs[2]
+    {
+        return Err("past_key/past_value shapes that do not fit K/V".into());
+    }
+    let cat = |cx: &mut Cx<'_>, a: &str, b: &str, sa: &[i64], sb: &[i64]| {
+        let d = [sa[0], sa[1], sa[2] + sb[2], sa[3]];
+        let y = cx.fresh(b);
+        cx.emit(
+            "Concatenate",
+            &[a, b],
+            &[(&y, &d)],
+            Some(P::ConcatenateParam(ConcatenateParameter { axis: 2 })),
+        );
+        cx.set_elem(&y, elem::FLOAT);
+        y
+    };
+    let k = cat(cx, &pk, k4, &pks, &ks);
+    let v = cat(cx, &pv, v4, &pvs, &vs);
+    Ok((k, v, pks[2]))
+}
+
+/// The probabilities `p` (of shape `sd`) with 0 in the rows whose bias
+/// `bv` is -inf everywhere (softmax gives NaN there).
+fn zero_masked_rows(
+    cx: &mut Cx<'_>,
+    node: &Node,
+    bv: &str,
+    p: &str,
+    sd: &[i64],
+) -> Result<String, String> {
+    let bs = cx.shape(bv)?;
+    let last = (bs.len() - 1) as i64;
+    let mut md = bs.clone();
+    *md.last_mut().ok_or("rank 0 mask")? = 1;
+    let mx = cx.fresh(bv);
+    extreme(cx, bv, &[last], true, &mx, &md)?;
+    let masked = chain(
+        cx,
+        &mx,
+        "LessScalar",
+        Some(P::LessScalarParam(LessScalarParameter {
+            val: f64::from(f32::MIN),
+        })),
+    )?;
+    cx.set_elem(&masked, elem::BOOL);
+    let masked = cx.with_rank(&masked, 4)?;
+    let masked = broadcast_to(cx, &masked, sd)?;
+    let z = cx.param(&format!("{}__zero", node.outputs[0]), &[1], &[0.0])?;
+    let z = broadcast_to(cx, &z, sd)?;
+    let y = cx.fresh(p);
+    cx.emit("Where", &[&masked, &z, p], &[(&y, sd)], None);
+    cx.set_elem(&y, elem::FLOAT);
+    Ok(y)
 }
 
 fn concat_last(cx: &mut Cx<'_>, parts: &[&str], dims: &[i64]) -> String {

@@ -368,19 +368,7 @@ pub(crate) fn activation(cx: &mut Cx<'_>, node: &Node) -> Lowered {
                 alpha: f64::from(node.float("alpha", 1.673_263_2)),
             })),
         ),
-        "Celu" => {
-            // alpha * ELU(x / alpha, 1)
-            let a = f64::from(node.float("alpha", 1.0));
-            let x = cx.fvar(node, 0)?;
-            let t = chain(cx, &x, "MulScalar", mul_scalar(1.0 / a))?;
-            let t = chain(
-                cx,
-                &t,
-                "ELU",
-                Some(P::EluParam(EluParameter { alpha: 1.0 })),
-            )?;
-            chain_to(cx, &t, &out, "MulScalar", mul_scalar(a))
-        }
+        "Celu" => celu(cx, node, &out),
         "Softplus" => unary(
             cx,
             node,
@@ -409,69 +397,10 @@ pub(crate) fn activation(cx: &mut Cx<'_>, node: &Node) -> Lowered {
                 inplace: false,
             })),
         ),
-        "HardSigmoid" | "HardSwish" => {
-            let (a, b) = if node.op == "HardSwish" {
-                (1.0 / 6.0, 0.5)
-            } else {
-                (
-                    f64::from(node.float("alpha", 0.2)),
-                    f64::from(node.float("beta", 0.5)),
-                )
-            };
-            let x = cx.fvar(node, 0)?;
-            let t = chain(cx, &x, "MulScalar", mul_scalar(a))?;
-            let t = chain(cx, &t, "AddScalar", add_scalar(b))?;
-            let t = chain(cx, &t, "MaximumScalar", max_s(0.0))?;
-            if node.op == "HardSigmoid" {
-                chain_to(cx, &t, &out, "MinimumScalar", min_s(1.0))
-            } else {
-                let t = chain(cx, &t, "MinimumScalar", min_s(1.0))?;
-                binary_vars(cx, "Mul2", &x, &t, Some(&out), elem::FLOAT).map(drop)
-            }
-        }
-        "ThresholdedRelu" => {
-            let a = f64::from(node.float("alpha", 1.0));
-            let x = cx.fvar(node, 0)?;
-            let m = chain(
-                cx,
-                &x,
-                "GreaterScalar",
-                Some(P::GreaterScalarParam(GreaterScalarParameter { val: a })),
-            )?;
-            binary_vars(cx, "Mul2", &x, &m, Some(&out), elem::FLOAT).map(drop)
-        }
-        "Gelu" => match node.string("approximate", "none").as_str() {
-            "tanh" => unary(cx, node, "GELU", None),
-            "none" => {
-                let x = cx.fvar(node, 0)?;
-                let t = chain(
-                    cx,
-                    &x,
-                    "MulScalar",
-                    mul_scalar(std::f64::consts::FRAC_1_SQRT_2),
-                )?;
-                let t = chain(cx, &t, "Erf", None)?;
-                let t = chain(cx, &t, "AddScalar", add_scalar(1.0))?;
-                let t = chain(cx, &t, "MulScalar", mul_scalar(0.5))?;
-                binary_vars(cx, "Mul2", &x, &t, Some(&out), elem::FLOAT).map(drop)
-            }
-            other => Err(format!("approximate={other:?}")),
-        },
-        "IsNaN" => {
-            let x = cx.fvar(node, 0)?;
-            chain_to(cx, &x, &out, "IsNaN", None)?;
-            cx.set_elem(&out, elem::BOOL);
-            Ok(())
-        }
-        "IsInf" => {
-            if node.int("detect_positive", 1) != 1 || node.int("detect_negative", 1) != 1 {
-                return Err("detect_positive/detect_negative=0".into());
-            }
-            let x = cx.fvar(node, 0)?;
-            chain_to(cx, &x, &out, "IsInf", None)?;
-            cx.set_elem(&out, elem::BOOL);
-            Ok(())
-        }
+        "HardSigmoid" | "HardSwish" => hard_sigmoid(cx, node, &out),
+        "ThresholdedRelu" => thresholded_relu(cx, node, &out),
+        "Gelu" => gelu(cx, node, &out),
+        "IsNaN" | "IsInf" => is_nan_inf(cx, node, &out),
         op => {
             let ty = match op {
                 "Sigmoid" => "Sigmoid",
@@ -500,6 +429,90 @@ pub(crate) fn activation(cx: &mut Cx<'_>, node: &Node) -> Lowered {
             unary(cx, node, ty, None)
         }
     }
+}
+
+/// `Celu`: alpha * ELU(x / alpha, 1).
+fn celu(cx: &mut Cx<'_>, node: &Node, out: &str) -> Lowered {
+    // alpha * ELU(x / alpha, 1)
+    let a = f64::from(node.float("alpha", 1.0));
+    let x = cx.fvar(node, 0)?;
+    let t = chain(cx, &x, "MulScalar", mul_scalar(1.0 / a))?;
+    let t = chain(
+        cx,
+        &t,
+        "ELU",
+        Some(P::EluParam(EluParameter { alpha: 1.0 })),
+    )?;
+    chain_to(cx, &t, out, "MulScalar", mul_scalar(a))
+}
+
+/// `HardSigmoid` (and `HardSwish`, x times it with alpha 1/6 and beta 0.5) from scalar arithmetic.
+fn hard_sigmoid(cx: &mut Cx<'_>, node: &Node, out: &str) -> Lowered {
+    let (a, b) = if node.op == "HardSwish" {
+        (1.0 / 6.0, 0.5)
+    } else {
+        (
+            f64::from(node.float("alpha", 0.2)),
+            f64::from(node.float("beta", 0.5)),
+        )
+    };
+    let x = cx.fvar(node, 0)?;
+    let t = chain(cx, &x, "MulScalar", mul_scalar(a))?;
+    let t = chain(cx, &t, "AddScalar", add_scalar(b))?;
+    let t = chain(cx, &t, "MaximumScalar", max_s(0.0))?;
+    if node.op == "HardSigmoid" {
+        chain_to(cx, &t, out, "MinimumScalar", min_s(1.0))
+    } else {
+        let t = chain(cx, &t, "MinimumScalar", min_s(1.0))?;
+        binary_vars(cx, "Mul2", &x, &t, Some(out), elem::FLOAT).map(drop)
+    }
+}
+
+/// `ThresholdedRelu`: x times (x > alpha).
+fn thresholded_relu(cx: &mut Cx<'_>, node: &Node, out: &str) -> Lowered {
+    let a = f64::from(node.float("alpha", 1.0));
+    let x = cx.fvar(node, 0)?;
+    let m = chain(
+        cx,
+        &x,
+        "GreaterScalar",
+        Some(P::GreaterScalarParam(GreaterScalarParameter { val: a })),
+    )?;
+    binary_vars(cx, "Mul2", &x, &m, Some(out), elem::FLOAT).map(drop)
+}
+
+/// `Gelu`: NNabla's `GELU` for the tanh approximation, the exact form from `Erf`.
+fn gelu(cx: &mut Cx<'_>, node: &Node, out: &str) -> Lowered {
+    match node.string("approximate", "none").as_str() {
+        "tanh" => unary(cx, node, "GELU", None),
+        "none" => {
+            let x = cx.fvar(node, 0)?;
+            let t = chain(
+                cx,
+                &x,
+                "MulScalar",
+                mul_scalar(std::f64::consts::FRAC_1_SQRT_2),
+            )?;
+            let t = chain(cx, &t, "Erf", None)?;
+            let t = chain(cx, &t, "AddScalar", add_scalar(1.0))?;
+            let t = chain(cx, &t, "MulScalar", mul_scalar(0.5))?;
+            binary_vars(cx, "Mul2", &x, &t, Some(out), elem::FLOAT).map(drop)
+        }
+        other => Err(format!("approximate={other:?}")),
+    }
+}
+
+/// `IsNaN`, `IsInf` (both signs only): booleans.
+fn is_nan_inf(cx: &mut Cx<'_>, node: &Node, out: &str) -> Lowered {
+    if node.op == "IsInf"
+        && (node.int("detect_positive", 1) != 1 || node.int("detect_negative", 1) != 1)
+    {
+        return Err("detect_positive/detect_negative=0".into());
+    }
+    let x = cx.fvar(node, 0)?;
+    chain_to(cx, &x, out, &node.op, None)?;
+    cx.set_elem(out, elem::BOOL);
+    Ok(())
 }
 
 /// `Swish` (`x * sigmoid(alpha * x)`), `Shrink` and `Mod`.

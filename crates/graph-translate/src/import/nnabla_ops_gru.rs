@@ -193,82 +193,148 @@ fn gru(cx: &mut Cx<'_>, node: &Node) -> Lowered {
     };
     let tb = t.checked_mul(b).ok_or("sequence size")?;
     let x3 = cx.reshape(&x, &[1, tb, i])?;
+    let g = Gru {
+        node,
+        t,
+        b,
+        i,
+        h,
+        lbr,
+        layout,
+        x3,
+        w,
+        r,
+        bias,
+        h0,
+    };
     let mut ys = Vec::new();
     let mut hs = Vec::new();
     for d in 0..nd {
-        let wd = slice(cx, &w, &[d, 0, 0], &[d + 1, h3, i])?;
-        let xw = matmul_t(cx, &x3, &wd)?;
-        let mut xw = cx.reshape(&xw, &[t, b, h3])?;
-        let rzr = slice(cx, &r, &[d, 0, 0], &[d + 1, 2 * h, h])?;
-        let rh = slice(cx, &r, &[d, 2 * h, 0], &[d + 1, h3, h])?;
-        let mut brzr = None;
-        let mut brh = None;
-        if let Some(bv) = &bias {
-            let wb = slice(cx, bv, &[d, 0], &[d + 1, h3])?;
-            xw = binary_vars(cx, "Add2", &xw, &wb, None, elem::FLOAT)?;
-            brzr = Some(slice(cx, bv, &[d, h3], &[d + 1, h3 + 2 * h])?);
-            let v = slice(cx, bv, &[d, h3 + 2 * h], &[d + 1, 2 * h3])?;
-            brh = Some(cx.reshape(&v, &[1, 1, h])?);
-        }
-        let mut hp = match &h0 {
-            Some(v) => slice(cx, v, &[d, 0, 0], &[d + 1, b, h])?,
-            None => {
-                let n = usize::try_from(b.checked_mul(h).ok_or("state size")?)
-                    .map_err(|_| "state size")?;
-                cx.param(
-                    &format!("{}__initial_h", node.name),
-                    &[1, b, h],
-                    &vec![0.0; n],
-                )?
-            }
-        };
-        let mut outs = vec![String::new(); usize::try_from(t).map_err(|_| "steps")?];
-        let back = reverse || d == 1;
-        for k in 0..t {
-            let step = if back { t - 1 - k } else { k };
-            let xzr = slice(cx, &xw, &[step, 0, 0], &[step + 1, b, 2 * h])?;
-            let xh = slice(cx, &xw, &[step, 0, 2 * h], &[step + 1, b, h3])?;
-            let mut hz = matmul_t(cx, &hp, &rzr)?;
-            if let Some(v) = &brzr {
-                hz = binary_vars(cx, "Add2", &hz, v, None, elem::FLOAT)?;
-            }
-            let zr = binary_vars(cx, "Add2", &xzr, &hz, None, elem::FLOAT)?;
-            let zr = chain(cx, &zr, "Sigmoid", None)?;
-            let z = slice(cx, &zr, &[0, 0, 0], &[1, b, h])?;
-            let rg = slice(cx, &zr, &[0, 0, h], &[1, b, 2 * h])?;
-            let hh = if lbr {
-                let mut m = matmul_t(cx, &hp, &rh)?;
-                if let Some(v) = &brh {
-                    m = binary_vars(cx, "Add2", &m, v, None, elem::FLOAT)?;
-                }
-                binary_vars(cx, "Mul2", &rg, &m, None, elem::FLOAT)?
-            } else {
-                let rhp = binary_vars(cx, "Mul2", &rg, &hp, None, elem::FLOAT)?;
-                let mut m = matmul_t(cx, &rhp, &rh)?;
-                if let Some(v) = &brh {
-                    m = binary_vars(cx, "Add2", &m, v, None, elem::FLOAT)?;
-                }
-                m
-            };
-            let pre = binary_vars(cx, "Add2", &xh, &hh, None, elem::FLOAT)?;
-            let cand = chain(cx, &pre, "Tanh", None)?;
-            // h' = (1 - z) * cand + z * h
-            let omz = chain(
-                cx,
-                &z,
-                "RSubScalar",
-                Some(P::RSubScalarParam(RSubScalarParameter { val: 1.0 })),
-            )?;
-            let a = binary_vars(cx, "Mul2", &omz, &cand, None, elem::FLOAT)?;
-            let c = binary_vars(cx, "Mul2", &z, &hp, None, elem::FLOAT)?;
-            hp = binary_vars(cx, "Add2", &a, &c, None, elem::FLOAT)?;
-            if let Some(o) = usize::try_from(step).ok().and_then(|s| outs.get_mut(s)) {
-                *o = hp.clone();
-            }
-        }
-        ys.push(concat(cx, &outs, 0, None)?);
+        let (y, hp) = direction(cx, &g, d, reverse || d == 1)?;
+        ys.push(y);
         hs.push(hp);
     }
+    outputs(cx, &g, &ys, &hs)?;
+    Ok(())
+}
+
+/// One GRU, its sizes and inputs, shared by its directions: `x3` is the
+/// sequence as (1, T*B, I), `w`, `r`, `bias` and `h0` ONNX's inputs (`h0`
+/// in (D, B, H)).
+struct Gru<'a> {
+    node: &'a Node,
+    t: i64,
+    b: i64,
+    i: i64,
+    h: i64,
+    lbr: bool,
+    layout: i64,
+    x3: String,
+    w: String,
+    r: String,
+    bias: Option<String>,
+    h0: Option<String>,
+}
+
+/// The recurrent weights and biases of one direction.
+struct Cell {
+    rzr: String,
+    rh: String,
+    brzr: Option<String>,
+    brh: Option<String>,
+}
+
+/// Direction `d` (backwards when `back`) unrolled: its outputs over the
+/// sequence (T, B, H) and its last state (1, B, H).
+fn direction(cx: &mut Cx<'_>, g: &Gru<'_>, d: i64, back: bool) -> Result<(String, String), String> {
+    let (t, b, i, h) = (g.t, g.b, g.i, g.h);
+    let h3 = 3 * h;
+    let wd = slice(cx, &g.w, &[d, 0, 0], &[d + 1, h3, i])?;
+    let xw = matmul_t(cx, &g.x3, &wd)?;
+    let mut xw = cx.reshape(&xw, &[t, b, h3])?;
+    let mut cell = Cell {
+        rzr: slice(cx, &g.r, &[d, 0, 0], &[d + 1, 2 * h, h])?,
+        rh: slice(cx, &g.r, &[d, 2 * h, 0], &[d + 1, h3, h])?,
+        brzr: None,
+        brh: None,
+    };
+    if let Some(bv) = &g.bias {
+        let wb = slice(cx, bv, &[d, 0], &[d + 1, h3])?;
+        xw = binary_vars(cx, "Add2", &xw, &wb, None, elem::FLOAT)?;
+        cell.brzr = Some(slice(cx, bv, &[d, h3], &[d + 1, h3 + 2 * h])?);
+        let v = slice(cx, bv, &[d, h3 + 2 * h], &[d + 1, 2 * h3])?;
+        cell.brh = Some(cx.reshape(&v, &[1, 1, h])?);
+    }
+    let mut hp = match &g.h0 {
+        Some(v) => slice(cx, v, &[d, 0, 0], &[d + 1, b, h])?,
+        None => {
+            let n =
+                usize::try_from(b.checked_mul(h).ok_or("state size")?).map_err(|_| "state size")?;
+            cx.param(
+                &format!("{}__initial_h", g.node.name),
+                &[1, b, h],
+                &vec![0.0; n],
+            )?
+        }
+    };
+    let mut outs = vec![String::new(); usize::try_from(t).map_err(|_| "steps")?];
+    for k in 0..t {
+        let step = if back { t - 1 - k } else { k };
+        hp = cell_step(cx, g, &cell, &xw, step, &hp)?;
+        if let Some(o) = usize::try_from(step).ok().and_then(|s| outs.get_mut(s)) {
+            *o = hp.clone();
+        }
+    }
+    Ok((concat(cx, &outs, 0, None)?, hp))
+}
+
+/// One step of the cell: the state after sequence position `step` of `xw`
+/// (the input times W, biased) from the state `hp` before it.
+fn cell_step(cx: &mut Cx<'_>, g: &Gru<'_>, cell: &Cell, xw: &str, step: i64, hp: &str) -> Lowered2 {
+    let (b, h) = (g.b, g.h);
+    let h3 = 3 * h;
+    let xzr = slice(cx, xw, &[step, 0, 0], &[step + 1, b, 2 * h])?;
+    let xh = slice(cx, xw, &[step, 0, 2 * h], &[step + 1, b, h3])?;
+    let mut hz = matmul_t(cx, hp, &cell.rzr)?;
+    if let Some(v) = &cell.brzr {
+        hz = binary_vars(cx, "Add2", &hz, v, None, elem::FLOAT)?;
+    }
+    let zr = binary_vars(cx, "Add2", &xzr, &hz, None, elem::FLOAT)?;
+    let zr = chain(cx, &zr, "Sigmoid", None)?;
+    let z = slice(cx, &zr, &[0, 0, 0], &[1, b, h])?;
+    let rg = slice(cx, &zr, &[0, 0, h], &[1, b, 2 * h])?;
+    let hh = if g.lbr {
+        let mut m = matmul_t(cx, hp, &cell.rh)?;
+        if let Some(v) = &cell.brh {
+            m = binary_vars(cx, "Add2", &m, v, None, elem::FLOAT)?;
+        }
+        binary_vars(cx, "Mul2", &rg, &m, None, elem::FLOAT)?
+    } else {
+        let rhp = binary_vars(cx, "Mul2", &rg, hp, None, elem::FLOAT)?;
+        let mut m = matmul_t(cx, &rhp, &cell.rh)?;
+        if let Some(v) = &cell.brh {
+            m = binary_vars(cx, "Add2", &m, v, None, elem::FLOAT)?;
+        }
+        m
+    };
+    let pre = binary_vars(cx, "Add2", &xh, &hh, None, elem::FLOAT)?;
+    let cand = chain(cx, &pre, "Tanh", None)?;
+    // h' = (1 - z) * cand + z * h
+    let omz = chain(
+        cx,
+        &z,
+        "RSubScalar",
+        Some(P::RSubScalarParam(RSubScalarParameter { val: 1.0 })),
+    )?;
+    let a = binary_vars(cx, "Mul2", &omz, &cand, None, elem::FLOAT)?;
+    let c = binary_vars(cx, "Mul2", &z, hp, None, elem::FLOAT)?;
+    binary_vars(cx, "Add2", &a, &c, None, elem::FLOAT)
+}
+
+/// `Y` as (T, D, B, H) (layout 0) or (B, T, D, H) and `Y_h` as (D, B, H)
+/// or (B, D, H), from the directions' outputs `ys` and last states `hs`.
+fn outputs(cx: &mut Cx<'_>, g: &Gru<'_>, ys: &[String], hs: &[String]) -> Lowered {
+    let (node, t, b, h, layout) = (g.node, g.t, g.b, g.h, g.layout);
     // Y: (T, D, B, H) (layout 0) or (B, T, D, H).
     if node.has_output(0) {
         let out = &node.outputs[0];
@@ -288,10 +354,10 @@ fn gru(cx: &mut Cx<'_>, node: &Node) -> Lowered {
     if node.has_output(1) {
         let out = &node.outputs[1];
         if layout == 1 {
-            let y = concat(cx, &hs, 0, None)?;
+            let y = concat(cx, hs, 0, None)?;
             transpose(cx, &y, &[1, 0, 2], Some(out))?;
         } else {
-            concat(cx, &hs, 0, Some(out))?;
+            concat(cx, hs, 0, Some(out))?;
         }
         cx.set_elem(out, elem::FLOAT);
     }

@@ -188,59 +188,21 @@ pub(crate) fn recurrent(cx: &mut Cx<'_>, node: &Node) -> Lowered {
     } else {
         concat(cx, &[&w, &r], 2, &[nd, h, i + h])
     };
-    // bias: (1, D, [4,] H) = Wb + Rb.
     let bias = match node.input(3) {
         None => None,
-        Some(_) => {
-            let bv = cx.fvar(node, 3)?;
-            if cx.shape(&bv)? != [nd, 2 * gh] {
-                return Err("B of another shape than the direction and sizes give".into());
-            }
-            let b2 = cx.reshape(&bv, &[nd, 2, gh])?;
-            let s = cx.fresh(&b2);
-            cx.emit(
-                "Sum",
-                &[&b2],
-                &[(&s, &[nd, gh])],
-                Some(P::SumParam(SumParameter {
-                    axes: vec![1],
-                    keep_dims: false,
-                })),
-            );
-            Some(if lstm {
-                let s4 = cx.reshape(&s, &[nd, 4, h])?;
-                let s4 = lstm_gates(cx, &s4)?;
-                cx.reshape(&s4, &[1, nd, 4, h])?
-            } else {
-                cx.reshape(&s, &[1, nd, h])?
-            })
-        }
+        Some(_) => Some(bias(cx, node, lstm, nd, h, gh)?),
     };
-    // Initial states: (1, D, B, H).
+    let sz = Sizes {
+        t,
+        b,
+        nd,
+        h,
+        layout,
+    };
     let hd = [1, nd, b, h];
-    let state = |cx: &mut Cx<'_>, k: usize, tag: &str| -> Result<String, String> {
-        if node.input(k).is_none() {
-            let nz = usize::try_from(nd * b)
-                .ok()
-                .and_then(|v| v.checked_mul(usize::try_from(h).ok()?))
-                .ok_or("state size")?;
-            return cx.param(&format!("{}__{tag}", node.name), &hd, &vec![0.0; nz]);
-        }
-        let v = cx.fvar(node, k)?;
-        let want = if layout == 1 { [b, nd, h] } else { [nd, b, h] };
-        if cx.shape(&v)? != want {
-            return Err(format!("{tag} of another shape than (D, B, H)"));
-        }
-        let v = if layout == 1 {
-            transpose(cx, &v, &[1, 0, 2], None)?
-        } else {
-            v
-        };
-        cx.reshape(&v, &hd)
-    };
-    let h0 = state(cx, 5, "initial_h")?;
+    let h0 = initial_state(cx, node, 5, "initial_h", sz)?;
     let c0 = if lstm {
-        Some(state(cx, 6, "initial_c")?)
+        Some(initial_state(cx, node, 6, "initial_c", sz)?)
     } else {
         None
     };
@@ -286,6 +248,97 @@ pub(crate) fn recurrent(cx: &mut Cx<'_>, node: &Node) -> Lowered {
             })),
         );
     }
+    outputs(cx, node, reverse, sz, y, [hn, cn])?;
+    Ok(())
+}
+
+/// A lowered value (its variable) or a refusal reason.
+type Lowered2 = Result<String, String>;
+
+/// The sizes of one recurrence: steps, batch, directions, hidden size, and
+/// the ONNX layout (0: sequence first, 1: batch first).
+#[derive(Clone, Copy)]
+struct Sizes {
+    t: i64,
+    b: i64,
+    nd: i64,
+    h: i64,
+    layout: i64,
+}
+
+/// The bias NNabla takes, (1, D, \[4,\] H): ONNX's `B` input summed as
+/// Wb + Rb.
+/// (`gh` is the gates times the hidden size.)
+fn bias(cx: &mut Cx<'_>, node: &Node, lstm: bool, nd: i64, h: i64, gh: i64) -> Lowered2 {
+    let bv = cx.fvar(node, 3)?;
+    if cx.shape(&bv)? != [nd, 2 * gh] {
+        return Err("B of another shape than the direction and sizes give".into());
+    }
+    let b2 = cx.reshape(&bv, &[nd, 2, gh])?;
+    let s = cx.fresh(&b2);
+    cx.emit(
+        "Sum",
+        &[&b2],
+        &[(&s, &[nd, gh])],
+        Some(P::SumParam(SumParameter {
+            axes: vec![1],
+            keep_dims: false,
+        })),
+    );
+    Ok(if lstm {
+        let s4 = cx.reshape(&s, &[nd, 4, h])?;
+        let s4 = lstm_gates(cx, &s4)?;
+        cx.reshape(&s4, &[1, nd, 4, h])?
+    } else {
+        cx.reshape(&s, &[1, nd, h])?
+    })
+}
+
+/// The initial state of input `k` (`tag`) as (1, D, B, H), zeros when the
+/// input is left out.
+fn initial_state(cx: &mut Cx<'_>, node: &Node, k: usize, tag: &str, sz: Sizes) -> Lowered2 {
+    let Sizes {
+        b, nd, h, layout, ..
+    } = sz;
+    let hd = [1, nd, b, h];
+    if node.input(k).is_none() {
+        let nz = usize::try_from(nd * b)
+            .ok()
+            .and_then(|v| v.checked_mul(usize::try_from(h).ok()?))
+            .ok_or("state size")?;
+        return cx.param(&format!("{}__{tag}", node.name), &hd, &vec![0.0; nz]);
+    }
+    let v = cx.fvar(node, k)?;
+    let want = if layout == 1 { [b, nd, h] } else { [nd, b, h] };
+    if cx.shape(&v)? != want {
+        return Err(format!("{tag} of another shape than (D, B, H)"));
+    }
+    let v = if layout == 1 {
+        transpose(cx, &v, &[1, 0, 2], None)?
+    } else {
+        v
+    };
+    cx.reshape(&v, &hd)
+}
+
+/// The ONNX outputs from NNabla's: `Y` from (T, B, D*H) to (T, D, B, H)
+/// (layout 0) or (B, T, D, H); `Y_h`, `Y_c` from (1, D, B, H) to
+/// (D, B, H) or (B, D, H).
+fn outputs(
+    cx: &mut Cx<'_>,
+    node: &Node,
+    reverse: bool,
+    sz: Sizes,
+    y: String,
+    states: [String; 2],
+) -> Lowered {
+    let Sizes {
+        t,
+        b,
+        nd,
+        h,
+        layout,
+    } = sz;
     // Y: (T, B, D*H) -> (T, D, B, H) (layout 0) or (B, T, D, H).
     if node.has_output(0) {
         let out = &node.outputs[0];
@@ -300,7 +353,7 @@ pub(crate) fn recurrent(cx: &mut Cx<'_>, node: &Node) -> Lowered {
         cx.set_elem(out, elem::FLOAT);
     }
     // Y_h, Y_c: (1, D, B, H) -> (D, B, H) (layout 0) or (B, D, H).
-    for (k, v) in [(1usize, hn), (2, cn)] {
+    for (k, v) in [1usize, 2].into_iter().zip(states) {
         if !node.has_output(k) {
             continue;
         }

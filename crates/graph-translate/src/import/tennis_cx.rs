@@ -1,33 +1,29 @@
-//! ONNX → TenniS: the lowering context and the driver that walks the
-//! graph, folds constants, dispatches through [`super::tennis_table`] and
-//! builds the TenniS module (`<param>` inputs, `<const>` nodes, operators).
+//! ONNX → TenniS: the lowering context (the TenniS [`Target`] of the
+//! shared driver, [`super::driver`], which walks the graph, folds constants
+//! and dispatches through [`super::tennis_table`]) and the building of the
+//! TenniS module (`<param>` inputs, `<const>` nodes, operators).
 
 use std::collections::{HashMap, HashSet};
 
 use bubble_module::{Module, ModuleBuilder, NodeId, Packed};
 use tensor_core::{DType, Tensor};
 
-use super::onnx_graph::{self, Const, Node, OnnxGraph, elem};
-use super::{ImportError, ImportOptions, Refusals, fold, legacy, tennis_ops_range, tennis_table};
+use super::driver::{self, Target, Values};
+use super::onnx_graph::{self, Node, OnnxGraph, elem};
+use super::{ImportError, ImportOptions, Refusals, fold, tennis_ops_range, tennis_table};
 
-/// A refusal reason (becomes `Op (reason)` in the error).
-pub(crate) type Lowered = Result<(), String>;
+pub(crate) use super::driver::{Lowered, broadcast_shapes as broadcast};
 
 /// Operator parameters (key, value).
 pub(crate) type Params = Vec<(String, Packed<'static>)>;
 
-/// The state of one TenniS lowering.
-pub(crate) struct Tx<'g> {
-    _g: std::marker::PhantomData<&'g OnnxGraph>,
-    pub opset: i64,
-    consts: HashMap<String, Const>,
-    shapes: HashMap<String, Vec<i64>>,
-    elems: HashMap<String, i32>,
+/// The state of one TenniS lowering: the values it knows (it derefs to
+/// them) and the module it builds.
+pub(crate) struct Tx {
+    v: Values,
     b: ModuleBuilder<'static>,
     ids: HashMap<String, NodeId>,
     node_names: HashMap<usize, String>,
-    names: HashSet<String>,
-    n: usize,
     /// Set while a dtype-agnostic lowering runs: [`Tx::fin`] then takes
     /// every element type TenniS has.
     any_dtype: bool,
@@ -36,6 +32,59 @@ pub(crate) struct Tx<'g> {
     /// Output names no computing node may take (outputs tied to an input
     /// by [`Tx::tie_to_input`], whose own node takes the name).
     avoid: HashSet<String>,
+}
+
+impl std::ops::Deref for Tx {
+    type Target = Values;
+    fn deref(&self) -> &Values {
+        &self.v
+    }
+}
+
+impl std::ops::DerefMut for Tx {
+    fn deref_mut(&mut self) -> &mut Values {
+        &mut self.v
+    }
+}
+
+impl Target for Tx {
+    const FOLD_MORE: &'static [&'static str] = fold::FOLDABLE_MORE;
+
+    fn values(&self) -> &Values {
+        &self.v
+    }
+
+    fn values_mut(&mut self) -> &mut Values {
+        &mut self.v
+    }
+
+    fn opsets(op: &str) -> Option<(i64, i64)> {
+        tennis_table::entry(op).map(|e| e.row.opsets)
+    }
+
+    fn refusal_reason(op: &str) -> Option<&'static str> {
+        tennis_table::refusal_reason(op)
+    }
+
+    /// A dtype-agnostic lowering takes every element type TenniS has, and
+    /// its outputs keep the type of its first input.
+    fn lower(&mut self, node: &Node) -> Option<Lowered> {
+        let e = tennis_table::entry(&node.op)?;
+        let agnostic = e.any_dtype;
+        let e0 = node.input(0).map(|n| self.elem(n));
+        let lower = e.lower?;
+        self.any_dtype = agnostic;
+        let r = lower(self, node);
+        self.any_dtype = false;
+        if let (true, Ok(()), Some(e0)) = (agnostic, &r, e0) {
+            for o in node.outputs.iter().filter(|o| !o.is_empty()) {
+                if self.ids.contains_key(o) {
+                    self.v.elems.insert(o.clone(), e0);
+                }
+            }
+        }
+        Some(r)
+    }
 }
 
 /// The TenniS `DTYPE` code of an ONNX element type this import computes
@@ -119,79 +168,16 @@ pub(crate) fn kv(k: &str, v: Packed<'static>) -> (String, Packed<'static>) {
     (k.to_string(), v)
 }
 
-impl<'g> Tx<'g> {
-    fn new(g: &'g OnnxGraph) -> Self {
-        let mut names: HashSet<String> = g.consts.keys().cloned().collect();
-        for n in &g.nodes {
-            names.extend(n.outputs.iter().cloned());
-        }
-        names.extend(g.inputs.iter().map(|i| i.name.clone()));
+impl Tx {
+    fn new(g: &OnnxGraph) -> Self {
         Tx {
-            _g: std::marker::PhantomData,
-            opset: g.opset,
-            consts: g.consts.clone(),
-            shapes: HashMap::new(),
-            elems: HashMap::new(),
+            v: Values::new(g),
             b: ModuleBuilder::new(),
             ids: HashMap::new(),
             node_names: HashMap::new(),
-            names,
-            n: 0,
             any_dtype: false,
             live: HashSet::new(),
             avoid: HashSet::new(),
-        }
-    }
-
-    /// The constant `name`, if it is one.
-    pub fn konst(&self, name: &str) -> Option<&Const> {
-        self.consts.get(name)
-    }
-
-    /// The constant input `i` of `node` as integers.
-    pub fn const_ints(&self, node: &Node, i: usize) -> Option<Vec<i64>> {
-        node.input(i)
-            .and_then(|n| self.konst(n))
-            .and_then(Const::ints)
-    }
-
-    /// The constant input `i` of `node` as floats.
-    pub fn const_floats(&self, node: &Node, i: usize) -> Option<Vec<f64>> {
-        node.input(i).and_then(|n| self.konst(n)).map(Const::values)
-    }
-
-    /// The static shape of a value (`-1` for the batch dimension).
-    pub fn shape(&self, name: &str) -> Result<Vec<i64>, String> {
-        if let Some(c) = self.consts.get(name) {
-            return Ok(c.dims_i64());
-        }
-        self.shapes
-            .get(name)
-            .cloned()
-            .ok_or_else(|| format!("no shape known for {name:?}"))
-    }
-
-    /// The shape of input `i` of `node`.
-    pub fn in_shape(&self, node: &Node, i: usize) -> Result<Vec<i64>, String> {
-        self.shape(node.input(i).ok_or("missing input")?)
-    }
-
-    /// The element type of a value.
-    pub fn elem(&self, name: &str) -> i32 {
-        if let Some(c) = self.consts.get(name) {
-            return c.elem;
-        }
-        self.elems.get(name).copied().unwrap_or(elem::FLOAT)
-    }
-
-    /// A fresh name derived from `hint`.
-    pub fn fresh(&mut self, hint: &str) -> String {
-        loop {
-            self.n += 1;
-            let name = format!("{hint}__{}", self.n);
-            if self.names.insert(name.clone()) {
-                return name;
-            }
         }
     }
 
@@ -229,12 +215,6 @@ impl<'g> Tx<'g> {
             .insert(name.clone(), dims.iter().map(|&d| d as i64).collect());
         self.elems.insert(name, elem::INT32);
         Ok(id)
-    }
-
-    /// Records the element type of a computed value (non-f32 results such
-    /// as `argmax`'s int32 indices, which f32 operators then refuse).
-    pub fn set_elem(&mut self, name: &str, e: i32) {
-        self.elems.insert(name.to_string(), e);
     }
 
     /// A 0-d f32 constant.
@@ -438,8 +418,9 @@ impl<'g> Tx<'g> {
         let id = self.node_of(src)?;
         let d = self.shape(src)?;
         self.ids.insert(out.to_string(), id);
+        let e = self.elem(src);
         self.shapes.insert(out.to_string(), d);
-        self.elems.insert(out.to_string(), self.elem(src));
+        self.set_elem(out, e);
         Ok(())
     }
 
@@ -449,98 +430,6 @@ impl<'g> Tx<'g> {
             return Err("a reshape with more than one unknown dimension".into());
         }
         self.emit("_reshape", out, &[x], vec![kv("shape", p_ints(dims))], dims)
-    }
-
-    /// Records a value as holding constant `c`.
-    pub fn set_const(&mut self, name: &str, c: Const) {
-        self.consts.insert(name.to_string(), c);
-    }
-}
-
-/// numpy broadcasting of two static shapes.
-pub(crate) fn broadcast(a: &[i64], b: &[i64]) -> Result<Vec<i64>, String> {
-    let r = a.len().max(b.len());
-    let get = |s: &[i64], i: usize| {
-        if i + s.len() >= r {
-            s[i + s.len() - r]
-        } else {
-            1
-        }
-    };
-    (0..r)
-        .map(|i| {
-            let (x, y) = (get(a, i), get(b, i));
-            if x == y || y == 1 {
-                Ok(x)
-            } else if x == 1 {
-                Ok(y)
-            } else {
-                Err(format!(
-                    "shapes {} and {} do not broadcast statically",
-                    onnx_graph::dims_text(a),
-                    onnx_graph::dims_text(b)
-                ))
-            }
-        })
-        .collect()
-}
-
-/// Folds or lowers one (opset-7 or newer) node; a node that fails is
-/// refused and its outputs poisoned.
-fn lower_node(
-    cx: &mut Tx<'_>,
-    g: &OnnxGraph,
-    node: &Node,
-    refusals: &mut Refusals,
-    poisoned: &mut HashSet<String>,
-) {
-    if node
-        .inputs
-        .iter()
-        .any(|i| !i.is_empty() && poisoned.contains(i))
-    {
-        poisoned.extend(node.outputs.iter().cloned());
-        return;
-    }
-    let shapes = &cx.shapes;
-    let consts = &cx.consts;
-    let folded = fold::fold_with(
-        node,
-        g.opset,
-        &|n| consts.get(n).cloned(),
-        &|n| shapes.get(n).cloned(),
-        fold::FOLDABLE_MORE,
-    );
-    let res = match folded {
-        Some(Ok(cs)) => {
-            for (o, c) in node.outputs.iter().zip(cs) {
-                cx.set_const(o, c);
-            }
-            Ok(())
-        }
-        Some(Err(e)) => Err(e),
-        None => match tennis_table::entry(&node.op) {
-            Some(e) => {
-                let agnostic = tennis_table::DTYPE_AGNOSTIC.contains(&node.op.as_str());
-                let e0 = node.input(0).map(|n| cx.elem(n));
-                cx.any_dtype = agnostic;
-                let r = (e.lower)(cx, node);
-                cx.any_dtype = false;
-                if let (true, Ok(()), Some(e0)) = (agnostic, &r, e0) {
-                    for o in node.outputs.iter().filter(|o| !o.is_empty()) {
-                        if cx.ids.contains_key(o) {
-                            cx.elems.insert(o.clone(), e0);
-                        }
-                    }
-                }
-                r
-            }
-            None => Err("its inputs are computed at run time".into()),
-        },
-    };
-    if let Err(why) = res {
-        refusals.add(format!("{} ({why})", node.op));
-        poisoned.extend(node.outputs.iter().cloned());
     }
 }
 
@@ -570,30 +459,10 @@ type Ties = HashMap<String, String>;
 /// to an input (no output uses an input, yet the ONNX graph computes them
 /// from one: from its shape, fixed at import).
 fn lower_graph(g: &OnnxGraph, ties: &Ties) -> Result<Result<Module<'static>, Ties>, ImportError> {
-    let mut refusals = Refusals::default();
     // the export's pattern for non_max_suppression_v3, imported back whole
     let nms = tennis_ops_range::nms_v3_patterns(g);
     let in_pattern: HashSet<usize> = nms.values().flat_map(|m| m.nodes.iter().copied()).collect();
-    for (k, n) in g.nodes.iter().enumerate() {
-        if in_pattern.contains(&k) {
-            continue;
-        }
-        if !n.domain.is_empty() && n.domain != "ai.onnx" {
-            refusals.add(format!("{} (domain {:?})", n.op, n.domain));
-        } else if onnx_graph::has_subgraph(n) {
-            refusals.add(format!("{} (subgraphs)", n.op));
-        } else if let Some(Err(why)) = g.legacy_opset.map(|o| legacy::exists_at(&n.op, o)) {
-            refusals.add(format!("{} ({why})", n.op));
-        } else if let Some(e) = tennis_table::entry(&n.op) {
-            if g.opset < e.row.opsets.0 || g.opset > e.row.opsets.1 {
-                refusals.add(format!("{} (opset {})", n.op, g.opset));
-            }
-        } else if let Some(why) = tennis_table::refusal_reason(&n.op) {
-            refusals.add(format!("{} ({why})", n.op));
-        } else if !fold::FOLDABLE.contains(&n.op.as_str()) {
-            refusals.add(n.op.clone());
-        }
-    }
+    let mut refusals = driver::prescan::<Tx>(g, &in_pattern);
     if !refusals.is_empty() {
         return Err(refusals.into_error("TenniS"));
     }
@@ -640,19 +509,7 @@ fn lower_graph(g: &OnnxGraph, ties: &Ties) -> Result<Result<Module<'static>, Tie
         if in_pattern.contains(&k) {
             continue;
         }
-        let nodes = match legacy::rewrite(g, orig, &poisoned, &|n| cx.shape(n).ok(), &|n| {
-            cx.konst(n).cloned()
-        }) {
-            Ok(n) => n,
-            Err(why) => {
-                refusals.add(format!("{} ({why})", orig.op));
-                poisoned.extend(orig.outputs.iter().cloned());
-                continue;
-            }
-        };
-        for node in nodes.iter() {
-            lower_node(&mut cx, g, node, &mut refusals, &mut poisoned);
-        }
+        driver::lower_original(&mut cx, g, orig, &mut refusals, &mut poisoned);
     }
     // No output uses an input (each folded into a constant, computed from
     // the inputs' shapes fixed at import, or from constants alone): the
@@ -660,8 +517,7 @@ fn lower_graph(g: &OnnxGraph, ties: &Ties) -> Result<Result<Module<'static>, Tie
     // graph computes from an input keeps that dependency
     // ([`Tx::tie_to_input`]).
     if ties.is_empty() && refusals.is_empty() {
-        let live =
-            |cx: &Tx<'_>, o: &str| cx.ids.get(o).is_some_and(|i| cx.live.contains(&i.index()));
+        let live = |cx: &Tx, o: &str| cx.ids.get(o).is_some_and(|i| cx.live.contains(&i.index()));
         let used = g.outputs.iter().filter(|o| !poisoned.contains(*o));
         if !g.outputs.is_empty() && used.clone().all(|o| !live(&cx, o)) {
             let want: Ties = used
@@ -780,7 +636,7 @@ fn refuse_unused_inputs(module: &Module<'_>) -> Result<(), ImportError> {
     Err(refusals.into_error("TenniS"))
 }
 
-impl Tx<'_> {
+impl Tx {
     /// Output `o`, computed without any input (a constant the ONNX graph
     /// computes from input `x`'s shape, fixed at import, or an operator of
     /// constants), as `sub(o, _cast(sub(_dims(x), _dims(x))))` named `o`:

@@ -14,7 +14,7 @@ fn out(node: &Node) -> Result<&str, String> {
 }
 
 /// `Erf` → `erf`, `Softplus` → `softplus` (log(exp(x) + 1)).
-pub(crate) fn unary(cx: &mut Tx<'_>, node: &Node) -> Lowered {
+pub(crate) fn unary(cx: &mut Tx, node: &Node) -> Lowered {
     let op = match node.op.as_str() {
         "Erf" => "erf",
         "Softplus" => "softplus",
@@ -28,7 +28,7 @@ pub(crate) fn unary(cx: &mut Tx<'_>, node: &Node) -> Lowered {
 
 /// `HardSigmoid` → `hard_sigmoid` (max(0, min(1, alpha·x + beta)));
 /// `HardSwish` → x · hard_sigmoid(x) with alpha 1/6, beta 0.5.
-pub(crate) fn hard(cx: &mut Tx<'_>, node: &Node) -> Lowered {
+pub(crate) fn hard(cx: &mut Tx, node: &Node) -> Lowered {
     let x = cx.fin(node, 0)?;
     let d = cx.in_shape(node, 0)?;
     let o = out(node)?;
@@ -50,7 +50,7 @@ pub(crate) fn hard(cx: &mut Tx<'_>, node: &Node) -> Lowered {
 /// `Elu` (x for x ≥ 0, alpha·(exp(x) − 1) below) and `Selu` (gamma times
 /// the same): max(x, 0) + alpha·(exp(x − max(x, 0)) − 1), whose negative
 /// part is exactly 0 where x ≥ 0.
-pub(crate) fn elu(cx: &mut Tx<'_>, node: &Node) -> Lowered {
+pub(crate) fn elu(cx: &mut Tx, node: &Node) -> Lowered {
     let x = cx.fin(node, 0)?;
     let d = cx.in_shape(node, 0)?;
     let o = out(node)?.to_string();
@@ -79,7 +79,7 @@ pub(crate) fn elu(cx: &mut Tx<'_>, node: &Node) -> Lowered {
 }
 
 /// `Pow` with a constant single-valued exponent → `pow` (`y`).
-pub(crate) fn pow(cx: &mut Tx<'_>, node: &Node) -> Lowered {
+pub(crate) fn pow(cx: &mut Tx, node: &Node) -> Lowered {
     let x = cx.fin(node, 0)?;
     let d = cx.in_shape(node, 0)?;
     let y = cx
@@ -111,7 +111,7 @@ pub(crate) fn pow(cx: &mut Tx<'_>, node: &Node) -> Lowered {
 /// and InvStdDev outputs when read. `RMSNormalization` the same without
 /// the mean: `y = x / sqrt(mean(x²) + ε) · scale`. In f32 (`stash_type`
 /// 1); the reference's rounding differs in the last bits.
-pub(crate) fn norm(cx: &mut Tx<'_>, node: &Node) -> Lowered {
+pub(crate) fn norm(cx: &mut Tx, node: &Node) -> Lowered {
     let x = cx.fin(node, 0)?;
     let d = cx.in_shape(node, 0)?;
     if d.iter().any(|&v| v < 1) {
@@ -133,7 +133,7 @@ pub(crate) fn norm(cx: &mut Tx<'_>, node: &Node) -> Lowered {
     for v in &mut kd[a..] {
         *v = 1;
     }
-    let mean_of = |cx: &mut Tx<'_>, v| -> Result<_, String> {
+    let mean_of = |cx: &mut Tx, v| -> Result<_, String> {
         let mut cur = v;
         let mut cd = d.clone();
         for ax in a..r {

@@ -24,7 +24,7 @@ pub(crate) fn axis(a: i64, r: usize) -> Result<usize, String> {
 }
 
 /// Unary operators TenniS has as they are.
-pub(crate) fn unary(cx: &mut Tx<'_>, node: &Node) -> Lowered {
+pub(crate) fn unary(cx: &mut Tx, node: &Node) -> Lowered {
     let op = match node.op.as_str() {
         "Relu" => "relu",
         "Sigmoid" => "sigmoid",
@@ -43,7 +43,7 @@ pub(crate) fn unary(cx: &mut Tx<'_>, node: &Node) -> Lowered {
 }
 
 /// `Neg` (x · −1) and `Reciprocal` (1 / x).
-pub(crate) fn neg_recip(cx: &mut Tx<'_>, node: &Node) -> Lowered {
+pub(crate) fn neg_recip(cx: &mut Tx, node: &Node) -> Lowered {
     if let Some(e) = node
         .input(0)
         .map(|i| cx.elem(i))
@@ -65,7 +65,7 @@ pub(crate) fn neg_recip(cx: &mut Tx<'_>, node: &Node) -> Lowered {
 }
 
 /// Binary and variadic element-wise operators (numpy broadcasting).
-pub(crate) fn binary(cx: &mut Tx<'_>, node: &Node) -> Lowered {
+pub(crate) fn binary(cx: &mut Tx, node: &Node) -> Lowered {
     let op = match node.op.as_str() {
         "Add" | "Sum" | "Mean" => "add",
         "Sub" => "sub",
@@ -116,7 +116,7 @@ pub(crate) fn binary(cx: &mut Tx<'_>, node: &Node) -> Lowered {
 }
 
 /// `LeakyRelu` (leaky_relu), `PRelu` (max(x, 0) + slope · min(x, 0)).
-pub(crate) fn leaky(cx: &mut Tx<'_>, node: &Node) -> Lowered {
+pub(crate) fn leaky(cx: &mut Tx, node: &Node) -> Lowered {
     let x = cx.fin(node, 0)?;
     let d = cx.in_shape(node, 0)?;
     let o = out(node)?;
@@ -142,7 +142,7 @@ pub(crate) fn leaky(cx: &mut Tx<'_>, node: &Node) -> Lowered {
 /// `Clip`: maximum with the lower bound, minimum with the upper one
 /// (constants or values computed at run time; integers: the minimum as
 /// `where(maximum(a, c) == a, c, a)`).
-pub(crate) fn clip(cx: &mut Tx<'_>, node: &Node) -> Lowered {
+pub(crate) fn clip(cx: &mut Tx, node: &Node) -> Lowered {
     let (x, e) = cx.tin(node, 0)?;
     let int = is_int(e);
     if !(int || e == super::onnx_graph::elem::FLOAT) {
@@ -206,7 +206,7 @@ pub(crate) fn clip(cx: &mut Tx<'_>, node: &Node) -> Lowered {
 
 /// `Softmax` over one axis (opset 13+) or over the flattened trailing
 /// axes (opsets 7–12, through a reshape).
-pub(crate) fn softmax(cx: &mut Tx<'_>, node: &Node) -> Lowered {
+pub(crate) fn softmax(cx: &mut Tx, node: &Node) -> Lowered {
     let x = cx.fin(node, 0)?;
     let d = cx.in_shape(node, 0)?;
     let o = out(node)?.to_string();
@@ -235,7 +235,7 @@ pub(crate) fn softmax(cx: &mut Tx<'_>, node: &Node) -> Lowered {
 }
 
 /// `Identity`, `Dropout` (inference: the input itself).
-pub(crate) fn identity(cx: &mut Tx<'_>, node: &Node) -> Lowered {
+pub(crate) fn identity(cx: &mut Tx, node: &Node) -> Lowered {
     if node.op == "Dropout" {
         // The mask output (all true in inference) is not produced: a
         // node or graph output that reads it is refused as reading a value
@@ -256,14 +256,14 @@ pub(crate) fn identity(cx: &mut Tx<'_>, node: &Node) -> Lowered {
 /// Reshapes with a static result: `Reshape`, `Flatten`, `Squeeze`,
 /// `Unsqueeze` become `_reshape`; a `Reshape` to a shape computed at run
 /// time becomes `_reshape_v2`.
-pub(crate) fn reshape(cx: &mut Tx<'_>, node: &Node) -> Lowered {
+pub(crate) fn reshape(cx: &mut Tx, node: &Node) -> Lowered {
     let x = cx.fin(node, 0)?;
     let d = cx.in_shape(node, 0)?;
     if d.iter().any(|&v| v < 0) {
         return Err("a symbolic dimension (fix it with --input-shape)".into());
     }
     let ud: Vec<usize> = d.iter().map(|&v| v as usize).collect();
-    let axes = |cx: &Tx<'_>| -> Result<Vec<i64>, String> {
+    let axes = |cx: &Tx| -> Result<Vec<i64>, String> {
         if cx.opset >= 13 {
             match node.input(1) {
                 None => Ok(Vec::new()),
@@ -356,7 +356,7 @@ pub(crate) fn reshape(cx: &mut Tx<'_>, node: &Node) -> Lowered {
 }
 
 /// `Transpose` → `_transpose` (`permute`).
-pub(crate) fn transpose(cx: &mut Tx<'_>, node: &Node) -> Lowered {
+pub(crate) fn transpose(cx: &mut Tx, node: &Node) -> Lowered {
     let x = cx.fin(node, 0)?;
     let d = cx.in_shape(node, 0)?;
     let perm = node
@@ -384,7 +384,7 @@ pub(crate) fn transpose(cx: &mut Tx<'_>, node: &Node) -> Lowered {
 }
 
 /// `Concat` → `concat` (`dim`).
-pub(crate) fn concat(cx: &mut Tx<'_>, node: &Node) -> Lowered {
+pub(crate) fn concat(cx: &mut Tx, node: &Node) -> Lowered {
     let n = node.inputs.len();
     let d0 = cx.in_shape(node, 0)?;
     let a = axis(node.int("axis", 1), d0.len())?;

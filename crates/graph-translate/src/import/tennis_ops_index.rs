@@ -29,7 +29,7 @@ fn product(d: &[i64]) -> Result<i64, String> {
 /// gathered as `[A·K, X, W]` with indices `[A·K, 1, W]` (negative indices
 /// count from the end in both). Indices narrower than x on another axis
 /// are refused.
-pub(crate) fn gather_elements(cx: &mut Tx<'_>, node: &Node) -> Lowered {
+pub(crate) fn gather_elements(cx: &mut Tx, node: &Node) -> Lowered {
     let (x, e) = cx.tin(node, 0)?;
     let (idx, ei) = cx.tin(node, 1)?;
     if !is_int(ei) {
@@ -82,7 +82,7 @@ pub(crate) fn gather_elements(cx: &mut Tx<'_>, node: &Node) -> Lowered {
 
 /// `_transpose` of `x` (shape `d`) by `perm`.
 fn permute(
-    cx: &mut Tx<'_>,
+    cx: &mut Tx,
     hint: &str,
     x: NodeId,
     d: &[i64],
@@ -109,7 +109,7 @@ fn permute(
 /// the K largest of −x and negates them back (exact). Integer inputs with
 /// `largest` 0 and `sorted` 0 are refused (TenniS always sorts; ONNX
 /// leaves the order open).
-pub(crate) fn topk(cx: &mut Tx<'_>, node: &Node) -> Lowered {
+pub(crate) fn topk(cx: &mut Tx, node: &Node) -> Lowered {
     let (x, e) = cx.tin(node, 0)?;
     if e == elem::BOOL {
         return Err("a BOOL input".into());
@@ -214,7 +214,7 @@ pub(crate) fn topk(cx: &mut Tx<'_>, node: &Node) -> Lowered {
 /// ones), the index is `Σ_i i · eq[j, i] · (R[j, i] == j − G_j + 1)`. All
 /// in f32 on counts below 2^24, exact; the result is f32.
 fn onnx_indices(
-    cx: &mut Tx<'_>,
+    cx: &mut Tx,
     hint: &str,
     x: NodeId,
     v: NodeId,
@@ -244,7 +244,7 @@ fn onnx_indices(
     let xe = cx.reshape(&r, x, &de)?;
     let r = cx.fresh(hint);
     let ve = cx.reshape(&r, v, &dv)?;
-    let f = |cx: &mut Tx<'_>, b: NodeId| {
+    let f = |cx: &mut Tx, b: NodeId| {
         cx.tmp_e(
             "_cast",
             hint,
@@ -260,7 +260,7 @@ fn onnx_indices(
     let ge = cx.tmp_e("equal", hint, &[m, xe], vec![], &dkw, elem::BOOL)?;
     let gef = f(cx, ge)?;
     let gt = cx.tmp("sub", hint, &[gef, eqf], vec![], &dkw)?;
-    let sum = |cx: &mut Tx<'_>, t: NodeId| {
+    let sum = |cx: &mut Tx, t: NodeId| {
         cx.tmp(
             "reduce_sum",
             hint,
@@ -315,7 +315,7 @@ fn onnx_indices(
 /// i, i + size)` (TenniS's `gatherv2` and `scatter_nd` read negative
 /// indices out of bounds), then cast to int32.
 fn wrap_indices(
-    cx: &mut Tx<'_>,
+    cx: &mut Tx,
     hint: &str,
     idx: NodeId,
     di: &[i64],
@@ -346,7 +346,7 @@ fn wrap_indices(
 /// Constant index tuples (`[.., q]`) wrapped by `bounds` and checked to
 /// be in range, as an int32 `<const>`.
 fn const_indices(
-    cx: &mut Tx<'_>,
+    cx: &mut Tx,
     hint: &str,
     v: &[i64],
     di: &[i64],
@@ -373,7 +373,7 @@ fn const_indices(
 /// The indices input `i` of `node` as TenniS int32 index tuples over the
 /// sizes `bounds`.
 fn indices(
-    cx: &mut Tx<'_>,
+    cx: &mut Tx,
     node: &Node,
     i: usize,
     hint: &str,
@@ -390,7 +390,7 @@ fn indices(
     wrap_indices(cx, hint, idx, &di, bounds, ei)
 }
 
-fn static_dims(cx: &Tx<'_>, node: &Node, i: usize) -> Result<Vec<i64>, String> {
+fn static_dims(cx: &Tx, node: &Node, i: usize) -> Result<Vec<i64>, String> {
     let d = cx.in_shape(node, i)?;
     if d.iter().any(|&v| v < 1) {
         return Err("symbolic or empty dimensions (fix them with --input-shape)".into());
@@ -400,7 +400,7 @@ fn static_dims(cx: &Tx<'_>, node: &Node, i: usize) -> Result<Vec<i64>, String> {
 
 /// `GatherND` (`batch_dims` 0) → `gatherv2` (the same operation; negative
 /// indices wrapped first, see [`wrap_indices`]).
-pub(crate) fn gather_nd(cx: &mut Tx<'_>, node: &Node) -> Lowered {
+pub(crate) fn gather_nd(cx: &mut Tx, node: &Node) -> Lowered {
     let bd = node.int("batch_dims", 0);
     if bd != 0 {
         return Err(format!("batch_dims {bd} (TenniS's gatherv2 has none)"));
@@ -427,7 +427,7 @@ pub(crate) fn gather_nd(cx: &mut Tx<'_>, node: &Node) -> Lowered {
 /// made linear (`Σ_k i_k · stride_k`, in the indices' type; negative
 /// entries wrapped first) and the updates viewed as `[n, rest]`.
 /// Duplicate indices: the last update wins in both.
-pub(crate) fn scatter_nd(cx: &mut Tx<'_>, node: &Node) -> Lowered {
+pub(crate) fn scatter_nd(cx: &mut Tx, node: &Node) -> Lowered {
     let red = node.string("reduction", "none");
     if red != "none" {
         return Err(format!("reduction {red} (TenniS's scatter_nd copies)"));
@@ -524,7 +524,7 @@ pub(crate) fn scatter_nd(cx: &mut Tx<'_>, node: &Node) -> Lowered {
 /// `spatial_scale`, `sampling_ratio`; 0 adapts to the roi as ONNX's) on
 /// rois `[n, 5]` = the batch index (as f32) before the four corners.
 /// Max mode and `half_pixel` coordinates are refused (TenniS has neither).
-pub(crate) fn roi_align(cx: &mut Tx<'_>, node: &Node) -> Lowered {
+pub(crate) fn roi_align(cx: &mut Tx, node: &Node) -> Lowered {
     let mode = node.string("mode", "avg");
     if mode != "avg" {
         return Err(format!("mode {mode} (TenniS's roi_align averages)"));
@@ -596,7 +596,7 @@ pub(crate) fn roi_align(cx: &mut Tx<'_>, node: &Node) -> Lowered {
 /// `Gather` with indices computed at run time → `gather` (TenniS's reads
 /// an index below 0 out of bounds: negative indices wrapped first by the
 /// axis length, see [`wrap_indices`]).
-pub(crate) fn gather_dyn(cx: &mut Tx<'_>, node: &Node, x: NodeId, d: &[i64], a: usize) -> Lowered {
+pub(crate) fn gather_dyn(cx: &mut Tx, node: &Node, x: NodeId, d: &[i64], a: usize) -> Lowered {
     let (idx, ei) = cx.tin(node, 1)?;
     if !is_int(ei) {
         return Err(format!("{} indices", onnx_format::dtype::onnx_name(ei)));

@@ -27,7 +27,7 @@ fn name(e: i32) -> &'static str {
 
 /// `_cast` of `x` to ONNX element type `to` (a TenniS type).
 fn cast_to(
-    cx: &mut Tx<'_>,
+    cx: &mut Tx,
     hint: &str,
     x: NodeId,
     to: i32,
@@ -44,13 +44,13 @@ fn cast_to(
 }
 
 /// A boolean as `uint8` 0/1.
-fn u8_of(cx: &mut Tx<'_>, hint: &str, x: NodeId, dims: &[i64]) -> Result<NodeId, String> {
+fn u8_of(cx: &mut Tx, hint: &str, x: NodeId, dims: &[i64]) -> Result<NodeId, String> {
     cast_to(cx, hint, x, elem::UINT8, dims, false)
 }
 
 /// `x == 0` for `x` of type `e` (a `BOOLEAN`).
 fn is_zero(
-    cx: &mut Tx<'_>,
+    cx: &mut Tx,
     hint: &str,
     x: NodeId,
     e: i32,
@@ -66,13 +66,7 @@ fn is_zero(
 }
 
 /// `not b` for a `BOOLEAN` `b`.
-fn not(
-    cx: &mut Tx<'_>,
-    hint: &str,
-    b: NodeId,
-    dims: &[i64],
-    named: bool,
-) -> Result<NodeId, String> {
+fn not(cx: &mut Tx, hint: &str, b: NodeId, dims: &[i64], named: bool) -> Result<NodeId, String> {
     let b8 = u8_of(cx, hint, b, dims)?;
     is_zero(cx, hint, b8, elem::UINT8, dims, named)
 }
@@ -81,7 +75,7 @@ fn not(
 /// (C++ `static_cast`: truncation toward zero from
 /// float to integer, as ONNX); to `BOOL` as `not (x == 0)`; from `BOOL`
 /// its 0/1.
-pub(crate) fn cast(cx: &mut Tx<'_>, node: &Node) -> Lowered {
+pub(crate) fn cast(cx: &mut Tx, node: &Node) -> Lowered {
     let to = if node.op == "CastLike" {
         cx.elem(node.input(1).ok_or("no target_type input")?)
     } else {
@@ -112,7 +106,7 @@ pub(crate) fn cast(cx: &mut Tx<'_>, node: &Node) -> Lowered {
 /// `x` of shape `dx` reshaped to rank `r` with leading 1s: TenniS's
 /// `equal` and `where` broadcast only operands of one rank.
 pub(crate) fn to_rank(
-    cx: &mut Tx<'_>,
+    cx: &mut Tx,
     hint: &str,
     x: NodeId,
     dx: &[i64],
@@ -129,7 +123,7 @@ pub(crate) fn to_rank(
 
 /// Two inputs of one element type (brought to one rank), and their
 /// broadcast shape.
-fn two(cx: &mut Tx<'_>, node: &Node) -> Result<(NodeId, NodeId, i32, Vec<i64>), String> {
+fn two(cx: &mut Tx, node: &Node) -> Result<(NodeId, NodeId, i32, Vec<i64>), String> {
     let (a, ea) = cx.tin(node, 0)?;
     let (b, eb) = cx.tin(node, 1)?;
     if ea != eb {
@@ -147,7 +141,7 @@ fn two(cx: &mut Tx<'_>, node: &Node) -> Result<(NodeId, NodeId, i32, Vec<i64>), 
 /// → `equal(maximum(a, b), a)`; `LessOrEqual(a, b)` → `equal(maximum(a,
 /// b), b)`; `Greater` and `Less` their negations (TenniS has no ordered
 /// comparison). Exact for numbers; NaN operands are not defined to match.
-pub(crate) fn compare(cx: &mut Tx<'_>, node: &Node) -> Lowered {
+pub(crate) fn compare(cx: &mut Tx, node: &Node) -> Lowered {
     let (mut a, mut b, e, d) = two(cx, node)?;
     let o = out(node)?.to_string();
     if e == elem::BOOL {
@@ -182,7 +176,7 @@ pub(crate) fn compare(cx: &mut Tx<'_>, node: &Node) -> Lowered {
 /// `Not`, `And`, `Or`, `Xor` on uint8 0/1: `x == 0`, `a · b`,
 /// `maximum(a, b)`, `not (a == b)`; back to `BOOLEAN` by `_cast` (exact
 /// for 0 and 1).
-pub(crate) fn logical(cx: &mut Tx<'_>, node: &Node) -> Lowered {
+pub(crate) fn logical(cx: &mut Tx, node: &Node) -> Lowered {
     let o = out(node)?.to_string();
     if node.op == "Not" {
         let (x, e) = cx.tin(node, 0)?;
@@ -214,7 +208,7 @@ pub(crate) fn logical(cx: &mut Tx<'_>, node: &Node) -> Lowered {
 }
 
 /// `Where` → `where` (booleans selected as uint8 0/1, then cast back).
-pub(crate) fn where_(cx: &mut Tx<'_>, node: &Node) -> Lowered {
+pub(crate) fn where_(cx: &mut Tx, node: &Node) -> Lowered {
     let (c, ec) = cx.tin(node, 0)?;
     if ec != elem::BOOL {
         return Err(format!("a {} condition", name(ec)));
@@ -247,7 +241,7 @@ pub(crate) fn where_(cx: &mut Tx<'_>, node: &Node) -> Lowered {
 
 /// `Neg` (x · −1 of x's type) and, for f64, `Reciprocal` (1 / x) on
 /// integers and f64 (integer `Reciprocal` refused).
-pub(crate) fn typed_neg_recip(cx: &mut Tx<'_>, node: &Node, e: i32) -> Lowered {
+pub(crate) fn typed_neg_recip(cx: &mut Tx, node: &Node, e: i32) -> Lowered {
     let (x, _) = cx.tin(node, 0)?;
     let d = cx.in_shape(node, 0)?;
     let o = out(node)?.to_string();
@@ -272,7 +266,7 @@ pub(crate) fn typed_neg_recip(cx: &mut Tx<'_>, node: &Node, e: i32) -> Lowered {
 /// undefined in ONNX, gives the type's largest or lowest value in
 /// TenniS); `Min(a, b)` as `where(equal(maximum(a, b), a), b, a)`.
 /// `Mean` of integers is refused.
-pub(crate) fn int_binary(cx: &mut Tx<'_>, node: &Node, e: i32) -> Lowered {
+pub(crate) fn int_binary(cx: &mut Tx, node: &Node, e: i32) -> Lowered {
     let op = match node.op.as_str() {
         "Add" | "Sum" => "add",
         "Sub" => "sub",
@@ -323,7 +317,7 @@ pub(crate) fn int_binary(cx: &mut Tx<'_>, node: &Node, e: i32) -> Lowered {
 
 /// `a > b` as a `BOOLEAN`: `not (maximum(a, b) == b)`.
 fn greater(
-    cx: &mut Tx<'_>,
+    cx: &mut Tx,
     hint: &str,
     a: NodeId,
     b: NodeId,
@@ -336,7 +330,7 @@ fn greater(
 }
 
 /// A `BOOLEAN` as 0/1 of type `e`.
-fn as_num(cx: &mut Tx<'_>, hint: &str, b: NodeId, e: i32, d: &[i64]) -> Result<NodeId, String> {
+fn as_num(cx: &mut Tx, hint: &str, b: NodeId, e: i32, d: &[i64]) -> Result<NodeId, String> {
     cast_to(cx, hint, b, e, d, false)
 }
 
@@ -344,7 +338,7 @@ fn as_num(cx: &mut Tx<'_>, hint: &str, b: NodeId, e: i32, d: &[i64]) -> Result<N
 /// sign of NaN is not matched); `Round` (half to even) → `f + (r > ½) +
 /// (r == ½)·(f odd)` with `f = floor(x)`, `r = x − f` (exact in floats:
 /// `r` is exact, and |x| ≥ 2^23 has `r` 0), odd as `f − 2·floor(f / 2)`.
-pub(crate) fn sign_round(cx: &mut Tx<'_>, node: &Node) -> Lowered {
+pub(crate) fn sign_round(cx: &mut Tx, node: &Node) -> Lowered {
     let (x, e) = cx.tin(node, 0)?;
     let d = cx.in_shape(node, 0)?;
     let o = out(node)?.to_string();
@@ -385,7 +379,7 @@ pub(crate) fn sign_round(cx: &mut Tx<'_>, node: &Node) -> Lowered {
 /// to a non-zero remainder whose sign differs from it:
 /// `where(r ≠ 0 and (r < 0) ≠ (b < 0), r + b, r)`. Float `Mod` is refused
 /// (TenniS's `mod` takes integers only).
-pub(crate) fn modulo(cx: &mut Tx<'_>, node: &Node) -> Lowered {
+pub(crate) fn modulo(cx: &mut Tx, node: &Node) -> Lowered {
     let (a, b, e, d) = two(cx, node)?;
     if !is_int(e) {
         return Err(format!("{} inputs (TenniS's mod takes integers)", name(e)));
@@ -399,7 +393,7 @@ pub(crate) fn modulo(cx: &mut Tx<'_>, node: &Node) -> Lowered {
     let r = cx.tmp_e("mod", &o, &[a, b], vec![], &d, e)?;
     let z = cx.const_e(&o, e, &vec![1; d.len()], &[0.0])?;
     // r < 0 and b < 0 as booleans (r < 0 ⇔ not (max(r, 0) == r))
-    let neg = |cx: &mut Tx<'_>, v: NodeId| -> Result<NodeId, String> {
+    let neg = |cx: &mut Tx, v: NodeId| -> Result<NodeId, String> {
         let m = cx.tmp_e("maximum", &o, &[v, z], vec![], &d, e)?;
         let nn = cx.tmp_e("equal", &o, &[m, v], vec![], &d, elem::BOOL)?;
         u8_of(cx, &o, nn, &d)
@@ -423,7 +417,7 @@ pub(crate) fn modulo(cx: &mut Tx<'_>, node: &Node) -> Lowered {
 /// included): the mask keeps `j − i ≥ k` (upper) or `j − i ≤ k` (lower)
 /// of the last two axes, a uint8 constant for a constant `k`, else
 /// `equal(maximum(D, k), ·)` of the constant `D = j − i` and `k`.
-pub(crate) fn trilu(cx: &mut Tx<'_>, node: &Node) -> Lowered {
+pub(crate) fn trilu(cx: &mut Tx, node: &Node) -> Lowered {
     let (x, e) = cx.tin(node, 0)?;
     if e == elem::BOOL {
         return Err("a BOOL input".into());

@@ -68,7 +68,7 @@ pub(crate) fn padding(p: &[i64; 4]) -> Vec<i64> {
     vec![0, 0, 0, 0, p[0], p[2], p[1], p[3]]
 }
 
-pub(crate) fn nchw(cx: &Tx<'_>, node: &Node) -> Result<Vec<i64>, String> {
+pub(crate) fn nchw(cx: &Tx, node: &Node) -> Result<Vec<i64>, String> {
     let d = cx.in_shape(node, 0)?;
     if d.len() != 4 {
         return Err(format!("a rank-{} input (only 2-D images, NCHW)", d.len()));
@@ -80,7 +80,7 @@ pub(crate) fn nchw(cx: &Tx<'_>, node: &Node) -> Result<Vec<i64>, String> {
 }
 
 /// `Conv` (2-D) → `conv2d` or `depthwise_conv2d`, then `add_bias`.
-pub(crate) fn conv(cx: &mut Tx<'_>, node: &Node) -> Lowered {
+pub(crate) fn conv(cx: &mut Tx, node: &Node) -> Lowered {
     let d = nchw(cx, node)?;
     let wd = cx.in_shape(node, 1)?;
     if wd.len() != 4 {
@@ -144,7 +144,7 @@ pub(crate) fn conv(cx: &mut Tx<'_>, node: &Node) -> Lowered {
 /// channels, then `add_bias`.
 #[allow(clippy::too_many_arguments)]
 fn grouped(
-    cx: &mut Tx<'_>,
+    cx: &mut Tx,
     node: &Node,
     o: &str,
     x: bubble_module::NodeId,
@@ -241,7 +241,7 @@ fn grouped(
 /// output size up; a floor-rounded ONNX pooling is written with its
 /// bottom/right padding reduced so that both agree, and refused when it
 /// cannot be.
-pub(crate) fn pool(cx: &mut Tx<'_>, node: &Node) -> Lowered {
+pub(crate) fn pool(cx: &mut Tx, node: &Node) -> Lowered {
     let d = nchw(cx, node)?;
     if node.has_output(1) {
         return Err("its Indices output".into());
@@ -321,7 +321,7 @@ pub(crate) fn pool(cx: &mut Tx<'_>, node: &Node) -> Lowered {
 }
 
 /// `GlobalMaxPool`, `GlobalAveragePool` (2-D) → `global_pooling2d`.
-pub(crate) fn global_pool(cx: &mut Tx<'_>, node: &Node) -> Lowered {
+pub(crate) fn global_pool(cx: &mut Tx, node: &Node) -> Lowered {
     let d = nchw(cx, node)?;
     let x = cx.fin(node, 0)?;
     let ty = i64::from(node.op == "GlobalAveragePool");
@@ -336,7 +336,7 @@ pub(crate) fn global_pool(cx: &mut Tx<'_>, node: &Node) -> Lowered {
 }
 
 /// `Gemm` → `gemm` (a missing C is a zero with beta 0).
-pub(crate) fn gemm(cx: &mut Tx<'_>, node: &Node) -> Lowered {
+pub(crate) fn gemm(cx: &mut Tx, node: &Node) -> Lowered {
     let (ad, bd) = (cx.in_shape(node, 0)?, cx.in_shape(node, 1)?);
     if ad.len() != 2 || bd.len() != 2 {
         return Err("inputs that are not matrices".into());
@@ -404,7 +404,7 @@ const MATMUL_BATCHES: i64 = 256;
 /// axes are flattened into rows, `gemm`, reshaped back; with batched B,
 /// the batches (numpy-broadcast) are cut with `strided_slice`, multiplied
 /// one by one and joined with `concat` (up to 256 of them).
-pub(crate) fn matmul(cx: &mut Tx<'_>, node: &Node) -> Lowered {
+pub(crate) fn matmul(cx: &mut Tx, node: &Node) -> Lowered {
     let (mut ad, mut bd) = (cx.in_shape(node, 0)?, cx.in_shape(node, 1)?);
     if ad.is_empty() || bd.is_empty() {
         return Err("a scalar operand".into());
@@ -494,7 +494,7 @@ pub(crate) fn matmul(cx: &mut Tx<'_>, node: &Node) -> Lowered {
     }
     // A and B as [batches..., M, K] / [batches..., K, N] of the full rank
     let r = batch.len() + 2;
-    let full = |cx: &mut Tx<'_>, x, d: &[i64]| -> Result<_, String> {
+    let full = |cx: &mut Tx, x, d: &[i64]| -> Result<_, String> {
         if d.len() == r {
             return Ok((x, d.to_vec()));
         }
@@ -505,7 +505,7 @@ pub(crate) fn matmul(cx: &mut Tx<'_>, node: &Node) -> Lowered {
     };
     let (a, ad) = full(cx, a, &ad)?;
     let (b, bd) = full(cx, b, &bd)?;
-    let cut = |cx: &mut Tx<'_>, x, d: &[i64], idx: &[i64], rows: i64, cols: i64| {
+    let cut = |cx: &mut Tx, x, d: &[i64], idx: &[i64], rows: i64, cols: i64| {
         let mut begin = Vec::new();
         let mut end = Vec::new();
         for (ax, &i) in idx.iter().enumerate() {
@@ -555,7 +555,7 @@ pub(crate) fn matmul(cx: &mut Tx<'_>, node: &Node) -> Lowered {
 }
 
 /// `BatchNormalization` (inference) → `batch_norm` then `batch_scale`.
-pub(crate) fn batch_norm(cx: &mut Tx<'_>, node: &Node) -> Lowered {
+pub(crate) fn batch_norm(cx: &mut Tx, node: &Node) -> Lowered {
     let d = cx.in_shape(node, 0)?;
     if d.len() < 2 {
         return Err("an input without a channel axis".into());
@@ -599,7 +599,7 @@ pub(crate) fn batch_norm(cx: &mut Tx<'_>, node: &Node) -> Lowered {
 /// channel window by a `conv2d` with a constant 0/1 band of `[C, C, 1, 1]`
 /// weights, then x / (bias + alpha / size · sum)^beta (`mul`, `add`,
 /// `pow`, `div`).
-pub(crate) fn lrn(cx: &mut Tx<'_>, node: &Node) -> Lowered {
+pub(crate) fn lrn(cx: &mut Tx, node: &Node) -> Lowered {
     let d = nchw(cx, node)?;
     let c = d[1];
     if !(1..=4096).contains(&c) {
@@ -656,7 +656,7 @@ pub(crate) fn lrn(cx: &mut Tx<'_>, node: &Node) -> Lowered {
 /// or SAME auto-padding; `output_padding` takes from the end padding, and
 /// where that goes negative zeros are appended with `pad` before the bias.
 /// Groups are refused.
-pub(crate) fn conv_transpose(cx: &mut Tx<'_>, node: &Node) -> Lowered {
+pub(crate) fn conv_transpose(cx: &mut Tx, node: &Node) -> Lowered {
     let d = nchw(cx, node)?;
     let wd = cx.in_shape(node, 1)?;
     if wd.len() != 4 || wd.iter().any(|&v| v < 1) {

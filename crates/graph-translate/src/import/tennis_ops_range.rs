@@ -15,7 +15,7 @@ use super::tennis_cx::{Lowered, Tx, kv, p_float, p_int, p_str, ts_code};
 /// the inputs' type, the quotient in f64 as onnxruntime does), TenniS
 /// counts `range(0, count, 1)` in int32, and the values are ONNX's
 /// `start + i * delta` in the inputs' type.
-pub(crate) fn range(cx: &mut Tx<'_>, node: &Node) -> Lowered {
+pub(crate) fn range(cx: &mut Tx, node: &Node) -> Lowered {
     let o = node
         .outputs
         .first()
@@ -43,7 +43,7 @@ pub(crate) fn range(cx: &mut Tx<'_>, node: &Node) -> Lowered {
         }
     }
     let code = ts_code(e).ok_or("no TenniS type")?;
-    let cast = |cx: &mut Tx<'_>, x, to: i32, e_to: i32| {
+    let cast = |cx: &mut Tx, x, to: i32, e_to: i32| {
         cx.tmp_e(
             "_cast",
             &o,
@@ -270,7 +270,7 @@ fn nms_v3_at(
 impl NmsV3 {
     /// Emits TenniS's `non_max_suppression_v3` (`xyxy`) computing the
     /// pattern's output.
-    pub(crate) fn lower(&self, cx: &mut Tx<'_>) -> Lowered {
+    pub(crate) fn lower(&self, cx: &mut Tx) -> Lowered {
         let (nb, ns) = (cx.shape(&self.boxes)?, cx.shape(&self.scores)?);
         if nb.len() != 2 || nb[1] != 4 || nb[0] < 0 || ns != [nb[0]] {
             return Err(format!(

@@ -19,7 +19,7 @@ fn out(node: &Node) -> Result<&str, String> {
 /// its axis, then a `_reshape` when `keepdims` is 0. Axes come from the
 /// attribute (before opset 13 for `ReduceSum`, 18 for the others) or a
 /// constant input.
-pub(crate) fn reduce(cx: &mut Tx<'_>, node: &Node) -> Lowered {
+pub(crate) fn reduce(cx: &mut Tx, node: &Node) -> Lowered {
     let (op, neg) = match node.op.as_str() {
         "ReduceMean" => ("reduce_mean", false),
         "ReduceSum" => ("reduce_sum", false),
@@ -109,7 +109,7 @@ pub(crate) fn reduce(cx: &mut Tx<'_>, node: &Node) -> Lowered {
 /// subtraction the largest bits are those of +0, the maximum. `ArgMin`
 /// takes the maximum of −x; `select_last_index` 1 reverses the axis
 /// first (`strided_slice`, step −1) and counts the index from the end.
-pub(crate) fn argmax(cx: &mut Tx<'_>, node: &Node) -> Lowered {
+pub(crate) fn argmax(cx: &mut Tx, node: &Node) -> Lowered {
     let mut x = cx.fin(node, 0)?;
     let d = cx.in_shape(node, 0)?;
     let o = out(node)?.to_string();

@@ -11,7 +11,7 @@ use super::tennis_cx::{Lowered, Tx, kv, p_int, p_ints, p_str};
 /// `reverse` runs forward over the sequence reversed by `strided_slice`
 /// (step −1), Y reversed back; sequence lengths, peepholes, `clip`, `input_forget`, `layout` 1 and
 /// other activations are refused.
-pub(crate) fn lstm(cx: &mut Tx<'_>, node: &Node) -> Lowered {
+pub(crate) fn lstm(cx: &mut Tx, node: &Node) -> Lowered {
     let dir = node.string("direction", "forward");
     let nd: i64 = match dir.as_str() {
         "forward" | "reverse" => 1,
@@ -72,7 +72,7 @@ pub(crate) fn lstm(cx: &mut Tx<'_>, node: &Node) -> Lowered {
         .ok_or("no output")?
         .clone();
     let mut x = cx.fin(node, 0)?;
-    let flip = |cx: &mut Tx<'_>, v, dims: &[i64], out: Option<&str>| {
+    let flip = |cx: &mut Tx, v, dims: &[i64], out: Option<&str>| {
         let mut begin = vec![0; dims.len()];
         let mut end = dims.to_vec();
         let mut stride = vec![1; dims.len()];

@@ -18,7 +18,7 @@ fn out(node: &Node) -> Result<&str, String> {
 /// A constant integer input `i`, or the attribute `attr` before opset
 /// `since`; `None` when neither is given.
 fn ints_in(
-    cx: &Tx<'_>,
+    cx: &Tx,
     node: &Node,
     i: usize,
     attr: &str,
@@ -40,7 +40,7 @@ fn ints_in(
 /// per axis, `(begin, end, step)` already resolved the ONNX way (begin in
 /// range, end in `[-1, dim]`), or `None` for the whole axis.
 fn strided(
-    cx: &mut Tx<'_>,
+    cx: &mut Tx,
     o: &str,
     x: bubble_module::NodeId,
     d: &[i64],
@@ -102,7 +102,7 @@ fn small(v: i64) -> Result<i64, String> {
 }
 
 /// `Slice` with constant starts, ends, axes and steps → `strided_slice`.
-pub(crate) fn slice(cx: &mut Tx<'_>, node: &Node) -> Lowered {
+pub(crate) fn slice(cx: &mut Tx, node: &Node) -> Lowered {
     if cx.opset >= 10 && (1..5).any(|i| node.input(i).is_some() && cx.const_ints(node, i).is_none())
     {
         return super::tennis_ops_slice::slice_dyn(cx, node);
@@ -175,7 +175,7 @@ pub(crate) fn slice(cx: &mut Tx<'_>, node: &Node) -> Lowered {
 
 /// `Split` with constant sizes (attribute, input, `num_outputs` or equal
 /// parts) → one `strided_slice` per output.
-pub(crate) fn split(cx: &mut Tx<'_>, node: &Node) -> Lowered {
+pub(crate) fn split(cx: &mut Tx, node: &Node) -> Lowered {
     let x = cx.fin(node, 0)?;
     let d = cx.in_shape(node, 0)?;
     let a = axis(node.int("axis", 0), d.len())?;
@@ -234,7 +234,7 @@ pub(crate) fn split(cx: &mut Tx<'_>, node: &Node) -> Lowered {
 
 /// `Gather` → `gather` (constant indices: negative ones resolved here;
 /// indices computed at run time: see [`super::tennis_ops_index::gather_dyn`]).
-pub(crate) fn gather(cx: &mut Tx<'_>, node: &Node) -> Lowered {
+pub(crate) fn gather(cx: &mut Tx, node: &Node) -> Lowered {
     let x = cx.fin(node, 0)?;
     let d = cx.in_shape(node, 0)?;
     let o = out(node)?.to_string();
@@ -275,7 +275,7 @@ pub(crate) fn gather(cx: &mut Tx<'_>, node: &Node) -> Lowered {
 }
 
 /// `Tile` with constant repeats → `tile`.
-pub(crate) fn tile(cx: &mut Tx<'_>, node: &Node) -> Lowered {
+pub(crate) fn tile(cx: &mut Tx, node: &Node) -> Lowered {
     let x = cx.fin(node, 0)?;
     let d = cx.in_shape(node, 0)?;
     let o = out(node)?.to_string();
@@ -306,7 +306,7 @@ pub(crate) fn tile(cx: &mut Tx<'_>, node: &Node) -> Lowered {
 
 /// `Pad` in constant mode with constant, non-negative pads → one `pad`
 /// per padded axis.
-pub(crate) fn pad(cx: &mut Tx<'_>, node: &Node) -> Lowered {
+pub(crate) fn pad(cx: &mut Tx, node: &Node) -> Lowered {
     let x = cx.fin(node, 0)?;
     let d = cx.in_shape(node, 0)?;
     let o = out(node)?.to_string();
@@ -405,7 +405,7 @@ pub(crate) fn pad(cx: &mut Tx<'_>, node: &Node) -> Lowered {
 
 /// `Expand` to a constant shape → `broadcast` (x first reshaped to the
 /// result's rank).
-pub(crate) fn expand(cx: &mut Tx<'_>, node: &Node) -> Lowered {
+pub(crate) fn expand(cx: &mut Tx, node: &Node) -> Lowered {
     let mut x = cx.fin(node, 0)?;
     let d = cx.in_shape(node, 0)?;
     let o = out(node)?.to_string();
@@ -443,7 +443,7 @@ pub(crate) fn expand(cx: &mut Tx<'_>, node: &Node) -> Lowered {
 /// rounding `nearest_mode`, which agree for whole factors) → `resize2d`
 /// type 3 (TenniS's "hard" resize: source int(d · (src/dst)) in f32, the
 /// same pixel whenever f32's 1/k is not below 1/k; other factors refused).
-pub(crate) fn resize(cx: &mut Tx<'_>, node: &Node) -> Lowered {
+pub(crate) fn resize(cx: &mut Tx, node: &Node) -> Lowered {
     let x = cx.fin(node, 0)?;
     let d = cx.in_shape(node, 0)?;
     let o = out(node)?.to_string();
@@ -541,7 +541,7 @@ pub(crate) fn resize(cx: &mut Tx<'_>, node: &Node) -> Lowered {
 /// `ConstantOfShape` with a constant shape too large to fold into a
 /// `<const>` → `constant_of_shape` (the shape as an int32 input, the f32
 /// value as its `value`).
-pub(crate) fn constant_of_shape(cx: &mut Tx<'_>, node: &Node) -> Lowered {
+pub(crate) fn constant_of_shape(cx: &mut Tx, node: &Node) -> Lowered {
     let o = out(node)?.to_string();
     let s = cx
         .const_ints(node, 0)

@@ -16,7 +16,7 @@ use super::tennis_cx::{Lowered, Tx, is_int, kv, p_float, p_int, p_ints};
 /// 0, which both read alike for either sign of step. Negative axes are
 /// made positive (TenniS fails on them); axes out of increasing order
 /// fail in TenniS at run time. The result's lengths are not known here.
-pub(crate) fn slice_dyn(cx: &mut Tx<'_>, node: &Node) -> Lowered {
+pub(crate) fn slice_dyn(cx: &mut Tx, node: &Node) -> Lowered {
     let x = cx.fin(node, 0)?;
     let e = node.input(0).map_or(elem::FLOAT, |n| cx.elem(n));
     let d = cx.in_shape(node, 0)?;
@@ -37,7 +37,7 @@ pub(crate) fn slice_dyn(cx: &mut Tx<'_>, node: &Node) -> Lowered {
     let nu = n as usize;
     let e64 = elem::INT64;
     // a parameter as an int64 node
-    let param = |cx: &mut Tx<'_>, i: usize| -> Result<Option<NodeId>, String> {
+    let param = |cx: &mut Tx, i: usize| -> Result<Option<NodeId>, String> {
         if node.input(i).is_none() {
             return Ok(None);
         }
@@ -124,7 +124,7 @@ pub(crate) fn slice_dyn(cx: &mut Tx<'_>, node: &Node) -> Lowered {
 /// (`strided_slice` of the pads as `[2, k]` transposed, times a one-hot
 /// column); negative pads crop, as TenniS's `pad` does. The result's
 /// lengths are not known here.
-pub(crate) fn pad_dyn(cx: &mut Tx<'_>, node: &Node, value: f64, axes: &[usize]) -> Lowered {
+pub(crate) fn pad_dyn(cx: &mut Tx, node: &Node, value: f64, axes: &[usize]) -> Lowered {
     let x = cx.fin(node, 0)?;
     let e = node.input(0).map_or(elem::FLOAT, |n| cx.elem(n));
     let d = cx.in_shape(node, 0)?;
@@ -186,7 +186,7 @@ pub(crate) fn pad_dyn(cx: &mut Tx<'_>, node: &Node, value: f64, axes: &[usize]) 
 /// `Shape` of a value whose sizes are known only at run time → `_shape`
 /// (int32), `_cast` to int64, and a `strided_slice` for `start`/`end`
 /// (opset 15; clamped to the rank as ONNX's).
-pub(crate) fn shape_dyn(cx: &mut Tx<'_>, node: &Node) -> Lowered {
+pub(crate) fn shape_dyn(cx: &mut Tx, node: &Node) -> Lowered {
     let (x, _) = cx.tin(node, 0)?;
     let r = cx.in_shape(node, 0)?.len() as i64;
     let o = node

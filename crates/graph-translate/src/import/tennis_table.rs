@@ -29,7 +29,15 @@ use super::tennis_ops_slice as slc;
 pub struct Entry {
     /// The support-table row (operator, opsets, attributes, operators, limits).
     pub row: SupportRow,
-    pub(crate) lower: fn(&mut Tx<'_>, &Node) -> Lowered,
+    /// The lowering; `None` for an operator refused with [`Entry::reason`].
+    pub(crate) lower: Option<fn(&mut Tx, &Node) -> Lowered>,
+    /// Why the import refuses the operator (an entry without a lowering):
+    /// TenniS has a near relative of it that computes something else.
+    pub(crate) reason: &'static str,
+    /// The lowering only moves elements: it takes every element type
+    /// TenniS has (the integers, bool, f32, f64) and its outputs keep the
+    /// type of its first input.
+    pub(crate) any_dtype: bool,
 }
 
 impl std::fmt::Debug for Entry {
@@ -43,7 +51,7 @@ const fn e(
     attrs: &'static str,
     emits: &'static str,
     notes: &'static str,
-    lower: fn(&mut Tx<'_>, &Node) -> Lowered,
+    lower: fn(&mut Tx, &Node) -> Lowered,
 ) -> Entry {
     Entry {
         row: SupportRow {
@@ -53,8 +61,19 @@ const fn e(
             emits,
             notes,
         },
-        lower,
+        lower: Some(lower),
+        reason: "",
+        any_dtype: false,
     }
+}
+
+/// An operator the import refuses, with the reason (no support row).
+const fn refused(op: &'static str, reason: &'static str) -> Entry {
+    // the row of `e`, without a lowering (and left out of the support rows)
+    let mut x = e(op, "", "", "", basic::identity);
+    x.lower = None;
+    x.reason = reason;
+    x
 }
 
 const fn since(mut x: Entry, since: i64) -> Entry {
@@ -67,28 +86,18 @@ const fn until(mut x: Entry, until: i64) -> Entry {
     x
 }
 
+/// An entry whose lowering only moves elements ([`Entry::any_dtype`]).
+const fn any_dtype(mut x: Entry) -> Entry {
+    x.any_dtype = true;
+    x
+}
+
 const F32: &str = "non-f32 inputs";
 const NAN: &str = "NaN operands (not checked), BOOL operands";
 const NUM: &str = "BOOL inputs (integers and f64 computed in their type)";
 
-/// Operators whose lowering only moves elements: they take every element
-/// type TenniS has (the integers, bool, f32, f64) and keep it.
-pub(crate) const DTYPE_AGNOSTIC: &[&str] = &[
-    "Identity",
-    "Reshape",
-    "Flatten",
-    "Squeeze",
-    "Unsqueeze",
-    "Transpose",
-    "Concat",
-    "Gather",
-    "Slice",
-    "Split",
-    "Tile",
-    "Expand",
-];
-const UN: fn(&mut Tx<'_>, &Node) -> Lowered = basic::unary;
-const BIN: fn(&mut Tx<'_>, &Node) -> Lowered = basic::binary;
+const UN: fn(&mut Tx, &Node) -> Lowered = basic::unary;
+const BIN: fn(&mut Tx, &Node) -> Lowered = basic::binary;
 const SHAPE: &str = "symbolic dimensions; shapes computed at run time";
 
 /// The table.
@@ -167,13 +176,13 @@ pub static TABLE: &[Entry] = &[
         F32,
         basic::softmax,
     ),
-    e(
+    any_dtype(e(
         "Identity",
         "",
         "— (the input itself; any element type)",
         "",
         basic::identity,
-    ),
+    )),
     e(
         "Dropout",
         "ratio (ignored), training_mode",
@@ -181,30 +190,30 @@ pub static TABLE: &[Entry] = &[
         "a mask output that is read, training_mode",
         basic::identity,
     ),
-    e(
+    any_dtype(e(
         "Reshape",
         "shape (constant or computed at run time), allowzero",
         "_reshape (shape computed at run time: _reshape_v2)",
         "symbolic input dimensions; allowzero 1 with a shape computed at run time",
         basic::reshape,
-    ),
-    e("Flatten", "axis", "_reshape", SHAPE, basic::reshape),
-    e("Squeeze", "axes", "_reshape", SHAPE, basic::reshape),
-    e("Unsqueeze", "axes", "_reshape", SHAPE, basic::reshape),
-    e(
+    )),
+    any_dtype(e("Flatten", "axis", "_reshape", SHAPE, basic::reshape)),
+    any_dtype(e("Squeeze", "axes", "_reshape", SHAPE, basic::reshape)),
+    any_dtype(e("Unsqueeze", "axes", "_reshape", SHAPE, basic::reshape)),
+    any_dtype(e(
         "Transpose",
         "perm",
         "_transpose (any element type)",
         "",
         basic::transpose,
-    ),
-    e(
+    )),
+    any_dtype(e(
         "Concat",
         "axis",
         "concat (any element type)",
         "",
         basic::concat,
-    ),
+    )),
     e(
         "Conv",
         "auto_pad, dilations, group, kernel_shape, pads, strides",
@@ -351,34 +360,34 @@ pub static TABLE: &[Entry] = &[
         ),
         14,
     ),
-    e(
+    any_dtype(e(
         "Slice",
         "starts, ends, axes, steps (attributes, constant inputs or computed at run time)",
         "strided_slice; parameters computed at run time: slice_v3 after maximum, equal, where (ONNX's clamping), axes made positive",
         "empty results of constant parameters, axes out of increasing order (TenniS fails at run time)",
         shp::slice,
-    ),
-    e(
+    )),
+    any_dtype(e(
         "Split",
         "axis, split (attribute or constant input), num_outputs",
         "strided_slice per output",
         "sizes computed at run time, symbolic split axis",
         shp::split,
-    ),
-    e(
+    )),
+    any_dtype(e(
         "Gather",
         "axis, indices",
         "gather (indices computed at run time: negative ones wrapped with maximum, equal, add, where)",
         "symbolic dimensions",
         shp::gather,
-    ),
-    e(
+    )),
+    any_dtype(e(
         "Tile",
         "repeats (constant)",
         "tile",
         "repeats of 0",
         shp::tile,
-    ),
+    )),
     e(
         "Pad",
         "mode constant, pads (constant or computed at run time), constant_value (constant), axes (constant)",
@@ -386,13 +395,13 @@ pub static TABLE: &[Entry] = &[
         "modes reflect/edge/wrap, a constant_value computed at run time, negative constant pads",
         shp::pad,
     ),
-    e(
+    any_dtype(e(
         "Expand",
         "shape (constant)",
         "_reshape, broadcast",
         SHAPE,
         shp::expand,
-    ),
+    )),
     since(
         e(
             "Resize",
@@ -595,32 +604,36 @@ pub static TABLE: &[Entry] = &[
         "training mode; spatial 0",
         nn::batch_norm,
     ),
-];
-
-/// ONNX operators TenniS has a near relative of that computes something
-/// else, with the reason the import refuses them.
-pub static REFUSED: &[(&str, &str)] = &[
-    (
+    // ONNX operators TenniS has a near relative of that computes
+    // something else: refused with the reason.
+    refused(
         "NonMaxSuppression",
         "TenniS's non_max_suppression_v3 returns a fixed number of box indices padded with -1, one class of one batch; ONNX returns only the selected [batch, class, box] triples (only the exact pattern the TenniS export writes for non_max_suppression_v3 is imported back, as that operator)",
     ),
-    ("GRU", "TenniS has no GRU"),
-    ("RNN", "TenniS has no simple RNN"),
+    refused("GRU", "TenniS has no GRU"),
+    refused("RNN", "TenniS has no simple RNN"),
 ];
 
 /// Why the import refuses `op`, where it knows more than "no operator".
 pub fn refusal_reason(op: &str) -> Option<&'static str> {
-    REFUSED.iter().find(|(o, _)| *o == op).map(|(_, r)| *r)
+    TABLE
+        .iter()
+        .find(|e| e.row.op == op && e.lower.is_none())
+        .map(|e| e.reason)
 }
 
-/// The entry for ONNX operator `op`.
+/// The entry for ONNX operator `op`, when the import lowers it.
 pub fn entry(op: &str) -> Option<&'static Entry> {
-    TABLE.iter().find(|e| e.row.op == op)
+    TABLE.iter().find(|e| e.row.op == op && e.lower.is_some())
 }
 
 /// The support-table rows, sorted by operator.
 pub fn support_rows() -> Vec<SupportRow> {
-    let mut v: Vec<SupportRow> = TABLE.iter().map(|e| super::legacy::widen(e.row)).collect();
+    let mut v: Vec<SupportRow> = TABLE
+        .iter()
+        .filter(|e| e.lower.is_some())
+        .map(|e| super::legacy::widen(e.row))
+        .collect();
     v.sort_by_key(|r| r.op);
     v
 }

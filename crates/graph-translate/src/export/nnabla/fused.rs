@@ -1,6 +1,7 @@
 //! Fused functions: `FusedBatchNormalization`, `FusedConvolution`.
 
 use onnx_format::builder::attr;
+use onnx_format::proto::AttributeProto;
 use tensor_core::graph::{Attribute, Node};
 
 use super::super::nnabla_table::TABLE;
@@ -67,42 +68,7 @@ impl Exporter<'_> {
                 )));
             }
         };
-        let act = n
-            .attribute("nonlinearity")
-            .and_then(Attribute::as_str)
-            .unwrap_or("relu")
-            .to_string();
-        let act_args: Vec<f64> = match n.attribute("nonlinearity_args") {
-            Some(Attribute::Floats(v)) => v.clone(),
-            _ => Vec::new(),
-        };
-        let alpha = |what: &str| -> Result<f32> {
-            match act_args[..] {
-                [a] => Ok(a as f32),
-                _ => Err(Error::Invalid(format!(
-                    "FusedConvolution {}: {what} needs one value in nonlinearity_args, not                      {act_args:?}",
-                    n.name
-                ))),
-            }
-        };
-        let act_op: Option<(&str, Vec<_>)> = match act.as_str() {
-            "" | "identity" => None,
-            "relu" => Some(("Relu", vec![])),
-            "sigmoid" => Some(("Sigmoid", vec![])),
-            "tanh" => Some(("Tanh", vec![])),
-            "leaky_relu" => Some((
-                "LeakyRelu",
-                vec![attr::float("alpha", alpha("leaky_relu")?)],
-            )),
-            "elu" => Some(("Elu", vec![attr::float("alpha", alpha("elu")?)])),
-            "relu6" => Some(("Clip", vec![])),
-            other => {
-                return Err(Error::Unsupported(format!(
-                    "FusedConvolution {}: nonlinearity {other:?} (nnabla 1.39 has identity, relu,                      sigmoid, tanh, leaky_relu, elu and relu6)",
-                    n.name
-                )));
-            }
-        };
+        let act_op = fused_activation(n)?;
         let rank = self.rank(n, x)?;
         let base = a_int(n, "base_axis", 1);
         let spatial = base
@@ -222,4 +188,46 @@ impl Exporter<'_> {
             name,
         })
     }
+}
+
+/// The ONNX operator (and attributes) of a `FusedConvolution`'s
+/// `nonlinearity`, `None` for the identity; `relu6` is a `Clip` whose
+/// bounds the caller adds.
+fn fused_activation(n: &Node) -> Result<Option<(&'static str, Vec<AttributeProto>)>> {
+    let act = n
+        .attribute("nonlinearity")
+        .and_then(Attribute::as_str)
+        .unwrap_or("relu")
+        .to_string();
+    let act_args: Vec<f64> = match n.attribute("nonlinearity_args") {
+        Some(Attribute::Floats(v)) => v.clone(),
+        _ => Vec::new(),
+    };
+    let alpha = |what: &str| -> Result<f32> {
+        match act_args[..] {
+            [a] => Ok(a as f32),
+            _ => Err(Error::Invalid(format!(
+                "FusedConvolution {}: {what} needs one value in nonlinearity_args, not                      {act_args:?}",
+                n.name
+            ))),
+        }
+    };
+    Ok(match act.as_str() {
+        "" | "identity" => None,
+        "relu" => Some(("Relu", vec![])),
+        "sigmoid" => Some(("Sigmoid", vec![])),
+        "tanh" => Some(("Tanh", vec![])),
+        "leaky_relu" => Some((
+            "LeakyRelu",
+            vec![attr::float("alpha", alpha("leaky_relu")?)],
+        )),
+        "elu" => Some(("Elu", vec![attr::float("alpha", alpha("elu")?)])),
+        "relu6" => Some(("Clip", vec![])),
+        other => {
+            return Err(Error::Unsupported(format!(
+                "FusedConvolution {}: nonlinearity {other:?} (nnabla 1.39 has identity, relu,                      sigmoid, tanh, leaky_relu, elu and relu6)",
+                n.name
+            )));
+        }
+    })
 }

@@ -112,7 +112,6 @@ impl Exporter<'_> {
             "GRU" => "GRU",
             _ => "RNN",
         };
-        let (gh, g) = (kind.gates * hidden, kind.gates);
         let mut input = x.to_string();
         let mut hs = Vec::new();
         let mut cs = Vec::new();
@@ -126,21 +125,7 @@ impl Exporter<'_> {
                 let k = self.cx.squeeze0(&k);
                 self.cx.op("Gather", &[w, &k], vec![attr::int("axis", 0)])
             };
-            // gates in ONNX order, then (D, G*H, In + H) split into W and R
-            let wl = self.cx.reshape(&wl, &[dirs, g, hidden, in_size + hidden]);
-            let ord = self.cx.ints(kind.order);
-            let wl = self
-                .cx
-                .op("Gather", &[&wl, &ord], vec![attr::int("axis", 1)]);
-            let wl = self.cx.reshape(&wl, &[dirs, gh, in_size + hidden]);
-            let (z, i, e, ax) = (
-                self.cx.ints(&[0]),
-                self.cx.ints(&[in_size]),
-                self.cx.ints(&[in_size + hidden]),
-                self.cx.ints(&[2]),
-            );
-            let w = self.cx.op("Slice", &[&wl, &z, &i, &ax], vec![]);
-            let r = self.cx.op("Slice", &[&wl, &i, &e, &ax], vec![]);
+            let (w, r) = self.split_weights(&wl, kind, dirs, hidden, in_size);
             let b = match bias {
                 Some(b) => self.onnx_bias(b, l, dirs, hidden, kind)?,
                 None => String::new(),
@@ -153,27 +138,7 @@ impl Exporter<'_> {
             if let Some(cl) = &cl {
                 ins.push(cl);
             }
-            let mut attrs = vec![
-                attr::int("hidden_size", hidden),
-                attr::string(
-                    "direction",
-                    if dirs == 2 {
-                        "bidirectional"
-                    } else {
-                        "forward"
-                    },
-                ),
-            ];
-            if onnx_op == "GRU" {
-                attrs.push(attr::int("linear_before_reset", 1));
-            }
-            if onnx_op == "RNN" {
-                let mut a = attr::string("activations", act);
-                a.s = None;
-                a.strings = vec![act.as_bytes().to_vec(); dirs as usize];
-                a.r#type = Some(onnx_format::proto::attribute_proto::AttributeType::Strings as i32);
-                attrs.push(a);
-            }
+            let attrs = layer_attrs(onnx_op, hidden, dirs, act);
             let y = self.cx.helper_name("y");
             let yh = self.cx.helper_name("y_h");
             let yc = self.cx.helper_name("y_c");
@@ -205,6 +170,34 @@ impl Exporter<'_> {
                 .op_to("Concat", "", &cs, cn, vec![attr::int("axis", 0)]);
         }
         Ok(())
+    }
+
+    /// Layer weights `wl` (D, G, H, In + H) with the gates put in ONNX
+    /// order, split into ONNX's W (D, G*H, In) and R (D, G*H, H).
+    fn split_weights(
+        &mut self,
+        wl: &str,
+        kind: &Kind,
+        dirs: i64,
+        hidden: i64,
+        in_size: i64,
+    ) -> (String, String) {
+        let (gh, g) = (kind.gates * hidden, kind.gates);
+        let wl = self.cx.reshape(wl, &[dirs, g, hidden, in_size + hidden]);
+        let ord = self.cx.ints(kind.order);
+        let wl = self
+            .cx
+            .op("Gather", &[&wl, &ord], vec![attr::int("axis", 1)]);
+        let wl = self.cx.reshape(&wl, &[dirs, gh, in_size + hidden]);
+        let (z, i, e, ax) = (
+            self.cx.ints(&[0]),
+            self.cx.ints(&[in_size]),
+            self.cx.ints(&[in_size + hidden]),
+            self.cx.ints(&[2]),
+        );
+        let w = self.cx.op("Slice", &[&wl, &z, &i, &ax], vec![]);
+        let r = self.cx.op("Slice", &[&wl, &i, &e, &ax], vec![]);
+        (w, r)
     }
 
     /// ONNX's `B` `(D, 2*G*H)` of layer `l` from nnabla's `bias`
@@ -246,4 +239,36 @@ impl Exporter<'_> {
             Ok(self.cx.op("Concat", &[&wb, &z], vec![attr::int("axis", 1)]))
         }
     }
+}
+
+/// The attributes of one layer's ONNX node (`onnx_op` `RNN` also names its
+/// activation `act` per direction).
+fn layer_attrs(
+    onnx_op: &str,
+    hidden: i64,
+    dirs: i64,
+    act: &str,
+) -> Vec<onnx_format::proto::AttributeProto> {
+    let mut attrs = vec![
+        attr::int("hidden_size", hidden),
+        attr::string(
+            "direction",
+            if dirs == 2 {
+                "bidirectional"
+            } else {
+                "forward"
+            },
+        ),
+    ];
+    if onnx_op == "GRU" {
+        attrs.push(attr::int("linear_before_reset", 1));
+    }
+    if onnx_op == "RNN" {
+        let mut a = attr::string("activations", act);
+        a.s = None;
+        a.strings = vec![act.as_bytes().to_vec(); dirs as usize];
+        a.r#type = Some(onnx_format::proto::attribute_proto::AttributeType::Strings as i32);
+        attrs.push(a);
+    }
+    attrs
 }

@@ -1,0 +1,265 @@
+//! The part of an import both targets share: the values a lowering knows
+//! ([`Values`]: constants, static shapes, element types, fresh names), the
+//! refusal pre-scan, and the walk that rewrites old-opset nodes, folds
+//! constants and lowers the rest through the target's table
+//! ([`Target`]). `nnabla_cx` and `tennis_cx` hold what differs: how a
+//! value becomes a target variable or node, and how the model is built.
+
+use std::collections::{HashMap, HashSet};
+
+use super::onnx_graph::{self, Const, Node, OnnxGraph, elem};
+use super::{Refusals, fold, legacy};
+
+/// A refusal reason (becomes `Op (reason)` in the error).
+pub(crate) type Lowered = Result<(), String>;
+
+/// What a lowering knows of the ONNX values: constants (initializers and
+/// folds), static shapes and element types of computed values, and the
+/// names taken (for fresh ones).
+pub(crate) struct Values {
+    /// The model's opset (of the default domain).
+    pub opset: i64,
+    pub(super) consts: HashMap<String, Const>,
+    pub(super) shapes: HashMap<String, Vec<i64>>,
+    pub(super) elems: HashMap<String, i32>,
+    names: HashSet<String>,
+    n: usize,
+}
+
+impl Values {
+    /// The values of graph `g` before any node is lowered: its constants,
+    /// and every name it uses taken.
+    pub(super) fn new(g: &OnnxGraph) -> Self {
+        let mut names: HashSet<String> = g.consts.keys().cloned().collect();
+        for n in &g.nodes {
+            names.extend(n.outputs.iter().cloned());
+        }
+        names.extend(g.inputs.iter().map(|i| i.name.clone()));
+        Values {
+            opset: g.opset,
+            consts: g.consts.clone(),
+            shapes: HashMap::new(),
+            elems: HashMap::new(),
+            names,
+            n: 0,
+        }
+    }
+
+    /// The constant `name`, if it is one.
+    pub fn konst(&self, name: &str) -> Option<&Const> {
+        self.consts.get(name)
+    }
+
+    /// The constant input `i` of `node` as integers.
+    pub fn const_ints(&self, node: &Node, i: usize) -> Option<Vec<i64>> {
+        node.input(i)
+            .and_then(|n| self.konst(n))
+            .and_then(Const::ints)
+    }
+
+    /// The constant input `i` of `node` as floats.
+    pub fn const_floats(&self, node: &Node, i: usize) -> Option<Vec<f64>> {
+        node.input(i).and_then(|n| self.konst(n)).map(Const::values)
+    }
+
+    /// The static shape of a value (`-1` for the batch dimension).
+    pub fn shape(&self, name: &str) -> Result<Vec<i64>, String> {
+        if let Some(c) = self.consts.get(name) {
+            return Ok(c.dims_i64());
+        }
+        self.shapes
+            .get(name)
+            .cloned()
+            .ok_or_else(|| format!("no shape known for {name:?}"))
+    }
+
+    /// The shape of input `i` of `node`.
+    pub fn in_shape(&self, node: &Node, i: usize) -> Result<Vec<i64>, String> {
+        self.shape(node.input(i).ok_or("missing input")?)
+    }
+
+    /// The element type of a value (f32 when nothing says otherwise).
+    pub fn elem(&self, name: &str) -> i32 {
+        if let Some(c) = self.consts.get(name) {
+            return c.elem;
+        }
+        self.elems.get(name).copied().unwrap_or(elem::FLOAT)
+    }
+
+    /// A fresh name derived from `hint`.
+    pub fn fresh(&mut self, hint: &str) -> String {
+        loop {
+            self.n += 1;
+            let name = format!("{hint}__{}", self.n);
+            if self.names.insert(name.clone()) {
+                return name;
+            }
+        }
+    }
+
+    /// Records the element type of a value computed here (non-f32 results
+    /// such as integer indices, which f32 lowerings then refuse).
+    pub fn set_elem(&mut self, name: &str, e: i32) {
+        self.elems.insert(name.to_string(), e);
+    }
+
+    /// Records a value as holding constant `c` (a fold, or an identity).
+    pub fn set_const(&mut self, name: &str, c: Const) {
+        self.consts.insert(name.to_string(), c);
+    }
+}
+
+/// An import target: what its table takes, and the lowering of
+/// one node through that table. The context implementing it holds the
+/// [`Values`] (and derefs to them).
+pub(crate) trait Target {
+    /// Operators folded beyond [`fold::FOLDABLE`] (from
+    /// [`fold::FOLDABLE_MORE`]).
+    const FOLD_MORE: &'static [&'static str];
+
+    /// The values the lowering knows.
+    fn values(&self) -> &Values;
+
+    /// The values the lowering knows, to record folds.
+    fn values_mut(&mut self) -> &mut Values;
+
+    /// The opsets the table takes operator `op` at, `None` when it has no
+    /// entry for it.
+    fn opsets(op: &str) -> Option<(i64, i64)>;
+
+    /// Why the target refuses operator `op` outright, when it names a
+    /// reason.
+    fn refusal_reason(_op: &str) -> Option<&'static str> {
+        None
+    }
+
+    /// Lowers `node` through the table; `None` when it has no entry.
+    fn lower(&mut self, node: &Node) -> Option<Lowered>;
+}
+
+/// Every node of `g` (but those of `skip`, by index) the target refuses
+/// before anything is lowered: other domains, subgraphs, operators that do
+/// not exist at a legacy opset, opsets outside a table entry's range, and
+/// operators neither in the table nor foldable.
+pub(crate) fn prescan<T: Target>(g: &OnnxGraph, skip: &HashSet<usize>) -> Refusals {
+    let mut refusals = Refusals::default();
+    for (k, n) in g.nodes.iter().enumerate() {
+        if skip.contains(&k) {
+            continue;
+        }
+        if !n.domain.is_empty() && n.domain != "ai.onnx" {
+            refusals.add(format!("{} (domain {:?})", n.op, n.domain));
+        } else if onnx_graph::has_subgraph(n) {
+            refusals.add(format!("{} (subgraphs)", n.op));
+        } else if let Some(Err(why)) = g.legacy_opset.map(|o| legacy::exists_at(&n.op, o)) {
+            refusals.add(format!("{} ({why})", n.op));
+        } else if let Some((since, until)) = T::opsets(&n.op) {
+            if g.opset < since || g.opset > until {
+                refusals.add(format!("{} (opset {})", n.op, g.opset));
+            }
+        } else if let Some(why) = T::refusal_reason(&n.op) {
+            refusals.add(format!("{} ({why})", n.op));
+        } else if !fold::FOLDABLE.contains(&n.op.as_str()) {
+            refusals.add(n.op.clone());
+        }
+    }
+    refusals
+}
+
+/// Rewrites node `orig` of `g` to its opset-7 meaning and folds or lowers
+/// the nodes it becomes; a node that fails is refused and its outputs
+/// poisoned (the nodes reading them are skipped, not refused again).
+pub(crate) fn lower_original<T: Target>(
+    cx: &mut T,
+    g: &OnnxGraph,
+    orig: &Node,
+    refusals: &mut Refusals,
+    poisoned: &mut HashSet<String>,
+) {
+    let v = cx.values();
+    let nodes = match legacy::rewrite(g, orig, poisoned, &|n| v.shape(n).ok(), &|n| {
+        v.konst(n).cloned()
+    }) {
+        Ok(n) => n,
+        Err(why) => {
+            refusals.add(format!("{} ({why})", orig.op));
+            poisoned.extend(orig.outputs.iter().cloned());
+            return;
+        }
+    };
+    for node in nodes.iter() {
+        lower_node(cx, g, node, refusals, poisoned);
+    }
+}
+
+/// Folds or lowers one (opset-7 or newer) node; a node that fails is
+/// refused and its outputs poisoned.
+fn lower_node<T: Target>(
+    cx: &mut T,
+    g: &OnnxGraph,
+    node: &Node,
+    refusals: &mut Refusals,
+    poisoned: &mut HashSet<String>,
+) {
+    if node
+        .inputs
+        .iter()
+        .any(|i| !i.is_empty() && poisoned.contains(i))
+    {
+        poisoned.extend(node.outputs.iter().cloned());
+        return;
+    }
+    let v = cx.values();
+    let folded = fold::fold_with(
+        node,
+        g.opset,
+        &|n| v.consts.get(n).cloned(),
+        &|n| v.shapes.get(n).cloned(),
+        T::FOLD_MORE,
+    );
+    let res = match folded {
+        Some(Ok(cs)) => {
+            for (o, c) in node.outputs.iter().zip(cs) {
+                cx.values_mut().set_const(o, c);
+            }
+            Ok(())
+        }
+        Some(Err(e)) => Err(e),
+        None => cx
+            .lower(node)
+            .unwrap_or_else(|| Err("its inputs are computed at run time".into())),
+    };
+    if let Err(why) = res {
+        refusals.add(format!("{} ({why})", node.op));
+        poisoned.extend(node.outputs.iter().cloned());
+    }
+}
+
+/// numpy broadcasting of two static shapes (`-1` batch allowed where the
+/// other side is 1 or also `-1`).
+pub(crate) fn broadcast_shapes(a: &[i64], b: &[i64]) -> Result<Vec<i64>, String> {
+    let r = a.len().max(b.len());
+    let get = |s: &[i64], i: usize| {
+        if i + s.len() >= r {
+            s[i + s.len() - r]
+        } else {
+            1
+        }
+    };
+    (0..r)
+        .map(|i| {
+            let (x, y) = (get(a, i), get(b, i));
+            if x == y || y == 1 {
+                Ok(x)
+            } else if x == 1 {
+                Ok(y)
+            } else {
+                Err(format!(
+                    "shapes {} and {} do not broadcast statically",
+                    onnx_graph::dims_text(a),
+                    onnx_graph::dims_text(b)
+                ))
+            }
+        })
+        .collect()
+}

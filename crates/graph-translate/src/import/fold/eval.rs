@@ -1,0 +1,519 @@
+//! The evaluation of the foldable operators on constant inputs (what
+//! [`super::fold_with`] runs once every input is known): one function per
+//! operator family.
+
+use super::super::onnx_graph::{Const, Node, elem};
+use super::{broadcast, reshape_dims, slice_spec};
+
+/// The node being folded, its opset and its constant inputs (`None`: an
+/// optional input left out).
+struct Args<'a> {
+    node: &'a Node,
+    opset: i64,
+    ins: &'a [Option<Const>],
+}
+
+impl<'a> Args<'a> {
+    /// Input `i`, refused when missing.
+    fn x(&self, i: usize) -> Result<&'a Const, String> {
+        self.ins
+            .get(i)
+            .and_then(Option::as_ref)
+            .ok_or_else(|| bad(self.node, &format!("input {i} missing")))
+    }
+}
+
+/// Evaluates a foldable `node` of `opset` on its constant inputs `ins`.
+pub(super) fn eval(node: &Node, opset: i64, ins: &[Option<Const>]) -> Result<Vec<Const>, String> {
+    let f = Args { node, opset, ins };
+    let a = f.x(0)?;
+    match node.op.as_str() {
+        "Identity" => Ok(vec![a.clone()]),
+        "Cast" | "CastLike" => cast(&f, a),
+        "Neg" | "Sqrt" | "Floor" | "Ceil" | "Abs" | "Not" => unary(&f, a),
+        "Add" | "Sub" | "Mul" | "Div" | "Equal" | "Less" | "Greater" | "GreaterOrEqual"
+        | "LessOrEqual" | "Min" | "Max" | "And" | "Or" | "Xor" => binary(&f, a),
+        "Mod" => modulo(&f, a),
+        "Where" => select(&f, a),
+        "ConstantOfShape" => constant_of_shape(&f, a),
+        "Range" => range(&f, a),
+        "Unsqueeze" | "Squeeze" | "Reshape" | "Flatten" => reshape(&f, a),
+        "Expand" => expand_to(&f, a),
+        "Concat" => concat(&f, a),
+        "Gather" => gather(&f, a),
+        "Slice" => slice(&f, a),
+        "Transpose" => transpose(&f, a),
+        "ReduceProd" => reduce_prod(&f, a),
+        _ => Err(bad(node, "not foldable")),
+    }
+}
+
+/// `Cast`, `CastLike`: integer targets truncate floats.
+fn cast(f: &Args<'_>, a: &Const) -> Result<Vec<Const>, String> {
+    let node = f.node;
+    let to = if node.op == "CastLike" {
+        f.x(1)?.elem
+    } else {
+        node.int("to", i64::from(elem::FLOAT)) as i32
+    };
+    let v = a.values();
+    let v: Vec<f64> = if is_int(to) && !is_int(a.elem) {
+        v.iter().map(|f| f.trunc()).collect()
+    } else {
+        v
+    };
+    out(Const::from_f64(to, a.dims().to_vec(), &v), node)
+}
+
+/// The elementwise unary ops (`Neg`, `Sqrt`, `Floor`, `Ceil`, `Abs`, `Not`).
+fn unary(f: &Args<'_>, a: &Const) -> Result<Vec<Const>, String> {
+    let node = f.node;
+    let f = |v: f64| match node.op.as_str() {
+        "Neg" => -v,
+        "Sqrt" => v.sqrt(),
+        "Floor" => v.floor(),
+        "Ceil" => v.ceil(),
+        "Abs" => v.abs(),
+        _ => f64::from(v == 0.0),
+    };
+    let v: Vec<f64> = a.values().into_iter().map(f).collect();
+    out(Const::from_f64(a.elem, a.dims().to_vec(), &v), node)
+}
+
+/// The broadcasting binary ops: arithmetic (integer `Div` truncates, by zero gives 0), comparisons and logic (booleans).
+fn binary(f: &Args<'_>, a: &Const) -> Result<Vec<Const>, String> {
+    let node = f.node;
+    if f.ins.len() != 2 {
+        return Err(bad(node, "folds two inputs only"));
+    }
+    let b = f.x(1)?;
+    let to = broadcast(a.dims(), b.dims()).ok_or_else(|| bad(node, "shapes"))?;
+    let (va, vb) = (expand(a, &to), expand(b, &to));
+    let int = is_int(a.elem);
+    let v: Vec<f64> = va
+        .iter()
+        .zip(&vb)
+        .map(|(&p, &q)| match node.op.as_str() {
+            "Add" => p + q,
+            "Sub" => p - q,
+            "Mul" => p * q,
+            "Div" if int => {
+                if q == 0.0 {
+                    0.0
+                } else {
+                    (p / q).trunc()
+                }
+            }
+            "Div" => p / q,
+            "Equal" => f64::from(p == q),
+            "Less" => f64::from(p < q),
+            "Greater" => f64::from(p > q),
+            "GreaterOrEqual" => f64::from(p >= q),
+            "LessOrEqual" => f64::from(p <= q),
+            "Min" => p.min(q),
+            "And" => f64::from(p != 0.0 && q != 0.0),
+            "Or" => f64::from(p != 0.0 || q != 0.0),
+            "Xor" => f64::from((p != 0.0) != (q != 0.0)),
+            _ => p.max(q),
+        })
+        .collect();
+    let e = if matches!(
+        node.op.as_str(),
+        "Equal" | "Less" | "Greater" | "GreaterOrEqual" | "LessOrEqual" | "And" | "Or" | "Xor"
+    ) {
+        elem::BOOL
+    } else {
+        a.elem
+    };
+    out(Const::from_f64(e, to, &v), node)
+}
+
+/// Integer `Mod` (`fmod` 0: the remainder takes the divisor's sign).
+fn modulo(f: &Args<'_>, a: &Const) -> Result<Vec<Const>, String> {
+    let node = f.node;
+    let b = f.x(1)?;
+    let to = broadcast(a.dims(), b.dims()).ok_or_else(|| bad(node, "shapes"))?;
+    let (va, vb) = (expand(a, &to), expand(b, &to));
+    let fmod = node.int("fmod", 0) != 0;
+    let v = va
+        .iter()
+        .zip(&vb)
+        .map(|(&p, &q)| {
+            if q == 0.0 {
+                return Err(bad(node, "remainder of a division by zero"));
+            }
+            let r = p % q;
+            // fmod=0: the remainder takes the divisor's sign (Python).
+            Ok(if !fmod && r != 0.0 && (r < 0.0) != (q < 0.0) {
+                r + q
+            } else {
+                r
+            })
+        })
+        .collect::<Result<Vec<f64>, String>>()?;
+    out(Const::from_f64(a.elem, to, &v), node)
+}
+
+/// `Where`.
+fn select(f: &Args<'_>, a: &Const) -> Result<Vec<Const>, String> {
+    let node = f.node;
+    let (b, c) = (f.x(1)?, f.x(2)?);
+    let to = broadcast(a.dims(), b.dims())
+        .and_then(|t| broadcast(&t, c.dims()))
+        .ok_or_else(|| bad(node, "shapes"))?;
+    let (vc, vx, vy) = (expand(a, &to), expand(b, &to), expand(c, &to));
+    let v: Vec<f64> = (0..vc.len())
+        .map(|i| if vc[i] != 0.0 { vx[i] } else { vy[i] })
+        .collect();
+    out(Const::from_f64(b.elem, to, &v), node)
+}
+
+/// `ConstantOfShape` (at most 2^24 elements).
+fn constant_of_shape(f: &Args<'_>, a: &Const) -> Result<Vec<Const>, String> {
+    let node = f.node;
+    let dims: Vec<usize> = a
+        .ints()
+        .ok_or_else(|| bad(node, "shape"))?
+        .iter()
+        .map(|&d| usize::try_from(d).map_err(|_| bad(node, "negative dimension")))
+        .collect::<Result<_, _>>()?;
+    if dims
+        .iter()
+        .try_fold(1usize, |p, &d| p.checked_mul(d))
+        .is_none_or(|n| n > 1 << 24)
+    {
+        return Err(bad(node, "too large to fold"));
+    }
+    let (e, val) = match node.attr("value").and_then(|t| t.t.as_ref()) {
+        Some(t) => {
+            let c = onnx_format::tensor_from_proto(t, None, &Default::default())
+                .map_err(|e| bad(node, &e.to_string()))?;
+            (
+                t.data_type.unwrap_or(elem::FLOAT),
+                c.to_f64_vec()
+                    .and_then(|v| v.first().copied())
+                    .unwrap_or(0.0),
+            )
+        }
+        None => (elem::FLOAT, 0.0),
+    };
+    let n: usize = dims.iter().product();
+    out(Const::from_f64(e, dims, &vec![val; n]), node)
+}
+
+/// `Range` (at most 2^24 elements).
+fn range(f: &Args<'_>, a: &Const) -> Result<Vec<Const>, String> {
+    let node = f.node;
+    let (s, l, d) = (a.values(), f.x(1)?.values(), f.x(2)?.values());
+    let (s, l, d) = (
+        s[0],
+        l.first().copied().unwrap_or(0.0),
+        d.first().copied().unwrap_or(1.0),
+    );
+    if d == 0.0 {
+        return Err(bad(node, "delta 0"));
+    }
+    let n = ((l - s) / d).ceil().max(0.0);
+    if n > (1 << 24) as f64 {
+        return Err(bad(node, "too large to fold"));
+    }
+    let v: Vec<f64> = (0..n as usize).map(|i| s + i as f64 * d).collect();
+    out(Const::from_f64(a.elem, vec![v.len()], &v), node)
+}
+
+/// The ops that only change dimensions: `Unsqueeze`, `Squeeze`, `Reshape`, `Flatten`.
+fn reshape(f: &Args<'_>, a: &Const) -> Result<Vec<Const>, String> {
+    let node = f.node;
+    let dims = a.dims();
+    let r = dims.len();
+    let new: Vec<usize> = match node.op.as_str() {
+        "Reshape" => {
+            let s = f.x(1)?.ints().ok_or_else(|| bad(node, "shape"))?;
+            reshape_dims(dims, &s, node.int("allowzero", 0) != 0)
+                .ok_or_else(|| bad(node, "shape does not fit"))?
+        }
+        "Flatten" => {
+            let ax = node.int("axis", 1);
+            let ax = if ax < 0 { ax + r as i64 } else { ax } as usize;
+            let ax = ax.min(r);
+            vec![dims[..ax].iter().product(), dims[ax..].iter().product()]
+        }
+        op => {
+            let axes = if f.opset >= 13 {
+                match f.ins.get(1).and_then(Option::as_ref) {
+                    Some(c) => c.ints().ok_or_else(|| bad(node, "axes"))?,
+                    None => vec![],
+                }
+            } else {
+                node.ints("axes").unwrap_or_default()
+            };
+            if op == "Unsqueeze" {
+                let nr = r + axes.len();
+                let mut ax: Vec<usize> = axes
+                    .iter()
+                    .map(|&v| axis(v, nr).ok_or_else(|| bad(node, "axes")))
+                    .collect::<Result<_, _>>()?;
+                ax.sort_unstable();
+                let mut it = dims.iter();
+                (0..nr)
+                    .map(|i| {
+                        if ax.contains(&i) {
+                            1
+                        } else {
+                            *it.next().unwrap_or(&1)
+                        }
+                    })
+                    .collect()
+            } else {
+                let ax: Vec<usize> = if axes.is_empty() {
+                    (0..r).filter(|&i| dims[i] == 1).collect()
+                } else {
+                    axes.iter()
+                        .map(|&v| axis(v, r).ok_or_else(|| bad(node, "axes")))
+                        .collect::<Result<_, _>>()?
+                };
+                (0..r)
+                    .filter(|i| !ax.contains(i))
+                    .map(|i| dims[i])
+                    .collect()
+            }
+        }
+    };
+    out(Const::from_f64(a.elem, new, &a.values()), node)
+}
+
+/// `Expand` (at most 2^24 elements).
+fn expand_to(f: &Args<'_>, a: &Const) -> Result<Vec<Const>, String> {
+    let node = f.node;
+    let s: Vec<usize> = f
+        .x(1)?
+        .ints()
+        .ok_or_else(|| bad(node, "shape"))?
+        .iter()
+        .map(|&d| d.max(0) as usize)
+        .collect();
+    let to = broadcast(a.dims(), &s).ok_or_else(|| bad(node, "shapes"))?;
+    if to.iter().product::<usize>() > 1 << 24 {
+        return Err(bad(node, "too large to fold"));
+    }
+    out(Const::from_f64(a.elem, to.clone(), &expand(a, &to)), node)
+}
+
+/// `Concat`.
+fn concat(f: &Args<'_>, a: &Const) -> Result<Vec<Const>, String> {
+    let node = f.node;
+    let r = a.dims().len();
+    let ax = axis(node.int("axis", 0), r).ok_or_else(|| bad(node, "axis"))?;
+    let parts: Vec<&Const> = f.ins.iter().flatten().collect();
+    let outer: usize = a.dims()[..ax].iter().product();
+    let mut dims = a.dims().to_vec();
+    dims[ax] = parts
+        .iter()
+        .map(|c| c.dims().get(ax).copied().unwrap_or(0))
+        .sum();
+    let vals: Vec<Vec<f64>> = parts.iter().map(|c| c.values()).collect();
+    let mut v = Vec::new();
+    for o in 0..outer {
+        for (c, pv) in parts.iter().zip(&vals) {
+            if c.dims().len() != r {
+                return Err(bad(node, "ranks differ"));
+            }
+            let inner: usize = c.dims()[ax..].iter().product();
+            v.extend_from_slice(&pv[o * inner..(o + 1) * inner]);
+        }
+    }
+    out(Const::from_f64(a.elem, dims, &v), node)
+}
+
+/// `Gather`.
+fn gather(f: &Args<'_>, a: &Const) -> Result<Vec<Const>, String> {
+    let node = f.node;
+    let idx = f.x(1)?.ints().ok_or_else(|| bad(node, "indices"))?;
+    let r = a.dims().len();
+    let ax = axis(node.int("axis", 0), r).ok_or_else(|| bad(node, "axis"))?;
+    let d = a.dims()[ax] as i64;
+    let outer: usize = a.dims()[..ax].iter().product();
+    let inner: usize = a.dims()[ax + 1..].iter().product();
+    let av = a.values();
+    let mut v = Vec::new();
+    for o in 0..outer {
+        for &i in &idx {
+            let i = if i < 0 { i + d } else { i };
+            if !(0..d).contains(&i) {
+                return Err(bad(node, "index out of range"));
+            }
+            let base = (o * d as usize + i as usize) * inner;
+            v.extend_from_slice(&av[base..base + inner]);
+        }
+    }
+    let mut dims = a.dims()[..ax].to_vec();
+    dims.extend_from_slice(f.x(1)?.dims());
+    dims.extend_from_slice(&a.dims()[ax + 1..]);
+    out(Const::from_f64(a.elem, dims, &v), node)
+}
+
+/// `Slice` (attributes before opset 10, inputs after).
+fn slice(f: &Args<'_>, a: &Const) -> Result<Vec<Const>, String> {
+    let node = f.node;
+    let dims = a.dims().to_vec();
+    let r = dims.len();
+    let (starts, ends, axes, steps) = if f.opset < 10 {
+        (
+            node.ints("starts").unwrap_or_default(),
+            node.ints("ends").unwrap_or_default(),
+            node.ints("axes"),
+            None,
+        )
+    } else {
+        let g = |i: usize| f.ins.get(i).and_then(Option::as_ref).and_then(Const::ints);
+        (
+            g(1).unwrap_or_default(),
+            g(2).unwrap_or_default(),
+            g(3),
+            g(4),
+        )
+    };
+    let spec = slice_spec(
+        &dims.iter().map(|&d| d as i64).collect::<Vec<_>>(),
+        &starts,
+        &ends,
+        axes.as_deref(),
+        steps.as_deref(),
+    )
+    .ok_or_else(|| bad(node, "slice parameters"))?;
+    let av = a.values();
+    let st = strides(&dims);
+    let odims: Vec<usize> = spec.iter().map(|s| s.2 as usize).collect();
+    let n: usize = odims.iter().product();
+    let ost = strides(&odims);
+    let v: Vec<f64> = (0..n)
+        .map(|i| {
+            let mut src = 0i64;
+            for k in 0..r {
+                let j = ((i / ost[k]) % odims[k].max(1)) as i64;
+                src += (spec[k].0 + j * spec[k].1) * st[k] as i64;
+            }
+            av[src as usize]
+        })
+        .collect();
+    out(Const::from_f64(a.elem, odims, &v), node)
+}
+
+/// `Transpose`.
+fn transpose(f: &Args<'_>, a: &Const) -> Result<Vec<Const>, String> {
+    let node = f.node;
+    let dims = a.dims().to_vec();
+    let r = dims.len();
+    let perm: Vec<usize> = node
+        .ints("perm")
+        .map(|p| p.iter().map(|&v| v as usize).collect())
+        .unwrap_or_else(|| (0..r).rev().collect());
+    if perm.len() != r || perm.iter().any(|&p| p >= r) {
+        return Err(bad(node, "perm"));
+    }
+    let odims: Vec<usize> = perm.iter().map(|&p| dims[p]).collect();
+    let st = strides(&dims);
+    let ost = strides(&odims);
+    let av = a.values();
+    let v: Vec<f64> = (0..av.len())
+        .map(|i| {
+            (0..r)
+                .map(|k| ((i / ost[k]) % odims[k].max(1)) * st[perm[k]])
+                .sum::<usize>()
+        })
+        .map(|s| av[s])
+        .collect();
+    out(Const::from_f64(a.elem, odims, &v), node)
+}
+
+/// `ReduceProd`.
+fn reduce_prod(f: &Args<'_>, a: &Const) -> Result<Vec<Const>, String> {
+    let node = f.node;
+    let dims = a.dims().to_vec();
+    let r = dims.len();
+    let axes = match f.ins.get(1).and_then(Option::as_ref) {
+        Some(c) => c.ints().ok_or_else(|| bad(node, "axes"))?,
+        None => node.ints("axes").unwrap_or_default(),
+    };
+    let mut red = vec![false; r];
+    if axes.is_empty() {
+        // No axes: every axis, unless noop_with_empty_axes (f.opset 18).
+        if node.int("noop_with_empty_axes", 0) != 0 {
+            return Ok(vec![a.clone()]);
+        }
+        red.iter_mut().for_each(|b| *b = true);
+    }
+    for &ax in &axes {
+        red[axis(ax, r).ok_or_else(|| bad(node, "axes"))?] = true;
+    }
+    let rdims: Vec<usize> = (0..r).map(|k| if red[k] { 1 } else { dims[k] }).collect();
+    let rst = strides(&rdims);
+    let st = strides(&dims);
+    let mut v = vec![1.0f64; rdims.iter().product()];
+    for (i, x) in a.values().into_iter().enumerate() {
+        let o: usize = (0..r)
+            .filter(|&k| !red[k])
+            .map(|k| ((i / st[k]) % dims[k].max(1)) * rst[k])
+            .sum();
+        v[o] *= x;
+    }
+    let odims = if node.int("keepdims", 1) != 0 {
+        rdims
+    } else {
+        (0..r).filter(|&k| !red[k]).map(|k| dims[k]).collect()
+    };
+    out(Const::from_f64(a.elem, odims, &v), node)
+}
+
+/// A refusal naming the node (`Op name: what`).
+pub(super) fn bad(node: &Node, what: &str) -> String {
+    format!("{} {}: {what}", node.op, node.name)
+}
+
+/// The one output `c`, refused when the type cannot hold it.
+fn out(c: Option<Const>, node: &Node) -> Result<Vec<Const>, String> {
+    c.map(|c| vec![c])
+        .ok_or_else(|| bad(node, "cannot hold the result"))
+}
+
+/// Row-major strides of `dims`.
+fn strides(dims: &[usize]) -> Vec<usize> {
+    let mut s = vec![1; dims.len()];
+    for i in (0..dims.len().saturating_sub(1)).rev() {
+        s[i] = s[i + 1] * dims[i + 1];
+    }
+    s
+}
+
+/// The values of `c` broadcast to `to`.
+fn expand(c: &Const, to: &[usize]) -> Vec<f64> {
+    let v = c.values();
+    let d = c.dims();
+    let off = to.len() - d.len();
+    let st = strides(d);
+    let n: usize = to.iter().product();
+    let ost = strides(to);
+    (0..n)
+        .map(|i| {
+            let mut src = 0;
+            for (k, &s) in ost.iter().enumerate() {
+                let idx = (i / s) % to[k].max(1);
+                if k >= off && d[k - off] != 1 {
+                    src += idx * st[k - off];
+                }
+            }
+            v[src]
+        })
+        .collect()
+}
+
+/// Whether ONNX element type `e` is an integer type.
+pub(super) fn is_int(e: i32) -> bool {
+    matches!(e, 2..=7 | 12 | 13)
+}
+
+/// Axis `a` (negative from the end) of a rank-`r` tensor, if in range.
+pub(super) fn axis(a: i64, r: usize) -> Option<usize> {
+    let a = if a < 0 { a + r as i64 } else { a };
+    (0..r as i64).contains(&a).then_some(a as usize)
+}
