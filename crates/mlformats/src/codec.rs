@@ -12,7 +12,7 @@ use serde_json::{Map, Value};
 use tensor_core::graph::ModelGraph;
 use tensor_core::{DType, Limits, MappedFile, Tensor, TensorMap};
 
-use crate::convert::Plan;
+use crate::convert::{Exchange, Plan};
 use crate::{Error, Format, Result};
 
 /// A file to read: its bytes (memory-mapped or in memory), its name and format.
@@ -311,6 +311,19 @@ pub(crate) trait Codec: Sync {
     /// takes column-major tensors as they are.
     fn takes_column_major(&self, _format: Format) -> bool {
         false
+    }
+
+    /// The dtype `format` stores a tensor of `dtype` as (after the plan,
+    /// when [`Codec::refuses`] lets it in): `dtype` itself unless the
+    /// format widens it (NNabla's protobuf parameters are f32).
+    fn written_dtype(&self, _format: Format, dtype: DType) -> DType {
+        dtype
+    }
+
+    /// The exchange format (safetensors, numpy) whose dtypes the plan fits
+    /// tensors to on their way to `format`, when it is one.
+    fn exchange(&self, _format: Format) -> Option<Exchange> {
+        None
     }
 }
 

@@ -4,11 +4,10 @@
 
 use std::path::Path;
 
-use tensor_core::{DType, Tensor};
-
 use crate::codec::{Item, WriteContext, codec};
 use crate::{Document, Error, Format, Result};
 
+mod driver;
 #[cfg(feature = "onnx")]
 mod onnx_graph;
 mod options;
@@ -19,9 +18,11 @@ mod summary;
 #[cfg(feature = "onnx")]
 pub use onnx_graph::RESERVED_PREFIX;
 pub use options::ConvertOptions;
-pub(crate) use plan::{Plan, cast_float};
+pub(crate) use plan::{Exchange, Plan, cast_float};
 pub use sliced::{SLICED_TARGETS, convert_index};
 pub use summary::{ConvertSummary, ExportedGraph};
+
+use driver::Selection;
 /// The name prefix of tensors an exporter adds to a model (helper constants
 /// such as reshape shapes, cast outputs): `diff` lists them apart from the
 /// model's own tensors.
@@ -214,27 +215,10 @@ fn convert_document_to(
     if doc.format() == Format::Onnx && crate::import::imports_to(target, opts) {
         return crate::import::onnx_to_nnabla(doc, target, output, opts);
     }
-    if opts.is_plain() {
-        if doc.format() == target {
-            doc.reencode(output)?;
-            return Ok(ConvertSummary::new(doc.format(), target, doc.len(), true));
-        }
-        #[cfg(feature = "nnp")]
-        if doc.format().is_nnabla() && target.is_nnabla() {
-            crate::formats::nnabla_family::transcode(doc.source(), target, output)?;
-            let mut s = ConvertSummary::new(doc.format(), target, doc.len(), true);
-            s.warnings.extend(widened_warning(
-                target,
-                doc.tensors().map(|(n, t)| (n, t.dtype())),
-            ));
-            if target == Format::NnablaH5 && doc.graph().is_some_and(|g| !g.graphs.is_empty()) {
-                s.warnings.push(format!(
-                    "the networks of this {} are not carried over: an .h5 holds parameters only",
-                    doc.format()
-                ));
-            }
-            return Ok(s);
-        }
+    if opts.is_plain()
+        && let Some(s) = convert_as_is(doc, target, output)?
+    {
+        return Ok(s);
     }
     let renames = renames(&opts.renames)?;
     #[cfg(feature = "onnx")]
@@ -249,161 +233,65 @@ fn convert_document_to(
         return onnx_graph::export(doc, output, opts, &filter, &renames);
     }
     let keeps_model = doc.format().is_nnabla() && target.is_nnabla() && !opts.weights_only;
-    if doc.is_empty()
-        && !keeps_model
-        && !opts.weights_only
-        && let Some(w) = what_is_lost(doc)
-    {
-        return Err(Error::Unsupported(format!(
-            "nothing to write: this {}{} holds no tensor, only {w}, which {target} cannot hold",
-            doc.format(),
-            doc.kind().map(|k| format!(" {k}")).unwrap_or_default()
-        )));
-    }
-    // (name in the input, name in the output, tensor)
-    let mut selected: Vec<(&str, String, &Tensor<'static>)> = Vec::new();
-    for (name, tensor) in doc.tensors() {
-        if filter.keeps(name) {
-            let mut new = name.to_string();
-            for (re, to) in &renames {
-                new = re.replace_all(&new, to.as_str()).into_owned();
-            }
-            selected.push((name, new, tensor));
-        }
-    }
-    if selected.is_empty() && !doc.is_empty() {
-        return Err(Error::Invalid(format!(
-            "no tensor is left to write: --only/--exclude match none of the {} tensors",
-            doc.len()
-        )));
-    }
-    let mut seen = std::collections::HashMap::new();
-    for (old, new, _) in &selected {
-        if let Some(first) = seen.insert(new.as_str(), *old) {
-            return Err(Error::Invalid(format!(
-                "--rename gives {first:?} and {old:?} the same name {new:?}"
-            )));
-        }
-    }
-    let plan = Plan::for_target(target, opts.dtype, opts.keep_order)?;
-    let c = codec(target)?;
-    let mut skipped = Vec::new();
-    let mut items: Vec<Item<'_, '_>> = Vec::with_capacity(selected.len());
-    let mut cast = Vec::new();
-    let mut changed = Vec::new();
-    for (old, new, tensor) in &selected {
-        let planned = plan.out_dtype(tensor.dtype());
-        match c.refuses(target, planned, tensor.dims()) {
-            Some(why) => skipped.push((old.to_string(), why)),
-            None => {
-                let out = written_dtype(target, planned);
-                if out != tensor.dtype() {
-                    cast.push((old.to_string(), tensor.dtype(), out));
-                }
-                // what the user asked for (the dtype read, or --dtype's)
-                let asked = opts
-                    .dtype
-                    .filter(|_| tensor.dtype().is_float())
-                    .unwrap_or(tensor.dtype());
-                if out != asked {
-                    changed.push(format!("{old:?} ({asked} -> {out})"));
-                }
-                items.push(Item {
-                    name: new,
-                    tensor: (*tensor).into(),
-                    need_grad: doc.need_grad(old).unwrap_or(true),
-                })
-            }
-        }
-    }
-    if !skipped.is_empty() && !opts.skip_unsupported {
-        let list: Vec<String> = skipped
-            .iter()
-            .map(|(n, why)| format!("{n:?} ({why})"))
-            .collect();
-        return Err(Error::Unsupported(format!(
-            "{target} cannot hold {} of the tensors: {}; --skip-unsupported converts the rest",
-            skipped.len(),
-            list.join(", ")
-        )));
-    }
-    let renamed: Vec<(String, String)> = selected
-        .iter()
-        .filter(|(old, new, _)| old != new)
-        .map(|(old, new, _)| (old.to_string(), new.clone()))
-        .collect();
-    let mut warnings = Vec::new();
-    if !changed.is_empty() {
-        warnings.push(format!(
-            "{target} has no type for {} of the tensors, written as the nearest type it has: {}",
-            changed.len(),
-            changed.join(", ")
-        ));
-    }
-    let noop = |_: u64| {};
-    let progress: &dyn Fn(u64) = match &opts.progress {
-        Some(p) => p.as_ref(),
-        None => &noop,
+    let src = driver::Source {
+        format: doc.format(),
+        kind: doc.kind(),
+        path: doc.path(),
+        lost: what_is_lost(doc),
+        tensors: doc
+            .tensors()
+            .map(|(name, tensor)| Item {
+                name,
+                tensor: tensor.into(),
+                need_grad: doc.need_grad(name).unwrap_or(true),
+            })
+            .collect(),
     };
-    let cx = WriteContext {
-        plan,
-        progress,
-        metadata: source_metadata(doc.format(), doc.path()),
-    };
+    let mut sel = Selection::new(&src, target, opts, &filter, &renames, keeps_model)?;
+    let cx = sel.context(&src, opts);
     #[cfg(feature = "nnp")]
     if keeps_model {
-        let mut s = nnabla_with_model(doc, target, output, &items, &cx, opts, skipped)?;
-        s.cast = cast;
-        s.renamed = renamed;
-        warnings.append(&mut s.warnings);
-        s.warnings = warnings;
+        let items = sel.items(&src);
+        let (with_graph, mut warnings) = nnabla_with_model(doc, target, output, &items, &cx, opts)?;
+        let mut s = sel.summary(with_graph);
+        s.warnings.append(&mut warnings);
         return Ok(s);
     }
-    if !opts.weights_only
-        && let Some(w) = what_is_lost(doc)
-    {
-        warnings.push(format!(
-            "{target} gets the tensors alone: {w} of this {} {} not carried over \
-             (--weights-only says that is what you want)",
+    sel.say_lost(&src, opts);
+    codec(target)?.write(target, output, &sel.items(&src), &cx)?;
+    Ok(sel.summary(false))
+}
+
+/// A plain conversion (no option) that keeps the whole model: `doc`
+/// re-encoded into its own format, or transcoded between NNabla's
+/// encodings; `None` for any other.
+fn convert_as_is(doc: &Document, target: Format, output: &Path) -> Result<Option<ConvertSummary>> {
+    if doc.format() == target {
+        doc.reencode(output)?;
+        return Ok(Some(ConvertSummary::new(
             doc.format(),
-            if w.ends_with('s') { "are" } else { "is" }
-        ));
+            target,
+            doc.len(),
+            true,
+        )));
     }
-    c.write(target, output, &items, &cx)?;
-    let mut s = ConvertSummary::new(doc.format(), target, items.len(), false);
-    s.skipped = skipped;
-    s.warnings = warnings;
-    s.cast = cast;
-    s.renamed = renamed;
-    Ok(s)
-}
-
-/// The warning of a transcode between NNabla formats that widens some of
-/// the `tensors` (name, dtype) to f32 (see [`written_dtype`]).
-fn widened_warning<'n>(
-    target: Format,
-    tensors: impl Iterator<Item = (&'n str, DType)>,
-) -> Option<String> {
-    let widened: Vec<String> = tensors
-        .filter(|&(_, d)| written_dtype(target, d) != d)
-        .map(|(n, d)| format!("{n:?} ({d} -> f32)"))
-        .collect();
-    (!widened.is_empty()).then(|| {
-        format!(
-            "{target} has no type for {} of the tensors, written as the nearest type it has: {}",
-            widened.len(),
-            widened.join(", ")
-        )
-    })
-}
-
-/// The dtype `target` stores a tensor of `d` as (after the plan): NNabla's
-/// protobuf parameters are f32, so the f16 and bf16 it accepts are widened.
-fn written_dtype(target: Format, d: DType) -> DType {
-    match (target, d) {
-        (Format::NnablaNntxt | Format::NnablaProtobuf, DType::F16 | DType::BF16) => DType::F32,
-        _ => d,
+    #[cfg(feature = "nnp")]
+    if doc.format().is_nnabla() && target.is_nnabla() {
+        crate::formats::nnabla_family::transcode(doc.source(), target, output)?;
+        let mut s = ConvertSummary::new(doc.format(), target, doc.len(), true);
+        s.warnings.extend(driver::widened_warning(
+            target,
+            doc.tensors().map(|(n, t)| (n, t.dtype())),
+        )?);
+        if target == Format::NnablaH5 && doc.graph().is_some_and(|g| !g.graphs.is_empty()) {
+            s.warnings.push(format!(
+                "the networks of this {} are not carried over: an .h5 holds parameters only",
+                doc.format()
+            ));
+        }
+        return Ok(Some(s));
     }
+    Ok(None)
 }
 
 /// What a tensors-only target would not carry of `doc`: its graph, its
@@ -434,7 +322,8 @@ fn lost_of(
 /// model (networks, executors, optimizers, ...) goes along with the
 /// parameters written, unless the target (`.h5`) holds parameters only.
 /// Renaming parameters of a model with a network is refused: the network
-/// would name parameters that are no longer there.
+/// would name parameters that are no longer there. Returns whether the
+/// networks went along, and the warnings.
 #[cfg(feature = "nnp")]
 fn nnabla_with_model(
     doc: &Document,
@@ -443,8 +332,7 @@ fn nnabla_with_model(
     items: &[Item<'_, '_>],
     cx: &WriteContext<'_>,
     opts: &ConvertOptions,
-    skipped: Vec<(String, String)>,
-) -> Result<ConvertSummary> {
+) -> Result<(bool, Vec<String>)> {
     use crate::formats::nnabla_family;
     let model = nnabla_family::model(doc.source())?;
     let with_graph = target != Format::NnablaH5 && !model.network.is_empty();
@@ -474,10 +362,7 @@ fn nnabla_with_model(
         }
     }
     nnabla_family::write(&model, target, output, items, cx)?;
-    let mut s = ConvertSummary::new(doc.format(), target, items.len(), with_graph);
-    s.skipped = skipped;
-    s.warnings = warnings;
-    Ok(s)
+    Ok((with_graph, warnings))
 }
 
 /// The format `output`'s extension names; an extension no format claims

@@ -258,29 +258,68 @@ pub(super) fn adjust(
         .filter_map(|t| t.name.clone())
         .filter(|n| !is_helper(in_file, n))
         .collect();
+    check_selection(&model_names, filter)?;
+    let rename_map = rename(graph, &model_names, renames)?;
+    let cast = match opts.dtype {
+        Some(to) => cast_initializers(graph, &model_names, &rename_map, to)?,
+        None => Vec::new(),
+    };
+    let nodes = graph.node.len();
+    let tensors = graph.initializer.len();
+    let summary = ConvertSummary {
+        from: source_format,
+        to: Format::Onnx,
+        tensors,
+        whole_model: true,
+        skipped: Vec::new(),
+        warnings: Vec::new(),
+        cast,
+        // (in the order of the model's initializers)
+        renamed: model_names
+            .iter()
+            .filter_map(|n| Some((n.clone(), rename_map.get(n)?.clone())))
+            .collect(),
+        graph: Some(ExportedGraph {
+            network,
+            nodes,
+            opset,
+        }),
+    };
+    Ok((model, summary))
+}
 
-    // Selection: every initializer left is read by a node, so leaving one
-    // out would break the graph.
-    let dropped: Vec<&String> = model_names
+/// Refuses a selection that leaves out any of `model_names`: every
+/// initializer left is read by a node, so leaving one out would break the
+/// graph.
+fn check_selection(model_names: &[String], filter: &crate::NameFilter) -> Result<()> {
+    let dropped: Vec<String> = model_names
         .iter()
         .filter(|n| !filter.keeps(n.as_str()))
+        .map(|n| format!("{n:?}"))
         .collect();
-    if !dropped.is_empty() {
-        let list: Vec<String> = dropped.iter().map(|n| format!("{n:?}")).collect();
-        return Err(Error::Unsupported(format!(
-            "--only/--exclude would leave out {} of the {} tensors the exported graph reads ({}): \
-             the ONNX model could not run; add --weights-only to write the selected tensors \
-             alone, without the graph",
-            dropped.len(),
-            model_names.len(),
-            list.join(", ")
-        )));
+    if dropped.is_empty() {
+        return Ok(());
     }
+    Err(Error::Unsupported(format!(
+        "--only/--exclude would leave out {} of the {} tensors the exported graph reads ({}): \
+         the ONNX model could not run; add --weights-only to write the selected tensors \
+         alone, without the graph",
+        dropped.len(),
+        model_names.len(),
+        dropped.join(", ")
+    )))
+}
 
-    // Renames, checked against every name the graph uses.
-    let mut renamed = Vec::new();
+/// Renames the initializers `model_names` of `graph` by `renames`, where
+/// every node and the graph's interface use them; checked against every
+/// name the graph uses. The map of the names changed (old to new).
+fn rename(
+    graph: &mut GraphProto,
+    model_names: &[String],
+    renames: &[(regex::Regex, String)],
+) -> Result<HashMap<String, String>> {
     let mut rename_map = HashMap::new();
-    for n in &model_names {
+    for n in model_names {
         let mut new = n.clone();
         for (re, to) in renames {
             new = re.replace_all(&new, to.as_str()).into_owned();
@@ -292,142 +331,144 @@ pub(super) fn adjust(
                      {RESERVED_PREFIX:?} are reserved for the exporter's helper tensors"
                 )));
             }
-            renamed.push((n.clone(), new.clone()));
             rename_map.insert(n.clone(), new);
         }
     }
-    if !rename_map.is_empty() {
-        let used = used_names(graph);
-        let mut taken: HashMap<&str, &str> = HashMap::new();
-        for n in &model_names {
-            let new = rename_map.get(n).unwrap_or(n);
-            if let Some(first) = taken.insert(new.as_str(), n.as_str()) {
-                return Err(Error::Invalid(format!(
-                    "--rename gives {first:?} and {n:?} the same name {new:?}"
-                )));
+    if rename_map.is_empty() {
+        return Ok(rename_map);
+    }
+    let used = used_names(graph);
+    let mut taken: HashMap<&str, &str> = HashMap::new();
+    for n in model_names {
+        let new = rename_map.get(n).unwrap_or(n);
+        if let Some(first) = taken.insert(new.as_str(), n.as_str()) {
+            return Err(Error::Invalid(format!(
+                "--rename gives {first:?} and {n:?} the same name {new:?}"
+            )));
+        }
+    }
+    for old in model_names {
+        if let Some(new) = rename_map.get(old)
+            && used.contains(new)
+            && !rename_map.contains_key(new)
+        {
+            return Err(Error::Invalid(format!(
+                "--rename gives {old:?} the name {new:?}, which the exported graph already \
+                 uses for another value"
+            )));
+        }
+    }
+    for t in &mut graph.initializer {
+        if let Some(new) = t.name.as_ref().and_then(|n| rename_map.get(n)) {
+            t.name = Some(new.clone());
+        }
+    }
+    for v in &mut graph.input {
+        if let Some(new) = v.name.as_ref().and_then(|n| rename_map.get(n)) {
+            v.name = Some(new.clone());
+        }
+    }
+    replace_uses(graph, &rename_map, true);
+    Ok(rename_map)
+}
+
+/// Casts the float initializers `model_names` (named in `graph` as
+/// `rename_map` renamed them) to `to`: each initializer holds the cast
+/// values under its name, and a Cast node gives the graph the type it
+/// computes in. (name in the input, dtype read, `to`) of each cast.
+fn cast_initializers(
+    graph: &mut GraphProto,
+    model_names: &[String],
+    rename_map: &HashMap<String, String>,
+    to: tensor_core::DType,
+) -> Result<Vec<(String, tensor_core::DType, tensor_core::DType)>> {
+    let to_onnx = onnx_format::dtype::to_onnx(to)
+        .ok_or_else(|| Error::Unsupported(format!("ONNX has no {to} type")))?;
+    // (name in the graph -> name in the input) of the model's initializers
+    let wanted: HashMap<&str, &str> = model_names
+        .iter()
+        .map(|n| (rename_map.get(n).unwrap_or(n).as_str(), n.as_str()))
+        .collect();
+    let mut cast = Vec::new();
+    let mut cast_map = HashMap::new();
+    let mut nodes = Vec::new();
+    for t in &mut graph.initializer {
+        let Some(name) = t.name.clone() else { continue };
+        let Some(&input_name) = wanted.get(name.as_str()) else {
+            continue;
+        };
+        let Some(from) = t.data_type.and_then(onnx_format::dtype::from_onnx) else {
+            continue;
+        };
+        if !from.is_float() || from == to {
+            continue;
+        }
+        cast_initializer(t, &name, to, to_onnx)?;
+        let value = format!("{RESERVED_PREFIX}cast/{name}");
+        nodes.push(NodeProto {
+            op_type: Some("Cast".into()),
+            name: Some(value.clone()),
+            input: vec![name.clone()],
+            output: vec![value.clone()],
+            attribute: vec![onnx_format::builder::attr::int(
+                "to",
+                i64::from(onnx_format::dtype::to_onnx(from).unwrap_or(to_onnx)),
+            )],
+            ..NodeProto::default()
+        });
+        cast_map.insert(name.clone(), value);
+        // an initializer that is also a graph input (older models) is
+        // the input's default: the input takes the new type
+        for v in graph
+            .input
+            .iter_mut()
+            .filter(|v| v.name.as_deref() == Some(&name))
+        {
+            if let Some(onnx_format::proto::type_proto::Value::TensorType(tt)) =
+                v.r#type.as_mut().and_then(|t| t.value.as_mut())
+            {
+                tt.elem_type = Some(to_onnx);
             }
         }
-        for (old, new) in &renamed {
-            if used.contains(new) && !rename_map.contains_key(new) {
-                return Err(Error::Invalid(format!(
-                    "--rename gives {old:?} the name {new:?}, which the exported graph already \
-                     uses for another value"
-                )));
-            }
-        }
-        for t in &mut graph.initializer {
-            if let Some(new) = t.name.as_ref().and_then(|n| rename_map.get(n)) {
-                t.name = Some(new.clone());
-            }
-        }
-        for v in &mut graph.input {
-            if let Some(new) = v.name.as_ref().and_then(|n| rename_map.get(n)) {
+        cast.push((input_name.to_string(), from, to));
+    }
+    if !cast_map.is_empty() {
+        replace_uses(graph, &cast_map, false);
+        // graph outputs that are initializers read the cast value too
+        for v in &mut graph.output {
+            if let Some(new) = v.name.as_ref().and_then(|n| cast_map.get(n)) {
                 v.name = Some(new.clone());
             }
         }
-        replace_uses(graph, &rename_map, true);
+        nodes.append(&mut graph.node);
+        graph.node = nodes;
     }
+    Ok(cast)
+}
 
-    // Casts: the initializer holds the cast values under its name; a Cast
-    // node gives the graph the type it computes in.
-    let mut cast = Vec::new();
-    if let Some(to) = opts.dtype {
-        let to_onnx = onnx_format::dtype::to_onnx(to)
-            .ok_or_else(|| Error::Unsupported(format!("ONNX has no {to} type")))?;
-        let mut cast_map = HashMap::new();
-        let mut nodes = Vec::new();
-        let wanted: HashSet<&str> = model_names
-            .iter()
-            .map(|n| rename_map.get(n).unwrap_or(n).as_str())
-            .collect();
-        for t in &mut graph.initializer {
-            let Some(name) = t.name.clone() else { continue };
-            if !wanted.contains(name.as_str()) {
-                continue;
-            }
-            let Some(from) = t.data_type.and_then(onnx_format::dtype::from_onnx) else {
-                continue;
-            };
-            if !from.is_float() || from == to {
-                continue;
-            }
-            if graph_translate::export::deferred_source(t).is_some() {
-                // the writer casts the data as it reads it; the proto is
-                // the one `tensor_to_proto` makes of the cast tensor
-                *t = onnx_format::proto::TensorProto {
-                    dims: std::mem::take(&mut t.dims),
-                    data_type: Some(to_onnx),
-                    name: t.name.take(),
-                    external_data: std::mem::take(&mut t.external_data),
-                    ..Default::default()
-                };
-            } else {
-                let tensor = onnx_format::tensor_from_proto(t, None, &Limits::default())
-                    .map_err(crate::formats::onnx::onnx_err)?;
-                let c = cast_float(&tensor, to).map_err(|e| e.in_tensor(&name))?;
-                *t = onnx_format::tensor_to_proto(&name, &c)
-                    .map_err(crate::formats::onnx::onnx_err)?;
-            }
-            let value = format!("{RESERVED_PREFIX}cast/{name}");
-            nodes.push(NodeProto {
-                op_type: Some("Cast".into()),
-                name: Some(value.clone()),
-                input: vec![name.clone()],
-                output: vec![value.clone()],
-                attribute: vec![onnx_format::builder::attr::int(
-                    "to",
-                    i64::from(onnx_format::dtype::to_onnx(from).unwrap_or(to_onnx)),
-                )],
-                ..NodeProto::default()
-            });
-            cast_map.insert(name.clone(), value);
-            // an initializer that is also a graph input (older models) is
-            // the input's default: the input takes the new type
-            for v in graph
-                .input
-                .iter_mut()
-                .filter(|v| v.name.as_deref() == Some(&name))
-            {
-                if let Some(onnx_format::proto::type_proto::Value::TensorType(tt)) =
-                    v.r#type.as_mut().and_then(|t| t.value.as_mut())
-                {
-                    tt.elem_type = Some(to_onnx);
-                }
-            }
-            let input_name = renamed
-                .iter()
-                .find(|(_, new)| *new == name)
-                .map_or(name.clone(), |(old, _)| old.clone());
-            cast.push((input_name, from, to));
-        }
-        if !cast_map.is_empty() {
-            replace_uses(graph, &cast_map, false);
-            // graph outputs that are initializers read the cast value too
-            for v in &mut graph.output {
-                if let Some(new) = v.name.as_ref().and_then(|n| cast_map.get(n)) {
-                    v.name = Some(new.clone());
-                }
-            }
-            nodes.append(&mut graph.node);
-            graph.node = nodes;
-        }
+/// Initializer `t` (named `name`) holding its values cast to `to`
+/// (`to_onnx` in ONNX's terms); a deferred one (its data read when written)
+/// only changes its type: its writer casts the data as it reads it.
+fn cast_initializer(
+    t: &mut onnx_format::proto::TensorProto,
+    name: &str,
+    to: tensor_core::DType,
+    to_onnx: i32,
+) -> Result<()> {
+    if graph_translate::export::deferred_source(t).is_some() {
+        // the proto is the one `tensor_to_proto` makes of the cast tensor
+        *t = onnx_format::proto::TensorProto {
+            dims: std::mem::take(&mut t.dims),
+            data_type: Some(to_onnx),
+            name: t.name.take(),
+            external_data: std::mem::take(&mut t.external_data),
+            ..Default::default()
+        };
+    } else {
+        let tensor = onnx_format::tensor_from_proto(t, None, &Limits::default())
+            .map_err(crate::formats::onnx::onnx_err)?;
+        let c = cast_float(&tensor, to).map_err(|e| e.in_tensor(name))?;
+        *t = onnx_format::tensor_to_proto(name, &c).map_err(crate::formats::onnx::onnx_err)?;
     }
-    let nodes = graph.node.len();
-    let tensors = graph.initializer.len();
-    let summary = ConvertSummary {
-        from: source_format,
-        to: Format::Onnx,
-        tensors,
-        whole_model: true,
-        skipped: Vec::new(),
-        warnings: Vec::new(),
-        cast,
-        renamed,
-        graph: Some(ExportedGraph {
-            network,
-            nodes,
-            opset,
-        }),
-    };
-    Ok((model, summary))
+    Ok(())
 }

@@ -7,13 +7,25 @@ use tensor_core::{DType, MemoryOrder, Tensor, stats};
 use crate::codec::codec;
 use crate::{Error, Format, Result};
 
+/// An exchange format: one whose dtypes are few and plain (those numpy or
+/// safetensors readers know), so that the plan changes a tensor's dtype to
+/// fit them ([`exchange_dtype`]); [`crate::codec::Codec::exchange`] says
+/// which formats are.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Exchange {
+    /// Hugging Face safetensors.
+    Safetensors,
+    /// numpy's `.npz`.
+    Npz,
+}
+
 /// What happens to each tensor on its way to the target.
 #[derive(Debug, Clone, Copy, Default)]
 pub(crate) struct Plan {
     /// Cast floats to this type.
     pub cast: Option<DType>,
     /// The exchange format (safetensors, npz) whose dtypes the tensor must fit.
-    pub exchange: Option<Format>,
+    pub exchange: Option<Exchange>,
     /// Transpose column-major data to row-major.
     pub row_major: bool,
 }
@@ -39,7 +51,8 @@ impl Plan {
         };
         Ok(Plan {
             cast,
-            exchange: matches!(target, Format::Safetensors | Format::Npz).then_some(target),
+            // (a format whose feature is off has no codec: its writer says so)
+            exchange: codec(target).ok().and_then(|c| c.exchange(target)),
             row_major,
         })
     }
@@ -111,11 +124,13 @@ pub(crate) fn cast_float(t: &Tensor<'_>, to: DType) -> Result<Tensor<'static>> {
 /// same size; floats the target cannot hold (bf16 and 8-bit floats in npz,
 /// some 8-bit floats in safetensors) become f32, which holds every value
 /// exactly.
-pub(crate) fn exchange_dtype(d: DType, target: Format) -> DType {
+pub(crate) fn exchange_dtype(d: DType, target: Exchange) -> DType {
     use tensor_core::float8::is_f8;
     let to_f32 = match target {
-        Format::Npz => d == DType::BF16 || is_f8(d),
-        _ => matches!(d, DType::F8E3M4 | DType::F8E4M3 | DType::F8E4M3B11Fnuz),
+        Exchange::Npz => d == DType::BF16 || is_f8(d),
+        Exchange::Safetensors => {
+            matches!(d, DType::F8E3M4 | DType::F8E4M3 | DType::F8E4M3B11Fnuz)
+        }
     };
     if to_f32 {
         return DType::F32;
@@ -129,7 +144,7 @@ pub(crate) fn exchange_dtype(d: DType, target: Format) -> DType {
     }
 }
 
-fn as_exchange_dtype(t: Tensor<'_>, target: Format) -> Result<Tensor<'_>> {
+fn as_exchange_dtype(t: Tensor<'_>, target: Exchange) -> Result<Tensor<'_>> {
     let to = exchange_dtype(t.dtype(), target);
     if to == t.dtype() {
         return Ok(t);

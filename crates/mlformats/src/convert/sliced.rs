@@ -13,6 +13,7 @@ use std::path::Path;
 
 use tensor_core::{MemoryOrder, Tensor};
 
+use super::driver::{Selection, Source};
 use super::{ConvertOptions, ConvertSummary, Plan};
 use crate::codec::{Item, LoadTensor, TensorRef, WriteContext, WriteSeek};
 use crate::random_access::{FileIndex, ReadAt};
@@ -112,7 +113,6 @@ pub fn convert_index<R: ReadAt + ?Sized, W: Write + Seek>(
         ));
     }
     let graph = index.graph();
-    let has_nodes = graph.is_some_and(|g| g.graphs.iter().any(|g| !g.nodes.is_empty()));
     #[cfg(feature = "onnx")]
     let exports =
         target == Format::Onnx && !opts.weights_only && crate::export::graph_to_export(from, graph);
@@ -120,35 +120,9 @@ pub fn convert_index<R: ReadAt + ?Sized, W: Write + Seek>(
     let exports = false;
     super::check_applies_to(from, exports, target, opts)?;
     let filter = crate::NameFilter::new(&opts.only, &opts.exclude)?;
-    #[cfg(all(feature = "onnx", feature = "nnp"))]
-    if from == Format::Onnx && crate::import::imports_to(target, opts) {
-        return Err(needs_whole_model(
-            format!(
-                "converting an ONNX model to {target} imports its graph as {}",
-                if target == Format::TennisModule {
-                    "a TenniS module"
-                } else {
-                    "an NNabla network"
-                }
-            ),
-            "add --weights-only to write its initializers alone, or ",
-        ));
-    }
+    refuse_import(from, target, opts)?;
     if opts.is_plain() && from == target {
-        if target == Format::Safetensors {
-            // a safetensors file re-encodes as its own bytes
-            copy(reader, out)?;
-            return Ok(ConvertSummary::new(
-                from,
-                target,
-                index.tensors().len(),
-                true,
-            ));
-        }
-        return Err(Error::NeedsWholeModel(format!(
-            "re-encoding a {from} file into {target} rewrites it from the whole file, and this \
-             file is read a slice at a time (use `mlformats convert`)"
-        )));
+        return reencode(index, reader, target, out);
     }
     // between NNabla formats the model goes along (as `convert_document`
     // does it): possible here when there is none besides the parameters, or
@@ -167,181 +141,196 @@ pub fn convert_index<R: ReadAt + ?Sized, W: Write + Seek>(
     let h5_warning = (target == Format::NnablaH5 && networks).then(|| {
         format!("the networks of this {from} are not carried over: an .h5 holds parameters only")
     });
-    let noop = |_: u64| {};
-    let progress: &dyn Fn(u64) = match &opts.progress {
-        Some(p) => p.as_ref(),
-        None => &noop,
-    };
     let load = FromIndex { index, reader };
-    let need_grad = |i: usize| index.tensors()[i].stored().need_grad().unwrap_or(true);
+    let src = source(index, &load, path);
     if keeps_model && opts.is_plain() {
-        if index.has_repeated_names() {
-            return Err(needs_whole_model(
-                format!(
-                    "this {from} stores a parameter name more than once, and converting it to \
-                     {target} as it is writes every stored entry"
-                ),
-                "any option such as --weights-only writes each name once, or ",
-            ));
-        }
-        // every parameter as read (`nnabla_family::transcode`)
-        let all: Vec<(usize, &str)> = (0..index.tensors().len())
-            .map(|i| (i, index.tensors()[i].name()))
-            .collect();
-        let cx = WriteContext {
-            plan: Plan::unchanged(),
-            progress,
-            metadata: Vec::new(),
-        };
-        write_items(target, &all, &load, &need_grad, &cx, out)?;
-        let mut s = ConvertSummary::new(from, target, index.tensors().len(), true);
-        s.warnings.extend(super::widened_warning(
-            target,
-            index.tensors().iter().map(|t| (t.name(), t.dtype())),
-        ));
+        let mut s = transcode(&src, &load, target, opts, out)?;
         s.warnings.extend(h5_warning);
         return Ok(s);
     }
     let renames = super::renames(&opts.renames)?;
-    #[cfg(feature = "onnx")]
-    if exports {
-        // the graph, its weights read one at a time as they are written
-        let s =
-            super::onnx_graph::export_index(index, reader, opts, &filter, &renames, progress, out)?;
-        out.flush()?;
+    if let Some(s) = onnx_graph(index, reader, target, exports, opts, &filter, &renames, out)? {
         return Ok(s);
     }
+    let mut sel = Selection::new(&src, target, opts, &filter, &renames, keeps_model)?;
+    if keeps_model {
+        // (`nnabla_with_model` with no network kept: the model is empty,
+        // or the target is .h5)
+        sel.warnings.extend(h5_warning);
+    } else {
+        sel.say_lost(&src, opts);
+    }
+    let cx = sel.context(&src, opts);
+    write_items(target, &sel.positions(), &sel.items(&src), &load, &cx, out)?;
+    Ok(sel.summary(false))
+}
+
+/// Every tensor of `index` (read through `load`; `path`, the file's
+/// name) as the conversion's shared steps see it.
+fn source<'t, R: ReadAt + ?Sized>(
+    index: &'t FileIndex,
+    load: &'t FromIndex<'t, R>,
+    path: Option<&'t Path>,
+) -> Source<'t, 'static> {
+    Source {
+        format: index.format(),
+        kind: index.kind(),
+        path,
+        lost: super::lost_of(index.graph(), index.metadata()),
+        tensors: index
+            .tensors()
+            .iter()
+            .enumerate()
+            .map(|(i, t)| Item {
+                name: t.name(),
+                tensor: TensorRef::Read {
+                    dtype: t.dtype(),
+                    dims: t.dims(),
+                    order: t.order(),
+                    byte_len: t.byte_len(),
+                    at: i,
+                    from: load,
+                },
+                need_grad: t.stored().need_grad().unwrap_or(true),
+            })
+            .collect(),
+    }
+}
+
+/// Refuses importing an ONNX model's graph (to NNabla or TenniS): it needs
+/// the whole model.
+fn refuse_import(from: Format, target: Format, opts: &ConvertOptions) -> Result<()> {
+    #[cfg(all(feature = "onnx", feature = "nnp"))]
+    if from == Format::Onnx && crate::import::imports_to(target, opts) {
+        return Err(needs_whole_model(
+            format!(
+                "converting an ONNX model to {target} imports its graph as {}",
+                if target == Format::TennisModule {
+                    "a TenniS module"
+                } else {
+                    "an NNabla network"
+                }
+            ),
+            "add --weights-only to write its initializers alone, or ",
+        ));
+    }
+    #[cfg(not(all(feature = "onnx", feature = "nnp")))]
+    let _ = (from, target, opts);
+    Ok(())
+}
+
+/// A file re-encoded into its own format without options: a safetensors
+/// file is copied as it is; any other is refused (it is rewritten from the
+/// whole file).
+fn reencode<R: ReadAt + ?Sized, W: Write>(
+    index: &FileIndex,
+    reader: &R,
+    target: Format,
+    out: &mut W,
+) -> Result<ConvertSummary> {
+    let from = index.format();
+    if target == Format::Safetensors {
+        // a safetensors file re-encodes as its own bytes
+        copy(reader, out)?;
+        return Ok(ConvertSummary::new(
+            from,
+            target,
+            index.tensors().len(),
+            true,
+        ));
+    }
+    Err(Error::NeedsWholeModel(format!(
+        "re-encoding a {from} file into {target} rewrites it from the whole file, and this \
+         file is read a slice at a time (use `mlformats convert`)"
+    )))
+}
+
+/// Between NNabla formats without options: every parameter as read
+/// (`nnabla_family::transcode`), refused for a file that stores a name
+/// more than once.
+fn transcode<R: ReadAt + ?Sized, W: Write + Seek>(
+    src: &Source<'_, '_>,
+    load: &FromIndex<'_, R>,
+    target: Format,
+    opts: &ConvertOptions,
+    out: &mut W,
+) -> Result<ConvertSummary> {
+    let from = src.format;
+    if load.index.has_repeated_names() {
+        return Err(needs_whole_model(
+            format!(
+                "this {from} stores a parameter name more than once, and converting it to \
+                 {target} as it is writes every stored entry"
+            ),
+            "any option such as --weights-only writes each name once, or ",
+        ));
+    }
+    let all: Vec<(usize, &str)> = src.tensors.iter().map(|t| t.name).enumerate().collect();
+    let cx = WriteContext {
+        plan: Plan::unchanged(),
+        progress: super::driver::progress(opts),
+        metadata: Vec::new(),
+    };
+    write_items(target, &all, &src.tensors, load, &cx, out)?;
+    let mut s = ConvertSummary::new(from, target, src.tensors.len(), true);
+    s.warnings.extend(super::driver::widened_warning(
+        target,
+        src.tensors.iter().map(|t| (t.name, t.tensor.dtype())),
+    )?);
+    Ok(s)
+}
+
+/// An ONNX export of the file's graph (`exports`), or an ONNX model's own
+/// graph rewritten, each weight read from the file as it is written;
+/// refused for a model the index read whole. `None` for a conversion of
+/// the tensors alone.
+#[allow(clippy::too_many_arguments)]
+fn onnx_graph<R: ReadAt + ?Sized, W: Write + Seek>(
+    index: &FileIndex,
+    reader: &R,
+    target: Format,
+    exports: bool,
+    opts: &ConvertOptions,
+    filter: &crate::NameFilter,
+    renames: &[(regex::Regex, String)],
+    out: &mut W,
+) -> Result<Option<ConvertSummary>> {
+    let from = index.format();
+    let own_graph = target == Format::Onnx
+        && !opts.weights_only
+        && from == Format::Onnx
+        && index
+            .graph()
+            .is_some_and(|g| g.graphs.iter().any(|g| !g.nodes.is_empty()));
     #[cfg(feature = "onnx")]
-    if target == Format::Onnx && !opts.weights_only && from == Format::Onnx && has_nodes {
-        // the model's own graph, its initializers' data read one at a time
-        // as they are written
-        if let Some(s) =
-            super::onnx_graph::onnx_index(index, reader, opts, &filter, &renames, progress, out)?
-        {
+    {
+        let progress = super::driver::progress(opts);
+        let s = if exports {
+            // the graph, its weights read one at a time as they are written
+            Some(super::onnx_graph::export_index(
+                index, reader, opts, filter, renames, progress, out,
+            )?)
+        } else if own_graph {
+            // the model's own graph, its initializers' data read one at a
+            // time as they are written
+            super::onnx_graph::onnx_index(index, reader, opts, filter, renames, progress, out)?
+        } else {
+            None
+        };
+        if s.is_some() {
             out.flush()?;
             return Ok(s);
         }
     }
-    if target == Format::Onnx && !opts.weights_only && from == Format::Onnx && has_nodes {
+    #[cfg(not(feature = "onnx"))]
+    let _ = (reader, exports, filter, renames, &out);
+    if own_graph {
         return Err(needs_whole_model(
             format!("converting this {from} to ONNX exports its graph"),
             "add --weights-only to write its tensors alone, or ",
         ));
     }
-    let lost = super::lost_of(graph, index.metadata());
-    if index.tensors().is_empty()
-        && !keeps_model
-        && !opts.weights_only
-        && let Some(w) = &lost
-    {
-        return Err(Error::Unsupported(format!(
-            "nothing to write: this {from}{} holds no tensor, only {w}, which {target} cannot hold",
-            index.kind().map(|k| format!(" {k}")).unwrap_or_default()
-        )));
-    }
-    // (position in the index, name in the output)
-    let mut selected: Vec<(usize, String)> = Vec::new();
-    for (i, t) in index.tensors().iter().enumerate() {
-        if filter.keeps(t.name()) {
-            let mut new = t.name().to_string();
-            for (re, to) in &renames {
-                new = re.replace_all(&new, to.as_str()).into_owned();
-            }
-            selected.push((i, new));
-        }
-    }
-    let name_of = |i: usize| index.tensors()[i].name();
-    if selected.is_empty() && !index.tensors().is_empty() {
-        return Err(Error::Invalid(format!(
-            "no tensor is left to write: --only/--exclude match none of the {} tensors",
-            index.tensors().len()
-        )));
-    }
-    let mut seen = std::collections::HashMap::new();
-    for (i, new) in &selected {
-        if let Some(first) = seen.insert(new.as_str(), name_of(*i)) {
-            return Err(Error::Invalid(format!(
-                "--rename gives {first:?} and {:?} the same name {new:?}",
-                name_of(*i)
-            )));
-        }
-    }
-    let plan = Plan::for_target(target, opts.dtype, opts.keep_order)?;
-    let c = crate::codec::codec(target)?;
-    let mut skipped = Vec::new();
-    let mut items: Vec<(usize, &str)> = Vec::with_capacity(selected.len());
-    let mut cast = Vec::new();
-    let mut changed = Vec::new();
-    for (i, new) in &selected {
-        let t = &index.tensors()[*i];
-        let planned = plan.out_dtype(t.dtype());
-        match c.refuses(target, planned, t.dims()) {
-            Some(why) => skipped.push((t.name().to_string(), why)),
-            None => {
-                let out = super::written_dtype(target, planned);
-                if out != t.dtype() {
-                    cast.push((t.name().to_string(), t.dtype(), out));
-                }
-                let asked = opts
-                    .dtype
-                    .filter(|_| t.dtype().is_float())
-                    .unwrap_or(t.dtype());
-                if out != asked {
-                    changed.push(format!("{:?} ({asked} -> {out})", t.name()));
-                }
-                items.push((*i, new.as_str()));
-            }
-        }
-    }
-    if !skipped.is_empty() && !opts.skip_unsupported {
-        let list: Vec<String> = skipped
-            .iter()
-            .map(|(n, why)| format!("{n:?} ({why})"))
-            .collect();
-        return Err(Error::Unsupported(format!(
-            "{target} cannot hold {} of the tensors: {}; --skip-unsupported converts the rest",
-            skipped.len(),
-            list.join(", ")
-        )));
-    }
-    let renamed: Vec<(String, String)> = selected
-        .iter()
-        .filter(|(i, new)| name_of(*i) != new)
-        .map(|(i, new)| (name_of(*i).to_string(), new.clone()))
-        .collect();
-    let mut warnings = Vec::new();
-    if !changed.is_empty() {
-        warnings.push(format!(
-            "{target} has no type for {} of the tensors, written as the nearest type it has: {}",
-            changed.len(),
-            changed.join(", ")
-        ));
-    }
-    if keeps_model {
-        // (`nnabla_with_model` with no network kept: the model is empty,
-        // or the target is .h5)
-        warnings.extend(h5_warning);
-    } else if !opts.weights_only
-        && let Some(w) = lost
-    {
-        warnings.push(format!(
-            "{target} gets the tensors alone: {w} of this {from} {} not carried over \
-             (--weights-only says that is what you want)",
-            if w.ends_with('s') { "are" } else { "is" }
-        ));
-    }
-    let cx = WriteContext {
-        plan,
-        progress,
-        metadata: super::source_metadata(from, path),
-    };
-    write_items(target, &items, &load, &need_grad, &cx, out)?;
-    let mut s = ConvertSummary::new(from, target, items.len(), false);
-    s.skipped = skipped;
-    s.warnings = warnings;
-    s.cast = cast;
-    s.renamed = renamed;
-    Ok(s)
+    Ok(None)
 }
 
 /// The refusal of a conversion that needs the whole model: `what` it does,
@@ -353,22 +342,23 @@ fn needs_whole_model(what: String, instead: &str) -> Error {
     ))
 }
 
-/// Writes `items` (position in the index, name in the output) as `target`
-/// to `out`: safetensors, npz and cvm-params a slice at a time
-/// ([`Writer`]), every other format through its codec's one writer, each
-/// tensor read whole from the index when the writer gets to it.
+/// Writes `items` as `target` to `out` (`positions`: each one's position
+/// in the index and name in the output): safetensors, npz and cvm-params a
+/// slice at a time ([`Writer`]), every other format through its codec's
+/// one writer, each tensor read whole from the index when the writer gets
+/// to it.
+#[cfg_attr(
+    not(any(feature = "safetensors", feature = "npz", feature = "cvm")),
+    allow(unused_variables)
+)]
 fn write_items<R: ReadAt + ?Sized, W: Write + Seek>(
     target: Format,
-    items: &[(usize, &str)],
+    positions: &[(usize, &str)],
+    items: &[Item<'_, '_>],
     load: &FromIndex<'_, R>,
-    need_grad: &dyn Fn(usize) -> bool,
     cx: &WriteContext<'_>,
     out: &mut W,
 ) -> Result<()> {
-    #[cfg_attr(
-        not(any(feature = "safetensors", feature = "npz", feature = "cvm")),
-        allow(unused_variables)
-    )]
     let w = Writer {
         index: load.index,
         reader: load.reader,
@@ -376,33 +366,25 @@ fn write_items<R: ReadAt + ?Sized, W: Write + Seek>(
     };
     match target {
         #[cfg(feature = "safetensors")]
-        Format::Safetensors => w.safetensors(items, out)?,
+        Format::Safetensors => w.safetensors(positions, out)?,
         #[cfg(feature = "npz")]
-        Format::Npz => w.npz(items, out)?,
+        Format::Npz => w.npz(positions, out)?,
         #[cfg(feature = "cvm")]
-        Format::CvmParams => w.cvm(items, out)?,
-        _ => {
-            let tensors = load.index.tensors();
-            let lazy: Vec<Item<'_, '_>> = items
-                .iter()
-                .map(|&(i, name)| {
-                    let t = &tensors[i];
-                    Item {
-                        name,
-                        tensor: TensorRef::Read {
-                            dtype: t.dtype(),
-                            dims: t.dims(),
-                            order: t.order(),
-                            byte_len: t.byte_len(),
-                            at: i,
-                            from: load,
-                        },
-                        need_grad: need_grad(i),
-                    }
-                })
-                .collect();
+        Format::CvmParams => w.cvm(positions, out)?,
+        // (and the three above when their feature is off: the codec says so)
+        #[allow(unreachable_patterns)]
+        Format::Safetensors
+        | Format::Npz
+        | Format::CvmParams
+        | Format::Primitiv
+        | Format::NnablaNntxt
+        | Format::NnablaProtobuf
+        | Format::NnablaNnp
+        | Format::NnablaH5
+        | Format::TennisModule
+        | Format::Onnx => {
             let sink: &mut dyn WriteSeek = out;
-            crate::codec::codec(target)?.write_to(target, sink, &lazy, cx)?;
+            crate::codec::codec(target)?.write_to(target, sink, items, cx)?;
         }
     }
     out.flush()?;

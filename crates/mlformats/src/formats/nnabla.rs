@@ -191,4 +191,12 @@ impl Codec for Nnabla {
             Ok(())
         })
     }
+
+    fn written_dtype(&self, _: Format, dtype: tensor_core::DType) -> tensor_core::DType {
+        // the f16 and bf16 `refuses` lets in are stored as f32
+        match dtype {
+            tensor_core::DType::F16 | tensor_core::DType::BF16 => tensor_core::DType::F32,
+            other => other,
+        }
+    }
 }

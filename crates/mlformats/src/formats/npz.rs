@@ -269,6 +269,10 @@ impl Codec for Npz {
         };
         self.write(Format::Npz, out, &items, &cx)
     }
+
+    fn exchange(&self, _: Format) -> Option<crate::convert::Exchange> {
+        Some(crate::convert::Exchange::Npz)
+    }
 }
 
 fn write_member<W: Write + std::io::Seek>(

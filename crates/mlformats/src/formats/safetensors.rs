@@ -187,6 +187,10 @@ impl Codec for SafetensorsCodec {
             Ok(())
         })
     }
+
+    fn exchange(&self, _: Format) -> Option<crate::convert::Exchange> {
+        Some(crate::convert::Exchange::Safetensors)
+    }
 }
 
 /// The header a safetensors file of `items` (name, dtype before the plan,
