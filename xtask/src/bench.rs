@@ -145,7 +145,7 @@ pub fn run(root: &Path, args: &[String]) -> Result<(), String> {
         print!("{}", table(&rows));
     }
     if missed > 0 {
-        eprintln!("{missed} operations missed their target (see the README for the measured gaps)");
+        eprintln!("{missed} operations missed their target (see docs/RESULTS.md for the measured gaps)");
     }
     Ok(())
 }
