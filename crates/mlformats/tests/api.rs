@@ -501,3 +501,22 @@ fn graphs_refer_to_tensors_by_their_one_name() {
     }
     assert!(refs > 10, "{refs}");
 }
+
+/// The README's "Five calls", as written there (in a scratch folder).
+#[test]
+fn the_readmes_five_calls_run() -> Result<(), Box<dyn std::error::Error>> {
+    let dir = tempfile::tempdir()?;
+    let st = dir.path().join("mlp.safetensors");
+    let params = dir.path().join("mlp.params");
+    let doc = mlformats::open(testdata().join("nnabla/mlp.nnp"))?;
+    let w: Vec<f32> = doc.tensor("fc1/affine/W").unwrap().to_vec::<f32>()?;
+    assert_eq!(w.len(), 8 * 16);
+    mlformats::save(&st, doc.tensors())?;
+    mlformats::convert(&st, &params, &mlformats::ConvertOptions::new())?;
+    let equal = mlformats::diff(&st, &params, &mlformats::DiffOptions::new())?.is_equal();
+    assert!(equal);
+    assert!(mlformats::validate(&params)?.is_valid());
+    let back = mlformats::open(&params)?;
+    assert_eq!(back.tensor("fc1/affine/W").unwrap().to_vec::<f32>()?, w);
+    Ok(())
+}
