@@ -113,42 +113,37 @@ impl clap::ValueEnum for FormatArg {
     }
 
     fn to_possible_value(&self) -> Option<clap::builder::PossibleValue> {
-        let aliases: Vec<&'static str> = ALIASES
-            .iter()
-            .filter(|a| Format::from_name(a) == Some(self.0))
-            .copied()
-            .collect();
-        Some(clap::builder::PossibleValue::new(self.0.name()).aliases(aliases))
+        Some(clap::builder::PossibleValue::new(self.0.name()).aliases(self.0.aliases()))
     }
 }
 
-/// The short names `Format::from_name` also accepts.
-const ALIASES: [&str; 16] = [
-    "params", "cvm", "tvm", "data", "nnp", "nntxt", "prototxt", "protobuf", "h5", "tsm", "tennis",
-    "st", "numpy", "pb", "pbtxt", "hdf5",
-];
+/// The float type `--dtype` casts to: one of [`mlformats::CAST_TARGETS`],
+/// by its contract name.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct CastTo(DType);
 
-/// The float type `--dtype` casts to.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-enum CastTo {
-    /// IEEE binary16.
-    F16,
-    /// bfloat16.
-    Bf16,
-    /// IEEE binary32.
-    F32,
-    /// IEEE binary64.
-    F64,
+impl clap::ValueEnum for CastTo {
+    fn value_variants<'a>() -> &'a [Self] {
+        const ALL: [CastTo; mlformats::CAST_TARGETS.len()] = {
+            let mut out = [CastTo(DType::F32); mlformats::CAST_TARGETS.len()];
+            let mut i = 0;
+            while i < out.len() {
+                out[i] = CastTo(mlformats::CAST_TARGETS[i]);
+                i += 1;
+            }
+            out
+        };
+        &ALL
+    }
+
+    fn to_possible_value(&self) -> Option<clap::builder::PossibleValue> {
+        Some(clap::builder::PossibleValue::new(self.0.name()))
+    }
 }
 
 impl CastTo {
     fn dtype(self) -> DType {
-        match self {
-            CastTo::F16 => DType::F16,
-            CastTo::Bf16 => DType::BF16,
-            CastTo::F32 => DType::F32,
-            CastTo::F64 => DType::F64,
-        }
+        self.0
     }
 }
 

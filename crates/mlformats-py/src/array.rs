@@ -97,30 +97,13 @@ enum NpType {
 
 fn np_type(d: DType) -> Option<NpType> {
     use NpType::*;
+    if let Some(s) = mlformats::numpy::descr_of(d) {
+        return Some(Plain(s));
+    }
+    if mlformats::numpy::needs_ml_dtypes(d) {
+        return mlformats::numpy::name_of(d).map(MlDtypes);
+    }
     Some(match d {
-        DType::Bool => Plain("|b1"),
-        DType::I8 => Plain("|i1"),
-        DType::I16 => Plain("<i2"),
-        DType::I32 => Plain("<i4"),
-        DType::I64 => Plain("<i8"),
-        DType::U8 => Plain("|u1"),
-        DType::U16 => Plain("<u2"),
-        DType::U32 => Plain("<u4"),
-        DType::U64 => Plain("<u8"),
-        DType::F16 => Plain("<f2"),
-        DType::F32 => Plain("<f4"),
-        DType::F64 => Plain("<f8"),
-        DType::C64 => Plain("<c8"),
-        DType::C128 => Plain("<c16"),
-        DType::BF16 => MlDtypes("bfloat16"),
-        DType::F8E3M4 => MlDtypes("float8_e3m4"),
-        DType::F8E4M3 => MlDtypes("float8_e4m3"),
-        DType::F8E4M3B11Fnuz => MlDtypes("float8_e4m3b11fnuz"),
-        DType::F8E4M3Fn => MlDtypes("float8_e4m3fn"),
-        DType::F8E4M3Fnuz => MlDtypes("float8_e4m3fnuz"),
-        DType::F8E5M2 => MlDtypes("float8_e5m2"),
-        DType::F8E5M2Fnuz => MlDtypes("float8_e5m2fnuz"),
-        DType::F8E8M0Fnu => MlDtypes("float8_e8m0fnu"),
         // characters: numpy's one-byte strings and UCS-4 code points
         DType::Char8 => Plain("|S1"),
         DType::Char32 => Plain("<U1"),
@@ -361,30 +344,10 @@ unsafe fn raw_view<'py>(
 /// (`U1`, char32).
 pub(crate) fn dtype_from_numpy(dt: &Bound<'_, PyAny>) -> Option<DType> {
     let name: String = dt.getattr("name").ok()?.extract().ok()?;
+    if let Some(d) = mlformats::numpy::dtype_of_name(&name) {
+        return Some(d);
+    }
     Some(match name.as_str() {
-        "bool" => DType::Bool,
-        "int8" => DType::I8,
-        "int16" => DType::I16,
-        "int32" => DType::I32,
-        "int64" => DType::I64,
-        "uint8" => DType::U8,
-        "uint16" => DType::U16,
-        "uint32" => DType::U32,
-        "uint64" => DType::U64,
-        "float16" => DType::F16,
-        "float32" => DType::F32,
-        "float64" => DType::F64,
-        "complex64" => DType::C64,
-        "complex128" => DType::C128,
-        "bfloat16" => DType::BF16,
-        "float8_e3m4" => DType::F8E3M4,
-        "float8_e4m3" => DType::F8E4M3,
-        "float8_e4m3b11fnuz" => DType::F8E4M3B11Fnuz,
-        "float8_e4m3fn" => DType::F8E4M3Fn,
-        "float8_e4m3fnuz" => DType::F8E4M3Fnuz,
-        "float8_e5m2" => DType::F8E5M2,
-        "float8_e5m2fnuz" => DType::F8E5M2Fnuz,
-        "float8_e8m0fnu" => DType::F8E8M0Fnu,
         "bytes8" => DType::Char8,
         "str32" => DType::Char32,
         _ => return None,

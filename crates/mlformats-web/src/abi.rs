@@ -38,7 +38,7 @@ use std::cell::RefCell;
 use serde_json::{Value, json};
 
 use mlformats::random_access::ReadAt;
-use mlformats::{ConvertOptions, DType, Document};
+use mlformats::{ConvertOptions, Document};
 
 use crate::Model;
 
@@ -574,8 +574,8 @@ pub fn request(req: &Value) -> Result<Vec<u8>, String> {
 }
 
 /// The options of a convert request, `mlformats convert`'s flags by the
-/// same names (every one optional): `"dtype"` (`"f16"`, `"bf16"`, `"f32"`,
-/// `"f64"`: `--dtype`), `"only"` and `"exclude"` (lists of patterns:
+/// same names (every one optional): `"dtype"` (a name of
+/// [`mlformats::CAST_TARGETS`]: `--dtype`), `"only"` and `"exclude"` (lists of patterns:
 /// `--only`, `--exclude`), `"opset"` (an integer: `--opset`), `"network"`
 /// (`--network`), `"rename"` (a list of `FROM=TO`: `--rename`),
 /// `"input_shape"` (a list of `NAME=D0,D1,...`: `--input-shape`),
@@ -583,12 +583,6 @@ pub fn request(req: &Value) -> Result<Vec<u8>, String> {
 /// Only the values are parsed here: what they mean (and which values the
 /// library refuses, with the CLI's message) is the library's.
 pub fn convert_options(req: &Value) -> Result<ConvertOptions, String> {
-    const CASTS: [(&str, DType); 4] = [
-        ("f16", DType::F16),
-        ("bf16", DType::BF16),
-        ("f32", DType::F32),
-        ("f64", DType::F64),
-    ];
     let strings = |key: &str| -> Result<Vec<String>, String> {
         match &req[key] {
             Value::Null => Ok(Vec::new()),
@@ -634,9 +628,13 @@ pub fn convert_options(req: &Value) -> Result<ConvertOptions, String> {
         Value::String(s) if s.is_empty() => None,
         v => {
             let s = v.as_str().map_or_else(|| v.to_string(), str::to_string);
-            let found = CASTS.iter().find(|(n, _)| *n == s);
-            Some(found.map(|(_, d)| *d).ok_or_else(|| {
-                format!("invalid value '{s}' for '--dtype <TYPE>' [possible values: f16, bf16, f32, f64]")
+            let found = mlformats::CAST_TARGETS.iter().find(|d| d.name() == s);
+            Some(found.copied().ok_or_else(|| {
+                let names: Vec<&str> = mlformats::CAST_TARGETS.iter().map(|d| d.name()).collect();
+                format!(
+                    "invalid value '{s}' for '--dtype <TYPE>' [possible values: {}]",
+                    names.join(", ")
+                )
             })?)
         }
     };

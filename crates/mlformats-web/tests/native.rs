@@ -495,7 +495,7 @@ fn converts_like_whole(name: &str, whole: &Model, sliced: &Model) {
         ConvertOptions::new().only("*b*").skip_unsupported(true),
     ];
     let from = sliced_format(sliced).unwrap();
-    for target in Format::ALL {
+    for &target in Format::ALL {
         assert!(mlformats::SLICED_TARGETS.contains(&target));
         for (k, opts) in option_sets.iter().enumerate() {
             let what = format!("{name} -> {target} (options {k})");

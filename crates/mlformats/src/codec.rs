@@ -1,9 +1,10 @@
 //! The one trait a format implements, and the one place formats are listed.
 //!
 //! Adding a format: a module in `formats/` with a unit struct implementing
-//! [`Codec`], a variant of [`Format`] (with its name, extension and
-//! feature), and one arm in [`codec`]. Every `match` on [`Format`] in this
-//! crate is exhaustive, so a forgotten format is a compile error.
+//! [`Codec`], a variant of [`Format`] with its row in `format::TABLE` (its
+//! names, extensions, feature, graph kind, how detection takes its
+//! extension), and one arm in [`codec`]. A `match` on [`Format`] lists every
+//! variant (no `_` arm), so a forgotten format is a compile error.
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;

@@ -4,150 +4,8 @@ use std::fs::File;
 use std::io::{Read, Seek, SeekFrom};
 use std::path::Path;
 
-/// A file format `mlformats` knows, named as the `inspect --json` contract names it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-#[non_exhaustive]
-pub enum Format {
-    /// CVM-Runtime / Apache TVM parameter dictionary (`.params`).
-    CvmParams,
-    /// primitiv MessagePack file (any of its five data types).
-    Primitiv,
-    /// NNabla `.nnp` zip archive.
-    NnablaNnp,
-    /// NNabla protobuf text (`.nntxt`, `.prototxt`).
-    NnablaNntxt,
-    /// NNabla binary protobuf (`.protobuf`).
-    NnablaProtobuf,
-    /// NNabla HDF5 parameter file (`.h5`).
-    NnablaH5,
-    /// TenniS module (`.tsm`).
-    TennisModule,
-    /// Hugging Face `.safetensors`.
-    Safetensors,
-    /// numpy `.npz` (a zip of `.npy` arrays).
-    Npz,
-    /// ONNX model (`.onnx`).
-    Onnx,
-}
-
-impl Format {
-    /// Every format.
-    pub const ALL: [Format; 10] = [
-        Format::CvmParams,
-        Format::Primitiv,
-        Format::NnablaNnp,
-        Format::NnablaNntxt,
-        Format::NnablaProtobuf,
-        Format::NnablaH5,
-        Format::TennisModule,
-        Format::Safetensors,
-        Format::Npz,
-        Format::Onnx,
-    ];
-
-    /// Every format's name, for messages and help texts.
-    pub fn names() -> Vec<&'static str> {
-        Format::ALL.iter().map(|f| f.name()).collect()
-    }
-
-    /// The cargo feature of the `mlformats` crate that reads and writes it.
-    pub const fn feature(self) -> &'static str {
-        match self {
-            Format::CvmParams => "cvm",
-            Format::Primitiv => "primitiv",
-            Format::NnablaNntxt | Format::NnablaProtobuf => "nnabla",
-            Format::NnablaNnp | Format::NnablaH5 => "nnp",
-            Format::TennisModule => "tennis",
-            Format::Safetensors => "safetensors",
-            Format::Npz => "npz",
-            Format::Onnx => "onnx",
-        }
-    }
-
-    /// True for NNabla's four encodings of one model (text, binary, `.nnp`, `.h5`).
-    pub const fn is_nnabla(self) -> bool {
-        matches!(
-            self,
-            Format::NnablaNntxt | Format::NnablaProtobuf | Format::NnablaNnp | Format::NnablaH5
-        )
-    }
-
-    /// The extension a file of this format usually has (without the dot).
-    pub const fn extension(self) -> &'static str {
-        match self {
-            Format::CvmParams => "params",
-            Format::Primitiv => "data",
-            Format::NnablaNnp => "nnp",
-            Format::NnablaNntxt => "nntxt",
-            Format::NnablaProtobuf => "protobuf",
-            Format::NnablaH5 => "h5",
-            Format::TennisModule => "tsm",
-            Format::Safetensors => "safetensors",
-            Format::Npz => "npz",
-            Format::Onnx => "onnx",
-        }
-    }
-
-    /// The contract's name: `cvm-params`, `primitiv`, `nnabla-nnp`, …,
-    /// `safetensors`, `npz`.
-    pub const fn name(self) -> &'static str {
-        match self {
-            Format::Safetensors => "safetensors",
-            Format::Npz => "npz",
-            Format::CvmParams => "cvm-params",
-            Format::Primitiv => "primitiv",
-            Format::NnablaNnp => "nnabla-nnp",
-            Format::NnablaNntxt => "nnabla-nntxt",
-            Format::NnablaProtobuf => "nnabla-protobuf",
-            Format::NnablaH5 => "nnabla-h5",
-            Format::TennisModule => "tennis-module",
-            Format::Onnx => "onnx",
-        }
-    }
-
-    /// The format with the contract name, or a common alias
-    /// (`params`, `cvm`, `tvm`, `nnp`, `nntxt`, `prototxt`, `protobuf`, `h5`, `tsm`, `tennis`, `st`, `numpy`).
-    pub fn from_name(name: &str) -> Option<Format> {
-        let n = name.to_ascii_lowercase();
-        Some(match n.as_str() {
-            "cvm-params" | "params" | "cvm" | "tvm" => Format::CvmParams,
-            "primitiv" | "data" => Format::Primitiv,
-            "nnabla-nnp" | "nnp" => Format::NnablaNnp,
-            "nnabla-nntxt" | "nntxt" | "prototxt" => Format::NnablaNntxt,
-            "nnabla-protobuf" | "protobuf" => Format::NnablaProtobuf,
-            "nnabla-h5" | "h5" => Format::NnablaH5,
-            "tennis-module" | "tsm" | "tennis" => Format::TennisModule,
-            "safetensors" | "st" => Format::Safetensors,
-            "npz" | "numpy" => Format::Npz,
-            "onnx" => Format::Onnx,
-            _ => return None,
-        })
-    }
-
-    /// The format a file extension names (for output files), if any.
-    pub fn from_extension(path: &Path) -> Option<Format> {
-        let ext = path.extension()?.to_str()?.to_ascii_lowercase();
-        Some(match ext.as_str() {
-            "params" => Format::CvmParams,
-            "nnp" => Format::NnablaNnp,
-            "nntxt" | "prototxt" | "pbtxt" => Format::NnablaNntxt,
-            "protobuf" | "pb" => Format::NnablaProtobuf,
-            "h5" | "hdf5" => Format::NnablaH5,
-            "tsm" => Format::TennisModule,
-            "data" | "msgpack" | "primitiv" => Format::Primitiv,
-            "safetensors" => Format::Safetensors,
-            "npz" => Format::Npz,
-            "onnx" => Format::Onnx,
-            _ => return None,
-        })
-    }
-}
-
-impl std::fmt::Display for Format {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(self.name())
-    }
-}
+use crate::Format;
+use crate::format::ByExtension;
 
 /// What [`detect`] looks at.
 #[derive(Debug, Clone, Copy)]
@@ -286,10 +144,12 @@ pub(crate) fn detect_bytes(
     if is_primitiv_header(head) {
         return Some(Format::Primitiv);
     }
-    match by_ext {
-        Some(f @ (Format::NnablaProtobuf | Format::NnablaNntxt | Format::Onnx)) => return Some(f),
-        Some(Format::Primitiv) => return None,
-        _ => {}
+    if let Some(f) = by_ext {
+        match f.description().by_extension {
+            ByExtension::Decides => return Some(f),
+            ByExtension::NeedsHeader => return None,
+            ByExtension::Hint => {}
+        }
     }
     if looks_like_nnabla_text(head) {
         return Some(Format::NnablaNntxt);
@@ -497,11 +357,18 @@ mod tests {
     }
 
     #[test]
-    fn names_round_trip() {
-        for f in Format::ALL {
-            assert_eq!(Format::from_name(f.name()), Some(f));
-        }
-        assert_eq!(Format::from_name("tsm"), Some(Format::TennisModule));
-        assert_eq!(Format::from_name("zzz"), None);
+    fn what_an_extension_says_without_a_magic() {
+        let text = b"network { name: \"n\" }";
+        // binary protobuf, protobuf text and ONNX have no magic: the name decides
+        assert_eq!(named(text, "m.pb"), Some(Format::NnablaProtobuf));
+        assert_eq!(named(b"", "m.pbtxt"), Some(Format::NnablaNntxt));
+        assert_eq!(named(text, "m.onnx"), Some(Format::Onnx));
+        // a primitiv name without primitiv's header: nothing else is guessed
+        assert_eq!(named(text, "m.data"), None);
+        assert_eq!(named(text, "m.msgpack"), None);
+        // other names leave it to the content
+        assert_eq!(named(text, "m.h5"), Some(Format::NnablaNntxt));
+        assert_eq!(named(text, "m.safetensors"), Some(Format::NnablaNntxt));
+        assert_eq!(named(b"", "m.tsm"), None);
     }
 }

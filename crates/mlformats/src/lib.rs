@@ -124,11 +124,13 @@ mod document;
 mod error;
 #[cfg(feature = "onnx")]
 pub mod export;
+mod format;
 mod formats;
 mod headers;
 #[cfg(all(feature = "onnx", feature = "nnp"))]
 mod import;
 pub mod layout;
+pub mod numpy;
 pub mod random_access;
 pub mod report;
 mod save;
@@ -145,12 +147,13 @@ pub use convert::{
     ConvertOptions, ConvertSummary, SLICED_TARGETS, convert, convert_document,
     convert_document_to_bytes, convert_document_to_writer, convert_index,
 };
-pub use detect::{Format, Input, detect};
+pub use detect::{Input, detect};
 #[doc(inline)]
 pub use diff::{DiffOptions, DiffReport, diff, diff_documents};
 pub use document::Document;
 pub(crate) use error::InTensor;
 pub use error::{Error, Result, chain_message};
+pub use format::Format;
 pub use headers::Headers;
 pub use save::{SaveOptions, save, save_to_writer, save_with};
 pub use select::NameFilter;
@@ -169,6 +172,12 @@ pub use tensor_core::graph;
 pub use serde_json;
 #[doc(inline)]
 pub use tensor_core::{DType, MemoryOrder, Shape, Tensor, TensorMap};
+
+/// The dtypes a conversion casts floating-point tensors to
+/// ([`ConvertOptions::dtype`], the CLI's `--dtype`, Python's `dtype=` and
+/// the web page's choice), by their contract names `f16`, `bf16`, `f32`,
+/// `f64`: the one list every front offers.
+pub const CAST_TARGETS: &[DType] = &[DType::F16, DType::BF16, DType::F32, DType::F64];
 
 /// The ground floor every format shares (the `tensor-core` crate).
 #[doc(inline)]
@@ -213,4 +222,21 @@ pub use graph_translate::import::parse_input_shape;
 /// name), memory-mapped: see [`Document`].
 pub fn open(path: impl AsRef<std::path::Path>) -> Result<Document> {
     Document::open(path)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_cast_targets_are_the_float_types() {
+        let floats: Vec<DType> = tensor_core::ALL_DTYPES
+            .iter()
+            .copied()
+            .filter(|d| d.is_float())
+            .collect();
+        assert_eq!(CAST_TARGETS, &floats[..]);
+        let names: Vec<&str> = CAST_TARGETS.iter().map(|d| d.name()).collect();
+        assert_eq!(names, ["f16", "bf16", "f32", "f64"]);
+    }
 }

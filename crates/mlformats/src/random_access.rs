@@ -403,7 +403,18 @@ impl FileIndex {
             Format::NnablaH5 => index.read_h5(r)?,
             #[cfg(feature = "primitiv")]
             Format::Primitiv => index.read_primitiv(r).map(|()| true)?,
-            _ => false,
+            // the formats whose feature is off
+            #[allow(unreachable_patterns)]
+            Format::CvmParams
+            | Format::Primitiv
+            | Format::NnablaNntxt
+            | Format::NnablaProtobuf
+            | Format::NnablaNnp
+            | Format::NnablaH5
+            | Format::TennisModule
+            | Format::Safetensors
+            | Format::Npz
+            | Format::Onnx => false,
         };
         Ok(read.then_some(index))
     }

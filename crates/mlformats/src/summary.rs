@@ -21,6 +21,7 @@ use std::collections::HashMap;
 use tensor_core::DType;
 use tensor_core::graph::{Graph, ModelGraph};
 
+use crate::format::GraphKind;
 use crate::{Document, Format};
 
 /// The typed report of one file (see the [module](self)).
@@ -179,10 +180,11 @@ pub(crate) fn graphs(format: Format, m: &ModelGraph) -> Vec<GraphSummary> {
                 outputs: ports(&g.outputs),
                 operators: operators(g),
             };
-            match format {
-                Format::TennisModule => s.title = "module".to_string(),
-                Format::Onnx => s.title = format!("graph {:?}", g.name),
-                _ => {
+            match format.graph_kind() {
+                GraphKind::Module => s.title = "module".to_string(),
+                // ONNX's graphs, and any graph of a format said to hold none
+                GraphKind::Graph | GraphKind::None => s.title = format!("graph {:?}", g.name),
+                GraphKind::Network => {
                     s.title = format!("network {:?}", g.name);
                     s.op_word = "functions";
                     s.value_word = "variables";
@@ -194,7 +196,7 @@ pub(crate) fn graphs(format: Format, m: &ModelGraph) -> Vec<GraphSummary> {
                     }
                 }
             }
-            if format == Format::Onnx {
+            if format.graph_kind() == GraphKind::Graph {
                 // initializers are graph inputs in older ONNX files: list what is fed
                 let weights: std::collections::HashSet<&str> = g.weights().collect();
                 s.inputs.retain(|p| !weights.contains(p.name.as_str()));

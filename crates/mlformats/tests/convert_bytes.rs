@@ -28,7 +28,7 @@ fn check(rel: &str, opts: &ConvertOptions) -> (usize, usize) {
     let doc = Document::open(&input).unwrap();
     let dir = tempfile::tempdir().unwrap();
     let (mut same, mut refused) = (0, 0);
-    for target in Format::ALL {
+    for &target in Format::ALL {
         let out = dir.path().join(format!("out.{}", target.extension()));
         let by_file = mlformats::convert(&input, &out, opts);
         let in_memory = mlformats::convert_document_to_bytes(&doc, target, opts);
@@ -123,7 +123,7 @@ fn save_to_a_writer_gives_the_files_bytes_for_every_format() {
     let doc = Document::open(testdata("cvm/two_entry.params")).unwrap();
     let dir = tempfile::tempdir().unwrap();
     let mut same = Vec::new();
-    for format in Format::ALL {
+    for &format in Format::ALL {
         let path = dir.path().join(format!("saved.{}", format.extension()));
         let opts = mlformats::SaveOptions::new().format(format);
         let to_file = mlformats::save_with(&path, doc.tensors(), &opts);

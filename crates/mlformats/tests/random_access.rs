@@ -610,7 +610,7 @@ fn deflated_and_big_endian_files_convert_by_slices_like_whole() {
             "{name}"
         );
         let doc = Document::from_bytes(bytes.clone(), Some(path), None).unwrap();
-        for target in mlformats::SLICED_TARGETS {
+        for &target in mlformats::SLICED_TARGETS {
             for opts in [
                 ConvertOptions::new(),
                 ConvertOptions::new().dtype(DType::F16),

@@ -128,7 +128,7 @@ fn every_target_converts_by_slices_as_the_whole_file() {
         };
         opened += 1;
         let from = index.format();
-        for target in Format::ALL {
+        for &target in Format::ALL {
             for (k, opts) in option_sets().iter().enumerate() {
                 let what = format!("{} -> {target} (options {k})", p.display());
                 let whole = mlformats::convert_document_to_bytes(&doc, target, opts);

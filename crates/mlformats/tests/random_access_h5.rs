@@ -440,7 +440,7 @@ fn chunked_files_convert_by_slices_like_the_whole_file() {
             continue;
         };
         let doc = Document::from_bytes(bytes.clone(), Some(name), None).unwrap();
-        for target in mlformats::SLICED_TARGETS {
+        for &target in mlformats::SLICED_TARGETS {
             for opts in [
                 mlformats::ConvertOptions::new(),
                 mlformats::ConvertOptions::new().dtype(mlformats::DType::F16),

@@ -23,7 +23,7 @@ use crate::{Error, Format, InTensor, Result};
 /// cvm-params are written a slice of 4 MiB at a time, the others one whole
 /// tensor at a time. What it refuses, because it needs the whole model in
 /// memory, is said at [`convert_index`].
-pub const SLICED_TARGETS: [Format; 10] = Format::ALL;
+pub const SLICED_TARGETS: &[Format] = Format::ALL;
 
 /// Bytes of a tensor read at a time.
 const SLICE_BYTES: u64 = 4 << 20;

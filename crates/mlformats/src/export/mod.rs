@@ -44,6 +44,7 @@ use graph_translate::export as gt;
 use onnx_format::ModelProto;
 use tensor_core::Tensor;
 
+use crate::format::GraphKind;
 use crate::{Document, Error, Format, Result};
 
 mod index;
@@ -99,14 +100,14 @@ pub(crate) fn graph_to_export(
     let Some(g) = graph else {
         return false;
     };
-    match format {
-        Format::TennisModule => g.graphs.iter().any(|g| {
+    match format.graph_kind() {
+        GraphKind::Module => g.graphs.iter().any(|g| {
             g.nodes
                 .iter()
                 .any(|n| n.op != "<const>" && n.op != "<param>")
         }),
-        f if f.is_nnabla() => g.graphs.iter().any(|g| !g.nodes.is_empty()),
-        _ => false,
+        GraphKind::Network => g.graphs.iter().any(|g| !g.nodes.is_empty()),
+        GraphKind::Graph | GraphKind::None => false,
     }
 }
 
@@ -151,14 +152,14 @@ pub(crate) fn export_with<M: NnablaModel>(
     opts: &ExportOptions,
 ) -> Result<(ModelProto, ExportSummary)> {
     let opset = opts.checked_opset().map_err(from_gt)?;
-    let (model, summary): (ModelProto, gt::ExportSummary) = match format {
+    let (model, summary): (ModelProto, gt::ExportSummary) = match format.graph_kind() {
         #[cfg(feature = "nnabla")]
-        f if f.is_nnabla() => {
+        GraphKind::Network => {
             let model = model()?;
             gt::nnabla::export(model.model(), weights, opts).map_err(from_gt)?
         }
         #[cfg(feature = "tennis")]
-        Format::TennisModule => {
+        GraphKind::Module => {
             if opts.network.is_some() {
                 return Err(Error::Invalid(
                     "a TenniS module has one graph: --network does not apply".into(),
@@ -169,10 +170,11 @@ pub(crate) fn export_with<M: NnablaModel>(
                 .ok_or_else(|| Error::Unsupported("the module has no graph".into()))?;
             gt::tennis::export(g, weights, opset).map_err(from_gt)?
         }
-        other => {
+        #[allow(unreachable_patterns)]
+        GraphKind::Network | GraphKind::Module | GraphKind::Graph | GraphKind::None => {
             let _ = (opset, model, graph, weights);
             return Err(Error::Unsupported(format!(
-                "{other} files have no graph to export to ONNX (NNabla networks and TenniS modules do)"
+                "{format} files have no graph to export to ONNX (NNabla networks and TenniS modules do)"
             )));
         }
     };

@@ -36,24 +36,27 @@ pub(crate) fn load<'s>(
     src: &'s Source,
     limits: &Limits,
 ) -> Result<(NNablaProtoBuf, Vec<ParamTensor<'s>>)> {
-    match src.format {
-        Format::NnablaNntxt => {
-            let mut model = text::parse(text_of(src)?)?;
-            let params = nn::parameters(&model)?
-                .into_iter()
-                .map(ParamTensor::into_static)
-                .collect();
-            model.parameter.clear();
-            Ok((model, params))
-        }
-        _ => {
-            let file = binary::parse_with(
-                src.bytes(),
-                &nn::ReadOptions::default().with_limits(*limits),
-            )?;
-            Ok((file.model, file.parameters))
-        }
+    if is_text(src.format) {
+        let mut model = text::parse(text_of(src)?)?;
+        let params = nn::parameters(&model)?
+            .into_iter()
+            .map(ParamTensor::into_static)
+            .collect();
+        model.parameter.clear();
+        Ok((model, params))
+    } else {
+        let file = binary::parse_with(
+            src.bytes(),
+            &nn::ReadOptions::default().with_limits(*limits),
+        )?;
+        Ok((file.model, file.parameters))
     }
+}
+
+/// Whether `format`, one of the two this codec serves (`codec::codec`), is
+/// protobuf text (`.nntxt`) rather than binary protobuf.
+fn is_text(format: Format) -> bool {
+    format == Format::NnablaNntxt
 }
 
 /// Parameters keyed by name: first position, last value (the contract's rule).
@@ -119,7 +122,7 @@ pub(crate) fn write_model(
 ) -> Result<()> {
     nn::check_parameter_names(items.iter().map(|it| it.name))?;
     let (head, tail) = nn::split_around_parameters(model);
-    let as_text = format == Format::NnablaNntxt;
+    let as_text = is_text(format);
     if as_text {
         text::write(&mut *w, &head)?;
     } else {
@@ -182,9 +185,10 @@ impl Codec for Nnabla {
     }
 
     fn reencode(&self, src: &Source, out: &Path) -> Result<()> {
-        let bytes = match src.format {
-            Format::NnablaNntxt => text::print(&text::parse(text_of(src)?)?)?.into_bytes(),
-            _ => binary::encode(&binary::decode(src.bytes())?),
+        let bytes = if is_text(src.format) {
+            text::print(&text::parse(text_of(src)?)?)?.into_bytes()
+        } else {
+            binary::encode(&binary::decode(src.bytes())?)
         };
         tensor_core::io::write_atomic(out, |w| -> Result<()> {
             std::io::Write::write_all(w, &bytes)?;

@@ -165,24 +165,16 @@ pub(crate) fn write_h5(
     Ok(())
 }
 
+/// Whether `format`, one of the two this codec serves (`codec::codec`), is
+/// the `.nnp` archive rather than a bare `.h5` parameter file.
+fn is_archive(format: Format) -> bool {
+    format == Format::NnablaNnp
+}
+
 impl Codec for NnpCodec {
     fn read(&self, src: &Source, opts: &ReadOptions) -> Result<Contents> {
-        match src.format {
-            Format::NnablaNnp => {
-                let nnp = read_nnp(src, opts)?;
-                let params = nnp.parameters().iter().cloned().collect();
-                let mut c = super::nnabla::contents(nnp.model(), params, &opts.limits)?;
-                let states: Vec<&str> = nnp
-                    .optimizer_states()
-                    .iter()
-                    .map(|o| o.name.as_str())
-                    .collect();
-                if !states.is_empty() {
-                    c.metadata.insert("solver_states".into(), json!(states));
-                }
-                Ok(c)
-            }
-            _ => match read_h5(src, opts) {
+        if !is_archive(src.format) {
+            return match read_h5(src, opts) {
                 Ok(params) => {
                     let mut c =
                         super::nnabla::contents(&NNablaProtoBuf::default(), params, &opts.limits)?;
@@ -194,12 +186,24 @@ impl Codec for NnpCodec {
                     solver_state(&src.map, 0..src.map.len(), opts).map_err(|_| Error::Nnp(e))
                 }
                 Err(e) => Err(e),
-            },
+            };
         }
+        let nnp = read_nnp(src, opts)?;
+        let params = nnp.parameters().iter().cloned().collect();
+        let mut c = super::nnabla::contents(nnp.model(), params, &opts.limits)?;
+        let states: Vec<&str> = nnp
+            .optimizer_states()
+            .iter()
+            .map(|o| o.name.as_str())
+            .collect();
+        if !states.is_empty() {
+            c.metadata.insert("solver_states".into(), json!(states));
+        }
+        Ok(c)
     }
 
     fn attachments(&self, src: &Source, opts: &ReadOptions) -> Result<Vec<(String, Contents)>> {
-        if src.format != Format::NnablaNnp {
+        if !is_archive(src.format) {
             return Ok(Vec::new());
         }
         let nnp = read_nnp(src, opts)?;
@@ -233,9 +237,10 @@ impl Codec for NnpCodec {
         items: &[Item<'_, '_>],
         cx: &WriteContext<'_>,
     ) -> Result<()> {
-        match format {
-            Format::NnablaH5 => write_h5(w, items, cx),
-            _ => write_nnp(&NNablaProtoBuf::default(), w, items, cx),
+        if is_archive(format) {
+            write_nnp(&NNablaProtoBuf::default(), w, items, cx)
+        } else {
+            write_h5(w, items, cx)
         }
     }
 
@@ -244,22 +249,8 @@ impl Codec for NnpCodec {
     }
 
     fn reencode(&self, src: &Source, out: &Path) -> Result<()> {
-        match src.format {
-            Format::NnablaNnp => {
-                let nnp = read_nnp(src, &ReadOptions::default())?;
-                let kinds: Vec<MemberKind> = nnp.members().iter().map(|m| m.kind).collect();
-                let format =
-                    if kinds.contains(&MemberKind::Protobuf) && !kinds.contains(&MemberKind::H5) {
-                        ParamFormat::Protobuf
-                    } else {
-                        ParamFormat::H5
-                    };
-                nnp.save(
-                    out,
-                    &nnpa::WriteOptions::default().with_param_format(format),
-                )?;
-            }
-            _ => match read_h5(src, &ReadOptions::default()) {
+        if !is_archive(src.format) {
+            match read_h5(src, &ReadOptions::default()) {
                 Ok(params) => nnpa::h5::save(out, &params)?,
                 Err(Error::Nnp(e)) if nnpa::h5::SolverState::may_be(&e) => {
                     let state = nnpa::h5::solver_state_from_map_range(
@@ -271,8 +262,20 @@ impl Codec for NnpCodec {
                     nnpa::h5::save_solver_state(out, &state)?;
                 }
                 Err(e) => return Err(e),
-            },
+            }
+            return Ok(());
         }
+        let nnp = read_nnp(src, &ReadOptions::default())?;
+        let kinds: Vec<MemberKind> = nnp.members().iter().map(|m| m.kind).collect();
+        let format = if kinds.contains(&MemberKind::Protobuf) && !kinds.contains(&MemberKind::H5) {
+            ParamFormat::Protobuf
+        } else {
+            ParamFormat::H5
+        };
+        nnp.save(
+            out,
+            &nnpa::WriteOptions::default().with_param_format(format),
+        )?;
         Ok(())
     }
 }

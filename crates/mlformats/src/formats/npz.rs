@@ -23,6 +23,7 @@ use tensor_core::{Bytes, DType, Limits, MemoryOrder, Tensor};
 use crate::codec::{
     Codec, Contents, Item, ReadOptions, Source, StoredTensor, WriteContext, WriteSeek,
 };
+use crate::numpy::descr_of;
 use crate::{Error, Format, InTensor, Result};
 
 pub(crate) struct Npz;
@@ -46,46 +47,10 @@ pub(crate) fn zip_err(e: nnp_archive::Error) -> Error {
 }
 
 fn dtype_of(descr: &str) -> Result<(DType, bool)> {
-    let (endian, rest) = descr.split_at(descr.len().min(1));
-    let big = endian == ">";
-    let d = match rest {
-        "b1" => DType::Bool,
-        "i1" => DType::I8,
-        "i2" => DType::I16,
-        "i4" => DType::I32,
-        "i8" => DType::I64,
-        "u1" => DType::U8,
-        "u2" => DType::U16,
-        "u4" => DType::U32,
-        "u8" => DType::U64,
-        "f2" => DType::F16,
-        "f4" => DType::F32,
-        "f8" => DType::F64,
-        "c8" => DType::C64,
-        "c16" => DType::C128,
-        _ => bail!("numpy dtype {descr:?} is not supported"),
-    };
-    Ok((d, big && d.size() > 1))
-}
-
-fn descr_of(d: DType) -> Option<&'static str> {
-    Some(match d {
-        DType::Bool => "|b1",
-        DType::I8 => "|i1",
-        DType::U8 => "|u1",
-        DType::I16 => "<i2",
-        DType::I32 => "<i4",
-        DType::I64 => "<i8",
-        DType::U16 => "<u2",
-        DType::U32 => "<u4",
-        DType::U64 => "<u8",
-        DType::F16 => "<f2",
-        DType::F32 => "<f4",
-        DType::F64 => "<f8",
-        DType::C64 => "<c8",
-        DType::C128 => "<c16",
-        _ => return None,
-    })
+    match crate::numpy::dtype_of_descr(descr) {
+        Some(d) => Ok(d),
+        None => bail!("numpy dtype {descr:?} is not supported"),
+    }
 }
 
 /// What a `.npy` header says: dtype, whether the data is big-endian,
