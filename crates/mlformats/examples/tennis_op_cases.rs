@@ -3,7 +3,7 @@
 //! operator on module inputs and constants) and `NAME.in.npz` (its inputs,
 //! fixed pseudo-random values, members in module input order). The
 //! maintainer then runs the real TenniS runtime on them
-//! (`crates/graph-translate/tools/reference_outputs.py DIR --runtime tennis`)
+//! (`tools/graph-translate/reference_outputs.py DIR --runtime tennis`)
 //! to make `NAME.out.npz`; `tests/tennis_op_export.rs` checks the ONNX
 //! exports against those.
 //!

@@ -3,7 +3,7 @@
 //! (with the `--input-shape`s the recorded run gave), and both files must be
 //! byte-identical to the ones the real nnabla 1.39 ran and found equal to the
 //! original network's outputs (`testdata/translate/roundtrip/nnabla.json`,
-//! written by `crates/graph-translate/tools/roundtrip.py --record`).
+//! written by `tools/graph-translate/roundtrip.py --record`).
 
 use std::path::{Path, PathBuf};
 

@@ -4,7 +4,7 @@
 //! be byte-identical to the ones the real TenniS C++ runtime ran and found
 //! equal to the original module's outputs
 //! (`testdata/translate/roundtrip/tennis.json`, written by
-//! `crates/graph-translate/tools/roundtrip.py --record`). A module whose
+//! `tools/graph-translate/roundtrip.py --record`). A module whose
 //! round trip stopped at the import must still stop there, for the reason
 //! recorded; none may differ.
 

@@ -182,8 +182,8 @@ def merge_nnabla(r, suite, root, per_op):
     doc.update(
         suite="onnx 1.23.2 backend node tests (onnx.backend.test.case.node); const_* cases:"
         " the node cases of some operators with their parameters frozen into initializers"
-        " (crates/graph-translate/tools/frozen_param_cases.py), tsm_* cases:"
-        " crates/graph-translate/tools/const_param_cases.py",
+        " (tools/graph-translate/frozen_param_cases.py), tsm_* cases:"
+        " tools/graph-translate/const_param_cases.py",
         totals=totals,
         const_param_totals={k: v for k, v in const_totals.items() if v},
         verified_ops=sorted(op for op, v in per.items() if v["pass"] > 0 and v["wrong"] == 0),
@@ -258,7 +258,7 @@ def tennis(r, suite, root):
             shutil.copyfile(os.path.join(suite, c, "model.onnx"), dst)
     doc = {
         "suite": "onnx 1.23.2 backend node tests (onnx.backend.test.case.node); tsm_* cases:"
-        " crates/graph-translate/tools/const_param_cases.py (constant parameters)",
+        " tools/graph-translate/const_param_cases.py (constant parameters)",
         "runtime": "TenniS (TenniS-Open/TenniS 1e052961, CPU), rtol 1e-4 or the case's own"
         " tolerance",
         "totals": totals["node"],
