@@ -13,7 +13,8 @@ use serde_json::{Map, Value};
 use tensor_core::graph::ModelGraph;
 use tensor_core::{DType, Limits, MappedFile, Tensor, TensorMap};
 
-use crate::convert::{Exchange, Plan};
+use crate::convert::{Exchange, Plan, SlicedWriter};
+use crate::random_access::{FileIndex, ReadAt};
 use crate::{Error, Format, Result};
 
 /// A file to read: its bytes (memory-mapped or in memory), its name and format.
@@ -324,6 +325,20 @@ pub(crate) trait Codec: Sync {
     /// The exchange format (safetensors, numpy) whose dtypes the plan fits
     /// tensors to on their way to `format`, when it is one.
     fn exchange(&self, _format: Format) -> Option<Exchange> {
+        None
+    }
+
+    /// Reads the structure of `r`, a file of `format`, into `index` for
+    /// reading by slices ([`crate::random_access`]): false when this path
+    /// does not read it (the file is then opened whole).
+    fn index(&self, _format: Format, _index: &mut FileIndex, _r: &dyn ReadAt) -> Result<bool> {
+        Ok(false)
+    }
+
+    /// The writer that writes `format` a slice at a time from an index
+    /// (`convert/sliced.rs`), when the format has one; others are written
+    /// by [`Codec::write_to`], each tensor read whole when its turn comes.
+    fn sliced_writer(&self, _format: Format) -> Option<SlicedWriter> {
         None
     }
 }

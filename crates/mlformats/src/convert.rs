@@ -19,6 +19,7 @@ mod summary;
 pub use onnx_graph::RESERVED_PREFIX;
 pub use options::ConvertOptions;
 pub(crate) use plan::{Exchange, Plan, cast_float};
+pub(crate) use sliced::SlicedWriter;
 pub use sliced::{SLICED_TARGETS, convert_index};
 pub use summary::{ConvertSummary, ExportedGraph};
 

@@ -172,6 +172,20 @@ impl ReadAt for std::fs::File {
     }
 }
 
+/// A borrowed [`ReadAt`], sized: how a source of any type (a slice, a
+/// file) is handed to a codec as `&dyn ReadAt`.
+pub(crate) struct ByRef<'r, R: ?Sized>(pub &'r R);
+
+impl<R: ReadAt + ?Sized> ReadAt for ByRef<'_, R> {
+    fn len(&self) -> u64 {
+        self.0.len()
+    }
+
+    fn read_at(&self, offset: u64, buf: &mut [u8]) -> io::Result<()> {
+        self.0.read_at(offset, buf)
+    }
+}
+
 /// A [`ReadAt`] as `Read + Seek`, for the readers that take a stream.
 struct Stream<'r, R: ?Sized> {
     r: &'r R,
@@ -353,18 +367,6 @@ impl FileIndex {
         format: Format,
         opts: &ReadOptions,
     ) -> Result<Option<Self>> {
-        #[cfg_attr(
-            not(any(
-                feature = "cvm",
-                feature = "safetensors",
-                feature = "npz",
-                feature = "nnp",
-                feature = "tennis",
-                feature = "onnx",
-                feature = "primitiv"
-            )),
-            allow(unused_mut)
-        )]
         let mut index = FileIndex {
             format,
             kind: None,
@@ -378,49 +380,17 @@ impl FileIndex {
             nnabla: None,
             repeated_names: false,
         };
-        let read = match format {
-            #[cfg(feature = "cvm")]
-            Format::CvmParams => {
-                index.read_cvm(r)?;
-                true
-            }
-            #[cfg(feature = "safetensors")]
-            Format::Safetensors => {
-                index.read_safetensors(r)?;
-                true
-            }
-            #[cfg(feature = "npz")]
-            Format::Npz => index.read_npz(r)?,
-            #[cfg(feature = "nnp")]
-            Format::NnablaNnp => index.read_nnp(r)?,
-            #[cfg(feature = "tennis")]
-            Format::TennisModule => index.read_tsm(r).map(|()| true)?,
-            #[cfg(feature = "nnp")]
-            Format::NnablaProtobuf => index.read_protobuf(r)?,
-            #[cfg(feature = "onnx")]
-            Format::Onnx => index.read_onnx(r)?,
-            #[cfg(feature = "nnp")]
-            Format::NnablaH5 => index.read_h5(r)?,
-            #[cfg(feature = "primitiv")]
-            Format::Primitiv => index.read_primitiv(r).map(|()| true)?,
-            // the formats whose feature is off
-            #[allow(unreachable_patterns)]
-            Format::CvmParams
-            | Format::Primitiv
-            | Format::NnablaNntxt
-            | Format::NnablaProtobuf
-            | Format::NnablaNnp
-            | Format::NnablaH5
-            | Format::TennisModule
-            | Format::Safetensors
-            | Format::Npz
-            | Format::Onnx => false,
+        // the format's codec reads it (false: not by slices, or its
+        // feature is off)
+        let read = match crate::codec::codec(format) {
+            Ok(codec) => codec.index(format, &mut index, &ByRef(r))?,
+            Err(_) => false,
         };
         Ok(read.then_some(index))
     }
 
     #[cfg(feature = "cvm")]
-    fn read_cvm<R: ReadAt + ?Sized>(&mut self, r: &R) -> Result<()> {
+    pub(crate) fn read_cvm<R: ReadAt + ?Sized>(&mut self, r: &R) -> Result<()> {
         let o = cvm_params::ReadOptions::default().with_limits(self.limits);
         let lazy = cvm_params::LazyParams::from_reader(Stream { r, pos: 0 }, &o)?;
         for (i, info) in lazy.infos().iter().enumerate() {

@@ -364,31 +364,36 @@ fn write_items<R: ReadAt + ?Sized, W: Write + Seek>(
         reader: load.reader,
         cx,
     };
-    match target {
+    let codec = crate::codec::codec(target)?;
+    match codec.sliced_writer(target) {
         #[cfg(feature = "safetensors")]
-        Format::Safetensors => w.safetensors(positions, out)?,
+        Some(SlicedWriter::Safetensors) => w.safetensors(positions, out)?,
         #[cfg(feature = "npz")]
-        Format::Npz => w.npz(positions, out)?,
+        Some(SlicedWriter::Npz) => w.npz(positions, out)?,
         #[cfg(feature = "cvm")]
-        Format::CvmParams => w.cvm(positions, out)?,
-        // (and the three above when their feature is off: the codec says so)
-        #[allow(unreachable_patterns)]
-        Format::Safetensors
-        | Format::Npz
-        | Format::CvmParams
-        | Format::Primitiv
-        | Format::NnablaNntxt
-        | Format::NnablaProtobuf
-        | Format::NnablaNnp
-        | Format::NnablaH5
-        | Format::TennisModule
-        | Format::Onnx => {
+        Some(SlicedWriter::Cvm) => w.cvm(positions, out)?,
+        None => {
             let sink: &mut dyn WriteSeek = out;
-            crate::codec::codec(target)?.write_to(target, sink, items, cx)?;
+            codec.write_to(target, sink, items, cx)?;
         }
     }
     out.flush()?;
     Ok(())
+}
+
+/// The formats written a slice at a time from an index (a codec names its
+/// own, [`crate::codec::Codec::sliced_writer`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum SlicedWriter {
+    /// `.safetensors`: the header, then each tensor's bytes.
+    #[cfg(feature = "safetensors")]
+    Safetensors,
+    /// `.npz`: stored `.npy` members.
+    #[cfg(feature = "npz")]
+    Npz,
+    /// TVM/CVM `.params`.
+    #[cfg(feature = "cvm")]
+    Cvm,
 }
 
 /// Tensors read whole from an index, on demand.

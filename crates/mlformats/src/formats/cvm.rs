@@ -84,4 +84,18 @@ impl Codec for Cvm {
             Ok(())
         })
     }
+
+    fn index(
+        &self,
+        _: Format,
+        index: &mut crate::random_access::FileIndex,
+        r: &dyn crate::random_access::ReadAt,
+    ) -> Result<bool> {
+        index.read_cvm(r)?;
+        Ok(true)
+    }
+
+    fn sliced_writer(&self, _: Format) -> Option<crate::convert::SlicedWriter> {
+        Some(crate::convert::SlicedWriter::Cvm)
+    }
 }

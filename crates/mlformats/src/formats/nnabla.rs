@@ -203,4 +203,19 @@ impl Codec for Nnabla {
             other => other,
         }
     }
+
+    /// A binary `.protobuf` whose parameters are packed is read by slices
+    /// (with the `nnp` feature, whose zip-member walk it shares).
+    #[cfg(feature = "nnp")]
+    fn index(
+        &self,
+        format: Format,
+        index: &mut crate::random_access::FileIndex,
+        r: &dyn crate::random_access::ReadAt,
+    ) -> Result<bool> {
+        if is_text(format) {
+            return Ok(false);
+        }
+        index.read_protobuf(r)
+    }
 }

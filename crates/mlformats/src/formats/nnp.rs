@@ -278,4 +278,17 @@ impl Codec for NnpCodec {
         )?;
         Ok(())
     }
+
+    fn index(
+        &self,
+        format: Format,
+        index: &mut crate::random_access::FileIndex,
+        r: &dyn crate::random_access::ReadAt,
+    ) -> Result<bool> {
+        if is_archive(format) {
+            index.read_nnp(r)
+        } else {
+            index.read_h5(r)
+        }
+    }
 }

@@ -238,6 +238,19 @@ impl Codec for Npz {
     fn exchange(&self, _: Format) -> Option<crate::convert::Exchange> {
         Some(crate::convert::Exchange::Npz)
     }
+
+    fn index(
+        &self,
+        _: Format,
+        index: &mut crate::random_access::FileIndex,
+        r: &dyn crate::random_access::ReadAt,
+    ) -> Result<bool> {
+        index.read_npz(r)
+    }
+
+    fn sliced_writer(&self, _: Format) -> Option<crate::convert::SlicedWriter> {
+        Some(crate::convert::SlicedWriter::Npz)
+    }
 }
 
 fn write_member<W: Write + std::io::Seek>(

@@ -135,6 +135,15 @@ impl Codec for OnnxCodec {
             Ok(())
         })
     }
+
+    fn index(
+        &self,
+        _: Format,
+        index: &mut crate::random_access::FileIndex,
+        r: &dyn crate::random_access::ReadAt,
+    ) -> Result<bool> {
+        index.read_onnx(r)
+    }
 }
 
 /// The `inspect --json` graph object of an ONNX model: `name`, `inputs`,

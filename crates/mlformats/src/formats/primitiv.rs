@@ -203,4 +203,14 @@ impl Codec for Primitiv {
         file.save(out, &WriteOptions::default())?;
         Ok(())
     }
+
+    fn index(
+        &self,
+        _: Format,
+        index: &mut crate::random_access::FileIndex,
+        r: &dyn crate::random_access::ReadAt,
+    ) -> Result<bool> {
+        index.read_primitiv(r)?;
+        Ok(true)
+    }
 }

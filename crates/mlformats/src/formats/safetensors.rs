@@ -191,6 +191,20 @@ impl Codec for SafetensorsCodec {
     fn exchange(&self, _: Format) -> Option<crate::convert::Exchange> {
         Some(crate::convert::Exchange::Safetensors)
     }
+
+    fn index(
+        &self,
+        _: Format,
+        index: &mut crate::random_access::FileIndex,
+        r: &dyn crate::random_access::ReadAt,
+    ) -> Result<bool> {
+        index.read_safetensors(r)?;
+        Ok(true)
+    }
+
+    fn sliced_writer(&self, _: Format) -> Option<crate::convert::SlicedWriter> {
+        Some(crate::convert::SlicedWriter::Safetensors)
+    }
 }
 
 /// The header a safetensors file of `items` (name, dtype before the plan,

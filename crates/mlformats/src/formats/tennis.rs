@@ -82,4 +82,14 @@ impl Codec for Tennis {
         module.save(out, &opts)?;
         Ok(())
     }
+
+    fn index(
+        &self,
+        _: Format,
+        index: &mut crate::random_access::FileIndex,
+        r: &dyn crate::random_access::ReadAt,
+    ) -> Result<bool> {
+        index.read_tsm(r)?;
+        Ok(true)
+    }
 }

@@ -86,7 +86,7 @@ pub(super) fn tensor(mut p: Located, cache: &ChunkCache) -> Result<IndexedTensor
 impl FileIndex {
     /// A standalone `.h5` parameter file; false (read it whole) for one
     /// this path does not locate (see the module).
-    pub(super) fn read_h5<R: ReadAt + ?Sized>(&mut self, r: &R) -> Result<bool> {
+    pub(crate) fn read_h5<R: ReadAt + ?Sized>(&mut self, r: &R) -> Result<bool> {
         let Some(found) = located(r, 0, r.len(), &self.limits)? else {
             return Ok(false);
         };

@@ -292,7 +292,7 @@ pub(super) fn protobuf_member<R: ReadAt + ?Sized>(
 impl FileIndex {
     /// An `.nnp` whose parameters are all in stored `.protobuf` or `.h5` members;
     /// false (read it whole) for anything else (see the module).
-    pub(super) fn read_nnp<R: ReadAt + ?Sized>(&mut self, r: &R) -> Result<bool> {
+    pub(crate) fn read_nnp<R: ReadAt + ?Sized>(&mut self, r: &R) -> Result<bool> {
         let limits = self.limits;
         // one inflation budget for the file, as the whole path has: the
         // listing checks the declared sizes against it, text members read

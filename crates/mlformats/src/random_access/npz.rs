@@ -19,7 +19,7 @@ impl FileIndex {
     /// An `.npz`: each member's `.npy` header read (inflated from the
     /// member's start when it is deflated) and its data located; false
     /// (read it whole) for a header over 1 MiB, which no numpy writes.
-    pub(super) fn read_npz<R: ReadAt + ?Sized>(&mut self, r: &R) -> Result<bool> {
+    pub(crate) fn read_npz<R: ReadAt + ?Sized>(&mut self, r: &R) -> Result<bool> {
         use crate::formats::npz::{npy_header, npy_header_len};
         use deflate::{Coding, Member, Pool};
         use nnp_archive::archive::{Compression, list};

@@ -188,7 +188,7 @@ fn strip<R: ReadAt + ?Sized>(r: &R, limits: &Limits) -> Walk<(Vec<u8>, Vec<Init>
 impl FileIndex {
     /// An ONNX model (see the module); false (read it whole) for one with
     /// proto2 groups.
-    pub(super) fn read_onnx<R: ReadAt + ?Sized>(&mut self, r: &R) -> Result<bool> {
+    pub(crate) fn read_onnx<R: ReadAt + ?Sized>(&mut self, r: &R) -> Result<bool> {
         let limits = self.limits;
         let (stripped, found) = match strip(r, &limits) {
             Ok(x) => x,

@@ -20,7 +20,7 @@ use crate::formats::primitiv::{entry, name, optimizer_metadata, shape_metadata};
 impl FileIndex {
     /// A primitiv file: every tensor located, Shape and Optimizer files'
     /// fields read.
-    pub(super) fn read_primitiv<R: ReadAt + ?Sized>(&mut self, r: &R) -> Result<()> {
+    pub(crate) fn read_primitiv<R: ReadAt + ?Sized>(&mut self, r: &R) -> Result<()> {
         let opts = primitiv_format::ReadOptions::default().with_limits(self.limits);
         let index = primitiv_format::index(Stream { r, pos: 0 }, &opts)?;
         self.kind = Some(index.data_type.kind());

@@ -17,7 +17,7 @@ use crate::Result;
 impl FileIndex {
     /// A standalone `.protobuf`; false (read it whole) for a layout the
     /// walk does not index.
-    pub(super) fn read_protobuf<R: ReadAt + ?Sized>(&mut self, r: &R) -> Result<bool> {
+    pub(crate) fn read_protobuf<R: ReadAt + ?Sized>(&mut self, r: &R) -> Result<bool> {
         let limits = self.limits;
         let msg = Message {
             name: "the file",

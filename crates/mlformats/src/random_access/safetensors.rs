@@ -12,7 +12,7 @@ use crate::{Error, Result};
 
 impl FileIndex {
     /// A safetensors file: the header read and checked, every tensor located.
-    pub(super) fn read_safetensors<R: ReadAt + ?Sized>(&mut self, r: &R) -> Result<()> {
+    pub(crate) fn read_safetensors<R: ReadAt + ?Sized>(&mut self, r: &R) -> Result<()> {
         let bad = |m: String| Error::Safetensors(format!("invalid safetensors file: {m}"));
         let file_len = r.len();
         if file_len < 8 {

@@ -18,7 +18,7 @@ use crate::codec::{StoredTensor, free_name};
 
 impl FileIndex {
     /// A TenniS module: every tensor located, the graph read.
-    pub(super) fn read_tsm<R: ReadAt + ?Sized>(&mut self, r: &R) -> Result<()> {
+    pub(crate) fn read_tsm<R: ReadAt + ?Sized>(&mut self, r: &R) -> Result<()> {
         let opts = crate::formats::tennis::module_options(self.limits);
         let index = bubble_module::Module::index(Stream { r, pos: 0 }, &opts)?;
         let mut taken: HashSet<String> = HashSet::new();
