@@ -7,6 +7,7 @@
 use nnabla_proto::proto::function::Parameter as P;
 use nnabla_proto::proto::*;
 
+use super::LowerError;
 use super::nnabla_cx::{Cx, Lowered};
 use super::nnabla_ops_elementwise::{binary_vars, broadcast_to, chain, mul_scalar};
 use super::nnabla_ops_reduce::extreme;
@@ -36,7 +37,7 @@ fn heads(cx: &mut Cx<'_>, x: &str, h: Option<i64>) -> Result<String, String> {
 }
 
 /// `(B, Hk, S, E)` with each head repeated `g` times (`np.repeat` on axis 1).
-fn repeat_heads(cx: &mut Cx<'_>, x: &str, g: i64) -> Result<String, String> {
+fn repeat_heads(cx: &mut Cx<'_>, x: &str, g: i64) -> Result<String, LowerError> {
     if g == 1 {
         return Ok(x.to_string());
     }
@@ -260,11 +261,11 @@ pub(crate) fn attention(cx: &mut Cx<'_>, node: &Node) -> Lowered {
     }
     let mode = node.int("qk_matmul_output_mode", 0);
     if !(0..=3).contains(&mode) {
-        return Err(format!("qk_matmul_output_mode={mode}"));
+        return Err(LowerError::attr("qk_matmul_output_mode", format!("{mode}")));
     }
     for w in ["left_window_size", "right_window_size"] {
         if node.int(w, -1) < -1 {
-            return Err(format!("{w} below -1"));
+            return Err(LowerError::Other(format!("{w} below -1")));
         }
     }
     if node.int("softmax_precision", 1) != 1 {
@@ -506,10 +507,12 @@ pub(crate) fn rotary_embedding(cx: &mut Cx<'_>, node: &Node) -> Lowered {
     let rd = match node.int("rotary_embedding_dim", 0) {
         0 => d,
         r if r > 0 && r <= d && r % 2 == 0 => r,
-        r => return Err(format!("rotary_embedding_dim={r}")),
+        r => {
+            return Err(LowerError::attr("rotary_embedding_dim", format!("{r}")));
+        }
     };
     let half = rd / 2;
-    let cache = |cx: &mut Cx<'_>, i: usize| -> Result<String, String> {
+    let cache = |cx: &mut Cx<'_>, i: usize| -> Result<String, LowerError> {
         let c = cx.fvar(node, i)?;
         let cs = cx.shape(&c)?;
         let g = if node.input(3).is_some() {
@@ -629,12 +632,14 @@ pub(crate) fn linear_attention(cx: &mut Cx<'_>, node: &Node) -> Lowered {
         "gated" => (true, false),
         "delta" => (false, true),
         "gated_delta" => (true, true),
-        other => return Err(format!("update_rule={other:?}")),
+        other => {
+            return Err(LowerError::attr("update_rule", format!("{other:?}")));
+        }
     };
     if gating != node.input(4).is_some() || delta != node.input(5).is_some() {
-        return Err(format!(
+        return Err(LowerError::Other(format!(
             "decay/beta inputs that do not fit update_rule={rule:?}"
-        ));
+        )));
     }
     let hq = node.int("q_num_heads", 0);
     let hk = node.int("kv_num_heads", 0);
@@ -659,9 +664,9 @@ pub(crate) fn linear_attention(cx: &mut Cx<'_>, node: &Node) -> Lowered {
         return Err("query, key and value shapes that do not agree".into());
     }
     if t > MAX_STEPS {
-        return Err(format!(
+        return Err(LowerError::Other(format!(
             "a sequence longer than {MAX_STEPS} steps (unrolled)"
-        ));
+        )));
     }
     // decay as (B, Hk, T, 1 or dk), beta as (B, Hk or 1, T, 1).
     let decay = if gating {

@@ -8,6 +8,7 @@
 use nnabla_proto::proto::function::Parameter as P;
 use nnabla_proto::proto::*;
 
+use super::LowerError;
 use super::nnabla_cx::{Cx, Lowered, broadcast_shapes};
 use super::onnx_graph::{Node, elem};
 
@@ -56,7 +57,7 @@ pub(crate) fn binary_vars(
     b: &str,
     out: Option<&str>,
     e: i32,
-) -> Result<String, String> {
+) -> Result<String, LowerError> {
     let (sa, sb) = (cx.shape(a)?, cx.shape(b)?);
     let so = broadcast_shapes(&sa, &sb)?;
     let a = cx.with_rank(a, so.len())?;
@@ -498,7 +499,7 @@ fn gelu(cx: &mut Cx<'_>, node: &Node, out: &str) -> Lowered {
             let t = chain(cx, &t, "MulScalar", mul_scalar(0.5))?;
             binary_vars(cx, "Mul2", &x, &t, Some(out), elem::FLOAT).map(drop)
         }
-        other => Err(format!("approximate={other:?}")),
+        other => Err(LowerError::attr("approximate", format!("{other:?}"))),
     }
 }
 

@@ -7,6 +7,7 @@
 use nnabla_proto::proto::function::Parameter as P;
 use nnabla_proto::proto::*;
 
+use super::LowerError;
 use super::nnabla_cx::{Cx, Lowered};
 use super::nnabla_ops_elementwise::{binary_vars, chain};
 use super::nnabla_ops_rnn::transpose;
@@ -90,7 +91,7 @@ fn concat(cx: &mut Cx<'_>, parts: &[String], axis: usize, out: Option<&str>) -> 
     Ok(y)
 }
 
-type Lowered2 = Result<String, String>;
+type Lowered2 = Result<String, LowerError>;
 
 fn check(node: &Node) -> Result<(), String> {
     if node.attr("clip").is_some() {
@@ -130,12 +131,14 @@ fn gru(cx: &mut Cx<'_>, node: &Node) -> Lowered {
     let nd: i64 = match node.string("direction", "forward").as_str() {
         "forward" | "reverse" => 1,
         "bidirectional" => 2,
-        other => return Err(format!("direction={other:?}")),
+        other => {
+            return Err(LowerError::attr("direction", format!("{other:?}")));
+        }
     };
     let reverse = node.string("direction", "forward") == "reverse";
     let layout = node.int("layout", 0);
     if layout != 0 && layout != 1 {
-        return Err(format!("layout={layout}"));
+        return Err(LowerError::attr("layout", format!("{layout}")));
     }
     let lbr = node.int("linear_before_reset", 0) != 0;
     let mut x = cx.fvar(node, 0)?;
@@ -148,9 +151,9 @@ fn gru(cx: &mut Cx<'_>, node: &Node) -> Lowered {
     let xs = cx.shape(&x)?;
     let (t, b, i) = (dim(xs[0])?, dim(xs[1])?, dim(xs[2])?);
     if t.checked_mul(nd).is_none_or(|s| s > MAX_STEPS) {
-        return Err(format!(
+        return Err(LowerError::Other(format!(
             "a sequence of {t} steps (unrolled up to {MAX_STEPS} steps)"
-        ));
+        )));
     }
     let w = cx.fvar(node, 1)?;
     let r = cx.fvar(node, 2)?;

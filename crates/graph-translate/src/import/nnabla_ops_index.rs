@@ -6,6 +6,7 @@
 use nnabla_proto::proto::function::Parameter as P;
 use nnabla_proto::proto::*;
 
+use super::LowerError;
 use super::nnabla_cx::{Cx, Lowered};
 use super::nnabla_ops_elementwise::{binary_vars, chain, mul_scalar};
 use super::onnx_graph::{Node, elem};
@@ -40,7 +41,7 @@ fn wrapped_indices(
     i: usize,
     bound: &[f64],
     bdims: &[i64],
-) -> Result<String, String> {
+) -> Result<String, LowerError> {
     let name = node.input(i).ok_or("indices missing")?;
     let ishape = static_shape(cx, name)?;
     if let Some(c) = cx.konst(name).cloned() {
@@ -62,7 +63,10 @@ fn wrapped_indices(
     }
     let e = cx.elem(name);
     if !matches!(e, 6 | 7) {
-        return Err(format!("{} indices", onnx_format::dtype::onnx_name(e)));
+        return Err(LowerError::Other(format!(
+            "{} indices",
+            onnx_format::dtype::onnx_name(e)
+        )));
     }
     let idx = cx.var(name)?;
     let neg = chain(
@@ -395,13 +399,19 @@ pub(crate) fn grid_sample(cx: &mut Cx<'_>, node: &Node) -> Lowered {
         "nearest" => {
             return Err("mode=\"nearest\" (nnabla 1.39 rounds to other pixels than ONNX)".into());
         }
-        other => return Err(format!("mode={other:?} (NNabla warps linearly only)")),
+        other => {
+            return Err(LowerError::Other(format!(
+                "mode={other:?} (NNabla warps linearly only)"
+            )));
+        }
     };
     let padding = match node.string("padding_mode", "zeros").as_str() {
         "zeros" => "zero",
         "border" => "repeat",
         "reflection" => "reflect",
-        other => return Err(format!("padding_mode={other:?}")),
+        other => {
+            return Err(LowerError::attr("padding_mode", format!("{other:?}")));
+        }
     };
     let x = cx.fvar(node, 0)?;
     let g = cx.fvar(node, 1)?;
@@ -494,7 +504,11 @@ pub(crate) fn reverse_sequence(cx: &mut Cx<'_>, node: &Node) -> Lowered {
     let (ba, ta) = match (ba, ta) {
         (0, 1) => (0usize, 1usize),
         (1, 0) => (1, 0),
-        _ => return Err(format!("batch_axis={ba}, time_axis={ta}")),
+        _ => {
+            return Err(LowerError::Other(format!(
+                "batch_axis={ba}, time_axis={ta}"
+            )));
+        }
     };
     if r < 2 {
         return Err("an input of rank below 2".into());

@@ -10,6 +10,7 @@
 use nnabla_proto::proto::function::Parameter as P;
 use nnabla_proto::proto::*;
 
+use super::LowerError;
 use super::nnabla_cx::{Cx, Lowered};
 use super::nnabla_ops_elementwise::{binary_vars, chain, chain_to, mul_scalar};
 use super::nnabla_ops_shape::transpose_vars;
@@ -242,7 +243,9 @@ pub(crate) fn conv_transpose(cx: &mut Cx<'_>, node: &Node) -> Lowered {
                 }
                 (b, e)
             }
-            other => return Err(format!("auto_pad={other}")),
+            other => {
+                return Err(LowerError::attr("auto_pad", other.to_string()));
+            }
         }
     };
     if b != e {

@@ -7,6 +7,7 @@
 use nnabla_proto::proto::function::Parameter as P;
 use nnabla_proto::proto::*;
 
+use super::LowerError;
 use super::nnabla_cx::{Cx, Lowered};
 use super::nnabla_table::{Entry, e, since};
 use super::onnx_graph::{Node, elem};
@@ -136,10 +137,10 @@ fn quantize_linear(cx: &mut Cx<'_>, node: &Node) -> Lowered {
         UINT8 => NPY_UINT8,
         INT8 => NPY_INT8,
         t => {
-            return Err(format!(
+            return Err(LowerError::Other(format!(
                 "output type {} (NNabla quantises to int8 and uint8 only)",
                 onnx_format::dtype::onnx_name(t)
-            ));
+            )));
         }
     };
     if node.int("precision", 0) != 0 {
@@ -173,10 +174,10 @@ fn dequantize_linear(cx: &mut Cx<'_>, node: &Node) -> Lowered {
     let xn = node.input(0).ok_or("x missing")?;
     let e = cx.elem(xn);
     if !matches!(e, 2..=5) {
-        return Err(format!(
+        return Err(LowerError::Other(format!(
             "{} input (dequantised here: 8- and 16-bit integers)",
             onnx_format::dtype::onnx_name(e)
-        ));
+        )));
     }
     let x = cx.avar(node, 0)?;
     let s = cx.shape(&x)?;

@@ -4,6 +4,7 @@
 use nnabla_proto::proto::function::Parameter as P;
 use nnabla_proto::proto::*;
 
+use super::LowerError;
 use super::nnabla_cx::{Cx, Lowered};
 use super::nnabla_ops_elementwise::{binary_vars, chain, chain_to};
 use super::onnx_graph::{Node, elem};
@@ -14,7 +15,9 @@ fn reduce_axes(cx: &Cx<'_>, node: &Node, r: usize) -> Result<Option<Vec<i64>>, S
     let from_input = if node.op == "ReduceSum" { 13 } else { 18 };
     let axes = if cx.opset >= from_input {
         match node.input(1) {
-            Some(_) => cx.const_ints(node, 1).ok_or("axes computed at run time")?,
+            Some(_) => cx
+                .const_ints(node, 1)
+                .ok_or(LowerError::NotConstant { what: "axes" })?,
             None => vec![],
         }
     } else {
@@ -271,7 +274,7 @@ pub(crate) fn cumsum(cx: &mut Cx<'_>, node: &Node) -> Lowered {
     let ax = cx
         .const_ints(node, 1)
         .and_then(|v| v.first().copied())
-        .ok_or("axis computed at run time")?;
+        .ok_or(LowerError::NotConstant { what: "axis" })?;
     let x = cx.fvar(node, 0)?;
     let s = cx.shape(&x)?;
     let r = s.len() as i64;
@@ -307,11 +310,13 @@ pub(crate) fn resize(cx: &mut Cx<'_>, node: &Node) -> Lowered {
         // nearest by floor (onnxruntime's Resize-10 rounds up when it
         // shrinks, so scales below 1 are refused there).
         if mode != "nearest" {
-            return Err(format!("mode={mode:?} (nearest only before Resize-11)"));
+            return Err(LowerError::Other(format!(
+                "mode={mode:?} (nearest only before Resize-11)"
+            )));
         }
         let sc: Vec<f64> = if cx.opset >= 9 {
             cx.const_floats(node, 1)
-                .ok_or("scales computed at run time")?
+                .ok_or(LowerError::NotConstant { what: "scales" })?
         } else {
             node.floats("scales")
                 .unwrap_or_default()
@@ -320,9 +325,9 @@ pub(crate) fn resize(cx: &mut Cx<'_>, node: &Node) -> Lowered {
                 .collect()
         };
         if node.op == "Resize" && sc.iter().any(|&f| f < 1.0) {
-            return Err(format!(
+            return Err(LowerError::Other(format!(
                 "scales {sc:?} below 1 at opset 10 (onnxruntime rounds up when shrinking)"
-            ));
+            )));
         }
         (
             vec![],
@@ -350,7 +355,9 @@ pub(crate) fn resize(cx: &mut Cx<'_>, node: &Node) -> Lowered {
             .collect()
     };
     if out.iter().any(|&d| !(1..=1 << 31).contains(&d)) {
-        return Err(format!("output shape {out:?} (every dimension 1 to 2^31)"));
+        return Err(LowerError::Other(format!(
+            "output shape {out:?} (every dimension 1 to 2^31)"
+        )));
     }
     cx.emit(
         "ONNXResize",
@@ -399,17 +406,21 @@ fn resize_inputs(cx: &Cx<'_>, node: &Node, s: &[i64]) -> Result<ResizeInputs, St
         ));
     }
     let roi = match node.input(1) {
-        Some(_) => cx.const_floats(node, 1).ok_or("roi computed at run time")?,
+        Some(_) => cx
+            .const_floats(node, 1)
+            .ok_or(LowerError::NotConstant { what: "roi" })?,
         None => vec![],
     };
     let scales = match node.input(2) {
         Some(_) => cx
             .const_floats(node, 2)
-            .ok_or("scales computed at run time")?,
+            .ok_or(LowerError::NotConstant { what: "scales" })?,
         None => vec![],
     };
     let sizes = match node.input(3) {
-        Some(_) => cx.const_ints(node, 3).ok_or("sizes computed at run time")?,
+        Some(_) => cx
+            .const_ints(node, 3)
+            .ok_or(LowerError::NotConstant { what: "sizes" })?,
         None => vec![],
     };
     let axes: Vec<usize> = match node.ints("axes") {
@@ -620,7 +631,7 @@ pub(crate) fn lp_pool(cx: &mut Cx<'_>, node: &Node) -> Lowered {
     use onnx_format::proto::{AttributeProto, attribute_proto::AttributeType};
     let p = node.int("p", 2);
     if p < 1 {
-        return Err(format!("p={p}"));
+        return Err(LowerError::attr("p", format!("{p}")));
     }
     let k = node.ints("kernel_shape").ok_or("kernel_shape missing")?;
     let window: i64 = k.iter().product();

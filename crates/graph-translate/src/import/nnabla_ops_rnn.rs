@@ -7,6 +7,7 @@
 use nnabla_proto::proto::function::Parameter as P;
 use nnabla_proto::proto::*;
 
+use super::LowerError;
 use super::nnabla_cx::{Cx, Lowered};
 use super::nnabla_ops_shape::transpose_vars;
 use super::onnx_graph::{Node, elem};
@@ -148,11 +149,13 @@ pub(crate) fn recurrent(cx: &mut Cx<'_>, node: &Node) -> Lowered {
     let nd: i64 = match dir.as_str() {
         "forward" | "reverse" => 1,
         "bidirectional" => 2,
-        other => return Err(format!("direction={other:?}")),
+        other => {
+            return Err(LowerError::attr("direction", format!("{other:?}")));
+        }
     };
     let layout = node.int("layout", 0);
     if layout != 0 && layout != 1 {
-        return Err(format!("layout={layout}"));
+        return Err(LowerError::attr("layout", format!("{layout}")));
     }
     // The sequence as (T, B, I).
     let mut x = cx.fvar(node, 0)?;
@@ -253,7 +256,7 @@ pub(crate) fn recurrent(cx: &mut Cx<'_>, node: &Node) -> Lowered {
 }
 
 /// A lowered value (its variable) or a refusal reason.
-type Lowered2 = Result<String, String>;
+type Lowered2 = Result<String, LowerError>;
 
 /// The sizes of one recurrence: steps, batch, directions, hidden size, and
 /// the ONNX layout (0: sequence first, 1: batch first).
@@ -311,7 +314,9 @@ fn initial_state(cx: &mut Cx<'_>, node: &Node, k: usize, tag: &str, sz: Sizes) -
     let v = cx.fvar(node, k)?;
     let want = if layout == 1 { [b, nd, h] } else { [nd, b, h] };
     if cx.shape(&v)? != want {
-        return Err(format!("{tag} of another shape than (D, B, H)"));
+        return Err(LowerError::Other(format!(
+            "{tag} of another shape than (D, B, H)"
+        )));
     }
     let v = if layout == 1 {
         transpose(cx, &v, &[1, 0, 2], None)?
@@ -376,7 +381,7 @@ pub(crate) fn causal_conv(cx: &mut Cx<'_>, node: &Node) -> Lowered {
     cx.dims_within_limits(node)?;
     let act = node.string("activation", "none");
     if !matches!(act.as_str(), "none" | "silu" | "swish") {
-        return Err(format!("activation={act:?}"));
+        return Err(LowerError::attr("activation", format!("{act:?}")));
     }
     let x = cx.fvar(node, 0)?;
     let w = cx.fvar(node, 1)?;
