@@ -14,7 +14,7 @@ use super::nnabla_ops_reduce::extreme;
 use super::nnabla_ops_shape::transpose_vars;
 use super::onnx_graph::{Node, elem};
 
-fn transpose(cx: &mut Cx<'_>, x: &str, perm: &[i64]) -> Result<String, String> {
+fn transpose(cx: &mut Cx<'_>, x: &str, perm: &[i64]) -> Result<String, LowerError> {
     let s = cx.shape(x)?;
     let d: Vec<i64> = perm.iter().map(|&a| s[a as usize]).collect();
     let y = cx.fresh(x);
@@ -23,7 +23,7 @@ fn transpose(cx: &mut Cx<'_>, x: &str, perm: &[i64]) -> Result<String, String> {
 }
 
 /// A 3-D `(B, S, H*E)` input as `(B, H, S, E)`; a 4-D one as it is.
-fn heads(cx: &mut Cx<'_>, x: &str, h: Option<i64>) -> Result<String, String> {
+fn heads(cx: &mut Cx<'_>, x: &str, h: Option<i64>) -> Result<String, LowerError> {
     let s = cx.shape(x)?;
     match (s.len(), h) {
         (4, _) => Ok(x.to_string()),
@@ -70,7 +70,7 @@ fn bias(
     sq: i64,
     skv: i64,
     offset: i64,
-) -> Result<(Option<String>, bool), String> {
+) -> Result<(Option<String>, bool), LowerError> {
     let mut b: Option<String> = None;
     if let Some(m) = node.input(3) {
         let e = cx.elem(m);
@@ -176,7 +176,7 @@ fn bias(
 /// window move with the per-batch offset `nonpad[b] - sq`:
 /// with `D = j - i + sq`, causal `D <= n`, left `n <= D + left`, right
 /// `n >= D - right`, padding `j < n`; `(B, 1, sq, skv)`, 0 or -inf.
-fn nonpad_bias(cx: &mut Cx<'_>, node: &Node, sq: i64, skv: i64) -> Result<String, String> {
+fn nonpad_bias(cx: &mut Cx<'_>, node: &Node, sq: i64, skv: i64) -> Result<String, LowerError> {
     let name = node.input(6).ok_or("nonpad_kv_seqlen")?;
     let e = cx.elem(name);
     if !matches!(e, 6 | 7) {
@@ -201,7 +201,7 @@ fn nonpad_bias(cx: &mut Cx<'_>, node: &Node, sq: i64, skv: i64) -> Result<String
     };
     let out = node.outputs[0].clone();
     let mut conds: Vec<String> = Vec::new();
-    let mut cmp = |cx: &mut Cx<'_>, ty: &str, a: &str, c: &str| -> Result<(), String> {
+    let mut cmp = |cx: &mut Cx<'_>, ty: &str, a: &str, c: &str| -> Result<(), LowerError> {
         let y = binary_vars(cx, ty, a, c, None, elem::BOOL)?;
         conds.push(y);
         Ok(())
@@ -384,7 +384,7 @@ fn with_cache(
     node: &Node,
     k4: &str,
     v4: &str,
-) -> Result<(String, String, i64), String> {
+) -> Result<(String, String, i64), LowerError> {
     let pk = cx.fvar(node, 4)?;
     let pv = cx.fvar(node, 5)?;
     let (pks, pvs) = (cx.shape(&pk)?, cx.shape(&pv)?);
@@ -424,7 +424,7 @@ fn zero_masked_rows(
     bv: &str,
     p: &str,
     sd: &[i64],
-) -> Result<String, String> {
+) -> Result<String, LowerError> {
     let bs = cx.shape(bv)?;
     let last = (bs.len() - 1) as i64;
     let mut md = bs.clone();
@@ -472,7 +472,7 @@ fn last_slice(
     start: i64,
     step: i64,
     n: i64,
-) -> Result<String, String> {
+) -> Result<String, LowerError> {
     let mut spec: Vec<(i64, i64, i64)> = s.iter().map(|&d| (0, 1, d)).collect();
     *spec.last_mut().ok_or("rank 0")? = (start, step, n);
     let y = cx.fresh(x);
@@ -598,7 +598,7 @@ pub(crate) fn rotary_embedding(cx: &mut Cx<'_>, node: &Node) -> Lowered {
 }
 
 /// Axis 2 of a 4-D `x` at position `i` (kept, length 1).
-fn step(cx: &mut Cx<'_>, x: &str, i: i64) -> Result<String, String> {
+fn step(cx: &mut Cx<'_>, x: &str, i: i64) -> Result<String, LowerError> {
     let s = cx.shape(x)?;
     let y = cx.fresh(x);
     cx.emit(

@@ -21,7 +21,12 @@ pub(crate) fn unary(cx: &mut Cx<'_>, node: &Node, ty: &str, p: Option<P>) -> Low
 }
 
 /// A one-input function on `x` into a fresh variable.
-pub(crate) fn chain(cx: &mut Cx<'_>, x: &str, ty: &str, p: Option<P>) -> Result<String, String> {
+pub(crate) fn chain(
+    cx: &mut Cx<'_>,
+    x: &str,
+    ty: &str,
+    p: Option<P>,
+) -> Result<String, LowerError> {
     let s = cx.shape(x)?;
     let y = cx.fresh(x);
     cx.emit(ty, &[x], &[(&y, &s)], p);
@@ -237,7 +242,7 @@ pub(crate) fn where_(cx: &mut Cx<'_>, node: &Node) -> Lowered {
 }
 
 /// `x` broadcast to `to` (same rank first, then `Broadcast`).
-pub(crate) fn broadcast_to(cx: &mut Cx<'_>, x: &str, to: &[i64]) -> Result<String, String> {
+pub(crate) fn broadcast_to(cx: &mut Cx<'_>, x: &str, to: &[i64]) -> Result<String, LowerError> {
     let x = cx.with_rank(x, to.len())?;
     let s = cx.shape(&x)?;
     if s == to {

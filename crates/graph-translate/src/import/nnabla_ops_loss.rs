@@ -11,7 +11,7 @@ use super::nnabla_ops_elementwise::{binary_vars, chain, mul_scalar};
 use super::nnabla_ops_index::element_index;
 use super::onnx_graph::{Node, elem};
 
-fn reduce_all(cx: &mut Cx<'_>, ty: &str, x: &str, out: Option<&str>) -> Result<String, String> {
+fn reduce_all(cx: &mut Cx<'_>, ty: &str, x: &str, out: Option<&str>) -> Result<String, LowerError> {
     let r = cx.shape(x)?.len() as i64;
     let y = out.map_or_else(|| cx.fresh(x), str::to_string);
     let axes: Vec<i64> = (0..r).collect();

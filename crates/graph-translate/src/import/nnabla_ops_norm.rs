@@ -185,7 +185,7 @@ pub(crate) fn softmax(cx: &mut Cx<'_>, node: &Node) -> Lowered {
 }
 
 /// `x` reduced by `Mean` over `axes`, dimensions kept.
-fn mean_keep(cx: &mut Cx<'_>, x: &str, axes: &[i64]) -> Result<String, String> {
+fn mean_keep(cx: &mut Cx<'_>, x: &str, axes: &[i64]) -> Result<String, LowerError> {
     let s = cx.shape(x)?;
     let d: Vec<i64> = (0..s.len() as i64)
         .map(|i| if axes.contains(&i) { 1 } else { s[i as usize] })
@@ -204,7 +204,7 @@ fn mean_keep(cx: &mut Cx<'_>, x: &str, axes: &[i64]) -> Result<String, String> {
 }
 
 /// `1 / sqrt(v + eps)`.
-fn inv_std(cx: &mut Cx<'_>, v: &str, eps: f64, out: Option<&str>) -> Result<String, String> {
+fn inv_std(cx: &mut Cx<'_>, v: &str, eps: f64, out: Option<&str>) -> Result<String, LowerError> {
     let t = chain(cx, v, "AddScalar", add_scalar(eps))?;
     let t = chain(
         cx,

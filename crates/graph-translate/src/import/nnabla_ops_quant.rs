@@ -50,7 +50,7 @@ type Laid = (Vec<i64>, Vec<f64>);
 /// NNabla's broadcasting over `x` of shape `s`: a scalar as `[1, ..]`, a
 /// vector along `axis` as `[1, .., C, .., 1]`, a blocked one (`block_size`)
 /// repeated to the shape of `x`. `None` when the input is absent.
-fn layout(cx: &Cx<'_>, node: &Node, i: usize, s: &[i64]) -> Result<Option<Laid>, String> {
+fn layout(cx: &Cx<'_>, node: &Node, i: usize, s: &[i64]) -> Result<Option<Laid>, LowerError> {
     let Some(name) = node.input(i) else {
         return Ok(None);
     };
@@ -117,10 +117,10 @@ fn layout(cx: &Cx<'_>, node: &Node, i: usize, s: &[i64]) -> Result<Option<Laid>,
             return Ok(Some((s.to_vec(), out)));
         }
     }
-    Err(format!(
+    Err(LowerError::Other(format!(
         "{what} of shape {dims:?} with axis {raw_axis} and block_size {block} does not fit \
          the input's shape {s:?}"
-    ))
+    )))
 }
 
 /// `QuantizeLinear`: NNabla's `QuantizeLinear` rounding half to even and

@@ -11,7 +11,7 @@ use super::onnx_graph::{Node, elem};
 
 /// The reduction axes of a `Reduce*` node (attribute, or input from opset
 /// 13 for `ReduceSum` and 18 for the others); `None` = no-op.
-fn reduce_axes(cx: &Cx<'_>, node: &Node, r: usize) -> Result<Option<Vec<i64>>, String> {
+fn reduce_axes(cx: &Cx<'_>, node: &Node, r: usize) -> Result<Option<Vec<i64>>, LowerError> {
     let from_input = if node.op == "ReduceSum" { 13 } else { 18 };
     let axes = if cx.opset >= from_input {
         match node.input(1) {
@@ -391,7 +391,7 @@ type ResizeInputs = (Vec<f64>, Vec<f64>, Vec<f64>, String, String);
 /// 0 to 1 on the others), and `keep_aspect_ratio_policy` turned into the
 /// one scale it picks when NNabla's output size from it (floor) is the one
 /// ONNX takes (round).
-fn resize_inputs(cx: &Cx<'_>, node: &Node, s: &[i64]) -> Result<ResizeInputs, String> {
+fn resize_inputs(cx: &Cx<'_>, node: &Node, s: &[i64]) -> Result<ResizeInputs, LowerError> {
     let r = s.len();
     if node.int("antialias", 0) != 0 {
         return Err("antialias=1 (NNabla's ONNXResize does not antialias)".into());
@@ -401,9 +401,9 @@ fn resize_inputs(cx: &Cx<'_>, node: &Node, s: &[i64]) -> Result<ResizeInputs, St
         ctm.as_str(),
         "half_pixel" | "pytorch_half_pixel" | "align_corners" | "asymmetric" | "tf_crop_and_resize"
     ) {
-        return Err(format!(
+        return Err(LowerError::Other(format!(
             "coordinate_transformation_mode={ctm:?} (not one of NNabla's ONNXResize)"
-        ));
+        )));
     }
     let roi = match node.input(1) {
         Some(_) => cx
@@ -475,7 +475,12 @@ fn resize_inputs(cx: &Cx<'_>, node: &Node, s: &[i64]) -> Result<ResizeInputs, St
             let scale = match policy.as_str() {
                 "not_larger" => ratios.fold(f64::INFINITY, f64::min),
                 "not_smaller" => ratios.fold(0.0, f64::max),
-                p => return Err(format!("keep_aspect_ratio_policy={p:?}")),
+                p => {
+                    return Err(LowerError::attr(
+                        "keep_aspect_ratio_policy",
+                        format!("{p:?}"),
+                    ));
+                }
             };
             // NNabla takes the scale as f32 and sizes the output by floor.
             let scale = f64::from(scale as f32);
@@ -483,10 +488,10 @@ fn resize_inputs(cx: &Cx<'_>, node: &Node, s: &[i64]) -> Result<ResizeInputs, St
             for &a in &axes {
                 let v = s[a] as f64 * scale;
                 if v.floor() != v.round_ties_even() {
-                    return Err(format!(
+                    return Err(LowerError::Other(format!(
                         "keep_aspect_ratio_policy={policy:?} giving an output size NNabla \
                          (floor of size x scale) does not (round)"
-                    ));
+                    )));
                 }
                 scales_full[a] = scale;
             }

@@ -16,7 +16,7 @@ use super::onnx_graph::{Node, elem};
 /// ONNX's i, o, f, c).
 const LSTM_GATES: [f64; 4] = [0.0, 2.0, 3.0, 1.0];
 
-fn dim(v: i64) -> Result<i64, String> {
+fn dim(v: i64) -> Result<i64, LowerError> {
     if v <= 0 {
         return Err(
             "a recurrent layer over a symbolic or empty dimension (fix it with --input-shape)"
@@ -38,7 +38,7 @@ fn concat(cx: &mut Cx<'_>, parts: &[&str], axis: i64, dims: &[i64]) -> String {
     y
 }
 
-fn flip(cx: &mut Cx<'_>, x: &str, axis: i64, out: Option<&str>) -> Result<String, String> {
+fn flip(cx: &mut Cx<'_>, x: &str, axis: i64, out: Option<&str>) -> Result<String, LowerError> {
     let d = cx.shape(x)?;
     let y = out.map_or_else(|| cx.fresh(x), str::to_string);
     cx.emit(
@@ -51,7 +51,7 @@ fn flip(cx: &mut Cx<'_>, x: &str, axis: i64, out: Option<&str>) -> Result<String
 }
 
 /// The LSTM gates of `x` (gate axis 1, 4 entries) in NNabla's order.
-fn lstm_gates(cx: &mut Cx<'_>, x: &str) -> Result<String, String> {
+fn lstm_gates(cx: &mut Cx<'_>, x: &str) -> Result<String, LowerError> {
     let d = cx.shape(x)?;
     let idx = cx.param(&format!("{x}__gates"), &[4], &LSTM_GATES)?;
     let y = cx.fresh(x);
@@ -72,7 +72,7 @@ pub(crate) fn transpose(
     x: &str,
     perm: &[i64],
     out: Option<&str>,
-) -> Result<String, String> {
+) -> Result<String, LowerError> {
     let s = cx.shape(x)?;
     let d: Vec<i64> = perm.iter().map(|&a| s[a as usize]).collect();
     let y = out.map_or_else(|| cx.fresh(x), str::to_string);
@@ -81,7 +81,7 @@ pub(crate) fn transpose(
 }
 
 /// The refusals shared by `RNN` and `LSTM`.
-fn check_attrs(node: &Node, lstm: bool) -> Result<(), String> {
+fn check_attrs(node: &Node, lstm: bool) -> Result<(), LowerError> {
     if node.attr("clip").is_some() {
         return Err("clip (NNabla's cells do not clip)".into());
     }
@@ -106,9 +106,9 @@ fn check_attrs(node: &Node, lstm: bool) -> Result<(), String> {
                 .collect();
             let dflt = ["sigmoid", "tanh", "tanh"];
             if names.chunks(3).any(|c| c != dflt) {
-                return Err(format!(
+                return Err(LowerError::Other(format!(
                     "activations={names:?} (NNabla's LSTM uses Sigmoid, Tanh, Tanh)"
-                ));
+                )));
             }
         }
     }
@@ -117,7 +117,7 @@ fn check_attrs(node: &Node, lstm: bool) -> Result<(), String> {
 
 /// The nonlinearity of an ONNX `RNN` (`tanh` or `relu`, every direction
 /// the same).
-fn rnn_nonlinearity(node: &Node) -> Result<String, String> {
+fn rnn_nonlinearity(node: &Node) -> Result<String, LowerError> {
     let Some(a) = node.attr("activations") else {
         return Ok("tanh".into());
     };
@@ -128,9 +128,9 @@ fn rnn_nonlinearity(node: &Node) -> Result<String, String> {
         .collect();
     match names.first().map(String::as_str) {
         Some(n @ ("tanh" | "relu")) if names.iter().all(|m| m == n) => Ok(n.to_string()),
-        _ => Err(format!(
+        _ => Err(LowerError::Other(format!(
             "activations={names:?} (NNabla's RNN computes tanh or relu)"
-        )),
+        ))),
     }
 }
 

@@ -127,7 +127,7 @@ pub(crate) fn norm(cx: &mut Tx, node: &Node) -> Lowered {
     for v in &mut kd[a..] {
         *v = 1;
     }
-    let mean_of = |cx: &mut Tx, v| -> Result<_, String> {
+    let mean_of = |cx: &mut Tx, v| -> Result<_, LowerError> {
         let mut cur = v;
         let mut cd = d.clone();
         for ax in a..r {

@@ -390,7 +390,7 @@ fn indices(
     wrap_indices(cx, hint, idx, &di, bounds, ei)
 }
 
-fn static_dims(cx: &Tx, node: &Node, i: usize) -> Result<Vec<i64>, String> {
+fn static_dims(cx: &Tx, node: &Node, i: usize) -> Result<Vec<i64>, LowerError> {
     let d = cx.in_shape(node, i)?;
     if d.iter().any(|&v| v < 1) {
         return Err("symbolic or empty dimensions (fix them with --input-shape)".into());

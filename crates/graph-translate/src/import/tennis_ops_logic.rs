@@ -126,11 +126,15 @@ pub(crate) fn to_rank(
 
 /// Two inputs of one element type (brought to one rank), and their
 /// broadcast shape.
-fn two(cx: &mut Tx, node: &Node) -> Result<(NodeId, NodeId, i32, Vec<i64>), String> {
+fn two(cx: &mut Tx, node: &Node) -> Result<(NodeId, NodeId, i32, Vec<i64>), LowerError> {
     let (a, ea) = cx.tin(node, 0)?;
     let (b, eb) = cx.tin(node, 1)?;
     if ea != eb {
-        return Err(format!("operands of types {} and {}", name(ea), name(eb)));
+        return Err(LowerError::Other(format!(
+            "operands of types {} and {}",
+            name(ea),
+            name(eb)
+        )));
     }
     let (da, db) = (cx.in_shape(node, 0)?, cx.in_shape(node, 1)?);
     let d = broadcast(&da, &db)?;

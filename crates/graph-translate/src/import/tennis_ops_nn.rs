@@ -14,15 +14,17 @@ pub(crate) struct Window {
     pub(crate) dil: [i64; 2],
 }
 
-fn two(v: Option<Vec<i64>>, def: i64, what: &str) -> Result<[i64; 2], String> {
+fn two(v: Option<Vec<i64>>, def: i64, what: &str) -> Result<[i64; 2], LowerError> {
     match v {
         None => Ok([def, def]),
         Some(v) if v.len() == 2 => Ok([v[0], v[1]]),
-        Some(v) => Err(format!("{what} {v:?} (only 2-D windows)")),
+        Some(v) => Err(LowerError::Other(format!(
+            "{what} {v:?} (only 2-D windows)"
+        ))),
     }
 }
 
-pub(crate) fn window(node: &Node, hw: [i64; 2], k: [i64; 2]) -> Result<Window, String> {
+pub(crate) fn window(node: &Node, hw: [i64; 2], k: [i64; 2]) -> Result<Window, LowerError> {
     let strides = two(node.ints("strides"), 1, "strides")?;
     let dil = two(node.ints("dilations"), 1, "dilations")?;
     if strides.iter().chain(&dil).chain(&k).any(|&v| v < 1) {
@@ -33,7 +35,7 @@ pub(crate) fn window(node: &Node, hw: [i64; 2], k: [i64; 2]) -> Result<Window, S
         "NOTSET" | "" => match node.ints("pads") {
             None => [0; 4],
             Some(p) if p.len() == 4 && p.iter().all(|&v| v >= 0) => [p[0], p[1], p[2], p[3]],
-            Some(p) => return Err(format!("pads {p:?}")),
+            Some(p) => return Err(LowerError::Other(format!("pads {p:?}"))),
         },
         "VALID" => [0; 4],
         "SAME_UPPER" | "SAME_LOWER" => {
@@ -52,7 +54,7 @@ pub(crate) fn window(node: &Node, hw: [i64; 2], k: [i64; 2]) -> Result<Window, S
             }
             p
         }
-        a => return Err(format!("auto_pad {a}")),
+        a => return Err(LowerError::Other(format!("auto_pad {a}"))),
     };
     Ok(Window { pads, strides, dil })
 }
@@ -62,10 +64,13 @@ pub(crate) fn padding(p: &[i64; 4]) -> Vec<i64> {
     vec![0, 0, 0, 0, p[0], p[2], p[1], p[3]]
 }
 
-pub(crate) fn nchw(cx: &Tx, node: &Node) -> Result<Vec<i64>, String> {
+pub(crate) fn nchw(cx: &Tx, node: &Node) -> Result<Vec<i64>, LowerError> {
     let d = cx.in_shape(node, 0)?;
     if d.len() != 4 {
-        return Err(format!("a rank-{} input (only 2-D images, NCHW)", d.len()));
+        return Err(LowerError::Other(format!(
+            "a rank-{} input (only 2-D images, NCHW)",
+            d.len()
+        )));
     }
     if d[2] < 0 || d[3] < 0 {
         return Err("a symbolic spatial dimension".into());
@@ -492,7 +497,7 @@ pub(crate) fn matmul(cx: &mut Tx, node: &Node) -> Lowered {
     }
     // A and B as [batches..., M, K] / [batches..., K, N] of the full rank
     let r = batch.len() + 2;
-    let full = |cx: &mut Tx, x, d: &[i64]| -> Result<_, String> {
+    let full = |cx: &mut Tx, x, d: &[i64]| -> Result<_, LowerError> {
         if d.len() == r {
             return Ok((x, d.to_vec()));
         }

@@ -17,7 +17,7 @@ fn ints_in(
     i: usize,
     attr: &str,
     since: i64,
-) -> Result<Option<Vec<i64>>, String> {
+) -> Result<Option<Vec<i64>>, LowerError> {
     if cx.opset < since {
         return Ok(node.ints(attr));
     }
@@ -26,7 +26,7 @@ fn ints_in(
         Some(_) => cx
             .const_ints(node, i)
             .map(Some)
-            .ok_or_else(|| format!("{attr} computed at run time")),
+            .ok_or_else(|| LowerError::Other(format!("{attr} computed at run time"))),
     }
 }
 
@@ -40,7 +40,7 @@ fn strided(
     d: &[i64],
     sl: &[Option<(i64, i64, i64)>],
     tmp: bool,
-) -> Result<Vec<i64>, String> {
+) -> Result<Vec<i64>, LowerError> {
     let mut b = Vec::new();
     let mut e = Vec::new();
     let mut s = Vec::new();
@@ -87,11 +87,11 @@ fn strided(
 }
 
 /// Checks that a static dimension fits TenniS's int32 parameters.
-fn small(v: i64) -> Result<i64, String> {
+fn small(v: i64) -> Result<i64, LowerError> {
     if (0..=i64::from(i32::MAX) / 2).contains(&v) {
         Ok(v)
     } else {
-        Err(format!("a dimension of {v}"))
+        Err(LowerError::Other(format!("a dimension of {v}")))
     }
 }
 
@@ -112,13 +112,13 @@ pub(crate) fn slice(cx: &mut Tx, node: &Node) -> Lowered {
             None,
         )
     } else {
-        let need = |i: usize, what: &str| -> Result<Option<Vec<i64>>, String> {
+        let need = |i: usize, what: &str| -> Result<Option<Vec<i64>>, LowerError> {
             match node.input(i) {
                 None => Ok(None),
                 Some(_) => cx
                     .const_ints(node, i)
                     .map(Some)
-                    .ok_or_else(|| format!("{what} computed at run time")),
+                    .ok_or_else(|| LowerError::Other(format!("{what} computed at run time"))),
             }
         };
         (
