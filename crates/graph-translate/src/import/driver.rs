@@ -8,10 +8,11 @@
 use std::collections::{HashMap, HashSet};
 
 use super::onnx_graph::{self, Const, Node, OnnxGraph, elem};
-use super::{Refusals, fold, legacy};
+use super::{LowerError, Refusals, fold, legacy};
 
-/// A refusal reason (becomes `Op (reason)` in the error).
-pub(crate) type Lowered = Result<(), String>;
+/// A lowering's result: a refusal reason ([`LowerError`], becomes `Op (reason)`
+/// in the error).
+pub(crate) type Lowered = Result<(), LowerError>;
 
 /// What a lowering knows of the ONNX values: constants (initializers and
 /// folds), static shapes and element types of computed values, and the
@@ -63,18 +64,20 @@ impl Values {
     }
 
     /// The static shape of a value (`-1` for the batch dimension).
-    pub fn shape(&self, name: &str) -> Result<Vec<i64>, String> {
+    pub fn shape(&self, name: &str) -> Result<Vec<i64>, LowerError> {
         if let Some(c) = self.consts.get(name) {
             return Ok(c.dims_i64());
         }
         self.shapes
             .get(name)
             .cloned()
-            .ok_or_else(|| format!("no shape known for {name:?}"))
+            .ok_or_else(|| LowerError::UnknownShape {
+                name: name.to_string(),
+            })
     }
 
     /// The shape of input `i` of `node`.
-    pub fn in_shape(&self, node: &Node, i: usize) -> Result<Vec<i64>, String> {
+    pub fn in_shape(&self, node: &Node, i: usize) -> Result<Vec<i64>, LowerError> {
         self.shape(node.input(i).ok_or("missing input")?)
     }
 
@@ -224,7 +227,7 @@ fn lower_node<T: Target>(
             }
             Ok(())
         }
-        Some(Err(e)) => Err(e),
+        Some(Err(e)) => Err(LowerError::Other(e)),
         None => cx
             .lower(node)
             .unwrap_or_else(|| Err("its inputs are computed at run time".into())),
@@ -237,7 +240,7 @@ fn lower_node<T: Target>(
 
 /// numpy broadcasting of two static shapes (`-1` batch allowed where the
 /// other side is 1 or also `-1`).
-pub(crate) fn broadcast_shapes(a: &[i64], b: &[i64]) -> Result<Vec<i64>, String> {
+pub(crate) fn broadcast_shapes(a: &[i64], b: &[i64]) -> Result<Vec<i64>, LowerError> {
     let r = a.len().max(b.len());
     let get = |s: &[i64], i: usize| {
         if i + s.len() >= r {
@@ -254,11 +257,10 @@ pub(crate) fn broadcast_shapes(a: &[i64], b: &[i64]) -> Result<Vec<i64>, String>
             } else if x == 1 {
                 Ok(y)
             } else {
-                Err(format!(
-                    "shapes {} and {} do not broadcast statically",
-                    onnx_graph::dims_text(a),
-                    onnx_graph::dims_text(b)
-                ))
+                Err(LowerError::NoBroadcast {
+                    a: onnx_graph::dims_text(a),
+                    b: onnx_graph::dims_text(b),
+                })
             }
         })
         .collect()

@@ -242,11 +242,9 @@ pub fn slice_spec(
         } else {
             (s.clamp(-1, d - 1), e.clamp(-1, d - 1))
         };
-        let n = if step > 0 {
-            ((e - s).max(0) + step - 1) / step
-        } else {
-            ((s - e).max(0) + (-step) - 1) / (-step)
-        };
+        // ceil(len / |step|) without overflow (a step of i64::MIN or MAX).
+        let len = if step > 0 { e - s } else { s - e }.max(0).unsigned_abs();
+        let n = i64::try_from(len.div_ceil(step.unsigned_abs())).ok()?;
         spec[ax] = (s, step, n);
     }
     Some(spec)

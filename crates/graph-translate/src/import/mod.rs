@@ -39,6 +39,7 @@
 
 #[cfg(any(feature = "nnabla", feature = "tennis"))]
 mod driver;
+mod error;
 pub mod fold;
 #[cfg(any(feature = "nnabla", feature = "tennis"))]
 mod legacy;
@@ -103,6 +104,8 @@ pub mod tennis_table;
 
 #[cfg(feature = "tennis")]
 pub use tennis_cx::onnx_to_tennis;
+
+pub use error::LowerError;
 
 /// What the import needs besides the model.
 #[derive(Debug, Clone, Default)]

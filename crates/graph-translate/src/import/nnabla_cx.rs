@@ -12,6 +12,7 @@ use nnabla_proto::proto::{
 };
 use tensor_core::{DType, Tensor};
 
+use super::LowerError;
 use super::driver::{self, Target, Values};
 use super::onnx_graph::{self, Const, Node, OnnxGraph, elem};
 use super::{ImportError, ImportOptions, nnabla_table};
@@ -105,7 +106,7 @@ impl<'g> Cx<'g> {
     }
 
     /// A parameter variable holding `vals` with `dims` (f32).
-    pub fn param(&mut self, name: &str, dims: &[i64], vals: &[f64]) -> Result<String, String> {
+    pub fn param(&mut self, name: &str, dims: &[i64], vals: &[f64]) -> Result<String, LowerError> {
         let name = if self.var_set.contains(name) {
             self.fresh(name)
         } else {
@@ -127,25 +128,27 @@ impl<'g> Cx<'g> {
     }
 
     /// The values of a constant, checked to be exact in f32 when integral.
-    fn const_f32_values(&self, name: &str, c: &Const) -> Result<Vec<f64>, String> {
+    fn const_f32_values(&self, name: &str, c: &Const) -> Result<Vec<f64>, LowerError> {
         let v = c.values();
         if c.elem == elem::FLOAT || c.elem == 10 || c.elem == 16 {
             return Ok(v);
         }
         if c.elem == elem::DOUBLE {
-            return Err(format!("double constant {name:?} (NNabla computes in f32)"));
+            return Err(LowerError::Other(format!(
+                "double constant {name:?} (NNabla computes in f32)"
+            )));
         }
         if v.iter().any(|x| x.abs() > F32_EXACT) {
-            return Err(format!(
+            return Err(LowerError::Other(format!(
                 "integer constant {name:?} with values f32 cannot hold exactly"
-            ));
+            )));
         }
         Ok(v)
     }
 
     /// The runtime variable of value `name`: a constant becomes a
     /// parameter (f32, with its own dimensions, or `dims` when given).
-    pub fn var(&mut self, name: &str) -> Result<String, String> {
+    pub fn var(&mut self, name: &str) -> Result<String, LowerError> {
         if self.var_set.contains(name) {
             return Ok(name.to_string());
         }
@@ -157,20 +160,20 @@ impl<'g> Cx<'g> {
             let v = self.const_f32_values(name, &c)?;
             return self.param(name, &c.dims_i64(), &v);
         }
-        Err(format!("value {name:?} is not computed"))
+        Err(LowerError::Other(format!("value {name:?} is not computed")))
     }
 
     /// Input `i` of `node` as a float variable: refuses integer, boolean
     /// and double runtime values (NNabla computes in f32).
-    pub fn fvar(&mut self, node: &Node, i: usize) -> Result<String, String> {
-        let name = node.input(i).ok_or_else(|| format!("input {i} missing"))?;
+    pub fn fvar(&mut self, node: &Node, i: usize) -> Result<String, LowerError> {
+        let name = node.input(i).ok_or(LowerError::MissingInput { index: i })?;
         if !self.consts.contains_key(name) {
             let e = self.elem(name);
             if e != elem::FLOAT {
-                return Err(format!(
+                return Err(LowerError::Other(format!(
                     "{} input (NNabla computes in f32)",
                     onnx_format::dtype::onnx_name(e)
-                ));
+                )));
             }
         }
         self.var(name)
@@ -178,15 +181,15 @@ impl<'g> Cx<'g> {
 
     /// Input `i` of `node` as a variable of any element type (data
     /// movement and comparisons, exact for what f32 holds).
-    pub fn avar(&mut self, node: &Node, i: usize) -> Result<String, String> {
-        let name = node.input(i).ok_or_else(|| format!("input {i} missing"))?;
+    pub fn avar(&mut self, node: &Node, i: usize) -> Result<String, LowerError> {
+        let name = node.input(i).ok_or(LowerError::MissingInput { index: i })?;
         if !self.consts.contains_key(name) {
             let e = self.elem(name);
             if !matches!(e, 1..=7 | 9 | 12 | 13) {
-                return Err(format!(
+                return Err(LowerError::Other(format!(
                     "{} input (NNabla computes in f32)",
                     onnx_format::dtype::onnx_name(e)
-                ));
+                )));
             }
         }
         self.var(name)
@@ -220,7 +223,7 @@ impl<'g> Cx<'g> {
 
     /// `x` reshaped to `dims` (a new variable), or `x` itself when it has
     /// them already. A batch dimension (`-1`) stays `-1`.
-    pub fn reshape(&mut self, x: &str, dims: &[i64]) -> Result<String, String> {
+    pub fn reshape(&mut self, x: &str, dims: &[i64]) -> Result<String, LowerError> {
         let cur = self.shape(x)?;
         if cur == dims {
             return Ok(x.to_string());
@@ -260,7 +263,7 @@ impl<'g> Cx<'g> {
     }
 
     /// `x` with leading 1s added up to rank `r` (numpy broadcasting).
-    pub fn with_rank(&mut self, x: &str, r: usize) -> Result<String, String> {
+    pub fn with_rank(&mut self, x: &str, r: usize) -> Result<String, LowerError> {
         let s = self.shape(x)?;
         if s.len() >= r {
             return Ok(x.to_string());
@@ -286,7 +289,9 @@ impl<'g> Cx<'g> {
                 && let Ok(s) = self.shape(n)
                 && s.iter().any(|&d| d > 1 << 31)
             {
-                return Err(format!("input {n:?} with a dimension above 2^31"));
+                return Err(LowerError::Other(format!(
+                    "input {n:?} with a dimension above 2^31"
+                )));
             }
         }
         Ok(())
@@ -304,11 +309,11 @@ fn check_reshape(from: &[i64], to: &[i64]) -> Lowered {
         || (dyn_from == 1 && (from[0] >= 0 || to.first().is_none_or(|&d| d >= 0)))
         || p(from) != p(to)
     {
-        return Err(format!(
+        return Err(LowerError::Other(format!(
             "reshape {} to {} across the symbolic batch dimension (fix it with --input-shape)",
             onnx_graph::dims_text(from),
             onnx_graph::dims_text(to)
-        ));
+        )));
     }
     Ok(())
 }
@@ -363,7 +368,7 @@ pub fn onnx_to_nnabla(
                 Ok(v) => {
                     let p = cx
                         .param(&format!("{o}__const"), &c.dims_i64(), &v)
-                        .map_err(ImportError::Invalid)?;
+                        .map_err(|e| ImportError::Invalid(e.to_string()))?;
                     let d = c.dims_i64();
                     cx.emit("Identity", &[&p], &[(o, &d)], None);
                     cx.set_elem(o, c.elem);

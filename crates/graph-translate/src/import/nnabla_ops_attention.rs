@@ -7,13 +7,14 @@
 use nnabla_proto::proto::function::Parameter as P;
 use nnabla_proto::proto::*;
 
+use super::LowerError;
 use super::nnabla_cx::{Cx, Lowered};
 use super::nnabla_ops_elementwise::{binary_vars, broadcast_to, chain, mul_scalar};
 use super::nnabla_ops_reduce::extreme;
 use super::nnabla_ops_shape::transpose_vars;
 use super::onnx_graph::{Node, elem};
 
-fn transpose(cx: &mut Cx<'_>, x: &str, perm: &[i64]) -> Result<String, String> {
+fn transpose(cx: &mut Cx<'_>, x: &str, perm: &[i64]) -> Result<String, LowerError> {
     let s = cx.shape(x)?;
     let d: Vec<i64> = perm.iter().map(|&a| s[a as usize]).collect();
     let y = cx.fresh(x);
@@ -22,7 +23,7 @@ fn transpose(cx: &mut Cx<'_>, x: &str, perm: &[i64]) -> Result<String, String> {
 }
 
 /// A 3-D `(B, S, H*E)` input as `(B, H, S, E)`; a 4-D one as it is.
-fn heads(cx: &mut Cx<'_>, x: &str, h: Option<i64>) -> Result<String, String> {
+fn heads(cx: &mut Cx<'_>, x: &str, h: Option<i64>) -> Result<String, LowerError> {
     let s = cx.shape(x)?;
     match (s.len(), h) {
         (4, _) => Ok(x.to_string()),
@@ -36,7 +37,7 @@ fn heads(cx: &mut Cx<'_>, x: &str, h: Option<i64>) -> Result<String, String> {
 }
 
 /// `(B, Hk, S, E)` with each head repeated `g` times (`np.repeat` on axis 1).
-fn repeat_heads(cx: &mut Cx<'_>, x: &str, g: i64) -> Result<String, String> {
+fn repeat_heads(cx: &mut Cx<'_>, x: &str, g: i64) -> Result<String, LowerError> {
     if g == 1 {
         return Ok(x.to_string());
     }
@@ -69,7 +70,7 @@ fn bias(
     sq: i64,
     skv: i64,
     offset: i64,
-) -> Result<(Option<String>, bool), String> {
+) -> Result<(Option<String>, bool), LowerError> {
     let mut b: Option<String> = None;
     if let Some(m) = node.input(3) {
         let e = cx.elem(m);
@@ -175,7 +176,7 @@ fn bias(
 /// window move with the per-batch offset `nonpad[b] - sq`:
 /// with `D = j - i + sq`, causal `D <= n`, left `n <= D + left`, right
 /// `n >= D - right`, padding `j < n`; `(B, 1, sq, skv)`, 0 or -inf.
-fn nonpad_bias(cx: &mut Cx<'_>, node: &Node, sq: i64, skv: i64) -> Result<String, String> {
+fn nonpad_bias(cx: &mut Cx<'_>, node: &Node, sq: i64, skv: i64) -> Result<String, LowerError> {
     let name = node.input(6).ok_or("nonpad_kv_seqlen")?;
     let e = cx.elem(name);
     if !matches!(e, 6 | 7) {
@@ -200,7 +201,7 @@ fn nonpad_bias(cx: &mut Cx<'_>, node: &Node, sq: i64, skv: i64) -> Result<String
     };
     let out = node.outputs[0].clone();
     let mut conds: Vec<String> = Vec::new();
-    let mut cmp = |cx: &mut Cx<'_>, ty: &str, a: &str, c: &str| -> Result<(), String> {
+    let mut cmp = |cx: &mut Cx<'_>, ty: &str, a: &str, c: &str| -> Result<(), LowerError> {
         let y = binary_vars(cx, ty, a, c, None, elem::BOOL)?;
         conds.push(y);
         Ok(())
@@ -260,11 +261,11 @@ pub(crate) fn attention(cx: &mut Cx<'_>, node: &Node) -> Lowered {
     }
     let mode = node.int("qk_matmul_output_mode", 0);
     if !(0..=3).contains(&mode) {
-        return Err(format!("qk_matmul_output_mode={mode}"));
+        return Err(LowerError::attr("qk_matmul_output_mode", format!("{mode}")));
     }
     for w in ["left_window_size", "right_window_size"] {
         if node.int(w, -1) < -1 {
-            return Err(format!("{w} below -1"));
+            return Err(LowerError::Other(format!("{w} below -1")));
         }
     }
     if node.int("softmax_precision", 1) != 1 {
@@ -383,7 +384,7 @@ fn with_cache(
     node: &Node,
     k4: &str,
     v4: &str,
-) -> Result<(String, String, i64), String> {
+) -> Result<(String, String, i64), LowerError> {
     let pk = cx.fvar(node, 4)?;
     let pv = cx.fvar(node, 5)?;
     let (pks, pvs) = (cx.shape(&pk)?, cx.shape(&pv)?);
@@ -423,7 +424,7 @@ fn zero_masked_rows(
     bv: &str,
     p: &str,
     sd: &[i64],
-) -> Result<String, String> {
+) -> Result<String, LowerError> {
     let bs = cx.shape(bv)?;
     let last = (bs.len() - 1) as i64;
     let mut md = bs.clone();
@@ -471,7 +472,7 @@ fn last_slice(
     start: i64,
     step: i64,
     n: i64,
-) -> Result<String, String> {
+) -> Result<String, LowerError> {
     let mut spec: Vec<(i64, i64, i64)> = s.iter().map(|&d| (0, 1, d)).collect();
     *spec.last_mut().ok_or("rank 0")? = (start, step, n);
     let y = cx.fresh(x);
@@ -506,10 +507,12 @@ pub(crate) fn rotary_embedding(cx: &mut Cx<'_>, node: &Node) -> Lowered {
     let rd = match node.int("rotary_embedding_dim", 0) {
         0 => d,
         r if r > 0 && r <= d && r % 2 == 0 => r,
-        r => return Err(format!("rotary_embedding_dim={r}")),
+        r => {
+            return Err(LowerError::attr("rotary_embedding_dim", format!("{r}")));
+        }
     };
     let half = rd / 2;
-    let cache = |cx: &mut Cx<'_>, i: usize| -> Result<String, String> {
+    let cache = |cx: &mut Cx<'_>, i: usize| -> Result<String, LowerError> {
         let c = cx.fvar(node, i)?;
         let cs = cx.shape(&c)?;
         let g = if node.input(3).is_some() {
@@ -595,7 +598,7 @@ pub(crate) fn rotary_embedding(cx: &mut Cx<'_>, node: &Node) -> Lowered {
 }
 
 /// Axis 2 of a 4-D `x` at position `i` (kept, length 1).
-fn step(cx: &mut Cx<'_>, x: &str, i: i64) -> Result<String, String> {
+fn step(cx: &mut Cx<'_>, x: &str, i: i64) -> Result<String, LowerError> {
     let s = cx.shape(x)?;
     let y = cx.fresh(x);
     cx.emit(
@@ -629,12 +632,14 @@ pub(crate) fn linear_attention(cx: &mut Cx<'_>, node: &Node) -> Lowered {
         "gated" => (true, false),
         "delta" => (false, true),
         "gated_delta" => (true, true),
-        other => return Err(format!("update_rule={other:?}")),
+        other => {
+            return Err(LowerError::attr("update_rule", format!("{other:?}")));
+        }
     };
     if gating != node.input(4).is_some() || delta != node.input(5).is_some() {
-        return Err(format!(
+        return Err(LowerError::Other(format!(
             "decay/beta inputs that do not fit update_rule={rule:?}"
-        ));
+        )));
     }
     let hq = node.int("q_num_heads", 0);
     let hk = node.int("kv_num_heads", 0);
@@ -659,9 +664,9 @@ pub(crate) fn linear_attention(cx: &mut Cx<'_>, node: &Node) -> Lowered {
         return Err("query, key and value shapes that do not agree".into());
     }
     if t > MAX_STEPS {
-        return Err(format!(
+        return Err(LowerError::Other(format!(
             "a sequence longer than {MAX_STEPS} steps (unrolled)"
-        ));
+        )));
     }
     // decay as (B, Hk, T, 1 or dk), beta as (B, Hk or 1, T, 1).
     let decay = if gating {

@@ -8,6 +8,7 @@
 use nnabla_proto::proto::function::Parameter as P;
 use nnabla_proto::proto::*;
 
+use super::LowerError;
 use super::nnabla_cx::{Cx, Lowered, broadcast_shapes};
 use super::onnx_graph::{Node, elem};
 
@@ -20,7 +21,12 @@ pub(crate) fn unary(cx: &mut Cx<'_>, node: &Node, ty: &str, p: Option<P>) -> Low
 }
 
 /// A one-input function on `x` into a fresh variable.
-pub(crate) fn chain(cx: &mut Cx<'_>, x: &str, ty: &str, p: Option<P>) -> Result<String, String> {
+pub(crate) fn chain(
+    cx: &mut Cx<'_>,
+    x: &str,
+    ty: &str,
+    p: Option<P>,
+) -> Result<String, LowerError> {
     let s = cx.shape(x)?;
     let y = cx.fresh(x);
     cx.emit(ty, &[x], &[(&y, &s)], p);
@@ -56,7 +62,7 @@ pub(crate) fn binary_vars(
     b: &str,
     out: Option<&str>,
     e: i32,
-) -> Result<String, String> {
+) -> Result<String, LowerError> {
     let (sa, sb) = (cx.shape(a)?, cx.shape(b)?);
     let so = broadcast_shapes(&sa, &sb)?;
     let a = cx.with_rank(a, so.len())?;
@@ -236,7 +242,7 @@ pub(crate) fn where_(cx: &mut Cx<'_>, node: &Node) -> Lowered {
 }
 
 /// `x` broadcast to `to` (same rank first, then `Broadcast`).
-pub(crate) fn broadcast_to(cx: &mut Cx<'_>, x: &str, to: &[i64]) -> Result<String, String> {
+pub(crate) fn broadcast_to(cx: &mut Cx<'_>, x: &str, to: &[i64]) -> Result<String, LowerError> {
     let x = cx.with_rank(x, to.len())?;
     let s = cx.shape(&x)?;
     if s == to {
@@ -498,7 +504,7 @@ fn gelu(cx: &mut Cx<'_>, node: &Node, out: &str) -> Lowered {
             let t = chain(cx, &t, "MulScalar", mul_scalar(0.5))?;
             binary_vars(cx, "Mul2", &x, &t, Some(out), elem::FLOAT).map(drop)
         }
-        other => Err(format!("approximate={other:?}")),
+        other => Err(LowerError::attr("approximate", format!("{other:?}"))),
     }
 }
 

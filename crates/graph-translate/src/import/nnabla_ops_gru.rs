@@ -7,6 +7,7 @@
 use nnabla_proto::proto::function::Parameter as P;
 use nnabla_proto::proto::*;
 
+use super::LowerError;
 use super::nnabla_cx::{Cx, Lowered};
 use super::nnabla_ops_elementwise::{binary_vars, chain};
 use super::nnabla_ops_rnn::transpose;
@@ -25,7 +26,7 @@ pub static GRU_TABLE: &[Entry] = &[e(
     gru,
 )];
 
-fn slice(cx: &mut Cx<'_>, x: &str, start: &[i64], stop: &[i64]) -> Result<String, String> {
+fn slice(cx: &mut Cx<'_>, x: &str, start: &[i64], stop: &[i64]) -> Result<String, LowerError> {
     let dims: Vec<i64> = start.iter().zip(stop).map(|(a, b)| b - a).collect();
     let y = cx.fresh(x);
     cx.emit(
@@ -43,7 +44,7 @@ fn slice(cx: &mut Cx<'_>, x: &str, start: &[i64], stop: &[i64]) -> Result<String
 }
 
 /// `a @ b^T` over a leading batch axis of 1.
-fn matmul_t(cx: &mut Cx<'_>, a: &str, b: &str) -> Result<String, String> {
+fn matmul_t(cx: &mut Cx<'_>, a: &str, b: &str) -> Result<String, LowerError> {
     let (sa, sb) = (cx.shape(a)?, cx.shape(b)?);
     let y = cx.fresh(a);
     cx.emit(
@@ -90,9 +91,9 @@ fn concat(cx: &mut Cx<'_>, parts: &[String], axis: usize, out: Option<&str>) -> 
     Ok(y)
 }
 
-type Lowered2 = Result<String, String>;
+type Lowered2 = Result<String, LowerError>;
 
-fn check(node: &Node) -> Result<(), String> {
+fn check(node: &Node) -> Result<(), LowerError> {
     if node.attr("clip").is_some() {
         return Err("clip (not lowered)".into());
     }
@@ -109,13 +110,15 @@ fn check(node: &Node) -> Result<(), String> {
             .map(|s| String::from_utf8_lossy(s).to_ascii_lowercase())
             .collect();
         if names.chunks(2).any(|c| c != ["sigmoid", "tanh"]) {
-            return Err(format!("activations={names:?} (lowered: Sigmoid, Tanh)"));
+            return Err(LowerError::Other(format!(
+                "activations={names:?} (lowered: Sigmoid, Tanh)"
+            )));
         }
     }
     Ok(())
 }
 
-fn dim(v: i64) -> Result<i64, String> {
+fn dim(v: i64) -> Result<i64, LowerError> {
     if v <= 0 {
         return Err("a GRU over a symbolic or empty dimension (fix it with --input-shape)".into());
     }
@@ -130,12 +133,14 @@ fn gru(cx: &mut Cx<'_>, node: &Node) -> Lowered {
     let nd: i64 = match node.string("direction", "forward").as_str() {
         "forward" | "reverse" => 1,
         "bidirectional" => 2,
-        other => return Err(format!("direction={other:?}")),
+        other => {
+            return Err(LowerError::attr("direction", format!("{other:?}")));
+        }
     };
     let reverse = node.string("direction", "forward") == "reverse";
     let layout = node.int("layout", 0);
     if layout != 0 && layout != 1 {
-        return Err(format!("layout={layout}"));
+        return Err(LowerError::attr("layout", format!("{layout}")));
     }
     let lbr = node.int("linear_before_reset", 0) != 0;
     let mut x = cx.fvar(node, 0)?;
@@ -148,9 +153,9 @@ fn gru(cx: &mut Cx<'_>, node: &Node) -> Lowered {
     let xs = cx.shape(&x)?;
     let (t, b, i) = (dim(xs[0])?, dim(xs[1])?, dim(xs[2])?);
     if t.checked_mul(nd).is_none_or(|s| s > MAX_STEPS) {
-        return Err(format!(
+        return Err(LowerError::Other(format!(
             "a sequence of {t} steps (unrolled up to {MAX_STEPS} steps)"
-        ));
+        )));
     }
     let w = cx.fvar(node, 1)?;
     let r = cx.fvar(node, 2)?;
@@ -246,7 +251,12 @@ struct Cell {
 
 /// Direction `d` (backwards when `back`) unrolled: its outputs over the
 /// sequence (T, B, H) and its last state (1, B, H).
-fn direction(cx: &mut Cx<'_>, g: &Gru<'_>, d: i64, back: bool) -> Result<(String, String), String> {
+fn direction(
+    cx: &mut Cx<'_>,
+    g: &Gru<'_>,
+    d: i64,
+    back: bool,
+) -> Result<(String, String), LowerError> {
     let (t, b, i, h) = (g.t, g.b, g.i, g.h);
     let h3 = 3 * h;
     let wd = slice(cx, &g.w, &[d, 0, 0], &[d + 1, h3, i])?;

@@ -6,12 +6,13 @@
 use nnabla_proto::proto::function::Parameter as P;
 use nnabla_proto::proto::*;
 
+use super::LowerError;
 use super::nnabla_cx::{Cx, Lowered};
 use super::nnabla_ops_elementwise::{binary_vars, chain, mul_scalar};
 use super::onnx_graph::{Node, elem};
 
 /// The static shape of `name`, refused when it has the symbolic batch.
-fn static_shape(cx: &Cx<'_>, name: &str) -> Result<Vec<i64>, String> {
+fn static_shape(cx: &Cx<'_>, name: &str) -> Result<Vec<i64>, LowerError> {
     let s = cx.shape(name)?;
     if s.iter().any(|&d| d < 0) {
         return Err(
@@ -21,12 +22,12 @@ fn static_shape(cx: &Cx<'_>, name: &str) -> Result<Vec<i64>, String> {
     Ok(s)
 }
 
-fn count(dims: &[i64]) -> Result<usize, String> {
+fn count(dims: &[i64]) -> Result<usize, LowerError> {
     dims.iter().try_fold(1usize, |p, &d| {
         usize::try_from(d)
             .ok()
             .and_then(|d| p.checked_mul(d))
-            .ok_or_else(|| "too many elements".to_string())
+            .ok_or_else(|| LowerError::from("too many elements"))
     })
 }
 
@@ -40,7 +41,7 @@ fn wrapped_indices(
     i: usize,
     bound: &[f64],
     bdims: &[i64],
-) -> Result<String, String> {
+) -> Result<String, LowerError> {
     let name = node.input(i).ok_or("indices missing")?;
     let ishape = static_shape(cx, name)?;
     if let Some(c) = cx.konst(name).cloned() {
@@ -62,7 +63,10 @@ fn wrapped_indices(
     }
     let e = cx.elem(name);
     if !matches!(e, 6 | 7) {
-        return Err(format!("{} indices", onnx_format::dtype::onnx_name(e)));
+        return Err(LowerError::Other(format!(
+            "{} indices",
+            onnx_format::dtype::onnx_name(e)
+        )));
     }
     let idx = cx.var(name)?;
     let neg = chain(
@@ -87,7 +91,7 @@ pub(crate) fn element_index(
     idx: &str,
     r: usize,
     axis: usize,
-) -> Result<String, String> {
+) -> Result<String, LowerError> {
     let ishape = cx.shape(idx)?;
     let n = count(&ishape)?;
     let strides: Vec<usize> = (0..r)
@@ -129,13 +133,13 @@ pub(crate) fn element_index(
     Ok(y)
 }
 
-fn axis_of(node: &Node, r: usize) -> Result<usize, String> {
+fn axis_of(node: &Node, r: usize) -> Result<usize, LowerError> {
     let a = node.int("axis", 0);
     let x = if a < 0 { a + r as i64 } else { a };
     usize::try_from(x)
         .ok()
         .filter(|&x| x < r)
-        .ok_or_else(|| format!("axis={a}"))
+        .ok_or_else(|| LowerError::attr("axis", a.to_string()))
 }
 
 /// `GatherElements`: `GatherNd` on the element index array.
@@ -186,20 +190,20 @@ pub(crate) fn gather_runtime(cx: &mut Cx<'_>, node: &Node) -> Lowered {
 }
 
 /// A copy of `x` (NNabla's `ScatterNd` writes into its `out` input).
-fn copy(cx: &mut Cx<'_>, x: &str) -> Result<String, String> {
+fn copy(cx: &mut Cx<'_>, x: &str) -> Result<String, LowerError> {
     let e = cx.elem(x);
     let y = chain(cx, x, "MulScalar", mul_scalar(1.0))?;
     cx.set_elem(&y, e);
     Ok(y)
 }
 
-fn reduction(node: &Node) -> Result<bool, String> {
+fn reduction(node: &Node) -> Result<bool, LowerError> {
     match node.string("reduction", "none").as_str() {
         "none" => Ok(false),
         "add" => Ok(true),
-        other => Err(format!(
+        other => Err(LowerError::Other(format!(
             "reduction={other:?} (NNabla scatters by replacing or adding only)"
-        )),
+        ))),
     }
 }
 
@@ -312,7 +316,7 @@ pub(crate) fn hardmax(cx: &mut Cx<'_>, node: &Node) -> Lowered {
         let a = usize::try_from(if a < 0 { a + r0 as i64 } else { a })
             .ok()
             .filter(|&a| a <= r0)
-            .ok_or_else(|| format!("axis={a}"))?;
+            .ok_or_else(|| LowerError::attr("axis", a.to_string()))?;
         let prod = |d: &[i64]| d.iter().try_fold(1i64, |p, &v| p.checked_mul(v));
         let outer = prod(&s0[..a]).ok_or("too many elements")?;
         let inner = prod(&s0[a..]).ok_or("too many elements")?;
@@ -322,7 +326,7 @@ pub(crate) fn hardmax(cx: &mut Cx<'_>, node: &Node) -> Lowered {
         let ax = usize::try_from(if a < 0 { a + r0 as i64 } else { a })
             .ok()
             .filter(|&a| a < r0)
-            .ok_or_else(|| format!("axis={a}"))?;
+            .ok_or_else(|| LowerError::attr("axis", a.to_string()))?;
         (x0.clone(), ax)
     };
     let s = cx.shape(&x)?;
@@ -395,13 +399,19 @@ pub(crate) fn grid_sample(cx: &mut Cx<'_>, node: &Node) -> Lowered {
         "nearest" => {
             return Err("mode=\"nearest\" (nnabla 1.39 rounds to other pixels than ONNX)".into());
         }
-        other => return Err(format!("mode={other:?} (NNabla warps linearly only)")),
+        other => {
+            return Err(LowerError::Other(format!(
+                "mode={other:?} (NNabla warps linearly only)"
+            )));
+        }
     };
     let padding = match node.string("padding_mode", "zeros").as_str() {
         "zeros" => "zero",
         "border" => "repeat",
         "reflection" => "reflect",
-        other => return Err(format!("padding_mode={other:?}")),
+        other => {
+            return Err(LowerError::attr("padding_mode", format!("{other:?}")));
+        }
     };
     let x = cx.fvar(node, 0)?;
     let g = cx.fvar(node, 1)?;
@@ -494,7 +504,11 @@ pub(crate) fn reverse_sequence(cx: &mut Cx<'_>, node: &Node) -> Lowered {
     let (ba, ta) = match (ba, ta) {
         (0, 1) => (0usize, 1usize),
         (1, 0) => (1, 0),
-        _ => return Err(format!("batch_axis={ba}, time_axis={ta}")),
+        _ => {
+            return Err(LowerError::Other(format!(
+                "batch_axis={ba}, time_axis={ta}"
+            )));
+        }
     };
     if r < 2 {
         return Err("an input of rank below 2".into());

@@ -5,12 +5,13 @@
 use nnabla_proto::proto::function::Parameter as P;
 use nnabla_proto::proto::*;
 
+use super::LowerError;
 use super::nnabla_cx::{Cx, Lowered};
 use super::nnabla_ops_elementwise::{binary_vars, chain, mul_scalar};
 use super::nnabla_ops_index::element_index;
 use super::onnx_graph::{Node, elem};
 
-fn reduce_all(cx: &mut Cx<'_>, ty: &str, x: &str, out: Option<&str>) -> Result<String, String> {
+fn reduce_all(cx: &mut Cx<'_>, ty: &str, x: &str, out: Option<&str>) -> Result<String, LowerError> {
     let r = cx.shape(x)?.len() as i64;
     let y = out.map_or_else(|| cx.fresh(x), str::to_string);
     let axes: Vec<i64> = (0..r).collect();
@@ -35,7 +36,7 @@ fn reduce_all(cx: &mut Cx<'_>, ty: &str, x: &str, out: Option<&str>) -> Result<S
 fn nll(cx: &mut Cx<'_>, node: &Node, logp: &str) -> Lowered {
     let reduction = node.string("reduction", "mean");
     if !matches!(reduction.as_str(), "none" | "sum" | "mean") {
-        return Err(format!("reduction={reduction:?}"));
+        return Err(LowerError::attr("reduction", format!("{reduction:?}")));
     }
     let s = cx.shape(logp)?;
     if s.len() < 2 || s.iter().any(|&d| d <= 0) {
@@ -44,7 +45,10 @@ fn nll(cx: &mut Cx<'_>, node: &Node, logp: &str) -> Lowered {
     let tname = node.input(1).ok_or("target missing")?;
     let e = cx.elem(tname);
     if !matches!(e, 6 | 7) {
-        return Err(format!("{} target", onnx_format::dtype::onnx_name(e)));
+        return Err(LowerError::Other(format!(
+            "{} target",
+            onnx_format::dtype::onnx_name(e)
+        )));
     }
     let mut tshape = vec![s[0]];
     tshape.extend_from_slice(&s[2..]);

@@ -10,6 +10,7 @@
 use nnabla_proto::proto::function::Parameter as P;
 use nnabla_proto::proto::*;
 
+use super::LowerError;
 use super::nnabla_cx::{Cx, Lowered};
 use super::nnabla_ops_elementwise::{binary_vars, chain, chain_to, mul_scalar};
 use super::nnabla_ops_shape::transpose_vars;
@@ -32,7 +33,7 @@ fn resolve_pads(
     k: &[i64],
     s: &[i64],
     d: &[i64],
-) -> Result<Pads, String> {
+) -> Result<Pads, LowerError> {
     let n = spatial.len();
     let auto = node.string("auto_pad", "NOTSET");
     match auto.as_str() {
@@ -69,7 +70,7 @@ fn resolve_pads(
             }
             Ok(Pads { begin: b, end: e })
         }
-        other => Err(format!("auto_pad={other}")),
+        other => Err(LowerError::attr("auto_pad", other.to_string())),
     }
 }
 
@@ -80,7 +81,7 @@ fn pad_spatial(
     b: &[i64],
     e: &[i64],
     value: f32,
-) -> Result<String, String> {
+) -> Result<String, LowerError> {
     let s = cx.shape(x)?;
     let n = b.len();
     let r = s.len();
@@ -105,7 +106,7 @@ fn pad_spatial(
     Ok(y)
 }
 
-fn spatial_of(cx: &Cx<'_>, node: &Node) -> Result<(Vec<i64>, Vec<i64>), String> {
+fn spatial_of(cx: &Cx<'_>, node: &Node) -> Result<(Vec<i64>, Vec<i64>), LowerError> {
     let s = cx.in_shape(node, 0)?;
     if s.len() < 3 {
         return Err("input rank below 3".into());
@@ -242,7 +243,9 @@ pub(crate) fn conv_transpose(cx: &mut Cx<'_>, node: &Node) -> Lowered {
                 }
                 (b, e)
             }
-            other => return Err(format!("auto_pad={other}")),
+            other => {
+                return Err(LowerError::attr("auto_pad", other.to_string()));
+            }
         }
     };
     if b != e {

@@ -4,12 +4,13 @@
 use nnabla_proto::proto::function::Parameter as P;
 use nnabla_proto::proto::*;
 
+use super::LowerError;
 use super::nnabla_cx::{Cx, Lowered};
 use super::nnabla_ops_elementwise::{add_scalar, binary_vars, chain, chain_to};
 use super::onnx_graph::{Node, elem};
 
 /// A per-channel parameter input reshaped to `[1, C, 1, ...]` of rank `r`.
-fn channel_param(cx: &mut Cx<'_>, node: &Node, i: usize, r: usize) -> Result<String, String> {
+fn channel_param(cx: &mut Cx<'_>, node: &Node, i: usize, r: usize) -> Result<String, LowerError> {
     let v = cx.fvar(node, i)?;
     let s = cx.shape(&v)?;
     let c: i64 = s.iter().product();
@@ -19,7 +20,7 @@ fn channel_param(cx: &mut Cx<'_>, node: &Node, i: usize, r: usize) -> Result<Str
 }
 
 /// `v` (a parameter or variable) with dimensions `d` (same element count).
-fn to_dims(cx: &mut Cx<'_>, v: &str, d: &[i64]) -> Result<String, String> {
+fn to_dims(cx: &mut Cx<'_>, v: &str, d: &[i64]) -> Result<String, LowerError> {
     if cx.shape(v)? == d {
         return Ok(v.to_string());
     }
@@ -105,7 +106,7 @@ pub(crate) fn layer_norm(cx: &mut Cx<'_>, node: &Node) -> Lowered {
     }
     let mut pd = vec![1i64; ax];
     pd.extend_from_slice(&s[ax..]);
-    let fit = |cx: &mut Cx<'_>, i: usize| -> Result<String, String> {
+    let fit = |cx: &mut Cx<'_>, i: usize| -> Result<String, LowerError> {
         let v = cx.fvar(node, i)?;
         let vs = cx.shape(&v)?;
         if vs.iter().product::<i64>() != s[ax..].iter().product::<i64>() {
@@ -184,7 +185,7 @@ pub(crate) fn softmax(cx: &mut Cx<'_>, node: &Node) -> Lowered {
 }
 
 /// `x` reduced by `Mean` over `axes`, dimensions kept.
-fn mean_keep(cx: &mut Cx<'_>, x: &str, axes: &[i64]) -> Result<String, String> {
+fn mean_keep(cx: &mut Cx<'_>, x: &str, axes: &[i64]) -> Result<String, LowerError> {
     let s = cx.shape(x)?;
     let d: Vec<i64> = (0..s.len() as i64)
         .map(|i| if axes.contains(&i) { 1 } else { s[i as usize] })
@@ -203,7 +204,7 @@ fn mean_keep(cx: &mut Cx<'_>, x: &str, axes: &[i64]) -> Result<String, String> {
 }
 
 /// `1 / sqrt(v + eps)`.
-fn inv_std(cx: &mut Cx<'_>, v: &str, eps: f64, out: Option<&str>) -> Result<String, String> {
+fn inv_std(cx: &mut Cx<'_>, v: &str, eps: f64, out: Option<&str>) -> Result<String, LowerError> {
     let t = chain(cx, v, "AddScalar", add_scalar(eps))?;
     let t = chain(
         cx,
@@ -278,7 +279,7 @@ pub(crate) fn group_norm(cx: &mut Cx<'_>, node: &Node) -> Lowered {
     }
     let mut d = vec![1i64; s.len()];
     d[1] = c;
-    let per_channel = |cx: &mut Cx<'_>, i: usize| -> Result<String, String> {
+    let per_channel = |cx: &mut Cx<'_>, i: usize| -> Result<String, LowerError> {
         let n = node.input(i).ok_or("scale/bias missing")?;
         let sh = cx.shape(n)?;
         let len: i64 = sh.iter().product();
@@ -286,10 +287,9 @@ pub(crate) fn group_norm(cx: &mut Cx<'_>, node: &Node) -> Lowered {
             let v = cx.fvar(node, i)?;
             return to_dims(cx, &v, &d);
         }
-        let k = cx
-            .konst(n)
-            .cloned()
-            .ok_or("per-group scale computed at run time")?;
+        let k = cx.konst(n).cloned().ok_or(LowerError::NotConstant {
+            what: "per-group scale",
+        })?;
         if len != g {
             return Err("scale/bias size".into());
         }
@@ -329,7 +329,9 @@ pub(crate) fn lp_norm(cx: &mut Cx<'_>, node: &Node) -> Lowered {
     let t = match p {
         1 => chain(cx, &x, "Abs", None)?,
         2 => binary_vars(cx, "Mul2", &x, &x, None, elem::FLOAT)?,
-        _ => return Err(format!("p={p}")),
+        _ => {
+            return Err(LowerError::attr("p", format!("{p}")));
+        }
     };
     let mut d = s.clone();
     d[ax as usize] = 1;

@@ -6,6 +6,7 @@
 use nnabla_proto::proto::function::Parameter as P;
 use nnabla_proto::proto::*;
 
+use super::LowerError;
 use super::nnabla_cx::{Cx, Lowered};
 use super::onnx_graph::{Node, elem};
 
@@ -18,7 +19,7 @@ fn geometry(
     k: &[i64],
     st: &[i64],
     dl: &[i64],
-) -> Result<Vec<i64>, String> {
+) -> Result<Vec<i64>, LowerError> {
     let s = cx.shape(x)?;
     let n = k.len();
     if s.len() != n + 2 || s.iter().any(|&d| d <= 0) {

@@ -7,6 +7,7 @@
 use nnabla_proto::proto::function::Parameter as P;
 use nnabla_proto::proto::*;
 
+use super::LowerError;
 use super::nnabla_cx::{Cx, Lowered};
 use super::nnabla_table::{Entry, e, since};
 use super::onnx_graph::{Node, elem};
@@ -49,7 +50,7 @@ type Laid = (Vec<i64>, Vec<f64>);
 /// NNabla's broadcasting over `x` of shape `s`: a scalar as `[1, ..]`, a
 /// vector along `axis` as `[1, .., C, .., 1]`, a blocked one (`block_size`)
 /// repeated to the shape of `x`. `None` when the input is absent.
-fn layout(cx: &Cx<'_>, node: &Node, i: usize, s: &[i64]) -> Result<Option<Laid>, String> {
+fn layout(cx: &Cx<'_>, node: &Node, i: usize, s: &[i64]) -> Result<Option<Laid>, LowerError> {
     let Some(name) = node.input(i) else {
         return Ok(None);
     };
@@ -116,10 +117,10 @@ fn layout(cx: &Cx<'_>, node: &Node, i: usize, s: &[i64]) -> Result<Option<Laid>,
             return Ok(Some((s.to_vec(), out)));
         }
     }
-    Err(format!(
+    Err(LowerError::Other(format!(
         "{what} of shape {dims:?} with axis {raw_axis} and block_size {block} does not fit \
          the input's shape {s:?}"
-    ))
+    )))
 }
 
 /// `QuantizeLinear`: NNabla's `QuantizeLinear` rounding half to even and
@@ -136,10 +137,10 @@ fn quantize_linear(cx: &mut Cx<'_>, node: &Node) -> Lowered {
         UINT8 => NPY_UINT8,
         INT8 => NPY_INT8,
         t => {
-            return Err(format!(
+            return Err(LowerError::Other(format!(
                 "output type {} (NNabla quantises to int8 and uint8 only)",
                 onnx_format::dtype::onnx_name(t)
-            ));
+            )));
         }
     };
     if node.int("precision", 0) != 0 {
@@ -173,10 +174,10 @@ fn dequantize_linear(cx: &mut Cx<'_>, node: &Node) -> Lowered {
     let xn = node.input(0).ok_or("x missing")?;
     let e = cx.elem(xn);
     if !matches!(e, 2..=5) {
-        return Err(format!(
+        return Err(LowerError::Other(format!(
             "{} input (dequantised here: 8- and 16-bit integers)",
             onnx_format::dtype::onnx_name(e)
-        ));
+        )));
     }
     let x = cx.avar(node, 0)?;
     let s = cx.shape(&x)?;

@@ -4,17 +4,20 @@
 use nnabla_proto::proto::function::Parameter as P;
 use nnabla_proto::proto::*;
 
+use super::LowerError;
 use super::nnabla_cx::{Cx, Lowered};
 use super::nnabla_ops_elementwise::{binary_vars, chain, chain_to};
 use super::onnx_graph::{Node, elem};
 
 /// The reduction axes of a `Reduce*` node (attribute, or input from opset
 /// 13 for `ReduceSum` and 18 for the others); `None` = no-op.
-fn reduce_axes(cx: &Cx<'_>, node: &Node, r: usize) -> Result<Option<Vec<i64>>, String> {
+fn reduce_axes(cx: &Cx<'_>, node: &Node, r: usize) -> Result<Option<Vec<i64>>, LowerError> {
     let from_input = if node.op == "ReduceSum" { 13 } else { 18 };
     let axes = if cx.opset >= from_input {
         match node.input(1) {
-            Some(_) => cx.const_ints(node, 1).ok_or("axes computed at run time")?,
+            Some(_) => cx
+                .const_ints(node, 1)
+                .ok_or(LowerError::NotConstant { what: "axes" })?,
             None => vec![],
         }
     } else {
@@ -271,7 +274,7 @@ pub(crate) fn cumsum(cx: &mut Cx<'_>, node: &Node) -> Lowered {
     let ax = cx
         .const_ints(node, 1)
         .and_then(|v| v.first().copied())
-        .ok_or("axis computed at run time")?;
+        .ok_or(LowerError::NotConstant { what: "axis" })?;
     let x = cx.fvar(node, 0)?;
     let s = cx.shape(&x)?;
     let r = s.len() as i64;
@@ -307,11 +310,13 @@ pub(crate) fn resize(cx: &mut Cx<'_>, node: &Node) -> Lowered {
         // nearest by floor (onnxruntime's Resize-10 rounds up when it
         // shrinks, so scales below 1 are refused there).
         if mode != "nearest" {
-            return Err(format!("mode={mode:?} (nearest only before Resize-11)"));
+            return Err(LowerError::Other(format!(
+                "mode={mode:?} (nearest only before Resize-11)"
+            )));
         }
         let sc: Vec<f64> = if cx.opset >= 9 {
             cx.const_floats(node, 1)
-                .ok_or("scales computed at run time")?
+                .ok_or(LowerError::NotConstant { what: "scales" })?
         } else {
             node.floats("scales")
                 .unwrap_or_default()
@@ -320,9 +325,9 @@ pub(crate) fn resize(cx: &mut Cx<'_>, node: &Node) -> Lowered {
                 .collect()
         };
         if node.op == "Resize" && sc.iter().any(|&f| f < 1.0) {
-            return Err(format!(
+            return Err(LowerError::Other(format!(
                 "scales {sc:?} below 1 at opset 10 (onnxruntime rounds up when shrinking)"
-            ));
+            )));
         }
         (
             vec![],
@@ -350,7 +355,9 @@ pub(crate) fn resize(cx: &mut Cx<'_>, node: &Node) -> Lowered {
             .collect()
     };
     if out.iter().any(|&d| !(1..=1 << 31).contains(&d)) {
-        return Err(format!("output shape {out:?} (every dimension 1 to 2^31)"));
+        return Err(LowerError::Other(format!(
+            "output shape {out:?} (every dimension 1 to 2^31)"
+        )));
     }
     cx.emit(
         "ONNXResize",
@@ -384,7 +391,7 @@ type ResizeInputs = (Vec<f64>, Vec<f64>, Vec<f64>, String, String);
 /// 0 to 1 on the others), and `keep_aspect_ratio_policy` turned into the
 /// one scale it picks when NNabla's output size from it (floor) is the one
 /// ONNX takes (round).
-fn resize_inputs(cx: &Cx<'_>, node: &Node, s: &[i64]) -> Result<ResizeInputs, String> {
+fn resize_inputs(cx: &Cx<'_>, node: &Node, s: &[i64]) -> Result<ResizeInputs, LowerError> {
     let r = s.len();
     if node.int("antialias", 0) != 0 {
         return Err("antialias=1 (NNabla's ONNXResize does not antialias)".into());
@@ -394,22 +401,26 @@ fn resize_inputs(cx: &Cx<'_>, node: &Node, s: &[i64]) -> Result<ResizeInputs, St
         ctm.as_str(),
         "half_pixel" | "pytorch_half_pixel" | "align_corners" | "asymmetric" | "tf_crop_and_resize"
     ) {
-        return Err(format!(
+        return Err(LowerError::Other(format!(
             "coordinate_transformation_mode={ctm:?} (not one of NNabla's ONNXResize)"
-        ));
+        )));
     }
     let roi = match node.input(1) {
-        Some(_) => cx.const_floats(node, 1).ok_or("roi computed at run time")?,
+        Some(_) => cx
+            .const_floats(node, 1)
+            .ok_or(LowerError::NotConstant { what: "roi" })?,
         None => vec![],
     };
     let scales = match node.input(2) {
         Some(_) => cx
             .const_floats(node, 2)
-            .ok_or("scales computed at run time")?,
+            .ok_or(LowerError::NotConstant { what: "scales" })?,
         None => vec![],
     };
     let sizes = match node.input(3) {
-        Some(_) => cx.const_ints(node, 3).ok_or("sizes computed at run time")?,
+        Some(_) => cx
+            .const_ints(node, 3)
+            .ok_or(LowerError::NotConstant { what: "sizes" })?,
         None => vec![],
     };
     let axes: Vec<usize> = match node.ints("axes") {
@@ -464,7 +475,12 @@ fn resize_inputs(cx: &Cx<'_>, node: &Node, s: &[i64]) -> Result<ResizeInputs, St
             let scale = match policy.as_str() {
                 "not_larger" => ratios.fold(f64::INFINITY, f64::min),
                 "not_smaller" => ratios.fold(0.0, f64::max),
-                p => return Err(format!("keep_aspect_ratio_policy={p:?}")),
+                p => {
+                    return Err(LowerError::attr(
+                        "keep_aspect_ratio_policy",
+                        format!("{p:?}"),
+                    ));
+                }
             };
             // NNabla takes the scale as f32 and sizes the output by floor.
             let scale = f64::from(scale as f32);
@@ -472,10 +488,10 @@ fn resize_inputs(cx: &Cx<'_>, node: &Node, s: &[i64]) -> Result<ResizeInputs, St
             for &a in &axes {
                 let v = s[a] as f64 * scale;
                 if v.floor() != v.round_ties_even() {
-                    return Err(format!(
+                    return Err(LowerError::Other(format!(
                         "keep_aspect_ratio_policy={policy:?} giving an output size NNabla \
                          (floor of size x scale) does not (round)"
-                    ));
+                    )));
                 }
                 scales_full[a] = scale;
             }
@@ -620,7 +636,7 @@ pub(crate) fn lp_pool(cx: &mut Cx<'_>, node: &Node) -> Lowered {
     use onnx_format::proto::{AttributeProto, attribute_proto::AttributeType};
     let p = node.int("p", 2);
     if p < 1 {
-        return Err(format!("p={p}"));
+        return Err(LowerError::attr("p", format!("{p}")));
     }
     let k = node.ints("kernel_shape").ok_or("kernel_shape missing")?;
     let window: i64 = k.iter().product();

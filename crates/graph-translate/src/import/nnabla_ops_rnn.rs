@@ -7,6 +7,7 @@
 use nnabla_proto::proto::function::Parameter as P;
 use nnabla_proto::proto::*;
 
+use super::LowerError;
 use super::nnabla_cx::{Cx, Lowered};
 use super::nnabla_ops_shape::transpose_vars;
 use super::onnx_graph::{Node, elem};
@@ -15,7 +16,7 @@ use super::onnx_graph::{Node, elem};
 /// ONNX's i, o, f, c).
 const LSTM_GATES: [f64; 4] = [0.0, 2.0, 3.0, 1.0];
 
-fn dim(v: i64) -> Result<i64, String> {
+fn dim(v: i64) -> Result<i64, LowerError> {
     if v <= 0 {
         return Err(
             "a recurrent layer over a symbolic or empty dimension (fix it with --input-shape)"
@@ -37,7 +38,7 @@ fn concat(cx: &mut Cx<'_>, parts: &[&str], axis: i64, dims: &[i64]) -> String {
     y
 }
 
-fn flip(cx: &mut Cx<'_>, x: &str, axis: i64, out: Option<&str>) -> Result<String, String> {
+fn flip(cx: &mut Cx<'_>, x: &str, axis: i64, out: Option<&str>) -> Result<String, LowerError> {
     let d = cx.shape(x)?;
     let y = out.map_or_else(|| cx.fresh(x), str::to_string);
     cx.emit(
@@ -50,7 +51,7 @@ fn flip(cx: &mut Cx<'_>, x: &str, axis: i64, out: Option<&str>) -> Result<String
 }
 
 /// The LSTM gates of `x` (gate axis 1, 4 entries) in NNabla's order.
-fn lstm_gates(cx: &mut Cx<'_>, x: &str) -> Result<String, String> {
+fn lstm_gates(cx: &mut Cx<'_>, x: &str) -> Result<String, LowerError> {
     let d = cx.shape(x)?;
     let idx = cx.param(&format!("{x}__gates"), &[4], &LSTM_GATES)?;
     let y = cx.fresh(x);
@@ -71,7 +72,7 @@ pub(crate) fn transpose(
     x: &str,
     perm: &[i64],
     out: Option<&str>,
-) -> Result<String, String> {
+) -> Result<String, LowerError> {
     let s = cx.shape(x)?;
     let d: Vec<i64> = perm.iter().map(|&a| s[a as usize]).collect();
     let y = out.map_or_else(|| cx.fresh(x), str::to_string);
@@ -80,7 +81,7 @@ pub(crate) fn transpose(
 }
 
 /// The refusals shared by `RNN` and `LSTM`.
-fn check_attrs(node: &Node, lstm: bool) -> Result<(), String> {
+fn check_attrs(node: &Node, lstm: bool) -> Result<(), LowerError> {
     if node.attr("clip").is_some() {
         return Err("clip (NNabla's cells do not clip)".into());
     }
@@ -105,9 +106,9 @@ fn check_attrs(node: &Node, lstm: bool) -> Result<(), String> {
                 .collect();
             let dflt = ["sigmoid", "tanh", "tanh"];
             if names.chunks(3).any(|c| c != dflt) {
-                return Err(format!(
+                return Err(LowerError::Other(format!(
                     "activations={names:?} (NNabla's LSTM uses Sigmoid, Tanh, Tanh)"
-                ));
+                )));
             }
         }
     }
@@ -116,7 +117,7 @@ fn check_attrs(node: &Node, lstm: bool) -> Result<(), String> {
 
 /// The nonlinearity of an ONNX `RNN` (`tanh` or `relu`, every direction
 /// the same).
-fn rnn_nonlinearity(node: &Node) -> Result<String, String> {
+fn rnn_nonlinearity(node: &Node) -> Result<String, LowerError> {
     let Some(a) = node.attr("activations") else {
         return Ok("tanh".into());
     };
@@ -127,9 +128,9 @@ fn rnn_nonlinearity(node: &Node) -> Result<String, String> {
         .collect();
     match names.first().map(String::as_str) {
         Some(n @ ("tanh" | "relu")) if names.iter().all(|m| m == n) => Ok(n.to_string()),
-        _ => Err(format!(
+        _ => Err(LowerError::Other(format!(
             "activations={names:?} (NNabla's RNN computes tanh or relu)"
-        )),
+        ))),
     }
 }
 
@@ -148,11 +149,13 @@ pub(crate) fn recurrent(cx: &mut Cx<'_>, node: &Node) -> Lowered {
     let nd: i64 = match dir.as_str() {
         "forward" | "reverse" => 1,
         "bidirectional" => 2,
-        other => return Err(format!("direction={other:?}")),
+        other => {
+            return Err(LowerError::attr("direction", format!("{other:?}")));
+        }
     };
     let layout = node.int("layout", 0);
     if layout != 0 && layout != 1 {
-        return Err(format!("layout={layout}"));
+        return Err(LowerError::attr("layout", format!("{layout}")));
     }
     // The sequence as (T, B, I).
     let mut x = cx.fvar(node, 0)?;
@@ -253,7 +256,7 @@ pub(crate) fn recurrent(cx: &mut Cx<'_>, node: &Node) -> Lowered {
 }
 
 /// A lowered value (its variable) or a refusal reason.
-type Lowered2 = Result<String, String>;
+type Lowered2 = Result<String, LowerError>;
 
 /// The sizes of one recurrence: steps, batch, directions, hidden size, and
 /// the ONNX layout (0: sequence first, 1: batch first).
@@ -311,7 +314,9 @@ fn initial_state(cx: &mut Cx<'_>, node: &Node, k: usize, tag: &str, sz: Sizes) -
     let v = cx.fvar(node, k)?;
     let want = if layout == 1 { [b, nd, h] } else { [nd, b, h] };
     if cx.shape(&v)? != want {
-        return Err(format!("{tag} of another shape than (D, B, H)"));
+        return Err(LowerError::Other(format!(
+            "{tag} of another shape than (D, B, H)"
+        )));
     }
     let v = if layout == 1 {
         transpose(cx, &v, &[1, 0, 2], None)?
@@ -376,7 +381,7 @@ pub(crate) fn causal_conv(cx: &mut Cx<'_>, node: &Node) -> Lowered {
     cx.dims_within_limits(node)?;
     let act = node.string("activation", "none");
     if !matches!(act.as_str(), "none" | "silu" | "swish") {
-        return Err(format!("activation={act:?}"));
+        return Err(LowerError::attr("activation", format!("{act:?}")));
     }
     let x = cx.fvar(node, 0)?;
     let w = cx.fvar(node, 1)?;

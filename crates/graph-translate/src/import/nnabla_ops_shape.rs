@@ -7,17 +7,19 @@
 use nnabla_proto::proto::function::Parameter as P;
 use nnabla_proto::proto::*;
 
+use super::LowerError;
+use super::error::BATCH;
 use super::fold::{reshape_dims, slice_spec};
 use super::nnabla_cx::{Cx, Lowered};
 use super::nnabla_ops_elementwise::{broadcast_to, chain_to};
 use super::onnx_graph::{Node, elem};
 
-fn norm_axis(a: i64, r: usize) -> Result<usize, String> {
+fn norm_axis(a: i64, r: usize) -> Result<usize, LowerError> {
     let v = if a < 0 { a + r as i64 } else { a };
     if (0..r as i64).contains(&v) {
         Ok(v as usize)
     } else {
-        Err(format!("axis {a} out of range for rank {r}"))
+        Err(LowerError::AxisOutOfRange { axis: a, rank: r })
     }
 }
 
@@ -25,11 +27,11 @@ fn has_batch(s: &[i64]) -> bool {
     s.iter().any(|&d| d < 0)
 }
 
-const BATCH: &str = "the symbolic batch dimension (fix it with --input-shape)";
-
 /// `Reshape` with a constant shape.
 pub(crate) fn reshape(cx: &mut Cx<'_>, node: &Node) -> Lowered {
-    let shape = cx.const_ints(node, 1).ok_or("shape computed at run time")?;
+    let shape = cx
+        .const_ints(node, 1)
+        .ok_or(LowerError::NotConstant { what: "shape" })?;
     let x = cx.avar(node, 0)?;
     let s = cx.shape(&x)?;
     let allowzero = node.int("allowzero", 0) != 0;
@@ -37,7 +39,9 @@ pub(crate) fn reshape(cx: &mut Cx<'_>, node: &Node) -> Lowered {
         // The batch stays first: the target's first entry copies it (0) or
         // is inferred (-1); the rest must be static.
         if !matches!(shape.first(), Some(0) | Some(-1)) || allowzero {
-            return Err(format!("reshape across {BATCH}"));
+            return Err(LowerError::AcrossBatch {
+                what: "reshape across",
+            });
         }
         let rest_in: Vec<usize> = s[1..].iter().map(|&d| d as usize).collect();
         let mut rest = Vec::new();
@@ -45,11 +49,17 @@ pub(crate) fn reshape(cx: &mut Cx<'_>, node: &Node) -> Lowered {
             match d {
                 0 => rest.push(*rest_in.get(i - 1).ok_or("shape")? as i64),
                 d if d > 0 => rest.push(d),
-                _ => return Err(format!("reshape across {BATCH}")),
+                _ => {
+                    return Err(LowerError::AcrossBatch {
+                        what: "reshape across",
+                    });
+                }
             }
         }
         if rest.iter().product::<i64>() != rest_in.iter().product::<usize>() as i64 {
-            return Err(format!("reshape across {BATCH}"));
+            return Err(LowerError::AcrossBatch {
+                what: "reshape across",
+            });
         }
         let mut o = vec![-1];
         o.extend(rest);
@@ -77,7 +87,9 @@ pub(crate) fn flatten(cx: &mut Cx<'_>, node: &Node) -> Lowered {
     let p = |d: &[i64]| d.iter().product::<i64>();
     let out = if has_batch(&s) {
         if ax != 1 {
-            return Err(format!("flatten axis {ax} across {BATCH}"));
+            return Err(LowerError::Other(format!(
+                "flatten axis {ax} across {BATCH}"
+            )));
         }
         vec![-1, p(&s[1..])]
     } else {
@@ -90,7 +102,9 @@ pub(crate) fn flatten(cx: &mut Cx<'_>, node: &Node) -> Lowered {
 pub(crate) fn squeeze(cx: &mut Cx<'_>, node: &Node) -> Lowered {
     let axes = if cx.opset >= 13 {
         match node.input(1) {
-            Some(_) => cx.const_ints(node, 1).ok_or("axes computed at run time")?,
+            Some(_) => cx
+                .const_ints(node, 1)
+                .ok_or(LowerError::NotConstant { what: "axes" })?,
             None => vec![],
         }
     } else {
@@ -145,7 +159,7 @@ pub(crate) fn transpose(cx: &mut Cx<'_>, node: &Node) -> Lowered {
         return Err("perm does not fit the rank".into());
     }
     if has_batch(&s) && perm[0] != 0 {
-        return Err(format!("moves {BATCH}"));
+        return Err(LowerError::AcrossBatch { what: "moves" });
     }
     let out: Vec<i64> = perm
         .iter()
@@ -186,7 +200,9 @@ pub(crate) fn concat(cx: &mut Cx<'_>, node: &Node) -> Lowered {
             return Err("inputs of different ranks".into());
         }
         if s[ax] < 0 {
-            return Err(format!("concatenates along {BATCH}"));
+            return Err(LowerError::AcrossBatch {
+                what: "concatenates along",
+            });
         }
         out[ax] += s[ax];
     }
@@ -209,7 +225,9 @@ pub(crate) fn concat(cx: &mut Cx<'_>, node: &Node) -> Lowered {
 pub(crate) fn slice_vars(cx: &mut Cx<'_>, x: &str, out: &str, spec: &[(i64, i64, i64)]) -> Lowered {
     let s = cx.shape(x)?;
     if has_batch(&s) {
-        return Err(format!("slices a tensor with {BATCH}"));
+        return Err(LowerError::AcrossBatch {
+            what: "slices a tensor with",
+        });
     }
     if spec.iter().any(|t| t.2 <= 0) {
         return Err("an empty result".into());
@@ -265,13 +283,15 @@ pub(crate) fn slice(cx: &mut Cx<'_>, node: &Node) -> Lowered {
             None,
         )
     } else {
-        let g = |i: usize| -> Result<Option<Vec<i64>>, String> {
+        let g = |i: usize| -> Result<Option<Vec<i64>>, LowerError> {
             match node.input(i) {
                 None => Ok(None),
                 Some(_) => cx
                     .const_ints(node, i)
                     .map(Some)
-                    .ok_or_else(|| "slice parameters computed at run time".to_string()),
+                    .ok_or(LowerError::NotConstant {
+                        what: "slice parameters",
+                    }),
             }
         };
         (
@@ -294,8 +314,9 @@ pub(crate) fn split(cx: &mut Cx<'_>, node: &Node) -> Lowered {
     let d = s[ax];
     let n = node.outputs.len() as i64;
     let sizes = if cx.opset >= 13 && node.input(1).is_some() {
-        cx.const_ints(node, 1)
-            .ok_or("split sizes computed at run time")?
+        cx.const_ints(node, 1).ok_or(LowerError::NotConstant {
+            what: "split sizes",
+        })?
     } else if let Some(v) = node.ints("split").filter(|v| !v.is_empty()) {
         v
     } else if d >= 0 {
@@ -303,7 +324,7 @@ pub(crate) fn split(cx: &mut Cx<'_>, node: &Node) -> Lowered {
         let chunk = (d + k - 1) / k.max(1);
         (0..k).map(|i| chunk.min(d - i * chunk).max(0)).collect()
     } else {
-        return Err(format!("splits {BATCH}"));
+        return Err(LowerError::AcrossBatch { what: "splits" });
     };
     if sizes.len() != node.outputs.len() || sizes.iter().sum::<i64>() != d {
         return Err("split sizes do not fit the input".into());
@@ -322,7 +343,9 @@ pub(crate) fn split(cx: &mut Cx<'_>, node: &Node) -> Lowered {
 
 /// `Expand` with a constant shape: `Broadcast`.
 pub(crate) fn expand(cx: &mut Cx<'_>, node: &Node) -> Lowered {
-    let shape = cx.const_ints(node, 1).ok_or("shape computed at run time")?;
+    let shape = cx
+        .const_ints(node, 1)
+        .ok_or(LowerError::NotConstant { what: "shape" })?;
     let x = cx.avar(node, 0)?;
     let s = cx.shape(&x)?;
     let to = super::nnabla_cx::broadcast_shapes(&s, &shape)?;
@@ -337,7 +360,7 @@ pub(crate) fn expand(cx: &mut Cx<'_>, node: &Node) -> Lowered {
 pub(crate) fn tile(cx: &mut Cx<'_>, node: &Node) -> Lowered {
     let reps = cx
         .const_ints(node, 1)
-        .ok_or("repeats computed at run time")?;
+        .ok_or(LowerError::NotConstant { what: "repeats" })?;
     let x = cx.avar(node, 0)?;
     let s = cx.shape(&x)?;
     if reps.len() != s.len() || has_batch(&s) || reps.iter().any(|&r| r < 1) {
@@ -368,7 +391,9 @@ pub(crate) fn gather(cx: &mut Cx<'_>, node: &Node) -> Lowered {
     let ax = norm_axis(node.int("axis", 0), s.len())?;
     let d = s[ax];
     if d < 0 {
-        return Err(format!("gathers along {BATCH}"));
+        return Err(LowerError::AcrossBatch {
+            what: "gathers along",
+        });
     }
     let idx: Vec<i64> = idx.iter().map(|&i| if i < 0 { i + d } else { i }).collect();
     if idx.iter().any(|&i| !(0..d).contains(&i)) {
@@ -407,9 +432,9 @@ pub(crate) fn pad(cx: &mut Cx<'_>, node: &Node) -> Lowered {
         "edge" => "repeat".to_string(),
         m @ ("constant" | "reflect") => m.to_string(),
         m => {
-            return Err(format!(
+            return Err(LowerError::Other(format!(
                 "mode={m:?} (NNabla pads constant, reflect or edge)"
-            ));
+            )));
         }
     };
     let x = cx.avar(node, 0)?;
@@ -421,7 +446,9 @@ pub(crate) fn pad(cx: &mut Cx<'_>, node: &Node) -> Lowered {
             Some(f64::from(node.float("value", 0.0))),
         )
     } else {
-        let pads = cx.const_ints(node, 1).ok_or("pads computed at run time")?;
+        let pads = cx
+            .const_ints(node, 1)
+            .ok_or(LowerError::NotConstant { what: "pads" })?;
         let v = match node.input(2) {
             Some(_) => cx.const_floats(node, 2).and_then(|v| v.first().copied()),
             None => Some(0.0),
@@ -438,7 +465,7 @@ pub(crate) fn pad(cx: &mut Cx<'_>, node: &Node) -> Lowered {
     let axes: Vec<usize> = match node.input(3) {
         Some(_) => cx
             .const_ints(node, 3)
-            .ok_or("axes computed at run time")?
+            .ok_or(LowerError::NotConstant { what: "axes" })?
             .iter()
             .map(|&a| norm_axis(a, r))
             .collect::<Result<_, _>>()?,
@@ -462,7 +489,7 @@ pub(crate) fn pad(cx: &mut Cx<'_>, node: &Node) -> Lowered {
         return chain_to(cx, &x, &node.outputs[0], "Identity", None);
     };
     if s[first..].iter().any(|&d| d < 0) {
-        return Err(format!("pads {BATCH}"));
+        return Err(LowerError::AcrossBatch { what: "pads" });
     }
     let out: Vec<i64> = (0..r)
         .map(|a| {
@@ -509,9 +536,9 @@ fn pad_runtime_value(
     full: &[i64],
 ) -> Lowered {
     if out.iter().any(|&d| d < 0) {
-        return Err(format!(
-            "a pad value computed at run time with pads {BATCH}"
-        ));
+        return Err(LowerError::AcrossBatch {
+            what: "a pad value computed at run time with pads",
+        });
     }
     let n = out.iter().try_fold(1usize, |p, &d| {
         usize::try_from(d).ok().and_then(|d| p.checked_mul(d))
@@ -591,7 +618,10 @@ pub(crate) fn cast(cx: &mut Cx<'_>, node: &Node) -> Lowered {
     } else if ok {
         chain_to(cx, &x, &node.outputs[0], "Identity", None)?;
     } else {
-        return Err(format!("to={}", onnx_format::dtype::onnx_name(to)));
+        return Err(LowerError::Other(format!(
+            "to={}",
+            onnx_format::dtype::onnx_name(to)
+        )));
     }
     cx.set_elem(&node.outputs[0], to);
     Ok(())
@@ -725,7 +755,9 @@ fn trilu_runtime(cx: &mut Cx<'_>, node: &Node) -> Lowered {
 
 /// `ConstantOfShape` too large to fold: NNabla's `Constant`.
 pub(crate) fn constant_of_shape(cx: &mut Cx<'_>, node: &Node) -> Lowered {
-    let dims = cx.const_ints(node, 0).ok_or("shape computed at run time")?;
+    let dims = cx
+        .const_ints(node, 0)
+        .ok_or(LowerError::NotConstant { what: "shape" })?;
     if dims.iter().any(|&d| d < 0) {
         return Err("negative dimension".into());
     }

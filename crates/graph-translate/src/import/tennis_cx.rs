@@ -8,6 +8,7 @@ use std::collections::{HashMap, HashSet};
 use bubble_module::{Module, ModuleBuilder, NodeId, Packed};
 use tensor_core::{DType, Tensor};
 
+use super::LowerError;
 use super::driver::{self, Target, Values};
 use super::onnx_graph::{self, Node, OnnxGraph, elem};
 use super::{ImportError, ImportOptions, Refusals, fold, tennis_ops_range, tennis_table};
@@ -182,7 +183,12 @@ impl Tx {
     }
 
     /// A `<const>` node holding `vals` (f32) with `dims`.
-    pub fn const_f32(&mut self, hint: &str, dims: &[i64], vals: &[f64]) -> Result<NodeId, String> {
+    pub fn const_f32(
+        &mut self,
+        hint: &str,
+        dims: &[i64],
+        vals: &[f64],
+    ) -> Result<NodeId, LowerError> {
         let name = self.fresh(hint);
         let udims: Vec<usize> = dims.iter().map(|&d| d.max(0) as usize).collect();
         let v: Vec<f32> = vals.iter().map(|&v| v as f32).collect();
@@ -201,7 +207,7 @@ impl Tx {
         hint: &str,
         dims: &[usize],
         vals: &[i64],
-    ) -> Result<NodeId, String> {
+    ) -> Result<NodeId, LowerError> {
         let v: Vec<i32> = vals
             .iter()
             .map(|&x| i32::try_from(x).map_err(|_| format!("value {x} does not fit in int32")))
@@ -218,21 +224,21 @@ impl Tx {
     }
 
     /// A 0-d f32 constant.
-    pub fn scalar(&mut self, hint: &str, v: f64) -> Result<NodeId, String> {
+    pub fn scalar(&mut self, hint: &str, v: f64) -> Result<NodeId, LowerError> {
         self.const_f32(hint, &[], &[v])
     }
 
     /// The node of value `name` (a float constant becomes a `<const>`).
-    pub fn node_of(&mut self, name: &str) -> Result<NodeId, String> {
+    pub fn node_of(&mut self, name: &str) -> Result<NodeId, LowerError> {
         if let Some(&id) = self.ids.get(name) {
             return Ok(id);
         }
         if let Some(c) = self.consts.get(name).cloned() {
             if ts_code(c.elem).is_none() {
-                return Err(format!(
+                return Err(LowerError::Other(format!(
                     "{} constant {name:?} (TenniS has no such element type)",
                     onnx_format::dtype::onnx_name(c.elem)
-                ));
+                )));
             }
             let own = if self.avoid.contains(name) {
                 self.fresh(name)
@@ -244,21 +250,21 @@ impl Tx {
             self.ids.insert(name.to_string(), id);
             return Ok(id);
         }
-        Err(format!("value {name:?} is not computed"))
+        Err(LowerError::Other(format!("value {name:?} is not computed")))
     }
 
     /// Input `i` of `node` as an f32 node (other element types refused).
-    pub fn fin(&mut self, node: &Node, i: usize) -> Result<NodeId, String> {
-        let name = node.input(i).ok_or_else(|| format!("input {i} missing"))?;
+    pub fn fin(&mut self, node: &Node, i: usize) -> Result<NodeId, LowerError> {
+        let name = node.input(i).ok_or(LowerError::MissingInput { index: i })?;
         let e = self.elem(name);
         if self.any_dtype && ts_code(e).is_some() {
             return self.node_of(name);
         }
         if e != elem::FLOAT {
-            return Err(format!(
+            return Err(LowerError::Other(format!(
                 "{} input (the TenniS import computes in f32)",
                 onnx_format::dtype::onnx_name(e)
-            ));
+            )));
         }
         self.node_of(name)
     }
@@ -271,7 +277,7 @@ impl Tx {
         inputs: &[NodeId],
         params: Params,
         dims: &[i64],
-    ) -> Result<NodeId, String> {
+    ) -> Result<NodeId, LowerError> {
         let own = if self.avoid.contains(out) {
             self.fresh(out)
         } else {
@@ -292,14 +298,14 @@ impl Tx {
     }
 
     /// Input `i` of `node` of any element type TenniS has, with its type.
-    pub fn tin(&mut self, node: &Node, i: usize) -> Result<(NodeId, i32), String> {
-        let name = node.input(i).ok_or_else(|| format!("input {i} missing"))?;
+    pub fn tin(&mut self, node: &Node, i: usize) -> Result<(NodeId, i32), LowerError> {
+        let name = node.input(i).ok_or(LowerError::MissingInput { index: i })?;
         let e = self.elem(name);
         if ts_code(e).is_none() {
-            return Err(format!(
+            return Err(LowerError::Other(format!(
                 "{} input (TenniS has no such element type)",
                 onnx_format::dtype::onnx_name(e)
-            ));
+            )));
         }
         Ok((self.node_of(name)?, e))
     }
@@ -313,7 +319,7 @@ impl Tx {
         params: Params,
         dims: &[i64],
         e: i32,
-    ) -> Result<NodeId, String> {
+    ) -> Result<NodeId, LowerError> {
         let id = self.emit(op, out, inputs, params, dims)?;
         self.elems.insert(out.to_string(), e);
         Ok(id)
@@ -328,7 +334,7 @@ impl Tx {
         params: Params,
         dims: &[i64],
         e: i32,
-    ) -> Result<NodeId, String> {
+    ) -> Result<NodeId, LowerError> {
         let name = self.fresh(hint);
         self.emit_e(op, &name, inputs, params, dims, e)
     }
@@ -341,16 +347,16 @@ impl Tx {
         e: i32,
         dims: &[usize],
         vals: &[f64],
-    ) -> Result<NodeId, String> {
+    ) -> Result<NodeId, LowerError> {
         fn ints<T: tensor_core::Element>(
             dims: &[usize],
             vals: &[f64],
             f: fn(f64) -> T,
-        ) -> Result<Tensor<'static>, String> {
+        ) -> Result<Tensor<'static>, LowerError> {
             let v: Vec<T> = vals.iter().map(|&x| f(x)).collect();
             Tensor::from_values(dims.to_vec(), &v)
                 .map(Tensor::into_static)
-                .map_err(|e| e.to_string())
+                .map_err(|e| LowerError::Other(e.to_string()))
         }
         let t = match e {
             // (the values are small integers: the casts are exact)
@@ -386,7 +392,7 @@ impl Tx {
         inputs: &[NodeId],
         params: Params,
         dims: &[i64],
-    ) -> Result<NodeId, String> {
+    ) -> Result<NodeId, LowerError> {
         let name = self.fresh(hint);
         self.emit(op, &name, inputs, params, dims)
     }
@@ -400,7 +406,7 @@ impl Tx {
         b: NodeId,
         dims: &[i64],
         tmp: bool,
-    ) -> Result<NodeId, String> {
+    ) -> Result<NodeId, LowerError> {
         let m = self.scalar(out, -1.0)?;
         let (da, db) = (dims.to_vec(), dims.to_vec());
         let na = self.tmp("mul", out, &[a, m], vec![], &da)?;
@@ -425,7 +431,7 @@ impl Tx {
     }
 
     /// `x` reshaped to `dims` (static, or `-1` for the batch only).
-    pub fn reshape(&mut self, out: &str, x: NodeId, dims: &[i64]) -> Result<NodeId, String> {
+    pub fn reshape(&mut self, out: &str, x: NodeId, dims: &[i64]) -> Result<NodeId, LowerError> {
         if dims.iter().filter(|&&d| d < 0).count() > 1 {
             return Err("a reshape with more than one unknown dimension".into());
         }
@@ -556,7 +562,7 @@ fn lower_graph(g: &OnnxGraph, ties: &Ties) -> Result<Result<Module<'static>, Tie
         } else {
             let d = cx.shape(o).unwrap_or_default();
             cx.emit("_copy", o, &[id], vec![], &d)
-                .map_err(ImportError::Invalid)?
+                .map_err(|e| ImportError::Invalid(e.to_string()))?
         };
         outs.push(id);
     }
@@ -642,7 +648,7 @@ impl Tx {
     /// constants), as `sub(o, _cast(sub(_dims(x), _dims(x))))` named `o`:
     /// `v - 0` is `v` exactly in every type TenniS subtracts (`-0.0`, NaN
     /// and infinities included), and the module now takes `x`.
-    fn tie_to_input(&mut self, o: &str, x: &str) -> Result<NodeId, String> {
+    fn tie_to_input(&mut self, o: &str, x: &str) -> Result<NodeId, LowerError> {
         let e = self.elem(o);
         let code = ts_code(e).filter(|_| e != elem::BOOL).ok_or_else(|| {
             format!(
@@ -669,4 +675,13 @@ impl Tx {
             .map(String::as_str)
             .unwrap_or("")
     }
+}
+
+/// The first output of `node` (the one a lowering names its result by).
+pub(crate) fn out(node: &Node) -> Result<&str, LowerError> {
+    node.outputs
+        .first()
+        .map(String::as_str)
+        .filter(|s| !s.is_empty())
+        .ok_or(LowerError::NoOutput)
 }

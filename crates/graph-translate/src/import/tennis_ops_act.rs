@@ -2,23 +2,17 @@
 //! `softplus`, `hard_sigmoid`, `pow`) and the ones composed exactly from
 //! them (`HardSwish`, `Elu`, `Selu`).
 
+use super::LowerError;
 use super::onnx_graph::Node;
+use super::tennis_cx::out;
 use super::tennis_cx::{Lowered, Tx, kv, p_float};
-
-fn out(node: &Node) -> Result<&str, String> {
-    node.outputs
-        .first()
-        .map(String::as_str)
-        .filter(|s| !s.is_empty())
-        .ok_or_else(|| "no output".to_string())
-}
 
 /// `Erf` → `erf`, `Softplus` → `softplus` (log(exp(x) + 1)).
 pub(crate) fn unary(cx: &mut Tx, node: &Node) -> Lowered {
     let op = match node.op.as_str() {
         "Erf" => "erf",
         "Softplus" => "softplus",
-        o => return Err(format!("no TenniS operator for {o}")),
+        o => return Err(LowerError::NoTennisOp { op: o.to_string() }),
     };
     let x = cx.fin(node, 0)?;
     let d = cx.in_shape(node, 0)?;
@@ -86,10 +80,10 @@ pub(crate) fn pow(cx: &mut Tx, node: &Node) -> Lowered {
         .const_floats(node, 1)
         .ok_or("an exponent computed at run time (TenniS's pow takes a constant)")?;
     if y.len() != 1 {
-        return Err(format!(
+        return Err(LowerError::Other(format!(
             "an exponent of {} values (TenniS's pow takes one)",
             y.len()
-        ));
+        )));
     }
     let yd = cx.in_shape(node, 1)?;
     if yd.len() > d.len() {
@@ -126,14 +120,14 @@ pub(crate) fn norm(cx: &mut Tx, node: &Node) -> Lowered {
         .outputs
         .iter()
         .find(|o| !o.is_empty())
-        .ok_or("no output")?
+        .ok_or(LowerError::NoOutput)?
         .clone();
     let rms = node.op == "RMSNormalization";
     let mut kd = d.clone();
     for v in &mut kd[a..] {
         *v = 1;
     }
-    let mean_of = |cx: &mut Tx, v| -> Result<_, String> {
+    let mean_of = |cx: &mut Tx, v| -> Result<_, LowerError> {
         let mut cur = v;
         let mut cd = d.clone();
         for ax in a..r {

@@ -1,25 +1,18 @@
 //! ONNX → TenniS lowerings: element-wise math, activations and shape
 //! operators (reshapes, transposes, concatenation).
 
+use super::LowerError;
 use super::onnx_graph::Node;
+use super::tennis_cx::out;
 use super::tennis_cx::{Lowered, Tx, broadcast, is_int, kv, p_float, p_int, p_ints};
 
-fn out(node: &Node) -> Result<&str, String> {
-    node.outputs
-        .first()
-        .map(String::as_str)
-        .filter(|s| !s.is_empty())
-        .ok_or_else(|| "no output".to_string())
-}
-
 /// A normalised axis of a rank-`r` tensor.
-pub(crate) fn axis(a: i64, r: usize) -> Result<usize, String> {
-    let r = r as i64;
-    let v = if a < 0 { a + r } else { a };
-    if (0..r).contains(&v) {
+pub(crate) fn axis(a: i64, r: usize) -> Result<usize, LowerError> {
+    let v = if a < 0 { a + r as i64 } else { a };
+    if (0..r as i64).contains(&v) {
         Ok(v as usize)
     } else {
-        Err(format!("axis {a} out of range for rank {r}"))
+        Err(LowerError::AxisOutOfRange { axis: a, rank: r })
     }
 }
 
@@ -34,7 +27,7 @@ pub(crate) fn unary(cx: &mut Tx, node: &Node) -> Lowered {
         "Abs" => "abs",
         "Floor" => "floor",
         "Ceil" => "ceil",
-        o => return Err(format!("no TenniS operator for {o}")),
+        o => return Err(LowerError::NoTennisOp { op: o.to_string() }),
     };
     let x = cx.fin(node, 0)?;
     let d = cx.in_shape(node, 0)?;
@@ -73,7 +66,7 @@ pub(crate) fn binary(cx: &mut Tx, node: &Node) -> Lowered {
         "Div" => "div",
         "Max" => "maximum",
         "Min" => "minimum",
-        o => return Err(format!("no TenniS operator for {o}")),
+        o => return Err(LowerError::NoTennisOp { op: o.to_string() }),
     };
     if let Some(e) = node
         .input(0)
@@ -146,7 +139,7 @@ pub(crate) fn clip(cx: &mut Tx, node: &Node) -> Lowered {
     let (x, e) = cx.tin(node, 0)?;
     let int = is_int(e);
     if !(int || e == super::onnx_graph::elem::FLOAT) {
-        return Err(format!("a {} input", onnx_format::dtype::onnx_name(e)));
+        return Err(LowerError::DType { elem: e });
     }
     let d = cx.in_shape(node, 0)?;
     let o = out(node)?.to_string();
@@ -263,13 +256,13 @@ pub(crate) fn reshape(cx: &mut Tx, node: &Node) -> Lowered {
         return Err("a symbolic dimension (fix it with --input-shape)".into());
     }
     let ud: Vec<usize> = d.iter().map(|&v| v as usize).collect();
-    let axes = |cx: &Tx| -> Result<Vec<i64>, String> {
+    let axes = |cx: &Tx| -> Result<Vec<i64>, LowerError> {
         if cx.opset >= 13 {
             match node.input(1) {
                 None => Ok(Vec::new()),
                 Some(_) => cx
                     .const_ints(node, 1)
-                    .ok_or_else(|| "axes computed at run time".to_string()),
+                    .ok_or(LowerError::NotConstant { what: "axes" }),
             }
         } else {
             Ok(node.ints("axes").unwrap_or_default())
@@ -296,7 +289,7 @@ pub(crate) fn reshape(cx: &mut Tx, node: &Node) -> Lowered {
         "Reshape" => {
             let s = cx
                 .const_ints(node, 1)
-                .ok_or("a shape computed at run time")?;
+                .ok_or(LowerError::NotConstant { what: "a shape" })?;
             let allowzero = node.int("allowzero", 0) != 0;
             super::fold::reshape_dims(&ud, &s, allowzero)
                 .ok_or("a shape that does not fit the input")?
@@ -308,7 +301,7 @@ pub(crate) fn reshape(cx: &mut Tx, node: &Node) -> Lowered {
             let a = node.int("axis", 1);
             let a = if a < 0 { a + d.len() as i64 } else { a };
             if a < 0 || a > d.len() as i64 {
-                return Err(format!("axis {a}"));
+                return Err(LowerError::Other(format!("axis {a}")));
             }
             let a = a as usize;
             vec![d[..a].iter().product(), d[a..].iter().product()]
@@ -349,7 +342,7 @@ pub(crate) fn reshape(cx: &mut Tx, node: &Node) -> Lowered {
                 })
                 .collect()
         }
-        o => return Err(format!("no lowering for {o}")),
+        o => return Err(LowerError::NoLowering { op: o.to_string() }),
     };
     cx.reshape(out(node)?, x, &nd)?;
     Ok(())
@@ -366,11 +359,11 @@ pub(crate) fn transpose(cx: &mut Tx, node: &Node) -> Lowered {
     for &p in &perm {
         let p = usize::try_from(p).map_err(|_| "a negative perm entry")?;
         if p >= d.len() || std::mem::replace(&mut seen[p], true) {
-            return Err(format!("perm {perm:?}"));
+            return Err(LowerError::Other(format!("perm {perm:?}")));
         }
     }
     if perm.len() != d.len() {
-        return Err(format!("perm {perm:?}"));
+        return Err(LowerError::Other(format!("perm {perm:?}")));
     }
     let nd: Vec<i64> = perm.iter().map(|&p| d[p as usize]).collect();
     cx.emit(

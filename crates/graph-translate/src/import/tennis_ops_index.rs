@@ -3,22 +3,16 @@
 
 use bubble_module::NodeId;
 
+use super::LowerError;
 use super::onnx_graph::{Node, elem};
+use super::tennis_cx::out;
 use super::tennis_cx::{Lowered, Tx, is_int, kv, p_bool, p_float, p_int, p_ints};
 use super::tennis_ops_basic::axis;
 
-fn out(node: &Node) -> Result<&str, String> {
-    node.outputs
-        .first()
-        .map(String::as_str)
-        .filter(|s| !s.is_empty())
-        .ok_or_else(|| "no output".to_string())
-}
-
-fn product(d: &[i64]) -> Result<i64, String> {
+fn product(d: &[i64]) -> Result<i64, LowerError> {
     d.iter().try_fold(1i64, |a, &v| {
         a.checked_mul(v)
-            .ok_or_else(|| "a size that overflows".to_string())
+            .ok_or_else(|| LowerError::from("a size that overflows"))
     })
 }
 
@@ -33,7 +27,10 @@ pub(crate) fn gather_elements(cx: &mut Tx, node: &Node) -> Lowered {
     let (x, e) = cx.tin(node, 0)?;
     let (idx, ei) = cx.tin(node, 1)?;
     if !is_int(ei) {
-        return Err(format!("{} indices", onnx_format::dtype::onnx_name(ei)));
+        return Err(LowerError::Other(format!(
+            "{} indices",
+            onnx_format::dtype::onnx_name(ei)
+        )));
     }
     let d = cx.in_shape(node, 0)?;
     let di = cx.in_shape(node, 1)?;
@@ -47,10 +44,10 @@ pub(crate) fn gather_elements(cx: &mut Tx, node: &Node) -> Lowered {
             .enumerate()
             .any(|(i, (x, y))| i != a && x != y)
     {
-        return Err(format!(
+        return Err(LowerError::Other(format!(
             "indices of shape {:?} for data of shape {:?} (TenniS needs equal sizes off the axis)",
             di, d
-        ));
+        )));
     }
     let o = out(node)?.to_string();
     let (aa, xx, ww, k) = (product(&d[..a])?, d[a], product(&d[a + 1..])?, di[a]);
@@ -88,7 +85,7 @@ fn permute(
     d: &[i64],
     perm: &[i64],
     e: i32,
-) -> Result<(NodeId, Vec<i64>), String> {
+) -> Result<(NodeId, Vec<i64>), LowerError> {
     let nd: Vec<i64> = perm.iter().map(|&p| d[p as usize]).collect();
     let id = cx.tmp_e(
         "_transpose",
@@ -122,14 +119,14 @@ pub(crate) fn topk(cx: &mut Tx, node: &Node) -> Lowered {
     let k = if cx.opset >= 10 {
         match cx.const_ints(node, 1).as_deref() {
             Some([k]) => *k,
-            Some(v) => return Err(format!("K {v:?}")),
+            Some(v) => return Err(LowerError::Other(format!("K {v:?}"))),
             None => return Err("K computed at run time".into()),
         }
     } else {
         node.int("k", 0)
     };
     if k < 1 || k > d[a] {
-        return Err(format!("K {k} for an axis of {}", d[a]));
+        return Err(LowerError::Other(format!("K {k} for an axis of {}", d[a])));
     }
     if node.int("sorted", 1) == 0 {
         return Err("sorted 0 (TenniS sorts; ONNX's order is open)".into());
@@ -137,16 +134,16 @@ pub(crate) fn topk(cx: &mut Tx, node: &Node) -> Lowered {
     let largest = node.int("largest", 1) != 0;
     let fl = e == elem::FLOAT || e == elem::DOUBLE;
     if !largest && !fl {
-        return Err(format!(
+        return Err(LowerError::Other(format!(
             "largest 0 on {} (only float inputs negate exactly)",
             onnx_format::dtype::onnx_name(e)
-        ));
+        )));
     }
     let hint = node
         .outputs
         .iter()
         .find(|o| !o.is_empty())
-        .ok_or("no output")?
+        .ok_or(LowerError::NoOutput)?
         .clone();
     let last = d.len() - 1;
     let mut perm: Vec<i64> = (0..d.len() as i64).collect();
@@ -221,14 +218,14 @@ fn onnx_indices(
     xd: &[i64],
     k: i64,
     e: i32,
-) -> Result<NodeId, String> {
+) -> Result<NodeId, LowerError> {
     let last = xd.len() - 1;
     let w = xd[last];
     // the running count takes a [W, W] constant: bounded
     if w > 4096 {
-        return Err(format!(
+        return Err(LowerError::Other(format!(
             "an axis of {w} with its indices read (the import orders equal values with a {w}×{w} matrix; at most 4096)"
-        ));
+        )));
     }
     let outer = product(&xd[..last])?;
     let p = outer.checked_mul(k).ok_or("a size that overflows")?;
@@ -321,7 +318,7 @@ fn wrap_indices(
     di: &[i64],
     bounds: &[i64],
     e: i32,
-) -> Result<NodeId, String> {
+) -> Result<NodeId, LowerError> {
     let r = di.len();
     let q = bounds.len();
     let mut bd = vec![1usize; r];
@@ -351,7 +348,7 @@ fn const_indices(
     v: &[i64],
     di: &[i64],
     bounds: &[i64],
-) -> Result<NodeId, String> {
+) -> Result<NodeId, LowerError> {
     let q = bounds.len();
     let w: Vec<i64> = v
         .iter()
@@ -378,19 +375,22 @@ fn indices(
     i: usize,
     hint: &str,
     bounds: &[i64],
-) -> Result<NodeId, String> {
+) -> Result<NodeId, LowerError> {
     let di = cx.in_shape(node, i)?;
     if let Some(v) = cx.const_ints(node, i) {
         return const_indices(cx, hint, &v, &di, bounds);
     }
     let (idx, ei) = cx.tin(node, i)?;
     if !is_int(ei) {
-        return Err(format!("{} indices", onnx_format::dtype::onnx_name(ei)));
+        return Err(LowerError::Other(format!(
+            "{} indices",
+            onnx_format::dtype::onnx_name(ei)
+        )));
     }
     wrap_indices(cx, hint, idx, &di, bounds, ei)
 }
 
-fn static_dims(cx: &Tx, node: &Node, i: usize) -> Result<Vec<i64>, String> {
+fn static_dims(cx: &Tx, node: &Node, i: usize) -> Result<Vec<i64>, LowerError> {
     let d = cx.in_shape(node, i)?;
     if d.iter().any(|&v| v < 1) {
         return Err("symbolic or empty dimensions (fix them with --input-shape)".into());
@@ -403,7 +403,9 @@ fn static_dims(cx: &Tx, node: &Node, i: usize) -> Result<Vec<i64>, String> {
 pub(crate) fn gather_nd(cx: &mut Tx, node: &Node) -> Lowered {
     let bd = node.int("batch_dims", 0);
     if bd != 0 {
-        return Err(format!("batch_dims {bd} (TenniS's gatherv2 has none)"));
+        return Err(LowerError::Other(format!(
+            "batch_dims {bd} (TenniS's gatherv2 has none)"
+        )));
     }
     let (x, e) = cx.tin(node, 0)?;
     let d = static_dims(cx, node, 0)?;
@@ -411,7 +413,10 @@ pub(crate) fn gather_nd(cx: &mut Tx, node: &Node) -> Lowered {
     let q = *di.last().ok_or("scalar indices")?;
     let q = usize::try_from(q).map_err(|_| "indices' last size")?;
     if q > d.len() {
-        return Err(format!("index tuples of {q} for a rank-{} input", d.len()));
+        return Err(LowerError::Other(format!(
+            "index tuples of {q} for a rank-{} input",
+            d.len()
+        )));
     }
     let o = out(node)?.to_string();
     let idx = indices(cx, node, 1, &o, &d[..q])?;
@@ -430,7 +435,9 @@ pub(crate) fn gather_nd(cx: &mut Tx, node: &Node) -> Lowered {
 pub(crate) fn scatter_nd(cx: &mut Tx, node: &Node) -> Lowered {
     let red = node.string("reduction", "none");
     if red != "none" {
-        return Err(format!("reduction {red} (TenniS's scatter_nd copies)"));
+        return Err(LowerError::Other(format!(
+            "reduction {red} (TenniS's scatter_nd copies)"
+        )));
     }
     let (x, e) = cx.tin(node, 0)?;
     let (u, eu) = cx.tin(node, 2)?;
@@ -442,7 +449,10 @@ pub(crate) fn scatter_nd(cx: &mut Tx, node: &Node) -> Lowered {
     let du = static_dims(cx, node, 2)?;
     let q = usize::try_from(*di.last().ok_or("scalar indices")?).map_err(|_| "indices")?;
     if q > d.len() || q == 0 {
-        return Err(format!("index tuples of {q} for a rank-{} input", d.len()));
+        return Err(LowerError::Other(format!(
+            "index tuples of {q} for a rank-{} input",
+            d.len()
+        )));
     }
     let o = out(node)?.to_string();
     let n = product(&di[..di.len() - 1])?;
@@ -451,7 +461,9 @@ pub(crate) fn scatter_nd(cx: &mut Tx, node: &Node) -> Lowered {
     let mut want = di[..di.len() - 1].to_vec();
     want.extend_from_slice(&rest);
     if du != want {
-        return Err(format!("updates of shape {du:?}, not {want:?}"));
+        return Err(LowerError::Other(format!(
+            "updates of shape {du:?}, not {want:?}"
+        )));
     }
     // strides of the q indexed axes
     let mut strides = vec![1i64; q];
@@ -467,7 +479,10 @@ pub(crate) fn scatter_nd(cx: &mut Tx, node: &Node) -> Lowered {
             for (k, &i) in t.iter().enumerate() {
                 let i = if i < 0 { i + d[k] } else { i };
                 if !(0..d[k]).contains(&i) {
-                    return Err(format!("index {i} out of range for a size of {}", d[k]));
+                    return Err(LowerError::Other(format!(
+                        "index {i} out of range for a size of {}",
+                        d[k]
+                    )));
                 }
                 s += i * strides[k];
             }
@@ -527,7 +542,9 @@ pub(crate) fn scatter_nd(cx: &mut Tx, node: &Node) -> Lowered {
 pub(crate) fn roi_align(cx: &mut Tx, node: &Node) -> Lowered {
     let mode = node.string("mode", "avg");
     if mode != "avg" {
-        return Err(format!("mode {mode} (TenniS's roi_align averages)"));
+        return Err(LowerError::Other(format!(
+            "mode {mode} (TenniS's roi_align averages)"
+        )));
     }
     let ctm = node.string(
         "coordinate_transformation_mode",
@@ -538,9 +555,9 @@ pub(crate) fn roi_align(cx: &mut Tx, node: &Node) -> Lowered {
         },
     );
     if ctm != "output_half_pixel" {
-        return Err(format!(
+        return Err(LowerError::Other(format!(
             "coordinate_transformation_mode {ctm} (TenniS's roi_align has no half-pixel offset)"
-        ));
+        )));
     }
     let x = cx.fin(node, 0)?;
     let rois = cx.fin(node, 1)?;
@@ -560,9 +577,9 @@ pub(crate) fn roi_align(cx: &mut Tx, node: &Node) -> Lowered {
     let (ph, pw) = (node.int("output_height", 1), node.int("output_width", 1));
     let ratio = node.int("sampling_ratio", 0);
     if ph < 1 || pw < 1 || ratio < 0 {
-        return Err(format!(
+        return Err(LowerError::Other(format!(
             "output_height {ph}, output_width {pw}, sampling_ratio {ratio}"
-        ));
+        )));
     }
     let o = out(node)?.to_string();
     let n = dr[0];
@@ -599,7 +616,10 @@ pub(crate) fn roi_align(cx: &mut Tx, node: &Node) -> Lowered {
 pub(crate) fn gather_dyn(cx: &mut Tx, node: &Node, x: NodeId, d: &[i64], a: usize) -> Lowered {
     let (idx, ei) = cx.tin(node, 1)?;
     if !is_int(ei) {
-        return Err(format!("{} indices", onnx_format::dtype::onnx_name(ei)));
+        return Err(LowerError::Other(format!(
+            "{} indices",
+            onnx_format::dtype::onnx_name(ei)
+        )));
     }
     let di = static_dims(cx, node, 1).or_else(|e| {
         // 0-d indices: a scalar

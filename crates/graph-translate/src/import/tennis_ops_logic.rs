@@ -10,16 +10,10 @@
 
 use bubble_module::NodeId;
 
+use super::LowerError;
 use super::onnx_graph::{Node, elem};
+use super::tennis_cx::out;
 use super::tennis_cx::{Lowered, Tx, broadcast, is_int, kv, p_int, ts_code};
-
-fn out(node: &Node) -> Result<&str, String> {
-    node.outputs
-        .first()
-        .map(String::as_str)
-        .filter(|s| !s.is_empty())
-        .ok_or_else(|| "no output".to_string())
-}
 
 fn name(e: i32) -> &'static str {
     onnx_format::dtype::onnx_name(e)
@@ -33,7 +27,7 @@ fn cast_to(
     to: i32,
     dims: &[i64],
     named: bool,
-) -> Result<NodeId, String> {
+) -> Result<NodeId, LowerError> {
     let code = ts_code(to).ok_or_else(|| format!("to {} (TenniS has no such type)", name(to)))?;
     let p = vec![kv("dtype", p_int(i64::from(code)))];
     if named {
@@ -44,7 +38,7 @@ fn cast_to(
 }
 
 /// A boolean as `uint8` 0/1.
-fn u8_of(cx: &mut Tx, hint: &str, x: NodeId, dims: &[i64]) -> Result<NodeId, String> {
+fn u8_of(cx: &mut Tx, hint: &str, x: NodeId, dims: &[i64]) -> Result<NodeId, LowerError> {
     cast_to(cx, hint, x, elem::UINT8, dims, false)
 }
 
@@ -56,7 +50,7 @@ fn is_zero(
     e: i32,
     dims: &[i64],
     named: bool,
-) -> Result<NodeId, String> {
+) -> Result<NodeId, LowerError> {
     let z = cx.const_e(hint, e, &[], &[0.0])?;
     if named {
         cx.emit_e("equal", hint, &[x, z], vec![], dims, elem::BOOL)
@@ -66,7 +60,13 @@ fn is_zero(
 }
 
 /// `not b` for a `BOOLEAN` `b`.
-fn not(cx: &mut Tx, hint: &str, b: NodeId, dims: &[i64], named: bool) -> Result<NodeId, String> {
+fn not(
+    cx: &mut Tx,
+    hint: &str,
+    b: NodeId,
+    dims: &[i64],
+    named: bool,
+) -> Result<NodeId, LowerError> {
     let b8 = u8_of(cx, hint, b, dims)?;
     is_zero(cx, hint, b8, elem::UINT8, dims, named)
 }
@@ -85,7 +85,10 @@ pub(crate) fn cast(cx: &mut Tx, node: &Node) -> Lowered {
     let d = cx.in_shape(node, 0)?;
     let o = out(node)?.to_string();
     if ts_code(to).is_none() {
-        return Err(format!("to {} (TenniS has no such type)", name(to)));
+        return Err(LowerError::Other(format!(
+            "to {} (TenniS has no such type)",
+            name(to)
+        )));
     }
     if to == e {
         let src = node.input(0).ok_or("no input")?.to_string();
@@ -97,7 +100,7 @@ pub(crate) fn cast(cx: &mut Tx, node: &Node) -> Lowered {
         return Ok(());
     }
     if !(e == elem::BOOL || e == elem::FLOAT || e == elem::DOUBLE || is_int(e)) {
-        return Err(format!("from {}", name(e)));
+        return Err(LowerError::Other(format!("from {}", name(e))));
     }
     cast_to(cx, &o, x, to, &d, true)?;
     Ok(())
@@ -111,7 +114,7 @@ pub(crate) fn to_rank(
     x: NodeId,
     dx: &[i64],
     r: usize,
-) -> Result<NodeId, String> {
+) -> Result<NodeId, LowerError> {
     if dx.len() >= r {
         return Ok(x);
     }
@@ -123,11 +126,15 @@ pub(crate) fn to_rank(
 
 /// Two inputs of one element type (brought to one rank), and their
 /// broadcast shape.
-fn two(cx: &mut Tx, node: &Node) -> Result<(NodeId, NodeId, i32, Vec<i64>), String> {
+fn two(cx: &mut Tx, node: &Node) -> Result<(NodeId, NodeId, i32, Vec<i64>), LowerError> {
     let (a, ea) = cx.tin(node, 0)?;
     let (b, eb) = cx.tin(node, 1)?;
     if ea != eb {
-        return Err(format!("operands of types {} and {}", name(ea), name(eb)));
+        return Err(LowerError::Other(format!(
+            "operands of types {} and {}",
+            name(ea),
+            name(eb)
+        )));
     }
     let (da, db) = (cx.in_shape(node, 0)?, cx.in_shape(node, 1)?);
     let d = broadcast(&da, &db)?;
@@ -162,7 +169,7 @@ pub(crate) fn compare(cx: &mut Tx, node: &Node) -> Lowered {
         "LessOrEqual" => (b, false),
         "Greater" => (b, true),
         "Less" => (a, true),
-        op => return Err(format!("no comparison {op}")),
+        op => return Err(LowerError::Other(format!("no comparison {op}"))),
     };
     if negate {
         let ge = cx.tmp_e("equal", &o, &[m, side], vec![], &d, elem::BOOL)?;
@@ -181,7 +188,7 @@ pub(crate) fn logical(cx: &mut Tx, node: &Node) -> Lowered {
     if node.op == "Not" {
         let (x, e) = cx.tin(node, 0)?;
         if e != elem::BOOL {
-            return Err(format!("a {} input", name(e)));
+            return Err(LowerError::DType { elem: e });
         }
         let d = cx.in_shape(node, 0)?;
         not(cx, &o, x, &d, true)?;
@@ -189,7 +196,7 @@ pub(crate) fn logical(cx: &mut Tx, node: &Node) -> Lowered {
     }
     let (a, b, e, d) = two(cx, node)?;
     if e != elem::BOOL {
-        return Err(format!("{} inputs", name(e)));
+        return Err(LowerError::Other(format!("{} inputs", name(e))));
     }
     let a8 = u8_of(cx, &o, a, &d)?;
     let b8 = u8_of(cx, &o, b, &d)?;
@@ -211,12 +218,16 @@ pub(crate) fn logical(cx: &mut Tx, node: &Node) -> Lowered {
 pub(crate) fn where_(cx: &mut Tx, node: &Node) -> Lowered {
     let (c, ec) = cx.tin(node, 0)?;
     if ec != elem::BOOL {
-        return Err(format!("a {} condition", name(ec)));
+        return Err(LowerError::Other(format!("a {} condition", name(ec))));
     }
     let (mut x, ex) = cx.tin(node, 1)?;
     let (mut y, ey) = cx.tin(node, 2)?;
     if ex != ey {
-        return Err(format!("operands of types {} and {}", name(ex), name(ey)));
+        return Err(LowerError::Other(format!(
+            "operands of types {} and {}",
+            name(ex),
+            name(ey)
+        )));
     }
     let (dc, dx, dy) = (
         cx.in_shape(node, 0)?,
@@ -247,7 +258,7 @@ pub(crate) fn typed_neg_recip(cx: &mut Tx, node: &Node, e: i32) -> Lowered {
     let o = out(node)?.to_string();
     if node.op == "Neg" {
         if matches!(e, 2 | 4 | 12 | 13) {
-            return Err(format!("a {} input (unsigned)", name(e)));
+            return Err(LowerError::Other(format!("a {} input (unsigned)", name(e))));
         }
         let m = cx.const_e(&o, e, &[], &[-1.0])?;
         cx.emit_e("mul", &o, &[x, m], vec![], &d, e)?;
@@ -255,7 +266,7 @@ pub(crate) fn typed_neg_recip(cx: &mut Tx, node: &Node, e: i32) -> Lowered {
         let one = cx.const_e(&o, e, &[], &[1.0])?;
         cx.emit_e("div", &o, &[one, x], vec![], &d, e)?;
     } else {
-        return Err(format!("a {} input", name(e)));
+        return Err(LowerError::DType { elem: e });
     }
     Ok(())
 }
@@ -275,7 +286,7 @@ pub(crate) fn int_binary(cx: &mut Tx, node: &Node, e: i32) -> Lowered {
         "Div" => "div",
         "Max" => "maximum",
         "Min" => "min",
-        o => return Err(format!("{} inputs of {o}", name(e))),
+        o => return Err(LowerError::Other(format!("{} inputs of {o}", name(e)))),
     };
     let o = out(node)?.to_string();
     let n = node.inputs.iter().filter(|i| !i.is_empty()).count();
@@ -288,7 +299,11 @@ pub(crate) fn int_binary(cx: &mut Tx, node: &Node, e: i32) -> Lowered {
     for i in 1..n {
         let (y, ey) = cx.tin(node, i)?;
         if ey != e {
-            return Err(format!("operands of types {} and {}", name(e), name(ey)));
+            return Err(LowerError::Other(format!(
+                "operands of types {} and {}",
+                name(e),
+                name(ey)
+            )));
         }
         let dy = cx.in_shape(node, i)?;
         let nd = broadcast(&d, &dy)?;
@@ -323,14 +338,14 @@ fn greater(
     b: NodeId,
     e: i32,
     d: &[i64],
-) -> Result<NodeId, String> {
+) -> Result<NodeId, LowerError> {
     let m = cx.tmp_e("maximum", hint, &[a, b], vec![], d, e)?;
     let le = cx.tmp_e("equal", hint, &[m, b], vec![], d, elem::BOOL)?;
     not(cx, hint, le, d, false)
 }
 
 /// A `BOOLEAN` as 0/1 of type `e`.
-fn as_num(cx: &mut Tx, hint: &str, b: NodeId, e: i32, d: &[i64]) -> Result<NodeId, String> {
+fn as_num(cx: &mut Tx, hint: &str, b: NodeId, e: i32, d: &[i64]) -> Result<NodeId, LowerError> {
     cast_to(cx, hint, b, e, d, false)
 }
 
@@ -344,7 +359,7 @@ pub(crate) fn sign_round(cx: &mut Tx, node: &Node) -> Lowered {
     let o = out(node)?.to_string();
     if node.op == "Sign" {
         if !(e == elem::FLOAT || e == elem::DOUBLE || is_int(e)) {
-            return Err(format!("a {} input", name(e)));
+            return Err(LowerError::DType { elem: e });
         }
         let z = cx.const_e(&o, e, &[], &[0.0])?;
         let pos = greater(cx, &o, x, z, e, &d)?;
@@ -354,7 +369,7 @@ pub(crate) fn sign_round(cx: &mut Tx, node: &Node) -> Lowered {
         return Ok(());
     }
     if e != elem::FLOAT && e != elem::DOUBLE {
-        return Err(format!("a {} input", name(e)));
+        return Err(LowerError::DType { elem: e });
     }
     let f = cx.tmp_e("floor", &o, &[x], vec![], &d, e)?;
     let r = cx.tmp_e("sub", &o, &[x, f], vec![], &d, e)?;
@@ -382,7 +397,10 @@ pub(crate) fn sign_round(cx: &mut Tx, node: &Node) -> Lowered {
 pub(crate) fn modulo(cx: &mut Tx, node: &Node) -> Lowered {
     let (a, b, e, d) = two(cx, node)?;
     if !is_int(e) {
-        return Err(format!("{} inputs (TenniS's mod takes integers)", name(e)));
+        return Err(LowerError::Other(format!(
+            "{} inputs (TenniS's mod takes integers)",
+            name(e)
+        )));
     }
     let o = out(node)?.to_string();
     let unsigned = matches!(e, 2 | 4 | 12 | 13);
@@ -393,7 +411,7 @@ pub(crate) fn modulo(cx: &mut Tx, node: &Node) -> Lowered {
     let r = cx.tmp_e("mod", &o, &[a, b], vec![], &d, e)?;
     let z = cx.const_e(&o, e, &vec![1; d.len()], &[0.0])?;
     // r < 0 and b < 0 as booleans (r < 0 ⇔ not (max(r, 0) == r))
-    let neg = |cx: &mut Tx, v: NodeId| -> Result<NodeId, String> {
+    let neg = |cx: &mut Tx, v: NodeId| -> Result<NodeId, LowerError> {
         let m = cx.tmp_e("maximum", &o, &[v, z], vec![], &d, e)?;
         let nn = cx.tmp_e("equal", &o, &[m, v], vec![], &d, elem::BOOL)?;
         u8_of(cx, &o, nn, &d)
@@ -429,9 +447,9 @@ pub(crate) fn trilu(cx: &mut Tx, node: &Node) -> Lowered {
     }
     let (n, m) = (d[r - 2], d[r - 1]);
     if n.checked_mul(m).is_none_or(|v| v > 1 << 24) {
-        return Err(format!(
+        return Err(LowerError::Other(format!(
             "a {n}×{m} matrix (the mask is a constant; at most 2^24)"
-        ));
+        )));
     }
     let upper = node.int("upper", 1) != 0;
     let o = out(node)?.to_string();
@@ -445,7 +463,7 @@ pub(crate) fn trilu(cx: &mut Tx, node: &Node) -> Lowered {
             let k = match cx.const_ints(node, 1).as_deref() {
                 None => 0,
                 Some([k]) => *k,
-                Some(v) => return Err(format!("k {v:?}")),
+                Some(v) => return Err(LowerError::Other(format!("k {v:?}"))),
             };
             let keep: Vec<f64> = diff
                 .iter()
@@ -456,7 +474,7 @@ pub(crate) fn trilu(cx: &mut Tx, node: &Node) -> Lowered {
         (Some(_), None) => {
             let (k, ek) = cx.tin(node, 1)?;
             if ek != elem::INT64 {
-                return Err(format!("a {} k", name(ek)));
+                return Err(LowerError::Other(format!("a {} k", name(ek))));
             }
             let dv: Vec<f64> = diff.iter().map(|&t| t as f64).collect();
             let dc = cx.const_e(&o, elem::INT64, &ud, &dv)?;

@@ -1,16 +1,10 @@
 //! ONNX → TenniS lowerings: convolution, pooling, matrix products and
 //! batch normalisation (NCHW, 2-D spatial).
 
+use super::LowerError;
 use super::onnx_graph::Node;
+use super::tennis_cx::out;
 use super::tennis_cx::{Lowered, Tx, kv, p_bool, p_float, p_int, p_ints, p_pad, p_str};
-
-fn out(node: &Node) -> Result<&str, String> {
-    node.outputs
-        .first()
-        .map(String::as_str)
-        .filter(|s| !s.is_empty())
-        .ok_or_else(|| "no output".to_string())
-}
 
 /// The window of a 2-D convolution or pooling: pads `[top, left, bottom,
 /// right]` resolved from `auto_pad`, strides, dilations, kernel.
@@ -20,15 +14,17 @@ pub(crate) struct Window {
     pub(crate) dil: [i64; 2],
 }
 
-fn two(v: Option<Vec<i64>>, def: i64, what: &str) -> Result<[i64; 2], String> {
+fn two(v: Option<Vec<i64>>, def: i64, what: &str) -> Result<[i64; 2], LowerError> {
     match v {
         None => Ok([def, def]),
         Some(v) if v.len() == 2 => Ok([v[0], v[1]]),
-        Some(v) => Err(format!("{what} {v:?} (only 2-D windows)")),
+        Some(v) => Err(LowerError::Other(format!(
+            "{what} {v:?} (only 2-D windows)"
+        ))),
     }
 }
 
-pub(crate) fn window(node: &Node, hw: [i64; 2], k: [i64; 2]) -> Result<Window, String> {
+pub(crate) fn window(node: &Node, hw: [i64; 2], k: [i64; 2]) -> Result<Window, LowerError> {
     let strides = two(node.ints("strides"), 1, "strides")?;
     let dil = two(node.ints("dilations"), 1, "dilations")?;
     if strides.iter().chain(&dil).chain(&k).any(|&v| v < 1) {
@@ -39,7 +35,7 @@ pub(crate) fn window(node: &Node, hw: [i64; 2], k: [i64; 2]) -> Result<Window, S
         "NOTSET" | "" => match node.ints("pads") {
             None => [0; 4],
             Some(p) if p.len() == 4 && p.iter().all(|&v| v >= 0) => [p[0], p[1], p[2], p[3]],
-            Some(p) => return Err(format!("pads {p:?}")),
+            Some(p) => return Err(LowerError::Other(format!("pads {p:?}"))),
         },
         "VALID" => [0; 4],
         "SAME_UPPER" | "SAME_LOWER" => {
@@ -58,7 +54,7 @@ pub(crate) fn window(node: &Node, hw: [i64; 2], k: [i64; 2]) -> Result<Window, S
             }
             p
         }
-        a => return Err(format!("auto_pad {a}")),
+        a => return Err(LowerError::Other(format!("auto_pad {a}"))),
     };
     Ok(Window { pads, strides, dil })
 }
@@ -68,10 +64,13 @@ pub(crate) fn padding(p: &[i64; 4]) -> Vec<i64> {
     vec![0, 0, 0, 0, p[0], p[2], p[1], p[3]]
 }
 
-pub(crate) fn nchw(cx: &Tx, node: &Node) -> Result<Vec<i64>, String> {
+pub(crate) fn nchw(cx: &Tx, node: &Node) -> Result<Vec<i64>, LowerError> {
     let d = cx.in_shape(node, 0)?;
     if d.len() != 4 {
-        return Err(format!("a rank-{} input (only 2-D images, NCHW)", d.len()));
+        return Err(LowerError::Other(format!(
+            "a rank-{} input (only 2-D images, NCHW)",
+            d.len()
+        )));
     }
     if d[2] < 0 || d[3] < 0 {
         return Err("a symbolic spatial dimension".into());
@@ -90,7 +89,9 @@ pub(crate) fn conv(cx: &mut Tx, node: &Node) -> Lowered {
     if let Some(ks) = node.ints("kernel_shape")
         && ks != k
     {
-        return Err(format!("kernel_shape {ks:?} unlike the weights"));
+        return Err(LowerError::Other(format!(
+            "kernel_shape {ks:?} unlike the weights"
+        )));
     }
     let w = window(node, [d[2], d[3]], k)?;
     let group = node.int("group", 1);
@@ -118,9 +119,9 @@ pub(crate) fn conv(cx: &mut Tx, node: &Node) -> Lowered {
         ("conv2d", cx.fin(node, 1)?)
     } else if group == d[1] && wd[1] == 1 && wd[0] == d[1] {
         // TenniS keeps depthwise weights as [1, C, kh, kw]: the same bytes.
-        let c = cx
-            .const_floats(node, 1)
-            .ok_or("depthwise weights computed at run time")?;
+        let c = cx.const_floats(node, 1).ok_or(LowerError::NotConstant {
+            what: "depthwise weights",
+        })?;
         (
             "depthwise_conv2d",
             cx.const_f32(&o, &[1, d[1], k[0], k[1]], &c)?,
@@ -155,17 +156,19 @@ fn grouped(
     od: &[i64],
 ) -> Lowered {
     if group < 1 || d[1] < 0 || d[1] % group != 0 || wd[0] % group != 0 {
-        return Err(format!(
+        return Err(LowerError::Other(format!(
             "group {group} that does not divide {} input and {} output channels",
             d[1], wd[0]
-        ));
+        )));
     }
     let (cg, mg) = (d[1] / group, wd[0] / group);
     if wd[1] != cg {
         return Err("weights whose channels differ from the input's per group".into());
     }
     if group > 4096 {
-        return Err(format!("group {group} (more than 4096 convolutions)"));
+        return Err(LowerError::Other(format!(
+            "group {group} (more than 4096 convolutions)"
+        )));
     }
     // Constant weights are cut into one `<const>` per group; weights
     // computed at run time are sliced like the input.
@@ -488,13 +491,13 @@ pub(crate) fn matmul(cx: &mut Tx, node: &Node) -> Lowered {
     }
     let nb = rows_of(&batch)?;
     if nb > MATMUL_BATCHES {
-        return Err(format!(
+        return Err(LowerError::Other(format!(
             "{nb} batches (at most {MATMUL_BATCHES} products are unrolled)"
-        ));
+        )));
     }
     // A and B as [batches..., M, K] / [batches..., K, N] of the full rank
     let r = batch.len() + 2;
-    let full = |cx: &mut Tx, x, d: &[i64]| -> Result<_, String> {
+    let full = |cx: &mut Tx, x, d: &[i64]| -> Result<_, LowerError> {
         if d.len() == r {
             return Ok((x, d.to_vec()));
         }
@@ -603,13 +606,13 @@ pub(crate) fn lrn(cx: &mut Tx, node: &Node) -> Lowered {
     let d = nchw(cx, node)?;
     let c = d[1];
     if !(1..=4096).contains(&c) {
-        return Err(format!(
+        return Err(LowerError::Other(format!(
             "{c} channels (the window sum is a C×C convolution; at most 4096)"
-        ));
+        )));
     }
     let size = node.int("size", 0);
     if size < 1 {
-        return Err(format!("size {size}"));
+        return Err(LowerError::Other(format!("size {size}")));
     }
     let alpha = f64::from(node.float("alpha", 1e-4));
     let beta = node.float("beta", 0.75);
@@ -666,11 +669,15 @@ pub(crate) fn conv_transpose(cx: &mut Tx, node: &Node) -> Lowered {
     if let Some(ks) = node.ints("kernel_shape")
         && ks != k
     {
-        return Err(format!("kernel_shape {ks:?} unlike the weights"));
+        return Err(LowerError::Other(format!(
+            "kernel_shape {ks:?} unlike the weights"
+        )));
     }
     let group = node.int("group", 1);
     if group != 1 {
-        return Err(format!("group {group} (TenniS's transpose_conv2d has one)"));
+        return Err(LowerError::Other(format!(
+            "group {group} (TenniS's transpose_conv2d has one)"
+        )));
     }
     if wd[0] != d[1] {
         return Err("weights whose channels differ from the input's".into());
@@ -683,12 +690,12 @@ pub(crate) fn conv_transpose(cx: &mut Tx, node: &Node) -> Lowered {
     }
     let opad = two(node.ints("output_padding"), 0, "output_padding")?;
     if opad.iter().any(|&v| v < 0) {
-        return Err(format!("output_padding {opad:?}"));
+        return Err(LowerError::Other(format!("output_padding {opad:?}")));
     }
     let oshape = match node.ints("output_shape") {
         None => None,
         Some(v) if v.len() >= 2 => Some([v[v.len() - 2], v[v.len() - 1]]),
-        Some(v) => return Err(format!("output_shape {v:?}")),
+        Some(v) => return Err(LowerError::Other(format!("output_shape {v:?}"))),
     };
     let big = |v: i64| v > 1 << 24;
     if strides
@@ -707,10 +714,10 @@ pub(crate) fn conv_transpose(cx: &mut Tx, node: &Node) -> Lowered {
         let full = (d[2 + i] - 1) * strides[i] + dil[i] * (k[i] - 1) + 1 + opad[i];
         let target = match (oshape, auto.as_str()) {
             (Some(os), _) if (1..=1 << 24).contains(&os[i]) => Some(os[i]),
-            (Some(os), _) => return Err(format!("output_shape {os:?}")),
+            (Some(os), _) => return Err(LowerError::Other(format!("output_shape {os:?}"))),
             (None, "SAME_UPPER" | "SAME_LOWER") => Some(d[2 + i] * strides[i]),
             (None, "NOTSET" | "" | "VALID") => None,
-            (None, a) => return Err(format!("auto_pad {a}")),
+            (None, a) => return Err(LowerError::Other(format!("auto_pad {a}"))),
         };
         let (b, e) = match target {
             Some(t) => {
@@ -729,7 +736,7 @@ pub(crate) fn conv_transpose(cx: &mut Tx, node: &Node) -> Lowered {
                 Some(p) if p.len() == 4 && p.iter().all(|&v| (0..=1 << 24).contains(&v)) => {
                     (p[i], p[i + 2])
                 }
-                Some(p) => return Err(format!("pads {p:?}")),
+                Some(p) => return Err(LowerError::Other(format!("pads {p:?}"))),
             },
         };
         pads[i] = b;
@@ -737,7 +744,10 @@ pub(crate) fn conv_transpose(cx: &mut Tx, node: &Node) -> Lowered {
         pads[i + 2] = e - opad[i];
     }
     if pads[0] < 0 || pads[1] < 0 {
-        return Err(format!("a negative begin padding {:?}", &pads[..2]));
+        return Err(LowerError::Other(format!(
+            "a negative begin padding {:?}",
+            &pads[..2]
+        )));
     }
     // negative end pads: crop nothing, append zeros
     let extra = [(-pads[2]).max(0), (-pads[3]).max(0)];

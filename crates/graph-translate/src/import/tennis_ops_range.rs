@@ -4,6 +4,7 @@
 
 use std::collections::{HashMap, HashSet};
 
+use super::LowerError;
 use super::onnx_graph::{Node, OnnxGraph, elem};
 use super::tennis_cx::{Lowered, Tx, kv, p_float, p_int, p_str, ts_code};
 
@@ -20,7 +21,7 @@ pub(crate) fn range(cx: &mut Tx, node: &Node) -> Lowered {
         .outputs
         .first()
         .filter(|s| !s.is_empty())
-        .ok_or("no output")?
+        .ok_or(LowerError::NoOutput)?
         .clone();
     let (s, e) = cx.tin(node, 0)?;
     let (l, el) = cx.tin(node, 1)?;
@@ -32,14 +33,14 @@ pub(crate) fn range(cx: &mut Tx, node: &Node) -> Lowered {
         e,
         elem::FLOAT | elem::DOUBLE | elem::INT32 | elem::INT64 | 5 /* INT16 */
     ) {
-        return Err(format!(
+        return Err(LowerError::Other(format!(
             "{} inputs (ONNX Range takes f32, f64, int16, int32, int64)",
             onnx_format::dtype::onnx_name(e)
-        ));
+        )));
     }
     for i in 0..3 {
         if !cx.in_shape(node, i)?.iter().all(|&d| d == 1) {
-            return Err(format!("input {i} is not a scalar"));
+            return Err(LowerError::Other(format!("input {i} is not a scalar")));
         }
     }
     let code = ts_code(e).ok_or("no TenniS type")?;
@@ -273,9 +274,9 @@ impl NmsV3 {
     pub(crate) fn lower(&self, cx: &mut Tx) -> Lowered {
         let (nb, ns) = (cx.shape(&self.boxes)?, cx.shape(&self.scores)?);
         if nb.len() != 2 || nb[1] != 4 || nb[0] < 0 || ns != [nb[0]] {
-            return Err(format!(
+            return Err(LowerError::Other(format!(
                 "boxes {nb:?} and scores {ns:?} (the import takes boxes [n, 4] and scores [n])"
-            ));
+            )));
         }
         if cx.elem(&self.boxes) != elem::FLOAT || cx.elem(&self.scores) != elem::FLOAT {
             return Err("boxes or scores that are not f32".into());

@@ -1,17 +1,11 @@
 //! ONNX → TenniS lowerings: reductions (`ReduceMean`, `ReduceSum`) and
 //! `ArgMax`.
 
+use super::LowerError;
 use super::onnx_graph::{Node, elem};
+use super::tennis_cx::out;
 use super::tennis_cx::{Lowered, Tx, kv, p_bool, p_int, p_ints};
 use super::tennis_ops_basic::axis;
-
-fn out(node: &Node) -> Result<&str, String> {
-    node.outputs
-        .first()
-        .map(String::as_str)
-        .filter(|s| !s.is_empty())
-        .ok_or_else(|| "no output".to_string())
-}
 
 /// `ReduceMean` → `reduce_mean`, `ReduceSum` → `reduce_sum`, `ReduceMax`
 /// → `max`, `ReduceMin` → −`max`(−x) (TenniS's CPU has no min): one
@@ -25,7 +19,7 @@ pub(crate) fn reduce(cx: &mut Tx, node: &Node) -> Lowered {
         "ReduceSum" => ("reduce_sum", false),
         "ReduceMax" => ("max", false),
         "ReduceMin" => ("max", true),
-        o => return Err(format!("no TenniS operator for {o}")),
+        o => return Err(LowerError::NoTennisOp { op: o.to_string() }),
     };
     let x = cx.fin(node, 0)?;
     let d = cx.in_shape(node, 0)?;
@@ -34,7 +28,9 @@ pub(crate) fn reduce(cx: &mut Tx, node: &Node) -> Lowered {
     let axes = if cx.opset >= input_from {
         match node.input(1) {
             None => Vec::new(),
-            Some(_) => cx.const_ints(node, 1).ok_or("axes computed at run time")?,
+            Some(_) => cx
+                .const_ints(node, 1)
+                .ok_or(LowerError::NotConstant { what: "axes" })?,
         }
     } else {
         node.ints("axes").unwrap_or_default()

@@ -1,5 +1,6 @@
 //! ONNX → TenniS lowering of `LSTM`.
 
+use super::LowerError;
 use super::onnx_graph::Node;
 use super::tennis_cx::{Lowered, Tx, kv, p_int, p_ints, p_str};
 
@@ -16,7 +17,7 @@ pub(crate) fn lstm(cx: &mut Tx, node: &Node) -> Lowered {
     let nd: i64 = match dir.as_str() {
         "forward" | "reverse" => 1,
         "bidirectional" => 2,
-        d => return Err(format!("direction {d}")),
+        d => return Err(LowerError::Other(format!("direction {d}"))),
     };
     let reverse = dir == "reverse";
     if node.attr("clip").is_some() {
@@ -41,14 +42,16 @@ pub(crate) fn lstm(cx: &mut Tx, node: &Node) -> Lowered {
             .map(|s| String::from_utf8_lossy(s).into_owned())
             .collect();
         if got.iter().map(String::as_str).collect::<Vec<_>>() != want {
-            return Err(format!(
+            return Err(LowerError::Other(format!(
                 "activations {got:?} (TenniS has the defaults only)"
-            ));
+            )));
         }
     }
     for (i, what) in [(4, "sequence_lens"), (7, "peepholes (P)")] {
         if node.input(i).is_some() {
-            return Err(format!("{what} (TenniS's LSTM has none)"));
+            return Err(LowerError::Other(format!(
+                "{what} (TenniS's LSTM has none)"
+            )));
         }
     }
     let h = node.int("hidden_size", 0);
@@ -58,18 +61,20 @@ pub(crate) fn lstm(cx: &mut Tx, node: &Node) -> Lowered {
     }
     // a zero bias of nd · 8 · hidden_size may be made: bounded
     if !(1..=1 << 20).contains(&h) {
-        return Err(format!("hidden_size {h}"));
+        return Err(LowerError::Other(format!("hidden_size {h}")));
     }
     let wd = cx.in_shape(node, 1)?;
     let rd = cx.in_shape(node, 2)?;
     if wd != [nd, 4 * h, d[2]] || rd != [nd, 4 * h, h] {
-        return Err(format!("W of shape {wd:?} or R of shape {rd:?}"));
+        return Err(LowerError::Other(format!(
+            "W of shape {wd:?} or R of shape {rd:?}"
+        )));
     }
     let o = node
         .outputs
         .iter()
         .find(|o| !o.is_empty())
-        .ok_or("no output")?
+        .ok_or(LowerError::NoOutput)?
         .clone();
     let mut x = cx.fin(node, 0)?;
     let flip = |cx: &mut Tx, v, dims: &[i64], out: Option<&str>| {
@@ -105,7 +110,9 @@ pub(crate) fn lstm(cx: &mut Tx, node: &Node) -> Lowered {
         ins.push(if node.input(i).is_some() {
             let s = cx.in_shape(node, i)?;
             if s != [nd, d[1], h] {
-                return Err(format!("an initial state of shape {s:?}"));
+                return Err(LowerError::Other(format!(
+                    "an initial state of shape {s:?}"
+                )));
             }
             cx.fin(node, i)?
         } else {

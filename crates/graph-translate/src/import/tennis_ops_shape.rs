@@ -3,17 +3,11 @@
 //! indices), `Tile` (`tile`), `Pad` (`pad`, constant mode), `Expand`
 //! (`broadcast`) and `Cast` to f32 of an f32 value.
 
+use super::LowerError;
 use super::onnx_graph::{Node, elem};
+use super::tennis_cx::out;
 use super::tennis_cx::{Lowered, Tx, broadcast, kv, p_float, p_ints};
 use super::tennis_ops_basic::axis;
-
-fn out(node: &Node) -> Result<&str, String> {
-    node.outputs
-        .first()
-        .map(String::as_str)
-        .filter(|s| !s.is_empty())
-        .ok_or_else(|| "no output".to_string())
-}
 
 /// A constant integer input `i`, or the attribute `attr` before opset
 /// `since`; `None` when neither is given.
@@ -23,7 +17,7 @@ fn ints_in(
     i: usize,
     attr: &str,
     since: i64,
-) -> Result<Option<Vec<i64>>, String> {
+) -> Result<Option<Vec<i64>>, LowerError> {
     if cx.opset < since {
         return Ok(node.ints(attr));
     }
@@ -32,7 +26,7 @@ fn ints_in(
         Some(_) => cx
             .const_ints(node, i)
             .map(Some)
-            .ok_or_else(|| format!("{attr} computed at run time")),
+            .ok_or_else(|| LowerError::Other(format!("{attr} computed at run time"))),
     }
 }
 
@@ -46,7 +40,7 @@ fn strided(
     d: &[i64],
     sl: &[Option<(i64, i64, i64)>],
     tmp: bool,
-) -> Result<Vec<i64>, String> {
+) -> Result<Vec<i64>, LowerError> {
     let mut b = Vec::new();
     let mut e = Vec::new();
     let mut s = Vec::new();
@@ -93,11 +87,11 @@ fn strided(
 }
 
 /// Checks that a static dimension fits TenniS's int32 parameters.
-fn small(v: i64) -> Result<i64, String> {
+fn small(v: i64) -> Result<i64, LowerError> {
     if (0..=i64::from(i32::MAX) / 2).contains(&v) {
         Ok(v)
     } else {
-        Err(format!("a dimension of {v}"))
+        Err(LowerError::Other(format!("a dimension of {v}")))
     }
 }
 
@@ -118,13 +112,13 @@ pub(crate) fn slice(cx: &mut Tx, node: &Node) -> Lowered {
             None,
         )
     } else {
-        let need = |i: usize, what: &str| -> Result<Option<Vec<i64>>, String> {
+        let need = |i: usize, what: &str| -> Result<Option<Vec<i64>>, LowerError> {
             match node.input(i) {
                 None => Ok(None),
                 Some(_) => cx
                     .const_ints(node, i)
                     .map(Some)
-                    .ok_or_else(|| format!("{what} computed at run time")),
+                    .ok_or_else(|| LowerError::Other(format!("{what} computed at run time"))),
             }
         };
         (
@@ -144,7 +138,7 @@ pub(crate) fn slice(cx: &mut Tx, node: &Node) -> Lowered {
     for k in 0..n {
         let a = axis(axes[k], d.len())?;
         if sl[a].is_some() {
-            return Err(format!("axis {} given twice", axes[k]));
+            return Err(LowerError::Other(format!("axis {} given twice", axes[k])));
         }
         let dim = d[a];
         if dim < 0 {
@@ -156,7 +150,7 @@ pub(crate) fn slice(cx: &mut Tx, node: &Node) -> Lowered {
             return Err("a step of 0".into());
         }
         if step.unsigned_abs() > i32::MAX as u64 {
-            return Err(format!("a step of {step}"));
+            return Err(LowerError::Other(format!("a step of {step}")));
         }
         let norm = |v: i64| if v < 0 { v.saturating_add(dim) } else { v };
         let (st, en) = if step > 0 {
@@ -198,12 +192,14 @@ pub(crate) fn split(cx: &mut Tx, node: &Node) -> Lowered {
                 k
             };
             if parts != k || parts <= 0 {
-                return Err(format!("num_outputs {parts} unlike its {k} outputs"));
+                return Err(LowerError::Other(format!(
+                    "num_outputs {parts} unlike its {k} outputs"
+                )));
             }
             if cx.opset < 18 && dim % parts != 0 {
-                return Err(format!(
+                return Err(LowerError::Other(format!(
                     "{dim} elements that do not split into {parts} equal parts"
-                ));
+                )));
             }
             let each = (dim + parts - 1) / parts;
             (0..parts)
@@ -212,11 +208,15 @@ pub(crate) fn split(cx: &mut Tx, node: &Node) -> Lowered {
         }
     };
     if sizes.len() as i64 != k || sizes.iter().any(|&s| s < 0) {
-        return Err(format!("split {sizes:?} for {k} outputs"));
+        return Err(LowerError::Other(format!(
+            "split {sizes:?} for {k} outputs"
+        )));
     }
     let total = sizes.iter().try_fold(0i64, |t, &s| t.checked_add(s));
     if total != Some(dim) {
-        return Err(format!("split {sizes:?} that does not add up to {dim}"));
+        return Err(LowerError::Other(format!(
+            "split {sizes:?} that does not add up to {dim}"
+        )));
     }
     let mut at = 0;
     for (o, &s) in outs.iter().zip(&sizes) {
@@ -281,14 +281,20 @@ pub(crate) fn tile(cx: &mut Tx, node: &Node) -> Lowered {
     let o = out(node)?.to_string();
     let r = cx
         .const_ints(node, 1)
-        .ok_or("repeats computed at run time")?;
+        .ok_or(LowerError::NotConstant { what: "repeats" })?;
     if r.len() != d.len() {
-        return Err(format!("{} repeats for rank {}", r.len(), d.len()));
+        return Err(LowerError::Other(format!(
+            "{} repeats for rank {}",
+            r.len(),
+            d.len()
+        )));
     }
     let mut od = Vec::new();
     for (&v, &k) in d.iter().zip(&r) {
         if k < 1 {
-            return Err(format!("repeats {r:?} (an empty result)"));
+            return Err(LowerError::Other(format!(
+                "repeats {r:?} (an empty result)"
+            )));
         }
         small(k)?;
         if v < 0 && k != 1 {
@@ -312,7 +318,9 @@ pub(crate) fn pad(cx: &mut Tx, node: &Node) -> Lowered {
     let o = out(node)?.to_string();
     let mode = node.string("mode", "constant");
     if mode != "constant" {
-        return Err(format!("mode {mode} (TenniS pads with a constant only)"));
+        return Err(LowerError::Other(format!(
+            "mode {mode} (TenniS pads with a constant only)"
+        )));
     }
     let r = d.len();
     let (pads, value, axes) = if cx.opset < 11 {
@@ -330,15 +338,18 @@ pub(crate) fn pad(cx: &mut Tx, node: &Node) -> Lowered {
                 if cx.elem(n) != elem::FLOAT {
                     return Err("a constant_value that is not f32".into());
                 }
-                let v = cx
-                    .const_floats(node, 2)
-                    .ok_or("a constant_value computed at run time")?;
+                let v = cx.const_floats(node, 2).ok_or(LowerError::NotConstant {
+                    what: "a constant_value",
+                })?;
                 *v.first().ok_or("an empty constant_value")?
             }
         };
         let axes = match node.input(3) {
             None => None,
-            Some(_) => Some(cx.const_ints(node, 3).ok_or("axes computed at run time")?),
+            Some(_) => Some(
+                cx.const_ints(node, 3)
+                    .ok_or(LowerError::NotConstant { what: "axes" })?,
+            ),
         };
         let axes_n: Vec<usize> = match &axes {
             None => (0..r).collect(),
@@ -354,14 +365,20 @@ pub(crate) fn pad(cx: &mut Tx, node: &Node) -> Lowered {
         Some(a) => a.iter().map(|&v| axis(v, r)).collect::<Result<_, _>>()?,
     };
     if pads.len() != 2 * axes.len() {
-        return Err(format!("{} pads for {} axes", pads.len(), axes.len()));
+        return Err(LowerError::Other(format!(
+            "{} pads for {} axes",
+            pads.len(),
+            axes.len()
+        )));
     }
     let mut full = vec![0i64; 2 * r];
     let mut od = d.clone();
     for (k, &a) in axes.iter().enumerate() {
         let (b, e) = (pads[k], pads[k + axes.len()]);
         if b < 0 || e < 0 {
-            return Err(format!("negative pads {pads:?} (cropping)"));
+            return Err(LowerError::Other(format!(
+                "negative pads {pads:?} (cropping)"
+            )));
         }
         if b > 0 || e > 0 {
             if d[a] < 0 {
@@ -411,12 +428,14 @@ pub(crate) fn expand(cx: &mut Tx, node: &Node) -> Lowered {
     let o = out(node)?.to_string();
     let s = cx
         .const_ints(node, 1)
-        .ok_or("a shape computed at run time")?;
+        .ok_or(LowerError::NotConstant { what: "a shape" })?;
     if d.iter().any(|&v| v < 0) {
         return Err("a symbolic dimension (fix it with --input-shape)".into());
     }
     if s.iter().any(|&v| v < 1) {
-        return Err(format!("shape {s:?} (an empty or invalid result)"));
+        return Err(LowerError::Other(format!(
+            "shape {s:?} (an empty or invalid result)"
+        )));
     }
     let od = broadcast(&d, &s)?;
     for &v in &od {
@@ -449,7 +468,9 @@ pub(crate) fn resize(cx: &mut Tx, node: &Node) -> Lowered {
     let o = out(node)?.to_string();
     let mode = node.string("mode", "nearest");
     if mode != "nearest" {
-        return Err(format!("mode {mode} (only nearest matches TenniS exactly)"));
+        return Err(LowerError::Other(format!(
+            "mode {mode} (only nearest matches TenniS exactly)"
+        )));
     }
     if d.len() != 4 || d.iter().any(|&v| v < 1) {
         return Err("an input that is not a static NCHW image".into());
@@ -466,16 +487,16 @@ pub(crate) fn resize(cx: &mut Tx, node: &Node) -> Lowered {
             _ => false,
         };
         if !ok {
-            return Err(format!(
+            return Err(LowerError::Other(format!(
                 "coordinate_transformation_mode {ct} with nearest_mode {nm} (TenniS picks ⌊d / k⌋)"
-            ));
+            )));
         }
         if node.ints("axes").is_some() {
             return Err("axes".into());
         }
         let kp = node.string("keep_aspect_ratio_policy", "stretch");
         if kp != "stretch" {
-            return Err(format!("keep_aspect_ratio_policy {kp}"));
+            return Err(LowerError::Other(format!("keep_aspect_ratio_policy {kp}")));
         }
     }
     let scales: Vec<f64> = if node.op == "Upsample" && cx.opset < 9 {
@@ -492,13 +513,13 @@ pub(crate) fn resize(cx: &mut Tx, node: &Node) -> Lowered {
         };
         if given(si) {
             cx.const_floats(node, si)
-                .ok_or("scales computed at run time")?
+                .ok_or(LowerError::NotConstant { what: "scales" })?
         } else if zi != usize::MAX && given(zi) {
             let s = cx
                 .const_ints(node, zi)
-                .ok_or("sizes computed at run time")?;
+                .ok_or(LowerError::NotConstant { what: "sizes" })?;
             if s.len() != 4 {
-                return Err(format!("sizes {s:?}"));
+                return Err(LowerError::Other(format!("sizes {s:?}")));
             }
             s.iter()
                 .zip(&d)
@@ -509,17 +530,23 @@ pub(crate) fn resize(cx: &mut Tx, node: &Node) -> Lowered {
         }
     };
     if scales.len() != 4 || scales[0] != 1.0 || scales[1] != 1.0 {
-        return Err(format!("scales {scales:?} (only H and W resized)"));
+        return Err(LowerError::Other(format!(
+            "scales {scales:?} (only H and W resized)"
+        )));
     }
     let mut od = d.clone();
     for i in 2..4 {
         let k = scales[i];
         if !(1.0..=1024.0).contains(&k) || k.fract() != 0.0 {
-            return Err(format!("scale {k} (only whole upsampling factors)"));
+            return Err(LowerError::Other(format!(
+                "scale {k} (only whole upsampling factors)"
+            )));
         }
         let f = (1.0f32 / k as f32) as f64;
         if f * k < 1.0 {
-            return Err(format!("scale {k} (TenniS's f32 1/{k} rounds down)"));
+            return Err(LowerError::Other(format!(
+                "scale {k} (TenniS's f32 1/{k} rounds down)"
+            )));
         }
         od[i] = small(d[i].checked_mul(k as i64).ok_or("a size too large")?)?;
     }
@@ -545,26 +572,28 @@ pub(crate) fn constant_of_shape(cx: &mut Tx, node: &Node) -> Lowered {
     let o = out(node)?.to_string();
     let s = cx
         .const_ints(node, 0)
-        .ok_or("a shape computed at run time")?;
+        .ok_or(LowerError::NotConstant { what: "a shape" })?;
     if s.iter().any(|&v| v < 1) {
-        return Err(format!("shape {s:?} (an empty result)"));
+        return Err(LowerError::Other(format!("shape {s:?} (an empty result)")));
     }
     for &v in &s {
         small(v)?;
     }
     let n = s.iter().try_fold(1i64, |p, &v| p.checked_mul(v));
     if n.is_none_or(|n| n > i64::from(i32::MAX)) {
-        return Err(format!("shape {s:?} (more than 2^31 elements)"));
+        return Err(LowerError::Other(format!(
+            "shape {s:?} (more than 2^31 elements)"
+        )));
     }
     let value = match node.attr("value").and_then(|t| t.t.as_ref()) {
         None => 0.0,
         Some(t) => {
             let e = t.data_type.unwrap_or(elem::FLOAT);
             if e != elem::FLOAT {
-                return Err(format!(
+                return Err(LowerError::Other(format!(
                     "a {} value (the TenniS import computes in f32)",
                     onnx_format::dtype::onnx_name(e)
-                ));
+                )));
             }
             let c = onnx_format::tensor_from_proto(t, None, &Default::default())
                 .map_err(|e| e.to_string())?;

@@ -3,6 +3,7 @@
 
 use bubble_module::NodeId;
 
+use super::LowerError;
 use super::onnx_graph::{Node, elem};
 use super::tennis_cx::{Lowered, Tx, is_int, kv, p_float, p_int, p_ints};
 
@@ -27,17 +28,17 @@ pub(crate) fn slice_dyn(cx: &mut Tx, node: &Node) -> Lowered {
         .outputs
         .first()
         .filter(|s| !s.is_empty())
-        .ok_or("no output")?
+        .ok_or(LowerError::NoOutput)?
         .clone();
     let r = d.len() as i64;
     let n = match cx.in_shape(node, 1)?.as_slice() {
         [n] if *n >= 1 => *n,
-        s => return Err(format!("starts of shape {s:?}")),
+        s => return Err(LowerError::Other(format!("starts of shape {s:?}"))),
     };
     let nu = n as usize;
     let e64 = elem::INT64;
     // a parameter as an int64 node
-    let param = |cx: &mut Tx, i: usize| -> Result<Option<NodeId>, String> {
+    let param = |cx: &mut Tx, i: usize| -> Result<Option<NodeId>, LowerError> {
         if node.input(i).is_none() {
             return Ok(None);
         }
@@ -72,9 +73,9 @@ pub(crate) fn slice_dyn(cx: &mut Tx, node: &Node) -> Lowered {
             for &a in &v {
                 let p = if a < 0 { a + r } else { a };
                 if !(0..r).contains(&p) || p <= prev {
-                    return Err(format!(
+                    return Err(LowerError::Other(format!(
                         "axes {v:?} (TenniS's slice_v3 takes increasing axes)"
-                    ));
+                    )));
                 }
                 prev = p;
                 ax.push(p);
@@ -134,10 +135,13 @@ pub(crate) fn pad_dyn(cx: &mut Tx, node: &Node, value: f64, axes: &[usize]) -> L
         .outputs
         .first()
         .filter(|s| !s.is_empty())
-        .ok_or("no output")?
+        .ok_or(LowerError::NoOutput)?
         .clone();
     if cx.in_shape(node, 1)? != [2 * k as i64] {
-        return Err(format!("pads that are not {} values", 2 * k));
+        return Err(LowerError::Other(format!(
+            "pads that are not {} values",
+            2 * k
+        )));
     }
     let (p, ep) = cx.tin(node, 1)?;
     if !is_int(ep) {
@@ -193,7 +197,7 @@ pub(crate) fn shape_dyn(cx: &mut Tx, node: &Node) -> Lowered {
         .outputs
         .first()
         .filter(|s| !s.is_empty())
-        .ok_or("no output")?
+        .ok_or(LowerError::NoOutput)?
         .clone();
     let clamp = |v: i64| (if v < 0 { v + r } else { v }).clamp(0, r);
     let (s, e) = (clamp(node.int("start", 0)), clamp(node.int("end", r)));

@@ -206,7 +206,7 @@ fn range(f: &Args<'_>, a: &Const) -> Result<Vec<Const>, String> {
     let node = f.node;
     let (s, l, d) = (a.values(), f.x(1)?.values(), f.x(2)?.values());
     let (s, l, d) = (
-        s[0],
+        s.first().copied().ok_or_else(|| bad(node, "no start"))?,
         l.first().copied().unwrap_or(0.0),
         d.first().copied().unwrap_or(1.0),
     );
@@ -299,12 +299,19 @@ fn expand_to(f: &Args<'_>, a: &Const) -> Result<Vec<Const>, String> {
     out(Const::from_f64(a.elem, to.clone(), &expand(a, &to)), node)
 }
 
-/// `Concat`.
+/// `Concat` (every part of the first's rank and outer dimensions; a part
+/// that does not fit is refused, not read past its end).
 fn concat(f: &Args<'_>, a: &Const) -> Result<Vec<Const>, String> {
     let node = f.node;
     let r = a.dims().len();
     let ax = axis(node.int("axis", 0), r).ok_or_else(|| bad(node, "axis"))?;
     let parts: Vec<&Const> = f.ins.iter().flatten().collect();
+    if parts
+        .iter()
+        .any(|c| c.dims().len() != r || c.dims()[..ax] != a.dims()[..ax])
+    {
+        return Err(bad(node, "ranks differ"));
+    }
     let outer: usize = a.dims()[..ax].iter().product();
     let mut dims = a.dims().to_vec();
     dims[ax] = parts
@@ -315,11 +322,12 @@ fn concat(f: &Args<'_>, a: &Const) -> Result<Vec<Const>, String> {
     let mut v = Vec::new();
     for o in 0..outer {
         for (c, pv) in parts.iter().zip(&vals) {
-            if c.dims().len() != r {
-                return Err(bad(node, "ranks differ"));
-            }
             let inner: usize = c.dims()[ax..].iter().product();
-            v.extend_from_slice(&pv[o * inner..(o + 1) * inner]);
+            let part = o
+                .checked_mul(inner)
+                .and_then(|b| pv.get(b..b.checked_add(inner)?))
+                .ok_or_else(|| bad(node, "a part shorter than its shape"))?;
+            v.extend_from_slice(part);
         }
     }
     out(Const::from_f64(a.elem, dims, &v), node)
@@ -342,8 +350,11 @@ fn gather(f: &Args<'_>, a: &Const) -> Result<Vec<Const>, String> {
             if !(0..d).contains(&i) {
                 return Err(bad(node, "index out of range"));
             }
-            let base = (o * d as usize + i as usize) * inner;
-            v.extend_from_slice(&av[base..base + inner]);
+            let row = (o * d as usize + i as usize) * inner;
+            let part = av
+                .get(row..row + inner)
+                .ok_or_else(|| bad(node, "data shorter than its shape"))?;
+            v.extend_from_slice(part);
         }
     }
     let mut dims = a.dims()[..ax].to_vec();
@@ -391,11 +402,16 @@ fn slice(f: &Args<'_>, a: &Const) -> Result<Vec<Const>, String> {
             let mut src = 0i64;
             for k in 0..r {
                 let j = ((i / ost[k]) % odims[k].max(1)) as i64;
-                src += (spec[k].0 + j * spec[k].1) * st[k] as i64;
+                src = j
+                    .checked_mul(spec[k].1)
+                    .and_then(|p| p.checked_add(spec[k].0))
+                    .and_then(|p| p.checked_mul(st[k] as i64))
+                    .and_then(|p| p.checked_add(src))?;
             }
-            av[src as usize]
+            usize::try_from(src).ok().and_then(|s| av.get(s)).copied()
         })
-        .collect();
+        .collect::<Option<_>>()
+        .ok_or_else(|| bad(node, "slice outside the data"))?;
     out(Const::from_f64(a.elem, odims, &v), node)
 }
 
@@ -516,4 +532,108 @@ pub(super) fn is_int(e: i32) -> bool {
 pub(super) fn axis(a: i64, r: usize) -> Option<usize> {
     let a = if a < 0 { a + r as i64 } else { a };
     (0..r as i64).contains(&a).then_some(a as usize)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use onnx_format::proto::AttributeProto;
+
+    fn node(op: &str, axis: Option<i64>) -> Node {
+        Node {
+            op: op.into(),
+            domain: String::new(),
+            name: op.into(),
+            inputs: vec![],
+            outputs: vec!["y".into()],
+            attrs: axis
+                .map(|v| AttributeProto {
+                    name: Some("axis".into()),
+                    i: Some(v),
+                    ..Default::default()
+                })
+                .into_iter()
+                .collect(),
+        }
+    }
+
+    fn c(e: i32, dims: &[usize], v: &[f64]) -> Option<Const> {
+        Some(Const::from_f64(e, dims.to_vec(), v).unwrap())
+    }
+
+    fn run(n: &Node, opset: i64, ins: &[Option<Const>]) -> Result<(Vec<usize>, Vec<f64>), String> {
+        eval(n, opset, ins).map(|v| (v[0].dims().to_vec(), v[0].values()))
+    }
+
+    #[test]
+    fn concat_refuses_parts_whose_shapes_do_not_fit() {
+        let n = node("Concat", Some(1));
+        let a = c(elem::FLOAT, &[2, 1], &[1.0, 2.0]);
+        let ok = run(&n, 13, &[a.clone(), c(elem::FLOAT, &[2, 1], &[3.0, 4.0])]);
+        assert_eq!(ok.unwrap(), (vec![2, 2], vec![1.0, 3.0, 2.0, 4.0]));
+        // A second part with one row for the first's two: refused, not
+        // read past its end.
+        let short = run(&n, 13, &[a.clone(), c(elem::FLOAT, &[1, 1], &[3.0])]);
+        assert_eq!(short.unwrap_err(), "Concat Concat: ranks differ");
+        let rank = run(&n, 13, &[a, c(elem::FLOAT, &[2], &[3.0, 4.0])]);
+        assert_eq!(rank.unwrap_err(), "Concat Concat: ranks differ");
+        let axis = run(
+            &node("Concat", Some(2)),
+            13,
+            &[c(elem::FLOAT, &[2], &[1.0, 2.0])],
+        );
+        assert_eq!(axis.unwrap_err(), "Concat Concat: axis");
+    }
+
+    #[test]
+    fn gather_refuses_indices_out_of_range() {
+        let n = node("Gather", Some(0));
+        let data = c(elem::FLOAT, &[3], &[10.0, 20.0, 30.0]);
+        let last = run(&n, 13, &[data.clone(), c(elem::INT64, &[1], &[-1.0])]);
+        assert_eq!(last.unwrap(), (vec![1], vec![30.0]));
+        for i in [3.0, -4.0, i64::MAX as f64, i64::MIN as f64] {
+            let e = run(&n, 13, &[data.clone(), c(elem::INT64, &[1], &[i])]);
+            assert_eq!(e.unwrap_err(), "Gather Gather: index out of range", "{i}");
+        }
+        let axis = run(
+            &node("Gather", Some(1)),
+            13,
+            &[data, c(elem::INT64, &[1], &[0.0])],
+        );
+        assert_eq!(axis.unwrap_err(), "Gather Gather: axis");
+    }
+
+    #[test]
+    fn slice_takes_extreme_starts_ends_and_steps_without_overflow() {
+        let n = node("Slice", None);
+        let data = c(elem::FLOAT, &[3], &[10.0, 20.0, 30.0]);
+        let int = |v: f64| c(elem::INT64, &[1], &[v]);
+        let (min, max) = (i64::MIN as f64, i64::MAX as f64);
+        // A step of i64::MIN from the end: the last element only.
+        let back = run(&n, 13, &[data.clone(), int(max), int(min), None, int(min)]);
+        assert_eq!(back.unwrap(), (vec![1], vec![30.0]));
+        // A step of i64::MAX from the start: the first element only.
+        let fwd = run(&n, 13, &[data.clone(), int(min), int(max), None, int(max)]);
+        assert_eq!(fwd.unwrap(), (vec![1], vec![10.0]));
+        // An axis out of range and a zero step are refused.
+        let axis = run(&n, 13, &[data.clone(), int(0.0), int(1.0), int(1.0)]);
+        assert_eq!(axis.unwrap_err(), "Slice Slice: slice parameters");
+        let zero = run(&n, 13, &[data, int(0.0), int(1.0), None, int(0.0)]);
+        assert_eq!(zero.unwrap_err(), "Slice Slice: slice parameters");
+    }
+
+    #[test]
+    fn range_refuses_an_empty_start() {
+        let n = node("Range", None);
+        let e = run(
+            &n,
+            13,
+            &[
+                c(elem::FLOAT, &[0], &[]),
+                c(elem::FLOAT, &[], &[3.0]),
+                c(elem::FLOAT, &[], &[1.0]),
+            ],
+        );
+        assert_eq!(e.unwrap_err(), "Range Range: no start");
+    }
 }
