@@ -7,11 +7,11 @@ pub enum Verified {
     /// Single-function networks of `testdata/translate/export/nnabla/`: the
     /// real nnabla 1.39 computed the outputs; the export runs in tract-onnx
     /// against them (cargo test `nnabla_export_ops`) and in onnxruntime
-    /// (`tools/nnabla_export_cases.py check`).
+    /// (`tools/graph-translate/nnabla_export_cases.py check`).
     NnablaTract,
     /// The same networks, some of which tract-onnx does not run as ONNX
     /// says (e.g. `RNN` activations, reflect padding): those are checked
-    /// in onnxruntime only (`tools/nnabla_export_cases.py check`).
+    /// in onnxruntime only (`tools/graph-translate/nnabla_export_cases.py check`).
     NnablaOnnxruntime,
     /// Whole networks of `testdata/onnx/` computed by the real runtime
     /// (nnabla 1.39 or the TenniS C++ runtime), run in tract-onnx.
@@ -23,7 +23,7 @@ pub enum Verified {
     /// runtime cannot compute (`FFT`, `IFFT` run only on CUDA): the
     /// reference outputs follow nnabla's documented formula (numpy), the
     /// export runs in tract-onnx and onnxruntime
-    /// (`tools/nnabla_export_cases.py check`).
+    /// (`tools/graph-translate/nnabla_export_cases.py check`).
     FormulaOnnxruntime,
     /// Single-operator modules of `testdata/translate/export/tennis/`: the
     /// TenniS C++ runtime computed the outputs; the test runs the export in
@@ -31,7 +31,7 @@ pub enum Verified {
     TennisTract,
     /// The same TenniS modules, some of which tract-onnx cannot run (e.g.
     /// `RoiAlign`, a `Range` or `Pad` of a length known only at run time):
-    /// those are checked in onnxruntime only (`tools/export_check.py`).
+    /// those are checked in onnxruntime only (`tools/graph-translate/export_check.py`).
     TennisOnnxruntime,
     /// Not yet checked against the real runtime.
     Unverified,
