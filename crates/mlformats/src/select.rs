@@ -42,9 +42,12 @@ impl Patterns {
         }
         let mut b = GlobSetBuilder::new();
         for p in patterns {
-            b.add(
-                Glob::new(p).map_err(|e| Error::Invalid(format!("{flag}: bad glob {p:?}: {e}")))?,
-            );
+            b.add(Glob::new(p).map_err(|e| Error::BadPattern {
+                option: flag.to_string(),
+                pattern: p.clone(),
+                regex: false,
+                why: e.to_string(),
+            })?);
         }
         let globs = b
             .build()
