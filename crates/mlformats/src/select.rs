@@ -69,7 +69,7 @@ impl NameFilter {
     ///
     /// # Errors
     ///
-    /// [`Error::Invalid`] for a pattern that is not a glob (`a[b`: an
+    /// [`Error::BadPattern`] for a pattern that is not a glob (`a[b`: an
     /// unclosed class; write `a[[]b` to match `a[b`).
     pub fn new(only: &[String], exclude: &[String]) -> Result<NameFilter> {
         Ok(NameFilter {

@@ -301,8 +301,8 @@ fn check_selection(model_names: &[String], filter: &crate::NameFilter) -> Result
         option: "--only/--exclude",
         why: format!(
             "--only/--exclude would leave out {} of the {} tensors the exported graph reads ({}): \
-         the ONNX model could not run; add --weights-only to write the selected tensors \
-         alone, without the graph",
+             the ONNX model could not run; add --weights-only to write the selected tensors \
+             alone, without the graph",
             dropped.len(),
             model_names.len(),
             dropped.join(", ")
