@@ -359,7 +359,7 @@ impl Model {
                 let path = (!self.name.is_empty()).then(|| Path::new(&self.name));
                 match mlformats::convert_index(index, &**reader, path, target, &opts, out) {
                     Ok(_) => {}
-                    Err(e @ mlformats::Error::NeedsWholeModel(_)) => {
+                    Err(e @ mlformats::Error::NeedsWholeModel { .. }) => {
                         return Ok(Streamed::NeedsWholeModel(mlformats::chain_message(&e)));
                     }
                     Err(e) => return Err(err(e)),

@@ -80,21 +80,27 @@ fn check_applies_to(
             None
         };
         if let Some(flag) = flag {
-            return Err(Error::Invalid(format!(
-                "{flag} applies to exporting a graph to ONNX, but{why} ({from} -> {target})"
-            )));
+            return Err(Error::OptionDoesNotApply {
+                option: flag,
+                why: format!(
+                    "{flag} applies to exporting a graph to ONNX, but{why} ({from} -> {target})"
+                ),
+            });
         }
     }
     if opts.keep_order && target != Format::Npz {
-        return Err(Error::Invalid(format!(
-            "--keep-order applies to npz output only (numpy's Fortran order); {target} output \
-             is row-major{}",
-            if target == Format::Primitiv {
-                " or primitiv's own column-major, as read"
-            } else {
-                ""
-            }
-        )));
+        return Err(Error::OptionDoesNotApply {
+            option: "--keep-order",
+            why: format!(
+                "--keep-order applies to npz output only (numpy's Fortran order); {target} output \
+                 is row-major{}",
+                if target == Format::Primitiv {
+                    " or primitiv's own column-major, as read"
+                } else {
+                    ""
+                }
+            ),
+        });
     }
     Ok(())
 }
@@ -346,11 +352,14 @@ fn nnabla_with_model(
     }
     if with_graph {
         if !opts.renames.is_empty() {
-            return Err(Error::Unsupported(format!(
-                "--rename would leave the networks of this {} naming parameters that are no \
-                 longer there; add --weights-only to write the renamed parameters alone",
-                doc.format()
-            )));
+            return Err(Error::OptionDoesNotApply {
+                option: "--rename",
+                why: format!(
+                    "--rename would leave the networks of this {} naming parameters that are no \
+                     longer there; add --weights-only to write the renamed parameters alone",
+                    doc.format()
+                ),
+            });
         }
         let missing = nnabla_family::missing_parameters(&model, items.iter().map(|it| it.name));
         if !missing.is_empty() {
@@ -388,7 +397,12 @@ fn renames(pairs: &[(String, String)]) -> Result<Vec<(regex::Regex, String)>> {
         .map(|(from, to)| {
             regex::Regex::new(from)
                 .map(|re| (re, to.clone()))
-                .map_err(|e| Error::Invalid(format!("--rename: bad pattern {from:?}: {e}")))
+                .map_err(|e| Error::BadPattern {
+                    option: "--rename".into(),
+                    pattern: from.clone(),
+                    regex: true,
+                    why: e.to_string(),
+                })
         })
         .collect()
 }

@@ -1,6 +1,7 @@
 //! The error type of the `mlformats` library.
 
 use crate::Format;
+use tensor_core::DType;
 
 /// Everything that can go wrong opening, saving or converting a file.
 ///
@@ -44,12 +45,133 @@ pub enum Error {
     /// The target format cannot hold what is asked of it.
     #[error("{0}")]
     Unsupported(String),
+    /// The output format has no type for a tensor's dtype.
+    #[error("{}", dtype_refusal(*format, *dtype))]
+    UnsupportedDType {
+        /// The output format.
+        format: Format,
+        /// The dtype it cannot hold.
+        dtype: DType,
+    },
+    /// Two tensors to write have the same name (in safetensors, also a
+    /// tensor named `__metadata__`, the name the header reserves).
+    #[error("{}", duplicate_message(name, *format))]
+    DuplicateName {
+        /// The name.
+        name: String,
+        /// The output format whose writer refused it (`None`: the list of
+        /// tensors given to save).
+        format: Option<Format>,
+    },
+    /// `--rename` gives two tensors the same name.
+    #[error("--rename gives {first:?} and {second:?} the same name {name:?}")]
+    RenameCollision {
+        /// The first tensor's name in the input.
+        first: String,
+        /// The second tensor's name in the input.
+        second: String,
+        /// The name both would get.
+        name: String,
+    },
+    /// `--only`/`--exclude` select none of the input's tensors.
+    #[error("no tensor is left to write: --only/--exclude match none of the {of} tensors")]
+    NoTensorSelected {
+        /// How many tensors the input has.
+        of: usize,
+    },
+    /// The input holds no tensor, only a graph (or metadata) the target
+    /// cannot hold.
+    #[error(
+        "nothing to write: this {from}{} holds no tensor, only {holds}, which {target} cannot hold",
+        kind.map(|k| format!(" {k}")).unwrap_or_default()
+    )]
+    NothingToWrite {
+        /// The input's format.
+        from: Format,
+        /// The input's kind (a primitiv file's data type, ...), when it has one.
+        kind: Option<&'static str>,
+        /// What the input holds instead ("its network", ...).
+        holds: String,
+        /// The output format.
+        target: Format,
+    },
+    /// The target cannot hold some of the selected tensors (and
+    /// `--skip-unsupported` was not given).
+    #[error("{}", cannot_hold_message(*target, tensors))]
+    CannotHoldTensors {
+        /// The output format.
+        target: Format,
+        /// Each refused tensor's name and why it is refused.
+        tensors: Vec<(String, String)>,
+    },
+    /// An option given does not apply to this conversion.
+    #[error("{why}")]
+    OptionDoesNotApply {
+        /// The option, as its command-line flag (several joined by `/`).
+        option: &'static str,
+        /// Why it does not apply (the whole message).
+        why: String,
+    },
+    /// A glob of `--only`/`--exclude` or a regular expression of
+    /// `--rename` that does not parse.
+    #[error("{option}: bad {} {pattern:?}: {why}", if *regex { "pattern" } else { "glob" })]
+    BadPattern {
+        /// The option, as its command-line flag.
+        option: String,
+        /// The pattern.
+        pattern: String,
+        /// True for a regular expression (`--rename`), false for a glob.
+        regex: bool,
+        /// The parser's complaint.
+        why: String,
+    },
+    /// A slice (`name[0:2, :]`) that is not numpy's syntax.
+    #[error("slice [{spec}]: {why}")]
+    BadSlice {
+        /// What stands between the brackets.
+        spec: String,
+        /// What is wrong with it.
+        why: String,
+    },
+    /// No tensor has the name asked for.
+    #[error("no tensor named {name:?} (of {of}; `inspect` lists the names)")]
+    NoTensorNamed {
+        /// The name asked for.
+        name: String,
+        /// How many tensors the file has.
+        of: usize,
+    },
+    /// A cast that cannot be done: to a type that is not a float type
+    /// (`from` is `None`), or of a tensor that holds no numbers.
+    #[error("{}", match from {
+        Some(from) => format!("cannot cast {from} to {to}"),
+        None => format!("cannot cast to {to}: casts go to f16, bf16, f32 or f64"),
+    })]
+    CannotCast {
+        /// The tensor's dtype (`None`: the target is refused whatever it is).
+        from: Option<DType>,
+        /// The dtype asked for.
+        to: DType,
+    },
+    /// Exporting to ONNX from a format whose files hold no network.
+    #[error("{format} files hold no network to export to ONNX")]
+    NoGraphToExport {
+        /// The input's format.
+        format: Format,
+    },
+    /// A tensor whose size in bytes does not fit the arithmetic (or the
+    /// output format's offsets).
+    #[error("too large")]
+    TooLarge,
     /// A conversion [`crate::convert_index`] cannot do a slice at a time: it
     /// needs the whole model in memory (a graph exported or imported, an
     /// NNabla model kept, `--params`). The same file read whole
     /// ([`crate::Document`], `mlformats convert`) converts.
-    #[error("{0}")]
-    NeedsWholeModel(String),
+    #[error("{need}")]
+    NeedsWholeModel {
+        /// What needs the whole model.
+        need: WholeModelNeed,
+    },
     /// A problem with the request itself (a bad glob, an empty selection).
     #[error("{0}")]
     Invalid(String),
@@ -125,6 +247,170 @@ impl Error {
     }
 }
 
+/// What a conversion read a slice at a time cannot do
+/// ([`Error::NeedsWholeModel`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum WholeModelNeed {
+    /// Converting an NNabla file keeps its model (networks, executors)
+    /// along with the parameters.
+    KeepsModel {
+        /// The input's format.
+        from: Format,
+        /// The output format.
+        target: Format,
+    },
+    /// Converting an ONNX model imports its graph (into NNabla or TenniS).
+    ImportsGraph {
+        /// The output format.
+        target: Format,
+    },
+    /// The file stores a parameter name more than once, and converting it
+    /// as it is writes every stored entry.
+    RepeatedNames {
+        /// The input's format.
+        from: Format,
+        /// The output format.
+        target: Format,
+    },
+    /// Converting to ONNX exports the input's graph.
+    ExportsGraph {
+        /// The input's format.
+        from: Format,
+    },
+    /// An ONNX initializer holds its data and also says where it is, so
+    /// converting the model to ONNX exports its graph.
+    LocatedInitializer {
+        /// The initializer's name.
+        name: String,
+    },
+    /// `--params` merges parameters into the input's network.
+    Params,
+    /// Re-encoding a file into a format is done from the whole file.
+    Reencode {
+        /// The input's format.
+        from: Format,
+        /// The output format.
+        target: Format,
+    },
+}
+
+impl std::fmt::Display for WholeModelNeed {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let (what, instead) = match self {
+            WholeModelNeed::KeepsModel { from, target } => (
+                format!(
+                    "converting this {from} to {target} keeps its model (networks, executors, \
+                     ...) along with the parameters"
+                ),
+                "add --weights-only to write the parameters alone, or convert to .h5, or ",
+            ),
+            WholeModelNeed::ImportsGraph { target } => (
+                format!(
+                    "converting an ONNX model to {target} imports its graph as {}",
+                    if *target == Format::TennisModule {
+                        "a TenniS module"
+                    } else {
+                        "an NNabla network"
+                    }
+                ),
+                "add --weights-only to write its initializers alone, or ",
+            ),
+            WholeModelNeed::RepeatedNames { from, target } => (
+                format!(
+                    "this {from} stores a parameter name more than once, and converting it to \
+                     {target} as it is writes every stored entry"
+                ),
+                "any option such as --weights-only writes each name once, or ",
+            ),
+            WholeModelNeed::ExportsGraph { from } => (
+                format!("converting this {from} to ONNX exports its graph"),
+                "add --weights-only to write its tensors alone, or ",
+            ),
+            WholeModelNeed::LocatedInitializer { name } => {
+                return write!(
+                    f,
+                    "initializer {name:?} holds its data and also says where it is \
+                     (data_location, external_data), so converting this ONNX model to ONNX \
+                     exports its graph, which needs the whole model in memory; this file is \
+                     read a slice at a time (add --weights-only to write its tensors alone, \
+                     or use `mlformats convert`)"
+                );
+            }
+            WholeModelNeed::Params => {
+                return f.write_str(
+                    "--params merges parameters into the input's network, which needs the whole \
+                     file in memory; this file is read a slice at a time (use `mlformats convert`)",
+                );
+            }
+            WholeModelNeed::Reencode { from, target } => {
+                return write!(
+                    f,
+                    "re-encoding a {from} file into {target} rewrites it from the whole file, \
+                     and this file is read a slice at a time (use `mlformats convert`)"
+                );
+            }
+        };
+        write!(
+            f,
+            "{what}, which needs the whole model in memory; this file is read a slice at a time \
+             ({instead}use `mlformats convert`)"
+        )
+    }
+}
+
+/// [`Error::UnsupportedDType`]'s message, in each writer's words.
+fn dtype_refusal(format: Format, dtype: DType) -> String {
+    match format {
+        Format::Npz => format!("dtype {dtype} has no numpy equivalent"),
+        Format::Onnx => format!("dtype {dtype} has no ONNX data type"),
+        Format::Safetensors => format!("dtype {dtype} cannot be stored in safetensors"),
+        Format::CvmParams
+        | Format::Primitiv
+        | Format::NnablaNnp
+        | Format::NnablaNntxt
+        | Format::NnablaProtobuf
+        | Format::NnablaH5
+        | Format::TennisModule => format!("dtype {dtype} cannot be stored in {format}"),
+    }
+}
+
+/// [`Error::DuplicateName`]'s message, in each writer's words.
+fn duplicate_message(name: &str, format: Option<Format>) -> String {
+    match format {
+        Some(Format::Onnx) => {
+            format!("the name {name:?} occurs twice; ONNX initializer names are unique")
+        }
+        Some(Format::Safetensors) => {
+            format!("the name {name:?} occurs twice (or is reserved) in a safetensors file")
+        }
+        Some(
+            Format::CvmParams
+            | Format::Primitiv
+            | Format::NnablaNnp
+            | Format::NnablaNntxt
+            | Format::NnablaProtobuf
+            | Format::NnablaH5
+            | Format::TennisModule
+            | Format::Npz,
+        )
+        | None => format!("the name {name:?} is given twice"),
+    }
+}
+
+/// [`Error::CannotHoldTensors`]'s message.
+fn cannot_hold_message(target: Format, tensors: &[(String, String)]) -> String {
+    let list: Vec<String> = tensors
+        .iter()
+        .map(|(n, why)| format!("{n:?} ({why})"))
+        .collect();
+    format!(
+        "{target} cannot hold {} of the tensors: {}; --skip-unsupported converts the rest",
+        tensors.len(),
+        list.join(", ")
+    )
+}
+
 /// An error and its causes joined by `: `, skipping a cause whose text the
 /// message so far already ends with (many errors print their cause too).
 pub fn chain_message(e: &(dyn std::error::Error + 'static)) -> String {
@@ -152,5 +438,115 @@ pub(crate) trait InTensor<T> {
 impl<T, E: Into<Error>> InTensor<T> for std::result::Result<T, E> {
     fn in_tensor(self, name: &str) -> Result<T> {
         self.map_err(|e| e.into().in_tensor(name))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{NameFilter, SaveOptions, Tensor, save_to_writer};
+
+    /// Saves one tensor `name` of `dtype` (one element) as `format`: the error.
+    fn save_err(format: Format, tensors: &[(&str, DType)]) -> Error {
+        let list: Vec<(&str, Tensor<'static>)> = tensors
+            .iter()
+            .map(|&(n, d)| (n, Tensor::new(d, vec![1], vec![0u8; d.size()]).unwrap()))
+            .collect();
+        let mut out = Vec::new();
+        save_to_writer(&mut out, format, list, &SaveOptions::new()).unwrap_err()
+    }
+
+    #[cfg(feature = "npz")]
+    #[test]
+    fn a_dtype_npz_cannot_hold_is_typed() {
+        let e = save_err(Format::Npz, &[("w", DType::C32)]);
+        let Error::Tensor { name, source } = &e else {
+            panic!("{e:?}")
+        };
+        assert_eq!(name, "w");
+        assert!(
+            matches!(
+                **source,
+                Error::UnsupportedDType {
+                    format: Format::Npz,
+                    dtype: DType::C32
+                }
+            ),
+            "{source:?}"
+        );
+        let said = format!("dtype {} has no numpy equivalent", DType::C32);
+        assert_eq!(source.to_string(), said);
+        assert_eq!(e.full_message(), format!("tensor \"w\": {said}"));
+    }
+
+    #[cfg(feature = "safetensors")]
+    #[test]
+    fn a_dtype_safetensors_cannot_hold_is_typed() {
+        let e = save_err(Format::Safetensors, &[("z", DType::C128)]);
+        let Error::Tensor { source, .. } = &e else {
+            panic!("{e:?}")
+        };
+        let Error::UnsupportedDType { format, dtype } = **source else {
+            panic!("{source:?}")
+        };
+        assert_eq!((format, dtype), (Format::Safetensors, DType::C128));
+        assert_eq!(
+            source.to_string(),
+            format!("dtype {} cannot be stored in safetensors", DType::C128)
+        );
+    }
+
+    #[cfg(feature = "safetensors")]
+    #[test]
+    fn a_name_given_twice_is_typed() {
+        let e = save_err(
+            Format::Safetensors,
+            &[("a", DType::F32), ("b", DType::F32), ("a", DType::F64)],
+        );
+        let Error::DuplicateName { name, format } = &e else {
+            panic!("{e:?}")
+        };
+        assert_eq!((name.as_str(), *format), ("a", None));
+        assert_eq!(e.to_string(), "the name \"a\" is given twice");
+    }
+
+    #[test]
+    fn a_bad_glob_is_typed() {
+        let e = NameFilter::new(&["ok".into()], &["a[b".into()]).unwrap_err();
+        let Error::BadPattern {
+            option,
+            pattern,
+            regex,
+            ..
+        } = &e
+        else {
+            panic!("{e:?}")
+        };
+        assert_eq!(
+            (option.as_str(), pattern.as_str(), *regex),
+            ("--exclude", "a[b", false)
+        );
+        assert!(
+            e.to_string().starts_with("--exclude: bad glob \"a[b\": "),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn whole_model_needs_say_what_needs_it() {
+        let e = Error::NeedsWholeModel {
+            need: WholeModelNeed::ExportsGraph {
+                from: Format::NnablaNnp,
+            },
+        };
+        assert_eq!(
+            e.to_string(),
+            format!(
+                "converting this {} to ONNX exports its graph, which needs the whole model in \
+                 memory; this file is read a slice at a time (add --weights-only to write its \
+                 tensors alone, or use `mlformats convert`)",
+                Format::NnablaNnp
+            )
+        );
     }
 }

@@ -44,12 +44,13 @@ pub(crate) fn onnx_to_nnabla(
         return onnx_to_tennis(doc, output, opts);
     }
     if !opts.is_plain() {
-        return Err(Error::Unsupported(
-            "importing an ONNX graph into NNabla keeps every parameter as it is: --only, \
-             --exclude, --dtype, --rename and --keep-order would leave the network naming \
-             parameters that are not there; add --weights-only to convert the initializers alone"
+        return Err(Error::OptionDoesNotApply {
+            option: "--only/--exclude/--dtype/--rename/--keep-order",
+            why: "importing an ONNX graph into NNabla keeps every parameter as it is: --only, \
+                 --exclude, --dtype, --rename and --keep-order would leave the network naming \
+                 parameters that are not there; add --weights-only to convert the initializers alone"
                 .into(),
-        ));
+        });
     }
     let model = crate::formats::onnx::read_model(doc.source(), &ReadOptions::default())?;
     let mut io = ImportOptions::default();
@@ -90,12 +91,13 @@ pub(crate) fn onnx_to_nnabla(
 #[cfg(feature = "tennis")]
 fn onnx_to_tennis(doc: &Document, output: &Path, opts: &ConvertOptions) -> Result<ConvertSummary> {
     if !opts.is_plain() {
-        return Err(Error::Unsupported(
-            "importing an ONNX graph into TenniS keeps every constant as it is: --only, \
-             --exclude, --dtype, --rename and --keep-order do not apply; add --weights-only \
-             to convert the initializers alone"
+        return Err(Error::OptionDoesNotApply {
+            option: "--only/--exclude/--dtype/--rename/--keep-order",
+            why: "importing an ONNX graph into TenniS keeps every constant as it is: --only, \
+                 --exclude, --dtype, --rename and --keep-order do not apply; add --weights-only \
+                 to convert the initializers alone"
                 .into(),
-        ));
+        });
     }
     let model = crate::formats::onnx::read_model(doc.source(), &ReadOptions::default())?;
     let mut io = ImportOptions::default();

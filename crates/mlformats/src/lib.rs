@@ -152,7 +152,7 @@ pub use detect::{Input, detect};
 pub use diff::{DiffOptions, DiffReport, diff, diff_documents};
 pub use document::Document;
 pub(crate) use error::InTensor;
-pub use error::{Error, Result, chain_message};
+pub use error::{Error, Result, WholeModelNeed, chain_message};
 pub use format::Format;
 pub use headers::Headers;
 pub use save::{SaveOptions, save, save_to_writer, save_with};

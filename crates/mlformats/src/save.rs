@@ -149,10 +149,10 @@ where
     let mut seen = std::collections::HashSet::new();
     for (n, _) in &list {
         if !seen.insert(n.as_ref()) {
-            return Err(Error::Invalid(format!(
-                "the name {:?} is given twice",
-                n.as_ref()
-            )));
+            return Err(Error::DuplicateName {
+                name: n.as_ref().to_string(),
+                format: None,
+            });
         }
     }
     let items: Vec<Item<'_, '_>> = list

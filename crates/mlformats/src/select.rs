@@ -42,9 +42,12 @@ impl Patterns {
         }
         let mut b = GlobSetBuilder::new();
         for p in patterns {
-            b.add(
-                Glob::new(p).map_err(|e| Error::Invalid(format!("{flag}: bad glob {p:?}: {e}")))?,
-            );
+            b.add(Glob::new(p).map_err(|e| Error::BadPattern {
+                option: flag.to_string(),
+                pattern: p.clone(),
+                regex: false,
+                why: e.to_string(),
+            })?);
         }
         let globs = b
             .build()
@@ -66,7 +69,7 @@ impl NameFilter {
     ///
     /// # Errors
     ///
-    /// [`Error::Invalid`] for a pattern that is not a glob (`a[b`: an
+    /// [`Error::BadPattern`] for a pattern that is not a glob (`a[b`: an
     /// unclosed class; write `a[[]b` to match `a[b`).
     pub fn new(only: &[String], exclude: &[String]) -> Result<NameFilter> {
         Ok(NameFilter {

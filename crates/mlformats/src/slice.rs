@@ -68,7 +68,10 @@ pub struct Values {
 }
 
 fn bad(spec: &str, why: impl std::fmt::Display) -> Error {
-    Error::Invalid(format!("slice [{spec}]: {why}"))
+    Error::BadSlice {
+        spec: spec.to_string(),
+        why: why.to_string(),
+    }
 }
 
 impl std::str::FromStr for SliceSpec {
@@ -133,7 +136,7 @@ impl std::str::FromStr for SliceSpec {
 ///
 /// # Errors
 ///
-/// [`Error::Invalid`] naming the tensor when `doc` has no such tensor, or
+/// [`Error::NoTensorNamed`] when `doc` has no such tensor, [`Error::BadSlice`]
 /// when the slice is not numpy's syntax.
 pub fn parse_spec<'d>(doc: &'d Document, spec: &str) -> Result<(&'d str, SliceSpec)> {
     let find = |n: &str| doc.names().find(|k| *k == n);
@@ -148,10 +151,10 @@ pub fn parse_spec<'d>(doc: &'d Document, spec: &str) -> Result<(&'d str, SliceSp
             return Ok((name, s.parse()?));
         }
     }
-    Err(Error::Invalid(format!(
-        "no tensor named {spec:?} (of {}; `inspect` lists the names)",
-        doc.len()
-    )))
+    Err(Error::NoTensorNamed {
+        name: spec.to_string(),
+        of: doc.len(),
+    })
 }
 
 /// The positions an axis of length `len` selects, numpy's way.

@@ -66,11 +66,12 @@ impl Selection {
             && !opts.weights_only
             && let Some(w) = &src.lost
         {
-            return Err(Error::Unsupported(format!(
-                "nothing to write: this {}{} holds no tensor, only {w}, which {target} cannot hold",
-                src.format,
-                src.kind.map(|k| format!(" {k}")).unwrap_or_default()
-            )));
+            return Err(Error::NothingToWrite {
+                from: src.format,
+                kind: src.kind,
+                holds: w.clone(),
+                target,
+            });
         }
         let selected = select(src, filter, renames)?;
         let plan = Plan::for_target(target, opts.dtype, opts.keep_order)?;
@@ -111,16 +112,10 @@ impl Selection {
             s.written.push((i, new));
         }
         if !s.skipped.is_empty() && !opts.skip_unsupported {
-            let list: Vec<String> = s
-                .skipped
-                .iter()
-                .map(|(n, why)| format!("{n:?} ({why})"))
-                .collect();
-            return Err(Error::Unsupported(format!(
-                "{target} cannot hold {} of the tensors: {}; --skip-unsupported converts the rest",
-                s.skipped.len(),
-                list.join(", ")
-            )));
+            return Err(Error::CannotHoldTensors {
+                target,
+                tensors: s.skipped,
+            });
         }
         s.warnings.extend(no_type_warning(target, &changed));
         Ok(s)
@@ -204,18 +199,19 @@ fn select(
         }
     }
     if selected.is_empty() && !src.tensors.is_empty() {
-        return Err(Error::Invalid(format!(
-            "no tensor is left to write: --only/--exclude match none of the {} tensors",
-            src.tensors.len()
-        )));
+        return Err(Error::NoTensorSelected {
+            of: src.tensors.len(),
+        });
     }
     let mut seen = std::collections::HashMap::new();
     for (i, new) in &selected {
         let old = src.tensors[*i].name;
         if let Some(first) = seen.insert(new.as_str(), old) {
-            return Err(Error::Invalid(format!(
-                "--rename gives {first:?} and {old:?} the same name {new:?}"
-            )));
+            return Err(Error::RenameCollision {
+                first: first.to_string(),
+                second: old.to_string(),
+                name: new.clone(),
+            });
         }
     }
     Ok(selected)

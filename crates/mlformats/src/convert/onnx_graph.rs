@@ -160,14 +160,11 @@ pub(super) fn onnx_index<R: crate::random_access::ReadAt + ?Sized>(
             }
             if !t.external_data.is_empty() || t.data_location.is_some() {
                 // (the writer of a deferred tensor writes neither)
-                return Err(Error::NeedsWholeModel(format!(
-                    "initializer {:?} holds its data and also says where it is \
-                     (data_location, external_data), so converting this ONNX model to ONNX \
-                     exports its graph, which needs the whole model in memory; this file is \
-                     read a slice at a time (add --weights-only to write its tensors alone, \
-                     or use `mlformats convert`)",
-                    t.name.as_deref().unwrap_or_default()
-                )));
+                return Err(Error::NeedsWholeModel {
+                    need: crate::WholeModelNeed::LocatedInitializer {
+                        name: t.name.clone().unwrap_or_default(),
+                    },
+                });
             }
             t.external_data.push(StringStringEntryProto {
                 key: Some(graph_translate::export::DEFERRED_SOURCE.into()),
@@ -300,14 +297,17 @@ fn check_selection(model_names: &[String], filter: &crate::NameFilter) -> Result
     if dropped.is_empty() {
         return Ok(());
     }
-    Err(Error::Unsupported(format!(
-        "--only/--exclude would leave out {} of the {} tensors the exported graph reads ({}): \
-         the ONNX model could not run; add --weights-only to write the selected tensors \
-         alone, without the graph",
-        dropped.len(),
-        model_names.len(),
-        dropped.join(", ")
-    )))
+    Err(Error::OptionDoesNotApply {
+        option: "--only/--exclude",
+        why: format!(
+            "--only/--exclude would leave out {} of the {} tensors the exported graph reads ({}): \
+             the ONNX model could not run; add --weights-only to write the selected tensors \
+             alone, without the graph",
+            dropped.len(),
+            model_names.len(),
+            dropped.join(", ")
+        ),
+    })
 }
 
 /// Renames the initializers `model_names` of `graph` by `renames`, where
@@ -342,9 +342,11 @@ fn rename(
     for n in model_names {
         let new = rename_map.get(n).unwrap_or(n);
         if let Some(first) = taken.insert(new.as_str(), n.as_str()) {
-            return Err(Error::Invalid(format!(
-                "--rename gives {first:?} and {n:?} the same name {new:?}"
-            )));
+            return Err(Error::RenameCollision {
+                first: first.to_string(),
+                second: n.clone(),
+                name: new.clone(),
+            });
         }
     }
     for old in model_names {

@@ -91,9 +91,7 @@ pub(crate) fn cast_float(t: &Tensor<'_>, to: DType) -> Result<Tensor<'static>> {
         return Ok(t.to_owned_tensor());
     }
     if !to.is_float() {
-        return Err(Error::Invalid(format!(
-            "cannot cast to {to}: casts go to f16, bf16, f32 or f64"
-        )));
+        return Err(Error::CannotCast { from: None, to });
     }
     let len = t
         .numel()
@@ -111,10 +109,10 @@ pub(crate) fn cast_float(t: &Tensor<'_>, to: DType) -> Result<Tensor<'static>> {
         }
     });
     if !numeric {
-        return Err(Error::Unsupported(format!(
-            "cannot cast {} to {to}",
-            t.dtype()
-        )));
+        return Err(Error::CannotCast {
+            from: Some(t.dtype()),
+            to,
+        });
     }
     Ok(Tensor::with_order(to, t.shape().clone(), t.order(), bytes)?)
 }

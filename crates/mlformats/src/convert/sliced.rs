@@ -17,7 +17,7 @@ use super::driver::{Selection, Source};
 use super::{ConvertOptions, ConvertSummary, Plan};
 use crate::codec::{Item, LoadTensor, TensorRef, WriteContext, WriteSeek};
 use crate::random_access::{FileIndex, ReadAt};
-use crate::{Error, Format, InTensor, Result};
+use crate::{Error, Format, InTensor, Result, WholeModelNeed};
 
 /// The targets [`convert_index`] writes: every format. Safetensors, npz and
 /// cvm-params are written a slice of 4 MiB at a time, the others one whole
@@ -106,11 +106,9 @@ pub fn convert_index<R: ReadAt + ?Sized, W: Write + Seek>(
 ) -> Result<ConvertSummary> {
     let from = index.format();
     if opts.params.is_some() {
-        return Err(Error::NeedsWholeModel(
-            "--params merges parameters into the input's network, which needs the whole file in \
-             memory; this file is read a slice at a time (use `mlformats convert`)"
-                .into(),
-        ));
+        return Err(Error::NeedsWholeModel {
+            need: WholeModelNeed::Params,
+        });
     }
     let graph = index.graph();
     #[cfg(feature = "onnx")]
@@ -129,13 +127,9 @@ pub fn convert_index<R: ReadAt + ?Sized, W: Write + Seek>(
     // the target (.h5) holds parameters only
     let keeps_model = from.is_nnabla() && target.is_nnabla() && !opts.weights_only;
     if keeps_model && target != Format::NnablaH5 && index.has_nnabla_model() {
-        return Err(needs_whole_model(
-            format!(
-                "converting this {from} to {target} keeps its model (networks, executors, ...) \
-                 along with the parameters"
-            ),
-            "add --weights-only to write the parameters alone, or convert to .h5, or ",
-        ));
+        return Err(Error::NeedsWholeModel {
+            need: WholeModelNeed::KeepsModel { from, target },
+        });
     }
     let networks = graph.is_some_and(|g| !g.graphs.is_empty());
     let h5_warning = (target == Format::NnablaH5 && networks).then(|| {
@@ -202,17 +196,9 @@ fn source<'t, R: ReadAt + ?Sized>(
 fn refuse_import(from: Format, target: Format, opts: &ConvertOptions) -> Result<()> {
     #[cfg(all(feature = "onnx", feature = "nnp"))]
     if from == Format::Onnx && crate::import::imports_to(target, opts) {
-        return Err(needs_whole_model(
-            format!(
-                "converting an ONNX model to {target} imports its graph as {}",
-                if target == Format::TennisModule {
-                    "a TenniS module"
-                } else {
-                    "an NNabla network"
-                }
-            ),
-            "add --weights-only to write its initializers alone, or ",
-        ));
+        return Err(Error::NeedsWholeModel {
+            need: WholeModelNeed::ImportsGraph { target },
+        });
     }
     #[cfg(not(all(feature = "onnx", feature = "nnp")))]
     let _ = (from, target, opts);
@@ -239,10 +225,9 @@ fn reencode<R: ReadAt + ?Sized, W: Write>(
             true,
         ));
     }
-    Err(Error::NeedsWholeModel(format!(
-        "re-encoding a {from} file into {target} rewrites it from the whole file, and this \
-         file is read a slice at a time (use `mlformats convert`)"
-    )))
+    Err(Error::NeedsWholeModel {
+        need: WholeModelNeed::Reencode { from, target },
+    })
 }
 
 /// Between NNabla formats without options: every parameter as read
@@ -257,13 +242,9 @@ fn transcode<R: ReadAt + ?Sized, W: Write + Seek>(
 ) -> Result<ConvertSummary> {
     let from = src.format;
     if load.index.has_repeated_names() {
-        return Err(needs_whole_model(
-            format!(
-                "this {from} stores a parameter name more than once, and converting it to \
-                 {target} as it is writes every stored entry"
-            ),
-            "any option such as --weights-only writes each name once, or ",
-        ));
+        return Err(Error::NeedsWholeModel {
+            need: WholeModelNeed::RepeatedNames { from, target },
+        });
     }
     let all: Vec<(usize, &str)> = src.tensors.iter().map(|t| t.name).enumerate().collect();
     let cx = WriteContext {
@@ -325,21 +306,11 @@ fn onnx_graph<R: ReadAt + ?Sized, W: Write + Seek>(
     #[cfg(not(feature = "onnx"))]
     let _ = (reader, exports, filter, renames, &out);
     if own_graph {
-        return Err(needs_whole_model(
-            format!("converting this {from} to ONNX exports its graph"),
-            "add --weights-only to write its tensors alone, or ",
-        ));
+        return Err(Error::NeedsWholeModel {
+            need: WholeModelNeed::ExportsGraph { from },
+        });
     }
     Ok(None)
-}
-
-/// The refusal of a conversion that needs the whole model: `what` it does,
-/// and `instead`, what the user can do (ending in ", or ").
-fn needs_whole_model(what: String, instead: &str) -> Error {
-    Error::NeedsWholeModel(format!(
-        "{what}, which needs the whole model in memory; this file is read a slice at a time \
-         ({instead}use `mlformats convert`)"
-    ))
 }
 
 /// Writes `items` as `target` to `out` (`positions`: each one's position
@@ -495,7 +466,7 @@ impl<R: ReadAt + ?Sized> Writer<'_, R> {
             // an empty axis among the others: no element to write
             return Ok(());
         }
-        let too_big = || Error::Unsupported("too large".into()).in_tensor(t.name());
+        let too_big = || Error::TooLarge.in_tensor(t.name());
         let size = t.dtype().size().max(1);
         let dims: Vec<u64> = t
             .dims()
@@ -559,7 +530,7 @@ impl<R: ReadAt + ?Sized> Writer<'_, R> {
         let len = t
             .numel()
             .checked_mul(dtype.size() as u64)
-            .ok_or_else(|| Error::Unsupported("too large".into()).in_tensor(t.name()))?;
+            .ok_or_else(|| Error::TooLarge.in_tensor(t.name()))?;
         Ok((dtype, t.dims(), order, len))
     }
 

@@ -71,11 +71,8 @@ pub(crate) fn export_index_model<R: ReadAt + ?Sized>(
     };
     #[cfg(feature = "nnabla")]
     let model = || {
-        index.nnabla_model().ok_or_else(|| {
-            Error::Unsupported(format!(
-                "{} files hold no network to export to ONNX",
-                index.format()
-            ))
+        index.nnabla_model().ok_or_else(|| Error::NoGraphToExport {
+            format: index.format(),
         })
     };
     #[cfg(not(feature = "nnabla"))]

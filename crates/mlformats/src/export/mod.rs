@@ -122,9 +122,7 @@ fn load_nnabla_model(doc: &Document) -> Result<nnabla_proto::NNablaProtoBuf> {
         Format::NnablaNnp => Ok(crate::formats::nnp::read_nnp(src, &Default::default())?
             .model()
             .clone()),
-        other => Err(Error::Unsupported(format!(
-            "{other} files hold no network to export to ONNX"
-        ))),
+        other => Err(Error::NoGraphToExport { format: other }),
     }
 }
 
@@ -161,9 +159,10 @@ pub(crate) fn export_with<M: NnablaModel>(
         #[cfg(feature = "tennis")]
         GraphKind::Module => {
             if opts.network.is_some() {
-                return Err(Error::Invalid(
-                    "a TenniS module has one graph: --network does not apply".into(),
-                ));
+                return Err(Error::OptionDoesNotApply {
+                    option: "--network",
+                    why: "a TenniS module has one graph: --network does not apply".into(),
+                });
             }
             let g = graph
                 .and_then(|m| m.graphs.first())

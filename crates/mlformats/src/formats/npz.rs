@@ -193,10 +193,11 @@ impl Codec for Npz {
         for it in items {
             let d = cx.plan.out_dtype(it.tensor.dtype());
             if descr_of(d).is_none() {
-                return Err(
-                    Error::Unsupported(format!("dtype {d} has no numpy equivalent"))
-                        .in_tensor(it.name),
-                );
+                return Err(Error::UnsupportedDType {
+                    format: Format::Npz,
+                    dtype: d,
+                }
+                .in_tensor(it.name));
             }
         }
         let mut zip = NnpZipWriter::new(w);
@@ -278,7 +279,11 @@ pub(crate) fn write_member_with<W: Write + std::io::Seek>(
     data: impl FnOnce(&mut dyn Write) -> Result<()>,
 ) -> Result<()> {
     let descr = descr_of(dtype).ok_or_else(|| {
-        Error::Unsupported(format!("dtype {dtype} has no numpy equivalent")).in_tensor(name)
+        Error::UnsupportedDType {
+            format: Format::Npz,
+            dtype,
+        }
+        .in_tensor(name)
     })?;
     let large = byte_len >= (1u64 << 32) - (1 << 20);
     let member_name = format!("{name}.npy");

@@ -89,17 +89,18 @@ impl Codec for OnnxCodec {
         let mut seen = std::collections::HashSet::new();
         for it in items {
             if !seen.insert(it.name) {
-                return Err(Error::Invalid(format!(
-                    "the name {:?} occurs twice; ONNX initializer names are unique",
-                    it.name
-                )));
+                return Err(Error::DuplicateName {
+                    name: it.name.to_string(),
+                    format: Some(Format::Onnx),
+                });
             }
             let dtype = cx.plan.out_dtype(it.tensor.dtype());
             if onnx_format::dtype::to_onnx(dtype).is_none() {
-                return Err(
-                    Error::Unsupported(format!("dtype {dtype} has no ONNX data type"))
-                        .in_tensor(it.name),
-                );
+                return Err(Error::UnsupportedDType {
+                    format: Format::Onnx,
+                    dtype,
+                }
+                .in_tensor(it.name));
             }
             entries.push(onnx_format::TensorEntry {
                 name: it.name,

@@ -234,19 +234,23 @@ pub(crate) fn header<'n>(
         }
         let out_dtype = cx.plan.out_dtype(in_dtype);
         let dtype = from_dtype(out_dtype).ok_or_else(|| {
-            Error::Unsupported(format!("dtype {out_dtype} cannot be stored in safetensors"))
-                .in_tensor(name)
+            Error::UnsupportedDType {
+                format: Format::Safetensors,
+                dtype: out_dtype,
+            }
+            .in_tensor(name)
         })?;
         let len = tensor_core::checked_byte_len(dims, out_dtype)
             .and_then(|n| u64::try_from(n).ok())
-            .ok_or_else(|| Error::Unsupported("too large".into()).in_tensor(name))?;
+            .ok_or_else(|| Error::TooLarge.in_tensor(name))?;
         let end = offset
             .checked_add(len)
-            .ok_or_else(|| Error::Unsupported("too large".into()).in_tensor(name))?;
+            .ok_or_else(|| Error::TooLarge.in_tensor(name))?;
         if header.contains_key(name) || name == "__metadata__" {
-            return Err(Error::Invalid(format!(
-                "the name {name:?} occurs twice (or is reserved) in a safetensors file"
-            )));
+            return Err(Error::DuplicateName {
+                name: name.to_string(),
+                format: Some(Format::Safetensors),
+            });
         }
         let entry = serde_json::json!({
             "dtype": serde_json::to_value(dtype).unwrap_or(Value::Null),
