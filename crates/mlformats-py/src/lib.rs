@@ -33,7 +33,9 @@ fn open_document(
     opts: &ReadOptions,
 ) -> PyResult<Document> {
     let p = path.to_path_buf();
-    run(py, Some(path), move || Document::open_with(&p, format, opts))
+    run(py, Some(path), move || {
+        Document::open_with(&p, format, opts)
+    })
 }
 
 /// The reading limits of the ``max_inflate_ratio`` and ``trust`` keywords.
