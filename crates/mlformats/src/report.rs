@@ -6,6 +6,7 @@ use sha2::{Digest, Sha256};
 use tensor_core::graph::{Graph, ModelGraph};
 use tensor_core::{DType, SumKind, Tensor};
 
+use crate::format::GraphKind;
 use crate::{Document, Format};
 
 /// The schema version [`Document::inspect_json`] writes.
@@ -157,13 +158,27 @@ pub(crate) fn inspect_json_v1(doc: &Document) -> Value {
 
 /// The contract's `graph` object for a format's typed graph.
 pub(crate) fn graph_json(format: Format, g: &ModelGraph) -> Value {
-    #[cfg(feature = "onnx")]
-    if format == Format::Onnx {
-        return crate::formats::onnx::graph_json(g);
+    match format.graph_kind() {
+        GraphKind::Graph => onnx_graph_json(g),
+        GraphKind::Module => g.graphs.first().map_or(Value::Null, tennis_graph_json),
+        GraphKind::Network | GraphKind::None => networks_json(g),
     }
-    if format == Format::TennisModule {
-        return g.graphs.first().map_or(Value::Null, tennis_graph_json);
-    }
+}
+
+/// ONNX: the graph as `onnx-format` describes it.
+#[cfg(feature = "onnx")]
+fn onnx_graph_json(g: &ModelGraph) -> Value {
+    crate::formats::onnx::graph_json(g)
+}
+
+/// Without the `onnx` feature no ONNX document can be opened.
+#[cfg(not(feature = "onnx"))]
+fn onnx_graph_json(_: &ModelGraph) -> Value {
+    Value::Null
+}
+
+/// NNabla: networks of variables and functions, and the training sections.
+fn networks_json(g: &ModelGraph) -> Value {
     let networks: Vec<Value> = g
         .graphs
         .iter()
