@@ -44,6 +44,8 @@ pub mod fold;
 #[cfg(any(feature = "nnabla", feature = "tennis"))]
 mod legacy;
 pub mod onnx_graph;
+#[cfg(any(feature = "nnabla", feature = "tennis"))]
+pub mod table;
 
 #[cfg(feature = "nnabla")]
 mod nnabla_cx;

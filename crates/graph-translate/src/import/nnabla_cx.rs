@@ -70,7 +70,9 @@ impl Target for Cx<'_> {
     }
 
     fn lower(&mut self, node: &Node) -> Option<Lowered> {
-        nnabla_table::entry(&node.op).map(|e| (e.lower)(self, node))
+        nnabla_table::entry(&node.op)
+            .and_then(|e| e.lower)
+            .map(|l| (l.0)(self, node))
     }
 }
 

@@ -17,28 +17,16 @@ use super::nnabla_ops_quant::QUANT_TABLE;
 use super::nnabla_ops_reduce as red;
 use super::nnabla_ops_rnn as rnn;
 use super::nnabla_ops_shape as sh;
-use super::onnx_graph::{LOWERED_FROM, Node, OPSETS};
+use super::onnx_graph::Node;
+use super::table;
+pub(super) use super::table::{since, until};
+
+/// A lowering of the NNabla import (opaque outside the crate).
+#[derive(Clone, Copy)]
+pub struct Lower(pub(crate) fn(&mut Cx<'_>, &Node) -> Lowered);
 
 /// One operator of the table.
-#[derive(Clone, Copy)]
-pub struct Entry {
-    /// The support-table row (operator, opsets, attributes, functions, limits).
-    pub row: SupportRow,
-    pub(crate) lower: fn(&mut Cx<'_>, &Node) -> Lowered,
-}
-
-impl Entry {
-    /// Lowest opset.
-    pub fn since(&self) -> i64 {
-        self.row.opsets.0
-    }
-}
-
-impl std::fmt::Debug for Entry {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        self.row.fmt(f)
-    }
-}
+pub type Entry = table::Entry<Lower>;
 
 /// Shorthand for a row with the full opset range.
 pub(super) const fn e(
@@ -48,28 +36,7 @@ pub(super) const fn e(
     notes: &'static str,
     lower: fn(&mut Cx<'_>, &Node) -> Lowered,
 ) -> Entry {
-    Entry {
-        row: SupportRow {
-            op,
-            opsets: (LOWERED_FROM, OPSETS.1),
-            attrs,
-            emits,
-            notes,
-        },
-        lower,
-    }
-}
-
-/// A row from opset `since` on.
-pub(super) const fn since(mut x: Entry, since: i64) -> Entry {
-    x.row.opsets.0 = since;
-    x
-}
-
-/// A row up to opset `until`.
-const fn until(mut x: Entry, until: i64) -> Entry {
-    x.row.opsets.1 = until;
-    x
+    table::lowered(op, attrs, emits, notes, Lower(lower))
 }
 
 const F32: &str = "non-f32 inputs";
@@ -759,30 +726,15 @@ pub static TABLE: &[Entry] = &[
     ),
 ];
 
+/// The tables: [`TABLE`] and its continuations in the lowering modules.
+const TABLES: &[&[Entry]] = &[TABLE, QUANT_TABLE, GRU_TABLE];
+
 /// The entry for ONNX operator `op`.
 pub fn entry(op: &str) -> Option<&'static Entry> {
-    TABLE
-        .iter()
-        .chain(QUANT_TABLE)
-        .chain(GRU_TABLE)
-        .find(|e| e.row.op == op)
-}
-
-impl Entry {
-    /// Highest opset.
-    pub fn until(&self) -> i64 {
-        self.row.opsets.1
-    }
+    table::lowering(TABLES, op)
 }
 
 /// The support-table rows, sorted by operator.
 pub fn support_rows() -> Vec<SupportRow> {
-    let mut v: Vec<SupportRow> = TABLE
-        .iter()
-        .chain(QUANT_TABLE)
-        .chain(GRU_TABLE)
-        .map(|e| super::legacy::widen(e.row))
-        .collect();
-    v.sort_by_key(|r| r.op);
-    v
+    table::support_rows(TABLES)
 }

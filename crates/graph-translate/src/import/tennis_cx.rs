@@ -75,7 +75,7 @@ impl Target for Tx {
         let e0 = node.input(0).map(|n| self.elem(n));
         let lower = e.lower?;
         self.any_dtype = agnostic;
-        let r = lower(self, node);
+        let r = (lower.0)(self, node);
         self.any_dtype = false;
         if let (true, Ok(()), Some(e0)) = (agnostic, &r, e0) {
             for o in node.outputs.iter().filter(|o| !o.is_empty()) {

@@ -11,7 +11,8 @@
 //! ONNX conformance cases that use it (`IMPORT_SUPPORT.md` gives counts).
 
 use super::SupportRow;
-use super::onnx_graph::{LOWERED_FROM, Node, OPSETS};
+use super::onnx_graph::Node;
+use super::table::{self, any_dtype, refused, since, until};
 use super::tennis_cx::{Lowered, Tx};
 use super::tennis_ops_act as act;
 use super::tennis_ops_basic as basic;
@@ -24,28 +25,14 @@ use super::tennis_ops_rnn as rnn;
 use super::tennis_ops_shape as shp;
 use super::tennis_ops_slice as slc;
 
-/// One operator of the table.
+/// A lowering of the TenniS import (opaque outside the crate).
 #[derive(Clone, Copy)]
-pub struct Entry {
-    /// The support-table row (operator, opsets, attributes, operators, limits).
-    pub row: SupportRow,
-    /// The lowering; `None` for an operator refused with [`Entry::reason`].
-    pub(crate) lower: Option<fn(&mut Tx, &Node) -> Lowered>,
-    /// Why the import refuses the operator (an entry without a lowering):
-    /// TenniS has a near relative of it that computes something else.
-    pub(crate) reason: &'static str,
-    /// The lowering only moves elements: it takes every element type
-    /// TenniS has (the integers, bool, f32, f64) and its outputs keep the
-    /// type of its first input.
-    pub(crate) any_dtype: bool,
-}
+pub struct Lower(pub(crate) fn(&mut Tx, &Node) -> Lowered);
 
-impl std::fmt::Debug for Entry {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        self.row.fmt(f)
-    }
-}
+/// One operator of the table.
+pub type Entry = table::Entry<Lower>;
 
+/// Shorthand for a row with the full opset range.
 const fn e(
     op: &'static str,
     attrs: &'static str,
@@ -53,43 +40,7 @@ const fn e(
     notes: &'static str,
     lower: fn(&mut Tx, &Node) -> Lowered,
 ) -> Entry {
-    Entry {
-        row: SupportRow {
-            op,
-            opsets: (LOWERED_FROM, OPSETS.1),
-            attrs,
-            emits,
-            notes,
-        },
-        lower: Some(lower),
-        reason: "",
-        any_dtype: false,
-    }
-}
-
-/// An operator the import refuses, with the reason (no support row).
-const fn refused(op: &'static str, reason: &'static str) -> Entry {
-    // the row of `e`, without a lowering (and left out of the support rows)
-    let mut x = e(op, "", "", "", basic::identity);
-    x.lower = None;
-    x.reason = reason;
-    x
-}
-
-const fn since(mut x: Entry, since: i64) -> Entry {
-    x.row.opsets.0 = since;
-    x
-}
-
-const fn until(mut x: Entry, until: i64) -> Entry {
-    x.row.opsets.1 = until;
-    x
-}
-
-/// An entry whose lowering only moves elements ([`Entry::any_dtype`]).
-const fn any_dtype(mut x: Entry) -> Entry {
-    x.any_dtype = true;
-    x
+    table::lowered(op, attrs, emits, notes, Lower(lower))
 }
 
 const F32: &str = "non-f32 inputs";
@@ -616,24 +567,15 @@ pub static TABLE: &[Entry] = &[
 
 /// Why the import refuses `op`, where it knows more than "no operator".
 pub fn refusal_reason(op: &str) -> Option<&'static str> {
-    TABLE
-        .iter()
-        .find(|e| e.row.op == op && e.lower.is_none())
-        .map(|e| e.reason)
+    table::refusal(&[TABLE], op)
 }
 
 /// The entry for ONNX operator `op`, when the import lowers it.
 pub fn entry(op: &str) -> Option<&'static Entry> {
-    TABLE.iter().find(|e| e.row.op == op && e.lower.is_some())
+    table::lowering(&[TABLE], op)
 }
 
 /// The support-table rows, sorted by operator.
 pub fn support_rows() -> Vec<SupportRow> {
-    let mut v: Vec<SupportRow> = TABLE
-        .iter()
-        .filter(|e| e.lower.is_some())
-        .map(|e| super::legacy::widen(e.row))
-        .collect();
-    v.sort_by_key(|r| r.op);
-    v
+    table::support_rows(&[TABLE])
 }
