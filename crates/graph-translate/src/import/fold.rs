@@ -12,48 +12,106 @@ mod eval;
 use super::onnx_graph::{Const, Node, constant_node, elem};
 use eval::{axis, eval, is_int};
 
-/// The ops [`fold`] can evaluate (when their inputs are constants, or for
-/// `Shape`/`Size`, when the input's shape is static).
-pub const FOLDABLE: &[&str] = &[
-    "Constant",
-    "Identity",
-    "Shape",
-    "Size",
-    "Gather",
-    "Concat",
-    "Unsqueeze",
-    "Squeeze",
-    "Reshape",
-    "Flatten",
-    "Cast",
-    "CastLike",
-    "Add",
-    "Sub",
-    "Mul",
-    "Div",
-    "Neg",
-    "ConstantOfShape",
-    "Range",
-    "Slice",
-    "Equal",
-    "Less",
-    "Greater",
-    "Not",
-    "Where",
-    "ReduceProd",
-    "Expand",
-    "Transpose",
-    "Sqrt",
-    "Floor",
-    "Ceil",
-    "Min",
-    "Max",
-    "Abs",
-    "Mod",
-    "And",
-    "Or",
-    "Xor",
+/// Which imports fold an operator.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Folds {
+    /// Every import ([`fold`], and [`fold_with`] whatever `more` says).
+    All,
+    /// Only the imports that ask for it ([`fold_with`] with `more`: the
+    /// TenniS import; the NNabla import's records predate them).
+    OnRequest,
+}
+
+/// One operator folding can evaluate (when its inputs are constants, or
+/// for `Shape`/`Size`, when the input's shape is static), and which
+/// imports fold it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct Foldable {
+    /// The ONNX operator.
+    pub op: &'static str,
+    /// Which imports fold it.
+    pub folds: Folds,
+}
+
+const fn all(op: &'static str) -> Foldable {
+    Foldable {
+        op,
+        folds: Folds::All,
+    }
+}
+
+const fn on_request(op: &'static str) -> Foldable {
+    Foldable {
+        op,
+        folds: Folds::OnRequest,
+    }
+}
+
+/// The operators folding evaluates, one row each (the support table
+/// names those of [`Folds::All`] in this order).
+pub const TABLE: &[Foldable] = &[
+    all("Constant"),
+    all("Identity"),
+    all("Shape"),
+    all("Size"),
+    all("Gather"),
+    all("Concat"),
+    all("Unsqueeze"),
+    all("Squeeze"),
+    all("Reshape"),
+    all("Flatten"),
+    all("Cast"),
+    all("CastLike"),
+    all("Add"),
+    all("Sub"),
+    all("Mul"),
+    all("Div"),
+    all("Neg"),
+    all("ConstantOfShape"),
+    all("Range"),
+    all("Slice"),
+    all("Equal"),
+    all("Less"),
+    all("Greater"),
+    all("Not"),
+    all("Where"),
+    all("ReduceProd"),
+    all("Expand"),
+    all("Transpose"),
+    all("Sqrt"),
+    all("Floor"),
+    all("Ceil"),
+    all("Min"),
+    all("Max"),
+    all("Abs"),
+    all("Mod"),
+    all("And"),
+    all("Or"),
+    all("Xor"),
+    on_request("GreaterOrEqual"),
+    on_request("LessOrEqual"),
 ];
+
+/// The row of `op` in [`TABLE`].
+pub fn foldable(op: &str) -> Option<&'static Foldable> {
+    TABLE.iter().find(|f| f.op == op)
+}
+
+/// Whether every import folds `op` (a [`Folds::All`] row).
+pub fn folded_by_all(op: &str) -> bool {
+    foldable(op).is_some_and(|f| f.folds == Folds::All)
+}
+
+/// The operators every import folds, in table order.
+pub fn folded_by_all_ops() -> Vec<&'static str> {
+    TABLE
+        .iter()
+        .filter(|f| f.folds == Folds::All)
+        .map(|f| f.op)
+        .collect()
+}
 
 /// The largest `ConstantOfShape` folded into a constant (elements).
 pub const FOLD_MAX: i64 = 1 << 16;
@@ -68,29 +126,26 @@ pub fn fold(
     konst: &dyn Fn(&str) -> Option<Const>,
     shape: &dyn Fn(&str) -> Option<Vec<i64>>,
 ) -> Option<Result<Vec<Const>, String>> {
-    fold_with(node, opset, konst, shape, &[])
+    fold_with(node, opset, konst, shape, false)
 }
 
-/// Operators [`fold_with`] can also fold when a caller asks for them
-/// (the TenniS import; the NNabla import's records predate them).
-pub const FOLDABLE_MORE: &[&str] = &["GreaterOrEqual", "LessOrEqual"];
-
-/// [`fold`], folding also the operators of `extra` (from
-/// [`FOLDABLE_MORE`]).
+/// [`fold`], folding also the operators of [`Folds::OnRequest`] when
+/// `more` is set.
 pub fn fold_with(
     node: &Node,
     opset: i64,
     konst: &dyn Fn(&str) -> Option<Const>,
     shape: &dyn Fn(&str) -> Option<Vec<i64>>,
-    extra: &[&str],
+    more: bool,
 ) -> Option<Result<Vec<Const>, String>> {
     if !node.domain.is_empty() && node.domain != "ai.onnx" {
         return None;
     }
     let op = node.op.as_str();
-    let more = extra.contains(&op) && FOLDABLE_MORE.contains(&op);
-    if !(FOLDABLE.contains(&op) || more) {
-        return None;
+    match foldable(op)?.folds {
+        Folds::All => {}
+        Folds::OnRequest if more => {}
+        Folds::OnRequest => return None,
     }
     if node.op == "Constant" {
         return Some(constant_node(node).and_then(|c| {

@@ -229,7 +229,7 @@ pub fn support_table_markdown(verified: &dyn Fn(&str) -> usize) -> String {
          (`testdata/translate/import/nnabla.json`). Constant shape \
          arithmetic (",
     );
-    s.push_str(&fold::FOLDABLE.join(", "));
+    s.push_str(&fold::folded_by_all_ops().join(", "));
     s.push_str(
         ") is folded at import time whenever its inputs are constants \
          or static shapes.\n\n\

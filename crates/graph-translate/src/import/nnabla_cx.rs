@@ -55,7 +55,7 @@ impl std::ops::DerefMut for Cx<'_> {
 }
 
 impl Target for Cx<'_> {
-    const FOLD_MORE: &'static [&'static str] = &[];
+    const FOLD_MORE: bool = false;
 
     fn values(&self) -> &Values {
         &self.v
