@@ -91,6 +91,7 @@ pub enum LowerError {
 impl LowerError {
     /// [`LowerError::UnsupportedAttr`]: `attr=value`, the value formatted
     /// as the refusal shows it.
+    #[cfg_attr(not(feature = "nnabla"), allow(dead_code))]
     pub(crate) fn attr(attr: &'static str, value: String) -> Self {
         LowerError::UnsupportedAttr { attr, value }
     }
