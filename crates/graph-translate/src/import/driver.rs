@@ -227,7 +227,7 @@ fn lower_node<T: Target>(
             }
             Ok(())
         }
-        Some(Err(e)) => Err(LowerError::Other(e)),
+        Some(Err(e)) => Err(e),
         None => cx
             .lower(node)
             .unwrap_or_else(|| Err("its inputs are computed at run time".into())),

@@ -9,6 +9,7 @@
 
 mod eval;
 
+use super::LowerError;
 use super::onnx_graph::{Const, Node, constant_node, elem};
 use eval::{axis, eval, is_int};
 
@@ -116,6 +117,12 @@ pub fn folded_by_all_ops() -> Vec<&'static str> {
 /// The largest `ConstantOfShape` folded into a constant (elements).
 pub const FOLD_MAX: i64 = 1 << 16;
 
+/// The most elements a fold produces beyond what its inputs hold: a
+/// result larger than both this and its largest input is refused
+/// ([`LowerError::FoldTooLarge`]), so that constant shapes in a file cannot
+/// make folding allocate without bound.
+pub const MAX_FOLD_ELEMENTS: usize = 1 << 24;
+
 /// The outputs of `node` as constants, when it can be evaluated now:
 /// `konst` gives a constant input, `shape` the static shape of any value
 /// (for `Shape`/`Size`). `None` when the node is not foldable here;
@@ -125,7 +132,7 @@ pub fn fold(
     opset: i64,
     konst: &dyn Fn(&str) -> Option<Const>,
     shape: &dyn Fn(&str) -> Option<Vec<i64>>,
-) -> Option<Result<Vec<Const>, String>> {
+) -> Option<Result<Vec<Const>, LowerError>> {
     fold_with(node, opset, konst, shape, false)
 }
 
@@ -137,7 +144,7 @@ pub fn fold_with(
     konst: &dyn Fn(&str) -> Option<Const>,
     shape: &dyn Fn(&str) -> Option<Vec<i64>>,
     more: bool,
-) -> Option<Result<Vec<Const>, String>> {
+) -> Option<Result<Vec<Const>, LowerError>> {
     if !node.domain.is_empty() && node.domain != "ai.onnx" {
         return None;
     }
@@ -148,10 +155,14 @@ pub fn fold_with(
         Folds::OnRequest => return None,
     }
     if node.op == "Constant" {
-        return Some(constant_node(node).and_then(|c| {
-            c.map(|c| vec![c])
-                .ok_or_else(|| "Constant without a value".to_string())
-        }));
+        return Some(
+            constant_node(node)
+                .and_then(|c| {
+                    c.map(|c| vec![c])
+                        .ok_or_else(|| "Constant without a value".to_string())
+                })
+                .map_err(LowerError::Other),
+        );
     }
     if node.op == "Shape" || node.op == "Size" {
         let x = node.input(0)?;
@@ -163,7 +174,12 @@ pub fn fold_with(
             return None;
         }
         let out = if node.op == "Size" {
-            let n: i64 = dims.iter().product();
+            // A count that overflows i64 is refused, not wrapped.
+            let Some(n) = dims.iter().try_fold(1i64, |p, &d| p.checked_mul(d)) else {
+                return Some(Err(LowerError::FoldTooLarge {
+                    node: format!("Size {}", node.name),
+                }));
+            };
             Const::from_f64(elem::INT64, vec![], &[n as f64])
         } else {
             let r = dims.len() as i64;
@@ -236,7 +252,7 @@ pub fn broadcast(a: &[usize], b: &[usize]) -> Option<Vec<usize>> {
 /// ONNX `Reshape` target dimensions: `0` copies the input's dimension
 /// (unless `allowzero`), one `-1` is inferred.
 pub fn reshape_dims(dims: &[usize], shape: &[i64], allowzero: bool) -> Option<Vec<usize>> {
-    let total: usize = dims.iter().product();
+    let total = eval::numel(dims)?;
     let mut out = Vec::with_capacity(shape.len());
     let mut infer = None;
     for (i, &s) in shape.iter().enumerate() {
@@ -246,11 +262,11 @@ pub fn reshape_dims(dims: &[usize], shape: &[i64], allowzero: bool) -> Option<Ve
                 out.push(1);
             }
             0 if !allowzero => out.push(*dims.get(i)?),
-            s if s >= 0 => out.push(s as usize),
+            s if s >= 0 => out.push(usize::try_from(s).ok()?),
             _ => return None,
         }
     }
-    let known: usize = out.iter().product();
+    let known = eval::numel(&out)?;
     if let Some(i) = infer {
         if known == 0 || !total.is_multiple_of(known) {
             return None;
@@ -332,7 +348,7 @@ mod tests {
         let ca = Const::from_f64(a.0, vec![a.1.len()], a.1).unwrap();
         let cb = Const::from_f64(b.0, vec![b.1.len()], b.1).unwrap();
         let k = move |s: &str| Some(if s == "a" { ca.clone() } else { cb.clone() });
-        fold(n, 18, &k, &|_| None).map(|r| r.map(|v| v[0].values()))
+        fold(n, 18, &k, &|_| None).map(|r| r.map(|v| v[0].values()).map_err(String::from))
     }
 
     #[test]
