@@ -123,6 +123,12 @@ pub const FOLD_MAX: i64 = 1 << 16;
 /// make folding allocate without bound.
 pub const MAX_FOLD_ELEMENTS: usize = 1 << 24;
 
+/// How many times [`MAX_FOLD_ELEMENTS`] (or its largest input, when that
+/// is more) the inputs of one folded node may hold together: `Where`'s
+/// three full-size inputs and some, not one initializer named a thousand
+/// times.
+pub const MAX_FOLD_INPUTS: usize = 4;
+
 /// The outputs of `node` as constants, when it can be evaluated now:
 /// `konst` gives a constant input, `shape` the static shape of any value
 /// (for `Shape`/`Size`). `None` when the node is not foldable here;
@@ -195,12 +201,29 @@ pub fn fold_with(
         return Some(out.map(|c| vec![c]).ok_or_else(|| "Shape".into()));
     }
     // Every other foldable op needs all its (present) inputs constant.
-    let mut ins = Vec::new();
+    // Each is a copy: a node naming one large constant many times is
+    // refused once its inputs hold more than MAX_FOLD_INPUTS times the
+    // bound (or its largest input), before it is copied further.
+    let (mut ins, mut total, mut largest) = (Vec::new(), 0usize, 0usize);
     for i in 0..node.inputs.len() {
-        match node.input(i) {
-            Some(n) => ins.push(Some(konst(n)?)),
-            None => ins.push(None),
+        let Some(n) = node.input(i) else {
+            ins.push(None);
+            continue;
+        };
+        let c = konst(n)?;
+        let k = eval::numel(c.dims()).unwrap_or(usize::MAX);
+        largest = largest.max(k);
+        total = total.saturating_add(k);
+        if total
+            > MAX_FOLD_ELEMENTS
+                .max(largest)
+                .saturating_mul(MAX_FOLD_INPUTS)
+        {
+            return Some(Err(LowerError::FoldTooLarge {
+                node: format!("{} {}", node.op, node.name),
+            }));
         }
+        ins.push(Some(c));
     }
     if node.op == "Mod" && ins.iter().flatten().any(|c| !is_int(c.elem)) {
         // Only integer remainders are folded (exact in f64); a float `Mod`
@@ -385,5 +408,28 @@ mod tests {
             let got = run(&node(op, None), (elem::BOOL, &a), (elem::BOOL, &b));
             assert_eq!(got.unwrap().unwrap(), want.to_vec(), "{op}");
         }
+    }
+
+    #[test]
+    fn a_constant_named_many_times_is_refused_before_it_is_copied_on() {
+        // 2^22 booleans, named by 17 inputs of one Concat: 2^26 + 2^22
+        // elements, over 4 x 2^24.
+        let n = 1usize << 22;
+        let t = tensor_core::Tensor::new(tensor_core::DType::Bool, vec![n], vec![0u8; n]);
+        let big = Const {
+            elem: elem::BOOL,
+            tensor: t.unwrap().into_static(),
+        };
+        let mut concat = node("Concat", None);
+        concat.inputs = vec!["w".into(); 17];
+        let e = fold(&concat, 13, &|_| Some(big.clone()), &|_| None);
+        assert_eq!(
+            e.unwrap().unwrap_err().to_string(),
+            "Concat Concat: too large to fold"
+        );
+        // Three of them are taken (and concatenated within the bound).
+        concat.inputs.truncate(3);
+        let ok = fold(&concat, 13, &|_| Some(big.clone()), &|_| None);
+        assert_eq!(ok.unwrap().unwrap()[0].dims(), [3 * n]);
     }
 }
