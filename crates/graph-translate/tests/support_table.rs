@@ -1,6 +1,8 @@
-//! `SUPPORT.md` is the support table the operator tables generate; this
-//! test fails when the checked-in copy is stale. `REGENERATE=1 cargo test
-//! -p graph-translate --test support_table` rewrites it.
+//! `SUPPORT.md` and `IMPORT_SUPPORT.md` are the support tables the
+//! operator tables generate; these tests fail when a checked-in copy is
+//! stale. `REGENERATE=1 cargo test -p graph-translate --test
+//! support_table` rewrites them (`MLFORMATS_BLESS=1` too, for
+//! `IMPORT_SUPPORT.md`, as when the test lived in the umbrella crate).
 
 use std::path::Path;
 
@@ -43,4 +45,40 @@ fn tables_name_each_operator_once() {
             .iter()
             .all(|e| e.lower.is_some() || !e.reason.is_empty())
     );
+}
+
+/// The verification record `name` of `testdata/translate/import/`.
+#[cfg(all(feature = "nnabla", feature = "tennis"))]
+fn record(name: &str) -> serde_json::Value {
+    let p = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../testdata/translate/import")
+        .join(name);
+    serde_json::from_str(&std::fs::read_to_string(p).unwrap()).unwrap()
+}
+
+/// How many conformance cases using `op` pass, in record `r`.
+#[cfg(all(feature = "nnabla", feature = "tennis"))]
+fn passing(r: &serde_json::Value, op: &str) -> usize {
+    r["per_op"][op]["pass"].as_u64().unwrap_or(0) as usize
+}
+
+#[cfg(all(feature = "nnabla", feature = "tennis"))]
+#[test]
+fn import_support_md_is_current() {
+    let (nnabla, tennis) = (record("nnabla.json"), record("tennis.json"));
+    let mut md = graph_translate::import::support_table_markdown(&|op| passing(&nnabla, op));
+    md.push_str(&graph_translate::import::tennis_support_markdown(&|op| {
+        passing(&tennis, op)
+    }));
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("IMPORT_SUPPORT.md");
+    if std::env::var_os("REGENERATE").is_some() || std::env::var_os("MLFORMATS_BLESS").is_some() {
+        std::fs::write(&path, &md).unwrap();
+    }
+    let have = std::fs::read_to_string(&path).unwrap_or_default();
+    assert!(
+        have == md,
+        "IMPORT_SUPPORT.md is stale: run REGENERATE=1 cargo test -p graph-translate --test support_table"
+    );
+    // The record counts real cases: most operators have some.
+    assert!(md.matches("— (no case)").count() < md.matches("\n| ").count() / 2);
 }

@@ -83,6 +83,10 @@ pub struct Entry<L: 'static> {
     /// How many single-function networks of the real runtime test it (0:
     /// none).
     pub cases: u16,
+    /// The operator works on images (4-D, NCHW or NHWC): a TenniS module
+    /// holding one takes 4-D inputs (otherwise its inputs take the rank of
+    /// its largest constant).
+    pub image: bool,
 }
 
 impl<L> Entry<L> {
@@ -103,6 +107,7 @@ impl<L> Entry<L> {
             verified,
             min_opset: 13,
             cases: 0,
+            image: false,
         }
     }
 
@@ -117,6 +122,7 @@ impl<L> Entry<L> {
             verified: Verified::Unverified,
             min_opset: 13,
             cases: 0,
+            image: false,
         }
     }
 
@@ -124,6 +130,12 @@ impl<L> Entry<L> {
     /// runtime.
     pub const fn cases(mut self, n: u16) -> Self {
         self.cases = n;
+        self
+    }
+
+    /// The same entry, of an operator working on images ([`Entry::image`]).
+    pub const fn image(mut self) -> Self {
+        self.image = true;
         self
     }
 

@@ -119,7 +119,8 @@ pub static TABLE: &[Entry<Lowering>] = &[
         &["Shape", "Sub", "Div", "Where", "Concat", "Slice", "Pad"],
         (low!(nhwc_center_crop2d), Input0),
         T,
-    ),
+    )
+    .image(),
     Entry::refused("_nhwc_letterbox", AFFINE_SAMPLE),
     Entry::lowered(
         "_nhwc_scale_resize2d",
@@ -127,7 +128,8 @@ pub static TABLE: &[Entry<Lowering>] = &[
         &["Range", "Floor", "Where", "Gather"],
         (low!(nhwc_scale_resize2d), Input0),
         T,
-    ),
+    )
+    .image(),
     Entry::lowered(
         "_onnx_pooling2d_padding",
         &["auto_pad", "padding"],
@@ -155,7 +157,8 @@ pub static TABLE: &[Entry<Lowering>] = &[
         &["Range", "Floor", "Where", "Gather"],
         (low!(resize2d), Input0),
         T,
-    ),
+    )
+    .image(),
     Entry::lowered("_shape", &[], &["Shape", "Cast"], (low!(shape), Own), T),
     Entry::refused("_tf_conv2d_padding", FRAMEWORK_PADDING),
     Entry::refused("_tf_pooling2d_padding", FRAMEWORK_PADDING),
@@ -174,7 +177,8 @@ pub static TABLE: &[Entry<Lowering>] = &[
         &["Reshape", "Add"],
         (low!(add_bias), Input0),
         T,
-    ),
+    )
+    .image(),
     Entry::refused("affine_sample2d", AFFINE_SAMPLE),
     Entry::lowered(
         "argmax",
@@ -241,7 +245,8 @@ pub static TABLE: &[Entry<Lowering>] = &[
         &["Conv"],
         (low!(conv2d), Input0),
         T,
-    ),
+    )
+    .image(),
     Entry::refused(
         "conv2d_quantized",
         "int8 convolution dequantized by per-channel dequantize_scales; TenniS's CPU kernel writes the dequantized channels through one output pointer shared by its OpenMP loop over channels, so its channels come out permuted (observed: output channel 0 holds channel 1 times its scale); ONNX ConvInteger, Cast and Mul compute the convolution itself, which would not match TenniS",
@@ -297,7 +302,8 @@ pub static TABLE: &[Entry<Lowering>] = &[
         &["Conv", "Reshape"],
         (low!(conv2d), Input0),
         T,
-    ),
+    )
+    .image(),
     Entry::lowered(
         "depthwise_conv2d_v2",
         &[
@@ -355,7 +361,8 @@ pub static TABLE: &[Entry<Lowering>] = &[
         &["Reshape", "Sub", "Add", "Sqrt", "Div", "Mul"],
         (low!(fused_batch_norm), Input0),
         T,
-    ),
+    )
+    .image(),
     Entry::lowered("gather", &["axis"], &["Gather"], (low!(gather), Own), T),
     Entry::lowered(
         "gather_elements",
@@ -384,7 +391,8 @@ pub static TABLE: &[Entry<Lowering>] = &[
         &["GlobalMaxPool", "GlobalAveragePool"],
         (low!(global_pooling2d), Input0),
         T,
-    ),
+    )
+    .image(),
     Entry::lowered(
         "hard_sigmoid",
         &["alpha", "beta"],
@@ -472,14 +480,16 @@ pub static TABLE: &[Entry<Lowering>] = &[
         &["MaxPool", "AveragePool", "Pad"],
         (low!(pooling2d), Input0),
         T,
-    ),
+    )
+    .image(),
     Entry::lowered(
         "pooling2d_v2",
         &["format", "type", "padding_type"],
         &["MaxPool", "AveragePool", "Pad"],
         (low!(pooling2d_v2), Input0),
         N,
-    ),
+    )
+    .image(),
     Entry::lowered("pow", &["y"], &["Pow"], (low!(pow), Input0), T),
     Entry::lowered(
         "prelu",

@@ -116,9 +116,9 @@ impl Values {
 /// one node through that table. The context implementing it holds the
 /// [`Values`] (and derefs to them).
 pub(crate) trait Target {
-    /// Operators folded beyond [`fold::FOLDABLE`] (from
-    /// [`fold::FOLDABLE_MORE`]).
-    const FOLD_MORE: &'static [&'static str];
+    /// Whether the target folds the operators of
+    /// [`fold::Folds::OnRequest`] too.
+    const FOLD_MORE: bool;
 
     /// The values the lowering knows.
     fn values(&self) -> &Values;
@@ -162,7 +162,7 @@ pub(crate) fn prescan<T: Target>(g: &OnnxGraph, skip: &HashSet<usize>) -> Refusa
             }
         } else if let Some(why) = T::refusal_reason(&n.op) {
             refusals.add(format!("{} ({why})", n.op));
-        } else if !fold::FOLDABLE.contains(&n.op.as_str()) {
+        } else if !fold::folded_by_all(&n.op) {
             refusals.add(n.op.clone());
         }
     }
@@ -227,7 +227,7 @@ fn lower_node<T: Target>(
             }
             Ok(())
         }
-        Some(Err(e)) => Err(LowerError::Other(e)),
+        Some(Err(e)) => Err(e),
         None => cx
             .lower(node)
             .unwrap_or_else(|| Err("its inputs are computed at run time".into())),

@@ -83,6 +83,14 @@ pub enum LowerError {
     /// The node has no output.
     #[error("no output")]
     NoOutput,
+    /// A constant fold whose result would exceed its bound
+    /// ([`crate::import::fold::MAX_FOLD_ELEMENTS`] elements, or the largest
+    /// input's count when that is more), or whose element counts overflow.
+    #[error("{node}: too large to fold")]
+    FoldTooLarge {
+        /// The node, as `Op name`.
+        node: String,
+    },
     /// Any other reason, as text.
     #[error("{0}")]
     Other(String),
@@ -91,6 +99,7 @@ pub enum LowerError {
 impl LowerError {
     /// [`LowerError::UnsupportedAttr`]: `attr=value`, the value formatted
     /// as the refusal shows it.
+    #[cfg_attr(not(feature = "nnabla"), allow(dead_code))]
     pub(crate) fn attr(attr: &'static str, value: String) -> Self {
         LowerError::UnsupportedAttr { attr, value }
     }
@@ -154,6 +163,12 @@ mod tests {
             ),
             (LowerError::MissingInput { index: 1 }, "input 1 missing"),
             (LowerError::NoOutput, "no output"),
+            (
+                LowerError::FoldTooLarge {
+                    node: "Expand e".into(),
+                },
+                "Expand e: too large to fold",
+            ),
             (LowerError::from("free text"), "free text"),
         ];
         for (e, want) in cases {

@@ -9,54 +9,125 @@
 
 mod eval;
 
+use super::LowerError;
 use super::onnx_graph::{Const, Node, constant_node, elem};
 use eval::{axis, eval, is_int};
 
-/// The ops [`fold`] can evaluate (when their inputs are constants, or for
-/// `Shape`/`Size`, when the input's shape is static).
-pub const FOLDABLE: &[&str] = &[
-    "Constant",
-    "Identity",
-    "Shape",
-    "Size",
-    "Gather",
-    "Concat",
-    "Unsqueeze",
-    "Squeeze",
-    "Reshape",
-    "Flatten",
-    "Cast",
-    "CastLike",
-    "Add",
-    "Sub",
-    "Mul",
-    "Div",
-    "Neg",
-    "ConstantOfShape",
-    "Range",
-    "Slice",
-    "Equal",
-    "Less",
-    "Greater",
-    "Not",
-    "Where",
-    "ReduceProd",
-    "Expand",
-    "Transpose",
-    "Sqrt",
-    "Floor",
-    "Ceil",
-    "Min",
-    "Max",
-    "Abs",
-    "Mod",
-    "And",
-    "Or",
-    "Xor",
+/// Which imports fold an operator.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Folds {
+    /// Every import ([`fold`], and [`fold_with`] whatever `more` says).
+    All,
+    /// Only the imports that ask for it ([`fold_with`] with `more`: the
+    /// TenniS import; the NNabla import's records predate them).
+    OnRequest,
+}
+
+/// One operator folding can evaluate (when its inputs are constants, or
+/// for `Shape`/`Size`, when the input's shape is static), and which
+/// imports fold it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct Foldable {
+    /// The ONNX operator.
+    pub op: &'static str,
+    /// Which imports fold it.
+    pub folds: Folds,
+}
+
+const fn all(op: &'static str) -> Foldable {
+    Foldable {
+        op,
+        folds: Folds::All,
+    }
+}
+
+const fn on_request(op: &'static str) -> Foldable {
+    Foldable {
+        op,
+        folds: Folds::OnRequest,
+    }
+}
+
+/// The operators folding evaluates, one row each (the support table
+/// names those of [`Folds::All`] in this order).
+pub const TABLE: &[Foldable] = &[
+    all("Constant"),
+    all("Identity"),
+    all("Shape"),
+    all("Size"),
+    all("Gather"),
+    all("Concat"),
+    all("Unsqueeze"),
+    all("Squeeze"),
+    all("Reshape"),
+    all("Flatten"),
+    all("Cast"),
+    all("CastLike"),
+    all("Add"),
+    all("Sub"),
+    all("Mul"),
+    all("Div"),
+    all("Neg"),
+    all("ConstantOfShape"),
+    all("Range"),
+    all("Slice"),
+    all("Equal"),
+    all("Less"),
+    all("Greater"),
+    all("Not"),
+    all("Where"),
+    all("ReduceProd"),
+    all("Expand"),
+    all("Transpose"),
+    all("Sqrt"),
+    all("Floor"),
+    all("Ceil"),
+    all("Min"),
+    all("Max"),
+    all("Abs"),
+    all("Mod"),
+    all("And"),
+    all("Or"),
+    all("Xor"),
+    on_request("GreaterOrEqual"),
+    on_request("LessOrEqual"),
 ];
+
+/// The row of `op` in [`TABLE`].
+pub fn foldable(op: &str) -> Option<&'static Foldable> {
+    TABLE.iter().find(|f| f.op == op)
+}
+
+/// Whether every import folds `op` (a [`Folds::All`] row).
+pub fn folded_by_all(op: &str) -> bool {
+    foldable(op).is_some_and(|f| f.folds == Folds::All)
+}
+
+/// The operators every import folds, in table order.
+pub fn folded_by_all_ops() -> Vec<&'static str> {
+    TABLE
+        .iter()
+        .filter(|f| f.folds == Folds::All)
+        .map(|f| f.op)
+        .collect()
+}
 
 /// The largest `ConstantOfShape` folded into a constant (elements).
 pub const FOLD_MAX: i64 = 1 << 16;
+
+/// The most elements a fold produces beyond what its inputs hold: a
+/// result larger than both this and its largest input is refused
+/// ([`LowerError::FoldTooLarge`]), so that constant shapes in a file cannot
+/// make folding allocate without bound.
+pub const MAX_FOLD_ELEMENTS: usize = 1 << 24;
+
+/// How many times [`MAX_FOLD_ELEMENTS`] (or its largest input, when that
+/// is more) the inputs of one folded node may hold together: `Where`'s
+/// three full-size inputs and some, not one initializer named a thousand
+/// times.
+pub const MAX_FOLD_INPUTS: usize = 4;
 
 /// The outputs of `node` as constants, when it can be evaluated now:
 /// `konst` gives a constant input, `shape` the static shape of any value
@@ -67,36 +138,37 @@ pub fn fold(
     opset: i64,
     konst: &dyn Fn(&str) -> Option<Const>,
     shape: &dyn Fn(&str) -> Option<Vec<i64>>,
-) -> Option<Result<Vec<Const>, String>> {
-    fold_with(node, opset, konst, shape, &[])
+) -> Option<Result<Vec<Const>, LowerError>> {
+    fold_with(node, opset, konst, shape, false)
 }
 
-/// Operators [`fold_with`] can also fold when a caller asks for them
-/// (the TenniS import; the NNabla import's records predate them).
-pub const FOLDABLE_MORE: &[&str] = &["GreaterOrEqual", "LessOrEqual"];
-
-/// [`fold`], folding also the operators of `extra` (from
-/// [`FOLDABLE_MORE`]).
+/// [`fold`], folding also the operators of [`Folds::OnRequest`] when
+/// `more` is set.
 pub fn fold_with(
     node: &Node,
     opset: i64,
     konst: &dyn Fn(&str) -> Option<Const>,
     shape: &dyn Fn(&str) -> Option<Vec<i64>>,
-    extra: &[&str],
-) -> Option<Result<Vec<Const>, String>> {
+    more: bool,
+) -> Option<Result<Vec<Const>, LowerError>> {
     if !node.domain.is_empty() && node.domain != "ai.onnx" {
         return None;
     }
     let op = node.op.as_str();
-    let more = extra.contains(&op) && FOLDABLE_MORE.contains(&op);
-    if !(FOLDABLE.contains(&op) || more) {
-        return None;
+    match foldable(op)?.folds {
+        Folds::All => {}
+        Folds::OnRequest if more => {}
+        Folds::OnRequest => return None,
     }
     if node.op == "Constant" {
-        return Some(constant_node(node).and_then(|c| {
-            c.map(|c| vec![c])
-                .ok_or_else(|| "Constant without a value".to_string())
-        }));
+        return Some(
+            constant_node(node)
+                .and_then(|c| {
+                    c.map(|c| vec![c])
+                        .ok_or_else(|| "Constant without a value".to_string())
+                })
+                .map_err(LowerError::Other),
+        );
     }
     if node.op == "Shape" || node.op == "Size" {
         let x = node.input(0)?;
@@ -108,7 +180,12 @@ pub fn fold_with(
             return None;
         }
         let out = if node.op == "Size" {
-            let n: i64 = dims.iter().product();
+            // A count that overflows i64 is refused, not wrapped.
+            let Some(n) = dims.iter().try_fold(1i64, |p, &d| p.checked_mul(d)) else {
+                return Some(Err(LowerError::FoldTooLarge {
+                    node: format!("Size {}", node.name),
+                }));
+            };
             Const::from_f64(elem::INT64, vec![], &[n as f64])
         } else {
             let r = dims.len() as i64;
@@ -124,12 +201,29 @@ pub fn fold_with(
         return Some(out.map(|c| vec![c]).ok_or_else(|| "Shape".into()));
     }
     // Every other foldable op needs all its (present) inputs constant.
-    let mut ins = Vec::new();
+    // Each is a copy: a node naming one large constant many times is
+    // refused once its inputs hold more than MAX_FOLD_INPUTS times the
+    // bound (or its largest input), before it is copied further.
+    let (mut ins, mut total, mut largest) = (Vec::new(), 0usize, 0usize);
     for i in 0..node.inputs.len() {
-        match node.input(i) {
-            Some(n) => ins.push(Some(konst(n)?)),
-            None => ins.push(None),
+        let Some(n) = node.input(i) else {
+            ins.push(None);
+            continue;
+        };
+        let c = konst(n)?;
+        let k = eval::numel(c.dims()).unwrap_or(usize::MAX);
+        largest = largest.max(k);
+        total = total.saturating_add(k);
+        if total
+            > MAX_FOLD_ELEMENTS
+                .max(largest)
+                .saturating_mul(MAX_FOLD_INPUTS)
+        {
+            return Some(Err(LowerError::FoldTooLarge {
+                node: format!("{} {}", node.op, node.name),
+            }));
         }
+        ins.push(Some(c));
     }
     if node.op == "Mod" && ins.iter().flatten().any(|c| !is_int(c.elem)) {
         // Only integer remainders are folded (exact in f64); a float `Mod`
@@ -181,7 +275,7 @@ pub fn broadcast(a: &[usize], b: &[usize]) -> Option<Vec<usize>> {
 /// ONNX `Reshape` target dimensions: `0` copies the input's dimension
 /// (unless `allowzero`), one `-1` is inferred.
 pub fn reshape_dims(dims: &[usize], shape: &[i64], allowzero: bool) -> Option<Vec<usize>> {
-    let total: usize = dims.iter().product();
+    let total = eval::numel(dims)?;
     let mut out = Vec::with_capacity(shape.len());
     let mut infer = None;
     for (i, &s) in shape.iter().enumerate() {
@@ -191,11 +285,11 @@ pub fn reshape_dims(dims: &[usize], shape: &[i64], allowzero: bool) -> Option<Ve
                 out.push(1);
             }
             0 if !allowzero => out.push(*dims.get(i)?),
-            s if s >= 0 => out.push(s as usize),
+            s if s >= 0 => out.push(usize::try_from(s).ok()?),
             _ => return None,
         }
     }
-    let known: usize = out.iter().product();
+    let known = eval::numel(&out)?;
     if let Some(i) = infer {
         if known == 0 || !total.is_multiple_of(known) {
             return None;
@@ -277,7 +371,7 @@ mod tests {
         let ca = Const::from_f64(a.0, vec![a.1.len()], a.1).unwrap();
         let cb = Const::from_f64(b.0, vec![b.1.len()], b.1).unwrap();
         let k = move |s: &str| Some(if s == "a" { ca.clone() } else { cb.clone() });
-        fold(n, 18, &k, &|_| None).map(|r| r.map(|v| v[0].values()))
+        fold(n, 18, &k, &|_| None).map(|r| r.map(|v| v[0].values()).map_err(String::from))
     }
 
     #[test]
@@ -314,5 +408,28 @@ mod tests {
             let got = run(&node(op, None), (elem::BOOL, &a), (elem::BOOL, &b));
             assert_eq!(got.unwrap().unwrap(), want.to_vec(), "{op}");
         }
+    }
+
+    #[test]
+    fn a_constant_named_many_times_is_refused_before_it_is_copied_on() {
+        // 2^22 booleans, named by 17 inputs of one Concat: 2^26 + 2^22
+        // elements, over 4 x 2^24.
+        let n = 1usize << 22;
+        let t = tensor_core::Tensor::new(tensor_core::DType::Bool, vec![n], vec![0u8; n]);
+        let big = Const {
+            elem: elem::BOOL,
+            tensor: t.unwrap().into_static(),
+        };
+        let mut concat = node("Concat", None);
+        concat.inputs = vec!["w".into(); 17];
+        let e = fold(&concat, 13, &|_| Some(big.clone()), &|_| None);
+        assert_eq!(
+            e.unwrap().unwrap_err().to_string(),
+            "Concat Concat: too large to fold"
+        );
+        // Three of them are taken (and concatenated within the bound).
+        concat.inputs.truncate(3);
+        let ok = fold(&concat, 13, &|_| Some(big.clone()), &|_| None);
+        assert_eq!(ok.unwrap().unwrap()[0].dims(), [3 * n]);
     }
 }

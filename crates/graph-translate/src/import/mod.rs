@@ -44,6 +44,8 @@ pub mod fold;
 #[cfg(any(feature = "nnabla", feature = "tennis"))]
 mod legacy;
 pub mod onnx_graph;
+#[cfg(any(feature = "nnabla", feature = "tennis"))]
+pub mod table;
 
 #[cfg(feature = "nnabla")]
 mod nnabla_cx;
@@ -227,7 +229,7 @@ pub fn support_table_markdown(verified: &dyn Fn(&str) -> usize) -> String {
          (`testdata/translate/import/nnabla.json`). Constant shape \
          arithmetic (",
     );
-    s.push_str(&fold::FOLDABLE.join(", "));
+    s.push_str(&fold::folded_by_all_ops().join(", "));
     s.push_str(
         ") is folded at import time whenever its inputs are constants \
          or static shapes.\n\n\

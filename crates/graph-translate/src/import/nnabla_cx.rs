@@ -55,7 +55,7 @@ impl std::ops::DerefMut for Cx<'_> {
 }
 
 impl Target for Cx<'_> {
-    const FOLD_MORE: &'static [&'static str] = &[];
+    const FOLD_MORE: bool = false;
 
     fn values(&self) -> &Values {
         &self.v
@@ -70,7 +70,9 @@ impl Target for Cx<'_> {
     }
 
     fn lower(&mut self, node: &Node) -> Option<Lowered> {
-        nnabla_table::entry(&node.op).map(|e| (e.lower)(self, node))
+        nnabla_table::entry(&node.op)
+            .and_then(|e| e.lower)
+            .map(|l| (l.0)(self, node))
     }
 }
 

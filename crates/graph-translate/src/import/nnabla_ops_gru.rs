@@ -1,4 +1,4 @@
-//! ONNX → NNabla lowering of `GRU`, with its table row: the cell unrolled
+//! ONNX → NNabla lowering of `GRU` (its row: `nnabla_table/recurrent.rs`): the cell unrolled
 //! over the static sequence length with `BatchMatmul`, `Sigmoid`, `Tanh`
 //! and element-wise arithmetic, for both `linear_before_reset` forms (ONNX's
 //! default, 0, applies the reset gate before the recurrent weights, a form
@@ -11,20 +11,10 @@ use super::LowerError;
 use super::nnabla_cx::{Cx, Lowered};
 use super::nnabla_ops_elementwise::{binary_vars, chain};
 use super::nnabla_ops_rnn::transpose;
-use super::nnabla_table::{Entry, e};
 use super::onnx_graph::{Node, elem};
 
 /// The most cell steps (sequence length x directions) unrolled.
 const MAX_STEPS: i64 = 1024;
-
-/// The row of this module.
-pub static GRU_TABLE: &[Entry] = &[e(
-    "GRU",
-    "direction, hidden_size, layout, linear_before_reset",
-    "BatchMatmul, Slice, Add2, Mul2, RSubScalar, Sigmoid, Tanh, Concatenate (unrolled)",
-    "clip, sequence_lens, activations other than Sigmoid, Tanh; sequences over 1024 steps",
-    gru,
-)];
 
 fn slice(cx: &mut Cx<'_>, x: &str, start: &[i64], stop: &[i64]) -> Result<String, LowerError> {
     let dims: Vec<i64> = start.iter().zip(stop).map(|(a, b)| b - a).collect();
@@ -127,7 +117,7 @@ fn dim(v: i64) -> Result<i64, LowerError> {
 
 /// `GRU` (forward, reverse, bidirectional; layout 0 and 1; both
 /// `linear_before_reset` forms).
-fn gru(cx: &mut Cx<'_>, node: &Node) -> Lowered {
+pub(super) fn gru(cx: &mut Cx<'_>, node: &Node) -> Lowered {
     cx.dims_within_limits(node)?;
     check(node)?;
     let nd: i64 = match node.string("direction", "forward").as_str() {

@@ -1,5 +1,5 @@
-//! ONNX → NNabla lowerings of linear quantisation, with their table rows
-//! (a continuation of [`super::nnabla_table::TABLE`]): `QuantizeLinear`
+//! ONNX → NNabla lowerings of linear quantisation (their rows:
+//! `nnabla_table/quantization.rs`): `QuantizeLinear`
 //! and `DequantizeLinear` with constant scales and zero points become
 //! NNabla's functions of the same names. NNabla keeps the quantised values
 //! in float arrays; the values are the same.
@@ -9,7 +9,6 @@ use nnabla_proto::proto::*;
 
 use super::LowerError;
 use super::nnabla_cx::{Cx, Lowered};
-use super::nnabla_table::{Entry, e, since};
 use super::onnx_graph::{Node, elem};
 
 /// ONNX element types of 8-bit integers.
@@ -18,30 +17,6 @@ const INT8: i32 = 3;
 /// numpy's type numbers, which NNabla's `dtype` parameter holds.
 const NPY_INT8: i64 = 1;
 const NPY_UINT8: i64 = 2;
-
-/// The rows of this module.
-pub static QUANT_TABLE: &[Entry] = &[
-    since(
-        e(
-            "QuantizeLinear",
-            "axis, block_size, output_dtype; y_scale, y_zero_point (constant)",
-            "QuantizeLinear (round half to even)",
-            "16-bit, 4-bit, 2-bit and float8 outputs; scales computed at run time",
-            quantize_linear,
-        ),
-        10,
-    ),
-    since(
-        e(
-            "DequantizeLinear",
-            "axis, block_size; x_scale, x_zero_point (constant)",
-            "DequantizeLinear",
-            "float8, 4-bit and 2-bit inputs; scales computed at run time",
-            dequantize_linear,
-        ),
-        10,
-    ),
-];
 
 /// A parameter's dimensions and values.
 type Laid = (Vec<i64>, Vec<f64>);
@@ -125,7 +100,7 @@ fn layout(cx: &Cx<'_>, node: &Node, i: usize, s: &[i64]) -> Result<Option<Laid>,
 
 /// `QuantizeLinear`: NNabla's `QuantizeLinear` rounding half to even and
 /// saturating to int8 or uint8 (the zero point's type, or `output_dtype`).
-fn quantize_linear(cx: &mut Cx<'_>, node: &Node) -> Lowered {
+pub(super) fn quantize_linear(cx: &mut Cx<'_>, node: &Node) -> Lowered {
     let x = cx.fvar(node, 0)?;
     let s = cx.shape(&x)?;
     let zp_elem = node.input(2).map(|n| cx.elem(n));
@@ -170,7 +145,7 @@ fn quantize_linear(cx: &mut Cx<'_>, node: &Node) -> Lowered {
 
 /// `DequantizeLinear`: NNabla's `DequantizeLinear`, `(x - zero_point) *
 /// scale` on integers f32 holds exactly.
-fn dequantize_linear(cx: &mut Cx<'_>, node: &Node) -> Lowered {
+pub(super) fn dequantize_linear(cx: &mut Cx<'_>, node: &Node) -> Lowered {
     let xn = node.input(0).ok_or("x missing")?;
     let e = cx.elem(xn);
     if !matches!(e, 2..=5) {

@@ -11,7 +11,7 @@ use tensor_core::{DType, Tensor};
 use super::LowerError;
 use super::driver::{self, Target, Values};
 use super::onnx_graph::{self, Node, OnnxGraph, elem};
-use super::{ImportError, ImportOptions, Refusals, fold, tennis_ops_range, tennis_table};
+use super::{ImportError, ImportOptions, Refusals, tennis_ops_range, tennis_table};
 
 pub(crate) use super::driver::{Lowered, broadcast_shapes as broadcast};
 
@@ -49,7 +49,7 @@ impl std::ops::DerefMut for Tx {
 }
 
 impl Target for Tx {
-    const FOLD_MORE: &'static [&'static str] = fold::FOLDABLE_MORE;
+    const FOLD_MORE: bool = true;
 
     fn values(&self) -> &Values {
         &self.v
@@ -75,7 +75,7 @@ impl Target for Tx {
         let e0 = node.input(0).map(|n| self.elem(n));
         let lower = e.lower?;
         self.any_dtype = agnostic;
-        let r = lower(self, node);
+        let r = (lower.0)(self, node);
         self.any_dtype = false;
         if let (true, Ok(()), Some(e0)) = (agnostic, &r, e0) {
             for o in node.outputs.iter().filter(|o| !o.is_empty()) {

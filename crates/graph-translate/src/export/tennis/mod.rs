@@ -249,20 +249,12 @@ impl<'a> Exporter<'a> {
             self.cx.b.reserve(&v.name);
         }
         // Module inputs are images (4-D) in a module with image operators;
-        // otherwise they have the rank of its largest constant.
-        const IMAGE_OPS: &[&str] = &[
-            "conv2d",
-            "depthwise_conv2d",
-            "pooling2d",
-            "pooling2d_v2",
-            "global_pooling2d",
-            "add_bias",
-            "fused_batch_norm",
-            "_resize2d",
-            "_nhwc_center_crop2d",
-            "_nhwc_scale_resize2d",
-        ];
-        if !nodes.iter().any(|n| IMAGE_OPS.contains(&n.op.as_str())) {
+        // otherwise they have the rank of its largest constant
+        // (`Entry::image`).
+        if !nodes
+            .iter()
+            .any(|n| find(TABLE, &n.op).is_some_and(|e| e.image))
+        {
             self.input_rank = nodes
                 .iter()
                 .filter(|n| n.op == "<const>")

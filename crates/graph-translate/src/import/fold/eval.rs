@@ -2,8 +2,12 @@
 //! [`super::fold_with`] runs once every input is known): one function per
 //! operator family.
 
+use super::super::LowerError;
 use super::super::onnx_graph::{Const, Node, elem};
-use super::{broadcast, reshape_dims, slice_spec};
+use super::{MAX_FOLD_ELEMENTS, broadcast, reshape_dims, slice_spec};
+
+/// A fold's result: its outputs, or why the node is refused.
+type Folded = Result<Vec<Const>, LowerError>;
 
 /// The node being folded, its opset and its constant inputs (`None`: an
 /// optional input left out).
@@ -15,20 +19,50 @@ struct Args<'a> {
 
 impl<'a> Args<'a> {
     /// Input `i`, refused when missing.
-    fn x(&self, i: usize) -> Result<&'a Const, String> {
+    fn x(&self, i: usize) -> Result<&'a Const, LowerError> {
         self.ins
             .get(i)
             .and_then(Option::as_ref)
             .ok_or_else(|| bad(self.node, &format!("input {i} missing")))
     }
+
+    /// The element count of a result of `dims`, refused when it overflows
+    /// or exceeds the larger of [`MAX_FOLD_ELEMENTS`] and the largest
+    /// input's count: a fold may produce what its inputs already hold, but
+    /// grows (broadcasting, `Expand`, `Gather`) only up to the bound.
+    fn bounded(&self, dims: &[usize]) -> Result<usize, LowerError> {
+        let largest = self
+            .ins
+            .iter()
+            .flatten()
+            .filter_map(|c| numel(c.dims()))
+            .max()
+            .unwrap_or(0);
+        numel(dims)
+            .filter(|&n| n <= MAX_FOLD_ELEMENTS.max(largest))
+            .ok_or_else(|| too_large(self.node))
+    }
 }
 
 /// Evaluates a foldable `node` of `opset` on its constant inputs `ins`.
-pub(super) fn eval(node: &Node, opset: i64, ins: &[Option<Const>]) -> Result<Vec<Const>, String> {
+/// Every input's values must match its dimensions (a constant whose
+/// element type has no numeric values, such as an 8-bit float, is
+/// refused), and results are bounded ([`Args::bounded`]).
+pub(super) fn eval(node: &Node, opset: i64, ins: &[Option<Const>]) -> Folded {
     let f = Args { node, opset, ins };
     let a = f.x(0)?;
+    if node.op == "Identity" {
+        return Ok(vec![a.clone()]);
+    }
+    for c in ins.iter().flatten() {
+        if numel(c.dims()) != Some(c.values().len()) {
+            return Err(bad(
+                node,
+                "a constant whose values do not match its dimensions",
+            ));
+        }
+    }
     match node.op.as_str() {
-        "Identity" => Ok(vec![a.clone()]),
         "Cast" | "CastLike" => cast(&f, a),
         "Neg" | "Sqrt" | "Floor" | "Ceil" | "Abs" | "Not" => unary(&f, a),
         "Add" | "Sub" | "Mul" | "Div" | "Equal" | "Less" | "Greater" | "GreaterOrEqual"
@@ -49,7 +83,7 @@ pub(super) fn eval(node: &Node, opset: i64, ins: &[Option<Const>]) -> Result<Vec
 }
 
 /// `Cast`, `CastLike`: integer targets truncate floats.
-fn cast(f: &Args<'_>, a: &Const) -> Result<Vec<Const>, String> {
+fn cast(f: &Args<'_>, a: &Const) -> Folded {
     let node = f.node;
     let to = if node.op == "CastLike" {
         f.x(1)?.elem
@@ -66,7 +100,7 @@ fn cast(f: &Args<'_>, a: &Const) -> Result<Vec<Const>, String> {
 }
 
 /// The elementwise unary ops (`Neg`, `Sqrt`, `Floor`, `Ceil`, `Abs`, `Not`).
-fn unary(f: &Args<'_>, a: &Const) -> Result<Vec<Const>, String> {
+fn unary(f: &Args<'_>, a: &Const) -> Folded {
     let node = f.node;
     let f = |v: f64| match node.op.as_str() {
         "Neg" => -v,
@@ -81,14 +115,15 @@ fn unary(f: &Args<'_>, a: &Const) -> Result<Vec<Const>, String> {
 }
 
 /// The broadcasting binary ops: arithmetic (integer `Div` truncates, by zero gives 0), comparisons and logic (booleans).
-fn binary(f: &Args<'_>, a: &Const) -> Result<Vec<Const>, String> {
+fn binary(f: &Args<'_>, a: &Const) -> Folded {
     let node = f.node;
     if f.ins.len() != 2 {
         return Err(bad(node, "folds two inputs only"));
     }
     let b = f.x(1)?;
     let to = broadcast(a.dims(), b.dims()).ok_or_else(|| bad(node, "shapes"))?;
-    let (va, vb) = (expand(a, &to), expand(b, &to));
+    f.bounded(&to)?;
+    let (va, vb) = (expand(node, a, &to)?, expand(node, b, &to)?);
     let int = is_int(a.elem);
     let v: Vec<f64> = va
         .iter()
@@ -129,11 +164,12 @@ fn binary(f: &Args<'_>, a: &Const) -> Result<Vec<Const>, String> {
 }
 
 /// Integer `Mod` (`fmod` 0: the remainder takes the divisor's sign).
-fn modulo(f: &Args<'_>, a: &Const) -> Result<Vec<Const>, String> {
+fn modulo(f: &Args<'_>, a: &Const) -> Folded {
     let node = f.node;
     let b = f.x(1)?;
     let to = broadcast(a.dims(), b.dims()).ok_or_else(|| bad(node, "shapes"))?;
-    let (va, vb) = (expand(a, &to), expand(b, &to));
+    f.bounded(&to)?;
+    let (va, vb) = (expand(node, a, &to)?, expand(node, b, &to)?);
     let fmod = node.int("fmod", 0) != 0;
     let v = va
         .iter()
@@ -150,18 +186,23 @@ fn modulo(f: &Args<'_>, a: &Const) -> Result<Vec<Const>, String> {
                 r
             })
         })
-        .collect::<Result<Vec<f64>, String>>()?;
+        .collect::<Result<Vec<f64>, LowerError>>()?;
     out(Const::from_f64(a.elem, to, &v), node)
 }
 
 /// `Where`.
-fn select(f: &Args<'_>, a: &Const) -> Result<Vec<Const>, String> {
+fn select(f: &Args<'_>, a: &Const) -> Folded {
     let node = f.node;
     let (b, c) = (f.x(1)?, f.x(2)?);
     let to = broadcast(a.dims(), b.dims())
         .and_then(|t| broadcast(&t, c.dims()))
         .ok_or_else(|| bad(node, "shapes"))?;
-    let (vc, vx, vy) = (expand(a, &to), expand(b, &to), expand(c, &to));
+    f.bounded(&to)?;
+    let (vc, vx, vy) = (
+        expand(node, a, &to)?,
+        expand(node, b, &to)?,
+        expand(node, c, &to)?,
+    );
     let v: Vec<f64> = (0..vc.len())
         .map(|i| if vc[i] != 0.0 { vx[i] } else { vy[i] })
         .collect();
@@ -169,7 +210,7 @@ fn select(f: &Args<'_>, a: &Const) -> Result<Vec<Const>, String> {
 }
 
 /// `ConstantOfShape` (at most 2^24 elements).
-fn constant_of_shape(f: &Args<'_>, a: &Const) -> Result<Vec<Const>, String> {
+fn constant_of_shape(f: &Args<'_>, a: &Const) -> Folded {
     let node = f.node;
     let dims: Vec<usize> = a
         .ints()
@@ -177,13 +218,9 @@ fn constant_of_shape(f: &Args<'_>, a: &Const) -> Result<Vec<Const>, String> {
         .iter()
         .map(|&d| usize::try_from(d).map_err(|_| bad(node, "negative dimension")))
         .collect::<Result<_, _>>()?;
-    if dims
-        .iter()
-        .try_fold(1usize, |p, &d| p.checked_mul(d))
-        .is_none_or(|n| n > 1 << 24)
-    {
-        return Err(bad(node, "too large to fold"));
-    }
+    let n = numel(&dims)
+        .filter(|&n| n <= MAX_FOLD_ELEMENTS)
+        .ok_or_else(|| too_large(node))?;
     let (e, val) = match node.attr("value").and_then(|t| t.t.as_ref()) {
         Some(t) => {
             let c = onnx_format::tensor_from_proto(t, None, &Default::default())
@@ -197,12 +234,11 @@ fn constant_of_shape(f: &Args<'_>, a: &Const) -> Result<Vec<Const>, String> {
         }
         None => (elem::FLOAT, 0.0),
     };
-    let n: usize = dims.iter().product();
     out(Const::from_f64(e, dims, &vec![val; n]), node)
 }
 
 /// `Range` (at most 2^24 elements).
-fn range(f: &Args<'_>, a: &Const) -> Result<Vec<Const>, String> {
+fn range(f: &Args<'_>, a: &Const) -> Folded {
     let node = f.node;
     let (s, l, d) = (a.values(), f.x(1)?.values(), f.x(2)?.values());
     let (s, l, d) = (
@@ -214,15 +250,15 @@ fn range(f: &Args<'_>, a: &Const) -> Result<Vec<Const>, String> {
         return Err(bad(node, "delta 0"));
     }
     let n = ((l - s) / d).ceil().max(0.0);
-    if n > (1 << 24) as f64 {
-        return Err(bad(node, "too large to fold"));
+    if n > MAX_FOLD_ELEMENTS as f64 {
+        return Err(too_large(node));
     }
     let v: Vec<f64> = (0..n as usize).map(|i| s + i as f64 * d).collect();
     out(Const::from_f64(a.elem, vec![v.len()], &v), node)
 }
 
 /// The ops that only change dimensions: `Unsqueeze`, `Squeeze`, `Reshape`, `Flatten`.
-fn reshape(f: &Args<'_>, a: &Const) -> Result<Vec<Const>, String> {
+fn reshape(f: &Args<'_>, a: &Const) -> Folded {
     let node = f.node;
     let dims = a.dims();
     let r = dims.len();
@@ -236,7 +272,11 @@ fn reshape(f: &Args<'_>, a: &Const) -> Result<Vec<Const>, String> {
             let ax = node.int("axis", 1);
             let ax = if ax < 0 { ax + r as i64 } else { ax } as usize;
             let ax = ax.min(r);
-            vec![dims[..ax].iter().product(), dims[ax..].iter().product()]
+            let (outer, inner) = (numel(&dims[..ax]), numel(&dims[ax..]));
+            vec![
+                outer.ok_or_else(|| too_large(node))?,
+                inner.ok_or_else(|| too_large(node))?,
+            ]
         }
         op => {
             let axes = if f.opset >= 13 {
@@ -283,25 +323,26 @@ fn reshape(f: &Args<'_>, a: &Const) -> Result<Vec<Const>, String> {
 }
 
 /// `Expand` (at most 2^24 elements).
-fn expand_to(f: &Args<'_>, a: &Const) -> Result<Vec<Const>, String> {
+fn expand_to(f: &Args<'_>, a: &Const) -> Folded {
     let node = f.node;
     let s: Vec<usize> = f
         .x(1)?
         .ints()
         .ok_or_else(|| bad(node, "shape"))?
         .iter()
-        .map(|&d| d.max(0) as usize)
-        .collect();
+        .map(|&d| usize::try_from(d.max(0)).map_err(|_| too_large(node)))
+        .collect::<Result<_, _>>()?;
     let to = broadcast(a.dims(), &s).ok_or_else(|| bad(node, "shapes"))?;
-    if to.iter().product::<usize>() > 1 << 24 {
-        return Err(bad(node, "too large to fold"));
-    }
-    out(Const::from_f64(a.elem, to.clone(), &expand(a, &to)), node)
+    f.bounded(&to)?;
+    out(
+        Const::from_f64(a.elem, to.clone(), &expand(node, a, &to)?),
+        node,
+    )
 }
 
 /// `Concat` (every part of the first's rank and outer dimensions; a part
 /// that does not fit is refused, not read past its end).
-fn concat(f: &Args<'_>, a: &Const) -> Result<Vec<Const>, String> {
+fn concat(f: &Args<'_>, a: &Const) -> Folded {
     let node = f.node;
     let r = a.dims().len();
     let ax = axis(node.int("axis", 0), r).ok_or_else(|| bad(node, "axis"))?;
@@ -312,17 +353,22 @@ fn concat(f: &Args<'_>, a: &Const) -> Result<Vec<Const>, String> {
     {
         return Err(bad(node, "ranks differ"));
     }
-    let outer: usize = a.dims()[..ax].iter().product();
     let mut dims = a.dims().to_vec();
     dims[ax] = parts
         .iter()
-        .map(|c| c.dims().get(ax).copied().unwrap_or(0))
-        .sum();
+        .try_fold(0usize, |n, c| n.checked_add(c.dims()[ax]))
+        .ok_or_else(|| too_large(node))?;
+    // No more than the parts hold; none at all when a dimension is 0 (the
+    // outer loop below would otherwise count through the other ones).
+    if f.bounded(&dims)? == 0 {
+        return out(Const::from_f64(a.elem, dims, &[]), node);
+    }
+    let outer = numel(&a.dims()[..ax]).ok_or_else(|| too_large(node))?;
     let vals: Vec<Vec<f64>> = parts.iter().map(|c| c.values()).collect();
     let mut v = Vec::new();
     for o in 0..outer {
         for (c, pv) in parts.iter().zip(&vals) {
-            let inner: usize = c.dims()[ax..].iter().product();
+            let inner = numel(&c.dims()[ax..]).ok_or_else(|| too_large(node))?;
             let part = o
                 .checked_mul(inner)
                 .and_then(|b| pv.get(b..b.checked_add(inner)?))
@@ -334,37 +380,51 @@ fn concat(f: &Args<'_>, a: &Const) -> Result<Vec<Const>, String> {
 }
 
 /// `Gather`.
-fn gather(f: &Args<'_>, a: &Const) -> Result<Vec<Const>, String> {
+fn gather(f: &Args<'_>, a: &Const) -> Folded {
     let node = f.node;
     let idx = f.x(1)?.ints().ok_or_else(|| bad(node, "indices"))?;
     let r = a.dims().len();
     let ax = axis(node.int("axis", 0), r).ok_or_else(|| bad(node, "axis"))?;
-    let d = a.dims()[ax] as i64;
-    let outer: usize = a.dims()[..ax].iter().product();
-    let inner: usize = a.dims()[ax + 1..].iter().product();
+    let d = a.dims()[ax];
+    let di = i64::try_from(d).map_err(|_| too_large(node))?;
+    let rows: Vec<usize> = idx
+        .iter()
+        .map(|&i| {
+            let i = if i < 0 { i.saturating_add(di) } else { i };
+            usize::try_from(i)
+                .ok()
+                .filter(|&i| i < d)
+                .ok_or_else(|| bad(node, "index out of range"))
+        })
+        .collect::<Result<_, _>>()?;
+    let mut dims = a.dims()[..ax].to_vec();
+    dims.extend_from_slice(f.x(1)?.dims());
+    dims.extend_from_slice(&a.dims()[ax + 1..]);
+    if f.bounded(&dims)? == 0 {
+        return out(Const::from_f64(a.elem, dims, &[]), node);
+    }
+    // Every count below is at most the data's or the result's, both
+    // bounded.
+    let outer = numel(&a.dims()[..ax]).ok_or_else(|| too_large(node))?;
+    let inner = numel(&a.dims()[ax + 1..]).ok_or_else(|| too_large(node))?;
     let av = a.values();
     let mut v = Vec::new();
     for o in 0..outer {
-        for &i in &idx {
-            let i = if i < 0 { i + d } else { i };
-            if !(0..d).contains(&i) {
-                return Err(bad(node, "index out of range"));
-            }
-            let row = (o * d as usize + i as usize) * inner;
-            let part = av
-                .get(row..row + inner)
+        for &i in &rows {
+            let part = o
+                .checked_mul(d)
+                .and_then(|r| r.checked_add(i))
+                .and_then(|r| r.checked_mul(inner))
+                .and_then(|r| av.get(r..r.checked_add(inner)?))
                 .ok_or_else(|| bad(node, "data shorter than its shape"))?;
             v.extend_from_slice(part);
         }
     }
-    let mut dims = a.dims()[..ax].to_vec();
-    dims.extend_from_slice(f.x(1)?.dims());
-    dims.extend_from_slice(&a.dims()[ax + 1..]);
     out(Const::from_f64(a.elem, dims, &v), node)
 }
 
 /// `Slice` (attributes before opset 10, inputs after).
-fn slice(f: &Args<'_>, a: &Const) -> Result<Vec<Const>, String> {
+fn slice(f: &Args<'_>, a: &Const) -> Folded {
     let node = f.node;
     let dims = a.dims().to_vec();
     let r = dims.len();
@@ -393,10 +453,12 @@ fn slice(f: &Args<'_>, a: &Const) -> Result<Vec<Const>, String> {
     )
     .ok_or_else(|| bad(node, "slice parameters"))?;
     let av = a.values();
-    let st = strides(&dims);
-    let odims: Vec<usize> = spec.iter().map(|s| s.2 as usize).collect();
-    let n: usize = odims.iter().product();
-    let ost = strides(&odims);
+    let odims: Vec<usize> = spec
+        .iter()
+        .map(|s| usize::try_from(s.2).map_err(|_| bad(node, "slice parameters")))
+        .collect::<Result<_, _>>()?;
+    let n = f.bounded(&odims)?;
+    let (st, ost) = (strides(node, &dims)?, strides(node, &odims)?);
     let v: Vec<f64> = (0..n)
         .map(|i| {
             let mut src = 0i64;
@@ -416,34 +478,41 @@ fn slice(f: &Args<'_>, a: &Const) -> Result<Vec<Const>, String> {
 }
 
 /// `Transpose`.
-fn transpose(f: &Args<'_>, a: &Const) -> Result<Vec<Const>, String> {
+fn transpose(f: &Args<'_>, a: &Const) -> Folded {
     let node = f.node;
     let dims = a.dims().to_vec();
     let r = dims.len();
-    let perm: Vec<usize> = node
-        .ints("perm")
-        .map(|p| p.iter().map(|&v| v as usize).collect())
-        .unwrap_or_else(|| (0..r).rev().collect());
-    if perm.len() != r || perm.iter().any(|&p| p >= r) {
+    let perm: Vec<usize> = match node.ints("perm") {
+        Some(p) => p
+            .iter()
+            .map(|&v| usize::try_from(v).ok().filter(|&v| v < r))
+            .collect::<Option<_>>()
+            .ok_or_else(|| bad(node, "perm"))?,
+        None => (0..r).rev().collect(),
+    };
+    // A permutation: every axis once (a repeated axis would read past the
+    // data).
+    let mut seen = vec![false; r];
+    if perm.len() != r || perm.iter().any(|&p| std::mem::replace(&mut seen[p], true)) {
         return Err(bad(node, "perm"));
     }
     let odims: Vec<usize> = perm.iter().map(|&p| dims[p]).collect();
-    let st = strides(&dims);
-    let ost = strides(&odims);
+    let (st, ost) = (strides(node, &dims)?, strides(node, &odims)?);
     let av = a.values();
     let v: Vec<f64> = (0..av.len())
         .map(|i| {
-            (0..r)
+            let s: usize = (0..r)
                 .map(|k| ((i / ost[k]) % odims[k].max(1)) * st[perm[k]])
-                .sum::<usize>()
+                .sum();
+            av.get(s).copied()
         })
-        .map(|s| av[s])
-        .collect();
+        .collect::<Option<_>>()
+        .ok_or_else(|| bad(node, "data shorter than its shape"))?;
     out(Const::from_f64(a.elem, odims, &v), node)
 }
 
 /// `ReduceProd`.
-fn reduce_prod(f: &Args<'_>, a: &Const) -> Result<Vec<Const>, String> {
+fn reduce_prod(f: &Args<'_>, a: &Const) -> Folded {
     let node = f.node;
     let dims = a.dims().to_vec();
     let r = dims.len();
@@ -463,15 +532,16 @@ fn reduce_prod(f: &Args<'_>, a: &Const) -> Result<Vec<Const>, String> {
         red[axis(ax, r).ok_or_else(|| bad(node, "axes"))?] = true;
     }
     let rdims: Vec<usize> = (0..r).map(|k| if red[k] { 1 } else { dims[k] }).collect();
-    let rst = strides(&rdims);
-    let st = strides(&dims);
-    let mut v = vec![1.0f64; rdims.iter().product()];
+    let (rst, st) = (strides(node, &rdims)?, strides(node, &dims)?);
+    // Never more than the input holds (but 1 for an empty input).
+    let mut v = vec![1.0f64; f.bounded(&rdims)?];
     for (i, x) in a.values().into_iter().enumerate() {
         let o: usize = (0..r)
             .filter(|&k| !red[k])
             .map(|k| ((i / st[k]) % dims[k].max(1)) * rst[k])
             .sum();
-        v[o] *= x;
+        *v.get_mut(o)
+            .ok_or_else(|| bad(node, "data longer than its shape"))? *= x;
     }
     let odims = if node.int("keepdims", 1) != 0 {
         rdims
@@ -482,33 +552,56 @@ fn reduce_prod(f: &Args<'_>, a: &Const) -> Result<Vec<Const>, String> {
 }
 
 /// A refusal naming the node (`Op name: what`).
-pub(super) fn bad(node: &Node, what: &str) -> String {
-    format!("{} {}: {what}", node.op, node.name)
+pub(super) fn bad(node: &Node, what: &str) -> LowerError {
+    LowerError::Other(format!("{} {}: {what}", node.op, node.name))
+}
+
+/// A refusal of a result above the bound ([`Args::bounded`]).
+fn too_large(node: &Node) -> LowerError {
+    LowerError::FoldTooLarge {
+        node: format!("{} {}", node.op, node.name),
+    }
+}
+
+/// The element count of `dims` (0 when a dimension is 0, whatever the
+/// others), `None` when it overflows.
+pub(super) fn numel(dims: &[usize]) -> Option<usize> {
+    if dims.contains(&0) {
+        return Some(0);
+    }
+    dims.iter().try_fold(1usize, |p, &d| p.checked_mul(d))
 }
 
 /// The one output `c`, refused when the type cannot hold it.
-fn out(c: Option<Const>, node: &Node) -> Result<Vec<Const>, String> {
+fn out(c: Option<Const>, node: &Node) -> Folded {
     c.map(|c| vec![c])
         .ok_or_else(|| bad(node, "cannot hold the result"))
 }
 
-/// Row-major strides of `dims`.
-fn strides(dims: &[usize]) -> Vec<usize> {
-    let mut s = vec![1; dims.len()];
+/// Row-major strides of `dims`, refused when they overflow (possible
+/// for an empty tensor: a 0 dimension beside huge ones).
+fn strides(node: &Node, dims: &[usize]) -> Result<Vec<usize>, LowerError> {
+    let mut s = vec![1usize; dims.len()];
     for i in (0..dims.len().saturating_sub(1)).rev() {
-        s[i] = s[i + 1] * dims[i + 1];
+        s[i] = s[i + 1]
+            .checked_mul(dims[i + 1])
+            .ok_or_else(|| too_large(node))?;
     }
-    s
+    Ok(s)
 }
 
-/// The values of `c` broadcast to `to`.
-fn expand(c: &Const, to: &[usize]) -> Vec<f64> {
+/// The values of `c` broadcast to `to` (a shape [`broadcast`] gave and
+/// [`Args::bounded`] accepted); a source shorter than its dimensions is
+/// refused.
+fn expand(node: &Node, c: &Const, to: &[usize]) -> Result<Vec<f64>, LowerError> {
     let v = c.values();
     let d = c.dims();
-    let off = to.len() - d.len();
-    let st = strides(d);
-    let n: usize = to.iter().product();
-    let ost = strides(to);
+    let off = to
+        .len()
+        .checked_sub(d.len())
+        .ok_or_else(|| bad(node, "shapes"))?;
+    let n = numel(to).ok_or_else(|| too_large(node))?;
+    let (st, ost) = (strides(node, d)?, strides(node, to)?);
     (0..n)
         .map(|i| {
             let mut src = 0;
@@ -518,9 +611,10 @@ fn expand(c: &Const, to: &[usize]) -> Vec<f64> {
                     src += idx * st[k - off];
                 }
             }
-            v[src]
+            v.get(src).copied()
         })
-        .collect()
+        .collect::<Option<_>>()
+        .ok_or_else(|| bad(node, "data shorter than its shape"))
 }
 
 /// Whether ONNX element type `e` is an integer type.
@@ -530,110 +624,13 @@ pub(super) fn is_int(e: i32) -> bool {
 
 /// Axis `a` (negative from the end) of a rank-`r` tensor, if in range.
 pub(super) fn axis(a: i64, r: usize) -> Option<usize> {
-    let a = if a < 0 { a + r as i64 } else { a };
-    (0..r as i64).contains(&a).then_some(a as usize)
+    let r = i64::try_from(r).ok()?;
+    let a = if a < 0 { a.checked_add(r)? } else { a };
+    (0..r)
+        .contains(&a)
+        .then(|| usize::try_from(a).ok())
+        .flatten()
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use onnx_format::proto::AttributeProto;
-
-    fn node(op: &str, axis: Option<i64>) -> Node {
-        Node {
-            op: op.into(),
-            domain: String::new(),
-            name: op.into(),
-            inputs: vec![],
-            outputs: vec!["y".into()],
-            attrs: axis
-                .map(|v| AttributeProto {
-                    name: Some("axis".into()),
-                    i: Some(v),
-                    ..Default::default()
-                })
-                .into_iter()
-                .collect(),
-        }
-    }
-
-    fn c(e: i32, dims: &[usize], v: &[f64]) -> Option<Const> {
-        Some(Const::from_f64(e, dims.to_vec(), v).unwrap())
-    }
-
-    fn run(n: &Node, opset: i64, ins: &[Option<Const>]) -> Result<(Vec<usize>, Vec<f64>), String> {
-        eval(n, opset, ins).map(|v| (v[0].dims().to_vec(), v[0].values()))
-    }
-
-    #[test]
-    fn concat_refuses_parts_whose_shapes_do_not_fit() {
-        let n = node("Concat", Some(1));
-        let a = c(elem::FLOAT, &[2, 1], &[1.0, 2.0]);
-        let ok = run(&n, 13, &[a.clone(), c(elem::FLOAT, &[2, 1], &[3.0, 4.0])]);
-        assert_eq!(ok.unwrap(), (vec![2, 2], vec![1.0, 3.0, 2.0, 4.0]));
-        // A second part with one row for the first's two: refused, not
-        // read past its end.
-        let short = run(&n, 13, &[a.clone(), c(elem::FLOAT, &[1, 1], &[3.0])]);
-        assert_eq!(short.unwrap_err(), "Concat Concat: ranks differ");
-        let rank = run(&n, 13, &[a, c(elem::FLOAT, &[2], &[3.0, 4.0])]);
-        assert_eq!(rank.unwrap_err(), "Concat Concat: ranks differ");
-        let axis = run(
-            &node("Concat", Some(2)),
-            13,
-            &[c(elem::FLOAT, &[2], &[1.0, 2.0])],
-        );
-        assert_eq!(axis.unwrap_err(), "Concat Concat: axis");
-    }
-
-    #[test]
-    fn gather_refuses_indices_out_of_range() {
-        let n = node("Gather", Some(0));
-        let data = c(elem::FLOAT, &[3], &[10.0, 20.0, 30.0]);
-        let last = run(&n, 13, &[data.clone(), c(elem::INT64, &[1], &[-1.0])]);
-        assert_eq!(last.unwrap(), (vec![1], vec![30.0]));
-        for i in [3.0, -4.0, i64::MAX as f64, i64::MIN as f64] {
-            let e = run(&n, 13, &[data.clone(), c(elem::INT64, &[1], &[i])]);
-            assert_eq!(e.unwrap_err(), "Gather Gather: index out of range", "{i}");
-        }
-        let axis = run(
-            &node("Gather", Some(1)),
-            13,
-            &[data, c(elem::INT64, &[1], &[0.0])],
-        );
-        assert_eq!(axis.unwrap_err(), "Gather Gather: axis");
-    }
-
-    #[test]
-    fn slice_takes_extreme_starts_ends_and_steps_without_overflow() {
-        let n = node("Slice", None);
-        let data = c(elem::FLOAT, &[3], &[10.0, 20.0, 30.0]);
-        let int = |v: f64| c(elem::INT64, &[1], &[v]);
-        let (min, max) = (i64::MIN as f64, i64::MAX as f64);
-        // A step of i64::MIN from the end: the last element only.
-        let back = run(&n, 13, &[data.clone(), int(max), int(min), None, int(min)]);
-        assert_eq!(back.unwrap(), (vec![1], vec![30.0]));
-        // A step of i64::MAX from the start: the first element only.
-        let fwd = run(&n, 13, &[data.clone(), int(min), int(max), None, int(max)]);
-        assert_eq!(fwd.unwrap(), (vec![1], vec![10.0]));
-        // An axis out of range and a zero step are refused.
-        let axis = run(&n, 13, &[data.clone(), int(0.0), int(1.0), int(1.0)]);
-        assert_eq!(axis.unwrap_err(), "Slice Slice: slice parameters");
-        let zero = run(&n, 13, &[data, int(0.0), int(1.0), None, int(0.0)]);
-        assert_eq!(zero.unwrap_err(), "Slice Slice: slice parameters");
-    }
-
-    #[test]
-    fn range_refuses_an_empty_start() {
-        let n = node("Range", None);
-        let e = run(
-            &n,
-            13,
-            &[
-                c(elem::FLOAT, &[0], &[]),
-                c(elem::FLOAT, &[], &[3.0]),
-                c(elem::FLOAT, &[], &[1.0]),
-            ],
-        );
-        assert_eq!(e.unwrap_err(), "Range Range: no start");
-    }
-}
+mod tests;

@@ -3,8 +3,12 @@
 //! function and the value and says why, and none panics (also with
 //! hostile sizes).
 
-use mlformats::Document;
-use mlformats::export::{ExportOptions, export_model};
+mod common;
+
+use std::collections::BTreeMap;
+
+use graph_translate::export::{ExportOptions, nnabla};
+use tensor_core::Tensor;
 
 /// A `.nntxt` network of one function `func` (its `type`, inputs and
 /// parameter block) over data variables `ins` (name, dims) and output `y`
@@ -34,16 +38,14 @@ fn nntxt(ins: &[(&str, &[i64])], out: &[(&str, &[i64])], func: &str) -> String {
     s
 }
 
+/// Exports the network `text` (`.nntxt`, no parameters) and returns the
+/// export's full error message; panics when the export succeeds.
 fn refusal(text: &str) -> String {
-    let doc = Document::from_bytes(
-        text.as_bytes().to_vec(),
-        Some(std::path::Path::new("net.nntxt")),
-        None,
-    )
-    .unwrap();
-    match export_model(&doc, &ExportOptions::new()) {
+    let model = nnabla_proto::text::parse(text).unwrap();
+    let weights: BTreeMap<String, Tensor<'static>> = BTreeMap::new();
+    match nnabla::export(&model, &weights, &ExportOptions::new()) {
         Ok(_) => panic!("exported:\n{text}"),
-        Err(e) => e.full_message(),
+        Err(e) => common::full_message(&e),
     }
 }
 

@@ -5,7 +5,7 @@ mod common;
 
 use bubble_module::Packed;
 use common::{export_refusal as refusal, int};
-use mlformats::Tensor;
+use tensor_core::Tensor;
 
 #[test]
 fn equal_of_operands_of_different_ranks_is_refused() {

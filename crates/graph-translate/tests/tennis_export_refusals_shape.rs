@@ -5,10 +5,9 @@
 
 mod common;
 
-use bubble_module::{ModuleBuilder, Packed, WriteOptions};
-use common::{export_refusal, int};
-use mlformats::export::{ExportOptions, export_model};
-use mlformats::{DType, Document, Tensor};
+use bubble_module::{ModuleBuilder, Packed};
+use common::{export_module, export_refusal, int};
+use tensor_core::{DType, Tensor};
 
 /// A parameter: int32 values of a shape.
 fn ints(v: &[i32]) -> Packed<'static> {
@@ -138,15 +137,7 @@ fn a_shape_sliced_then_reshaped_to_has_a_known_rank() {
             .unwrap();
         let y = b.op_with("_reshape_v2", "y", &[x, u], none).unwrap();
         b.output(y).unwrap();
-        let tmp = tempfile::tempdir().unwrap();
-        let path = tmp.path().join("m.tsm");
-        b.build()
-            .unwrap()
-            .save(&path, &WriteOptions::default())
-            .unwrap();
-        let doc = Document::open(&path).unwrap();
-        let (model, _) = export_model(&doc, &ExportOptions::new())
-            .unwrap_or_else(|e| panic!("{op}: {}", e.full_message()));
+        let (model, _) = export_module(b).unwrap_or_else(|e| panic!("{op}: {e}"));
         let g = model.graph.as_ref().unwrap();
         let dims = g.output[0]
             .r#type

@@ -1,0 +1,59 @@
+//! TenniS import rows of activations (lowered in `tennis_ops_act`).
+
+use super::super::tennis_ops_act as act;
+use super::{Entry, F32, e, since};
+
+/// The activation rows.
+pub(super) static ACTIVATION: &[Entry] = &[
+    e("Erf", "", "erf", F32, act::unary),
+    e(
+        "Softplus",
+        "",
+        "softplus (log(exp(x) + 1); inf above x ≈ 88, where f32 exp overflows)",
+        F32,
+        act::unary,
+    ),
+    since(
+        e(
+            "LayerNormalization",
+            "axis, epsilon, stash_type 1; outputs Y, Mean, InvStdDev",
+            "reduce_mean per axis, sub, mul, add, sqrt, div, mul, add",
+            "stash_type 0, symbolic dimensions",
+            act::norm,
+        ),
+        17,
+    ),
+    since(
+        e(
+            "RMSNormalization",
+            "axis, epsilon, stash_type 1",
+            "mul, reduce_mean per axis, add, sqrt, div, mul",
+            "stash_type 0, symbolic dimensions",
+            act::norm,
+        ),
+        23,
+    ),
+    e("HardSigmoid", "alpha, beta", "hard_sigmoid", F32, act::hard),
+    since(e("HardSwish", "", "hard_sigmoid, mul", F32, act::hard), 14),
+    e(
+        "Elu",
+        "alpha",
+        "maximum, sub, exp, sub, mul, add",
+        F32,
+        act::elu,
+    ),
+    e(
+        "Selu",
+        "alpha, gamma",
+        "maximum, sub, exp, sub, mul, add, mul",
+        F32,
+        act::elu,
+    ),
+    e(
+        "Pow",
+        "exponent (constant, one value)",
+        "pow",
+        "an exponent computed at run time or with several values",
+        act::pow,
+    ),
+];

@@ -1,0 +1,72 @@
+//! TenniS import rows of layers: convolutions, pooling, matrix products, normalisation (lowered in `tennis_ops_nn`).
+
+use super::super::tennis_ops_nn as nn;
+use super::{Entry, F32, e};
+
+/// The layer rows.
+pub(super) static LAYERS: &[Entry] = &[
+    e(
+        "Conv",
+        "auto_pad, dilations, group, kernel_shape, pads, strides",
+        "conv2d or depthwise_conv2d, add_bias; other groups: strided_slice, conv2d per group, concat",
+        "1-D/3-D",
+        nn::conv,
+    ),
+    e(
+        "MaxPool",
+        "auto_pad, ceil_mode, kernel_shape, pads, strides",
+        "pooling2d (type 0); strided_slice first where floor rounding leaves cells in no window",
+        "1-D/3-D, dilations, Indices output",
+        nn::pool,
+    ),
+    e(
+        "AveragePool",
+        "auto_pad, ceil_mode, count_include_pad, kernel_shape, pads, strides",
+        "pooling2d (type 1; padding_type 0 or 3); strided_slice first where floor rounding leaves cells in no window",
+        "1-D/3-D",
+        nn::pool,
+    ),
+    e(
+        "GlobalAveragePool",
+        "",
+        "global_pooling2d (type 1)",
+        "inputs other than NCHW",
+        nn::global_pool,
+    ),
+    e(
+        "GlobalMaxPool",
+        "",
+        "global_pooling2d (type 0)",
+        "inputs other than NCHW",
+        nn::global_pool,
+    ),
+    e("Gemm", "alpha, beta, transA, transB", "gemm", F32, nn::gemm),
+    e(
+        "MatMul",
+        "",
+        "gemm (_reshape around it; batched B: strided_slice, gemm per batch, concat)",
+        "more than 256 batches, symbolic dimensions",
+        nn::matmul,
+    ),
+    e(
+        "ConvTranspose",
+        "dilations, kernel_shape, pads, strides, auto_pad NOTSET/VALID, output_shape",
+        "transpose_conv2d, add_bias",
+        "groups, output_padding, SAME auto-padding, 1-D/3-D",
+        nn::conv_transpose,
+    ),
+    e(
+        "LRN",
+        "alpha, beta, bias, size",
+        "mul, conv2d (channel-window sum), mul, add, pow, div",
+        "inputs other than NCHW, more than 4096 channels",
+        nn::lrn,
+    ),
+    e(
+        "BatchNormalization",
+        "epsilon, spatial (before opset 9)",
+        "batch_norm, batch_scale",
+        "training mode; spatial 0",
+        nn::batch_norm,
+    ),
+];

@@ -1,0 +1,50 @@
+//! TenniS import rows of reductions (lowered in `tennis_ops_reduce`).
+
+use super::super::tennis_ops_reduce as red;
+use super::{Entry, e};
+
+/// The reduction rows.
+pub(super) static REDUCE: &[Entry] = &[
+    e(
+        "ReduceMean",
+        "axes (attribute or constant input), keepdims, noop_with_empty_axes",
+        "reduce_mean per axis, _reshape",
+        "axes computed at run time",
+        red::reduce,
+    ),
+    e(
+        "ReduceSum",
+        "axes (attribute or constant input), keepdims, noop_with_empty_axes",
+        "reduce_sum per axis, _reshape",
+        "axes computed at run time",
+        red::reduce,
+    ),
+    e(
+        "ReduceMax",
+        "axes (attribute or constant input), keepdims, noop_with_empty_axes",
+        "max per axis, _reshape",
+        "axes computed at run time, empty axes",
+        red::reduce,
+    ),
+    e(
+        "ReduceMin",
+        "axes (attribute or constant input), keepdims, noop_with_empty_axes",
+        "mul (by −1), max per axis, mul (by −1), _reshape (TenniS has no CPU min)",
+        "axes computed at run time, empty axes",
+        red::reduce,
+    ),
+    e(
+        "ArgMax",
+        "axis, keepdims",
+        "max, sub, argmax (int32 indices where ONNX has int64), _reshape; select_last_index 1: strided_slice (step −1) first, sub from L − 1",
+        "empty or symbolic axes",
+        red::argmax,
+    ),
+    e(
+        "ArgMin",
+        "axis, keepdims",
+        "mul (by −1), max, sub, argmax (int32 indices where ONNX has int64), _reshape; select_last_index 1: strided_slice (step −1) first, sub from L − 1",
+        "empty or symbolic axes",
+        red::argmax,
+    ),
+];
