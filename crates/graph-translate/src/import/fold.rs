@@ -118,7 +118,7 @@ pub fn folded_by_all_ops() -> Vec<&'static str> {
 pub const FOLD_MAX: i64 = 1 << 16;
 
 /// The most elements a fold produces beyond what its inputs hold: a
-/// result larger than both this and its largest input is refused
+/// result larger than both this and all its inputs together is refused
 /// ([`LowerError::FoldTooLarge`]), so that constant shapes in a file cannot
 /// make folding allocate without bound.
 pub const MAX_FOLD_ELEMENTS: usize = 1 << 24;

@@ -27,19 +27,19 @@ impl<'a> Args<'a> {
     }
 
     /// The element count of a result of `dims`, refused when it overflows
-    /// or exceeds the larger of [`MAX_FOLD_ELEMENTS`] and the largest
-    /// input's count: a fold may produce what its inputs already hold, but
-    /// grows (broadcasting, `Expand`, `Gather`) only up to the bound.
+    /// or exceeds the larger of [`MAX_FOLD_ELEMENTS`] and the inputs'
+    /// counts together: a fold may produce what its inputs already hold (a
+    /// `Concat` of two large weights), but grows (broadcasting, `Expand`,
+    /// `Gather`) only up to the bound.
     fn bounded(&self, dims: &[usize]) -> Result<usize, LowerError> {
-        let largest = self
+        let held = self
             .ins
             .iter()
             .flatten()
             .filter_map(|c| numel(c.dims()))
-            .max()
-            .unwrap_or(0);
+            .fold(0usize, usize::saturating_add);
         numel(dims)
-            .filter(|&n| n <= MAX_FOLD_ELEMENTS.max(largest))
+            .filter(|&n| n <= MAX_FOLD_ELEMENTS.max(held))
             .ok_or_else(|| too_large(self.node))
     }
 }
