@@ -20,7 +20,10 @@ fn program(name: &str) -> harness::h5_shapes::H5Shape {
     h5_program(&std::fs::read(p).unwrap())
 }
 
-fn read(name: &str) -> (usize, Result<Vec<(String, Vec<usize>)>, String>) {
+/// Each listed parameter's name and dims, or the error's message.
+type Listed = Result<Vec<(String, Vec<usize>)>, String>;
+
+fn read(name: &str) -> (usize, Listed) {
     let s = program(name);
     let r = h5::parse_with(&s.bytes, &ReadOptions::default())
         .map(|v| {
