@@ -80,9 +80,21 @@ fn a_name_too_long_to_allocate_is_an_error() {
         len: 1 << 62,
     };
     let e = LazyParams::from_reader(stream, &unlimited()).unwrap_err();
-    assert!(e.to_string().contains("a name"), "{e}");
+    assert!(e.to_string().contains("name 0"), "{e}");
     assert!(
-        matches!(&e, Error::Io { error, .. } if error.kind() == std::io::ErrorKind::OutOfMemory),
+        matches!(
+            &e,
+            Error::Limit {
+                error: tensor_core::Error::OutOfMemory { what, bytes },
+                ..
+            } if what == "a name" && *bytes == 1 << 61
+        ),
+        "{e}"
+    );
+    // the allocation error is the error's source, for callers that walk causes
+    let source = std::error::Error::source(&e).and_then(|s| s.downcast_ref::<tensor_core::Error>());
+    assert!(
+        matches!(source, Some(tensor_core::Error::OutOfMemory { .. })),
         "{e}"
     );
 }

@@ -134,7 +134,20 @@ impl<I: Input> Parser<'_, I> {
                 needed: len,
                 available: self.input.remaining(),
             })?;
-            let name = self.input.take(len).map_err(|e| self.io(e, at_name(pos)))?;
+            let name = self.input.take(len).map_err(|e| {
+                if e.kind() == io::ErrorKind::OutOfMemory {
+                    // the stream's buffer for the name was refused
+                    Error::Limit {
+                        at: at_name(pos),
+                        error: tensor_core::Error::OutOfMemory {
+                            what: "a name".into(),
+                            bytes: len as u64,
+                        },
+                    }
+                } else {
+                    self.io(e, at_name(pos))
+                }
+            })?;
             names.push((name, len_at));
         }
         let m_at = self.input.pos();
