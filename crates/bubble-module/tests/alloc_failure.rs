@@ -5,44 +5,13 @@
 //! `Limits::unlimited()` end in a typed error naming what and where, never in
 //! the allocator's abort; the default limits refuse a million nodes first.
 
-use std::alloc::{GlobalAlloc, Layout, System};
-use std::io::{Cursor, Read, Seek, SeekFrom};
-
 use bubble_module::{Error, MODULE_CODE, Module, ReadOptions};
 use tensor_core::Limits;
 
-/// The system allocator, refusing any single allocation over 1 GiB.
-struct Refuse;
-unsafe impl GlobalAlloc for Refuse {
-    unsafe fn alloc(&self, l: Layout) -> *mut u8 {
-        if l.size() > 1 << 30 {
-            return std::ptr::null_mut();
-        }
-        unsafe { System.alloc(l) }
-    }
-    unsafe fn dealloc(&self, p: *mut u8, l: Layout) {
-        unsafe { System.dealloc(p, l) }
-    }
-}
-#[global_allocator]
-static A: Refuse = Refuse;
-
-/// A stream whose end is reported at `len` whatever its real length.
-#[derive(Debug)]
-struct Lying(Cursor<Vec<u8>>, u64);
-impl Read for Lying {
-    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
-        self.0.read(buf)
-    }
-}
-impl Seek for Lying {
-    fn seek(&mut self, pos: SeekFrom) -> std::io::Result<u64> {
-        match pos {
-            SeekFrom::End(0) => Ok(self.1),
-            other => self.0.seek(other),
-        }
-    }
-}
+#[path = "../../tensor-core/tests/support/hostile_alloc.rs"]
+#[allow(dead_code)]
+mod hostile_alloc;
+use hostile_alloc::Lying;
 
 /// A module header with no inputs or outputs and `nodes` nodes, then `rest`.
 fn module(nodes: u32, rest: &[u32]) -> Vec<u8> {
@@ -58,7 +27,7 @@ fn module(nodes: u32, rest: &[u32]) -> Vec<u8> {
 
 fn refused(bytes: Vec<u8>, what: &str, place: &str) {
     let opts = ReadOptions::default().with_limits(Limits::unlimited());
-    let e = Module::index(Lying(Cursor::new(bytes), 1 << 62), &opts).unwrap_err();
+    let e = Module::index(Lying::new(bytes, 1 << 62), &opts).unwrap_err();
     match &e {
         Error::Limit {
             at,

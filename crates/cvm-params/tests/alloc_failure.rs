@@ -4,32 +4,13 @@
 //! checks, and with `Limits::unlimited()` the allocation itself is refused
 //! with a typed error naming what it was for, never the allocator's abort.
 
-use std::io::{Cursor, Read, Seek, SeekFrom};
-
 use cvm_params::{Error, LazyParams, ReadOptions};
 use tensor_core::Limits;
 
-/// A stream whose end is reported at `len` whatever its real length.
-#[derive(Debug)]
-struct Lying {
-    inner: Cursor<Vec<u8>>,
-    len: u64,
-}
-
-impl Read for Lying {
-    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
-        self.inner.read(buf)
-    }
-}
-
-impl Seek for Lying {
-    fn seek(&mut self, pos: SeekFrom) -> std::io::Result<u64> {
-        match pos {
-            SeekFrom::End(0) => Ok(self.len),
-            other => self.inner.seek(other),
-        }
-    }
-}
+#[path = "../../tensor-core/tests/support/hostile_alloc.rs"]
+#[allow(dead_code)]
+mod hostile_alloc;
+use hostile_alloc::Lying;
 
 fn header(names: u64) -> Vec<u8> {
     let mut f = Vec::new();
@@ -46,10 +27,7 @@ fn unlimited() -> ReadOptions {
 #[test]
 fn a_name_table_too_big_to_allocate_is_a_typed_error() {
     // 2^56 names of 32 bytes each: more than any address space holds.
-    let stream = Lying {
-        inner: Cursor::new(header(1 << 56)),
-        len: 1 << 62,
-    };
+    let stream = Lying::new(header(1 << 56), 1 << 62);
     let e = LazyParams::from_reader(stream, &unlimited()).unwrap_err();
     assert!(
         matches!(
@@ -63,10 +41,7 @@ fn a_name_table_too_big_to_allocate_is_a_typed_error() {
     );
     assert!(e.to_string().contains("byte 16"), "{e}");
     // The default limits refuse the count before any allocation.
-    let stream = Lying {
-        inner: Cursor::new(header(1 << 56)),
-        len: 1 << 62,
-    };
+    let stream = Lying::new(header(1 << 56), 1 << 62);
     let e = LazyParams::from_reader(stream, &ReadOptions::default()).unwrap_err();
     assert!(e.to_string().contains("tensor count"), "{e}");
 }
@@ -75,10 +50,7 @@ fn a_name_table_too_big_to_allocate_is_a_typed_error() {
 fn a_name_too_long_to_allocate_is_an_error() {
     let mut f = header(1);
     f.extend_from_slice(&(1u64 << 61).to_le_bytes());
-    let stream = Lying {
-        inner: Cursor::new(f),
-        len: 1 << 62,
-    };
+    let stream = Lying::new(f, 1 << 62);
     let e = LazyParams::from_reader(stream, &unlimited()).unwrap_err();
     assert!(e.to_string().contains("name 0"), "{e}");
     assert!(

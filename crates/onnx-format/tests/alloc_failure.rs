@@ -4,28 +4,14 @@
 //! buffer is allocated, and packed fields claiming giant lengths are refused
 //! by the wire scan, never by the allocator's abort.
 
-use std::alloc::{GlobalAlloc, Layout, System};
-
 use onnx_format::proto::tensor_proto::DataType;
 use onnx_format::proto::{GraphProto, ModelProto, TensorProto};
 use onnx_format::{Error, Model};
 use prost::Message;
 
-/// The system allocator, refusing any single allocation over 1 GiB.
-struct Refuse;
-unsafe impl GlobalAlloc for Refuse {
-    unsafe fn alloc(&self, l: Layout) -> *mut u8 {
-        if l.size() > 1 << 30 {
-            return std::ptr::null_mut();
-        }
-        unsafe { System.alloc(l) }
-    }
-    unsafe fn dealloc(&self, p: *mut u8, l: Layout) {
-        unsafe { System.dealloc(p, l) }
-    }
-}
-#[global_allocator]
-static A: Refuse = Refuse;
+#[path = "../../tensor-core/tests/support/hostile_alloc.rs"]
+#[allow(dead_code)]
+mod hostile_alloc;
 
 fn model_with(initializer: TensorProto) -> Vec<u8> {
     ModelProto {
