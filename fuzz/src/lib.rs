@@ -18,6 +18,9 @@ use std::io::Cursor;
 #[path = "shapes.rs"]
 pub mod shapes;
 
+#[path = "h5_shapes.rs"]
+pub mod h5_shapes;
+
 use mlformats::tensor_core::{
     self, DType, Limits, MappedFile, MemoryOrder, Tensor, checked_byte_len,
 };
@@ -42,6 +45,7 @@ pub const TARGETS: &[(&str, Target)] = &[
     ("inspect", inspect),
     ("zip_shapes", zip_shapes),
     ("nesting", nesting),
+    ("h5_shapes", h5_shapes),
 ];
 
 /// Reads every byte and every element of `t`; checks its byte length.
@@ -591,6 +595,40 @@ pub fn zip_shapes(data: &[u8]) {
 pub fn nesting(data: &[u8]) {
     let (bytes, name) = shapes::nesting_program(data);
     open_everywhere(&bytes, &[name], Limits::default());
+}
+
+/// `.h5` files with hostile link shapes ([`h5_shapes::h5_program`]): every
+/// reader runs on them, and none lists a dataset object twice, however many
+/// links name it (each object is visited once by its address).
+pub fn h5_shapes(data: &[u8]) {
+    use mlformats::nnp::{ReadOptions, h5};
+    let shape = h5_shapes::h5_program(data);
+    let bytes = &shape.bytes;
+    nnabla_h5(bytes);
+    if let Ok(params) = h5::parse_with(bytes, &ReadOptions::default()) {
+        assert!(
+            params.len() <= shape.datasets,
+            "{} parameters listed from {} dataset objects",
+            params.len(),
+            shape.datasets
+        );
+    }
+    let read = |at: u64, buf: &mut [u8]| {
+        let s = usize::try_from(at)
+            .ok()
+            .and_then(|a| bytes.get(a..a.checked_add(buf.len())?));
+        match s {
+            Some(s) => {
+                buf.copy_from_slice(s);
+                Ok(())
+            }
+            None => Err(std::io::ErrorKind::UnexpectedEof.into()),
+        }
+    };
+    if let Ok(Some(located)) = h5::locate(bytes.len() as u64, read, &ReadOptions::default()) {
+        assert!(located.len() <= shape.datasets);
+    }
+    open_everywhere(bytes, &["x.h5"], Limits::default());
 }
 
 /// Opens `bytes` under each name, whole and by slices, and reads every

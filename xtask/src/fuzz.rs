@@ -130,7 +130,7 @@ fn seeds_for(target: &str, file: &Path) -> bool {
         "tennis_module" => ext == "tsm",
         "inspect" => !under("shapes"),
         // programs that build hostile shapes (fuzz/src/shapes.rs)
-        "zip_shapes" | "nesting" => under("shapes") && under(target),
+        "zip_shapes" | "nesting" | "h5_shapes" => under("shapes") && under(target),
         t if t.starts_with("primitiv_") => {
             if !under("primitiv") {
                 return false;

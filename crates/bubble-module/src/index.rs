@@ -62,8 +62,12 @@ impl<R: Read + Seek> Input<'static> for Reader<R> {
     }
 
     fn bytes(&mut self, pos: usize, n: usize) -> Result<Cow<'static, [u8]>> {
-        // the parser checked `n` against the bytes left
-        let mut v = vec![0u8; n];
+        // the parser checked `n` against the bytes left; a stream that
+        // claims more than it holds still gets an error, not an abort
+        let mut v = tensor_core::try_zeroed("module bytes", n).map_err(|source| Error::Limit {
+            at: format!("{n} bytes at offset {pos}"),
+            source,
+        })?;
         self.fill(pos, &mut v)?;
         Ok(Cow::Owned(v))
     }

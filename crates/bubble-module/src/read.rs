@@ -412,9 +412,20 @@ impl<'a, I: Input<'a>> Parser<'a, I> {
         Ok(n)
     }
 
+    /// An empty vector with room for `n` items counted at `offset`, or
+    /// [`Error::Limit`] carrying [`tensor_core::Error::OutOfMemory`] when the
+    /// allocator refuses it (never the allocator's abort).
+    fn reserve<T>(what: &str, at: At<'_>, offset: usize, n: usize) -> Result<Vec<T>> {
+        tensor_core::try_with_capacity(what, n).map_err(|source| Error::Limit {
+            at: format!("{what}{at} at offset {offset}"),
+            source,
+        })
+    }
+
     fn index_list(&mut self, what: &str, at: At<'_>) -> Result<Vec<(usize, usize)>> {
+        let offset = self.pos;
         let n = self.count(&format!("{what} count"), at, 4)?;
-        let mut v = Vec::with_capacity(n);
+        let mut v = Self::reserve(what, at, offset, n)?;
         for _ in 0..n {
             let off = self.pos;
             v.push((self.small(what, at)?, off));
@@ -474,12 +485,13 @@ impl<'a, I: Input<'a>> Parser<'a, I> {
         let offset = self.pos;
         // A param is at least a key length and a field count.
         let np = self.count("param count", At::Node(i), 8)?;
-        let mut params = Vec::with_capacity(np);
+        let mut params = Self::reserve("params", At::Node(i), offset, np)?;
         for _ in 0..np {
             params.push(self.param(i)?);
         }
+        let ni_at = self.pos;
         let ni = self.count("input count", At::Node(i), 4)?;
-        let mut inputs = Vec::with_capacity(ni);
+        let mut inputs = Self::reserve("inputs", At::Node(i), ni_at, ni)?;
         for _ in 0..ni {
             let off = self.pos;
             let idx = self.small("input index", At::Node(i))?;
@@ -526,8 +538,9 @@ impl<'a, I: Input<'a>> Parser<'a, I> {
         let key = self.take(klen, "key", At::Node(i))?;
         let at = At::Param(i, &key[..]);
         // A field is at least a dtype byte and a rank.
+        let nf_at = self.pos;
         let nf = self.count("field count", at, 5)?;
-        let mut fields = Vec::with_capacity(nf);
+        let mut fields = Self::reserve("fields", at, nf_at, nf)?;
         for _ in 0..nf {
             fields.push(self.field(at)?);
         }
@@ -563,7 +576,7 @@ impl<'a, I: Input<'a>> Parser<'a, I> {
                 left: self.left(),
             });
         }
-        let mut dims = Vec::with_capacity(rank);
+        let mut dims = Self::reserve("shape", at, rank_off, rank)?;
         for _ in 0..rank {
             dims.push(self.small("dimension", at)?);
         }

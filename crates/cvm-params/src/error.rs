@@ -205,7 +205,9 @@ pub enum Error {
     Limit {
         /// Where the count or length was read.
         at: Location,
-        /// The limit error.
+        /// The limit error (the error's source, so a caller walking the
+        /// causes finds [`tensor_core::Error::OutOfMemory`]).
+        #[source]
         error: tensor_core::Error,
     },
     /// Reading the underlying stream failed (lazy reader).

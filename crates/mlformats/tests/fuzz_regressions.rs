@@ -114,7 +114,7 @@ fn harness_accepts_every_golden() {
     };
     let primitiv = by_ext(&["data"]);
     let shapes = |t: &str| files_under(&testdata().join("hostile/shapes").join(t));
-    let runs: [(&str, Vec<PathBuf>); 14] = [
+    let runs: [(&str, Vec<PathBuf>); 15] = [
         ("cvm_params", by_ext(&["params"])),
         ("primitiv_shape", primitiv.clone()),
         ("primitiv_tensor", primitiv.clone()),
@@ -129,6 +129,7 @@ fn harness_accepts_every_golden() {
         ("inspect", files.clone()),
         ("zip_shapes", shapes("zip_shapes")),
         ("nesting", shapes("nesting")),
+        ("h5_shapes", shapes("h5_shapes")),
     ];
     let mut failures = Vec::new();
     for (name, files) in &runs {

@@ -135,6 +135,7 @@ use walk::{Input, read_core};
 
 pub use chunks::{ChunkAt, ChunkFilter, Chunks};
 pub use locate::{Located, Storage, locate};
+pub use lookup3::checksum;
 
 pub(crate) use write::H5Stream;
 pub use write::{DATA_ALIGN, DatasetSpec, StreamWriter};

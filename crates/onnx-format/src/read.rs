@@ -192,7 +192,10 @@ pub fn tensor_from_proto(
             Some(shared) => shared,
             None => {
                 limits.check_alloc("tensor data", byte_len as u64)?;
-                Bytes::Owned(raw.to_vec())
+                let mut owned =
+                    tensor_core::try_with_capacity(&format!("tensor {name:?}"), raw.len())?;
+                owned.extend_from_slice(raw);
+                Bytes::Owned(owned)
             }
         };
         return Ok(Tensor::new(dtype, dims, data)?);
@@ -214,7 +217,8 @@ pub fn tensor_layout(t: &TensorProto, limits: &Limits) -> Result<(DType, Vec<usi
         data_type,
         name: onnx_name(data_type),
     })?;
-    let mut dims = Vec::with_capacity(t.dims.len());
+    let mut dims =
+        tensor_core::try_with_capacity(&format!("the shape of tensor {name:?}"), t.dims.len())?;
     for &d in &t.dims {
         let d = usize::try_from(d)
             .map_err(|_| Error::Invalid(format!("tensor {name:?} has a negative dimension {d}")))?;
@@ -262,60 +266,50 @@ fn typed_fields(
         ))
     };
     let kind = DataType::try_from(t.data_type.unwrap_or(0)).unwrap_or(DataType::Undefined);
-    let mut out = Vec::with_capacity(byte_len);
+    let complex = matches!(kind, DataType::Complex64 | DataType::Complex128);
+    let want = if complex {
+        numel.saturating_mul(2)
+    } else {
+        numel
+    };
+    // The values the field holds are counted before the buffer is
+    // allocated: a shape that claims gigabytes over an empty field is a
+    // mismatch, never an allocation.
+    let (field, have) = match kind {
+        DataType::Float | DataType::Complex64 => ("float_data", t.float_data.len()),
+        DataType::Double | DataType::Complex128 => ("double_data", t.double_data.len()),
+        DataType::Int64 => ("int64_data", t.int64_data.len()),
+        DataType::Uint32 | DataType::Uint64 => ("uint64_data", t.uint64_data.len()),
+        // INT32, INT16, INT8, UINT16, UINT8, BOOL, FLOAT16, BFLOAT16 and
+        // the 8-bit floats keep one value (or bit pattern) per int32.
+        _ => ("int32_data", t.int32_data.len()),
+    };
+    if have != want {
+        return Err(mismatch(field, have, want));
+    }
+    let mut out: Vec<u8> = tensor_core::try_with_capacity(&format!("tensor {name:?}"), byte_len)?;
     match kind {
-        DataType::Float | DataType::Complex64 => {
-            let want = if kind == DataType::Complex64 {
-                numel * 2
-            } else {
-                numel
-            };
-            if t.float_data.len() != want {
-                return Err(mismatch("float_data", t.float_data.len(), want));
-            }
-            t.float_data
-                .iter()
-                .for_each(|v| out.extend_from_slice(&v.to_le_bytes()));
-        }
-        DataType::Double | DataType::Complex128 => {
-            let want = if kind == DataType::Complex128 {
-                numel * 2
-            } else {
-                numel
-            };
-            if t.double_data.len() != want {
-                return Err(mismatch("double_data", t.double_data.len(), want));
-            }
-            t.double_data
-                .iter()
-                .for_each(|v| out.extend_from_slice(&v.to_le_bytes()));
-        }
-        DataType::Int64 => {
-            if t.int64_data.len() != numel {
-                return Err(mismatch("int64_data", t.int64_data.len(), numel));
-            }
-            t.int64_data
-                .iter()
-                .for_each(|v| out.extend_from_slice(&v.to_le_bytes()));
-        }
-        DataType::Uint32 | DataType::Uint64 => {
-            if t.uint64_data.len() != numel {
-                return Err(mismatch("uint64_data", t.uint64_data.len(), numel));
-            }
-            for &v in &t.uint64_data {
-                if kind == DataType::Uint32 {
-                    out.extend_from_slice(&(v as u32).to_le_bytes());
-                } else {
-                    out.extend_from_slice(&v.to_le_bytes());
-                }
-            }
-        }
+        DataType::Float | DataType::Complex64 => t
+            .float_data
+            .iter()
+            .for_each(|v| out.extend_from_slice(&v.to_le_bytes())),
+        DataType::Double | DataType::Complex128 => t
+            .double_data
+            .iter()
+            .for_each(|v| out.extend_from_slice(&v.to_le_bytes())),
+        DataType::Int64 => t
+            .int64_data
+            .iter()
+            .for_each(|v| out.extend_from_slice(&v.to_le_bytes())),
+        DataType::Uint32 => t
+            .uint64_data
+            .iter()
+            .for_each(|&v| out.extend_from_slice(&(v as u32).to_le_bytes())),
+        DataType::Uint64 => t
+            .uint64_data
+            .iter()
+            .for_each(|v| out.extend_from_slice(&v.to_le_bytes())),
         _ => {
-            // INT32, INT16, INT8, UINT16, UINT8, BOOL, FLOAT16, BFLOAT16 and
-            // the 8-bit floats keep one value (or bit pattern) per int32.
-            if t.int32_data.len() != numel {
-                return Err(mismatch("int32_data", t.int32_data.len(), numel));
-            }
             let size = dtype.size();
             for &v in &t.int32_data {
                 out.extend_from_slice(&v.to_le_bytes()[..size]);

@@ -267,6 +267,8 @@ impl<R: Read + Seek> Input for Streamed<R> {
             let take = usize::try_from(u64::try_from(n.max(WINDOW)).unwrap_or(u64::MAX).min(left))
                 .unwrap_or(n);
             self.buf.clear();
+            tensor_core::try_reserve(&mut self.buf, "the read window", take)
+                .map_err(|source| Error::Limit { offset: at, source })?;
             self.buf.resize(take, 0);
             self.start = at;
             let read = self
@@ -543,7 +545,10 @@ impl<I: Input> Cursor<I> {
         // at most `max_name_len` bytes, all in the input
         let n = usize::try_from(len).unwrap_or(usize::MAX);
         let bytes = self.input.peek(start, n)?;
-        Ok(bytes.get(..n).unwrap_or(bytes).to_vec())
+        let bytes = bytes.get(..n).unwrap_or(bytes);
+        let mut out = Self::reserve(at, what, bytes.len())?;
+        out.extend_from_slice(bytes);
+        Ok(out)
     }
 
     fn bin(&mut self, what: &'static str) -> Result<(u64, u64, u64)> {
@@ -553,11 +558,19 @@ impl<I: Input> Cursor<I> {
         Ok((at, start, u64::from(len)))
     }
 
-    fn count(&mut self, what: &'static str, min_item: u64) -> Result<(u32, usize)> {
+    fn count(&mut self, what: &'static str, min_item: u64) -> Result<(u32, u64, usize)> {
         let at = self.pos;
         let n = self.u32(what)?;
         self.check_count(at, n)?;
-        Ok((n, self.capacity(n, min_item)))
+        Ok((n, at, self.capacity(n, min_item)))
+    }
+
+    /// An empty vector with room for `n` items counted at `at`, or
+    /// [`Error::Limit`] carrying [`tensor_core::Error::OutOfMemory`] when
+    /// the allocator refuses it (never the allocator's abort).
+    fn reserve<T>(at: u64, what: &str, n: usize) -> Result<Vec<T>> {
+        tensor_core::try_with_capacity(what, n)
+            .map_err(|source| Error::Limit { offset: at, source })
     }
 
     fn check_count(&self, at: u64, n: u32) -> Result<()> {
@@ -580,7 +593,7 @@ impl<I: Input> Cursor<I> {
                 depth: u64::from(n),
             });
         }
-        let mut dims = Vec::with_capacity(n as usize);
+        let mut dims = Self::reserve(at, "shape dims", n as usize)?;
         for _ in 0..n {
             dims.push(self.u32("shape dim")?);
         }
@@ -613,8 +626,8 @@ impl<I: Input> Cursor<I> {
     fn parameter(&mut self) -> Result<Param<I::Tensor>> {
         let at = self.pos;
         let value = self.tensor().map_err(|e| e.context("parameter value"))?;
-        let (n, cap) = self.count("stats count", MIN_STAT_BYTES)?;
-        let mut stats = Vec::with_capacity(cap);
+        let (n, n_at, cap) = self.count("stats count", MIN_STAT_BYTES)?;
+        let mut stats = Self::reserve(n_at, "stats", cap)?;
         for i in 0..n {
             let key = self
                 .bytes_str("stat key")
@@ -630,8 +643,8 @@ impl<I: Input> Cursor<I> {
     }
 
     fn model(&mut self) -> Result<Vec<(KeyPath, Param<I::Tensor>)>> {
-        let (n, cap) = self.count("parameter count", MIN_ENTRY_BYTES)?;
-        let mut entries = Vec::with_capacity(cap);
+        let (n, n_at, cap) = self.count("parameter count", MIN_ENTRY_BYTES)?;
+        let mut entries = Self::reserve(n_at, "model entries", cap)?;
         for i in 0..n {
             let at = self.pos;
             let (k, kcap) = {
@@ -641,7 +654,7 @@ impl<I: Input> Cursor<I> {
                 self.check_count(at, k)?;
                 (k, self.capacity(k, 1))
             };
-            let mut key = Vec::with_capacity(kcap);
+            let mut key = Self::reserve(at, "model key", kcap)?;
             for _ in 0..k {
                 let c = self
                     .bytes_str("model key component")
@@ -667,7 +680,7 @@ impl<I: Input> Cursor<I> {
         let at = self.pos;
         let n = self.map_len(what)?;
         self.check_count(at, n)?;
-        let mut v = Vec::with_capacity(self.capacity(n, MIN_CONFIG_BYTES));
+        let mut v = Self::reserve(at, what, self.capacity(n, MIN_CONFIG_BYTES))?;
         for _ in 0..n {
             let k = self.bytes_str("config key")?;
             let x = value(self)

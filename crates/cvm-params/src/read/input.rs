@@ -144,7 +144,10 @@ impl<R: Read + Seek> Input for StreamInput<'_, R> {
         Ok(a)
     }
     fn take(&mut self, len: usize) -> io::Result<Vec<u8>> {
-        let mut v = vec![0u8; len];
+        // `len` is checked against the bytes that remain and the name limit;
+        // a refused allocation is an error, not the allocator's abort.
+        let mut v = tensor_core::try_zeroed("a name", len)
+            .map_err(|e| io::Error::new(io::ErrorKind::OutOfMemory, e.to_string()))?;
         self.read_exact(&mut v)?;
         Ok(v)
     }

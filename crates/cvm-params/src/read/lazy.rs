@@ -8,7 +8,7 @@ use tensor_core::{Limits, Tensor};
 
 use crate::error::{Error, Location, Result};
 
-use super::parser::{index_stream, lookup, name_index, parse_names_offsets};
+use super::parser::{index_stream, lookup, name_index, parse_names_offsets, reserve};
 use super::{ReadOptions, TensorInfo};
 
 /// A reader over any `Read + Seek` that indexes the file on open (reading
@@ -155,9 +155,9 @@ impl<R: Read + Seek> LazyParams<R> {
             .seek(SeekFrom::Start(self.start + info.data_offset))
             .map_err(io_err)?;
         buf.clear();
-        buf.try_reserve_exact(n).map_err(|e| Error::Io {
+        tensor_core::try_reserve(buf, "tensor payload", n).map_err(|error| Error::Limit {
             at: at.clone(),
-            error: io::Error::new(io::ErrorKind::OutOfMemory, e.to_string()),
+            error,
         })?;
         (&mut self.reader)
             .take(info.nbytes)
@@ -263,7 +263,7 @@ impl LazyParams<File> {
                 })
                 .collect()
         });
-        let mut out = Vec::with_capacity(self.infos.len());
+        let mut out = reserve("the tensors read", self.infos.len(), || Location::at(0))?;
         for p in parts {
             out.extend(p?);
         }
@@ -279,7 +279,11 @@ impl LazyParams<File> {
         // Zeroed memory comes fresh from the system untouched, so the read
         // below is the first write to each page. The size is the indexed
         // payload's, which the file holds and the limits allow.
-        let mut buf = vec![0u8; n];
+        let mut buf =
+            tensor_core::try_zeroed("tensor payload", n).map_err(|error| Error::Limit {
+                at: at.clone(),
+                error,
+            })?;
         match self
             .reader
             .read_exact_at(&mut buf, self.start + info.data_offset)

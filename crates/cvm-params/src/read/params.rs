@@ -10,7 +10,7 @@ use tensor_core::{Bytes, MappedFile, Tensor, TensorMap};
 use crate::error::{Error, Location, Result};
 
 use super::input::SliceInput;
-use super::parser::{Parser, index_stream, lookup, name_index, parse_names_offsets};
+use super::parser::{Parser, index_stream, lookup, name_index, parse_names_offsets, reserve};
 use super::{ReadOptions, TensorInfo};
 
 /// One entry of a [`Params`]: name, record and tensor.
@@ -93,7 +93,7 @@ impl<'a> Params<'a> {
         let parsed = Parser { input: &mut input }.run(opts)?;
         let offsets = parse_names_offsets(&parsed.entries);
         let by_name = name_index(&parsed.entries, &offsets, opts.allow_duplicates)?;
-        let mut entries = Vec::with_capacity(parsed.entries.len());
+        let mut entries = reserve("the entries", parsed.entries.len(), || Location::at(0))?;
         for raw in parsed.entries {
             let tensor = Tensor::new(raw.info.dtype, raw.info.dims.clone(), raw.payload)?;
             entries.push(Entry {
@@ -208,7 +208,7 @@ impl Params<'static> {
                 available: map.len() as u64,
             });
         }
-        let mut entries = Vec::with_capacity(parsed.entries.len());
+        let mut entries = reserve("the entries", parsed.entries.len(), || Location::at(0))?;
         for raw in parsed.entries {
             let info = raw.info;
             let range = usize::try_from(info.data_offset)

@@ -114,7 +114,8 @@ impl<I: Input> Parser<'_, I> {
             needed: n,
             available: remaining,
         })?;
-        let mut names: Vec<(I::Bytes, u64)> = Vec::with_capacity(n_usize);
+        let mut names: Vec<(I::Bytes, u64)> =
+            reserve("the name table", n_usize, || Location::at(count_at))?;
         for i in 0..n_usize {
             let at_name = |o: u64| Location::name(o, i);
             let len_at = self.input.pos();
@@ -133,7 +134,20 @@ impl<I: Input> Parser<'_, I> {
                 needed: len,
                 available: self.input.remaining(),
             })?;
-            let name = self.input.take(len).map_err(|e| self.io(e, at_name(pos)))?;
+            let name = self.input.take(len).map_err(|e| {
+                if e.kind() == io::ErrorKind::OutOfMemory {
+                    // the stream's buffer for the name was refused
+                    Error::Limit {
+                        at: at_name(pos),
+                        error: tensor_core::Error::OutOfMemory {
+                            what: "a name".into(),
+                            bytes: len as u64,
+                        },
+                    }
+                } else {
+                    self.io(e, at_name(pos))
+                }
+            })?;
             names.push((name, len_at));
         }
         let m_at = self.input.pos();
@@ -145,7 +159,7 @@ impl<I: Input> Parser<'_, I> {
                 tensors: m,
             });
         }
-        let mut entries = Vec::with_capacity(n_usize);
+        let mut entries = reserve("the tensor table", n_usize, || Location::at(m_at))?;
         for (index, (name, _)) in names.into_iter().enumerate() {
             let (info, payload) = self.tensor(index, name.as_ref(), opts)?;
             entries.push(Raw {
@@ -235,7 +249,7 @@ impl<I: Input> Parser<'_, I> {
             .input
             .take(shape_len as usize)
             .map_err(|e| self.io(e, at(shape_at)))?;
-        let mut dims = Vec::with_capacity(ndim as usize);
+        let mut dims = reserve("the shape", ndim as usize, || at(shape_at))?;
         let mut numel: Option<u64> = Some(1);
         for (axis, c) in raw.as_ref().chunks_exact(8).enumerate() {
             let mut a = [0u8; 8];
@@ -304,6 +318,13 @@ impl<I: Input> Parser<'_, I> {
             payload,
         ))
     }
+}
+
+/// An empty vector with room for `n` elements (a count read from the file
+/// at `at`), or [`Error::Limit`] carrying [`tensor_core::Error::OutOfMemory`]
+/// when the allocator refuses it, never the allocator's abort.
+pub(super) fn reserve<T>(what: &str, n: usize, at: impl FnOnce() -> Location) -> Result<Vec<T>> {
+    tensor_core::try_with_capacity(what, n).map_err(|error| Error::Limit { at: at(), error })
 }
 
 /// Indices of `names` sorted by name, ties in file order; in strict mode a

@@ -36,8 +36,13 @@ pub(crate) fn hashlittle(key: &[u8], initval: u32) -> u32 {
     c
 }
 
-/// HDF5's metadata checksum: `hashlittle(bytes, 0)`.
-pub(crate) fn checksum(bytes: &[u8]) -> u32 {
+/// HDF5's metadata checksum (Jenkins' lookup3 `hashlittle(bytes, 0)`), as
+/// an object header, a superblock v2 or a B-tree v2 node ends with it.
+///
+/// ```
+/// assert_eq!(nnp_archive::h5::checksum(b""), 0xdead_beef);
+/// ```
+pub fn checksum(bytes: &[u8]) -> u32 {
     hashlittle(bytes, 0)
 }
 
