@@ -3,7 +3,8 @@
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex, MutexGuard};
 
-use mlformats::Document;
+use mlformats::tensor_core::MappedFile;
+use mlformats::{Document, Format, Headers, ReadOptions};
 use pyo3::exceptions::{PyKeyError, PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList, PyString, PyTuple};
@@ -29,10 +30,34 @@ use crate::pyobj;
 /// (258, False)
 #[pyclass(frozen, module = "mlformats", name = "Document")]
 pub(crate) struct PyDocument {
-    doc: Mutex<Option<Arc<Document>>>,
+    state: Mutex<State>,
     path: Option<PathBuf>,
-    format: &'static str,
+    format: Format,
     mode: Mode,
+    /// How to open the whole document when only its headers were read.
+    opts: ReadOptions,
+}
+
+/// What a document holds: its headers only (nothing decoded yet), the
+/// whole document (once a tensor was asked for, or for a format read
+/// whole), or nothing once closed.
+enum State {
+    /// The headers, and the file's map they were read from, kept so that
+    /// the document opened later reads the same bytes (a file removed
+    /// meanwhile stays readable); dropped on close.
+    Headers(Arc<Headers>, Arc<MappedFile>),
+    Open(Arc<Document>),
+    Closed,
+}
+
+/// What the names, shapes and metadata are answered from.
+enum View {
+    Headers(Arc<Headers>),
+    Open(Arc<Document>),
+}
+
+fn closed() -> PyErr {
+    PyValueError::new_err("I/O operation on a closed mlformats.Document")
 }
 
 impl PyDocument {
@@ -40,20 +65,123 @@ impl PyDocument {
         PyDocument {
             mode,
             path: doc.path().map(PathBuf::from),
-            format: doc.format().name(),
-            doc: Mutex::new(Some(Arc::new(doc))),
+            format: doc.format(),
+            state: Mutex::new(State::Open(Arc::new(doc))),
+            opts: ReadOptions::default(),
         }
     }
 
-    fn lock(&self) -> MutexGuard<'_, Option<Arc<Document>>> {
-        self.doc.lock().unwrap_or_else(|e| e.into_inner())
+    /// A document of which only `headers` were read from `map` (the file
+    /// at `path`): the whole document is opened over the same map with
+    /// `opts` when a tensor is first asked for.
+    pub(crate) fn of_headers(
+        headers: Headers,
+        map: Arc<MappedFile>,
+        path: PathBuf,
+        opts: ReadOptions,
+        mode: Mode,
+    ) -> Self {
+        PyDocument {
+            mode,
+            format: headers.summary().format,
+            path: Some(path),
+            state: Mutex::new(State::Headers(Arc::new(headers), map)),
+            opts,
+        }
     }
 
-    /// The document, or ValueError once closed.
-    fn get(&self) -> PyResult<Arc<Document>> {
-        self.lock()
-            .clone()
-            .ok_or_else(|| PyValueError::new_err("I/O operation on a closed mlformats.Document"))
+    fn lock(&self) -> MutexGuard<'_, State> {
+        self.state.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// The headers or the document, or ValueError once closed.
+    fn view(&self) -> PyResult<View> {
+        match &*self.lock() {
+            State::Headers(h, _) => Ok(View::Headers(h.clone())),
+            State::Open(d) => Ok(View::Open(d.clone())),
+            State::Closed => Err(closed()),
+        }
+    }
+
+    /// The whole document, opened now if only its headers were read, or
+    /// ValueError once closed. The lock is not held while the file is
+    /// opened (that releases the GIL, which another thread waiting on the
+    /// lock would hold).
+    fn get(&self, py: Python<'_>) -> PyResult<Arc<Document>> {
+        let map = match &*self.lock() {
+            State::Open(d) => return Ok(d.clone()),
+            State::Closed => return Err(closed()),
+            State::Headers(_, map) => map.clone(),
+        };
+        let Some(path) = self.path.clone() else {
+            return Err(closed());
+        };
+        let (format, opts) = (self.format, self.opts.clone());
+        let doc = crate::error::run(py, Some(&path.clone()), move || {
+            Document::from_map(map, Some(path), Some(format), &opts)
+        })?;
+        let doc = Arc::new(doc);
+        let mut state = self.lock();
+        match &*state {
+            State::Open(d) => Ok(d.clone()),
+            State::Closed => Err(closed()),
+            State::Headers(..) => {
+                *state = State::Open(doc.clone());
+                Ok(doc)
+            }
+        }
+    }
+}
+
+impl View {
+    /// The tensor names, in stored order.
+    fn names(&self) -> Vec<String> {
+        match self {
+            View::Headers(h) => h.summary().tensors.iter().map(|t| t.name.clone()).collect(),
+            View::Open(d) => d.names().map(String::from).collect(),
+        }
+    }
+
+    fn len(&self) -> usize {
+        match self {
+            View::Headers(h) => h.summary().tensors.len(),
+            View::Open(d) => d.len(),
+        }
+    }
+
+    fn contains(&self, name: &str) -> bool {
+        match self {
+            View::Headers(h) => h.summary().tensors.iter().any(|t| t.name == name),
+            View::Open(d) => d.tensor(name).is_some(),
+        }
+    }
+
+    fn metadata(&self) -> &serde_json::Map<String, serde_json::Value> {
+        match self {
+            View::Headers(h) => h.metadata(),
+            View::Open(d) => d.metadata(),
+        }
+    }
+
+    fn graph(&self) -> Option<&mlformats::tensor_core::graph::ModelGraph> {
+        match self {
+            View::Headers(h) => h.graph(),
+            View::Open(d) => d.graph(),
+        }
+    }
+
+    fn kind(&self) -> Option<&'static str> {
+        match self {
+            View::Headers(h) => h.summary().kind,
+            View::Open(d) => d.kind(),
+        }
+    }
+
+    fn file_size(&self) -> u64 {
+        match self {
+            View::Headers(h) => h.summary().file_size,
+            View::Open(d) => d.file_size(),
+        }
     }
 }
 
@@ -68,7 +196,7 @@ impl PyDocument {
     /// ``tennis-module``, ``safetensors`` or ``npz``.
     #[getter]
     fn format(&self) -> &'static str {
-        self.format
+        self.format.name()
     }
 
     /// The path the file was opened from.
@@ -81,35 +209,35 @@ impl PyDocument {
     /// ``optimizer``); None for other formats.
     #[getter]
     fn kind(&self) -> PyResult<Option<&'static str>> {
-        Ok(self.get()?.kind())
+        Ok(self.view()?.kind())
     }
 
     /// The file's size in bytes.
     #[getter]
     fn file_size(&self) -> PyResult<u64> {
-        Ok(self.get()?.file_size())
+        Ok(self.view()?.file_size())
     }
 
     /// True once ``close()`` was called (or the ``with`` block ended).
     #[getter]
     fn closed(&self) -> bool {
-        self.lock().is_none()
+        matches!(*self.lock(), State::Closed)
     }
 
     /// The tensor names, in stored order (unique: a name a TenniS module
     /// repeats gets ``#2``, ``#3``, ...).
     fn keys(&self) -> PyResult<Vec<String>> {
-        Ok(self.get()?.names().map(String::from).collect())
+        Ok(self.view()?.names())
     }
 
     fn __len__(&self) -> PyResult<usize> {
-        Ok(self.get()?.len())
+        Ok(self.view()?.len())
     }
 
     fn __contains__(&self, name: &Bound<'_, PyAny>) -> PyResult<bool> {
-        let doc = self.get()?;
+        let view = self.view()?;
         Ok(match name.cast::<PyString>() {
-            Ok(s) => doc.tensor(&s.to_cow()?).is_some(),
+            Ok(s) => view.contains(&s.to_cow()?),
             Err(_) => false,
         })
     }
@@ -130,9 +258,9 @@ impl PyDocument {
     /// file-level fields (primitiv ``shape`` and optimizer configs, NNabla
     /// ``solver_states``).
     fn metadata<'py>(&self, py: Python<'py>) -> PyResult<Option<Bound<'py, PyDict>>> {
-        let doc = self.get()?;
-        let map = doc.metadata();
-        let flat = match (doc.format(), map.get("metadata")) {
+        let view = self.view()?;
+        let map = view.metadata();
+        let flat = match (self.format, map.get("metadata")) {
             (mlformats::Format::Safetensors, Some(serde_json::Value::Object(inner))) => inner,
             _ => map,
         };
@@ -156,8 +284,8 @@ impl PyDocument {
     /// dicts (nested messages), or ``TensorRef`` naming a tensor.
     #[getter]
     fn graph<'py>(&self, py: Python<'py>) -> PyResult<Option<Bound<'py, PyDict>>> {
-        let doc = self.get()?;
-        doc.graph().map(|g| pyobj::model_graph(py, g)).transpose()
+        let view = self.view()?;
+        view.graph().map(|g| pyobj::model_graph(py, g)).transpose()
     }
 
     /// Every tensor as the file stores it, in the ``inspect`` contract's
@@ -169,7 +297,7 @@ impl PyDocument {
     /// (primitiv ``order``, NNabla ``need_grad``, ...).
     #[getter]
     fn stored<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
-        let doc = self.get()?;
+        let doc = self.get(py)?;
         let out = PyList::empty(py);
         for s in doc.stored() {
             let d = PyDict::new(py);
@@ -187,8 +315,8 @@ impl PyDocument {
 
     /// NNabla's ``need_grad`` of the tensor ``name`` (None where the format
     /// has none).
-    fn need_grad(&self, name: &str) -> PyResult<Option<bool>> {
-        let doc = self.get()?;
+    fn need_grad(&self, py: Python<'_>, name: &str) -> PyResult<Option<bool>> {
+        let doc = self.get(py)?;
         if doc.tensor(name).is_none() {
             return Err(missing(name));
         }
@@ -214,7 +342,7 @@ impl PyDocument {
         name: &str,
         copy: bool,
     ) -> PyResult<Bound<'py, PyAny>> {
-        let doc = self.get()?;
+        let doc = self.get(py)?;
         let t = doc.tensor(name).ok_or_else(|| missing(name))?;
         let arr = array::to_numpy(py, name, t, Hold::of(t, &doc), self.mode)?;
         if copy {
@@ -228,8 +356,8 @@ impl PyDocument {
     /// ``[..., 0]``) to read only that part. Nothing is read until then;
     /// its shape and dtype are known without numpy's help (a bf16 tensor's
     /// too, without ml_dtypes).
-    fn get_slice(&self, name: &str) -> PyResult<TensorSlice> {
-        let doc = self.get()?;
+    fn get_slice(&self, py: Python<'_>, name: &str) -> PyResult<TensorSlice> {
+        let doc = self.get(py)?;
         let t = doc.tensor(name).ok_or_else(|| missing(name))?;
         Ok(TensorSlice {
             dtype: t.dtype().name(),
@@ -243,7 +371,7 @@ impl PyDocument {
     /// file as a dict; hashes and sums every tensor, so reads them all.
     #[pyo3(signature = (schema=2))]
     fn inspect<'py>(&self, py: Python<'py>, schema: u32) -> PyResult<Bound<'py, PyAny>> {
-        let doc = self.get()?;
+        let doc = self.get(py)?;
         let path = self.path.clone();
         let v = crate::error::run(py, path.as_deref(), move || {
             doc.inspect_json_schema(schema)
@@ -255,8 +383,8 @@ impl PyDocument {
     /// Drops the document's hold on the file. Arrays handed out stay valid
     /// (each keeps the bytes it uses); other methods raise ValueError.
     fn close(&self) {
-        let doc = self.lock().take();
-        drop(doc);
+        let state = std::mem::replace(&mut *self.lock(), State::Closed);
+        drop(state);
     }
 
     fn __enter__(slf: Bound<'_, Self>) -> Bound<'_, Self> {
@@ -275,13 +403,10 @@ impl PyDocument {
             .as_ref()
             .map(|p| format!(" {:?}", p.display().to_string()))
             .unwrap_or_default();
-        match &*self.lock() {
-            Some(d) => format!(
-                "<mlformats.Document{path} ({}, {} tensors)>",
-                self.format,
-                d.len()
-            ),
-            None => format!("<mlformats.Document{path} ({}, closed)>", self.format),
+        let format = self.format.name();
+        match self.view() {
+            Ok(v) => format!("<mlformats.Document{path} ({format}, {} tensors)>", v.len()),
+            Err(_) => format!("<mlformats.Document{path} ({format}, closed)>"),
         }
     }
 }

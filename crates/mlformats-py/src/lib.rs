@@ -10,7 +10,8 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
 use mlformats::diff::DiffOptions;
-use mlformats::{ConvertOptions, Document, Format, ReadOptions, SaveOptions};
+use mlformats::tensor_core::MappedFile;
+use mlformats::{ConvertOptions, Document, Format, Headers, ReadOptions, SaveOptions};
 use pyo3::exceptions::{PyKeyError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyString};
@@ -114,12 +115,33 @@ fn open(
 ) -> PyResult<PyDocument> {
     let format = format_arg(format)?;
     let opts = read_options(max_inflate_ratio, trust);
-    let doc = if copy {
-        read_document(py, &path, format, &opts)?
-    } else {
-        open_document(py, &path, format, &opts)?
-    };
-    Ok(PyDocument::new(doc, mode(copy_unaligned)))
+    if copy {
+        let doc = read_document(py, &path, format, &opts)?;
+        return Ok(PyDocument::new(doc, mode(copy_unaligned)));
+    }
+    // Names, shapes and metadata from the headers alone: no tensor is
+    // decoded (nor a compressed member inflated) until one is asked for;
+    // formats without a reader by slices are opened whole at once.
+    let (p, o) = (path.clone(), opts.clone());
+    let (map, headers) = run(py, Some(&path), move || {
+        if p.is_dir() {
+            return Err(mlformats::Error::IsDirectory);
+        }
+        let map = MappedFile::from_file(&std::fs::File::open(&p)?)?;
+        let headers = Headers::by_slices_of(map.as_bytes(), Some(&p), format, &o)?;
+        Ok((map, headers))
+    })?;
+    let m = mode(copy_unaligned);
+    match headers {
+        Some(h) => Ok(PyDocument::of_headers(h, map, path, opts, m)),
+        None => {
+            let (p, o) = (path.clone(), opts.clone());
+            let doc = run(py, Some(&path), move || {
+                Document::from_map(map, Some(p), format, &o)
+            })?;
+            Ok(PyDocument::new(doc, m))
+        }
+    }
 }
 
 /// Reads `path` into memory (no memory map) and opens it.

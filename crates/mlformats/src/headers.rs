@@ -74,16 +74,30 @@ impl Headers {
         format: Option<Format>,
         opts: &ReadOptions,
     ) -> Result<Self> {
-        let index = match format {
-            Some(f) => FileIndex::open_as(&bytes[..], f, opts)?,
-            None => FileIndex::open(&bytes[..], name, opts)?,
-        };
-        if let Some(index) = index {
-            return Ok(Self::of_index(index));
+        if let Some(h) = Self::by_slices_of(&bytes, name, format, opts)? {
+            return Ok(h);
         }
         let map = tensor_core::MappedFile::from_vec(bytes);
         let doc = Document::from_map(map, name.map(Path::to_path_buf), format, opts)?;
         Ok(Self::of_document(doc))
+    }
+
+    /// The headers of a file in memory (or memory-mapped) read by slices,
+    /// or `None` when its format is read whole ([`Headers::of_document`]
+    /// then): reads no tensor data, so a caller can answer names, shapes
+    /// and metadata and open the [`Document`] over the same bytes only when
+    /// a tensor is asked for.
+    pub fn by_slices_of(
+        bytes: &[u8],
+        name: Option<&Path>,
+        format: Option<Format>,
+        opts: &ReadOptions,
+    ) -> Result<Option<Self>> {
+        let index = match format {
+            Some(f) => FileIndex::open_as(bytes, f, opts)?,
+            None => FileIndex::open(bytes, name, opts)?,
+        };
+        Ok(index.map(Self::of_index))
     }
 
     /// The headers of a file opened by slices.
