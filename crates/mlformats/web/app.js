@@ -1,7 +1,6 @@
 // The mlformats viewer: the library (compiled to WebAssembly) reads the
 // file in this page; this script only presents what it answers.
 import { Library, compile } from './mlformats.js';
-import { layout } from './layout.js';
 
 const $ = (id) => document.getElementById(id);
 const WASM = 'mlformats_web.wasm';
@@ -52,7 +51,7 @@ function showError(message) {
 function selectTab(name) {
   for (const b of document.querySelectorAll('#tabs button')) b.classList.toggle('active', b.dataset.tab === name);
   for (const t of document.querySelectorAll('.tab')) t.hidden = t.id !== name;
-  if (name === 'graph' && state.view) state.view.fit();
+  if (name === 'graph' && state.view) state.view.home();
 }
 
 function beginOpen(name) {
@@ -262,91 +261,170 @@ function renderGraphTab() {
   drawGraph(first);
 }
 
-function drawGraph(index) {
+// What the details panel shows of box `b` of the library's layout of
+// `net`: the graph node it draws (attributes, inputs, outputs, the
+// weights folded into it, with the stored tensor of each) or the port.
+function boxInfo(net, b) {
+  const values = new Map(net.values.map((v) => [v.name, v]));
+  const byName = new Map(state.tensors.map((t) => [t.name, t]));
+  // a graph may name a tensor as the file stores it (TenniS `<node>/value`)
+  const byStored = new Map(state.tensors.filter((t) => t.stored_name != null).map((t) => [t.stored_name, t]));
+  const tensorOf = (name) => {
+    const v = values.get(name);
+    for (const n of [v && v.tensor, name]) {
+      if (n == null) continue;
+      if (byName.has(n)) return byName.get(n);
+      if (byStored.has(n)) return byStored.get(n);
+    }
+    return null;
+  };
+  const shapeOf = (name) => {
+    const v = values.get(name);
+    if (v && v.shape) return v.shape;
+    const t = tensorOf(name);
+    return t ? t.shape : null;
+  };
+  if (b.node == null) {
+    const port = [{ name: b.name, shape: shapeOf(b.name) }];
+    return { op: b.op, name: b.name, attributes: [], inputs: b.kind === 'output' ? port : [], outputs: b.kind === 'input' ? port : [], weights: [] };
+  }
+  const n = net.nodes[b.node];
+  const inputSet = new Set(net.inputs);
+  const folded = new Set();
+  for (const m of net.nodes) if (m.op === '<const>' && !m.outputs.some((o) => inputSet.has(o))) m.outputs.forEach((o) => folded.add(o));
+  const weights = [], inputs = [];
+  for (const name of n.inputs) {
+    const v = values.get(name);
+    if (folded.has(name) || (!inputSet.has(name) && v && v.stored)) {
+      const t = tensorOf(name);
+      weights.push({ name, key: t ? t.name : null, shape: t ? t.shape : shapeOf(name) });
+    } else {
+      inputs.push({ name, shape: shapeOf(name) });
+    }
+  }
+  return { op: n.op, name: n.name, attributes: n.attributes, inputs, outputs: n.outputs.map((o) => ({ name: o, shape: shapeOf(o) })), weights };
+}
+
+// Draws the network at `index` as the library lays it out (the `layout`
+// request: boxes with their place and size, every edge a polyline routed
+// around the boxes; docs/LAYOUT_JSON.md).
+async function drawGraph(index) {
   const net = state.graph.graphs[index];
-  const L = layout(net, state.tensors);
+  const model = state.model;
+  let L;
+  try {
+    L = await model.request({ op: 'layout', network: index });
+  } catch (e) {
+    $('viewport').innerHTML = '';
+    $('graph-count').textContent = e.message || String(e);
+    state.view = null;
+    return;
+  }
+  if (state.model !== model) return; // another file was opened meanwhile
   state.layout = L;
+  state.network = net;
   const svgNS = 'http://www.w3.org/2000/svg';
+  const el = (tag, attrs) => {
+    const e = document.createElementNS(svgNS, tag);
+    for (const [k, v] of Object.entries(attrs)) e.setAttribute(k, v);
+    return e;
+  };
   const vp = $('viewport');
   vp.innerHTML = '';
-  const edges = document.createElementNS(svgNS, 'g');
-  const labels = document.createElementNS(svgNS, 'g');
+  const edges = el('g', { class: 'edges' });
+  const labels = el('g', { class: 'edge-labels' });
+  const shapes = new Map(net.values.map((v) => [v.name, v.shape]));
   for (const e of L.edges) {
-    const a = L.nodes[e.from], b = L.nodes[e.to];
-    const x1 = a.x, y1 = a.y + a.h / 2, x2 = b.x, y2 = b.y - b.h / 2;
-    const p = document.createElementNS(svgNS, 'path');
-    const my = (y1 + y2) / 2;
-    p.setAttribute('d', `M${x1},${y1} C${x1},${my} ${x2},${my} ${x2},${y2}`);
-    p.setAttribute('class', 'edge');
-    p.setAttribute('marker-end', 'url(#arrow)');
+    const p = el('polyline', { class: 'edge', 'marker-end': 'url(#arrow)', points: e.points.map((q) => q.join(',')).join(' ') });
+    p.dataset.from = e.from; p.dataset.to = e.to; p.dataset.tensor = e.tensor;
+    const title = el('title', {});
+    title.textContent = e.tensor;
+    p.appendChild(title);
     edges.appendChild(p);
-    if (e.label) {
-      const t = document.createElementNS(svgNS, 'text');
-      t.setAttribute('x', (x1 + x2) / 2 + 4); t.setAttribute('y', my);
-      t.setAttribute('class', 'edge-label'); t.textContent = e.label;
+    const s = shapes.get(e.tensor);
+    if (s) {
+      // beside the edge where it enters its reader
+      const [x, y] = e.points[e.reversed ? 0 : e.points.length - 1];
+      const t = el('text', { x: x + 3, y: y - 4, class: 'edge-label' });
+      t.textContent = s.join('×');
       labels.appendChild(t);
     }
   }
-  const nodes = document.createElementNS(svgNS, 'g');
-  L.nodes.forEach((n, i) => {
-    const g = document.createElementNS(svgNS, 'g');
-    g.setAttribute('class', 'node' + (n.io ? ' io' : ''));
-    g.setAttribute('transform', `translate(${n.x - n.w / 2},${n.y - n.h / 2})`);
-    g.dataset.index = i; g.dataset.name = n.name; g.dataset.op = n.op;
-    const r = document.createElementNS(svgNS, 'rect');
-    r.setAttribute('width', n.w); r.setAttribute('height', n.h);
+  const nodes = el('g', { class: 'nodes' });
+  for (const n of L.nodes) {
+    const g = el('g', { class: 'node' + (n.kind === 'op' ? '' : ' io'), transform: `translate(${n.x},${n.y})` });
+    g.dataset.index = n.id; g.dataset.name = n.name; g.dataset.op = n.op;
+    if (n.family) g.dataset.family = n.family;
+    const r = el('rect', { width: n.width, height: n.height, rx: 4, ry: 4 });
+    if (n.fill) { r.setAttribute('fill', n.fill); r.setAttribute('stroke', n.stroke); }
     g.appendChild(r);
-    n.lines.forEach((ln, k) => {
-      const t = document.createElementNS(svgNS, 'text');
-      t.setAttribute('x', 6); t.setAttribute('y', 15 + k * 13);
-      t.setAttribute('class', ln.cls); t.textContent = ln.text;
+    n.label.split('\n').forEach((text, k) => {
+      const t = el('text', { x: 7, y: 15 + k * 13, class: ({ op: 'op', weight: 'w' })[n.label_styles[k]] || 'name' });
+      t.textContent = text;
       g.appendChild(t);
     });
-    g.onclick = (ev) => { ev.stopPropagation(); selectNode(i); };
+    g.onclick = (ev) => { ev.stopPropagation(); selectNode(n.id); };
     nodes.appendChild(g);
-  });
-  const defs = document.createElementNS(svgNS, 'defs');
+  }
+  const defs = el('defs', {});
   defs.innerHTML = '<marker id="arrow" viewBox="0 0 10 10" refX="10" refY="5" markerWidth="7" markerHeight="7" orient="auto"><path d="M0,0 L10,5 L0,10 z" fill="#8a9aab"/></marker>';
   vp.append(defs, edges, labels, nodes);
-  const ops = L.nodes.filter((n) => !n.io).length;
-  $('graph-count').textContent = `${net.nodes.length} nodes (${ops} shown, ${L.folded} folded into their users)`;
+  const ops = L.nodes.filter((n) => n.kind === 'op').length;
+  $('graph-count').textContent = `${net.nodes.length} nodes (${ops} shown, ${L.folded} folded into their users) · ${L.edges.length} edges`;
   $('graph-count').dataset.nodes = net.nodes.length;
   $('graph-count').dataset.shown = ops;
+  $('graph-count').dataset.edges = L.edges.length;
   $('details').hidden = true;
   state.view = panZoom($('graph-svg'), vp, L);
-  state.view.fit();
+  state.view.home();
   doSearch();
 }
 
 function panZoom(svg, vp, L) {
   const v = { x: 0, y: 0, k: 1 };
   const apply = () => vp.setAttribute('transform', `translate(${v.x},${v.y}) scale(${v.k})`);
+  const zoomAt = (k, px, py) => {
+    k = Math.min(4, Math.max(0.02, k));
+    v.x = px - (px - v.x) * (k / v.k); v.y = py - (py - v.y) * (k / v.k); v.k = k;
+    apply();
+  };
   const view = {
+    // the whole drawing in the view (a tall graph gets small: on demand)
     fit() {
       const r = svg.getBoundingClientRect();
       if (!r.width) return;
-      const k = Math.min(r.width / (L.width + 40), r.height / (L.height + 40), 1.5);
-      // a tall graph stays readable: never smaller than 0.25, then scroll by panning
-      v.k = Math.max(k, Math.min(0.25, r.width / (L.width + 40)));
-      v.x = r.width / 2 - (L.minX + L.width / 2) * v.k;
-      v.y = 20 - L.minY * v.k;
+      v.k = Math.min(r.width / (L.width + 40), r.height / (L.height + 40), 1.5);
+      v.x = (r.width - L.width * v.k) / 2;
+      v.y = (r.height - L.height * v.k) / 2;
+      apply();
+    },
+    // readable, at the top: scale 1 with the inputs (the first layer) in view
+    home() {
+      const r = svg.getBoundingClientRect();
+      if (!r.width) return;
+      v.k = 1;
+      const top = L.nodes.filter((n) => n.layer === 0);
+      const lo = Math.min(...top.map((n) => n.x)), hi = Math.max(...top.map((n) => n.x + n.width));
+      const mid = top.length ? (lo + hi) / 2 : L.width / 2;
+      v.x = L.width + 40 <= r.width ? (r.width - L.width) / 2 : r.width / 2 - mid;
+      v.y = 20;
       apply();
     },
     center(n) {
       const r = svg.getBoundingClientRect();
       v.k = Math.max(v.k, 0.8);
-      v.x = r.width / 2 - n.x * v.k; v.y = r.height / 2 - n.y * v.k;
+      v.x = r.width / 2 - (n.x + n.width / 2) * v.k; v.y = r.height / 2 - (n.y + n.height / 2) * v.k;
       apply();
+    },
+    zoom(f) {
+      const r = svg.getBoundingClientRect();
+      zoomAt(v.k * f, r.width / 2, r.height / 2);
     },
   };
   svg.onwheel = (ev) => {
     ev.preventDefault();
     const r = svg.getBoundingClientRect();
-    const px = ev.clientX - r.left, py = ev.clientY - r.top;
-    const f = Math.exp(-ev.deltaY * 0.0015);
-    const k = Math.min(4, Math.max(0.05, v.k * f));
-    v.x = px - (px - v.x) * (k / v.k); v.y = py - (py - v.y) * (k / v.k); v.k = k;
-    apply();
+    zoomAt(v.k * Math.exp(-ev.deltaY * 0.0015), ev.clientX - r.left, ev.clientY - r.top);
   };
   let drag = null;
   svg.onpointerdown = (ev) => { drag = { x: ev.clientX - v.x, y: ev.clientY - v.y }; };
@@ -380,7 +458,7 @@ async function selectNode(i) {
   document.querySelectorAll('#viewport .node.selected').forEach((g) => g.classList.remove('selected'));
   const el = document.querySelector(`#viewport .node[data-index="${i}"]`);
   if (el) el.classList.add('selected');
-  const n = state.layout.nodes[i];
+  const n = boxInfo(state.network, state.layout.nodes[i]);
   const d = $('details');
   d.hidden = false;
   const io = (list) => list.map((v) => `<tr><td class="mono">${esc(v.name)}</td><td>${fmtShape(v.shape)}</td></tr>`).join('');

@@ -24,6 +24,8 @@ const MIN_WIDTH: f64 = 70.0;
 /// A box before layout.
 pub(crate) struct SketchBox {
     pub kind: NodeKind,
+    /// The graph node drawn (its index in `Graph::nodes`); none for ports.
+    pub node: Option<usize>,
     pub op: String,
     pub name: String,
     pub label: Vec<LabelLine>,
@@ -77,6 +79,7 @@ fn sized(kind: NodeKind, op: &str, name: &str, label: Vec<LabelLine>) -> SketchB
         .unwrap_or(0);
     SketchBox {
         kind,
+        node: None,
         op: op.to_string(),
         name: name.to_string(),
         width: (longest as f64 * CHAR_WIDTH + PADDING_X).max(MIN_WIDTH),
@@ -131,7 +134,7 @@ pub(crate) fn sketch(g: &Graph, shape_of: ShapeLookup<'_>) -> Sketch {
     }
     // (box, value) pairs read by each box, resolved once every box exists
     let mut reads: Vec<(usize, &str)> = Vec::new();
-    for n in &g.nodes {
+    for (index, n) in g.nodes.iter().enumerate() {
         if n.op == "<const>" && n.outputs.iter().all(|o| folded_values.contains(o.as_str())) {
             continue;
         }
@@ -165,7 +168,9 @@ pub(crate) fn sketch(g: &Graph, shape_of: ShapeLookup<'_>) -> Sketch {
             let more = format!("+{} more", weights - MAX_WEIGHT_LINES);
             label.push(line(more, LineStyle::Weight));
         }
-        boxes.push(sized(NodeKind::Op, &n.op, &n.name, label));
+        let mut b = sized(NodeKind::Op, &n.op, &n.name, label);
+        b.node = Some(index);
+        boxes.push(b);
         for o in &n.outputs {
             producer.entry(o).or_insert(id);
         }
