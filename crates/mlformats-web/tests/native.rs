@@ -1104,3 +1104,51 @@ fn statistics_of_a_deflated_member_inflate_it_once() {
     // 1 MiB of compressed bytes at a time (a call out of the page's module each)
     assert!(calls <= n / (1 << 20) + 3, "{calls} reads");
 }
+
+/// 64-bit integers are given exactly as text (an f64 rounds 2^64 - 1 up to
+/// 2^64 and 2^63 + 5 to 2^63), whole and by slices: values and the
+/// statistics' extremes.
+#[test]
+fn sixty_four_bit_integers_are_exact() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../testdata/onnx_typed");
+    for (file, key, text, min, max) in [
+        (
+            "uint64_data.onnx",
+            "u64",
+            vec!["0", "1", "18446744073709551615", "9223372036854775808"],
+            "0",
+            "18446744073709551615",
+        ),
+        (
+            "int64_data.onnx",
+            "i64",
+            vec!["0", "-1", "1", "-9223372036854775808"],
+            "-9223372036854775808",
+            "9223372036854775807",
+        ),
+    ] {
+        let p = root.join(file);
+        let bytes = std::fs::read(&p).unwrap();
+        let whole = open(&p).unwrap();
+        let sliced = Model::open_indexed(Box::new(PageFile::over(Box::new(bytes))), file)
+            .unwrap()
+            .unwrap();
+        for m in [&whole, &sliced] {
+            let v: Value = serde_json::from_str(&m.values_json(key, 0, 4).unwrap()).unwrap();
+            let got: Vec<&str> = v["text"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|x| x.as_str().unwrap())
+                .collect();
+            assert_eq!(got, text, "{file}");
+            let s: Value = serde_json::from_str(&m.stats_json(key, 10).unwrap()).unwrap();
+            assert_eq!(s["exact"]["min"], min, "{file}");
+            assert_eq!(s["exact"]["max"], max, "{file}");
+            // a slice from the middle
+            let v: Value = serde_json::from_str(&m.values_json(key, 2, 1).unwrap()).unwrap();
+            assert_eq!(v["text"].as_array().unwrap().len(), 1);
+            assert_eq!(v["text"][0], text[2]);
+        }
+    }
+}

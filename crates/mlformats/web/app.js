@@ -27,8 +27,13 @@ const state = {
 };
 window.mlformatsViewer = state; // for tests and the console
 
-const fmtInt = (n) => (n == null ? '' : Number(n).toLocaleString('en-US'));
-const fmtNum = (x) => (x == null ? '' : typeof x === 'number' ? (Number.isInteger(x) ? String(x) : x.toPrecision(5)) : String(x));
+const fmtInt = (n) => (n == null ? '' : (typeof n === 'bigint' ? n : Number(n)).toLocaleString('en-US'));
+const fmtNum = (x) => (x == null ? '' : typeof x === 'number' ? (Number.isSafeInteger(x) ? String(x) : x.toPrecision(5)) : String(x));
+// JSON text of a value whose integers may be BigInts (exact 64-bit ones)
+const showJSON = (v, indent) => JSON.stringify(v, (k, x) => (typeof x === 'bigint' ? `\u0000${x}\u0000` : x), indent)
+  .replace(/"\\u0000(-?\d+)\\u0000"/g, '$1');
+// a statistic's extreme: the exact text of a 64-bit integer tensor's
+const extreme = (s, k) => fmtNum(s.exact ? s.exact[k] : s[k]);
 const fmtShape = (s) => (s == null ? '?' : '[' + s.join(', ') + ']');
 const esc = (s) => String(s).replace(/[&<>"]/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;' })[c]);
 
@@ -71,11 +76,12 @@ function beginOpen(name) {
   state.model = null;
 }
 
-// Shows the open file: summary, tensor table, graph.
-function present() {
+// Shows the open file: summary, tensor table, graph (drawn before the
+// page says it is ready).
+async function present() {
   renderSummary();
   renderTensors();
-  renderGraphTab();
+  await renderGraphTab();
   $('drop').hidden = true;
   $('tabs').hidden = false;
   $('convert').hidden = false;
@@ -101,7 +107,7 @@ async function openBytes(bytes, name) {
     state.bytes = bytes;
     state.tensors = lib.request({ op: 'tensors' });
     state.graph = lib.request({ op: 'graph' });
-    present();
+    await present();
     startStats({ bytes, name });
   } catch (e) {
     state.model = null;
@@ -150,7 +156,7 @@ async function openSliced(blob, name) {
   state.summary = m.summary;
   state.tensors = m.tensors;
   state.graph = m.graph;
-  present();
+  await present();
   startStats({ file: blob, name });
 }
 
@@ -184,7 +190,7 @@ function startStats(src) {
 
 function fillStatsRow(row, s) {
   const c = row.children;
-  c[5].textContent = fmtNum(s.min); c[6].textContent = fmtNum(s.max);
+  c[5].textContent = extreme(s, 'min'); c[6].textContent = extreme(s, 'max');
   c[7].textContent = fmtNum(s.mean); c[8].textContent = fmtNum(s.std);
 }
 
@@ -195,7 +201,7 @@ function renderSummary() {
     ['tensors', fmtInt(s.tensor_count)], ['parameters', fmtInt(s.parameters)], ['tensor bytes', fmtInt(s.bytes)],
   ].filter(([, v]) => v != null);
   let h = '<h2>Summary</h2><table class="kv">' + rows.map(([k, v]) => `<tr><td>${k}</td><td>${esc(v)}</td></tr>`).join('') + '</table>';
-  if (Object.keys(s.metadata).length) h += '<h2>Metadata</h2><pre>' + esc(JSON.stringify(s.metadata, null, 2)) + '</pre>';
+  if (Object.keys(s.metadata).length) h += '<h2>Metadata</h2><pre>' + esc(showJSON(s.metadata, 2)) + '</pre>';
   if (s.executors.length) {
     h += '<h2>Executors</h2><table><tr><th>name</th><th>network</th><th>data</th><th>outputs</th></tr>' +
       s.executors.map((e) => `<tr><td>${esc(e.name)}</td><td>${esc(e.network)}</td><td>${esc(e.data.join(', '))}</td><td>${esc(e.outputs.join(', '))}</td></tr>`).join('') + '</table>';
@@ -258,7 +264,7 @@ function renderGraphTab() {
   const first = Math.max(0, g.graphs.findIndex((n) => n.name === execNet));
   sel.value = first;
   sel.onchange = () => drawGraph(Number(sel.value));
-  drawGraph(first);
+  return drawGraph(first);
 }
 
 // What the details panel shows of box `b` of the library's layout of
@@ -433,6 +439,84 @@ function panZoom(svg, vp, L) {
   return view;
 }
 
+// The drawing as a standalone SVG document: the viewport's boxes and
+// edges at scale 1, with the page's styles inlined.
+function drawingSVG() {
+  const L = state.layout;
+  const m = 20, w = Math.ceil(L.width + 2 * m), h = Math.ceil(L.height + 2 * m);
+  const g = $('viewport').cloneNode(true);
+  g.removeAttribute('id');
+  g.setAttribute('transform', `translate(${m},${m})`);
+  for (const e of g.querySelectorAll('.hit, .selected')) e.classList.remove('hit', 'selected');
+  const style = '.node rect{stroke-width:1.2}text{font-family:system-ui,sans-serif;font-size:11px;fill:#222}' +
+    '.op{font-weight:bold;font-size:12px}.w{fill:#666;font-family:monospace;font-size:10px}' +
+    '.edge{fill:none;stroke:#8a9aab;stroke-width:1.2}.edge-label{font-size:9px;fill:#557;font-family:monospace}';
+  return `<svg xmlns="http://www.w3.org/2000/svg" width="${w}" height="${h}" viewBox="0 0 ${w} ${h}">` +
+    `<style>${style}</style><rect width="100%" height="100%" fill="#fafafa"/>${g.outerHTML}</svg>`;
+}
+
+function download(blob, name) {
+  const url = URL.createObjectURL(blob);
+  const a = document.createElement('a');
+  a.href = url; a.download = name;
+  document.body.append(a); a.click(); a.remove();
+  setTimeout(() => URL.revokeObjectURL(url), 60000);
+}
+
+function exportName(ext) {
+  const stem = state.summary.file.replace(/\.[^.]*$/, '') || 'graph';
+  const net = state.network && state.graph.graphs.length > 1 ? `-${state.network.name}` : '';
+  return `${stem}${net}.${ext}`;
+}
+
+function exportSVG() {
+  if (!state.layout) return;
+  download(new Blob([drawingSVG()], { type: 'image/svg+xml' }), exportName('svg'));
+}
+
+// PNG: the SVG drawn on a canvas (at most 16384 px a side, scaled down
+// to fit: the browser's canvas limit).
+async function exportPNG() {
+  if (!state.layout) return;
+  const svg = drawingSVG();
+  const img = new Image();
+  const url = URL.createObjectURL(new Blob([svg], { type: 'image/svg+xml' }));
+  try {
+    img.src = url;
+    await img.decode();
+    const k = Math.min(2, 16384 / img.width, 16384 / img.height);
+    const c = document.createElement('canvas');
+    c.width = Math.max(1, Math.floor(img.width * k)); c.height = Math.max(1, Math.floor(img.height * k));
+    const ctx = c.getContext('2d');
+    ctx.scale(k, k);
+    ctx.drawImage(img, 0, 0);
+    const blob = await new Promise((resolve) => c.toBlob(resolve, 'image/png'));
+    if (blob) download(blob, exportName('png'));
+    else setStatus('PNG export: the drawing is too large for a canvas');
+  } finally {
+    URL.revokeObjectURL(url);
+  }
+}
+
+// Keys on the graph tab (not while typing in a field): / or Ctrl+F find,
+// f fit, + and - zoom, Escape closes the details.
+function onKey(ev) {
+  if ($('graph').hidden || !state.view) return;
+  const typing = ev.target.closest && ev.target.closest('input, select, textarea');
+  if ((ev.key === 'f' && (ev.ctrlKey || ev.metaKey)) || (ev.key === '/' && !typing)) {
+    ev.preventDefault();
+    $('search').focus(); $('search').select();
+    return;
+  }
+  if (typing || ev.ctrlKey || ev.metaKey || ev.altKey) return;
+  if (ev.key === 'f') state.view.fit();
+  else if (ev.key === '+' || ev.key === '=') state.view.zoom(1.25);
+  else if (ev.key === '-' || ev.key === '_') state.view.zoom(0.8);
+  else if (ev.key === 'Escape') $('details').hidden = true;
+  else return;
+  ev.preventDefault();
+}
+
 let hits = [], hitPos = -1;
 function doSearch(next = false) {
   const q = $('search').value.trim().toLowerCase();
@@ -464,7 +548,7 @@ async function selectNode(i) {
   const io = (list) => list.map((v) => `<tr><td class="mono">${esc(v.name)}</td><td>${fmtShape(v.shape)}</td></tr>`).join('');
   let h = `<h3>${esc(n.op)}</h3><div class="mono">${esc(n.name)}</div>`;
   if (n.attributes && n.attributes.length) {
-    h += '<h4>Attributes</h4><table class="kv attrs">' + n.attributes.map(([k, v]) => `<tr><td>${esc(k)}</td><td class="mono">${esc(JSON.stringify(v))}</td></tr>`).join('') + '</table>';
+    h += '<h4>Attributes</h4><table class="kv attrs">' + n.attributes.map(([k, v]) => `<tr><td>${esc(k)}</td><td class="mono">${esc(showJSON(v))}</td></tr>`).join('') + '</table>';
   }
   if (n.inputs.length) h += '<h4>Inputs</h4><table>' + io(n.inputs) + '</table>';
   if (n.outputs.length) h += '<h4>Outputs</h4><table>' + io(n.outputs) + '</table>';
@@ -476,19 +560,19 @@ async function selectNode(i) {
       const s = await state.model.request({ op: 'stats', name: key, bins: 40 });
       const v = await state.model.request({ op: 'values', name: key, start: 0, count: 16 });
       h += `<div>${esc(s.dtype)} ${fmtShape(s.shape)}, ${fmtInt(s.count)} elements</div>`;
-      h += `<div>min ${fmtNum(s.min)} · max ${fmtNum(s.max)} · mean ${fmtNum(s.mean)} · std ${fmtNum(s.std)}` +
+      h += `<div class="stats">min ${extreme(s, 'min')} · max ${extreme(s, 'max')} · mean ${fmtNum(s.mean)} · std ${fmtNum(s.std)}` +
         (s.nan ? ` · NaN ${s.nan}` : '') + (s.inf ? ` · Inf ${s.inf}` : '') + ` · zeros ${fmtInt(s.zeros)}</div>`;
-      if (s.histogram) h += histogram(s.histogram);
+      if (s.histogram) h += histogram(s.histogram, s.exact);
       if (v.numeric) h += `<pre class="first-values">${esc(v.text.join(' '))}${v.numel > 16 ? ' …' : ''}</pre>`;
     } catch (e) { h += `<p>${esc(e.message)}</p>`; }
   }
   d.innerHTML = h;
 }
 
-function histogram(hg) {
+function histogram(hg, exact) {
   const W = 340, H = 60, max = Math.max(1, ...hg.counts), bw = W / hg.counts.length;
   const bars = hg.counts.map((c, i) => `<rect x="${i * bw}" y="${H - (c / max) * H}" width="${Math.max(1, bw - 1)}" height="${(c / max) * H}"><title>${c}</title></rect>`).join('');
-  return `<svg class="hist" width="${W}" height="${H + 14}">${bars}<text x="0" y="${H + 12}" font-size="10">${fmtNum(hg.lo)}</text><text x="${W}" y="${H + 12}" font-size="10" text-anchor="end">${fmtNum(hg.hi)}</text></svg>`;
+  return `<svg class="hist" width="${W}" height="${H + 14}">${bars}<text x="0" y="${H + 12}" font-size="10">${exact ? exact.min : fmtNum(hg.lo)}</text><text x="${W}" y="${H + 12}" font-size="10" text-anchor="end">${exact ? exact.max : fmtNum(hg.hi)}</text></svg>`;
 }
 
 // The convert panel's options as a convert request's fields (abi.rs,
@@ -587,11 +671,7 @@ async function convert() {
     return;
   }
   if (state.model !== model) return; // another file was opened meanwhile
-  const url = URL.createObjectURL(blob);
-  const a = document.createElement('a');
-  a.href = url; a.download = name;
-  document.body.append(a); a.click(); a.remove();
-  setTimeout(() => URL.revokeObjectURL(url), 60000);
+  download(blob, name);
   setStatus(`${name} · ${fmtInt(blob.size)} bytes`);
   document.body.dataset.convert = 'done';
 }
@@ -619,6 +699,11 @@ async function main() {
   $('search').oninput = () => doSearch(false);
   $('search').onkeydown = (ev) => { if (ev.key === 'Enter') doSearch(true); };
   $('fit').onclick = () => state.view && state.view.fit();
+  $('zoom-in').onclick = () => state.view && state.view.zoom(1.25);
+  $('zoom-out').onclick = () => state.view && state.view.zoom(0.8);
+  $('export-svg').onclick = exportSVG;
+  $('export-png').onclick = () => exportPNG().catch((e) => setStatus('PNG export: ' + e.message));
+  document.addEventListener('keydown', onKey);
   $('graph-svg').onclick = () => { $('details').hidden = true; };
   document.addEventListener('dragover', (ev) => { ev.preventDefault(); $('drop').classList.add('over'); });
   document.addEventListener('dragleave', () => $('drop').classList.remove('over'));
