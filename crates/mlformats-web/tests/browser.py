@@ -1068,7 +1068,8 @@ def check_reading(page, base, files, cli, fails, shots):
     CLI's `graph --to layout` drawn as its own polyline with the same points
     (skip connections and Concatenate's three inputs included), boxes
     coloured by family, opened at scale 1 at the inputs, keys (/ f + -),
-    SVG and PNG export; and 64-bit integers shown exactly."""
+    SVG and PNG export; 64-bit integers shown exactly; every
+    metadata_props entry of an ONNX file in the model properties."""
     name = "residual.nntxt"
     (files / name).write_text(residual_nntxt(12))
     r = subprocess.run([cli, "graph", str(files / name), "--to", "layout"], capture_output=True, text=True)
@@ -1149,6 +1150,37 @@ def check_reading(page, base, files, cli, fails, shots):
         row = page.evaluate("""[...document.querySelector('#tensor-table tr[data-name="u64"]').children].map(c => c.textContent)""")
         fails.check(row[5:7] == ["0", "18446744073709551615"], f"{name}: statistics {row[5:7]}")
         page.screenshot(path=str(shots / "u64-values.png"))
+
+    # the model properties: every metadata_props entry, appended to an
+    # ONNX export of the CLI (a repeated field may follow the others)
+    name = "props.onnx"
+    r = subprocess.run([cli, "convert", str(ROOT / "testdata/nnabla/convnet.nnp"), str(files / name), "-q"],
+                       capture_output=True, text=True)
+    fails.check(r.returncode == 0, f"{name}: {r.stderr.strip()}")
+    if r.returncode != 0:
+        return
+    props = {"author": "Ultralytics", "license": "AGPL-3.0 License",
+             "names": "{0: 'person', 1: 'bicycle', 2: 'car'}", "stride": "32"}
+
+    def field(tag, payload):
+        out, n = bytearray([tag << 3 | 2]), len(payload)
+        while n >= 0x80:
+            out.append(n & 0x7F | 0x80)
+            n >>= 7
+        return bytes(out + bytes([n])) + payload
+
+    extra = b"".join(field(14, field(1, k.encode()) + field(2, v.encode())) for k, v in props.items())
+    with open(files / name, "ab") as f:
+        f.write(extra + field(6, b"a detector, with its class names"))
+    page.goto(f"{base}index.html?url=files/{name}")
+    fails.check(wait_done(page) == "ready", f"{name}: not opened")
+    page.click("#tabs button[data-tab=summary]")
+    rows = page.evaluate("""Object.fromEntries([...document.querySelectorAll('#properties tr')]
+        .filter(r => r.children.length === 2).map(r => [r.children[0].textContent, r.children[1].textContent]))""")
+    for k, v in {**props, "doc_string": "a detector, with its class names", "producer": "mlformats"}.items():
+        fails.check(rows.get(k) == v, f"{name}: property {k} shown as {rows.get(k)!r}, want {v!r}")
+    fails.check("ir_version" in rows and "opset" in rows, f"{name}: properties {sorted(rows)}")
+    page.screenshot(path=str(shots / "properties.png"))
 
 def main():
     ap = argparse.ArgumentParser()

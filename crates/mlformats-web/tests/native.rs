@@ -1152,3 +1152,37 @@ fn sixty_four_bit_integers_are_exact() {
         }
     }
 }
+
+/// The summary's metadata of an ONNX file holds its file-level fields and
+/// every `metadata_props` entry (the page's model properties).
+#[test]
+fn onnx_model_properties_are_in_the_summary() {
+    let p = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../testdata/nnabla/convnet.nnp");
+    let doc = mlformats::open(&p).unwrap();
+    let (mut bytes, _) = mlformats::convert_document_to_bytes(
+        &doc,
+        mlformats::Format::Onnx,
+        &mlformats::ConvertOptions::new(),
+    )
+    .unwrap();
+    // a field of ModelProto appended: (tag, bytes)
+    let field = |tag: u8, payload: &[u8]| {
+        let mut out = vec![tag << 3 | 2, u8::try_from(payload.len()).unwrap()];
+        out.extend_from_slice(payload);
+        out
+    };
+    for (k, v) in [("author", "someone"), ("names", "{0: 'person'}")] {
+        let entry = [field(1, k.as_bytes()), field(2, v.as_bytes())].concat();
+        bytes.extend(field(14, &entry));
+    }
+    bytes.extend(field(6, b"about the model"));
+    let m = Model::open_bytes(bytes, "props.onnx").unwrap();
+    let s: Value = serde_json::from_str(&m.summary()).unwrap();
+    let meta = &s["metadata"];
+    assert_eq!(meta["metadata_props"]["author"], "someone");
+    assert_eq!(meta["metadata_props"]["names"], "{0: 'person'}");
+    assert_eq!(meta["doc_string"], "about the model");
+    assert_eq!(meta["producer"], "mlformats");
+    assert!(meta["ir_version"].as_i64().unwrap() >= 7);
+    assert!(meta["opset"].as_i64().is_some());
+}

@@ -201,7 +201,7 @@ function renderSummary() {
     ['tensors', fmtInt(s.tensor_count)], ['parameters', fmtInt(s.parameters)], ['tensor bytes', fmtInt(s.bytes)],
   ].filter(([, v]) => v != null);
   let h = '<h2>Summary</h2><table class="kv">' + rows.map(([k, v]) => `<tr><td>${k}</td><td>${esc(v)}</td></tr>`).join('') + '</table>';
-  if (Object.keys(s.metadata).length) h += '<h2>Metadata</h2><pre>' + esc(showJSON(s.metadata, 2)) + '</pre>';
+  if (Object.keys(s.metadata).length) h += properties(s.metadata);
   if (s.executors.length) {
     h += '<h2>Executors</h2><table><tr><th>name</th><th>network</th><th>data</th><th>outputs</th></tr>' +
       s.executors.map((e) => `<tr><td>${esc(e.name)}</td><td>${esc(e.network)}</td><td>${esc(e.data.join(', '))}</td><td>${esc(e.outputs.join(', '))}</td></tr>`).join('') + '</table>';
@@ -213,6 +213,23 @@ function renderSummary() {
     h += '<table class="ops"><tr><th>operator</th><th>count</th></tr>' + Object.entries(n.operators).map(([k, v]) => `<tr><td>${esc(k)}</td><td class="num">${v}</td></tr>`).join('') + '</table>';
   }
   $('summary').innerHTML = h;
+}
+
+// The model's properties, every entry the library reads from the file
+// (ONNX: opset, producer, ir_version, ..., each metadata_props entry;
+// NNabla: the optimizer configs; safetensors: __metadata__), as rows.
+function properties(meta) {
+  const text = (v) => (typeof v === 'string' ? v : showJSON(v));
+  const row = (k, v, cls = '') => `<tr${cls}><td>${esc(k)}</td><td class="value">${esc(text(v))}</td></tr>`;
+  let h = '<h2>Model properties</h2><table id="properties" class="kv">';
+  for (const [k, v] of Object.entries(meta)) {
+    if (v && typeof v === 'object' && !Array.isArray(v) && Object.keys(v).length) {
+      h += `<tr class="group"><td colspan="2">${esc(k)}</td></tr>` + Object.entries(v).map(([a, b]) => row(a, b, ' class="sub"')).join('');
+    } else {
+      h += row(k, v);
+    }
+  }
+  return h + '</table>';
 }
 
 function renderTensors() {
