@@ -1122,6 +1122,18 @@ def check_reading(page, base, files, cli, fails, shots):
     fails.check(abs(view_scale(page) - fitted) < 1e-6, f"{name}: -: scale {view_scale(page)}")
     page.keyboard.press("/")
     fails.check(page.evaluate("document.activeElement.id") == "search", f"{name}: / does not focus the search")
+    # search results as a list: one row per hit, a click selects it
+    page.keyboard.type("Add2")
+    rows = page.locator("#search-results li[data-index]")
+    fails.check(rows.count() == 12 and page.get_attribute("#search-count", "data-count") == "12",
+                f"{name}: {rows.count()} rows listed for Add2, want 12")
+    pick = rows.nth(5).get_attribute("data-index")
+    rows.nth(5).click()
+    fails.check(page.is_visible("#details") and page.get_attribute("#viewport .node.selected", "data-index") == pick,
+                f"{name}: clicking a listed hit does not select it")
+    page.screenshot(path=str(shots / "residual-search-list.png"))
+    page.press("#search", "Escape")
+    fails.check(not page.is_visible("#search-results"), f"{name}: Escape leaves the list of hits open")
     # export: the SVG holds every edge, the PNG is a PNG of the drawing's size
     with page.expect_download(timeout=30000) as dl:
         page.click("#export-svg")
@@ -1324,6 +1336,7 @@ def main():
             scale = page.evaluate("Number(/scale\\(([^)]+)\\)/.exec(document.getElementById('viewport').getAttribute('transform'))[1])")
             fails.check(scale >= 0.8, f"{name}: a search hit is shown at scale {scale}")
             page.screenshot(path=str(shots / f"{name}-search.png"))
+            page.press("#search", "Escape")  # the list of hits closes
             hit = page.locator("#viewport .node.hit").nth(min(1, found - 1))
             hit.click()
             fails.check(page.is_visible("#details"), f"{name}: clicking a node shows no details")

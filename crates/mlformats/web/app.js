@@ -529,7 +529,7 @@ function onKey(ev) {
   if (ev.key === 'f') state.view.fit();
   else if (ev.key === '+' || ev.key === '=') state.view.zoom(1.25);
   else if (ev.key === '-' || ev.key === '_') state.view.zoom(0.8);
-  else if (ev.key === 'Escape') $('details').hidden = true;
+  else if (ev.key === 'Escape') { $('details').hidden = true; $('search-results').hidden = true; }
   else return;
   ev.preventDefault();
 }
@@ -548,10 +548,30 @@ function doSearch(next = false) {
     hitPos = -1;
     $('search-count').textContent = q ? `${hits.length} found` : '';
     $('search-count').dataset.count = hits.length;
+    listHits(q);
   }
   if (hits.length && (next || q)) {
     hitPos = (hitPos + 1) % hits.length;
     state.view.center(state.layout.nodes[hits[hitPos]]);
+  }
+}
+
+// The search's hits as a list (the first 500): a click centres the box
+// and shows its details.
+function listHits(q) {
+  const list = $('search-results');
+  list.hidden = !q || !hits.length;
+  list.innerHTML = hits.slice(0, 500).map((i) => {
+    const n = state.layout.nodes[i];
+    return `<li data-index="${i}"><b>${esc(n.op)}</b> <span class="mono">${esc(n.name === n.op ? '' : n.name)}</span></li>`;
+  }).join('') + (hits.length > 500 ? `<li class="muted">${fmtInt(hits.length - 500)} more</li>` : '');
+  for (const li of list.querySelectorAll('li[data-index]')) {
+    li.onclick = () => {
+      const i = Number(li.dataset.index);
+      hitPos = hits.indexOf(i);
+      state.view.center(state.layout.nodes[i]);
+      selectNode(i);
+    };
   }
 }
 
@@ -714,7 +734,10 @@ async function main() {
   $('file').onchange = (ev) => { if (ev.target.files[0]) openFile(ev.target.files[0]); };
   $('filter').oninput = applyFilter;
   $('search').oninput = () => doSearch(false);
-  $('search').onkeydown = (ev) => { if (ev.key === 'Enter') doSearch(true); };
+  $('search').onkeydown = (ev) => {
+    if (ev.key === 'Enter') doSearch(true);
+    if (ev.key === 'Escape') { $('search-results').hidden = true; $('search').blur(); }
+  };
   $('fit').onclick = () => state.view && state.view.fit();
   $('zoom-in').onclick = () => state.view && state.view.zoom(1.25);
   $('zoom-out').onclick = () => state.view && state.view.zoom(0.8);
