@@ -37,7 +37,6 @@ const RECORD: &str = "mlformats_web.inputs";
 pub const FILES: &[&str] = &[
     "index.html",
     "app.js",
-    "layout.js",
     "mlformats.js",
     "worker.js",
     "style.css",

@@ -494,6 +494,8 @@ fn usize_field(req: &Value, key: &str, default: usize) -> usize {
 /// - `{"op": "summary" | "tensors" | "graph" | "inspect"}`: see
 ///   [`Model::summary`], [`Model::tensors`], [`Model::graph`],
 ///   [`Model::inspect_json`];
+/// - `{"op": "layout", "network": I}`: the drawing of the network at
+///   index `I`, [`Model::layout_json`];
 /// - `{"op": "stats", "name": N, "bins": B}`: [`Model::stats_json`];
 /// - `{"op": "values", "name": N, "start": S, "count": C}`:
 ///   [`Model::values_json`];
@@ -531,6 +533,9 @@ pub fn request(req: &Value) -> Result<Vec<u8>, String> {
             "summary" => model.summary(),
             "tensors" => model.tensors(),
             "graph" => model.graph(),
+            "layout" => model
+                .layout_json(usize_field(req, "network", 0))
+                .map_err(|e| e.0)?,
             "inspect" => model.inspect_json().map_err(|e| e.0)?,
             "stats" => model
                 .stats_json(str_field(req, "name")?, usize_field(req, "bins", 40))

@@ -27,10 +27,11 @@
 //! ```
 #![warn(missing_docs)]
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use std::path::Path;
 
 use mlformats::graph::{Attribute, Graph, ModelGraph};
+use mlformats::layout::{Layout, LayoutOptions};
 use mlformats::random_access::{FileIndex, ReadAt};
 use mlformats::{ConvertOptions, Document, Format};
 use serde_json::{Map, Value, json};
@@ -226,6 +227,46 @@ impl Model {
                 index.graph().map_or(Value::Null, graph_json).to_string()
             }
         }
+    }
+
+    /// The drawing of the network at `network` (its index in the graph's
+    /// networks) as the library lays it out: the document `mlformats graph
+    /// FILE --to layout` prints (`docs/LAYOUT_JSON.md`; the same
+    /// [`Layout::of_graph_with`], folded weights labelled with the shapes
+    /// of the tensor table).
+    pub fn layout_json(&self, network: usize) -> Result<String, ViewError> {
+        let model = match &self.inner {
+            Inner::Whole(doc) => doc.graph(),
+            Inner::Indexed { index, .. } => index.graph(),
+        };
+        let g = model
+            .and_then(|m| m.graphs.get(network))
+            .ok_or_else(|| ViewError(format!("the file has no network {network}")))?;
+        let dims: HashMap<&str, Vec<i64>> = match &self.inner {
+            Inner::Whole(doc) => {
+                // by the name the file stores (a TenniS graph names
+                // `<node>/value`), then by the one name, which wins
+                let shapes: Vec<_> = doc
+                    .stored()
+                    .iter()
+                    .filter_map(|s| Some((s, i64_dims(doc.tensor(&s.name)?.dims())?)))
+                    .collect();
+                let stored = shapes
+                    .iter()
+                    .map(|(s, d)| (s.stored_name.as_str(), d.clone()));
+                let named = shapes.iter().map(|(s, d)| (s.name.as_str(), d.clone()));
+                stored.chain(named).collect()
+            }
+            Inner::Indexed { index, .. } => index
+                .tensors()
+                .iter()
+                .filter_map(|t| Some((t.name(), i64_dims(t.dims())?)))
+                .collect(),
+        };
+        let shape_of = |name: &str| dims.get(name).cloned();
+        Layout::of_graph_with(g, &LayoutOptions::default(), &shape_of)
+            .map(|l| l.to_json().to_string())
+            .map_err(|e| ViewError(e.to_string()))
     }
 
     /// The `inspect --json` document of the file (hashes every tensor: for
@@ -436,6 +477,10 @@ impl Model {
         };
         Ok(v.to_string())
     }
+}
+
+fn i64_dims(dims: &[usize]) -> Option<Vec<i64>> {
+    dims.iter().map(|&d| i64::try_from(d).ok()).collect()
 }
 
 /// The format named `to`, or the message listing the names.

@@ -7,6 +7,41 @@ use mlformats::{DType, MemoryOrder, Tensor};
 use crate::ViewError;
 use serde_json::{Value, json};
 
+/// The elements `start..end` of a 64-bit integer tensor, exactly (widened
+/// to i128, which holds both i64 and u64; an f64 rounds
+/// 9223372036854775813 to 9223372036854775808), read from its bytes in
+/// place; `None` for other dtypes.
+fn int64_elems(t: &Tensor<'_>, start: usize, end: usize) -> Option<impl Iterator<Item = i128>> {
+    let signed = match t.dtype() {
+        DType::I64 => true,
+        DType::U64 => false,
+        _ => return None,
+    };
+    let bytes = t.bytes().get(start.checked_mul(8)?..end.checked_mul(8)?)?;
+    Some(bytes.chunks_exact(8).map(move |c| {
+        let mut b = [0u8; 8];
+        b.copy_from_slice(c);
+        if signed {
+            i128::from(i64::from_le_bytes(b))
+        } else {
+            i128::from(u64::from_le_bytes(b))
+        }
+    }))
+}
+
+/// The exact smallest and largest elements of a 64-bit integer tensor
+/// part; `None` for other dtypes (or an empty part).
+fn int64_range(t: &Tensor<'_>) -> Option<(i128, i128)> {
+    int64_elems(t, 0, t.numel())?.fold(None, |acc, x| {
+        Some(acc.map_or((x, x), |(lo, hi): (i128, i128)| (lo.min(x), hi.max(x))))
+    })
+}
+
+/// The elements `start..end` of a 64-bit integer tensor as exact text.
+fn int64_text(t: &Tensor<'_>, start: usize, end: usize) -> Option<Vec<String>> {
+    Some(int64_elems(t, start, end)?.map(|x| x.to_string()).collect())
+}
+
 fn opt(v: Option<f64>) -> Value {
     v.map_or(Value::Null, float_json)
 }
@@ -36,8 +71,12 @@ pub(crate) fn stats(
         let mut v = Vec::new();
         v.try_reserve_exact(n).ok().map(|()| v)
     });
+    let mut exact: Option<(i128, i128)> = None;
     parts(&mut |p| {
         sum.push(p);
+        if let Some((lo, hi)) = int64_range(p) {
+            exact = Some(exact.map_or((lo, hi), |(a, b)| (a.min(lo), b.max(hi))));
+        }
         let fits = held
             .as_ref()
             .is_some_and(|h| h.len() + p.bytes().len() <= h.capacity());
@@ -81,9 +120,15 @@ pub(crate) fn stats(
             _ => parts(&mut count)?,
         }
     }
+    // 64-bit integers: the exact extremes as text, beside the numbers
+    let exact = exact.map_or(
+        Value::Null,
+        |(lo, hi)| json!({ "min": lo.to_string(), "max": hi.to_string() }),
+    );
     Ok(json!({
         "dtype": dtype.name(),
         "shape": dims,
+        "exact": exact,
         "count": s.count,
         "min": opt(s.min),
         "max": opt(s.max),
@@ -107,7 +152,8 @@ pub(crate) fn values_of_part(
 ) -> Value {
     let mut out: Vec<f64> = Vec::with_capacity(part.numel());
     let numeric = for_each_f64_block(part, |xs| out.extend_from_slice(xs));
-    let text: Vec<String> = out.iter().map(|x| x.to_string()).collect();
+    let text: Vec<String> = int64_text(part, 0, part.numel())
+        .unwrap_or_else(|| out.iter().map(|x| x.to_string()).collect());
     json!({
         "dtype": part.dtype().name(),
         "shape": dims,
@@ -135,7 +181,8 @@ pub(crate) fn values(t: &Tensor<'_>, start: usize, count: usize) -> Value {
         let to = end.min(e) - b;
         out.extend_from_slice(&xs[from..to]);
     });
-    let text: Vec<String> = out.iter().map(|x| x.to_string()).collect();
+    let exact = int64_text(t, start.min(end), end);
+    let text: Vec<String> = exact.unwrap_or_else(|| out.iter().map(|x| x.to_string()).collect());
     json!({
         "dtype": t.dtype().name(),
         "shape": t.dims(),

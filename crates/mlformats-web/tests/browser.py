@@ -1026,6 +1026,174 @@ def bench_whole_convert(page, base, cli, path, ext, what):
         flush=True,
     )
     return same, out
+
+def residual_nntxt(blocks):
+    """An NNabla network of `blocks` residual blocks (ReLU, Sigmoid, Tanh,
+    then Add2 of that and the block's input: a skip over three layers) and
+    a Concatenate of three block outputs: edges that only a layout routing
+    around boxes shows."""
+    v, f = [], []
+
+    def var(name):
+        v.append(f'  variable {{\n    name: "{name}"\n    type: "Buffer"\n    shape {{\n      dim: -1\n      dim: 8\n    }}\n  }}\n')
+
+    def fun(name, op, ins, out):
+        i = "".join(f'    input: "{x}"\n' for x in ins)
+        f.append(f'  function {{\n    name: "{name}"\n    type: "{op}"\n{i}    output: "{out}"\n  }}\n')
+
+    var("x")
+    prev, outs = "x", []
+    for b in range(blocks):
+        for op in ["ReLU", "Sigmoid", "Tanh"]:
+            var(f"b{b}/{op}")
+            fun(f"b{b}/{op}", op, [f"b{b}/ReLU" if op == "Sigmoid" else f"b{b}/Sigmoid" if op == "Tanh" else prev], f"b{b}/{op}")
+        var(f"b{b}/add")
+        fun(f"b{b}/add", "Add2", [f"b{b}/Tanh", prev], f"b{b}/add")
+        prev = f"b{b}/add"
+        outs.append(prev)
+    var("y")
+    fun("concat", "Concatenate", [outs[0], outs[len(outs) // 2], outs[-1]], "y")
+    return ('network {\n  name: "residual"\n  batch_size: 1\n' + "".join(v) + "".join(f) + "}\n"
+            'executor {\n  name: "runtime"\n  network_name: "residual"\n'
+            '  data_variable {\n    variable_name: "x"\n    data_name: "x"\n  }\n'
+            '  output_variable {\n    variable_name: "y"\n    data_name: "y"\n  }\n}\n')
+
+
+def view_scale(page):
+    return page.evaluate("Number(/scale\\(([^)]+)\\)/.exec(document.getElementById('viewport').getAttribute('transform'))[1])")
+
+
+def check_reading(page, base, files, cli, fails, shots):
+    """The graph as the library lays it out (issue 32): every edge of the
+    CLI's `graph --to layout` drawn as its own polyline with the same points
+    (skip connections and Concatenate's three inputs included), boxes
+    coloured by family, opened at scale 1 at the inputs, keys (/ f + -),
+    SVG and PNG export; 64-bit integers shown exactly; every
+    metadata_props entry of an ONNX file in the model properties."""
+    name = "residual.nntxt"
+    (files / name).write_text(residual_nntxt(12))
+    r = subprocess.run([cli, "graph", str(files / name), "--to", "layout"], capture_output=True, text=True)
+    fails.check(r.returncode == 0, f"{name}: graph --to layout: {r.stderr.strip()}")
+    if r.returncode != 0:
+        return
+    want = json.loads(r.stdout)
+    page.goto(f"{base}index.html?url=files/{name}")
+    fails.check(wait_done(page) == "ready", f"{name}: not opened")
+    page.click("#tabs button[data-tab=graph]")
+    got = page.evaluate("""[...document.querySelectorAll('#viewport polyline.edge')].map(p =>
+        [Number(p.dataset.from), Number(p.dataset.to), p.dataset.tensor, p.getAttribute('points')])""")
+    cli_edges = sorted([e["from"], e["to"], e["tensor"], " ".join(f"{x:g},{y:g}" for x, y in e["points"])]
+                       for e in want["edges"])
+    page_edges = sorted([f, t, n, " ".join(f"{float(a):g},{float(b):g}" for a, b in (q.split(",") for q in pts.split()))]
+                        for f, t, n, pts in got)
+    fails.check(len(got) == len(want["edges"]) == int(page.get_attribute("#graph-count", "data-edges")),
+                f"{name}: {len(got)} polylines, the layout has {len(want['edges'])} edges")
+    fails.check(page_edges == cli_edges, f"{name}: the page's edges are not the library's layout")
+    nodes = want["nodes"]
+    skips = [e for e in want["edges"] if nodes[e["to"]]["op"] == "Add2" and nodes[e["to"]]["layer"] - nodes[e["from"]]["layer"] >= 3]
+    fails.check(len(skips) == 12, f"{name}: {len(skips)} skip connections in the layout, want 12")
+    for e in skips:
+        sel = f'#viewport polyline.edge[data-from="{e["from"]}"][data-to="{e["to"]}"]'
+        fails.check(page.locator(sel).count() == 1, f"{name}: skip {e['tensor']} not drawn")
+    concat = next(n["id"] for n in nodes if n["op"] == "Concatenate")
+    fails.check(page.locator(f'#viewport polyline.edge[data-to="{concat}"]').count() == 3,
+                f"{name}: Concatenate's three inputs are not all drawn")
+    fam = page.evaluate("""Object.fromEntries([...document.querySelectorAll('#viewport .node')].map(g =>
+        [g.dataset.op, [g.dataset.family, g.querySelector('rect').getAttribute('fill')]]))""")
+    for op, family in [("Add2", "elementwise"), ("ReLU", "activation"), ("Concatenate", "shape"), ("input", "io")]:
+        n = next(n for n in nodes if n["op"] == op)
+        fails.check(fam.get(op) == [family, n["fill"]], f"{name}: {op} drawn as {fam.get(op)}, want {family} {n['fill']}")
+    # opens readable at the top: scale 1, the input box in view
+    fails.check(view_scale(page) == 1, f"{name}: opens at scale {view_scale(page)}")
+    inside = page.evaluate("""(() => { const v = document.getElementById('graph-svg').getBoundingClientRect();
+        const b = document.querySelector('#viewport .node[data-op=input]').getBoundingClientRect();
+        return b.top >= v.top && b.bottom <= v.bottom && b.left >= v.left && b.right <= v.right; })()""")
+    fails.check(inside, f"{name}: the input box is not in view when the graph opens")
+    page.screenshot(path=str(shots / "residual-open.png"))
+    # keys: f fits the tall graph (smaller than 1), + zooms, / finds
+    page.click("#graph-bar")
+    page.keyboard.press("f")
+    fitted = view_scale(page)
+    fails.check(fitted < 1, f"{name}: f: scale {fitted}")
+    page.screenshot(path=str(shots / "residual-fit.png"))
+    page.keyboard.press("+")
+    fails.check(abs(view_scale(page) - fitted * 1.25) < 1e-6, f"{name}: +: scale {view_scale(page)}")
+    page.keyboard.press("-")
+    fails.check(abs(view_scale(page) - fitted) < 1e-6, f"{name}: -: scale {view_scale(page)}")
+    page.keyboard.press("/")
+    fails.check(page.evaluate("document.activeElement.id") == "search", f"{name}: / does not focus the search")
+    # search results as a list: one row per hit, a click selects it
+    page.keyboard.type("Add2")
+    rows = page.locator("#search-results li[data-index]")
+    fails.check(rows.count() == 12 and page.get_attribute("#search-count", "data-count") == "12",
+                f"{name}: {rows.count()} rows listed for Add2, want 12")
+    pick = rows.nth(5).get_attribute("data-index")
+    rows.nth(5).click()
+    fails.check(page.is_visible("#details") and page.get_attribute("#viewport .node.selected", "data-index") == pick,
+                f"{name}: clicking a listed hit does not select it")
+    page.screenshot(path=str(shots / "residual-search-list.png"))
+    page.press("#search", "Escape")
+    fails.check(not page.is_visible("#search-results"), f"{name}: Escape leaves the list of hits open")
+    # export: the SVG holds every edge, the PNG is a PNG of the drawing's size
+    with page.expect_download(timeout=30000) as dl:
+        page.click("#export-svg")
+    svg = pathlib.Path(dl.value.path()).read_text()
+    fails.check(dl.value.suggested_filename == "residual.svg", f"SVG export named {dl.value.suggested_filename}")
+    fails.check(svg.count("<polyline") == len(want["edges"]) and svg.startswith("<svg"), f"{name}: the SVG export")
+    with page.expect_download(timeout=30000) as dl:
+        page.click("#export-png")
+    png = pathlib.Path(dl.value.path()).read_bytes()
+    ok = png[:8] == b"\x89PNG\r\n\x1a\n"
+    w, h = struct.unpack(">II", png[16:24]) if ok else (0, 0)
+    fails.check(ok and w >= want["width"] and h >= want["height"], f"{name}: PNG export {w}x{h}")
+    (shots / "residual-export.png").write_bytes(png)
+
+    # 64-bit integers, exactly: values and statistics
+    name = "onnx_typed_uint64_data.onnx"
+    if (files / name).exists():
+        page.goto(f"{base}index.html?url=files/{name}")
+        wait_done(page)
+        page.wait_for_function("document.body.dataset.stats === 'done'", timeout=20000)
+        page.click("#tabs button[data-tab=tensors]")
+        page.click('#tensor-table tr[data-name="u64"]')
+        page.wait_for_selector("#values-text")
+        text = page.text_content("#values-text")
+        fails.check(text == "0 1 18446744073709551615 9223372036854775808", f"{name}: values {text!r}")
+        row = page.evaluate("""[...document.querySelector('#tensor-table tr[data-name="u64"]').children].map(c => c.textContent)""")
+        fails.check(row[5:7] == ["0", "18446744073709551615"], f"{name}: statistics {row[5:7]}")
+        page.screenshot(path=str(shots / "u64-values.png"))
+
+    # the model properties: every metadata_props entry, appended to an
+    # ONNX export of the CLI (a repeated field may follow the others)
+    name = "props.onnx"
+    r = subprocess.run([cli, "convert", str(ROOT / "testdata/nnabla/convnet.nnp"), str(files / name), "-q"],
+                       capture_output=True, text=True)
+    fails.check(r.returncode == 0, f"{name}: {r.stderr.strip()}")
+    if r.returncode != 0:
+        return
+    props = {"author": "Ultralytics", "license": "AGPL-3.0 License",
+             "names": "{0: 'person', 1: 'bicycle', 2: 'car'}", "stride": "32"}
+
+    def field(tag, payload):
+        out, n = bytearray([tag << 3 | 2]), len(payload)
+        while n >= 0x80:
+            out.append(n & 0x7F | 0x80)
+            n >>= 7
+        return bytes(out + bytes([n])) + payload
+
+    extra = b"".join(field(14, field(1, k.encode()) + field(2, v.encode())) for k, v in props.items())
+    with open(files / name, "ab") as f:
+        f.write(extra + field(6, b"a detector, with its class names"))
+    page.goto(f"{base}index.html?url=files/{name}")
+    fails.check(wait_done(page) == "ready", f"{name}: not opened")
+    page.click("#tabs button[data-tab=summary]")
+    rows = page.evaluate("""Object.fromEntries([...document.querySelectorAll('#properties tr')]
+        .filter(r => r.children.length === 2).map(r => [r.children[0].textContent, r.children[1].textContent]))""")
+    for k, v in {**props, "doc_string": "a detector, with its class names", "producer": "mlformats"}.items():
+        fails.check(rows.get(k) == v, f"{name}: property {k} shown as {rows.get(k)!r}, want {v!r}")
+    fails.check("ir_version" in rows and "opset" in rows, f"{name}: properties {sorted(rows)}")
+    page.screenshot(path=str(shots / "properties.png"))
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--dist", required=True)
@@ -1070,7 +1238,7 @@ def main():
         keep = {s for v in by_ext.values() for s in v[: a.per_format]}
         # the files the checks below click into
         keep |= {"nnabla_convnet.nnp", "tennis_py_convnet.tsm", "convnet.onnx", "tennis.onnx",
-                 "nnabla_convnet.nntxt", "symbolic.onnx"}
+                 "nnabla_convnet.nntxt", "symbolic.onnx", "onnx_typed_uint64_data.onnx"}
         samples = [s for s in samples if s in keep]
     extras = {pathlib.Path(x).name for x in a.extra}
     for x in a.extra:
@@ -1168,6 +1336,7 @@ def main():
             scale = page.evaluate("Number(/scale\\(([^)]+)\\)/.exec(document.getElementById('viewport').getAttribute('transform'))[1])")
             fails.check(scale >= 0.8, f"{name}: a search hit is shown at scale {scale}")
             page.screenshot(path=str(shots / f"{name}-search.png"))
+            page.press("#search", "Escape")  # the list of hits closes
             hit = page.locator("#viewport .node.hit").nth(min(1, found - 1))
             hit.click()
             fails.check(page.is_visible("#details"), f"{name}: clicking a node shows no details")
@@ -1190,6 +1359,8 @@ def main():
             want = sum(1 for t in docs[name]["tensors"] if "conv" in t["name"].lower())
             fails.check(shown == want, f"{name}: filter shows {shown}, want {want}")
             page.screenshot(path=str(shots / "convnet-tensors.png"))
+
+        check_reading(page, base, files, cli, fails, shots)
 
         # convert and download: the bytes the CLI writes
         converted = {}

@@ -1104,3 +1104,85 @@ fn statistics_of_a_deflated_member_inflate_it_once() {
     // 1 MiB of compressed bytes at a time (a call out of the page's module each)
     assert!(calls <= n / (1 << 20) + 3, "{calls} reads");
 }
+
+/// 64-bit integers are given exactly as text (an f64 rounds 2^64 - 1 up to
+/// 2^64 and 2^63 + 5 to 2^63), whole and by slices: values and the
+/// statistics' extremes.
+#[test]
+fn sixty_four_bit_integers_are_exact() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../testdata/onnx_typed");
+    for (file, key, text, min, max) in [
+        (
+            "uint64_data.onnx",
+            "u64",
+            vec!["0", "1", "18446744073709551615", "9223372036854775808"],
+            "0",
+            "18446744073709551615",
+        ),
+        (
+            "int64_data.onnx",
+            "i64",
+            vec!["0", "-1", "1", "-9223372036854775808"],
+            "-9223372036854775808",
+            "9223372036854775807",
+        ),
+    ] {
+        let p = root.join(file);
+        let bytes = std::fs::read(&p).unwrap();
+        let whole = open(&p).unwrap();
+        let sliced = Model::open_indexed(Box::new(PageFile::over(Box::new(bytes))), file)
+            .unwrap()
+            .unwrap();
+        for m in [&whole, &sliced] {
+            let v: Value = serde_json::from_str(&m.values_json(key, 0, 4).unwrap()).unwrap();
+            let got: Vec<&str> = v["text"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|x| x.as_str().unwrap())
+                .collect();
+            assert_eq!(got, text, "{file}");
+            let s: Value = serde_json::from_str(&m.stats_json(key, 10).unwrap()).unwrap();
+            assert_eq!(s["exact"]["min"], min, "{file}");
+            assert_eq!(s["exact"]["max"], max, "{file}");
+            // a slice from the middle
+            let v: Value = serde_json::from_str(&m.values_json(key, 2, 1).unwrap()).unwrap();
+            assert_eq!(v["text"].as_array().unwrap().len(), 1);
+            assert_eq!(v["text"][0], text[2]);
+        }
+    }
+}
+
+/// The summary's metadata of an ONNX file holds its file-level fields and
+/// every `metadata_props` entry (the page's model properties).
+#[test]
+fn onnx_model_properties_are_in_the_summary() {
+    let p = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../testdata/nnabla/convnet.nnp");
+    let doc = mlformats::open(&p).unwrap();
+    let (mut bytes, _) = mlformats::convert_document_to_bytes(
+        &doc,
+        mlformats::Format::Onnx,
+        &mlformats::ConvertOptions::new(),
+    )
+    .unwrap();
+    // a field of ModelProto appended: (tag, bytes)
+    let field = |tag: u8, payload: &[u8]| {
+        let mut out = vec![tag << 3 | 2, u8::try_from(payload.len()).unwrap()];
+        out.extend_from_slice(payload);
+        out
+    };
+    for (k, v) in [("author", "someone"), ("names", "{0: 'person'}")] {
+        let entry = [field(1, k.as_bytes()), field(2, v.as_bytes())].concat();
+        bytes.extend(field(14, &entry));
+    }
+    bytes.extend(field(6, b"about the model"));
+    let m = Model::open_bytes(bytes, "props.onnx").unwrap();
+    let s: Value = serde_json::from_str(&m.summary()).unwrap();
+    let meta = &s["metadata"];
+    assert_eq!(meta["metadata_props"]["author"], "someone");
+    assert_eq!(meta["metadata_props"]["names"], "{0: 'person'}");
+    assert_eq!(meta["doc_string"], "about the model");
+    assert_eq!(meta["producer"], "mlformats");
+    assert!(meta["ir_version"].as_i64().unwrap() >= 7);
+    assert!(meta["opset"].as_i64().is_some());
+}

@@ -39,11 +39,6 @@ const ASSETS: &[(&str, &str, &[u8])] = &[
         include_bytes!("../web/app.js"),
     ),
     (
-        "layout.js",
-        "text/javascript; charset=utf-8",
-        include_bytes!("../web/layout.js"),
-    ),
-    (
         "mlformats.js",
         "text/javascript; charset=utf-8",
         include_bytes!("../web/mlformats.js"),

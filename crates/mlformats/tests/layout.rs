@@ -5,7 +5,7 @@
 //! no two boxes overlapping, and the JSON's shape.
 
 use mlformats::graph::{Graph, Node, ValueInfo, ValueKind};
-use mlformats::layout::{Layout, LayoutError, LayoutOptions, NodeKind};
+use mlformats::layout::{FAMILIES, Family, Layout, LayoutError, LayoutOptions, NodeKind};
 
 /// Slack at box borders: an edge may touch the boxes' border lines.
 const EPS: f64 = 0.01;
@@ -168,6 +168,15 @@ fn check_json(l: &Layout) {
         for k in ["x", "y", "width", "height"] {
             assert!(n[k].as_f64().is_some(), "{k}");
         }
+        // the graph node drawn, its family and the family's colours
+        assert_eq!(n["node"], serde_json::json!(want.node));
+        assert_eq!(want.node.is_some(), want.kind == NodeKind::Op);
+        assert_eq!(n["family"], want.family.as_str());
+        assert_eq!(n["fill"], want.family.colors().0);
+        assert_eq!(n["stroke"], want.family.colors().1);
+        let styles = n["label_styles"].as_array().unwrap();
+        assert_eq!(styles.len(), want.label.len());
+        assert_eq!(styles[0], "op");
     }
     for (e, want) in edges.iter().zip(&l.edges) {
         assert_eq!(e["from"], want.from);
@@ -443,4 +452,81 @@ fn every_graph_of_testdata() {
     assert!(graphs > 50, "{graphs} graphs in {} files", files.len());
     assert!(boxes > 1000, "{boxes}");
     assert!(long > 0, "some edges bend");
+}
+
+/// One table of operator families: one operator's ONNX, NNabla and TenniS
+/// names fall in one family, and each family has its own colour, which the
+/// SVG draws.
+#[test]
+fn one_operator_in_every_format_falls_in_one_family() {
+    let op = |s| Family::of(NodeKind::Op, s);
+    for s in [
+        "Conv",
+        "Convolution",
+        "conv2d",
+        "Gemm",
+        "Affine",
+        "inner_prod",
+        "MatMul",
+    ] {
+        assert_eq!(op(s), Family::Linear, "{s}");
+    }
+    for s in ["MaxPool", "MaxPooling", "pooling2d", "GlobalAveragePool"] {
+        assert_eq!(op(s), Family::Pooling, "{s}");
+    }
+    for s in ["BatchNormalization", "fused_batch_norm", "LRN"] {
+        assert_eq!(op(s), Family::Normalization, "{s}");
+    }
+    for s in ["Relu", "ReLU", "relu", "Sigmoid", "Softmax", "LeakyReLU"] {
+        assert_eq!(op(s), Family::Activation, "{s}");
+    }
+    for s in ["Add", "Add2", "MulScalar", "add", "ReduceMean"] {
+        assert_eq!(op(s), Family::Elementwise, "{s}");
+    }
+    for s in [
+        "Reshape",
+        "_reshape",
+        "Concat",
+        "Concatenate",
+        "Transpose",
+        "_dimshuffle",
+    ] {
+        assert_eq!(op(s), Family::Shape, "{s}");
+    }
+    for s in ["Loop", "If", "RepeatStart", "Delay"] {
+        assert_eq!(op(s), Family::Control, "{s}");
+    }
+    assert_eq!(op("<const>"), Family::Io);
+    assert_eq!(op("Frobnicate"), Family::Other);
+    assert_eq!(Family::of(NodeKind::Input, "Conv"), Family::Io);
+    let fills: std::collections::HashSet<_> = FAMILIES.iter().map(|f| f.colors().0).collect();
+    assert_eq!(fills.len(), FAMILIES.len());
+}
+
+#[test]
+fn the_svg_colours_boxes_by_family() {
+    let mut g = Graph::new("net");
+    g.values
+        .push(ValueInfo::new("w", ValueKind::Weight).with_shape(vec![4, 2]));
+    g.nodes
+        .push(Node::new("Convolution", "conv", ["x", "w"], ["h"]));
+    g.nodes.push(Node::new("ReLU", "relu", ["h"], ["y"]));
+    g.infer_inputs_outputs();
+    let l = Layout::of_graph(&g, &LayoutOptions::default()).unwrap();
+    let families: Vec<Family> = l.nodes.iter().map(|n| n.family).collect();
+    assert_eq!(
+        families,
+        [Family::Io, Family::Linear, Family::Activation, Family::Io]
+    );
+    let svg = l.to_svg();
+    for f in [Family::Linear, Family::Activation, Family::Io] {
+        let (fill, stroke) = f.colors();
+        assert!(
+            svg.contains(&format!("fill=\"{fill}\" stroke=\"{stroke}\"")),
+            "{f:?}"
+        );
+        assert!(svg.contains(&format!("data-family=\"{}\"", f.as_str())));
+    }
+    assert_eq!(l.nodes[1].node, Some(0));
+    assert_eq!(l.nodes[0].node, None);
 }

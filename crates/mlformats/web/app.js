@@ -1,7 +1,6 @@
 // The mlformats viewer: the library (compiled to WebAssembly) reads the
 // file in this page; this script only presents what it answers.
 import { Library, compile } from './mlformats.js';
-import { layout } from './layout.js';
 
 const $ = (id) => document.getElementById(id);
 const WASM = 'mlformats_web.wasm';
@@ -28,8 +27,13 @@ const state = {
 };
 window.mlformatsViewer = state; // for tests and the console
 
-const fmtInt = (n) => (n == null ? '' : Number(n).toLocaleString('en-US'));
-const fmtNum = (x) => (x == null ? '' : typeof x === 'number' ? (Number.isInteger(x) ? String(x) : x.toPrecision(5)) : String(x));
+const fmtInt = (n) => (n == null ? '' : (typeof n === 'bigint' ? n : Number(n)).toLocaleString('en-US'));
+const fmtNum = (x) => (x == null ? '' : typeof x === 'number' ? (Number.isSafeInteger(x) ? String(x) : x.toPrecision(5)) : String(x));
+// JSON text of a value whose integers may be BigInts (exact 64-bit ones)
+const showJSON = (v, indent) => JSON.stringify(v, (k, x) => (typeof x === 'bigint' ? `\u0000${x}\u0000` : x), indent)
+  .replace(/"\\u0000(-?\d+)\\u0000"/g, '$1');
+// a statistic's extreme: the exact text of a 64-bit integer tensor's
+const extreme = (s, k) => fmtNum(s.exact ? s.exact[k] : s[k]);
 const fmtShape = (s) => (s == null ? '?' : '[' + s.join(', ') + ']');
 const esc = (s) => String(s).replace(/[&<>"]/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;' })[c]);
 
@@ -52,7 +56,7 @@ function showError(message) {
 function selectTab(name) {
   for (const b of document.querySelectorAll('#tabs button')) b.classList.toggle('active', b.dataset.tab === name);
   for (const t of document.querySelectorAll('.tab')) t.hidden = t.id !== name;
-  if (name === 'graph' && state.view) state.view.fit();
+  if (name === 'graph' && state.view) state.view.home();
 }
 
 function beginOpen(name) {
@@ -72,11 +76,12 @@ function beginOpen(name) {
   state.model = null;
 }
 
-// Shows the open file: summary, tensor table, graph.
-function present() {
+// Shows the open file: summary, tensor table, graph (drawn before the
+// page says it is ready).
+async function present() {
   renderSummary();
   renderTensors();
-  renderGraphTab();
+  await renderGraphTab();
   $('drop').hidden = true;
   $('tabs').hidden = false;
   $('convert').hidden = false;
@@ -102,7 +107,7 @@ async function openBytes(bytes, name) {
     state.bytes = bytes;
     state.tensors = lib.request({ op: 'tensors' });
     state.graph = lib.request({ op: 'graph' });
-    present();
+    await present();
     startStats({ bytes, name });
   } catch (e) {
     state.model = null;
@@ -151,7 +156,7 @@ async function openSliced(blob, name) {
   state.summary = m.summary;
   state.tensors = m.tensors;
   state.graph = m.graph;
-  present();
+  await present();
   startStats({ file: blob, name });
 }
 
@@ -185,7 +190,7 @@ function startStats(src) {
 
 function fillStatsRow(row, s) {
   const c = row.children;
-  c[5].textContent = fmtNum(s.min); c[6].textContent = fmtNum(s.max);
+  c[5].textContent = extreme(s, 'min'); c[6].textContent = extreme(s, 'max');
   c[7].textContent = fmtNum(s.mean); c[8].textContent = fmtNum(s.std);
 }
 
@@ -196,7 +201,7 @@ function renderSummary() {
     ['tensors', fmtInt(s.tensor_count)], ['parameters', fmtInt(s.parameters)], ['tensor bytes', fmtInt(s.bytes)],
   ].filter(([, v]) => v != null);
   let h = '<h2>Summary</h2><table class="kv">' + rows.map(([k, v]) => `<tr><td>${k}</td><td>${esc(v)}</td></tr>`).join('') + '</table>';
-  if (Object.keys(s.metadata).length) h += '<h2>Metadata</h2><pre>' + esc(JSON.stringify(s.metadata, null, 2)) + '</pre>';
+  if (Object.keys(s.metadata).length) h += properties(s.metadata);
   if (s.executors.length) {
     h += '<h2>Executors</h2><table><tr><th>name</th><th>network</th><th>data</th><th>outputs</th></tr>' +
       s.executors.map((e) => `<tr><td>${esc(e.name)}</td><td>${esc(e.network)}</td><td>${esc(e.data.join(', '))}</td><td>${esc(e.outputs.join(', '))}</td></tr>`).join('') + '</table>';
@@ -208,6 +213,23 @@ function renderSummary() {
     h += '<table class="ops"><tr><th>operator</th><th>count</th></tr>' + Object.entries(n.operators).map(([k, v]) => `<tr><td>${esc(k)}</td><td class="num">${v}</td></tr>`).join('') + '</table>';
   }
   $('summary').innerHTML = h;
+}
+
+// The model's properties, every entry the library reads from the file
+// (ONNX: opset, producer, ir_version, ..., each metadata_props entry;
+// NNabla: the optimizer configs; safetensors: __metadata__), as rows.
+function properties(meta) {
+  const text = (v) => (typeof v === 'string' ? v : showJSON(v));
+  const row = (k, v, cls = '') => `<tr${cls}><td>${esc(k)}</td><td class="value">${esc(text(v))}</td></tr>`;
+  let h = '<h2>Model properties</h2><table id="properties" class="kv">';
+  for (const [k, v] of Object.entries(meta)) {
+    if (v && typeof v === 'object' && !Array.isArray(v) && Object.keys(v).length) {
+      h += `<tr class="group"><td colspan="2">${esc(k)}</td></tr>` + Object.entries(v).map(([a, b]) => row(a, b, ' class="sub"')).join('');
+    } else {
+      h += row(k, v);
+    }
+  }
+  return h + '</table>';
 }
 
 function renderTensors() {
@@ -259,100 +281,257 @@ function renderGraphTab() {
   const first = Math.max(0, g.graphs.findIndex((n) => n.name === execNet));
   sel.value = first;
   sel.onchange = () => drawGraph(Number(sel.value));
-  drawGraph(first);
+  return drawGraph(first);
 }
 
-function drawGraph(index) {
+// What the details panel shows of box `b` of the library's layout of
+// `net`: the graph node it draws (attributes, inputs, outputs, the
+// weights folded into it, with the stored tensor of each) or the port.
+function boxInfo(net, b) {
+  const values = new Map(net.values.map((v) => [v.name, v]));
+  const byName = new Map(state.tensors.map((t) => [t.name, t]));
+  // a graph may name a tensor as the file stores it (TenniS `<node>/value`)
+  const byStored = new Map(state.tensors.filter((t) => t.stored_name != null).map((t) => [t.stored_name, t]));
+  const tensorOf = (name) => {
+    const v = values.get(name);
+    for (const n of [v && v.tensor, name]) {
+      if (n == null) continue;
+      if (byName.has(n)) return byName.get(n);
+      if (byStored.has(n)) return byStored.get(n);
+    }
+    return null;
+  };
+  const shapeOf = (name) => {
+    const v = values.get(name);
+    if (v && v.shape) return v.shape;
+    const t = tensorOf(name);
+    return t ? t.shape : null;
+  };
+  if (b.node == null) {
+    const port = [{ name: b.name, shape: shapeOf(b.name) }];
+    return { op: b.op, name: b.name, attributes: [], inputs: b.kind === 'output' ? port : [], outputs: b.kind === 'input' ? port : [], weights: [] };
+  }
+  const n = net.nodes[b.node];
+  const inputSet = new Set(net.inputs);
+  const folded = new Set();
+  for (const m of net.nodes) if (m.op === '<const>' && !m.outputs.some((o) => inputSet.has(o))) m.outputs.forEach((o) => folded.add(o));
+  const weights = [], inputs = [];
+  for (const name of n.inputs) {
+    const v = values.get(name);
+    if (folded.has(name) || (!inputSet.has(name) && v && v.stored)) {
+      const t = tensorOf(name);
+      weights.push({ name, key: t ? t.name : null, shape: t ? t.shape : shapeOf(name) });
+    } else {
+      inputs.push({ name, shape: shapeOf(name) });
+    }
+  }
+  return { op: n.op, name: n.name, attributes: n.attributes, inputs, outputs: n.outputs.map((o) => ({ name: o, shape: shapeOf(o) })), weights };
+}
+
+// Draws the network at `index` as the library lays it out (the `layout`
+// request: boxes with their place and size, every edge a polyline routed
+// around the boxes; docs/LAYOUT_JSON.md).
+async function drawGraph(index) {
   const net = state.graph.graphs[index];
-  const L = layout(net, state.tensors);
+  const model = state.model;
+  let L;
+  try {
+    L = await model.request({ op: 'layout', network: index });
+  } catch (e) {
+    $('viewport').innerHTML = '';
+    $('graph-count').textContent = e.message || String(e);
+    state.view = null;
+    return;
+  }
+  if (state.model !== model) return; // another file was opened meanwhile
   state.layout = L;
+  state.network = net;
   const svgNS = 'http://www.w3.org/2000/svg';
+  const el = (tag, attrs) => {
+    const e = document.createElementNS(svgNS, tag);
+    for (const [k, v] of Object.entries(attrs)) e.setAttribute(k, v);
+    return e;
+  };
   const vp = $('viewport');
   vp.innerHTML = '';
-  const edges = document.createElementNS(svgNS, 'g');
-  const labels = document.createElementNS(svgNS, 'g');
+  const edges = el('g', { class: 'edges' });
+  const labels = el('g', { class: 'edge-labels' });
+  const shapes = new Map(net.values.map((v) => [v.name, v.shape]));
   for (const e of L.edges) {
-    const a = L.nodes[e.from], b = L.nodes[e.to];
-    const x1 = a.x, y1 = a.y + a.h / 2, x2 = b.x, y2 = b.y - b.h / 2;
-    const p = document.createElementNS(svgNS, 'path');
-    const my = (y1 + y2) / 2;
-    p.setAttribute('d', `M${x1},${y1} C${x1},${my} ${x2},${my} ${x2},${y2}`);
-    p.setAttribute('class', 'edge');
-    p.setAttribute('marker-end', 'url(#arrow)');
+    const p = el('polyline', { class: 'edge', 'marker-end': 'url(#arrow)', points: e.points.map((q) => q.join(',')).join(' ') });
+    p.dataset.from = e.from; p.dataset.to = e.to; p.dataset.tensor = e.tensor;
+    const title = el('title', {});
+    title.textContent = e.tensor;
+    p.appendChild(title);
     edges.appendChild(p);
-    if (e.label) {
-      const t = document.createElementNS(svgNS, 'text');
-      t.setAttribute('x', (x1 + x2) / 2 + 4); t.setAttribute('y', my);
-      t.setAttribute('class', 'edge-label'); t.textContent = e.label;
+    const s = shapes.get(e.tensor);
+    if (s) {
+      // beside the edge where it enters its reader
+      const [x, y] = e.points[e.reversed ? 0 : e.points.length - 1];
+      const t = el('text', { x: x + 3, y: y - 4, class: 'edge-label' });
+      t.textContent = s.join('×');
       labels.appendChild(t);
     }
   }
-  const nodes = document.createElementNS(svgNS, 'g');
-  L.nodes.forEach((n, i) => {
-    const g = document.createElementNS(svgNS, 'g');
-    g.setAttribute('class', 'node' + (n.io ? ' io' : ''));
-    g.setAttribute('transform', `translate(${n.x - n.w / 2},${n.y - n.h / 2})`);
-    g.dataset.index = i; g.dataset.name = n.name; g.dataset.op = n.op;
-    const r = document.createElementNS(svgNS, 'rect');
-    r.setAttribute('width', n.w); r.setAttribute('height', n.h);
+  const nodes = el('g', { class: 'nodes' });
+  for (const n of L.nodes) {
+    const g = el('g', { class: 'node' + (n.kind === 'op' ? '' : ' io'), transform: `translate(${n.x},${n.y})` });
+    g.dataset.index = n.id; g.dataset.name = n.name; g.dataset.op = n.op;
+    if (n.family) g.dataset.family = n.family;
+    const r = el('rect', { width: n.width, height: n.height, rx: 4, ry: 4 });
+    if (n.fill) { r.setAttribute('fill', n.fill); r.setAttribute('stroke', n.stroke); }
     g.appendChild(r);
-    n.lines.forEach((ln, k) => {
-      const t = document.createElementNS(svgNS, 'text');
-      t.setAttribute('x', 6); t.setAttribute('y', 15 + k * 13);
-      t.setAttribute('class', ln.cls); t.textContent = ln.text;
+    n.label.split('\n').forEach((text, k) => {
+      const t = el('text', { x: 7, y: 15 + k * 13, class: ({ op: 'op', weight: 'w' })[n.label_styles[k]] || 'name' });
+      t.textContent = text;
       g.appendChild(t);
     });
-    g.onclick = (ev) => { ev.stopPropagation(); selectNode(i); };
+    g.onclick = (ev) => { ev.stopPropagation(); selectNode(n.id); };
     nodes.appendChild(g);
-  });
-  const defs = document.createElementNS(svgNS, 'defs');
+  }
+  const defs = el('defs', {});
   defs.innerHTML = '<marker id="arrow" viewBox="0 0 10 10" refX="10" refY="5" markerWidth="7" markerHeight="7" orient="auto"><path d="M0,0 L10,5 L0,10 z" fill="#8a9aab"/></marker>';
   vp.append(defs, edges, labels, nodes);
-  const ops = L.nodes.filter((n) => !n.io).length;
-  $('graph-count').textContent = `${net.nodes.length} nodes (${ops} shown, ${L.folded} folded into their users)`;
+  const ops = L.nodes.filter((n) => n.kind === 'op').length;
+  $('graph-count').textContent = `${net.nodes.length} nodes (${ops} shown, ${L.folded} folded into their users) · ${L.edges.length} edges`;
   $('graph-count').dataset.nodes = net.nodes.length;
   $('graph-count').dataset.shown = ops;
+  $('graph-count').dataset.edges = L.edges.length;
   $('details').hidden = true;
   state.view = panZoom($('graph-svg'), vp, L);
-  state.view.fit();
+  state.view.home();
   doSearch();
 }
 
 function panZoom(svg, vp, L) {
   const v = { x: 0, y: 0, k: 1 };
   const apply = () => vp.setAttribute('transform', `translate(${v.x},${v.y}) scale(${v.k})`);
+  const zoomAt = (k, px, py) => {
+    k = Math.min(4, Math.max(0.02, k));
+    v.x = px - (px - v.x) * (k / v.k); v.y = py - (py - v.y) * (k / v.k); v.k = k;
+    apply();
+  };
   const view = {
+    // the whole drawing in the view (a tall graph gets small: on demand)
     fit() {
       const r = svg.getBoundingClientRect();
       if (!r.width) return;
-      const k = Math.min(r.width / (L.width + 40), r.height / (L.height + 40), 1.5);
-      // a tall graph stays readable: never smaller than 0.25, then scroll by panning
-      v.k = Math.max(k, Math.min(0.25, r.width / (L.width + 40)));
-      v.x = r.width / 2 - (L.minX + L.width / 2) * v.k;
-      v.y = 20 - L.minY * v.k;
+      v.k = Math.min(r.width / (L.width + 40), r.height / (L.height + 40), 1.5);
+      v.x = (r.width - L.width * v.k) / 2;
+      v.y = (r.height - L.height * v.k) / 2;
+      apply();
+    },
+    // readable, at the top: scale 1 with the inputs (the first layer) in view
+    home() {
+      const r = svg.getBoundingClientRect();
+      if (!r.width) return;
+      v.k = 1;
+      const top = L.nodes.filter((n) => n.layer === 0);
+      const lo = Math.min(...top.map((n) => n.x)), hi = Math.max(...top.map((n) => n.x + n.width));
+      const mid = top.length ? (lo + hi) / 2 : L.width / 2;
+      v.x = L.width + 40 <= r.width ? (r.width - L.width) / 2 : r.width / 2 - mid;
+      v.y = 20;
       apply();
     },
     center(n) {
       const r = svg.getBoundingClientRect();
       v.k = Math.max(v.k, 0.8);
-      v.x = r.width / 2 - n.x * v.k; v.y = r.height / 2 - n.y * v.k;
+      v.x = r.width / 2 - (n.x + n.width / 2) * v.k; v.y = r.height / 2 - (n.y + n.height / 2) * v.k;
       apply();
+    },
+    zoom(f) {
+      const r = svg.getBoundingClientRect();
+      zoomAt(v.k * f, r.width / 2, r.height / 2);
     },
   };
   svg.onwheel = (ev) => {
     ev.preventDefault();
     const r = svg.getBoundingClientRect();
-    const px = ev.clientX - r.left, py = ev.clientY - r.top;
-    const f = Math.exp(-ev.deltaY * 0.0015);
-    const k = Math.min(4, Math.max(0.05, v.k * f));
-    v.x = px - (px - v.x) * (k / v.k); v.y = py - (py - v.y) * (k / v.k); v.k = k;
-    apply();
+    zoomAt(v.k * Math.exp(-ev.deltaY * 0.0015), ev.clientX - r.left, ev.clientY - r.top);
   };
   let drag = null;
   svg.onpointerdown = (ev) => { drag = { x: ev.clientX - v.x, y: ev.clientY - v.y }; };
   svg.onpointermove = (ev) => { if (drag) { v.x = ev.clientX - drag.x; v.y = ev.clientY - drag.y; apply(); } };
   svg.onpointerup = svg.onpointerleave = () => { drag = null; };
   return view;
+}
+
+// The drawing as a standalone SVG document: the viewport's boxes and
+// edges at scale 1, with the page's styles inlined.
+function drawingSVG() {
+  const L = state.layout;
+  const m = 20, w = Math.ceil(L.width + 2 * m), h = Math.ceil(L.height + 2 * m);
+  const g = $('viewport').cloneNode(true);
+  g.removeAttribute('id');
+  g.setAttribute('transform', `translate(${m},${m})`);
+  for (const e of g.querySelectorAll('.hit, .selected')) e.classList.remove('hit', 'selected');
+  const style = '.node rect{stroke-width:1.2}text{font-family:system-ui,sans-serif;font-size:11px;fill:#222}' +
+    '.op{font-weight:bold;font-size:12px}.w{fill:#666;font-family:monospace;font-size:10px}' +
+    '.edge{fill:none;stroke:#8a9aab;stroke-width:1.2}.edge-label{font-size:9px;fill:#557;font-family:monospace}';
+  return `<svg xmlns="http://www.w3.org/2000/svg" width="${w}" height="${h}" viewBox="0 0 ${w} ${h}">` +
+    `<style>${style}</style><rect width="100%" height="100%" fill="#fafafa"/>${g.outerHTML}</svg>`;
+}
+
+function download(blob, name) {
+  const url = URL.createObjectURL(blob);
+  const a = document.createElement('a');
+  a.href = url; a.download = name;
+  document.body.append(a); a.click(); a.remove();
+  setTimeout(() => URL.revokeObjectURL(url), 60000);
+}
+
+function exportName(ext) {
+  const stem = state.summary.file.replace(/\.[^.]*$/, '') || 'graph';
+  const net = state.network && state.graph.graphs.length > 1 ? `-${state.network.name}` : '';
+  return `${stem}${net}.${ext}`;
+}
+
+function exportSVG() {
+  if (!state.layout) return;
+  download(new Blob([drawingSVG()], { type: 'image/svg+xml' }), exportName('svg'));
+}
+
+// PNG: the SVG drawn on a canvas (at most 16384 px a side, scaled down
+// to fit: the browser's canvas limit).
+async function exportPNG() {
+  if (!state.layout) return;
+  const svg = drawingSVG();
+  const img = new Image();
+  const url = URL.createObjectURL(new Blob([svg], { type: 'image/svg+xml' }));
+  try {
+    img.src = url;
+    await img.decode();
+    const k = Math.min(2, 16384 / img.width, 16384 / img.height);
+    const c = document.createElement('canvas');
+    c.width = Math.max(1, Math.floor(img.width * k)); c.height = Math.max(1, Math.floor(img.height * k));
+    const ctx = c.getContext('2d');
+    ctx.scale(k, k);
+    ctx.drawImage(img, 0, 0);
+    const blob = await new Promise((resolve) => c.toBlob(resolve, 'image/png'));
+    if (blob) download(blob, exportName('png'));
+    else setStatus('PNG export: the drawing is too large for a canvas');
+  } finally {
+    URL.revokeObjectURL(url);
+  }
+}
+
+// Keys on the graph tab (not while typing in a field): / or Ctrl+F find,
+// f fit, + and - zoom, Escape closes the details.
+function onKey(ev) {
+  if ($('graph').hidden || !state.view) return;
+  const typing = ev.target.closest && ev.target.closest('input, select, textarea');
+  if ((ev.key === 'f' && (ev.ctrlKey || ev.metaKey)) || (ev.key === '/' && !typing)) {
+    ev.preventDefault();
+    $('search').focus(); $('search').select();
+    return;
+  }
+  if (typing || ev.ctrlKey || ev.metaKey || ev.altKey) return;
+  if (ev.key === 'f') state.view.fit();
+  else if (ev.key === '+' || ev.key === '=') state.view.zoom(1.25);
+  else if (ev.key === '-' || ev.key === '_') state.view.zoom(0.8);
+  else if (ev.key === 'Escape') { $('details').hidden = true; $('search-results').hidden = true; }
+  else return;
+  ev.preventDefault();
 }
 
 let hits = [], hitPos = -1;
@@ -369,6 +548,7 @@ function doSearch(next = false) {
     hitPos = -1;
     $('search-count').textContent = q ? `${hits.length} found` : '';
     $('search-count').dataset.count = hits.length;
+    listHits(q);
   }
   if (hits.length && (next || q)) {
     hitPos = (hitPos + 1) % hits.length;
@@ -376,17 +556,36 @@ function doSearch(next = false) {
   }
 }
 
+// The search's hits as a list (the first 500): a click centres the box
+// and shows its details.
+function listHits(q) {
+  const list = $('search-results');
+  list.hidden = !q || !hits.length;
+  list.innerHTML = hits.slice(0, 500).map((i) => {
+    const n = state.layout.nodes[i];
+    return `<li data-index="${i}"><b>${esc(n.op)}</b> <span class="mono">${esc(n.name === n.op ? '' : n.name)}</span></li>`;
+  }).join('') + (hits.length > 500 ? `<li class="muted">${fmtInt(hits.length - 500)} more</li>` : '');
+  for (const li of list.querySelectorAll('li[data-index]')) {
+    li.onclick = () => {
+      const i = Number(li.dataset.index);
+      hitPos = hits.indexOf(i);
+      state.view.center(state.layout.nodes[i]);
+      selectNode(i);
+    };
+  }
+}
+
 async function selectNode(i) {
   document.querySelectorAll('#viewport .node.selected').forEach((g) => g.classList.remove('selected'));
   const el = document.querySelector(`#viewport .node[data-index="${i}"]`);
   if (el) el.classList.add('selected');
-  const n = state.layout.nodes[i];
+  const n = boxInfo(state.network, state.layout.nodes[i]);
   const d = $('details');
   d.hidden = false;
   const io = (list) => list.map((v) => `<tr><td class="mono">${esc(v.name)}</td><td>${fmtShape(v.shape)}</td></tr>`).join('');
   let h = `<h3>${esc(n.op)}</h3><div class="mono">${esc(n.name)}</div>`;
   if (n.attributes && n.attributes.length) {
-    h += '<h4>Attributes</h4><table class="kv attrs">' + n.attributes.map(([k, v]) => `<tr><td>${esc(k)}</td><td class="mono">${esc(JSON.stringify(v))}</td></tr>`).join('') + '</table>';
+    h += '<h4>Attributes</h4><table class="kv attrs">' + n.attributes.map(([k, v]) => `<tr><td>${esc(k)}</td><td class="mono">${esc(showJSON(v))}</td></tr>`).join('') + '</table>';
   }
   if (n.inputs.length) h += '<h4>Inputs</h4><table>' + io(n.inputs) + '</table>';
   if (n.outputs.length) h += '<h4>Outputs</h4><table>' + io(n.outputs) + '</table>';
@@ -398,19 +597,19 @@ async function selectNode(i) {
       const s = await state.model.request({ op: 'stats', name: key, bins: 40 });
       const v = await state.model.request({ op: 'values', name: key, start: 0, count: 16 });
       h += `<div>${esc(s.dtype)} ${fmtShape(s.shape)}, ${fmtInt(s.count)} elements</div>`;
-      h += `<div>min ${fmtNum(s.min)} · max ${fmtNum(s.max)} · mean ${fmtNum(s.mean)} · std ${fmtNum(s.std)}` +
+      h += `<div class="stats">min ${extreme(s, 'min')} · max ${extreme(s, 'max')} · mean ${fmtNum(s.mean)} · std ${fmtNum(s.std)}` +
         (s.nan ? ` · NaN ${s.nan}` : '') + (s.inf ? ` · Inf ${s.inf}` : '') + ` · zeros ${fmtInt(s.zeros)}</div>`;
-      if (s.histogram) h += histogram(s.histogram);
+      if (s.histogram) h += histogram(s.histogram, s.exact);
       if (v.numeric) h += `<pre class="first-values">${esc(v.text.join(' '))}${v.numel > 16 ? ' …' : ''}</pre>`;
     } catch (e) { h += `<p>${esc(e.message)}</p>`; }
   }
   d.innerHTML = h;
 }
 
-function histogram(hg) {
+function histogram(hg, exact) {
   const W = 340, H = 60, max = Math.max(1, ...hg.counts), bw = W / hg.counts.length;
   const bars = hg.counts.map((c, i) => `<rect x="${i * bw}" y="${H - (c / max) * H}" width="${Math.max(1, bw - 1)}" height="${(c / max) * H}"><title>${c}</title></rect>`).join('');
-  return `<svg class="hist" width="${W}" height="${H + 14}">${bars}<text x="0" y="${H + 12}" font-size="10">${fmtNum(hg.lo)}</text><text x="${W}" y="${H + 12}" font-size="10" text-anchor="end">${fmtNum(hg.hi)}</text></svg>`;
+  return `<svg class="hist" width="${W}" height="${H + 14}">${bars}<text x="0" y="${H + 12}" font-size="10">${exact ? exact.min : fmtNum(hg.lo)}</text><text x="${W}" y="${H + 12}" font-size="10" text-anchor="end">${exact ? exact.max : fmtNum(hg.hi)}</text></svg>`;
 }
 
 // The convert panel's options as a convert request's fields (abi.rs,
@@ -509,11 +708,7 @@ async function convert() {
     return;
   }
   if (state.model !== model) return; // another file was opened meanwhile
-  const url = URL.createObjectURL(blob);
-  const a = document.createElement('a');
-  a.href = url; a.download = name;
-  document.body.append(a); a.click(); a.remove();
-  setTimeout(() => URL.revokeObjectURL(url), 60000);
+  download(blob, name);
   setStatus(`${name} · ${fmtInt(blob.size)} bytes`);
   document.body.dataset.convert = 'done';
 }
@@ -539,8 +734,16 @@ async function main() {
   $('file').onchange = (ev) => { if (ev.target.files[0]) openFile(ev.target.files[0]); };
   $('filter').oninput = applyFilter;
   $('search').oninput = () => doSearch(false);
-  $('search').onkeydown = (ev) => { if (ev.key === 'Enter') doSearch(true); };
+  $('search').onkeydown = (ev) => {
+    if (ev.key === 'Enter') doSearch(true);
+    if (ev.key === 'Escape') { $('search-results').hidden = true; $('search').blur(); }
+  };
   $('fit').onclick = () => state.view && state.view.fit();
+  $('zoom-in').onclick = () => state.view && state.view.zoom(1.25);
+  $('zoom-out').onclick = () => state.view && state.view.zoom(0.8);
+  $('export-svg').onclick = exportSVG;
+  $('export-png').onclick = () => exportPNG().catch((e) => setStatus('PNG export: ' + e.message));
+  document.addEventListener('keydown', onKey);
   $('graph-svg').onclick = () => { $('details').hidden = true; };
   document.addEventListener('dragover', (ev) => { ev.preventDefault(); $('drop').classList.add('over'); });
   document.addEventListener('dragleave', () => $('drop').classList.remove('over'));

@@ -9,6 +9,15 @@ const decoder = new TextDecoder();
 
 let compiled = null;
 
+// JSON.parse, keeping integers past 2^53 exact (a 64-bit attribute such as
+// 9223372036854775813 would otherwise round to 9223372036854776000): they
+// become BigInts, read from the number's own text.
+export function parseJSON(text) {
+  if (!/\d{16}/.test(text)) return JSON.parse(text);
+  return JSON.parse(text, (k, v, ctx) =>
+    (typeof v === 'number' && !Number.isSafeInteger(v) && ctx && /^-?\d+$/.test(ctx.source) ? BigInt(ctx.source) : v));
+}
+
 // The module's imports: ours are mlformats.mlf_read (a big file read by
 // slices, see Library.readAt) and mlformats.mlf_write (a converted file
 // handed over in pieces, see Library.writeAt). A dependency (zip's random numbers, for
@@ -161,7 +170,7 @@ export class Library {
   // Loads a parameter file (a File's bytes and name) for convert's --params.
   loadParams(bytes, name) {
     const n = encoder.encode(name);
-    return JSON.parse(decoder.decode(this.call(() => { this.put([n, bytes]); return this.x.mlf_params(n.length); })));
+    return parseJSON(decoder.decode(this.call(() => { this.put([n, bytes]); return this.x.mlf_params(n.length); })));
   }
 
   // Opens a big file (a Blob) by slices, in a web worker: the library reads
@@ -170,13 +179,13 @@ export class Library {
   openSliced(file, name) {
     this.file = file;
     const out = this.call(() => { this.put([encoder.encode(name)]); return this.x.mlf_open_sliced(file.size); }, true);
-    return out === null ? null : JSON.parse(decoder.decode(out));
+    return out === null ? null : parseJSON(decoder.decode(out));
   }
 
   // Opens a file from its bytes; answers its summary.
   open(bytes, name) {
     const n = encoder.encode(name);
-    return JSON.parse(decoder.decode(this.call(() => { this.put([n, bytes]); return this.x.mlf_open(n.length); })));
+    return parseJSON(decoder.decode(this.call(() => { this.put([n, bytes]); return this.x.mlf_open(n.length); })));
   }
 
   // A JSON request on the open file (see abi.rs): answers the answer's bytes.
@@ -186,6 +195,6 @@ export class Library {
 
   // A JSON request on the open file (see abi.rs): answers the parsed JSON.
   request(req) {
-    return JSON.parse(decoder.decode(this.bytes(req)));
+    return parseJSON(decoder.decode(this.bytes(req)));
   }
 }

@@ -42,20 +42,45 @@ pub(crate) fn read_model(src: &Source, opts: &ReadOptions) -> Result<onnx_format
     onnx_format::Model::from_map(&src.map, &o).map_err(onnx_err)
 }
 
-/// The model's file-level fields: `opset` and `producer` (shared with the
-/// random-access path, `random_access/onnx.rs`).
+/// The model's file-level fields (shared with the random-access path,
+/// `random_access/onnx.rs`): `opset`, `producer`, and where the file sets
+/// them `ir_version`, `producer_version`, `domain`, `model_version`,
+/// `doc_string` and `metadata_props` (every key and value, in file order).
 pub(crate) fn metadata(model: &onnx_format::Model) -> serde_json::Map<String, Value> {
     let mut m = serde_json::Map::new();
+    let p = &model.proto;
     if let Some(v) = model.opset() {
         m.insert("opset".into(), json!(v));
     }
-    if let Some(p) = model
-        .proto
-        .producer_name
-        .as_deref()
-        .filter(|p| !p.is_empty())
-    {
-        m.insert("producer".into(), json!(p));
+    let text = |s: &Option<String>| s.as_deref().filter(|s| !s.is_empty()).map(str::to_string);
+    if let Some(v) = text(&p.producer_name) {
+        m.insert("producer".into(), json!(v));
+    }
+    if let Some(v) = p.ir_version {
+        m.insert("ir_version".into(), json!(v));
+    }
+    for (key, v) in [
+        ("producer_version", &p.producer_version),
+        ("domain", &p.domain),
+        ("doc_string", &p.doc_string),
+    ] {
+        if let Some(v) = text(v) {
+            m.insert(key.into(), json!(v));
+        }
+    }
+    if let Some(v) = p.model_version {
+        m.insert("model_version".into(), json!(v));
+    }
+    if !p.metadata_props.is_empty() {
+        let props: serde_json::Map<String, Value> = p
+            .metadata_props
+            .iter()
+            .map(|e| {
+                let key = e.key.clone().unwrap_or_default();
+                (key, json!(e.value.clone().unwrap_or_default()))
+            })
+            .collect();
+        m.insert("metadata_props".into(), Value::Object(props));
     }
     m
 }

@@ -12,8 +12,12 @@ const MAX_WEIGHT_LINES: usize = 4;
 const MAX_NAME_CHARS: usize = 40;
 /// Longest weight name, in characters.
 const MAX_WEIGHT_CHARS: usize = 24;
-/// Width of a character of the label's text (11 px sans-serif, on average).
+/// Width of a character of a name line (11 px sans-serif, on average).
 pub(crate) const CHAR_WIDTH: f64 = 6.6;
+/// Width of a character of the operator line (bold 12 px sans-serif).
+const OP_CHAR_WIDTH: f64 = 7.6;
+/// Width of a character of a weight line (10 px monospace).
+const WEIGHT_CHAR_WIDTH: f64 = 6.1;
 /// Height of a label line.
 pub(crate) const LINE_HEIGHT: f64 = 13.0;
 /// Space around the label inside a box.
@@ -24,6 +28,8 @@ const MIN_WIDTH: f64 = 70.0;
 /// A box before layout.
 pub(crate) struct SketchBox {
     pub kind: NodeKind,
+    /// The graph node drawn (its index in `Graph::nodes`); none for ports.
+    pub node: Option<usize>,
     pub op: String,
     pub name: String,
     pub label: Vec<LabelLine>,
@@ -70,16 +76,24 @@ fn line(text: String, style: LineStyle) -> LabelLine {
 }
 
 fn sized(kind: NodeKind, op: &str, name: &str, label: Vec<LabelLine>) -> SketchBox {
+    // each line's width by its style's font (the page's and the SVG's)
     let longest = label
         .iter()
-        .map(|l| l.text.chars().count())
-        .max()
-        .unwrap_or(0);
+        .map(|l| {
+            let per_char = match l.style {
+                LineStyle::Op => OP_CHAR_WIDTH,
+                LineStyle::Name => CHAR_WIDTH,
+                LineStyle::Weight => WEIGHT_CHAR_WIDTH,
+            };
+            l.text.chars().count() as f64 * per_char
+        })
+        .fold(0.0, f64::max);
     SketchBox {
         kind,
+        node: None,
         op: op.to_string(),
         name: name.to_string(),
-        width: (longest as f64 * CHAR_WIDTH + PADDING_X).max(MIN_WIDTH),
+        width: (longest + PADDING_X).max(MIN_WIDTH),
         height: PADDING_Y + label.len() as f64 * LINE_HEIGHT,
         label,
     }
@@ -131,7 +145,7 @@ pub(crate) fn sketch(g: &Graph, shape_of: ShapeLookup<'_>) -> Sketch {
     }
     // (box, value) pairs read by each box, resolved once every box exists
     let mut reads: Vec<(usize, &str)> = Vec::new();
-    for n in &g.nodes {
+    for (index, n) in g.nodes.iter().enumerate() {
         if n.op == "<const>" && n.outputs.iter().all(|o| folded_values.contains(o.as_str())) {
             continue;
         }
@@ -165,7 +179,9 @@ pub(crate) fn sketch(g: &Graph, shape_of: ShapeLookup<'_>) -> Sketch {
             let more = format!("+{} more", weights - MAX_WEIGHT_LINES);
             label.push(line(more, LineStyle::Weight));
         }
-        boxes.push(sized(NodeKind::Op, &n.op, &n.name, label));
+        let mut b = sized(NodeKind::Op, &n.op, &n.name, label);
+        b.node = Some(index);
+        boxes.push(b);
         for o in &n.outputs {
             producer.entry(o).or_insert(id);
         }

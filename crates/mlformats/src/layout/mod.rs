@@ -57,12 +57,15 @@
 //! `docs/LAYOUT_JSON.md` describes [`Layout::to_json`]'s document.
 
 mod build;
+mod family;
 mod order;
 mod place;
 mod rank;
 mod render;
 
 use crate::graph::Graph;
+
+pub use family::{FAMILIES, Family};
 
 /// Bounds on the work one layout may do.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -158,6 +161,17 @@ pub enum LineStyle {
     Weight,
 }
 
+impl LineStyle {
+    /// `op`, `name` or `weight`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            LineStyle::Op => "op",
+            LineStyle::Name => "name",
+            LineStyle::Weight => "weight",
+        }
+    }
+}
+
 /// One line of a box's label.
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
@@ -176,8 +190,13 @@ pub struct LayoutNode {
     pub id: usize,
     /// What it stands for.
     pub kind: NodeKind,
+    /// The operator's index in the graph's [`Graph::nodes`] (`None` for an
+    /// input or output box).
+    pub node: Option<usize>,
     /// The operator type; `input` or `output` for the graph's ports.
     pub op: String,
+    /// The operator's family, which colours its box.
+    pub family: Family,
     /// The node's name, or the input's or output's value name.
     pub name: String,
     /// The lines drawn in the box.
@@ -282,6 +301,8 @@ impl Layout {
             nodes.push(LayoutNode {
                 id,
                 kind: b.kind,
+                node: b.node,
+                family: Family::of(b.kind, &b.op),
                 op: b.op,
                 name: b.name,
                 label: b.label,

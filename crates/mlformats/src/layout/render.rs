@@ -41,12 +41,18 @@ impl Layout {
             .iter()
             .map(|n| {
                 let label: Vec<&str> = n.label.iter().map(|l| l.text.as_str()).collect();
+                let styles: Vec<&str> = n.label.iter().map(|l| l.style.as_str()).collect();
                 json!({
                     "id": n.id,
                     "kind": n.kind.as_str(),
+                    "node": n.node,
+                    "family": n.family.as_str(),
+                    "fill": n.family.colors().0,
+                    "stroke": n.family.colors().1,
                     "op": n.op,
                     "name": n.name,
                     "label": label.join("\n"),
+                    "label_styles": styles,
                     "x": r(n.x),
                     "y": r(n.y),
                     "width": r(n.width),
@@ -92,8 +98,7 @@ impl Layout {
             s,
             "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{w}\" height=\"{h}\" viewBox=\"0 0 {w} {h}\">\n\
              <style>\
-             .node rect{{fill:#fff;stroke:#587a9c;stroke-width:1.2}}\
-             .io rect{{fill:#e9f3e6;stroke:#5c8a4f}}\
+             .node rect{{stroke-width:1.2}}\
              text{{font-family:system-ui,sans-serif;font-size:11px;fill:#222}}\
              .op{{font-weight:bold;font-size:12px}}\
              .w{{fill:#666;font-family:monospace;font-size:10px}}\
@@ -120,9 +125,11 @@ impl Layout {
             } else {
                 "node io"
             };
+            let (fill, stroke) = n.family.colors();
             let _ = write!(
                 s,
-                "<g class=\"{class}\" transform=\"translate({},{})\"><rect width=\"{}\" height=\"{}\" rx=\"4\" ry=\"4\"/>",
+                "<g class=\"{class}\" data-family=\"{}\" transform=\"translate({},{})\"><rect width=\"{}\" height=\"{}\" rx=\"4\" ry=\"4\" fill=\"{fill}\" stroke=\"{stroke}\"/>",
+                n.family.as_str(),
                 r(n.x),
                 r(n.y),
                 r(n.width),
