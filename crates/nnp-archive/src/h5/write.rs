@@ -67,7 +67,8 @@ const MAX_RANK: usize = 32;
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct DatasetSpec {
-    /// The dataset path without the leading `/`; groups are split on `/`.
+    /// The dataset's name: stored at its [`super::h5_path`] (itself, for
+    /// any name HDF5 can hold; groups are split on `/`).
     pub name: String,
     /// The element type (see [`super::can_hold`]).
     pub dtype: DType,
@@ -570,6 +571,19 @@ fn encode_object(o: &Obj, slots: &[Slot], addrs: &[u64]) -> Result<Vec<u8>> {
                     data: attribute("index", &fixed(8, true), &ix.to_le_bytes()),
                 });
             }
+            if super::h5_path(&spec.name)? != spec.name {
+                // stored under another path: the name kept beside it
+                let value = spec.name.as_bytes();
+                let mut padded = value.to_vec();
+                if padded.is_empty() {
+                    padded.push(0); // (a string type has at least one byte)
+                }
+                msgs.push(Msg {
+                    kind: MSG_ATTRIBUTE,
+                    flags: 0,
+                    data: attribute(super::NAME_ATTRIBUTE, &string_type(padded.len())?, &padded),
+                });
+            }
             object_header(&spec.name, &msgs)
         }
     }
@@ -715,6 +729,19 @@ fn datatype(name: &str, dtype: DType) -> Result<Vec<u8>> {
 /// True for the element types the writer stores.
 pub(crate) fn can_hold(dtype: DType) -> bool {
     datatype("", dtype).is_ok()
+}
+
+/// A fixed-length UTF-8 string type of `size` bytes, padded with NULs (what
+/// h5py and hdf5-pure write for a fixed-length string attribute).
+fn string_type(size: usize) -> Result<Vec<u8>> {
+    let size = u32::try_from(size).map_err(|_| Error::BadData {
+        dataset: String::new(),
+        reason: format!("a name of {size} bytes does not fit an HDF5 string type"),
+    })?;
+    // class 3 (string), version 1; padding 1 (null pad), character set 1 (UTF-8)
+    let mut d = vec![0x13, 0x11, 0, 0];
+    d.extend_from_slice(&size.to_le_bytes());
+    Ok(d)
 }
 
 /// An Attribute message, version 3: a scalar `value` of type `dt`.
