@@ -63,6 +63,28 @@ pub fn h5_path(name: &str) -> Result<std::borrow::Cow<'_, str>> {
     Ok(std::borrow::Cow::Owned(parts.join("/")))
 }
 
+/// The type and value of the [`NAME_ATTRIBUTE`] a dataset named `name`
+/// has: `None` when it is stored at its name. The value is a fixed-length
+/// UTF-8 string padded with NULs (what h5py and hdf5-pure write for a
+/// fixed-length string attribute), of at least one byte.
+pub(super) fn name_attribute(name: &str) -> Result<Option<(Vec<u8>, Vec<u8>)>> {
+    if h5_path(name)? == name {
+        return Ok(None);
+    }
+    let mut value = name.as_bytes().to_vec();
+    if value.is_empty() {
+        value.push(0);
+    }
+    let size = u32::try_from(value.len()).map_err(|_| Error::InvalidName {
+        name: name.to_string(),
+        reason: "it is too long for an HDF5 string",
+    })?;
+    // class 3 (string), version 1; padding 1 (null pad), character set 1 (UTF-8)
+    let mut dt = vec![0x13, 0x11, 0, 0];
+    dt.extend_from_slice(&size.to_le_bytes());
+    Ok(Some((dt, value)))
+}
+
 /// Places the dataset `idx` named `name` in the tree at its [`h5_path`].
 pub(super) fn insert_path(root: &mut BTreeMap<String, Node>, name: &str, idx: usize) -> Result<()> {
     let invalid = |reason| Error::InvalidName {

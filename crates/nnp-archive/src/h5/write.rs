@@ -571,17 +571,11 @@ fn encode_object(o: &Obj, slots: &[Slot], addrs: &[u64]) -> Result<Vec<u8>> {
                     data: attribute("index", &fixed(8, true), &ix.to_le_bytes()),
                 });
             }
-            if super::h5_path(&spec.name)? != spec.name {
-                // stored under another path: the name kept beside it
-                let value = spec.name.as_bytes();
-                let mut padded = value.to_vec();
-                if padded.is_empty() {
-                    padded.push(0); // (a string type has at least one byte)
-                }
+            if let Some((dt, value)) = super::save::name_attribute(&spec.name)? {
                 msgs.push(Msg {
                     kind: MSG_ATTRIBUTE,
                     flags: 0,
-                    data: attribute(super::NAME_ATTRIBUTE, &string_type(padded.len())?, &padded),
+                    data: attribute(super::NAME_ATTRIBUTE, &dt, &value),
                 });
             }
             object_header(&spec.name, &msgs)
@@ -729,19 +723,6 @@ fn datatype(name: &str, dtype: DType) -> Result<Vec<u8>> {
 /// True for the element types the writer stores.
 pub(crate) fn can_hold(dtype: DType) -> bool {
     datatype("", dtype).is_ok()
-}
-
-/// A fixed-length UTF-8 string type of `size` bytes, padded with NULs (what
-/// h5py and hdf5-pure write for a fixed-length string attribute).
-fn string_type(size: usize) -> Result<Vec<u8>> {
-    let size = u32::try_from(size).map_err(|_| Error::BadData {
-        dataset: String::new(),
-        reason: format!("a name of {size} bytes does not fit an HDF5 string type"),
-    })?;
-    // class 3 (string), version 1; padding 1 (null pad), character set 1 (UTF-8)
-    let mut d = vec![0x13, 0x11, 0, 0];
-    d.extend_from_slice(&size.to_le_bytes());
-    Ok(d)
 }
 
 /// An Attribute message, version 3: a scalar `value` of type `dt`.
