@@ -95,3 +95,42 @@ fn torch_style_names_go_to_npz_and_h5_and_back() {
         ok(&["diff", s(&m), s(&out)]);
     }
 }
+
+#[test]
+fn an_imported_network_naming_a_parameter_hdf5_cannot_hold_is_refused() {
+    // nnabla registers parameter.h5's datasets by path: a parameter stored
+    // at `_/model.0/W` would not be the `/model.0/W` the network names
+    let dir = tempfile::tempdir().unwrap();
+    let mut g = GraphBuilder::new("torch_like");
+    let w = Tensor::from_values([3, 4], &[0.25f32; 12]).unwrap();
+    g.initializer("/model.0/W", &w).unwrap();
+    g.input("X", DataType::Float, &[Dim::Value(1), Dim::Value(3)]);
+    g.node(
+        "MatMul",
+        "/model.0/MatMul",
+        &["X", "/model.0/W"],
+        &["/model.0/Y"],
+        vec![],
+    );
+    g.output(
+        "/model.0/Y",
+        DataType::Float,
+        &[Dim::Value(1), Dim::Value(4)],
+    );
+    let m = dir.path().join("t.onnx");
+    let mut bytes = Vec::new();
+    onnx_format::write_model(&mut bytes, &g.finish(&Default::default())).unwrap();
+    std::fs::write(&m, bytes).unwrap();
+    let nnp = dir.path().join("t.nnp");
+    let out = run_str(&["convert", s(&m), s(&nnp)]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success());
+    assert!(
+        err.contains("/model.0/W") && err.contains("nnabla would not pair"),
+        "{err}"
+    );
+    assert!(!nnp.exists());
+    // the weights alone go in, mapped
+    ok(&["convert", s(&m), s(&nnp), "--weights-only"]);
+    ok(&["show", s(&nnp), "/model.0/W"]);
+}
