@@ -290,6 +290,7 @@ impl IndexedTensor {
         match &self.layout {
             Layout::Contiguous => false,
             Layout::OnnxTyped(_) => true,
+            Layout::Held(_) => false,
             Layout::Coded(c) => c.is_deflated(),
             #[cfg(feature = "nnp")]
             Layout::H5(h) => h.is_chunked(),
@@ -541,6 +542,15 @@ impl FileIndex {
                     .map_err(|e| Error::from(e).in_tensor(t.name()))?;
             }
             Layout::OnnxTyped(typed) => typed.read(r, start, count, buf, t.name())?,
+            Layout::Held(held) => {
+                let from = usize::try_from(start.checked_mul(size).ok_or_else(too_big)?)
+                    .map_err(|_| too_big())?;
+                let src = from
+                    .checked_add(n)
+                    .and_then(|to| held.get(from..to))
+                    .ok_or_else(too_big)?;
+                buf.copy_from_slice(src);
+            }
             Layout::Coded(coded) => {
                 let rel = start.checked_mul(size).ok_or_else(too_big)?;
                 coded

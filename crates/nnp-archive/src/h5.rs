@@ -12,7 +12,9 @@
 //!
 //! Every dataset at any depth is a parameter, named by its path without the
 //! leading `/` (`fc1/affine/W`; a dataset at the root named `toplevel` is
-//! `toplevel`). Parameters come back in the order nnabla's Python loader
+//! `toplevel`), or by its `original_name` attribute ([`NAME_ATTRIBUTE`])
+//! where the writer stored a name HDF5 cannot hold (`/model.0/w`, `a//b`)
+//! under its [`h5_path`] and that path is the dataset's. Parameters come back in the order nnabla's Python loader
 //! registers them: sorted by the `index` attribute, then by path; a file where
 //! no dataset has `index` is sorted by path. A file where **some** datasets
 //! have `index` and others do not is refused with [`Error::MixedIndex`]
@@ -141,8 +143,8 @@ pub(crate) use write::H5Stream;
 pub use write::{DATA_ALIGN, DatasetSpec, StreamWriter};
 
 use decode::{describe, finish, map_dtype, sort_like_nnabla, truthy};
+pub use save::{NAME_ATTRIBUTE, can_hold, h5_path, save, write, write_tensors};
 use save::{Node, insert_path, write_all_of};
-pub use save::{can_hold, save, write, write_tensors};
 pub use solver::{SolverState, save_solver_state, solver_state_from_map_range, write_solver_state};
 
 /// The deepest group nesting the reader follows (a guard against hard-link cycles).

@@ -316,6 +316,29 @@ impl<W: Write + Seek> std::fmt::Debug for NnpStreamWriter<W> {
     }
 }
 
+/// Refuses a parameter a network names whose name HDF5 cannot hold as it
+/// is (stored at [`h5::h5_path`], it would not be the parameter nnabla
+/// pairs with the network's variable: nnabla would compute with a fresh
+/// one). Parameters alone (no network names them) are stored mapped.
+fn refuse_mapped_network_names(model: &NNablaProtoBuf, params: &[ParamSpec]) -> Result<()> {
+    let named: std::collections::HashSet<&str> = model
+        .network
+        .iter()
+        .flat_map(|n| n.variable.iter().map(|v| v.name.as_str()))
+        .collect();
+    for p in params {
+        if named.contains(p.name.as_str()) && h5::h5_path(&p.name)? != p.name {
+            return Err(Error::InvalidName {
+                name: p.name.clone(),
+                reason: "a network names it and parameter.h5 cannot hold it as it is \
+                         (an empty or `.` path component): stored at another path, \
+                         nnabla would not pair it with the network",
+            });
+        }
+    }
+    Ok(())
+}
+
 impl<W: Write + Seek> NnpStreamWriter<W> {
     /// Checks the parameters' names and types for the chosen format, then
     /// writes `nnp_version.txt`, `network.nntxt` (`model` without its
@@ -330,6 +353,7 @@ impl<W: Write + Seek> NnpStreamWriter<W> {
         // Everything that can be refused is refused before a byte is written.
         let sink = match opts.param_format {
             ParamFormat::H5 => {
+                refuse_mapped_network_names(model, params)?;
                 let specs = params
                     .iter()
                     .enumerate()

@@ -46,7 +46,9 @@ pub mod scan;
 pub mod write;
 
 pub use error::{Error, Result};
-pub use read::{Model, ReadOptions, graph, tensor_from_proto};
+pub use read::{
+    ConstantValue, Model, ReadOptions, constant_attribute, constant_value, graph, tensor_from_proto,
+};
 pub use write::{
     DEFAULT_OPSET, TensorEntry, WriteOptions, ir_version_for, tensor_to_proto, write_model,
     write_model_deferred, write_tensors,

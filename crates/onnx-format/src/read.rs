@@ -14,7 +14,8 @@ use crate::dtype::{from_onnx, onnx_name};
 use crate::proto::attribute_proto::AttributeType;
 use crate::proto::tensor_proto::{DataLocation, DataType};
 use crate::proto::{
-    AttributeProto, GraphProto, ModelProto, TensorProto, TypeProto, ValueInfoProto, type_proto,
+    AttributeProto, GraphProto, ModelProto, NodeProto, TensorProto, TypeProto, ValueInfoProto,
+    type_proto,
 };
 use crate::{Error, Result};
 
@@ -134,10 +135,100 @@ impl Model {
             .collect()
     }
 
+    /// Every tensor a `Constant` node of the main graph holds (see
+    /// [`constant_value`]) as `(output name, tensor)`, in node order:
+    /// the weights of models that keep them in nodes rather than in
+    /// initializers (paddle2onnx's exports). `raw_data` is shared with the
+    /// map. Constants of a type `tensor-core` has no equivalent of
+    /// (strings, sub-byte types), and those without an output, are left
+    /// out; any other error is the one [`tensor_from_proto`] gives.
+    pub fn constants(&self) -> Result<Vec<(String, Tensor<'static>)>> {
+        let mut out = Vec::new();
+        for n in &self.graph_proto().node {
+            let Some(v) = constant_value(n) else { continue };
+            let name = n.output.first().cloned().unwrap_or_default();
+            match v.tensor(Some(&self.map), &self.limits) {
+                Ok(t) => out.push((name, t)),
+                Err(Error::UnsupportedDataType { .. }) => {}
+                Err(e) => return Err(e),
+            }
+        }
+        Ok(out)
+    }
+
     /// The main graph as a typed graph (see [`graph`]).
     pub fn graph(&self) -> Graph {
         graph(self.graph_proto())
     }
+}
+
+/// The value of a `Constant` node that holds a tensor of numbers.
+#[derive(Debug, Clone, Copy)]
+#[non_exhaustive]
+pub enum ConstantValue<'a> {
+    /// `value`: a `TensorProto`.
+    Tensor(&'a TensorProto),
+    /// `value_float`: an f32 scalar.
+    Float(f32),
+    /// `value_floats`: an f32 vector.
+    Floats(&'a [f32]),
+    /// `value_int`: an i64 scalar.
+    Int(i64),
+    /// `value_ints`: an i64 vector.
+    Ints(&'a [i64]),
+}
+
+impl ConstantValue<'_> {
+    /// The value as a tensor (a `TensorProto` as [`tensor_from_proto`]
+    /// reads it; the others as an f32 or i64 scalar or vector).
+    pub fn tensor(
+        &self,
+        map: Option<&Arc<MappedFile>>,
+        limits: &Limits,
+    ) -> Result<Tensor<'static>> {
+        let t = match *self {
+            ConstantValue::Tensor(t) => return tensor_from_proto(t, map, limits),
+            ConstantValue::Float(v) => Tensor::from_values(Vec::<usize>::new(), &[v]),
+            ConstantValue::Int(v) => Tensor::from_values(Vec::<usize>::new(), &[v]),
+            ConstantValue::Floats(v) => {
+                limits.check_alloc("tensor data", (v.len() as u64).saturating_mul(4))?;
+                Tensor::from_values([v.len()], v)
+            }
+            ConstantValue::Ints(v) => {
+                limits.check_alloc("tensor data", (v.len() as u64).saturating_mul(8))?;
+                Tensor::from_values([v.len()], v)
+            }
+        };
+        Ok(t?)
+    }
+}
+
+/// The tensor a `Constant` node of the default domain holds: its first
+/// attribute named `value`, `value_float`, `value_floats`, `value_int` or
+/// `value_ints` (with its index among the node's attributes). `None` for
+/// any other node, and for a `Constant` holding strings or a sparse tensor.
+pub fn constant_attribute(n: &NodeProto) -> Option<(usize, ConstantValue<'_>)> {
+    if n.op_type.as_deref() != Some("Constant")
+        || !matches!(n.domain.as_deref(), None | Some("") | Some("ai.onnx"))
+    {
+        return None;
+    }
+    n.attribute.iter().enumerate().find_map(|(i, a)| {
+        let v = match a.name.as_deref()? {
+            "value" => ConstantValue::Tensor(a.t.as_ref()?),
+            "value_float" => ConstantValue::Float(a.f?),
+            "value_floats" => ConstantValue::Floats(&a.floats),
+            "value_int" => ConstantValue::Int(a.i?),
+            "value_ints" => ConstantValue::Ints(&a.ints),
+            _ => return None,
+        };
+        Some((i, v))
+    })
+}
+
+/// [`constant_attribute`]'s value alone.
+pub fn constant_value(n: &NodeProto) -> Option<ConstantValue<'_>> {
+    constant_attribute(n).map(|(_, v)| v)
 }
 
 fn check_graph(g: &GraphProto, limits: &Limits) -> Result<()> {

@@ -12,6 +12,12 @@
 //! entries sharing one local entry are refused (numpy fails on them too).
 //! Writing stores one member per tensor, named `<tensor name>.npy` as
 //! `numpy.savez` does, streaming each tensor's bytes.
+//!
+//! Member names are tensor names, not paths: nothing is ever extracted, so
+//! every name numpy's `np.load` reads is read (a leading `/`, `..`
+//! components, backslashes; the key is the member name without `.npy`),
+//! and every name is written as it is but one with a NUL character, which
+//! numpy would cut short (refused before anything is written).
 
 use std::io::Write;
 use std::path::Path;
@@ -158,7 +164,11 @@ fn parse_npy<'a>(name: &str, bytes: &'a [u8], limits: &Limits) -> Result<Tensor<
 /// inflated within the limits.
 fn read_npz(src: &Source, limits: &Limits) -> Result<Contents> {
     // one inflation budget for the file (nnp-archive makes it from `limits`)
-    let opts = nnp_archive::ReadOptions::default().with_limits(*limits);
+    // member names are tensor names, never paths: nothing is extracted,
+    // so a name numpy reads (`/model.0/w`, `../x`, `a\\b`) is read too
+    let opts = nnp_archive::ReadOptions::default()
+        .with_limits(*limits)
+        .allow_unsafe_names(true);
     let zip = nnp_archive::archive::from_map(&src.map, &opts).map_err(zip_err)?;
     let mut out = Contents::default();
     for (m, data) in zip.members.iter().zip(zip.data) {
@@ -191,6 +201,7 @@ impl Codec for Npz {
         cx: &WriteContext<'_>,
     ) -> Result<()> {
         for it in items {
+            check_name(it.name)?;
             let d = cx.plan.out_dtype(it.tensor.dtype());
             if descr_of(d).is_none() {
                 return Err(Error::UnsupportedDType {
@@ -254,6 +265,18 @@ impl Codec for Npz {
     }
 }
 
+/// Refuses a tensor name numpy would not read back as it is: one with a
+/// NUL character (Python's `zipfile` cuts a member name at its first NUL).
+pub(crate) fn check_name(name: &str) -> Result<()> {
+    if name.contains('\0') {
+        return Err(Error::Npz(format!(
+            "tensor name {name:?} has a NUL character, which numpy would cut the name at; \
+             rename it (--rename)"
+        )));
+    }
+    Ok(())
+}
+
 fn write_member<W: Write + std::io::Seek>(
     zip: &mut NnpZipWriter<W>,
     name: &str,
@@ -285,6 +308,7 @@ pub(crate) fn write_member_with<W: Write + std::io::Seek>(
         }
         .in_tensor(name)
     })?;
+    check_name(name)?;
     let large = byte_len >= (1u64 << 32) - (1 << 20);
     let member_name = format!("{name}.npy");
     let member = zip.start(&member_name, large).map_err(npz_err)?;

@@ -1,7 +1,11 @@
 //! ONNX `.onnx` models (crate `onnx-format`).
 //!
 //! - reading: the initializers of the main graph as tensors named by their
-//!   ONNX names (`raw_data` shares the memory map), and the graph (nodes with
+//!   ONNX names (`raw_data` shares the memory map), then the tensors the
+//!   main graph's `Constant` nodes hold (`value`, `value_float(s)`,
+//!   `value_int(s)`: the weights of paddle2onnx's exports), each named by
+//!   the node's output (a name an initializer already has gets `#2`), and
+//!   the graph (nodes with
 //!   op type, name, inputs, outputs and attributes; graph inputs and
 //!   outputs; initializers as weights). Tensors kept in external files are
 //!   refused.
@@ -89,7 +93,13 @@ impl Codec for OnnxCodec {
     fn read(&self, src: &Source, opts: &ReadOptions) -> Result<Contents> {
         let model = read_model(src, opts)?;
         let mut c = Contents::default();
-        for (name, t) in model.initializers().map_err(onnx_err)? {
+        let constants = model.constants().map_err(onnx_err)?;
+        for (name, t) in model
+            .initializers()
+            .map_err(onnx_err)?
+            .into_iter()
+            .chain(constants)
+        {
             c.push(StoredTensor::new(&name, &t), t);
         }
         c.graph = Some(ModelGraph::single(model.graph()));
@@ -156,6 +166,7 @@ impl Codec for OnnxCodec {
     fn reencode(&self, src: &Source, out: &Path) -> Result<()> {
         let model = read_model(src, &ReadOptions::default())?;
         model.initializers().map_err(onnx_err)?;
+        model.constants().map_err(onnx_err)?;
         tensor_core::io::write_atomic(out, |w| -> Result<()> {
             tensor_core::io::write_prefaulted(w, src.bytes())?;
             Ok(())

@@ -11,6 +11,10 @@ pub(super) enum Layout {
     /// An ONNX typed field's values, decoded a slice at a time
     /// (`onnx_typed.rs`).
     OnnxTyped(Box<super::onnx_typed::Typed>),
+    /// The bytes themselves, held (an ONNX `Constant` node's value that
+    /// is not one `TensorProto` in the file: `value_float(s)`,
+    /// `value_int(s)`); the offset is 0.
+    Held(std::sync::Arc<[u8]>),
     /// Big-endian bytes, or bytes in a deflated zip member (`deflate.rs`).
     Coded(super::deflate::Coding),
     /// An HDF5 dataset stored otherwise: big-endian, compact or chunked

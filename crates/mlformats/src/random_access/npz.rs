@@ -27,7 +27,9 @@ impl FileIndex {
         let budget = tensor_core::InflateBudget::new(&self.limits, r.len());
         let opts = nnp_archive::ReadOptions::default()
             .with_limits(self.limits)
-            .with_budget(budget.clone());
+            .with_budget(budget.clone())
+            // names are tensor names, never paths (see `formats/npz.rs`)
+            .allow_unsafe_names(true);
         // the zip reader reads the directory a field at a time: buffered
         let stream = io::BufReader::with_capacity(16 << 10, Stream { r, pos: 0 });
         let members = list(stream, &opts).map_err(crate::formats::npz::zip_err)?;

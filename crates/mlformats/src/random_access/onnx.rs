@@ -31,9 +31,13 @@ use crate::Result;
 use crate::codec::{StoredTensor, free_name};
 use crate::formats::onnx::onnx_err;
 
-/// `ModelProto.graph`, `GraphProto.initializer`, `TensorProto.raw_data`.
+/// `ModelProto.graph`, `GraphProto.initializer`, `GraphProto.node`,
+/// `NodeProto.attribute`, `AttributeProto.t`, `TensorProto.raw_data`.
 const MODEL_GRAPH: u64 = 7;
 const GRAPH_INITIALIZER: u64 = 5;
+const GRAPH_NODE: u64 = 1;
+const NODE_ATTRIBUTE: u64 = 5;
+const ATTRIBUTE_T: u64 = 5;
 const TENSOR_RAW_DATA: u64 = 9;
 
 const WHAT: &str = "the model";
@@ -87,21 +91,21 @@ fn group(wt: u64) -> Walk<()> {
     Ok(())
 }
 
-/// What [`walk`] does with its special field: the cursor, the payload's
-/// place and length, the message's copy.
-type Each<'f, R> = dyn FnMut(&mut Cursor<'_, R>, u64, u64, &mut Vec<u8>) -> Walk<()> + 'f;
+/// What [`walk`] does with its special fields: the cursor, the field's
+/// number, the payload's place and length, the message's copy.
+type Each<'f, R> = dyn FnMut(&mut Cursor<'_, R>, u64, u64, u64, &mut Vec<u8>) -> Walk<()> + 'f;
 
 /// Walks the message at `[at, at + n)`: every field copied to the result
-/// but field `special`, which `each` handles (it gets the cursor, the
-/// payload's place and length, and the result), and with `typed` (a
-/// `TensorProto`), its typed fields of numbers, checked and counted there
-/// (not copied).
+/// but the fields `special`, which `each` handles (it gets the cursor, the
+/// field's number, the payload's place and length, and the result), and
+/// with `typed` (a `TensorProto`), its typed fields of numbers, checked
+/// and counted there (not copied).
 fn walk<R: ReadAt + ?Sized>(
     r: &R,
     at: u64,
     n: u64,
     limits: &Limits,
-    special: u64,
+    special: &[u64],
     mut typed: Option<&mut Fields>,
     each: &mut Each<'_, R>,
 ) -> Walk<Vec<u8>> {
@@ -114,7 +118,7 @@ fn walk<R: ReadAt + ?Sized>(
         let start = c.pos;
         let (num, wt) = c.key()?;
         group(wt)?;
-        if num == special {
+        if special.contains(&num) {
             if wt != LEN {
                 return Err(bad(
                     WHAT,
@@ -123,7 +127,7 @@ fn walk<R: ReadAt + ?Sized>(
                 ));
             }
             let (p, len) = c.len_delimited()?;
-            each(&mut c, p, len, &mut out)?;
+            each(&mut c, num, p, len, &mut out)?;
         } else if let Some(f) = typed.as_deref_mut().filter(|_| Fields::is_typed(num)) {
             f.take(&mut c, start, num, wt)?;
         } else {
@@ -134,46 +138,120 @@ fn walk<R: ReadAt + ?Sized>(
     Ok(out)
 }
 
-/// The model without its initializers' data, and where each one's is.
-fn strip<R: ReadAt + ?Sized>(r: &R, limits: &Limits) -> Walk<(Vec<u8>, Vec<Init>)> {
+/// Walks the `TensorProto` at `[at, at + n)`: its copy without `raw_data`
+/// and typed fields, and where those are.
+fn tensor<R: ReadAt + ?Sized>(r: &R, at: u64, n: u64, limits: &Limits) -> Walk<(Vec<u8>, Init)> {
+    let mut raw: Raw = None;
+    let mut typed = Fields::default();
+    let copy = walk(
+        r,
+        at,
+        n,
+        limits,
+        &[TENSOR_RAW_DATA],
+        Some(&mut typed),
+        &mut |_, _, at, n, _| {
+            raw = Some((at, n)); // the last one counts, as in prost
+            Ok(())
+        },
+    )?;
+    let init = Init {
+        raw,
+        typed,
+        at,
+        end: at + n,
+    };
+    Ok((copy, init))
+}
+
+/// Where the tensors of one node's attributes (`AttributeProto.t`) are,
+/// by attribute position; `None` for an attribute with more than one `t`
+/// (prost merges them: such a value is read from the decoded model).
+type NodeTensors = Vec<(usize, Option<Init>)>;
+
+/// Walks the `NodeProto` at `[at, at + n)`: where each attribute's tensor
+/// is (the node itself is copied as it is, data included).
+fn node_tensors<R: ReadAt + ?Sized>(r: &R, at: u64, n: u64, limits: &Limits) -> Walk<NodeTensors> {
+    let mut found: NodeTensors = Vec::new();
+    let mut attr = 0usize;
+    walk(
+        r,
+        at,
+        n,
+        limits,
+        &[NODE_ATTRIBUTE],
+        None,
+        &mut |c, _, at, n, _| {
+            let mut this: Option<Option<Init>> = None;
+            walk(
+                c.r,
+                at,
+                n,
+                limits,
+                &[ATTRIBUTE_T],
+                None,
+                &mut |c, _, at, n, _| {
+                    let (_, init) = tensor(c.r, at, n, limits)?;
+                    this = Some(match this {
+                        None => Some(init),
+                        Some(_) => None,
+                    });
+                    Ok(())
+                },
+            )?;
+            if let Some(t) = this {
+                found.push((attr, t));
+            }
+            attr += 1;
+            Ok(())
+        },
+    )?;
+    Ok(found)
+}
+
+/// What [`strip`] finds: the model without its initializers' data, where
+/// each initializer's data is, and where each node's attribute tensors are
+/// (by node position).
+type Stripped = (Vec<u8>, Vec<Init>, Vec<(usize, NodeTensors)>);
+
+/// The model without its initializers' data, where each one's is, and
+/// where the nodes' attribute tensors are (nodes are copied whole).
+fn strip<R: ReadAt + ?Sized>(r: &R, limits: &Limits) -> Walk<Stripped> {
     let mut inits: Vec<Init> = Vec::new();
+    let mut nodes: Vec<(usize, NodeTensors)> = Vec::new();
+    let mut node = 0usize;
     let model = walk(
         r,
         0,
         r.len(),
         limits,
-        MODEL_GRAPH,
+        &[MODEL_GRAPH],
         None,
-        &mut |c, at, n, out| {
+        &mut |c, _, at, n, out| {
             let graph = walk(
                 c.r,
                 at,
                 n,
                 limits,
-                GRAPH_INITIALIZER,
+                &[GRAPH_INITIALIZER, GRAPH_NODE],
                 None,
-                &mut |c, at, n, out| {
-                    let mut raw: Raw = None;
-                    let mut typed = Fields::default();
-                    let tensor = walk(
-                        c.r,
-                        at,
-                        n,
-                        limits,
-                        TENSOR_RAW_DATA,
-                        Some(&mut typed),
-                        &mut |_, at, n, _| {
-                            raw = Some((at, n)); // the last one counts, as in prost
-                            Ok(())
-                        },
-                    )?;
+                &mut |c, num, at, n, out| {
+                    if num == GRAPH_NODE {
+                        let found = node_tensors(c.r, at, n, limits)?;
+                        if !found.is_empty() {
+                            nodes.push((node, found));
+                        }
+                        node += 1;
+                        limits.check_alloc(
+                            "ONNX model fields",
+                            (out.len() as u64).saturating_add(n),
+                        )?;
+                        put_message(out, GRAPH_NODE, &c.read(at, n, limits)?);
+                        return Ok(());
+                    }
+                    let (tensor, init) = tensor(c.r, at, n, limits)?;
                     limits.check_tensors(inits.len() as u64 + 1)?;
-                    inits.push(Init {
-                        raw,
-                        typed,
-                        at,
-                        end: at + n,
-                    });
+                    inits.push(init);
                     put_message(out, GRAPH_INITIALIZER, &tensor);
                     Ok(())
                 },
@@ -182,7 +260,93 @@ fn strip<R: ReadAt + ?Sized>(r: &R, limits: &Limits) -> Walk<(Vec<u8>, Vec<Init>
             Ok(())
         },
     )?;
-    Ok((model, inits))
+    Ok((model, inits, nodes))
+}
+
+/// Where one tensor's data is: its dtype, dims, element count, offset,
+/// byte length and layout.
+struct Located {
+    dtype: tensor_core::DType,
+    dims: Vec<usize>,
+    numel: u64,
+    offset: u64,
+    len: u64,
+    layout: Layout,
+}
+
+/// The data of the tensor `t` (its `TensorProto` walked as `init`) as
+/// [`onnx_format::tensor_from_proto`] checks it.
+fn locate<R: ReadAt + ?Sized>(
+    r: &R,
+    t: &onnx_format::TensorProto,
+    init: Init,
+    limits: &Limits,
+    budget: &mut u64,
+) -> Result<Located> {
+    let name = t.name.clone().unwrap_or_default();
+    let (dtype, dims, byte_len) = onnx_format::read::tensor_layout(t, limits).map_err(onnx_err)?;
+    let numel = count(&dims).ok_or_else(|| overflow(&name))?;
+    let (offset, layout) = match init.raw {
+        Some((offset, len)) => {
+            onnx_format::read::check_raw_len(&name, dtype, &dims, byte_len, len)
+                .map_err(onnx_err)?;
+            (offset, Layout::Contiguous)
+        }
+        None => {
+            // as `onnx_format::read::tensor_from_proto` checks them
+            // (the count maybe at the first read: see `onnx_typed.rs`)
+            limits.check_alloc("tensor data", byte_len as u64)?;
+            let meta = Meta {
+                name: &name,
+                dtype,
+                dims: &dims,
+                numel,
+                at: init.at,
+                end: init.end,
+            };
+            init.typed.layout(r, &meta, budget)?
+        }
+    };
+    Ok(Located {
+        dtype,
+        dims,
+        numel,
+        offset,
+        len: byte_len as u64,
+        layout,
+    })
+}
+
+/// The tensor of a `Constant` node's value `v`: located in the file when
+/// it is a `TensorProto` walked once (`found`), else held (decoded from the
+/// model). `None` for a type `tensor-core` has no equivalent of (left out,
+/// as the whole-file path leaves it out).
+fn constant<R: ReadAt + ?Sized>(
+    r: &R,
+    v: onnx_format::ConstantValue<'_>,
+    found: Option<Init>,
+    limits: &Limits,
+    budget: &mut u64,
+) -> Result<Option<Located>> {
+    if let onnx_format::ConstantValue::Tensor(t) = v {
+        if let Err(onnx_format::Error::UnsupportedDataType { .. }) =
+            onnx_format::read::tensor_layout(t, limits)
+        {
+            return Ok(None);
+        }
+        if let Some(init) = found {
+            return locate(r, t, init, limits, budget).map(Some);
+        }
+    }
+    let t = v.tensor(None, limits).map_err(onnx_err)?;
+    Ok(Some(Located {
+        dtype: t.dtype(),
+        dims: t.dims().to_vec(),
+        numel: t.numel() as u64,
+        offset: 0,
+        len: t.bytes().len() as u64,
+        layout: Layout::Held(std::sync::Arc::from(t.bytes())),
+    }))
 }
 
 impl FileIndex {
@@ -190,7 +354,7 @@ impl FileIndex {
     /// proto2 groups.
     pub(crate) fn read_onnx<R: ReadAt + ?Sized>(&mut self, r: &R) -> Result<bool> {
         let limits = self.limits;
-        let (stripped, found) = match strip(r, &limits) {
+        let (stripped, found, mut nodes) = match strip(r, &limits) {
             Ok(x) => x,
             Err(Stop::Whole) => return Ok(false),
             Err(Stop::Err(e)) => return Err(e),
@@ -198,7 +362,8 @@ impl FileIndex {
         let o = onnx_format::ReadOptions::default().with_limits(limits);
         let model = onnx_format::Model::parse_with(&stripped, &o).map_err(onnx_err)?;
         drop(stripped);
-        let inits = &model.graph_proto().initializer;
+        let graph = model.graph_proto();
+        let inits = &graph.initializer;
         if inits.len() != found.len() {
             return Ok(false);
         }
@@ -215,46 +380,45 @@ impl FileIndex {
         }
         let mut budget = OPEN_COUNT;
         let mut taken: HashSet<String> = HashSet::new();
+        let mut located = Vec::with_capacity(inits.len());
         for (t, init) in inits.iter().zip(found) {
             let name = t.name.clone().unwrap_or_default();
-            let (dtype, dims, byte_len) =
-                onnx_format::read::tensor_layout(t, &limits).map_err(onnx_err)?;
-            let numel = count(&dims).ok_or_else(|| overflow(&name))?;
-            let (offset, layout) = match init.raw {
-                Some((offset, len)) => {
-                    onnx_format::read::check_raw_len(&name, dtype, &dims, byte_len, len)
-                        .map_err(onnx_err)?;
-                    (offset, Layout::Contiguous)
-                }
-                None => {
-                    // as `onnx_format::read::tensor_from_proto` checks them
-                    // (the count maybe at the first read: see `onnx_typed.rs`)
-                    limits.check_alloc("tensor data", byte_len as u64)?;
-                    let meta = Meta {
-                        name: &name,
-                        dtype,
-                        dims: &dims,
-                        numel,
-                        at: init.at,
-                        end: init.end,
-                    };
-                    init.typed.layout(r, &meta, &mut budget)?
-                }
+            located.push((name, locate(r, t, init, &limits, &mut budget)?));
+        }
+        // then the tensors of the `Constant` nodes, as the whole path reads
+        // them (`onnx_format::Model::constants`)
+        for (i, n) in graph.node.iter().enumerate() {
+            let Some((a, v)) = onnx_format::constant_attribute(n) else {
+                continue;
             };
+            // (both recorded in increasing position)
+            let walked = nodes
+                .binary_search_by_key(&i, |(at, _)| *at)
+                .ok()
+                .and_then(|k| nodes.get_mut(k))
+                .and_then(|(_, attrs)| {
+                    let k = attrs.binary_search_by_key(&a, |(at, _)| *at).ok()?;
+                    attrs.get_mut(k)?.1.take()
+                });
+            if let Some(l) = constant(r, v, walked, &limits, &mut budget)? {
+                located.push((n.output.first().cloned().unwrap_or_default(), l));
+            }
+        }
+        for (name, l) in located {
             // a repeated name gets `#2`, ...; its stored name stays (as
             // `Contents::push` does)
-            let mut stored = StoredTensor::from_parts(name, dims);
+            let mut stored = StoredTensor::from_parts(name, l.dims);
             stored.name = free_name(stored.name, |n| taken.contains(n));
             taken.insert(stored.name.clone());
             self.tensors.push(IndexedTensor {
                 tensor_dims: None,
                 stored,
-                dtype,
+                dtype: l.dtype,
                 order: MemoryOrder::RowMajor,
-                offset,
-                len: byte_len as u64,
-                numel,
-                layout,
+                offset: l.offset,
+                len: l.len,
+                numel: l.numel,
+                layout: l.layout,
             });
         }
         self.metadata = crate::formats::onnx::metadata(&model);

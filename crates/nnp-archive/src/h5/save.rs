@@ -21,23 +21,78 @@ pub(super) enum Node {
     Dataset(usize),
 }
 
+/// The name of the attribute that keeps a parameter's own name on a
+/// dataset stored under another path (see [`h5_path`]). nnabla's loaders
+/// read only `need_grad` and `index`, so they ignore it.
+pub const NAME_ATTRIBUTE: &str = "original_name";
+
+/// The HDF5 path (without the leading `/`) a parameter named `name` is
+/// stored at: `name` itself when HDF5 can hold it, else `name` with each
+/// empty path component written `_` and each `.` component `_.` (the
+/// torch.onnx 2.x names: `/model.22/Unsqueeze_12_output_0` is stored at
+/// `_/model.22/Unsqueeze_12_output_0`). A dataset stored under another path
+/// than its name keeps the name in its [`NAME_ATTRIBUTE`] attribute, which
+/// [`crate::h5`]'s readers give back; nnabla, which ignores it, registers
+/// the parameter under the path. A name with a NUL character is refused.
+///
+/// ```
+/// use nnp_archive::h5::h5_path;
+/// assert_eq!(h5_path("fc/W").unwrap(), "fc/W");
+/// assert_eq!(h5_path("/model.0/w").unwrap(), "_/model.0/w");
+/// assert_eq!(h5_path("a//b/").unwrap(), "a/_/b/_");
+/// assert!(h5_path("a\0b").is_err());
+/// ```
+pub fn h5_path(name: &str) -> Result<std::borrow::Cow<'_, str>> {
+    if name.contains('\0') {
+        return Err(Error::InvalidName {
+            name: name.to_string(),
+            reason: "it contains NUL",
+        });
+    }
+    if name.split('/').all(|c| !c.is_empty() && c != ".") {
+        return Ok(std::borrow::Cow::Borrowed(name));
+    }
+    let parts: Vec<&str> = name
+        .split('/')
+        .map(|c| match c {
+            "" => "_",
+            "." => "_.",
+            c => c,
+        })
+        .collect();
+    Ok(std::borrow::Cow::Owned(parts.join("/")))
+}
+
+/// The type and value of the [`NAME_ATTRIBUTE`] a dataset named `name`
+/// has: `None` when it is stored at its name. The value is a fixed-length
+/// UTF-8 string padded with NULs (what h5py and hdf5-pure write for a
+/// fixed-length string attribute), of at least one byte.
+pub(super) fn name_attribute(name: &str) -> Result<Option<(Vec<u8>, Vec<u8>)>> {
+    if h5_path(name)? == name {
+        return Ok(None);
+    }
+    let mut value = name.as_bytes().to_vec();
+    if value.is_empty() {
+        value.push(0);
+    }
+    let size = u32::try_from(value.len()).map_err(|_| Error::InvalidName {
+        name: name.to_string(),
+        reason: "it is too long for an HDF5 string",
+    })?;
+    // class 3 (string), version 1; padding 1 (null pad), character set 1 (UTF-8)
+    let mut dt = vec![0x13, 0x11, 0, 0];
+    dt.extend_from_slice(&size.to_le_bytes());
+    Ok(Some((dt, value)))
+}
+
+/// Places the dataset `idx` named `name` in the tree at its [`h5_path`].
 pub(super) fn insert_path(root: &mut BTreeMap<String, Node>, name: &str, idx: usize) -> Result<()> {
     let invalid = |reason| Error::InvalidName {
         name: name.to_string(),
         reason,
     };
-    let parts: Vec<&str> = name.split('/').collect();
-    for p in &parts {
-        if p.is_empty() {
-            return Err(invalid("it has an empty path component"));
-        }
-        if *p == "." {
-            return Err(invalid("`.` is not a link name"));
-        }
-        if p.contains('\0') {
-            return Err(invalid("it contains NUL"));
-        }
-    }
+    let path = h5_path(name)?;
+    let parts: Vec<&str> = path.split('/').collect();
     let (leaf, groups) = match parts.split_last() {
         Some(x) => x,
         None => return Err(invalid("it is empty")),
@@ -53,7 +108,9 @@ pub(super) fn insert_path(root: &mut BTreeMap<String, Node>, name: &str, idx: us
         };
     }
     match cur.get(*leaf) {
-        Some(Node::Dataset(_)) => Err(invalid("it is given twice")),
+        Some(Node::Dataset(_)) => Err(invalid(
+            "it is given twice, or another name is stored at the same HDF5 path",
+        )),
         Some(Node::Group(_)) => Err(invalid("it is also a prefix of another parameter")),
         None => {
             cur.insert((*leaf).to_string(), Node::Dataset(idx));

@@ -269,7 +269,7 @@ fn stream_writer_checks_what_it_is_given() {
     assert!(back[0].need_grad && !back[1].need_grad);
     // names and types are refused before anything is written
     let mut out = Vec::new();
-    let bad = [ParamSpec::new("a//b", DType::F32, [1], true)];
+    let bad = [ParamSpec::new("a\0b", DType::F32, [1], true)];
     assert!(matches!(
         StreamWriter::new(&mut out, &bad),
         Err(Error::InvalidName { .. })
@@ -345,12 +345,13 @@ fn solver_state_round_trips_with_its_index_attributes() {
 fn names_that_cannot_be_stored() {
     let a = t32(&[1], &[1.]);
     for bad in [
-        ["a//b", "x"],
-        ["/a", "x"],
+        ["a\0b", "x"],
         ["a", "a/b"],
         ["a/b", "a"],
         ["a", "a"],
-        ["", "x"],
+        // two names stored at one path
+        ["/a", "_/a"],
+        ["a/", "a"],
     ] {
         let mut buf = Vec::new();
         let e = write_tensors(&mut buf, [(bad[0], &a, true), (bad[1], &a, true)]).unwrap_err();
@@ -359,6 +360,79 @@ fn names_that_cannot_be_stored() {
     let c = Tensor::new(DType::C64, [1], vec![0u8; 8]).unwrap();
     let e = write_tensors(Vec::new(), [("c", &c, true)]).unwrap_err();
     assert!(matches!(e, Error::UnsupportedDtype { .. }), "{e}");
+}
+
+#[test]
+fn names_hdf5_cannot_hold_come_back() {
+    // torch.onnx's names (a leading `/`), empty and `.` components: stored
+    // at `h5_path`, the name kept in an attribute and given back
+    let names = [
+        "/model.22/Unsqueeze_12_output_0",
+        "a//b",
+        "/x",
+        ".",
+        "ok/name",
+        "c/",
+    ];
+    let ts: Vec<Tensor<'static>> = (0..names.len()).map(|i| t32(&[1], &[i as f32])).collect();
+    let mut buf = Vec::new();
+    write_tensors(&mut buf, names.iter().zip(&ts).map(|(n, t)| (*n, t, true))).unwrap();
+    let back = parse(&buf).unwrap();
+    let got: Vec<&str> = back.iter().map(|p| p.name.as_str()).collect();
+    assert_eq!(got, names);
+    for (p, t) in back.iter().zip(&ts) {
+        assert_eq!(p.tensor.bytes(), t.bytes(), "{}", p.name);
+    }
+    // the paths the file holds (what nnabla registers)
+    let f = hdf5_pure::File::from_bytes(buf.clone()).unwrap();
+    for (n, want) in [
+        (
+            "/model.22/Unsqueeze_12_output_0",
+            "_/model.22/Unsqueeze_12_output_0",
+        ),
+        ("a//b", "a/_/b"),
+        ("/x", "_/x"),
+        (".", "_."),
+        ("c/", "c/_"),
+    ] {
+        assert_eq!(h5_path(n).unwrap(), want);
+        let ds = f.dataset(want).unwrap();
+        let attrs = ds.attrs().unwrap();
+        assert_eq!(
+            attrs.get(NAME_ATTRIBUTE),
+            Some(&hdf5_pure::AttrValue::String(n.to_string())),
+            "{n:?}"
+        );
+    }
+    // a name HDF5 holds has no attribute
+    let ds = f.dataset("ok/name").unwrap();
+    assert!(!ds.attrs().unwrap().contains_key(NAME_ATTRIBUTE));
+    // the empty name (at `_`)
+    let mut buf = Vec::new();
+    write_tensors(&mut buf, [("", &ts[0], false)]).unwrap();
+    assert_eq!(parse(&buf).unwrap()[0].name, "");
+}
+
+#[test]
+fn a_name_attribute_for_another_path_is_not_taken() {
+    // the attribute names the dataset only where its path is the name's
+    let bytes = custom(|fb| {
+        fb.create_dataset("w")
+            .with_f32_data(&[1.0])
+            .set_attr("need_grad", AttrValue::I8(1))
+            .set_attr("index", AttrValue::I64(1))
+            .set_attr(NAME_ATTRIBUTE, AttrValue::String("/other".into()));
+        let mut g = fb.create_group("_");
+        g.create_dataset("y")
+            .with_f32_data(&[2.0])
+            .set_attr("need_grad", AttrValue::I8(1))
+            .set_attr("index", AttrValue::I64(0))
+            .set_attr(NAME_ATTRIBUTE, AttrValue::String("/y".into()));
+        fb.add_group(g.finish());
+    });
+    let back = parse(&bytes).unwrap();
+    let got: Vec<&str> = back.iter().map(|p| p.name.as_str()).collect();
+    assert_eq!(got, ["/y", "w"]);
 }
 
 #[test]

@@ -201,12 +201,23 @@ fn read_dataset<C: Calls>(
         })?),
     };
 
+    // a name HDF5 cannot hold, kept beside the path it is stored at (the
+    // attribute is taken only where that path is the name's)
+    let name = match attrs.get(super::NAME_ATTRIBUTE) {
+        Some(hdf5_pure::AttrValue::String(n) | hdf5_pure::AttrValue::AsciiString(n))
+            if super::h5_path(n).is_ok_and(|p| p == path) =>
+        {
+            n.clone()
+        }
+        _ => path.to_string(),
+    };
+
     let layout = calls.call(|| ds.layout())?.map_err(|e| h5err(path, e))?;
     let data = data_of(
         path, ds, &layout, &dims, dtype, nbytes, input, limits, mode, calls,
     )?;
     Ok(RawParam {
-        name: path.to_string(),
+        name,
         dtype,
         dims,
         need_grad,

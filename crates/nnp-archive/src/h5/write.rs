@@ -67,7 +67,8 @@ const MAX_RANK: usize = 32;
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct DatasetSpec {
-    /// The dataset path without the leading `/`; groups are split on `/`.
+    /// The dataset's name: stored at its [`super::h5_path`] (itself, for
+    /// any name HDF5 can hold; groups are split on `/`).
     pub name: String,
     /// The element type (see [`super::can_hold`]).
     pub dtype: DType,
@@ -568,6 +569,13 @@ fn encode_object(o: &Obj, slots: &[Slot], addrs: &[u64]) -> Result<Vec<u8>> {
                     kind: MSG_ATTRIBUTE,
                     flags: 0,
                     data: attribute("index", &fixed(8, true), &ix.to_le_bytes()),
+                });
+            }
+            if let Some((dt, value)) = super::save::name_attribute(&spec.name)? {
+                msgs.push(Msg {
+                    kind: MSG_ATTRIBUTE,
+                    flags: 0,
+                    data: attribute(super::NAME_ATTRIBUTE, &dt, &value),
                 });
             }
             object_header(&spec.name, &msgs)
