@@ -1,0 +1,127 @@
+//! `--input-value` fixes an input to a constant, and an `If` on a
+//! condition folded from it is replaced by the branch it takes (the
+//! voice-activity models that branch on the sample rate).
+
+use graph_translate::import::{ImportOptions, onnx_to_nnabla, onnx_to_tennis};
+use onnx_format::builder::{Dim, GraphBuilder};
+use onnx_format::proto::AttributeProto;
+use onnx_format::proto::attribute_proto::AttributeType;
+use onnx_format::proto::tensor_proto::DataType;
+
+/// A branch computing `op(x)` as its one output `out`.
+fn branch(name: &str, op: &str, out: &str) -> AttributeProto {
+    let mut b = GraphBuilder::new(name);
+    b.node(op, "", &["x"], &[out], vec![]);
+    b.output_unshaped(out, DataType::Float);
+    AttributeProto {
+        name: Some(name.into()),
+        r#type: Some(AttributeType::Graph as i32),
+        g: Some(b.graph),
+        ..Default::default()
+    }
+}
+
+/// `y = If(Equal(sr, 16000), Relu(x), Neg(x))`, `sr` an int64 `[1]`.
+fn model() -> onnx_format::Model {
+    let mut b = GraphBuilder::new("vad");
+    b.input("sr", DataType::Int64, &[Dim::Value(1)]);
+    b.input("x", DataType::Float, &[Dim::Value(2), Dim::Value(3)]);
+    let k = b.const_i64("k", &[16000]);
+    b.node("Equal", "", &["sr", &k], &["cond"], vec![]);
+    let then_b = branch("then_branch", "Relu", "t");
+    let else_b = branch("else_branch", "Neg", "e");
+    b.node("If", "", &["cond"], &["y"], vec![then_b, else_b]);
+    b.output("y", DataType::Float, &[Dim::Value(2), Dim::Value(3)]);
+    let mut bytes = Vec::new();
+    onnx_format::write_model(&mut bytes, &b.finish(&Default::default())).unwrap();
+    onnx_format::Model::parse(&bytes).unwrap()
+}
+
+fn nnabla_functions(opts: &ImportOptions) -> (Vec<String>, Vec<String>) {
+    let nn = onnx_to_nnabla(&model(), opts).unwrap();
+    let net = &nn.model.network[0];
+    let f = net.function.iter().map(|f| f.r#type.clone()).collect();
+    let ins = nn.model.executor[0]
+        .data_variable
+        .iter()
+        .map(|v| v.variable_name.clone())
+        .collect();
+    (f, ins)
+}
+
+#[test]
+fn a_fixed_sample_rate_takes_the_then_branch_into_nnabla() {
+    let opts = ImportOptions::default().input_value("sr", vec![16000.0]);
+    let (f, ins) = nnabla_functions(&opts);
+    assert_eq!(f, ["ReLU"]);
+    // sr is a constant now, not an input of the network.
+    assert_eq!(ins, ["x"]);
+}
+
+#[test]
+fn another_sample_rate_takes_the_else_branch() {
+    let opts = ImportOptions::default().input_value("sr", vec![8000.0]);
+    let (f, ins) = nnabla_functions(&opts);
+    // Neg is NNabla's MulScalar by -1.
+    assert_eq!(f, ["MulScalar"]);
+    assert_eq!(ins, ["x"]);
+    let m = onnx_to_tennis(&model(), &opts).unwrap();
+    let ops: Vec<&str> = m.nodes().iter().map(|n| n.op()).collect();
+    assert!(!ops.contains(&"relu"), "{ops:?}");
+    let m = onnx_to_tennis(
+        &model(),
+        &ImportOptions::default().input_value("sr", vec![16000.0]),
+    )
+    .unwrap();
+    let ops: Vec<&str> = m.nodes().iter().map(|n| n.op()).collect();
+    assert!(ops.contains(&"relu"), "{ops:?}");
+}
+
+#[test]
+fn an_if_on_an_input_is_refused_naming_input_value() {
+    for e in [
+        onnx_to_nnabla(&model(), &ImportOptions::default())
+            .err()
+            .unwrap()
+            .to_string(),
+        onnx_to_tennis(&model(), &ImportOptions::default())
+            .err()
+            .unwrap()
+            .to_string(),
+    ] {
+        assert!(e.contains("If ("), "{e}");
+        assert!(e.contains("--input-value sr=..."), "{e}");
+    }
+}
+
+#[test]
+fn input_values_that_do_not_fit_are_refused_naming_the_input() {
+    let e = onnx_to_nnabla(
+        &model(),
+        &ImportOptions::default().input_value("sr", vec![1.0, 2.0]),
+    )
+    .err()
+    .unwrap()
+    .to_string();
+    assert!(e.contains("--input-value sr: 2 value(s)"), "{e}");
+    let e = onnx_to_nnabla(
+        &model(),
+        &ImportOptions::default().input_value("sr", vec![0.5]),
+    )
+    .err()
+    .unwrap()
+    .to_string();
+    assert!(e.contains("sr") && e.contains("INT64"), "{e}");
+    let e = onnx_to_nnabla(
+        &model(),
+        &ImportOptions::default().input_value("nope", vec![1.0]),
+    )
+    .err()
+    .unwrap()
+    .to_string();
+    assert!(e.contains("\"nope\""), "{e}");
+    let p = graph_translate::import::parse_input_value("sr=16000, 8000").unwrap();
+    assert_eq!(p, ("sr".to_string(), vec![16000.0, 8000.0]));
+    assert!(graph_translate::import::parse_input_value("sr=").is_err());
+    assert!(graph_translate::import::parse_input_value("sr=a").is_err());
+}
