@@ -125,3 +125,64 @@ fn input_values_that_do_not_fit_are_refused_naming_the_input() {
     assert!(graph_translate::import::parse_input_value("sr=").is_err());
     assert!(graph_translate::import::parse_input_value("sr=a").is_err());
 }
+
+/// `y = If(c, Add(x, k), x)` with `k` an initializer of the then-branch and
+/// the else-branch giving the outer `x` itself; `c` a bool input.
+fn model_with_locals() -> onnx_format::Model {
+    let mut t = GraphBuilder::new("then_branch");
+    let k = t.const_f32("k", &[1.0, 2.0, 3.0], &[3]);
+    t.node("Add", "", &["x", &k], &["s"], vec![]);
+    t.output_unshaped("s", DataType::Float);
+    let mut e = GraphBuilder::new("else_branch");
+    e.output_unshaped("x", DataType::Float);
+    let attr = |name: &str, g: GraphBuilder| AttributeProto {
+        name: Some(name.into()),
+        r#type: Some(AttributeType::Graph as i32),
+        g: Some(g.graph),
+        ..Default::default()
+    };
+    let mut b = GraphBuilder::new("g");
+    b.input("c", DataType::Bool, &[]);
+    b.input("x", DataType::Float, &[Dim::Value(2), Dim::Value(3)]);
+    b.node(
+        "If",
+        "",
+        &["c"],
+        &["y"],
+        vec![attr("then_branch", t), attr("else_branch", e)],
+    );
+    b.node("Relu", "", &["y"], &["z"], vec![]);
+    b.output("z", DataType::Float, &[Dim::Value(2), Dim::Value(3)]);
+    let mut bytes = Vec::new();
+    onnx_format::write_model(&mut bytes, &b.finish(&Default::default())).unwrap();
+    onnx_format::Model::parse(&bytes).unwrap()
+}
+
+#[test]
+fn branch_initializers_and_outer_outputs_are_inlined() {
+    let opts = ImportOptions::default().input_value("c", vec![1.0]);
+    let nn = onnx_to_nnabla(&model_with_locals(), &opts).unwrap();
+    let f: Vec<&str> = nn.model.network[0]
+        .function
+        .iter()
+        .map(|f| f.r#type.as_str())
+        .collect();
+    // (the [3] constant reshaped to [1, 3] for NNabla's broadcast)
+    assert_eq!(f, ["Reshape", "Add2", "ReLU"]);
+    // The branch's initializer is a parameter, named after the If.
+    let names: Vec<&str> = nn.parameters.iter().map(|(n, _)| n.as_str()).collect();
+    assert!(names.iter().any(|n| n.starts_with("If#0.")), "{names:?}");
+    let opts = ImportOptions::default().input_value("c", vec![0.0]);
+    let nn = onnx_to_nnabla(&model_with_locals(), &opts).unwrap();
+    let f: Vec<&str> = nn.model.network[0]
+        .function
+        .iter()
+        .map(|f| f.r#type.as_str())
+        .collect();
+    assert_eq!(f.last(), Some(&"ReLU"));
+    assert!(!f.contains(&"Add2"), "{f:?}");
+    // A condition that is not one element is refused.
+    let opts = ImportOptions::default().input_value("c", vec![2.0]);
+    let e = onnx_to_nnabla(&model_with_locals(), &opts).err().unwrap();
+    assert!(e.to_string().contains("BOOL"), "{e}");
+}
