@@ -37,6 +37,12 @@ fn model() -> onnx_format::Model {
     onnx_format::Model::parse(&bytes).unwrap()
 }
 
+/// `sr` fixed to `v`.
+fn sr(v: f64) -> ImportOptions {
+    ImportOptions::default().input_value("sr", vec![v])
+}
+
+/// The NNabla import's function types and data inputs.
 fn nnabla_functions(opts: &ImportOptions) -> (Vec<String>, Vec<String>) {
     let nn = onnx_to_nnabla(&model(), opts).unwrap();
     let net = &nn.model.network[0];
@@ -49,45 +55,43 @@ fn nnabla_functions(opts: &ImportOptions) -> (Vec<String>, Vec<String>) {
     (f, ins)
 }
 
+/// The TenniS import's operators.
+fn tennis_ops(opts: &ImportOptions) -> Vec<String> {
+    let m = onnx_to_tennis(&model(), opts).unwrap();
+    m.nodes().iter().map(|n| n.op().to_string()).collect()
+}
+
+/// Why the NNabla import refuses the model with `opts`.
+fn nnabla_refusal(opts: &ImportOptions) -> String {
+    onnx_to_nnabla(&model(), opts).err().unwrap().to_string()
+}
+
 #[test]
-fn a_fixed_sample_rate_takes_the_then_branch_into_nnabla() {
-    let opts = ImportOptions::default().input_value("sr", vec![16000.0]);
-    let (f, ins) = nnabla_functions(&opts);
+fn a_fixed_sample_rate_takes_the_then_branch() {
+    let (f, ins) = nnabla_functions(&sr(16000.0));
     assert_eq!(f, ["ReLU"]);
     // sr is a constant now, not an input of the network.
     assert_eq!(ins, ["x"]);
+    let ops = tennis_ops(&sr(16000.0));
+    assert!(ops.iter().any(|o| o == "relu"), "{ops:?}");
 }
 
 #[test]
 fn another_sample_rate_takes_the_else_branch() {
-    let opts = ImportOptions::default().input_value("sr", vec![8000.0]);
-    let (f, ins) = nnabla_functions(&opts);
+    let (f, ins) = nnabla_functions(&sr(8000.0));
     // Neg is NNabla's MulScalar by -1.
     assert_eq!(f, ["MulScalar"]);
     assert_eq!(ins, ["x"]);
-    let m = onnx_to_tennis(&model(), &opts).unwrap();
-    let ops: Vec<&str> = m.nodes().iter().map(|n| n.op()).collect();
-    assert!(!ops.contains(&"relu"), "{ops:?}");
-    let m = onnx_to_tennis(
-        &model(),
-        &ImportOptions::default().input_value("sr", vec![16000.0]),
-    )
-    .unwrap();
-    let ops: Vec<&str> = m.nodes().iter().map(|n| n.op()).collect();
-    assert!(ops.contains(&"relu"), "{ops:?}");
+    let ops = tennis_ops(&sr(8000.0));
+    assert!(!ops.iter().any(|o| o == "relu"), "{ops:?}");
 }
 
 #[test]
 fn an_if_on_an_input_is_refused_naming_input_value() {
+    let t = onnx_to_tennis(&model(), &ImportOptions::default());
     for e in [
-        onnx_to_nnabla(&model(), &ImportOptions::default())
-            .err()
-            .unwrap()
-            .to_string(),
-        onnx_to_tennis(&model(), &ImportOptions::default())
-            .err()
-            .unwrap()
-            .to_string(),
+        nnabla_refusal(&ImportOptions::default()),
+        t.err().unwrap().to_string(),
     ] {
         assert!(e.contains("If ("), "{e}");
         assert!(e.contains("--input-value sr=..."), "{e}");
@@ -96,29 +100,12 @@ fn an_if_on_an_input_is_refused_naming_input_value() {
 
 #[test]
 fn input_values_that_do_not_fit_are_refused_naming_the_input() {
-    let e = onnx_to_nnabla(
-        &model(),
-        &ImportOptions::default().input_value("sr", vec![1.0, 2.0]),
-    )
-    .err()
-    .unwrap()
-    .to_string();
+    let two = ImportOptions::default().input_value("sr", vec![1.0, 2.0]);
+    let e = nnabla_refusal(&two);
     assert!(e.contains("--input-value sr: 2 value(s)"), "{e}");
-    let e = onnx_to_nnabla(
-        &model(),
-        &ImportOptions::default().input_value("sr", vec![0.5]),
-    )
-    .err()
-    .unwrap()
-    .to_string();
+    let e = nnabla_refusal(&sr(0.5));
     assert!(e.contains("sr") && e.contains("INT64"), "{e}");
-    let e = onnx_to_nnabla(
-        &model(),
-        &ImportOptions::default().input_value("nope", vec![1.0]),
-    )
-    .err()
-    .unwrap()
-    .to_string();
+    let e = nnabla_refusal(&ImportOptions::default().input_value("nope", vec![1.0]));
     assert!(e.contains("\"nope\""), "{e}");
     let p = graph_translate::import::parse_input_value("sr=16000, 8000").unwrap();
     assert_eq!(p, ("sr".to_string(), vec![16000.0, 8000.0]));
@@ -158,15 +145,17 @@ fn model_with_locals() -> onnx_format::Model {
     onnx_format::Model::parse(&bytes).unwrap()
 }
 
+/// The function types of an NNabla import.
+fn types(nn: &graph_translate::import::NnablaImport) -> Vec<&str> {
+    let net = &nn.model.network[0];
+    net.function.iter().map(|f| f.r#type.as_str()).collect()
+}
+
 #[test]
 fn branch_initializers_and_outer_outputs_are_inlined() {
     let opts = ImportOptions::default().input_value("c", vec![1.0]);
     let nn = onnx_to_nnabla(&model_with_locals(), &opts).unwrap();
-    let f: Vec<&str> = nn.model.network[0]
-        .function
-        .iter()
-        .map(|f| f.r#type.as_str())
-        .collect();
+    let f = types(&nn);
     // (the [3] constant reshaped to [1, 3] for NNabla's broadcast)
     assert_eq!(f, ["Reshape", "Add2", "ReLU"]);
     // The branch's initializer is a parameter, named after the If.
@@ -174,11 +163,7 @@ fn branch_initializers_and_outer_outputs_are_inlined() {
     assert!(names.iter().any(|n| n.starts_with("If#0.")), "{names:?}");
     let opts = ImportOptions::default().input_value("c", vec![0.0]);
     let nn = onnx_to_nnabla(&model_with_locals(), &opts).unwrap();
-    let f: Vec<&str> = nn.model.network[0]
-        .function
-        .iter()
-        .map(|f| f.r#type.as_str())
-        .collect();
+    let f = types(&nn);
     assert_eq!(f.last(), Some(&"ReLU"));
     assert!(!f.contains(&"Add2"), "{f:?}");
     // A condition that is not one element is refused.
