@@ -9,8 +9,8 @@ use mlformats::{ConvertOptions, Format};
 
 use crate::failure::{AtPath, Failure};
 use crate::{
-    CastTo, Durability, FormatArg, json_text, open, parse_input_shape, parse_rename, print,
-    progress, stdout,
+    CastTo, Durability, FormatArg, json_text, open, parse_input_shape, parse_input_value,
+    parse_rename, print, progress, stdout,
 };
 
 // The arguments of `convert`. A plain comment, not a doc comment: the
@@ -66,6 +66,10 @@ pub struct ConvertArgs {
     /// e.g. `--input-shape input=1,3,224,224` (repeatable).
     #[arg(long, value_name = "NAME=D0,D1,...", value_parser = parse_input_shape)]
     input_shape: Vec<(String, Vec<i64>)>,
+    /// ONNX import: fix an input to constant values, e.g. `--input-value
+    /// sr=16000` (repeatable); an `If` on it imports as the branch it takes.
+    #[arg(long, value_name = "NAME=V0,V1,...", value_parser = parse_input_value)]
+    input_value: Vec<(String, Vec<f64>)>,
     /// Cast floating-point tensors to this type.
     #[arg(long, value_enum, value_name = "TYPE")]
     dtype: Option<CastTo>,
@@ -105,6 +109,7 @@ pub fn command(args: ConvertArgs) -> Result<ExitCode, Failure> {
         opset,
         params,
         input_shape,
+        input_value,
         dtype,
         row_major: _,
         keep_order,
@@ -154,6 +159,7 @@ pub fn command(args: ConvertArgs) -> Result<ExitCode, Failure> {
     opts.network = network;
     opts.opset = opset;
     opts.input_shapes = input_shape;
+    opts.input_values = input_value;
     opts.dtype = dtype.map(CastTo::dtype);
     opts.sync = durability.sync;
     let result = match opts.to {

@@ -305,6 +305,11 @@ fn parse_input_shape(s: &str) -> Result<(String, Vec<i64>), String> {
     mlformats::parse_input_shape(s).map_err(|e| e.to_string())
 }
 
+/// `NAME=16000` as a name and its values (the library's rule).
+fn parse_input_value(s: &str) -> Result<(String, Vec<f64>), String> {
+    mlformats::parse_input_value(s).map_err(|e| e.to_string())
+}
+
 fn parse_rename(s: &str) -> Result<(String, String), String> {
     s.split_once('=')
         .map(|(a, b)| (a.to_string(), b.to_string()))

@@ -1,5 +1,5 @@
 //! `mlformats convert model.onnx out.nnp|.nntxt|.protobuf` imports the
-//! graph; `--input-shape` reaches the import; a `.tsm` target is refused
+//! graph; `--input-shape` and `--input-value` reach the import; a `.tsm` target is refused
 //! rather than written without its graph.
 
 mod common;
@@ -72,4 +72,75 @@ fn a_tennis_target_is_refused() {
     assert_eq!(o.status.code(), Some(1));
     assert!(stderr(&o).contains("TenniS"), "{}", stderr(&o));
     assert!(!out.exists());
+}
+
+/// `y = If(Equal(sr, 16000), Relu(x), Neg(x))` written to `path`.
+fn write_if_model(path: &std::path::Path) {
+    use mlformats::onnx::builder::{Dim, GraphBuilder};
+    use mlformats::onnx::proto::AttributeProto;
+    use mlformats::onnx::proto::attribute_proto::AttributeType;
+    use mlformats::onnx::proto::tensor_proto::DataType;
+    let branch = |name: &str, op: &str, out: &str| {
+        let mut b = GraphBuilder::new(name);
+        b.node(op, "", &["x"], &[out], vec![]);
+        b.output_unshaped(out, DataType::Float);
+        AttributeProto {
+            name: Some(name.into()),
+            r#type: Some(AttributeType::Graph as i32),
+            g: Some(b.graph),
+            ..Default::default()
+        }
+    };
+    let mut b = GraphBuilder::new("vad");
+    b.input("sr", DataType::Int64, &[Dim::Value(1)]);
+    b.input("x", DataType::Float, &[Dim::Value(2), Dim::Value(3)]);
+    let k = b.const_i64("k", &[16000]);
+    b.node("Equal", "", &["sr", &k], &["cond"], vec![]);
+    let (t, e) = (
+        branch("then_branch", "Relu", "t"),
+        branch("else_branch", "Neg", "e"),
+    );
+    b.node("If", "", &["cond"], &["y"], vec![t, e]);
+    b.output("y", DataType::Float, &[Dim::Value(2), Dim::Value(3)]);
+    let mut bytes = Vec::new();
+    mlformats::onnx::write_model(&mut bytes, &b.finish(&Default::default())).unwrap();
+    std::fs::write(path, bytes).unwrap();
+}
+
+#[test]
+fn input_value_imports_the_branch_an_if_takes() {
+    let dir = tempfile::tempdir().unwrap();
+    let src = dir.path().join("vad.onnx");
+    write_if_model(&src);
+    let (src, out) = (
+        src.to_str().unwrap().to_string(),
+        dir.path().join("m.nntxt"),
+    );
+    let o = run_str(&["convert", &src, out.to_str().unwrap()]);
+    assert!(!o.status.success());
+    assert!(
+        stderr(&o).contains("--input-value sr=..."),
+        "{}",
+        stderr(&o)
+    );
+    let o = run_str(&[
+        "convert",
+        &src,
+        out.to_str().unwrap(),
+        "--input-value",
+        "sr=16000",
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let text = std::fs::read_to_string(&out).unwrap();
+    assert!(text.contains("type: \"ReLU\""), "{text}");
+    assert!(!text.contains("MulScalar"), "{text}");
+    let o = run_str(&[
+        "convert",
+        &src,
+        out.to_str().unwrap(),
+        "--input-value",
+        "sr=1,2",
+    ]);
+    assert!(!o.status.success());
+    assert!(stderr(&o).contains("--input-value sr"), "{}", stderr(&o));
 }

@@ -353,7 +353,9 @@ fn save(
 /// An ONNX model converted to ``.nnp``,
 /// ``.nntxt`` or ``.protobuf`` is imported with its graph; ``input_shape``
 /// (a dict: input name -> list of dimensions) fixes inputs with symbolic
-/// dimensions.
+/// dimensions; ``input_value`` (a dict: input name -> list of values, e.g.
+/// ``{"sr": [16000]}``) fixes inputs to constants, and an ``If`` they decide
+/// imports as the branch it takes.
 ///
 /// ONNX export: ``network`` names the NNabla network to export (default:
 /// the first executor's), ``opset`` the operator set (13 to 21; default
@@ -365,7 +367,7 @@ fn save(
 /// >>> mlformats.convert("testdata/nnabla/mlp.nnp", "mlp.safetensors", only="*W*", dtype="f16", weights_only=True)
 /// {'from': 'nnabla-nnp', 'to': 'safetensors', 'tensors': 2, 'whole_model': False, 'skipped': [], 'warnings': [], 'cast': [('fc1/affine/W', 'f32', 'f16'), ('fc2/affine/W', 'f32', 'f16')], 'renamed': [], 'graph': None}
 #[pyfunction]
-#[pyo3(signature = (src, dst, *, to=None, from_=None, only=None, exclude=None, dtype=None, keep_order=false, rename=None, weights_only=false, skip_unsupported=false, params=None, network=None, opset=None, input_shape=None, sync=false, max_inflate_ratio=None, trust=false))]
+#[pyo3(signature = (src, dst, *, to=None, from_=None, only=None, exclude=None, dtype=None, keep_order=false, rename=None, weights_only=false, skip_unsupported=false, params=None, network=None, opset=None, input_shape=None, input_value=None, sync=false, max_inflate_ratio=None, trust=false))]
 #[allow(clippy::too_many_arguments)]
 fn convert<'py>(
     py: Python<'py>,
@@ -384,6 +386,7 @@ fn convert<'py>(
     network: Option<String>,
     opset: Option<i64>,
     input_shape: Option<HashMap<String, Vec<i64>>>,
+    input_value: Option<HashMap<String, Vec<f64>>>,
     sync: bool,
     max_inflate_ratio: Option<u64>,
     trust: bool,
@@ -413,6 +416,11 @@ fn convert<'py>(
     shapes.sort();
     for (name, dims) in shapes {
         opts = opts.input_shape(name, dims);
+    }
+    let mut values: Vec<(String, Vec<f64>)> = input_value.unwrap_or_default().into_iter().collect();
+    values.sort_by(|a, b| a.0.cmp(&b.0));
+    for (name, v) in values {
+        opts = opts.input_value(name, v);
     }
     for g in globs(only)? {
         opts = opts.only(g);

@@ -57,6 +57,9 @@ pub(crate) fn onnx_to_nnabla(
     for (n, d) in &opts.input_shapes {
         io = io.input_shape(n.clone(), d.clone());
     }
+    for (n, v) in &opts.input_values {
+        io = io.input_value(n.clone(), v.clone());
+    }
     let imp = graph_translate::import::onnx_to_nnabla(&model, &io).map_err(import_err)?;
     let initializers: HashSet<&str> = model
         .graph_proto()
@@ -103,6 +106,9 @@ fn onnx_to_tennis(doc: &Document, output: &Path, opts: &ConvertOptions) -> Resul
     let mut io = ImportOptions::default();
     for (n, d) in &opts.input_shapes {
         io = io.input_shape(n.clone(), d.clone());
+    }
+    for (n, v) in &opts.input_values {
+        io = io.input_value(n.clone(), v.clone());
     }
     let module = graph_translate::import::onnx_to_tennis(&model, &io).map_err(import_err)?;
     let consts = module

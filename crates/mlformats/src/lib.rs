@@ -214,9 +214,10 @@ pub use bubble_module as tennis;
 pub use onnx_format as onnx;
 
 /// Parses an ONNX import's fixed input shape, `NAME=1,3,224,224` (the CLI's
-/// `--input-shape`; see [`ConvertOptions::input_shape`]).
+/// `--input-shape`; see [`ConvertOptions::input_shape`]), and fixed input
+/// values, `NAME=16000` (`--input-value`; [`ConvertOptions::input_value`]).
 #[cfg(feature = "onnx")]
-pub use graph_translate::import::parse_input_shape;
+pub use graph_translate::import::{parse_input_shape, parse_input_value};
 
 /// Opens a file of any supported format (detected from its first bytes and
 /// name), memory-mapped: see [`Document`].

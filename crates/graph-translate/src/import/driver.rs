@@ -8,7 +8,7 @@
 use std::collections::{HashMap, HashSet};
 
 use super::onnx_graph::{self, Const, Node, OnnxGraph, elem};
-use super::{LowerError, Refusals, fold, legacy};
+use super::{LowerError, Refusals, fold, inline_if, legacy};
 
 /// A lowering's result: a refusal reason ([`LowerError`], becomes `Op (reason)`
 /// in the error).
@@ -100,6 +100,11 @@ impl Values {
         }
     }
 
+    /// Takes `name` for a value, when no other value has it.
+    pub(super) fn take_name(&mut self, name: &str) -> bool {
+        self.names.insert(name.to_string())
+    }
+
     /// Records the element type of a value computed here (non-f32 results
     /// such as integer indices, which f32 lowerings then refuse).
     pub fn set_elem(&mut self, name: &str, e: i32) {
@@ -147,26 +152,70 @@ pub(crate) trait Target {
 pub(crate) fn prescan<T: Target>(g: &OnnxGraph, skip: &HashSet<usize>) -> Refusals {
     let mut refusals = Refusals::default();
     for (k, n) in g.nodes.iter().enumerate() {
-        if skip.contains(&k) {
-            continue;
-        }
-        if !n.domain.is_empty() && n.domain != "ai.onnx" {
-            refusals.add(format!("{} (domain {:?})", n.op, n.domain));
-        } else if onnx_graph::has_subgraph(n) {
-            refusals.add(format!("{} (subgraphs)", n.op));
-        } else if let Some(Err(why)) = g.legacy_opset.map(|o| legacy::exists_at(&n.op, o)) {
-            refusals.add(format!("{} ({why})", n.op));
-        } else if let Some((since, until)) = T::opsets(&n.op) {
-            if g.opset < since || g.opset > until {
-                refusals.add(format!("{} (opset {})", n.op, g.opset));
-            }
-        } else if let Some(why) = T::refusal_reason(&n.op) {
-            refusals.add(format!("{} ({why})", n.op));
-        } else if !fold::folded_by_all(&n.op) {
-            refusals.add(n.op.clone());
+        if !skip.contains(&k)
+            && let Some(why) = refusal::<T>(g, n)
+        {
+            refusals.add(why);
         }
     }
     refusals
+}
+
+/// Why the target refuses node `n` before anything is lowered (an `If`
+/// is decided when its condition is known).
+fn refusal<T: Target>(g: &OnnxGraph, n: &Node) -> Option<String> {
+    if !n.domain.is_empty() && n.domain != "ai.onnx" {
+        Some(format!("{} (domain {:?})", n.op, n.domain))
+    } else if n.op == "If" {
+        None
+    } else if onnx_graph::has_subgraph(n) {
+        Some(format!("{} (subgraphs)", n.op))
+    } else if let Some(Err(why)) = g.legacy_opset.map(|o| legacy::exists_at(&n.op, o)) {
+        Some(format!("{} ({why})", n.op))
+    } else if let Some((since, until)) = T::opsets(&n.op) {
+        (g.opset < since || g.opset > until).then(|| format!("{} (opset {})", n.op, g.opset))
+    } else if let Some(why) = T::refusal_reason(&n.op) {
+        Some(format!("{} ({why})", n.op))
+    } else if !fold::folded_by_all(&n.op) {
+        Some(n.op.clone())
+    } else {
+        None
+    }
+}
+
+/// Lowers the `If` `node`: the branch its constant condition takes is
+/// inlined and lowered node by node (each checked as [`prescan`] checks
+/// the graph's); a condition computed at run time is refused, naming the
+/// input `--input-value` would fix.
+fn lower_if<T: Target>(
+    cx: &mut T,
+    g: &OnnxGraph,
+    node: &Node,
+    refusals: &mut Refusals,
+    poisoned: &mut HashSet<String>,
+) {
+    let cond = node.input(0).and_then(|c| cx.values().konst(c)).cloned();
+    let nodes = match cond {
+        Some(c) => inline_if::inline(cx.values_mut(), node, &c),
+        None => Err(inline_if::refusal(g, node)),
+    };
+    let nodes = match nodes {
+        Ok(n) => n,
+        Err(why) => {
+            refusals.add(format!("If ({why})"));
+            poisoned.extend(node.outputs.iter().cloned());
+            return;
+        }
+    };
+    for n in &nodes {
+        match refusal::<T>(g, n) {
+            Some(why) => {
+                refusals.add(why);
+                poisoned.extend(n.outputs.iter().cloned());
+            }
+            None => lower_original(cx, g, n, refusals, poisoned),
+        }
+    }
 }
 
 /// Rewrites node `orig` of `g` to its opset-7 meaning and folds or lowers
@@ -211,6 +260,9 @@ fn lower_node<T: Target>(
     {
         poisoned.extend(node.outputs.iter().cloned());
         return;
+    }
+    if node.op == "If" {
+        return lower_if(cx, g, node, refusals, poisoned);
     }
     let v = cx.values();
     let folded = fold::fold_with(

@@ -42,6 +42,8 @@ mod driver;
 mod error;
 pub mod fold;
 #[cfg(any(feature = "nnabla", feature = "tennis"))]
+mod inline_if;
+#[cfg(any(feature = "nnabla", feature = "tennis"))]
 mod legacy;
 pub mod onnx_graph;
 #[cfg(any(feature = "nnabla", feature = "tennis"))]
@@ -116,9 +118,22 @@ pub struct ImportOptions {
     /// Fixed shapes for inputs with symbolic dimensions: `(input name,
     /// dimensions)`.
     pub input_shapes: Vec<(String, Vec<i64>)>,
+    /// Inputs fixed to constant values: `(input name, values)`, in the
+    /// input's element type and row-major order of its shape (declared, or
+    /// fixed by [`input_shapes`](Self::input_shapes)). Each becomes a
+    /// constant, leaves the imported network's inputs, and folding decides
+    /// what depends on it (an `If` on it inlines the branch it takes).
+    pub input_values: Vec<(String, Vec<f64>)>,
 }
 
 impl ImportOptions {
+    /// Fixes input `name` to the constant `values` (the CLI's
+    /// `--input-value NAME=V0,V1,...`).
+    pub fn input_value(mut self, name: impl Into<String>, values: Vec<f64>) -> Self {
+        self.input_values.push((name.into(), values));
+        self
+    }
+
     /// Fixes the shape of input `name`.
     pub fn input_shape(mut self, name: impl Into<String>, dims: Vec<i64>) -> Self {
         self.input_shapes.push((name.into(), dims));
@@ -142,6 +157,21 @@ pub fn parse_input_shape(s: &str) -> Result<(String, Vec<i64>), ImportError> {
             .ok_or_else(bad)?
     };
     Ok((name.to_string(), dims))
+}
+
+/// Parses `NAME=16000` or `NAME=1,0.5,2` (the CLI's `--input-value`).
+pub fn parse_input_value(s: &str) -> Result<(String, Vec<f64>), ImportError> {
+    let bad = || ImportError::Invalid(format!("--input-value {s:?}: expected NAME=V0,V1,..."));
+    let (name, vals) = s.rsplit_once('=').ok_or_else(bad)?;
+    if name.is_empty() || vals.trim().is_empty() {
+        return Err(bad());
+    }
+    let vals = vals
+        .split(',')
+        .map(|v| v.trim().parse::<f64>().ok().filter(|v| v.is_finite()))
+        .collect::<Option<Vec<_>>>()
+        .ok_or_else(bad)?;
+    Ok((name.to_string(), vals))
 }
 
 /// Why an import failed.

@@ -290,6 +290,7 @@ pub fn load(model: &onnx_format::Model, opts: &ImportOptions) -> Result<OnnxGrap
         };
         inputs.push(Input { name, elem, dims });
     }
+    fix_input_values(&opts.input_values, &mut inputs, &mut consts)?;
     let mut nodes = Vec::with_capacity(g.node.len());
     for (i, n) in g.node.iter().enumerate() {
         let op = n.op_type.clone().unwrap_or_default();
@@ -328,6 +329,71 @@ pub fn load(model: &onnx_format::Model, opts: &ImportOptions) -> Result<OnnxGrap
         consts,
         elems,
     })
+}
+
+/// Turns the inputs `values` names into constants (removed from
+/// `inputs`): the values fill the input's shape (one symbolic dimension is
+/// inferred from their count) in its element type.
+fn fix_input_values(
+    values: &[(String, Vec<f64>)],
+    inputs: &mut Vec<Input>,
+    consts: &mut HashMap<String, Const>,
+) -> Result<(), ImportError> {
+    for (name, vals) in values {
+        let Some(k) = inputs.iter().position(|i| &i.name == name) else {
+            return Err(ImportError::Invalid(format!(
+                "--input-value names {name:?}, which is not an input of the model"
+            )));
+        };
+        let input = &inputs[k];
+        let known = input
+            .dims
+            .iter()
+            .filter(|&&d| d >= 0)
+            .try_fold(1usize, |p, &d| p.checked_mul(usize::try_from(d).ok()?));
+        let unknown = input.dims.iter().filter(|&&d| d < 0).count();
+        let dims: Option<Vec<usize>> = match (known, unknown) {
+            (Some(n), 0) if n == vals.len() => {
+                Some(input.dims.iter().map(|&d| d as usize).collect())
+            }
+            (Some(n), 1) if n > 0 && vals.len().is_multiple_of(n) => Some(
+                input
+                    .dims
+                    .iter()
+                    .map(|&d| if d < 0 { vals.len() / n } else { d as usize })
+                    .collect(),
+            ),
+            _ => None,
+        };
+        let Some(dims) = dims else {
+            return Err(ImportError::Invalid(format!(
+                "--input-value {name}: {} value(s) do not fill its shape {}",
+                vals.len(),
+                dims_text(&input.dims)
+            )));
+        };
+        let fits = |v: f64| match input.elem {
+            elem::FLOAT | elem::DOUBLE => true,
+            elem::INT64 => v.fract() == 0.0 && v.abs() <= 9.0e15,
+            elem::INT32 => v.fract() == 0.0 && v >= f64::from(i32::MIN) && v <= f64::from(i32::MAX),
+            elem::BOOL => v == 0.0 || v == 1.0,
+            _ => false,
+        };
+        let c = vals
+            .iter()
+            .all(|&v| fits(v))
+            .then(|| Const::from_f64(input.elem, dims, vals))
+            .flatten()
+            .ok_or_else(|| {
+                ImportError::Invalid(format!(
+                    "--input-value {name}: the values are not all {} (the input's element type)",
+                    onnx_format::dtype::onnx_name(input.elem)
+                ))
+            })?;
+        consts.insert(name.clone(), c);
+        inputs.remove(k);
+    }
+    Ok(())
 }
 
 /// The name of the symbolic dimension `axis` of `v` (or `?`).

@@ -230,12 +230,14 @@ def convert(
     network: Optional[str] = None,
     opset: Optional[int] = None,
     input_shape: Optional[Dict[str, Sequence[int]]] = None,
+    input_value: Optional[Dict[str, Sequence[float]]] = None,
     sync: bool = False,
     max_inflate_ratio: Optional[int] = None,
     trust: bool = False,
 ) -> Dict[str, Any]:
     """Converts a file to another format (an ONNX model to NNabla with its
-    graph; ``input_shape`` fixes symbolic input dimensions; ``params`` an
+    graph; ``input_shape`` fixes symbolic input dimensions, ``input_value``
+    fixes inputs to constants (an ``If`` on them imports as its branch); ``params`` an
     NNabla network's parameter file; ``network``/``opset`` for ONNX export;
     ``sync`` flushes to the disk); returns ``{"from", "to", "tensors",
     "whole_model", "skipped", "warnings", "cast", "renamed", "graph"}``."""

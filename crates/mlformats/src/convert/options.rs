@@ -66,6 +66,10 @@ pub struct ConvertOptions {
     /// ONNX import: fixed shapes `(input name, dimensions)` for inputs with
     /// symbolic dimensions (the CLI's `--input-shape NAME=1,3,224,224`).
     pub input_shapes: Vec<(String, Vec<i64>)>,
+    /// ONNX import: inputs fixed to constants `(input name, values)` (the
+    /// CLI's `--input-value sr=16000`): each leaves the network's inputs,
+    /// and an `If` its value decides becomes the branch it takes.
+    pub input_values: Vec<(String, Vec<f64>)>,
 }
 
 impl std::fmt::Debug for ConvertOptions {
@@ -84,6 +88,7 @@ impl std::fmt::Debug for ConvertOptions {
             .field("opset", &self.opset)
             .field("params", &self.params)
             .field("sync", &self.sync)
+            .field("input_values", &self.input_values)
             .finish_non_exhaustive()
     }
 }
@@ -185,6 +190,12 @@ impl ConvertOptions {
     /// ONNX import: fixes the shape of input `name` (symbolic dimensions).
     pub fn input_shape(mut self, name: impl Into<String>, dims: Vec<i64>) -> Self {
         self.input_shapes.push((name.into(), dims));
+        self
+    }
+
+    /// ONNX import: fixes input `name` to the constant `values`.
+    pub fn input_value(mut self, name: impl Into<String>, values: Vec<f64>) -> Self {
+        self.input_values.push((name.into(), values));
         self
     }
 

@@ -1,0 +1,202 @@
+//! `If` on a constant condition (an input fixed with `--input-value`, or
+//! shape arithmetic folded at import): the branch it takes is inlined into
+//! the graph, its local names prefixed with the `If`'s name and its
+//! outputs renamed to the `If`'s, so that the nodes lower like any others.
+//! An `If` whose condition is computed at run time is refused, naming the
+//! graph input that would decide it.
+
+use std::collections::{HashMap, HashSet};
+
+use onnx_format::proto::GraphProto;
+use tensor_core::Limits;
+
+use super::driver::Values;
+use super::fold;
+use super::onnx_graph::{Const, Node, OnnxGraph};
+
+/// The nodes the `If` `node` becomes when its condition is `cond`: the
+/// taken branch with its local names made unique (its initializers are
+/// recorded in `values` as constants), an `Identity` for each output the
+/// branch does not compute itself (an outer value, an initializer, or one
+/// value given as two outputs).
+pub(crate) fn inline(values: &mut Values, node: &Node, cond: &Const) -> Result<Vec<Node>, String> {
+    let taken = match cond.values().as_slice() {
+        [c] => *c != 0.0,
+        v => return Err(format!("its condition has {} elements, not 1", v.len())),
+    };
+    let key = if taken { "then_branch" } else { "else_branch" };
+    let branch = node
+        .attr(key)
+        .and_then(|a| a.g.as_ref())
+        .ok_or_else(|| format!("no {key}"))?;
+    if branch.output.len() != node.outputs.len() {
+        return Err(format!(
+            "its {key} has {} outputs, the If {}",
+            branch.output.len(),
+            node.outputs.len()
+        ));
+    }
+    if !branch.sparse_initializer.is_empty() {
+        return Err(format!("its {key} has sparse initializers"));
+    }
+    let out_name = |i: usize| branch.output[i].name.clone().unwrap_or_default();
+    let computed: HashSet<&str> = branch
+        .node
+        .iter()
+        .flat_map(|n| n.output.iter().map(String::as_str))
+        .filter(|s| !s.is_empty())
+        .collect();
+    let mut map: HashMap<String, String> = HashMap::new();
+    // A branch output computed by a branch node, named once, takes the
+    // If's output name directly.
+    for (i, o) in node.outputs.iter().enumerate() {
+        let b = out_name(i);
+        let once = (0..node.outputs.len())
+            .filter(|&j| out_name(j) == b)
+            .count()
+            == 1;
+        if !o.is_empty() && computed.contains(b.as_str()) && once {
+            map.insert(b, o.clone());
+        }
+    }
+    let locals = branch
+        .initializer
+        .iter()
+        .filter_map(|t| t.name.as_deref())
+        .chain(computed.iter().copied());
+    for l in locals {
+        if !map.contains_key(l) {
+            let want = format!("{}.{l}", node.name);
+            let name = if values.take_name(&want) {
+                want
+            } else {
+                values.fresh(&want)
+            };
+            map.insert(l.to_string(), name);
+        }
+    }
+    let rename = |s: &String| map.get(s).cloned().unwrap_or_else(|| s.clone());
+    for t in &branch.initializer {
+        let tensor = onnx_format::tensor_from_proto(t, None, &Limits::default())
+            .map_err(|e| format!("{key} initializer: {e}"))?;
+        let elem = t.data_type.unwrap_or(super::onnx_graph::elem::FLOAT);
+        values.set_const(
+            &rename(&t.name.clone().unwrap_or_default()),
+            Const { elem, tensor },
+        );
+    }
+    let mut nodes = Vec::with_capacity(branch.node.len() + node.outputs.len());
+    for (k, n) in branch.node.iter().enumerate() {
+        let op = n.op_type.clone().unwrap_or_default();
+        let local = n
+            .name
+            .clone()
+            .filter(|s| !s.is_empty())
+            .unwrap_or_else(|| format!("{op}#{k}"));
+        let mut attrs = n.attribute.clone();
+        for a in &mut attrs {
+            a.g.iter_mut()
+                .chain(a.graphs.iter_mut())
+                .for_each(|g| rename_reads(g, &map));
+        }
+        nodes.push(Node {
+            op,
+            domain: n.domain.clone().unwrap_or_default(),
+            name: format!("{}.{local}", node.name),
+            inputs: n
+                .input
+                .iter()
+                .map(|s| if s.is_empty() { s.clone() } else { rename(s) })
+                .collect(),
+            outputs: n
+                .output
+                .iter()
+                .map(|s| if s.is_empty() { s.clone() } else { rename(s) })
+                .collect(),
+            attrs,
+        });
+    }
+    for (i, o) in node.outputs.iter().enumerate() {
+        let b = out_name(i);
+        if o.is_empty() || map.get(&b) == Some(o) {
+            continue;
+        }
+        nodes.push(Node {
+            op: "Identity".into(),
+            domain: String::new(),
+            name: format!("{}.output{i}", node.name),
+            inputs: vec![rename(&b)],
+            outputs: vec![o.clone()],
+            attrs: Vec::new(),
+        });
+    }
+    Ok(nodes)
+}
+
+/// Renames, in a subgraph of an inlined branch, the names it reads from
+/// the branch (ONNX names are unique across scopes, so no local name of
+/// the subgraph is in `map`).
+fn rename_reads(g: &mut GraphProto, map: &HashMap<String, String>) {
+    for n in &mut g.node {
+        for i in &mut n.input {
+            if let Some(r) = map.get(i.as_str()) {
+                *i = r.clone();
+            }
+        }
+        for a in &mut n.attribute {
+            a.g.iter_mut()
+                .chain(a.graphs.iter_mut())
+                .for_each(|g| rename_reads(g, map));
+        }
+    }
+    for o in &mut g.output {
+        if let Some(r) = o.name.as_ref().and_then(|n| map.get(n)) {
+            o.name = Some(r.clone());
+        }
+    }
+}
+
+/// Why an `If` whose condition is not constant is refused, naming the
+/// graph inputs its condition is computed from through foldable nodes
+/// (those `--input-value` would make constant).
+pub(crate) fn refusal(g: &OnnxGraph, node: &Node) -> String {
+    let producer: HashMap<&str, &Node> = g
+        .nodes
+        .iter()
+        .flat_map(|n| n.outputs.iter().map(move |o| (o.as_str(), n)))
+        .collect();
+    let mut found: Vec<&str> = Vec::new();
+    let mut seen: HashSet<&str> = HashSet::new();
+    let mut stack: Vec<&str> = node.input(0).into_iter().collect();
+    while let Some(v) = stack.pop() {
+        if !seen.insert(v) {
+            continue;
+        }
+        if g.inputs.iter().any(|i| i.name == v) {
+            found.push(v);
+        } else if let Some(p) = producer.get(v).filter(|p| fold::foldable(&p.op).is_some()) {
+            stack.extend(
+                p.inputs
+                    .iter()
+                    .map(String::as_str)
+                    .filter(|s| !s.is_empty()),
+            );
+        }
+    }
+    found.sort_unstable();
+    if found.is_empty() {
+        return "its condition is computed at run time; fixing the input it depends on with \
+                --input-value NAME=... would make it importable"
+            .into();
+    }
+    let fix: Vec<String> = found
+        .iter()
+        .map(|n| format!("--input-value {n}=..."))
+        .collect();
+    format!(
+        "its condition is computed at run time from input(s) {}; {} \
+         (ConvertOptions::input_values) would make it importable",
+        found.join(", "),
+        fix.join(" ")
+    )
+}
