@@ -530,3 +530,53 @@ fn the_svg_colours_boxes_by_family() {
     assert_eq!(l.nodes[1].node, Some(0));
     assert_eq!(l.nodes[0].node, None);
 }
+
+/// An ONNX `Constant` (no inputs) is drawn inside the boxes that read it,
+/// like a folded weight with its shape, not as a box of its own; a
+/// `Constant` whose value is a graph output keeps its box.
+#[test]
+fn onnx_constant_nodes_fold_into_their_readers() {
+    let mut g = Graph::new("net");
+    g.values
+        .push(ValueInfo::new("k", ValueKind::Buffer).with_shape(vec![1, 8]));
+    g.nodes
+        .push(Node::new("Constant", "make_k", Vec::<String>::new(), ["k"]));
+    g.nodes.push(Node::new("Add", "add", ["x", "k"], ["y"]));
+    g.nodes.push(Node::new("Relu", "relu", ["y"], ["z"]));
+    g.infer_inputs_outputs();
+    assert_eq!(g.inputs, ["x"]);
+    let l = Layout::of_graph(&g, &LayoutOptions::default()).unwrap();
+    check(&l, "constant");
+    check_json(&l);
+    assert!(
+        l.nodes.iter().all(|n| n.op != "Constant"),
+        "no Constant box"
+    );
+    assert_eq!(l.nodes.len(), 4, "input x, Add, Relu, output z");
+    assert_eq!(l.folded, 1);
+    let add = l.nodes.iter().find(|n| n.op == "Add").unwrap();
+    assert!(
+        add.label
+            .iter()
+            .any(|t| t.text == "k ⟨1×8⟩" && t.style == mlformats::layout::LineStyle::Weight),
+        "{:?}",
+        add.label
+    );
+    // x→Add, Add→Relu, Relu→z; no Constant→Add edge
+    assert_eq!(l.edges.len(), 3);
+    assert!(l.edges.iter().all(|e| e.tensor != "k"));
+    let svg = l.to_svg();
+    assert!(svg.contains("k ⟨1×8⟩"));
+    assert!(!svg.contains(">Constant<"));
+
+    // a Constant that is the graph's output stays a box, with its edge
+    let mut g = Graph::new("out");
+    g.nodes
+        .push(Node::new("Constant", "c", Vec::<String>::new(), ["c_out"]));
+    g.outputs.push("c_out".into());
+    let l = Layout::of_graph(&g, &LayoutOptions::default()).unwrap();
+    check(&l, "constant output");
+    assert_eq!(l.folded, 0);
+    assert!(l.nodes.iter().any(|n| n.op == "Constant"));
+    assert_eq!(l.edges.len(), 1);
+}

@@ -110,6 +110,32 @@ fn port(kind: NodeKind, value: &str, shape: Option<&[i64]>) -> SketchBox {
     sized(kind, op, value, label)
 }
 
+/// Whether node `n` is a constant drawn inside the boxes that read it: a
+/// stored constant (`<const>`) not fed from outside, or an ONNX `Constant`
+/// (no inputs) whose every output is read by some node and is neither a
+/// graph input nor a graph output (those keep their box, so that the
+/// output's edge has a writer).
+fn folds(
+    n: &crate::graph::Node,
+    inputs: &HashSet<&str>,
+    outputs: &HashSet<&str>,
+    read: &HashSet<&str>,
+) -> bool {
+    let fed = n.outputs.iter().any(|o| inputs.contains(o.as_str()));
+    match n.op.as_str() {
+        "<const>" => !fed,
+        "Constant" => {
+            n.inputs.is_empty()
+                && !n.outputs.is_empty()
+                && !fed
+                && n.outputs
+                    .iter()
+                    .all(|o| read.contains(o.as_str()) && !outputs.contains(o.as_str()))
+        }
+        _ => false,
+    }
+}
+
 /// The boxes and edges of `g`.
 pub(crate) fn sketch(g: &Graph, shape_of: ShapeLookup<'_>) -> Sketch {
     let values: HashMap<&str, &crate::graph::ValueInfo> =
@@ -135,18 +161,25 @@ pub(crate) fn sketch(g: &Graph, shape_of: ShapeLookup<'_>) -> Sketch {
         boxes.push(port(NodeKind::Input, name, shape(name).as_deref()));
     }
     // constants not fed from outside are drawn inside their users
+    let read: HashSet<&str> = g
+        .nodes
+        .iter()
+        .flat_map(|n| n.inputs.iter().map(String::as_str))
+        .collect();
+    let outputs: HashSet<&str> = g.outputs.iter().map(String::as_str).collect();
     let mut folded_values: HashSet<&str> = HashSet::new();
-    let mut folded = 0;
-    for n in &g.nodes {
-        if n.op == "<const>" && !n.outputs.iter().any(|o| inputs.contains(o.as_str())) {
+    let mut fold_node = vec![false; g.nodes.len()];
+    for (index, n) in g.nodes.iter().enumerate() {
+        if folds(n, &inputs, &outputs, &read) {
             folded_values.extend(n.outputs.iter().map(String::as_str));
-            folded += 1;
+            fold_node[index] = true;
         }
     }
+    let folded = fold_node.iter().filter(|f| **f).count();
     // (box, value) pairs read by each box, resolved once every box exists
     let mut reads: Vec<(usize, &str)> = Vec::new();
     for (index, n) in g.nodes.iter().enumerate() {
-        if n.op == "<const>" && n.outputs.iter().all(|o| folded_values.contains(o.as_str())) {
+        if fold_node[index] {
             continue;
         }
         // a TenniS input placeholder already drawn as an input box
