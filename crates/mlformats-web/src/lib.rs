@@ -96,8 +96,9 @@ const SLICE_BYTES: u64 = 4 << 20;
 const HOLD_BYTES: u64 = 64 << 20;
 
 /// The summary's networks (name, batch size, node count, inputs, outputs,
-/// operator counts) and executors.
-fn networks_json(g: Option<&ModelGraph>) -> (Vec<Value>, Vec<Value>) {
+/// operator counts) and executors; `file` names a network the file leaves
+/// unnamed (see [`shown_name`]).
+fn networks_json(g: Option<&ModelGraph>, file: &str) -> (Vec<Value>, Vec<Value>) {
     let mut networks = Vec::new();
     let mut executors = Vec::new();
     if let Some(g) = g {
@@ -107,7 +108,7 @@ fn networks_json(g: Option<&ModelGraph>) -> (Vec<Value>, Vec<Value>) {
                 *ops.entry(node.op.as_str()).or_default() += 1;
             }
             networks.push(json!({
-                "name": n.name,
+                "name": shown_name(n, file),
                 "batch_size": n.batch_size,
                 "nodes": n.nodes.len(),
                 "inputs": io(n, &n.inputs),
@@ -133,7 +134,7 @@ impl Model {
             Inner::Whole(doc) => doc,
             Inner::Indexed { index, .. } => {
                 let totals = index.summary();
-                let (networks, executors) = networks_json(index.graph());
+                let (networks, executors) = networks_json(index.graph(), &self.name);
                 return json!({
                     "file": self.name,
                     "format": index.format().name(),
@@ -151,7 +152,7 @@ impl Model {
             }
         };
         let totals = doc.summary();
-        let (networks, executors) = networks_json(doc.graph());
+        let (networks, executors) = networks_json(doc.graph(), &self.name);
         json!({
             "file": self.name,
             "format": doc.format().name(),
@@ -222,10 +223,14 @@ impl Model {
     /// outputs, attributes with their values), and the executors.
     pub fn graph(&self) -> String {
         match &self.inner {
-            Inner::Whole(doc) => doc.graph().map_or(Value::Null, graph_json).to_string(),
-            Inner::Indexed { index, .. } => {
-                index.graph().map_or(Value::Null, graph_json).to_string()
-            }
+            Inner::Whole(doc) => doc
+                .graph()
+                .map_or(Value::Null, |g| graph_json(g, &self.name))
+                .to_string(),
+            Inner::Indexed { index, .. } => index
+                .graph()
+                .map_or(Value::Null, |g| graph_json(g, &self.name))
+                .to_string(),
         }
     }
 
@@ -547,7 +552,38 @@ fn message_json(m: &[(String, Attribute)]) -> Value {
     Value::Object(o)
 }
 
-fn graph_json(g: &ModelGraph) -> Value {
+/// The name the page shows for network `g`: its own, or for a network the
+/// file leaves unnamed (a TenniS module has one graph and no name), the
+/// stem of the file's name `file`, else `module`.
+fn shown_name(g: &Graph, file: &str) -> String {
+    if !g.name.is_empty() {
+        return g.name.clone();
+    }
+    let base = file.rsplit(['/', '\\']).next().unwrap_or(file);
+    let stem = base.rsplit_once('.').map_or(base, |(stem, _)| stem);
+    if stem.is_empty() {
+        "module".to_string()
+    } else {
+        stem.to_string()
+    }
+}
+
+/// A TenniS node's internal fields the details panel shows otherwise: the
+/// operator, the node's name and its number of outputs.
+const HIDDEN_ATTRIBUTES: [&str; 3] = ["#op", "#name", "#output_count"];
+
+/// The attributes the details panel lists: all but the internal fields
+/// [`HIDDEN_ATTRIBUTES`] (an input's `#shape` and a constant's `#dtype`,
+/// which say something the panel does not, are kept).
+fn shown_attributes(attributes: &[(String, Attribute)]) -> Vec<Value> {
+    attributes
+        .iter()
+        .filter(|(k, _)| !HIDDEN_ATTRIBUTES.contains(&k.as_str()))
+        .map(|(k, v)| json!([k, attribute_json(v)]))
+        .collect()
+}
+
+fn graph_json(g: &ModelGraph, file: &str) -> Value {
     let graphs: Vec<Value> = g
         .graphs
         .iter()
@@ -574,14 +610,12 @@ fn graph_json(g: &ModelGraph) -> Value {
                         "name": f.name,
                         "inputs": f.inputs,
                         "outputs": f.outputs,
-                        "attributes": f.attributes.iter()
-                            .map(|(k, v)| json!([k, attribute_json(v)]))
-                            .collect::<Vec<_>>(),
+                        "attributes": shown_attributes(&f.attributes),
                     })
                 })
                 .collect();
             json!({
-                "name": n.name,
+                "name": shown_name(n, file),
                 "batch_size": n.batch_size,
                 "inputs": n.inputs,
                 "outputs": n.outputs,

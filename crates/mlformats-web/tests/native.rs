@@ -1186,3 +1186,42 @@ fn onnx_model_properties_are_in_the_summary() {
     assert!(meta["ir_version"].as_i64().unwrap() >= 7);
     assert!(meta["opset"].as_i64().is_some());
 }
+
+/// A TenniS module's one graph, unnamed in the file, is named by the file's
+/// stem in the summary and the graph; its nodes' internal `#op`, `#name`
+/// and `#output_count` fields are not listed as attributes (the panel shows
+/// the operator and the name), while their real parameters are.
+#[test]
+fn tennis_networks_are_named_and_internal_fields_hidden() {
+    let p = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../testdata/tennis/py_convnet.tsm");
+    let doc = mlformats::open(&p).unwrap();
+    let model = doc.graph().unwrap();
+    assert_eq!(model.graphs.len(), 1);
+    assert_eq!(model.graphs[0].name, "", "the file names no network");
+    let internal = |k: &str| ["#op", "#name", "#output_count"].contains(&k);
+    let in_file = model.graphs[0]
+        .nodes
+        .iter()
+        .flat_map(|n| &n.attributes)
+        .filter(|(k, _)| internal(k))
+        .count();
+    assert!(in_file > 0, "the typed graph keeps them");
+    let m = Model::open_bytes(std::fs::read(&p).unwrap(), "models/py_convnet.tsm").unwrap();
+    let s: Value = serde_json::from_str(&m.summary()).unwrap();
+    assert_eq!(s["networks"][0]["name"], "py_convnet");
+    let g: Value = serde_json::from_str(&m.graph()).unwrap();
+    assert_eq!(g["graphs"][0]["name"], "py_convnet");
+    let mut listed = 0;
+    for n in g["graphs"][0]["nodes"].as_array().unwrap() {
+        for a in n["attributes"].as_array().unwrap() {
+            let k = a[0].as_str().unwrap();
+            assert!(!internal(k), "{}: {k}", n["name"]);
+            listed += 1;
+        }
+    }
+    assert!(listed > 0, "real parameters are still listed");
+    // without a file name, `module`
+    let m = Model::open_bytes(std::fs::read(&p).unwrap(), "").unwrap();
+    let g: Value = serde_json::from_str(&m.graph()).unwrap();
+    assert_eq!(g["graphs"][0]["name"], "module");
+}
