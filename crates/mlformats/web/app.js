@@ -313,8 +313,16 @@ function boxInfo(net, b) {
   }
   const n = net.nodes[b.node];
   const inputSet = new Set(net.inputs);
+  // the constants the library's layout folds into their readers (layout/build.rs)
+  const outputSet = new Set(net.outputs);
+  const read = new Set(net.nodes.flatMap((m) => m.inputs));
   const folded = new Set();
-  for (const m of net.nodes) if (m.op === '<const>' && !m.outputs.some((o) => inputSet.has(o))) m.outputs.forEach((o) => folded.add(o));
+  for (const m of net.nodes) {
+    const fed = m.outputs.some((o) => inputSet.has(o));
+    const constant = m.op === 'Constant' && !m.inputs.length && m.outputs.length &&
+      m.outputs.every((o) => read.has(o) && !outputSet.has(o));
+    if ((m.op === '<const>' && !fed) || (constant && !fed)) m.outputs.forEach((o) => folded.add(o));
+  }
   const weights = [], inputs = [];
   for (const name of n.inputs) {
     const v = values.get(name);
