@@ -509,13 +509,18 @@ pub fn formats() -> String {
     Value::Array(list).to_string()
 }
 
-/// Inputs or outputs of a network with their declared shapes.
+/// Inputs or outputs of a network with their declared shapes (and the
+/// names of their open dimensions).
 fn io(g: &Graph, names: &[String]) -> Vec<Value> {
     names
         .iter()
         .map(|n| {
-            let shape = g.values.iter().find(|v| &v.name == n).map(|v| &v.shape);
-            json!({ "name": n, "shape": shape })
+            let v = g.values.iter().find(|v| &v.name == n);
+            json!({
+                "name": n,
+                "shape": v.map(|v| &v.shape),
+                "dim_names": v.and_then(|v| v.dim_names.as_ref()),
+            })
         })
         .collect()
 }
@@ -597,6 +602,7 @@ fn graph_json(g: &ModelGraph, file: &str) -> Value {
                         "kind": v.kind.as_str(),
                         "stored": v.kind.is_stored(),
                         "shape": v.shape,
+                        "dim_names": v.dim_names,
                         "tensor": v.tensor,
                     })
                 })

@@ -1225,3 +1225,63 @@ fn tennis_networks_are_named_and_internal_fields_hidden() {
     let g: Value = serde_json::from_str(&m.graph()).unwrap();
     assert_eq!(g["graphs"][0]["name"], "module");
 }
+
+/// A value info `name` of float elements whose dimensions are `dims`
+/// (`Ok(size)` a `dim_value`, `Err(name)` a `dim_param`).
+fn pb_value_info(name: &str, dims: &[Result<u64, &str>]) -> Vec<u8> {
+    let mut shape = Vec::new();
+    for d in dims {
+        let mut dim = Vec::new();
+        match d {
+            Ok(v) => {
+                dim.push(1 << 3);
+                pb_varint(&mut dim, *v);
+            }
+            Err(p) => pb_bytes(&mut dim, 2, p.as_bytes()),
+        }
+        pb_bytes(&mut shape, 1, &dim);
+    }
+    let mut tensor = vec![1 << 3, 1];
+    pb_bytes(&mut tensor, 2, &shape);
+    let mut ty = Vec::new();
+    pb_bytes(&mut ty, 1, &tensor);
+    let mut v = Vec::new();
+    pb_bytes(&mut v, 1, name.as_bytes());
+    pb_bytes(&mut v, 2, &ty);
+    v
+}
+
+/// The names an ONNX file gives its open dimensions (`dim_param`) reach
+/// the page: in the graph's values and the summary's inputs and outputs,
+/// beside the shape that holds -1 there.
+#[test]
+fn onnx_dimension_names_are_in_the_graph() {
+    let mut node = Vec::new();
+    pb_bytes(&mut node, 1, b"x");
+    pb_bytes(&mut node, 2, b"y");
+    pb_bytes(&mut node, 4, b"Relu");
+    let mut g = Vec::new();
+    pb_bytes(&mut g, 1, &node);
+    pb_bytes(&mut g, 2, b"g");
+    pb_bytes(&mut g, 11, &pb_value_info("x", &[Err("batch"), Ok(3)]));
+    pb_bytes(&mut g, 12, &pb_value_info("y", &[Err("batch"), Ok(3)]));
+    let mut m = vec![1 << 3, 8];
+    pb_bytes(&mut m, 7, &g);
+    let model = Model::open_bytes(m, "named.onnx").unwrap();
+    let graph: Value = serde_json::from_str(&model.graph()).unwrap();
+    let x = graph["graphs"][0]["values"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|v| v["name"] == "x")
+        .unwrap();
+    assert_eq!(x["shape"], serde_json::json!([-1, 3]));
+    assert_eq!(x["dim_names"], serde_json::json!(["batch", null]));
+    let s: Value = serde_json::from_str(&model.summary()).unwrap();
+    assert_eq!(s["networks"][0]["inputs"][0]["dim_names"][0], "batch");
+    assert_eq!(s["networks"][0]["outputs"][0]["dim_names"][0], "batch");
+    let layout: Value = serde_json::from_str(&model.layout_json(0).unwrap()).unwrap();
+    let input = &layout["nodes"][0];
+    assert_eq!(input["op"], "input");
+    assert!(input.to_string().contains("batch×3"), "{input}");
+}

@@ -580,3 +580,61 @@ fn onnx_constant_nodes_fold_into_their_readers() {
     assert!(l.nodes.iter().any(|n| n.op == "Constant"));
     assert_eq!(l.edges.len(), 1);
 }
+
+/// An ONNX file read by the library: its `Constant` is folded into the Add
+/// that reads it, and the open dimension the file names (`dim_param`
+/// `batch`) is drawn by its name in the input and output boxes.
+#[cfg(feature = "onnx")]
+#[test]
+fn an_onnx_file_folds_constants_and_names_open_dimensions() {
+    use onnx_format::builder::{Dim, GraphBuilder, attr};
+    use onnx_format::proto::tensor_proto::DataType;
+    let mut g = GraphBuilder::new("named");
+    let k = tensor_core::Tensor::from_values([1, 8], &[0.5f32; 8]).unwrap();
+    let k = onnx_format::tensor_to_proto("", &k).unwrap();
+    g.node(
+        "Constant",
+        "make_k",
+        &[],
+        &["k"],
+        vec![attr::tensor("value", k)],
+    );
+    let batch = || Dim::Param("batch".into());
+    g.input("x", DataType::Float, &[batch(), Dim::Value(8)]);
+    g.node("Add", "add", &["x", "k"], &["y"], vec![]);
+    g.output("y", DataType::Float, &[batch(), Dim::Value(8)]);
+    let m = g.finish(&Default::default());
+    let mut bytes = Vec::new();
+    onnx_format::write_model(&mut bytes, &m).unwrap();
+    let doc = mlformats::Document::from_bytes(bytes, None, None).unwrap();
+    let graph = &doc.graph().unwrap().graphs[0];
+    let x = graph.values.iter().find(|v| v.name == "x").unwrap();
+    assert_eq!(x.shape, Some(vec![-1, 8]));
+    assert_eq!(x.dim_names, Some(vec![Some("batch".to_string()), None]));
+    assert_eq!(x.shape_text().as_deref(), Some("batch×8"));
+    // folded constants labelled with the tensor table's shapes, as the CLI
+    // and the page do
+    let shape_of = |name: &str| {
+        let t = doc.tensor(name)?;
+        t.dims().iter().map(|d| i64::try_from(*d).ok()).collect()
+    };
+    let l = Layout::of_graph_with(graph, &LayoutOptions::default(), &shape_of).unwrap();
+    check(&l, "named");
+    assert_eq!(l.folded, 1);
+    assert!(l.nodes.iter().all(|n| n.op != "Constant"));
+    assert_eq!(l.edges.len(), 2, "x→Add, Add→y");
+    let add = l.nodes.iter().find(|n| n.op == "Add").unwrap();
+    assert!(
+        add.label.iter().any(|t| t.text == "k ⟨1×8⟩"),
+        "{:?}",
+        add.label
+    );
+    for kind in [NodeKind::Input, NodeKind::Output] {
+        let port = l.nodes.iter().find(|n| n.kind == kind).unwrap();
+        assert!(
+            port.label.iter().any(|t| t.text == "batch×8"),
+            "{:?}",
+            port.label
+        );
+    }
+}

@@ -35,6 +35,10 @@ const showJSON = (v, indent) => JSON.stringify(v, (k, x) => (typeof x === 'bigin
 // a statistic's extreme: the exact text of a 64-bit integer tensor's
 const extreme = (s, k) => fmtNum(s.exact ? s.exact[k] : s[k]);
 const fmtShape = (s) => (s == null ? '?' : '[' + s.join(', ') + ']');
+// A declared shape with its open dimensions by the names the file gives
+// them (ONNX dim_param: `batch` rather than -1).
+const namedShape = (v) => (v == null || v.shape == null ? null
+  : v.dim_names ? v.shape.map((d, i) => (d < 0 && v.dim_names[i] != null ? v.dim_names[i] : d)) : v.shape);
 const esc = (s) => String(s).replace(/[&<>"]/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;' })[c]);
 
 function setStatus(text) { $('status').textContent = text; $('status').title = text; }
@@ -208,8 +212,8 @@ function renderSummary() {
   }
   for (const n of s.networks) {
     h += `<h2>Network ${esc(n.name)}</h2><p>${fmtInt(n.nodes)} nodes${n.batch_size != null ? ', batch size ' + n.batch_size : ''}</p>`;
-    h += '<table><tr><th>inputs</th><th>shape</th></tr>' + n.inputs.map((i) => `<tr><td class="name">${esc(i.name)}</td><td>${fmtShape(i.shape)}</td></tr>`).join('') + '</table>';
-    h += '<table><tr><th>outputs</th><th>shape</th></tr>' + n.outputs.map((i) => `<tr><td class="name">${esc(i.name)}</td><td>${fmtShape(i.shape)}</td></tr>`).join('') + '</table>';
+    h += '<table><tr><th>inputs</th><th>shape</th></tr>' + n.inputs.map((i) => `<tr><td class="name">${esc(i.name)}</td><td>${fmtShape(namedShape(i))}</td></tr>`).join('') + '</table>';
+    h += '<table><tr><th>outputs</th><th>shape</th></tr>' + n.outputs.map((i) => `<tr><td class="name">${esc(i.name)}</td><td>${fmtShape(namedShape(i))}</td></tr>`).join('') + '</table>';
     h += '<table class="ops"><tr><th>operator</th><th>count</th></tr>' + Object.entries(n.operators).map(([k, v]) => `<tr><td>${esc(k)}</td><td class="num">${v}</td></tr>`).join('') + '</table>';
   }
   $('summary').innerHTML = h;
@@ -303,7 +307,7 @@ function boxInfo(net, b) {
   };
   const shapeOf = (name) => {
     const v = values.get(name);
-    if (v && v.shape) return v.shape;
+    if (v && v.shape) return namedShape(v);
     const t = tensorOf(name);
     return t ? t.shape : null;
   };
@@ -364,7 +368,7 @@ async function drawGraph(index) {
   vp.innerHTML = '';
   const edges = el('g', { class: 'edges' });
   const labels = el('g', { class: 'edge-labels' });
-  const shapes = new Map(net.values.map((v) => [v.name, v.shape]));
+  const shapes = new Map(net.values.map((v) => [v.name, namedShape(v)]));
   for (const e of L.edges) {
     const p = el('polyline', { class: 'edge', 'marker-end': 'url(#arrow)', points: e.points.map((q) => q.join(',')).join(' ') });
     p.dataset.from = e.from; p.dataset.to = e.to; p.dataset.tensor = e.tensor;

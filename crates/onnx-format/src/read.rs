@@ -433,6 +433,33 @@ pub fn value_dims(v: &ValueInfoProto) -> Option<Vec<i64>> {
     )
 }
 
+/// The names of a value's symbolic dimensions (`dim_param`), one entry per
+/// dimension of [`value_dims`], `None` where a dimension has no name.
+pub fn value_dim_names(v: &ValueInfoProto) -> Option<Vec<Option<String>>> {
+    let TypeProto {
+        value: Some(type_proto::Value::TensorType(t)),
+        ..
+    } = v.r#type.as_ref()?
+    else {
+        return None;
+    };
+    Some(
+        t.shape
+            .as_ref()?
+            .dim
+            .iter()
+            .map(|d| match &d.value {
+                Some(crate::proto::tensor_shape_proto::dimension::Value::DimParam(p))
+                    if !p.is_empty() =>
+                {
+                    Some(p.clone())
+                }
+                _ => None,
+            })
+            .collect(),
+    )
+}
+
 /// The element type of a value (`TensorProto.DataType` number), if declared.
 pub fn value_elem_type(v: &ValueInfoProto) -> Option<i32> {
     match v.r#type.as_ref()?.value.as_ref()? {
@@ -471,6 +498,9 @@ pub fn graph(g: &GraphProto) -> Graph {
         if let Some(d) = value_dims(v) {
             info = info.with_shape(d);
         }
+        if let Some(n) = value_dim_names(v) {
+            info = info.with_dim_names(n);
+        }
         push(&mut out, info);
     }
     for t in &g.initializer {
@@ -484,6 +514,9 @@ pub fn graph(g: &GraphProto) -> Graph {
         let mut info = ValueInfo::new(v.name.clone().unwrap_or_default(), ValueKind::Buffer);
         if let Some(d) = value_dims(v) {
             info = info.with_shape(d);
+        }
+        if let Some(n) = value_dim_names(v) {
+            info = info.with_dim_names(n);
         }
         push(&mut out, info);
     }

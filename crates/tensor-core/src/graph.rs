@@ -79,6 +79,10 @@ pub struct ValueInfo {
     /// The tensor of the file that holds this value's data, for weights and
     /// constants.
     pub tensor: Option<String>,
+    /// The names the file gives the dimensions of `shape` it leaves open
+    /// (ONNX `dim_param`, e.g. `batch`), one entry per dimension, `None`
+    /// where a dimension has no name; `None` when the file names none.
+    pub dim_names: Option<Vec<Option<String>>>,
 }
 
 impl ValueInfo {
@@ -89,7 +93,32 @@ impl ValueInfo {
             kind,
             shape: None,
             tensor: None,
+            dim_names: None,
         }
+    }
+
+    /// The same value with the names of its open dimensions (see
+    /// [`ValueInfo::dim_names`]); a list naming none is kept as `None`.
+    pub fn with_dim_names(mut self, names: Vec<Option<String>>) -> Self {
+        self.dim_names = names.iter().any(Option::is_some).then_some(names);
+        self
+    }
+
+    /// The shape as text, `×` between dimensions, each open dimension by
+    /// its name where the file gives one (`batch×3×224×224`); `None`
+    /// without a declared shape.
+    pub fn shape_text(&self) -> Option<String> {
+        let shape = self.shape.as_ref()?;
+        let names = self.dim_names.as_deref().unwrap_or(&[]);
+        let dims: Vec<String> = shape
+            .iter()
+            .enumerate()
+            .map(|(i, d)| match names.get(i) {
+                Some(Some(n)) if *d < 0 => n.clone(),
+                _ => d.to_string(),
+            })
+            .collect();
+        Some(dims.join("×"))
     }
 
     /// The same value with a declared shape.

@@ -99,13 +99,14 @@ fn sized(kind: NodeKind, op: &str, name: &str, label: Vec<LabelLine>) -> SketchB
     }
 }
 
-/// A box for a graph input or output named `value`.
-fn port(kind: NodeKind, value: &str, shape: Option<&[i64]>) -> SketchBox {
+/// A box for a graph input or output named `value`, of shape `shape`
+/// (as text).
+fn port(kind: NodeKind, value: &str, shape: Option<String>) -> SketchBox {
     let op = kind.as_str();
     let mut label = vec![line(op.to_string(), LineStyle::Op)];
     label.push(line(shorten(value, MAX_NAME_CHARS), LineStyle::Name));
     if let Some(s) = shape {
-        label.push(line(shape_text(Some(s)), LineStyle::Weight));
+        label.push(line(s, LineStyle::Weight));
     }
     sized(kind, op, value, label)
 }
@@ -149,6 +150,13 @@ pub(crate) fn sketch(g: &Graph, shape_of: ShapeLookup<'_>) -> Sketch {
         let tensor = v.and_then(|v| v.tensor.as_deref()).unwrap_or(name);
         shape_of(tensor).or_else(|| shape_of(name))
     };
+    // a port's shape, open dimensions by the names the file gives them
+    let port_shape = |name: &str| -> Option<String> {
+        values
+            .get(name)
+            .and_then(|v| v.shape_text())
+            .or_else(|| shape(name).map(|s| shape_text(Some(&s))))
+    };
     let stored =
         |name: &str| !inputs.contains(name) && values.get(name).is_some_and(|v| v.kind.is_stored());
     let mut boxes = Vec::new();
@@ -158,7 +166,7 @@ pub(crate) fn sketch(g: &Graph, shape_of: ShapeLookup<'_>) -> Sketch {
             continue;
         }
         producer.insert(name, boxes.len());
-        boxes.push(port(NodeKind::Input, name, shape(name).as_deref()));
+        boxes.push(port(NodeKind::Input, name, port_shape(name)));
     }
     // constants not fed from outside are drawn inside their users
     let read: HashSet<&str> = g
@@ -221,7 +229,7 @@ pub(crate) fn sketch(g: &Graph, shape_of: ShapeLookup<'_>) -> Sketch {
     }
     for name in &g.outputs {
         let id = boxes.len();
-        boxes.push(port(NodeKind::Output, name, shape(name).as_deref()));
+        boxes.push(port(NodeKind::Output, name, port_shape(name)));
         reads.push((id, name));
     }
     let edges = reads
