@@ -1110,6 +1110,14 @@ def check_reading(page, base, files, cli, fails, shots):
         return b.top >= v.top && b.bottom <= v.bottom && b.left >= v.left && b.right <= v.right; })()""")
     fails.check(inside, f"{name}: the input box is not in view when the graph opens")
     page.screenshot(path=str(shots / "residual-open.png"))
+    # the shape labels of edges entering one box neither overlap nor touch
+    # (Add2 reads two): 3 px apart at least
+    overlaps = page.evaluate("""(() => { const r = [...document.querySelectorAll('#viewport .edge-label')]
+        .map(t => t.getBoundingClientRect()); let n = 0;
+        for (let i = 0; i < r.length; i++) for (let j = i + 1; j < r.length; j++)
+          if (r[i].left < r[j].right + 3 && r[j].left < r[i].right + 3 && r[i].top < r[j].bottom && r[j].top < r[i].bottom) n++;
+        return [r.length, n]; })()""")
+    fails.check(overlaps[0] > 0 and overlaps[1] == 0, f"{name}: edge labels (count, overlapping pairs): {overlaps}")
     # keys: f fits the tall graph (smaller than 1), + zooms, / finds
     page.click("#graph-bar")
     page.keyboard.press("f")

@@ -369,6 +369,18 @@ async function drawGraph(index) {
   const edges = el('g', { class: 'edges' });
   const labels = el('g', { class: 'edge-labels' });
   const shapes = new Map(net.values.map((v) => [v.name, namedShape(v)]));
+  // labels already placed above each box: [left, right, row]; a label that
+  // would overlap one of them goes a row higher (9 px monospace: under 6 px a
+  // character, rows 10 px apart)
+  const placed = new Map();
+  const labelRow = (box, x0, x1) => {
+    const here = placed.get(box) || [];
+    let row = 0;
+    while (here.some(([a, b, r]) => r === row && x0 < b && a < x1)) row++;
+    here.push([x0, x1, row]);
+    placed.set(box, here);
+    return row;
+  };
   for (const e of L.edges) {
     const p = el('polyline', { class: 'edge', 'marker-end': 'url(#arrow)', points: e.points.map((q) => q.join(',')).join(' ') });
     p.dataset.from = e.from; p.dataset.to = e.to; p.dataset.tensor = e.tensor;
@@ -380,8 +392,10 @@ async function drawGraph(index) {
     if (s) {
       // beside the edge where it enters its reader
       const [x, y] = e.points[e.reversed ? 0 : e.points.length - 1];
-      const t = el('text', { x: x + 3, y: y - 4, class: 'edge-label' });
-      t.textContent = s.join('×');
+      const text = s.join('×');
+      const row = labelRow(e.reversed ? e.from : e.to, x + 3, x + 3 + text.length * 6 + 4);
+      const t = el('text', { x: x + 3, y: y - 4 - 10 * row, class: 'edge-label' });
+      t.textContent = text;
       labels.appendChild(t);
     }
   }
