@@ -38,6 +38,8 @@ pub const FILES: &[&str] = &[
     "index.html",
     "app.js",
     "mlformats.js",
+    "remote.js",
+    "drawing.js",
     "worker.js",
     "style.css",
     "mlformats_web.wasm",

@@ -133,9 +133,12 @@ pub extern "C" fn mlf_open(name_len: usize) -> u32 {
 /// reads through the import `mlformats.mlf_read` (see [`PageFile`]). 0: the
 /// output is the summary; 1: the output is the error message; 2: the
 /// library reads this format whole only (the page opens it with
-/// [`mlf_open`]).
+/// [`mlf_open`]). `block` is the size of the block small reads are
+/// cached by (0: 64 KiB, for a file the page holds; a file the page reads
+/// by range requests, which it caches itself, gives a small one, so that
+/// a header per tensor costs a small request each).
 #[unsafe(no_mangle)]
-pub extern "C" fn mlf_open_sliced(size: f64) -> u32 {
+pub extern "C" fn mlf_open_sliced(size: f64, block: u32) -> u32 {
     let input = match INPUT.with(|i| i.try_borrow_mut().map(|mut i| std::mem::take(&mut *i))) {
         Ok(v) => v,
         Err(_) => return answer(Err(BROKEN.into())),
@@ -146,7 +149,15 @@ pub extern "C" fn mlf_open_sliced(size: f64) -> u32 {
     if !(0.0..=9_007_199_254_740_992.0).contains(&size) {
         return answer(Err(format!("a file size of {size} bytes")));
     }
-    open_sliced(Box::new(PageFile::new(size as u64)), &name)
+    let block = if block == 0 {
+        BLOCK
+    } else {
+        u64::from(block.clamp(512, 1 << 20))
+    };
+    open_sliced(
+        Box::new(PageFile::new(size as u64).with_block(block)),
+        &name,
+    )
 }
 
 /// Loads a parameter file for converting with `--params` (an NNabla
@@ -216,11 +227,13 @@ pub fn open_sliced(reader: Box<dyn ReadAt>, name: &str) -> u32 {
 /// the import `mlformats.mlf_read(offset, ptr, len)` copies `len` bytes
 /// of the file from `offset` into the module's memory at `ptr` (in a web
 /// worker, `FileReaderSync` over `Blob.slice`) and returns 0, or 1 when it
-/// cannot. Small reads go through a cache of one 64 KiB block: the
-/// library reads a structure a few fields at a time, and every call into
-/// the page costs about a millisecond.
+/// cannot. Small reads go through a cache of one block (64 KiB unless
+/// [`PageFile::with_block`] says otherwise): the library reads a structure
+/// a few fields at a time, and every call into the page costs about a
+/// millisecond.
 pub struct PageFile {
     len: u64,
+    block_size: u64,
     block: RefCell<(u64, Vec<u8>)>,
     /// Natively (tests): what stands for the page.
     inner: Option<Box<dyn ReadAt>>,
@@ -234,9 +247,16 @@ impl PageFile {
     pub fn new(len: u64) -> Self {
         PageFile {
             len,
+            block_size: BLOCK,
             block: RefCell::new((0, Vec::new())),
             inner: None,
         }
+    }
+
+    /// The same, small reads cached by blocks of `size` bytes (at least 1).
+    pub fn with_block(mut self, size: u64) -> Self {
+        self.block_size = size.max(1);
+        self
     }
 
     /// `file` read the way the page's file is (through the block cache):
@@ -244,6 +264,7 @@ impl PageFile {
     pub fn over(file: Box<dyn ReadAt>) -> Self {
         PageFile {
             len: file.len(),
+            block_size: BLOCK,
             block: RefCell::new((0, Vec::new())),
             inner: Some(file),
         }
@@ -402,16 +423,17 @@ impl ReadAt for PageFile {
         if end.is_none_or(|e| e > self.len) {
             return Err(std::io::ErrorKind::UnexpectedEof.into());
         }
-        let start = offset - offset % BLOCK;
+        let size = self.block_size;
+        let start = offset - offset % size;
         let in_block = (offset - start) as usize;
-        if buf.len() as u64 > BLOCK / 4 || in_block + buf.len() > BLOCK as usize {
+        if buf.len() as u64 > size / 4 || in_block + buf.len() > size as usize {
             return self.read_page(offset, buf);
         }
         let Ok(mut block) = self.block.try_borrow_mut() else {
             return self.read_page(offset, buf);
         };
         if block.1.is_empty() || block.0 != start {
-            let n = (self.len - start).min(BLOCK) as usize;
+            let n = (self.len - start).min(size) as usize;
             block.1.clear();
             block.1.resize(n, 0);
             if let Err(e) = self.read_page(start, &mut block.1) {

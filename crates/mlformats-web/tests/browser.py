@@ -72,6 +72,7 @@ import sys
 import tempfile
 import threading
 import time
+import urllib.error
 import urllib.request
 
 from playwright.sync_api import sync_playwright
@@ -370,6 +371,7 @@ def check_big(page, base, cli, fails, shots, tmp, mib):
     path = tmp / "big.params"
     big_params(path, mib)
     check_big_file(page, base, cli, fails, shots, path)
+    check_view_ranges(page, cli, fails, shots, path, inspect(cli, path)[0], 1 << 20)
     for ext in ["safetensors", "npz", "tsm", "protobuf", "onnx", "h5", "nnp", "data"]:
         other = tmp / f"big.{ext}"
         # NNabla parameters and primitiv are f32 only: the small tensors of
@@ -380,6 +382,8 @@ def check_big(page, base, cli, fails, shots, tmp, mib):
         fails.check(r.returncode == 0, f"big.{ext}: the CLI cannot write it: {r.stderr.strip()}")
         if r.returncode == 0:
             check_big_file(page, base, cli, fails, shots, other)
+            if ext in ("safetensors", "onnx", "tsm"):
+                check_view_ranges(page, cli, fails, shots, other, inspect(cli, other)[0], 1 << 20)
             other.unlink()
 
 
@@ -630,6 +634,106 @@ def check_huge(page, base, fails, shots, path, written, doc):
     page.screenshot(path=str(shots / "huge-safetensors.png"))
     print(f"{name} ({path.stat().st_size / (1 << 30):.2f} GiB, sparse) read by slices: "
           "table and the values past 4 GiB checked", flush=True)
+
+
+def counting_proxy(upstream, route):
+    """A reverse proxy in front of `mlformats view` (at `upstream`): it
+    passes GETs and their Range header on and counts the requests for the
+    file's `route` and the bytes of the file it sent back."""
+    count = {"requests": 0, "bytes": 0, "ranges": 0}
+
+    class Proxy(http.server.BaseHTTPRequestHandler):
+        def do_GET(self):
+            headers = {k: v for k, v in self.headers.items() if k.lower() == "range"}
+            req = urllib.request.Request(upstream + self.path.lstrip("/"), headers=headers)
+            try:
+                r = urllib.request.urlopen(req)
+            except urllib.error.HTTPError as e:
+                r = e
+            body = r.read()
+            self.send_response(r.status)
+            for k, v in r.headers.items():
+                if k.lower() not in ("connection", "transfer-encoding", "date", "server"):
+                    self.send_header(k, v)
+            self.end_headers()
+            self.wfile.write(body)
+            if self.path.split("?")[0].lstrip("/") == route:
+                count["requests"] += 1
+                count["bytes"] += len(body)
+                count["ranges"] += "range" in (k.lower() for k in headers)
+
+        def log_message(self, *a):
+            pass
+
+    srv = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Proxy)
+    threading.Thread(target=srv.serve_forever, daemon=True).start()
+    return srv, f"http://127.0.0.1:{srv.server_address[1]}/", count
+
+
+def check_view_ranges(page, cli, fails, shots, path, doc, budget):
+    """`mlformats view FILE` of a big file: the page reads it by range
+    requests, as it reads a picked file by slices. Its table equals
+    `inspect --json` (`doc`), and the server sent at most `budget` bytes of
+    the file for it (counted by a proxy in front of the server)."""
+    name = path.name
+    size = path.stat().st_size
+    if doc is None:
+        fails.check(False, f"view {name}: the CLI does not read it")
+        return
+    proc = subprocess.Popen([cli, "view", str(path), "--no-browser"], stdout=subprocess.PIPE, text=True)
+    try:
+        m = re.search(r"(http://127\.0\.0\.1:\d+/)\?url=(\S+)", proc.stdout.readline())
+        fails.check(m is not None, f"view {name}: no URL printed")
+        if not m:
+            return
+        root, route = m.group(1), m.group(2)
+        srv, front, count = counting_proxy(root, route)
+        try:
+            t = time.time()
+            page.goto(f"{front}?url={route}")
+            state = wait_done(page, 60000)
+            took = time.time() - t
+            fails.check(state == "ready", f"view {name}: the page shows an error: "
+                        + (page.inner_text("#error-message") if state == "error" else ""))
+            if state != "ready":
+                return
+            fails.check(page.evaluate("window.mlformatsViewer.summary.sliced") is True,
+                        f"view {name}: not read by slices")
+            rows = page.evaluate("""[...document.querySelectorAll('#tensor-table tbody tr')].map(r =>
+                [r.dataset.name, r.children[1].textContent, r.children[2].textContent])""")
+            want = [[t["name"], t["dtype"], "[" + ", ".join(str(d) for d in t["shape"]) + "]"]
+                    for t in doc["tensors"]]
+            fails.check(rows == want, f"view {name}: tensor table {rows[:3]}..., inspect --json {want[:3]}...")
+            sent, requests = count["bytes"], count["requests"]
+            fails.check(sent <= budget, f"view {name}: the server sent {sent} bytes of {size} to open it "
+                        f"({requests} requests), more than {budget}")
+            fails.check(count["ranges"] == requests, f"view {name}: a request for the file without a range")
+            # the statistics of a file read over the network are on request
+            fails.check(page.evaluate("!document.getElementById('stats-go').hidden") or not doc["tensors"],
+                        f"view {name}: no button for the statistics")
+            page.screenshot(path=str(shots / f"view-ranges-{path.suffix[1:]}.png"))
+            print(f"view {name} ({size / (1 << 20):.0f} MiB): table in {took:.2f} s after "
+                  f"{requests} range requests, {sent / 1024:.0f} KiB sent", flush=True)
+        finally:
+            srv.shutdown()
+    finally:
+        proc.terminate()
+        proc.wait()
+
+
+def check_url_answers(page, base, fails, sample):
+    """`?url=` on servers that do not answer ranges, or not at all: the
+    file read whole, with a note; a message that says why."""
+    page.goto(f"{base}index.html?url=files/{sample}")
+    fails.check(wait_done(page) == "ready", f"?url= without ranges: {sample} does not open")
+    status = page.inner_text("#status")
+    fails.check("does not answer range requests" in status, f"?url= without ranges: status {status!r}")
+    bad = "http://127.0.0.1:9/model.onnx"
+    page.goto(f"{base}index.html?url={bad}")
+    fails.check(wait_done(page) == "error", "?url= of a closed port: no error shown")
+    msg = page.inner_text("#error-message")
+    fails.check("could not be read" in msg and "Access-Control-Allow-Origin" in msg,
+                f"?url= of a closed port: {msg!r}")
 
 
 def bench(page, base, cli, tmp, extra=(), repeat=5, tensors=64):
@@ -1400,6 +1504,9 @@ def main():
         page.screenshot(path=str(shots / "error-panel.png"))
         print(f"{hostile} hostile files opened", flush=True)
 
+        check_url_answers(page, base, fails, samples[0])
+        console[:] = [c for c in console if "127.0.0.1:9/" not in c]
+
         # mlformats view --no-browser, end to end
         sample = files / "nnabla_convnet.nnp"
         proc = subprocess.Popen([cli, "view", str(sample), "--no-browser"], stdout=subprocess.PIPE, text=True)
@@ -1425,6 +1532,7 @@ def main():
             fails.check(huge_inspect.returncode == 0, f"huge.safetensors: the CLI refuses it: {err}")
             if huge_inspect.returncode == 0:
                 check_huge(page, base, fails, shots, huge, huge_written, json.loads(out))
+                check_view_ranges(page, cli, fails, shots, huge, json.loads(out), 1 << 20)
 
         browser.close()
     srv.shutdown()

@@ -20,7 +20,7 @@ use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{SocketAddr, TcpListener, TcpStream};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::thread::JoinHandle;
 use std::time::Duration;
 
@@ -42,6 +42,16 @@ const ASSETS: &[(&str, &str, &[u8])] = &[
         "mlformats.js",
         "text/javascript; charset=utf-8",
         include_bytes!("../web/mlformats.js"),
+    ),
+    (
+        "remote.js",
+        "text/javascript; charset=utf-8",
+        include_bytes!("../web/remote.js"),
+    ),
+    (
+        "drawing.js",
+        "text/javascript; charset=utf-8",
+        include_bytes!("../web/drawing.js"),
     ),
     (
         "worker.js",
@@ -80,6 +90,7 @@ pub struct Viewer {
     addr: SocketAddr,
     url: String,
     stopping: Arc<AtomicBool>,
+    sent: Arc<AtomicU64>,
     thread: Option<JoinHandle<()>>,
 }
 
@@ -98,15 +109,21 @@ impl Viewer {
         let route = file_route(file);
         let url = format!("http://{addr}/?url={route}");
         let stopping = Arc::new(AtomicBool::new(false));
+        let sent = Arc::new(AtomicU64::new(0));
+        let served = Served {
+            file: file.to_path_buf(),
+            route,
+            sent: Arc::clone(&sent),
+        };
         let flag = Arc::clone(&stopping);
-        let file = file.to_path_buf();
         let thread = std::thread::Builder::new()
             .name("mlformats-view".into())
-            .spawn(move || accept_loop(&listener, &file, &route, &flag))?;
+            .spawn(move || accept_loop(&listener, served, &flag))?;
         Ok(Viewer {
             addr,
             url,
             stopping,
+            sent,
             thread: Some(thread),
         })
     }
@@ -120,6 +137,13 @@ impl Viewer {
     /// The address the server listens on.
     pub fn addr(&self) -> SocketAddr {
         self.addr
+    }
+
+    /// How many bytes of the file the server has sent so far, over every
+    /// request (the page reads a file by ranges: a header walk costs a few
+    /// requests, not the whole file).
+    pub fn file_bytes_sent(&self) -> u64 {
+        self.sent.load(Ordering::Relaxed)
     }
 
     /// Blocks while the server runs (until the process ends).
@@ -151,18 +175,26 @@ impl Drop for Viewer {
     }
 }
 
-fn accept_loop(listener: &TcpListener, file: &Path, route: &str, stopping: &AtomicBool) {
+/// What the server hands out besides the page: the one file, under its
+/// route, and the count of its bytes sent.
+#[derive(Debug, Clone)]
+struct Served {
+    file: PathBuf,
+    route: String,
+    sent: Arc<AtomicU64>,
+}
+
+fn accept_loop(listener: &TcpListener, served: Served, stopping: &AtomicBool) {
     for stream in listener.incoming() {
         if stopping.load(Ordering::SeqCst) {
             break;
         }
         let Ok(stream) = stream else { continue };
-        let file: PathBuf = file.to_path_buf();
-        let route = route.to_string();
+        let served = served.clone();
         let _ = std::thread::Builder::new()
             .name("mlformats-view-request".into())
             .spawn(move || {
-                let _ = handle(stream, &file, &route);
+                let _ = handle(stream, &served);
             });
     }
 }
@@ -187,15 +219,16 @@ fn file_route(path: &Path) -> String {
     format!("file/{encoded}")
 }
 
-fn handle(mut stream: TcpStream, file: &Path, route: &str) -> std::io::Result<()> {
+fn handle(mut stream: TcpStream, served: &Served) -> std::io::Result<()> {
     // a client that connects and says nothing does not hold a thread forever
     stream.set_read_timeout(Some(Duration::from_secs(30)))?;
     let mut reader = BufReader::new(stream.try_clone()?.take(64 * 1024));
     let mut request = String::new();
     reader.read_line(&mut request)?;
-    // the headers (bounded): only the Host is looked at
+    // the headers (bounded): only the Host and Range are looked at
     let mut line = String::new();
     let mut host_ok = false;
+    let mut range: Option<String> = None;
     for _ in 0..100 {
         line.clear();
         if reader.read_line(&mut line)? == 0 || line == "\r\n" || line == "\n" {
@@ -208,6 +241,10 @@ fn handle(mut stream: TcpStream, file: &Path, route: &str) -> std::io::Result<()
             let host = v.trim();
             let name = host.rsplit_once(':').map_or(host, |(h, _)| h);
             host_ok = matches!(name, "127.0.0.1" | "localhost");
+        } else if let Some((k, v)) = line.split_once(':')
+            && k.eq_ignore_ascii_case("range")
+        {
+            range = Some(v.trim().to_string());
         }
     }
     let mut parts = request.split_whitespace();
@@ -226,22 +263,99 @@ fn handle(mut stream: TcpStream, file: &Path, route: &str) -> std::io::Result<()
         return respond(&mut stream, "405 Method Not Allowed", "text/plain", b"");
     }
     let head = method == "HEAD";
-    if path == route {
-        let mut f = std::fs::File::open(file)?;
-        let len = f.metadata()?.len();
-        write!(
-            stream,
-            "HTTP/1.1 200 OK\r\nContent-Type: application/octet-stream\r\nContent-Length: {len}\r\nCache-Control: no-store\r\nConnection: close\r\n\r\n"
-        )?;
-        if !head {
-            std::io::copy(&mut (&mut f).take(len), &mut stream)?;
-        }
-        return stream.flush();
+    if path == served.route {
+        return serve_file(&mut stream, served, range.as_deref(), head);
     }
     match asset(path) {
         Some((mime, body)) => respond(&mut stream, "200 OK", mime, if head { b"" } else { body }),
         None => respond(&mut stream, "404 Not Found", "text/plain", b"not found"),
     }
+}
+
+/// Sends the file, or the one byte range a `Range: bytes=...` header asks
+/// for (`206 Partial Content`; `416` past the end). A header this server
+/// does not take (several ranges, another unit) gets the whole file, as
+/// HTTP allows. Every answer carries an `ETag` made of the file's length
+/// and modification time, so a reader can tell when the file changed
+/// between its requests.
+fn serve_file(
+    stream: &mut TcpStream,
+    served: &Served,
+    range: Option<&str>,
+    head: bool,
+) -> std::io::Result<()> {
+    use std::io::{Seek, SeekFrom};
+    let mut f = std::fs::File::open(&served.file)?;
+    let meta = f.metadata()?;
+    let len = meta.len();
+    let modified = meta
+        .modified()
+        .ok()
+        .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
+        .map_or(0, |d| d.as_nanos());
+    let etag = format!("\"{len:x}-{modified:x}\"");
+    let common = format!(
+        "Content-Type: application/octet-stream\r\nAccept-Ranges: bytes\r\nETag: {etag}\r\nCache-Control: no-store\r\nConnection: close\r\n"
+    );
+    let (status, start, count) = match range.map(|r| byte_range(r, len)) {
+        Some(Some(Ok((a, b)))) => (
+            format!("206 Partial Content\r\nContent-Range: bytes {a}-{b}/{len}"),
+            a,
+            b - a + 1,
+        ),
+        Some(Some(Err(()))) => {
+            write!(
+                stream,
+                "HTTP/1.1 416 Range Not Satisfiable\r\nContent-Range: bytes */{len}\r\nContent-Length: 0\r\n{common}\r\n"
+            )?;
+            return stream.flush();
+        }
+        Some(None) | None => ("200 OK".to_string(), 0, len),
+    };
+    write!(
+        stream,
+        "HTTP/1.1 {status}\r\nContent-Length: {count}\r\n{common}\r\n"
+    )?;
+    if !head {
+        f.seek(SeekFrom::Start(start))?;
+        let n = std::io::copy(&mut (&mut f).take(count), stream)?;
+        served.sent.fetch_add(n, Ordering::Relaxed);
+    }
+    stream.flush()
+}
+
+/// The first and last byte a `Range` header's value asks for in a file of
+/// `len` bytes: `None` for a value this server does not take (another unit,
+/// several ranges, bad syntax: the whole file is sent), `Err` for a range
+/// that starts past the end (416).
+fn byte_range(value: &str, len: u64) -> Option<std::result::Result<(u64, u64), ()>> {
+    let spec = value.strip_prefix("bytes=")?.trim();
+    if spec.contains(',') {
+        return None;
+    }
+    let (a, b) = spec.split_once('-')?;
+    let (a, b) = (a.trim(), b.trim());
+    if a.is_empty() {
+        // the last `b` bytes
+        let n: u64 = b.parse().ok()?;
+        if n == 0 || len == 0 {
+            return Some(Err(()));
+        }
+        return Some(Ok((len.saturating_sub(n), len - 1)));
+    }
+    let first: u64 = a.parse().ok()?;
+    let last: u64 = if b.is_empty() {
+        u64::MAX
+    } else {
+        b.parse().ok()?
+    };
+    if last < first {
+        return None;
+    }
+    if first >= len {
+        return Some(Err(()));
+    }
+    Some(Ok((first, last.min(len - 1))))
 }
 
 fn respond(stream: &mut TcpStream, status: &str, mime: &str, body: &[u8]) -> std::io::Result<()> {

@@ -50,7 +50,7 @@ fn serves_every_page_file_and_the_one_model() {
     );
     let host = addr.to_string();
     let names: Vec<&str> = asset_names().collect();
-    assert_eq!(names.len(), 6);
+    assert_eq!(names.len(), 8);
     for name in names {
         let (status, mime, body) = request(addr, "GET", &format!("/{name}"), &host);
         assert_eq!(status, "HTTP/1.1 200 OK", "{name}");
@@ -122,4 +122,93 @@ fn a_directory_or_missing_file_is_refused_before_serving() {
         matches!(&err, mlformats::Error::Io(e) if e.kind() == std::io::ErrorKind::NotFound),
         "{err:?}"
     );
+}
+
+/// A GET with extra header lines; the whole head and the body.
+fn get_with(addr: SocketAddr, path: &str, extra: &str) -> (String, Vec<u8>) {
+    let mut s = TcpStream::connect(addr).unwrap();
+    write!(
+        s,
+        "GET {path} HTTP/1.1\r\nHost: 127.0.0.1\r\n{extra}Connection: close\r\n\r\n"
+    )
+    .unwrap();
+    let mut all = Vec::new();
+    s.read_to_end(&mut all).unwrap();
+    let end = all.windows(4).position(|w| w == b"\r\n\r\n").unwrap();
+    let head = String::from_utf8(all[..end].to_vec()).unwrap();
+    (head, all[end + 4..].to_vec())
+}
+
+fn header<'h>(head: &'h str, name: &str) -> Option<&'h str> {
+    head.lines().find_map(|l| {
+        let (k, v) = l.split_once(':')?;
+        k.eq_ignore_ascii_case(name).then(|| v.trim())
+    })
+}
+
+#[test]
+fn the_file_is_served_by_byte_ranges_and_the_bytes_sent_are_counted() {
+    let file = testdata("tennis/py_convnet.tsm");
+    let bytes = std::fs::read(&file).unwrap();
+    let len = bytes.len();
+    assert!(len > 100);
+    let viewer = Viewer::start(&file, 0).unwrap();
+    let addr = viewer.addr();
+    let route = "/file/py_convnet.tsm";
+    assert_eq!(viewer.file_bytes_sent(), 0);
+
+    // the whole file says it takes ranges, with a validator
+    let (head, body) = get_with(addr, route, "");
+    assert!(head.starts_with("HTTP/1.1 200 OK"), "{head}");
+    assert_eq!(header(&head, "Accept-Ranges"), Some("bytes"));
+    let etag = header(&head, "ETag").unwrap().to_string();
+    assert!(etag.starts_with('"') && etag.ends_with('"'), "{etag}");
+    assert_eq!(body, bytes);
+    assert_eq!(viewer.file_bytes_sent(), len as u64);
+
+    // first-last, first-, and the last n bytes
+    let cases = [
+        ("bytes=10-19", 10, 19),
+        ("bytes=0-0", 0, 0),
+        (&*format!("bytes={}-", len - 7), len - 7, len - 1),
+        ("bytes=-5", len - 5, len - 1),
+        (&*format!("bytes=3-{}", len * 4), 3, len - 1),
+    ];
+    let mut sent = len as u64;
+    for (value, a, b) in cases {
+        let (head, body) = get_with(addr, route, &format!("Range: {value}\r\n"));
+        assert!(
+            head.starts_with("HTTP/1.1 206 Partial Content"),
+            "{value}: {head}"
+        );
+        assert_eq!(
+            header(&head, "Content-Range"),
+            Some(&*format!("bytes {a}-{b}/{len}")),
+            "{value}"
+        );
+        assert_eq!(
+            header(&head, "Content-Length"),
+            Some(&*(b - a + 1).to_string())
+        );
+        assert_eq!(header(&head, "ETag"), Some(&*etag), "{value}");
+        assert_eq!(body, &bytes[a..=b], "{value}");
+        sent += (b - a + 1) as u64;
+        assert_eq!(viewer.file_bytes_sent(), sent, "{value}");
+    }
+
+    // past the end: 416 with the length; nothing sent
+    let (head, body) = get_with(addr, route, &format!("Range: bytes={len}-\r\n"));
+    assert!(head.starts_with("HTTP/1.1 416"), "{head}");
+    assert_eq!(
+        header(&head, "Content-Range"),
+        Some(&*format!("bytes */{len}"))
+    );
+    assert!(body.is_empty());
+    // several ranges, another unit or bad syntax: the whole file, as HTTP allows
+    for value in ["bytes=0-1,5-6", "items=0-1", "bytes=9-2", "bytes=x-y"] {
+        let (head, body) = get_with(addr, route, &format!("Range: {value}\r\n"));
+        assert!(head.starts_with("HTTP/1.1 200 OK"), "{value}: {head}");
+        assert_eq!(body.len(), len, "{value}");
+    }
+    viewer.stop();
 }

@@ -1,6 +1,8 @@
 // The mlformats viewer: the library (compiled to WebAssembly) reads the
 // file in this page; this script only presents what it answers.
 import { Library, compile } from './mlformats.js';
+import { download, drawingSVG, pngOf } from './drawing.js';
+import { probeURL, wholeBytes } from './remote.js';
 
 const $ = (id) => document.getElementById(id);
 const WASM = 'mlformats_web.wasm';
@@ -21,6 +23,7 @@ const state = {
   lib: null, model: null, summary: null, tensors: [], graph: null, stats: {}, worker: null, server: null, view: null,
   bytes: null, // a file read whole: its bytes, which the converting worker gets a copy of
   converter: null, // the worker converting the open file
+  note: '', // said after the status (a server that does not answer range requests)
 
   memory: {}, // the workers' module memory sizes, in bytes (for tests)
   timing: {}, // performance.now() when the open began and when the table was shown
@@ -67,6 +70,7 @@ function beginOpen(name) {
   document.body.dataset.state = 'loading';
   delete document.body.dataset.stats;
   setStatus('opening…');
+  $('stats-go').hidden = true;
   $('filename').textContent = name;
   $('error').hidden = true;
   if (state.worker) state.worker.terminate();
@@ -97,7 +101,9 @@ async function present() {
 
 function statusLine() {
   const s = state.summary;
-  return `${s.format} · ${fmtInt(s.file_size)} bytes` + (s.sliced ? ' · read by slices' : '');
+  const remote = state.model && state.model.file && state.model.file.remote;
+  return `${s.format} · ${fmtInt(s.file_size)} bytes` + (s.sliced ? (remote ? ' · read by range requests' : ' · read by slices') : '') +
+    (state.note ? ' · ' + state.note : '');
 }
 
 async function openBytes(bytes, name) {
@@ -147,7 +153,7 @@ async function openSliced(blob, name) {
   if (m.fallback) {
     w.terminate();
     state.server = null;
-    await openBytes(new Uint8Array(await blob.arrayBuffer()), name);
+    await openBytes(await wholeBytes(blob), name);
     return;
   }
   if (m.error !== undefined) { showError(m.error); return; }
@@ -161,14 +167,22 @@ async function openSliced(blob, name) {
   state.tensors = m.tensors;
   state.graph = m.graph;
   await present();
-  startStats({ file: blob, name });
+  // a remote file's statistics read all of it: on request
+  if (blob.remote) offerStats({ file: blob, name }); else startStats({ file: blob, name });
 }
 
-// Opens a File or Blob: whole, or by slices when it is big.
+// Opens a File, Blob or remote file: whole, or by slices when it is big.
 async function openBlob(blob, name) {
   state.timing = { start: performance.now() };
   if (blob.size >= SLICED_FROM) await openSliced(blob, name);
-  else await openBytes(new Uint8Array(await blob.arrayBuffer()), name);
+  else await openBytes(await wholeBytes(blob), name);
+}
+
+function offerStats(src) {
+  const b = $('stats-go');
+  b.textContent = `Statistics (reads all ${fmtInt(src.file.size)} bytes)`;
+  b.hidden = false;
+  b.onclick = () => { b.hidden = true; startStats(src); };
 }
 
 // Statistics of every tensor, computed in a worker and streamed into the
@@ -482,30 +496,6 @@ function panZoom(svg, vp, L) {
   return view;
 }
 
-// The drawing as a standalone SVG document: the viewport's boxes and
-// edges at scale 1, with the page's styles inlined.
-function drawingSVG() {
-  const L = state.layout;
-  const m = 20, w = Math.ceil(L.width + 2 * m), h = Math.ceil(L.height + 2 * m);
-  const g = $('viewport').cloneNode(true);
-  g.removeAttribute('id');
-  g.setAttribute('transform', `translate(${m},${m})`);
-  for (const e of g.querySelectorAll('.hit, .selected')) e.classList.remove('hit', 'selected');
-  const style = '.node rect{stroke-width:1.2}text{font-family:system-ui,sans-serif;font-size:11px;fill:#222}' +
-    '.op{font-weight:bold;font-size:12px}.w{fill:#666;font-family:monospace;font-size:10px}' +
-    '.edge{fill:none;stroke:#8a9aab;stroke-width:1.2}.edge-label{font-size:9px;fill:#557;font-family:monospace}';
-  return `<svg xmlns="http://www.w3.org/2000/svg" width="${w}" height="${h}" viewBox="0 0 ${w} ${h}">` +
-    `<style>${style}</style><rect width="100%" height="100%" fill="#fafafa"/>${g.outerHTML}</svg>`;
-}
-
-function download(blob, name) {
-  const url = URL.createObjectURL(blob);
-  const a = document.createElement('a');
-  a.href = url; a.download = name;
-  document.body.append(a); a.click(); a.remove();
-  setTimeout(() => URL.revokeObjectURL(url), 60000);
-}
-
 function exportName(ext) {
   const stem = state.summary.file.replace(/\.[^.]*$/, '') || 'graph';
   const net = state.network && state.graph.graphs.length > 1 ? `-${state.network.name}` : '';
@@ -514,31 +504,14 @@ function exportName(ext) {
 
 function exportSVG() {
   if (!state.layout) return;
-  download(new Blob([drawingSVG()], { type: 'image/svg+xml' }), exportName('svg'));
+  download(new Blob([drawingSVG($('viewport'), state.layout)], { type: 'image/svg+xml' }), exportName('svg'));
 }
 
-// PNG: the SVG drawn on a canvas (at most 16384 px a side, scaled down
-// to fit: the browser's canvas limit).
 async function exportPNG() {
   if (!state.layout) return;
-  const svg = drawingSVG();
-  const img = new Image();
-  const url = URL.createObjectURL(new Blob([svg], { type: 'image/svg+xml' }));
-  try {
-    img.src = url;
-    await img.decode();
-    const k = Math.min(2, 16384 / img.width, 16384 / img.height);
-    const c = document.createElement('canvas');
-    c.width = Math.max(1, Math.floor(img.width * k)); c.height = Math.max(1, Math.floor(img.height * k));
-    const ctx = c.getContext('2d');
-    ctx.scale(k, k);
-    ctx.drawImage(img, 0, 0);
-    const blob = await new Promise((resolve) => c.toBlob(resolve, 'image/png'));
-    if (blob) download(blob, exportName('png'));
-    else setStatus('PNG export: the drawing is too large for a canvas');
-  } finally {
-    URL.revokeObjectURL(url);
-  }
+  const blob = await pngOf(drawingSVG($('viewport'), state.layout));
+  if (blob) download(blob, exportName('png'));
+  else setStatus('PNG export: the drawing is too large for a canvas');
 }
 
 // Keys on the graph tab (not while typing in a field): / or Ctrl+F find,
@@ -742,6 +715,7 @@ async function convert() {
 // ---- wiring ----
 
 async function openFile(file) {
+  state.note = '';
   await openBlob(file, file.name);
 }
 
@@ -782,12 +756,12 @@ async function main() {
   window.mlformatsOpenBytes = openBytes;
   const url = new URLSearchParams(location.search).get('url');
   if (url) {
+    // read by ranges when the server answers them (mlformats view's does)
     setStatus('fetching ' + url);
     try {
-      const r = await fetch(url);
-      if (!r.ok) throw new Error(`${url}: HTTP ${r.status}`);
-      const name = decodeURIComponent(url.split('/').pop().split('?')[0]);
-      await openBlob(await r.blob(), name);
+      const got = await probeURL(url);
+      state.note = got.note || '';
+      await openBlob(got.src || got.blob, got.name);
     } catch (e) {
       showError(e.message);
     }

@@ -4,6 +4,8 @@
 // the answer (or the error message) from the output buffer. No generated
 // glue: WebAssembly.instantiate and the module's memory only.
 
+import { RangeReader } from './remote.js';
+
 const encoder = new TextEncoder();
 const decoder = new TextDecoder();
 
@@ -51,8 +53,9 @@ export class Library {
   constructor(module) {
     this.x = new WebAssembly.Instance(module, imports(module, this)).exports;
     this.failed = null;
-    this.file = null; // the Blob a file opened by slices is read from
-    this.reader = null;
+    this.file = null; // the Blob (or remote file, see remote.js) a file opened by slices is read from
+    this.reader = null; // FileReaderSync or RangeReader over this.file
+    this.readError = null; // why the last read failed
     this.out = null; // the pieces of a streamed conversion: {parts: [{at, bytes}], len}
     this.x.mlf_init();
   }
@@ -94,7 +97,9 @@ export class Library {
     }
     if (maybeWhole && rc === 2) return null;
     const out = this.output();
-    if (rc !== 0) throw new Error(decoder.decode(out));
+    const why = this.readError;
+    this.readError = null;
+    if (rc !== 0) throw new Error(decoder.decode(out) + (why ? ` (${why})` : ''));
     return out;
   }
 
@@ -103,18 +108,26 @@ export class Library {
     return this.x.memory.buffer.byteLength;
   }
 
-  // The import mlformats.mlf_read: copies `len` bytes of the open Blob from
+  // The import mlformats.mlf_read: copies `len` bytes of the open file from
   // `off` into the module's memory at `ptr`, synchronously (FileReaderSync
-  // over Blob.slice: web workers only); 0 when done, 1 when not.
+  // over Blob.slice, or range requests for a remote file: web workers
+  // only); 0 when done, 1 when not (the reason kept for the message).
   readAt(off, ptr, len) {
     try {
       if (!this.file) return 1;
-      this.reader ||= new FileReaderSync();
-      const ab = this.reader.readAsArrayBuffer(this.file.slice(off, off + len));
-      if (ab.byteLength !== len) return 1;
-      new Uint8Array(this.x.memory.buffer, ptr >>> 0, len).set(new Uint8Array(ab));
+      let bytes;
+      if (this.file.remote) {
+        this.reader ||= new RangeReader(this.file);
+        bytes = this.reader.read(off, len);
+      } else {
+        this.reader ||= new FileReaderSync();
+        bytes = new Uint8Array(this.reader.readAsArrayBuffer(this.file.slice(off, off + len)));
+      }
+      if (bytes.length !== len) return 1;
+      new Uint8Array(this.x.memory.buffer, ptr >>> 0, len).set(bytes);
       return 0;
-    } catch (_) {
+    } catch (e) {
+      this.readError = (e && e.message) || String(e);
       return 1;
     }
   }
@@ -178,7 +191,8 @@ export class Library {
   // summary, or null when the library reads this format whole only.
   openSliced(file, name) {
     this.file = file;
-    const out = this.call(() => { this.put([encoder.encode(name)]); return this.x.mlf_open_sliced(file.size); }, true);
+    this.reader = null;
+    const out = this.call(() => { this.put([encoder.encode(name)]); return this.x.mlf_open_sliced(file.size, file.remote ? 4096 : 0); }, true);
     return out === null ? null : parseJSON(decoder.decode(out));
   }
 

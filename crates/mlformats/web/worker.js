@@ -4,22 +4,24 @@
 //
 // - {bytes, name, names}: per-tensor statistics of a small file (its own
 //   copy of the bytes), one message per tensor as soon as it is computed;
-// - {file, name, names}: the same for a big file (a Blob) opened by slices:
-//   the module reads each tensor a slice at a time (FileReaderSync over
-//   Blob.slice), never the whole file;
+// - {file, name, names}: the same for a big file (a Blob, or a remote file:
+//   see remote.js) opened by slices: the module reads each tensor a slice
+//   at a time (FileReaderSync over Blob.slice, or range requests), never
+//   the whole file;
 // - {serve: true, file, name}: opens a big file by slices and answers the
 //   page's requests ({id, req}) on it: the summary, table and graph first
 //   ({id: 0, ...}), or {fallback: true} when the library reads the format
 //   whole only. Every answer carries the module's memory size. A convert
 //   request ({op: 'convert', ...}) is streamed: the answer is a Blob, or
 //   {whole: reason} when it needs the whole model in memory;
-// - {convert: req, bytes, name, params} (or {convert, file, ...}: a Blob,
-//   read whole here): converts a file read whole (its own
+// - {convert: req, bytes, name, params} (or {convert, file, ...}: a Blob
+//   or a remote file, read whole here): converts a file read whole (its own
 //   copy of the bytes; `params`: {bytes, name} of --params' file) with the
 //   request `req` ({op: 'convert', to, dtype, only, ...},
 //   see abi.rs) and answers {converted: bytes} (transferred) or {error}, so
 //   the page stays responsive while the library converts.
 import { Library } from './mlformats.js';
+import { wholeBytes } from './remote.js';
 
 let served = null;
 
@@ -47,7 +49,7 @@ async function stats(m) {
 async function convert(m) {
   const lib = await load(m);
   // a big file read whole here, for a conversion that needs the whole model
-  if (m.file) m.bytes = new Uint8Array(await m.file.arrayBuffer());
+  if (m.file) m.bytes = await wholeBytes(m.file);
   lib.open(m.bytes, m.name);
   m.bytes = null; // the module holds its own copy
   if (m.params) lib.loadParams(m.params.bytes, m.params.name);
