@@ -261,3 +261,15 @@ fn broken_toy_files_are_plugin_errors() {
     assert!(matches!(e, Error::Plugin { .. }), "{e}");
     assert_eq!(Toy.name(), "toy");
 }
+
+#[test]
+fn graph_options_are_refused_for_a_parameter_format() {
+    register().unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let toy = dir.path().join("m.toyt");
+    std::fs::write(&toy, sample()).unwrap();
+    let out = dir.path().join("m.safetensors");
+    let e = mlformats::convert(&toy, &out, &ConvertOptions::new().network("main")).unwrap_err();
+    assert!(matches!(e, Error::OptionDoesNotApply { .. }), "{e:?}");
+    assert!(!out.exists());
+}
