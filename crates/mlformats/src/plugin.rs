@@ -236,18 +236,24 @@ struct Entry {
 /// Every registered format, in registration order.
 static REGISTRY: RwLock<Vec<ExternalFormat>> = RwLock::new(Vec::new());
 
-/// The registered formats, in registration order.
+/// The registered formats, in registration order (a copy: the registry is
+/// not locked while the caller uses them).
 pub(crate) fn registered() -> Vec<Format> {
     let list = REGISTRY.read().unwrap_or_else(|e| e.into_inner());
     list.iter().copied().map(Format::External).collect()
 }
 
-/// The registered format whose magic bytes start `head`, if any.
+/// The registered formats' handles, copied.
+fn handles() -> Vec<ExternalFormat> {
+    REGISTRY.read().unwrap_or_else(|e| e.into_inner()).clone()
+}
+
+/// The registered format whose magic bytes start `head`, if any (the
+/// plugins are asked with the registry unlocked: one may register another).
 pub(crate) fn detect_registered(head: &[u8]) -> Option<Format> {
-    let list = REGISTRY.read().unwrap_or_else(|e| e.into_inner());
-    list.iter()
+    handles()
+        .into_iter()
         .find(|e| e.plugin().detect(head))
-        .copied()
         .map(Format::External)
 }
 

@@ -107,10 +107,16 @@ fn save_and_convert_select_and_cast_on_the_way_to_toy() {
     );
     assert_eq!(doc.tensor("u").unwrap().bytes(), [9, 8, 7]);
 
+    // save names it by the extension
+    let saved = dir.path().join("u.toyt");
+    mlformats::save(&saved, [("u", &u)]).unwrap();
+    let u_file = toy_bytes(&[("u", DType::U8, &[3], &[9, 8, 7])]);
+    assert_eq!(std::fs::read(&saved).unwrap(), u_file);
+
     // the in-memory path writes through the same plugin
     let only_u = ConvertOptions::new().only("u");
     let (bytes, _) = mlformats::convert_document_to_bytes(&doc, toy, &only_u).unwrap();
-    assert_eq!(bytes, toy_bytes(&[("u", DType::U8, &[3], &[9, 8, 7])]));
+    assert_eq!(bytes, u_file);
 }
 
 #[test]
