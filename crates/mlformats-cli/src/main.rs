@@ -100,16 +100,10 @@ struct FormatArg(Format);
 
 impl clap::ValueEnum for FormatArg {
     fn value_variants<'a>() -> &'a [Self] {
-        const ALL: [FormatArg; Format::ALL.len()] = {
-            let mut out = [FormatArg(Format::CvmParams); Format::ALL.len()];
-            let mut i = 0;
-            while i < out.len() {
-                out[i] = FormatArg(Format::ALL[i]);
-                i += 1;
-            }
-            out
-        };
-        &ALL
+        // the library's list: built-in formats, then any registered
+        // (mlformats::register_format) before the arguments are parsed
+        static ALL: std::sync::OnceLock<Vec<FormatArg>> = std::sync::OnceLock::new();
+        ALL.get_or_init(|| Format::all().into_iter().map(FormatArg).collect())
     }
 
     fn to_possible_value(&self) -> Option<clap::builder::PossibleValue> {

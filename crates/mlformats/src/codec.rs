@@ -5,6 +5,8 @@
 //! names, extensions, feature, graph kind, how detection takes its
 //! extension), and one arm in [`codec`]. A `match` on [`Format`] lists every
 //! variant (no `_` arm), so a forgotten format is a compile error.
+//! Formats from outside the crate implement the public
+//! [`crate::FormatPlugin`] instead; `plugin.rs` adapts it to [`Codec`].
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -366,6 +368,7 @@ pub(crate) fn codec(format: Format) -> Result<&'static dyn Codec> {
         Format::Npz => Ok(&crate::formats::npz::Npz),
         #[cfg(feature = "onnx")]
         Format::Onnx => Ok(&crate::formats::onnx::OnnxCodec),
+        Format::External(e) => Ok(crate::plugin::codec_of(e)),
         #[allow(unreachable_patterns)]
         Format::CvmParams
         | Format::Primitiv

@@ -61,7 +61,8 @@ const NNABLA_TOP_LEVEL: [&str; 8] = [
 /// Magic numbers win over names: TVM/CVM magic at offset 0, the TenniS code
 /// `0x19910929` at offset 4, an HDF5 signature at 0, 512, 1024 or 2048, a zip
 /// archive holding `nnp_version.txt`, primitiv's `0xce`-encoded version
-/// header `0.1`. Binary protobuf has no magic, so it is recognised by the
+/// header `0.1`, then the magic bytes of registered formats
+/// ([`crate::FormatPlugin::detect`]). Binary protobuf has no magic, so it is recognised by the
 /// extension `.protobuf`/`.pb`; text protobuf by `.nntxt`/`.prototxt` or by
 /// content that starts with an NNabla top-level field. `None` when nothing
 /// matches (or a path cannot be read).
@@ -144,8 +145,12 @@ pub(crate) fn detect_bytes(
     if is_primitiv_header(head) {
         return Some(Format::Primitiv);
     }
+    // registered formats' magic bytes, after every built-in magic
+    if let Some(f) = crate::plugin::detect_registered(head) {
+        return Some(f);
+    }
     if let Some(f) = by_ext {
-        match f.description().by_extension {
+        match f.by_extension() {
             ByExtension::Decides => return Some(f),
             ByExtension::NeedsHeader => return None,
             ByExtension::Hint => {}

@@ -45,6 +45,28 @@ pub enum Error {
     /// The target format cannot hold what is asked of it.
     #[error("{0}")]
     Unsupported(String),
+    /// A registered format's plugin ([`crate::FormatPlugin`]) failed to
+    /// read or write a file.
+    #[error("{format}: {source}")]
+    Plugin {
+        /// The format's name.
+        format: &'static str,
+        /// What the plugin says.
+        source: Box<dyn std::error::Error + Send + Sync>,
+    },
+    /// [`crate::register_format`] refused a plugin: a name, alias or
+    /// extension of it is another format's (`by`), is empty or not lower
+    /// case, or it has no extension.
+    #[error("cannot register format name {name:?}: {}", match by {
+        Some(f) => format!("it names {f} already"),
+        None => "names and extensions are non-empty and lower case, and a format has at least one extension".to_string(),
+    })]
+    FormatNameTaken {
+        /// The name refused.
+        name: String,
+        /// The format that has it already.
+        by: Option<Format>,
+    },
     /// The output format has no type for a tensor's dtype.
     #[error("{}", dtype_refusal(*format, *dtype))]
     UnsupportedDType {
@@ -218,6 +240,18 @@ pub enum Error {
 }
 
 impl Error {
+    /// A registered format's error ([`Error::Plugin`]): `why` is a message
+    /// (`&str`, `String`) or any error.
+    pub fn plugin(
+        format: &'static str,
+        why: impl Into<Box<dyn std::error::Error + Send + Sync>>,
+    ) -> Error {
+        Error::Plugin {
+            format,
+            source: why.into(),
+        }
+    }
+
     /// This error, about the tensor `name`.
     pub fn in_tensor(self, name: impl Into<String>) -> Error {
         Error::Tensor {
@@ -371,7 +405,8 @@ fn dtype_refusal(format: Format, dtype: DType) -> String {
         | Format::NnablaNntxt
         | Format::NnablaProtobuf
         | Format::NnablaH5
-        | Format::TennisModule => format!("dtype {dtype} cannot be stored in {format}"),
+        | Format::TennisModule
+        | Format::External(_) => format!("dtype {dtype} cannot be stored in {format}"),
     }
 }
 
@@ -392,7 +427,8 @@ fn duplicate_message(name: &str, format: Option<Format>) -> String {
             | Format::NnablaProtobuf
             | Format::NnablaH5
             | Format::TennisModule
-            | Format::Npz,
+            | Format::Npz
+            | Format::External(_),
         )
         | None => format!("the name {name:?} is given twice"),
     }

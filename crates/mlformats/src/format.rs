@@ -6,7 +6,11 @@
 //! of graph its files hold, how far its extension is trusted by
 //! [`detect`](crate::detect)). Every method of [`Format`] reads the table,
 //! so adding a format is a variant, a row here and an arm in
-//! `codec::codec`.
+//! `codec::codec`. Formats from outside the crate are registered at run
+//! time ([`crate::register_format`]) and denoted by [`Format::External`]:
+//! the same methods read their plugin instead.
+
+use crate::plugin::ExternalFormat;
 
 /// A file format `mlformats` knows, named as the `inspect --json` contract names it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -32,6 +36,9 @@ pub enum Format {
     Npz,
     /// ONNX model (`.onnx`).
     Onnx,
+    /// A format added from outside the crate ([`crate::register_format`]):
+    /// parameters only, read and written by its [`crate::FormatPlugin`].
+    External(ExternalFormat),
 }
 
 /// The kind of graph the files of a format hold (when they hold one): how
@@ -83,7 +90,7 @@ pub(crate) struct Description {
     pub by_extension: ByExtension,
 }
 
-/// Every format, in [`Format`]'s declaration order.
+/// Every built-in format, in [`Format`]'s declaration order.
 pub(crate) const TABLE: [Description; 10] = [
     Description {
         format: Format::CvmParams,
@@ -189,11 +196,32 @@ pub(crate) const TABLE: [Description; 10] = [
     },
 ];
 
+/// A built-in format's row of [`TABLE`] (its declaration index), or the
+/// registered format.
+const fn row(f: Format) -> std::result::Result<usize, ExternalFormat> {
+    Ok(match f {
+        Format::CvmParams => 0,
+        Format::Primitiv => 1,
+        Format::NnablaNnp => 2,
+        Format::NnablaNntxt => 3,
+        Format::NnablaProtobuf => 4,
+        Format::NnablaH5 => 5,
+        Format::TennisModule => 6,
+        Format::Safetensors => 7,
+        Format::Npz => 8,
+        Format::Onnx => 9,
+        Format::External(e) => return Err(e),
+    })
+}
+
 // The table is in declaration order, so a format's row is at its index.
 const _: () = {
     let mut i = 0;
     while i < TABLE.len() {
-        assert!(TABLE[i].format as usize == i, "TABLE is out of order");
+        assert!(
+            matches!(row(TABLE[i].format), Ok(r) if r == i),
+            "TABLE is out of order"
+        );
         assert!(
             !TABLE[i].extensions.is_empty(),
             "a format without an extension"
@@ -214,85 +242,120 @@ const ALL_FORMATS: [Format; TABLE.len()] = {
 };
 
 impl Format {
-    /// Every format. A slice: more may come in a minor version.
+    /// Every built-in format (those of this crate's features, whether
+    /// enabled or not). A slice: more may come in a minor version.
+    /// [`Format::all`] adds the registered ones.
     pub const ALL: &'static [Format] = &ALL_FORMATS;
 
-    /// This format's row of the table.
-    pub(crate) const fn description(self) -> &'static Description {
-        &TABLE[self as usize]
+    /// Every format: the built-in ones ([`Format::ALL`]), then those
+    /// registered ([`crate::register_format`]), in registration order.
+    pub fn all() -> Vec<Format> {
+        let mut all = Format::ALL.to_vec();
+        all.extend(crate::plugin::registered());
+        all
     }
 
-    /// Every format's name, for messages and help texts.
+    /// This format's row of the table, or its plugin.
+    pub(crate) fn description(self) -> std::result::Result<&'static Description, ExternalFormat> {
+        row(self).map(|i| &TABLE[i])
+    }
+
+    /// Every format's name ([`Format::all`]), for messages and help texts.
     pub fn names() -> Vec<&'static str> {
-        Format::ALL.iter().map(|f| f.name()).collect()
+        Format::all().iter().map(|f| f.name()).collect()
     }
 
-    /// The cargo feature of the `mlformats` crate that reads and writes it.
-    pub const fn feature(self) -> &'static str {
-        self.description().feature
+    /// The cargo feature of the `mlformats` crate that reads and writes it
+    /// (empty for a registered format: none).
+    pub fn feature(self) -> &'static str {
+        match self.description() {
+            Ok(d) => d.feature,
+            Err(_) => "",
+        }
     }
 
     /// True for NNabla's four encodings of one model (text, binary, `.nnp`, `.h5`).
-    pub const fn is_nnabla(self) -> bool {
-        self.description().nnabla
+    pub fn is_nnabla(self) -> bool {
+        self.description().is_ok_and(|d| d.nnabla)
     }
 
     /// The extension a file of this format is written with (without the dot).
-    pub const fn extension(self) -> &'static str {
-        // the table's rows all have an extension (checked at compile time)
-        match self.description().extensions.first() {
+    pub fn extension(self) -> &'static str {
+        // every format has an extension (the table's rows are checked at
+        // compile time, plugins when registered)
+        match self.extensions().first() {
             Some(e) => e,
-            None => self.description().name,
+            None => self.name(),
         }
     }
 
     /// Every extension files of this format have (without the dot, lower
     /// case), the one written first. [`Format::from_extension`] takes each.
-    pub const fn extensions(self) -> &'static [&'static str] {
-        self.description().extensions
+    pub fn extensions(self) -> &'static [&'static str] {
+        match self.description() {
+            Ok(d) => d.extensions,
+            Err(e) => e.plugin().extensions(),
+        }
     }
 
     /// The contract's name: `cvm-params`, `primitiv`, `nnabla-nnp`, …,
-    /// `safetensors`, `npz`.
-    pub const fn name(self) -> &'static str {
-        self.description().name
+    /// `safetensors`, `npz` (a registered format's own name).
+    pub fn name(self) -> &'static str {
+        match self.description() {
+            Ok(d) => d.name,
+            Err(e) => e.plugin().name(),
+        }
     }
 
     /// The names besides the contract's that [`Format::from_name`] takes
     /// (lower case): its aliases (`cvm`, `tvm`, `tennis`, `st`, `numpy`),
     /// then its extensions (`params`, `nnp`, `pb`, `hdf5`, …).
     pub fn aliases(self) -> impl Iterator<Item = &'static str> {
-        let d = self.description();
-        d.aliases
+        let name = self.name();
+        let aliases = match self.description() {
+            Ok(d) => d.aliases,
+            Err(e) => e.plugin().aliases(),
+        };
+        aliases
             .iter()
-            .chain(d.extensions)
+            .chain(self.extensions())
             .copied()
-            .filter(move |n| *n != d.name)
+            .filter(move |n| *n != name)
     }
 
     /// The kind of graph its files hold.
-    pub(crate) const fn graph_kind(self) -> GraphKind {
-        self.description().graph
+    pub(crate) fn graph_kind(self) -> GraphKind {
+        match self.description() {
+            Ok(d) => d.graph,
+            Err(_) => GraphKind::None,
+        }
+    }
+
+    /// How detection takes its extension.
+    pub(crate) fn by_extension(self) -> ByExtension {
+        match self.description() {
+            Ok(d) => d.by_extension,
+            Err(e) if e.plugin().extension_decides() => ByExtension::Decides,
+            Err(_) => ByExtension::NeedsHeader,
+        }
     }
 
     /// The format with the contract name, an alias or an extension as a
     /// name, in any case (`cvm-params`, `params`, `cvm`, `tvm`, `data`,
     /// `nnp`, `nntxt`, `prototxt`, `pbtxt`, `protobuf`, `pb`, `h5`, `hdf5`,
-    /// `tsm`, `tennis`, `st`, `numpy`, …).
+    /// `tsm`, `tennis`, `st`, `numpy`, …, and registered formats' names).
     pub fn from_name(name: &str) -> Option<Format> {
         let n = name.to_ascii_lowercase();
-        Format::ALL
-            .iter()
-            .copied()
+        Format::all()
+            .into_iter()
             .find(|f| f.name() == n || f.aliases().any(|a| a == n))
     }
 
     /// The format a file extension names (for output files), if any.
     pub fn from_extension(path: &std::path::Path) -> Option<Format> {
         let ext = path.extension()?.to_str()?.to_ascii_lowercase();
-        Format::ALL
-            .iter()
-            .copied()
+        Format::all()
+            .into_iter()
             .find(|f| f.extensions().contains(&ext.as_str()))
     }
 }
@@ -322,6 +385,7 @@ mod tests {
             | Format::Safetensors
             | Format::Npz
             | Format::Onnx => Format::ALL.contains(&f),
+            Format::External(_) => !Format::ALL.contains(&f),
         }
     }
 
@@ -341,7 +405,7 @@ mod tests {
         ];
         for f in every {
             assert!(listed(f), "{f:?} is not in Format::ALL");
-            assert_eq!(f.description().format, f);
+            assert_eq!(f.description().map(|d| d.format).ok(), Some(f));
         }
         assert_eq!(Format::ALL, &every[..]);
     }

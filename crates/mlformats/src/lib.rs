@@ -99,7 +99,8 @@
 //!
 //! and `ndarray` adds `ndarray` views of tensors. [`detect`] works whatever
 //! features are enabled; opening a format whose feature is off is
-//! [`Error::FeatureDisabled`].
+//! [`Error::FeatureDisabled`]. Formats from other crates are added at run
+//! time: [`FormatPlugin`] and [`register_format`] (docs/ADDING_A_FORMAT.md).
 #![warn(missing_docs)]
 // With some formats left out, helpers only they use go unused.
 #![cfg_attr(
@@ -131,6 +132,7 @@ mod headers;
 mod import;
 pub mod layout;
 pub mod numpy;
+mod plugin;
 pub mod random_access;
 pub mod report;
 mod save;
@@ -155,6 +157,7 @@ pub(crate) use error::InTensor;
 pub use error::{Error, Result, WholeModelNeed, chain_message};
 pub use format::Format;
 pub use headers::Headers;
+pub use plugin::{ExternalFormat, FormatPlugin, PluginRead, TensorsToWrite, register_format};
 pub use save::{SaveOptions, save, save_to_writer, save_with};
 pub use select::NameFilter;
 #[doc(inline)]
