@@ -1,4 +1,4 @@
-//! `mlformats`: inspect and convert primitiv, NNabla, TenniS and TVM/CVM files.
+//! `mlformats`: inspect and convert primitiv, NNabla, TenniS, TVM/CVM, safetensors, npz and ONNX files.
 //!
 //! A front over the `mlformats` library: argument parsing, progress bars,
 //! tables and JSON. Every format rule lives in the library.
@@ -229,7 +229,7 @@ enum Command {
         #[arg(long, value_name = "FORMAT", value_enum)]
         from: Option<FormatArg>,
     },
-    /// Draw the network of an NNabla file or a TenniS module.
+    /// Draw the graph of an NNabla network, a TenniS module or an ONNX model.
     Graph {
         /// The file to draw.
         file: PathBuf,
