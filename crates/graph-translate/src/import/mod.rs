@@ -281,7 +281,15 @@ pub fn support_table_markdown(verified: &dyn Fn(&str) -> usize) -> String {
          opset 1, operators of later opsets. The opsets column gives the \
          first opset an operator is read at. Verified on the onnx wheel's 79 \
          opset-6 model tests and 34 committed old-opset models \
-         (`testdata/translate/import/legacy.json`) in both runtimes.\n",
+         (`testdata/translate/import/legacy.json`) in both runtimes.\n\n\
+         `If` is imported when its condition is known at import time: a \
+         constant, folded shape arithmetic, or a graph input the user fixes \
+         with `--input-value NAME=V,...` (Python: `input_value={...}`). The \
+         branch taken is inlined in its place (its names prefixed with the \
+         `If`'s, its outputs renamed to the `If`'s; nested `If`s too) and \
+         lowered like the rest of the graph. An `If` on a run-time value is \
+         refused, and the message names the graph inputs its condition \
+         depends on. `Loop` and `Scan` are refused.\n",
     );
     #[cfg(feature = "nnabla")]
     {
