@@ -284,3 +284,68 @@ fn nnp_to_nnp_keeps_the_stored_paths_and_the_names() {
     assert_eq!(listing(&a), listing(&b));
     assert_eq!(listing(&a)[0].0, "/model.0/conv/weight");
 }
+
+/// An ONNX model `x` [1, 4] → Add(x, `w`) → `y`, then Mul(y, `k`) →
+/// `out`, with the names given, as bytes.
+fn two_op_model(x: &str, w: &str, y: &str, k: &str) -> Vec<u8> {
+    use onnx_format::builder::{Dim, GraphBuilder};
+    use onnx_format::proto::tensor_proto::DataType;
+    let mut g = GraphBuilder::new("g");
+    let wt = tensor_core::Tensor::from_values([1, 4], &[1.0f32, 2.0, 3.0, 4.0]).unwrap();
+    let kt = tensor_core::Tensor::from_values([1, 4], &[0.5f32, -1.0, 2.0, 4.0]).unwrap();
+    g.initializer(w, &wt).unwrap();
+    g.initializer(k, &kt).unwrap();
+    let dims = [Dim::Value(1), Dim::Value(4)];
+    g.input(x, DataType::Float, &dims);
+    g.node("Add", "add", &[x, w], &[y], vec![]);
+    g.node("Mul", "mul", &[y, k], &["out"], vec![]);
+    g.output("out", DataType::Float, &dims);
+    let mut bytes = Vec::new();
+    onnx_format::write_model(&mut bytes, &g.finish(&Default::default())).unwrap();
+    bytes
+}
+
+#[test]
+fn dot_components_map_and_a_path_another_variable_has_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    // `.` components are stored `_.`, and come back
+    let src = dir.path().join("dot.onnx");
+    std::fs::write(&src, two_op_model("/in", "./a/./w", "/a/y", "a//k")).unwrap();
+    let out = dir.path().join("dot.nnp");
+    convert(&src, &out, &ConvertOptions::new()).unwrap();
+    let text = String::from_utf8(member(&out, "network.nntxt")).unwrap();
+    let model = nnp_archive::nnabla_proto::text::parse(&text).unwrap();
+    let mut params: Vec<&str> = model.network[0]
+        .variable
+        .iter()
+        .filter(|v| v.r#type == "Parameter")
+        .map(|v| v.name.as_str())
+        .collect();
+    params.sort_unstable();
+    assert_eq!(params, ["_./a/_./w", "a/_/k"]);
+    let doc = Document::open(&out).unwrap();
+    let mut names: Vec<&str> = doc.tensors().map(|(n, _)| n).collect();
+    names.sort_unstable();
+    assert_eq!(names, ["./a/./w", "a//k"]);
+    let back = dir.path().join("dot.onnx.back.onnx");
+    convert(&out, &back, &ConvertOptions::new()).unwrap();
+    let m = onnx_format::Model::open(&back).unwrap();
+    let mut inits: Vec<String> = m
+        .graph_proto()
+        .initializer
+        .iter()
+        .filter_map(|t| t.name.clone())
+        .collect();
+    inits.sort_unstable();
+    assert_eq!(inits, ["./a/./w", "a//k"]);
+
+    // a parameter `/w` is stored at `_/w`, which another variable is
+    // named: nnabla would take one for the other, so nothing is written
+    let src = dir.path().join("clash.onnx");
+    std::fs::write(&src, two_op_model("x", "/w", "_/w", "k")).unwrap();
+    let out = dir.path().join("clash.nnp");
+    let e = convert(&src, &out, &ConvertOptions::new()).unwrap_err();
+    let msg = e.to_string();
+    assert!(msg.contains("\"/w\"") && msg.contains("\"_/w\""), "{msg}");
+    assert!(!out.exists());
+}
