@@ -213,6 +213,15 @@ fn reading_the_nnp_gives_the_original_names_whole_and_by_slices() {
     assert_eq!(w.dims(), [4, 3, 3, 3]);
 }
 
+/// The names of `m`'s initializers, in stored order.
+fn initializer_names(m: &onnx_format::Model) -> Vec<String> {
+    m.graph_proto()
+        .initializer
+        .iter()
+        .filter_map(|t| t.name.clone())
+        .collect()
+}
+
 #[test]
 fn onnx_to_nnp_to_onnx_restores_the_names() {
     let dir = tempfile::tempdir().unwrap();
@@ -221,12 +230,7 @@ fn onnx_to_nnp_to_onnx_restores_the_names() {
     convert(&out, &back, &ConvertOptions::new()).unwrap();
     let src = onnx_format::Model::open(data().join("torch_names.onnx")).unwrap();
     let got = onnx_format::Model::open(&back).unwrap();
-    let inits: BTreeSet<String> = got
-        .graph_proto()
-        .initializer
-        .iter()
-        .filter_map(|t| t.name.clone())
-        .collect();
+    let inits: BTreeSet<String> = initializer_names(&got).into_iter().collect();
     for n in [
         "/model.0/conv/weight",
         "model.0.conv.bias",
@@ -329,13 +333,7 @@ fn dot_components_map_and_a_path_another_variable_has_is_refused() {
     assert_eq!(names, ["./a/./w", "a//k"]);
     let back = dir.path().join("dot.onnx.back.onnx");
     convert(&out, &back, &ConvertOptions::new()).unwrap();
-    let m = onnx_format::Model::open(&back).unwrap();
-    let mut inits: Vec<String> = m
-        .graph_proto()
-        .initializer
-        .iter()
-        .filter_map(|t| t.name.clone())
-        .collect();
+    let mut inits = initializer_names(&onnx_format::Model::open(&back).unwrap());
     inits.sort_unstable();
     assert_eq!(inits, ["./a/./w", "a//k"]);
 

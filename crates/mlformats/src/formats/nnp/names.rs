@@ -32,47 +32,31 @@ fn rename_variables(model: &mut NNablaProtoBuf, map: &HashMap<String, String>) {
             f.input.iter_mut().chain(f.output.iter_mut()).for_each(re);
         }
     }
+    // each list holds a different message type with a `variable_name`
+    macro_rules! rename_in {
+        ($($list:expr),+) => {
+            $($list.iter_mut().for_each(|v| re(&mut v.variable_name));)+
+        };
+    }
     for e in &mut model.executor {
-        e.data_variable
-            .iter_mut()
-            .for_each(|v| re(&mut v.variable_name));
-        e.generator_variable
-            .iter_mut()
-            .for_each(|v| re(&mut v.variable_name));
-        e.loss_variable
-            .iter_mut()
-            .for_each(|v| re(&mut v.variable_name));
-        e.output_variable
-            .iter_mut()
-            .for_each(|v| re(&mut v.variable_name));
-        e.parameter_variable
-            .iter_mut()
-            .for_each(|v| re(&mut v.variable_name));
+        rename_in!(
+            e.data_variable,
+            e.generator_variable,
+            e.loss_variable,
+            e.output_variable,
+            e.parameter_variable
+        );
     }
     for o in &mut model.optimizer {
-        o.data_variable
-            .iter_mut()
-            .for_each(|v| re(&mut v.variable_name));
-        o.generator_variable
-            .iter_mut()
-            .for_each(|v| re(&mut v.variable_name));
-        o.loss_variable
-            .iter_mut()
-            .for_each(|v| re(&mut v.variable_name));
-        o.parameter_variable
-            .iter_mut()
-            .for_each(|v| re(&mut v.variable_name));
+        rename_in!(
+            o.data_variable,
+            o.generator_variable,
+            o.loss_variable,
+            o.parameter_variable
+        );
     }
     for m in &mut model.monitor {
-        m.data_variable
-            .iter_mut()
-            .for_each(|v| re(&mut v.variable_name));
-        m.generator_variable
-            .iter_mut()
-            .for_each(|v| re(&mut v.variable_name));
-        m.monitor_variable
-            .iter_mut()
-            .for_each(|v| re(&mut v.variable_name));
+        rename_in!(m.data_variable, m.generator_variable, m.monitor_variable);
     }
 }
 
