@@ -119,9 +119,9 @@ fn load_nnabla_model(doc: &Document) -> Result<nnabla_proto::NNablaProtoBuf> {
             Ok(crate::formats::nnabla::load(src, &tensor_core::Limits::default())?.0)
         }
         #[cfg(feature = "nnp")]
-        Format::NnablaNnp => Ok(crate::formats::nnp::read_nnp(src, &Default::default())?
-            .model()
-            .clone()),
+        Format::NnablaNnp => Ok(crate::formats::nnp::model_of(
+            &crate::formats::nnp::read_nnp(src, &Default::default())?,
+        )),
         other => Err(Error::NoGraphToExport { format: other }),
     }
 }

@@ -31,7 +31,7 @@ fn load(src: &Source) -> Result<(NNablaProtoBuf, Vec<Parameter<'static>>)> {
         Format::NnablaNnp => {
             let nnp = super::nnp::read_nnp(src, &opts)?;
             (
-                nnp.model().clone(),
+                super::nnp::model_of(&nnp),
                 nnp.parameters().iter().cloned().collect(),
             )
         }

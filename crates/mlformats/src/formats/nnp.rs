@@ -26,6 +26,9 @@ use crate::codec::{
 };
 use crate::{Error, Format, InTensor, Result};
 
+mod names;
+pub(crate) use names::original_names;
+
 pub(crate) struct NnpCodec;
 
 fn nnp_options(opts: &ReadOptions) -> nnpa::ReadOptions {
@@ -34,6 +37,15 @@ fn nnp_options(opts: &ReadOptions) -> nnpa::ReadOptions {
 
 pub(crate) fn read_nnp(src: &Source, opts: &ReadOptions) -> Result<Nnp<'static>> {
     Ok(Nnp::from_map(&src.map, &nnp_options(opts))?)
+}
+
+/// The model of `nnp` with its variables named as its parameters are
+/// (a name `parameter.h5` stores at another path taken back:
+/// [`original_names`]).
+pub(crate) fn model_of(nnp: &Nnp<'_>) -> NNablaProtoBuf {
+    let mut model = nnp.model().clone();
+    original_names(&mut model, nnp.parameters().iter().map(|p| p.name.as_str()));
+    model
 }
 
 /// A solver state (`Solver.save_states` `.h5`) as contents of kind
@@ -125,8 +137,11 @@ fn specs(items: &[Item<'_, '_>], cx: &WriteContext<'_>) -> Vec<ParamSpec> {
 }
 
 /// Writes an `.nnp` to `w`: `model` (its networks, executors, ...) with
-/// `items` as its parameters, in `parameter.h5`. Each parameter is got,
-/// converted by the plan when it is written and dropped after.
+/// `items` as its parameters, in `parameter.h5`. A parameter HDF5 stores
+/// under another path than its name is named with that path in the
+/// networks, as nnabla registers it ([`names::stored_names`]). Each
+/// parameter is got, converted by the plan when it is written and dropped
+/// after.
 pub(crate) fn write_nnp(
     model: &NNablaProtoBuf,
     w: &mut dyn WriteSeek,
@@ -134,8 +149,10 @@ pub(crate) fn write_nnp(
     cx: &WriteContext<'_>,
 ) -> Result<()> {
     let specs = specs(items, cx);
+    let names: Vec<&str> = items.iter().map(|it| it.name).collect();
+    let model = names::stored_names(model, &names)?;
     let opts = nnpa::WriteOptions::default().with_param_format(ParamFormat::H5);
-    let mut nnp = NnpStreamWriter::new(w, model, &specs, &opts)?;
+    let mut nnp = NnpStreamWriter::new(w, &model, &specs, &opts)?;
     for it in items {
         let got = it.tensor.get()?;
         let t = cx.plan.apply(got.tensor()).in_tensor(it.name)?;
@@ -190,7 +207,7 @@ impl Codec for NnpCodec {
         }
         let nnp = read_nnp(src, opts)?;
         let params = nnp.parameters().iter().cloned().collect();
-        let mut c = super::nnabla::contents(nnp.model(), params, &opts.limits)?;
+        let mut c = super::nnabla::contents(&model_of(&nnp), params, &opts.limits)?;
         let states: Vec<&str> = nnp
             .optimizer_states()
             .iter()

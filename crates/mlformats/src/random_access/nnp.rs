@@ -423,6 +423,7 @@ impl FileIndex {
                 _ => {}
             }
         }
+        crate::formats::nnp::original_names(&mut model, entries.iter().map(|e| e.name.as_str()));
         self.push_entries(entries)?;
         if !states.is_empty() {
             self.metadata.insert("solver_states".into(), json!(states));
