@@ -87,15 +87,80 @@ fn another_sample_rate_takes_the_else_branch() {
 }
 
 #[test]
-fn an_if_on_an_input_is_refused_naming_input_value() {
-    let t = onnx_to_tennis(&model(), &ImportOptions::default());
+fn an_if_on_an_input_is_both_branches_and_a_select() {
+    // sr left free: both branches are computed, and a Where picks one
+    let (f, ins) = nnabla_functions(&ImportOptions::default());
+    for want in ["Equal", "ReLU", "MulScalar", "Where"] {
+        assert!(f.iter().any(|x| x == want), "{want} not in {f:?}");
+    }
+    assert_eq!(ins, ["sr", "x"]);
+    let nn = onnx_to_nnabla(&model(), &ImportOptions::default()).unwrap();
+    let net = &nn.model.network[0];
+    let w = net.function.iter().find(|f| f.r#type == "Where").unwrap();
+    // the condition, then each branch's output (named after the If's branch)
+    assert_eq!(w.output, ["y"]);
+    assert!(w.input[1].contains(".then."), "{:?}", w.input);
+    assert!(w.input[2].contains(".else."), "{:?}", w.input);
+    let ops = tennis_ops(&ImportOptions::default());
+    for want in ["relu", "mul", "where"] {
+        assert!(ops.iter().any(|o| o == want), "{want} not in {ops:?}");
+    }
+}
+
+/// `y = If(Equal(sr, 16000), Relu(x), ReduceSum(x))`: the branches give
+/// `[2, 3]` and `[]`.
+fn model_of_two_shapes() -> onnx_format::Model {
+    let mut b = GraphBuilder::new("vad");
+    b.input("sr", DataType::Int64, &[Dim::Value(1)]);
+    b.input("x", DataType::Float, &[Dim::Value(2), Dim::Value(3)]);
+    let k = b.const_i64("k", &[16000]);
+    b.node("Equal", "", &["sr", &k], &["cond"], vec![]);
+    let then_b = branch("then_branch", "Relu", "t");
+    let mut e = GraphBuilder::new("else_branch");
+    e.node(
+        "ReduceSum",
+        "",
+        &["x"],
+        &["e"],
+        vec![onnx_format::builder::attr::int("keepdims", 0)],
+    );
+    e.output_unshaped("e", DataType::Float);
+    let else_b = AttributeProto {
+        name: Some("else_branch".into()),
+        r#type: Some(AttributeType::Graph as i32),
+        g: Some(e.graph),
+        ..Default::default()
+    };
+    b.node("If", "", &["cond"], &["y"], vec![then_b, else_b]);
+    b.output_unshaped("y", DataType::Float);
+    let mut bytes = Vec::new();
+    onnx_format::write_model(&mut bytes, &b.finish(&Default::default())).unwrap();
+    onnx_format::Model::parse(&bytes).unwrap()
+}
+
+#[test]
+fn an_if_whose_branches_differ_in_shape_is_refused_naming_input_value() {
+    let m = model_of_two_shapes();
+    let t = onnx_to_tennis(&m, &ImportOptions::default());
     for e in [
-        nnabla_refusal(&ImportOptions::default()),
+        onnx_to_nnabla(&m, &ImportOptions::default())
+            .err()
+            .unwrap()
+            .to_string(),
         t.err().unwrap().to_string(),
     ] {
         assert!(e.contains("If ("), "{e}");
+        assert!(e.contains("different shapes ([2, 3] and [])"), "{e}");
         assert!(e.contains("--input-value sr=..."), "{e}");
     }
+    // fixing sr imports it
+    let nn = onnx_to_nnabla(&m, &sr(8000.0)).unwrap();
+    let f: Vec<&str> = nn.model.network[0]
+        .function
+        .iter()
+        .map(|f| f.r#type.as_str())
+        .collect();
+    assert!(!f.contains(&"Where") && !f.contains(&"ReLU"), "{f:?}");
 }
 
 #[test]

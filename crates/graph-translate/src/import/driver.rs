@@ -185,8 +185,9 @@ fn refusal<T: Target>(g: &OnnxGraph, n: &Node) -> Option<String> {
 
 /// Lowers the `If` `node`: the branch its constant condition takes is
 /// inlined and lowered node by node (each checked as [`prescan`] checks
-/// the graph's); a condition computed at run time is refused, naming the
-/// input `--input-value` would fix.
+/// the graph's); a condition computed at run time: both branches and a
+/// `Where` per output, when the branches' outputs have one shape each;
+/// else it is refused, naming the input `--input-value` would fix.
 fn lower_if<T: Target>(
     cx: &mut T,
     g: &OnnxGraph,
@@ -196,10 +197,10 @@ fn lower_if<T: Target>(
 ) {
     let cond = node.input(0).and_then(|c| cx.values().konst(c)).cloned();
     let nodes = match cond {
-        Some(c) => inline_if::inline(cx.values_mut(), node, &c),
-        None => Err(inline_if::refusal(g, node)),
+        Some(c) => inline_if::inline(cx.values_mut(), node, &c).map(|n| (n, Vec::new())),
+        None => inline_if::select(cx.values_mut(), node),
     };
-    let nodes = match nodes {
+    let (nodes, pairs) = match nodes {
         Ok(n) => n,
         Err(why) => {
             refusals.add(format!("If ({why})"));
@@ -207,15 +208,53 @@ fn lower_if<T: Target>(
             return;
         }
     };
-    for n in &nodes {
-        match refusal::<T>(g, n) {
-            Some(why) => {
-                refusals.add(why);
-                poisoned.extend(n.outputs.iter().cloned());
-            }
-            None => lower_original(cx, g, n, refusals, poisoned),
-        }
+    // the branches' nodes, then the selects (the last `pairs.len()` nodes)
+    let (branches, selects) = nodes.split_at(nodes.len() - pairs.len());
+    for n in branches {
+        lower_checked(cx, g, n, refusals, poisoned);
     }
+    for (n, (t, e)) in selects.iter().zip(&pairs) {
+        if poisoned.contains(t) || poisoned.contains(e) {
+            poisoned.extend(n.outputs.iter().cloned());
+            continue;
+        }
+        let (ts, es) = (cx.values().shape(t).ok(), cx.values().shape(e).ok());
+        if ts.is_none() || ts != es {
+            refusals.add(format!(
+                "If (its condition is computed at run time, and its branches give {} \
+                 different shapes ({} and {}), so it is not computed as both branches and a \
+                 select; {})",
+                n.outputs[0],
+                fmt_shape(ts.as_deref()),
+                fmt_shape(es.as_deref()),
+                inline_if::refusal(g, node)
+            ));
+            poisoned.extend(n.outputs.iter().cloned());
+            continue;
+        }
+        lower_checked(cx, g, n, refusals, poisoned);
+    }
+}
+
+/// Lowers a node an `If` became, checked as [`prescan`] checks the graph's.
+fn lower_checked<T: Target>(
+    cx: &mut T,
+    g: &OnnxGraph,
+    n: &Node,
+    refusals: &mut Refusals,
+    poisoned: &mut HashSet<String>,
+) {
+    match refusal::<T>(g, n) {
+        Some(why) => {
+            refusals.add(why);
+            poisoned.extend(n.outputs.iter().cloned());
+        }
+        None => lower_original(cx, g, n, refusals, poisoned),
+    }
+}
+
+fn fmt_shape(s: Option<&[i64]>) -> String {
+    s.map_or_else(|| "unknown".into(), |s| format!("{s:?}"))
 }
 
 /// Rewrites node `orig` of `g` to its opset-7 meaning and folds or lowers

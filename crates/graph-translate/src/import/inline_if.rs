@@ -2,8 +2,12 @@
 //! shape arithmetic folded at import): the branch it takes is inlined into
 //! the graph, its local names prefixed with the `If`'s name and its
 //! outputs renamed to the `If`'s, so that the nodes lower like any others.
-//! An `If` whose condition is computed at run time is refused, naming the
-//! graph input that would decide it.
+//! An `If` whose condition is computed at run time is computed as both
+//! branches and a select: each branch inlined (names prefixed with the
+//! `If`'s name and `then`/`else`), and each output a `Where` of the
+//! condition over the two branches' outputs, which must have one shape
+//! (checked once lowered); otherwise it is refused, naming the graph input
+//! that would decide it.
 
 use std::collections::{HashMap, HashSet};
 
@@ -25,15 +29,76 @@ pub(crate) fn inline(values: &mut Values, node: &Node, cond: &Const) -> Result<V
         v => return Err(format!("its condition has {} elements, not 1", v.len())),
     };
     let key = if taken { "then_branch" } else { "else_branch" };
+    branch(values, node, key, &node.name, &node.outputs)
+}
+
+/// The nodes an `If` becomes, and the pairs of branch outputs its
+/// selects choose between (the selects are the last nodes, one per pair).
+pub(crate) type Inlined = (Vec<Node>, Vec<(String, String)>);
+
+/// The nodes the `If` `node` becomes when its condition is known only at
+/// run time: both branches, each output `Where(cond, then, else)`; and
+/// the pairs of branch outputs whose shapes must agree, for the caller to
+/// check once they are lowered.
+pub(crate) fn select(values: &mut Values, node: &Node) -> Result<Inlined, String> {
+    let cond = node.input(0).ok_or("it has no condition")?.to_string();
+    let mut nodes = Vec::new();
+    let mut outs: Vec<Vec<String>> = Vec::new();
+    for (key, tag) in [("then_branch", "then"), ("else_branch", "else")] {
+        let prefix = format!("{}.{tag}", node.name);
+        let names: Vec<String> = node
+            .outputs
+            .iter()
+            .enumerate()
+            .map(|(i, o)| {
+                if o.is_empty() {
+                    String::new()
+                } else {
+                    values.fresh(&format!("{prefix}.output{i}"))
+                }
+            })
+            .collect();
+        nodes.extend(branch(values, node, key, &prefix, &names)?);
+        outs.push(names);
+    }
+    let mut pairs = Vec::new();
+    for (i, o) in node.outputs.iter().enumerate() {
+        if o.is_empty() {
+            continue;
+        }
+        let (t, e) = (outs[0][i].clone(), outs[1][i].clone());
+        nodes.push(Node {
+            op: "Where".into(),
+            domain: String::new(),
+            name: format!("{}.select{i}", node.name),
+            inputs: vec![cond.clone(), t.clone(), e.clone()],
+            outputs: vec![o.clone()],
+            attrs: Vec::new(),
+        });
+        pairs.push((t, e));
+    }
+    Ok((nodes, pairs))
+}
+
+/// The nodes of the `If` `node`'s branch `key`, its local names prefixed
+/// with `prefix` and its outputs named `outputs` (an empty name: not
+/// needed).
+fn branch(
+    values: &mut Values,
+    node: &Node,
+    key: &str,
+    prefix: &str,
+    outputs: &[String],
+) -> Result<Vec<Node>, String> {
     let branch = node
         .attr(key)
         .and_then(|a| a.g.as_ref())
         .ok_or_else(|| format!("no {key}"))?;
-    if branch.output.len() != node.outputs.len() {
+    if branch.output.len() != outputs.len() {
         return Err(format!(
             "its {key} has {} outputs, the If {}",
             branch.output.len(),
-            node.outputs.len()
+            outputs.len()
         ));
     }
     if !branch.sparse_initializer.is_empty() {
@@ -48,13 +113,10 @@ pub(crate) fn inline(values: &mut Values, node: &Node, cond: &Const) -> Result<V
         .collect();
     let mut map: HashMap<String, String> = HashMap::new();
     // A branch output computed by a branch node, named once, takes the
-    // If's output name directly.
-    for (i, o) in node.outputs.iter().enumerate() {
+    // output name directly.
+    for (i, o) in outputs.iter().enumerate() {
         let b = out_name(i);
-        let once = (0..node.outputs.len())
-            .filter(|&j| out_name(j) == b)
-            .count()
-            == 1;
+        let once = (0..outputs.len()).filter(|&j| out_name(j) == b).count() == 1;
         if !o.is_empty() && computed.contains(b.as_str()) && once {
             map.insert(b, o.clone());
         }
@@ -66,7 +128,7 @@ pub(crate) fn inline(values: &mut Values, node: &Node, cond: &Const) -> Result<V
         .chain(computed.iter().copied());
     for l in locals {
         if !map.contains_key(l) {
-            let want = format!("{}.{l}", node.name);
+            let want = format!("{prefix}.{l}");
             let name = if values.take_name(&want) {
                 want
             } else {
@@ -85,7 +147,7 @@ pub(crate) fn inline(values: &mut Values, node: &Node, cond: &Const) -> Result<V
             Const { elem, tensor },
         );
     }
-    let mut nodes = Vec::with_capacity(branch.node.len() + node.outputs.len());
+    let mut nodes = Vec::with_capacity(branch.node.len() + outputs.len());
     for (k, n) in branch.node.iter().enumerate() {
         let op = n.op_type.clone().unwrap_or_default();
         let local = n
@@ -99,24 +161,21 @@ pub(crate) fn inline(values: &mut Values, node: &Node, cond: &Const) -> Result<V
                 .chain(a.graphs.iter_mut())
                 .for_each(|g| rename_reads(g, &map));
         }
+        let names = |v: &Vec<String>| -> Vec<String> {
+            v.iter()
+                .map(|s| if s.is_empty() { s.clone() } else { rename(s) })
+                .collect()
+        };
         nodes.push(Node {
             op,
             domain: n.domain.clone().unwrap_or_default(),
-            name: format!("{}.{local}", node.name),
-            inputs: n
-                .input
-                .iter()
-                .map(|s| if s.is_empty() { s.clone() } else { rename(s) })
-                .collect(),
-            outputs: n
-                .output
-                .iter()
-                .map(|s| if s.is_empty() { s.clone() } else { rename(s) })
-                .collect(),
+            name: format!("{prefix}.{local}"),
+            inputs: names(&n.input),
+            outputs: names(&n.output),
             attrs,
         });
     }
-    for (i, o) in node.outputs.iter().enumerate() {
+    for (i, o) in outputs.iter().enumerate() {
         let b = out_name(i);
         if o.is_empty() || map.get(&b) == Some(o) {
             continue;
@@ -124,7 +183,7 @@ pub(crate) fn inline(values: &mut Values, node: &Node, cond: &Const) -> Result<V
         nodes.push(Node {
             op: "Identity".into(),
             domain: String::new(),
-            name: format!("{}.output{i}", node.name),
+            name: format!("{prefix}.output{i}"),
             inputs: vec![rename(&b)],
             outputs: vec![o.clone()],
             attrs: Vec::new(),

@@ -288,7 +288,10 @@ pub fn support_table_markdown(verified: &dyn Fn(&str) -> usize) -> String {
          branch taken is inlined in its place (its names prefixed with the \
          `If`'s, its outputs renamed to the `If`'s; nested `If`s too) and \
          lowered like the rest of the graph. An `If` on a run-time value is \
-         refused, and the message names the graph inputs its condition \
+         computed as both branches and a `Where` of the condition over \
+         their outputs, when each output has one shape in both branches \
+         (verified in nnabla 1.39: `testdata/translate/if_select`); else it \
+         is refused, and the message names the graph inputs its condition \
          depends on. `Loop` and `Scan` are refused.\n",
     );
     #[cfg(feature = "nnabla")]
