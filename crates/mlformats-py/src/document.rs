@@ -133,6 +133,37 @@ impl PyDocument {
     }
 }
 
+impl PyDocument {
+    /// The tensor `name` read alone through the file's index, while only
+    /// the headers are open (the whole document is not decoded for one
+    /// tensor): shared with the map where the file stores it as it is.
+    /// `None` when the document is open whole (or its format has no index).
+    fn read_alone<'py>(&self, py: Python<'py>, name: &str) -> PyResult<Option<Bound<'py, PyAny>>> {
+        let (headers, map) = match &*self.lock() {
+            State::Headers(h, m) => (h.clone(), m.clone()),
+            State::Open(_) => return Ok(None),
+            State::Closed => return Err(closed()),
+        };
+        let Some(index) = headers.index() else {
+            return Ok(None);
+        };
+        let i = index.position(name).ok_or_else(|| missing(name))?;
+        let path = self.path.clone();
+        let held = map.clone();
+        let t = crate::error::run(py, path.as_deref(), move || {
+            headers.index().map_or_else(
+                || Err(mlformats::Error::Invalid("no index".into())),
+                |ix| ix.tensor_in(&held, i),
+            )
+        })?;
+        if matches!(t.storage(), mlformats::tensor_core::Bytes::Mapped(..)) {
+            array::to_numpy(py, name, &t, Hold::Map(map), self.mode).map(Some)
+        } else {
+            array::into_numpy(py, name, t, self.mode).map(Some)
+        }
+    }
+}
+
 impl View {
     /// The tensor names, in stored order.
     fn names(&self) -> Vec<String> {
@@ -342,9 +373,14 @@ impl PyDocument {
         name: &str,
         copy: bool,
     ) -> PyResult<Bound<'py, PyAny>> {
-        let doc = self.get(py)?;
-        let t = doc.tensor(name).ok_or_else(|| missing(name))?;
-        let arr = array::to_numpy(py, name, t, Hold::of(t, &doc), self.mode)?;
+        let arr = match self.read_alone(py, name)? {
+            Some(arr) => arr,
+            None => {
+                let doc = self.get(py)?;
+                let t = doc.tensor(name).ok_or_else(|| missing(name))?;
+                array::to_numpy(py, name, t, Hold::of(t, &doc), self.mode)?
+            }
+        };
         if copy {
             array::owned_copy(&arr)
         } else {

@@ -241,3 +241,38 @@ print(outcomes.count('ok'), outcomes.count('refused'))
     assert r.returncode == 0, r.stderr
     ok, refused = map(int, r.stdout.split())
     assert ok > 0 and refused > 0, r.stdout
+
+
+def test_a_tensor_is_read_alone_without_decoding_the_others(tmp_path):
+    # an .npz whose second member's deflate stream is damaged past its npy
+    # header: the headers read, the first tensor reads by itself (nothing
+    # else is inflated for it), the damaged one raises, and reading the
+    # whole file refuses it
+    import io
+    import struct
+    import zipfile
+
+    rng = np.random.default_rng(0)
+    buf = io.BytesIO()
+    np.savez_compressed(buf, a=np.arange(6, dtype=np.float32).reshape(2, 3),
+                        b=rng.standard_normal(4000).astype(np.float32))
+    data = bytearray(buf.getvalue())
+    info = zipfile.ZipFile(io.BytesIO(bytes(data))).getinfo("b.npy")
+    h = info.header_offset
+    n, e = struct.unpack("<HH", data[h + 26:h + 30])
+    start = h + 30 + n + e
+    assert info.compress_size > 9000
+    for i in range(start + 8000, start + 8100):
+        data[i] ^= 0x5A
+    p = tmp_path / "half_damaged.npz"
+    p.write_bytes(bytes(data))
+    with mlformats.open(p) as f:
+        assert f.keys() == ["a", "b"]
+        a = f.get_tensor("a")
+        assert a.tolist() == [[0, 1, 2], [3, 4, 5]] and a.dtype == np.float32
+        with pytest.raises(mlformats.FormatError, match='"b"'):
+            f.get_tensor("b")
+        # the first tensor again: still read alone
+        assert f["a"].sum() == 15
+    with pytest.raises(mlformats.FormatError):
+        mlformats.load(p)

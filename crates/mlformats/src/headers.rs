@@ -31,7 +31,8 @@ pub struct Headers {
     summary: Summary,
     metadata: Map<String, Value>,
     graph: Option<ModelGraph>,
-    headers_only: bool,
+    /// The file's index, when it was read by slices: where each tensor is.
+    index: Option<FileIndex>,
 }
 
 impl Headers {
@@ -106,7 +107,7 @@ impl Headers {
             summary: index.summary(),
             metadata: index.metadata().clone(),
             graph: index.graph().cloned(),
-            headers_only: true,
+            index: Some(index),
         }
     }
 
@@ -116,7 +117,7 @@ impl Headers {
             summary: doc.summary(),
             metadata: doc.metadata().clone(),
             graph: doc.graph().cloned(),
-            headers_only: false,
+            index: None,
         }
     }
 
@@ -138,6 +139,13 @@ impl Headers {
     /// True when no tensor data was read (the file was opened by slices);
     /// false when the format is read whole.
     pub fn is_headers_only(&self) -> bool {
-        self.headers_only
+        self.index.is_some()
+    }
+
+    /// Where each tensor is in the file, when it was read by slices: one
+    /// tensor can then be read alone ([`FileIndex::tensor_in`],
+    /// [`FileIndex::read_tensor`]), whatever the others hold.
+    pub fn index(&self) -> Option<&FileIndex> {
+        self.index.as_ref()
     }
 }

@@ -85,9 +85,10 @@
 
 use std::io::{self, Read, Seek, SeekFrom};
 use std::path::Path;
+use std::sync::Arc;
 
 use serde_json::{Map, Value, json};
-use tensor_core::{DType, MemoryOrder, Tensor};
+use tensor_core::{Bytes, DType, MappedFile, MemoryOrder, Tensor};
 
 use crate::codec::{ReadOptions, StoredTensor};
 use crate::summary::{Summary, TensorSummary};
@@ -580,6 +581,34 @@ impl FileIndex {
         let mut buf = Vec::new();
         self.read_elements(r, index, 0, t.numel, &mut buf)?;
         Tensor::with_order(t.dtype, t.dims().to_vec(), t.order, buf)
+            .map_err(|e| Error::from(e).in_tensor(t.name()))
+    }
+
+    /// Tensor `index` of the file `map` holds (the file this index was
+    /// read from): its bytes in place, shared with the map, where the file
+    /// stores them as they are (no copy); else read and decoded as
+    /// [`FileIndex::read_tensor`] does. Reads nothing of the other tensors.
+    pub fn tensor_in(&self, map: &Arc<MappedFile>, index: usize) -> Result<Tensor<'static>> {
+        let t = self
+            .tensors
+            .get(index)
+            .ok_or_else(|| Error::Invalid(format!("no tensor {index}")))?;
+        if !matches!(t.layout, Layout::Contiguous) {
+            return self.read_tensor(map.as_bytes(), index);
+        }
+        let bytes = usize::try_from(t.offset)
+            .ok()
+            .zip(usize::try_from(t.len).ok())
+            .and_then(|(at, n)| map.as_bytes().get(at..at.checked_add(n)?))
+            .and_then(|sub| Bytes::shared(map, sub))
+            .ok_or_else(|| {
+                Error::Invalid(format!(
+                    "its {} bytes at offset {} are past the end of the file",
+                    t.len, t.offset
+                ))
+                .in_tensor(t.name())
+            })?;
+        Tensor::with_order(t.dtype, t.dims().to_vec(), t.order, bytes)
             .map_err(|e| Error::from(e).in_tensor(t.name()))
     }
 }
