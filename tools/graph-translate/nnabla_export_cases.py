@@ -799,7 +799,38 @@ def cases():
     )
     for case in c[group:]:
         SEED_SHIFT[case[0]] = group - GROUP_SEED
+    # multi-layer recurrent functions as users save them: 5 steps, 2 or 3
+    # layers, one or two directions, `training` as saved (True is nnabla's
+    # default, dropout 0) (appended: the cases above keep their inputs)
+    recurrent_deep_cases(add)
     return c
+
+
+def recurrent_deep_cases(add):
+    """LSTM with 2 and 3 layers, GRU and RNN with 2, one or two
+    directions; x (5, 2, 3), hidden 4."""
+    gates = {"lstm": 4, "gru": 3, "rnn": 0}
+    runs = [("lstm", 2), ("lstm", 3), ("gru", 2), ("rnn", 2)]
+    for (fn, L), D, train in (
+        (r, d, t) for r in runs for d in (1, 2) for t in (False, True)
+    ):
+        g = gates[fn]
+        gs = (g,) if g else ()
+        states = [((5, 2, 3), -1, 1)] + [((L, D, 2, 4), -1, 1)] * (2 if fn == "lstm" else 1)
+        params = [
+            ("weight_l0", (D,) + gs + (4, 3 + 4)),
+            ("weight", (L - 1, D) + gs + (4, D * 4 + 4)),
+            ("bias", (L, D) + ((4,) if g else ()) + (4,)),
+        ]
+        add(
+            f"{fn}_t5_l{L}_d{D}" + ("_train" if train else ""),
+            fn,
+            states,
+            params,
+            num_layers=L,
+            bidirectional=D == 2,
+            training=train,
+        )
 
 
 def value(spec, rng):

@@ -156,3 +156,51 @@ fn patch_correlation_of_huge_images_is_refused() {
     ));
     assert_says(&m, &["PatchCorrelation", "known size"]);
 }
+
+/// (The function is named `f`: messages holding that letter are not
+/// prefixed with the function's type.) An `LSTM` of `layers` layers over x (5, 2, 3) with `weight_l0` and
+/// (for `weight` dims not empty) `weight` of the given dims.
+fn lstm(layers: i64, w0: &[i64], w: &[i64]) -> String {
+    let hs: &[i64] = &[layers.clamp(1, 4), 1, 2, 4];
+    let mut ins: Vec<(&str, &[i64])> = vec![("x", &[5, 2, 3]), ("h", hs), ("c", hs), ("w0", w0)];
+    let mut inputs = String::from("input: \"x\" input: \"h\" input: \"c\" input: \"w0\"");
+    if !w.is_empty() {
+        ins.push(("w", w));
+        inputs.push_str(" input: \"w\"");
+    }
+    nntxt(
+        &ins,
+        &[("y", &[5, 2, 4])],
+        &format!(
+            "type: \"LSTM\" {inputs} output: \"y\" \
+             lstm_param {{ num_layers: {layers} bidirectional: false training: false }}"
+        ),
+    )
+}
+
+#[test]
+fn lstm_upper_weight_of_another_layout_is_refused() {
+    // the upper layers read D*H + H = 8 values, not I + H = 7
+    let m = refusal(&lstm(2, &[1, 4, 4, 7], &[1, 1, 4, 4, 7]));
+    assert_says(&m, &["weight", "[1, 1, 4, 4, 7]", "[1, 1, 4, 4, 8]"]);
+    // one set of upper weights for three layers
+    let m = refusal(&lstm(3, &[1, 4, 4, 7], &[1, 1, 4, 4, 8]));
+    assert_says(&m, &["[2, 1, 4, 4, 8]"]);
+}
+
+#[test]
+fn lstm_weights_of_three_gates_are_refused() {
+    let m = refusal(&lstm(1, &[1, 3, 4, 7], &[]));
+    assert_says(&m, &["LSTM", "weight_l0", "[1, 3, 4, 7]"]);
+}
+
+#[test]
+fn recurrent_hostile_sizes_are_refused() {
+    let m = refusal(&lstm(1 << 40, &[1, 4, 4, 7], &[1, 1, 4, 4, 8]));
+    assert_says(&m, &["LSTM", "num_layers 1099511627776"]);
+    let big = 1i64 << 31;
+    let m = refusal(&lstm(1, &[1, 4, big, big + 3], &[]));
+    assert_says(&m, &["hidden size 2147483648", "more than"]);
+    let m = refusal(&lstm(1, &[1, 4, i64::MAX / 2, i64::MAX - 1], &[]));
+    assert_says(&m, &["more than"]);
+}

@@ -8,13 +8,25 @@
 //! are `i, f, g, o` (LSTM, G = 4, one bias per gate) and `r, z, n` (GRU,
 //! G = 3, G' = 4: `b_r, b_z` and the input and hidden biases of `n`, which
 //! is ONNX's `linear_before_reset = 1`). Outputs: `y` `(T, B, D*H)`, `hn`
-//! (and `cn`) `(L, D, B, H)`. Dropout only acts in training.
+//! (and `cn`) `(L, D, B, H)`. Layer `l > 0` reads layer `l - 1`'s `y`, the
+//! forward and backward outputs side by side (`D*H` per step); its weights
+//! are `weight[l - 1]`, whose shape is checked. Dropout (between layers)
+//! only acts in training: a network saved with `training` true and dropout
+//! above 0 is refused, one with dropout 0 computes what inference does.
 
 use onnx_format::builder::attr;
 use tensor_core::graph::{Attribute, Node};
 
 use super::{Call, Exporter, a_bool, a_int};
 use crate::export::{Error, Result};
+
+/// The most values of one layer's gate weights (`D * G * H * (In + H)`)
+/// and of the helper zero biases: larger declared shapes are refused
+/// rather than allocated.
+const MAX_LAYER_VALUES: i64 = 1 << 26;
+
+/// The most layers exported (one ONNX node and its helpers each).
+const MAX_LAYERS: i64 = 1024;
 
 /// How one of the three functions maps to its ONNX operator.
 struct Kind {
@@ -62,8 +74,10 @@ impl Exporter<'_> {
                 "dropout {dropout} in training mode (random; export a network saved with training false)"
             )));
         }
-        if layers < 1 {
-            return Err(Error::Invalid(format!("num_layers {layers}")));
+        if !(1..=MAX_LAYERS).contains(&layers) {
+            return Err(Error::Invalid(format!(
+                "num_layers {layers} (1 to {MAX_LAYERS} are exported)"
+            )));
         }
         let dirs: i64 = if a_bool(n, "bidirectional") { 2 } else { 1 };
         let x = c.input(0)?;
@@ -82,18 +96,7 @@ impl Exporter<'_> {
         } else {
             (None, c.ins.get(kind.states + 1).copied())
         };
-        let wd = self.dims(w0).unwrap_or_default();
-        // (D, G, H, I + H), or (D, H, I + H) for RNN
-        let (hidden, in0) = match (kind.gates, wd.as_slice()) {
-            (1, [d, h, ih]) | (_, [d, _, h, ih]) if *d == dirs && *h > 0 && *ih > *h => {
-                (*h, *ih - *h)
-            }
-            _ => {
-                return Err(Error::Unsupported(format!(
-                    "weight_l0 {w0:?} has shape {wd:?}; the declared shape (D, G, H, I + H) is needed"
-                )));
-            }
-        };
+        let (hidden, in0) = self.layer_sizes(kind, w0, w_rest, layers, dirs)?;
         let nonlinearity = n
             .attribute("nonlinearity")
             .and_then(Attribute::as_str)
@@ -172,6 +175,60 @@ impl Exporter<'_> {
         Ok(())
     }
 
+    /// The hidden size and the input size of layer 0 from the shapes of
+    /// `weight_l0` `w0` and (more than one layer) `weight` `w_rest`, each
+    /// checked against nnabla's layout; every size the lowering computes
+    /// from them is bounded ([`layer_values`]).
+    fn layer_sizes(
+        &self,
+        kind: &Kind,
+        w0: &str,
+        w_rest: Option<&str>,
+        layers: i64,
+        dirs: i64,
+    ) -> Result<(i64, i64)> {
+        let wd = self.dims(w0).unwrap_or_default();
+        // (D, G, H, I + H), or (D, H, I + H) for RNN
+        let (hidden, in0) = match (kind.gates, wd.as_slice()) {
+            (1, [d, h, ih]) | (_, [d, _, h, ih])
+                if *d == dirs
+                    && *h > 0
+                    && *ih > *h
+                    && (wd.len() == 3 || wd.get(1) == Some(&kind.gates)) =>
+            {
+                (*h, *ih - *h)
+            }
+            _ => {
+                return Err(Error::Unsupported(format!(
+                    "weight_l0 {w0:?} has shape {wd:?}; the declared shape (D, G, H, I + H) is needed"
+                )));
+            }
+        };
+        if let Some(w) = w_rest {
+            // (L - 1, D, G, H, D*H + H), or (L - 1, D, H, D*H + H) for RNN:
+            // one set per upper layer, each reading both directions
+            let want: Vec<i64> = [layers - 1, dirs]
+                .into_iter()
+                .chain((kind.gates > 1).then_some(kind.gates))
+                .chain([hidden, dirs.saturating_mul(hidden).saturating_add(hidden)])
+                .collect();
+            let got = self.dims(w).unwrap_or_default();
+            if got != want {
+                return Err(Error::Unsupported(format!(
+                    "weight {w:?} has shape {got:?}; {num} layers of hidden size {hidden} \
+                     ({dirs} directions) need {want:?}",
+                    num = layers
+                )));
+            }
+        }
+        // layer 0 reads `in0` values per step, the others `dirs * hidden`
+        layer_values(kind, dirs, hidden, in0)?;
+        if layers > 1 {
+            layer_values(kind, dirs, hidden, dirs * hidden)?;
+        }
+        Ok((hidden, in0))
+    }
+
     /// Layer weights `wl` (D, G, H, In + H) with the gates put in ONNX
     /// order, split into ONNX's W (D, G*H, In) and R (D, G*H, H).
     fn split_weights(
@@ -239,6 +296,24 @@ impl Exporter<'_> {
             Ok(self.cx.op("Concat", &[&wb, &z], vec![attr::int("axis", 1)]))
         }
     }
+}
+
+/// Refuses a layer whose weights `(D, G, H, In + H)` hold more than
+/// [`MAX_LAYER_VALUES`] values (or whose size overflows); `hidden` and
+/// `in_size` are positive and `dirs` 1 or 2.
+fn layer_values(kind: &Kind, dirs: i64, hidden: i64, in_size: i64) -> Result<i64> {
+    let n = in_size
+        .checked_add(hidden)
+        .and_then(|w| w.checked_mul(hidden))
+        .and_then(|w| w.checked_mul(kind.gates.max(2)))
+        .and_then(|w| w.checked_mul(dirs))
+        .filter(|&n| n <= MAX_LAYER_VALUES);
+    n.ok_or_else(|| {
+        Error::Unsupported(format!(
+            "a recurrent layer of hidden size {hidden} on {in_size} inputs ({dirs} directions) \
+             has more than {MAX_LAYER_VALUES} weights"
+        ))
+    })
 }
 
 /// The attributes of one layer's ONNX node (`onnx_op` `RNN` also names its

@@ -35,7 +35,7 @@ pub(super) static LAYERS: &[Entry<Lowering>] = &[
         (low!(recurrent), Custom),
         O,
     )
-    .cases(5),
+    .cases(9),
     Entry::lowered(
         "LSTM",
         &["num_layers", "dropout", "bidirectional", "training"],
@@ -51,7 +51,7 @@ pub(super) static LAYERS: &[Entry<Lowering>] = &[
         (low!(recurrent), Custom),
         T,
     )
-    .cases(5),
+    .cases(13),
     Entry::lowered(
         "GRU",
         &["num_layers", "dropout", "bidirectional", "training"],
@@ -67,7 +67,7 @@ pub(super) static LAYERS: &[Entry<Lowering>] = &[
         (low!(recurrent), Custom),
         T,
     )
-    .cases(4),
+    .cases(8),
     Entry::lowered(
         "Convolution",
         &[
