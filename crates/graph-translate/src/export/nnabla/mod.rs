@@ -355,8 +355,12 @@ impl<'a> Exporter<'a> {
         }
         for i in order {
             let n = &g.nodes[i];
+            // a message that names the function already ("<op> function
+            // \"<name>\": ...") is kept; any other is prefixed so
             self.lower(n).map_err(|e| match e {
-                Error::Unsupported(m) | Error::Invalid(m) if !m.contains(&n.name) => {
+                Error::Unsupported(m) | Error::Invalid(m)
+                    if !m.contains(&format!("function {:?}", n.name)) =>
+                {
                     Error::Unsupported(format!("{} function {:?}: {m}", n.op, n.name))
                 }
                 other => other,
