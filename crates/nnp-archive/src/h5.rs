@@ -120,8 +120,10 @@ use tensor_core::{Bytes, DType, MappedFile};
 
 use crate::{Error, Parameter, ReadOptions, Result};
 
+mod btree2;
 mod chunks;
 mod decode;
+mod dense;
 mod links;
 mod locate;
 mod lookup3;
