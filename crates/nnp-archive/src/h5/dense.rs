@@ -503,3 +503,72 @@ impl Heap {
         Ok(())
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A file in memory.
+    struct Bytes(Vec<u8>);
+
+    impl Source for Bytes {
+        fn len(&self) -> u64 {
+            self.0.len() as u64
+        }
+
+        fn read_at(
+            &self,
+            offset: u64,
+            buf: &mut [u8],
+        ) -> std::result::Result<(), hdf5_pure::FormatError> {
+            let s = usize::try_from(offset)
+                .ok()
+                .and_then(|a| self.0.get(a..a.checked_add(buf.len())?))
+                .ok_or(hdf5_pure::FormatError::UnexpectedEof {
+                    expected: buf.len(),
+                    available: 0,
+                })?;
+            buf.copy_from_slice(s);
+            Ok(())
+        }
+    }
+
+    fn at(b: &[u8], sig: &[u8]) -> u64 {
+        b.windows(4).position(|w| w == sig).unwrap() as u64
+    }
+
+    #[test]
+    fn each_structure_is_read_once_and_charged_on_success() {
+        let file = include_bytes!("../../testdata/dense/dense20.h5").to_vec();
+        let (heap, names) = (at(&file, b"FRHP"), at(&file, b"BTHD"));
+        let g = Geometry {
+            offsets: 8,
+            lengths: 8,
+            base: 0,
+        };
+        let src = Bytes(file);
+        let limits = Limits::default();
+        let budget = Budget {
+            left: Cell::new(10_000),
+            limits: &limits,
+        };
+        let links = links(&src, &g, heap, names, &budget).unwrap();
+        let mut names_read: Vec<&str> = links.iter().map(|l| l.0.as_str()).collect();
+        names_read.sort_unstable();
+        let want: Vec<String> = (0..20).map(|i| format!("d{i:02}")).collect();
+        assert_eq!(names_read, want);
+        assert!(links.iter().all(|l| matches!(l.1, Target::Hard(_))));
+        // the heap header, the tree's header and leaf (20 records of 11
+        // bytes), the heap's one direct block: each read once
+        let read = 146 + 38 + (6 + 20 * 11 + 4) + 512;
+        assert_eq!(budget.left.get(), 10_000 - read);
+        // a byte short: refused, and nothing charged
+        budget.left.set(read - 1);
+        let e = super::links(&src, &g, heap, names, &budget).unwrap_err();
+        assert!(
+            matches!(&e, LinkError::Format(m) if m.contains("more than twice")),
+            "{e:?}"
+        );
+        assert_eq!(budget.left.get(), read - 1);
+    }
+}
