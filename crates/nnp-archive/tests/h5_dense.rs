@@ -194,6 +194,16 @@ fn deep_name_indexes_heap_rows_and_huge_links_are_read() {
     let types: Vec<u8> = all(&long, b"BTHD").iter().map(|&at| long[at + 5]).collect();
     assert!(types.contains(&1) && types.contains(&5), "{types:?}");
     assert_eq!(read(&long).unwrap().len(), 11);
+    // a huge object's key changed in that index: its link is not found
+    let leaf = all(&long, b"BTLF")
+        .into_iter()
+        .find(|&at| long[at + 5] == 1)
+        .unwrap();
+    let mut b = long.clone();
+    put(&mut b, leaf + 6 + 16, 99, 8);
+    fix(&mut b, leaf, 6 + 2 * 24 + 4);
+    let m = hdf5_message(read(&b));
+    assert!(m.contains("is not in its index"), "{m}");
 }
 
 // ---- corrupt files ----
@@ -370,46 +380,65 @@ fn blocks_kept_are_within_max_alloc() {
     assert!(e.to_string().contains("HDF5 link heap blocks"), "{e}");
 }
 
-#[test]
-fn every_byte_of_the_link_structures_mutated_never_panics() {
-    // each byte of the heap header, the name index's header and leaf and
-    // the heap's block flipped, the structure's checksum made right so the
-    // flip is read: an error or a listing of at most the file's datasets
-    let file = dense("dense20.h5");
-    let frhp = find(&file, b"FRHP").unwrap();
-    let bthd = find(&file, b"BTHD").unwrap();
-    let btlf = find(&file, b"BTLF").unwrap();
-    let fhdb = find(&file, b"FHDB").unwrap();
-    let leaf = 6 + 20 * 11 + 4;
+/// Flips each byte of each `(start, length, direct block)` structure of
+/// `file` (but its checksum) three ways, makes the checksum right so the
+/// flip is read, and reads the file whole and by slices: an error or a
+/// listing of at most `most` datasets, never a panic. Counts (listed,
+/// refused).
+fn sweep(file: &[u8], structures: &[(usize, usize, bool)], most: usize) -> [usize; 2] {
     let mut outcomes = [0usize; 2];
-    for (at, len) in [
-        (frhp, HEAP_HEADER),
-        (bthd, TREE_HEADER),
-        (btlf, leaf),
-        (fhdb, 512),
-    ] {
+    for &(at, len, direct) in structures {
         for i in 0..len - 4 {
             for x in [0x01u8, 0x80, 0xff] {
-                let mut b = file.clone();
+                let mut b = file.to_vec();
                 b[at + i] ^= x;
-                if at == fhdb {
+                if direct {
                     fix_direct(&mut b, at, len);
                 } else {
                     fix(&mut b, at, len);
                 }
                 match read(&b) {
                     Ok(l) => {
-                        assert!(l.len() <= 21, "{at}+{i}: {} listed", l.len());
+                        assert!(l.len() <= most, "{at}+{i}: {} listed", l.len());
                         outcomes[0] += 1;
                     }
                     Err(_) => outcomes[1] += 1,
                 }
                 if let Ok(Some(l)) = locate(&b, &ReadOptions::default()) {
-                    assert!(l.len() <= 21);
+                    assert!(l.len() <= most);
                 }
             }
         }
     }
+    outcomes
+}
+
+#[test]
+fn every_byte_of_the_link_structures_mutated_never_panics() {
+    // the heap header, the name index's header and leaf, the heap's block
+    let file = dense("dense20.h5");
+    let structures = [
+        (find(&file, b"FRHP").unwrap(), HEAP_HEADER, false),
+        (find(&file, b"BTHD").unwrap(), TREE_HEADER, false),
+        (find(&file, b"BTLF").unwrap(), 6 + 20 * 11 + 4, false),
+        (find(&file, b"FHDB").unwrap(), 512, true),
+    ];
+    let outcomes = sweep(&file, &structures, 21);
     // both happen: fields read only for checks, and fields that matter
     assert!(outcomes[0] > 100 && outcomes[1] > 100, "{outcomes:?}");
+    // long.h5's index of huge objects (type 1): its header and its leaf of
+    // 2 records (address, length, key)
+    let file = dense("long.h5");
+    let huge = |sig: &[u8]| {
+        all(&file, sig)
+            .into_iter()
+            .find(|&at| file[at + 5] == 1)
+            .unwrap()
+    };
+    let structures = [
+        (huge(b"BTHD"), TREE_HEADER, false),
+        (huge(b"BTLF"), 6 + 2 * 24 + 4, false),
+    ];
+    let outcomes = sweep(&file, &structures, 11);
+    assert!(outcomes[0] > 10 && outcomes[1] > 10, "{outcomes:?}");
 }

@@ -318,6 +318,9 @@ impl Heap {
         if len == 0 {
             return Err("an empty huge heap object".into());
         }
+        r.limits
+            .check_alloc("HDF5 huge link", len)
+            .map_err(LinkError::Limit)?;
         r.read(at, len)
     }
 
