@@ -45,11 +45,12 @@
 //! object header, so a dataset behind several hard links is one parameter
 //! (named by the first path in that order) read once, a group behind two
 //! links is walked once and a hard-link cycle ends; soft and external links
-//! are not followed. Known gap: the links of a group in dense storage (a
-//! new-style group of more than 8 links, written with
-//! `libver="latest"`) are not resolved to addresses; its children are
-//! visited through every link, bounded by the depth limit [`MAX_DEPTH`],
-//! [`tensor_core::Limits::max_tensors`] and the inflation budget.
+//! are not followed. Links are resolved in every storage a group has: a
+//! symbol table, compact link messages, or dense storage (a new-style group
+//! of more than 8 links written with `libver="latest"`, or one tracking
+//! creation order: a fractal heap and its version-2 B-tree, read by this
+//! crate with every checksum checked and every read bounded). The depth
+//! limit [`MAX_DEPTH`] stays as a guard.
 //!
 //! Chunked data is charged to one [`tensor_core::InflateBudget`] for the
 //! input before it is inflated (every chunk of the grid at its decoded
@@ -120,8 +121,10 @@ use tensor_core::{Bytes, DType, MappedFile};
 
 use crate::{Error, Parameter, ReadOptions, Result};
 
+mod btree2;
 mod chunks;
 mod decode;
+mod dense;
 mod links;
 mod locate;
 mod lookup3;

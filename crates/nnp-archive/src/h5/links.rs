@@ -10,18 +10,20 @@
 //! Read here: version-1 and version-2 object headers (with their
 //! continuation blocks), old-style groups (a symbol table: a version-1
 //! B-tree of symbol-table nodes, names in a local heap; what h5py writes by
-//! default) and new-style compact groups (link messages in the header).
-//! A group whose links are in dense storage (a fractal heap, new-style
-//! groups of more than 8 links) answers `None`: its children are walked
-//! without an address (the depth limit and the limits still bound them).
+//! default), new-style compact groups (link messages in the header) and
+//! new-style groups in dense storage (a Link Info message naming a fractal
+//! heap of link messages and their name index, read by [`super::dense`]:
+//! new-style groups of more than 8 links, or tracking creation order).
 //!
 //! Every read is bounded: a header's chunks and continuation blocks, the
-//! nodes of a B-tree (each visited once), a local heap's data segment; an
-//! error (a `String`) says what is wrong.
+//! nodes of a B-tree (each visited once), a local heap's data segment, the
+//! blocks of a fractal heap; an error ([`LinkError`]) says what is wrong.
 
 use std::collections::HashSet;
 
 use hdf5_pure::Source;
+
+use super::dense::{self, Budget};
 
 /// The file's address geometry (from the superblock).
 #[derive(Debug, Clone, Copy)]
@@ -44,31 +46,55 @@ pub(super) enum Target {
 }
 
 /// The most bytes one read of metadata takes (a header chunk, a heap).
-const MAX_READ: u64 = 16 << 20;
+pub(super) const MAX_READ: u64 = 16 << 20;
 /// The most continuation blocks one object header has.
 const MAX_BLOCKS: usize = 4096;
 /// The most B-tree nodes one group's symbol table has.
 const MAX_NODES: usize = 1 << 16;
 /// The most links one group has.
-const MAX_LINKS: usize = 1 << 22;
+pub(super) const MAX_LINKS: usize = 1 << 22;
 
-type R<T> = std::result::Result<T, String>;
+/// Why a group's links were not read.
+#[derive(Debug)]
+pub(super) enum LinkError {
+    /// The file's structures are wrong or not read here (what and where).
+    Format(String),
+    /// A limit was reached (an allocation refused or over its limit).
+    Limit(tensor_core::Error),
+}
 
-fn read(src: &dyn Source, at: u64, n: u64) -> R<Vec<u8>> {
+impl From<String> for LinkError {
+    fn from(s: String) -> Self {
+        LinkError::Format(s)
+    }
+}
+
+impl From<&str> for LinkError {
+    fn from(s: &str) -> Self {
+        LinkError::Format(s.to_string())
+    }
+}
+
+/// A result of this module and [`super::dense`].
+pub(super) type R<T> = std::result::Result<T, LinkError>;
+
+/// `n` bytes at `at`, inside the file and at most [`MAX_READ`].
+pub(super) fn read(src: &dyn Source, at: u64, n: u64) -> R<Vec<u8>> {
     if n > MAX_READ || at.checked_add(n).is_none_or(|e| e > src.len()) {
         return Err(format!(
             "{n} bytes of metadata at byte {at} run past the end of the {}-byte file",
             src.len()
-        ));
+        )
+        .into());
     }
-    let mut buf =
-        tensor_core::try_zeroed("HDF5 metadata", n as usize).map_err(|e| e.to_string())?;
-    src.read_at(at, &mut buf).map_err(|e| e.to_string())?;
+    let mut buf = tensor_core::try_zeroed("HDF5 metadata", n as usize).map_err(LinkError::Limit)?;
+    src.read_at(at, &mut buf)
+        .map_err(|e| LinkError::Format(e.to_string()))?;
     Ok(buf)
 }
 
 /// A little-endian integer of `n` bytes at `at` of `b`.
-fn uint(b: &[u8], at: usize, n: usize) -> R<u64> {
+pub(super) fn uint(b: &[u8], at: usize, n: usize) -> R<u64> {
     let s = b
         .get(at..at.checked_add(n).ok_or("overflow")?)
         .ok_or_else(|| format!("a field at {at} of a {}-byte structure", b.len()))?;
@@ -78,7 +104,7 @@ fn uint(b: &[u8], at: usize, n: usize) -> R<u64> {
 impl Geometry {
     /// The absolute address of the stored address at `at` of `b`, `None`
     /// when undefined (all ones).
-    fn addr(&self, b: &[u8], at: usize) -> R<Option<u64>> {
+    pub(super) fn addr(&self, b: &[u8], at: usize) -> R<Option<u64>> {
         let v = uint(b, at, self.offsets)?;
         let undefined = if self.offsets >= 8 {
             u64::MAX
@@ -93,7 +119,8 @@ impl Geometry {
             .ok_or_else(|| "an address overflows".into())
     }
 
-    fn len(&self, b: &[u8], at: usize) -> R<u64> {
+    /// The length stored at `at` of `b`.
+    pub(super) fn len(&self, b: &[u8], at: usize) -> R<u64> {
         uint(b, at, self.lengths)
     }
 }
@@ -105,25 +132,29 @@ struct Header {
     symbol_table: Option<(u64, u64)>,
     /// Link messages.
     links: Vec<(String, Target)>,
-    /// A link info message with a fractal heap (dense links).
-    dense: bool,
+    /// A link info message with dense storage: (fractal heap, name index).
+    dense: Option<(u64, u64)>,
 }
 
-/// The hard and other links of the group whose object header is at `addr`:
-/// `None` when they are in dense storage (not read here).
+/// The hard and other links of the group whose object header is at `addr`
+/// (dense storage read within `budget`).
 pub(super) fn links_of(
     src: &dyn Source,
     g: &Geometry,
     addr: u64,
-) -> R<Option<Vec<(String, Target)>>> {
-    let h = header(src, g, addr)?;
+    budget: &Budget<'_>,
+) -> R<Vec<(String, Target)>> {
+    let mut h = header(src, g, addr)?;
     if let Some((btree, heap)) = h.symbol_table {
-        return symbol_table(src, g, btree, heap).map(Some);
+        return symbol_table(src, g, btree, heap);
     }
-    if h.dense {
-        return Ok(None);
+    if let Some((heap, names)) = h.dense {
+        let mut v = dense::links(src, g, heap, names, budget)?;
+        // (a valid group has no link messages beside dense storage)
+        v.append(&mut h.links);
+        return Ok(v);
     }
-    Ok(Some(h.links))
+    Ok(h.links)
 }
 
 /// Reads the object header at `addr` (its chunks, each once).
@@ -152,7 +183,7 @@ fn header(src: &dyn Source, g: &Geometry, addr: u64) -> R<Header> {
         let size = uint(&first, 8, 4)?;
         todo.push((addr.checked_add(16).ok_or("overflow")?, size));
     } else {
-        return Err(format!("no object header at byte {addr}"));
+        return Err(format!("no object header at byte {addr}").into());
     }
     let mut blocks = 0;
     while let Some((start, size)) = todo.pop() {
@@ -160,13 +191,14 @@ fn header(src: &dyn Source, g: &Geometry, addr: u64) -> R<Header> {
         if blocks > MAX_BLOCKS || !seen.insert(start) {
             return Err(format!(
                 "the object header at byte {addr} has a loop or over {MAX_BLOCKS} blocks"
-            ));
+            )
+            .into());
         }
         let block = read(src, start, size)?;
         let body: &[u8] = if v2 && blocks > 1 {
             // "OCHK", messages, checksum
             if !block.starts_with(b"OCHK") || block.len() < 8 {
-                return Err(format!("no continuation block at byte {start}"));
+                return Err(format!("no continuation block at byte {start}").into());
             }
             &block[4..block.len() - 4]
         } else {
@@ -224,13 +256,25 @@ fn messages(
                 }
             }
             0x02 => {
+                // version 0, flags (bit 0: a creation order field follows),
+                // the fractal heap and the name index (undefined when the
+                // links are compact)
+                if uint(data, 0, 1)? != 0 {
+                    return Err("a link info message of another version".into());
+                }
                 let lflags = uint(data, 1, 1)?;
                 let at = if lflags & 1 != 0 { 10 } else { 2 };
-                out.dense |= g.addr(data, at)?.is_some();
+                match (g.addr(data, at)?, g.addr(data, at + g.offsets)?) {
+                    (Some(heap), Some(names)) => out.dense = Some((heap, names)),
+                    (None, _) => {}
+                    (Some(_), None) => {
+                        return Err("dense links without a name index".into());
+                    }
+                }
             }
             0x06 => {
                 if out.links.len() >= MAX_LINKS {
-                    return Err(format!("over {MAX_LINKS} links"));
+                    return Err(format!("over {MAX_LINKS} links").into());
                 }
                 out.links.push(link(data, g)?);
             }
@@ -242,7 +286,7 @@ fn messages(
 }
 
 /// One link message: its name and target.
-fn link(d: &[u8], g: &Geometry) -> R<(String, Target)> {
+pub(super) fn link(d: &[u8], g: &Geometry) -> R<(String, Target)> {
     let flags = uint(d, 1, 1)?;
     let mut at = 2usize;
     let mut kind = 0;
@@ -266,7 +310,9 @@ fn link(d: &[u8], g: &Geometry) -> R<(String, Target)> {
     at += n;
     let target = match (kind, g.addr(d, at)?) {
         (0, Some(a)) => Target::Hard(a),
-        (0, None) => return Err(format!("link {name:?} points at an undefined address")),
+        (0, None) => {
+            return Err(format!("link {name:?} points at an undefined address").into());
+        }
         _ => Target::Other,
     };
     Ok((name, target))
@@ -278,7 +324,7 @@ fn symbol_table(src: &dyn Source, g: &Geometry, btree: u64, heap: u64) -> R<Vec<
     let o = g.offsets;
     let hh = read(src, heap, (8 + 2 * g.lengths + o) as u64)?;
     if !hh.starts_with(b"HEAP") {
-        return Err(format!("no local heap at byte {heap}"));
+        return Err(format!("no local heap at byte {heap}").into());
     }
     let size = g.len(&hh, 8)?;
     let data_at = g
@@ -292,11 +338,12 @@ fn symbol_table(src: &dyn Source, g: &Geometry, btree: u64, heap: u64) -> R<Vec<
         if !seen.insert(node) || seen.len() > MAX_NODES {
             return Err(format!(
                 "the group's B-tree has a loop or over {MAX_NODES} nodes (at byte {node})"
-            ));
+            )
+            .into());
         }
         let head = read(src, node, (8 + 2 * o) as u64)?;
         if !head.starts_with(b"TREE") || head[4] != 0 {
-            return Err(format!("no group B-tree node at byte {node}"));
+            return Err(format!("no group B-tree node at byte {node}").into());
         }
         let level = head[5];
         let used = uint(&head, 6, 2)? as usize;
@@ -330,14 +377,14 @@ fn snod(
     let o = g.offsets;
     let head = read(src, at, 8)?;
     if !head.starts_with(b"SNOD") {
-        return Err(format!("no symbol-table node at byte {at}"));
+        return Err(format!("no symbol-table node at byte {at}").into());
     }
     let count = uint(&head, 6, 2)? as usize;
     let entry = 2 * o + 24;
     let b = read(src, at + 8, (count * entry) as u64)?;
     for i in 0..count {
         if out.len() >= MAX_LINKS {
-            return Err(format!("over {MAX_LINKS} links"));
+            return Err(format!("over {MAX_LINKS} links").into());
         }
         let e = i * entry;
         let name_at = usize::try_from(uint(&b, e, o)?).map_err(|_| "a name offset")?;

@@ -4,13 +4,17 @@
 //!
 //! Children are visited depth first, in name order (byte order, as HDF5's
 //! name index sorts them), each object at most once by the address of its
-//! object header ([`super::links`]): a dataset behind several hard links is
-//! one parameter, named by the first path in that order, and read once; a
-//! group behind several links is walked once; a link back to a group being
-//! walked (a cycle) is passed over. Soft and external links are not
-//! followed (h5py's `visititems` does not follow them). The depth limit
-//! [`MAX_DEPTH`] stays as a guard (a group whose links are not resolved
-//! here, see [`super::links`], is walked without an address).
+//! object header ([`super::links`], whatever the group's storage: symbol
+//! table, compact links or dense links): a dataset behind several hard
+//! links is one parameter, named by the first path in that order, and read
+//! once; a group behind several links is walked once; a link back to a
+//! group being walked (a cycle) is passed over. Soft and external links are
+//! not followed (h5py's `visititems` does not follow them). A group's links
+//! are read before `hdf5-pure` lists its children, so their structures are
+//! checked by the bounded reader first; a child `hdf5-pure` lists that those
+//! links do not name is walked without an address, and the depth limit
+//! [`MAX_DEPTH`] stays as a guard for it. Dense link storage reads at most
+//! twice the file's bytes over the whole walk ([`super::dense`]).
 //!
 //! Chunked data read whole is charged to the input's [`InflateBudget`]
 //! before it is inflated: every chunk of the grid at its decoded size; a
@@ -21,7 +25,8 @@ use std::collections::{HashMap, HashSet};
 use hdf5_pure::{Layout, Source};
 use tensor_core::{InflateBudget, Limits, Shape};
 
-use super::links::{self, Geometry, Target};
+use super::dense::Budget;
+use super::links::{self, Geometry, LinkError, Target};
 use super::{
     Calls, MAX_DEPTH, Mode, RawData, RawParam, chunks, describe, h5err, map_dtype, truthy,
 };
@@ -69,6 +74,8 @@ pub(super) fn read_core<C: Calls>(
         lengths: usize::from(sb.length_size),
         base: sb.base_address.get(),
     };
+    // what dense link storage may read, for the whole walk
+    let budget = Budget::for_file(input.len, limits);
     let mut out: Vec<RawParam> = Vec::new();
     let mut visited: u64 = 0;
     let mut seen: HashSet<u64> = HashSet::new();
@@ -97,28 +104,33 @@ pub(super) fn read_core<C: Calls>(
             } => (prefix, group, depth),
         };
         let here = if prefix.is_empty() { "/" } else { &prefix };
+        // the links first: read by this crate's bounded reader, which checks
+        // their structures before `hdf5-pure` walks them
+        let targets = match addr {
+            Some(a) => {
+                let v = calls
+                    .call(|| links::links_of(input.src, &geometry, a, &budget))?
+                    .map_err(|e| match e {
+                        LinkError::Format(message) => Error::Hdf5 {
+                            context: here.to_string(),
+                            message,
+                        },
+                        LinkError::Limit(e) => Error::Tensor(e),
+                    })?;
+                let mut m = HashMap::new();
+                for (name, t) in v {
+                    m.entry(name).or_insert(t);
+                }
+                Some(m)
+            }
+            None => None,
+        };
         let datasets = calls
             .call(|| group.iter_datasets().map(Iterator::collect::<Vec<_>>))?
             .map_err(|e| h5err(here, e))?;
         let groups = calls
             .call(|| group.iter_groups().map(Iterator::collect::<Vec<_>>))?
             .map_err(|e| h5err(here, e))?;
-        let targets = match addr {
-            Some(a) => calls
-                .call(|| links::links_of(input.src, &geometry, a))?
-                .map_err(|message| Error::Hdf5 {
-                    context: here.to_string(),
-                    message,
-                })?
-                .map(|v| {
-                    let mut m = HashMap::new();
-                    for (name, t) in v {
-                        m.entry(name).or_insert(t);
-                    }
-                    m
-                }),
-            None => None,
-        };
         let mut children: Vec<(String, Item)> = Vec::new();
         for (name, ds) in datasets {
             let path = format!("{prefix}{name}");
