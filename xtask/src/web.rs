@@ -40,6 +40,7 @@ pub const FILES: &[&str] = &[
     "mlformats.js",
     "remote.js",
     "drawing.js",
+    "graphview.js",
     "worker.js",
     "style.css",
     "mlformats_web.wasm",

@@ -12,7 +12,7 @@ use std::fmt::Write;
 use anyhow::{Result, anyhow, bail};
 use mlformats::Document;
 use mlformats::graph::Graph;
-use mlformats::layout::{Layout, LayoutOptions};
+use mlformats::layout::{Direction, Layout, LayoutOptions, OpSet};
 use std::io::Write as _;
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -199,14 +199,30 @@ fn to_mermaid(p: &Picture) -> String {
     s
 }
 
+/// Which way `--to svg` and `--to layout` run the layers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
+pub enum GraphDirection {
+    /// Top to bottom: inputs at the top.
+    #[default]
+    Tb,
+    /// Left to right: inputs on the left.
+    Lr,
+}
+
 /// The network laid out by the library (`mlformats::layout`, near-linear
 /// time; its limits refuse graphs too large to draw).
-fn laid_out(g: &Graph, doc: &Document) -> Result<Layout> {
+fn laid_out(g: &Graph, doc: &Document, direction: GraphDirection) -> Result<Layout> {
     let shape_of = |name: &str| -> Option<Vec<i64>> {
         let t = doc.tensor(name)?;
         t.dims().iter().map(|&d| i64::try_from(d).ok()).collect()
     };
-    Layout::of_graph_with(g, &LayoutOptions::default(), &shape_of).map_err(|e| {
+    let mut options = LayoutOptions::default();
+    options.direction = match direction {
+        GraphDirection::Tb => Direction::TopToBottom,
+        GraphDirection::Lr => Direction::LeftToRight,
+    };
+    options.op_set = OpSet::of_format(doc.format());
+    Layout::of_graph_with(g, &options, &shape_of).map_err(|e| {
         anyhow!(
             "{e}; draw one network with --network NAME, or write the graph as text with --to dot or --to mermaid"
         )
@@ -214,8 +230,14 @@ fn laid_out(g: &Graph, doc: &Document) -> Result<Layout> {
 }
 
 /// Renders the network of `doc` (NNabla: the network named `network`, or
-/// the first executor's, else the first; TenniS: the module).
-pub fn render(doc: &Document, format: GraphFormat, network: Option<&str>) -> Result<String> {
+/// the first executor's, else the first; TenniS: the module), its layers
+/// running `direction` (SVG and layout only).
+pub fn render(
+    doc: &Document,
+    format: GraphFormat,
+    network: Option<&str>,
+    direction: GraphDirection,
+) -> Result<String> {
     let Some(model) = doc.graph() else {
         bail!("the file holds no graph");
     };
@@ -241,9 +263,9 @@ pub fn render(doc: &Document, format: GraphFormat, network: Option<&str>) -> Res
     Ok(match format {
         GraphFormat::Dot => to_dot(&picture(g, doc, tennis)),
         GraphFormat::Mermaid => to_mermaid(&picture(g, doc, tennis)),
-        GraphFormat::Svg => laid_out(g, doc)?.to_svg(),
+        GraphFormat::Svg => laid_out(g, doc, direction)?.to_svg(),
         GraphFormat::Layout => {
-            let mut s = serde_json::to_string_pretty(&laid_out(g, doc)?.to_json())?;
+            let mut s = serde_json::to_string_pretty(&laid_out(g, doc, direction)?.to_json())?;
             s.push('\n');
             s
         }
@@ -256,11 +278,12 @@ pub fn command(
     format: GraphFormat,
     from: Option<FormatArg>,
     network: Option<String>,
+    direction: GraphDirection,
     output: Option<PathBuf>,
     durability: Durability,
 ) -> Result<ExitCode, Failure> {
     let doc = open(&file, from.map(|f| f.0))?;
-    let text = render(&doc, format, network.as_deref()).at(&file)?;
+    let text = render(&doc, format, network.as_deref(), direction).at(&file)?;
     match output.filter(|o| !stdout::is_stdout(o)) {
         Some(out) => tensor_core::io::write_atomic_with(
             &out,
@@ -290,12 +313,12 @@ mod tests {
     #[test]
     fn dot_and_mermaid_of_an_nnabla_network() {
         let d = doc("nnabla/mlp.nntxt");
-        let dot = render(&d, GraphFormat::Dot, None).unwrap();
+        let dot = render(&d, GraphFormat::Dot, None, GraphDirection::Tb).unwrap();
         assert!(dot.contains("label=\"Affine\\n"), "{dot}");
         assert!(dot.contains("shape=box, fontsize=9"), "{dot}");
-        let m = render(&d, GraphFormat::Mermaid, None).unwrap();
+        let m = render(&d, GraphFormat::Mermaid, None, GraphDirection::Tb).unwrap();
         assert!(m.starts_with("flowchart TD\n") && m.contains("-->"), "{m}");
-        let e = render(&d, GraphFormat::Dot, Some("other"))
+        let e = render(&d, GraphFormat::Dot, Some("other"), GraphDirection::Tb)
             .unwrap_err()
             .to_string();
         assert!(e.contains("no network named \"other\""), "{e}");
@@ -304,20 +327,28 @@ mod tests {
     #[test]
     fn svg_of_a_tennis_module() {
         let d = doc("tennis/py_add_const.tsm");
-        let svg = render(&d, GraphFormat::Svg, None).unwrap();
+        let svg = render(&d, GraphFormat::Svg, None, GraphDirection::Tb).unwrap();
         // the constant is folded into `add`, which reads it
         assert!(svg.starts_with("<svg") && svg.contains("c ⟨3⟩"), "{svg}");
         assert_eq!(svg.matches(" rx=\"4\"").count(), 3, "x, add, y: {svg}");
         assert_eq!(svg.matches("<polyline").count(), 2, "{svg}");
         assert!(svg.contains("marker-end=\"url(#arrow)\""), "{svg}");
-        assert!(render(&d, GraphFormat::Dot, Some("x")).is_err());
-        assert!(render(&doc("cvm/two_entry.params"), GraphFormat::Dot, None).is_err());
+        assert!(render(&d, GraphFormat::Dot, Some("x"), GraphDirection::Tb).is_err());
+        assert!(
+            render(
+                &doc("cvm/two_entry.params"),
+                GraphFormat::Dot,
+                None,
+                GraphDirection::Tb
+            )
+            .is_err()
+        );
     }
 
     #[test]
     fn layout_json_of_an_nnabla_network() {
         let d = doc("nnabla/convnet.nnp");
-        let text = render(&d, GraphFormat::Layout, None).unwrap();
+        let text = render(&d, GraphFormat::Layout, None, GraphDirection::Tb).unwrap();
         let j: serde_json::Value = serde_json::from_str(&text).unwrap();
         let ops: Vec<&str> = j["nodes"]
             .as_array()

@@ -243,6 +243,10 @@ enum Command {
         /// `convert` exports; else the first).
         #[arg(long, value_name = "NAME")]
         network: Option<String>,
+        /// Which way the layers of `--to svg` and `--to layout` run: `tb`
+        /// top to bottom, `lr` left to right.
+        #[arg(long, value_enum, default_value = "tb")]
+        direction: graph::GraphDirection,
         /// Write to this file instead of stdout (`-`: stdout).
         #[arg(long, short, value_name = "OUT")]
         output: Option<PathBuf>,
@@ -424,9 +428,10 @@ fn run(cli: Cli) -> Result<ExitCode, Failure> {
             format,
             from,
             network,
+            direction,
             output,
             durability,
-        } => graph::command(file, format, from, network, output, durability),
+        } => graph::command(file, format, from, network, direction, output, durability),
         Command::View {
             file,
             port,

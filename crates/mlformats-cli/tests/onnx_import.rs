@@ -107,6 +107,28 @@ fn write_if_model(path: &std::path::Path) {
     std::fs::write(path, bytes).unwrap();
 }
 
+/// An `If`'s branches are listed with their nodes (`op name`), which the
+/// viewer's details panel expands.
+#[test]
+fn an_if_lists_the_nodes_of_its_branches() {
+    use mlformats::graph::Attribute;
+    let dir = tempfile::tempdir().unwrap();
+    let src = dir.path().join("vad.onnx");
+    write_if_model(&src);
+    let doc = mlformats::open(&src).unwrap();
+    let g = &doc.graph().unwrap().graphs[0];
+    let node = g.nodes.iter().find(|n| n.op == "If").unwrap();
+    for (branch, op) in [("then_branch", "Relu"), ("else_branch", "Neg")] {
+        let Some(Attribute::Message(m)) = node.attribute(branch) else {
+            panic!("{branch}: {:?}", node.attribute(branch));
+        };
+        let field = |k: &str| m.iter().find(|(n, _)| n == k).map(|(_, v)| v.clone());
+        assert_eq!(field("name"), Some(Attribute::String(branch.into())));
+        assert_eq!(field("nodes"), Some(Attribute::Int(1)));
+        assert_eq!(field("body"), Some(Attribute::Strings(vec![op.into()])));
+    }
+}
+
 #[test]
 fn input_value_imports_the_branch_an_if_takes() {
     let dir = tempfile::tempdir().unwrap();

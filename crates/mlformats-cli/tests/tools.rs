@@ -327,6 +327,48 @@ fn graph_pictures_of_real_networks() {
     assert!(String::from_utf8_lossy(&r.stderr).contains("no graph"));
 }
 
+/// `graph --direction lr` lays the layers out left to right (layout and
+/// SVG), boxes link to their operators' documentation, and a direction
+/// that is not `tb` or `lr` is refused.
+#[test]
+fn graph_direction_and_documentation_links() {
+    let f = testdata().join("nnabla/convnet.nnp");
+    let layout = |extra: &[&str]| -> Value {
+        let mut args = vec!["graph", s(&f), "--to", "layout"];
+        args.extend_from_slice(extra);
+        let r = run_str(&args);
+        assert!(r.status.success(), "{}", String::from_utf8_lossy(&r.stderr));
+        serde_json::from_slice(&r.stdout).unwrap()
+    };
+    let (tb, lr) = (layout(&[]), layout(&["--direction", "lr"]));
+    assert_eq!(tb["direction"], "tb");
+    assert_eq!(lr["direction"], "lr");
+    let f64_of = |v: &Value, k: &str| v[k].as_f64().unwrap();
+    assert!(f64_of(&tb, "height") > f64_of(&tb, "width"));
+    assert!(f64_of(&lr, "width") > f64_of(&lr, "height"));
+    // the input box is at the left, the output box at the right
+    let port = |l: &Value, kind: &str| -> f64 {
+        let n = l["nodes"].as_array().unwrap();
+        f64_of(n.iter().find(|n| n["kind"] == kind).unwrap(), "x")
+    };
+    assert!(port(&lr, "input") < port(&lr, "output"));
+    let conv = lr["nodes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|n| n["op"] == "Convolution")
+        .unwrap();
+    assert_eq!(
+        conv["doc"],
+        "https://nnabla.readthedocs.io/en/latest/python/api/function.html#nnabla.functions.convolution"
+    );
+    let r = run_str(&["graph", s(&f), "--to", "svg", "--direction", "lr"]);
+    let svg = String::from_utf8_lossy(&r.stdout);
+    assert!(svg.starts_with("<svg") && svg.contains("<a href=\"https://nnabla"));
+    let r = run_str(&["graph", s(&f), "--to", "svg", "--direction", "up"]);
+    assert_eq!(r.status.code(), Some(2));
+}
+
 #[test]
 fn completions_and_man_page() {
     for sh in ["bash", "zsh", "fish"] {

@@ -516,8 +516,9 @@ fn usize_field(req: &Value, key: &str, default: usize) -> usize {
 /// - `{"op": "summary" | "tensors" | "graph" | "inspect"}`: see
 ///   [`Model::summary`], [`Model::tensors`], [`Model::graph`],
 ///   [`Model::inspect_json`];
-/// - `{"op": "layout", "network": I}`: the drawing of the network at
-///   index `I`, [`Model::layout_json`];
+/// - `{"op": "layout", "network": I, "direction": "tb" | "lr"}`: the
+///   drawing of the network at index `I`, its layers top to bottom
+///   (default) or left to right, [`Model::layout_json`];
 /// - `{"op": "stats", "name": N, "bins": B}`: [`Model::stats_json`];
 /// - `{"op": "values", "name": N, "start": S, "count": C}`:
 ///   [`Model::values_json`];
@@ -556,7 +557,10 @@ pub fn request(req: &Value) -> Result<Vec<u8>, String> {
             "tensors" => model.tensors(),
             "graph" => model.graph(),
             "layout" => model
-                .layout_json(usize_field(req, "network", 0))
+                .layout_json(
+                    usize_field(req, "network", 0),
+                    req["direction"].as_str() == Some("lr"),
+                )
                 .map_err(|e| e.0)?,
             "inspect" => model.inspect_json().map_err(|e| e.0)?,
             "stats" => model

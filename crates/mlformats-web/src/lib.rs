@@ -31,7 +31,7 @@ use std::collections::{BTreeMap, HashMap};
 use std::path::Path;
 
 use mlformats::graph::{Attribute, Graph, ModelGraph};
-use mlformats::layout::{Layout, LayoutOptions};
+use mlformats::layout::{Direction, Layout, LayoutOptions, OpSet};
 use mlformats::random_access::{FileIndex, ReadAt};
 use mlformats::{ConvertOptions, Document, Format};
 use serde_json::{Map, Value, json};
@@ -238,8 +238,9 @@ impl Model {
     /// networks) as the library lays it out: the document `mlformats graph
     /// FILE --to layout` prints (`docs/LAYOUT_JSON.md`; the same
     /// [`Layout::of_graph_with`], folded weights labelled with the shapes
-    /// of the tensor table).
-    pub fn layout_json(&self, network: usize) -> Result<String, ViewError> {
+    /// of the tensor table; boxes linked to their operators' documentation),
+    /// its layers left to right when `left_to_right` (`--direction lr`).
+    pub fn layout_json(&self, network: usize, left_to_right: bool) -> Result<String, ViewError> {
         let model = match &self.inner {
             Inner::Whole(doc) => doc.graph(),
             Inner::Indexed { index, .. } => index.graph(),
@@ -269,7 +270,15 @@ impl Model {
                 .collect(),
         };
         let shape_of = |name: &str| dims.get(name).cloned();
-        Layout::of_graph_with(g, &LayoutOptions::default(), &shape_of)
+        let mut options = LayoutOptions::default();
+        if left_to_right {
+            options.direction = Direction::LeftToRight;
+        }
+        options.op_set = OpSet::of_format(match &self.inner {
+            Inner::Whole(doc) => doc.format(),
+            Inner::Indexed { index, .. } => index.format(),
+        });
+        Layout::of_graph_with(g, &options, &shape_of)
             .map(|l| l.to_json().to_string())
             .map_err(|e| ViewError(e.to_string()))
     }

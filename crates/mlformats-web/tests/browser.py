@@ -1167,6 +1167,151 @@ def view_scale(page):
     return page.evaluate("Number(/scale\\(([^)]+)\\)/.exec(document.getElementById('viewport').getAttribute('transform'))[1])")
 
 
+def view_translate(page):
+    return page.evaluate("""/translate\\(([^,]+),([^)]+)\\)/.exec(document.getElementById('viewport')
+        .getAttribute('transform')).slice(1, 3).map(Number)""")
+
+
+def if_model_onnx():
+    """`y = If(cond, Relu(x), Neg(Neg(x)))` as ONNX bytes (opset 13),
+    encoded here: the details panel lists the branches' nodes."""
+    def ld(tag, b):
+        return pb_len_field(tag, len(b)) + b
+
+    def vi(tag, v):
+        return pb_encode_varint(tag << 3) + pb_encode_varint(v)
+
+    def value(name, elem):
+        return ld(1, name.encode()) + ld(2, ld(1, vi(1, elem)))
+
+    def node(op, name, ins, outs, attrs=b""):
+        return (b"".join(ld(1, i.encode()) for i in ins) + b"".join(ld(2, o.encode()) for o in outs)
+                + ld(3, name.encode()) + ld(4, op.encode()) + attrs)
+
+    def branch(name, nodes, out):
+        g = b"".join(ld(1, n) for n in nodes) + ld(2, name.encode()) + ld(12, value(out, 1))
+        return ld(5, ld(1, name.encode()) + ld(6, g) + vi(20, 5))
+
+    then = branch("then_branch", [node("Relu", "relu_t", ["x"], ["t"])], "t")
+    other = branch("else_branch", [node("Neg", "neg_a", ["x"], ["a"]), node("Neg", "neg_e", ["a"], ["e"])], "e")
+    graph = (ld(1, node("If", "choose", ["cond"], ["y"], then + other)) + ld(2, b"if_model")
+             + ld(11, value("cond", 9)) + ld(11, value("x", 1)) + ld(12, value("y", 1)))
+    return vi(1, 8) + ld(2, b"browser.py") + ld(7, graph) + ld(8, ld(1, b"") + vi(2, 13))
+
+
+def check_subgraph_bodies(page, base, files, fails, shots):
+    """An If node's branches expand in the details panel into their node
+    lists (ONNX subgraph bodies, issue 32)."""
+    name = "if_model.onnx"
+    (files / name).write_bytes(if_model_onnx())
+    page.goto(f"{base}index.html?url=files/{name}")
+    fails.check(wait_done(page) == "ready", f"{name}: not opened")
+    page.click("#tabs button[data-tab=graph]")
+    page.locator("#viewport .node[data-op=If]").first.click()
+    bodies = page.locator("#details details.body")
+    fails.check(bodies.count() == 2, f"{name}: {bodies.count()} expandable branches, want 2")
+    if bodies.count() != 2:
+        return
+    fails.check(not page.is_visible("#details details.body li"), f"{name}: the branches open expanded")
+    bodies.nth(1).locator("summary").click()
+    items = bodies.nth(1).locator("li").all_text_contents()
+    summary = bodies.nth(1).locator("summary").text_content()
+    fails.check(items == ["Neg neg_a", "Neg neg_e"] and summary == "else_branch: 2 nodes",
+                f"{name}: else_branch lists {items} ({summary!r})")
+    page.screenshot(path=str(shots / "if-body.png"))
+
+
+def check_graph_aids(page, base, files, cli, fails, shots):
+    """Reading aids of issue 32's second part: each operator's reference
+    linked from the details panel (ONNX Conv, NNabla Convolution), a
+    minimap on a graph larger than the view (hidden on one that fits)
+    whose click moves the view, and the left-to-right toggle that redraws
+    the CLI's `graph --direction lr` layout, boxes left to right."""
+    for name, op, want in [
+            ("convnet.onnx", "Conv", "https://onnx.ai/onnx/operators/onnx__Conv.html"),
+            ("nnabla_convnet.nnp", "Convolution",
+             "https://nnabla.readthedocs.io/en/latest/python/api/function.html#nnabla.functions.convolution")]:
+        if not (files / name).exists():
+            fails.check(False, f"{name}: missing for the documentation link")
+            continue
+        page.goto(f"{base}index.html?url=files/{name}")
+        fails.check(wait_done(page) == "ready", f"{name}: not opened")
+        page.click("#tabs button[data-tab=graph]")
+        page.locator(f"#viewport .node[data-op={op}]").first.click()
+        href = page.get_attribute("#doc-link", "href") if page.locator("#doc-link").count() else None
+        fails.check(href == want, f"{name}: {op}'s reference link is {href!r}, want {want}")
+        fails.check(page.get_attribute("#doc-link", "target") == "_blank", f"{name}: the link opens in this page")
+        page.screenshot(path=str(shots / f"doc-link-{name}.png"))
+    # a graph that fits has no minimap
+    small = "residual1.nntxt"
+    (files / small).write_text(residual_nntxt(1))
+    page.goto(f"{base}index.html?url=files/{small}")
+    wait_done(page)
+    page.click("#tabs button[data-tab=graph]")
+    fails.check(not page.is_visible("#minimap"), f"{small}: a minimap on a graph that fits")
+    # a tall graph has one; a click in it moves the view there
+    name = "residual.nntxt"
+    page.goto(f"{base}index.html?url=files/{name}")
+    fails.check(wait_done(page) == "ready", f"{name}: not opened")
+    page.click("#tabs button[data-tab=graph]")
+    fails.check(page.is_visible("#minimap"), f"{name}: no minimap on a graph taller than the view")
+    if page.is_visible("#minimap"):
+        box = page.locator("#minimap canvas").bounding_box()
+        frame0 = page.locator("#minimap .frame").bounding_box()
+        before = view_translate(page)
+        page.mouse.click(box["x"] + box["width"] / 2, box["y"] + box["height"] * 0.9)
+        after = view_translate(page)
+        frame1 = page.locator("#minimap .frame").bounding_box()
+        fails.check(after[1] < before[1] - 500, f"{name}: a click low in the minimap moved the view {before} -> {after}")
+        fails.check(frame1["y"] > frame0["y"] + 20, f"{name}: the minimap's frame did not follow ({frame0} -> {frame1})")
+        # the middle of the view now shows the bottom of the drawing: the
+        # Concatenate box is in view
+        inside = page.evaluate("""(() => { const v = document.getElementById('graph-svg').getBoundingClientRect();
+            const b = document.querySelector('#viewport .node[data-op=Concatenate]').getBoundingClientRect();
+            return b.top >= v.top && b.bottom <= v.bottom; })()""")
+        fails.check(inside, f"{name}: after the minimap click the bottom of the graph is not in view")
+        # a drag in it moves the view as well
+        page.mouse.move(box["x"] + box["width"] / 2, box["y"] + box["height"] * 0.9)
+        page.mouse.down()
+        page.mouse.move(box["x"] + box["width"] / 2, box["y"] + box["height"] * 0.3, steps=5)
+        page.mouse.up()
+        fails.check(view_translate(page)[1] > after[1] + 300, f"{name}: a drag in the minimap did not move the view")
+        page.screenshot(path=str(shots / "minimap.png"))
+    # left to right: the CLI's `--direction lr` layout, redrawn on a click
+    r = subprocess.run([cli, "graph", str(files / name), "--to", "layout", "--direction", "lr"],
+                       capture_output=True, text=True)
+    fails.check(r.returncode == 0, f"{name}: graph --direction lr: {r.stderr.strip()}")
+    if r.returncode != 0:
+        return
+    want = json.loads(r.stdout)
+    page.click("#direction")
+    page.wait_for_function("window.mlformatsViewer.layout && window.mlformatsViewer.layout.direction === 'lr'")
+    got = page.evaluate("""[...document.querySelectorAll('#viewport polyline.edge')].map(p =>
+        [Number(p.dataset.from), Number(p.dataset.to), p.getAttribute('points')])""")
+    cli_edges = sorted([e["from"], e["to"], " ".join(f"{x:g},{y:g}" for x, y in e["points"])] for e in want["edges"])
+    page_edges = sorted([f, t, " ".join(f"{float(a):g},{float(b):g}" for a, b in (q.split(",") for q in pts.split()))]
+                        for f, t, pts in got)
+    fails.check(page_edges == cli_edges, f"{name}: the page's left-to-right edges are not the CLI's --direction lr")
+    # boxes left to right: each layer right of the one before, in the page
+    xs = page.evaluate("""[...document.querySelectorAll('#viewport .node')].map(g => {
+        const n = window.mlformatsViewer.layout.nodes[Number(g.dataset.index)], r = g.getBoundingClientRect();
+        return [n.layer, r.left, r.right]; })""")
+    later = [(a, b) for a in xs for b in xs if b[0] == a[0] + 1]
+    fails.check(later and all(a[2] < b[1] for a, b in later), f"{name}: left to right, a layer is not right of the one before")
+    fails.check(want["width"] > want["height"] and page.is_visible("#direction.on"), f"{name}: not drawn left to right")
+    inside = page.evaluate("""(() => { const v = document.getElementById('graph-svg').getBoundingClientRect();
+        const b = document.querySelector('#viewport .node[data-op=input]').getBoundingClientRect();
+        return b.left >= v.left && b.right <= v.right && b.top >= v.top && b.bottom <= v.bottom; })()""")
+    fails.check(inside, f"{name}: left to right, the input box is not in view")
+    fails.check(page.is_visible("#minimap"), f"{name}: left to right, no minimap on a graph wider than the view")
+    page.screenshot(path=str(shots / "left-to-right.png"))
+    # l switches back
+    page.click("#graph-bar", position={"x": 2, "y": 2})  # the bar, not a button on it
+    page.keyboard.press("l")
+    page.wait_for_function("window.mlformatsViewer.layout.direction === 'tb'")
+    fails.check(not page.is_visible("#direction.on"), f"{name}: l did not switch back to top to bottom")
+
+
 def check_reading(page, base, files, cli, fails, shots):
     """The graph as the library lays it out (issue 32): every edge of the
     CLI's `graph --to layout` drawn as its own polyline with the same points
@@ -1223,7 +1368,7 @@ def check_reading(page, base, files, cli, fails, shots):
         return [r.length, n]; })()""")
     fails.check(overlaps[0] > 0 and overlaps[1] == 0, f"{name}: edge labels (count, overlapping pairs): {overlaps}")
     # keys: f fits the tall graph (smaller than 1), + zooms, / finds
-    page.click("#graph-bar")
+    page.click("#graph-bar", position={"x": 2, "y": 2})  # the bar, not a button on it
     page.keyboard.press("f")
     fitted = view_scale(page)
     fails.check(fitted < 1, f"{name}: f: scale {fitted}")
@@ -1473,6 +1618,8 @@ def main():
             page.screenshot(path=str(shots / "convnet-tensors.png"))
 
         check_reading(page, base, files, cli, fails, shots)
+        check_graph_aids(page, base, files, cli, fails, shots)
+        check_subgraph_bodies(page, base, files, fails, shots)
 
         # convert and download: the bytes the CLI writes
         converted = {}

@@ -54,6 +54,11 @@ const ASSETS: &[(&str, &str, &[u8])] = &[
         include_bytes!("../web/drawing.js"),
     ),
     (
+        "graphview.js",
+        "text/javascript; charset=utf-8",
+        include_bytes!("../web/graphview.js"),
+    ),
+    (
         "worker.js",
         "text/javascript; charset=utf-8",
         include_bytes!("../web/worker.js"),

@@ -5,7 +5,9 @@
 //! no two boxes overlapping, and the JSON's shape.
 
 use mlformats::graph::{Graph, Node, ValueInfo, ValueKind};
-use mlformats::layout::{FAMILIES, Family, Layout, LayoutError, LayoutOptions, NodeKind};
+use mlformats::layout::{
+    Direction, FAMILIES, Family, Layout, LayoutError, LayoutOptions, NodeKind, OpSet,
+};
 
 /// Slack at box borders: an edge may touch the boxes' border lines.
 const EPS: f64 = 0.01;
@@ -374,6 +376,138 @@ fn residual_blocks_skips_bypasses_and_a_cycle() {
     );
     // a planar graph: the sweeps find a drawing without crossings
     assert_eq!(l.crossings, 0);
+}
+
+/// The layout with its axes exchanged (x for y, width for height), so that
+/// a left-to-right drawing can be checked as a top-to-bottom one.
+fn transposed(l: &Layout) -> Layout {
+    let mut t = l.clone();
+    (t.width, t.height) = (l.height, l.width);
+    for n in &mut t.nodes {
+        (n.x, n.y, n.width, n.height) = (n.y, n.x, n.height, n.width);
+    }
+    for e in &mut t.edges {
+        for p in &mut e.points {
+            *p = (p.1, p.0);
+        }
+    }
+    t
+}
+
+/// Left to right: the residual networks' layers run along x, boxes keep
+/// their sizes, and no edge runs through a box (checked on the transposed
+/// drawing with every check of `check`, and directly on every segment
+/// against every box, as `layout_check.py` does).
+#[test]
+fn left_to_right_residual_networks_have_no_edge_through_a_box() {
+    let mut lr = LayoutOptions::default();
+    lr.direction = Direction::LeftToRight;
+    for blocks in [3, 12, 40] {
+        let g = resnet(blocks);
+        let tb = Layout::of_graph(&g, &LayoutOptions::default()).unwrap();
+        let l = Layout::of_graph(&g, &lr).unwrap();
+        let what = format!("resnet {blocks} lr");
+        assert_eq!(l.direction, Direction::LeftToRight);
+        assert_eq!(l.to_json()["direction"], "lr");
+        assert_eq!(
+            (l.nodes.len(), l.edges.len()),
+            (tb.nodes.len(), tb.edges.len())
+        );
+        for (a, b) in l.nodes.iter().zip(&tb.nodes) {
+            assert_eq!((a.width, a.height, a.layer), (b.width, b.height, b.layer));
+        }
+        check(&transposed(&l), &what);
+        let mut through = 0;
+        for e in &l.edges {
+            for s in e.points.windows(2) {
+                for n in &l.nodes {
+                    if n.id != e.from && n.id != e.to {
+                        let b = (n.x, n.y, n.x + n.width, n.y + n.height);
+                        through += usize::from(segment_hits(s[0], s[1], b));
+                    }
+                }
+            }
+        }
+        assert_eq!(through, 0, "{what}");
+        // layers from left to right: every box of a deeper layer lies right
+        // of every box of the layer before; the drawing is wider than tall
+        for a in &l.nodes {
+            for b in l.nodes.iter().filter(|b| b.layer == a.layer + 1) {
+                assert!(a.x + a.width < b.x, "{what}: {} / {}", a.id, b.id);
+            }
+        }
+        assert!(l.width > l.height && tb.height > tb.width, "{what}");
+        let svg = l.to_svg();
+        assert_eq!(svg.matches("<polyline").count(), l.edges.len());
+    }
+}
+
+/// Boxes link to their operators' reference: ONNX operators of the default
+/// domain, NNabla functions by their Python name; none for other domains,
+/// TenniS, inputs and outputs, or an unknown operator set.
+#[test]
+fn boxes_link_to_their_operators_documentation() {
+    let onnx = |domain: Option<&str>| {
+        let mut g = Graph::new("g");
+        g.values.push(ValueInfo::new("w", ValueKind::Weight));
+        let mut conv = Node::new("Conv", "conv", ["x", "w"], ["y"]);
+        if let Some(d) = domain {
+            conv = conv.with_attribute("domain", mlformats::graph::Attribute::String(d.into()));
+        }
+        g.nodes.push(conv);
+        g.nodes.push(Node::new("Relu", "relu", ["y"], ["z"]));
+        g.infer_inputs_outputs();
+        g
+    };
+    let mut options = LayoutOptions::default();
+    options.op_set = OpSet::of_format(mlformats::Format::Onnx);
+    let docs = |g: &Graph, options: &LayoutOptions| -> Vec<Option<String>> {
+        let l = Layout::of_graph(g, options).unwrap();
+        let j = l.to_json();
+        for (n, v) in l.nodes.iter().zip(j["nodes"].as_array().unwrap()) {
+            assert_eq!(v["doc"], serde_json::json!(n.doc));
+        }
+        l.nodes.into_iter().map(|n| n.doc).collect()
+    };
+    let d = docs(&onnx(None), &options);
+    assert_eq!(d.len(), 4, "x, Conv, Relu, z");
+    assert_eq!(d[0], None);
+    assert_eq!(
+        d[1].as_deref(),
+        Some("https://onnx.ai/onnx/operators/onnx__Conv.html")
+    );
+    assert_eq!(
+        d[2].as_deref(),
+        Some("https://onnx.ai/onnx/operators/onnx__Relu.html")
+    );
+    assert_eq!(d[3], None);
+    let d = docs(&onnx(Some("com.microsoft")), &options);
+    assert_eq!((d[1].as_deref(), d[2].is_some()), (None, true));
+    assert!(
+        docs(&onnx(None), &LayoutOptions::default())
+            .iter()
+            .all(Option::is_none)
+    );
+    options.op_set = OpSet::of_format(mlformats::Format::TennisModule);
+    assert!(docs(&onnx(None), &options).iter().all(Option::is_none));
+    options.op_set = OpSet::of_format(mlformats::Format::NnablaNntxt);
+    let g = resnet(1);
+    let l = Layout::of_graph(&g, &options).unwrap();
+    let doc_of = |op: &str| l.nodes.iter().find(|n| n.op == op).unwrap().doc.as_deref();
+    let base = "https://nnabla.readthedocs.io/en/latest/python/api/function.html#nnabla.functions.";
+    assert_eq!(doc_of("Convolution"), Some(&*format!("{base}convolution")));
+    assert_eq!(
+        doc_of("BatchNormalization"),
+        Some(&*format!("{base}batch_normalization"))
+    );
+    assert_eq!(doc_of("ReLU"), Some(&*format!("{base}relu")));
+    // the SVG wraps linked boxes in a link
+    let svg = l.to_svg();
+    assert!(svg.contains(&format!("<a href=\"{base}convolution\" target=\"_blank\">")));
+    assert_eq!(
+        svg.matches("<a href=").count(),
+        l.nodes.iter().filter(|n| n.doc.is_some()).count()
+    );
 }
 
 #[test]

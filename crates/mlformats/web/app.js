@@ -2,6 +2,7 @@
 // file in this page; this script only presents what it answers.
 import { Library, compile } from './mlformats.js';
 import { download, drawingSVG, pngOf } from './drawing.js';
+import { panZoom } from './graphview.js';
 import { probeURL, wholeBytes } from './remote.js';
 
 const $ = (id) => document.getElementById(id);
@@ -21,6 +22,7 @@ const SLICED_FROM = 64 << 20;
 const WHOLE_CONVERT_MAX = 768 << 20;
 const state = {
   lib: null, model: null, summary: null, tensors: [], graph: null, stats: {}, worker: null, server: null, view: null,
+  direction: 'tb', // the graph's layers: 'tb' top to bottom, 'lr' left to right
   bytes: null, // a file read whole: its bytes, which the converting worker gets a copy of
   converter: null, // the worker converting the open file
   note: '', // said after the status (a server that does not answer range requests)
@@ -289,7 +291,7 @@ function renderGraphTab() {
   const g = state.graph;
   const sel = $('network');
   sel.innerHTML = '';
-  if (!g || !g.graphs.length) { $('graph-count').textContent = 'no graph in this file'; $('graph-svg').querySelector('#viewport').innerHTML = ''; state.view = null; return; }
+  if (!g || !g.graphs.length) { $('graph-count').textContent = 'no graph in this file'; $('graph-svg').querySelector('#viewport').innerHTML = ''; $('minimap').hidden = true; state.view = null; return; }
   const execNet = g.executors.length ? g.executors[0].network : null;
   g.graphs.forEach((n, i) => {
     const o = document.createElement('option');
@@ -362,10 +364,11 @@ async function drawGraph(index) {
   const model = state.model;
   let L;
   try {
-    L = await model.request({ op: 'layout', network: index });
+    L = await model.request({ op: 'layout', network: index, direction: state.direction });
   } catch (e) {
     $('viewport').innerHTML = '';
     $('graph-count').textContent = e.message || String(e);
+    $('minimap').hidden = true;
     state.view = null;
     return;
   }
@@ -404,11 +407,16 @@ async function drawGraph(index) {
     edges.appendChild(p);
     const s = shapes.get(e.tensor);
     if (s) {
-      // beside the edge where it enters its reader
-      const [x, y] = e.points[e.reversed ? 0 : e.points.length - 1];
+      // beside the edge where it enters its reader (left of it when the
+      // layers run left to right)
+      const [ex, y] = e.points[e.reversed ? 0 : e.points.length - 1];
       const text = s.join('×');
-      const row = labelRow(e.reversed ? e.from : e.to, x + 3, x + 3 + text.length * 6 + 4);
-      const t = el('text', { x: x + 3, y: y - 4 - 10 * row, class: 'edge-label' });
+      // (left to right: just above the edge, left of the box; the ports
+      // along the box's side keep labels apart)
+      const lr = L.direction === 'lr' && !e.reversed;
+      const x = lr ? ex - 6 - text.length * 6 : ex;
+      const row = lr ? 0 : labelRow(e.reversed ? e.from : e.to, x + 3, x + 3 + text.length * 6 + 4);
+      const t = el('text', { x: x + 3, y: lr ? y - 2 : y - 4 - 10 * row, class: 'edge-label' });
       t.textContent = text;
       labels.appendChild(t);
     }
@@ -438,62 +446,11 @@ async function drawGraph(index) {
   $('graph-count').dataset.shown = ops;
   $('graph-count').dataset.edges = L.edges.length;
   $('details').hidden = true;
-  state.view = panZoom($('graph-svg'), vp, L);
+  $('direction').classList.toggle('on', L.direction === 'lr');
+  $('graph-view').dataset.direction = L.direction;
+  state.view = panZoom($('graph-svg'), vp, L, $('minimap'));
   state.view.home();
   doSearch();
-}
-
-function panZoom(svg, vp, L) {
-  const v = { x: 0, y: 0, k: 1 };
-  const apply = () => vp.setAttribute('transform', `translate(${v.x},${v.y}) scale(${v.k})`);
-  const zoomAt = (k, px, py) => {
-    k = Math.min(4, Math.max(0.02, k));
-    v.x = px - (px - v.x) * (k / v.k); v.y = py - (py - v.y) * (k / v.k); v.k = k;
-    apply();
-  };
-  const view = {
-    // the whole drawing in the view (a tall graph gets small: on demand)
-    fit() {
-      const r = svg.getBoundingClientRect();
-      if (!r.width) return;
-      v.k = Math.min(r.width / (L.width + 40), r.height / (L.height + 40), 1.5);
-      v.x = (r.width - L.width * v.k) / 2;
-      v.y = (r.height - L.height * v.k) / 2;
-      apply();
-    },
-    // readable, at the top: scale 1 with the inputs (the first layer) in view
-    home() {
-      const r = svg.getBoundingClientRect();
-      if (!r.width) return;
-      v.k = 1;
-      const top = L.nodes.filter((n) => n.layer === 0);
-      const lo = Math.min(...top.map((n) => n.x)), hi = Math.max(...top.map((n) => n.x + n.width));
-      const mid = top.length ? (lo + hi) / 2 : L.width / 2;
-      v.x = L.width + 40 <= r.width ? (r.width - L.width) / 2 : r.width / 2 - mid;
-      v.y = 20;
-      apply();
-    },
-    center(n) {
-      const r = svg.getBoundingClientRect();
-      v.k = Math.max(v.k, 0.8);
-      v.x = r.width / 2 - (n.x + n.width / 2) * v.k; v.y = r.height / 2 - (n.y + n.height / 2) * v.k;
-      apply();
-    },
-    zoom(f) {
-      const r = svg.getBoundingClientRect();
-      zoomAt(v.k * f, r.width / 2, r.height / 2);
-    },
-  };
-  svg.onwheel = (ev) => {
-    ev.preventDefault();
-    const r = svg.getBoundingClientRect();
-    zoomAt(v.k * Math.exp(-ev.deltaY * 0.0015), ev.clientX - r.left, ev.clientY - r.top);
-  };
-  let drag = null;
-  svg.onpointerdown = (ev) => { drag = { x: ev.clientX - v.x, y: ev.clientY - v.y }; };
-  svg.onpointermove = (ev) => { if (drag) { v.x = ev.clientX - drag.x; v.y = ev.clientY - drag.y; apply(); } };
-  svg.onpointerup = svg.onpointerleave = () => { drag = null; };
-  return view;
 }
 
 function exportName(ext) {
@@ -526,11 +483,19 @@ function onKey(ev) {
   }
   if (typing || ev.ctrlKey || ev.metaKey || ev.altKey) return;
   if (ev.key === 'f') state.view.fit();
+  else if (ev.key === 'l') toggleDirection();
   else if (ev.key === '+' || ev.key === '=') state.view.zoom(1.25);
   else if (ev.key === '-' || ev.key === '_') state.view.zoom(0.8);
   else if (ev.key === 'Escape') { $('details').hidden = true; $('search-results').hidden = true; }
   else return;
   ev.preventDefault();
+}
+
+// Lays the network out again with its layers the other way (top to bottom,
+// left to right).
+function toggleDirection() {
+  state.direction = state.direction === 'lr' ? 'tb' : 'lr';
+  return drawGraph(Number($('network').value) || 0);
 }
 
 let hits = [], hitPos = -1;
@@ -582,9 +547,12 @@ async function selectNode(i) {
   const d = $('details');
   d.hidden = false;
   const io = (list) => list.map((v) => `<tr><td class="mono">${esc(v.name)}</td><td>${fmtShape(v.shape)}</td></tr>`).join('');
+  const doc = state.layout.nodes[i].doc;
   let h = `<h3>${esc(n.op)}</h3><div class="mono">${esc(n.name)}</div>`;
+  // the operator's reference (mlformats::layout::doc_url)
+  if (doc) h += `<div><a id="doc-link" href="${esc(doc)}" target="_blank" rel="noopener noreferrer">${esc(n.op)} reference ↗</a></div>`;
   if (n.attributes && n.attributes.length) {
-    h += '<h4>Attributes</h4><table class="kv attrs">' + n.attributes.map(([k, v]) => `<tr><td>${esc(k)}</td><td class="mono">${esc(showJSON(v))}</td></tr>`).join('') + '</table>';
+    h += '<h4>Attributes</h4><table class="kv attrs">' + n.attributes.map(([k, v]) => `<tr><td>${esc(k)}</td><td class="mono">${attrValue(v)}</td></tr>`).join('') + '</table>';
   }
   if (n.inputs.length) h += '<h4>Inputs</h4><table>' + io(n.inputs) + '</table>';
   if (n.outputs.length) h += '<h4>Outputs</h4><table>' + io(n.outputs) + '</table>';
@@ -603,6 +571,17 @@ async function selectNode(i) {
     } catch (e) { h += `<p>${esc(e.message)}</p>`; }
   }
   d.innerHTML = h;
+}
+
+// An attribute's value: a subgraph (an ONNX If, Loop or Scan body: its
+// name, node count and node list) as a list that expands, anything else
+// as JSON text.
+function attrValue(v) {
+  const bodies = Array.isArray(v) ? v : [v];
+  if (!bodies.length || !bodies.every((b) => b && typeof b === 'object' && Array.isArray(b.body))) return esc(showJSON(v));
+  return bodies.map((b) => `<details class="body"><summary>${esc(b.name || 'graph')}: ${fmtInt(b.nodes)} nodes</summary><ol>` +
+    b.body.map((x) => `<li>${esc(x)}</li>`).join('') +
+    (b.nodes > b.body.length ? `<li class="muted">${fmtInt(b.nodes - b.body.length)} more</li>` : '') + '</ol></details>').join('');
 }
 
 function histogram(hg, exact) {
@@ -739,6 +718,8 @@ async function main() {
     if (ev.key === 'Escape') { $('search-results').hidden = true; $('search').blur(); }
   };
   $('fit').onclick = () => state.view && state.view.fit();
+  $('direction').onclick = () => state.layout && toggleDirection();
+  window.addEventListener('resize', () => state.view && state.view.resize());
   $('zoom-in').onclick = () => state.view && state.view.zoom(1.25);
   $('zoom-out').onclick = () => state.view && state.view.zoom(0.8);
   $('export-svg').onclick = exportSVG;

@@ -586,7 +586,25 @@ pub fn attribute(a: &AttributeProto) -> Attribute {
     }
 }
 
+/// Nodes of a subgraph listed in its summary; the count says how many more.
+const BODY_LIST_MAX: usize = 1000;
+
+/// A subgraph attribute (an `If`, `Loop` or `Scan` body): its name, its
+/// node count and its first nodes as `op name` (the viewer lists them).
 fn graph_summary(g: Option<&GraphProto>) -> Vec<(String, Attribute)> {
+    let body = g.map_or_else(Vec::new, |g| {
+        g.node
+            .iter()
+            .take(BODY_LIST_MAX)
+            .map(|n| {
+                let op = n.op_type.as_deref().unwrap_or_default();
+                match n.name.as_deref().filter(|s| !s.is_empty()) {
+                    Some(name) => format!("{op} {name}"),
+                    None => op.to_string(),
+                }
+            })
+            .collect()
+    });
     vec![
         (
             "name".into(),
@@ -596,6 +614,7 @@ fn graph_summary(g: Option<&GraphProto>) -> Vec<(String, Attribute)> {
             "nodes".into(),
             Attribute::Int(g.map_or(0, |g| g.node.len() as i64)),
         ),
+        ("body".into(), Attribute::Strings(body)),
     ]
 }
 

@@ -57,6 +57,7 @@
 //! `docs/LAYOUT_JSON.md` describes [`Layout::to_json`]'s document.
 
 mod build;
+mod doc;
 mod family;
 mod order;
 mod place;
@@ -65,7 +66,31 @@ mod render;
 
 use crate::graph::Graph;
 
+pub use doc::{OpSet, doc_url};
 pub use family::{FAMILIES, Family};
+
+/// Which way the layers run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[non_exhaustive]
+pub enum Direction {
+    /// Layers from the top down: inputs at the top (the default).
+    #[default]
+    TopToBottom,
+    /// Layers from left to right: inputs on the left. The same layout as
+    /// top to bottom with the axes exchanged (boxes keep their size), so
+    /// edges still never run through a box.
+    LeftToRight,
+}
+
+impl Direction {
+    /// `tb` or `lr`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Direction::TopToBottom => "tb",
+            Direction::LeftToRight => "lr",
+        }
+    }
+}
 
 /// Bounds on the work one layout may do.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -81,6 +106,11 @@ pub struct LayoutOptions {
     pub order_rounds: usize,
     /// Coordinate passes (one down and one up each); default 6.
     pub place_rounds: usize,
+    /// Which way the layers run; default top to bottom.
+    pub direction: Direction,
+    /// Whose operators the graph uses, for the boxes' documentation links
+    /// ([`LayoutNode::doc`]); default [`OpSet::Unknown`] (no links).
+    pub op_set: OpSet,
 }
 
 impl Default for LayoutOptions {
@@ -91,6 +121,8 @@ impl Default for LayoutOptions {
             max_routing_points: 4_000_000,
             order_rounds: 6,
             place_rounds: 6,
+            direction: Direction::TopToBottom,
+            op_set: OpSet::Unknown,
         }
     }
 }
@@ -209,8 +241,11 @@ pub struct LayoutNode {
     pub width: f64,
     /// Height, from the label's line count.
     pub height: f64,
-    /// Its layer, 0 at the top.
+    /// Its layer, 0 at the top (at the left when laid out left to right).
     pub layer: usize,
+    /// The address of the operator's reference documentation ([`doc_url`]),
+    /// if it has one.
+    pub doc: Option<String>,
 }
 
 /// An edge of the drawing: a value from the box that writes it to a box
@@ -246,6 +281,8 @@ pub struct Layout {
     pub height: f64,
     /// Number of layers.
     pub layers: usize,
+    /// Which way the layers run.
+    pub direction: Direction,
     /// Nodes of the graph folded into the boxes that use them (constants).
     pub folded: usize,
     /// Edge crossings left by the ordering (counted between adjacent layers).
@@ -270,10 +307,26 @@ impl Layout {
         shape_of: ShapeLookup<'_>,
     ) -> Result<Layout, LayoutError> {
         let sketch = build::sketch(g, shape_of);
-        Layout::of_sketch(sketch, options)
+        let docs: Vec<Option<String>> = sketch
+            .boxes
+            .iter()
+            .map(|b| {
+                let node = g.nodes.get(b.node?)?;
+                let domain = match node.attribute("domain") {
+                    Some(crate::graph::Attribute::String(d)) => d.as_str(),
+                    _ => "",
+                };
+                doc_url(options.op_set, domain, &node.op)
+            })
+            .collect();
+        Layout::of_sketch(sketch, docs, options)
     }
 
-    fn of_sketch(sketch: build::Sketch, options: &LayoutOptions) -> Result<Layout, LayoutError> {
+    fn of_sketch(
+        sketch: build::Sketch,
+        mut docs: Vec<Option<String>>,
+        options: &LayoutOptions,
+    ) -> Result<Layout, LayoutError> {
         let n = sketch.boxes.len();
         if n > options.max_nodes {
             return Err(LayoutError::TooManyNodes {
@@ -294,10 +347,28 @@ impl Layout {
                 limit: options.max_routing_points,
             })?;
         let crossings = layered.reduce_crossings(options.order_rounds);
-        let sizes: Vec<(f64, f64)> = sketch.boxes.iter().map(|b| (b.width, b.height)).collect();
+        // left to right: laid out top to bottom with each box's sides
+        // exchanged, then every coordinate transposed
+        let lr = options.direction == Direction::LeftToRight;
+        let sizes: Vec<(f64, f64)> = sketch
+            .boxes
+            .iter()
+            .map(|b| {
+                if lr {
+                    (b.height, b.width)
+                } else {
+                    (b.width, b.height)
+                }
+            })
+            .collect();
         let placed = place::place(&layered, &sizes, options.place_rounds);
         let mut nodes = Vec::with_capacity(n);
         for (id, b) in sketch.boxes.into_iter().enumerate() {
+            let (x, y) = if lr {
+                (placed.top[id], placed.x[id] - b.height / 2.0)
+            } else {
+                (placed.x[id] - b.width / 2.0, placed.top[id])
+            };
             nodes.push(LayoutNode {
                 id,
                 kind: b.kind,
@@ -306,11 +377,12 @@ impl Layout {
                 op: b.op,
                 name: b.name,
                 label: b.label,
-                x: placed.x[id] - b.width / 2.0,
-                y: placed.top[id],
+                x,
+                y,
                 width: b.width,
                 height: b.height,
                 layer: ranked.layer[id],
+                doc: docs.get_mut(id).and_then(Option::take),
             });
         }
         let edges = sketch
@@ -318,19 +390,28 @@ impl Layout {
             .into_iter()
             .enumerate()
             .map(|(i, e)| LayoutEdge {
-                points: place::route(&layered, &placed, i),
+                points: place::route(&layered, &placed, i)
+                    .into_iter()
+                    .map(|(a, b)| if lr { (b, a) } else { (a, b) })
+                    .collect(),
                 reversed: layered.edge_reversed(i),
                 from: e.from,
                 to: e.to,
                 tensor: e.tensor,
             })
             .collect();
+        let (width, height) = if lr {
+            (placed.height, placed.width)
+        } else {
+            (placed.width, placed.height)
+        };
         Ok(Layout {
             nodes,
             edges,
-            width: placed.width,
-            height: placed.height,
+            width,
+            height,
             layers: layered.layers.len(),
+            direction: options.direction,
             folded: sketch.folded,
             crossings,
         })

@@ -32,7 +32,7 @@ fn xml(s: &str) -> String {
 
 impl Layout {
     /// The layout as JSON: `nodes` (id, kind, op, name, label, x, y, width,
-    /// height, layer; x and y the top-left corner) and `edges` (from, to,
+    /// height, layer, doc; x and y the top-left corner) and `edges` (from, to,
     /// tensor, points, reversed), with the drawing's `width` and `height`
     /// (see `docs/LAYOUT_JSON.md`).
     pub fn to_json(&self) -> Value {
@@ -58,6 +58,7 @@ impl Layout {
                     "width": r(n.width),
                     "height": r(n.height),
                     "layer": n.layer,
+                    "doc": n.doc,
                 })
             })
             .collect();
@@ -79,6 +80,7 @@ impl Layout {
             "format": "mlformats-layout",
             "version": 1,
             "anchor": "top-left",
+            "direction": self.direction.as_str(),
             "width": r(self.width),
             "height": r(self.height),
             "layers": self.layers,
@@ -126,6 +128,10 @@ impl Layout {
                 "node io"
             };
             let (fill, stroke) = n.family.colors();
+            // a box with a reference page links to it
+            if let Some(url) = &n.doc {
+                let _ = write!(s, "<a href=\"{}\" target=\"_blank\">", xml(url));
+            }
             let _ = write!(
                 s,
                 "<g class=\"{class}\" data-family=\"{}\" transform=\"translate({},{})\"><rect width=\"{}\" height=\"{}\" rx=\"4\" ry=\"4\" fill=\"{fill}\" stroke=\"{stroke}\"/>",
@@ -148,7 +154,11 @@ impl Layout {
                     xml(&line.text)
                 );
             }
-            s.push_str("</g>\n");
+            s.push_str("</g>");
+            if n.doc.is_some() {
+                s.push_str("</a>");
+            }
+            s.push('\n');
         }
         s.push_str("</g>\n</svg>\n");
         s

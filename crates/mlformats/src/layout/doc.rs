@@ -1,0 +1,158 @@
+//! Links from an operator to its reference documentation: the one mapping
+//! that the layout JSON (`doc` of a box), the SVG (a link around a box)
+//! and the viewer page use.
+
+use crate::Format;
+use crate::format::GraphKind;
+
+/// Whose operators a graph uses, which decides where their documentation is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[non_exhaustive]
+pub enum OpSet {
+    /// ONNX operators; those of the default domain (`ai.onnx`) link to
+    /// `https://onnx.ai/onnx/operators/onnx__<Op>.html`.
+    Onnx,
+    /// NNabla functions; they link to their entry in the function list of
+    /// nnabla's Python API reference (`nnabla.functions.<snake_name>`).
+    Nnabla,
+    /// TenniS operators: no stable public reference exists, so no link.
+    Tennis,
+    /// Unknown: no link.
+    #[default]
+    Unknown,
+}
+
+impl OpSet {
+    /// The operators of the graphs a format's files hold.
+    pub fn of_format(format: Format) -> OpSet {
+        match format.graph_kind() {
+            GraphKind::Graph => OpSet::Onnx,
+            GraphKind::Network => OpSet::Nnabla,
+            GraphKind::Module => OpSet::Tennis,
+            GraphKind::None => OpSet::Unknown,
+        }
+    }
+}
+
+/// The address of the reference documentation of operator `op` of `set`,
+/// when there is a stable one. `domain` is the ONNX node's domain (`""` or
+/// `ai.onnx` for the default one; other domains have no link).
+///
+/// ```
+/// use mlformats::layout::{OpSet, doc_url};
+/// assert_eq!(
+///     doc_url(OpSet::Onnx, "", "Conv").as_deref(),
+///     Some("https://onnx.ai/onnx/operators/onnx__Conv.html")
+/// );
+/// assert_eq!(
+///     doc_url(OpSet::Nnabla, "", "MaxPooling").as_deref(),
+///     Some("https://nnabla.readthedocs.io/en/latest/python/api/function.html#nnabla.functions.max_pooling")
+/// );
+/// assert_eq!(doc_url(OpSet::Onnx, "com.microsoft", "FusedConv"), None);
+/// assert_eq!(doc_url(OpSet::Tennis, "", "conv2d"), None);
+/// ```
+pub fn doc_url(set: OpSet, domain: &str, op: &str) -> Option<String> {
+    // operator names are identifiers: anything else gets no link
+    let plain = |s: &str| {
+        !s.is_empty()
+            && s.len() <= 64
+            && s.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+            && s.starts_with(|c: char| c.is_ascii_alphabetic())
+    };
+    if !plain(op) {
+        return None;
+    }
+    match set {
+        OpSet::Onnx if domain.is_empty() || domain == "ai.onnx" => {
+            Some(format!("https://onnx.ai/onnx/operators/onnx__{op}.html"))
+        }
+        OpSet::Nnabla => Some(format!(
+            "https://nnabla.readthedocs.io/en/latest/python/api/function.html#nnabla.functions.{}",
+            nnabla_python_name(op)
+        )),
+        _ => None,
+    }
+}
+
+/// Acronyms of NNabla function names that the Python name writes as one
+/// word (`LeakyReLU` → `leaky_relu`, `PReLU` → `prelu`).
+const ACRONYMS: &[(&str, &str)] = &[
+    ("PReLU", "Prelu"),
+    ("CReLU", "Crelu"),
+    ("ReLU", "Relu"),
+    ("SELU", "Selu"),
+    ("CELU", "Celu"),
+    ("GELU", "Gelu"),
+    ("ELU", "Elu"),
+    ("LSTM", "Lstm"),
+    ("GRU", "Gru"),
+    ("RNN", "Rnn"),
+    ("ISTFT", "Istft"),
+    ("STFT", "Stft"),
+    ("IFFT", "Ifft"),
+    ("FFT", "Fft"),
+    ("ACos", "Acos"),
+    ("ASin", "Asin"),
+    ("ATan", "Atan"),
+    ("SoftPlus", "Softplus"),
+    ("SoftSign", "Softsign"),
+];
+
+/// The Python name (`nnabla.functions.<name>`) of an NNabla function as
+/// network files name it: `MaxPooling` → `max_pooling`, `ReLU` → `relu`,
+/// `RSubScalar` → `r_sub_scalar`, `Add2` → `add2`.
+pub(crate) fn nnabla_python_name(op: &str) -> String {
+    let mut s = op.to_string();
+    for (from, to) in ACRONYMS {
+        s = s.replace(from, to);
+    }
+    let chars: Vec<char> = s.chars().collect();
+    let mut out = String::with_capacity(chars.len() + 4);
+    for (i, &c) in chars.iter().enumerate() {
+        if c.is_ascii_uppercase() && i > 0 {
+            let prev = chars[i - 1];
+            let next_lower = chars.get(i + 1).is_some_and(|n| n.is_ascii_lowercase());
+            if prev.is_ascii_lowercase()
+                || prev.is_ascii_digit()
+                || (prev.is_ascii_uppercase() && next_lower)
+            {
+                out.push('_');
+            }
+        }
+        out.push(c.to_ascii_lowercase());
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::nnabla_python_name as py;
+
+    #[test]
+    fn nnabla_names_as_python_writes_them() {
+        for (op, name) in [
+            ("Convolution", "convolution"),
+            ("MaxPooling", "max_pooling"),
+            ("GlobalAveragePooling", "global_average_pooling"),
+            ("BatchNormalization", "batch_normalization"),
+            ("ReLU", "relu"),
+            ("LeakyReLU", "leaky_relu"),
+            ("ReLU6", "relu6"),
+            ("PReLU", "prelu"),
+            ("ELU", "elu"),
+            ("SELU", "selu"),
+            ("Add2", "add2"),
+            ("AddN", "add_n"),
+            ("MulScalar", "mul_scalar"),
+            ("RSubScalar", "r_sub_scalar"),
+            ("BatchMatmul", "batch_matmul"),
+            ("LSTM", "lstm"),
+            ("SoftPlus", "softplus"),
+            ("TopKData", "top_k_data"),
+            ("INQAffine", "inq_affine"),
+            ("Affine", "affine"),
+        ] {
+            assert_eq!(py(op), name, "{op}");
+        }
+    }
+}
