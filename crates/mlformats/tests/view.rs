@@ -50,7 +50,7 @@ fn serves_every_page_file_and_the_one_model() {
     );
     let host = addr.to_string();
     let names: Vec<&str> = asset_names().collect();
-    assert_eq!(names.len(), 8);
+    assert_eq!(names.len(), 9);
     for name in names {
         let (status, mime, body) = request(addr, "GET", &format!("/{name}"), &host);
         assert_eq!(status, "HTTP/1.1 200 OK", "{name}");
