@@ -190,7 +190,10 @@ pub(crate) fn concat(cx: &mut Cx<'_>, node: &Node) -> Lowered {
             ins.push(cx.avar(node, i)?);
         }
     }
-    let s0 = cx.shape(&ins[0])?;
+    let Some(first) = ins.first() else {
+        return Err("no inputs".into());
+    };
+    let s0 = cx.shape(first)?;
     let ax = norm_axis(node.int("axis", 0), s0.len())?;
     let mut out = s0.clone();
     out[ax] = 0;
@@ -208,6 +211,13 @@ pub(crate) fn concat(cx: &mut Cx<'_>, node: &Node) -> Lowered {
     }
     let e = cx.elem(&ins[0]);
     let refs: Vec<&str> = ins.iter().map(String::as_str).collect();
+    if let [one] = refs.as_slice() {
+        // nnabla's Concatenate takes two inputs or more (DenseNet's first
+        // layer concatenates a list of one)
+        cx.emit("Identity", &[one], &[(&node.outputs[0], &out)], None);
+        cx.set_elem(&node.outputs[0], e);
+        return Ok(());
+    }
     cx.emit(
         "Concatenate",
         &refs,
