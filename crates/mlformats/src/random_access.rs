@@ -30,7 +30,7 @@
 //! counted there only within 4 MiB of such runs per file, else at the
 //! tensor's first read, which fails, for a count that is not the dims',
 //! with the message the whole-file path gives at open (such a file opens
-//! here, its table shown: see `random_access/onnx_typed.rs`); external
+//! here, its table shown: see `onnx-format`'s `index`); external
 //! data refused as the whole-file path refuses it), and
 //! NNabla `.h5` parameter files and `.nnp` archives
 //! whose parameters are in a stored `parameter.h5` (nnabla's default
@@ -107,9 +107,6 @@ mod nnp;
 mod npz;
 #[cfg(feature = "onnx")]
 mod onnx;
-#[cfg(feature = "onnx")]
-mod onnx_model;
-mod onnx_typed;
 #[cfg(feature = "primitiv")]
 mod primitiv;
 #[cfg(feature = "nnp")]
@@ -118,60 +115,12 @@ mod protobuf;
 mod safetensors;
 #[cfg(feature = "tennis")]
 mod tsm;
-#[cfg(any(feature = "nnp", feature = "onnx"))]
+#[cfg(feature = "nnp")]
 mod wire;
 
-/// A file read by offset: its length and any range of its bytes.
-pub trait ReadAt {
-    /// The file's length in bytes.
-    fn len(&self) -> u64;
-
-    /// True for an empty file.
-    fn is_empty(&self) -> bool {
-        self.len() == 0
-    }
-
-    /// Fills `buf` with the bytes from `offset` (an error if the file ends
-    /// first).
-    fn read_at(&self, offset: u64, buf: &mut [u8]) -> io::Result<()>;
-}
-
-impl ReadAt for [u8] {
-    fn len(&self) -> u64 {
-        <[u8]>::len(self) as u64
-    }
-
-    fn read_at(&self, offset: u64, buf: &mut [u8]) -> io::Result<()> {
-        let start = usize::try_from(offset).map_err(|_| io::ErrorKind::UnexpectedEof)?;
-        let end = start
-            .checked_add(buf.len())
-            .ok_or(io::ErrorKind::UnexpectedEof)?;
-        let src = self.get(start..end).ok_or(io::ErrorKind::UnexpectedEof)?;
-        buf.copy_from_slice(src);
-        Ok(())
-    }
-}
-
-impl ReadAt for Vec<u8> {
-    fn len(&self) -> u64 {
-        self.as_slice().len() as u64
-    }
-
-    fn read_at(&self, offset: u64, buf: &mut [u8]) -> io::Result<()> {
-        self.as_slice().read_at(offset, buf)
-    }
-}
-
-#[cfg(unix)]
-impl ReadAt for std::fs::File {
-    fn len(&self) -> u64 {
-        self.metadata().map_or(0, |m| m.len())
-    }
-
-    fn read_at(&self, offset: u64, buf: &mut [u8]) -> io::Result<()> {
-        std::os::unix::fs::FileExt::read_exact_at(self, buf, offset)
-    }
-}
+/// A file read by offset: its length and any range of its bytes
+/// (`tensor-core`'s, which the format crates read through).
+pub use tensor_core::wire::ReadAt;
 
 /// A borrowed [`ReadAt`], sized: how a source of any type (a slice, a
 /// file) is handed to a codec as `&dyn ReadAt`.
@@ -290,6 +239,7 @@ impl IndexedTensor {
     pub fn is_decoded(&self) -> bool {
         match &self.layout {
             Layout::Contiguous => false,
+            #[cfg(feature = "onnx")]
             Layout::OnnxTyped(_) => true,
             Layout::Held(_) => false,
             Layout::Coded(c) => c.is_deflated(),
@@ -542,7 +492,8 @@ impl FileIndex {
                 r.read_at(at, buf)
                     .map_err(|e| Error::from(e).in_tensor(t.name()))?;
             }
-            Layout::OnnxTyped(typed) => typed.read(r, start, count, buf, t.name())?,
+            #[cfg(feature = "onnx")]
+            Layout::OnnxTyped(typed) => onnx::read_typed(typed, r, start, count, buf, t.name())?,
             Layout::Held(held) => {
                 let from = usize::try_from(start.checked_mul(size).ok_or_else(too_big)?)
                     .map_err(|_| too_big())?;

@@ -42,9 +42,24 @@ pub enum Error {
     /// A shape, dtype or limit problem (crate `tensor-core`).
     #[error(transparent)]
     Core(#[from] tensor_core::Error),
+    /// A tensor read by slices ([`crate::index`]) has a typed field that
+    /// holds another number of values than its shape needs (the message
+    /// [`crate::tensor_from_proto`] gives for it).
+    #[error("{0}")]
+    ValueCount(String),
     /// Writing failed.
     #[error(transparent)]
     Io(#[from] std::io::Error),
+}
+
+impl From<tensor_core::wire::Error> for Error {
+    fn from(e: tensor_core::wire::Error) -> Self {
+        match e {
+            tensor_core::wire::Error::Io(e) => Error::Io(e),
+            tensor_core::wire::Error::Core(e) => Error::Core(e),
+            other => Error::Invalid(other.to_string()),
+        }
+    }
 }
 
 /// `Result` with [`Error`].

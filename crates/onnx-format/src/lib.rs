@@ -41,14 +41,17 @@
 pub mod builder;
 pub mod dtype;
 mod error;
+pub mod index;
 pub mod read;
 pub mod scan;
 pub mod write;
 
 pub use error::{Error, Result};
+pub use index::{IndexedTensor, ModelIndex, TensorData, TypedField};
 pub use read::{
     ConstantValue, Model, ReadOptions, constant_attribute, constant_value, graph, tensor_from_proto,
 };
+pub use tensor_core::wire::ReadAt;
 pub use write::{
     DEFAULT_OPSET, TensorEntry, WriteOptions, ir_version_for, tensor_to_proto, write_model,
     write_model_deferred, write_tensors,

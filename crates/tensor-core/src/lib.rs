@@ -55,6 +55,7 @@ mod shape;
 pub mod stats;
 mod storage;
 mod tensor;
+pub mod wire;
 
 pub use alloc::{InflateBudget, try_reserve, try_with_capacity, try_zeroed};
 pub use cast::CastTarget;
@@ -65,6 +66,7 @@ pub use limits::{DEFAULT_INFLATE_RATIO, DEFAULT_MAX_NODES, DEFAULT_MIN_INFLATE_B
 pub use shape::{MemoryOrder, Shape, checked_byte_len, checked_numel};
 pub use storage::{Bytes, MappedFile};
 pub use tensor::{Element, Tensor, cast_le, column_to_row_major};
+pub use wire::ReadAt;
 
 pub use half;
 #[cfg(feature = "ndarray")]

@@ -9,8 +9,9 @@ pub(super) enum Layout {
     #[default]
     Contiguous,
     /// An ONNX typed field's values, decoded a slice at a time
-    /// (`onnx_typed.rs`).
-    OnnxTyped(Box<super::onnx_typed::Typed>),
+    /// ([`onnx_format::TypedField`]).
+    #[cfg(feature = "onnx")]
+    OnnxTyped(Box<onnx_format::TypedField>),
     /// The bytes themselves, held (an ONNX `Constant` node's value that
     /// is not one `TensorProto` in the file: `value_float(s)`,
     /// `value_int(s)`); the offset is 0.

@@ -1,9 +1,8 @@
 //! ONNX initializers kept in `TensorProto`'s typed fields (`float_data`,
 //! `double_data`, `int32_data`, `int64_data`, `uint64_data`), read by
-//! slices: what [`onnx_format::read::tensor_from_proto`] decodes, a slice
-//! at a time.
+//! slices: what [`crate::tensor_from_proto`] decodes, a slice at a time.
 //!
-//! At open (`onnx.rs`'s walk), each typed field of an initializer is
+//! At open ([`Model::index`](crate::Model::index)'s walk), each typed field of an initializer is
 //! checked as prost decodes it where that is cheap: the wire type, a packed
 //! run of fixed-width values whole (its length a multiple of the width),
 //! each value written unpacked (one field per value: walked, counted). A
@@ -11,15 +10,15 @@
 //! exporters write) is only passed over by its length: its place and
 //! length recorded, its values not counted. One packed run of a
 //! fixed-width field (`float_data`, `double_data`) is a plain byte range,
-//! read like `raw_data` ([`Layout::Contiguous`]). Anything else is
-//! [`Layout::OnnxTyped`]: the values are decoded from the `TensorProto`'s
+//! read like `raw_data` ([`TensorData::Contiguous`]). Anything else is
+//! [`TensorData::Typed`]: the values are decoded from the `TensorProto`'s
 //! bytes when a slice is asked for, into the dtype's little-endian bytes,
 //! narrowed as the whole-file path narrows them (`int32_data` to
 //! `i8`/`u8`/`i16`/`u16`/`bool`/`f16`/`bf16`/8-bit float bits: the low
 //! bytes; `uint64_data` to `u32`: the low 4 bytes).
 //!
 //! Counting. The whole-file path (prost, then
-//! [`onnx_format::read::tensor_from_proto`]) refuses a model at open when a
+//! [`crate::tensor_from_proto`]) refuses a model at open when a
 //! varint is broken (over 10 bytes, cut by its run's end) or when the
 //! tensor's field holds another count of values than its dims need. At
 //! open, this path counts (and so checks) packed varint runs:
@@ -40,9 +39,8 @@
 //! the count is not the dims', with the message the whole-file path gives
 //! at open (`tensor "w": int64_data holds 3 values but shape [2] of i64
 //! needs 2`), or with the broken varint's place. The verdict is kept: every
-//! later read of that tensor fails the same way (statistics and
-//! [`crate::convert_index`] read every tensor, so they fail as the whole
-//! path does). So a file the whole path refuses for a count or a varint of
+//! later read of that tensor fails the same way (a reader of every
+//! tensor fails as the whole path does). So a file the whole path refuses for a count or a varint of
 //! a big initializer opens here (its table, summary and graph show) and
 //! fails at the first read of that tensor; when the whole path would name
 //! another broken thing first (a later tensor's varint), the message may be
@@ -59,14 +57,14 @@
 //! bytes per tensor (96 KiB), at most 24 bytes per 65,536 values. Memory:
 //! those, and at most [`WINDOW`] bytes of the file held while decoding or
 //! counting, besides the slice asked for.
-#![cfg_attr(not(feature = "onnx"), allow(dead_code))]
 
 use std::sync::Mutex;
 
-use crate::{Error, Result};
+use tensor_core::wire::{Cursor, LEN, ReadAt};
 
-use super::ReadAt;
-use super::layout::Layout;
+use super::TensorData;
+use super::walk::Walk;
+use crate::{Error, Result};
 
 mod window;
 use window::{Window, skip_varints, varints};
@@ -199,7 +197,6 @@ fn field_for(dtype: tensor_core::DType) -> (u64, &'static str, u64) {
 
 /// What a tensor's layout needs to know of it: its name, dtype, dims,
 /// elements, and where its `TensorProto` is (start, end).
-#[cfg(feature = "onnx")]
 pub(super) struct Meta<'a> {
     pub name: &'a str,
     pub dtype: tensor_core::DType,
@@ -209,7 +206,6 @@ pub(super) struct Meta<'a> {
     pub end: u64,
 }
 
-#[cfg(feature = "onnx")]
 impl Fields {
     /// Whether field `num` of a `TensorProto` is a typed field of numbers.
     pub(super) fn is_typed(num: u64) -> bool {
@@ -221,15 +217,15 @@ impl Fields {
     /// cheap (a packed varint run is passed over by its length).
     pub(super) fn take<R: ReadAt + ?Sized>(
         &mut self,
-        c: &mut super::wire::Cursor<'_, R>,
+        c: &mut Cursor<'_, R>,
         key_at: u64,
         num: u64,
         wt: u64,
-    ) -> super::wire::Walk<()> {
+    ) -> Walk<()> {
         let i = NUMBERS.iter().position(|&n| n == num).unwrap_or(0);
         let enc = Enc::of(num);
         let f = &mut self.0[i];
-        if wt == super::wire::LEN {
+        if wt == LEN {
             let (p, len) = c.len_delimited()?;
             match enc.width() {
                 Some(w) if len % w != 0 => {
@@ -283,7 +279,7 @@ impl Fields {
                 && Some(num) != source
                 && let Some(start) = f.first_key
             {
-                let bare = Typed::new(start, end, num, 8, 1, 0, String::new(), String::new());
+                let bare = TypedField::new(start, end, num, 8, 1, 0, String::new(), String::new());
                 bare.count_all(r, &mut Marks::none())?;
             }
         }
@@ -291,7 +287,7 @@ impl Fields {
     }
 
     /// The layout of the tensor `m` (no `raw_data`) read from the typed
-    /// field of its dtype: its offset and [`Layout`]; the whole path's
+    /// field of its dtype: its offset and [`TensorData`]; the whole path's
     /// error where that field's count is not the dims' (found at open
     /// when the field is counted then, see the [module](self); `budget`:
     /// the bytes of varint runs still to be counted at open).
@@ -300,7 +296,7 @@ impl Fields {
         r: &R,
         m: &Meta<'_>,
         budget: &mut u64,
-    ) -> Result<(u64, Layout)> {
+    ) -> Result<(u64, TensorData)> {
         let (num, field, per_elem) = field_for(m.dtype);
         let i = NUMBERS.iter().position(|&n| n == num).unwrap_or(0);
         let Fields(mut all) = self;
@@ -314,7 +310,7 @@ impl Fields {
             Enc::Varint => m.dtype.size(),
         };
         let start = f.first_key.unwrap_or(m.at);
-        let typed = Typed::new(
+        let typed = TypedField::new(
             start,
             m.end,
             num,
@@ -342,12 +338,12 @@ impl Fields {
             st.check = Check::Done;
         }
         if want == 0 {
-            return Ok((m.at, Layout::Contiguous));
+            return Ok((m.at, TensorData::Contiguous));
         }
         if enc.width().is_some() && f.runs == 1 && !f.unpacked {
-            return Ok((f.first_run.0, Layout::Contiguous));
+            return Ok((f.first_run.0, TensorData::Contiguous));
         }
-        Ok((start, Layout::OnnxTyped(Box::new(typed))))
+        Ok((start, TensorData::Typed(Box::new(typed))))
     }
 }
 
@@ -415,7 +411,7 @@ enum Check {
     Broken(String),
 }
 
-/// What a [`Typed`] keeps between reads.
+/// What a [`TypedField`] keeps between reads.
 #[derive(Debug, Clone)]
 struct State {
     /// The forward cursor.
@@ -440,7 +436,7 @@ impl From<Error> for Fail {
 /// The values of a `TensorProto`'s typed field, decoded a slice at a time
 /// (see the [module](self)).
 #[derive(Debug)]
-pub(super) struct Typed {
+pub struct TypedField {
     /// The key of the field's first occurrence.
     start: u64,
     /// The end of the `TensorProto`.
@@ -461,10 +457,10 @@ pub(super) struct Typed {
     state: Mutex<State>,
 }
 
-impl Clone for Typed {
+impl Clone for TypedField {
     fn clone(&self) -> Self {
         let st = self.lock().clone();
-        Typed {
+        TypedField {
             start: self.start,
             end: self.end,
             field: self.field,
@@ -479,7 +475,7 @@ impl Clone for Typed {
     }
 }
 
-impl Typed {
+impl TypedField {
     #[allow(clippy::too_many_arguments)]
     fn new(
         start: u64,
@@ -490,8 +486,8 @@ impl Typed {
         want: u64,
         what: String,
         needs: String,
-    ) -> Typed {
-        Typed {
+    ) -> TypedField {
+        TypedField {
             start,
             end,
             field,
@@ -515,23 +511,24 @@ impl Typed {
 
     /// The whole path's message: the field holds `n` values.
     fn refuse(&self, n: u64) -> Error {
-        Error::Invalid(format!("{} holds {n} values but {}", self.what, self.needs))
+        Error::ValueCount(format!("{} holds {n} values but {}", self.what, self.needs))
     }
 
-    /// Decodes elements `[start, start + count)` of the tensor `name` into
-    /// `buf` (exactly `count` elements' bytes long); the first read that
-    /// is not empty counts the field to its end (see the [module](self)).
-    /// A count that is not the dims' fails with the whole path's message
-    /// (not wrapped: it names the tensor), anything else about `name`.
-    pub(super) fn read<R: ReadAt + ?Sized>(
+    /// Decodes elements `[start, start + count)` of the tensor into `buf`
+    /// (exactly `count` elements' bytes long) from `r`, the file the index
+    /// was read from; the first read that is not empty counts the field to
+    /// its end (see the [module](self)). A count that is not the dims'
+    /// fails with [`Error::ValueCount`] ([`crate::tensor_from_proto`]'s
+    /// message, which names the tensor), anything else with an error that
+    /// does not name it.
+    pub fn read<R: ReadAt + ?Sized>(
         &self,
         r: &R,
         start: u64,
         count: u64,
         buf: &mut [u8],
-        name: &str,
     ) -> Result<()> {
-        let overflow = || Error::Invalid("the tensor's size overflows".into()).in_tensor(name);
+        let overflow = || Error::Invalid("the tensor's size overflows".into());
         let first = start.checked_mul(self.per_elem).ok_or_else(overflow)?;
         let n = count.checked_mul(self.per_elem).ok_or_else(overflow)?;
         if n == 0 {
@@ -541,7 +538,7 @@ impl Typed {
         let st = &mut *guard;
         match &st.check {
             Check::Count(k) => return Err(self.refuse(*k)),
-            Check::Broken(e) => return Err(Error::Invalid(e.clone()).in_tensor(name)),
+            Check::Broken(e) => return Err(Error::Invalid(e.clone())),
             Check::No | Check::Done => {}
         }
         let mut pos = st.cursor;
@@ -586,7 +583,7 @@ impl Typed {
                 if let Error::Invalid(m) = &e {
                     st.check = Check::Broken(m.clone());
                 }
-                Err(e.in_tensor(name))
+                Err(e)
             }
         }
     }
