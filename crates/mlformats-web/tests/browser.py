@@ -699,6 +699,8 @@ def check_view_ranges(page, cli, fails, shots, path, doc, budget):
                 return
             fails.check(page.evaluate("window.mlformatsViewer.summary.sliced") is True,
                         f"view {name}: not read by slices")
+            shown = (page.evaluate("window.mlformatsViewer.summary.file"), page.inner_text("#filename"))
+            fails.check(shown == (name, name), f"view {name}: the page names the file {shown}")
             rows = page.evaluate("""[...document.querySelectorAll('#tensor-table tbody tr')].map(r =>
                 [r.dataset.name, r.children[1].textContent, r.children[2].textContent])""")
             want = [[t["name"], t["dtype"], "[" + ", ".join(str(d) for d in t["shape"]) + "]"]

@@ -31,8 +31,8 @@ function unreachable(url) {
     'for reading by ranges)');
 }
 
-// Asks `url` for its first byte: {src} (a file to read by ranges), or
-// {blob, note} when the server sent the whole file instead (it does not
+// Asks `url` for its first byte: {src, name} (a file to read by ranges),
+// or {blob, name, note} when the server sent the whole file instead (it does not
 // answer range requests: the note says so). Throws a message a person
 // understands when the server cannot be read.
 export async function probeURL(url) {
@@ -53,7 +53,7 @@ export async function probeURL(url) {
       const n = h && h.ok ? Number(h.headers.get('Content-Length')) : NaN;
       if (Number.isSafeInteger(n) && n > 0) size = n;
     }
-    if (size !== null) return { src: { remote: true, url, size, etag, name } };
+    if (size !== null) return { src: { remote: true, url, size, etag, name }, name };
     r = await fetch(url, { cache: 'no-store' }).catch(() => { throw unreachable(url); });
   }
   if (r.status === 416) {
