@@ -1223,6 +1223,54 @@ def check_subgraph_bodies(page, base, files, fails, shots):
     page.screenshot(path=str(shots / "if-body.png"))
 
 
+def check_panels(page, base, files, cli, fails, shots):
+    """A file of tensors alone (an ONNX of initializers: a `.params`
+    converted) opens at its summary, and its graph tab says there is
+    nothing to draw; the details panel widens as its left edge is dragged,
+    and keeps that width on the next visit."""
+    name = "initializers_only.onnx"
+    r = subprocess.run([cli, "convert", str(ROOT / "testdata/cvm/dtypes_core.params"),
+                        str(files / name), "-q"], capture_output=True, text=True)
+    fails.check(r.returncode == 0, f"{name}: the CLI cannot write it: {r.stderr.strip()}")
+    if r.returncode == 0:
+        page.goto(f"{base}index.html?url=files/{name}")
+        fails.check(wait_done(page) == "ready", f"{name}: not opened")
+        fails.check(page.is_visible("#summary") and not page.is_visible("#graph"),
+                    f"{name}: does not open at its summary")
+        page.click("#tabs button[data-tab=graph]")
+        said = page.text_content("#graph-count") or ""
+        nodes = page.locator("#viewport .node").count()
+        fails.check("no operators" in said and nodes == 0, f"{name}: the graph tab says {said!r}, {nodes} boxes")
+        page.screenshot(path=str(shots / "initializers-only-graph.png"))
+
+    page.goto(f"{base}index.html?url=files/convnet.onnx")
+    fails.check(wait_done(page) == "ready", "convnet.onnx: not opened")
+    page.click("#tabs button[data-tab=graph]")
+    fails.check(not page.is_visible("#details-grip"), "the details grip shows without the panel")
+    page.locator("#viewport .node[data-op=Conv]").first.click()
+    fails.check(page.is_visible("#details-grip"), "no grip on the details panel's edge")
+    before = page.locator("#details").bounding_box()
+    grip = page.locator("#details-grip").bounding_box()
+    x, y = grip["x"] + grip["width"] / 2, grip["y"] + 100
+    page.mouse.move(x, y)
+    page.mouse.down()
+    page.mouse.move(x - 100, y, steps=4)
+    page.mouse.move(x - 200, y, steps=4)
+    page.mouse.up()
+    after = page.locator("#details").bounding_box()
+    grown = after["width"] - before["width"]
+    fails.check(190 <= grown <= 210 and abs(after["x"] + after["width"] - before["x"] - before["width"]) < 2,
+                f"details panel: dragged 200 px, grew {grown:.0f} px")
+    page.screenshot(path=str(shots / "details-wide.png"))
+    page.reload()
+    fails.check(wait_done(page) == "ready", "convnet.onnx: not opened again")
+    page.click("#tabs button[data-tab=graph]")
+    page.locator("#viewport .node[data-op=Conv]").first.click()
+    again = page.locator("#details").bounding_box()["width"]
+    fails.check(abs(again - after["width"]) < 2, f"details panel: {again:.0f} px after a reload, want {after['width']:.0f}")
+    page.evaluate("localStorage.removeItem('mlformats.detailsWidth')")
+
+
 def check_graph_aids(page, base, files, cli, fails, shots):
     """Reading aids of issue 32's second part: each operator's reference
     linked from the details panel (ONNX Conv, NNabla Convolution), a
@@ -1622,6 +1670,7 @@ def main():
         check_reading(page, base, files, cli, fails, shots)
         check_graph_aids(page, base, files, cli, fails, shots)
         check_subgraph_bodies(page, base, files, fails, shots)
+        check_panels(page, base, files, cli, fails, shots)
 
         # convert and download: the bytes the CLI writes
         converted = {}

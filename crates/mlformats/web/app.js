@@ -2,7 +2,7 @@
 // file in this page; this script only presents what it answers.
 import { Library, compile } from './mlformats.js';
 import { download, drawingSVG, pngOf } from './drawing.js';
-import { panZoom } from './graphview.js';
+import { panZoom, resizable } from './graphview.js';
 import { probeURL, wholeBytes } from './remote.js';
 
 const $ = (id) => document.getElementById(id);
@@ -95,7 +95,8 @@ async function present() {
   $('drop').hidden = true;
   $('tabs').hidden = false;
   $('convert').hidden = false;
-  selectTab(state.graph && state.graph.graphs.length ? 'graph' : 'summary');
+  // a file of tensors alone (an ONNX of initializers) opens at its summary
+  selectTab(state.graph && state.graph.graphs.some((n) => n.nodes.length) ? 'graph' : 'summary');
   setStatus(statusLine());
   state.timing.ready = performance.now();
   document.body.dataset.state = 'ready';
@@ -304,6 +305,21 @@ function renderGraphTab() {
   return drawGraph(first);
 }
 
+// A network with no operator (an ONNX file of initializers alone): said
+// in words, nothing drawn.
+function noOperators(net) {
+  $('viewport').setAttribute('transform', '');
+  $('viewport').innerHTML = '<text x="24" y="40" class="empty-note">No operators in this network: its tensors are in the Tensors tab.</text>';
+  $('minimap').hidden = true;
+  $('details').hidden = true;
+  state.view = null;
+  state.layout = null;
+  const n = state.tensors.length;
+  $('graph-count').textContent = `${net.name ? `network ${net.name}: ` : ''}no operators, nothing to draw: ` +
+    `the file holds ${fmtInt(n)} tensor${n === 1 ? '' : 's'} (Tensors tab)`;
+  $('graph-count').dataset.nodes = 0;
+}
+
 // What the details panel shows of box `b` of the library's layout of
 // `net`: the graph node it draws (attributes, inputs, outputs, the
 // weights folded into it, with the stored tensor of each) or the port.
@@ -362,6 +378,7 @@ function boxInfo(net, b) {
 async function drawGraph(index) {
   const net = state.graph.graphs[index];
   const model = state.model;
+  if (!net.nodes.length) return noOperators(net);
   let L;
   try {
     L = await model.request({ op: 'layout', network: index, direction: state.direction });
@@ -726,6 +743,7 @@ async function main() {
   $('export-png').onclick = () => exportPNG().catch((e) => setStatus('PNG export: ' + e.message));
   document.addEventListener('keydown', onKey);
   $('graph-svg').onclick = () => { $('details').hidden = true; };
+  resizable($('details'), $('details-grip'));
   document.addEventListener('dragover', (ev) => { ev.preventDefault(); $('drop').classList.add('over'); });
   document.addEventListener('dragleave', () => $('drop').classList.remove('over'));
   document.addEventListener('drop', (ev) => {

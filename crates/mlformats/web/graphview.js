@@ -129,3 +129,40 @@ function minimap(mini, L, v, svg, moved) {
   mini.onwheel = (ev) => ev.stopPropagation();
   return { update };
 }
+
+// The details panel `panel` (docked at the right) made as wide as its left
+// edge `grip` is dragged to: between 240 px and 90% of the page, kept for
+// the next visit. The grip follows the panel's edge and shows with it.
+export function resizable(panel, grip) {
+  const KEY = 'mlformats.detailsWidth';
+  const follow = () => {
+    grip.hidden = panel.hidden;
+    grip.style.right = `${panel.offsetWidth}px`;
+  };
+  const setWidth = (w) => {
+    const max = Math.max(240, window.innerWidth * 0.9);
+    panel.style.width = `${Math.round(Math.min(max, Math.max(240, w)))}px`;
+    follow();
+  };
+  try {
+    const saved = Number(localStorage.getItem(KEY));
+    if (saved) setWidth(saved);
+  } catch { /* storage may be off */ }
+  new MutationObserver(follow).observe(panel, { attributes: true, attributeFilter: ['hidden'] });
+  grip.addEventListener('pointerdown', (ev) => {
+    ev.preventDefault();
+    grip.setPointerCapture(ev.pointerId);
+    grip.classList.add('dragging');
+    const right = panel.getBoundingClientRect().right;
+    const move = (e) => setWidth(right - e.clientX);
+    const up = () => {
+      grip.classList.remove('dragging');
+      grip.removeEventListener('pointermove', move);
+      grip.removeEventListener('pointerup', up);
+      try { localStorage.setItem(KEY, String(panel.offsetWidth)); } catch { /* storage may be off */ }
+    };
+    grip.addEventListener('pointermove', move);
+    grip.addEventListener('pointerup', up);
+  });
+  window.addEventListener('resize', follow);
+}
