@@ -259,6 +259,12 @@ enum Command {
         /// top to bottom, `lr` left to right.
         #[arg(long, value_enum, default_value = "tb")]
         direction: graph::GraphDirection,
+        /// Draw this group closed, as one box (`--to svg` and `--to
+        /// layout`; repeatable): an NNabla repeat block by the id the
+        /// layout's `groups` give (its `repeat_id`, after those of the
+        /// blocks around it and `/`). Groups are drawn open by default.
+        #[arg(long, value_name = "GROUP")]
+        collapse: Vec<String>,
         /// Write to this file instead of stdout (`-`: stdout).
         #[arg(long, short, value_name = "OUT")]
         output: Option<PathBuf>,
@@ -455,9 +461,18 @@ fn run(cli: Cli) -> Result<ExitCode, Failure> {
             from,
             network,
             direction,
+            collapse,
             output,
             durability,
-        } => graph::command(file, format, from, network, direction, output, durability),
+        } => graph::command(
+            file,
+            format,
+            from,
+            network,
+            (direction, collapse),
+            output,
+            durability,
+        ),
         Command::View {
             file,
             port,

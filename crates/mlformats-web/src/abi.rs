@@ -516,9 +516,10 @@ fn usize_field(req: &Value, key: &str, default: usize) -> usize {
 /// - `{"op": "summary" | "tensors" | "graph" | "inspect"}`: see
 ///   [`Model::summary`], [`Model::tensors`], [`Model::graph`],
 ///   [`Model::inspect_json`];
-/// - `{"op": "layout", "network": I, "direction": "tb" | "lr"}`: the
-///   drawing of the network at index `I`, its layers top to bottom
-///   (default) or left to right, [`Model::layout_json`];
+/// - `{"op": "layout", "network": I, "direction": "tb" | "lr",
+///   "collapsed": [GROUP, ...]}`: the drawing of the network at index `I`,
+///   its layers top to bottom (default) or left to right, the groups
+///   named drawn closed, [`Model::layout_json`];
 /// - `{"op": "stats", "name": N, "bins": B}`: [`Model::stats_json`];
 /// - `{"op": "values", "name": N, "start": S, "count": C}`:
 ///   [`Model::values_json`];
@@ -560,6 +561,14 @@ pub fn request(req: &Value) -> Result<Vec<u8>, String> {
                 .layout_json(
                     usize_field(req, "network", 0),
                     req["direction"].as_str() == Some("lr"),
+                    &req["collapsed"]
+                        .as_array()
+                        .map(|a| {
+                            a.iter()
+                                .filter_map(|v| v.as_str().map(str::to_string))
+                                .collect::<Vec<_>>()
+                        })
+                        .unwrap_or_default(),
                 )
                 .map_err(|e| e.0)?,
             "inspect" => model.inspect_json().map_err(|e| e.0)?,

@@ -239,8 +239,14 @@ impl Model {
     /// FILE --to layout` prints (`docs/LAYOUT_JSON.md`; the same
     /// [`Layout::of_graph_with`], folded weights labelled with the shapes
     /// of the tensor table; boxes linked to their operators' documentation),
-    /// its layers left to right when `left_to_right` (`--direction lr`).
-    pub fn layout_json(&self, network: usize, left_to_right: bool) -> Result<String, ViewError> {
+    /// its layers left to right when `left_to_right` (`--direction lr`),
+    /// the groups `collapsed` names drawn closed (`--collapse`).
+    pub fn layout_json(
+        &self,
+        network: usize,
+        left_to_right: bool,
+        collapsed: &[String],
+    ) -> Result<String, ViewError> {
         let model = match &self.inner {
             Inner::Whole(doc) => doc.graph(),
             Inner::Indexed { index, .. } => index.graph(),
@@ -274,6 +280,7 @@ impl Model {
         if left_to_right {
             options.direction = Direction::LeftToRight;
         }
+        options.collapsed = collapsed.to_vec();
         options.op_set = OpSet::of_format(match &self.inner {
             Inner::Whole(doc) => doc.format(),
             Inner::Indexed { index, .. } => index.format(),

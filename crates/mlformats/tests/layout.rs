@@ -58,6 +58,9 @@ fn segment_checker_sees_crossings() {
 
 /// Every check of a good layered drawing; returns the number of segments.
 fn check(l: &Layout, what: &str) -> usize {
+    if !l.groups.is_empty() {
+        return check_grouped(l, what);
+    }
     // boxes: inside the frame, one layer band each, no overlaps in a layer
     let mut by_layer: Vec<Vec<usize>> = vec![Vec::new(); l.layers];
     for (i, n) in l.nodes.iter().enumerate() {
@@ -148,6 +151,138 @@ fn check(l: &Layout, what: &str) -> usize {
     segments
 }
 
+/// The checks of [`check`] for a drawing with groups: in each scope (the
+/// top, each open group's inside) the boxes keep to their layers without
+/// overlapping; each open group's frame holds its boxes and the frames
+/// inside it, and no box or frame of another scope meets it; every edge
+/// starts and ends on its boxes' borders (or, laid out against the flow,
+/// on the frame of the group around its box) and runs through no box and
+/// no frame that holds neither of its ends.
+fn check_grouped(l: &Layout, what: &str) -> usize {
+    let rect = |i: usize| {
+        let n = &l.nodes[i];
+        (n.x, n.y, n.x + n.width, n.y + n.height)
+    };
+    let frame = |k: usize| {
+        let g = &l.groups[k];
+        (g.x, g.y, g.x + g.width, g.y + g.height)
+    };
+    let meets = |a: (f64, f64, f64, f64), b: (f64, f64, f64, f64)| {
+        a.0 < b.2 - EPS && b.0 < a.2 - EPS && a.1 < b.3 - EPS && b.1 < a.3 - EPS
+    };
+    let holds = |a: (f64, f64, f64, f64), b: (f64, f64, f64, f64)| {
+        a.0 <= b.0 + EPS && a.1 <= b.1 + EPS && b.2 <= a.2 + EPS && b.3 <= a.3 + EPS
+    };
+    // whether group `k` is `inner` or holds it
+    let around = |k: usize, inner: Option<usize>| {
+        let mut at = inner;
+        while let Some(g) = at {
+            if g == k {
+                return true;
+            }
+            at = l.groups[g].parent;
+        }
+        false
+    };
+    for (k, g) in l.groups.iter().enumerate() {
+        assert!(
+            g.parent.is_none_or(|p| p < k),
+            "{what}: group {k} before its parent"
+        );
+        if g.collapsed {
+            let b = g.node.expect("a closed group has its box");
+            assert_eq!(l.nodes[b].kind, NodeKind::Group, "{what}");
+            assert_eq!(l.nodes[b].group, g.parent, "{what}");
+            continue;
+        }
+        assert!(g.node.is_none() && g.operators > 0, "{what}: group {k}");
+        if let Some(p) = g.parent {
+            assert!(
+                holds(frame(p), frame(k)),
+                "{what}: group {k} outside its parent"
+            );
+        }
+    }
+    for (i, n) in l.nodes.iter().enumerate() {
+        assert_eq!(n.id, i, "{what}");
+        assert!(n.width > 0.0 && n.height > 0.0, "{what}: node {i}");
+        for (k, g) in l.groups.iter().enumerate().filter(|(_, g)| !g.collapsed) {
+            if around(k, n.group) {
+                assert!(
+                    holds(frame(k), rect(i)),
+                    "{what}: box {i} outside group {k}"
+                );
+            } else {
+                assert!(
+                    !meets(frame(k), rect(i)),
+                    "{what}: box {i} meets group {k} ({})",
+                    g.id
+                );
+            }
+        }
+        for j in 0..i {
+            assert!(
+                !meets(rect(i), rect(j)),
+                "{what}: boxes {i} and {j} overlap"
+            );
+        }
+        // one scope's layers run down in order
+        for (j, m) in l.nodes.iter().enumerate().take(i) {
+            if m.group == n.group && m.layer < n.layer {
+                assert!(
+                    rect(j).3 < rect(i).1,
+                    "{what}: box {i} (layer {}) not below box {j}",
+                    n.layer
+                );
+            }
+        }
+    }
+    let on_border = |p: (f64, f64), r: (f64, f64, f64, f64)| {
+        p.0 >= r.0 - EPS && p.0 <= r.2 + EPS && ((p.1 - r.1).abs() < EPS || (p.1 - r.3).abs() < EPS)
+    };
+    let ends_on = |p: (f64, f64), i: usize, reversed: bool| {
+        on_border(p, rect(i))
+            || (reversed && l.nodes[i].group.is_some_and(|g| on_border(p, frame(g))))
+    };
+    let mut segments = 0;
+    for (k, e) in l.edges.iter().enumerate() {
+        assert!(e.points.len() >= 2, "{what}: edge {k} not drawn");
+        assert_ne!(e.from, e.to);
+        assert!(
+            ends_on(e.points[0], e.from, e.reversed),
+            "{what}: edge {k} starts off its box"
+        );
+        assert!(
+            ends_on(e.points[e.points.len() - 1], e.to, e.reversed),
+            "{what}: edge {k} ends off its box"
+        );
+        for s in e.points.windows(2) {
+            segments += 1;
+            for i in (0..l.nodes.len()).filter(|&i| i != e.from && i != e.to) {
+                assert!(
+                    !segment_hits(s[0], s[1], rect(i)),
+                    "{what}: edge {k} ({} -> {}, {}) runs through box {i} ({})",
+                    e.from,
+                    e.to,
+                    e.tensor,
+                    l.nodes[i].op
+                );
+            }
+            for (g, gr) in l.groups.iter().enumerate().filter(|(_, g)| !g.collapsed) {
+                if !around(g, l.nodes[e.from].group) && !around(g, l.nodes[e.to].group) {
+                    assert!(
+                        !segment_hits(s[0], s[1], frame(g)),
+                        "{what}: edge {k} ({}) runs through group {}",
+                        e.tensor,
+                        gr.id
+                    );
+                }
+            }
+        }
+    }
+    segments
+}
+
 /// The JSON document's shape (docs/LAYOUT_JSON.md).
 fn check_json(l: &Layout) {
     let j = l.to_json();
@@ -178,7 +313,25 @@ fn check_json(l: &Layout) {
         assert_eq!(n["stroke"], want.family.colors().1);
         let styles = n["label_styles"].as_array().unwrap();
         assert_eq!(styles.len(), want.label.len());
-        assert_eq!(styles[0], "op");
+        // a port of a group's inside is the value's name alone
+        let first = if want.kind == NodeKind::Port {
+            "name"
+        } else {
+            "op"
+        };
+        assert_eq!(styles[0], first);
+        assert_eq!(n["group"], serde_json::json!(want.group));
+    }
+    let groups = j["groups"].as_array().unwrap();
+    assert_eq!(groups.len(), l.groups.len());
+    for (g, want) in groups.iter().zip(&l.groups) {
+        assert_eq!(g["id"], want.id.as_str());
+        assert_eq!(g["label"], want.label.as_str());
+        assert_eq!(g["kind"], want.kind.as_str());
+        assert_eq!(g["parent"], serde_json::json!(want.parent));
+        assert_eq!(g["collapsed"], want.collapsed);
+        assert_eq!(g["node"], serde_json::json!(want.node));
+        assert_eq!(g["operators"], want.operators);
     }
     for (e, want) in edges.iter().zip(&l.edges) {
         assert_eq!(e["from"], want.from);
@@ -390,6 +543,9 @@ fn transposed(l: &Layout) -> Layout {
         for p in &mut e.points {
             *p = (p.1, p.0);
         }
+    }
+    for g in &mut t.groups {
+        (g.x, g.y, g.width, g.height) = (g.y, g.x, g.height, g.width);
     }
     t
 }
@@ -771,4 +927,119 @@ fn an_onnx_file_folds_constants_and_names_open_dimensions() {
             port.label
         );
     }
+}
+
+/// NNabla repeat blocks are groups: drawn open, a frame with its title
+/// around what the block holds (a block inside another inside its frame),
+/// with a box per value that enters or leaves; closed, one box. Either
+/// way, both directions, every check of a good drawing holds.
+#[test]
+fn repeat_blocks_are_groups_that_open_and_close() {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../testdata/nnabla");
+    let doc = mlformats::open(root.join("loop_nested.nntxt")).unwrap();
+    let g = &doc.graph().unwrap().graphs[0];
+    let mut options = LayoutOptions::default();
+    let open = Layout::of_graph(g, &options).unwrap();
+    check(&open, "open");
+    check_json(&open);
+    let ids: Vec<&str> = open.groups.iter().map(|g| g.id.as_str()).collect();
+    assert_eq!(ids, ["RepeatStart_2", "RepeatStart_2/RepeatStart"]);
+    let labels: Vec<&str> = open.groups.iter().map(|g| g.label.as_str()).collect();
+    assert_eq!(labels, ["repeat RepeatStart_2 ×2", "repeat RepeatStart ×2"]);
+    assert_eq!(open.groups[1].parent, Some(0));
+    assert_eq!((open.groups[0].operators, open.groups[1].operators), (6, 4));
+    // what each group holds, by name: the inner block's functions with the
+    // RepeatEnd that closes it, and the values crossing its border
+    let inside = |k: usize, kind: NodeKind| -> Vec<&str> {
+        let mut v: Vec<&str> = open
+            .nodes
+            .iter()
+            .filter(|n| n.group == Some(k) && n.kind == kind)
+            .map(|n| n.name.as_str())
+            .collect();
+        v.sort_unstable();
+        v
+    };
+    assert_eq!(
+        inside(1, NodeKind::Op),
+        ["Convolution_2", "RepeatEnd", "RepeatStart", "Tanh_2"]
+    );
+    assert_eq!(inside(1, NodeKind::Port), ["RepeatEnd", "RepeatStart_2"]);
+    assert_eq!(inside(0, NodeKind::Op), ["RepeatEnd_2", "RepeatStart_2"]);
+    assert_eq!(inside(0, NodeKind::Port), ["RepeatEnd_2", "Tanh"]);
+    // every function is drawn once, and the edge from Tanh enters the
+    // outer block at its port
+    let ops = open.nodes.iter().filter(|n| n.kind == NodeKind::Op).count();
+    assert_eq!(ops, g.nodes.len());
+    let port = open
+        .nodes
+        .iter()
+        .find(|n| n.kind == NodeKind::Port && n.name == "Tanh")
+        .unwrap();
+    let into = open.edges.iter().find(|e| e.to == port.id).unwrap();
+    assert_eq!(open.nodes[into.from].name, "Tanh");
+    let last = *into.points.last().unwrap();
+    assert!(
+        (last.1 - port.y).abs() < 0.01,
+        "{:?} ends at {last:?}",
+        into.points
+    );
+    let svg = open.to_svg();
+    assert_eq!(svg.matches("<g class=\"group\"").count(), 2);
+    assert!(svg.contains("repeat RepeatStart ×2"));
+
+    // the inner block closed: one box of its 4 operators, in the outer frame
+    options.collapsed = vec!["RepeatStart_2/RepeatStart".into()];
+    let inner_closed = Layout::of_graph(g, &options).unwrap();
+    check(&inner_closed, "inner closed");
+    check_json(&inner_closed);
+    let closed = &inner_closed.groups[1];
+    assert!(closed.collapsed && !inner_closed.groups[0].collapsed);
+    let b = &inner_closed.nodes[closed.node.unwrap()];
+    assert_eq!(b.kind, NodeKind::Group);
+    assert_eq!(b.group, Some(0));
+    assert_eq!(b.label[0].text, "repeat RepeatStart ×2");
+    assert_eq!(b.label[1].text, "4 operators (closed)");
+    let shown = |l: &Layout| l.nodes.iter().filter(|n| n.kind == NodeKind::Op).count();
+    assert_eq!(shown(&inner_closed), g.nodes.len() - 4);
+    assert!(inner_closed.groups[0].height < open.groups[0].height);
+
+    // the outer block closed: what it holds is not laid out at all
+    options.collapsed = vec!["RepeatStart_2".into()];
+    let outer_closed = Layout::of_graph(g, &options).unwrap();
+    check(&outer_closed, "outer closed");
+    assert_eq!(outer_closed.groups.len(), 1);
+    assert!(outer_closed.groups[0].collapsed);
+    assert_eq!(shown(&outer_closed), g.nodes.len() - 6);
+    assert!(outer_closed.nodes.iter().all(|n| n.kind != NodeKind::Port));
+
+    // left to right, open: the same checks on the transposed drawing
+    options.collapsed.clear();
+    options.direction = Direction::LeftToRight;
+    let lr = Layout::of_graph(g, &options).unwrap();
+    let back = transposed(&lr);
+    check(&back, "left to right");
+    assert_eq!(lr.groups.len(), 2);
+}
+
+/// A hostile nesting: 40 repeat ids on one function make 16 nested groups
+/// (the deepest drawn), and ids no RepeatEnd closes are titled without a
+/// count.
+#[test]
+fn repeat_nesting_is_bounded() {
+    use mlformats::graph::Attribute;
+    let mut g = Graph::new("deep");
+    let ids: Vec<String> = (0..40).map(|i| format!("R{i}")).collect();
+    let mut a = Node::new("ReLU", "a", ["x"], ["y"]);
+    a.attributes
+        .push(("repeat_id".into(), Attribute::Strings(ids.clone())));
+    g.nodes.push(a);
+    g.nodes.push(Node::new("ReLU", "b", ["y"], ["z"]));
+    g.infer_inputs_outputs();
+    let l = Layout::of_graph(&g, &LayoutOptions::default()).unwrap();
+    check(&l, "deep");
+    assert_eq!(l.groups.len(), 16);
+    assert_eq!(l.groups[15].id, ids[..16].join("/"));
+    assert_eq!(l.groups[0].label, "repeat R0");
+    assert!(l.groups.iter().all(|g| g.operators == 1));
 }

@@ -70,6 +70,27 @@ pub fn network_graph(net: &Network) -> Graph {
             node.attributes
                 .push(("repeat_id".into(), Attribute::Strings(f.repeat_id.clone())));
         }
+        // RepeatStart/RepeatEnd's and Recurrent*'s own fields (numbered
+        // below the parameter oneof)
+        if let Some(p) = &f.repeat_param {
+            node.attributes.push((
+                "repeat_param".into(),
+                Attribute::Message(vec![
+                    ("repeat_id".into(), Attribute::String(p.repeat_id.clone())),
+                    ("times".into(), Attribute::Int(p.times)),
+                ]),
+            ));
+        }
+        if let Some(p) = &f.recurrent_param {
+            node.attributes.push((
+                "recurrent_param".into(),
+                Attribute::Message(vec![
+                    ("repeat_id".into(), Attribute::String(p.repeat_id.clone())),
+                    ("length".into(), Attribute::Int(p.length)),
+                    ("axis".into(), Attribute::Int(p.axis)),
+                ]),
+            ));
+        }
         g.nodes.push(node);
     }
     g.infer_inputs_outputs();

@@ -137,6 +137,26 @@ fn folds(
     }
 }
 
+/// A port of a group's inside: a value entering or leaving it, by name.
+pub(crate) fn port_box(value: &str) -> SketchBox {
+    let label = vec![line(shorten(value, MAX_NAME_CHARS), LineStyle::Name)];
+    sized(NodeKind::Port, "port", value, label)
+}
+
+/// A closed group: its title and how many operators it holds.
+pub(crate) fn group_box(title: &str, id: &str, operators: usize) -> SketchBox {
+    let n = if operators == 1 {
+        "operator"
+    } else {
+        "operators"
+    };
+    let label = vec![
+        line(shorten(title, MAX_NAME_CHARS), LineStyle::Op),
+        line(format!("{operators} {n} (closed)"), LineStyle::Name),
+    ];
+    sized(NodeKind::Group, "group", id, label)
+}
+
 /// The boxes and edges of `g`.
 pub(crate) fn sketch(g: &Graph, shape_of: ShapeLookup<'_>) -> Sketch {
     let values: HashMap<&str, &crate::graph::ValueInfo> =

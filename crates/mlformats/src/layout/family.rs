@@ -223,8 +223,10 @@ impl Family {
     /// that ONNX (`MaxPool`), NNabla (`MaxPooling`) and TenniS
     /// (`pooling2d`) names of one operator fall together.
     pub fn of(kind: NodeKind, op: &str) -> Family {
-        if kind != NodeKind::Op {
-            return Family::Io;
+        match kind {
+            NodeKind::Op => {}
+            NodeKind::Group => return Family::Control,
+            NodeKind::Input | NodeKind::Output | NodeKind::Port => return Family::Io,
         }
         let key: String = op
             .chars()

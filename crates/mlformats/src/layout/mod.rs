@@ -59,6 +59,8 @@
 mod build;
 mod doc;
 mod family;
+mod group;
+mod nest;
 mod order;
 mod place;
 mod rank;
@@ -111,6 +113,9 @@ pub struct LayoutOptions {
     /// Whose operators the graph uses, for the boxes' documentation links
     /// ([`LayoutNode::doc`]); default [`OpSet::Unknown`] (no links).
     pub op_set: OpSet,
+    /// Groups drawn closed, as one box each, by [`LayoutGroup::id`]; the
+    /// others are drawn open. Default none.
+    pub collapsed: Vec<String>,
 }
 
 impl Default for LayoutOptions {
@@ -123,6 +128,7 @@ impl Default for LayoutOptions {
             place_rounds: 6,
             direction: Direction::TopToBottom,
             op_set: OpSet::Unknown,
+            collapsed: Vec::new(),
         }
     }
 }
@@ -168,6 +174,11 @@ pub enum NodeKind {
     Input,
     /// A graph output.
     Output,
+    /// A closed group ([`LayoutGroup`]): one box for what it holds.
+    Group,
+    /// Inside an open group, a value that enters it (in its first layer)
+    /// or leaves it (in its last).
+    Port,
 }
 
 impl NodeKind {
@@ -177,6 +188,8 @@ impl NodeKind {
             NodeKind::Op => "op",
             NodeKind::Input => "input",
             NodeKind::Output => "output",
+            NodeKind::Group => "group",
+            NodeKind::Port => "port",
         }
     }
 }
@@ -241,8 +254,11 @@ pub struct LayoutNode {
     pub width: f64,
     /// Height, from the label's line count.
     pub height: f64,
-    /// Its layer, 0 at the top (at the left when laid out left to right).
+    /// Its layer, 0 at the top (at the left when laid out left to right),
+    /// among the boxes of the group it is drawn in (or of the top).
     pub layer: usize,
+    /// The innermost open group it is drawn in ([`Layout::groups`]).
+    pub group: Option<usize>,
     /// The address of the operator's reference documentation ([`doc_url`]),
     /// if it has one.
     pub doc: Option<String>,
@@ -287,6 +303,86 @@ pub struct Layout {
     pub folded: usize,
     /// Edge crossings left by the ordering (counted between adjacent layers).
     pub crossings: u64,
+    /// The groups: NNabla repeat blocks, outer ones before the ones they
+    /// hold (empty for a graph without them).
+    pub groups: Vec<LayoutGroup>,
+}
+
+/// What a group stands for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum GroupKind {
+    /// An NNabla repeat block: the functions between a `RepeatStart` and
+    /// its `RepeatEnd` (those whose `repeat_id` names it, and the
+    /// `RepeatEnd`).
+    Repeat,
+}
+
+impl GroupKind {
+    /// `repeat`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            GroupKind::Repeat => "repeat",
+        }
+    }
+}
+
+/// A group of boxes drawn as one: open, a frame with a title around the
+/// boxes of what it holds; closed, the one box [`LayoutGroup::node`].
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub struct LayoutGroup {
+    /// Unique in the layout: the block's id, after its outer blocks' ids
+    /// and `/` (what [`LayoutOptions::collapsed`] takes).
+    pub id: String,
+    /// Its title (`repeat ID ×TIMES`).
+    pub label: String,
+    /// What it stands for.
+    pub kind: GroupKind,
+    /// The group it is drawn in.
+    pub parent: Option<usize>,
+    /// Drawn closed.
+    pub collapsed: bool,
+    /// The box that stands for it when closed.
+    pub node: Option<usize>,
+    /// Operators it holds, with those of the groups inside it.
+    pub operators: usize,
+    /// Left edge of its frame (or box).
+    pub x: f64,
+    /// Top edge.
+    pub y: f64,
+    /// Width.
+    pub width: f64,
+    /// Height.
+    pub height: f64,
+}
+
+impl LayoutGroup {
+    fn at(def: &group::GroupDef, n: &LayoutNode, collapsed: bool) -> Self {
+        LayoutGroup {
+            id: def.id.clone(),
+            label: def.label.clone(),
+            kind: GroupKind::Repeat,
+            parent: None,
+            collapsed,
+            node: collapsed.then_some(n.id),
+            operators: def.operators,
+            x: n.x,
+            y: n.y,
+            width: n.width,
+            height: n.height,
+        }
+    }
+
+    /// Group `def` drawn open in the frame of box `n`.
+    pub(crate) fn open(def: &group::GroupDef, n: &LayoutNode) -> Self {
+        LayoutGroup::at(def, n, false)
+    }
+
+    /// Group `def` drawn closed as box `n`.
+    pub(crate) fn closed(def: &group::GroupDef, n: &LayoutNode) -> Self {
+        LayoutGroup::at(def, n, true)
+    }
 }
 
 /// The shape of a stored tensor, by the name a graph value gives for it
@@ -306,8 +402,18 @@ impl Layout {
         options: &LayoutOptions,
         shape_of: ShapeLookup<'_>,
     ) -> Result<Layout, LayoutError> {
+        let groups = group::find(g);
+        if !groups.defs.is_empty() {
+            return nest::lay(g, &groups, options, shape_of);
+        }
         let sketch = build::sketch(g, shape_of);
-        let docs: Vec<Option<String>> = sketch
+        let docs = Layout::docs_of(g, &sketch, options.op_set);
+        Layout::of_sketch(sketch, docs, options, None)
+    }
+
+    /// The documentation link of each box of `sketch`, a drawing of `g`.
+    fn docs_of(g: &Graph, sketch: &build::Sketch, op_set: OpSet) -> Vec<Option<String>> {
+        sketch
             .boxes
             .iter()
             .map(|b| {
@@ -316,16 +422,18 @@ impl Layout {
                     Some(crate::graph::Attribute::String(d)) => d.as_str(),
                     _ => "",
                 };
-                doc_url(options.op_set, domain, &node.op)
+                doc_url(op_set, domain, &node.op)
             })
-            .collect();
-        Layout::of_sketch(sketch, docs, options)
+            .collect()
     }
 
+    /// Lays out `sketch`; `pins` (a group's inside) puts the boxes marked
+    /// in its first list in the first layer, those in its second in the last.
     fn of_sketch(
         sketch: build::Sketch,
         mut docs: Vec<Option<String>>,
         options: &LayoutOptions,
+        pins: Option<&(Vec<bool>, Vec<bool>)>,
     ) -> Result<Layout, LayoutError> {
         let n = sketch.boxes.len();
         if n > options.max_nodes {
@@ -341,7 +449,7 @@ impl Layout {
             });
         }
         let pairs: Vec<(usize, usize)> = sketch.edges.iter().map(|e| (e.from, e.to)).collect();
-        let ranked = rank::rank(n, &pairs);
+        let ranked = rank::rank(n, &pairs, pins);
         let mut layered = order::Layered::build(&ranked, &pairs, options.max_routing_points)
             .ok_or(LayoutError::TooManyRoutingPoints {
                 limit: options.max_routing_points,
@@ -382,6 +490,7 @@ impl Layout {
                 width: b.width,
                 height: b.height,
                 layer: ranked.layer[id],
+                group: None,
                 doc: docs.get_mut(id).and_then(Option::take),
             });
         }
@@ -414,6 +523,7 @@ impl Layout {
             direction: options.direction,
             folded: sketch.folded,
             crossings,
+            groups: Vec::new(),
         })
     }
 }

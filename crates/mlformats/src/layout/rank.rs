@@ -40,8 +40,14 @@ impl Adjacency {
     }
 }
 
-/// Ranks `n` boxes joined by `edges` (from, to), none a self-loop.
-pub(crate) fn rank(n: usize, edges: &[(usize, usize)]) -> Ranked {
+/// Ranks `n` boxes joined by `edges` (from, to), none a self-loop; with
+/// `pins`, the boxes its first list marks stay in layer 0 and those its
+/// second marks go to the last layer.
+pub(crate) fn rank(
+    n: usize,
+    edges: &[(usize, usize)],
+    pins: Option<&(Vec<bool>, Vec<bool>)>,
+) -> Ranked {
     let out = Adjacency::group(n, edges.iter().map(|e| e.0));
     let reversed = back_edges(n, edges, &out);
     let dag = |i: usize| -> (usize, usize) {
@@ -74,12 +80,27 @@ pub(crate) fn rank(n: usize, edges: &[(usize, usize)]) -> Ranked {
     for i in 0..edges.len() {
         has_in[dag(i).1] = true;
     }
+    let pinned_first = |v: usize| pins.is_some_and(|p| p.0.get(v) == Some(&true));
     for v in 0..n {
-        if has_in[v] {
+        if has_in[v] || pinned_first(v) {
             continue;
         }
         if let Some(min) = dag_out.of(v).iter().map(|&e| layer[dag(e).1]).min() {
             layer[v] = min.saturating_sub(1);
+        }
+    }
+    if let Some((first, last)) = pins {
+        let bottom = (0..n)
+            .filter(|&v| last.get(v) != Some(&true))
+            .map(|v| layer[v] + 1)
+            .max()
+            .unwrap_or(0);
+        for (v, l) in layer.iter_mut().enumerate() {
+            if first.get(v) == Some(&true) {
+                *l = 0;
+            } else if last.get(v) == Some(&true) {
+                *l = bottom.max(*l);
+            }
         }
     }
     Ranked { layer, reversed }

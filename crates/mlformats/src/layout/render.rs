@@ -58,6 +58,7 @@ impl Layout {
                     "width": r(n.width),
                     "height": r(n.height),
                     "layer": n.layer,
+                    "group": n.group,
                     "doc": n.doc,
                 })
             })
@@ -76,6 +77,25 @@ impl Layout {
                 })
             })
             .collect();
+        let groups: Vec<Value> = self
+            .groups
+            .iter()
+            .map(|g| {
+                json!({
+                    "id": g.id,
+                    "label": g.label,
+                    "kind": g.kind.as_str(),
+                    "parent": g.parent,
+                    "collapsed": g.collapsed,
+                    "node": g.node,
+                    "operators": g.operators,
+                    "x": r(g.x),
+                    "y": r(g.y),
+                    "width": r(g.width),
+                    "height": r(g.height),
+                })
+            })
+            .collect();
         json!({
             "format": "mlformats-layout",
             "version": 1,
@@ -88,6 +108,7 @@ impl Layout {
             "crossings": self.crossings,
             "nodes": nodes,
             "edges": edges,
+            "groups": groups,
         })
     }
 
@@ -105,12 +126,27 @@ impl Layout {
              .op{{font-weight:bold;font-size:12px}}\
              .w{{fill:#666;font-family:monospace;font-size:10px}}\
              .edge{{fill:none;stroke:#8a9aab;stroke-width:1.2}}\
+             .group rect{{fill:#f3f1fb;fill-opacity:0.55;stroke:#8a7fc0;stroke-dasharray:5 3}}\
+             .group text{{font-weight:bold;fill:#5a4f96}}\
+             .closed rect{{stroke-dasharray:5 2;stroke-width:2}}\
              </style>\n\
              <defs><marker id=\"arrow\" viewBox=\"0 0 10 10\" refX=\"10\" refY=\"5\" markerWidth=\"7\" markerHeight=\"7\" orient=\"auto\">\
              <path d=\"M0,0 L10,5 L0,10 z\" fill=\"#8a9aab\"/></marker></defs>\n\
              <rect width=\"100%\" height=\"100%\" fill=\"#fafafa\"/>\n\
              <g transform=\"translate({MARGIN},{MARGIN})\">\n"
         );
+        // open groups behind everything, outer ones first
+        for g in self.groups.iter().filter(|g| !g.collapsed) {
+            let _ = writeln!(
+                s,
+                "<g class=\"group\" transform=\"translate({},{})\"><rect width=\"{}\" height=\"{}\" rx=\"6\" ry=\"6\"/><text x=\"8\" y=\"16\">{}</text></g>",
+                r(g.x),
+                r(g.y),
+                r(g.width),
+                r(g.height),
+                xml(&g.label)
+            );
+        }
         for e in &self.edges {
             s.push_str("<polyline class=\"edge\" marker-end=\"url(#arrow)\" points=\"");
             for (i, p) in e.points.iter().enumerate() {
@@ -122,10 +158,10 @@ impl Layout {
             let _ = writeln!(s, "\"><title>{}</title></polyline>", xml(&e.tensor));
         }
         for n in &self.nodes {
-            let class = if n.kind == NodeKind::Op {
-                "node"
-            } else {
-                "node io"
+            let class = match n.kind {
+                NodeKind::Op => "node",
+                NodeKind::Group => "node closed",
+                _ => "node io",
             };
             let (fill, stroke) = n.family.colors();
             // a box with a reference page links to it
