@@ -1223,6 +1223,40 @@ def check_subgraph_bodies(page, base, files, fails, shots):
     page.screenshot(path=str(shots / "if-body.png"))
 
 
+def check_groups(page, base, fails, shots):
+    """NNabla repeat blocks drawn as groups (issue 32): the nested blocks of
+    testdata's loop_nested.nntxt open, two frames with their titles; a
+    click on the inner title closes it into one box, a click on that box
+    opens it again; the view stays where it was."""
+    name = "nnabla_loop_nested.nntxt"
+    page.goto(f"{base}index.html?url=files/{name}")
+    fails.check(wait_done(page) == "ready", f"{name}: not opened")
+    page.click("#tabs button[data-tab=graph]")
+    titles = page.locator("#viewport .group .group-title").all_text_contents()
+    fails.check(titles == ["▾ repeat RepeatStart_2 ×2", "▾ repeat RepeatStart ×2"], f"{name}: group titles {titles}")
+    ports = sorted(page.locator("#viewport .node.port").evaluate_all("els => els.map(e => e.dataset.name)"))
+    fails.check(ports == ["RepeatEnd", "RepeatEnd_2", "RepeatStart_2", "Tanh"], f"{name}: ports {ports}")
+    page.screenshot(path=str(shots / "groups-open.png"))
+    if len(titles) != 2:
+        return
+    shown = int(page.get_attribute("#graph-count", "data-shown"))
+    before = page.get_attribute("#viewport", "transform")
+    page.locator("#viewport .group .group-title").nth(1).click()
+    page.wait_for_selector("#viewport .node.closed")
+    closed = page.locator("#viewport .node.closed")
+    after = int(page.get_attribute("#graph-count", "data-shown"))
+    fails.check(closed.count() == 1 and closed.first.get_attribute("data-group") == "RepeatStart_2/RepeatStart"
+                and after == shown - 4 and page.locator("#viewport .group").count() == 1,
+                f"{name}: closing the inner block: {closed.count()} closed boxes, {shown} -> {after} operators")
+    fails.check(page.get_attribute("#viewport", "transform") == before, f"{name}: the view moved when a group closed")
+    fails.check("(1 closed)" in (page.text_content("#graph-count") or ""), f"{name}: the count does not say a block is closed")
+    page.screenshot(path=str(shots / "groups-closed.png"))
+    closed.first.click()
+    page.wait_for_function("document.querySelectorAll('#viewport .group').length === 2")
+    fails.check(page.locator("#viewport .node.closed").count() == 0 and
+                int(page.get_attribute("#graph-count", "data-shown")) == shown, f"{name}: the block does not open again")
+
+
 def check_panels(page, base, files, cli, fails, shots):
     """A file of tensors alone (an ONNX of initializers: a `.params`
     converted) opens at its summary, and its graph tab says there is
@@ -1545,7 +1579,8 @@ def main():
         keep = {s for v in by_ext.values() for s in v[: a.per_format]}
         # the files the checks below click into
         keep |= {"nnabla_convnet.nnp", "tennis_py_convnet.tsm", "convnet.onnx", "tennis.onnx",
-                 "nnabla_convnet.nntxt", "symbolic.onnx", "onnx_typed_uint64_data.onnx"}
+                 "nnabla_convnet.nntxt", "symbolic.onnx", "onnx_typed_uint64_data.onnx",
+                 "nnabla_loop_nested.nntxt"}
         samples = [s for s in samples if s in keep]
     extras = {pathlib.Path(x).name for x in a.extra}
     for x in a.extra:
@@ -1671,6 +1706,7 @@ def main():
         check_graph_aids(page, base, files, cli, fails, shots)
         check_subgraph_bodies(page, base, files, fails, shots)
         check_panels(page, base, files, cli, fails, shots)
+        check_groups(page, base, fails, shots)
 
         # convert and download: the bytes the CLI writes
         converted = {}

@@ -1,7 +1,7 @@
 // The mlformats viewer: the library (compiled to WebAssembly) reads the
 // file in this page; this script only presents what it answers.
 import { Library, compile } from './mlformats.js';
-import { download, drawingSVG, pngOf } from './drawing.js';
+import { download, drawLayout, drawingSVG, pngOf } from './drawing.js';
 import { panZoom, resizable } from './graphview.js';
 import { probeURL, wholeBytes } from './remote.js';
 
@@ -83,6 +83,7 @@ function beginOpen(name) {
   delete document.body.dataset.convert;
   state.stats = {};
   state.memory = {};
+  state.collapsed = new Map();
   state.model = null;
 }
 
@@ -320,6 +321,14 @@ function noOperators(net) {
   $('graph-count').dataset.nodes = 0;
 }
 
+// The groups drawn closed in network `index` (ids of the layout's
+// groups), kept while the file is open.
+function collapsedOf(index) {
+  state.collapsed = state.collapsed || new Map();
+  if (!state.collapsed.has(index)) state.collapsed.set(index, new Set());
+  return state.collapsed.get(index);
+}
+
 // What the details panel shows of box `b` of the library's layout of
 // `net`: the graph node it draws (attributes, inputs, outputs, the
 // weights folded into it, with the stored tensor of each) or the port.
@@ -345,7 +354,7 @@ function boxInfo(net, b) {
   };
   if (b.node == null) {
     const port = [{ name: b.name, shape: shapeOf(b.name) }];
-    return { op: b.op, name: b.name, attributes: [], inputs: b.kind === 'output' ? port : [], outputs: b.kind === 'input' ? port : [], weights: [] };
+    return { op: b.op, name: b.name, attributes: [], inputs: b.kind === 'output' ? port : [], outputs: b.kind === 'output' ? [] : port, weights: [] };
   }
   const n = net.nodes[b.node];
   const inputSet = new Set(net.inputs);
@@ -375,13 +384,13 @@ function boxInfo(net, b) {
 // Draws the network at `index` as the library lays it out (the `layout`
 // request: boxes with their place and size, every edge a polyline routed
 // around the boxes; docs/LAYOUT_JSON.md).
-async function drawGraph(index) {
+async function drawGraph(index, keepView = false) {
   const net = state.graph.graphs[index];
   const model = state.model;
   if (!net.nodes.length) return noOperators(net);
   let L;
   try {
-    L = await model.request({ op: 'layout', network: index, direction: state.direction });
+    L = await model.request({ op: 'layout', network: index, direction: state.direction, collapsed: [...collapsedOf(index)] });
   } catch (e) {
     $('viewport').innerHTML = '';
     $('graph-count').textContent = e.message || String(e);
@@ -392,81 +401,31 @@ async function drawGraph(index) {
   if (state.model !== model) return; // another file was opened meanwhile
   state.layout = L;
   state.network = net;
-  const svgNS = 'http://www.w3.org/2000/svg';
-  const el = (tag, attrs) => {
-    const e = document.createElementNS(svgNS, tag);
-    for (const [k, v] of Object.entries(attrs)) e.setAttribute(k, v);
-    return e;
-  };
-  const vp = $('viewport');
-  vp.innerHTML = '';
-  const edges = el('g', { class: 'edges' });
-  const labels = el('g', { class: 'edge-labels' });
   const shapes = new Map(net.values.map((v) => [v.name, namedShape(v)]));
-  // labels already placed above each box: [left, right, row]; a label that
-  // would overlap one of them goes a row higher (9 px monospace: under 6 px a
-  // character, rows 10 px apart)
-  const placed = new Map();
-  const labelRow = (box, x0, x1) => {
-    const here = placed.get(box) || [];
-    let row = 0;
-    while (here.some(([a, b, r]) => r === row && x0 < b && a < x1)) row++;
-    here.push([x0, x1, row]);
-    placed.set(box, here);
-    return row;
-  };
-  for (const e of L.edges) {
-    const p = el('polyline', { class: 'edge', 'marker-end': 'url(#arrow)', points: e.points.map((q) => q.join(',')).join(' ') });
-    p.dataset.from = e.from; p.dataset.to = e.to; p.dataset.tensor = e.tensor;
-    const title = el('title', {});
-    title.textContent = e.tensor;
-    p.appendChild(title);
-    edges.appendChild(p);
-    const s = shapes.get(e.tensor);
-    if (s) {
-      // beside the edge where it enters its reader (left of it when the
-      // layers run left to right)
-      const [ex, y] = e.points[e.reversed ? 0 : e.points.length - 1];
-      const text = s.join('×');
-      // (left to right: just above the edge, left of the box; the ports
-      // along the box's side keep labels apart)
-      const lr = L.direction === 'lr' && !e.reversed;
-      const x = lr ? ex - 6 - text.length * 6 : ex;
-      const row = lr ? 0 : labelRow(e.reversed ? e.from : e.to, x + 3, x + 3 + text.length * 6 + 4);
-      const t = el('text', { x: x + 3, y: lr ? y - 2 : y - 4 - 10 * row, class: 'edge-label' });
-      t.textContent = text;
-      labels.appendChild(t);
-    }
-  }
-  const nodes = el('g', { class: 'nodes' });
-  for (const n of L.nodes) {
-    const g = el('g', { class: 'node' + (n.kind === 'op' ? '' : ' io'), transform: `translate(${n.x},${n.y})` });
-    g.dataset.index = n.id; g.dataset.name = n.name; g.dataset.op = n.op;
-    if (n.family) g.dataset.family = n.family;
-    const r = el('rect', { width: n.width, height: n.height, rx: 4, ry: 4 });
-    if (n.fill) { r.setAttribute('fill', n.fill); r.setAttribute('stroke', n.stroke); }
-    g.appendChild(r);
-    n.label.split('\n').forEach((text, k) => {
-      const t = el('text', { x: 7, y: 15 + k * 13, class: ({ op: 'op', weight: 'w' })[n.label_styles[k]] || 'name' });
-      t.textContent = text;
-      g.appendChild(t);
-    });
-    g.onclick = (ev) => { ev.stopPropagation(); selectNode(n.id); };
-    nodes.appendChild(g);
-  }
-  const defs = el('defs', {});
-  defs.innerHTML = '<marker id="arrow" viewBox="0 0 10 10" refX="10" refY="5" markerWidth="7" markerHeight="7" orient="auto"><path d="M0,0 L10,5 L0,10 z" fill="#8a9aab"/></marker>';
-  vp.append(defs, edges, labels, nodes);
+  const collapsed = collapsedOf(index);
+  drawLayout($('viewport'), L, shapes, {
+    node: (id) => selectNode(id),
+    // a group's title closes it, a closed group's box opens it
+    group: (id) => {
+      if (collapsed.has(id)) collapsed.delete(id); else collapsed.add(id);
+      return drawGraph(index, true);
+    },
+  });
+  const vp = $('viewport');
   const ops = L.nodes.filter((n) => n.kind === 'op').length;
-  $('graph-count').textContent = `${net.nodes.length} nodes (${ops} shown, ${L.folded} folded into their users) · ${L.edges.length} edges`;
+  const groups = L.groups || [], shut = groups.filter((g) => g.collapsed).length;
+  $('graph-count').textContent = `${net.nodes.length} nodes (${ops} shown, ${L.folded} folded into their users) · ${L.edges.length} edges` +
+    (groups.length ? ` · ${groups.length} repeat block${groups.length === 1 ? '' : 's'} (${shut} closed)` : '');
+  $('graph-count').dataset.groups = groups.length;
   $('graph-count').dataset.nodes = net.nodes.length;
   $('graph-count').dataset.shown = ops;
   $('graph-count').dataset.edges = L.edges.length;
   $('details').hidden = true;
   $('direction').classList.toggle('on', L.direction === 'lr');
   $('graph-view').dataset.direction = L.direction;
+  const before = keepView && state.view ? { ...state.view.state } : null;
   state.view = panZoom($('graph-svg'), vp, L, $('minimap'));
-  state.view.home();
+  if (before) state.view.restore(before); else state.view.home();
   doSearch();
 }
 

@@ -23,6 +23,12 @@ export function panZoom(svg, vp, L, mini) {
   const lr = L.direction === 'lr';
   const view = {
     state: v,
+    // the place and scale of another view (`state` of it): the drawing
+    // redrawn (a group opened or closed) stays where the reader was
+    restore(s) {
+      v.x = s.x; v.y = s.y; v.k = s.k;
+      apply();
+    },
     // the whole drawing in the view (a tall graph gets small: on demand)
     fit() {
       const r = svg.getBoundingClientRect();
