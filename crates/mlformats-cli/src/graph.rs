@@ -209,25 +209,34 @@ pub enum GraphDirection {
     Lr,
 }
 
+/// How `--to svg` and `--to layout` draw: which way the layers run, the
+/// groups drawn closed (`--collapse`) and the subgraphs drawn open
+/// (`--expand`).
+#[derive(Debug, Default)]
+pub struct Drawing {
+    /// Which way the layers run.
+    pub direction: GraphDirection,
+    /// Groups drawn closed.
+    pub collapse: Vec<String>,
+    /// Nodes whose subgraphs are drawn open.
+    pub expand: Vec<String>,
+}
+
 /// The network laid out by the library (`mlformats::layout`, near-linear
 /// time; its limits refuse graphs too large to draw).
-fn laid_out(
-    g: &Graph,
-    doc: &Document,
-    direction: GraphDirection,
-    collapse: &[String],
-) -> Result<Layout> {
+fn laid_out(g: &Graph, doc: &Document, drawing: &Drawing) -> Result<Layout> {
     let shape_of = |name: &str| -> Option<Vec<i64>> {
         let t = doc.tensor(name)?;
         t.dims().iter().map(|&d| i64::try_from(d).ok()).collect()
     };
     let mut options = LayoutOptions::default();
-    options.direction = match direction {
+    options.direction = match drawing.direction {
         GraphDirection::Tb => Direction::TopToBottom,
         GraphDirection::Lr => Direction::LeftToRight,
     };
     options.op_set = OpSet::of_format(doc.format());
-    options.collapsed = collapse.to_vec();
+    options.collapsed = drawing.collapse.clone();
+    options.expanded = drawing.expand.clone();
     Layout::of_graph_with(g, &options, &shape_of).map_err(|e| {
         anyhow!(
             "{e}; draw one network with --network NAME, or write the graph as text with --to dot or --to mermaid"
@@ -237,14 +246,12 @@ fn laid_out(
 
 /// Renders the network of `doc` (NNabla: the network named `network`, or
 /// the first executor's, else the first; TenniS: the module), its layers
-/// running `direction`, the groups `collapse` names drawn closed (SVG and
-/// layout only).
+/// drawn as `drawing` says (SVG and layout only).
 pub fn render(
     doc: &Document,
     format: GraphFormat,
     network: Option<&str>,
-    direction: GraphDirection,
-    collapse: &[String],
+    drawing: &Drawing,
 ) -> Result<String> {
     let Some(model) = doc.graph() else {
         bail!("the file holds no graph");
@@ -271,10 +278,9 @@ pub fn render(
     Ok(match format {
         GraphFormat::Dot => to_dot(&picture(g, doc, tennis)),
         GraphFormat::Mermaid => to_mermaid(&picture(g, doc, tennis)),
-        GraphFormat::Svg => laid_out(g, doc, direction, collapse)?.to_svg(),
+        GraphFormat::Svg => laid_out(g, doc, drawing)?.to_svg(),
         GraphFormat::Layout => {
-            let mut s =
-                serde_json::to_string_pretty(&laid_out(g, doc, direction, collapse)?.to_json())?;
+            let mut s = serde_json::to_string_pretty(&laid_out(g, doc, drawing)?.to_json())?;
             s.push('\n');
             s
         }
@@ -287,12 +293,17 @@ pub fn command(
     format: GraphFormat,
     from: Option<FormatArg>,
     network: Option<String>,
-    (direction, collapse): (GraphDirection, Vec<String>),
+    (direction, collapse, expand): (GraphDirection, Vec<String>, Vec<String>),
     output: Option<PathBuf>,
     durability: Durability,
 ) -> Result<ExitCode, Failure> {
     let doc = open(&file, from.map(|f| f.0))?;
-    let text = render(&doc, format, network.as_deref(), direction, &collapse).at(&file)?;
+    let drawing = Drawing {
+        direction,
+        collapse,
+        expand,
+    };
+    let text = render(&doc, format, network.as_deref(), &drawing).at(&file)?;
     match output.filter(|o| !stdout::is_stdout(o)) {
         Some(out) => tensor_core::io::write_atomic_with(
             &out,
@@ -322,12 +333,12 @@ mod tests {
     #[test]
     fn dot_and_mermaid_of_an_nnabla_network() {
         let d = doc("nnabla/mlp.nntxt");
-        let dot = render(&d, GraphFormat::Dot, None, GraphDirection::Tb, &[]).unwrap();
+        let dot = render(&d, GraphFormat::Dot, None, &Drawing::default()).unwrap();
         assert!(dot.contains("label=\"Affine\\n"), "{dot}");
         assert!(dot.contains("shape=box, fontsize=9"), "{dot}");
-        let m = render(&d, GraphFormat::Mermaid, None, GraphDirection::Tb, &[]).unwrap();
+        let m = render(&d, GraphFormat::Mermaid, None, &Drawing::default()).unwrap();
         assert!(m.starts_with("flowchart TD\n") && m.contains("-->"), "{m}");
-        let e = render(&d, GraphFormat::Dot, Some("other"), GraphDirection::Tb, &[])
+        let e = render(&d, GraphFormat::Dot, Some("other"), &Drawing::default())
             .unwrap_err()
             .to_string();
         assert!(e.contains("no network named \"other\""), "{e}");
@@ -336,20 +347,19 @@ mod tests {
     #[test]
     fn svg_of_a_tennis_module() {
         let d = doc("tennis/py_add_const.tsm");
-        let svg = render(&d, GraphFormat::Svg, None, GraphDirection::Tb, &[]).unwrap();
+        let svg = render(&d, GraphFormat::Svg, None, &Drawing::default()).unwrap();
         // the constant is folded into `add`, which reads it
         assert!(svg.starts_with("<svg") && svg.contains("c ⟨3⟩"), "{svg}");
         assert_eq!(svg.matches(" rx=\"4\"").count(), 3, "x, add, y: {svg}");
         assert_eq!(svg.matches("<polyline").count(), 2, "{svg}");
         assert!(svg.contains("marker-end=\"url(#arrow)\""), "{svg}");
-        assert!(render(&d, GraphFormat::Dot, Some("x"), GraphDirection::Tb, &[]).is_err());
+        assert!(render(&d, GraphFormat::Dot, Some("x"), &Drawing::default()).is_err());
         assert!(
             render(
                 &doc("cvm/two_entry.params"),
                 GraphFormat::Dot,
                 None,
-                GraphDirection::Tb,
-                &[]
+                &Drawing::default()
             )
             .is_err()
         );
@@ -358,7 +368,7 @@ mod tests {
     #[test]
     fn layout_json_of_an_nnabla_network() {
         let d = doc("nnabla/convnet.nnp");
-        let text = render(&d, GraphFormat::Layout, None, GraphDirection::Tb, &[]).unwrap();
+        let text = render(&d, GraphFormat::Layout, None, &Drawing::default()).unwrap();
         let j: serde_json::Value = serde_json::from_str(&text).unwrap();
         let ops: Vec<&str> = j["nodes"]
             .as_array()

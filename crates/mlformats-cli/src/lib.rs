@@ -265,6 +265,12 @@ enum Command {
         /// blocks around it and `/`). Groups are drawn open by default.
         #[arg(long, value_name = "GROUP")]
         collapse: Vec<String>,
+        /// Draw this ONNX node's subgraphs (an `If`'s branches, a `Loop`'s
+        /// body) in a group, by the id the layout's `groups` give it (its
+        /// node name; a node inside a body after the body's id and `/`;
+        /// repeatable). Such nodes are drawn closed by default.
+        #[arg(long, value_name = "GROUP")]
+        expand: Vec<String>,
         /// Write to this file instead of stdout (`-`: stdout).
         #[arg(long, short, value_name = "OUT")]
         output: Option<PathBuf>,
@@ -462,6 +468,7 @@ fn run(cli: Cli) -> Result<ExitCode, Failure> {
             network,
             direction,
             collapse,
+            expand,
             output,
             durability,
         } => graph::command(
@@ -469,7 +476,7 @@ fn run(cli: Cli) -> Result<ExitCode, Failure> {
             format,
             from,
             network,
-            (direction, collapse),
+            (direction, collapse, expand),
             output,
             durability,
         ),

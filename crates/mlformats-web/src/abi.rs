@@ -504,6 +504,17 @@ fn str_field<'a>(req: &'a Value, key: &str) -> Result<&'a str, String> {
         .ok_or_else(|| format!("the request has no string {key:?}"))
 }
 
+/// The strings of an array field (none when absent or not an array).
+fn names(v: &Value) -> Vec<String> {
+    v.as_array()
+        .map(|a| {
+            a.iter()
+                .filter_map(|v| v.as_str().map(str::to_string))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
 fn usize_field(req: &Value, key: &str, default: usize) -> usize {
     req[key]
         .as_u64()
@@ -517,9 +528,10 @@ fn usize_field(req: &Value, key: &str, default: usize) -> usize {
 ///   [`Model::summary`], [`Model::tensors`], [`Model::graph`],
 ///   [`Model::inspect_json`];
 /// - `{"op": "layout", "network": I, "direction": "tb" | "lr",
-///   "collapsed": [GROUP, ...]}`: the drawing of the network at index `I`,
-///   its layers top to bottom (default) or left to right, the groups
-///   named drawn closed, [`Model::layout_json`];
+///   "collapsed": [GROUP, ...], "expanded": [GROUP, ...]}`: the drawing of
+///   the network at index `I`, its layers top to bottom (default) or left
+///   to right, the groups in `collapsed` drawn closed and the subgraphs
+///   in `expanded` open, [`Model::layout_json`];
 /// - `{"op": "stats", "name": N, "bins": B}`: [`Model::stats_json`];
 /// - `{"op": "values", "name": N, "start": S, "count": C}`:
 ///   [`Model::values_json`];
@@ -561,14 +573,7 @@ pub fn request(req: &Value) -> Result<Vec<u8>, String> {
                 .layout_json(
                     usize_field(req, "network", 0),
                     req["direction"].as_str() == Some("lr"),
-                    &req["collapsed"]
-                        .as_array()
-                        .map(|a| {
-                            a.iter()
-                                .filter_map(|v| v.as_str().map(str::to_string))
-                                .collect::<Vec<_>>()
-                        })
-                        .unwrap_or_default(),
+                    (&names(&req["collapsed"]), &names(&req["expanded"])),
                 )
                 .map_err(|e| e.0)?,
             "inspect" => model.inspect_json().map_err(|e| e.0)?,

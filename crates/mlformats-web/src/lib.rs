@@ -240,12 +240,13 @@ impl Model {
     /// [`Layout::of_graph_with`], folded weights labelled with the shapes
     /// of the tensor table; boxes linked to their operators' documentation),
     /// its layers left to right when `left_to_right` (`--direction lr`),
-    /// the groups `collapsed` names drawn closed (`--collapse`).
+    /// the groups `groups.0` names drawn closed (`--collapse`) and the
+    /// nodes `groups.1` names with their subgraphs open (`--expand`).
     pub fn layout_json(
         &self,
         network: usize,
         left_to_right: bool,
-        collapsed: &[String],
+        groups: (&[String], &[String]),
     ) -> Result<String, ViewError> {
         let model = match &self.inner {
             Inner::Whole(doc) => doc.graph(),
@@ -280,7 +281,8 @@ impl Model {
         if left_to_right {
             options.direction = Direction::LeftToRight;
         }
-        options.collapsed = collapsed.to_vec();
+        options.collapsed = groups.0.to_vec();
+        options.expanded = groups.1.to_vec();
         options.op_set = OpSet::of_format(match &self.inner {
             Inner::Whole(doc) => doc.format(),
             Inner::Indexed { index, .. } => index.format(),

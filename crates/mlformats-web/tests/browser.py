@@ -1221,6 +1221,19 @@ def check_subgraph_bodies(page, base, files, fails, shots):
     fails.check(items == ["Neg neg_a", "Neg neg_e"] and summary == "else_branch: 2 nodes",
                 f"{name}: else_branch lists {items} ({summary!r})")
     page.screenshot(path=str(shots / "if-body.png"))
+    # drawn: the If opens into a group of its two branches and itself
+    page.click("#open-bodies")
+    page.wait_for_function("document.querySelectorAll('#viewport .group').length === 3")
+    titles = page.locator("#viewport .group .group-title").all_text_contents()
+    fails.check(titles == ["▾ If choose", "▾ then_branch", "▾ else_branch"],
+                f"{name}: the opened If shows groups {titles}")
+    negs = page.locator("#viewport .node[data-op=Neg]").count()
+    relus = page.locator("#viewport .node[data-op=Relu]").count()
+    fails.check((negs, relus) == (2, 1), f"{name}: {negs} Neg and {relus} Relu boxes drawn, want the branches' 2 and 1")
+    page.screenshot(path=str(shots / "if-open.png"))
+    page.locator("#viewport .group .group-title").first.click()
+    page.wait_for_function("document.querySelectorAll('#viewport .group').length === 0")
+    fails.check(page.locator("#viewport .node[data-op=If]").count() == 1, f"{name}: the If does not close again")
 
 
 def check_groups(page, base, fails, shots):

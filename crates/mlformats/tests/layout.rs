@@ -6,7 +6,7 @@
 
 use mlformats::graph::{Graph, Node, ValueInfo, ValueKind};
 use mlformats::layout::{
-    Direction, FAMILIES, Family, Layout, LayoutError, LayoutOptions, NodeKind, OpSet,
+    Direction, FAMILIES, Family, GroupKind, Layout, LayoutError, LayoutOptions, NodeKind, OpSet,
 };
 
 /// Slack at box borders: an edge may touch the boxes' border lines.
@@ -191,7 +191,13 @@ fn check_grouped(l: &Layout, what: &str) -> usize {
         );
         if g.collapsed {
             let b = g.node.expect("a closed group has its box");
-            assert_eq!(l.nodes[b].kind, NodeKind::Group, "{what}");
+            // a closed subgraph is its node's own box
+            let kind = if g.kind == GroupKind::Subgraph {
+                NodeKind::Op
+            } else {
+                NodeKind::Group
+            };
+            assert_eq!(l.nodes[b].kind, kind, "{what}");
             assert_eq!(l.nodes[b].group, g.parent, "{what}");
             continue;
         }
@@ -307,7 +313,8 @@ fn check_json(l: &Layout) {
         }
         // the graph node drawn, its family and the family's colours
         assert_eq!(n["node"], serde_json::json!(want.node));
-        assert_eq!(want.node.is_some(), want.kind == NodeKind::Op);
+        // (a body's nodes are operators of no node of the graph)
+        assert!(want.node.is_none() || want.kind == NodeKind::Op);
         assert_eq!(n["family"], want.family.as_str());
         assert_eq!(n["fill"], want.family.colors().0);
         assert_eq!(n["stroke"], want.family.colors().1);
@@ -723,7 +730,7 @@ fn every_graph_of_testdata() {
         }
     }
     files.sort();
-    let (mut graphs, mut boxes, mut long) = (0, 0, 0);
+    let (mut graphs, mut boxes, mut long, mut bodies) = (0, 0, 0, 0);
     for f in &files {
         let Ok(doc) = mlformats::open(f) else {
             continue;
@@ -734,6 +741,32 @@ fn every_graph_of_testdata() {
             let l = Layout::of_graph(g, &LayoutOptions::default()).unwrap();
             let segments = check(&l, &what);
             check_json(&l);
+            // every subgraph opened, level by level, and every group closed
+            let mut options = LayoutOptions::default();
+            let mut opened = l.clone();
+            for _ in 0..4 {
+                let more: Vec<String> = opened
+                    .groups
+                    .iter()
+                    .filter(|g| g.collapsed && g.kind == GroupKind::Subgraph)
+                    .map(|g| g.id.clone())
+                    .collect();
+                if more.is_empty() {
+                    break;
+                }
+                options.expanded.extend(more);
+                opened = Layout::of_graph(g, &options).unwrap();
+                check(&opened, &format!("{what}, subgraphs open"));
+                check_json(&opened);
+                bodies += 1;
+            }
+            if opened.groups.iter().any(|g| !g.collapsed) {
+                options.collapsed = opened.groups.iter().map(|g| g.id.clone()).collect();
+                check(
+                    &Layout::of_graph(g, &options).unwrap(),
+                    &format!("{what}, groups closed"),
+                );
+            }
             graphs += 1;
             boxes += l.nodes.len();
             long += segments - l.edges.len();
@@ -742,6 +775,7 @@ fn every_graph_of_testdata() {
     assert!(graphs > 50, "{graphs} graphs in {} files", files.len());
     assert!(boxes > 1000, "{boxes}");
     assert!(long > 0, "some edges bend");
+    assert!(bodies > 0, "some subgraphs opened");
 }
 
 /// One table of operator families: one operator's ONNX, NNabla and TenniS
@@ -1042,4 +1076,174 @@ fn repeat_nesting_is_bounded() {
     assert_eq!(l.groups[15].id, ids[..16].join("/"));
     assert_eq!(l.groups[0].label, "repeat R0");
     assert!(l.groups.iter().all(|g| g.operators == 1));
+}
+
+/// ONNX subgraphs: an `If` is drawn closed (its own box, listed as a
+/// closed group); opened by its id, a group holding a group per branch
+/// (the branch's nodes, with ports for the values they read from outside
+/// and give back) and the `If`, which reads what the branches give back.
+#[test]
+fn onnx_subgraphs_open_into_groups() {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../testdata/translate");
+    let doc = mlformats::open(root.join("if_select/if_select.onnx")).unwrap();
+    let g = &doc.graph().unwrap().graphs[0];
+    let if_index = g.nodes.iter().position(|n| n.op == "If").unwrap();
+    let mut options = LayoutOptions::default();
+    let closed = Layout::of_graph(g, &options).unwrap();
+    check(&closed, "closed");
+    check_json(&closed);
+    assert_eq!(closed.groups.len(), 1);
+    let c = &closed.groups[0];
+    assert_eq!((c.id.as_str(), c.label.as_str()), ("branchy", "If branchy"));
+    assert!(c.collapsed && c.kind == GroupKind::Subgraph && c.operators == 4);
+    assert_eq!(closed.nodes[c.node.unwrap()].node, Some(if_index));
+
+    options.expanded = vec!["branchy".into()];
+    let open = Layout::of_graph(g, &options).unwrap();
+    check(&open, "open");
+    check_json(&open);
+    let groups: Vec<(&str, GroupKind, Option<usize>)> = open
+        .groups
+        .iter()
+        .map(|g| (g.id.as_str(), g.kind, g.parent))
+        .collect();
+    assert_eq!(
+        groups,
+        [
+            ("branchy", GroupKind::Subgraph, None),
+            ("branchy/else_branch", GroupKind::Body, Some(0)),
+            ("branchy/then_branch", GroupKind::Body, Some(0)),
+        ]
+    );
+    let ops = |k: usize| -> Vec<&str> {
+        open.nodes
+            .iter()
+            .filter(|n| n.group == Some(k) && n.kind == NodeKind::Op)
+            .map(|n| n.op.as_str())
+            .collect()
+    };
+    assert_eq!(ops(0), ["If"]);
+    assert_eq!(ops(1), ["Add", "Tanh"]);
+    assert_eq!(ops(2), ["Mul", "Relu"]);
+    // the If reads the condition and each branch's result, from the ports
+    let the_if = open.nodes.iter().find(|n| n.op == "If").unwrap();
+    assert_eq!(the_if.node, Some(if_index));
+    let mut into: Vec<&str> = open
+        .edges
+        .iter()
+        .filter(|e| e.to == the_if.id)
+        .map(|e| e.tensor.as_str())
+        .collect();
+    into.sort_unstable();
+    assert_eq!(into, ["cond", "e_tanh", "t_relu"]);
+    // a branch's nodes are no node of the graph
+    assert!(
+        open.nodes
+            .iter()
+            .filter(|n| n.group == Some(1))
+            .all(|n| n.node.is_none())
+    );
+    // both directions, and a branch closed into one box
+    options.direction = Direction::LeftToRight;
+    check(
+        &transposed(&Layout::of_graph(g, &options).unwrap()),
+        "open, left to right",
+    );
+    options.direction = Direction::TopToBottom;
+    options.collapsed = vec!["branchy/then_branch".into()];
+    let half = Layout::of_graph(g, &options).unwrap();
+    check(&half, "then_branch closed");
+    assert!(
+        half.groups[2].collapsed
+            && half.nodes[half.groups[2].node.unwrap()].kind == NodeKind::Group
+    );
+}
+
+/// Bodies inside bodies open by their ids (`outer`, then
+/// `outer/then_branch/inner`); a value a sibling branch defines again is
+/// drawn under a name of its own, so each branch's edges stay its own.
+#[test]
+fn nested_subgraphs_open_level_by_level() {
+    use mlformats::graph::Attribute;
+    let node = |op: &str, name: &str, i: &[&str], o: &[&str]| -> Vec<(String, Attribute)> {
+        let s = |v: &[&str]| Attribute::Strings(v.iter().map(|x| x.to_string()).collect());
+        vec![
+            ("op".into(), Attribute::String(op.into())),
+            ("name".into(), Attribute::String(name.into())),
+            ("inputs".into(), s(i)),
+            ("outputs".into(), s(o)),
+            ("attributes".into(), Attribute::Message(vec![])),
+        ]
+    };
+    let body = |outputs: &[&str], nodes: Vec<Vec<(String, Attribute)>>| {
+        Attribute::Message(vec![
+            ("inputs".into(), Attribute::Strings(vec![])),
+            (
+                "outputs".into(),
+                Attribute::Strings(outputs.iter().map(|x| x.to_string()).collect()),
+            ),
+            ("graph_nodes".into(), Attribute::Messages(nodes)),
+        ])
+    };
+    // the inner If, inside the outer If's then_branch; both branches of
+    // the outer If write `t`
+    let mut inner = node("If", "inner", &["c"], &["t"]);
+    inner[4].1 = Attribute::Message(vec![
+        (
+            "then_branch".into(),
+            body(&["u"], vec![node("Neg", "n1", &["x"], &["u"])]),
+        ),
+        (
+            "else_branch".into(),
+            body(&["v"], vec![node("Abs", "n2", &["x"], &["v"])]),
+        ),
+    ]);
+    let mut outer = Node::new("If", "outer", ["c"], ["y"]);
+    outer
+        .attributes
+        .push(("then_branch".into(), body(&["t"], vec![inner])));
+    outer.attributes.push((
+        "else_branch".into(),
+        body(&["t"], vec![node("Exp", "n3", &["x"], &["t"])]),
+    ));
+    let mut g = Graph::new("nested");
+    g.nodes.push(Node::new("Sign", "s", ["x"], ["c"]));
+    g.nodes.push(outer);
+    g.inputs = vec!["x".into()];
+    g.outputs = vec!["y".into()];
+
+    let mut options = LayoutOptions::default();
+    let l = Layout::of_graph(&g, &options).unwrap();
+    check(&l, "closed");
+    assert_eq!(l.groups.len(), 1);
+    assert_eq!(l.groups[0].operators, 4);
+
+    options.expanded = vec!["outer".into()];
+    let l = Layout::of_graph(&g, &options).unwrap();
+    check(&l, "outer open");
+    let ids: Vec<&str> = l.groups.iter().map(|g| g.id.as_str()).collect();
+    assert_eq!(
+        ids,
+        [
+            "outer",
+            "outer/then_branch",
+            "outer/else_branch",
+            "outer/then_branch/inner"
+        ]
+    );
+    assert!(l.groups[3].collapsed);
+
+    options.expanded.push("outer/then_branch/inner".into());
+    let l = Layout::of_graph(&g, &options).unwrap();
+    check(&l, "both open");
+    check_json(&l);
+    assert_eq!(l.groups.len(), 6);
+    assert!(l.groups.iter().all(|g| !g.collapsed));
+    // the else branch's `t` is its own value: its Exp feeds the outer If
+    // through a port of its own
+    let exp = l.nodes.iter().find(|n| n.op == "Exp").unwrap();
+    let out = l.edges.iter().find(|e| e.from == exp.id).unwrap();
+    assert_eq!(out.tensor, "t ⟨else_branch⟩");
+    let ops = l.nodes.iter().filter(|n| n.kind == NodeKind::Op).count();
+    assert_eq!(ops, 6, "Sign, two Ifs, Neg, Abs, Exp");
 }

@@ -321,12 +321,23 @@ function noOperators(net) {
   $('graph-count').dataset.nodes = 0;
 }
 
-// The groups drawn closed in network `index` (ids of the layout's
-// groups), kept while the file is open.
-function collapsedOf(index) {
+// The groups of network `index` drawn against their default (ids of the
+// layout's groups): repeat blocks and bodies closed, subgraphs open;
+// kept while the file is open.
+function togglesOf(index) {
   state.collapsed = state.collapsed || new Map();
-  if (!state.collapsed.has(index)) state.collapsed.set(index, new Set());
+  if (!state.collapsed.has(index)) state.collapsed.set(index, { collapsed: new Set(), expanded: new Set() });
   return state.collapsed.get(index);
+}
+
+// Opens group `g` of network `index` if it is closed, else closes it, and
+// draws the network again where the reader was.
+function toggleGroup(index, g) {
+  const t = togglesOf(index);
+  if (g.kind === 'subgraph') {
+    if (g.collapsed) t.expanded.add(g.id); else t.expanded.delete(g.id);
+  } else if (g.collapsed) t.collapsed.delete(g.id); else t.collapsed.add(g.id);
+  return drawGraph(index, true);
 }
 
 // What the details panel shows of box `b` of the library's layout of
@@ -390,7 +401,8 @@ async function drawGraph(index, keepView = false) {
   if (!net.nodes.length) return noOperators(net);
   let L;
   try {
-    L = await model.request({ op: 'layout', network: index, direction: state.direction, collapsed: [...collapsedOf(index)] });
+    const t = togglesOf(index);
+    L = await model.request({ op: 'layout', network: index, direction: state.direction, collapsed: [...t.collapsed], expanded: [...t.expanded] });
   } catch (e) {
     $('viewport').innerHTML = '';
     $('graph-count').textContent = e.message || String(e);
@@ -402,20 +414,15 @@ async function drawGraph(index, keepView = false) {
   state.layout = L;
   state.network = net;
   const shapes = new Map(net.values.map((v) => [v.name, namedShape(v)]));
-  const collapsed = collapsedOf(index);
-  drawLayout($('viewport'), L, shapes, {
-    node: (id) => selectNode(id),
-    // a group's title closes it, a closed group's box opens it
-    group: (id) => {
-      if (collapsed.has(id)) collapsed.delete(id); else collapsed.add(id);
-      return drawGraph(index, true);
-    },
-  });
+  state.networkIndex = index;
+  // a group's title closes it, a closed group's box opens it (a closed
+  // subgraph's box: on a double click, or from its details)
+  drawLayout($('viewport'), L, shapes, { node: (id) => selectNode(id), group: (g) => toggleGroup(index, g) });
   const vp = $('viewport');
   const ops = L.nodes.filter((n) => n.kind === 'op').length;
   const groups = L.groups || [], shut = groups.filter((g) => g.collapsed).length;
   $('graph-count').textContent = `${net.nodes.length} nodes (${ops} shown, ${L.folded} folded into their users) · ${L.edges.length} edges` +
-    (groups.length ? ` · ${groups.length} repeat block${groups.length === 1 ? '' : 's'} (${shut} closed)` : '');
+    (groups.length ? ` · ${groups.length} group${groups.length === 1 ? '' : 's'} (${shut} closed)` : '');
   $('graph-count').dataset.groups = groups.length;
   $('graph-count').dataset.nodes = net.nodes.length;
   $('graph-count').dataset.shown = ops;
@@ -525,6 +532,8 @@ async function selectNode(i) {
   const io = (list) => list.map((v) => `<tr><td class="mono">${esc(v.name)}</td><td>${fmtShape(v.shape)}</td></tr>`).join('');
   const doc = state.layout.nodes[i].doc;
   let h = `<h3>${esc(n.op)}</h3><div class="mono">${esc(n.name)}</div>`;
+  const sub = (state.layout.groups || []).find((g) => g.node === i && g.kind === 'subgraph');
+  if (sub) h += `<div><button id="open-bodies">Draw its subgraphs (${fmtInt(sub.operators)} nodes)</button></div>`;
   // the operator's reference (mlformats::layout::doc_url)
   if (doc) h += `<div><a id="doc-link" href="${esc(doc)}" target="_blank" rel="noopener noreferrer">${esc(n.op)} reference ↗</a></div>`;
   if (n.attributes && n.attributes.length) {
@@ -547,6 +556,7 @@ async function selectNode(i) {
     } catch (e) { h += `<p>${esc(e.message)}</p>`; }
   }
   d.innerHTML = h;
+  if (sub) $('open-bodies').onclick = () => toggleGroup(state.networkIndex, sub);
 }
 
 // An attribute's value: a subgraph (an ONNX If, Loop or Scan body: its

@@ -28,7 +28,7 @@ export function drawLayout(vp, L, shapes, on) {
     const t = el('title', {});
     t.textContent = `${g.operators} operators: click the title to close`;
     f.appendChild(t);
-    title.onclick = (ev) => { ev.stopPropagation(); on.group(g.id); };
+    title.onclick = (ev) => { ev.stopPropagation(); on.group(g); };
     f.appendChild(title);
     frames.appendChild(f);
   }
@@ -87,9 +87,19 @@ export function drawLayout(vp, L, shapes, on) {
       t.textContent = (k === 0 && closed.has(n.id) ? '▸ ' : '') + text;
       g.appendChild(t);
     });
+    // a closed group's box opens it; a closed subgraph is its node's box:
+    // a click shows the node, a double click opens it
     const group = closed.get(n.id);
+    const sub = group && group.kind === 'subgraph';
     if (group) g.dataset.group = group.id;
-    g.onclick = (ev) => { ev.stopPropagation(); if (group) on.group(group.id); else on.node(n.id); };
+    if (sub) {
+      g.classList.add('subgraph');
+      const tip = el('title', {});
+      tip.textContent = `${group.operators} nodes in its subgraphs: double-click to draw them`;
+      g.appendChild(tip);
+      g.ondblclick = (ev) => { ev.stopPropagation(); on.group(group); };
+    }
+    g.onclick = (ev) => { ev.stopPropagation(); if (group && !sub) on.group(group); else on.node(n.id); };
     nodes.appendChild(g);
   }
   const defs = el('defs', {});

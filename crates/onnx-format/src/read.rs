@@ -590,7 +590,10 @@ pub fn attribute(a: &AttributeProto) -> Attribute {
 const BODY_LIST_MAX: usize = 1000;
 
 /// A subgraph attribute (an `If`, `Loop` or `Scan` body): its name, its
-/// node count and its first nodes as `op name` (the viewer lists them).
+/// node count, its first nodes as `op name` (the viewer lists them), and
+/// the graph itself for drawing it: `inputs` and `outputs` (value names)
+/// and `graph_nodes`, its first nodes each as `op`, `name`, `inputs`,
+/// `outputs` and `attributes` (a node's own bodies among them, in turn).
 fn graph_summary(g: Option<&GraphProto>) -> Vec<(String, Attribute)> {
     let body = g.map_or_else(Vec::new, |g| {
         g.node
@@ -615,6 +618,52 @@ fn graph_summary(g: Option<&GraphProto>) -> Vec<(String, Attribute)> {
             Attribute::Int(g.map_or(0, |g| g.node.len() as i64)),
         ),
         ("body".into(), Attribute::Strings(body)),
+        (
+            "inputs".into(),
+            Attribute::Strings(g.map_or_else(Vec::new, |g| value_names(&g.input))),
+        ),
+        (
+            "outputs".into(),
+            Attribute::Strings(g.map_or_else(Vec::new, |g| value_names(&g.output))),
+        ),
+        (
+            "graph_nodes".into(),
+            Attribute::Messages(g.map_or_else(Vec::new, |g| {
+                g.node.iter().take(BODY_LIST_MAX).map(body_node).collect()
+            })),
+        ),
+    ]
+}
+
+fn value_names(values: &[crate::proto::ValueInfoProto]) -> Vec<String> {
+    values
+        .iter()
+        .map(|v| v.name.clone().unwrap_or_default())
+        .collect()
+}
+
+/// A node of a subgraph, for [`graph_summary`]'s `graph_nodes`.
+fn body_node(n: &crate::proto::NodeProto) -> Vec<(String, Attribute)> {
+    vec![
+        (
+            "op".into(),
+            Attribute::String(n.op_type.clone().unwrap_or_default()),
+        ),
+        (
+            "name".into(),
+            Attribute::String(n.name.clone().unwrap_or_default()),
+        ),
+        ("inputs".into(), Attribute::Strings(n.input.clone())),
+        ("outputs".into(), Attribute::Strings(n.output.clone())),
+        (
+            "attributes".into(),
+            Attribute::Message(
+                n.attribute
+                    .iter()
+                    .map(|a| (a.name.clone().unwrap_or_default(), attribute(a)))
+                    .collect(),
+            ),
+        ),
     ]
 }
 

@@ -9,6 +9,7 @@
 
 use std::collections::{HashMap, HashSet};
 
+use super::GroupKind;
 use crate::graph::{Attribute, Graph, Node};
 
 /// Deepest nesting of groups drawn; ids deeper in a list are ignored.
@@ -20,6 +21,8 @@ pub(crate) struct GroupDef {
     pub id: String,
     /// What its box says: `repeat ID ×TIMES`.
     pub label: String,
+    /// What it stands for.
+    pub kind: GroupKind,
     /// The group it is drawn in.
     pub parent: Option<usize>,
     /// Graph nodes directly in it, in stored order.
@@ -84,33 +87,62 @@ fn times(g: &Graph) -> HashMap<&str, i64> {
         .collect()
 }
 
-/// The groups of `g` (none for most graphs).
-pub(crate) fn find(g: &Graph) -> Groups {
-    let mut defs: Vec<GroupDef> = Vec::new();
-    let mut by_path: HashMap<String, usize> = HashMap::new();
-    let mut of_node = vec![None; g.nodes.len()];
-    let mut top_nodes = Vec::new();
-    let mut top_groups = Vec::new();
+/// One level of a node's place in the groups: the group's unique id (the
+/// ids of the groups around it, `/`, its own), its title and kind.
+#[derive(Clone)]
+pub(crate) struct Seg {
+    pub id: String,
+    pub label: String,
+    pub kind: GroupKind,
+}
+
+/// Each node's repeat blocks, outer first, as [`Seg`]s.
+pub(crate) fn repeat_paths(g: &Graph) -> Vec<Vec<Seg>> {
     let times_of = times(g);
-    for (index, n) in g.nodes.iter().enumerate() {
-        let ids = path(n);
-        let mut parent: Option<usize> = None;
-        let mut key = String::new();
-        for id in ids {
-            if !key.is_empty() {
-                key.push('/');
-            }
-            key.push_str(id);
-            let gi = match by_path.get(&key) {
-                Some(&gi) => gi,
-                None => {
-                    let gi = defs.len();
-                    defs.push(GroupDef {
+    g.nodes
+        .iter()
+        .map(|n| {
+            let mut key = String::new();
+            path(n)
+                .into_iter()
+                .map(|id| {
+                    if !key.is_empty() {
+                        key.push('/');
+                    }
+                    key.push_str(id);
+                    Seg {
                         id: key.clone(),
                         label: match times_of.get(id) {
                             Some(t) => format!("repeat {id} ×{t}"),
                             None => format!("repeat {id}"),
                         },
+                        kind: GroupKind::Repeat,
+                    }
+                })
+                .collect()
+        })
+        .collect()
+}
+
+/// The groups of `g`, node `i` in the groups `paths[i]` lists, outer first
+/// (none for most graphs).
+pub(crate) fn find<'p>(g: &Graph, paths: &'p [Vec<Seg>]) -> Groups {
+    let mut defs: Vec<GroupDef> = Vec::new();
+    let mut by_id: HashMap<&'p str, usize> = HashMap::new();
+    let mut of_node = vec![None; g.nodes.len()];
+    let mut top_nodes = Vec::new();
+    let mut top_groups = Vec::new();
+    for (index, slot) in of_node.iter_mut().enumerate() {
+        let mut parent: Option<usize> = None;
+        for seg in paths.get(index).map_or(&[][..], Vec::as_slice) {
+            let gi = match by_id.get(seg.id.as_str()) {
+                Some(&gi) => gi,
+                None => {
+                    let gi = defs.len();
+                    defs.push(GroupDef {
+                        id: seg.id.clone(),
+                        label: seg.label.clone(),
+                        kind: seg.kind,
                         parent,
                         members: Vec::new(),
                         children: Vec::new(),
@@ -121,7 +153,7 @@ pub(crate) fn find(g: &Graph) -> Groups {
                         Some(p) => defs[p].children.push(gi),
                         None => top_groups.push(gi),
                     }
-                    by_path.insert(key.clone(), gi);
+                    by_id.insert(&seg.id, gi);
                     gi
                 }
             };
@@ -132,7 +164,7 @@ pub(crate) fn find(g: &Graph) -> Groups {
             Some(gi) => defs[gi].members.push(index),
             None => top_nodes.push(index),
         }
-        of_node[index] = parent;
+        *slot = parent;
     }
     Groups {
         defs,

@@ -56,6 +56,7 @@
 //!
 //! `docs/LAYOUT_JSON.md` describes [`Layout::to_json`]'s document.
 
+mod body;
 mod build;
 mod doc;
 mod family;
@@ -116,6 +117,10 @@ pub struct LayoutOptions {
     /// Groups drawn closed, as one box each, by [`LayoutGroup::id`]; the
     /// others are drawn open. Default none.
     pub collapsed: Vec<String>,
+    /// Nodes with subgraphs (ONNX `If`, `Loop`, `Scan`) drawn open, their
+    /// bodies laid out in a group, by [`LayoutGroup::id`]; the others are
+    /// drawn closed, as their node's box. Default none.
+    pub expanded: Vec<String>,
 }
 
 impl Default for LayoutOptions {
@@ -129,6 +134,7 @@ impl Default for LayoutOptions {
             direction: Direction::TopToBottom,
             op_set: OpSet::Unknown,
             collapsed: Vec::new(),
+            expanded: Vec::new(),
         }
     }
 }
@@ -316,6 +322,12 @@ pub enum GroupKind {
     /// its `RepeatEnd` (those whose `repeat_id` names it, and the
     /// `RepeatEnd`).
     Repeat,
+    /// An ONNX node with subgraphs (`If`, `Loop`, `Scan`): open, a group
+    /// per body and the node, which reads what they give back; closed,
+    /// the node's own box.
+    Subgraph,
+    /// One body of a [`GroupKind::Subgraph`] (`then_branch`, `body`).
+    Body,
 }
 
 impl GroupKind {
@@ -323,6 +335,8 @@ impl GroupKind {
     pub fn as_str(self) -> &'static str {
         match self {
             GroupKind::Repeat => "repeat",
+            GroupKind::Subgraph => "subgraph",
+            GroupKind::Body => "body",
         }
     }
 }
@@ -362,7 +376,7 @@ impl LayoutGroup {
         LayoutGroup {
             id: def.id.clone(),
             label: def.label.clone(),
-            kind: GroupKind::Repeat,
+            kind: def.kind,
             parent: None,
             collapsed,
             node: collapsed.then_some(n.id),
@@ -402,13 +416,63 @@ impl Layout {
         options: &LayoutOptions,
         shape_of: ShapeLookup<'_>,
     ) -> Result<Layout, LayoutError> {
-        let groups = group::find(g);
-        if !groups.defs.is_empty() {
-            return nest::lay(g, &groups, options, shape_of);
+        // a subgraph named in both lists is drawn closed, as its node
+        let open: std::collections::HashSet<&str> = options
+            .expanded
+            .iter()
+            .map(String::as_str)
+            .filter(|id| !options.collapsed.iter().any(|c| c == id))
+            .collect();
+        let drawn = body::draw(g, &open);
+        let (graph, paths) = match &drawn {
+            Some(d) => (&d.graph, std::borrow::Cow::Borrowed(&d.paths)),
+            None => (g, std::borrow::Cow::Owned(group::repeat_paths(g))),
+        };
+        let groups = group::find(graph, &paths);
+        let mut l = if groups.defs.is_empty() {
+            let sketch = build::sketch(graph, shape_of);
+            let docs = Layout::docs_of(graph, &sketch, options.op_set);
+            Layout::of_sketch(sketch, docs, options, None)?
+        } else {
+            nest::lay(graph, &groups, options, shape_of)?
+        };
+        if let Some(d) = drawn {
+            l.close_bodies(d);
         }
-        let sketch = build::sketch(g, shape_of);
-        let docs = Layout::docs_of(g, &sketch, options.op_set);
-        Layout::of_sketch(sketch, docs, options, None)
+        Ok(l)
+    }
+
+    /// Lists the nodes with bodies drawn closed as groups (their own
+    /// boxes), and gives every box the index of its node in the graph
+    /// laid out rather than in the one drawn (`None` for a body's nodes).
+    fn close_bodies(&mut self, d: body::Drawn) {
+        let box_of: std::collections::HashMap<usize, usize> = self
+            .nodes
+            .iter()
+            .filter_map(|n| Some((n.node?, n.id)))
+            .collect();
+        for c in d.closed {
+            let Some(&b) = box_of.get(&c.node) else {
+                continue;
+            };
+            let n = &self.nodes[b];
+            self.groups.push(LayoutGroup {
+                id: c.id,
+                label: c.label,
+                kind: GroupKind::Subgraph,
+                parent: n.group,
+                collapsed: true,
+                node: Some(b),
+                operators: c.operators,
+                x: n.x,
+                y: n.y,
+                width: n.width,
+                height: n.height,
+            });
+        }
+        for n in &mut self.nodes {
+            n.node = n.node.and_then(|i| d.orig.get(i).copied().flatten());
+        }
     }
 
     /// The documentation link of each box of `sketch`, a drawing of `g`.
@@ -417,6 +481,9 @@ impl Layout {
             .boxes
             .iter()
             .map(|b| {
+                if b.kind != NodeKind::Op {
+                    return None;
+                }
                 let node = g.nodes.get(b.node?)?;
                 let domain = match node.attribute("domain") {
                     Some(crate::graph::Attribute::String(d)) => d.as_str(),

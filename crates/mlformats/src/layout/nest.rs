@@ -19,6 +19,8 @@ use crate::graph::{Graph, Node};
 pub(crate) const GROUP_PAD: f64 = 12.0;
 /// Height of a group's title band.
 pub(crate) const GROUP_HEADER: f64 = 24.0;
+/// Width of a character of a group's title (bold 11 px sans-serif).
+const TITLE_CHAR_WIDTH: f64 = 7.0;
 
 /// What one node of a scope's graph stands for.
 #[derive(Clone, Copy)]
@@ -134,7 +136,10 @@ fn scope(cx: &Cx<'_>, gi: Option<usize>, budget: &mut usize) -> Result<Part, Lay
             closed.insert(b, k);
         } else {
             let part = scope(cx, Some(k), budget)?;
-            sketch.boxes[b].width = part.layout.width + 2.0 * GROUP_PAD;
+            // wide enough for its title (`▾ ` and the label, bold 11 px)
+            let title =
+                (defs[k].label.chars().count() + 2) as f64 * TITLE_CHAR_WIDTH + 2.0 * GROUP_PAD;
+            sketch.boxes[b].width = (part.layout.width + 2.0 * GROUP_PAD).max(title);
             sketch.boxes[b].height = part.layout.height + GROUP_HEADER + GROUP_PAD;
             opened.insert(b, (k, part));
         }
@@ -211,7 +216,11 @@ fn compose(
         if let Some((k, part)) = opened.remove(&b) {
             let own = groups.len();
             groups.push(LayoutGroup::open(&defs[k], &n));
-            let (dx, dy) = (n.x + GROUP_PAD, n.y + GROUP_HEADER);
+            // centred across the frame (wider than its inside for a long title)
+            let (dx, dy) = (
+                n.x + (n.width - part.layout.width) / 2.0,
+                n.y + GROUP_HEADER,
+            );
             let (base_id, base_group) = (nodes.len(), groups.len());
             for mut cg in part.groups {
                 cg.x += dx;
