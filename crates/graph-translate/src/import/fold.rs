@@ -91,6 +91,8 @@ pub const TABLE: &[Foldable] = &[
     all("And"),
     all("Or"),
     all("Xor"),
+    all("DequantizeLinear"),
+    all("QuantizeLinear"),
     on_request("GreaterOrEqual"),
     on_request("LessOrEqual"),
 ];
@@ -228,6 +230,12 @@ pub fn fold_with(
     if node.op == "Mod" && ins.iter().flatten().any(|c| !is_int(c.elem)) {
         // Only integer remainders are folded (exact in f64); a float `Mod`
         // stays a computation for the target.
+        return None;
+    }
+    if matches!(node.op.as_str(), "QuantizeLinear" | "DequantizeLinear")
+        && !eval::quant::folds(node, &ins)
+    {
+        // Blocked scales, 4-bit and float8 types stay with the target.
         return None;
     }
     if node.op == "ConstantOfShape" {

@@ -68,6 +68,8 @@ mod nnabla_ops_norm;
 #[cfg(feature = "nnabla")]
 mod nnabla_ops_pool;
 #[cfg(feature = "nnabla")]
+mod nnabla_ops_qint;
+#[cfg(feature = "nnabla")]
 mod nnabla_ops_quant;
 #[cfg(feature = "nnabla")]
 mod nnabla_ops_reduce;
