@@ -426,6 +426,7 @@ def generate(args):
             "sets": len(sets),
             "qdq": qdq,
             "inputs": list(sets[0]),
+            "outputs": [o.name for o in _onnx()[0].load(path).graph.output],
             "reference": ref,
         }
     shutil.rmtree(tmp)
@@ -459,15 +460,18 @@ def compare(got, want, tol):
     return diff, diff <= tol * max(scale, 1e-30)
 
 
-def run(args):
-    with open(os.path.join(args.out, "cases.json")) as f:
-        meta = json.load(f)
+RUNTIMES = {"nnp": ("nnabla", "run_nnabla.py"), "tsm": ("tennis", "run_tennis.py")}
+
+
+def convert_all(args, meta, t):
+    """Converts every case to `t` (nnp or tsm): per case its record and the batch jobs."""
+    rt = RUNTIMES[t][0]
     jobs, results = [], {}
     for name, c in sorted(meta["cases"].items()):
         d = os.path.join(args.out, name)
-        nnp = os.path.join(d, "model.nnp")
+        dst = os.path.join(d, "model." + t)
         r = subprocess.run(
-            [args.mlformats, "convert", os.path.join(d, "model.onnx"), nnp],
+            [args.mlformats, "convert", os.path.join(d, "model.onnx"), dst],
             capture_output=True,
             text=True,
         )
@@ -476,9 +480,10 @@ def run(args):
         if r.returncode != 0:
             rec["refusal"] = (r.stderr or r.stdout).strip()
             continue
-        with open(nnp, "rb") as fh:
-            rec["nnp_sha256"] = hashlib.sha256(fh.read()).hexdigest()
-        rec["functions"] = sorted(set(functions(nnp)))
+        with open(dst, "rb") as fh:
+            rec[t + "_sha256"] = hashlib.sha256(fh.read()).hexdigest()
+        if t == "nnp":
+            rec["functions"] = sorted(set(functions(dst)))
         with np.load(os.path.join(d, "io.npz")) as z:
             for k in range(c["sets"]):
                 ins = {n: z["in.%s.%d" % (n, k)] for n in c["inputs"]}
@@ -486,20 +491,29 @@ def run(args):
                 jobs.append(
                     {
                         "id": "%s.%d" % (name, k),
-                        "model": os.path.join(name, "model.nnp"),
+                        "model": os.path.join(name, "model." + t),
                         "inputs": os.path.join(name, "in.%d.npz" % k),
-                        "outputs": os.path.join(name, "nnabla.%d.npz" % k),
+                        "outputs": os.path.join(name, "%s.%d.npz" % (rt, k)),
                         "input_names": c["inputs"],
                     }
                 )
-    batch = os.path.join(args.out, "batch.json")
+    return results, jobs
+
+
+def run_target(args, meta, t):
+    """Converts to `t`, runs the runtime, compares: per case its record."""
+    rt, script = RUNTIMES[t]
+    results, jobs = convert_all(args, meta, t)
+    batch = os.path.join(args.out, "batch.%s.json" % t)
     with open(batch, "w") as f:
         json.dump(jobs, f, indent=1)
-    cmd = [sys.executable, os.path.join(HERE, "run_nnabla.py"), batch, "-q"]
-    if args.chroot:
+    cmd = [sys.executable, os.path.join(HERE, script), batch, "-q"]
+    if t == "nnp" and args.chroot:
         cmd += ["--chroot", args.chroot]
+    if t == "tsm" and args.tennis_lib:
+        cmd += ["--lib", args.tennis_lib]
     subprocess.run(cmd, check=False)
-    with open(os.path.join(args.out, "batch.results.json")) as f:
+    with open(os.path.join(args.out, "batch.%s.results.json" % t)) as f:
         data = json.load(f)
         status = {r["id"]: r for r in (data["jobs"] if isinstance(data, dict) else data)}
     for name, c in sorted(meta["cases"].items()):
@@ -519,14 +533,11 @@ def run(args):
                     )
                     ok = False
                     continue
-                outs = dict(np.load(os.path.join(args.out, name, "nnabla.%d.npz" % k)))
-                ort_names = sorted(
-                    n[4:].rsplit(".", 1)[0]
-                    for n in z.keys()
-                    if n.startswith("ort.") and n.endswith(".%d" % k)
-                )
+                outs = dict(np.load(os.path.join(args.out, name, "%s.%d.npz" % (rt, k))))
+                if t == "tsm":  # out_0, out_1, ... in the graph's output order
+                    outs = {n: outs.get("out_%d" % i) for i, n in enumerate(c["outputs"])}
                 s = {"status": "ok", "outputs": {}}
-                for n in ort_names:
+                for n in c["outputs"]:
                     want, wopt = z["ort.%s.%d" % (n, k)], z["ortopt.%s.%d" % (n, k)]
                     got = outs.get(n)
                     if got is None:
@@ -538,6 +549,7 @@ def run(args):
                     dopt, _ = compare(got, wopt, tol)
                     s["outputs"][n] = {
                         "dtype": str(want.dtype),
+                        "got_dtype": str(got.dtype),
                         "shape": list(want.shape),
                         "max_abs": float(np.max(np.abs(want))) if want.size else 0.0,
                         "diff": d,
@@ -546,12 +558,31 @@ def run(args):
                     }
                     ok = ok and good
                 rec["sets"].append(s)
-        np.savez_compressed(os.path.join(args.out, name, "nnabla.npz"), **merged)
+        np.savez_compressed(os.path.join(args.out, name, "%s.npz" % rt), **merged)
         rec["verdict"] = "pass" if ok else "wrong"
+    return results
+
+
+def run(args):
+    with open(os.path.join(args.out, "cases.json")) as f:
+        meta = json.load(f)
+    targets = [t for t in args.targets.split(",") if t]
+    results = {name: {} for name in meta["cases"]}
+    for t in targets:
+        for name, rec in run_target(args, meta, t).items():
+            if t == "nnp":
+                results[name].update(rec)
+            else:
+                results[name]["tennis"] = rec
     out = {"onnxruntime": meta["onnxruntime"], "nnabla": "1.39.0", "cases": results}
     with open(os.path.join(args.out, "results.json"), "w") as f:
         json.dump(out, f, indent=1, sort_keys=True)
-    bad = [n for n, r in results.items() if r.get("verdict") != "pass"]
+    bad = sorted(
+        "%s (%s)" % (n, t)
+        for n, r in results.items()
+        for t, v in (("nnp", r.get("verdict")), ("tsm", r.get("tennis", {}).get("verdict")))
+        if t in targets and v != "pass"
+    )
     print("%d cases, not passing: %s" % (len(results), bad or "none"))
     return 1 if bad else 0
 
@@ -569,7 +600,11 @@ def export(args):
         d = os.path.join(args.out, name)
         shutil.copy(os.path.join(d, "model.onnx"), os.path.join(args.dest, name + ".onnx"))
         shutil.copy(os.path.join(d, "io.npz"), os.path.join(args.dest, name + ".io.npz"))
-        shutil.copy(os.path.join(d, "nnabla.npz"), os.path.join(args.dest, name + ".nnabla.npz"))
+        for rt in ("nnabla", "tennis"):
+            if os.path.exists(os.path.join(d, rt + ".npz")):
+                shutil.copy(
+                    os.path.join(d, rt + ".npz"), os.path.join(args.dest, "%s.%s.npz" % (name, rt))
+                )
         keep[name] = rec
     res["cases"] = keep
     with open(os.path.join(args.dest, "results.json"), "w") as f:
@@ -588,6 +623,8 @@ def main():
     r.add_argument("out")
     r.add_argument("--mlformats", required=True)
     r.add_argument("--chroot", default=os.environ.get("NNABLA_CHROOT"))
+    r.add_argument("--tennis-lib", default=os.environ.get("TENNIS_LIB"))
+    r.add_argument("--targets", default="nnp,tsm")
     x = sub.add_parser("export")
     x.add_argument("out")
     x.add_argument("dest")

@@ -2,12 +2,13 @@
 //! models onnxruntime's quantizers wrote (`quantize_dynamic`:
 //! `DynamicQuantizeLinear`, `MatMulInteger`, `ConvInteger`;
 //! `quantize_static` in the QDQ format) and single-operator models, with
-//! what onnxruntime and the real nnabla 1.39 computed from the `.nnp` we
-//! write (`results.json`: the `.nnp`'s sha256 and functions, per output the
-//! worst difference). Each conversion must give those very bytes and
-//! functions; the recorded outputs must agree; and the integer operators'
-//! results are recomputed here from their definitions.
-#![cfg(all(feature = "onnx", feature = "nnp"))]
+//! what onnxruntime, the real nnabla 1.39 and the TenniS runtime computed
+//! from the `.nnp` and `.tsm` we write (`results.json`: the files' sha256,
+//! the `.nnp`'s functions, per output the worst difference). Each
+//! conversion must give those very bytes and functions; the recorded
+//! outputs must agree; and the integer operators' results are recomputed
+//! here from their definitions.
+#![cfg(all(feature = "onnx", feature = "nnp", feature = "tennis"))]
 
 use std::collections::BTreeSet;
 use std::io::Read;
@@ -57,15 +58,65 @@ fn values(doc: &Document, name: &str) -> Vec<f64> {
         .unwrap()
 }
 
+/// The sha256 of the file `convert` writes for case `name` as `ext`.
+fn sha_of(name: &str, ext: &str, dir: &Path) -> String {
+    let out = dir.join(format!("{name}.{ext}"));
+    convert(
+        data().join(format!("{name}.onnx")),
+        &out,
+        &ConvertOptions::new(),
+    )
+    .unwrap();
+    Sha256::digest(std::fs::read(&out).unwrap())
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
+}
+
+/// Checks the outputs runtime `rt` recorded for case `name` (record `c`)
+/// against onnxruntime's: integers equal, floats within the tolerance.
+fn check_recorded(name: &str, rt: &str, c: &serde_json::Value) {
+    assert_eq!(c["verdict"], "pass", "{name} {rt}");
+    let io = Document::open(data().join(format!("{name}.io.npz"))).unwrap();
+    let got_doc = Document::open(data().join(format!("{name}.{rt}.npz"))).unwrap();
+    let tol = c["tolerance"].as_f64().unwrap();
+    for (k, set) in c["sets"].as_array().unwrap().iter().enumerate() {
+        for (out, rec) in set["outputs"].as_object().unwrap() {
+            let want = values(&io, &format!("ort.{out}.{k}"));
+            let got = values(&got_doc, &format!("{out}.{k}"));
+            assert_eq!(want.len(), got.len(), "{name} {rt} {out}.{k}");
+            let scale = want.iter().fold(0.0f64, |m, v| m.max(v.abs()));
+            let worst = want
+                .iter()
+                .zip(&got)
+                .fold(0.0f64, |m, (a, b)| m.max((a - b).abs()));
+            assert_eq!(
+                worst,
+                rec["diff"].as_f64().unwrap(),
+                "{name} {rt} {out}.{k}"
+            );
+            // TenniS keeps the ONNX output's element type (nnabla's arrays
+            // are f32: the same values)
+            if rt == "tennis" {
+                assert_eq!(rec["dtype"], rec["got_dtype"], "{name} {rt} {out}.{k}");
+            }
+            if rec["dtype"].as_str().unwrap().contains("int") {
+                assert_eq!(worst, 0.0, "{name} {rt} {out}.{k}: integers differ");
+            } else {
+                assert!(worst <= tol * scale, "{name} {rt} {out}.{k}: {worst}");
+            }
+        }
+    }
+}
+
 #[test]
-fn every_case_is_the_nnp_nnabla_ran_and_computed_what_onnxruntime_did() {
+fn every_case_is_the_file_the_runtimes_ran_and_computed_what_onnxruntime_did() {
     let r = results();
     assert_eq!(r["nnabla"], "1.39.0");
     let cases = r["cases"].as_object().unwrap();
     assert_eq!(cases.len(), 14);
     let dir = tempfile::tempdir().unwrap();
     for (name, c) in cases {
-        assert_eq!(c["verdict"], "pass", "{name}");
         let (sha, model) = import(name, dir.path());
         assert_eq!(
             sha,
@@ -81,28 +132,15 @@ fn every_case_is_the_nnp_nnabla_ran_and_computed_what_onnxruntime_did() {
             .map(|f| f.as_str().unwrap())
             .collect();
         assert_eq!(types, want, "{name}");
-        // the recorded outputs: nnabla's against onnxruntime's, per input set
-        let io = Document::open(data().join(format!("{name}.io.npz"))).unwrap();
-        let nn = Document::open(data().join(format!("{name}.nnabla.npz"))).unwrap();
-        let tol = c["tolerance"].as_f64().unwrap();
-        for (k, set) in c["sets"].as_array().unwrap().iter().enumerate() {
-            for (out, rec) in set["outputs"].as_object().unwrap() {
-                let want = values(&io, &format!("ort.{out}.{k}"));
-                let got = values(&nn, &format!("{out}.{k}"));
-                assert_eq!(want.len(), got.len(), "{name} {out}.{k}");
-                let scale = want.iter().fold(0.0f64, |m, v| m.max(v.abs()));
-                let worst = want
-                    .iter()
-                    .zip(&got)
-                    .fold(0.0f64, |m, (a, b)| m.max((a - b).abs()));
-                assert_eq!(worst, rec["diff"].as_f64().unwrap(), "{name} {out}.{k}");
-                if rec["dtype"].as_str().unwrap().contains("int") {
-                    assert_eq!(worst, 0.0, "{name} {out}.{k}: integers differ");
-                } else {
-                    assert!(worst <= tol * scale, "{name} {out}.{k}: {worst}");
-                }
-            }
-        }
+        check_recorded(name, "nnabla", c);
+        let t = &c["tennis"];
+        let tsm = sha_of(name, "tsm", dir.path());
+        assert_eq!(
+            tsm,
+            t["tsm_sha256"].as_str().unwrap(),
+            "{name}: not the bytes TenniS ran"
+        );
+        check_recorded(name, "tennis", t);
     }
 }
 
@@ -169,29 +207,43 @@ fn dynamic_quantize(x: &[f32]) -> (Vec<f64>, f64, f64) {
 
 #[test]
 fn dynamic_quantize_linear_and_round_are_what_their_definitions_give() {
+    for rt in ["nnabla", "tennis"] {
+        dynamic_quantize_in(rt);
+        round_in(rt);
+    }
+}
+
+fn dynamic_quantize_in(rt: &str) {
     let io = Document::open(data().join("dql.io.npz")).unwrap();
-    let nn = Document::open(data().join("dql.nnabla.npz")).unwrap();
+    let nn = Document::open(data().join(format!("dql.{rt}.npz"))).unwrap();
     for k in 0..6 {
         let x: Vec<f32> = values(&io, &format!("in.x.{k}"))
             .iter()
             .map(|&v| v as f32)
             .collect();
         let (y, s, z) = dynamic_quantize(&x);
-        assert_eq!(values(&nn, &format!("y.{k}")), y, "set {k}");
-        assert_eq!(values(&nn, &format!("y_scale.{k}")), [s], "set {k}");
-        assert_eq!(values(&nn, &format!("y_zero_point.{k}")), [z], "set {k}");
+        assert_eq!(values(&nn, &format!("y.{k}")), y, "{rt} set {k}");
+        assert_eq!(values(&nn, &format!("y_scale.{k}")), [s], "{rt} set {k}");
+        assert_eq!(
+            values(&nn, &format!("y_zero_point.{k}")),
+            [z],
+            "{rt} set {k}"
+        );
     }
     // the all-zero input: scale 1 (onnxruntime), not 0 / 0
     assert_eq!(values(&nn, "y_scale.3"), [1.0]);
+}
+
+fn round_in(rt: &str) {
     let io = Document::open(data().join("round.io.npz")).unwrap();
-    let nn = Document::open(data().join("round.nnabla.npz")).unwrap();
+    let nn = Document::open(data().join(format!("round.{rt}.npz"))).unwrap();
     for k in 0..2 {
         let x = values(&io, &format!("in.x.{k}"));
         let want: Vec<f64> = x
             .iter()
             .map(|&v| f64::from((v as f32).round_ties_even()))
             .collect();
-        assert_eq!(values(&nn, &format!("y.{k}")), want, "set {k}");
+        assert_eq!(values(&nn, &format!("y.{k}")), want, "{rt} set {k}");
     }
     // the ties: -2.5 -1.5 -0.5 0.5 1.5 2.5 3.5 -> -2 -2 -0 0 2 2 4
     assert_eq!(
@@ -208,6 +260,7 @@ fn matmul_integer_is_the_product_of_the_shifted_integers() {
     let b_zp = values(&model, "b_zp");
     let io = Document::open(data().join("matmulinteger_const_b.io.npz")).unwrap();
     let nn = Document::open(data().join("matmulinteger_const_b.nnabla.npz")).unwrap();
+    let ts = Document::open(data().join("matmulinteger_const_b.tennis.npz")).unwrap();
     let (m, kk, n) = (3, 6, 5);
     for set in 0..2 {
         let a = values(&io, &format!("in.a.{set}"));
@@ -220,6 +273,7 @@ fn matmul_integer_is_the_product_of_the_shifted_integers() {
             }
         }
         assert_eq!(values(&nn, &format!("y.{set}")), want, "set {set}");
+        assert_eq!(values(&ts, &format!("y.{set}")), want, "set {set}");
         assert_eq!(values(&io, &format!("ort.y.{set}")), want, "set {set}");
     }
 }

@@ -96,6 +96,8 @@ mod tennis_ops_logic;
 #[cfg(feature = "tennis")]
 mod tennis_ops_nn;
 #[cfg(feature = "tennis")]
+mod tennis_ops_quant;
+#[cfg(feature = "tennis")]
 mod tennis_ops_range;
 #[cfg(feature = "tennis")]
 mod tennis_ops_reduce;

@@ -26,31 +26,6 @@ use super::onnx_graph::{Const, Node, elem};
 /// numpy's type number of uint8 (NNabla's `QuantizeLinear` `dtype`).
 const NPY_UINT8: i64 = 2;
 
-/// Whether ONNX element type `e` is an 8-bit integer.
-fn int8(e: i32) -> bool {
-    matches!(e, 2 | 3)
-}
-
-/// A constant as f32 values (exact for 8-bit integers).
-fn as_float(c: &Const) -> Result<Const, LowerError> {
-    Const::from_f64(elem::FLOAT, c.dims().to_vec(), &c.values())
-        .ok_or_else(|| LowerError::from("a constant f32 cannot hold"))
-}
-
-/// The zero point `zp` laid out against its operand: a vector of more
-/// than one element becomes `[n, 1, .., 1]` of rank `lead` (a per-row or
-/// per-output-channel zero point) when `lead` is given.
-fn zp_dims(dims: &[i64], lead: Option<usize>) -> Vec<i64> {
-    match (dims, lead) {
-        ([n], Some(r)) if *n > 1 && r > 1 => {
-            let mut d = vec![1; r];
-            d[0] = *n;
-            d
-        }
-        _ => dims.to_vec(),
-    }
-}
-
 /// Operand `i` of `node` (an 8-bit integer tensor) minus its zero point
 /// (input `zi`) as an f32 value: folded to a constant when both are
 /// constants, else `AddScalar` (a constant scalar zero point), `Sub2`
@@ -64,12 +39,7 @@ fn shifted(
 ) -> Result<String, LowerError> {
     let x = node.input(i).ok_or(LowerError::MissingInput { index: i })?;
     let e = cx.elem(x);
-    if !int8(e) {
-        return Err(LowerError::Other(format!(
-            "{} input {i} (int8 and uint8 only)",
-            onnx_format::dtype::onnx_name(e)
-        )));
-    }
+    fold::int8_operand(e, i)?;
     let zp = node.input(zi);
     if let Some(z) = zp
         && cx.elem(z) != e
@@ -80,35 +50,8 @@ fn shifted(
     if let Some(xc) = cx.konst(x).cloned()
         && (zp.is_none() || zc.is_some())
     {
-        let xf = as_float(&xc)?;
         let name = cx.fresh(x);
-        let folded = match zc {
-            None => xf,
-            Some(z) => {
-                let d: Vec<usize> = zp_dims(&z.dims_i64(), lead)
-                    .iter()
-                    .map(|&d| d as usize)
-                    .collect();
-                let zf = Const::from_f64(elem::FLOAT, d, &z.values()).ok_or("zero point")?;
-                let sub = Node {
-                    op: "Sub".into(),
-                    domain: String::new(),
-                    name: node.name.clone(),
-                    inputs: vec!["x".into(), "z".into()],
-                    outputs: vec![name.clone()],
-                    attrs: vec![],
-                };
-                let k = |n: &str| Some(if n == "x" { xf.clone() } else { zf.clone() });
-                let r = fold::fold(&sub, 13, &k, &|_| None)
-                    .ok_or("zero point")??
-                    .pop()
-                    .ok_or("zero point")?;
-                if r.dims() != xf.dims() {
-                    return Err("a zero point that does not fit its operand".into());
-                }
-                r
-            }
-        };
+        let folded = fold::shift_by_zero_point(&xc, zc.as_ref(), lead)?;
         cx.set_const(&name, folded);
         return Ok(name);
     }
@@ -128,7 +71,7 @@ fn shifted(
         (Some(z), _) => {
             let zv = cx.var(z)?;
             let zs = cx.shape(&zv)?;
-            let zv = cx.reshape(&zv, &zp_dims(&zs, lead))?;
+            let zv = cx.reshape(&zv, &fold::zero_point_dims(&zs, lead))?;
             binary_vars(cx, "Sub2", &xv, &zv, None, elem::FLOAT)?
         }
     };
