@@ -17,7 +17,7 @@ and OUT/<case>/io.npz for
   all-zero and halfway inputs), MatMulInteger (zero points per tensor and per column,
   constant and run-time B; onnxruntime takes no per-row a_zero_point), ConvInteger
   (padding, stride, dilation, groups, constant and run-time zero points), Round (ties,
-  large values);
+  large values), a float Conv weight through QuantizeLinear and DequantizeLinear;
 - with --conformance SUITE (the layout `onnx_conformance.py generate nodes` writes, or
   onnx's node test folders with test_data_set_0/*.pb): the node cases of
   DynamicQuantizeLinear, ConvInteger and MatMulInteger (their expected outputs are
@@ -341,6 +341,30 @@ def single_ops(tmp, rng):
         [{"x": rng.integers(0, 256, (2, 4, 6, 6)).astype(np.uint8)}],
         False,
     )
+    # A float weight through QuantizeLinear and DequantizeLinear (per output channel, int8)
+    # into a Conv: both fold at import (fake quantisation as some exporters write it).
+    wf = (rng.standard_normal((4, 3, 3, 3)) * 0.5).astype(f)
+    ws = (np.abs(wf).reshape(4, -1).max(axis=1) / 127).astype(f)
+    p = model(
+        "qdq_float_weight",
+        [
+            helper.make_node("QuantizeLinear", ["w", "w_s", "w_zp"], ["w_q"], axis=0),
+            helper.make_node("DequantizeLinear", ["w_q", "w_s", "w_zp"], ["w_dq"], axis=0),
+            helper.make_node(
+                "Conv", ["x", "w_dq", "b"], ["y"], kernel_shape=[3, 3], pads=[1, 1, 1, 1]
+            ),
+        ],
+        [vi("x", T.FLOAT, [1, 3, 6, 6])],
+        [vi("y", T.FLOAT, [1, 4, 6, 6])],
+        [
+            nh.from_array(wf, "w"),
+            nh.from_array(ws, "w_s"),
+            nh.from_array(np.array([0, 1, -2, 3], np.int8), "w_zp"),
+            nh.from_array((rng.standard_normal(4) * 0.1).astype(f), "b"),
+        ],
+    )
+    sets = [{"x": rng.standard_normal((1, 3, 6, 6)).astype(f)} for _ in range(2)]
+    cases["qdq_float_weight"] = (p, sets, False)
     return cases
 
 

@@ -114,7 +114,7 @@ fn every_case_is_the_file_the_runtimes_ran_and_computed_what_onnxruntime_did() {
     let r = results();
     assert_eq!(r["nnabla"], "1.39.0");
     let cases = r["cases"].as_object().unwrap();
-    assert_eq!(cases.len(), 14);
+    assert_eq!(cases.len(), 15);
     let dir = tempfile::tempdir().unwrap();
     for (name, c) in cases {
         let (sha, model) = import(name, dir.path());
@@ -190,6 +190,11 @@ fn qdq_weights_fold_into_float_parameters_and_activations_keep_their_pairs() {
             "{name}: {q} QuantizeLinear, {dq} DequantizeLinear"
         );
     }
+    // a float weight through QuantizeLinear and DequantizeLinear: both fold
+    let (_, m) = import("qdq_float_weight", dir.path());
+    let fs = calls(&m);
+    assert_eq!(fs.len(), 1, "{fs:?}");
+    assert_eq!(fs[0].0, "Convolution");
 }
 
 /// onnxruntime's DynamicQuantizeLinear on `x`, in f32: `(y, scale, zero point)`.
