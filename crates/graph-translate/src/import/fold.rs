@@ -91,6 +91,8 @@ pub const TABLE: &[Foldable] = &[
     all("And"),
     all("Or"),
     all("Xor"),
+    all("DequantizeLinear"),
+    all("QuantizeLinear"),
     on_request("GreaterOrEqual"),
     on_request("LessOrEqual"),
 ];
@@ -230,6 +232,12 @@ pub fn fold_with(
         // stays a computation for the target.
         return None;
     }
+    if matches!(node.op.as_str(), "QuantizeLinear" | "DequantizeLinear")
+        && !eval::quant::folds(node, &ins)
+    {
+        // Blocked scales, 4-bit and float8 types stay with the target.
+        return None;
+    }
     if node.op == "ConstantOfShape" {
         // Large filled tensors stay a computation for the target (NNabla's
         // `Constant`) instead of bloating the file.
@@ -244,6 +252,73 @@ pub fn fold_with(
         }
     }
     Some(eval(node, opset, &ins))
+}
+
+/// The dimensions a zero point of `dims` takes against its operand: a
+/// vector of more than one element as `[n, 1, .., 1]` of rank `lead` (a
+/// per-row or per-output-channel zero point) when that is given, else as
+/// it is (numpy broadcasting).
+pub(crate) fn zero_point_dims<T: Copy + From<u8> + PartialOrd>(
+    dims: &[T],
+    lead: Option<usize>,
+) -> Vec<T> {
+    match (dims, lead) {
+        ([n], Some(r)) if *n > T::from(1) && r > 1 => {
+            let mut d = vec![T::from(1); r];
+            d[0] = *n;
+            d
+        }
+        _ => dims.to_vec(),
+    }
+}
+
+/// Refuses operand `i` of a `MatMulInteger`/`ConvInteger` of ONNX type `e`
+/// unless it is an 8-bit integer.
+pub(crate) fn int8_operand(e: i32, i: usize) -> Result<(), LowerError> {
+    if matches!(e, 2 | 3) {
+        return Ok(());
+    }
+    Err(LowerError::Other(format!(
+        "{} input {i} (int8 and uint8 only)",
+        onnx_format::dtype::onnx_name(e)
+    )))
+}
+
+/// The 8-bit integer constant `x` minus its constant zero point `zp` as
+/// an f32 constant (exact), `zp` broadcast numpy's way against `x`, except
+/// that a vector of more than one element is laid out as `[n, 1, .., 1]`
+/// of rank `lead` when that is given (a per-row or per-output-channel zero
+/// point of `MatMulInteger`/`ConvInteger`).
+pub(crate) fn shift_by_zero_point(
+    x: &Const,
+    zp: Option<&Const>,
+    lead: Option<usize>,
+) -> Result<Const, LowerError> {
+    let f = |c: &Const, dims: Vec<usize>| {
+        Const::from_f64(elem::FLOAT, dims, &c.values()).ok_or("an f32 constant")
+    };
+    let xf = f(x, x.dims().to_vec())?;
+    let Some(z) = zp else {
+        return Ok(xf);
+    };
+    let zf = f(z, zero_point_dims(z.dims(), lead))?;
+    let sub = Node {
+        op: "Sub".into(),
+        domain: String::new(),
+        name: "zero point".into(),
+        inputs: vec!["x".into(), "z".into()],
+        outputs: vec!["y".into()],
+        attrs: vec![],
+    };
+    let k = |n: &str| Some(if n == "x" { xf.clone() } else { zf.clone() });
+    let r = fold(&sub, 13, &k, &|_| None)
+        .ok_or("zero point")??
+        .pop()
+        .ok_or("zero point")?;
+    if r.dims() != x.dims() {
+        return Err("a zero point that does not fit its operand".into());
+    }
+    Ok(r)
 }
 
 /// numpy broadcasting of two shapes.

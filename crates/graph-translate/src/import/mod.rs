@@ -68,6 +68,8 @@ mod nnabla_ops_norm;
 #[cfg(feature = "nnabla")]
 mod nnabla_ops_pool;
 #[cfg(feature = "nnabla")]
+mod nnabla_ops_qint;
+#[cfg(feature = "nnabla")]
 mod nnabla_ops_quant;
 #[cfg(feature = "nnabla")]
 mod nnabla_ops_reduce;
@@ -93,6 +95,8 @@ mod tennis_ops_index;
 mod tennis_ops_logic;
 #[cfg(feature = "tennis")]
 mod tennis_ops_nn;
+#[cfg(feature = "tennis")]
+mod tennis_ops_quant;
 #[cfg(feature = "tennis")]
 mod tennis_ops_range;
 #[cfg(feature = "tennis")]

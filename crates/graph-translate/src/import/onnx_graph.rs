@@ -82,6 +82,10 @@ impl Const {
             elem::INT32 => {
                 Tensor::from_values(dims, &vals.iter().map(|&v| v as i32).collect::<Vec<_>>())
             }
+            2 => Tensor::from_values(dims, &vals.iter().map(|&v| v as u8).collect::<Vec<_>>()),
+            3 => Tensor::from_values(dims, &vals.iter().map(|&v| v as i8).collect::<Vec<_>>()),
+            4 => Tensor::from_values(dims, &vals.iter().map(|&v| v as u16).collect::<Vec<_>>()),
+            5 => Tensor::from_values(dims, &vals.iter().map(|&v| v as i16).collect::<Vec<_>>()),
             elem::BOOL => {
                 let b: Vec<u8> = vals.iter().map(|&v| u8::from(v != 0.0)).collect();
                 Tensor::new(DType::Bool, dims, b)

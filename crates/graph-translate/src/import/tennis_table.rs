@@ -56,6 +56,7 @@ mod elementwise;
 mod index;
 mod layers;
 mod logic;
+mod quant;
 mod recurrent;
 mod reduce;
 mod shape;
@@ -71,6 +72,7 @@ pub static TABLE: LazyLock<Vec<Entry>> = LazyLock::new(|| {
         shape::SHAPE,
         index::INDEX,
         recurrent::RECURRENT,
+        quant::QUANT,
     ]
     .concat()
 });

@@ -78,6 +78,7 @@ pub(super) fn eval(node: &Node, opset: i64, ins: &[Option<Const>]) -> Folded {
         "Slice" => slice(&f, a),
         "Transpose" => transpose(&f, a),
         "ReduceProd" => reduce_prod(&f, a),
+        "QuantizeLinear" | "DequantizeLinear" => quant::qdq(&f, a),
         _ => Err(bad(node, "not foldable")),
     }
 }
@@ -632,5 +633,6 @@ pub(super) fn axis(a: i64, r: usize) -> Option<usize> {
         .flatten()
 }
 
+pub(super) mod quant;
 #[cfg(test)]
 mod tests;

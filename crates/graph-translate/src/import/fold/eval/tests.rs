@@ -276,3 +276,42 @@ fn reshape_and_size_refuse_overflowing_counts() {
     let e = fold(&size, 13, &|_| None, &huge).unwrap().unwrap_err();
     assert_eq!(e.to_string(), "Size Size: too large to fold");
 }
+
+#[test]
+fn quantize_rounds_half_to_even_and_saturates_dequantize_per_axis() {
+    let s = c(elem::FLOAT, &[], &[0.5]);
+    let z = c(3, &[], &[-3.0]);
+    let x = c(elem::FLOAT, &[6], &[0.25, 0.75, -0.25, 100.0, -100.0, 1.25]);
+    let q = node("QuantizeLinear", None);
+    let ins = [x, s, z];
+    assert!(quant::folds(&q, &ins));
+    // x / 0.5 = 0.5, 1.5, -0.5, 200, -200, 2.5 -> 0, 2, -0, 200, -200, 2; + -3; int8
+    let (d, v) = run(&q, 13, &ins).unwrap();
+    assert_eq!(d, vec![6]);
+    assert_eq!(v, vec![-3.0, -1.0, -3.0, 127.0, -128.0, -1.0]);
+    // An int8 weight [2, 3] per output channel (axis 0), dequantised.
+    let dq = node("DequantizeLinear", Some(0));
+    let w = c(3, &[2, 3], &[-128.0, 0.0, 127.0, 1.0, 2.0, 3.0]);
+    let ins = [
+        w,
+        c(elem::FLOAT, &[2], &[0.5, 0.25]),
+        c(3, &[2], &[0.0, 1.0]),
+    ];
+    assert!(quant::folds(&dq, &ins));
+    let (d, v) = run(&dq, 13, &ins).unwrap();
+    assert_eq!(d, vec![2, 3]);
+    assert_eq!(v, vec![-64.0, 0.0, 63.5, 0.0, 0.25, 0.5]);
+    // A scale that fits no axis, a blocked one and a 4-bit input stay with the target.
+    let bad = [c(3, &[2, 3], &[0.0; 6]), c(elem::FLOAT, &[3], &[1.0; 3])];
+    assert!(!quant::folds(&dq, &bad));
+    let int4 = Const {
+        elem: 22,
+        tensor: tensor_core::Tensor::from_values(vec![2], &[1i8, 2])
+            .unwrap()
+            .into_static(),
+    };
+    assert!(!quant::folds(
+        &dq,
+        &[Some(int4), c(elem::FLOAT, &[], &[1.0])]
+    ));
+}
