@@ -109,14 +109,10 @@ mod npz;
 mod onnx;
 #[cfg(feature = "primitiv")]
 mod primitiv;
-#[cfg(feature = "nnp")]
-mod protobuf;
 #[cfg(feature = "safetensors")]
 mod safetensors;
 #[cfg(feature = "tennis")]
 mod tsm;
-#[cfg(feature = "nnp")]
-mod wire;
 
 /// A file read by offset: its length and any range of its bytes
 /// (`tensor-core`'s, which the format crates read through).
