@@ -503,3 +503,80 @@ fn shape<R: ReadAt + ?Sized>(
     }
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{binary, text};
+
+    fn index(bytes: &[u8], at: u64, s: Scattered) -> Result<Option<Vec<IndexedParameter>>> {
+        let mut root = NNablaProtoBuf::default();
+        let len = bytes.len() as u64 - at;
+        merge_index(&mut root, bytes, at, len, &ReadOptions::default(), s)
+    }
+
+    #[test]
+    fn locates_packed_runs_and_stops_or_collects_the_others() {
+        let model = text::parse(
+            "network { name: 'n' } parameter { variable_name: 'a' shape { dim: 1 } data: 1.5 } \
+             parameter { variable_name: 'b' shape { dim: 2 } data: [2, 3] need_grad: true }",
+        )
+        .unwrap();
+        // two bytes before the message: offsets are the source's
+        let mut bytes = vec![7, 7];
+        bytes.extend(binary::encode(&model));
+        let found = index(&bytes, 2, Scattered::Stop).unwrap().unwrap();
+        let runs: Vec<_> = found
+            .iter()
+            .map(|p| match p.data {
+                ParamData::Packed { offset, len } => (
+                    p.name.as_str(),
+                    p.need_grad,
+                    &bytes[offset as usize..][..len as usize],
+                ),
+                _ => panic!("not packed"),
+            })
+            .collect();
+        let b: Vec<u8> = [2f32, 3.].iter().flat_map(|v| v.to_le_bytes()).collect();
+        assert_eq!(runs[0], ("a", false, &1.5f32.to_le_bytes()[..]));
+        assert_eq!(runs[1], ("b", true, &b[..]));
+        // unpacked data (field 100, wire type 5): None when stopping,
+        // the values when collecting
+        let mut body = vec![0x0A, 0x01, b'u', 0xA2, 0x01, 0x02, 0x08, 0x01, 0xA5, 0x06];
+        body.extend(4.5f32.to_le_bytes());
+        let mut unpacked = vec![0xC2, 0x0C, body.len() as u8];
+        unpacked.extend(body);
+        assert!(index(&unpacked, 0, Scattered::Stop).unwrap().is_none());
+        let found = index(&unpacked, 0, Scattered::Collect).unwrap().unwrap();
+        let want = ParamData::Collected(4.5f32.to_le_bytes().to_vec());
+        assert_eq!((found[0].name.as_str(), &found[0].data), ("u", &want));
+    }
+
+    #[test]
+    fn refuses_a_message_past_the_source_and_a_failed_read() {
+        let e = index(&[0x08], 0, Scattered::Stop);
+        let mut root = NNablaProtoBuf::default();
+        let opts = ReadOptions::default();
+        let past = merge_index(&mut root, &[0u8; 4][..], 2, 3, &opts, Scattered::Stop);
+        assert_eq!(
+            past.unwrap_err().to_string(),
+            "malformed protobuf at byte 2: the message ends past the end of the input"
+        );
+        assert_eq!(
+            e.unwrap_err().to_string(),
+            "malformed protobuf at byte 1: truncated varint"
+        );
+        /// A source whose reads fail.
+        struct Broken;
+        impl ReadAt for Broken {
+            fn len(&self) -> u64 {
+                10
+            }
+            fn read_at(&self, _: u64, _: &mut [u8]) -> std::io::Result<()> {
+                Err(std::io::ErrorKind::BrokenPipe.into())
+            }
+        }
+        let e = merge_index(&mut root, &Broken, 0, 10, &opts, Scattered::Stop).unwrap_err();
+        assert!(matches!(e, Error::Read(_)), "{e}");
+    }
+}
