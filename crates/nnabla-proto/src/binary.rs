@@ -121,9 +121,12 @@ pub fn merge_borrowed<'a>(
     opts: &ReadOptions,
 ) -> Result<Vec<ParamTensor<'a>>> {
     let len = bytes.len() as u64;
-    let found = merge_index(root, bytes, 0, len, opts, Scattered::Collect)?
-        .ok_or_else(|| Error::wire(0, "a parameter's data was not collected"))?;
-    found.into_iter().map(|p| p.in_bytes(bytes)).collect()
+    let mut params = Vec::new();
+    merge_index(root, bytes, 0, len, opts, Scattered::Collect, |p| {
+        params.push(p.in_bytes(bytes)?);
+        Ok(())
+    })?;
+    Ok(params)
 }
 
 /// Writes one parameter as a root-level `parameter` entry (field 200), in

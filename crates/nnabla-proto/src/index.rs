@@ -22,8 +22,14 @@
 //! let bytes = binary::encode(&model);
 //! let mut root = NNablaProtoBuf::default();
 //! let len = bytes.len() as u64;
-//! let found = merge_index(&mut root, &bytes[..], 0, len, &ReadOptions::default(), Scattered::Stop)?;
-//! let w = &found.expect("one packed run")[0];
+//! let mut found = Vec::new();
+//! let opts = ReadOptions::default();
+//! let all = merge_index(&mut root, &bytes[..], 0, len, &opts, Scattered::Stop, |p| {
+//!     found.push(p);
+//!     Ok(())
+//! })?;
+//! assert!(all, "every parameter is one packed run");
+//! let w = &found[0];
 //! assert_eq!((w.name.as_str(), &w.dims[..], root.network[0].name.as_str()), ("w", &[2][..], "n"));
 //! let ParamData::Packed { offset, len } = w.data else { unreachable!() };
 //! assert_eq!(&bytes[offset as usize..][..len as usize], &[0, 0, 0, 0x3f, 0, 0, 0, 0x40]);
@@ -158,11 +164,12 @@ fn offset(at: u64) -> usize {
 /// Reads the binary `NNablaProtoBuf` at bytes `[at, at + len)` of `r`:
 /// every field but `parameter` merged into `root` (as nnabla merges every
 /// file it loads into one root: repeated fields appended, singular ones
-/// overwritten), and each `parameter` indexed, in file order (a name
-/// stored twice appears twice), under `opts`' limits.
+/// overwritten), and each `parameter` indexed and handed to `each`, in
+/// file order (a name stored twice comes twice), under `opts`' limits.
 ///
-/// `None` (with [`Scattered::Stop`]) when a parameter's values are not one
-/// packed run; `root` then holds the fields merged so far.
+/// False (with [`Scattered::Stop`]) when a parameter's values are not one
+/// packed run: the walk stopped there, `root` holds the fields merged so
+/// far. An error of `each` stops the walk and is returned.
 pub fn merge_index<R: ReadAt + ?Sized>(
     root: &mut NNablaProtoBuf,
     r: &R,
@@ -170,14 +177,15 @@ pub fn merge_index<R: ReadAt + ?Sized>(
     len: u64,
     opts: &ReadOptions,
     scattered: Scattered,
-) -> Result<Option<Vec<IndexedParameter>>> {
+    mut each: impl FnMut(IndexedParameter) -> Result<()>,
+) -> Result<bool> {
     let limits = &opts.limits;
     let end = at
         .checked_add(len)
         .filter(|&e| e <= r.len())
         .ok_or_else(|| Error::wire(offset(at), "the message ends past the end of the input"))?;
     let mut c = Cursor::new(r, WHAT, at, end);
-    let mut params = Vec::new();
+    let mut count = 0u64;
     let mut span = Span {
         start: at,
         bytes: Vec::new(),
@@ -194,10 +202,11 @@ pub fn merge_index<R: ReadAt + ?Sized>(
             }
             span.merge(root, field_start)?;
             let (p, n) = len_delimited(&mut c)?;
-            limits.check_tensors(params.len() as u64 + 1)?;
+            count += 1;
+            limits.check_tensors(count)?;
             match within(&mut c, p, n, |c| parameter(c, limits, scattered))? {
-                Some(param) => params.push(param),
-                None => return Ok(None),
+                Some(param) => each(param)?,
+                None => return Ok(false),
             }
             span.start = c.pos;
         } else {
@@ -206,7 +215,7 @@ pub fn merge_index<R: ReadAt + ?Sized>(
         }
     }
     span.merge(root, c.end)?;
-    Ok(Some(params))
+    Ok(true)
 }
 
 /// The fields between two parameters: where they start and their bytes,
@@ -512,7 +521,13 @@ mod tests {
     fn index(bytes: &[u8], at: u64, s: Scattered) -> Result<Option<Vec<IndexedParameter>>> {
         let mut root = NNablaProtoBuf::default();
         let len = bytes.len() as u64 - at;
-        merge_index(&mut root, bytes, at, len, &ReadOptions::default(), s)
+        let mut found = Vec::new();
+        let opts = ReadOptions::default();
+        let all = merge_index(&mut root, bytes, at, len, &opts, s, |p| {
+            found.push(p);
+            Ok(())
+        })?;
+        Ok(all.then_some(found))
     }
 
     #[test]
@@ -557,7 +572,8 @@ mod tests {
         let e = index(&[0x08], 0, Scattered::Stop);
         let mut root = NNablaProtoBuf::default();
         let opts = ReadOptions::default();
-        let past = merge_index(&mut root, &[0u8; 4][..], 2, 3, &opts, Scattered::Stop);
+        let none = |_| Ok(());
+        let past = merge_index(&mut root, &[0u8; 4][..], 2, 3, &opts, Scattered::Stop, none);
         assert_eq!(
             past.unwrap_err().to_string(),
             "malformed protobuf at byte 2: the message ends past the end of the input"
@@ -576,7 +592,7 @@ mod tests {
                 Err(std::io::ErrorKind::BrokenPipe.into())
             }
         }
-        let e = merge_index(&mut root, &Broken, 0, 10, &opts, Scattered::Stop).unwrap_err();
+        let e = merge_index(&mut root, &Broken, 0, 10, &opts, Scattered::Stop, none).unwrap_err();
         assert!(matches!(e, Error::Read(_)), "{e}");
     }
 }

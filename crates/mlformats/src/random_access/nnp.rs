@@ -107,12 +107,12 @@ fn protobuf_member<R: ReadAt + ?Sized>(
     found: &mut Vec<Entry>,
 ) -> Walk<()> {
     let opts = nnabla_proto::ReadOptions::default().with_limits(*limits);
-    let params = merge_index(model, r, at, size, &opts, Scattered::Stop)
-        .map_err(|e| in_message(name, e))?
-        .ok_or(Stop::Whole)?;
-    for p in params {
+    let mut located = true;
+    let all = merge_index(model, r, at, size, &opts, Scattered::Stop, |p| {
+        // (with `Stop`, every parameter the walk gives is one packed run)
         let ParamData::Packed { offset, len } = p.data else {
-            return Err(Stop::Whole);
+            located = false;
+            return Ok(());
         };
         found.push(Entry {
             name: p.name,
@@ -123,8 +123,14 @@ fn protobuf_member<R: ReadAt + ?Sized>(
             len,
             layout: Layout::Contiguous,
         });
+        Ok(())
+    })
+    .map_err(|e| in_message(name, e))?;
+    if all && located {
+        Ok(())
+    } else {
+        Err(Stop::Whole)
     }
-    Ok(())
 }
 
 impl FileIndex {
