@@ -2,7 +2,8 @@
 //! field by field through [`ReadAt`] with `tensor-core`'s wire cursor
 //! ([`tensor_core::wire::Cursor`]), every field but `parameter` merged into
 //! a root message (prost), each `parameter`'s name, shape and `need_grad`
-//! read and its packed f32 data located, not read.
+//! read and its packed f32 data located, not read, and handed to the
+//! caller as it is found (nothing is held per parameter).
 //!
 //! Both readers of the format use it: the zero-copy reader
 //! ([`crate::binary::parse_with`], [`crate::binary::merge_borrowed`]) over
@@ -96,7 +97,7 @@ pub enum Scattered {
     /// holds the input does.
     Collect,
     /// Stops the walk at the first such parameter: [`merge_index`] answers
-    /// `None` (a reader by offset then reads the input whole).
+    /// false (a reader by offset then reads the input whole).
     Stop,
 }
 
