@@ -15,7 +15,7 @@ use serde_json::{Map, Value};
 use tensor_core::graph::ModelGraph;
 use tensor_core::{DType, Limits, MappedFile, Tensor, TensorMap};
 
-use crate::convert::{Exchange, Plan, SlicedWriter};
+use crate::convert::{Exchange, Plan};
 use crate::random_access::{FileIndex, ReadAt};
 use crate::{Error, Format, Result};
 
@@ -158,11 +158,28 @@ pub(crate) struct Item<'t, 'a> {
 pub(crate) trait LoadTensor {
     /// Tensor `at` of the source, whole, with its dims and order.
     fn load(&self, at: usize) -> Result<Tensor<'static>>;
+
+    /// `count` elements of tensor `at` (fewer at its end) from its flat
+    /// (stored-order) element `start`, read into `buf`, as a
+    /// one-dimensional tensor borrowing it.
+    fn read_elements<'b>(
+        &self,
+        at: usize,
+        start: u64,
+        count: u64,
+        buf: &'b mut Vec<u8>,
+    ) -> Result<Tensor<'b>>;
+
+    /// True when reading tensor `at` decodes it (a deflated member): each
+    /// pass over it costs that work again.
+    fn is_decoded(&self, at: usize) -> bool;
 }
 
 /// An item's tensor: held in memory (the whole-file path), or read from
 /// the file when the writer gets to it (the random-access path) and
 /// dropped once written, so a writer holds one input tensor at a time.
+/// The safetensors, npz and cvm-params writers take either a slice at a time
+/// ([`TensorRef::write_planned`], in `convert/stream.rs`).
 #[derive(Clone, Copy)]
 pub(crate) enum TensorRef<'t, 'a> {
     /// In memory.
@@ -335,13 +352,6 @@ pub(crate) trait Codec: Sync {
     /// does not read it (the file is then opened whole).
     fn index(&self, _format: Format, _index: &mut FileIndex, _r: &dyn ReadAt) -> Result<bool> {
         Ok(false)
-    }
-
-    /// The writer that writes `format` a slice at a time from an index
-    /// (`convert/sliced.rs`), when the format has one; others are written
-    /// by [`Codec::write_to`], each tensor read whole when its turn comes.
-    fn sliced_writer(&self, _format: Format) -> Option<SlicedWriter> {
-        None
     }
 }
 

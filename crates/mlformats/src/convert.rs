@@ -13,13 +13,13 @@ mod onnx_graph;
 mod options;
 mod plan;
 mod sliced;
+mod stream;
 mod summary;
 
 #[cfg(feature = "onnx")]
 pub use onnx_graph::RESERVED_PREFIX;
 pub use options::ConvertOptions;
 pub(crate) use plan::{Exchange, Plan, cast_float};
-pub(crate) use sliced::SlicedWriter;
 pub use sliced::{SLICED_TARGETS, convert_index};
 pub use summary::{ConvertSummary, ExportedGraph};
 

@@ -149,7 +149,8 @@ impl Codec for SafetensorsCodec {
     ) -> Result<()> {
         // The header first (names, dtypes, shapes and offsets, all known
         // before any data is converted), then each tensor converted and
-        // written in turn, in the given order: peak memory is one tensor.
+        // written in turn, in the given order, a slice at a time: peak
+        // memory is one slice (`TensorRef::write_planned`).
         let json = header(
             items.iter().map(|it| {
                 (
@@ -164,9 +165,7 @@ impl Codec for SafetensorsCodec {
         w.write_all(&(json.len() as u64).to_le_bytes())?;
         w.write_all(&json)?;
         for it in items {
-            let got = it.tensor.get()?;
-            let t = cx.plan.apply(got.tensor()).in_tensor(it.name)?;
-            tensor_core::io::write_prefaulted(w, t.bytes())?;
+            it.tensor.write_planned(it.name, &cx.plan, false, w)?;
             (cx.progress)(it.tensor.byte_len());
         }
         Ok(())
@@ -200,10 +199,6 @@ impl Codec for SafetensorsCodec {
     ) -> Result<bool> {
         index.read_safetensors(r)?;
         Ok(true)
-    }
-
-    fn sliced_writer(&self, _: Format) -> Option<crate::convert::SlicedWriter> {
-        Some(crate::convert::SlicedWriter::Safetensors)
     }
 }
 
