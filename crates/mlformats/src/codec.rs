@@ -8,7 +8,7 @@
 //! Formats from outside the crate implement the public
 //! [`crate::FormatPlugin`] instead; `plugin.rs` adapts it to [`Codec`].
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::Arc;
 
 use serde_json::{Map, Value};
@@ -266,8 +266,11 @@ impl<'t, 'a> TensorRef<'t, 'a> {
     }
 }
 
-/// A sink writers write to: a file being written atomically
-/// ([`tensor_core::io::Sink`]) or the caller's own (the viewer's).
+/// What every writer writes to: a file being written atomically
+/// ([`tensor_core::io::Sink`], through `tensor_core::io::write_atomic`), a
+/// `Cursor<Vec<u8>>` (a conversion in memory), a temporary file copied to
+/// a writer that cannot seek (`tensor_core::io::write_spooled`), or the
+/// caller's own (the viewer's).
 pub(crate) trait WriteSeek: std::io::Write + std::io::Seek {}
 
 impl<W: std::io::Write + std::io::Seek + ?Sized> WriteSeek for W {}
@@ -289,21 +292,11 @@ pub(crate) trait Codec: Sync {
     /// Reads the whole file: tensors, the contract's entries, graph, metadata.
     fn read(&self, src: &Source, opts: &ReadOptions) -> Result<Contents>;
 
-    /// Writes `items` as a new file of `format` at `out`, atomically
-    /// ([`Codec::write_to`] on the file being written).
-    fn write(
-        &self,
-        format: Format,
-        out: &Path,
-        items: &[Item<'_, '_>],
-        cx: &WriteContext<'_>,
-    ) -> Result<()> {
-        tensor_core::io::write_atomic(out, |w| self.write_to(format, w, items, cx))
-    }
-
     /// Writes `items` as a file of `format` to `w`, one tensor at a time:
     /// each is got ([`TensorRef::get`]), converted by the plan, written and
-    /// dropped before the next.
+    /// dropped before the next, or streamed a slice at a time
+    /// ([`TensorRef::write_planned`]). The format's one writer: for a file
+    /// (`write_atomic`), in memory, and for a file read by slices.
     fn write_to(
         &self,
         format: Format,
@@ -313,8 +306,8 @@ pub(crate) trait Codec: Sync {
     ) -> Result<()>;
 
     /// Writes the file again in its own format with everything it holds
-    /// (byte-identical for files the real library wrote).
-    fn reencode(&self, src: &Source, out: &Path) -> Result<()>;
+    /// (byte-identical for files the real library wrote) to `w`.
+    fn reencode(&self, src: &Source, w: &mut dyn WriteSeek) -> Result<()>;
 
     /// Files carried inside this one that are documents of their own (an
     /// `.nnp`'s solver states), by member name.

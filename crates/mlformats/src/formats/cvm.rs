@@ -6,8 +6,6 @@
 //! TVM wrote byte for byte. The writer takes column-major tensors as they
 //! are (it transposes while writing).
 
-use std::path::Path;
-
 use cvm_params::{Params, ParamsWriter, WriteOptions};
 use serde_json::json;
 
@@ -82,22 +80,20 @@ impl Codec for Cvm {
         Ok(())
     }
 
-    fn reencode(&self, src: &Source, out: &Path) -> Result<()> {
+    fn reencode(&self, src: &Source, w: &mut dyn WriteSeek) -> Result<()> {
         let params = parse(src, &ReadOptions::default())?;
-        tensor_core::io::write_atomic(out, |w| -> Result<()> {
-            let entries = params.entries();
-            let mut pw = ParamsWriter::new(
-                w,
-                entries.iter().map(|e| e.name_bytes()),
-                &WriteOptions::default(),
-            )?;
-            for e in entries {
-                let bools = e.info().dl_type.bool_encoding().unwrap_or_default();
-                pw.write_tensor_as(e.tensor(), bools)?;
-            }
-            pw.finish()?;
-            Ok(())
-        })
+        let entries = params.entries();
+        let mut pw = ParamsWriter::new(
+            w,
+            entries.iter().map(|e| e.name_bytes()),
+            &WriteOptions::default(),
+        )?;
+        for e in entries {
+            let bools = e.info().dl_type.bool_encoding().unwrap_or_default();
+            pw.write_tensor_as(e.tensor(), bools)?;
+        }
+        pw.finish()?;
+        Ok(())
     }
 
     fn index(

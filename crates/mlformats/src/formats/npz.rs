@@ -20,7 +20,6 @@
 //! numpy would cut short (refused before anything is written).
 
 use std::io::Write;
-use std::path::Path;
 
 use nnp_archive::archive::NnpZipWriter;
 use npyz::{Order, WriterBuilder};
@@ -239,7 +238,7 @@ impl Codec for Npz {
             .then(|| format!("numpy has no {dtype} type"))
     }
 
-    fn reencode(&self, src: &Source, out: &Path) -> Result<()> {
+    fn reencode(&self, src: &Source, w: &mut dyn WriteSeek) -> Result<()> {
         let c = read_npz(src, &Limits::default())?;
         let items: Vec<Item<'_, '_>> = c
             .tensors
@@ -255,7 +254,7 @@ impl Codec for Npz {
             progress: &|_| {},
             metadata: Vec::new(),
         };
-        self.write(Format::Npz, out, &items, &cx)
+        self.write_to(Format::Npz, w, &items, &cx)
     }
 
     fn exchange(&self, _: Format) -> Option<crate::convert::Exchange> {

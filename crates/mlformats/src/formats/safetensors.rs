@@ -9,8 +9,6 @@
 //! target (the crate's `serialize_to_file` keeps a second temporary of its
 //! own and creates files private to the user).
 
-use std::path::Path;
-
 use safetensors::Dtype;
 use serde_json::{Map, Value};
 use tensor_core::{DType, MemoryOrder, Tensor};
@@ -177,14 +175,12 @@ impl Codec for SafetensorsCodec {
             .then(|| format!("safetensors has no {dtype} type"))
     }
 
-    fn reencode(&self, src: &Source, out: &Path) -> Result<()> {
+    fn reencode(&self, src: &Source, w: &mut dyn WriteSeek) -> Result<()> {
         // A safetensors file is its own canonical form: copy the bytes,
         // after checking that they are a valid file.
         index(src.bytes(), &ReadOptions::default())?;
-        tensor_core::io::write_atomic(out, |w| -> Result<()> {
-            tensor_core::io::write_prefaulted(w, src.bytes())?;
-            Ok(())
-        })
+        tensor_core::io::write_prefaulted(w, src.bytes())?;
+        Ok(())
     }
 
     fn exchange(&self, _: Format) -> Option<crate::convert::Exchange> {
