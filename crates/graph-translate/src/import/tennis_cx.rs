@@ -33,6 +33,9 @@ pub(crate) struct Tx {
     /// Output names no computing node may take (outputs tied to an input
     /// by [`Tx::tie_to_input`], whose own node takes the name).
     avoid: HashSet<String>,
+    /// The input of each `Softplus` output lowered so far: a `Tanh` of one
+    /// is computed from that input (`tennis_ops_act::tanh_softplus`).
+    pub(crate) softplus_of: HashMap<String, String>,
 }
 
 impl std::ops::Deref for Tx {
@@ -179,6 +182,7 @@ impl Tx {
             any_dtype: false,
             live: HashSet::new(),
             avoid: HashSet::new(),
+            softplus_of: HashMap::new(),
         }
     }
 

@@ -15,6 +15,16 @@ pub(super) static ACTIVATION: &[Entry] = &[
     ),
     since(
         e(
+            "Mish",
+            "",
+            "mul, maximum, exp, add, div (x · n / (n + 2), n = u(u + 2), u = exp(min(x, 20)))",
+            F32,
+            act::mish,
+        ),
+        18,
+    ),
+    since(
+        e(
             "LayerNormalization",
             "axis, epsilon, stash_type 1; outputs Y, Mean, InvStdDev",
             "reduce_mean per axis, sub, mul, add, sqrt, div, mul, add",
