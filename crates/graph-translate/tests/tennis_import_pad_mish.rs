@@ -115,30 +115,27 @@ fn reflect_edge_and_wrap_pad_are_gathers() {
     // rows [0 1 2 3] and [4 5 6 7]; pads: 1 row before, 2 columns before,
     // 3 columns after (more than the row has for reflect: numpy mirrors on)
     let pads = [1, 2, 0, 3];
-    let reflect = pad_run("reflect", &pads, &[3, 9]);
     #[rustfmt::skip]
-    let want = [
-        6., 5., 4., 5., 6., 7., 6., 5., 4.,
-        2., 1., 0., 1., 2., 3., 2., 1., 0.,
-        6., 5., 4., 5., 6., 7., 6., 5., 4.,
+    let want: [(&str, [f32; 27]); 3] = [
+        ("reflect", [
+            6., 5., 4., 5., 6., 7., 6., 5., 4.,
+            2., 1., 0., 1., 2., 3., 2., 1., 0.,
+            6., 5., 4., 5., 6., 7., 6., 5., 4.,
+        ]),
+        ("edge", [
+            0., 0., 0., 1., 2., 3., 3., 3., 3.,
+            0., 0., 0., 1., 2., 3., 3., 3., 3.,
+            4., 4., 4., 5., 6., 7., 7., 7., 7.,
+        ]),
+        ("wrap", [
+            6., 7., 4., 5., 6., 7., 4., 5., 6.,
+            2., 3., 0., 1., 2., 3., 0., 1., 2.,
+            6., 7., 4., 5., 6., 7., 4., 5., 6.,
+        ]),
     ];
-    assert_eq!(reflect, want);
-    let edge = pad_run("edge", &pads, &[3, 9]);
-    #[rustfmt::skip]
-    let want = [
-        0., 0., 0., 1., 2., 3., 3., 3., 3.,
-        0., 0., 0., 1., 2., 3., 3., 3., 3.,
-        4., 4., 4., 5., 6., 7., 7., 7., 7.,
-    ];
-    assert_eq!(edge, want);
-    let wrap = pad_run("wrap", &pads, &[3, 9]);
-    #[rustfmt::skip]
-    let want = [
-        6., 7., 4., 5., 6., 7., 4., 5., 6.,
-        2., 3., 0., 1., 2., 3., 0., 1., 2.,
-        6., 7., 4., 5., 6., 7., 4., 5., 6.,
-    ];
-    assert_eq!(wrap, want);
+    for (mode, w) in want {
+        assert_eq!(pad_run(mode, &pads, &[3, 9]), w, "{mode}");
+    }
 }
 
 #[test]

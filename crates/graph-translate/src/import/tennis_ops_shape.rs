@@ -311,6 +311,34 @@ pub(crate) fn tile(cx: &mut Tx, node: &Node) -> Lowered {
     Ok(())
 }
 
+/// A `Pad`'s `axes` input (opset 18), constant, or `None` when absent.
+fn pad_const_axes(cx: &Tx, node: &Node) -> Result<Option<Vec<i64>>, LowerError> {
+    match node.input(3) {
+        None => Ok(None),
+        Some(_) => cx
+            .const_ints(node, 3)
+            .map(Some)
+            .ok_or(LowerError::NotConstant { what: "axes" }),
+    }
+}
+
+/// The axes a `Pad` of a rank-`r` input pads (every axis when `axes` is
+/// `None`), checked against the number of `pads` (two per axis).
+fn pad_axes(axes: Option<Vec<i64>>, r: usize, pads: &[i64]) -> Result<Vec<usize>, LowerError> {
+    let axes: Vec<usize> = match axes {
+        None => (0..r).collect(),
+        Some(a) => a.iter().map(|&v| axis(v, r)).collect::<Result<_, _>>()?,
+    };
+    if pads.len() != 2 * axes.len() {
+        return Err(LowerError::Other(format!(
+            "{} pads for {} axes",
+            pads.len(),
+            axes.len()
+        )));
+    }
+    Ok(axes)
+}
+
 /// `Pad` in constant mode with constant, non-negative pads → one `pad`
 /// per padded axis; in modes `reflect`, `edge` and `wrap` (TenniS's `pad`
 /// fills with a constant only) → one `gather` per padded axis, of the
@@ -345,13 +373,7 @@ pub(crate) fn pad(cx: &mut Tx, node: &Node) -> Lowered {
                 *v.first().ok_or("an empty constant_value")?
             }
         };
-        let axes = match node.input(3) {
-            None => None,
-            Some(_) => Some(
-                cx.const_ints(node, 3)
-                    .ok_or(LowerError::NotConstant { what: "axes" })?,
-            ),
-        };
+        let axes = pad_const_axes(cx, node)?;
         let axes_n: Vec<usize> = match &axes {
             None => (0..r).collect(),
             Some(a) => a.iter().map(|&v| axis(v, r)).collect::<Result<_, _>>()?,
@@ -361,17 +383,7 @@ pub(crate) fn pad(cx: &mut Tx, node: &Node) -> Lowered {
         };
         (p, v, axes)
     };
-    let axes: Vec<usize> = match axes {
-        None => (0..r).collect(),
-        Some(a) => a.iter().map(|&v| axis(v, r)).collect::<Result<_, _>>()?,
-    };
-    if pads.len() != 2 * axes.len() {
-        return Err(LowerError::Other(format!(
-            "{} pads for {} axes",
-            pads.len(),
-            axes.len()
-        )));
-    }
+    let axes = pad_axes(axes, r, &pads)?;
     let mut full = vec![0i64; 2 * r];
     let mut od = d.clone();
     for (k, &a) in axes.iter().enumerate() {
@@ -468,26 +480,10 @@ fn pad_gather(cx: &mut Tx, node: &Node, mode: &str) -> Lowered {
         let p = cx.const_ints(node, 1).ok_or(LowerError::NotConstant {
             what: "pads (in a mode other than constant)",
         })?;
-        let axes = match node.input(3) {
-            None => None,
-            Some(_) => Some(
-                cx.const_ints(node, 3)
-                    .ok_or(LowerError::NotConstant { what: "axes" })?,
-            ),
-        };
+        let axes = pad_const_axes(cx, node)?;
         (p, axes)
     };
-    let axes: Vec<usize> = match axes {
-        None => (0..r).collect(),
-        Some(a) => a.iter().map(|&v| axis(v, r)).collect::<Result<_, _>>()?,
-    };
-    if pads.len() != 2 * axes.len() {
-        return Err(LowerError::Other(format!(
-            "{} pads for {} axes",
-            pads.len(),
-            axes.len()
-        )));
-    }
+    let axes = pad_axes(axes, r, &pads)?;
     let mut per_axis = vec![(0i64, 0i64); r];
     for (k, &a) in axes.iter().enumerate() {
         let (b, e) = (pads[k], pads[k + axes.len()]);
