@@ -11,7 +11,7 @@ use bubble_module::NodeId;
 
 /// `Erf` → `erf`, `Softplus` → `softplus` (log(exp(x) + 1)); a
 /// `Softplus`'s input is remembered for a `Tanh` of its output
-/// ([`tanh_softplus`]).
+/// ([`tanh_softplus`]), and a `Softplus` only `Tanh`s read writes nothing.
 pub(crate) fn unary(cx: &mut Tx, node: &Node) -> Lowered {
     let op = match node.op.as_str() {
         "Erf" => "erf",
@@ -21,10 +21,14 @@ pub(crate) fn unary(cx: &mut Tx, node: &Node) -> Lowered {
     let x = cx.fin(node, 0)?;
     let d = cx.in_shape(node, 0)?;
     let o = out(node)?;
-    cx.emit(op, o, &[x], vec![], &d)?;
-    if let (true, Some(i)) = (op == "softplus", node.input(0)) {
+    if op == "softplus" {
+        let i = node.input(0).ok_or(LowerError::MissingInput { index: 0 })?;
         cx.softplus_of.insert(o.to_string(), i.to_string());
+        if cx.softplus_unread.contains(o) {
+            return Ok(());
+        }
     }
+    cx.emit(op, o, &[x], vec![], &d)?;
     Ok(())
 }
 
@@ -70,7 +74,7 @@ pub(crate) fn tanh_of_softplus(cx: &mut Tx, node: &Node) -> Option<Lowered> {
     let run = |cx: &mut Tx| -> Lowered {
         let o = out(node)?;
         let xid = cx.node_of(&x)?;
-        let d = cx.in_shape(node, 0)?;
+        let d = cx.shape(&x)?;
         tanh_softplus(cx, o, xid, &d, true)?;
         Ok(())
     };
