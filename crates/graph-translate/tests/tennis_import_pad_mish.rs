@@ -222,3 +222,26 @@ fn mish_written_out_keeps_its_precision() {
     let m = model("Tanh", &[81], &[81], 13, |_| vec![], vec![]);
     assert_eq!(ops(&import(&m)), ["<param>", "tanh"]);
 }
+
+#[test]
+fn softplus_takes_no_positive_argument_to_tenniss_softplus() {
+    // TenniS's softplus is log(exp(x) + 1) with exp in f32: inf above
+    // x ≈ 88.7. The import computes max(x, 0) + softplus(−|x|).
+    let m = model("Softplus", &[6], &[6], 13, |_| vec![], vec![]);
+    let tsm = import(&m);
+    let o = ops(&tsm);
+    for want in ["maximum", "abs", "softplus", "add"] {
+        assert!(o.iter().any(|v| v == want), "{want} not in {o:?}");
+    }
+    let x = [-100.0f32, -10.0, -0.5, 0.0, 3.0, 100.0];
+    let got = run(&tsm, &[6], &x);
+    for (g, &v) in got.iter().zip(&x) {
+        let w = f64::from(v).max(0.0) + (-f64::from(v).abs()).exp().ln_1p();
+        assert!(
+            // (tract's own Softplus is log(exp(x) + 1) in f32, off by 2e-8
+            // at x = −10; TenniS computes the log in f64)
+            (f64::from(*g) - w).abs() <= 1e-6 * w.abs() + 1e-7,
+            "softplus({v}) = {g}, want {w}"
+        );
+    }
+}

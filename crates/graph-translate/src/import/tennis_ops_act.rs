@@ -9,9 +9,9 @@ use super::tennis_cx::out;
 use super::tennis_cx::{Lowered, Tx, kv, p_float};
 use bubble_module::NodeId;
 
-/// `Erf` → `erf`, `Softplus` → `softplus` (log(exp(x) + 1)); a
-/// `Softplus`'s input is remembered for a `Tanh` of its output
-/// ([`tanh_softplus`]), and a `Softplus` only `Tanh`s read writes nothing.
+/// `Erf` → `erf`, `Softplus` → [`softplus`]; a `Softplus`'s input is
+/// remembered for a `Tanh` of its output ([`tanh_softplus`]), and a
+/// `Softplus` only `Tanh`s read writes nothing.
 pub(crate) fn unary(cx: &mut Tx, node: &Node) -> Lowered {
     let op = match node.op.as_str() {
         "Erf" => "erf",
@@ -27,8 +27,23 @@ pub(crate) fn unary(cx: &mut Tx, node: &Node) -> Lowered {
         if cx.softplus_unread.contains(o) {
             return Ok(());
         }
+        return softplus(cx, o, x, &d);
     }
     cx.emit(op, o, &[x], vec![], &d)?;
+    Ok(())
+}
+
+/// softplus(x) = max(x, 0) + softplus(−|x|): TenniS's `softplus` computes
+/// log(exp(x) + 1) with exp in f32, which overflows to inf above x ≈ 88.7;
+/// its argument here is never positive (±inf give inf and 0).
+fn softplus(cx: &mut Tx, o: &str, x: NodeId, d: &[i64]) -> Lowered {
+    let zero = cx.scalar(o, 0.0)?;
+    let m1 = cx.scalar(o, -1.0)?;
+    let pos = cx.tmp("maximum", o, &[x, zero], vec![], d)?;
+    let a = cx.tmp("abs", o, &[x], vec![], d)?;
+    let na = cx.tmp("mul", o, &[a, m1], vec![], d)?;
+    let sp = cx.tmp("softplus", o, &[na], vec![], d)?;
+    cx.emit("add", o, &[pos, sp], vec![], d)?;
     Ok(())
 }
 

@@ -9,7 +9,7 @@ pub(super) static ACTIVATION: &[Entry] = &[
     e(
         "Softplus",
         "",
-        "softplus (log(exp(x) + 1); inf above x ≈ 88, where f32 exp overflows)",
+        "maximum, abs, mul, softplus, add (max(x, 0) + softplus(−|x|): TenniS's log(exp(x) + 1) overflows above x ≈ 88)",
         F32,
         act::unary,
     ),
