@@ -437,7 +437,8 @@ pub(crate) fn pad(cx: &mut Tx, node: &Node) -> Lowered {
 /// `b` before and `e` after in ONNX's `mode` (numpy's `pad` modes, which
 /// the ONNX reference uses): `reflect` mirrors about the edge elements
 /// (period 2(n − 1), every index 0 when n is 1), `edge` repeats them,
-/// `wrap` continues periodically. `None` for another mode.
+/// `wrap` continues periodically. `None` for another mode. The result has
+/// n + b + e elements: the caller bounds them.
 pub(crate) fn pad_source(mode: &str, n: i64, b: i64, e: i64) -> Option<Vec<i64>> {
     if n < 1 || b < 0 || e < 0 {
         return None;
@@ -449,7 +450,7 @@ pub(crate) fn pad_source(mode: &str, n: i64, b: i64, e: i64) -> Option<Vec<i64>>
             "wrap" => Some(j.rem_euclid(n)),
             "reflect" if n == 1 => Some(0),
             "reflect" => {
-                let p = 2 * (n - 1);
+                let p = (n - 1).checked_mul(2)?;
                 let k = j.rem_euclid(p);
                 Some(if k < n { k } else { p - k })
             }
