@@ -714,6 +714,7 @@ fn every_graph_of_testdata() {
         root.join("onnx"),
         root.join("tennis"),
         root.join("onnx_typed"),
+        root.join("onnx_styles"),
     ];
     dirs.push(root.join("translate"));
     while let Some(d) = dirs.pop() {
