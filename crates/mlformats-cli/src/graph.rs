@@ -210,8 +210,9 @@ pub enum GraphDirection {
 }
 
 /// How `--to svg` and `--to layout` draw: which way the layers run, the
-/// groups drawn closed (`--collapse`) and the subgraphs drawn open
-/// (`--expand`).
+/// groups drawn closed (`--collapse`), the subgraphs drawn open
+/// (`--expand`) and what the boxes show (`--hide-names`, `--hide-weights`,
+/// `--attributes`).
 #[derive(Debug, Default)]
 pub struct Drawing {
     /// Which way the layers run.
@@ -220,6 +221,12 @@ pub struct Drawing {
     pub collapse: Vec<String>,
     /// Nodes whose subgraphs are drawn open.
     pub expand: Vec<String>,
+    /// Boxes without their node's name.
+    pub hide_names: bool,
+    /// Boxes without their folded weights.
+    pub hide_weights: bool,
+    /// Boxes with up to four attributes with short values.
+    pub attributes: bool,
 }
 
 /// The network laid out by the library (`mlformats::layout`, near-linear
@@ -237,6 +244,9 @@ fn laid_out(g: &Graph, doc: &Document, drawing: &Drawing) -> Result<Layout> {
     options.op_set = OpSet::of_format(doc.format());
     options.collapsed = drawing.collapse.clone();
     options.expanded = drawing.expand.clone();
+    options.labels.names = !drawing.hide_names;
+    options.labels.weights = !drawing.hide_weights;
+    options.labels.attributes = drawing.attributes;
     Layout::of_graph_with(g, &options, &shape_of).map_err(|e| {
         anyhow!(
             "{e}; draw one network with --network NAME, or write the graph as text with --to dot or --to mermaid"
@@ -293,16 +303,11 @@ pub fn command(
     format: GraphFormat,
     from: Option<FormatArg>,
     network: Option<String>,
-    (direction, collapse, expand): (GraphDirection, Vec<String>, Vec<String>),
+    drawing: Drawing,
     output: Option<PathBuf>,
     durability: Durability,
 ) -> Result<ExitCode, Failure> {
     let doc = open(&file, from.map(|f| f.0))?;
-    let drawing = Drawing {
-        direction,
-        collapse,
-        expand,
-    };
     let text = render(&doc, format, network.as_deref(), &drawing).at(&file)?;
     match output.filter(|o| !stdout::is_stdout(o)) {
         Some(out) => tensor_core::io::write_atomic_with(

@@ -271,6 +271,18 @@ enum Command {
         /// repeatable). Such nodes are drawn closed by default.
         #[arg(long, value_name = "GROUP")]
         expand: Vec<String>,
+        /// Leave the node's name out of each box (`--to svg` and `--to
+        /// layout`).
+        #[arg(long)]
+        hide_names: bool,
+        /// Leave the folded weights out of each box (still folded: not
+        /// drawn as boxes either; `--to svg` and `--to layout`).
+        #[arg(long)]
+        hide_weights: bool,
+        /// Show up to four attributes with short values in each box, as
+        /// `key = value` (`--to svg` and `--to layout`).
+        #[arg(long)]
+        attributes: bool,
         /// Write to this file instead of stdout (`-`: stdout).
         #[arg(long, short, value_name = "OUT")]
         output: Option<PathBuf>,
@@ -469,6 +481,9 @@ fn run(cli: Cli) -> Result<ExitCode, Failure> {
             direction,
             collapse,
             expand,
+            hide_names,
+            hide_weights,
+            attributes,
             output,
             durability,
         } => graph::command(
@@ -476,7 +491,14 @@ fn run(cli: Cli) -> Result<ExitCode, Failure> {
             format,
             from,
             network,
-            (direction, collapse, expand),
+            graph::Drawing {
+                direction,
+                collapse,
+                expand,
+                hide_names,
+                hide_weights,
+                attributes,
+            },
             output,
             durability,
         ),

@@ -369,6 +369,63 @@ fn graph_direction_and_documentation_links() {
     assert_eq!(r.status.code(), Some(2));
 }
 
+/// `graph --hide-names --hide-weights --attributes`: what the boxes show
+/// in the layout and the SVG (a Convolution of convnet.nnp: its name, its
+/// folded weights, its attributes).
+#[test]
+fn graph_box_labels_on_demand() {
+    let f = testdata().join("nnabla/convnet.nnp");
+    let conv = |extra: &[&str]| -> (Vec<String>, Vec<String>, f64) {
+        let mut args = vec!["graph", s(&f), "--to", "layout"];
+        args.extend_from_slice(extra);
+        let r = run_str(&args);
+        assert!(r.status.success(), "{}", String::from_utf8_lossy(&r.stderr));
+        let l: Value = serde_json::from_slice(&r.stdout).unwrap();
+        let n = l["nodes"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|n| n["op"] == "Convolution")
+            .unwrap()
+            .clone();
+        let lines = n["label"]
+            .as_str()
+            .unwrap()
+            .lines()
+            .map(String::from)
+            .collect();
+        let styles = n["label_styles"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|s| s.as_str().unwrap().to_string())
+            .collect();
+        (lines, styles, n["height"].as_f64().unwrap())
+    };
+    let (lines, styles, height) = conv(&[]);
+    assert_eq!(styles[..2], ["op", "name"], "{lines:?}");
+    assert!(styles[2..].iter().all(|s| s == "weight") && styles.len() >= 3);
+    assert!(lines[2].contains(" ⟨"), "{lines:?}");
+    let (bare, bare_styles, bare_height) = conv(&["--hide-names", "--hide-weights"]);
+    assert_eq!(bare, lines[..1], "{bare:?}");
+    assert_eq!(bare_styles, ["op"]);
+    assert!(bare_height < height);
+    let (with, with_styles, _) = conv(&["--attributes", "--hide-weights"]);
+    assert_eq!(with[..2], lines[..2]);
+    assert!(with_styles[2..].iter().all(|s| s == "attr") && with.len() > 2);
+    assert!(with.iter().any(|l| l == "pad = 1,1"), "{with:?}");
+    let r = run_str(&[
+        "graph",
+        s(&f),
+        "--to",
+        "svg",
+        "--attributes",
+        "--hide-names",
+    ]);
+    let svg = String::from_utf8_lossy(&r.stdout);
+    assert!(svg.contains("class=\"a\">pad = 1,1<"), "{svg}");
+}
+
 #[test]
 fn completions_and_man_page() {
     for sh in ["bash", "zsh", "fish"] {

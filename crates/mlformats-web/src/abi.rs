@@ -37,6 +37,7 @@ use std::cell::RefCell;
 
 use serde_json::{Value, json};
 
+use mlformats::layout::Labels;
 use mlformats::random_access::ReadAt;
 use mlformats::{ConvertOptions, Document};
 
@@ -521,6 +522,16 @@ fn usize_field(req: &Value, key: &str, default: usize) -> usize {
         .map_or(default, |v| usize::try_from(v).unwrap_or(usize::MAX))
 }
 
+/// What a `layout` request's boxes show: its `names`, `weights` and
+/// `attributes` flags (a missing or non-boolean one keeps the default).
+fn labels(req: &Value) -> Labels {
+    let mut l = Labels::default();
+    l.names = req["names"].as_bool().unwrap_or(l.names);
+    l.weights = req["weights"].as_bool().unwrap_or(l.weights);
+    l.attributes = req["attributes"].as_bool().unwrap_or(l.attributes);
+    l
+}
+
 /// Answers one request on the open file, as bytes (JSON text):
 ///
 /// - `{"op": "version"}`: the module's version (needs no file);
@@ -528,10 +539,13 @@ fn usize_field(req: &Value, key: &str, default: usize) -> usize {
 ///   [`Model::summary`], [`Model::tensors`], [`Model::graph`],
 ///   [`Model::inspect_json`];
 /// - `{"op": "layout", "network": I, "direction": "tb" | "lr",
-///   "collapsed": [GROUP, ...], "expanded": [GROUP, ...]}`: the drawing of
-///   the network at index `I`, its layers top to bottom (default) or left
-///   to right, the groups in `collapsed` drawn closed and the subgraphs
-///   in `expanded` open, [`Model::layout_json`];
+///   "collapsed": [GROUP, ...], "expanded": [GROUP, ...], "names": B,
+///   "weights": B, "attributes": B}`: the drawing of the network at index
+///   `I`, its layers top to bottom (default) or left to right, the groups
+///   in `collapsed` drawn closed and the subgraphs in `expanded` open, its
+///   boxes with (`true`) or without their node's name (default with), their
+///   folded weights (default with) and up to four attributes (default
+///   without), [`Model::layout_json`];
 /// - `{"op": "stats", "name": N, "bins": B}`: [`Model::stats_json`];
 /// - `{"op": "values", "name": N, "start": S, "count": C}`:
 ///   [`Model::values_json`];
@@ -574,6 +588,7 @@ pub fn request(req: &Value) -> Result<Vec<u8>, String> {
                     usize_field(req, "network", 0),
                     req["direction"].as_str() == Some("lr"),
                     (&names(&req["collapsed"]), &names(&req["expanded"])),
+                    labels(req),
                 )
                 .map_err(|e| e.0)?,
             "inspect" => model.inspect_json().map_err(|e| e.0)?,

@@ -31,7 +31,7 @@ use std::collections::{BTreeMap, HashMap};
 use std::path::Path;
 
 use mlformats::graph::{Attribute, Graph, ModelGraph};
-use mlformats::layout::{Direction, Layout, LayoutOptions, OpSet};
+use mlformats::layout::{Direction, Labels, Layout, LayoutOptions, OpSet};
 use mlformats::random_access::{FileIndex, ReadAt};
 use mlformats::{ConvertOptions, Document, Format};
 use serde_json::{Map, Value, json};
@@ -240,13 +240,16 @@ impl Model {
     /// [`Layout::of_graph_with`], folded weights labelled with the shapes
     /// of the tensor table; boxes linked to their operators' documentation),
     /// its layers left to right when `left_to_right` (`--direction lr`),
-    /// the groups `groups.0` names drawn closed (`--collapse`) and the
-    /// nodes `groups.1` names with their subgraphs open (`--expand`).
+    /// the groups `groups.0` names drawn closed (`--collapse`), the
+    /// nodes `groups.1` names with their subgraphs open (`--expand`), the
+    /// boxes showing what `labels` says (`--hide-names`, `--hide-weights`,
+    /// `--attributes`).
     pub fn layout_json(
         &self,
         network: usize,
         left_to_right: bool,
         groups: (&[String], &[String]),
+        labels: Labels,
     ) -> Result<String, ViewError> {
         let model = match &self.inner {
             Inner::Whole(doc) => doc.graph(),
@@ -283,6 +286,7 @@ impl Model {
         }
         options.collapsed = groups.0.to_vec();
         options.expanded = groups.1.to_vec();
+        options.labels = labels;
         options.op_set = OpSet::of_format(match &self.inner {
             Inner::Whole(doc) => doc.format(),
             Inner::Indexed { index, .. } => index.format(),

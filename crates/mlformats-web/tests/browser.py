@@ -1548,6 +1548,121 @@ def check_reading(page, base, files, cli, fails, shots):
     fails.check("ir_version" in rows and "opset" in rows, f"{name}: properties {sorted(rows)}")
     page.screenshot(path=str(shots / "properties.png"))
 
+def box_text(page, name):
+    """The lines drawn in the box of the node named `name`."""
+    return page.evaluate("""(name) => [...document.querySelectorAll('#viewport .node')]
+        .filter(g => g.dataset.name === name).flatMap(g => [...g.querySelectorAll('text')].map(t => t.textContent))""", name)
+
+
+def check_onnx_styles(page, base, files, cli, fails, shots):
+    """Models as exporters write them (testdata/onnx_styles, made by
+    tools/onnx-styles/make_models.py): a YOLOv8-style graph whose bypass
+    edges (each SiLU's Conv→Mul, the C2f Split→Concat) are polylines of
+    their own; its boxes' names, weights and attributes shown and hidden
+    by the keys n, w and a, the view kept; a selected box never left
+    behind the details panel; a paddle2onnx-style graph whose Constant
+    weights are folded into the boxes that read them."""
+    name = "onnx_styles_yolov8_style.onnx"
+    r = subprocess.run([cli, "graph", str(files / name), "--to", "layout"], capture_output=True, text=True)
+    fails.check(r.returncode == 0, f"{name}: graph --to layout: {r.stderr.strip()}")
+    if r.returncode != 0:
+        return
+    want = json.loads(r.stdout)
+    ids = {n["name"]: n["id"] for n in want["nodes"]}
+    page.goto(f"{base}index.html?url=files/{name}")
+    fails.check(wait_done(page) == "ready", f"{name}: not opened")
+    page.click("#tabs button[data-tab=graph]")
+    edges = page.evaluate("""[...document.querySelectorAll('#viewport polyline.edge')].map(p =>
+        [Number(p.dataset.from), Number(p.dataset.to), p.dataset.tensor, p.getAttribute('points').split(' ').length])""")
+    fails.check(sorted(e[:3] for e in edges) == sorted([e["from"], e["to"], e["tensor"]] for e in want["edges"]),
+                f"{name}: the page's edges are not the layout's")
+    between = lambda a, b: sorted(e[2] for e in edges if e[0] == ids.get(a) and e[1] == ids.get(b))
+    fails.check(between("/model.1/Split", "/model.1/Concat") == ["/model.1/Split_output_0", "/model.1/Split_output_1"],
+                f"{name}: Split→Concat bypasses drawn: {between('/model.1/Split', '/model.1/Concat')}")
+    for p in ["/model.0", "/model.1/cv1", "/model.1/m.0/cv1", "/model.1/m.0/cv2", "/model.1/cv2"]:
+        got = between(f"{p}/conv/Conv", f"{p}/act/Mul")
+        fails.check(got == [f"{p}/conv/Conv_output_0"], f"{name}: {p}: Conv→Mul bypass drawn: {got}")
+    fails.check(sum(1 for e in edges if e[1] == ids.get("/model.1/Concat")) == 3, f"{name}: Concat's three inputs")
+    page.screenshot(path=str(shots / "yolov8-style.png"))
+
+    # n, w, a: what the boxes show, the view kept
+    conv = "/model.0/conv/Conv"
+    full = ["Conv", conv, "model.0.conv.weight ⟨8×3×3×3⟩", "model.0.conv.bias ⟨8⟩"]
+    fails.check(box_text(page, conv) == full, f"{name}: the Conv box shows {box_text(page, conv)}")
+    page.evaluate("window.mlformatsViewer.view.zoom(1.25)")
+    view = view_translate(page), view_scale(page)
+    page.click("#graph-bar", position={"x": 2, "y": 2})  # the bar, not a button on it
+    # (the first four, in stored order: onnx.helper sorts them by name)
+    attrs = ["dilations = 1,1", "group = 1", "kernel_shape = 3,3", "pads = 1,1,1,1"]
+    for key, lines, on in [("n", [full[0], *full[2:]], "names"), ("w", ["Conv"], "weights"),
+                           ("a", ["Conv", *attrs], "attributes"), ("n", ["Conv", conv, *attrs], "names"),
+                           ("w", [*full, *attrs], "weights"), ("a", full, "attributes")]:
+        page.keyboard.press(key)
+        try:
+            page.wait_for_function("""([name, want]) => JSON.stringify([...document.querySelectorAll('#viewport .node')]
+                .filter(g => g.dataset.name === name).flatMap(g => [...g.querySelectorAll('text')].map(t => t.textContent)))
+                === JSON.stringify(want)""", arg=[conv, lines], timeout=5000)
+        except Exception:
+            pass
+        fails.check(box_text(page, conv) == lines, f"{name}: after {key}, the Conv box shows {box_text(page, conv)}, want {lines}")
+        shown = page.evaluate(f"window.mlformatsViewer.labels.{on}")
+        fails.check(page.is_visible(f"#show-{on}.on") == shown, f"{name}: the {on} button does not say it is {shown}")
+        fails.check((view_translate(page), view_scale(page)) == view, f"{name}: {key} moved the view")
+        if key == "a" and len(lines) > 1:
+            height = page.evaluate("(n) => Number(document.querySelector(`#viewport .node[data-name='${n}'] rect`).getAttribute('height'))", conv)
+            fails.check(height == 8 + 13 * len(lines), f"{name}: the box is {height} high for {len(lines)} lines")
+    # the buttons do the same
+    page.click("#show-attributes")
+    page.wait_for_function("window.mlformatsViewer.labels.attributes && document.querySelector('#show-attributes.on')")
+    fails.check(box_text(page, conv) == [*full, *attrs], f"{name}: the Attributes button: {box_text(page, conv)}")
+    page.screenshot(path=str(shots / "yolov8-style-attributes.png"))
+
+    # a selected box is never behind the details panel: a box at the right
+    # of the view, clicked, moves left of the panel that opens over it
+    page.evaluate("document.getElementById('details').style.width = '700px'")
+    for target in ["/model.1/cv2/conv/Conv", "/model.0/act/Sigmoid"]:
+        page.keyboard.press("Escape")
+        page.evaluate("""(name) => { const v = window.mlformatsViewer.view, n = window.mlformatsViewer.layout.nodes
+            .find(n => n.name === name), r = document.getElementById('graph-svg').getBoundingClientRect();
+            v.restore({ k: 1, x: r.width - 40 - n.x - n.width, y: r.height / 2 - n.y }); }""", target)
+        page.locator(f'#viewport .node[data-name="{target}"]').click()
+        box = page.locator(f'#viewport .node[data-name="{target}"]').bounding_box()
+        panel = page.locator("#details").bounding_box()
+        view = page.locator("#graph-svg").bounding_box()
+        fails.check(page.is_visible("#details") and box["x"] + box["width"] <= panel["x"] and box["x"] >= view["x"]
+                    and box["y"] >= view["y"] and box["y"] + box["height"] <= view["y"] + view["height"],
+                    f"{name}: the selected {target} at {box} is not in view left of the details at {panel}")
+    page.screenshot(path=str(shots / "selected-beside-details.png"))
+    # a box found by the search list: centred left of the panel
+    page.fill("#search", "Sigmoid")
+    page.locator("#search-results li[data-index]").nth(3).click()
+    sel = page.locator("#viewport .node.selected").bounding_box()
+    panel = page.locator("#details").bounding_box()
+    fails.check(sel is not None and sel["x"] + sel["width"] <= panel["x"],
+                f"{name}: the hit picked from the list at {sel} is behind the details at {panel}")
+    page.evaluate("document.getElementById('details').style.width = ''")
+
+    name = "onnx_styles_paddle2onnx_style.onnx"
+    page.goto(f"{base}index.html?url=files/{name}")
+    fails.check(wait_done(page) == "ready", f"{name}: not opened")
+    page.click("#tabs button[data-tab=graph]")
+    fails.check(page.locator("#viewport .node[data-op=Constant]").count() == 0, f"{name}: Constant nodes drawn as boxes")
+    counts = [page.get_attribute("#graph-count", f"data-{k}") for k in ("nodes", "shown")]
+    fails.check(counts == ["10", "5"], f"{name}: nodes and boxes shown {counts}, want 10 and 5")
+    fails.check(" 5 folded" in page.text_content("#graph-count"), f"{name}: {page.text_content('#graph-count')}")
+    conv = box_text(page, "p2o.Conv.0")
+    fails.check(conv == ["Conv", "p2o.Conv.0", "conv2d_0.w_0 ⟨8×3×3×3⟩", "conv2d_0.b_0 ⟨8⟩"],
+                f"{name}: the Conv box shows {conv}")
+    fails.check(box_text(page, "p2o.MatMul.0")[2:] == ["linear_0.w_0 ⟨512×4⟩"], f"{name}: the MatMul box")
+    fails.check(page.locator('#viewport polyline.edge[data-tensor="conv2d_0.w_0"]').count() == 0,
+                f"{name}: an edge drawn for a folded weight")
+    page.locator('#viewport .node[data-name="p2o.Conv.0"]').click()
+    page.wait_for_selector("#details .hist", timeout=10000)
+    heads = page.evaluate("[...document.querySelectorAll('#details h4')].map(h => h.textContent)")
+    fails.check("Weight conv2d_0.w_0" in heads and "Weight conv2d_0.b_0" in heads, f"{name}: the details list {heads}")
+    page.screenshot(path=str(shots / "paddle2onnx-style.png"))
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--dist", required=True)
@@ -1593,7 +1708,8 @@ def main():
         # the files the checks below click into
         keep |= {"nnabla_convnet.nnp", "tennis_py_convnet.tsm", "convnet.onnx", "tennis.onnx",
                  "nnabla_convnet.nntxt", "symbolic.onnx", "onnx_typed_uint64_data.onnx",
-                 "nnabla_loop_nested.nntxt"}
+                 "nnabla_loop_nested.nntxt", "onnx_styles_yolov8_style.onnx",
+                 "onnx_styles_paddle2onnx_style.onnx"}
         samples = [s for s in samples if s in keep]
     extras = {pathlib.Path(x).name for x in a.extra}
     for x in a.extra:
@@ -1717,6 +1833,7 @@ def main():
 
         check_reading(page, base, files, cli, fails, shots)
         check_graph_aids(page, base, files, cli, fails, shots)
+        check_onnx_styles(page, base, files, cli, fails, shots)
         check_subgraph_bodies(page, base, files, fails, shots)
         check_panels(page, base, files, cli, fails, shots)
         check_groups(page, base, fails, shots)

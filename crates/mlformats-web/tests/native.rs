@@ -1280,8 +1280,12 @@ fn onnx_dimension_names_are_in_the_graph() {
     let s: Value = serde_json::from_str(&model.summary()).unwrap();
     assert_eq!(s["networks"][0]["inputs"][0]["dim_names"][0], "batch");
     assert_eq!(s["networks"][0]["outputs"][0]["dim_names"][0], "batch");
-    let layout: Value =
-        serde_json::from_str(&model.layout_json(0, false, (&[], &[])).unwrap()).unwrap();
+    let layout: Value = serde_json::from_str(
+        &model
+            .layout_json(0, false, (&[], &[]), Default::default())
+            .unwrap(),
+    )
+    .unwrap();
     let input = &layout["nodes"][0];
     assert_eq!(input["op"], "input");
     assert!(input.to_string().contains("batch×3"), "{input}");

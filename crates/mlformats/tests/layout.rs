@@ -714,6 +714,7 @@ fn every_graph_of_testdata() {
         root.join("onnx"),
         root.join("tennis"),
         root.join("onnx_typed"),
+        root.join("onnx_styles"),
     ];
     dirs.push(root.join("translate"));
     while let Some(d) = dirs.pop() {
@@ -1246,4 +1247,121 @@ fn nested_subgraphs_open_level_by_level() {
     assert_eq!(out.tensor, "t ⟨else_branch⟩");
     let ops = l.nodes.iter().filter(|n| n.kind == NodeKind::Op).count();
     assert_eq!(ops, 6, "Sign, two Ifs, Neg, Abs, Exp");
+}
+
+/// What a box shows (`LayoutOptions::labels`): the name line and the folded
+/// weights by default, each of them hidden on demand (the weights still
+/// folded), and up to four `key = value` lines of attributes with short
+/// values when asked; boxes are sized to what they show, and every check
+/// of a good drawing holds either way.
+#[test]
+fn labels_show_names_weights_and_attributes_on_demand() {
+    use mlformats::graph::Attribute;
+    use mlformats::layout::{Labels, LineStyle};
+    let mut g = Graph::new("net");
+    g.values
+        .push(ValueInfo::new("w", ValueKind::Weight).with_shape(vec![8, 3, 3, 3]));
+    g.values
+        .push(ValueInfo::new("b", ValueKind::Weight).with_shape(vec![8]));
+    let conv = Node::new("Conv", "stem/conv", ["x", "w", "b"], ["h"])
+        .with_attribute("#op", Attribute::String("conv2d".into()))
+        .with_attribute("kernel_shape", Attribute::Ints(vec![3, 3]))
+        .with_attribute("value", Attribute::Tensor("t".into()))
+        .with_attribute("pads", Attribute::Ints(vec![1; 12]))
+        .with_attribute("alpha", Attribute::Float(f64::from(0.1f32)))
+        .with_attribute("auto_pad", Attribute::String("NOTSET".into()))
+        .with_attribute("group", Attribute::Int(1))
+        .with_attribute("strides", Attribute::Ints(vec![2, 2]));
+    g.nodes.push(conv);
+    g.nodes.push(Node::new("Relu", "stem/relu", ["h"], ["y"]));
+    g.infer_inputs_outputs();
+    let lay = |names: bool, weights: bool, attributes: bool| {
+        let mut o = LayoutOptions::default();
+        assert_eq!(o.labels, Labels::default());
+        o.labels.names = names;
+        o.labels.weights = weights;
+        o.labels.attributes = attributes;
+        let l = Layout::of_graph(&g, &o).unwrap();
+        let what = format!("names {names} weights {weights} attributes {attributes}");
+        check(&l, &what);
+        check_json(&l);
+        // the weights are folded whatever the box shows
+        assert_eq!(l.nodes.len(), 4, "{what}");
+        assert_eq!(l.edges.len(), 3, "{what}");
+        assert!(l.edges.iter().all(|e| e.tensor != "w" && e.tensor != "b"));
+        l
+    };
+    let text = |l: &Layout, op: &str| -> Vec<(String, LineStyle)> {
+        let n = l.nodes.iter().find(|n| n.op == op).unwrap();
+        n.label.iter().map(|t| (t.text.clone(), t.style)).collect()
+    };
+    let conv_box = |l: &Layout| l.nodes.iter().find(|n| n.op == "Conv").unwrap().clone();
+    let s = |t: &str, style| (t.to_string(), style);
+    let full = lay(true, true, false);
+    assert_eq!(
+        text(&full, "Conv"),
+        [
+            s("Conv", LineStyle::Op),
+            s("stem/conv", LineStyle::Name),
+            s("w ⟨8×3×3×3⟩", LineStyle::Weight),
+            s("b ⟨8⟩", LineStyle::Weight),
+        ]
+    );
+    let no_names = lay(false, true, false);
+    assert_eq!(
+        text(&no_names, "Conv"),
+        [
+            s("Conv", LineStyle::Op),
+            s("w ⟨8×3×3×3⟩", LineStyle::Weight),
+            s("b ⟨8⟩", LineStyle::Weight),
+        ]
+    );
+    assert_eq!(text(&no_names, "Relu"), [s("Relu", LineStyle::Op)]);
+    // the ports keep their value's name
+    assert_eq!(text(&no_names, "input")[1], s("x", LineStyle::Name));
+    assert_eq!(
+        conv_box(&no_names).height + 13.0,
+        conv_box(&full).height,
+        "one line less"
+    );
+    let no_weights = lay(true, false, false);
+    assert_eq!(
+        text(&no_weights, "Conv"),
+        [s("Conv", LineStyle::Op), s("stem/conv", LineStyle::Name)]
+    );
+    assert!(conv_box(&no_weights).width < conv_box(&full).width);
+    let bare = lay(false, false, false);
+    assert_eq!(text(&bare, "Conv"), [s("Conv", LineStyle::Op)]);
+    // attributes: the first four with short values, the internal `#op`,
+    // the tensor and the twelve pads left out; an f32 by its own digits
+    let attrs = lay(true, true, true);
+    let conv_text = text(&attrs, "Conv");
+    assert_eq!(conv_text.len(), 8, "{conv_text:?}");
+    assert_eq!(
+        conv_text[4..],
+        [
+            s("kernel_shape = 3,3", LineStyle::Attribute),
+            s("alpha = 0.1", LineStyle::Attribute),
+            s("auto_pad = NOTSET", LineStyle::Attribute),
+            s("group = 1", LineStyle::Attribute),
+        ]
+    );
+    assert_eq!(text(&attrs, "Relu").len(), 2, "no attributes, no lines");
+    assert!(conv_box(&attrs).height > conv_box(&full).height);
+    // as JSON and in the SVG, in their own style
+    let j = attrs.to_json();
+    let n = j["nodes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|n| n["op"] == "Conv")
+        .unwrap();
+    assert_eq!(n["label_styles"][4], "attr");
+    assert!(n["label"].as_str().unwrap().ends_with("\ngroup = 1"));
+    let svg = attrs.to_svg();
+    assert!(
+        svg.contains("<text x=\"7\" y=\"67\" class=\"a\">kernel_shape = 3,3</text>"),
+        "{svg}"
+    );
+    assert!(!full.to_svg().contains("class=\"a\""));
 }

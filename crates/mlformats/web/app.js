@@ -23,6 +23,7 @@ const WHOLE_CONVERT_MAX = 768 << 20;
 const state = {
   lib: null, model: null, summary: null, tensors: [], graph: null, stats: {}, worker: null, server: null, view: null,
   direction: 'tb', // the graph's layers: 'tb' top to bottom, 'lr' left to right
+  labels: { names: true, weights: true, attributes: false }, // what the boxes show (keys n, w, a)
   bytes: null, // a file read whole: its bytes, which the converting worker gets a copy of
   converter: null, // the worker converting the open file
   note: '', // said after the status (a server that does not answer range requests)
@@ -402,7 +403,7 @@ async function drawGraph(index, keepView = false) {
   let L;
   try {
     const t = togglesOf(index);
-    L = await model.request({ op: 'layout', network: index, direction: state.direction, collapsed: [...t.collapsed], expanded: [...t.expanded] });
+    L = await model.request({ op: 'layout', network: index, direction: state.direction, collapsed: [...t.collapsed], expanded: [...t.expanded], ...state.labels });
   } catch (e) {
     $('viewport').innerHTML = '';
     $('graph-count').textContent = e.message || String(e);
@@ -429,6 +430,7 @@ async function drawGraph(index, keepView = false) {
   $('graph-count').dataset.edges = L.edges.length;
   $('details').hidden = true;
   $('direction').classList.toggle('on', L.direction === 'lr');
+  for (const [k, on] of Object.entries(state.labels)) $(`show-${k}`).classList.toggle('on', on);
   $('graph-view').dataset.direction = L.direction;
   const before = keepView && state.view ? { ...state.view.state } : null;
   state.view = panZoom($('graph-svg'), vp, L, $('minimap'));
@@ -455,7 +457,8 @@ async function exportPNG() {
 }
 
 // Keys on the graph tab (not while typing in a field): / or Ctrl+F find,
-// f fit, + and - zoom, Escape closes the details.
+// f fit, + and - zoom, l left to right, n names, w weights, a attributes
+// shown in the boxes, Escape closes the details.
 function onKey(ev) {
   if ($('graph').hidden || !state.view) return;
   const typing = ev.target.closest && ev.target.closest('input, select, textarea');
@@ -467,6 +470,7 @@ function onKey(ev) {
   if (typing || ev.ctrlKey || ev.metaKey || ev.altKey) return;
   if (ev.key === 'f') state.view.fit();
   else if (ev.key === 'l') toggleDirection();
+  else if (LABEL_KEYS[ev.key]) toggleLabels(LABEL_KEYS[ev.key]);
   else if (ev.key === '+' || ev.key === '=') state.view.zoom(1.25);
   else if (ev.key === '-' || ev.key === '_') state.view.zoom(0.8);
   else if (ev.key === 'Escape') { $('details').hidden = true; $('search-results').hidden = true; }
@@ -479,6 +483,14 @@ function onKey(ev) {
 function toggleDirection() {
   state.direction = state.direction === 'lr' ? 'tb' : 'lr';
   return drawGraph(Number($('network').value) || 0);
+}
+
+// Shows or hides a part of the boxes' labels (`names`, `weights` or
+// `attributes`), drawing the network again where the reader was.
+const LABEL_KEYS = { n: 'names', w: 'weights', a: 'attributes' };
+function toggleLabels(part) {
+  state.labels[part] = !state.labels[part];
+  return drawGraph(Number($('network').value) || 0, true);
 }
 
 let hits = [], hitPos = -1;
@@ -499,7 +511,7 @@ function doSearch(next = false) {
   }
   if (hits.length && (next || q)) {
     hitPos = (hitPos + 1) % hits.length;
-    state.view.center(state.layout.nodes[hits[hitPos]]);
+    state.view.center(state.layout.nodes[hits[hitPos]], $('details'));
   }
 }
 
@@ -529,6 +541,8 @@ async function selectNode(i) {
   const n = boxInfo(state.network, state.layout.nodes[i]);
   const d = $('details');
   d.hidden = false;
+  // never behind the panel: moved into the part of the view left of it
+  state.view.reveal(state.layout.nodes[i], d);
   const io = (list) => list.map((v) => `<tr><td class="mono">${esc(v.name)}</td><td>${fmtShape(v.shape)}</td></tr>`).join('');
   const doc = state.layout.nodes[i].doc;
   let h = `<h3>${esc(n.op)}</h3><div class="mono">${esc(n.name)}</div>`;
@@ -705,6 +719,7 @@ async function main() {
   };
   $('fit').onclick = () => state.view && state.view.fit();
   $('direction').onclick = () => state.layout && toggleDirection();
+  for (const part of Object.values(LABEL_KEYS)) $(`show-${part}`).onclick = () => state.layout && toggleLabels(part);
   window.addEventListener('resize', () => state.view && state.view.resize());
   $('zoom-in').onclick = () => state.view && state.view.zoom(1.25);
   $('zoom-out').onclick = () => state.view && state.view.zoom(0.8);

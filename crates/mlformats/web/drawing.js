@@ -83,7 +83,7 @@ export function drawLayout(vp, L, shapes, on) {
     if (n.fill) { r.setAttribute('fill', n.fill); r.setAttribute('stroke', n.stroke); }
     g.appendChild(r);
     n.label.split('\n').forEach((text, k) => {
-      const t = el('text', { x: 7, y: 15 + k * 13, class: ({ op: 'op', weight: 'w' })[n.label_styles[k]] || 'name' });
+      const t = el('text', { x: 7, y: 15 + k * 13, class: ({ op: 'op', weight: 'w', attr: 'a' })[n.label_styles[k]] || 'name' });
       t.textContent = (k === 0 && closed.has(n.id) ? '▸ ' : '') + text;
       g.appendChild(t);
     });
@@ -118,6 +118,7 @@ export function drawingSVG(viewport, layout) {
   for (const e of g.querySelectorAll('.hit, .selected')) e.classList.remove('hit', 'selected');
   const style = '.node rect{stroke-width:1.2}text{font-family:system-ui,sans-serif;font-size:11px;fill:#222}' +
     '.op{font-weight:bold;font-size:12px}.w{fill:#666;font-family:monospace;font-size:10px}' +
+    '.a{fill:#4a5a8a;font-family:monospace;font-size:10px}' +
     '.edge{fill:none;stroke:#8a9aab;stroke-width:1.2}.edge-label{font-size:9px;fill:#557;font-family:monospace}' +
     '.group rect{fill:#f3f1fb;fill-opacity:0.55;stroke:#8a7fc0;stroke-dasharray:5 3}.group-title{font-weight:bold;fill:#5a4f96}' +
     '.closed rect{stroke-dasharray:5 2;stroke-width:2}';

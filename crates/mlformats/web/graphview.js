@@ -53,10 +53,27 @@ export function panZoom(svg, vp, L, mini) {
       if (lr) { v.x = 20; v.y = across; } else { v.x = across; v.y = 20; }
       apply();
     },
-    center(n) {
+    // box `n` in the middle of the view, at a readable scale; of the part
+    // left of `panel` (the details) when it is open
+    center(n, panel) {
       const r = svg.getBoundingClientRect();
       v.k = Math.max(v.k, 0.8);
-      v.x = r.width / 2 - (n.x + n.width / 2) * v.k; v.y = r.height / 2 - (n.y + n.height / 2) * v.k;
+      v.x = room(r, panel) / 2 - (n.x + n.width / 2) * v.k; v.y = r.height / 2 - (n.y + n.height / 2) * v.k;
+      apply();
+    },
+    // box `n` wholly in view, not behind `panel` (the details, docked at
+    // the right): when it is not, moved to the middle of the part of the
+    // view left of the panel (across, along or both), at the same scale
+    reveal(n, panel) {
+      const r = svg.getBoundingClientRect();
+      if (!r.width) return;
+      const right = room(r, panel), m = 12, x0 = n.x * v.k + v.x, y0 = n.y * v.k + v.y;
+      const x1 = x0 + n.width * v.k, y1 = y0 + n.height * v.k;
+      const across = x0 < m || x1 > right - m, along = y0 < m || y1 > r.height - m;
+      if (!across && !along) return;
+      // (a box wider than the room left of the panel: its left side in view)
+      if (across) v.x = Math.max(m, (right - n.width * v.k) / 2) - n.x * v.k;
+      if (along) v.y = r.height / 2 - (n.y + n.height / 2) * v.k;
       apply();
     },
     zoom(f) {
@@ -76,6 +93,13 @@ export function panZoom(svg, vp, L, mini) {
   svg.onpointermove = (ev) => { if (drag) { v.x = ev.clientX - drag.x; v.y = ev.clientY - drag.y; apply(); } };
   svg.onpointerup = svg.onpointerleave = () => { drag = null; };
   return view;
+}
+
+// The width of the view `r` (its client rectangle) left of `panel` (the
+// details, docked at the right), or all of it when the panel is closed.
+function room(r, panel) {
+  const p = panel && !panel.hidden ? panel.getBoundingClientRect() : null;
+  return p && p.left < r.right ? Math.max(0, p.left - r.left) : r.width;
 }
 
 // The minimap of layout `L` in element `mini`: every box as a rectangle of

@@ -3,11 +3,18 @@
 
 use std::collections::{HashMap, HashSet};
 
-use super::{LabelLine, LineStyle, NodeKind, ShapeLookup};
-use crate::graph::Graph;
+use super::{LabelLine, Labels, LineStyle, NodeKind, ShapeLookup};
+use crate::graph::{Attribute, Graph};
 
 /// Folded weights listed in a box; the rest are counted.
 const MAX_WEIGHT_LINES: usize = 4;
+/// Attributes listed in a box ([`Labels::attributes`]).
+const MAX_ATTRIBUTE_LINES: usize = 4;
+/// Longest attribute value shown, in characters (longer ones are left to
+/// the details).
+const MAX_ATTRIBUTE_CHARS: usize = 24;
+/// Most list items an attribute value shows.
+const MAX_ATTRIBUTE_ITEMS: usize = 8;
 /// Longest name line, in characters.
 const MAX_NAME_CHARS: usize = 40;
 /// Longest weight name, in characters.
@@ -83,7 +90,7 @@ fn sized(kind: NodeKind, op: &str, name: &str, label: Vec<LabelLine>) -> SketchB
             let per_char = match l.style {
                 LineStyle::Op => OP_CHAR_WIDTH,
                 LineStyle::Name => CHAR_WIDTH,
-                LineStyle::Weight => WEIGHT_CHAR_WIDTH,
+                LineStyle::Weight | LineStyle::Attribute => WEIGHT_CHAR_WIDTH,
             };
             l.text.chars().count() as f64 * per_char
         })
@@ -137,6 +144,56 @@ fn folds(
     }
 }
 
+/// A number as short text: an `f32` stored as `f64` by its shortest
+/// `f32` digits (`0.1`, not `0.10000000149011612`).
+fn number(v: f64) -> String {
+    let f = v as f32;
+    if f64::from(f) == v {
+        format!("{f}")
+    } else {
+        format!("{v}")
+    }
+}
+
+/// A list's items as `a,b,c`; `None` past [`MAX_ATTRIBUTE_ITEMS`].
+fn items<T>(v: &[T], text: impl Fn(&T) -> String) -> Option<String> {
+    (v.len() <= MAX_ATTRIBUTE_ITEMS).then(|| v.iter().map(text).collect::<Vec<_>>().join(","))
+}
+
+/// An attribute's value as short text, `None` for one that is not short
+/// (tensors, messages, long texts and lists, empty ones).
+fn attribute_text(a: &Attribute) -> Option<String> {
+    let text = match a {
+        Attribute::Int(v) => v.to_string(),
+        Attribute::Float(v) => number(*v),
+        Attribute::Bool(v) => v.to_string(),
+        Attribute::String(v) => v.clone(),
+        Attribute::Ints(v) => items(v, i64::to_string)?,
+        Attribute::Floats(v) => items(v, |x| number(*x))?,
+        Attribute::Bools(v) => items(v, bool::to_string)?,
+        Attribute::Strings(v) => items(v, String::clone)?,
+        _ => return None,
+    };
+    let short = !text.is_empty()
+        && text.chars().count() <= MAX_ATTRIBUTE_CHARS
+        && !text.contains(['\n', '\r']);
+    short.then_some(text)
+}
+
+/// Up to [`MAX_ATTRIBUTE_LINES`] lines `key = value` of node `n`'s
+/// attributes with short values (internal `#` fields left out).
+fn attribute_lines(n: &crate::graph::Node) -> impl Iterator<Item = LabelLine> + '_ {
+    n.attributes
+        .iter()
+        .filter(|(k, _)| !k.starts_with('#'))
+        .filter_map(|(k, a)| {
+            let v = attribute_text(a)?;
+            let text = format!("{} = {v}", shorten(k, MAX_WEIGHT_CHARS));
+            Some(line(text, LineStyle::Attribute))
+        })
+        .take(MAX_ATTRIBUTE_LINES)
+}
+
 /// A port of a group's inside: a value entering or leaving it, by name.
 pub(crate) fn port_box(value: &str) -> SketchBox {
     let label = vec![line(shorten(value, MAX_NAME_CHARS), LineStyle::Name)];
@@ -157,8 +214,8 @@ pub(crate) fn group_box(title: &str, id: &str, operators: usize) -> SketchBox {
     sized(NodeKind::Group, "group", id, label)
 }
 
-/// The boxes and edges of `g`.
-pub(crate) fn sketch(g: &Graph, shape_of: ShapeLookup<'_>) -> Sketch {
+/// The boxes and edges of `g`, operators labelled as `labels` says.
+pub(crate) fn sketch(g: &Graph, shape_of: ShapeLookup<'_>, labels: Labels) -> Sketch {
     let values: HashMap<&str, &crate::graph::ValueInfo> =
         g.values.iter().map(|v| (v.name.as_str(), v)).collect();
     let inputs: HashSet<&str> = g.inputs.iter().map(String::as_str).collect();
@@ -216,14 +273,14 @@ pub(crate) fn sketch(g: &Graph, shape_of: ShapeLookup<'_>) -> Sketch {
         }
         let id = boxes.len();
         let mut label = vec![line(shorten(&n.op, MAX_NAME_CHARS), LineStyle::Op)];
-        if !n.name.is_empty() && n.name != n.op {
+        if labels.names && !n.name.is_empty() && n.name != n.op {
             label.push(line(shorten(&n.name, MAX_NAME_CHARS), LineStyle::Name));
         }
         let mut weights = 0;
         for i in &n.inputs {
             if folded_values.contains(i.as_str()) || stored(i) {
                 weights += 1;
-                if weights <= MAX_WEIGHT_LINES {
+                if labels.weights && weights <= MAX_WEIGHT_LINES {
                     let short = i.rsplit('/').next().unwrap_or(i);
                     let text = format!(
                         "{} ⟨{}⟩",
@@ -236,9 +293,12 @@ pub(crate) fn sketch(g: &Graph, shape_of: ShapeLookup<'_>) -> Sketch {
                 reads.push((id, i));
             }
         }
-        if weights > MAX_WEIGHT_LINES {
+        if labels.weights && weights > MAX_WEIGHT_LINES {
             let more = format!("+{} more", weights - MAX_WEIGHT_LINES);
             label.push(line(more, LineStyle::Weight));
+        }
+        if labels.attributes {
+            label.extend(attribute_lines(n));
         }
         let mut b = sized(NodeKind::Op, &n.op, &n.name, label);
         b.node = Some(index);

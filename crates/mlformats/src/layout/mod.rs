@@ -5,7 +5,8 @@
 //!
 //! - **What is drawn.** Every operator is a box (its type, its name, and up
 //!   to four lines for the weights and constants it reads, which are folded
-//!   into it rather than drawn as boxes of their own). Each graph input and
+//!   into it rather than drawn as boxes of their own; [`Labels`] hides the
+//!   name or the weights and adds up to four attributes). Each graph input and
 //!   output gets a box. An edge joins the box that writes a value to each box
 //!   that reads it, named by the value.
 //! - **Layers.** Cycles (recurrent networks) are broken by reversing the
@@ -121,6 +122,36 @@ pub struct LayoutOptions {
     /// bodies laid out in a group, by [`LayoutGroup::id`]; the others are
     /// drawn closed, as their node's box. Default none.
     pub expanded: Vec<String>,
+    /// What an operator's box shows besides its type; default its name and
+    /// its folded weights, no attributes.
+    pub labels: Labels,
+}
+
+/// What the label of an operator's box shows besides the operator type
+/// (boxes are sized to what they show). Inputs and outputs always show
+/// their value's name and shape.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct Labels {
+    /// The node's name line; default on.
+    pub names: bool,
+    /// The folded weights and constants it reads (`name ⟨shape⟩`, up to
+    /// four, then `+N more`); default on. Folded either way: off, they are
+    /// neither boxes nor lines.
+    pub weights: bool,
+    /// Up to four attributes with short values, as `key = value` lines;
+    /// default off.
+    pub attributes: bool,
+}
+
+impl Default for Labels {
+    fn default() -> Self {
+        Labels {
+            names: true,
+            weights: true,
+            attributes: false,
+        }
+    }
 }
 
 impl Default for LayoutOptions {
@@ -135,6 +166,7 @@ impl Default for LayoutOptions {
             op_set: OpSet::Unknown,
             collapsed: Vec::new(),
             expanded: Vec::new(),
+            labels: Labels::default(),
         }
     }
 }
@@ -210,15 +242,18 @@ pub enum LineStyle {
     Name,
     /// A folded weight or constant (monospace).
     Weight,
+    /// An attribute, `key = value` (monospace; [`Labels::attributes`]).
+    Attribute,
 }
 
 impl LineStyle {
-    /// `op`, `name` or `weight`.
+    /// `op`, `name`, `weight` or `attr`.
     pub fn as_str(self) -> &'static str {
         match self {
             LineStyle::Op => "op",
             LineStyle::Name => "name",
             LineStyle::Weight => "weight",
+            LineStyle::Attribute => "attr",
         }
     }
 }
@@ -430,7 +465,7 @@ impl Layout {
         };
         let groups = group::find(graph, &paths);
         let mut l = if groups.defs.is_empty() {
-            let sketch = build::sketch(graph, shape_of);
+            let sketch = build::sketch(graph, shape_of, options.labels);
             let docs = Layout::docs_of(graph, &sketch, options.op_set);
             Layout::of_sketch(sketch, docs, options, None)?
         } else {

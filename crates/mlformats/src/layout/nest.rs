@@ -122,7 +122,7 @@ fn scope_graph(cx: &Cx<'_>, gi: Option<usize>) -> (Graph, Vec<Item>) {
 fn scope(cx: &Cx<'_>, gi: Option<usize>, budget: &mut usize) -> Result<Part, LayoutError> {
     let defs = &cx.groups.defs;
     let (sub, items) = scope_graph(cx, gi);
-    let mut sketch = build::sketch(&sub, cx.shape_of);
+    let mut sketch = build::sketch(&sub, cx.shape_of, cx.options.labels);
     let mut opened: HashMap<usize, (usize, Part)> = HashMap::new();
     let mut closed: HashMap<usize, usize> = HashMap::new();
     for b in 0..sketch.boxes.len() {

@@ -125,6 +125,7 @@ impl Layout {
              text{{font-family:system-ui,sans-serif;font-size:11px;fill:#222}}\
              .op{{font-weight:bold;font-size:12px}}\
              .w{{fill:#666;font-family:monospace;font-size:10px}}\
+             .a{{fill:#4a5a8a;font-family:monospace;font-size:10px}}\
              .edge{{fill:none;stroke:#8a9aab;stroke-width:1.2}}\
              .group rect{{fill:#f3f1fb;fill-opacity:0.55;stroke:#8a7fc0;stroke-dasharray:5 3}}\
              .group text{{font-weight:bold;fill:#5a4f96}}\
@@ -182,6 +183,7 @@ impl Layout {
                     LineStyle::Op => " class=\"op\"",
                     LineStyle::Name => "",
                     LineStyle::Weight => " class=\"w\"",
+                    LineStyle::Attribute => " class=\"a\"",
                 };
                 let _ = write!(
                     s,
