@@ -156,6 +156,9 @@ def check_sample(page, base, name, path, cli, fails, shots, screenshot=False):
     counts = node_counts(doc)
     options = page.evaluate("document.querySelectorAll('#network option').length")
     fails.check(options == len(counts), f"{name}: {options} networks, inspect has {len(counts)}")
+    if options:
+        # (a file of tensors alone opens at its summary: the chooser is on the graph tab)
+        page.click("#tabs button[data-tab=graph]")
     for i, want_n in enumerate(counts[:options]):
         page.select_option("#network", str(i))
         got = int(page.get_attribute("#graph-count", "data-nodes"))
@@ -421,6 +424,9 @@ def check_big_file(page, base, cli, fails, shots, path):
     counts = node_counts(doc)
     options = page.evaluate("document.querySelectorAll('#network option').length")
     fails.check(options == len(counts), f"{name}: {options} networks, inspect has {len(counts)}")
+    if options:
+        # (a file of tensors alone opens at its summary: the chooser is on the graph tab)
+        page.click("#tabs button[data-tab=graph]")
     for i, want_n in enumerate(counts[:options]):
         page.select_option("#network", str(i))
         got = int(page.get_attribute("#graph-count", "data-nodes"))

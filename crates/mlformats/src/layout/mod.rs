@@ -571,7 +571,20 @@ impl Layout {
                 }
             })
             .collect();
-        let placed = place::place(&layered, &sizes, options.place_rounds);
+        let mut placed = place::place(&layered, &sizes, options.place_rounds);
+        // a group's ports sit against its border: the first layer's at the
+        // top of their band, the last layer's at its bottom, so the edges
+        // joining them from outside cross nothing inside the group
+        if let Some((first, last)) = pins {
+            for v in 0..n {
+                let band = layered.layer_of[v];
+                if first.get(v) == Some(&true) {
+                    placed.top[v] = placed.layer_top[band];
+                } else if last.get(v) == Some(&true) {
+                    placed.top[v] = placed.layer_bottom[band] - sizes[v].1;
+                }
+            }
+        }
         let mut nodes = Vec::with_capacity(n);
         for (id, b) in sketch.boxes.into_iter().enumerate() {
             let (x, y) = if lr {
