@@ -495,6 +495,21 @@ def cases():
                 1,
             )
         )
+    # Pad's other modes (TenniS: a gather per padded axis); ReflectionPad2d's form first.
+    # Last, so that the random numbers of the cases above stay what they were.
+    c += [
+        ("pad_reflect_hw", 13, "Pad", [("x", x(1, 2, 5, 6))], [("p", i64(0, 0, 2, 1, 0, 0, 1, 3))],
+         {"mode": "reflect"}, 1),
+        ("pad_edge_3d", 13, "Pad", [("x", x(2, 3, 4))], [("p", i64(1, 0, 2, 0, 3, 1))],
+         {"mode": "edge"}, 1),
+        ("pad_wrap_opset19", 19, "Pad", [("x", x(2, 3, 4))], [("p", i64(0, 2, 1, 0, 1, 3))],
+         {"mode": "wrap"}, 1),
+        ("pad_reflect_axes_opset18", 18, "Pad", [("x", x(2, 3, 4, 5))],
+         [("p", i64(2, 1, 3, 1)), ("", None), ("ax", i64(-1, 1))], {"mode": "reflect"}, 1),
+        # Softplus where TenniS's log(exp(x) + 1) in f32 overflows (x above 88.7)
+        ("softplus_wide", 13, "Softplus",
+         [("x", np.linspace(-120, 120, 49).astype(np.float32))], [], {}, 1),
+    ]
     return c
 
 

@@ -19,9 +19,17 @@ exporter refuses is recorded in OUTDIR/export.json with the reason.
 `check` converts every export with `mlformats convert X.onnx X.nnp` and `X.tsm`, runs the
 `.nnp` files in the real nnabla 1.39 (run_nnabla.py, the chroot), and compares each
 output with onnxruntime's: the worst absolute difference over the output's largest
-absolute value. TenniS conversions are recorded (converted or refused with the reason);
-running them needs the TenniS runtime (run_tennis.py with TENNIS_LIB). The results go to
-R.json: one record per export.
+absolute value. TenniS conversions are recorded (converted or refused with the reason).
+The results go to R.json: one record per export.
+
+    population.py tennis OUTDIR --lib LIBTENNIS [--version TEXT] [--mlformats BIN]
+        [--results R.json]                                # numpy; after `check`
+
+`tennis` runs the `.tsm` files `check` wrote (re-converted first with --mlformats BIN) in
+the real TenniS runtime (run_tennis.py, its C API, one thread), on the same inputs, compares
+each output with onnxruntime's the same way, and adds `tennis`, `tennis_reason` and
+`tennis_worst_relative_difference` to each record of R.json; --version (say, the TenniS
+commit the library was built from) goes into the summary.
 """
 
 import argparse
@@ -159,9 +167,13 @@ def export(out, only):
             json.dump(record, f, indent=1, sort_keys=True)
 
 
-def first_line(text):
+def first_line(text, out=None):
+    """The last non-empty line of a message (mlformats' error), OUT's path left out."""
     lines = [x for x in text.strip().splitlines() if x.strip()]
-    return lines[-1][:500] if lines else ""
+    line = lines[-1] if lines else ""
+    if out:
+        line = line.replace(os.path.join(os.path.abspath(out), ""), "")
+    return line[:500]
 
 
 def check(out, mlformats, chroot, results):
@@ -188,7 +200,7 @@ def check(out, mlformats, chroot, results):
             p = subprocess.run([mlformats, "convert", src, dst, "-q"], capture_output=True, text=True)
             r[target] = "converted" if p.returncode == 0 else "refused"
             if p.returncode != 0:
-                r[target + "_reason"] = first_line(p.stderr)
+                r[target + "_reason"] = first_line(p.stderr, out)
         if r["nnp"] == "converted":
             os.makedirs(os.path.join(out, "nnabla"), exist_ok=True)
             jobs.append({"id": key, "model": f"{key}.nnp", "inputs": f"{key}.io.npz",
@@ -210,20 +222,32 @@ def check(out, mlformats, chroot, results):
             if r["nnabla"] != "ok":
                 r["nnabla_reason"] = str(res.get("error") or res.get("reason") or "")[:500]
                 continue
-            ref = np.load(os.path.join(out, key + ".io.npz"))
-            got = np.load(os.path.join(out, "nnabla", key + ".npz"))
-            want = [ref[k] for k in ref.files if k.startswith("out/")]
-            have = [got[k] for k in got.files]
-            worst = 0.0
-            for w, h in zip(want, have):
-                if w.shape != h.shape and w.size == h.size:
-                    h = h.reshape(w.shape)
-                if w.shape != h.shape:
-                    worst = float("inf")
-                    break
-                scale = float(np.abs(w).max()) or 1.0
-                worst = max(worst, float(np.abs(w.astype(np.float64) - h).max()) / scale)
-            r["nnabla_worst_relative_difference"] = worst
+            r["nnabla_worst_relative_difference"] = worst_relative(np, out, key, "nnabla")
+    write_results(record, results)
+
+
+def worst_relative(np, out, key, runtime):
+    """The worst absolute difference of the runtime's outputs (OUT/RUNTIME/KEY.npz, in
+    output order) from onnxruntime's (KEY.io.npz) over each output's largest absolute
+    value; inf when a shape differs or an output is missing."""
+    ref = np.load(os.path.join(out, key + ".io.npz"))
+    got = np.load(os.path.join(out, runtime, key + ".npz"))
+    want = [ref[k] for k in ref.files if k.startswith("out/")]
+    have = [got[k] for k in got.files]
+    if len(have) < len(want):
+        return float("inf")
+    worst = 0.0
+    for w, h in zip(want, have):
+        if w.shape != h.shape and w.size == h.size:
+            h = h.reshape(w.shape)
+        if w.shape != h.shape:
+            return float("inf")
+        scale = float(np.abs(w).max()) or 1.0
+        worst = max(worst, float(np.abs(w.astype(np.float64) - h).max()) / scale)
+    return worst
+
+
+def write_results(record, results, extra=None):
     summary = {
         "exports": len(record),
         "exported": sum(r["export"] == "ok" for r in record.values()),
@@ -232,8 +256,65 @@ def check(out, mlformats, chroot, results):
         "nnabla_ran": sum(r.get("nnabla") == "ok" for r in record.values()),
         "nnabla_within_1e-3": sum(r.get("nnabla_worst_relative_difference", 1) <= 1e-3 for r in record.values()),
     }
-    json.dump({"summary": summary, "models": record}, open(results, "w"), indent=1, sort_keys=True)
+    if any("tennis" in r for r in record.values()):
+        summary["tennis_ran"] = sum(r.get("tennis") == "ok" for r in record.values())
+        summary["tennis_within_1e-3"] = sum(
+            r.get("tennis_worst_relative_difference", 1) <= 1e-3 for r in record.values())
+        summary["tennis_worst_relative_difference"] = max(
+            (r["tennis_worst_relative_difference"] for r in record.values()
+             if "tennis_worst_relative_difference" in r), default=None)
+    summary.update(extra or {})
+    with open(results, "w") as f:
+        json.dump({"summary": summary, "models": record}, f, indent=1, sort_keys=True)
     print(json.dumps(summary))
+
+
+def tennis(out, lib, version, mlformats, results):
+    import numpy as np
+
+    with open(results) as f:
+        data = json.load(f)
+    record = data["models"]
+    jobs = []
+    for key, r in sorted(record.items()):
+        for k in ("tennis", "tennis_reason", "tennis_worst_relative_difference"):
+            r.pop(k, None)
+        if r.get("export") != "ok":
+            continue
+        if mlformats:
+            src, dst = (os.path.join(out, key + ext) for ext in (".onnx", ".tsm"))
+            p = subprocess.run([mlformats, "convert", src, dst, "-q"],
+                               capture_output=True, text=True)
+            r["tsm"] = "converted" if p.returncode == 0 else "refused"
+            r.pop("tsm_reason", None)
+            if p.returncode != 0:
+                r["tsm_reason"] = first_line(p.stderr, out)
+        if r.get("tsm") != "converted":
+            continue
+        with np.load(os.path.join(out, key + ".io.npz")) as z:
+            names = [k[3:] for k in z.files if k.startswith("in/")]
+        jobs.append({"id": key, "model": f"{key}.tsm", "inputs": f"{key}.io.npz",
+                     "outputs": f"tennis/{key}.npz", "input_names": names})
+    os.makedirs(os.path.join(out, "tennis"), exist_ok=True)
+    batch = os.path.join(out, "batch.tennis.json")
+    with open(batch, "w") as f:
+        json.dump(jobs, f, indent=1)
+    ran_path = os.path.join(out, "batch.tennis.results.json")
+    cmd = [sys.executable, os.path.join(HERE, "run_tennis.py"), "--lib", lib, "--timeout", "600",
+           "--results", ran_path, batch]
+    subprocess.run(cmd, check=False)
+    with open(ran_path) as f:
+        ran = json.load(f)
+    for job, res in zip(jobs, ran):
+        r = record[job["id"]]
+        res = res or {}
+        r["tennis"] = res.get("status", "not run")
+        if r["tennis"] != "ok":
+            r["tennis_reason"] = str(res.get("error") or res.get("reason") or "")[:500]
+            continue
+        r["tennis_worst_relative_difference"] = worst_relative(np, out, job["id"], "tennis")
+    extra = {"tennis_runtime": version} if version else {}
+    write_results(record, results, extra)
 
 
 def main():
@@ -247,11 +328,22 @@ def main():
     c.add_argument("--mlformats", required=True)
     c.add_argument("--chroot", default=os.environ.get("NNABLA_CHROOT"))
     c.add_argument("--results", default=None)
+    t = sub.add_parser("tennis")
+    t.add_argument("out")
+    t.add_argument("--lib", default=os.environ.get("TENNIS_LIB"))
+    t.add_argument("--version", default="", help="what the library was built from")
+    t.add_argument("--mlformats", default=None, help="re-convert the .tsm files first")
+    t.add_argument("--results", default=None)
     a = ap.parse_args()
+    results = a.results or os.path.join(a.out, "results.json")
     if a.cmd == "export":
         export(a.out, set(filter(None, a.only.split(","))))
+    elif a.cmd == "tennis":
+        if not a.lib:
+            raise SystemExit("no TenniS library: give --lib PATH or set TENNIS_LIB")
+        tennis(a.out, a.lib, a.version, a.mlformats, results)
     else:
-        check(a.out, a.mlformats, a.chroot, a.results or os.path.join(a.out, "results.json"))
+        check(a.out, a.mlformats, a.chroot, results)
 
 
 if __name__ == "__main__":

@@ -8,14 +8,14 @@
 //! Formats from outside the crate implement the public
 //! [`crate::FormatPlugin`] instead; `plugin.rs` adapts it to [`Codec`].
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::Arc;
 
 use serde_json::{Map, Value};
 use tensor_core::graph::ModelGraph;
 use tensor_core::{DType, Limits, MappedFile, Tensor, TensorMap};
 
-use crate::convert::{Exchange, Plan, SlicedWriter};
+use crate::convert::{Exchange, Plan};
 use crate::random_access::{FileIndex, ReadAt};
 use crate::{Error, Format, Result};
 
@@ -158,11 +158,28 @@ pub(crate) struct Item<'t, 'a> {
 pub(crate) trait LoadTensor {
     /// Tensor `at` of the source, whole, with its dims and order.
     fn load(&self, at: usize) -> Result<Tensor<'static>>;
+
+    /// `count` elements of tensor `at` (fewer at its end) from its flat
+    /// (stored-order) element `start`, read into `buf`, as a
+    /// one-dimensional tensor borrowing it.
+    fn read_elements<'b>(
+        &self,
+        at: usize,
+        start: u64,
+        count: u64,
+        buf: &'b mut Vec<u8>,
+    ) -> Result<Tensor<'b>>;
+
+    /// True when reading tensor `at` decodes it (a deflated member): each
+    /// pass over it costs that work again.
+    fn is_decoded(&self, at: usize) -> bool;
 }
 
 /// An item's tensor: held in memory (the whole-file path), or read from
 /// the file when the writer gets to it (the random-access path) and
 /// dropped once written, so a writer holds one input tensor at a time.
+/// The safetensors, npz and cvm-params writers take either a slice at a time
+/// ([`TensorRef::write_planned`], in `convert/stream.rs`).
 #[derive(Clone, Copy)]
 pub(crate) enum TensorRef<'t, 'a> {
     /// In memory.
@@ -249,8 +266,11 @@ impl<'t, 'a> TensorRef<'t, 'a> {
     }
 }
 
-/// A sink writers write to: a file being written atomically
-/// ([`tensor_core::io::Sink`]) or the caller's own (the viewer's).
+/// What every writer writes to: a file being written atomically
+/// ([`tensor_core::io::Sink`], through `tensor_core::io::write_atomic`), a
+/// `Cursor<Vec<u8>>` (a conversion in memory), a temporary file copied to
+/// a writer that cannot seek (`tensor_core::io::write_spooled`), or the
+/// caller's own (the viewer's).
 pub(crate) trait WriteSeek: std::io::Write + std::io::Seek {}
 
 impl<W: std::io::Write + std::io::Seek + ?Sized> WriteSeek for W {}
@@ -272,21 +292,11 @@ pub(crate) trait Codec: Sync {
     /// Reads the whole file: tensors, the contract's entries, graph, metadata.
     fn read(&self, src: &Source, opts: &ReadOptions) -> Result<Contents>;
 
-    /// Writes `items` as a new file of `format` at `out`, atomically
-    /// ([`Codec::write_to`] on the file being written).
-    fn write(
-        &self,
-        format: Format,
-        out: &Path,
-        items: &[Item<'_, '_>],
-        cx: &WriteContext<'_>,
-    ) -> Result<()> {
-        tensor_core::io::write_atomic(out, |w| self.write_to(format, w, items, cx))
-    }
-
     /// Writes `items` as a file of `format` to `w`, one tensor at a time:
     /// each is got ([`TensorRef::get`]), converted by the plan, written and
-    /// dropped before the next.
+    /// dropped before the next, or streamed a slice at a time
+    /// ([`TensorRef::write_planned`]). The format's one writer: for a file
+    /// (`write_atomic`), in memory, and for a file read by slices.
     fn write_to(
         &self,
         format: Format,
@@ -296,8 +306,8 @@ pub(crate) trait Codec: Sync {
     ) -> Result<()>;
 
     /// Writes the file again in its own format with everything it holds
-    /// (byte-identical for files the real library wrote).
-    fn reencode(&self, src: &Source, out: &Path) -> Result<()>;
+    /// (byte-identical for files the real library wrote) to `w`.
+    fn reencode(&self, src: &Source, w: &mut dyn WriteSeek) -> Result<()>;
 
     /// Files carried inside this one that are documents of their own (an
     /// `.nnp`'s solver states), by member name.
@@ -335,13 +345,6 @@ pub(crate) trait Codec: Sync {
     /// does not read it (the file is then opened whole).
     fn index(&self, _format: Format, _index: &mut FileIndex, _r: &dyn ReadAt) -> Result<bool> {
         Ok(false)
-    }
-
-    /// The writer that writes `format` a slice at a time from an index
-    /// (`convert/sliced.rs`), when the format has one; others are written
-    /// by [`Codec::write_to`], each tensor read whole when its turn comes.
-    fn sliced_writer(&self, _format: Format) -> Option<SlicedWriter> {
-        None
     }
 }
 

@@ -4,7 +4,7 @@
 
 use std::path::Path;
 
-use crate::codec::{Item, WriteContext, codec};
+use crate::codec::{Item, WriteContext, WriteSeek, codec};
 use crate::{Document, Error, Format, Result};
 
 mod driver;
@@ -13,13 +13,13 @@ mod onnx_graph;
 mod options;
 mod plan;
 mod sliced;
+mod stream;
 mod summary;
 
 #[cfg(feature = "onnx")]
 pub use onnx_graph::RESERVED_PREFIX;
 pub use options::ConvertOptions;
 pub(crate) use plan::{Exchange, Plan, cast_float};
-pub(crate) use sliced::SlicedWriter;
 pub use sliced::{SLICED_TARGETS, convert_index};
 pub use summary::{ConvertSummary, ExportedGraph};
 
@@ -105,7 +105,8 @@ fn check_applies_to(
     Ok(())
 }
 
-/// Writes an opened document as `output` (replaced atomically).
+/// Writes an opened document as `output` (replaced atomically), of the
+/// format `opts.to` names or else `output`'s extension names.
 ///
 /// To the input's own format, the whole file is re-encoded. Between
 /// NNabla's encodings the whole model is kept. A graph (NNabla network,
@@ -115,37 +116,35 @@ fn check_applies_to(
 /// `opts` says; every writer converts one tensor at a time while writing
 /// (the writers [`convert_index`] uses for a file read by slices). Options
 /// that do not apply to the target are refused; every step that loses
-/// something is refused or said in [`ConvertSummary::warnings`].
+/// something is refused or said in [`ConvertSummary::warnings`]. The
+/// bytes are the ones [`convert_document_to_bytes`] and
+/// [`convert_document_to_writer`] give: each is the one conversion
+/// writing to the file being written, to memory, or to a temporary file.
 pub fn convert_document(
     doc: &Document,
     output: impl AsRef<Path>,
     opts: &ConvertOptions,
 ) -> Result<ConvertSummary> {
-    #[cfg(feature = "nnp")]
-    if let Some(params) = &opts.params {
-        let merged = doc.with_parameters(params)?;
-        let mut rest = opts.clone();
-        rest.params = None;
-        let mut s = convert_document(&merged, output.as_ref(), &rest)?;
-        s.from = doc.format();
-        return Ok(s);
-    }
-    #[cfg(not(feature = "nnp"))]
-    if opts.params.is_some() {
-        return Err(Error::FeatureDisabled {
-            format: Format::NnablaH5,
-            feature: "nnp",
-        });
-    }
+    let output = output.as_ref();
+    let target = match opts.to {
+        Some(f) => f,
+        None => target_of(doc, output)?,
+    };
     let wo = tensor_core::io::WriteOptions::new().sync(opts.sync);
-    tensor_core::io::with_write_options(wo, || convert_document_to(doc, output.as_ref(), opts))
+    let mut summary = None;
+    tensor_core::io::with_write_options(wo, || {
+        tensor_core::io::write_atomic(output, |w| -> Result<()> {
+            summary = Some(convert_document_to(doc, target, w, opts)?);
+            Ok(())
+        })
+    })?;
+    summary.ok_or_else(|| Error::Invalid("the conversion wrote nothing".into()))
 }
 
 /// Converts an opened document to `target` in memory: the bytes
 /// [`convert_document`] would write to a file of that format with the same
-/// options (`opts.to` is set to `target`), and its summary. Every writer
-/// runs as for a file, writing to memory instead
-/// ([`tensor_core::io::capture_write`]); nothing is written to disk.
+/// options (`opts.to` is set to `target`), and its summary. The same
+/// writers run, writing to a `Vec<u8>`; nothing is written to disk.
 ///
 /// ```
 /// # fn main() -> mlformats::Result<()> {
@@ -164,12 +163,9 @@ pub fn convert_document_to_bytes(
 ) -> Result<(Vec<u8>, ConvertSummary)> {
     let mut opts = opts.clone();
     opts.to = Some(target);
-    // the name gives the writers the format's usual extension only: under
-    // the capture no file of that name is created or read
-    let name = format!("converted.{}", target.extension());
-    let (summary, bytes) =
-        tensor_core::io::capture_write(|| convert_document(doc, Path::new(&name), &opts))?;
-    Ok((bytes, summary))
+    let mut out = std::io::Cursor::new(Vec::new());
+    let summary = convert_document_to(doc, target, &mut out, &opts)?;
+    Ok((out.into_inner(), summary))
 }
 
 /// Converts an opened document to `target`, writing the bytes to `out`
@@ -179,7 +175,7 @@ pub fn convert_document_to_bytes(
 ///
 /// Every format works, also those whose writer seeks (`.nnp`, `.h5`,
 /// `.npz`): the file is made in an unnamed temporary file first and then
-/// copied to `out` ([`tensor_core::io::capture_write_to`]), so the bytes
+/// copied to `out` ([`tensor_core::io::write_spooled`]), so the bytes
 /// are not held in memory. When the conversion fails, nothing is written
 /// to `out`.
 ///
@@ -202,28 +198,41 @@ pub fn convert_document_to_writer<W: std::io::Write + ?Sized>(
 ) -> Result<ConvertSummary> {
     let mut opts = opts.clone();
     opts.to = Some(target);
-    // as in `convert_document_to_bytes`: no file of this name is touched
-    let name = format!("converted.{}", target.extension());
-    tensor_core::io::capture_write_to(out, || convert_document(doc, Path::new(&name), &opts))
+    tensor_core::io::write_spooled(out, |w| convert_document_to(doc, target, w, &opts))
 }
 
+/// The one conversion of `doc` to `target` with `opts`, written to `w`
+/// (the file being written, memory, a temporary file).
 fn convert_document_to(
     doc: &Document,
-    output: &Path,
+    target: Format,
+    w: &mut dyn WriteSeek,
     opts: &ConvertOptions,
 ) -> Result<ConvertSummary> {
-    let target = match opts.to {
-        Some(f) => f,
-        None => target_of(doc, output)?,
-    };
+    #[cfg(feature = "nnp")]
+    if let Some(params) = &opts.params {
+        let merged = doc.with_parameters(params)?;
+        let mut rest = opts.clone();
+        rest.params = None;
+        let mut s = convert_document_to(&merged, target, w, &rest)?;
+        s.from = doc.format();
+        return Ok(s);
+    }
+    #[cfg(not(feature = "nnp"))]
+    if opts.params.is_some() {
+        return Err(Error::FeatureDisabled {
+            format: Format::NnablaH5,
+            feature: "nnp",
+        });
+    }
     check_applies(doc, target, opts)?;
     let filter = crate::NameFilter::new(&opts.only, &opts.exclude)?;
     #[cfg(all(feature = "onnx", feature = "nnp"))]
     if doc.format() == Format::Onnx && crate::import::imports_to(target, opts) {
-        return crate::import::onnx_to_nnabla(doc, target, output, opts);
+        return crate::import::onnx_to_nnabla(doc, target, w, opts);
     }
     if opts.is_plain()
-        && let Some(s) = convert_as_is(doc, target, output)?
+        && let Some(s) = convert_as_is(doc, target, w)?
     {
         return Ok(s);
     }
@@ -237,7 +246,7 @@ fn convert_document_to(
                     .graph()
                     .is_some_and(|g| g.graphs.iter().any(|g| !g.nodes.is_empty()))))
     {
-        return onnx_graph::export(doc, output, opts, &filter, &renames);
+        return onnx_graph::export(doc, w, opts, &filter, &renames);
     }
     let keeps_model = doc.format().is_nnabla() && target.is_nnabla() && !opts.weights_only;
     let src = driver::Source {
@@ -259,22 +268,26 @@ fn convert_document_to(
     #[cfg(feature = "nnp")]
     if keeps_model {
         let items = sel.items(&src);
-        let (with_graph, mut warnings) = nnabla_with_model(doc, target, output, &items, &cx, opts)?;
+        let (with_graph, mut warnings) = nnabla_with_model(doc, target, w, &items, &cx, opts)?;
         let mut s = sel.summary(with_graph);
         s.warnings.append(&mut warnings);
         return Ok(s);
     }
     sel.say_lost(&src, opts);
-    codec(target)?.write(target, output, &sel.items(&src), &cx)?;
+    codec(target)?.write_to(target, w, &sel.items(&src), &cx)?;
     Ok(sel.summary(false))
 }
 
 /// A plain conversion (no option) that keeps the whole model: `doc`
 /// re-encoded into its own format, or transcoded between NNabla's
 /// encodings; `None` for any other.
-fn convert_as_is(doc: &Document, target: Format, output: &Path) -> Result<Option<ConvertSummary>> {
+fn convert_as_is(
+    doc: &Document,
+    target: Format,
+    w: &mut dyn WriteSeek,
+) -> Result<Option<ConvertSummary>> {
     if doc.format() == target {
-        doc.reencode(output)?;
+        codec(target)?.reencode(doc.source(), w)?;
         return Ok(Some(ConvertSummary::new(
             doc.format(),
             target,
@@ -284,7 +297,7 @@ fn convert_as_is(doc: &Document, target: Format, output: &Path) -> Result<Option
     }
     #[cfg(feature = "nnp")]
     if doc.format().is_nnabla() && target.is_nnabla() {
-        crate::formats::nnabla_family::transcode(doc.source(), target, output)?;
+        crate::formats::nnabla_family::transcode(doc.source(), target, w)?;
         let mut s = ConvertSummary::new(doc.format(), target, doc.len(), true);
         s.warnings.extend(driver::widened_warning(
             target,
@@ -335,7 +348,7 @@ fn lost_of(
 fn nnabla_with_model(
     doc: &Document,
     target: Format,
-    output: &Path,
+    w: &mut dyn WriteSeek,
     items: &[Item<'_, '_>],
     cx: &WriteContext<'_>,
     opts: &ConvertOptions,
@@ -371,7 +384,7 @@ fn nnabla_with_model(
             ));
         }
     }
-    nnabla_family::write(&model, target, output, items, cx)?;
+    nnabla_family::write_to(&model, target, w, items, cx)?;
     Ok((with_graph, warnings))
 }
 

@@ -245,7 +245,8 @@ impl Document {
     /// Writes the file again in its own format with everything it holds
     /// (byte-identical for files the real library wrote).
     pub fn reencode(&self, out: impl AsRef<Path>) -> Result<()> {
-        codec(self.format())?.reencode(&self.source, out.as_ref())
+        let c = codec(self.format())?;
+        tensor_core::io::write_atomic(out.as_ref(), |w| c.reencode(&self.source, w))
     }
 
     /// The documents carried inside this file: an `.nnp`'s solver states

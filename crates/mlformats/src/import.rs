@@ -3,11 +3,10 @@
 //! through `graph-translate`.
 
 use std::collections::HashSet;
-use std::path::Path;
 
 use graph_translate::import::{ImportError, ImportOptions};
 
-use crate::codec::{Item, ReadOptions, WriteContext};
+use crate::codec::{Item, ReadOptions, WriteContext, WriteSeek};
 use crate::convert::{ConvertOptions, ConvertSummary, Plan};
 use crate::{Document, Error, Format, Result};
 
@@ -30,18 +29,18 @@ fn import_err(e: ImportError) -> Error {
     }
 }
 
-/// Imports the ONNX model of `doc` as an NNabla model written to `output`
+/// Imports the ONNX model of `doc` as an NNabla model written to `w`
 /// (or, for a `.tsm` target, as a TenniS module).
 /// Selection, casts and renames would change the graph's parameters, so
 /// they are refused (`--weights-only` writes the initializers alone).
 pub(crate) fn onnx_to_nnabla(
     doc: &Document,
     target: Format,
-    output: &Path,
+    w: &mut dyn WriteSeek,
     opts: &ConvertOptions,
 ) -> Result<ConvertSummary> {
     if target == Format::TennisModule {
-        return onnx_to_tennis(doc, output, opts);
+        return onnx_to_tennis(doc, w, opts);
     }
     if !opts.is_plain() {
         return Err(Error::OptionDoesNotApply {
@@ -86,13 +85,17 @@ pub(crate) fn onnx_to_nnabla(
         progress,
         metadata: Vec::new(),
     };
-    crate::formats::nnabla_family::write(&imp.model, target, output, &items, &cx)?;
+    crate::formats::nnabla_family::write_to(&imp.model, target, w, &items, &cx)?;
     Ok(ConvertSummary::new(Format::Onnx, target, items.len(), true))
 }
 
-/// Imports the ONNX model of `doc` as a TenniS module written to `output`.
+/// Imports the ONNX model of `doc` as a TenniS module written to `w`.
 #[cfg(feature = "tennis")]
-fn onnx_to_tennis(doc: &Document, output: &Path, opts: &ConvertOptions) -> Result<ConvertSummary> {
+fn onnx_to_tennis(
+    doc: &Document,
+    w: &mut dyn WriteSeek,
+    opts: &ConvertOptions,
+) -> Result<ConvertSummary> {
     if !opts.is_plain() {
         return Err(Error::OptionDoesNotApply {
             option: "--only/--exclude/--dtype/--rename/--keep-order",
@@ -116,7 +119,7 @@ fn onnx_to_tennis(doc: &Document, output: &Path, opts: &ConvertOptions) -> Resul
         .iter()
         .filter(|n| n.kind() == bubble_module::NodeKind::Const)
         .count();
-    module.save(output, &bubble_module::WriteOptions::default())?;
+    module.write(w, &bubble_module::WriteOptions::default())?;
     Ok(ConvertSummary::new(
         Format::Onnx,
         Format::TennisModule,
@@ -127,7 +130,11 @@ fn onnx_to_tennis(doc: &Document, output: &Path, opts: &ConvertOptions) -> Resul
 
 /// Without the `tennis` feature there is no TenniS writer.
 #[cfg(not(feature = "tennis"))]
-fn onnx_to_tennis(_: &Document, _: &Path, _: &ConvertOptions) -> Result<ConvertSummary> {
+fn onnx_to_tennis(
+    _: &Document,
+    _: &mut dyn WriteSeek,
+    _: &ConvertOptions,
+) -> Result<ConvertSummary> {
     Err(Error::Unsupported(
         "TenniS support is not built in (feature \"tennis\")".into(),
     ))

@@ -47,7 +47,6 @@
 //! parameters only: graph features (ONNX export, whole-model conversion)
 //! refuse them as they refuse any parameter file.
 
-use std::path::Path;
 use std::sync::RwLock;
 
 use serde_json::{Map, Value};
@@ -326,7 +325,7 @@ impl Codec for Entry {
         self.plugin.write(&mut tensors, w)
     }
 
-    fn reencode(&self, src: &Source, out: &Path) -> Result<()> {
+    fn reencode(&self, src: &Source, w: &mut dyn WriteSeek) -> Result<()> {
         let c = self.read(src, &ReadOptions::default())?;
         let items: Vec<Item<'_, '_>> = c
             .stored
@@ -345,7 +344,7 @@ impl Codec for Entry {
             progress: &|_| {},
             metadata: Vec::new(),
         };
-        self.write(src.format, out, &items, &cx)
+        self.write_to(src.format, w, &items, &cx)
     }
 
     fn refuses(&self, _: Format, dtype: DType, _dims: &[usize]) -> Option<String> {

@@ -12,8 +12,9 @@
 //! big-endian one, `>f4`, `>i8`, ...: swapped to little-endian as it is
 //! read, the bytes the whole-file path gives), NNabla `.nnp`
 //! archives whose parameters are in stored or deflated `.protobuf` members
-//! (the networks read whole, each parameter's packed data located, not
-//! read; a deflated member walked once as it inflates, in bounded memory);
+//! (the reader's own walk, `nnabla_proto::index::merge_index`: the
+//! networks read whole, each parameter's packed data located, not read; a
+//! deflated member walked once as it inflates, in bounded memory);
 //! standalone NNabla `.protobuf` files whose parameters are packed (the
 //! same walk over the whole file; with the `nnp` feature), TenniS `.tsm`
 //! modules (the reader's own walk, `bubble_module::Module::index`: the
@@ -109,14 +110,10 @@ mod npz;
 mod onnx;
 #[cfg(feature = "primitiv")]
 mod primitiv;
-#[cfg(feature = "nnp")]
-mod protobuf;
 #[cfg(feature = "safetensors")]
 mod safetensors;
 #[cfg(feature = "tennis")]
 mod tsm;
-#[cfg(feature = "nnp")]
-mod wire;
 
 /// A file read by offset: its length and any range of its bytes
 /// (`tensor-core`'s, which the format crates read through).

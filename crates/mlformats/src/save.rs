@@ -6,7 +6,7 @@ use std::path::Path;
 
 use tensor_core::Tensor;
 
-use crate::codec::{Item, TensorRef, WriteContext, codec};
+use crate::codec::{Item, TensorRef, WriteContext, WriteSeek, codec};
 use crate::convert::Plan;
 use crate::{Error, Format, Result};
 
@@ -95,7 +95,10 @@ where
             name: path.display().to_string(),
         })?,
     };
-    write_items(path, format, tensors, opts)
+    let wo = tensor_core::io::WriteOptions::new().sync(opts.sync);
+    tensor_core::io::with_write_options(wo, || {
+        tensor_core::io::write_atomic(path, |w| write_items(w, format, tensors, opts))
+    })
 }
 
 /// [`save_with`] writing to `out` (standard output, a pipe: any writer; it
@@ -103,7 +106,7 @@ where
 /// format would get. Every format works, also those whose writer seeks
 /// (`.nnp`, `.h5`, `.npz`): the file is made in an unnamed temporary file
 /// first and then copied to `out`
-/// ([`tensor_core::io::capture_write_to`]). When saving fails, nothing is
+/// ([`tensor_core::io::write_spooled`]). When saving fails, nothing is
 /// written to `out`. `opts.format` is not used.
 ///
 /// ```
@@ -127,15 +130,12 @@ where
     N: AsRef<str>,
     T: Borrow<Tensor<'a>>,
 {
-    // the name gives the writers the format's usual extension only: under
-    // the capture no file of that name is created or read
-    let name = format!("saved.{}", format.extension());
-    tensor_core::io::capture_write_to(out, || write_items(Path::new(&name), format, tensors, opts))
+    tensor_core::io::write_spooled(out, |w| write_items(w, format, tensors, opts))
 }
 
-/// Writes `tensors` to `path` as `format`.
+/// Writes `tensors` to `w` as `format`.
 fn write_items<'a, I, N, T>(
-    path: &Path,
+    w: &mut dyn WriteSeek,
     format: Format,
     tensors: I,
     opts: &SaveOptions,
@@ -169,6 +169,5 @@ where
         progress: &|_| {},
         metadata: opts.metadata.clone(),
     };
-    let wo = tensor_core::io::WriteOptions::new().sync(opts.sync);
-    tensor_core::io::with_write_options(wo, || c.write(format, path, &items, &cx))
+    c.write_to(format, w, &items, &cx)
 }

@@ -20,10 +20,11 @@ use std::path::Path;
 use std::sync::Arc;
 
 use prost::Message;
-use tensor_core::{Bytes, DType, Limits, MappedFile, MemoryOrder, Tensor};
+use tensor_core::{MappedFile, Tensor};
 
+use crate::index::{Scattered, merge_index};
 use crate::params::{ParamTensor, f32_bytes};
-use crate::wire::{self, FIXED32, LEN, Reader, VARINT};
+use crate::wire::{self, LEN, VARINT};
 use crate::{Error, NNablaProtoBuf, ReadOptions, Result};
 
 /// Field number of `NNablaProtoBuf.parameter`.
@@ -111,193 +112,21 @@ pub struct BinaryFile<'a> {
 
 /// Like [`parse_with`], but merges the non-parameter fields into an
 /// existing root message (nnabla's loader merges every file into one root)
-/// and returns the parameters, borrowed from `bytes`.
+/// and returns the parameters, borrowed from `bytes`: the walk of
+/// [`crate::index::merge_index`] over `bytes`, each packed run borrowed,
+/// unpacked or split data collected.
 pub fn merge_borrowed<'a>(
     root: &mut NNablaProtoBuf,
     bytes: &'a [u8],
     opts: &ReadOptions,
 ) -> Result<Vec<ParamTensor<'a>>> {
-    let limits = &opts.limits;
-    let mut r = Reader::new(bytes, 0);
+    let len = bytes.len() as u64;
     let mut params = Vec::new();
-    let mut span_start = 0usize;
-    while !r.at_end() {
-        let field_start = r.pos();
-        let (num, wt) = r.key()?;
-        if num == ROOT_PARAMETER {
-            if wt != LEN {
-                return Err(Error::wire(
-                    field_start,
-                    format!("NNablaProtoBuf.parameter has wire type {wt}, expected 2"),
-                ));
-            }
-            merge_span(root, bytes, span_start, field_start)?;
-            let (payload, off) = r.len_delimited()?;
-            limits.check_tensors(params.len() as u64 + 1)?;
-            params.push(read_parameter(payload, off, limits)?);
-            span_start = r.pos();
-        } else {
-            r.skip(wt, num)?;
-        }
-    }
-    merge_span(root, bytes, span_start, bytes.len())?;
+    merge_index(root, bytes, 0, len, opts, Scattered::Collect, |p| {
+        params.push(p.in_bytes(bytes)?);
+        Ok(())
+    })?;
     Ok(params)
-}
-
-fn merge_span(root: &mut NNablaProtoBuf, bytes: &[u8], start: usize, end: usize) -> Result<()> {
-    if start < end {
-        let span = bytes
-            .get(start..end)
-            .ok_or_else(|| Error::wire(start, "span out of range"))?;
-        root.merge(span).map_err(|e| {
-            Error::wire(
-                start,
-                format!("{e} (in the fields at bytes {start}..{end})"),
-            )
-        })?;
-    }
-    Ok(())
-}
-
-enum Data<'a> {
-    None,
-    Borrowed(&'a [u8]),
-    Owned(Vec<u8>),
-}
-
-impl<'a> Data<'a> {
-    fn append(&mut self, more: &'a [u8]) {
-        *self = match std::mem::replace(self, Data::None) {
-            Data::None => Data::Borrowed(more),
-            Data::Borrowed(b) => {
-                let mut v = Vec::with_capacity(b.len() + more.len());
-                v.extend_from_slice(b);
-                v.extend_from_slice(more);
-                Data::Owned(v)
-            }
-            Data::Owned(mut v) => {
-                v.extend_from_slice(more);
-                Data::Owned(v)
-            }
-        }
-    }
-}
-
-/// Reads one `Parameter` message (fields 1 name, 20 shape, 100 data, 101 need_grad).
-fn read_parameter<'a>(payload: &'a [u8], base: usize, limits: &Limits) -> Result<ParamTensor<'a>> {
-    let mut r = Reader::new(payload, base);
-    let mut name: &str = "";
-    let mut dims: Vec<i64> = Vec::new();
-    let mut data = Data::None;
-    let mut need_grad = false;
-    while !r.at_end() {
-        let at = r.offset();
-        let (num, wt) = r.key()?;
-        let wrong = |expected: &str| {
-            Error::wire(
-                at,
-                format!("Parameter field {num} has wire type {wt}, expected {expected}"),
-            )
-        };
-        match num {
-            1 => {
-                if wt != LEN {
-                    return Err(wrong("2"));
-                }
-                let (s, off) = r.len_delimited()?;
-                limits.check_name_len(s.len() as u64)?;
-                name = std::str::from_utf8(s)
-                    .map_err(|_| Error::wire(off, "Parameter.variable_name is not valid UTF-8"))?;
-            }
-            20 => {
-                if wt != LEN {
-                    return Err(wrong("2"));
-                }
-                let (s, off) = r.len_delimited()?;
-                read_shape(s, off, &mut dims, limits)?;
-            }
-            100 => match wt {
-                LEN => {
-                    let (s, off) = r.len_delimited()?;
-                    if !s.len().is_multiple_of(4) {
-                        return Err(Error::wire(
-                            off,
-                            format!(
-                                "packed float data of {} bytes is not a multiple of 4",
-                                s.len()
-                            ),
-                        ));
-                    }
-                    data.append(s);
-                }
-                FIXED32 => {
-                    let s = r.bytes(4)?;
-                    data.append(s);
-                    // An unpacked run: make sure it is owned so further
-                    // elements append in place.
-                    if let Data::Borrowed(b) = data {
-                        data = Data::Owned(b.to_vec());
-                    }
-                }
-                _ => return Err(wrong("2 or 5")),
-            },
-            101 => {
-                if wt != VARINT {
-                    return Err(wrong("0"));
-                }
-                need_grad = r.varint()? != 0;
-            }
-            _ => r.skip(wt, num)?,
-        }
-    }
-    let mut udims = Vec::with_capacity(dims.len());
-    for &d in &dims {
-        let d = usize::try_from(d)
-            .map_err(|_| Error::param(name, format!("negative dimension {d} in shape {dims:?}")))?;
-        udims.push(d);
-    }
-    let bytes: Bytes<'a> = match data {
-        Data::None => Bytes::Owned(Vec::new()),
-        Data::Borrowed(b) => Bytes::Borrowed(b),
-        Data::Owned(v) => Bytes::Owned(v),
-    };
-    let tensor = Tensor::with_order(DType::F32, udims, MemoryOrder::RowMajor, bytes)
-        .map_err(|e| Error::param(name, e.to_string()))?;
-    Ok(ParamTensor {
-        name: name.to_string(),
-        tensor,
-        need_grad,
-    })
-}
-
-fn read_shape(payload: &[u8], base: usize, dims: &mut Vec<i64>, limits: &Limits) -> Result<()> {
-    let mut r = Reader::new(payload, base);
-    while !r.at_end() {
-        let at = r.offset();
-        let (num, wt) = r.key()?;
-        match (num, wt) {
-            (1, LEN) => {
-                let (s, off) = r.len_delimited()?;
-                let mut p = Reader::new(s, off);
-                while !p.at_end() {
-                    limits.check_rank(dims.len() as u64 + 1)?;
-                    dims.push(p.varint()? as i64);
-                }
-            }
-            (1, VARINT) => {
-                limits.check_rank(dims.len() as u64 + 1)?;
-                dims.push(r.varint()? as i64);
-            }
-            (1, _) => {
-                return Err(Error::wire(
-                    at,
-                    format!("Shape.dim has wire type {wt}, expected 0 or 2"),
-                ));
-            }
-            _ => r.skip(wt, num)?,
-        }
-    }
-    Ok(())
 }
 
 /// Writes one parameter as a root-level `parameter` entry (field 200), in

@@ -48,6 +48,10 @@ pub enum Error {
     /// Writing failed.
     #[error("write failed: {0}")]
     Io(#[from] std::io::Error),
+    /// Reading the input failed (a source read by offset:
+    /// [`crate::index::merge_index`]).
+    #[error("read failed: {0}")]
+    Read(std::io::Error),
 }
 
 impl Error {

@@ -11,6 +11,10 @@
 //!   [`binary::merge_borrowed`]) whose parameter tensors borrow the packed
 //!   float data of the input, plain prost [`binary::decode`] /
 //!   [`binary::merge`], [`binary::encode`] / [`binary::write`];
+//! - one walk of a binary `.protobuf` through `tensor-core`'s `ReadAt`
+//!   ([`index::merge_index`]): each parameter's name, shape and
+//!   `need_grad` read and its packed data located, not read; what the
+//!   zero-copy reader and readers by offset share;
 //! - text `.nntxt` / `.prototxt` ([`text`]): [`text::parse`], [`text::merge`],
 //!   [`text::parse_all`] (several files merged into one root as nnabla does),
 //!   and [`text::print`] / [`text::write`], byte-identical to Python
@@ -72,6 +76,7 @@ pub mod binary;
 mod descriptor;
 mod error;
 pub mod graph;
+pub mod index;
 pub mod model;
 mod options;
 mod params;

@@ -22,8 +22,10 @@
 //! - A folder that takes no new file is an error naming it; nothing is
 //!   left in it.
 //!
-//! [`capture_write`] and [`capture_write_to`] send the bytes to memory or
-//! to any writer (standard output) instead of a path.
+//! [`write_spooled`] sends the bytes to any writer (standard output)
+//! instead of a path, through an unnamed temporary file; a writer that
+//! writes to memory takes a `std::io::Cursor<Vec<u8>>` instead of a
+//! [`Sink`].
 //!
 //! # What a crash or a kill leaves
 //!
@@ -55,7 +57,6 @@ use std::path::Path;
 
 use crate::Error;
 
-mod capture;
 mod output;
 mod replace;
 mod sink;
@@ -63,7 +64,6 @@ mod target;
 #[cfg(test)]
 mod tests;
 
-pub use capture::{capture_write, capture_write_to};
 use output::Output;
 use replace::replace;
 #[cfg(target_os = "linux")]
@@ -154,8 +154,7 @@ pub fn current_write_options() -> WriteOptions {
 /// when `write` succeeds. On any error the temporary file is removed and an
 /// existing `path` is left as it was. Uses this thread's
 /// [`current_write_options`] (by default: no flush to the disk; see the
-/// [module docs](self)). Inside [`capture_write`] the bytes go to memory
-/// instead, and `path` is not touched.
+/// [module docs](self)).
 ///
 /// ```
 /// # fn main() -> Result<(), Box<dyn std::error::Error>> {
@@ -219,10 +218,6 @@ where
     E: From<Error>,
 {
     let path = path.as_ref();
-    if let Some(mut sink) = capture::sink()? {
-        write(&mut sink)?;
-        return capture::captured(sink).map_err(E::from);
-    }
     let (path, previous) = match output::resolve(path)? {
         Output::Through(mut out) => {
             let mut sink = Sink::file(output::spool()?);
@@ -291,15 +286,6 @@ where
     E: From<Error>,
 {
     let path = path.as_ref();
-    if capture::active() {
-        return Err(E::from(Error::io(
-            format!("writing {} in memory", path.display()),
-            std::io::Error::new(
-                std::io::ErrorKind::Unsupported,
-                "this writer writes to a file only",
-            ),
-        )));
-    }
     let (path, previous) = match output::resolve(path)? {
         Output::Through(mut out) => {
             // removed when dropped, after the copy
@@ -334,6 +320,44 @@ where
         target.sync_dir()?;
     }
     Ok(())
+}
+
+/// Runs `write` on an unnamed temporary file in the temporary folder (a
+/// [`Sink`]: it may seek), then copies what it wrote to `out` (standard
+/// output, a socket, any writer that cannot seek), flushes `out` and
+/// returns `write`'s result. The bytes are not held in memory. When
+/// `write` fails, nothing is written to `out`.
+///
+/// ```
+/// use std::io::{Seek, SeekFrom, Write};
+/// let mut out = Vec::new();
+/// let n = tensor_core::io::write_spooled(&mut out, |w| {
+///     let e = |e| tensor_core::Error::io("w", e);
+///     w.write_all(b"hello").map_err(e)?;
+///     w.seek(SeekFrom::Start(0)).map_err(e)?;
+///     w.write_all(b"J").map_err(e)?;
+///     Ok::<_, tensor_core::Error>(5)
+/// })
+/// .unwrap();
+/// assert_eq!((n, out.as_slice()), (5, &b"Jello"[..]));
+/// ```
+pub fn write_spooled<W, R, E>(
+    out: &mut W,
+    write: impl FnOnce(&mut Sink) -> std::result::Result<R, E>,
+) -> std::result::Result<R, E>
+where
+    W: std::io::Write + ?Sized,
+    E: From<Error>,
+{
+    use std::io::{Seek, SeekFrom};
+    let mut sink = Sink::file(output::spool()?);
+    let r = write(&mut sink)?;
+    let mut file = sink.into_file(Path::new("a temporary file"))?;
+    file.seek(SeekFrom::Start(0))
+        .and_then(|_| std::io::copy(&mut file, out))
+        .and_then(|_| out.flush())
+        .map_err(|e| E::from(Error::io("writing the output", e)))?;
+    Ok(r)
 }
 
 /// Number of files in `dir` (a test helper for "no temporary left behind").

@@ -77,6 +77,18 @@ pub enum Error {
     /// member and the byte).
     #[error("{0}")]
     Malformed(String),
+    /// The bytes are not valid wire format at a known place: what
+    /// [`bad`] makes (the cursor's errors), for a reader that words it
+    /// in its own error type.
+    #[error("{member}: {what} (at byte {at} of the archive)")]
+    At {
+        /// What the bytes are (the cursor's `member`).
+        member: String,
+        /// The byte at which the problem was found.
+        at: u64,
+        /// What is wrong.
+        what: String,
+    },
     /// Reading the file failed.
     #[error(transparent)]
     Io(#[from] io::Error),
@@ -87,7 +99,11 @@ pub enum Error {
 
 /// The error for `what` at byte `at` of `member`.
 pub fn bad(member: &str, at: u64, what: impl std::fmt::Display) -> Error {
-    Error::Malformed(format!("{member}: {what} (at byte {at} of the archive)"))
+    Error::At {
+        member: member.to_string(),
+        at,
+        what: what.to_string(),
+    }
 }
 
 /// The `n` bytes of `r` at `offset`, in a buffer allocated fallibly.

@@ -33,6 +33,39 @@ pub(crate) struct Tx {
     /// Output names no computing node may take (outputs tied to an input
     /// by [`Tx::tie_to_input`], whose own node takes the name).
     avoid: HashSet<String>,
+    /// The input of each `Softplus` output lowered so far: a `Tanh` of one
+    /// is computed from that input (`tennis_ops_act::tanh_softplus`).
+    pub(crate) softplus_of: HashMap<String, String>,
+    /// `Softplus` outputs only `Tanh`s read ([`softplus_for_tanh_only`]):
+    /// no `softplus` is written for them.
+    pub(crate) softplus_unread: HashSet<String>,
+}
+
+/// The outputs of the graph's `Softplus` nodes that only `Tanh` nodes read
+/// (not graph outputs); none when a node has a subgraph, whose reads of
+/// outer values its inputs do not list.
+fn softplus_for_tanh_only(g: &OnnxGraph) -> HashSet<String> {
+    if g.nodes.iter().any(onnx_graph::has_subgraph) {
+        return HashSet::new();
+    }
+    let mut readers: HashMap<&str, Vec<&str>> = HashMap::new();
+    for n in &g.nodes {
+        for i in n.inputs.iter().filter(|i| !i.is_empty()) {
+            readers.entry(i.as_str()).or_default().push(n.op.as_str());
+        }
+    }
+    g.nodes
+        .iter()
+        .filter(|n| n.op == "Softplus")
+        .filter_map(|n| n.outputs.first())
+        .filter(|o| !g.outputs.contains(o))
+        .filter(|o| {
+            readers
+                .get(o.as_str())
+                .is_some_and(|r| r.iter().all(|&op| op == "Tanh"))
+        })
+        .cloned()
+        .collect()
 }
 
 impl std::ops::Deref for Tx {
@@ -179,6 +212,8 @@ impl Tx {
             any_dtype: false,
             live: HashSet::new(),
             avoid: HashSet::new(),
+            softplus_of: HashMap::new(),
+            softplus_unread: softplus_for_tanh_only(g),
         }
     }
 

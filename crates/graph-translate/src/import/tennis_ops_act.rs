@@ -1,13 +1,17 @@
 //! ONNX → TenniS lowerings: activations TenniS has as operators (`erf`,
-//! `softplus`, `hard_sigmoid`, `pow`) and the ones composed exactly from
-//! them (`HardSwish`, `Elu`, `Selu`).
+//! `softplus`, `hard_sigmoid`, `pow`), the ones composed exactly from
+//! them (`HardSwish`, `Elu`, `Selu`), and `Mish` (and `Tanh` of a
+//! `Softplus`) in a form that keeps its precision for negative inputs.
 
 use super::LowerError;
 use super::onnx_graph::Node;
 use super::tennis_cx::out;
 use super::tennis_cx::{Lowered, Tx, kv, p_float};
+use bubble_module::NodeId;
 
-/// `Erf` → `erf`, `Softplus` → `softplus` (log(exp(x) + 1)).
+/// `Erf` → `erf`, `Softplus` → [`softplus`]; a `Softplus`'s input is
+/// remembered for a `Tanh` of its output ([`tanh_softplus`]), and a
+/// `Softplus` only `Tanh`s read writes nothing.
 pub(crate) fn unary(cx: &mut Tx, node: &Node) -> Lowered {
     let op = match node.op.as_str() {
         "Erf" => "erf",
@@ -16,7 +20,90 @@ pub(crate) fn unary(cx: &mut Tx, node: &Node) -> Lowered {
     };
     let x = cx.fin(node, 0)?;
     let d = cx.in_shape(node, 0)?;
-    cx.emit(op, out(node)?, &[x], vec![], &d)?;
+    let o = out(node)?;
+    if op == "softplus" {
+        let i = node.input(0).ok_or(LowerError::MissingInput { index: 0 })?;
+        cx.softplus_of.insert(o.to_string(), i.to_string());
+        if cx.softplus_unread.contains(o) {
+            return Ok(());
+        }
+        return softplus(cx, o, x, &d);
+    }
+    cx.emit(op, o, &[x], vec![], &d)?;
+    Ok(())
+}
+
+/// softplus(x) = max(x, 0) + softplus(−|x|): TenniS's `softplus` computes
+/// log(exp(x) + 1) with exp in f32, which overflows to inf above x ≈ 88.7;
+/// its argument here is never positive (±inf give inf and 0).
+fn softplus(cx: &mut Tx, o: &str, x: NodeId, d: &[i64]) -> Lowered {
+    let zero = cx.scalar(o, 0.0)?;
+    let m1 = cx.scalar(o, -1.0)?;
+    let pos = cx.tmp("maximum", o, &[x, zero], vec![], d)?;
+    let a = cx.tmp("abs", o, &[x], vec![], d)?;
+    let na = cx.tmp("mul", o, &[a, m1], vec![], d)?;
+    let sp = cx.tmp("softplus", o, &[na], vec![], d)?;
+    cx.emit("add", o, &[pos, sp], vec![], d)?;
+    Ok(())
+}
+
+/// tanh(softplus(x)) without TenniS's `tanh` and `softplus`: with
+/// u = exp(min(x, 20)) and n = u·(u + 2), it is
+/// ((1 + u)² − 1) / ((1 + u)² + 1) = n / (n + 2), which cancels nothing.
+/// TenniS's `tanh` is
+/// 2·sigmoid(2t) − 1, whose rounding near 1 leaves an absolute error of
+/// about 1e-7: for x near −10, where softplus(x) ≈ 4.5e-5, that is a
+/// relative error of some 1e-3, which Mish's product with x keeps. Above
+/// x = 20 the ratio is 1 in f32 (n ≈ 2.4e17), and the clamp keeps u
+/// finite. The result is named `o` when `named`, else a fresh name.
+fn tanh_softplus(
+    cx: &mut Tx,
+    o: &str,
+    x: NodeId,
+    d: &[i64],
+    named: bool,
+) -> Result<NodeId, LowerError> {
+    let m1 = cx.scalar(o, -1.0)?;
+    let lim = cx.scalar(o, -20.0)?;
+    let two = cx.scalar(o, 2.0)?;
+    let nx = cx.tmp("mul", o, &[x, m1], vec![], d)?;
+    let c = cx.tmp("maximum", o, &[nx, lim], vec![], d)?;
+    let cx_ = cx.tmp("mul", o, &[c, m1], vec![], d)?;
+    let u = cx.tmp("exp", o, &[cx_], vec![], d)?;
+    let u2 = cx.tmp("add", o, &[u, two], vec![], d)?;
+    let n = cx.tmp("mul", o, &[u, u2], vec![], d)?;
+    let n2 = cx.tmp("add", o, &[n, two], vec![], d)?;
+    if named {
+        cx.emit("div", o, &[n, n2], vec![], d)
+    } else {
+        cx.tmp("div", o, &[n, n2], vec![], d)
+    }
+}
+
+/// `Tanh` of a `Softplus`'s output (Mish written out, as onnx's function
+/// body and exporters write it) → [`tanh_softplus`] of the `Softplus`'s
+/// input; `None` for any other `Tanh`.
+pub(crate) fn tanh_of_softplus(cx: &mut Tx, node: &Node) -> Option<Lowered> {
+    let s = node.input(0)?;
+    let x = cx.softplus_of.get(s)?.clone();
+    let run = |cx: &mut Tx| -> Lowered {
+        let o = out(node)?;
+        let xid = cx.node_of(&x)?;
+        let d = cx.shape(&x)?;
+        tanh_softplus(cx, o, xid, &d, true)?;
+        Ok(())
+    };
+    Some(run(cx))
+}
+
+/// `Mish` (opset 18): x · tanh(softplus(x)), the tanh of softplus as
+/// [`tanh_softplus`] computes it.
+pub(crate) fn mish(cx: &mut Tx, node: &Node) -> Lowered {
+    let x = cx.fin(node, 0)?;
+    let d = cx.in_shape(node, 0)?;
+    let o = out(node)?;
+    let t = tanh_softplus(cx, o, x, &d, false)?;
+    cx.emit("mul", o, &[x, t], vec![], &d)?;
     Ok(())
 }
 

@@ -16,8 +16,14 @@ pub(crate) fn axis(a: i64, r: usize) -> Result<usize, LowerError> {
     }
 }
 
-/// Unary operators TenniS has as they are.
+/// Unary operators TenniS has as they are (a `Tanh` of a `Softplus`:
+/// `tennis_ops_act::tanh_of_softplus`).
 pub(crate) fn unary(cx: &mut Tx, node: &Node) -> Lowered {
+    if node.op == "Tanh"
+        && let Some(r) = super::tennis_ops_act::tanh_of_softplus(cx, node)
+    {
+        return r;
+    }
     let op = match node.op.as_str() {
         "Relu" => "relu",
         "Sigmoid" => "sigmoid",

@@ -1,6 +1,7 @@
 //! ONNX → TenniS lowerings of data movement with constant parameters:
 //! `Slice` and `Split` (`strided_slice`), `Gather` (`gather` with constant
-//! indices), `Tile` (`tile`), `Pad` (`pad`, constant mode), `Expand`
+//! indices), `Tile` (`tile`), `Pad` (`pad` in constant mode, `gather` in
+//! the others), `Expand`
 //! (`broadcast`) and `Cast` to f32 of an f32 value.
 
 use super::LowerError;
@@ -310,18 +311,46 @@ pub(crate) fn tile(cx: &mut Tx, node: &Node) -> Lowered {
     Ok(())
 }
 
+/// A `Pad`'s `axes` input (opset 18), constant, or `None` when absent.
+fn pad_const_axes(cx: &Tx, node: &Node) -> Result<Option<Vec<i64>>, LowerError> {
+    match node.input(3) {
+        None => Ok(None),
+        Some(_) => cx
+            .const_ints(node, 3)
+            .map(Some)
+            .ok_or(LowerError::NotConstant { what: "axes" }),
+    }
+}
+
+/// The axes a `Pad` of a rank-`r` input pads (every axis when `axes` is
+/// `None`), checked against the number of `pads` (two per axis).
+fn pad_axes(axes: Option<Vec<i64>>, r: usize, pads: &[i64]) -> Result<Vec<usize>, LowerError> {
+    let axes: Vec<usize> = match axes {
+        None => (0..r).collect(),
+        Some(a) => a.iter().map(|&v| axis(v, r)).collect::<Result<_, _>>()?,
+    };
+    if pads.len() != 2 * axes.len() {
+        return Err(LowerError::Other(format!(
+            "{} pads for {} axes",
+            pads.len(),
+            axes.len()
+        )));
+    }
+    Ok(axes)
+}
+
 /// `Pad` in constant mode with constant, non-negative pads → one `pad`
-/// per padded axis.
+/// per padded axis; in modes `reflect`, `edge` and `wrap` (TenniS's `pad`
+/// fills with a constant only) → one `gather` per padded axis, of the
+/// source indices the mode picks (see [`pad_source`]).
 pub(crate) fn pad(cx: &mut Tx, node: &Node) -> Lowered {
+    let mode = node.string("mode", "constant");
+    if mode != "constant" {
+        return pad_gather(cx, node, &mode);
+    }
     let x = cx.fin(node, 0)?;
     let d = cx.in_shape(node, 0)?;
     let o = out(node)?.to_string();
-    let mode = node.string("mode", "constant");
-    if mode != "constant" {
-        return Err(LowerError::Other(format!(
-            "mode {mode} (TenniS pads with a constant only)"
-        )));
-    }
     let r = d.len();
     let (pads, value, axes) = if cx.opset < 11 {
         let p = node.ints("pads").or_else(|| node.ints("paddings"));
@@ -344,13 +373,7 @@ pub(crate) fn pad(cx: &mut Tx, node: &Node) -> Lowered {
                 *v.first().ok_or("an empty constant_value")?
             }
         };
-        let axes = match node.input(3) {
-            None => None,
-            Some(_) => Some(
-                cx.const_ints(node, 3)
-                    .ok_or(LowerError::NotConstant { what: "axes" })?,
-            ),
-        };
+        let axes = pad_const_axes(cx, node)?;
         let axes_n: Vec<usize> = match &axes {
             None => (0..r).collect(),
             Some(a) => a.iter().map(|&v| axis(v, r)).collect::<Result<_, _>>()?,
@@ -360,17 +383,7 @@ pub(crate) fn pad(cx: &mut Tx, node: &Node) -> Lowered {
         };
         (p, v, axes)
     };
-    let axes: Vec<usize> = match axes {
-        None => (0..r).collect(),
-        Some(a) => a.iter().map(|&v| axis(v, r)).collect::<Result<_, _>>()?,
-    };
-    if pads.len() != 2 * axes.len() {
-        return Err(LowerError::Other(format!(
-            "{} pads for {} axes",
-            pads.len(),
-            axes.len()
-        )));
-    }
+    let axes = pad_axes(axes, r, &pads)?;
     let mut full = vec![0i64; 2 * r];
     let mut od = d.clone();
     for (k, &a) in axes.iter().enumerate() {
@@ -415,6 +428,105 @@ pub(crate) fn pad(cx: &mut Tx, node: &Node) -> Lowered {
             cx.emit("pad", &o, &[cur, p], params, &cd)?
         } else {
             cx.tmp("pad", &o, &[cur, p], params, &cd)?
+        };
+    }
+    Ok(())
+}
+
+/// The source index of each position of an axis of `n` elements padded by
+/// `b` before and `e` after in ONNX's `mode` (numpy's `pad` modes, which
+/// the ONNX reference uses): `reflect` mirrors about the edge elements
+/// (period 2(n − 1), every index 0 when n is 1), `edge` repeats them,
+/// `wrap` continues periodically. `None` for another mode. The result has
+/// n + b + e elements: the caller bounds them.
+pub(crate) fn pad_source(mode: &str, n: i64, b: i64, e: i64) -> Option<Vec<i64>> {
+    if n < 1 || b < 0 || e < 0 {
+        return None;
+    }
+    let len = n.checked_add(b)?.checked_add(e)?;
+    let src = |j: i64| -> Option<i64> {
+        match mode {
+            "edge" => Some(j.clamp(0, n - 1)),
+            "wrap" => Some(j.rem_euclid(n)),
+            "reflect" if n == 1 => Some(0),
+            "reflect" => {
+                let p = (n - 1).checked_mul(2)?;
+                let k = j.rem_euclid(p);
+                Some(if k < n { k } else { p - k })
+            }
+            _ => None,
+        }
+    };
+    (0..len).map(|i| src(i - b)).collect()
+}
+
+/// The longest padded axis [`pad_gather`] writes an index table for.
+const MAX_GATHER_PAD: i64 = 1 << 24;
+
+/// `Pad` in mode `reflect`, `edge` or `wrap` with constant, non-negative
+/// pads: one `gather` per padded axis with the indices of [`pad_source`]
+/// (exact: it copies elements, of any element type TenniS has).
+fn pad_gather(cx: &mut Tx, node: &Node, mode: &str) -> Lowered {
+    let o = out(node)?.to_string();
+    if !matches!(mode, "reflect" | "edge" | "wrap") {
+        return Err(LowerError::Other(format!("mode {mode}")));
+    }
+    let (x, ex) = cx.tin(node, 0)?;
+    let d = &cx.in_shape(node, 0)?;
+    let r = d.len();
+    let (pads, axes) = if cx.opset < 11 {
+        let p = node.ints("pads").or_else(|| node.ints("paddings"));
+        (p.ok_or("no pads")?, None)
+    } else {
+        let p = cx.const_ints(node, 1).ok_or(LowerError::NotConstant {
+            what: "pads (in a mode other than constant)",
+        })?;
+        let axes = pad_const_axes(cx, node)?;
+        (p, axes)
+    };
+    let axes = pad_axes(axes, r, &pads)?;
+    let mut per_axis = vec![(0i64, 0i64); r];
+    for (k, &a) in axes.iter().enumerate() {
+        let (b, e) = (pads[k], pads[k + axes.len()]);
+        if b < 0 || e < 0 {
+            return Err(LowerError::Other(format!(
+                "negative pads {pads:?} in mode {mode}"
+            )));
+        }
+        per_axis[a] = (small(b)?, small(e)?);
+    }
+    let padded: Vec<usize> = (0..r).filter(|&a| per_axis[a] != (0, 0)).collect();
+    if padded.is_empty() {
+        cx.emit_e("_copy", &o, &[x], vec![], d, ex)?;
+        return Ok(());
+    }
+    let mut cur = x;
+    let mut cd = d.to_vec();
+    for (k, &a) in padded.iter().enumerate() {
+        let (b, e) = per_axis[a];
+        if d[a] < 1 {
+            return Err(LowerError::Other(format!(
+                "padding a symbolic or empty dimension in mode {mode}"
+            )));
+        }
+        let len = d[a]
+            .checked_add(b)
+            .and_then(|v| v.checked_add(e))
+            .ok_or("pads too large")?;
+        if len > MAX_GATHER_PAD {
+            return Err(LowerError::Other(format!(
+                "an axis of {len} elements after padding in mode {mode} (the gather's \
+                 index table is limited to {MAX_GATHER_PAD})"
+            )));
+        }
+        let idx = pad_source(mode, d[a], b, e).ok_or("pads too large")?;
+        cd[a] = len;
+        let ids = cx.const_i32(&o, &[idx.len()], &idx)?;
+        let params = vec![kv("axis", super::tennis_cx::p_int(a as i64))];
+        cur = if k + 1 == padded.len() {
+            cx.emit_e("gather", &o, &[cur, ids], params, &cd, ex)?
+        } else {
+            cx.tmp_e("gather", &o, &[cur, ids], params, &cd, ex)?
         };
     }
     Ok(())

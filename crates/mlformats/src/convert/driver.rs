@@ -137,14 +137,6 @@ impl Selection {
         }
     }
 
-    /// (position in the source, name in the output) of each tensor written.
-    pub fn positions(&self) -> Vec<(usize, &str)> {
-        self.written
-            .iter()
-            .map(|(i, new)| (*i, new.as_str()))
-            .collect()
-    }
-
     /// The items the writer gets: the tensors of `src` written, under
     /// their names in the output.
     pub fn items<'x, 'a>(&'x self, src: &'x Source<'x, 'a>) -> Vec<Item<'x, 'a>> {

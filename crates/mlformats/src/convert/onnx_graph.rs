@@ -7,7 +7,6 @@
 //! hold) are left as they are.
 
 use std::collections::{HashMap, HashSet};
-use std::path::Path;
 
 use onnx_format::proto::{GraphProto, NodeProto};
 use tensor_core::Limits;
@@ -184,11 +183,12 @@ pub(super) fn onnx_index<R: crate::random_access::ReadAt + ?Sized>(
     Ok(Some(summary))
 }
 
-/// Exports `doc`'s graph (or, for an ONNX model, takes its own) to `output` with `opts`' selection, renames and
-/// cast applied to the model's initializers.
+/// Exports `doc`'s graph (or, for an ONNX model, takes its own) to `w`
+/// with `opts`' selection, renames and cast applied to the model's
+/// initializers.
 pub(super) fn export(
     doc: &Document,
-    output: &Path,
+    w: &mut dyn crate::codec::WriteSeek,
     opts: &ConvertOptions,
     filter: &crate::NameFilter,
     renames: &[(regex::Regex, String)],
@@ -212,9 +212,7 @@ pub(super) fn export(
         from: doc.format(),
     };
     let (model, summary) = adjust(exported, &in_file, opts, filter, renames)?;
-    tensor_core::io::write_atomic(output, |w| -> Result<()> {
-        onnx_format::write_model(w, &model).map_err(crate::formats::onnx::onnx_err)
-    })?;
+    onnx_format::write_model(w, &model).map_err(crate::formats::onnx::onnx_err)?;
     Ok(summary)
 }
 

@@ -204,7 +204,8 @@ impl NnablaModel for &nnabla_proto::NNablaProtoBuf {
 #[cfg(not(feature = "nnabla"))]
 impl NnablaModel for () {}
 
-/// Exports `doc`'s graph as the ONNX model `out` (replaced atomically).
+/// Exports `doc`'s graph as the ONNX model `out` (replaced atomically):
+/// [`export_to_writer`] on the file being written.
 pub fn export(
     doc: &Document,
     out: impl AsRef<Path>,
@@ -214,5 +215,18 @@ pub fn export(
     tensor_core::io::write_atomic(out.as_ref(), |w| -> Result<()> {
         onnx_format::write_model(w, &model).map_err(crate::formats::onnx::onnx_err)
     })?;
+    Ok(summary)
+}
+
+/// Exports `doc`'s graph as an ONNX model written to `out` (a file, a
+/// `Vec<u8>`, standard output: any writer; it need not seek).
+pub fn export_to_writer<W: std::io::Write + ?Sized>(
+    doc: &Document,
+    out: &mut W,
+    opts: &ExportOptions,
+) -> Result<ExportSummary> {
+    let (model, summary) = export_model(doc, opts)?;
+    onnx_format::write_model(&mut *out, &model).map_err(crate::formats::onnx::onnx_err)?;
+    out.flush()?;
     Ok(summary)
 }

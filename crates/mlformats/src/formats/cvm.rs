@@ -6,15 +6,13 @@
 //! TVM wrote byte for byte. The writer takes column-major tensors as they
 //! are (it transposes while writing).
 
-use std::path::Path;
-
 use cvm_params::{Params, ParamsWriter, WriteOptions};
 use serde_json::json;
 
 use crate::codec::{
     Codec, Contents, Item, ReadOptions, Source, StoredTensor, WriteContext, WriteSeek,
 };
-use crate::{Format, InTensor, Result};
+use crate::{Error, Format, Result};
 
 pub(crate) struct Cvm;
 
@@ -58,31 +56,44 @@ impl Codec for Cvm {
             &WriteOptions::default(),
         )?;
         for it in items {
-            let got = it.tensor.get()?;
-            let t = cx.plan.apply(got.tensor()).in_tensor(it.name)?;
-            pw.write_tensor(&t)?;
+            // (row-major whatever the plan: the bytes the writer would
+            // write for the tensor, transposing it itself)
+            let dtype = cx.plan.out_dtype(it.tensor.dtype());
+            let dims = it.tensor.dims();
+            let len = tensor_core::checked_byte_len(dims, dtype)
+                .and_then(|n| u64::try_from(n).ok())
+                .ok_or_else(|| Error::TooLarge.in_tensor(it.name))?;
+            let mut failed = None;
+            pw.write_tensor_streamed(dtype, dims, len, |w| {
+                it.tensor
+                    .write_planned(it.name, &cx.plan, true, w)
+                    .map_err(|e| {
+                        let msg = crate::chain_message(&e);
+                        failed = Some(e);
+                        std::io::Error::other(msg)
+                    })
+            })
+            .map_err(|e| failed.take().unwrap_or_else(|| e.into()))?;
             (cx.progress)(it.tensor.byte_len());
         }
         pw.finish()?;
         Ok(())
     }
 
-    fn reencode(&self, src: &Source, out: &Path) -> Result<()> {
+    fn reencode(&self, src: &Source, w: &mut dyn WriteSeek) -> Result<()> {
         let params = parse(src, &ReadOptions::default())?;
-        tensor_core::io::write_atomic(out, |w| -> Result<()> {
-            let entries = params.entries();
-            let mut pw = ParamsWriter::new(
-                w,
-                entries.iter().map(|e| e.name_bytes()),
-                &WriteOptions::default(),
-            )?;
-            for e in entries {
-                let bools = e.info().dl_type.bool_encoding().unwrap_or_default();
-                pw.write_tensor_as(e.tensor(), bools)?;
-            }
-            pw.finish()?;
-            Ok(())
-        })
+        let entries = params.entries();
+        let mut pw = ParamsWriter::new(
+            w,
+            entries.iter().map(|e| e.name_bytes()),
+            &WriteOptions::default(),
+        )?;
+        for e in entries {
+            let bools = e.info().dl_type.bool_encoding().unwrap_or_default();
+            pw.write_tensor_as(e.tensor(), bools)?;
+        }
+        pw.finish()?;
+        Ok(())
     }
 
     fn index(
@@ -93,9 +104,5 @@ impl Codec for Cvm {
     ) -> Result<bool> {
         index.read_cvm(r)?;
         Ok(true)
-    }
-
-    fn sliced_writer(&self, _: Format) -> Option<crate::convert::SlicedWriter> {
-        Some(crate::convert::SlicedWriter::Cvm)
     }
 }

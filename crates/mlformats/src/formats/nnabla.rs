@@ -8,8 +8,6 @@
 //! writes); [`write_model`] writes a whole model with other parameters.
 //! Both convert and write one parameter at a time.
 
-use std::path::Path;
-
 use nnabla_proto::{self as nn, NNablaProtoBuf, ParamTensor, binary, text};
 use serde_json::json;
 use tensor_core::{Limits, TensorMap};
@@ -184,16 +182,14 @@ impl Codec for Nnabla {
         (!nn::can_hold(dtype)).then(|| format!("NNabla parameters are float32, not {dtype}"))
     }
 
-    fn reencode(&self, src: &Source, out: &Path) -> Result<()> {
+    fn reencode(&self, src: &Source, w: &mut dyn WriteSeek) -> Result<()> {
         let bytes = if is_text(src.format) {
             text::print(&text::parse(text_of(src)?)?)?.into_bytes()
         } else {
             binary::encode(&binary::decode(src.bytes())?)
         };
-        tensor_core::io::write_atomic(out, |w| -> Result<()> {
-            std::io::Write::write_all(w, &bytes)?;
-            Ok(())
-        })
+        w.write_all(&bytes)?;
+        Ok(())
     }
 
     fn written_dtype(&self, _: Format, dtype: tensor_core::DType) -> tensor_core::DType {

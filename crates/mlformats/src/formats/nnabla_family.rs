@@ -2,9 +2,7 @@
 //! `.h5`) with the whole model: networks, executors, optimizers, datasets,
 //! monitors and every parameter with its `need_grad`. An `.h5` holds
 //! parameters only, so converting to it keeps just those. A conversion that
-//! selects, casts or renames parameters keeps the model too ([`write`]).
-
-use std::path::Path;
+//! selects, casts or renames parameters keeps the model too ([`write_to`]).
 
 use std::collections::HashSet;
 
@@ -51,7 +49,7 @@ pub(crate) fn model(src: &Source) -> Result<NNablaProtoBuf> {
 
 /// Writes the content of `src` as `target`, another NNabla format: the
 /// whole model with every parameter as loaded.
-pub(crate) fn transcode(src: &Source, target: Format, out: &Path) -> Result<()> {
+pub(crate) fn transcode(src: &Source, target: Format, w: &mut dyn WriteSeek) -> Result<()> {
     let (model, params) = load(src)?;
     let items: Vec<Item<'_, '_>> = params
         .iter()
@@ -67,19 +65,7 @@ pub(crate) fn transcode(src: &Source, target: Format, out: &Path) -> Result<()> 
         progress: &noop,
         metadata: Vec::new(),
     };
-    write(&model, target, out, &items, &cx)
-}
-
-/// Writes `model` as `target` (an NNabla format) at `out` (atomically)
-/// with `items` as its parameters ([`write_to`]).
-pub(crate) fn write(
-    model: &NNablaProtoBuf,
-    target: Format,
-    out: &Path,
-    items: &[Item<'_, '_>],
-    cx: &WriteContext<'_>,
-) -> Result<()> {
-    tensor_core::io::write_atomic(out, |w| write_to(model, target, w, items, cx))
+    write_to(&model, target, w, &items, &cx)
 }
 
 /// Writes `model` as `target` (an NNabla format) to `w` with `items` as its

@@ -11,7 +11,6 @@
 //!   order and `need_grad`).
 
 use std::ops::Range;
-use std::path::Path;
 use std::sync::Arc;
 
 use nnp_archive::nnabla_proto::NNablaProtoBuf;
@@ -265,10 +264,10 @@ impl Codec for NnpCodec {
         (!nnpa::h5::can_hold(dtype)).then(|| format!("NNabla .h5 parameters have no {dtype} type"))
     }
 
-    fn reencode(&self, src: &Source, out: &Path) -> Result<()> {
+    fn reencode(&self, src: &Source, w: &mut dyn WriteSeek) -> Result<()> {
         if !is_archive(src.format) {
             match read_h5(src, &ReadOptions::default()) {
-                Ok(params) => nnpa::h5::save(out, &params)?,
+                Ok(params) => nnpa::h5::write(w, &params)?,
                 Err(Error::Nnp(e)) if nnpa::h5::SolverState::may_be(&e) => {
                     let state = nnpa::h5::solver_state_from_map_range(
                         &src.map,
@@ -276,7 +275,7 @@ impl Codec for NnpCodec {
                         &nnpa::ReadOptions::default(),
                     )
                     .map_err(|_| Error::Nnp(e))?;
-                    nnpa::h5::save_solver_state(out, &state)?;
+                    nnpa::h5::write_solver_state(w, &state)?;
                 }
                 Err(e) => return Err(e),
             }
@@ -289,10 +288,7 @@ impl Codec for NnpCodec {
         } else {
             ParamFormat::H5
         };
-        nnp.save(
-            out,
-            &nnpa::WriteOptions::default().with_param_format(format),
-        )?;
+        nnp.write(w, &nnpa::WriteOptions::default().with_param_format(format))?;
         Ok(())
     }
 

@@ -20,7 +20,6 @@
 //! numpy would cut short (refused before anything is written).
 
 use std::io::Write;
-use std::path::Path;
 
 use nnp_archive::archive::NnpZipWriter;
 use npyz::{Order, WriterBuilder};
@@ -30,7 +29,7 @@ use crate::codec::{
     Codec, Contents, Item, ReadOptions, Source, StoredTensor, WriteContext, WriteSeek,
 };
 use crate::numpy::descr_of;
-use crate::{Error, Format, InTensor, Result};
+use crate::{Error, Format, Result};
 
 pub(crate) struct Npz;
 
@@ -190,7 +189,8 @@ impl Codec for Npz {
         read_npz(src, &opts.limits)
     }
 
-    /// One stored member per tensor, converted just before it is written.
+    /// One stored member per tensor, converted as it is written, a slice
+    /// at a time (`TensorRef::write_planned`).
     /// Row-major tensors are written in C order and column-major ones in
     /// Fortran order.
     fn write_to(
@@ -213,9 +213,19 @@ impl Codec for Npz {
         }
         let mut zip = NnpZipWriter::new(w);
         for it in items {
-            let got = it.tensor.get()?;
-            let t = cx.plan.apply(got.tensor()).in_tensor(it.name)?;
-            write_member(&mut zip, it.name, &t)?;
+            let dtype = cx.plan.out_dtype(it.tensor.dtype());
+            let dims = it.tensor.dims();
+            let order = if cx.plan.row_major {
+                MemoryOrder::RowMajor
+            } else {
+                it.tensor.order()
+            };
+            let len = tensor_core::checked_byte_len(dims, dtype)
+                .and_then(|n| u64::try_from(n).ok())
+                .ok_or_else(|| Error::TooLarge.in_tensor(it.name))?;
+            write_member(&mut zip, it.name, dtype, dims, order, len, |member| {
+                it.tensor.write_planned(it.name, &cx.plan, false, member)
+            })?;
             (cx.progress)(it.tensor.byte_len());
         }
         zip.finish().map_err(npz_err)?;
@@ -228,7 +238,7 @@ impl Codec for Npz {
             .then(|| format!("numpy has no {dtype} type"))
     }
 
-    fn reencode(&self, src: &Source, out: &Path) -> Result<()> {
+    fn reencode(&self, src: &Source, w: &mut dyn WriteSeek) -> Result<()> {
         let c = read_npz(src, &Limits::default())?;
         let items: Vec<Item<'_, '_>> = c
             .tensors
@@ -244,7 +254,7 @@ impl Codec for Npz {
             progress: &|_| {},
             metadata: Vec::new(),
         };
-        self.write(Format::Npz, out, &items, &cx)
+        self.write_to(Format::Npz, w, &items, &cx)
     }
 
     fn exchange(&self, _: Format) -> Option<crate::convert::Exchange> {
@@ -258,10 +268,6 @@ impl Codec for Npz {
         r: &dyn crate::random_access::ReadAt,
     ) -> Result<bool> {
         index.read_npz(r)
-    }
-
-    fn sliced_writer(&self, _: Format) -> Option<crate::convert::SlicedWriter> {
-        Some(crate::convert::SlicedWriter::Npz)
     }
 }
 
@@ -277,22 +283,10 @@ pub(crate) fn check_name(name: &str) -> Result<()> {
     Ok(())
 }
 
-fn write_member<W: Write + std::io::Seek>(
-    zip: &mut NnpZipWriter<W>,
-    name: &str,
-    t: &Tensor<'_>,
-) -> Result<()> {
-    let len = t.bytes().len() as u64;
-    write_member_with(zip, name, t.dtype(), t.dims(), t.order(), len, |member| {
-        tensor_core::io::write_prefaulted(member, t.bytes())?;
-        Ok(())
-    })
-}
-
 /// Writes the member of a tensor of `dtype`, `dims` and `order` whose data
 /// is `byte_len` bytes: its `.npy` header, then `data` writes the data (all
 /// of it, in order).
-pub(crate) fn write_member_with<W: Write + std::io::Seek>(
+fn write_member<W: Write + std::io::Seek>(
     zip: &mut NnpZipWriter<W>,
     name: &str,
     dtype: DType,

@@ -16,8 +16,6 @@
 //!   canonical form; unknown fields are kept).
 //! - exporting a graph of another format: see [`crate::export`].
 
-use std::path::Path;
-
 use std::sync::Arc;
 
 use onnx_format::{Model, TensorData};
@@ -216,12 +214,10 @@ impl Codec for OnnxCodec {
         .map_err(|e| failed.take().unwrap_or_else(|| onnx_err(e)))
     }
 
-    fn reencode(&self, src: &Source, out: &Path) -> Result<()> {
+    fn reencode(&self, src: &Source, w: &mut dyn WriteSeek) -> Result<()> {
         self.read(src, &ReadOptions::default())?;
-        tensor_core::io::write_atomic(out, |w| -> Result<()> {
-            tensor_core::io::write_prefaulted(w, src.bytes())?;
-            Ok(())
-        })
+        tensor_core::io::write_prefaulted(w, src.bytes())?;
+        Ok(())
     }
 
     fn index(

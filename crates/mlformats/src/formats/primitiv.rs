@@ -10,8 +10,6 @@
 //! per name (so names keep their exact spelling), sorted byte-wise as the
 //! library saves them, each tensor an f32 column-major value with batch 1.
 
-use std::path::Path;
-
 use primitiv_format::{self as prim, File, ModelWriter, Parameter, WriteOptions};
 use serde_json::{Map, Value, json};
 
@@ -198,9 +196,9 @@ impl Codec for Primitiv {
         Ok(())
     }
 
-    fn reencode(&self, src: &Source, out: &Path) -> Result<()> {
+    fn reencode(&self, src: &Source, w: &mut dyn WriteSeek) -> Result<()> {
         let file = File::parse(src.bytes())?;
-        file.save(out, &WriteOptions::default())?;
+        file.write(w, &WriteOptions::default())?;
         Ok(())
     }
 

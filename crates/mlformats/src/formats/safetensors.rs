@@ -9,8 +9,6 @@
 //! target (the crate's `serialize_to_file` keeps a second temporary of its
 //! own and creates files private to the user).
 
-use std::path::Path;
-
 use safetensors::Dtype;
 use serde_json::{Map, Value};
 use tensor_core::{DType, MemoryOrder, Tensor};
@@ -149,7 +147,8 @@ impl Codec for SafetensorsCodec {
     ) -> Result<()> {
         // The header first (names, dtypes, shapes and offsets, all known
         // before any data is converted), then each tensor converted and
-        // written in turn, in the given order: peak memory is one tensor.
+        // written in turn, in the given order, a slice at a time: peak
+        // memory is one slice (`TensorRef::write_planned`).
         let json = header(
             items.iter().map(|it| {
                 (
@@ -164,9 +163,7 @@ impl Codec for SafetensorsCodec {
         w.write_all(&(json.len() as u64).to_le_bytes())?;
         w.write_all(&json)?;
         for it in items {
-            let got = it.tensor.get()?;
-            let t = cx.plan.apply(got.tensor()).in_tensor(it.name)?;
-            tensor_core::io::write_prefaulted(w, t.bytes())?;
+            it.tensor.write_planned(it.name, &cx.plan, false, w)?;
             (cx.progress)(it.tensor.byte_len());
         }
         Ok(())
@@ -178,14 +175,12 @@ impl Codec for SafetensorsCodec {
             .then(|| format!("safetensors has no {dtype} type"))
     }
 
-    fn reencode(&self, src: &Source, out: &Path) -> Result<()> {
+    fn reencode(&self, src: &Source, w: &mut dyn WriteSeek) -> Result<()> {
         // A safetensors file is its own canonical form: copy the bytes,
         // after checking that they are a valid file.
         index(src.bytes(), &ReadOptions::default())?;
-        tensor_core::io::write_atomic(out, |w| -> Result<()> {
-            tensor_core::io::write_prefaulted(w, src.bytes())?;
-            Ok(())
-        })
+        tensor_core::io::write_prefaulted(w, src.bytes())?;
+        Ok(())
     }
 
     fn exchange(&self, _: Format) -> Option<crate::convert::Exchange> {
@@ -200,10 +195,6 @@ impl Codec for SafetensorsCodec {
     ) -> Result<bool> {
         index.read_safetensors(r)?;
         Ok(true)
-    }
-
-    fn sliced_writer(&self, _: Format) -> Option<crate::convert::SlicedWriter> {
-        Some(crate::convert::SlicedWriter::Safetensors)
     }
 }
 

@@ -12,8 +12,6 @@
 //! writes the module again with nodes and parameters in their stored order,
 //! whatever the names.
 
-use std::path::Path;
-
 use bubble_module::{ConstantsWriter, Module, NodeOrder, ParamOrder, WriteOptions};
 use tensor_core::MemoryOrder;
 use tensor_core::graph::ModelGraph;
@@ -74,12 +72,12 @@ impl Codec for Tennis {
             .then(|| format!("TenniS has no {dtype} type"))
     }
 
-    fn reencode(&self, src: &Source, out: &Path) -> Result<()> {
+    fn reencode(&self, src: &Source, w: &mut dyn WriteSeek) -> Result<()> {
         let module = Module::parse(src.bytes())?;
         let opts = WriteOptions::default()
             .with_nodes(NodeOrder::AsGiven)
             .with_params(ParamOrder::AsGiven);
-        module.save(out, &opts)?;
+        module.write(w, &opts)?;
         Ok(())
     }
 

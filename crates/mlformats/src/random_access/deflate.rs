@@ -576,8 +576,8 @@ mod inflate {
     pub(in super::super) fn walk_inflated<R: ReadAt + ?Sized, T>(
         r: &R,
         m: &Member,
-        walk: impl FnOnce(&Inflated<'_, R>) -> super::super::wire::Walk<T>,
-    ) -> super::super::wire::Walk<T> {
+        walk: impl FnOnce(&Inflated<'_, R>) -> super::super::nnp::Walk<T>,
+    ) -> super::super::nnp::Walk<T> {
         let (t, mut inf) = run_walk(r, m, walk)?;
         inf.skip(r, m, m.size.saturating_sub(inf.out))?;
         inf.finish(r, m)?;
@@ -592,8 +592,8 @@ mod inflate {
     pub(in super::super) fn walk_inflated_head<R: ReadAt + ?Sized, T>(
         r: &R,
         m: &Member,
-        walk: impl FnOnce(&Inflated<'_, R>) -> super::super::wire::Walk<T>,
-    ) -> super::super::wire::Walk<T> {
+        walk: impl FnOnce(&Inflated<'_, R>) -> super::super::nnp::Walk<T>,
+    ) -> super::super::nnp::Walk<T> {
         let (t, _) = run_walk(r, m, walk)?;
         m.unchecked
             .store(true, std::sync::atomic::Ordering::Relaxed);
@@ -606,9 +606,9 @@ mod inflate {
     fn run_walk<R: ReadAt + ?Sized, T>(
         r: &R,
         m: &Member,
-        walk: impl FnOnce(&Inflated<'_, R>) -> super::super::wire::Walk<T>,
-    ) -> super::super::wire::Walk<(T, Inflate)> {
-        use super::super::wire::Stop;
+        walk: impl FnOnce(&Inflated<'_, R>) -> super::super::nnp::Walk<T>,
+    ) -> super::super::nnp::Walk<(T, Inflate)> {
+        use super::super::nnp::Stop;
         let z = Inflated {
             r,
             m,
@@ -633,7 +633,7 @@ mod tests {
     use tensor_core::InflateBudget;
 
     use super::super::ReadAt;
-    use super::super::wire::Stop;
+    use super::super::nnp::Stop;
     use super::inflate::{Member, Pool, verify, walk_inflated};
     use crate::Error;
 

@@ -1,7 +1,11 @@
-//! NNabla `.nnp` archives by random access: the network members read whole
-//! (they are small), each `.protobuf` member walked field by field through
-//! [`ReadAt`], its `parameter` entries' names and shapes read and their
-//! packed float data located, never read.
+//! NNabla `.nnp` archives and standalone `.protobuf` files by random
+//! access: the network members read whole (they are small), each
+//! `.protobuf` member (or the whole `.protobuf` file) walked field by field
+//! through [`ReadAt`] by `nnabla-proto`'s index
+//! ([`nnabla_proto::index::merge_index`], the walk its whole-file reader
+//! makes too), its `parameter` entries' names and shapes read and their
+//! packed float data located, never read; every other field merged into
+//! the model (the networks, shown as the graph).
 //!
 //! A stored `parameter.h5` member is located the same way, dataset by
 //! dataset (see [`super::h5`]).
@@ -31,39 +35,42 @@
 //! ones are stored (see [`super::h5`]) or deflated with contiguous or
 //! compact datasets. Anything else (chunked datasets in a deflated `.h5`
 //! member, a deflated `.h5` whose structure the walk refuses, unpacked
-//! data, parameters written in the text) is read whole.
+//! data, parameters written in the text) is read whole; so is a
+//! `.protobuf` file whose parameters are unpacked or split into several
+//! runs.
 
 use std::collections::HashMap;
 use std::io;
 
 use nnabla_proto::NNablaProtoBuf;
+use nnabla_proto::index::{ParamData, Scattered, merge_index};
 use nnp_archive::archive::{Compression, list, read_member};
 use nnp_archive::{MemberInfo, MemberKind};
 use serde_json::json;
 use tensor_core::{DType, Limits, MemoryOrder};
 
 use super::deflate::{self, Coding, Member, Pool};
-use super::wire::{Cursor, FIXED32, FIXED64, LEN, Stop, VARINT, Walk, bad};
 use super::{FileIndex, IndexedTensor, Layout, ReadAt, Stream, count, overflow, read_vec};
 use crate::codec::StoredTensor;
 use crate::{Error, Result};
 
-/// Field numbers of `NNablaProtoBuf.parameter` and of `Parameter`.
-const ROOT_PARAMETER: u64 = 200;
-const NAME: u64 = 1;
-const SHAPE: u64 = 20;
-const DATA: u64 = 100;
-const NEED_GRAD: u64 = 101;
-
-/// A serialized `NNablaProtoBuf`: its name (for messages) and byte range.
-pub(super) struct Message<'n> {
-    pub name: &'n str,
-    pub data_start: u64,
-    pub size: u64,
+/// The walk stops: an error (the whole-file path has one too), or a layout
+/// this path does not index (the whole-file path reads it).
+pub(super) enum Stop {
+    Err(Error),
+    Whole,
 }
 
+impl<E: Into<Error>> From<E> for Stop {
+    fn from(e: E) -> Self {
+        Stop::Err(e.into())
+    }
+}
+
+pub(super) type Walk<T> = std::result::Result<T, Stop>;
+
 /// One `parameter` entry: name, dims, `need_grad` and its data's place.
-pub(super) struct Entry {
+struct Entry {
     name: String,
     dtype: DType,
     dims: Vec<usize>,
@@ -74,219 +81,56 @@ pub(super) struct Entry {
     layout: Layout,
 }
 
-fn shape(payload: &[u8], dims: &mut Vec<i64>, limits: &Limits) -> Result<()> {
-    let bad = || Error::Invalid("a parameter's shape is not a valid Shape message".into());
-    let mut pos = 0usize;
-    let varint = |pos: &mut usize, end: usize| -> Result<u64> {
-        let mut value = 0u64;
-        for i in 0..10 {
-            let b = *payload.get(*pos).filter(|_| *pos < end).ok_or_else(bad)?;
-            *pos += 1;
-            if i == 9 && b > 1 {
-                return Err(bad());
-            }
-            value |= u64::from(b & 0x7f) << (7 * i);
-            if b < 0x80 {
-                return Ok(value);
-            }
-        }
-        Err(bad())
-    };
-    let end = payload.len();
-    while pos < end {
-        let k = varint(&mut pos, end)?;
-        let (num, wt) = (k >> 3, k & 7);
-        if num == 0 || num > 0x1fff_ffff {
-            return Err(bad());
-        }
-        let take = |pos: &mut usize, n: u64| -> Result<usize> {
-            let at = *pos;
-            let n = usize::try_from(n).map_err(|_| bad())?;
-            *pos = at.checked_add(n).filter(|&e| e <= end).ok_or_else(bad)?;
-            Ok(at)
-        };
-        match (num, wt) {
-            (1, LEN) => {
-                let n = varint(&mut pos, end)?;
-                let at = take(&mut pos, n)?;
-                let mut p = at;
-                while p < pos {
-                    limits.check_rank(dims.len() as u64 + 1)?;
-                    dims.push(varint(&mut p, pos)? as i64);
-                }
-            }
-            (1, VARINT) => {
-                limits.check_rank(dims.len() as u64 + 1)?;
-                dims.push(varint(&mut pos, end)? as i64);
-            }
-            (1, _) => return Err(bad()),
-            (_, VARINT) => {
-                varint(&mut pos, end)?;
-            }
-            (_, FIXED64) => {
-                take(&mut pos, 8)?;
-            }
-            (_, LEN) => {
-                let n = varint(&mut pos, end)?;
-                take(&mut pos, n)?;
-            }
-            (_, FIXED32) => {
-                take(&mut pos, 4)?;
-            }
-            _ => return Err(bad()),
-        }
+/// `e`, met in the `.protobuf` message `name`, in this path's words: a
+/// wire error names the member and the byte.
+fn in_message(name: &str, e: nnabla_proto::Error) -> Error {
+    match e {
+        nnabla_proto::Error::Wire { offset, message } => Error::Invalid(format!(
+            "{name}: {message} (at byte {offset} of the archive)"
+        )),
+        nnabla_proto::Error::Tensor(e) => Error::Core(e),
+        nnabla_proto::Error::Read(e) => Error::Io(e),
+        e @ nnabla_proto::Error::Parameter { .. } => Error::Invalid(e.to_string()),
+        e => e.into(),
     }
-    Ok(())
 }
 
-/// Reads the `Parameter` message at `[c.pos, c.end)`.
-fn parameter<R: ReadAt + ?Sized>(c: &mut Cursor<'_, R>, limits: &Limits) -> Walk<Entry> {
-    let mut name = String::new();
-    let mut dims: Vec<i64> = Vec::new();
-    let mut data: Option<(u64, u64)> = None;
-    let mut need_grad = false;
-    while c.pos < c.end {
-        let at = c.pos;
-        let (num, wt) = c.key()?;
-        let wrong = |expected: &str| {
-            bad(
-                c.member,
-                at,
-                format!("Parameter field {num} has wire type {wt}, expected {expected}"),
-            )
-        };
-        match num {
-            NAME => {
-                if wt != LEN {
-                    return Err(wrong("2"));
-                }
-                let (at, n) = c.len_delimited()?;
-                limits.check_name_len(n)?;
-                let s = c.read(at, n, limits)?;
-                name = String::from_utf8(s)
-                    .map_err(|_| bad(c.member, at, "Parameter.variable_name is not valid UTF-8"))?;
-            }
-            SHAPE => {
-                if wt != LEN {
-                    return Err(wrong("2"));
-                }
-                let (at, n) = c.len_delimited()?;
-                let s = c.read(at, n, limits)?;
-                shape(&s, &mut dims, limits)?;
-            }
-            DATA => match wt {
-                LEN => {
-                    let (at, n) = c.len_delimited()?;
-                    if n % 4 != 0 {
-                        return Err(bad(
-                            c.member,
-                            at,
-                            format!("packed float data of {n} bytes is not a multiple of 4"),
-                        ));
-                    }
-                    if data.is_some() {
-                        return Err(Stop::Whole); // split data: read whole
-                    }
-                    data = Some((at, n));
-                }
-                FIXED32 => return Err(Stop::Whole), // unpacked data: read whole
-                _ => return Err(wrong("2 or 5")),
-            },
-            NEED_GRAD => {
-                if wt != VARINT {
-                    return Err(wrong("0"));
-                }
-                need_grad = c.varint()? != 0;
-            }
-            _ => c.skip(wt, num)?,
-        }
-    }
-    let mut udims = Vec::with_capacity(dims.len());
-    for &d in &dims {
-        let d = usize::try_from(d).map_err(|_| {
-            Stop::Err(Error::Invalid(format!(
-                "parameter {name:?}: negative dimension {d} in shape {dims:?}"
-            )))
-        })?;
-        udims.push(d);
-    }
-    let (offset, len) = data.unwrap_or((0, 0));
-    let numel = count(&udims).ok_or_else(|| overflow(&name))?;
-    let need = numel
-        .checked_mul(4)
-        .ok_or_else(|| Stop::Err(overflow(&name)))?;
-    if need != len {
-        return Err(Stop::Err(Error::Invalid(format!(
-            "parameter {name:?}: shape {udims:?} needs {need} bytes of data, it has {len}"
-        ))));
-    }
-    Ok(Entry {
-        name,
-        dtype: DType::F32,
-        dims: udims,
-        need_grad,
-        offset,
-        len,
-        layout: Layout::Contiguous,
-    })
-}
-
-/// Walks the `.protobuf` message `m` (a member, or a whole `.protobuf`
-/// file): its parameters in `found`, the bytes of every other field in
-/// `rest` (merged into the model after).
-pub(super) fn protobuf_member<R: ReadAt + ?Sized>(
+/// Walks the `.protobuf` message `name` at `[at, at + size)` of `r` (a
+/// member, or a whole `.protobuf` file) with `nnabla-proto`'s index: its
+/// parameters in `found`, every other field merged into `model`;
+/// [`Stop::Whole`] for a parameter whose data is not one packed run.
+fn protobuf_member<R: ReadAt + ?Sized>(
     r: &R,
-    m: &Message<'_>,
+    (name, at, size): (&str, u64, u64),
     limits: &Limits,
+    model: &mut NNablaProtoBuf,
     found: &mut Vec<Entry>,
-    rest: &mut Vec<u8>,
 ) -> Walk<()> {
-    let end = m
-        .data_start
-        .checked_add(m.size)
-        .filter(|&e| e <= r.len())
-        .ok_or_else(|| bad(m.name, m.data_start, "the member ends past the file"))?;
-    let mut c = Cursor {
-        r,
-        member: m.name,
-        pos: m.data_start,
-        end,
-        window: Vec::new(),
-        window_at: 0,
-    };
-    let mut count = 0u64;
-    while c.pos < end {
-        let field_start = c.pos;
-        let (num, wt) = c.key()?;
-        if num == ROOT_PARAMETER {
-            if wt != LEN {
-                return Err(bad(
-                    m.name,
-                    field_start,
-                    format!("NNablaProtoBuf.parameter has wire type {wt}, expected 2"),
-                ));
-            }
-            let (at, n) = c.len_delimited()?;
-            count += 1;
-            limits.check_tensors(count)?;
-            let mut p = Cursor {
-                r,
-                member: m.name,
-                pos: at,
-                end: at + n,
-                window: Vec::new(),
-                window_at: 0,
-            };
-            found.push(parameter(&mut p, limits)?);
-        } else {
-            c.skip(wt, num)?;
-            let n = c.pos - field_start;
-            let total = (rest.len() as u64).saturating_add(n);
-            limits.check_alloc("protobuf fields", total)?;
-            rest.extend(c.read(field_start, n, limits)?);
-        }
+    let opts = nnabla_proto::ReadOptions::default().with_limits(*limits);
+    let mut located = true;
+    let all = merge_index(model, r, at, size, &opts, Scattered::Stop, |p| {
+        // (with `Stop`, every parameter the walk gives is one packed run)
+        let ParamData::Packed { offset, len } = p.data else {
+            located = false;
+            return Ok(());
+        };
+        found.push(Entry {
+            name: p.name,
+            dtype: DType::F32,
+            dims: p.dims,
+            need_grad: p.need_grad,
+            offset,
+            len,
+            layout: Layout::Contiguous,
+        });
+        Ok(())
+    })
+    .map_err(|e| in_message(name, e))?;
+    if all && located {
+        Ok(())
+    } else {
+        Err(Stop::Whole)
     }
-    Ok(())
 }
 
 impl FileIndex {
@@ -352,28 +196,19 @@ impl FileIndex {
                     }
                 }
                 MemberKind::Protobuf => {
-                    let mut rest = Vec::new();
                     let before = entries.len();
                     let walked = match deflated {
                         None => {
-                            let msg = Message {
-                                name: &m.name,
-                                data_start: m.data_start,
-                                size: m.size,
-                            };
-                            protobuf_member(r, &msg, &limits, &mut entries, &mut rest)
+                            let msg = (m.name.as_str(), m.data_start, m.size);
+                            protobuf_member(r, msg, &limits, &mut model, &mut entries)
                         }
                         Some(z) => {
                             // walked once as it inflates; each parameter's
                             // data located in the inflated bytes
-                            let msg = Message {
-                                name: &m.name,
-                                data_start: 0,
-                                size: z.size(),
-                            };
+                            let msg = (m.name.as_str(), 0, z.size());
                             let z = std::sync::Arc::new(z);
                             deflate::walk_inflated(r, &z, |bytes| {
-                                protobuf_member(bytes, &msg, &limits, &mut entries, &mut rest)
+                                protobuf_member(bytes, msg, &limits, &mut model, &mut entries)
                             })
                             .inspect(|()| {
                                 for e in &mut entries[before..] {
@@ -392,7 +227,6 @@ impl FileIndex {
                         Err(Stop::Whole) => return Ok(false),
                         Err(Stop::Err(e)) => return Err(e),
                     }
-                    nnabla_proto::binary::merge(&mut model, &rest)?;
                 }
                 MemberKind::H5 => match deflated {
                     None => match super::h5::located(r, m.data_start, m.size, &limits)? {
@@ -428,16 +262,40 @@ impl FileIndex {
         if !states.is_empty() {
             self.metadata.insert("solver_states".into(), json!(states));
         }
-        self.graph = Some(crate::formats::nnabla::graph(&model, &limits)?);
-        self.nnabla_model = model != NNablaProtoBuf::default();
-        self.nnabla = Some(std::sync::Arc::new(model));
+        self.set_model(model)?;
         pool.refuse_reads(over);
         Ok(true)
     }
 
-    /// The parameters found, as the whole-file path registers them (also
-    /// for a standalone `.protobuf`, `random_access/protobuf.rs`).
-    pub(super) fn push_entries(&mut self, entries: Vec<Entry>) -> Result<()> {
+    /// A standalone `.protobuf` (a whole `NNablaProtoBuf`: a model, its
+    /// parameters, or both): the walk of the members above over the whole
+    /// file; false (read it whole) for a parameter whose data is unpacked
+    /// or split into several runs.
+    pub(crate) fn read_protobuf<R: ReadAt + ?Sized>(&mut self, r: &R) -> Result<bool> {
+        let limits = self.limits;
+        let mut model = NNablaProtoBuf::default();
+        let mut entries = Vec::new();
+        let msg = ("the file", 0, r.len());
+        match protobuf_member(r, msg, &limits, &mut model, &mut entries) {
+            Ok(()) => {}
+            Err(Stop::Whole) => return Ok(false),
+            Err(Stop::Err(e)) => return Err(e),
+        }
+        self.push_entries(entries)?;
+        self.set_model(model)?;
+        Ok(true)
+    }
+
+    /// The model read (the networks, shown as the graph).
+    fn set_model(&mut self, model: NNablaProtoBuf) -> Result<()> {
+        self.graph = Some(crate::formats::nnabla::graph(&model, &self.limits)?);
+        self.nnabla_model = model != NNablaProtoBuf::default();
+        self.nnabla = Some(std::sync::Arc::new(model));
+        Ok(())
+    }
+
+    /// The parameters found, as the whole-file path registers them.
+    fn push_entries(&mut self, entries: Vec<Entry>) -> Result<()> {
         let limits = self.limits;
         // a name given twice keeps its first position and takes the last entry
         let mut at: HashMap<String, usize> = HashMap::new();

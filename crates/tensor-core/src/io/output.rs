@@ -137,7 +137,7 @@ fn open_through(path: &Path, m: &Metadata) -> Result<File> {
 }
 
 /// An unnamed temporary file in the temporary folder, where the bytes for
-/// a special file or a capture go first.
+/// a special file or [`super::write_spooled`] go first.
 pub(super) fn spool() -> Result<File> {
     tempfile::tempfile().map_err(|e| {
         Error::io(

@@ -9,9 +9,19 @@ pub(super) static ACTIVATION: &[Entry] = &[
     e(
         "Softplus",
         "",
-        "softplus (log(exp(x) + 1); inf above x ≈ 88, where f32 exp overflows)",
+        "maximum, abs, mul, softplus, add (max(x, 0) + softplus(−|x|): TenniS's log(exp(x) + 1) overflows above x ≈ 88)",
         F32,
         act::unary,
+    ),
+    since(
+        e(
+            "Mish",
+            "",
+            "mul, maximum, exp, add, div (x · n / (n + 2), n = u(u + 2), u = exp(min(x, 20)))",
+            F32,
+            act::mish,
+        ),
+        18,
     ),
     since(
         e(

@@ -7,7 +7,13 @@ use super::{BIN, DYN_SHAPE, Entry, F32, NUM, UN, any_dtype, e};
 pub(super) static ELEMENTWISE: &[Entry] = &[
     e("Relu", "", "relu", F32, UN),
     e("Sigmoid", "", "sigmoid", F32, UN),
-    e("Tanh", "", "tanh", F32, UN),
+    e(
+        "Tanh",
+        "",
+        "tanh (of a Softplus's output: exp, mul, add, div from the Softplus's input, as Mish)",
+        F32,
+        UN,
+    ),
     e("Exp", "", "exp", F32, UN),
     e("Sqrt", "", "sqrt", F32, UN),
     e("Abs", "", "abs", F32, UN),

@@ -37,9 +37,9 @@ pub(super) static SHAPE: &[Entry] = &[
     )),
     e(
         "Pad",
-        "mode constant, pads (constant or computed at run time), constant_value (constant), axes (constant)",
-        "pad per padded axis (pads computed at run time: _reshape, _transpose, strided_slice, mul, a pad per listed axis)",
-        "modes reflect/edge/wrap, a constant_value computed at run time, negative constant pads",
+        "mode constant, pads (constant or computed at run time), constant_value (constant), axes (constant); modes reflect, edge, wrap with constant pads",
+        "pad per padded axis (pads computed at run time: _reshape, _transpose, strided_slice, mul, a pad per listed axis); reflect/edge/wrap: gather per padded axis of the source indices, any element type",
+        "a constant_value computed at run time, negative constant pads, reflect/edge/wrap pads computed at run time",
         shp::pad,
     ),
     any_dtype(e(
