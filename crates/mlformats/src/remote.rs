@@ -12,9 +12,14 @@
 //!   `AZURE_STORAGE_ACCOUNT_NAME`, `AZURE_STORAGE_ACCOUNT_KEY`, ... (each
 //!   builder's `from_env`). A plain `http://` server needs none.
 //! - **Blocks.** Reads go through a cache of blocks ([`RemoteOptions`]:
-//!   64 KiB, 64 of them): a read fetches the blocks it misses, neighbours in
-//!   one request, so a header walk costs a handful of requests. A read
-//!   larger than the cache (a tensor's data) is fetched as it is, uncached.
+//!   4 KiB, 1024 of them): a read fetches the blocks it misses, neighbours in
+//!   one request. Reads that go on where the last one ended fetch ahead
+//!   (from the second in a row: 1 block, then twice as far each time, up
+//!   to 1 MiB), so a header read in small steps
+//!   costs a handful of requests; a header walk that jumps (one header per
+//!   tensor, as `.params` and `.tsm` have) costs one small request a
+//!   header. A read larger than half the cache (a tensor's data) is
+//!   fetched as it is, uncached.
 //! - **One version.** The first request learns the file's length and ETag;
 //!   every range request after it asks for that ETag (`If-Match`), so a file
 //!   replaced while it is read is an error ("changed while it was read"),
@@ -45,6 +50,20 @@ pub const HEADER_BUDGET: u64 = 64 << 20;
 /// Bytes fetched per request when a remote file is read whole.
 const WHOLE_CHUNK: u64 = 8 << 20;
 
+/// Bytes and requests every [`RemoteFile`] of this process has fetched
+/// and made ([`fetched_total`]).
+static FETCHED_TOTAL: AtomicU64 = AtomicU64::new(0);
+static REQUESTS_TOTAL: AtomicU64 = AtomicU64::new(0);
+
+/// Bytes fetched and requests made by every remote file this process has
+/// read so far (what `mlformats --remote-stats` prints).
+pub fn fetched_total() -> (u64, u64) {
+    (
+        FETCHED_TOTAL.load(Ordering::Relaxed),
+        REQUESTS_TOTAL.load(Ordering::Relaxed),
+    )
+}
+
 /// The location schemes a [`RemoteFile`] opens.
 pub const SCHEMES: &[&str] = &["http://", "https://", "s3://", "gs://", "az://"];
 
@@ -62,9 +81,9 @@ pub fn is_remote(location: &str) -> bool {
 #[derive(Debug, Clone)]
 #[non_exhaustive]
 pub struct RemoteOptions {
-    /// Bytes fetched at least per request, the cache's unit; default 64 KiB.
+    /// Bytes fetched at least per request, the cache's unit; default 4 KiB.
     pub block_size: u64,
-    /// Blocks kept; default 64 (4 MiB).
+    /// Blocks kept; default 1024 (4 MiB).
     pub cache_blocks: usize,
     /// The most bytes the file may fetch in all (`None`: no limit).
     pub max_bytes: Option<u64>,
@@ -77,8 +96,8 @@ pub struct RemoteOptions {
 impl Default for RemoteOptions {
     fn default() -> Self {
         RemoteOptions {
-            block_size: 64 << 10,
-            cache_blocks: 64,
+            block_size: 4 << 10,
+            cache_blocks: 1024,
             max_bytes: None,
             timeout: Duration::from_secs(60),
             retries: 3,
@@ -99,7 +118,14 @@ impl RemoteOptions {
 struct Cache {
     blocks: HashMap<u64, Arc<[u8]>>,
     order: VecDeque<u64>,
+    /// The block after the last one fetched, and how many fetches in a
+    /// row started where the one before ended.
+    next: u64,
+    streak: u32,
 }
+
+/// The most blocks read ahead of a sequential read.
+const MAX_AHEAD_BYTES: u64 = 1 << 20;
 
 /// A remote file read by ranges (see the [module documentation](self)).
 pub struct RemoteFile {
@@ -134,7 +160,8 @@ fn remote_error(location: &str, why: impl std::fmt::Display) -> Error {
 
 /// The store and the object's path for `location`.
 fn store_of(location: &str, options: &RemoteOptions) -> Result<(Arc<dyn ObjectStore>, StorePath)> {
-    let url = url::Url::parse(location).map_err(|e| remote_error(location, format!("not a location: {e}")))?;
+    let url = url::Url::parse(location)
+        .map_err(|e| remote_error(location, format!("not a location: {e}")))?;
     let client = ClientOptions::new()
         .with_allow_http(true)
         .with_timeout(options.timeout)
@@ -199,6 +226,7 @@ impl RemoteFile {
             .enable_all()
             .build()
             .map_err(|e| remote_error(location, e))?;
+        REQUESTS_TOTAL.fetch_add(1, Ordering::Relaxed);
         let meta = runtime
             .block_on(store.head(&path))
             .map_err(|e| remote_error(location, e))?;
@@ -258,6 +286,7 @@ impl RemoteFile {
             ..GetOptions::default()
         };
         self.requests.fetch_add(1, Ordering::Relaxed);
+        REQUESTS_TOTAL.fetch_add(1, Ordering::Relaxed);
         let got = self.runtime.block_on(async {
             let r = self.store.get_opts(&self.path, opts).await?;
             r.bytes().await
@@ -279,6 +308,7 @@ impl RemoteFile {
             )));
         }
         self.fetched.fetch_add(want, Ordering::Relaxed);
+        FETCHED_TOTAL.fetch_add(want, Ordering::Relaxed);
         Ok(bytes)
     }
 }
@@ -305,7 +335,10 @@ impl ReadAt for RemoteFile {
             buf.copy_from_slice(&got);
             return Ok(());
         }
-        let mut cache = self.cache.lock().map_err(|_| io::Error::other("remote cache poisoned"))?;
+        let mut cache = self
+            .cache
+            .lock()
+            .map_err(|_| io::Error::other("remote cache poisoned"))?;
         // the blocks missing, neighbours fetched together
         let mut b = first;
         while b <= last {
@@ -317,6 +350,23 @@ impl ReadAt for RemoteFile {
             while e < last && !cache.blocks.contains_key(&(e + 1)) {
                 e += 1;
             }
+            // going on where the last fetch ended: further ahead each time
+            let blocks_total = self.len.div_ceil(bs);
+            // (a second fetch in a row reads 1 block ahead, then 2, 4, ...)
+            if b == cache.next && b > 0 {
+                cache.streak = cache.streak.saturating_add(1);
+            } else {
+                cache.streak = 0;
+            }
+            let mut ahead = match cache.streak {
+                0 => 0,
+                k => (1u64 << (k - 1).min(20)).min((MAX_AHEAD_BYTES / bs).max(1)),
+            };
+            while ahead > 0 && e + 1 < blocks_total && !cache.blocks.contains_key(&(e + 1)) {
+                e += 1;
+                ahead -= 1;
+            }
+            cache.next = e + 1;
             let start = b * bs;
             let stop = ((e + 1) * bs).min(self.len);
             let got = self.fetch(start..stop)?;
@@ -339,7 +389,9 @@ impl ReadAt for RemoteFile {
         }
         // the least recently fetched out, keeping this read's blocks
         while cache.blocks.len() as u64 > cap {
-            let Some(old) = cache.order.pop_front() else { break };
+            let Some(old) = cache.order.pop_front() else {
+                break;
+            };
             if (first..=last).contains(&old) {
                 cache.order.push_back(old);
                 if cache.order.len() as u64 <= last - first + 1 {
@@ -362,7 +414,9 @@ pub fn read_all(remote: &RemoteFile) -> Result<Vec<u8>> {
     out.resize(len, 0);
     let mut at = 0u64;
     for chunk in out.chunks_mut(WHOLE_CHUNK as usize) {
-        remote.read_at(at, chunk).map_err(|e| remote_error(remote.location(), e))?;
+        remote
+            .read_at(at, chunk)
+            .map_err(|e| remote_error(remote.location(), e))?;
         at += chunk.len() as u64;
     }
     Ok(out)
@@ -370,7 +424,10 @@ pub fn read_all(remote: &RemoteFile) -> Result<Vec<u8>> {
 
 /// The whole remote file at `location` and its file name, within
 /// `opts`' allocation limit ([`crate::Document::open`] of a location).
-pub fn download(location: &str, opts: &crate::ReadOptions) -> Result<(Vec<u8>, std::path::PathBuf)> {
+pub fn download(
+    location: &str,
+    opts: &crate::ReadOptions,
+) -> Result<(Vec<u8>, std::path::PathBuf)> {
     let remote = RemoteFile::open(location, &RemoteOptions::default())?;
     if remote.len() > opts.limits.max_alloc {
         return Err(remote_error(
