@@ -140,7 +140,9 @@ impl Module<'static> {
         let len = usize::try_from(len)
             .map_err(|_| Error::Io(std::io::Error::other("the file is too big to address")))?;
         let input = Reader {
-            r: BufReader::with_capacity(16 << 10, r),
+            // small: a walk jumps over each tensor's data, and a file read
+            // over a network pays for every byte read past a header
+            r: BufReader::with_capacity(2 << 10, r),
             at: 0,
             len,
         };

@@ -74,6 +74,10 @@ struct LimitArgs {
     /// tensor counts, ranks, name lengths). Only for files you trust.
     #[arg(long, global = true)]
     trust: bool,
+    /// After the command, print on stderr the bytes fetched and requests
+    /// made for files read from `http(s)://`, `s3://`, `gs://` or `az://`.
+    #[arg(long, global = true)]
+    remote_stats: bool,
 }
 
 impl LimitArgs {
@@ -367,9 +371,18 @@ where
 {
     let cli = Cli::parse_from(args);
     let _ = READ_OPTIONS.set(cli.limits.read_options());
+    let remote_stats = cli.limits.remote_stats;
     // diff and validate answer a question: 1 is their answer, trouble is 2
     let asks = matches!(cli.command, Command::Diff { .. } | Command::Validate { .. });
-    match run(cli) {
+    let result = run(cli);
+    if remote_stats {
+        let (bytes, requests) = mlformats::remote::fetched_total();
+        let _ = writeln!(
+            std::io::stderr(),
+            "remote: {bytes} bytes fetched in {requests} requests"
+        );
+    }
+    match result {
         Ok(code) => code,
         Err(f) => {
             let _ = writeln!(

@@ -69,6 +69,12 @@ impl Document {
         opts: &ReadOptions,
     ) -> Result<Document> {
         let path = path.as_ref();
+        #[cfg(feature = "remote")]
+        if let Some(location) = path.to_str().filter(|s| crate::remote::is_remote(s)) {
+            let (bytes, name) = crate::remote::download(location, opts)?;
+            let map = MappedFile::from_vec(bytes);
+            return Self::from_map(map, Some(name), format, opts);
+        }
         let map = map_file(path)?;
         Self::from_map(map, Some(path.to_path_buf()), format, opts)
     }

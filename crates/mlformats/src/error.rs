@@ -237,6 +237,14 @@ pub enum Error {
     #[cfg(feature = "npz")]
     #[error("{0}")]
     Npz(String),
+    /// A remote file could not be reached or read (`remote` feature).
+    #[error("{location}: {why}")]
+    Remote {
+        /// Its location.
+        location: String,
+        /// What went wrong, as the server or the store said it.
+        why: String,
+    },
 }
 
 impl Error {

@@ -43,6 +43,10 @@ impl Headers {
         opts: &ReadOptions,
     ) -> Result<Self> {
         let path = path.as_ref();
+        #[cfg(feature = "remote")]
+        if let Some(location) = path.to_str().filter(|s| crate::remote::is_remote(s)) {
+            return Self::open_remote(location, format, opts);
+        }
         #[cfg(unix)]
         if let Some(h) = Self::by_slices(path, format, opts)? {
             return Ok(h);
@@ -65,6 +69,28 @@ impl Headers {
             None => FileIndex::open(&file, Some(path), opts)?,
         };
         Ok(index.map(Self::of_index))
+    }
+
+    /// Reads the headers of a remote file (`http(s)://`, `s3://`, `gs://`,
+    /// `az://`; the `remote` feature) by ranges: the formats
+    /// [`FileIndex`] reads by slices fetch their headers alone, at most
+    /// [`crate::remote::HEADER_BUDGET`] bytes; any other is fetched whole,
+    /// within the same budget.
+    #[cfg(feature = "remote")]
+    pub fn open_remote(location: &str, format: Option<Format>, opts: &ReadOptions) -> Result<Self> {
+        use crate::remote::{HEADER_BUDGET, RemoteFile, RemoteOptions};
+        let options = RemoteOptions::default().with_max_bytes(Some(HEADER_BUDGET));
+        let remote = RemoteFile::open(location, &options)?;
+        let name = Path::new(remote.file_name()).to_path_buf();
+        let index = match format {
+            Some(f) => FileIndex::open_as(&remote, f, opts)?,
+            None => FileIndex::open(&remote, Some(&name), opts)?,
+        };
+        if let Some(index) = index {
+            return Ok(Self::of_index(index));
+        }
+        let bytes = crate::remote::read_all(&remote)?;
+        Self::from_bytes(bytes, Some(&name), format, opts)
     }
 
     /// Reads the headers of a file in memory (`name`, if any, breaks ties

@@ -134,6 +134,8 @@ pub mod layout;
 pub mod numpy;
 mod plugin;
 pub mod random_access;
+#[cfg(feature = "remote")]
+pub mod remote;
 pub mod report;
 mod save;
 mod select;

@@ -114,8 +114,15 @@ pub fn read_vec<R: ReadAt + ?Sized>(r: &R, offset: u64, n: u64) -> Result<Vec<u8
     Ok(v)
 }
 
-/// How many bytes a [`Cursor`] reads at a time.
+/// The most bytes a [`Cursor`] reads at a time.
 pub const WINDOW: u64 = 16 << 10;
+
+/// The bytes a [`Cursor`] reads after a jump (a field skipped, a new
+/// walk): 1 KiB, twice as much for each refill that goes on where the last
+/// window ended, up to [`WINDOW`]. A walk that skips large fields (an
+/// initializer's data) so reads little past each header, which is what a
+/// file read over a network pays for.
+pub const FIRST_WINDOW: u64 = 1 << 10;
 
 /// A cursor over the bytes `[pos, end)` of a file, read a window at a time.
 pub struct Cursor<'r, R: ?Sized> {
@@ -131,6 +138,9 @@ pub struct Cursor<'r, R: ?Sized> {
     pub window: Vec<u8>,
     /// Where they are.
     pub window_at: u64,
+    /// How many bytes the next refill reads when it goes on where the
+    /// window ends.
+    step: u64,
 }
 
 impl<'r, R: ReadAt + ?Sized> Cursor<'r, R> {
@@ -143,6 +153,7 @@ impl<'r, R: ReadAt + ?Sized> Cursor<'r, R> {
             end,
             window: Vec::new(),
             window_at: 0,
+            step: FIRST_WINDOW,
         }
     }
 
@@ -159,7 +170,14 @@ impl<'r, R: ReadAt + ?Sized> Cursor<'r, R> {
             self.pos += 1;
             return Ok(*b);
         }
-        let n = (self.end - self.pos).min(WINDOW);
+        // going on where the window ended: read further each time
+        let follows = self.window_at.checked_add(self.window.len() as u64) == Some(self.pos);
+        self.step = if follows && !self.window.is_empty() {
+            (self.step * 2).min(WINDOW)
+        } else {
+            FIRST_WINDOW
+        };
+        let n = (self.end - self.pos).min(self.step);
         self.window = read_vec(self.r, self.pos, n)?;
         self.window_at = self.pos;
         self.byte()

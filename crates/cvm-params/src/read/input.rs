@@ -77,7 +77,9 @@ pub(super) struct StreamInput<'r, R> {
 }
 
 impl<'r, R: Read + Seek> StreamInput<'r, R> {
-    const BUF: usize = 8 << 10;
+    /// Small: the walk jumps over each tensor's data, and a file read over
+    /// a network pays for every byte read past a header.
+    const BUF: usize = 1 << 10;
 
     pub(super) fn new(r: &'r mut R, len: u64) -> Self {
         StreamInput {
