@@ -576,12 +576,12 @@ impl Layout {
         // top of their band, the last layer's at its bottom, so the edges
         // joining them from outside cross nothing inside the group
         if let Some((first, last)) = pins {
-            for v in 0..n {
+            for (v, size) in sizes.iter().enumerate() {
                 let band = layered.layer_of[v];
                 if first.get(v) == Some(&true) {
                     placed.top[v] = placed.layer_top[band];
                 } else if last.get(v) == Some(&true) {
-                    placed.top[v] = placed.layer_bottom[band] - sizes[v].1;
+                    placed.top[v] = placed.layer_bottom[band] - size.1;
                 }
             }
         }
