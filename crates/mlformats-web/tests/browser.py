@@ -1302,6 +1302,9 @@ def check_panels(page, base, files, cli, fails, shots):
     fails.check(not page.is_visible("#details-grip"), "the details grip shows without the panel")
     page.locator("#viewport .node[data-op=Conv]").first.click()
     fails.check(page.is_visible("#details-grip"), "no grip on the details panel's edge")
+    page.wait_for_selector("#details .first-values")
+    wide = page.evaluate("(() => { const d = document.getElementById('details'); return [d.scrollWidth, d.clientWidth]; })()")
+    fails.check(wide[0] <= wide[1] + 1, f"details panel: content {wide[0]} px wide in {wide[1]} px: a value runs past its edge")
     before = page.locator("#details").bounding_box()
     grip = page.locator("#details-grip").bounding_box()
     x, y = grip["x"] + grip["width"] / 2, grip["y"] + 100
