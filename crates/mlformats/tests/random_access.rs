@@ -255,7 +255,11 @@ fn same_with(name: &str, bytes: &[u8], slices: bool) -> bool {
         }
         // a deflated member is inflated as it is read: damage past the
         // headers is found when a read reaches it
-        (Err(e), Ok(Some(index))) if deflated(name) => {
+        // (known by name, or by what the index found: the archives of
+        // testdata/translate/quant/ were written by np.savez_compressed)
+        (Err(e), Ok(Some(index)))
+            if deflated(name) || index.tensors().iter().any(|t| t.is_deflated()) =>
+        {
             let fails = (0..index.tensors().len()).any(|i| index.read_tensor(bytes, i).is_err());
             assert!(
                 fails,
