@@ -9,5 +9,6 @@
 //! [`export::HELPER_PREFIX`] (`mlformats/`).
 #![warn(missing_docs)]
 
+pub mod about;
 pub mod export;
 pub mod import;

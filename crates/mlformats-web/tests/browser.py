@@ -1329,7 +1329,8 @@ def check_panels(page, base, files, cli, fails, shots):
 
 def check_graph_aids(page, base, files, cli, fails, shots):
     """Reading aids of issue 32's second part: each operator's reference
-    linked from the details panel (ONNX Conv, NNabla Convolution), a
+    linked from the details panel (ONNX Conv, NNabla Convolution) with
+    what our conversions do with it (the support tables' rows), a
     minimap on a graph larger than the view (hidden on one that fits)
     whose click moves the view, and the left-to-right toggle that redraws
     the CLI's `graph --direction lr` layout, boxes left to right."""
@@ -1347,6 +1348,11 @@ def check_graph_aids(page, base, files, cli, fails, shots):
         href = page.get_attribute("#doc-link", "href") if page.locator("#doc-link").count() else None
         fails.check(href == want, f"{name}: {op}'s reference link is {href!r}, want {want}")
         fails.check(page.get_attribute("#doc-link", "target") == "_blank", f"{name}: the link opens in this page")
+        # what our conversions do with it, from the support tables
+        rows = page.locator("#details table.support tr").all_inner_texts()
+        want_row = {"Conv": ("ONNX → NNabla", "Convolution"), "Convolution": ("→ ONNX", "Conv")}[op]
+        fails.check(any(want_row[0] in r and want_row[1] in r for r in rows),
+                    f"{name}: {op}'s conversions {rows!r}, want a row {want_row}")
         page.screenshot(path=str(shots / f"doc-link-{name}.png"))
     # a graph that fits has no minimap
     small = "residual1.nntxt"

@@ -673,6 +673,73 @@ fn boxes_link_to_their_operators_documentation() {
     );
 }
 
+/// Each operator drawn carries what our conversions do with it, in the
+/// words of the support tables: an ONNX operator its imports into NNabla
+/// and TenniS, an NNabla function its export to ONNX; the JSON and the
+/// SVG's tooltips give them; other domains and unknown operators none.
+#[test]
+fn operators_carry_their_support_rows() {
+    let mut g = Graph::new("g");
+    g.values.push(ValueInfo::new("w", ValueKind::Weight));
+    g.nodes.push(Node::new("Conv", "conv", ["x", "w"], ["y"]));
+    g.nodes.push(
+        Node::new("FusedGemm", "fused", ["y"], ["y2"]).with_attribute(
+            "domain",
+            mlformats::graph::Attribute::String("com.microsoft".into()),
+        ),
+    );
+    g.nodes.push(Node::new("Loop", "loop", ["y2"], ["z"]));
+    g.infer_inputs_outputs();
+    let mut options = LayoutOptions::default();
+    options.op_set = OpSet::of_format(mlformats::Format::Onnx);
+    let l = Layout::of_graph(&g, &options).unwrap();
+    let ops: Vec<&str> = l.operators.keys().map(String::as_str).collect();
+    assert_eq!(
+        ops,
+        ["Conv", "Loop"],
+        "no row for another domain's operator"
+    );
+    let conv = &l.operators["Conv"];
+    let dirs: Vec<&str> = conv.iter().map(|c| c.direction.as_str()).collect();
+    assert_eq!(dirs, ["ONNX → NNabla", "ONNX → TenniS"]);
+    assert!(
+        conv[0].lowered && conv[0].text.starts_with("as Convolution"),
+        "{conv:?}"
+    );
+    assert!(conv[0].text.contains("kernel_shape"), "{conv:?}");
+    // Loop is refused: the row says so
+    assert!(
+        l.operators["Loop"].iter().all(|c| !c.lowered),
+        "{:?}",
+        l.operators["Loop"]
+    );
+    let j = l.to_json();
+    assert_eq!(j["operators"]["Conv"][0]["text"], conv[0].text.as_str());
+    assert_eq!(j["operators"]["Conv"][1]["direction"], "ONNX → TenniS");
+    let svg = l.to_svg();
+    assert!(
+        svg.contains("<title>Conv\nONNX → NNabla: as Convolution"),
+        "{svg}"
+    );
+    // without an operator set, no rows
+    assert!(
+        Layout::of_graph(&g, &LayoutOptions::default())
+            .unwrap()
+            .operators
+            .is_empty()
+    );
+    // an NNabla function: its export to ONNX
+    options.op_set = OpSet::of_format(mlformats::Format::NnablaNntxt);
+    let l = Layout::of_graph(&resnet(1), &options).unwrap();
+    let relu = &l.operators["ReLU"];
+    assert_eq!(relu.len(), 1);
+    assert_eq!(relu[0].direction, "→ ONNX");
+    assert!(
+        relu[0].lowered && relu[0].text.starts_with("as Relu"),
+        "{relu:?}"
+    );
+}
+
 #[test]
 fn limits_refuse_before_the_work() {
     let g = chain(100);

@@ -550,6 +550,12 @@ async function selectNode(i) {
   if (sub) h += `<div><button id="open-bodies">Draw its subgraphs (${fmtInt(sub.operators)} nodes)</button></div>`;
   // the operator's reference (mlformats::layout::doc_url)
   if (doc) h += `<div><a id="doc-link" href="${esc(doc)}" target="_blank" rel="noopener noreferrer">${esc(n.op)} reference ↗</a></div>`;
+  // what our conversions do with it (the support tables: mlformats::layout::op_support)
+  const support = (state.layout.operators || {})[state.layout.nodes[i].op];
+  if (support && state.layout.nodes[i].kind === 'op') {
+    h += '<h4>Conversions</h4><table class="kv support">' + support.map((c) =>
+      `<tr><td>${esc(c.direction)}</td><td class="${c.lowered ? '' : 'muted'}">${esc(c.text)}</td></tr>`).join('') + '</table>';
+  }
   if (n.attributes && n.attributes.length) {
     h += '<h4>Attributes</h4><table class="kv attrs">' + n.attributes.map(([k, v]) => `<tr><td>${esc(k)}</td><td class="mono">${attrValue(v)}</td></tr>`).join('') + '</table>';
   }

@@ -74,6 +74,58 @@ pub fn doc_url(set: OpSet, domain: &str, op: &str) -> Option<String> {
     }
 }
 
+/// What a conversion of ours does with an operator: one row of the
+/// published support tables (`IMPORT_SUPPORT.md`, `SUPPORT.md` of
+/// graph-translate), which are generated from the same operator tables.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct OpSupport {
+    /// The direction, e.g. `ONNX → NNabla`, `→ ONNX`.
+    pub direction: String,
+    /// Whether the conversion lowers the operator (false: refused).
+    pub lowered: bool,
+    /// The operators written, the opsets, the attributes read and the
+    /// limits; or why the operator is refused.
+    pub text: String,
+}
+
+/// What our conversions do with operator `op` of `set` (ONNX operators of
+/// the default domain: the imports into NNabla and TenniS; NNabla
+/// functions and TenniS operators: the export to ONNX); empty when the
+/// graph translation is not built in.
+///
+/// ```
+/// use mlformats::layout::{OpSet, op_support};
+/// let rows = op_support(OpSet::Onnx, "", "Conv");
+/// assert!(rows.iter().any(|r| r.direction == "ONNX → NNabla" && r.lowered));
+/// ```
+pub fn op_support(set: OpSet, domain: &str, op: &str) -> Vec<OpSupport> {
+    #[cfg(feature = "onnx")]
+    {
+        use graph_translate::about;
+        let rows = match set {
+            OpSet::Onnx if domain.is_empty() || domain == "ai.onnx" => about::onnx_operator(op),
+            #[cfg(feature = "nnabla")]
+            OpSet::Nnabla => about::nnabla_function(op),
+            #[cfg(feature = "tennis")]
+            OpSet::Tennis => about::tennis_operator(op),
+            _ => Vec::new(),
+        };
+        rows.into_iter()
+            .map(|c| OpSupport {
+                direction: c.direction.to_string(),
+                lowered: c.lowered,
+                text: c.text,
+            })
+            .collect()
+    }
+    #[cfg(not(feature = "onnx"))]
+    {
+        let _ = (set, domain, op);
+        Vec::new()
+    }
+}
+
 /// Acronyms of NNabla function names that the Python name writes as one
 /// word (`LeakyReLU` → `leaky_relu`, `PReLU` → `prelu`).
 const ACRONYMS: &[(&str, &str)] = &[

@@ -70,7 +70,7 @@ mod render;
 
 use crate::graph::Graph;
 
-pub use doc::{OpSet, doc_url};
+pub use doc::{OpSet, OpSupport, doc_url, op_support};
 pub use family::{FAMILIES, Family};
 
 /// Which way the layers run.
@@ -347,6 +347,9 @@ pub struct Layout {
     /// The groups: NNabla repeat blocks, outer ones before the ones they
     /// hold (empty for a graph without them).
     pub groups: Vec<LayoutGroup>,
+    /// What our conversions do with each operator drawn ([`op_support`];
+    /// filled when [`LayoutOptions::op_set`] is known), by operator.
+    pub operators: std::collections::BTreeMap<String, Vec<OpSupport>>,
 }
 
 /// What a group stands for.
@@ -474,7 +477,30 @@ impl Layout {
         if let Some(d) = drawn {
             l.close_bodies(d);
         }
+        l.operators = Layout::support_of(&l.nodes, options.op_set);
         Ok(l)
+    }
+
+    /// [`Layout::operators`]: the support rows of each operator boxed in
+    /// `nodes` (of ONNX, those of the default domain: the boxes with a
+    /// reference link).
+    fn support_of(
+        nodes: &[LayoutNode],
+        op_set: OpSet,
+    ) -> std::collections::BTreeMap<String, Vec<OpSupport>> {
+        let mut out = std::collections::BTreeMap::new();
+        for n in nodes {
+            let wanted = n.kind == NodeKind::Op
+                && (op_set != OpSet::Onnx || n.doc.is_some())
+                && !out.contains_key(&n.op);
+            if wanted {
+                let rows = op_support(op_set, "", &n.op);
+                if !rows.is_empty() {
+                    out.insert(n.op.clone(), rows);
+                }
+            }
+        }
+        out
     }
 
     /// Lists the nodes with bodies drawn closed as groups (their own
@@ -639,6 +665,7 @@ impl Layout {
             folded: sketch.folded,
             crossings,
             groups: Vec::new(),
+            operators: Default::default(),
         })
     }
 }

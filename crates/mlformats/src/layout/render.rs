@@ -109,7 +109,27 @@ impl Layout {
             "nodes": nodes,
             "edges": edges,
             "groups": groups,
+            "operators": self.operators_json(),
         })
+    }
+
+    /// `operators` of the JSON: by operator, what our conversions do with
+    /// it (`direction`, `lowered`, `text`).
+    fn operators_json(&self) -> Value {
+        let map: serde_json::Map<String, Value> = self
+            .operators
+            .iter()
+            .map(|(op, rows)| {
+                let rows: Vec<Value> = rows
+                    .iter()
+                    .map(
+                        |c| json!({"direction": c.direction, "lowered": c.lowered, "text": c.text}),
+                    )
+                    .collect();
+                (op.clone(), Value::Array(rows))
+            })
+            .collect();
+        Value::Object(map)
     }
 
     /// The layout drawn as a standalone SVG document: rounded boxes,
@@ -178,6 +198,14 @@ impl Layout {
                 r(n.width),
                 r(n.height)
             );
+            // hovering a box says what our conversions do with its operator
+            if let Some(rows) = self.operators.get(&n.op).filter(|_| n.kind == NodeKind::Op) {
+                let _ = write!(s, "<title>{}", xml(&n.op));
+                for c in rows {
+                    let _ = write!(s, "\n{}: {}", xml(&c.direction), xml(&c.text));
+                }
+                s.push_str("</title>");
+            }
             for (k, line) in n.label.iter().enumerate() {
                 let cls = match line.style {
                     LineStyle::Op => " class=\"op\"",

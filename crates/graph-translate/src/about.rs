@@ -1,0 +1,174 @@
+//! What this crate's conversions do with one operator, in the words of the
+//! published support tables (`IMPORT_SUPPORT.md`, `SUPPORT.md`), which are
+//! generated from the same operator tables: a viewer shows these lines
+//! beside an operator's reference link.
+
+/// One conversion of an operator: its direction and what the support table
+/// says of it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct Conversion {
+    /// The direction, e.g. `ONNX → NNabla`.
+    pub direction: &'static str,
+    /// Whether the conversion lowers the operator (false: refused, or not
+    /// in the table).
+    pub lowered: bool,
+    /// The support table's words: the operators written, the opsets, the
+    /// attributes read and the limits; or why it is refused.
+    pub text: String,
+}
+
+/// Joins the non-empty parts with `; `.
+fn join(parts: &[String]) -> String {
+    parts
+        .iter()
+        .filter(|p| !p.is_empty())
+        .cloned()
+        .collect::<Vec<_>>()
+        .join("; ")
+}
+
+/// The import of ONNX operator `op` into one target: its support row, or
+/// the refusal of its table.
+#[cfg(any(feature = "nnabla", feature = "tennis"))]
+fn import_row(
+    direction: &'static str,
+    rows: Vec<crate::import::SupportRow>,
+    refusal: Option<&'static str>,
+    op: &str,
+) -> Conversion {
+    if let Some(r) = rows.into_iter().find(|r| r.op == op) {
+        let mut parts = vec![
+            format!("as {}", r.emits),
+            format!("opsets {}–{}", r.opsets.0, r.opsets.1),
+        ];
+        if !r.attrs.is_empty() {
+            parts.push(format!("reads {}", r.attrs));
+        }
+        if !r.notes.is_empty() {
+            parts.push(format!("refused: {}", r.notes));
+        }
+        return Conversion {
+            direction,
+            lowered: true,
+            text: join(&parts),
+        };
+    }
+    let text = match refusal.filter(|r| !r.is_empty()) {
+        Some(r) => format!("refused: {r}"),
+        None => "not imported".to_string(),
+    };
+    Conversion {
+        direction,
+        lowered: false,
+        text,
+    }
+}
+
+/// The export of a source operator to ONNX, from its export table entry.
+#[cfg(any(feature = "nnabla", feature = "tennis"))]
+fn export_row<L>(table: &[crate::export::Entry<L>], op: &str) -> Conversion {
+    let direction = "→ ONNX";
+    let Some(e) = table.iter().find(|e| e.op == op) else {
+        return Conversion {
+            direction,
+            lowered: false,
+            text: "not exported".to_string(),
+        };
+    };
+    if e.lower.is_none() {
+        return Conversion {
+            direction,
+            lowered: false,
+            text: format!("refused: {}", e.reason),
+        };
+    }
+    let mut parts = vec![
+        format!("as {}", e.onnx.join(", ")),
+        format!(
+            "opsets {}–{}",
+            e.min_opset.max(*crate::export::OPSETS.start()),
+            crate::export::OPSETS.end()
+        ),
+    ];
+    if !e.attrs.is_empty() {
+        parts.push(format!("reads {}", e.attrs.join(", ")));
+    }
+    parts.push(format!("verified: {}", e.verified.describe()));
+    Conversion {
+        direction,
+        lowered: true,
+        text: join(&parts),
+    }
+}
+
+/// What the imports do with ONNX operator `op` (default domain): one
+/// [`Conversion`] per target built in (NNabla, TenniS).
+///
+/// ```
+/// let c = graph_translate::about::onnx_operator("Relu");
+/// assert_eq!(c[0].direction, "ONNX → NNabla");
+/// assert!(c[0].lowered && c[0].text.starts_with("as ReLU"));
+/// ```
+pub fn onnx_operator(op: &str) -> Vec<Conversion> {
+    #[allow(unused_mut)]
+    let mut out = Vec::new();
+    #[cfg(feature = "nnabla")]
+    {
+        use crate::import::nnabla_table as t;
+        let refusal = t::TABLE
+            .iter()
+            .find(|e| e.row.op == op && !e.is_lowered())
+            .map(|e| e.reason());
+        out.push(import_row("ONNX → NNabla", t::support_rows(), refusal, op));
+    }
+    #[cfg(feature = "tennis")]
+    {
+        use crate::import::tennis_table as t;
+        out.push(import_row(
+            "ONNX → TenniS",
+            t::support_rows(),
+            t::refusal_reason(op),
+            op,
+        ));
+    }
+    #[cfg(not(any(feature = "nnabla", feature = "tennis")))]
+    let _ = op;
+    out
+}
+
+/// What the export to ONNX does with NNabla function `op`.
+#[cfg(feature = "nnabla")]
+pub fn nnabla_function(op: &str) -> Vec<Conversion> {
+    vec![export_row(
+        crate::export::nnabla_table::TABLE.as_slice(),
+        op,
+    )]
+}
+
+/// What the export to ONNX does with TenniS operator `op`.
+#[cfg(feature = "tennis")]
+pub fn tennis_operator(op: &str) -> Vec<Conversion> {
+    vec![export_row(crate::export::tennis_table::TABLE, op)]
+}
+
+#[cfg(all(test, feature = "nnabla", feature = "tennis"))]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rows_come_from_the_tables() {
+        let conv = onnx_operator("Conv");
+        assert_eq!(conv.len(), 2);
+        assert!(conv[0].lowered, "{conv:?}");
+        assert!(conv[0].text.contains("Convolution"), "{conv:?}");
+        assert!(conv[0].text.contains("reads"), "{conv:?}");
+        let none = onnx_operator("NoSuchOp");
+        assert!(none.iter().all(|c| !c.lowered && c.text == "not imported"));
+        let relu = nnabla_function("ReLU");
+        assert!(relu[0].lowered && relu[0].text.contains("Relu"), "{relu:?}");
+        assert!(!nnabla_function("NoSuchFunction")[0].lowered);
+        let t = tennis_operator("conv2d");
+        assert!(t[0].lowered, "{t:?}");
+    }
+}
