@@ -1399,8 +1399,10 @@ fn labels_show_names_weights_and_attributes_on_demand() {
     assert!(conv_box(&no_weights).width < conv_box(&full).width);
     let bare = lay(false, false, false);
     assert_eq!(text(&bare, "Conv"), [s("Conv", LineStyle::Op)]);
-    // attributes: the first four with short values, the internal `#op`,
-    // the tensor and the twelve pads left out; an f32 by its own digits
+    // attributes: four with short values, the most telling first (the
+    // kernel, the strides, the group before alpha, stored before them);
+    // the internal `#op`, the tensor, the twelve pads and an unset
+    // auto_pad left out; an f32 by its own digits
     let attrs = lay(true, true, true);
     let conv_text = text(&attrs, "Conv");
     assert_eq!(conv_text.len(), 8, "{conv_text:?}");
@@ -1408,9 +1410,9 @@ fn labels_show_names_weights_and_attributes_on_demand() {
         conv_text[4..],
         [
             s("kernel_shape = 3,3", LineStyle::Attribute),
-            s("alpha = 0.1", LineStyle::Attribute),
-            s("auto_pad = NOTSET", LineStyle::Attribute),
+            s("strides = 2,2", LineStyle::Attribute),
             s("group = 1", LineStyle::Attribute),
+            s("alpha = 0.1", LineStyle::Attribute),
         ]
     );
     assert_eq!(text(&attrs, "Relu").len(), 2, "no attributes, no lines");
@@ -1424,7 +1426,7 @@ fn labels_show_names_weights_and_attributes_on_demand() {
         .find(|n| n["op"] == "Conv")
         .unwrap();
     assert_eq!(n["label_styles"][4], "attr");
-    assert!(n["label"].as_str().unwrap().ends_with("\ngroup = 1"));
+    assert!(n["label"].as_str().unwrap().ends_with("\nalpha = 0.1"));
     let svg = attrs.to_svg();
     assert!(
         svg.contains("<text x=\"7\" y=\"67\" class=\"a\">kernel_shape = 3,3</text>"),

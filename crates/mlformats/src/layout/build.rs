@@ -180,18 +180,67 @@ fn attribute_text(a: &Attribute) -> Option<String> {
     short.then_some(text)
 }
 
-/// Up to [`MAX_ATTRIBUTE_LINES`] lines `key = value` of node `n`'s
-/// attributes with short values (internal `#` fields left out).
-fn attribute_lines(n: &crate::graph::Node) -> impl Iterator<Item = LabelLine> + '_ {
-    n.attributes
+/// Attributes that tell most about an operator, most telling first (ONNX,
+/// NNabla and TenniS spellings): a box lists these before the others,
+/// which keep their stored order.
+const TELLING: &[&str] = &[
+    "kernel_shape",
+    "kernel",
+    "ksize",
+    "strides",
+    "stride",
+    "pads",
+    "pad",
+    "padding",
+    "dilations",
+    "dilation",
+    "group",
+    "axis",
+    "axes",
+    "perm",
+    "shape",
+    "mode",
+    "to",
+    "alpha",
+    "beta",
+    "epsilon",
+    "eps",
+    "keepdims",
+    "keep_dims",
+];
+
+/// How telling attribute `key` is (lower is more): its place in
+/// [`TELLING`], after them the others.
+fn telling(key: &str) -> usize {
+    TELLING
         .iter()
-        .filter(|(k, _)| !k.starts_with('#'))
+        .position(|t| key.eq_ignore_ascii_case(t))
+        .unwrap_or(TELLING.len())
+}
+
+/// Up to [`MAX_ATTRIBUTE_LINES`] lines `key = value` of node `n`'s
+/// attributes with short values, the most telling first ([`TELLING`];
+/// internal `#` fields, ONNX's `domain` and `auto_pad = NOTSET` left out).
+fn attribute_lines(n: &crate::graph::Node) -> impl Iterator<Item = LabelLine> + '_ {
+    let mut shown: Vec<(usize, &String, String)> = n
+        .attributes
+        .iter()
+        .filter(|(k, _)| !k.starts_with('#') && k.as_str() != "domain")
         .filter_map(|(k, a)| {
             let v = attribute_text(a)?;
-            let text = format!("{} = {v}", shorten(k, MAX_WEIGHT_CHARS));
-            Some(line(text, LineStyle::Attribute))
+            let unset = k == "auto_pad" && v == "NOTSET";
+            (!unset).then(|| (telling(k), k, v))
         })
+        .collect();
+    // stable: attributes equally telling keep their stored order
+    shown.sort_by_key(|(rank, _, _)| *rank);
+    shown
+        .into_iter()
         .take(MAX_ATTRIBUTE_LINES)
+        .map(|(_, k, v)| {
+            let text = format!("{} = {v}", shorten(k, MAX_WEIGHT_CHARS));
+            line(text, LineStyle::Attribute)
+        })
 }
 
 /// A port of a group's inside: a value entering or leaving it, by name.
