@@ -58,6 +58,14 @@ fn segment_checker_sees_crossings() {
 
 /// Every check of a good layered drawing; returns the number of segments.
 fn check(l: &Layout, what: &str) -> usize {
+    // every point of every edge in the frame
+    for (k, e) in l.edges.iter().enumerate() {
+        for p in &e.points {
+            let inside =
+                p.0 >= -EPS && p.1 >= -EPS && p.0 <= l.width + EPS && p.1 <= l.height + EPS;
+            assert!(inside, "{what}: edge {k} at {p:?}, out of the frame");
+        }
+    }
     if !l.groups.is_empty() {
         return check_grouped(l, what);
     }
@@ -246,10 +254,7 @@ fn check_grouped(l: &Layout, what: &str) -> usize {
     let on_border = |p: (f64, f64), r: (f64, f64, f64, f64)| {
         p.0 >= r.0 - EPS && p.0 <= r.2 + EPS && ((p.1 - r.1).abs() < EPS || (p.1 - r.3).abs() < EPS)
     };
-    let ends_on = |p: (f64, f64), i: usize, reversed: bool| {
-        on_border(p, rect(i))
-            || (reversed && l.nodes[i].group.is_some_and(|g| on_border(p, frame(g))))
-    };
+    let ends_on = |p: (f64, f64), i: usize, _reversed: bool| on_border(p, rect(i));
     let mut segments = 0;
     for (k, e) in l.edges.iter().enumerate() {
         assert!(e.points.len() >= 2, "{what}: edge {k} not drawn");
@@ -1028,6 +1033,54 @@ fn an_onnx_file_folds_constants_and_names_open_dimensions() {
             "{:?}",
             port.label
         );
+    }
+}
+
+/// A cycle that enters or leaves an open group (laid out against the
+/// flow, so it meets the frame on the side away from the value's port)
+/// goes round the frame to the port inside: it ends on its box, and runs
+/// through no box and no other group, in both directions.
+#[test]
+fn cycles_into_and_out_of_a_group_reach_its_ports() {
+    use mlformats::graph::Attribute;
+    let inside = |n: Node| n.with_attribute("repeat_id", Attribute::Strings(vec!["r".into()]));
+    let mut g = Graph::new("net");
+    // a reads c2 from the group below it; b reads z from below the group
+    g.nodes.push(Node::new("Add2", "a", ["x", "c2"], ["a"]));
+    g.nodes
+        .push(inside(Node::new("Add2", "b", ["a", "z"], ["b"])));
+    g.nodes.push(inside(Node::new("Tanh", "c", ["b"], ["c"])));
+    g.nodes.push(inside(Node::new("ReLU", "c2", ["c"], ["c2"])));
+    g.nodes.push(Node::new("Sigmoid", "d", ["c"], ["z"]));
+    g.nodes.push(Node::new("Tanh", "y", ["z"], ["y"]));
+    g.infer_inputs_outputs();
+    for direction in [Direction::TopToBottom, Direction::LeftToRight] {
+        let mut o = LayoutOptions::default();
+        o.direction = direction;
+        let l = Layout::of_graph(&g, &o).unwrap();
+        let what = format!("{direction:?}");
+        if direction == Direction::LeftToRight {
+            check(&transposed(&l), &what);
+        } else {
+            check(&l, &what);
+        }
+        assert_eq!(l.groups.len(), 1, "{what}");
+        let back: Vec<_> = l.edges.iter().filter(|e| e.reversed).collect();
+        assert!(
+            !back.is_empty(),
+            "{what}: no cycle laid out against the flow"
+        );
+        for e in &back {
+            let (from, to) = (&l.nodes[e.from], &l.nodes[e.to]);
+            assert!(
+                from.kind == NodeKind::Port || to.kind == NodeKind::Port,
+                "{what}: {} -> {} ({})",
+                from.name,
+                to.name,
+                e.tensor
+            );
+            assert!(e.points.len() >= 5, "{what}: {:?}", e.points);
+        }
     }
 }
 

@@ -478,7 +478,42 @@ impl Layout {
             l.close_bodies(d);
         }
         l.operators = Layout::support_of(&l.nodes, options.op_set);
+        l.fit_frame();
         Ok(l)
+    }
+
+    /// Moves the drawing so that everything in it (boxes, groups and edge
+    /// points, such as a cycle's way round a group's frame) lies in the
+    /// frame from (0, 0) to (`width`, `height`), widening the frame as needed.
+    fn fit_frame(&mut self) {
+        let points = self.edges.iter().flat_map(|e| e.points.iter().copied());
+        let corners = self
+            .nodes
+            .iter()
+            .map(|n| (n.x, n.y, n.x + n.width, n.y + n.height))
+            .chain(
+                self.groups
+                    .iter()
+                    .map(|g| (g.x, g.y, g.x + g.width, g.y + g.height)),
+            )
+            .chain(points.map(|(x, y)| (x, y, x, y)));
+        let (mut x0, mut y0, mut x1, mut y1) = (0.0f64, 0.0f64, self.width, self.height);
+        for (a, b, c, d) in corners {
+            (x0, y0, x1, y1) = (x0.min(a), y0.min(b), x1.max(c), y1.max(d));
+        }
+        let (dx, dy) = (-x0, -y0);
+        if dx > 0.0 || dy > 0.0 {
+            for n in &mut self.nodes {
+                (n.x, n.y) = (n.x + dx, n.y + dy);
+            }
+            for g in &mut self.groups {
+                (g.x, g.y) = (g.x + dx, g.y + dy);
+            }
+            for p in self.edges.iter_mut().flat_map(|e| e.points.iter_mut()) {
+                (p.0, p.1) = (p.0 + dx, p.1 + dy);
+            }
+        }
+        (self.width, self.height) = (x1 - x0, y1 - y0);
     }
 
     /// [`Layout::operators`]: the support rows of each operator boxed in

@@ -193,6 +193,60 @@ fn port_point(p: &LayoutNode, out: bool, direction: Direction) -> (f64, f64) {
     }
 }
 
+/// A group's frame: left, top, right, bottom.
+type Frame = (f64, f64, f64, f64);
+
+/// The points of a cycle's edge (laid out against the flow) that leaves
+/// (`out`) or enters an open group's `frame` at its border, re-routed round
+/// the frame to `port`, the point of the value's port inside: from the
+/// port out of the frame on its own side, along the frame's nearer side
+/// [`GROUP_PAD`]` / 2` outside it, to where the edge met the border. `lr`:
+/// layers run left to right (the same in exchanged coordinates).
+fn round_frame(
+    points: &[(f64, f64)],
+    frame: Frame,
+    port: (f64, f64),
+    out: bool,
+    lr: bool,
+) -> Vec<(f64, f64)> {
+    let swap = |p: (f64, f64)| if lr { (p.1, p.0) } else { p };
+    let (left, top, right, bottom) = if lr {
+        (frame.1, frame.0, frame.3, frame.2)
+    } else {
+        frame
+    };
+    let mut pts: Vec<(f64, f64)> = points.iter().map(|&p| swap(p)).collect();
+    if out {
+        pts.reverse();
+    }
+    let port = swap(port);
+    let Some(&(bx, by)) = pts.last() else {
+        return points.to_vec();
+    };
+    let g = GROUP_PAD / 2.0;
+    // a port of entry sits at the inside's top, of exit at its bottom
+    let port_side = if out { bottom + g } else { top - g };
+    pts.pop();
+    let met_top = (by - top).abs() <= (by - bottom).abs();
+    let far_side = if met_top { top - g } else { bottom + g };
+    pts.push((bx, far_side));
+    if (far_side - port_side).abs() > f64::EPSILON {
+        let side = if bx - left <= right - bx {
+            left - g
+        } else {
+            right + g
+        };
+        pts.push((side, far_side));
+        pts.push((side, port_side));
+    }
+    pts.push((port.0, port_side));
+    pts.push(port);
+    if out {
+        pts.reverse();
+    }
+    pts.into_iter().map(swap).collect()
+}
+
 /// The scope's layout with each open group's box replaced by its inside,
 /// moved into the box: ids renumbered in order, the edges that reach an
 /// open group joined to the port of their value inside it.
@@ -211,9 +265,12 @@ fn compose(
     // per box of this scope: its new id, or (open group) its ports by value
     let mut new_id = vec![usize::MAX; laid.nodes.len()];
     let mut ports: HashMap<usize, HashMap<String, usize>> = HashMap::new();
+    // per open group's box: its frame (left, top, right, bottom)
+    let mut frames: HashMap<usize, Frame> = HashMap::new();
     for mut n in laid.nodes {
         let b = n.id;
         if let Some((k, part)) = opened.remove(&b) {
+            frames.insert(b, (n.x, n.y, n.x + n.width, n.y + n.height));
             let own = groups.len();
             groups.push(LayoutGroup::open(&defs[k], &n));
             // centred across the frame (wider than its inside for a long title)
@@ -274,15 +331,24 @@ fn compose(
         let (Some(from), Some(to)) = (from, to) else {
             continue;
         };
-        // joined to the port inside, unless laid out against the flow (a
-        // cycle), which then ends at the group's border
-        if !e.reversed {
-            if ports.contains_key(&e.from) {
-                e.points
-                    .insert(0, port_point(&nodes[from], true, direction));
+        // joined to the port inside; one laid out against the flow (a
+        // cycle) leaves or enters the group's frame on the far side, so it
+        // goes round the frame to the port
+        let lr = direction == Direction::LeftToRight;
+        if let Some(&frame) = frames.get(&e.from) {
+            let port = port_point(&nodes[from], true, direction);
+            if e.reversed {
+                e.points = round_frame(&e.points, frame, port, true, lr);
+            } else {
+                e.points.insert(0, port);
             }
-            if ports.contains_key(&e.to) {
-                e.points.push(port_point(&nodes[to], false, direction));
+        }
+        if let Some(&frame) = frames.get(&e.to) {
+            let port = port_point(&nodes[to], false, direction);
+            if e.reversed {
+                e.points = round_frame(&e.points, frame, port, false, lr);
+            } else {
+                e.points.push(port);
             }
         }
         e.from = from;
