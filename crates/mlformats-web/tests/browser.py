@@ -387,6 +387,9 @@ def check_big(page, base, cli, fails, shots, tmp, mib):
             check_big_file(page, base, cli, fails, shots, other)
             if ext in ("safetensors", "onnx", "tsm"):
                 check_view_ranges(page, cli, fails, shots, other, inspect(cli, other)[0], 1 << 20)
+            if ext in ("safetensors", "nnp"):
+                # `mlformats view http://...`: fetched by ranges as the page asks
+                check_view_ranges(page, cli, fails, shots, other, inspect(cli, other)[0], 4 << 20, remote=True)
             other.unlink()
 
 
@@ -644,11 +647,23 @@ def check_huge(page, base, fails, shots, path, written, doc):
 
 def counting_proxy(upstream, route):
     """A reverse proxy in front of `mlformats view` (at `upstream`): it
-    passes GETs and their Range header on and counts the requests for the
+    passes HEADs, and GETs and their Range header, on and counts the GETs for the
     file's `route` and the bytes of the file it sent back."""
     count = {"requests": 0, "bytes": 0, "ranges": 0}
 
     class Proxy(http.server.BaseHTTPRequestHandler):
+        def do_HEAD(self):
+            req = urllib.request.Request(upstream + self.path.lstrip("/"), method="HEAD")
+            try:
+                r = urllib.request.urlopen(req)
+            except urllib.error.HTTPError as e:
+                r = e
+            self.send_response(r.status)
+            for k, v in r.headers.items():
+                if k.lower() not in ("connection", "transfer-encoding", "date", "server"):
+                    self.send_header(k, v)
+            self.end_headers()
+
         def do_GET(self):
             headers = {k: v for k, v in self.headers.items() if k.lower() == "range"}
             req = urllib.request.Request(upstream + self.path.lstrip("/"), headers=headers)
@@ -676,57 +691,78 @@ def counting_proxy(upstream, route):
     return srv, f"http://127.0.0.1:{srv.server_address[1]}/", count
 
 
-def check_view_ranges(page, cli, fails, shots, path, doc, budget):
+def start_view(cli, target):
+    """`mlformats view TARGET --no-browser`: the process, the server's root
+    and the file's route (None, None when no URL was printed)."""
+    proc = subprocess.Popen([cli, "view", str(target), "--no-browser"], stdout=subprocess.PIPE, text=True)
+    m = re.search(r"(http://127\.0\.0\.1:\d+/)\?url=(\S+)", proc.stdout.readline())
+    return proc, (m.group(1) if m else None), (m.group(2) if m else None)
+
+
+def check_view_ranges(page, cli, fails, shots, path, doc, budget, remote=False):
     """`mlformats view FILE` of a big file: the page reads it by range
     requests, as it reads a picked file by slices. Its table equals
     `inspect --json` (`doc`), and the server sent at most `budget` bytes of
-    the file for it (counted by a proxy in front of the server)."""
+    the file for it (counted by a proxy in front of the server). `remote`:
+    the file is viewed at a location (`mlformats view http://...`, the
+    first server's address through the proxy): the second server fetches
+    by ranges what the page asks of it, and the first sends at most
+    `budget` bytes."""
     name = path.name
     size = path.stat().st_size
+    what = f"view {'http://.../' if remote else ''}{name}"
     if doc is None:
-        fails.check(False, f"view {name}: the CLI does not read it")
+        fails.check(False, f"{what}: the CLI does not read it")
         return
-    proc = subprocess.Popen([cli, "view", str(path), "--no-browser"], stdout=subprocess.PIPE, text=True)
+    procs = []
     try:
-        m = re.search(r"(http://127\.0\.0\.1:\d+/)\?url=(\S+)", proc.stdout.readline())
-        fails.check(m is not None, f"view {name}: no URL printed")
-        if not m:
+        proc, root, route = start_view(cli, path)
+        procs.append(proc)
+        fails.check(root is not None, f"{what}: no URL printed")
+        if not root:
             return
-        root, route = m.group(1), m.group(2)
         srv, front, count = counting_proxy(root, route)
         try:
+            if remote:
+                proc, second, route = start_view(cli, f"{front}{route}")
+                procs.append(proc)
+                fails.check(second is not None, f"{what}: the second server printed no URL")
+                if not second:
+                    return
+                front = second
             t = time.time()
             page.goto(f"{front}?url={route}")
             state = wait_done(page, 60000)
             took = time.time() - t
-            fails.check(state == "ready", f"view {name}: the page shows an error: "
+            fails.check(state == "ready", f"{what}: the page shows an error: "
                         + (page.inner_text("#error-message") if state == "error" else ""))
             if state != "ready":
                 return
             fails.check(page.evaluate("window.mlformatsViewer.summary.sliced") is True,
-                        f"view {name}: not read by slices")
+                        f"{what}: not read by slices")
             shown = (page.evaluate("window.mlformatsViewer.summary.file"), page.inner_text("#filename"))
-            fails.check(shown == (name, name), f"view {name}: the page names the file {shown}")
+            fails.check(shown == (name, name), f"{what}: the page names the file {shown}")
             rows = page.evaluate("""[...document.querySelectorAll('#tensor-table tbody tr')].map(r =>
                 [r.dataset.name, r.children[1].textContent, r.children[2].textContent])""")
             want = [[t["name"], t["dtype"], "[" + ", ".join(str(d) for d in t["shape"]) + "]"]
                     for t in doc["tensors"]]
-            fails.check(rows == want, f"view {name}: tensor table {rows[:3]}..., inspect --json {want[:3]}...")
+            fails.check(rows == want, f"{what}: tensor table {rows[:3]}..., inspect --json {want[:3]}...")
             sent, requests = count["bytes"], count["requests"]
-            fails.check(sent <= budget, f"view {name}: the server sent {sent} bytes of {size} to open it "
+            fails.check(sent <= budget, f"{what}: the server sent {sent} bytes of {size} to open it "
                         f"({requests} requests), more than {budget}")
-            fails.check(count["ranges"] == requests, f"view {name}: a request for the file without a range")
+            fails.check(count["ranges"] == requests, f"{what}: a request for the file without a range")
             # the statistics of a file read over the network are on request
             fails.check(page.evaluate("!document.getElementById('stats-go').hidden") or not doc["tensors"],
-                        f"view {name}: no button for the statistics")
-            page.screenshot(path=str(shots / f"view-ranges-{path.suffix[1:]}.png"))
-            print(f"view {name} ({size / (1 << 20):.0f} MiB): table in {took:.2f} s after "
+                        f"{what}: no button for the statistics")
+            page.screenshot(path=str(shots / f"view-ranges-{'remote-' if remote else ''}{path.suffix[1:]}.png"))
+            print(f"{what} ({size / (1 << 20):.0f} MiB): table in {took:.2f} s after "
                   f"{requests} range requests, {sent / 1024:.0f} KiB sent", flush=True)
         finally:
             srv.shutdown()
     finally:
-        proc.terminate()
-        proc.wait()
+        for proc in procs:
+            proc.terminate()
+            proc.wait()
 
 
 def check_url_answers(page, base, fails, sample):

@@ -5,7 +5,9 @@
 //! WebAssembly (`crates/mlformats-web`, built by `cargo xtask web` into the
 //! checked-in `web/` folder beside this crate's sources, which is built into
 //! this module): the server only hands out the page's own files and the
-//! bytes of the one file it was started with, and needs no network.
+//! byte ranges the page asks of the one file it was started with, and needs
+//! no network, unless that file is a location on a server or in a bucket
+//! (the `remote` feature), whose ranges it then fetches by range.
 //! `mlformats view FILE` and Python's `mlformats.view(path)` are this module.
 //!
 //! ```no_run
@@ -103,12 +105,17 @@ impl Viewer {
     /// Serves the page and `file` on `127.0.0.1:port` (`0`: a free port)
     /// from a background thread. Fails when `file` is not a readable file
     /// or the port cannot be bound.
+    ///
+    /// With the `remote` feature, `file` may be a location
+    /// (`http(s)://`, `s3://`, `gs://`, `az://`, as [`crate::open`] takes):
+    /// the server then hands the page the byte ranges it asks for, each
+    /// fetched from there by range ([`crate::remote::RemoteFile`]), so the
+    /// page reads a model on a server or in a bucket as it reads a local
+    /// one, with the credentials of this process, and nothing is
+    /// downloaded whole.
     pub fn start(file: impl AsRef<Path>, port: u16) -> Result<Viewer> {
         let file = file.as_ref();
-        if file.is_dir() {
-            return Err(Error::IsDirectory);
-        }
-        std::fs::File::open(file)?; // readable, or say so now
+        let backing = Backing::open(file)?;
         let listener = TcpListener::bind(("127.0.0.1", port))?;
         let addr = listener.local_addr()?;
         let route = file_route(file);
@@ -116,7 +123,7 @@ impl Viewer {
         let stopping = Arc::new(AtomicBool::new(false));
         let sent = Arc::new(AtomicU64::new(0));
         let served = Served {
-            file: file.to_path_buf(),
+            backing: Arc::new(backing),
             route,
             sent: Arc::clone(&sent),
         };
@@ -184,9 +191,86 @@ impl Drop for Viewer {
 /// route, and the count of its bytes sent.
 #[derive(Debug, Clone)]
 struct Served {
-    file: PathBuf,
+    backing: Arc<Backing>,
     route: String,
     sent: Arc<AtomicU64>,
+}
+
+/// Where the served file's bytes come from.
+#[derive(Debug)]
+enum Backing {
+    /// A local file, opened for each request.
+    Local(PathBuf),
+    /// A remote file, read by ranges (the `remote` feature).
+    #[cfg(feature = "remote")]
+    Remote(crate::remote::RemoteFile),
+}
+
+impl Backing {
+    /// The file at `file`, or the remote file at that location; fails
+    /// now, saying why, when it cannot be read.
+    fn open(file: &Path) -> Result<Backing> {
+        #[cfg(feature = "remote")]
+        if let Some(location) = file.to_str().filter(|s| crate::remote::is_remote(s)) {
+            let options = crate::remote::RemoteOptions::default();
+            return Ok(Backing::Remote(crate::remote::RemoteFile::open(
+                location, &options,
+            )?));
+        }
+        if file.is_dir() {
+            return Err(Error::IsDirectory);
+        }
+        std::fs::File::open(file)?; // readable, or say so now
+        Ok(Backing::Local(file.to_path_buf()))
+    }
+
+    /// The file's length and an `ETag` that changes when the file does
+    /// (a local file's length and modification time; a remote file is
+    /// checked against its own ETag on every read, so its length does).
+    fn describe(&self) -> std::io::Result<(u64, String)> {
+        match self {
+            Backing::Local(path) => {
+                let meta = std::fs::metadata(path)?;
+                let len = meta.len();
+                let modified = meta
+                    .modified()
+                    .ok()
+                    .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
+                    .map_or(0, |d| d.as_nanos());
+                Ok((len, format!("\"{len:x}-{modified:x}\"")))
+            }
+            #[cfg(feature = "remote")]
+            Backing::Remote(r) => {
+                let len = tensor_core::wire::ReadAt::len(r);
+                Ok((len, format!("\"{len:x}-remote\"")))
+            }
+        }
+    }
+
+    /// Copies `count` bytes from `start` to `out`; the bytes copied.
+    fn copy(&self, start: u64, count: u64, out: &mut impl Write) -> std::io::Result<u64> {
+        use std::io::{Seek, SeekFrom};
+        match self {
+            Backing::Local(path) => {
+                let mut f = std::fs::File::open(path)?;
+                f.seek(SeekFrom::Start(start))?;
+                std::io::copy(&mut f.take(count), out)
+            }
+            #[cfg(feature = "remote")]
+            Backing::Remote(r) => {
+                const CHUNK: u64 = 1 << 20;
+                let mut buf = vec![0u8; CHUNK.min(count) as usize];
+                let mut done = 0;
+                while done < count {
+                    let n = CHUNK.min(count - done) as usize;
+                    tensor_core::wire::ReadAt::read_at(r, start + done, &mut buf[..n])?;
+                    out.write_all(&buf[..n])?;
+                    done += n as u64;
+                }
+                Ok(done)
+            }
+        }
+    }
 }
 
 fn accept_loop(listener: &TcpListener, served: Served, stopping: &AtomicBool) {
@@ -289,16 +373,7 @@ fn serve_file(
     range: Option<&str>,
     head: bool,
 ) -> std::io::Result<()> {
-    use std::io::{Seek, SeekFrom};
-    let mut f = std::fs::File::open(&served.file)?;
-    let meta = f.metadata()?;
-    let len = meta.len();
-    let modified = meta
-        .modified()
-        .ok()
-        .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
-        .map_or(0, |d| d.as_nanos());
-    let etag = format!("\"{len:x}-{modified:x}\"");
+    let (len, etag) = served.backing.describe()?;
     let common = format!(
         "Content-Type: application/octet-stream\r\nAccept-Ranges: bytes\r\nETag: {etag}\r\nCache-Control: no-store\r\nConnection: close\r\n"
     );
@@ -322,8 +397,7 @@ fn serve_file(
         "HTTP/1.1 {status}\r\nContent-Length: {count}\r\n{common}\r\n"
     )?;
     if !head {
-        f.seek(SeekFrom::Start(start))?;
-        let n = std::io::copy(&mut (&mut f).take(count), stream)?;
+        let n = served.backing.copy(start, count, stream)?;
         served.sent.fetch_add(n, Ordering::Relaxed);
     }
     stream.flush()
