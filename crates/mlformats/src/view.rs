@@ -203,7 +203,7 @@ enum Backing {
     Local(PathBuf),
     /// A remote file, read by ranges (the `remote` feature).
     #[cfg(feature = "remote")]
-    Remote(crate::remote::RemoteFile),
+    Remote(Box<crate::remote::RemoteFile>),
 }
 
 impl Backing {
@@ -213,9 +213,9 @@ impl Backing {
         #[cfg(feature = "remote")]
         if let Some(location) = file.to_str().filter(|s| crate::remote::is_remote(s)) {
             let options = crate::remote::RemoteOptions::default();
-            return Ok(Backing::Remote(crate::remote::RemoteFile::open(
+            return Ok(Backing::Remote(Box::new(crate::remote::RemoteFile::open(
                 location, &options,
-            )?));
+            )?)));
         }
         if file.is_dir() {
             return Err(Error::IsDirectory);
@@ -241,7 +241,7 @@ impl Backing {
             }
             #[cfg(feature = "remote")]
             Backing::Remote(r) => {
-                let len = tensor_core::wire::ReadAt::len(r);
+                let len = tensor_core::wire::ReadAt::len(r.as_ref());
                 Ok((len, format!("\"{len:x}-remote\"")))
             }
         }
@@ -263,7 +263,7 @@ impl Backing {
                 let mut done = 0;
                 while done < count {
                     let n = CHUNK.min(count - done) as usize;
-                    tensor_core::wire::ReadAt::read_at(r, start + done, &mut buf[..n])?;
+                    tensor_core::wire::ReadAt::read_at(r.as_ref(), start + done, &mut buf[..n])?;
                     out.write_all(&buf[..n])?;
                     done += n as u64;
                 }
