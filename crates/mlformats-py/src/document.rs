@@ -45,9 +45,18 @@ enum State {
     /// The headers, and the file's map they were read from, kept so that
     /// the document opened later reads the same bytes (a file removed
     /// meanwhile stays readable); dropped on close.
-    Headers(Arc<Headers>, Arc<MappedFile>),
+    Headers(Arc<Headers>, Bytes),
     Open(Arc<Document>),
     Closed,
+}
+
+/// Where a document opened by its headers reads its tensors' bytes.
+#[derive(Clone)]
+pub(crate) enum Bytes {
+    /// The file's memory map (arrays share it where the data allows).
+    Map(Arc<MappedFile>),
+    /// A remote file, read by ranges (each tensor fetched when asked for).
+    Remote(Arc<mlformats::remote::RemoteFile>),
 }
 
 /// What the names, shapes and metadata are answered from.
@@ -76,7 +85,7 @@ impl PyDocument {
     /// `opts` when a tensor is first asked for.
     pub(crate) fn of_headers(
         headers: Headers,
-        map: Arc<MappedFile>,
+        map: Bytes,
         path: PathBuf,
         opts: ReadOptions,
         mode: Mode,
@@ -108,17 +117,24 @@ impl PyDocument {
     /// opened (that releases the GIL, which another thread waiting on the
     /// lock would hold).
     fn get(&self, py: Python<'_>) -> PyResult<Arc<Document>> {
-        let map = match &*self.lock() {
+        let bytes = match &*self.lock() {
             State::Open(d) => return Ok(d.clone()),
             State::Closed => return Err(closed()),
-            State::Headers(_, map) => map.clone(),
+            State::Headers(_, bytes) => bytes.clone(),
         };
         let Some(path) = self.path.clone() else {
             return Err(closed());
         };
         let (format, opts) = (self.format, self.opts.clone());
-        let doc = crate::error::run(py, Some(&path.clone()), move || {
-            Document::from_map(map, Some(path), Some(format), &opts)
+        let doc = crate::error::run(py, Some(&path.clone()), move || match bytes {
+            Bytes::Map(map) => Document::from_map(map, Some(path), Some(format), &opts),
+            // the whole remote file, fetched once (a remote file changed
+            // since its headers were read is an error, not a mix)
+            Bytes::Remote(remote) => {
+                let all = mlformats::remote::read_all(&remote)?;
+                let map = MappedFile::from_vec(all);
+                Document::from_map(map, Some(path), Some(format), &opts)
+            }
         })?;
         let doc = Arc::new(doc);
         let mut state = self.lock();
@@ -139,8 +155,8 @@ impl PyDocument {
     /// tensor): shared with the map where the file stores it as it is.
     /// `None` when the document is open whole (or its format has no index).
     fn read_alone<'py>(&self, py: Python<'py>, name: &str) -> PyResult<Option<Bound<'py, PyAny>>> {
-        let (headers, map) = match &*self.lock() {
-            State::Headers(h, m) => (h.clone(), m.clone()),
+        let (headers, bytes) = match &*self.lock() {
+            State::Headers(h, b) => (h.clone(), b.clone()),
             State::Open(_) => return Ok(None),
             State::Closed => return Err(closed()),
         };
@@ -149,17 +165,21 @@ impl PyDocument {
         };
         let i = index.position(name).ok_or_else(|| missing(name))?;
         let path = self.path.clone();
-        let held = map.clone();
+        let held = bytes.clone();
         let t = crate::error::run(py, path.as_deref(), move || {
-            headers.index().map_or_else(
-                || Err(mlformats::Error::Invalid("no index".into())),
-                |ix| ix.tensor_in(&held, i),
-            )
+            let ix = headers
+                .index()
+                .ok_or_else(|| mlformats::Error::Invalid("no index".into()))?;
+            match &held {
+                Bytes::Map(map) => ix.tensor_in(map, i),
+                Bytes::Remote(remote) => ix.read_tensor(remote.as_ref(), i),
+            }
         })?;
-        if matches!(t.storage(), mlformats::tensor_core::Bytes::Mapped(..)) {
-            array::to_numpy(py, name, &t, Hold::Map(map), self.mode).map(Some)
-        } else {
-            array::into_numpy(py, name, t, self.mode).map(Some)
+        match bytes {
+            Bytes::Map(map) if matches!(t.storage(), mlformats::tensor_core::Bytes::Mapped(..)) => {
+                array::to_numpy(py, name, &t, Hold::Map(map), self.mode).map(Some)
+            }
+            _ => array::into_numpy(py, name, t, self.mode).map(Some),
         }
     }
 }

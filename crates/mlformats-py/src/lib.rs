@@ -80,6 +80,14 @@ fn globs(v: Option<&Bound<'_, PyAny>>) -> PyResult<Vec<String>> {
 /// name), memory-mapped, and returns a lazy ``Document``: nothing but the
 /// file's index is read until a tensor is asked for.
 ///
+/// ``path`` may also be a location on a server or in a bucket
+/// (``https://...``, ``s3://bucket/key``, ``gs://...``, ``az://...``;
+/// credentials and endpoints from the environment, as the AWS, GCP and
+/// Azure tools read them): its headers are fetched by HTTP range
+/// requests, and each tensor when it is asked for; a format without an
+/// index is fetched whole. ``load``, ``inspect``, ``stats``, ``diff`` and
+/// ``convert`` take locations too (they fetch the file whole).
+///
 /// ``format`` reads the file as that format instead of detecting it (a
 /// contract name such as ``"nnabla-h5"`` or an alias such as ``"h5"``).
 /// ``copy_unaligned=False`` makes ``get_tensor`` return views even of data
@@ -115,6 +123,9 @@ fn open(
 ) -> PyResult<PyDocument> {
     let format = format_arg(format)?;
     let opts = read_options(max_inflate_ratio, trust);
+    if let Some(location) = path.to_str().filter(|s| mlformats::remote::is_remote(s)) {
+        return open_remote(py, location, format, opts, mode(copy_unaligned));
+    }
     if copy {
         let doc = read_document(py, &path, format, &opts)?;
         return Ok(PyDocument::new(doc, mode(copy_unaligned)));
@@ -133,13 +144,58 @@ fn open(
     })?;
     let m = mode(copy_unaligned);
     match headers {
-        Some(h) => Ok(PyDocument::of_headers(h, map, path, opts, m)),
+        Some(h) => Ok(PyDocument::of_headers(
+            h,
+            document::Bytes::Map(map),
+            path,
+            opts,
+            m,
+        )),
         None => {
             let (p, o) = (path.clone(), opts.clone());
             let doc = run(py, Some(&path), move || {
                 Document::from_map(map, Some(p), format, &o)
             })?;
             Ok(PyDocument::new(doc, m))
+        }
+    }
+}
+
+/// Opens a remote file (`http(s)://`, `s3://`, `gs://`, `az://`) by its
+/// headers, fetched by ranges; each tensor is fetched when asked for. A
+/// format read whole is fetched whole.
+fn open_remote(
+    py: Python<'_>,
+    location: &str,
+    format: Option<Format>,
+    opts: ReadOptions,
+    mode: Mode,
+) -> PyResult<PyDocument> {
+    use mlformats::remote::{RemoteFile, RemoteOptions};
+    let path = PathBuf::from(location);
+    let (loc, o) = (location.to_string(), opts.clone());
+    let (headers, remote) = run(py, Some(&path), move || {
+        let headers = Headers::open_remote(&loc, format, &o)?;
+        let remote = match headers.index() {
+            Some(_) => Some(RemoteFile::open(&loc, &RemoteOptions::default())?),
+            None => None,
+        };
+        Ok((headers, remote))
+    })?;
+    match remote {
+        Some(r) => Ok(PyDocument::of_headers(
+            headers,
+            document::Bytes::Remote(std::sync::Arc::new(r)),
+            path,
+            opts,
+            mode,
+        )),
+        None => {
+            let p = path.clone();
+            let doc = run(py, Some(&path), move || {
+                Document::open_with(&p, format, &opts)
+            })?;
+            Ok(PyDocument::new(doc, mode))
         }
     }
 }

@@ -180,7 +180,9 @@ def open(
     (``copy=True``: read into memory, safe from the file being truncated).
     Compressed data may inflate to ``max_inflate_ratio`` (default 100) bytes
     per byte of the file, at least 64 MiB (``FormatError`` past it);
-    ``trust=True`` lifts every reading limit."""
+    ``trust=True`` lifts every reading limit. ``path`` may be a location
+    (``https://``, ``s3://``, ``gs://``, ``az://``): headers fetched by
+    ranges, each tensor when asked for."""
 
 def load(
     path: _Path,
