@@ -20,7 +20,9 @@
 //!   tensor, as `.params` and `.tsm` have) costs one small request a
 //!   header. A read larger than half the cache (a tensor's data) is
 //!   fetched as it is, uncached.
-//! - **One version.** The first request learns the file's length and ETag;
+//! - **One version.** The first request (a `HEAD`; where the server
+//!   answers it with an error, such as `405` or `501`, a ranged `GET` of
+//!   the first block) learns the file's length and ETag;
 //!   every range request after it asks for that ETag (`If-Match`), so a file
 //!   replaced while it is read is an error ("changed while it was read"),
 //!   never a mix of two versions.
@@ -28,7 +30,14 @@
 //!   may fetch: a hostile server is a hostile file.
 //! - Timeouts and retries are `object_store`'s (a request times out after
 //!   [`RemoteOptions::timeout`]; transient failures are retried with
-//!   backoff); an error says the location and why.
+//!   backoff); an error says the location and why, the reason first
+//!   ("timed out", "cannot connect to the server", "not found", "access
+//!   refused", with the timeout and retries where they matter).
+//! - **Tensor by tensor.** [`open_streamed`] walks a file's headers within
+//!   [`HEADER_BUDGET`] and then reads each tensor when it is asked for
+//!   ([`crate::streamed::Streamed`]: statistics, one tensor, conversion),
+//!   so memory stays near the largest tensor; a read larger than the
+//!   cache is fetched 8 MiB a request into the caller's buffer.
 
 use std::collections::{HashMap, VecDeque};
 use std::io;
