@@ -3,7 +3,8 @@
 S3-compatible server.
 
     check_servers.py --cli target/debug/mlformats [--mib 1024] [--work DIR]
-                     [--moto-venv V] [--bench]
+                     [--moto-venv V] [--bench] [--rss] [--formats .params,...]
+                     [--no-s3]
 
 Makes a file of about MIB MiB in each format that is read by its headers
 (`.params` written here; `.safetensors`, `.tsm`, `.onnx` and an `.nnp` with
@@ -17,9 +18,17 @@ server it runs `mlformats inspect URL --remote-stats` and checks:
   names the location, the rest must be the same);
 - nginx's log: the bytes sent for the file stay under 1 MiB;
 - moto: the bytes the CLI says it fetched stay under 1 MiB;
-- `stats` of the remote safetensors equals `stats` of the local file, and
-  `convert s3://.../x.nnp out.onnx` gives the bytes `convert` of the local
-  file gives.
+- `stats` of each remote safetensors, `.params` and `.nnp` (read tensor by
+  tensor) equals `stats` of the local file, and `convert` of each (to
+  `.npz`; the `.nnp` to `.onnx`) gives the bytes `convert` of the local
+  file gives, over nginx and from S3; the CLI fetches about the file once
+  (at most its size and 1 MiB).
+
+With --rss it runs `convert` and `stats` of the remote safetensors under
+`/usr/bin/time -v` and prints their peak resident memory (and the local
+file's, for comparison): reading tensor by tensor, it stays near the
+largest tensor (16 MiB here), not the file. --formats limits the files
+made (e.g. `.params,.safetensors` for a quick big run); --no-s3 skips moto.
 
 With --bench it also times `inspect URL` against downloading the file
 (curl to /dev/null), 3 runs each, and prints a Markdown table.
@@ -94,13 +103,13 @@ def stored(path):
     tmp.replace(path)
 
 
-def make_files(cli, work, mib):
+def make_files(cli, work, mib, formats):
     files = work / "files"
     files.mkdir(parents=True, exist_ok=True)
     src = files / "model.params"
     write_params(src, mib)
     out = [src]
-    for ext in FORMATS[1:]:
+    for ext in [f for f in FORMATS[1:] if f in formats]:
         dst = files / f"model{ext}"
         r = subprocess.run([cli, "convert", str(src), str(dst), "-q"], capture_output=True, text=True)
         if r.returncode != 0:
@@ -194,27 +203,32 @@ def main():
     ap.add_argument("--work")
     ap.add_argument("--moto-venv")
     ap.add_argument("--bench", action="store_true")
+    ap.add_argument("--rss", action="store_true")
+    ap.add_argument("--formats", default=",".join(FORMATS))
+    ap.add_argument("--no-s3", action="store_true")
     a = ap.parse_args()
     cli = str(Path(a.cli).resolve())
     work = Path(a.work or tempfile.mkdtemp())
     work.mkdir(parents=True, exist_ok=True)
-    files = make_files(cli, work, a.mib)
+    files = make_files(cli, work, a.mib, a.formats.split(","))
     fails = []
     procs = []
     http_port, s3_port = free_port(), free_port()
     try:
         procs.append(start_nginx(work, files[0].parent, http_port))
-        procs.append(moto(Path(a.moto_venv) if a.moto_venv else None, work, files, s3_port))
+        if not a.no_s3:
+            procs.append(moto(Path(a.moto_venv) if a.moto_venv else None, work, files, s3_port))
         env = dict(os.environ, AWS_ENDPOINT=f"http://127.0.0.1:{s3_port}", AWS_ACCESS_KEY_ID="test",
                    AWS_SECRET_ACCESS_KEY="test", AWS_REGION="us-east-1", AWS_ALLOW_HTTP="true")
+        servers = [("nginx", f"http://127.0.0.1:{http_port}/")] + ([] if a.no_s3 else [("moto", "s3://models/")])
         rows = []
         for f in files:
             code, local, err = run(cli, ["inspect", str(f)])
             if code != 0:
                 fails.append(f"{f.name}: local inspect: {err.strip()}")
                 continue
-            for where, url in [("nginx", f"http://127.0.0.1:{http_port}/{f.name}"),
-                               ("moto", f"s3://models/{f.name}")]:
+            for where, base in servers:
+                url = base + f.name
                 code, out, err = run(cli, ["inspect", url, "--remote-stats"], env)
                 got = fetched(err)
                 same = code == 0 and out.split("\n", 1)[1:] == local.split("\n", 1)[1:]
@@ -225,21 +239,17 @@ def main():
                     fails.append(f"{f.name} over {where}: inspect differs or failed: {err.strip()[:300]}")
                 elif sent is None or sent >= BUDGET:
                     fails.append(f"{f.name} over {where}: {sent} bytes for its headers")
-        # stats of a remote file, and convert from S3
-        st = files[FORMATS.index(".safetensors")]
-        _, want, _ = run(cli, ["stats", str(st)])
-        code, got, err = run(cli, ["stats", f"http://127.0.0.1:{http_port}/{st.name}"], env)
-        if code != 0 or got.split("\n", 1)[1:] != want.split("\n", 1)[1:]:
-            fails.append(f"stats over http differs: {err.strip()[:300]}")
-        nnp = files[FORMATS.index(".nnp")]
-        run(cli, ["convert", str(nnp), str(work / "local.onnx"), "-q"])
-        code, _, err = run(cli, ["convert", f"s3://models/{nnp.name}", str(work / "remote.onnx"), "-q"], env)
-        if code != 0 or (work / "local.onnx").read_bytes() != (work / "remote.onnx").read_bytes():
-            fails.append(f"convert s3://models/{nnp.name} out.onnx differs: {err.strip()[:300]}")
+        streamed = streaming(cli, work, files, servers, env, fails)
         print("| file | server | size | bytes sent (server) | fetched (CLI) | |")
         print("|---|---|---|---|---|---|")
         for r in rows:
             print("| " + " | ".join(str(x) for x in r) + " |")
+        print("\n| command | server | size | fetched (CLI) | |")
+        print("|---|---|---|---|---|")
+        for r in streamed:
+            print("| " + " | ".join(str(x) for x in r) + " |")
+        if a.rss:
+            rss(cli, work, files, http_port, env, fails)
         if a.bench:
             bench(cli, files, http_port, env)
     finally:
@@ -251,6 +261,83 @@ def main():
     if not a.work:
         shutil.rmtree(work, ignore_errors=True)
     sys.exit(1 if fails else 0)
+
+
+def streaming(cli, work, files, servers, env, fails):
+    """`stats` and `convert` of the remote safetensors, .params and .nnp
+    against the local file's; rows of what each fetched."""
+    rows = []
+    for f in files:
+        if f.suffix not in (".safetensors", ".params", ".nnp"):
+            continue
+        target = "onnx" if f.suffix == ".nnp" else "npz"
+        here = work / f"local-{f.stem}{f.suffix}.{target}"
+        _, want, _ = run(cli, ["stats", str(f)])
+        run(cli, ["convert", str(f), str(here), "-q"])
+        size = f.stat().st_size
+        for where, base in servers:
+            url = base + f.name
+            code, got, err = run(cli, ["stats", url, "--remote-stats"], env)
+            n = fetched(err)
+            good = code == 0 and got.split("\n", 1)[1:] == want.split("\n", 1)[1:]
+            good = good and n is not None and n <= size + BUDGET
+            rows.append((f"stats {f.name}", where, size, n, "ok" if good else "FAIL"))
+            if not good:
+                fails.append(f"stats {url} differs or fetched {n}: {err.strip()[:300]}")
+            there = work / f"remote-{where}-{f.stem}{f.suffix}.{target}"
+            code, _, err = run(cli, ["convert", url, str(there), "-q", "--remote-stats"], env)
+            n = fetched(err)
+            good = code == 0 and here.read_bytes() == there.read_bytes()
+            good = good and n is not None and n <= size + BUDGET
+            rows.append((f"convert {f.name} out.{target}", where, size, n, "ok" if good else "FAIL"))
+            if not good:
+                fails.append(f"convert {url} out.{target} differs or fetched {n}: {err.strip()[:300]}")
+            there.unlink(missing_ok=True)
+        here.unlink(missing_ok=True)
+    return rows
+
+
+def peak_rss(cmd, env):
+    """The peak resident memory (MiB) of `cmd` under /usr/bin/time -v, and
+    its stderr."""
+    r = subprocess.run(["/usr/bin/time", "-v", *cmd], capture_output=True, text=True, env=env)
+    kb = None
+    for line in r.stderr.splitlines():
+        if "Maximum resident set size" in line:
+            kb = int(line.rsplit(":", 1)[1])
+    if r.returncode != 0 or kb is None:
+        raise RuntimeError(f"{' '.join(cmd)}: {r.stderr.strip()[-300:]}")
+    return kb / 1024, r.stderr
+
+
+def rss(cli, work, files, port, env, fails):
+    """Peak memory of convert and stats of the remote safetensors (and of
+    the local file's) against the largest tensor and the file."""
+    st = next((f for f in files if f.suffix == ".safetensors"), None)
+    if st is None:
+        return
+    url = f"http://127.0.0.1:{port}/{st.name}"
+    largest = 1024 * 4096 * 4 / (1 << 20)
+    print(f"\npeak memory, {st.name} of {st.stat().st_size / (1 << 20):.0f} MiB, largest tensor {largest:.0f} MiB")
+    print("| command | peak RSS (MiB) | fetched (CLI) |")
+    print("|---|---|---|")
+    for label, cmd in [
+        ("convert URL out.npz", [cli, "convert", url, str(work / "rss.npz"), "-q", "--remote-stats"]),
+        ("convert URL out.params", [cli, "convert", url, str(work / "rss.params"), "-q", "--remote-stats"]),
+        ("stats URL", [cli, "stats", url, "-q", "--remote-stats"]),
+        ("show URL layer0/weight[0, :4]", [cli, "show", url, "layer0/weight[0, :4]", "--remote-stats"]),
+        ("convert FILE out.npz (local, memory-mapped)", [cli, "convert", str(st), str(work / "rss.npz"), "-q"]),
+    ]:
+        try:
+            mib, err = peak_rss(cmd, env)
+        except RuntimeError as e:
+            fails.append(f"rss: {e}")
+            continue
+        print(f"| {label} | {mib:.0f} | {fetched(err)} |")
+        if "URL" in label and mib > 4 * largest + 64:
+            fails.append(f"{label}: peak RSS {mib:.0f} MiB, not near the largest tensor ({largest:.0f} MiB)")
+    for p in ("rss.npz", "rss.params"):
+        (work / p).unlink(missing_ok=True)
 
 
 def bench(cli, files, port, env):

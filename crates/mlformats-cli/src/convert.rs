@@ -5,12 +5,12 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
-use mlformats::{ConvertOptions, Format};
+use mlformats::{ConvertOptions, ConvertSummary, Format};
 
 use crate::failure::{AtPath, Failure};
 use crate::{
-    CastTo, Durability, FormatArg, json_text, open, parse_input_shape, parse_input_value,
-    parse_rename, print, progress, stdout,
+    CastTo, Durability, FormatArg, Input, json_text, open_input, parse_input_shape,
+    parse_input_value, parse_rename, print, progress, stdout,
 };
 
 // The arguments of `convert`. A plain comment, not a doc comment: the
@@ -137,21 +137,10 @@ pub fn command(args: ConvertArgs) -> Result<ExitCode, Failure> {
             ),
         ));
     }
-    let mut doc = open(&input, from.map(|f| f.0))?;
-    // merged with --params, the document is a .protobuf in memory
-    let from_format = doc.format();
-    if let Some(p) = &params {
-        // errors reading the parameter file name it
-        doc = doc.with_parameters(p).map_err(anyhow::Error::new).at(p)?;
-    }
-    let total = doc.tensors().map(|(_, t)| t.bytes().len() as u64).sum();
-    let pb = progress::bar(doc.file_size(), total, quiet || json, "converting");
-    let bar = pb.clone();
     let mut opts = ConvertOptions::new()
         .keep_order(keep_order)
         .skip_unsupported(skip_unsupported)
-        .weights_only(weights_only)
-        .progress(move |n| bar.inc(n));
+        .weights_only(weights_only);
     opts.to = to.map(|f| f.0);
     opts.only = only;
     opts.exclude = exclude;
@@ -162,6 +151,38 @@ pub fn command(args: ConvertArgs) -> Result<ExitCode, Failure> {
     opts.input_values = input_value;
     opts.dtype = dtype.map(CastTo::dtype);
     opts.sync = durability.sync;
+    let from = from.map(|f| f.0);
+    let (quiet_bar, out) = (
+        quiet || json,
+        Output {
+            path: &output,
+            to_stdout,
+        },
+    );
+    let mut doc = match open_input(&input, from, quiet_bar)? {
+        // a remote file read by its index: converted a tensor at a time,
+        // unless the conversion needs the whole model (then read whole)
+        Input::Streamed(s) if params.is_none() => match streamed(&s, &opts, quiet_bar, &out) {
+            Err(mlformats::Error::NeedsWholeModel { .. }) => {
+                Input::Streamed(s).into_document(&input, from, quiet_bar)?
+            }
+            result => {
+                let from_format = s.index().format();
+                return report(result, from_format, json, quiet, &out);
+            }
+        },
+        other => other.into_document(&input, from, quiet_bar)?,
+    };
+    // merged with --params, the document is a .protobuf in memory
+    let from_format = doc.format();
+    if let Some(p) = &params {
+        // errors reading the parameter file name it
+        doc = doc.with_parameters(p).map_err(anyhow::Error::new).at(p)?;
+    }
+    let total = doc.tensors().map(|(_, t)| t.bytes().len() as u64).sum();
+    let pb = progress::bar(doc.file_size(), total, quiet_bar, "converting");
+    let bar = pb.clone();
+    let opts = opts.progress(move |n| bar.inc(n));
     let result = match opts.to {
         Some(target) if to_stdout => {
             mlformats::convert_document_to_writer(&doc, target, &mut stdout::writer(), &opts)
@@ -169,8 +190,47 @@ pub fn command(args: ConvertArgs) -> Result<ExitCode, Failure> {
         _ => mlformats::convert_document(&doc, &output, &opts),
     };
     pb.finish_and_clear();
+    report(result, from_format, json, quiet, &out)
+}
+
+/// Where the conversion writes.
+struct Output<'p> {
+    path: &'p Path,
+    to_stdout: bool,
+}
+
+/// Converts a remote file read by its index, a tensor at a time, with a
+/// progress bar.
+fn streamed(
+    s: &mlformats::streamed::Streamed<mlformats::remote::RemoteFile>,
+    opts: &ConvertOptions,
+    quiet: bool,
+    out: &Output<'_>,
+) -> mlformats::Result<ConvertSummary> {
+    let index = s.index();
+    let total = index.tensors().iter().map(|t| t.byte_len()).sum();
+    let pb = progress::bar(index.file_size(), total, quiet, "converting");
+    let bar = pb.clone();
+    let opts = opts.clone().progress(move |n| bar.inc(n));
+    let result = match opts.to {
+        Some(target) if out.to_stdout => s.convert_to_writer(target, &mut stdout::writer(), &opts),
+        _ => s.convert(out.path, &opts),
+    };
+    pb.finish_and_clear();
+    result
+}
+
+/// Says what a conversion from `from_format` did (or why it failed).
+fn report(
+    result: mlformats::Result<ConvertSummary>,
+    from_format: Format,
+    json: bool,
+    quiet: bool,
+    out: &Output<'_>,
+) -> Result<ExitCode, Failure> {
+    let (output, to_stdout) = (out.path, out.to_stdout);
     // Errors reading named the input above; errors writing name the output.
-    let mut summary = result.map_err(anyhow::Error::new).at(&output)?;
+    let mut summary = result.map_err(anyhow::Error::new).at(output)?;
     summary.from = from_format;
     // with `-`, stdout holds the file alone: what was done goes to stderr
     let say = |bytes: &[u8]| {
@@ -181,7 +241,7 @@ pub fn command(args: ConvertArgs) -> Result<ExitCode, Failure> {
         }
     };
     if json {
-        say(&json_text(&summary.to_json()).at(&output)?);
+        say(&json_text(&summary.to_json()).at(output)?);
     }
     for (name, why) in &summary.skipped {
         let _ = writeln!(std::io::stderr(), "skipped {name:?}: {why}");

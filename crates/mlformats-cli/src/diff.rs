@@ -9,7 +9,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use crate::failure::{AtPath, Failure};
-use crate::{FormatArg, json_text, name_filter, open, print};
+use crate::{FormatArg, json_text, name_filter, open_quiet, print};
 
 /// The report as `diff` prints it.
 pub fn text(r: &DiffReport, a: &Path, b: &Path) -> String {
@@ -145,8 +145,8 @@ pub fn command(args: DiffArgs) -> Result<ExitCode, Failure> {
         .rtol(rtol)
         .strict_dtype(strict_dtype)
         .filter(name_filter(&only, &exclude)?);
-    let da = open(&a, from_a.or(from).map(|f| f.0))?;
-    let db = open(&b, from_b.or(from).map(|f| f.0))?;
+    let da = open_quiet(&a, from_a.or(from).map(|f| f.0), json)?;
+    let db = open_quiet(&b, from_b.or(from).map(|f| f.0), json)?;
     let report = mlformats::diff::diff_documents(&da, &db, &opts)
         .map_err(anyhow::Error::new)
         .at(&a)?;

@@ -413,17 +413,96 @@ fn json_text(v: &serde_json::Value) -> anyhow::Result<Vec<u8>> {
 }
 
 /// Opens `path` (as `format`, or detected; `-` reads standard input);
-/// errors name the path.
+/// errors name the path. A remote file is read whole, with a progress bar.
 fn open(path: &Path, format: Option<Format>) -> Result<Document, Failure> {
+    open_quiet(path, format, false)
+}
+
+/// [`open`], with no progress bar when `quiet`.
+fn open_quiet(path: &Path, format: Option<Format>, quiet: bool) -> Result<Document, Failure> {
     if path == Path::new("-") {
         let map = tensor_core::MappedFile::from_vec(read_stdin(path)?);
         return Document::from_map(map, None, format, &read_options())
             .map_err(anyhow::Error::new)
             .at(path);
     }
+    if let Some(location) = remote_location(path) {
+        let remote = mlformats::remote::RemoteFile::open(location, &Default::default())
+            .map_err(anyhow::Error::new)
+            .at(path)?;
+        return whole(remote, path, format, quiet);
+    }
     Document::open_with(path, format, &read_options())
         .map_err(anyhow::Error::new)
         .at(path)
+}
+
+/// `path` as a remote location (`http(s)://`, `s3://`, `gs://`, `az://`).
+fn remote_location(path: &Path) -> Option<&str> {
+    path.to_str().filter(|s| mlformats::remote::is_remote(s))
+}
+
+/// The document of a remote file read whole, with a progress bar of the
+/// bytes fetched.
+fn whole(
+    mut remote: mlformats::remote::RemoteFile,
+    path: &Path,
+    format: Option<Format>,
+    quiet: bool,
+) -> Result<Document, Failure> {
+    use mlformats::random_access::ReadAt;
+    let pb = progress::bar(remote.len(), remote.len(), quiet, "fetching");
+    let bar = pb.clone();
+    remote.set_progress(move |n| bar.inc(n));
+    let doc = mlformats::remote::read_document(&remote, format, &read_options());
+    pb.finish_and_clear();
+    doc.map_err(anyhow::Error::new).at(path)
+}
+
+/// A file to read: opened whole, or (a remote file whose format is read
+/// by its index) read tensor by tensor.
+enum Input {
+    /// Opened whole (memory-mapped, or a remote file fetched).
+    Whole(Box<Document>),
+    /// A remote file read tensor by tensor.
+    Streamed(Box<mlformats::streamed::Streamed<mlformats::remote::RemoteFile>>),
+}
+
+impl Input {
+    /// The document, the file read whole if it was not.
+    fn into_document(
+        self,
+        path: &Path,
+        format: Option<Format>,
+        quiet: bool,
+    ) -> Result<Document, Failure> {
+        match self {
+            Input::Whole(doc) => Ok(*doc),
+            Input::Streamed(s) => {
+                let (_, remote, _) = (*s).into_parts();
+                whole(remote, path, format, quiet)
+            }
+        }
+    }
+}
+
+/// Opens `path` as [`open_quiet`] does, but a remote file whose format is
+/// read by its index is opened for reading tensor by tensor: its headers
+/// fetched, nothing else yet.
+fn open_input(path: &Path, format: Option<Format>, quiet: bool) -> Result<Input, Failure> {
+    let Some(location) = remote_location(path) else {
+        return open_quiet(path, format, quiet).map(|d| Input::Whole(Box::new(d)));
+    };
+    let opened = mlformats::remote::open_streamed(location, format, &read_options())
+        .map_err(anyhow::Error::new)
+        .at(path)?;
+    match opened {
+        mlformats::remote::Opened::Streamed(s) => Ok(Input::Streamed(s)),
+        mlformats::remote::Opened::Whole(remote) => {
+            whole(*remote, path, format, quiet).map(|d| Input::Whole(Box::new(d)))
+        }
+        _ => open_quiet(path, format, quiet).map(|d| Input::Whole(Box::new(d))),
+    }
 }
 
 /// All of standard input (`path` is `-`, for the error).

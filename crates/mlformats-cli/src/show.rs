@@ -12,7 +12,7 @@ use std::process::ExitCode;
 use tensor_core::DType;
 
 use crate::failure::{AtPath, Failure};
-use crate::{FormatArg, open, print};
+use crate::{FormatArg, Input, open_input, print, progress};
 
 /// A number as text: integers exact, floats shortest (as `f32` for 32-bit
 /// and narrower floats, so `0.1f32` prints `0.1`).
@@ -82,8 +82,20 @@ pub fn run(doc: &Document, spec: &str, json_out: bool) -> Result<String> {
     let (name, s) = slice::parse_spec(doc, spec)?;
     let t = doc
         .tensor(name)
-        .expect("parse_spec gives a name the document has");
-    let v = slice::read(t, &s)?;
+        .ok_or_else(|| anyhow::anyhow!("no tensor named {name:?}"))?;
+    render(name, t, spec, &s, json_out)
+}
+
+/// The values `s` selects of tensor `t` (named `name`; `spec` as given),
+/// as text or JSON.
+fn render(
+    name: &str,
+    t: &tensor_core::Tensor<'_>,
+    spec: &str,
+    s: &slice::SliceSpec,
+    json_out: bool,
+) -> Result<String> {
+    let v = slice::read(t, s)?;
     if json_out {
         let values: Vec<Value> = v.values.iter().map(|&n| value(n)).collect();
         let doc = json!({
@@ -138,8 +150,23 @@ pub fn command(
     json: bool,
     format: Option<FormatArg>,
 ) -> Result<ExitCode, Failure> {
-    let doc = open(&file, format.map(|f| f.0))?;
-    let text = run(&doc, &tensor, json).at(&file)?;
+    let text = match open_input(&file, format.map(|f| f.0), json)? {
+        Input::Whole(doc) => run(&doc, &tensor, json).at(&file)?,
+        Input::Streamed(mut s) => {
+            // the one tensor fetched, with a progress bar when it is long
+            let (at, slice) = s.spec(&tensor).map_err(anyhow::Error::new).at(&file)?;
+            let index = s.index();
+            let bytes = index.tensors().get(at).map_or(0, |t| t.byte_len());
+            let pb = progress::bar(bytes, bytes, json, "fetching");
+            let bar = pb.clone();
+            s.reader_mut().set_progress(move |n| bar.inc(n));
+            let t = s.index().read_tensor(s.reader(), at);
+            pb.finish_and_clear();
+            let t = t.map_err(anyhow::Error::new).at(&file)?;
+            let name = s.index().tensors().get(at).map_or("", |t| t.name());
+            render(name, &t, &tensor, &slice, json).at(&file)?
+        }
+    };
     print(text.as_bytes());
     Ok(ExitCode::SUCCESS)
 }

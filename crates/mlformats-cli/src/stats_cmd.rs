@@ -4,9 +4,9 @@ use std::path::Path;
 
 use anyhow::Result;
 use mlformats::report::float_json;
-use mlformats::{Document, NameFilter};
+use mlformats::streamed::{TensorStats, document_stats};
+use mlformats::{Format, NameFilter};
 use serde_json::{Value, json};
-use tensor_core::stats::{self, Summary};
 
 use crate::progress;
 use crate::table;
@@ -14,7 +14,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use crate::failure::{AtPath, Failure};
-use crate::{FormatArg, name_filter, open, print};
+use crate::{FormatArg, Input, name_filter, open_input, print};
 
 fn opt(v: Option<f64>) -> Value {
     v.map_or(Value::Null, float_json)
@@ -28,39 +28,51 @@ fn fmt_opt(v: Option<f64>) -> String {
 pub struct How {
     /// JSON instead of a table.
     pub json: bool,
-    /// No progress bar.
-    pub quiet: bool,
     /// The width the table must fit (`None`: names in full).
     pub width: Option<usize>,
 }
 
-/// Prints the statistics of every tensor of an opened file that `filter` keeps.
-pub fn run(doc: &Document, path: &Path, filter: &NameFilter, how: &How) -> Result<String> {
-    let (json_out, quiet) = (how.json, how.quiet);
-    let kept = || doc.tensors().filter(|(n, _)| filter.keeps(n));
-    if kept().next().is_none() && !doc.is_empty() && !filter.is_empty() {
+/// The statistics of every tensor `filter` keeps, a tensor at a time (a
+/// remote file: fetched a slice at a time), with a progress bar.
+fn rows(input: &mut Input, filter: &NameFilter, quiet: bool) -> Result<Vec<TensorStats>> {
+    let (stats, count) = match input {
+        Input::Whole(doc) => {
+            let total = doc
+                .tensors()
+                .filter(|(n, _)| filter.keeps(n))
+                .map(|(_, t)| t.bytes().len() as u64)
+                .sum();
+            let pb = progress::bar(doc.file_size(), total, quiet, "stats");
+            let rows = document_stats(doc, filter, &mut |n| pb.inc(n));
+            pb.finish_and_clear();
+            (rows, doc.len())
+        }
+        Input::Streamed(s) => {
+            let total = s.kept_bytes(filter);
+            let pb = progress::bar(s.index().file_size(), total, quiet, "stats");
+            let bar = pb.clone();
+            s.reader_mut().set_progress(move |n| bar.inc(n));
+            let rows = s.stats(filter, &mut |_| {});
+            pb.finish_and_clear();
+            (rows?, s.index().tensors().len())
+        }
+    };
+    if stats.is_empty() && count > 0 && !filter.is_empty() {
         anyhow::bail!(
-            "--only/--exclude match none of the {} tensors (`inspect` lists the names)",
-            doc.len()
+            "--only/--exclude match none of the {count} tensors (`inspect` lists the names)"
         );
     }
-    let total: u64 = kept().map(|(_, t)| t.bytes().len() as u64).sum();
-    let pb = progress::bar(doc.file_size(), total, quiet, "stats");
-    let mut rows: Vec<(String, String, Vec<usize>, Summary)> = Vec::new();
-    for (name, t) in kept() {
-        rows.push((
-            name.to_string(),
-            t.dtype().name().to_string(),
-            t.dims().to_vec(),
-            stats::summarize(t),
-        ));
-        pb.inc(t.bytes().len() as u64);
-    }
-    pb.finish_and_clear();
+    Ok(stats)
+}
+
+/// The statistics `rows` of the file at `path`, of `format`, as a table or JSON.
+pub fn present(rows: &[TensorStats], path: &Path, format: Format, how: &How) -> Result<String> {
+    let json_out = how.json;
     if json_out {
         let tensors: Vec<Value> = rows
             .iter()
-            .map(|(name, dtype, shape, s)| {
+            .map(|r| {
+                let (name, dtype, shape, s) = (&r.name, r.dtype.name(), &r.dims, &r.summary);
                 json!({
                     "name": name, "dtype": dtype, "shape": shape, "count": s.count,
                     "min": opt(s.min), "max": opt(s.max), "mean": opt(s.mean), "std": opt(s.std),
@@ -68,24 +80,20 @@ pub fn run(doc: &Document, path: &Path, filter: &NameFilter, how: &How) -> Resul
                 })
             })
             .collect();
-        let doc = json!({"file": path.display().to_string(), "format": doc.format().name(), "tensors": tensors});
+        let doc = json!({"file": path.display().to_string(), "format": format.name(), "tensors": tensors});
         return Ok(format!("{}\n", serde_json::to_string_pretty(&doc)?));
     }
-    let mut out = format!(
-        "{}: {}, {} tensors\n",
-        path.display(),
-        doc.format(),
-        rows.len()
-    );
+    let mut out = format!("{}: {}, {} tensors\n", path.display(), format, rows.len());
     let header = [
         "name", "dtype", "count", "min", "max", "mean", "std", "nan", "inf", "zeros",
     ];
     let table: Vec<[String; 10]> = rows
         .iter()
-        .map(|(name, dtype, _, s)| {
+        .map(|r| {
+            let s = &r.summary;
             [
-                name.clone(),
-                dtype.clone(),
+                r.name.clone(),
+                r.dtype.name().to_string(),
                 s.count.to_string(),
                 fmt_opt(s.min),
                 fmt_opt(s.max),
@@ -115,13 +123,17 @@ pub fn command(
     from: Option<FormatArg>,
 ) -> Result<ExitCode, Failure> {
     let filter = name_filter(&only, &exclude)?;
-    let doc = open(&file, from.map(|f| f.0))?;
+    let mut input = open_input(&file, from.map(|f| f.0), quiet || json)?;
     let how = How {
         json,
-        quiet,
         width: table::width(wide),
     };
-    let text = run(&doc, &file, &filter, &how).at(&file)?;
+    let stats = rows(&mut input, &filter, quiet || json).at(&file)?;
+    let format = match &input {
+        Input::Whole(doc) => doc.format(),
+        Input::Streamed(s) => s.index().format(),
+    };
+    let text = present(&stats, &file, format, &how).at(&file)?;
     print(text.as_bytes());
     Ok(ExitCode::SUCCESS)
 }

@@ -11,7 +11,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use crate::failure::AtPath;
-use crate::{FormatArg, json_text, open, print};
+use crate::{FormatArg, json_text, open_quiet, print};
 
 /// The report and whether the file passed.
 pub struct Outcome {
@@ -102,7 +102,7 @@ pub fn command(
     quiet: bool,
     from: Option<FormatArg>,
 ) -> Result<ExitCode, Failure> {
-    let out = match open(&file, from.map(|f| f.0)) {
+    let out = match open_quiet(&file, from.map(|f| f.0), quiet || json) {
         Ok(doc) => run(&doc, &file, quiet),
         // a file its reader refuses is invalid; one that cannot be read is trouble
         Err(f) => refused(&file, f)?,

@@ -140,6 +140,7 @@ pub mod report;
 mod save;
 mod select;
 pub mod slice;
+pub mod streamed;
 pub mod summary;
 pub mod validate;
 #[cfg(feature = "view")]

@@ -20,7 +20,9 @@
 //!   tensor, as `.params` and `.tsm` have) costs one small request a
 //!   header. A read larger than half the cache (a tensor's data) is
 //!   fetched as it is, uncached.
-//! - **One version.** The first request learns the file's length and ETag;
+//! - **One version.** The first request (a `HEAD`; where the server
+//!   answers it with an error, such as `405` or `501`, a ranged `GET` of
+//!   the first block) learns the file's length and ETag;
 //!   every range request after it asks for that ETag (`If-Match`), so a file
 //!   replaced while it is read is an error ("changed while it was read"),
 //!   never a mix of two versions.
@@ -28,7 +30,14 @@
 //!   may fetch: a hostile server is a hostile file.
 //! - Timeouts and retries are `object_store`'s (a request times out after
 //!   [`RemoteOptions::timeout`]; transient failures are retried with
-//!   backoff); an error says the location and why.
+//!   backoff); an error says the location and why, the reason first
+//!   ("timed out", "cannot connect to the server", "not found", "access
+//!   refused", with the timeout and retries where they matter).
+//! - **Tensor by tensor.** [`open_streamed`] walks a file's headers within
+//!   [`HEADER_BUDGET`] and then reads each tensor when it is asked for
+//!   ([`crate::streamed::Streamed`]: statistics, one tensor, conversion),
+//!   so memory stays near the largest tensor; a read larger than the
+//!   cache is fetched 8 MiB a request into the caller's buffer.
 
 use std::collections::{HashMap, VecDeque};
 use std::io;
@@ -139,7 +148,12 @@ pub struct RemoteFile {
     cache: Mutex<Cache>,
     fetched: AtomicU64,
     requests: AtomicU64,
+    /// Called with the bytes of each range fetched ([`RemoteFile::set_progress`]).
+    progress: Option<Progress>,
 }
+
+/// What [`RemoteFile::set_progress`] calls.
+type Progress = Box<dyn Fn(u64) + Send + Sync>;
 
 impl std::fmt::Debug for RemoteFile {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -156,6 +170,63 @@ fn remote_error(location: &str, why: impl std::fmt::Display) -> Error {
         location: location.to_string(),
         why: why.to_string(),
     }
+}
+
+/// True when `e` is a failure to reach the server or to hear from it (no
+/// answer, a connection refused or cut, a timeout), not an answer.
+fn is_transport(e: &object_store::Error) -> bool {
+    transport_kind(e).is_some()
+}
+
+/// True when the server refused the credentials or the access.
+fn is_refusal(e: &object_store::Error) -> bool {
+    matches!(
+        e,
+        object_store::Error::PermissionDenied { .. } | object_store::Error::Unauthenticated { .. }
+    )
+}
+
+/// The kind of the transport failure under `e`, if it is one.
+fn transport_kind(e: &object_store::Error) -> Option<object_store::client::HttpErrorKind> {
+    let mut source: Option<&(dyn std::error::Error + 'static)> = Some(e);
+    while let Some(s) = source {
+        if let Some(h) = s.downcast_ref::<object_store::client::HttpError>() {
+            return Some(h.kind());
+        }
+        source = s.source();
+    }
+    None
+}
+
+/// Why a request failed, the reason first: a timeout or a connection
+/// that failed with the retries made, a missing file, refused
+/// credentials; then `object_store`'s own account.
+fn why(e: &object_store::Error, options: &RemoteOptions) -> String {
+    use object_store::client::HttpErrorKind as K;
+    let tries = format!(
+        "{} s a request, {} retries",
+        options.timeout.as_secs_f64(),
+        options.retries
+    );
+    let reason = match (e, transport_kind(e)) {
+        (_, Some(K::Timeout)) => format!("timed out: no answer in time ({tries})"),
+        (_, Some(K::Connect)) => format!("cannot connect to the server ({tries})"),
+        (_, Some(K::Interrupted | K::Request)) => {
+            format!("the connection failed ({tries})")
+        }
+        (_, Some(K::Decode)) => "the answer could not be read".to_string(),
+        (object_store::Error::NotFound { .. }, _) => "not found".to_string(),
+        (object_store::Error::PermissionDenied { .. }, _)
+        | (object_store::Error::Unauthenticated { .. }, _) => {
+            "access refused (credentials come from the environment: AWS_*, GOOGLE_*, AZURE_*)"
+                .to_string()
+        }
+        (object_store::Error::NotSupported { .. }, _) => {
+            "the server does not answer range requests".to_string()
+        }
+        _ => return e.to_string(),
+    };
+    format!("{reason}: {e}")
 }
 
 /// The store and the object's path for `location`.
@@ -217,7 +288,10 @@ fn store_of(location: &str, options: &RemoteOptions) -> Result<(Arc<dyn ObjectSt
 }
 
 impl RemoteFile {
-    /// Opens `location`: one request for its length and ETag, no data.
+    /// Opens `location`: one request for its length and ETag, no data
+    /// (a `HEAD`; a server that refuses it, `405` or `501`, is asked for
+    /// the file's first block by a ranged `GET` instead, which the cache
+    /// keeps).
     pub fn open(location: &str, options: &RemoteOptions) -> Result<RemoteFile> {
         // one TLS provider for the process (ring: no C toolchain beyond cc)
         let _ = rustls::crypto::ring::default_provider().install_default();
@@ -226,10 +300,58 @@ impl RemoteFile {
             .enable_all()
             .build()
             .map_err(|e| remote_error(location, e))?;
+        let options = RemoteOptions {
+            block_size: options.block_size.max(1),
+            ..options.clone()
+        };
         REQUESTS_TOTAL.fetch_add(1, Ordering::Relaxed);
-        let meta = runtime
-            .block_on(store.head(&path))
-            .map_err(|e| remote_error(location, e))?;
+        let mut requests = 1;
+        let mut first = None;
+        let meta = match runtime.block_on(store.head(&path)) {
+            Ok(meta) => meta,
+            // the server answered, but not to HEAD: the first block by GET
+            Err(e) if !is_transport(&e) && !is_refusal(&e) => {
+                REQUESTS_TOTAL.fetch_add(1, Ordering::Relaxed);
+                requests += 1;
+                let (meta, bytes) = runtime
+                    .block_on(async {
+                        let opts = GetOptions {
+                            range: Some(GetRange::Bounded(0..options.block_size)),
+                            ..GetOptions::default()
+                        };
+                        let r = store.get_opts(&path, opts).await?;
+                        let meta = r.meta.clone();
+                        Ok::<_, object_store::Error>((meta, r.bytes().await?))
+                    })
+                    .map_err(|e2| {
+                        remote_error(
+                            location,
+                            format!("{} (and HEAD: {})", why(&e2, &options), e),
+                        )
+                    })?;
+                FETCHED_TOTAL.fetch_add(bytes.len() as u64, Ordering::Relaxed);
+                first = Some(bytes);
+                meta
+            }
+            Err(e) => return Err(remote_error(location, why(&e, &options))),
+        };
+        let mut cache = Cache::default();
+        let mut fetched = 0;
+        if let Some(bytes) = first {
+            let want = options.block_size.min(meta.size);
+            if bytes.len() as u64 != want {
+                return Err(remote_error(
+                    location,
+                    format!(
+                        "asked for {want} bytes at 0, the server sent {}",
+                        bytes.len()
+                    ),
+                ));
+            }
+            fetched = want;
+            cache.blocks.insert(0, Arc::from(&bytes[..]));
+            cache.order.push_back(0);
+        }
         Ok(RemoteFile {
             location: location.to_string(),
             store,
@@ -237,14 +359,25 @@ impl RemoteFile {
             len: meta.size,
             etag: meta.e_tag,
             runtime,
-            options: RemoteOptions {
-                block_size: options.block_size.max(1),
-                ..options.clone()
-            },
-            cache: Mutex::new(Cache::default()),
-            fetched: AtomicU64::new(0),
-            requests: AtomicU64::new(1),
+            options,
+            cache: Mutex::new(cache),
+            fetched: AtomicU64::new(fetched),
+            requests: AtomicU64::new(requests),
+            progress: None,
         })
+    }
+
+    /// Sets the most bytes the file may fetch in all from now on (`None`:
+    /// no limit): a header walk within [`HEADER_BUDGET`], then the data
+    /// read without one.
+    pub fn set_max_bytes(&mut self, bytes: Option<u64>) {
+        self.options.max_bytes = bytes;
+    }
+
+    /// Calls `f` with the bytes of each range fetched from now on (a
+    /// progress bar on a long read).
+    pub fn set_progress(&mut self, f: impl Fn(u64) + Send + Sync + 'static) {
+        self.progress = Some(Box::new(f));
     }
 
     /// The location it was opened at.
@@ -297,7 +430,7 @@ impl RemoteFile {
                 self.location,
                 self.etag.as_deref().unwrap_or("?")
             )),
-            e => io::Error::other(format!("{}: {e}", self.location)),
+            e => io::Error::other(format!("{}: {}", self.location, why(&e, &self.options))),
         })?;
         if bytes.len() as u64 != want {
             return Err(io::Error::other(format!(
@@ -309,6 +442,9 @@ impl RemoteFile {
         }
         self.fetched.fetch_add(want, Ordering::Relaxed);
         FETCHED_TOTAL.fetch_add(want, Ordering::Relaxed);
+        if let Some(p) = &self.progress {
+            p(want);
+        }
         Ok(bytes)
     }
 }
@@ -329,10 +465,14 @@ impl ReadAt for RemoteFile {
         let bs = self.options.block_size;
         let cap = self.options.cache_blocks as u64;
         let (first, last) = (offset / bs, (end - 1) / bs);
-        // larger than the cache: fetched as it is
+        // larger than the cache: fetched as it is, 8 MiB a request (so
+        // that no more than that is held besides `buf`)
         if last - first + 1 > cap / 2 {
-            let got = self.fetch(offset..end)?;
-            buf.copy_from_slice(&got);
+            for (k, part) in buf.chunks_mut(WHOLE_CHUNK as usize).enumerate() {
+                let at = offset + k as u64 * WHOLE_CHUNK;
+                let got = self.fetch(at..at + part.len() as u64)?;
+                part.copy_from_slice(&got);
+            }
             return Ok(());
         }
         let mut cache = self
@@ -428,10 +568,85 @@ pub fn download(
     location: &str,
     opts: &crate::ReadOptions,
 ) -> Result<(Vec<u8>, std::path::PathBuf)> {
-    let remote = RemoteFile::open(location, &RemoteOptions::default())?;
+    download_with_progress(location, opts, |_| {}, |_| {})
+}
+
+/// [`download`], calling `start` with the file's length once it is known
+/// and `progress` with the bytes of each range fetched (a progress bar).
+pub fn download_with_progress(
+    location: &str,
+    opts: &crate::ReadOptions,
+    start: impl FnOnce(u64),
+    progress: impl Fn(u64) + Send + Sync + 'static,
+) -> Result<(Vec<u8>, std::path::PathBuf)> {
+    let mut remote = RemoteFile::open(location, &RemoteOptions::default())?;
+    remote.set_progress(progress);
+    start(remote.len());
+    check_whole(&remote, opts)?;
+    let name = std::path::PathBuf::from(remote.file_name());
+    Ok((read_all(&remote)?, name))
+}
+
+/// A remote file opened for reading tensor by tensor
+/// ([`open_streamed`]), or one whose format is read whole.
+#[derive(Debug)]
+#[non_exhaustive]
+pub enum Opened {
+    /// Its headers walked within [`HEADER_BUDGET`], its tensors' places
+    /// known: each is fetched when it is read (no budget then).
+    Streamed(Box<crate::streamed::Streamed<RemoteFile>>),
+    /// A format [`crate::random_access::FileIndex`] does not read: read it
+    /// whole ([`read_document`]).
+    Whole(Box<RemoteFile>),
+}
+
+/// Opens the remote file at `location` (as `format`, or detected) for
+/// reading tensor by tensor: its headers alone are fetched, at most
+/// [`HEADER_BUDGET`] bytes; [`Opened::Whole`] when its format is not read
+/// by its index.
+pub fn open_streamed(
+    location: &str,
+    format: Option<crate::Format>,
+    opts: &crate::ReadOptions,
+) -> Result<Opened> {
+    use crate::random_access::FileIndex;
+    let options = RemoteOptions::default().with_max_bytes(Some(HEADER_BUDGET));
+    let mut remote = RemoteFile::open(location, &options)?;
+    let name = std::path::PathBuf::from(remote.file_name());
+    let index = match format {
+        Some(f) => FileIndex::open_as(&remote, f, opts)?,
+        None => FileIndex::open(&remote, Some(&name), opts)?,
+    };
+    remote.set_max_bytes(None);
+    Ok(match index {
+        Some(index) => Opened::Streamed(Box::new(crate::streamed::Streamed::new(
+            index,
+            remote,
+            Some(name),
+        ))),
+        None => Opened::Whole(Box::new(remote)),
+    })
+}
+
+/// The [`crate::Document`] of a remote file read whole (as `format`, or
+/// detected), within `opts`' allocation limit, as
+/// [`crate::Document::open_with`] reads a location.
+pub fn read_document(
+    remote: &RemoteFile,
+    format: Option<crate::Format>,
+    opts: &crate::ReadOptions,
+) -> Result<crate::Document> {
+    check_whole(remote, opts)?;
+    let map = tensor_core::MappedFile::from_vec(read_all(remote)?);
+    let name = std::path::PathBuf::from(remote.file_name());
+    crate::Document::from_map(map, Some(name), format, opts)
+}
+
+/// Refuses reading `remote` whole past `opts`' allocation limit.
+fn check_whole(remote: &RemoteFile, opts: &crate::ReadOptions) -> Result<()> {
     if remote.len() > opts.limits.max_alloc {
         return Err(remote_error(
-            location,
+            remote.location(),
             format!(
                 "{} bytes, more than the {} bytes a file read whole may take (--trust lifts it)",
                 remote.len(),
@@ -439,6 +654,5 @@ pub fn download(
             ),
         ));
     }
-    let name = std::path::PathBuf::from(remote.file_name());
-    Ok((read_all(&remote)?, name))
+    Ok(())
 }

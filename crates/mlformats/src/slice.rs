@@ -139,7 +139,21 @@ impl std::str::FromStr for SliceSpec {
 /// [`Error::NoTensorNamed`] when `doc` has no such tensor, [`Error::BadSlice`]
 /// when the slice is not numpy's syntax.
 pub fn parse_spec<'d>(doc: &'d Document, spec: &str) -> Result<(&'d str, SliceSpec)> {
-    let find = |n: &str| doc.names().find(|k| *k == n);
+    parse_spec_in(|n| doc.names().find(|k| *k == n), doc.len(), spec)
+}
+
+/// [`parse_spec`] among the names of a file of `count` tensors that
+/// `find` looks a name up in (a file read by its index,
+/// [`crate::random_access::FileIndex`]).
+///
+/// # Errors
+///
+/// As [`parse_spec`].
+pub fn parse_spec_in<'n>(
+    find: impl Fn(&str) -> Option<&'n str>,
+    count: usize,
+    spec: &str,
+) -> Result<(&'n str, SliceSpec)> {
     if let Some(name) = find(spec) {
         return Ok((name, SliceSpec::default()));
     }
@@ -153,7 +167,7 @@ pub fn parse_spec<'d>(doc: &'d Document, spec: &str) -> Result<(&'d str, SliceSp
     }
     Err(Error::NoTensorNamed {
         name: spec.to_string(),
-        of: doc.len(),
+        of: count,
     })
 }
 

@@ -156,3 +156,188 @@ fn unreachable_and_missing_files_say_where_and_why() {
     assert!(!is_remote("model.onnx") && !is_remote("/tmp/s3://x") && is_remote("S3://b/k"));
     v.stop();
 }
+
+/// Statistics and conversions of a served file read by its index equal
+/// the whole-file path's of the local file.
+#[test]
+fn served_files_stream_the_local_files_statistics_and_conversions() {
+    use mlformats::remote::{Opened, open_streamed};
+    use mlformats::streamed::document_stats;
+    use mlformats::{ConvertOptions, Format, NameFilter};
+    let dir = tempfile::tempdir().unwrap();
+    let files = [
+        big_safetensors(dir.path()),
+        testdata("cvm/special_floats.params"),
+        testdata("cvm/dtypes_core.params"),
+        testdata("nnabla/convnet.nnp"),
+        testdata("nnabla/mlp.nnp"),
+    ];
+    let all = NameFilter::default();
+    for f in &files {
+        let v = Viewer::start(f, 0).unwrap();
+        let Opened::Streamed(s) = open_streamed(&served(&v), None, &Default::default()).unwrap()
+        else {
+            panic!("{}: not read by its index", f.display());
+        };
+        let doc = mlformats::open(f).unwrap();
+        let local = document_stats(&doc, &all, &mut |_| {});
+        assert!(!local.is_empty(), "{}", f.display());
+        let mut done = 0;
+        assert_eq!(
+            s.stats(&all, &mut |n| done += n).unwrap(),
+            local,
+            "{}",
+            f.display()
+        );
+        assert_eq!(
+            done,
+            doc.tensors()
+                .map(|(_, t)| t.bytes().len() as u64)
+                .sum::<u64>()
+        );
+        for target in [Format::Safetensors, Format::Npz, Format::Onnx] {
+            let opts = ConvertOptions::new().to(target);
+            let (want, said) = mlformats::convert_document_to_bytes(&doc, target, &opts).unwrap();
+            let mut got = Vec::new();
+            let summary = s.convert_to_writer(target, &mut got, &opts).unwrap();
+            assert!(summary.tensors >= doc.len(), "{} to {target}", f.display());
+            assert_eq!(
+                summary.to_json(),
+                said.to_json(),
+                "{} to {target}",
+                f.display()
+            );
+            assert!(got == want, "{} to {target}: bytes differ", f.display());
+        }
+        v.stop();
+    }
+}
+
+/// `show` of one tensor of a served file fetches that tensor and the
+/// headers, not the file.
+#[test]
+fn one_tensor_of_a_served_file_fetches_that_tensor() {
+    let dir = tempfile::tempdir().unwrap();
+    let f = big_safetensors(dir.path());
+    let v = Viewer::start(&f, 0).unwrap();
+    let mlformats::remote::Opened::Streamed(s) =
+        mlformats::remote::open_streamed(&served(&v), None, &Default::default()).unwrap()
+    else {
+        panic!("not read by its index");
+    };
+    let header = s.reader().bytes_fetched();
+    let (name, t, _) = s.tensor_of_spec("layer9.w[0, :4]").unwrap();
+    assert_eq!(name, "layer9.w");
+    assert!(t.bytes().iter().all(|&b| b == 9));
+    let data = s.reader().bytes_fetched() - header;
+    assert!(
+        (256 << 10..=(256 << 10) + (16 << 10)).contains(&data),
+        "{data}"
+    );
+    assert!(v.file_bytes_sent() < 400 << 10, "{}", v.file_bytes_sent());
+    let e = s.tensor_of_spec("nothing").unwrap_err();
+    assert!(e.to_string().contains("of 32"), "{e}");
+    v.stop();
+}
+
+/// A tiny HTTP server on 127.0.0.1 serving `bytes` by ranges, refusing
+/// `HEAD` with `status` (405, 501); or, with `silent`, never answering.
+/// Returns its address; the thread ends with the test process.
+fn odd_server(bytes: Vec<u8>, status: &'static str, silent: bool) -> std::net::SocketAddr {
+    use std::io::{BufRead, BufReader, Write};
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = listener.local_addr().unwrap();
+    std::thread::spawn(move || {
+        let mut held = Vec::new();
+        for conn in listener.incoming() {
+            let Ok(mut conn) = conn else { continue };
+            if silent {
+                held.push(conn);
+                continue;
+            }
+            let mut reader = BufReader::new(conn.try_clone().unwrap());
+            let mut lines = Vec::new();
+            loop {
+                let mut line = String::new();
+                if reader.read_line(&mut line).unwrap_or(0) == 0 || line == "\r\n" {
+                    break;
+                }
+                lines.push(line.trim_end().to_string());
+            }
+            let Some(first) = lines.first() else { continue };
+            let range = lines.iter().find_map(|l| {
+                let (k, v) = l.split_once(':')?;
+                let (a, b) = k
+                    .eq_ignore_ascii_case("range")
+                    .then(|| v.trim().strip_prefix("bytes="))??
+                    .split_once('-')?;
+                let a: usize = a.parse().ok()?;
+                let b: usize = b.parse::<usize>().ok()?.min(bytes.len() - 1);
+                Some((a, b))
+            });
+            let head = if first.starts_with("HEAD ") {
+                format!("HTTP/1.1 {status}\r\nContent-Length: 0\r\nConnection: close\r\n\r\n")
+            } else if let Some((a, b)) = range {
+                format!(
+                    "HTTP/1.1 206 Partial Content\r\nContent-Range: bytes {a}-{b}/{}\r\n\
+                     Content-Length: {}\r\nETag: \"v1\"\r\nConnection: close\r\n\r\n",
+                    bytes.len(),
+                    b + 1 - a
+                )
+            } else {
+                "HTTP/1.1 416 Range Not Satisfiable\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
+                    .to_string()
+            };
+            let _ = conn.write_all(head.as_bytes());
+            if let (false, Some((a, b))) = (first.starts_with("HEAD "), range) {
+                let _ = conn.write_all(&bytes[a..=b]);
+            }
+        }
+    });
+    addr
+}
+
+#[test]
+fn a_server_that_refuses_head_is_asked_by_a_ranged_get() {
+    let bytes = std::fs::read(testdata("cvm/large_1mb.params")).unwrap();
+    for status in ["405 Method Not Allowed", "501 Not Implemented"] {
+        let addr = odd_server(bytes.clone(), status, false);
+        let location = format!("http://{addr}/large_1mb.params");
+        let remote = RemoteFile::open(&location, &RemoteOptions::default()).unwrap();
+        assert_eq!(remote.len(), bytes.len() as u64, "{status}");
+        // the first block came with the length, and is kept
+        assert_eq!(remote.bytes_fetched(), 4096);
+        let mut head = [0u8; 100];
+        remote.read_at(0, &mut head).unwrap();
+        assert_eq!(remote.bytes_fetched(), 4096);
+        assert_eq!(&head[..], &bytes[..100]);
+        let local = Headers::open(testdata("cvm/large_1mb.params"), None, &Default::default());
+        let served = Headers::open(&location, None, &Default::default()).unwrap();
+        assert_eq!(names(&served), names(&local.unwrap()), "{status}");
+        let doc = mlformats::open(&location).unwrap();
+        assert_eq!(
+            doc.tensor("big").unwrap().bytes(),
+            &bytes[bytes.len() - (1 << 20)..]
+        );
+    }
+}
+
+#[test]
+fn a_server_that_never_answers_times_out_and_says_so() {
+    let addr = odd_server(Vec::new(), "", true);
+    let mut options = RemoteOptions::default();
+    options.timeout = std::time::Duration::from_millis(500);
+    options.retries = 1;
+    let location = format!("http://{addr}/model.onnx");
+    let t = std::time::Instant::now();
+    let e = RemoteFile::open(&location, &options)
+        .unwrap_err()
+        .to_string();
+    assert!(e.starts_with(&format!("{location}: timed out")), "{e}");
+    assert!(e.contains("0.5 s a request, 1 retries"), "{e}");
+    assert!(t.elapsed() < std::time::Duration::from_secs(20));
+    let e = RemoteFile::open("http://127.0.0.1:9/m.onnx", &options)
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("cannot connect to the server"), "{e}");
+}
