@@ -184,8 +184,8 @@ fn reading_the_nnp_gives_the_original_names_whole_and_by_slices() {
         [
             "/model.0/conv/weight",
             "model.0.conv.bias",
-            "model.1.weight__W",
-            "model.1.bias__b",
+            "model.1.weight__T",
+            "model.1.bias",
             "/model.2/Constant_output_0",
         ]
     );
@@ -234,6 +234,8 @@ fn onnx_to_nnp_to_onnx_restores_the_names() {
     for n in [
         "/model.0/conv/weight",
         "model.0.conv.bias",
+        "model.1.weight",
+        "model.1.bias",
         "/model.2/Constant_output_0",
     ] {
         assert!(inits.contains(n), "{n} not in {inits:?}");

@@ -213,6 +213,26 @@ impl<'g> Cx<'g> {
         });
     }
 
+    /// Whether `name` is a parameter this lowering made (not an ONNX
+    /// value: the model names none so, or it would be a constant).
+    pub fn made_param(&self, name: &str) -> bool {
+        !self.g.consts.contains_key(name)
+            && !self.names_onnx_value(name)
+            && self.params.iter().any(|(n, _)| n == name)
+    }
+
+    /// Whether the ONNX model has a value named `name` (an input, an
+    /// initializer or constant, a node's input or output).
+    pub fn names_onnx_value(&self, name: &str) -> bool {
+        self.g.consts.contains_key(name)
+            || self.g.inputs.iter().any(|i| i.name == name)
+            || self
+                .g
+                .nodes
+                .iter()
+                .any(|n| n.outputs.iter().chain(&n.inputs).any(|o| o == name))
+    }
+
     /// Whether a value is read by a node or is a graph output.
     pub fn is_used(&self, name: &str) -> bool {
         self.g.outputs.iter().any(|o| o == name)

@@ -14,7 +14,7 @@ use super::LowerError;
 use super::nnabla_cx::{Cx, Lowered};
 use super::nnabla_ops_elementwise::{binary_vars, chain, chain_to, mul_scalar};
 use super::nnabla_ops_shape::transpose_vars;
-use super::onnx_graph::{Node, elem};
+use super::onnx_graph::{Const, Node, elem};
 
 fn sh(d: &[i64]) -> Option<Shape> {
     Some(Shape { dim: d.to_vec() })
@@ -451,25 +451,18 @@ pub(crate) fn gemm(cx: &mut Cx<'_>, node: &Node) -> Lowered {
         out_name.clone()
     };
     if let Some(bc) = node.input(1).and_then(|b| cx.konst(b)).cloned() {
-        let v = bc.values();
-        let (r, c) = (sb[0] as usize, sb[1] as usize);
-        let mut w = vec![0.0; r * c];
-        for i in 0..r {
-            for j in 0..c {
-                let val = v[i * c + j] * alpha;
-                if tb {
-                    w[j * r + i] = val;
-                } else {
-                    w[i * c + j] = val;
-                }
-            }
-        }
-        let wname = format!("{}__W", node.input(1).unwrap_or("W"));
-        let wp = cx.param(&wname, &[kk, nn], &w)?;
+        let wp = gemm_weight(cx, node.input(1).unwrap_or("W"), &bc, alpha, tb)?;
         let mut ins = vec![a, wp];
         if let Some(b) = &bias {
-            let bname = format!("{}__b", c_name.as_deref().unwrap_or("b"));
-            ins.push(cx.param(&bname, &[nn], b)?);
+            // C itself when it is the bias as it is (f32 [N], beta 1)
+            let same = beta == 1.0
+                && c_const
+                    .as_ref()
+                    .is_some_and(|c| c.elem == elem::FLOAT && c.dims_i64() == [nn]);
+            ins.push(match c_name.as_deref() {
+                Some(cn) if same => cx.var(cn)?,
+                cn => cx.param(&format!("{}__b", cn.unwrap_or("b")), &[nn], b)?,
+            });
         }
         let refs: Vec<&str> = ins.iter().map(String::as_str).collect();
         cx.emit(
@@ -515,6 +508,60 @@ pub(crate) fn gemm(cx: &mut Cx<'_>, node: &Node) -> Lowered {
     Ok(())
 }
 
+/// The `Affine` weight `[K, N]` of a `Gemm` whose B is the constant `bc`
+/// (named `name`): B itself, keeping its ONNX name, when it is that weight
+/// already (f32, `transB` 0, `alpha` 1); its transpose named `{name}__T`
+/// (with `alpha` 1), which the NNabla → ONNX export turns back into B
+/// named `name` and `Gemm` `transB` 1; else B scaled by `alpha` (and
+/// transposed) as `{name}__W`.
+fn gemm_weight(
+    cx: &mut Cx<'_>,
+    name: &str,
+    bc: &Const,
+    alpha: f64,
+    tb: bool,
+) -> Result<String, LowerError> {
+    let f32_b = bc.elem == elem::FLOAT;
+    if f32_b && alpha == 1.0 && !tb {
+        return cx.var(name);
+    }
+    let restorable = tb && alpha == 1.0 && f32_b;
+    let tname = format!("{name}__T");
+    if restorable && cx.made_param(&tname) {
+        // made for an earlier Gemm reading the same B
+        return cx.var(&tname);
+    }
+    // (an ONNX value of that name would be taken for the transpose)
+    let free = !cx.names_onnx_value(&tname) && cx.shape(&tname).is_err();
+    let v = bc.values();
+    let d = bc.dims_i64();
+    let (r, c) = match d[..] {
+        [r, c] => (
+            usize::try_from(r).unwrap_or(0),
+            usize::try_from(c).unwrap_or(0),
+        ),
+        _ => return Err("B not 2-D".into()),
+    };
+    let mut w = vec![0.0; r * c];
+    for i in 0..r {
+        for j in 0..c {
+            let val = v[i * c + j] * alpha;
+            if tb {
+                w[j * r + i] = val;
+            } else {
+                w[i * c + j] = val;
+            }
+        }
+    }
+    let dims = if tb { [d[1], d[0]] } else { [d[0], d[1]] };
+    let wname = if restorable && free {
+        tname
+    } else {
+        format!("{name}__W")
+    };
+    cx.param(&wname, &dims, &w)
+}
+
 /// `MatMul` with numpy semantics: `Affine` for a constant 2-D right side,
 /// else `BatchMatmul` with the batch dimensions broadcast.
 pub(crate) fn matmul(cx: &mut Cx<'_>, node: &Node) -> Lowered {
@@ -545,7 +592,12 @@ pub(crate) fn matmul(cx: &mut Cx<'_>, node: &Node) -> Lowered {
         }
         let bname = node.input(1).unwrap_or("B").to_string();
         let c = cx.konst(&bname).cloned().ok_or("B")?;
-        let w = cx.param(&format!("{bname}__W"), &[k, n], &c.values())?;
+        // B itself (its ONNX name kept) when it is the weight as it is
+        let w = if sb.len() == 2 && c.elem == elem::FLOAT {
+            cx.var(&bname)?
+        } else {
+            cx.param(&format!("{bname}__W"), &[k, n], &c.values())?
+        };
         let mut aff_out = sa2[..sa2.len() - 1].to_vec();
         aff_out.push(n);
         out = sa[..sa.len() - 1].to_vec();

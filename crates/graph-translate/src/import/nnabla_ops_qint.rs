@@ -20,7 +20,7 @@ use nnabla_proto::proto::*;
 use super::LowerError;
 use super::fold;
 use super::nnabla_cx::{Cx, Lowered};
-use super::nnabla_ops_elementwise::{add_scalar, binary_vars, mul_scalar};
+use super::nnabla_ops_elementwise::{add_scalar, binary_vars, chain_to, mul_scalar};
 use super::onnx_graph::{Const, Node, elem};
 
 /// numpy's type number of uint8 (NNabla's `QuantizeLinear` `dtype`).
@@ -224,5 +224,97 @@ pub(super) fn round(cx: &mut Cx<'_>, node: &Node) -> Lowered {
     let hr = chain(cx, "Round", &[&h], None);
     let even = chain(cx, "MulScalar", &[&hr], mul_scalar(2.0));
     cx.emit("Where", &[&tie, &even, &t], &[(&node.outputs[0], &s)], None);
+    Ok(())
+}
+
+/// Whether ONNX element type `e` is an integer type (8 to 64 bits).
+fn is_int(e: i32) -> bool {
+    matches!(e, 2..=7 | 12 | 13)
+}
+
+/// The range an integer type saturates to here, as (lowest, highest):
+/// 8- and 16-bit types both ends (exact in f32), unsigned 32- and 64-bit
+/// types at 0 only, signed ones not at all (ONNX leaves out-of-range
+/// values undefined; f32 holds the truncated value).
+fn int_range(e: i32) -> (Option<f64>, Option<f64>) {
+    match e {
+        elem::UINT8 => (Some(0.0), Some(255.0)),
+        3 => (Some(-128.0), Some(127.0)),
+        4 => (Some(0.0), Some(65_535.0)),
+        5 => (Some(-32_768.0), Some(32_767.0)),
+        12 | 13 => (Some(0.0), None),
+        _ => (None, None),
+    }
+}
+
+/// `Cast` (and `CastLike`): to float from anything and between integer
+/// types and booleans, `Identity` (NNabla holds them all in f32 with the
+/// same values); to BOOL from a number, `x != 0`; from f32 to an integer
+/// type, toward zero as C's conversion (onnxruntime's) does on in-range
+/// values, saturated to the type's range where f32 holds its bounds
+/// (out-of-range values are undefined in ONNX). Casts to double, float16
+/// and bfloat16 are refused.
+pub(crate) fn cast(cx: &mut Cx<'_>, node: &Node) -> Lowered {
+    let to = if node.op == "CastLike" {
+        cx.elem(node.input(1).ok_or("target_type missing")?)
+    } else {
+        i32::try_from(node.int("to", 1)).unwrap_or(-1)
+    };
+    let x = cx.avar(node, 0)?;
+    let from = cx.elem(&x);
+    let out = &node.outputs[0];
+    if to == elem::BOOL && from != elem::BOOL && (from == elem::FLOAT || is_int(from)) {
+        let p = P::NotEqualScalarParam(NotEqualScalarParameter { val: 0.0 });
+        chain_to(cx, &x, out, "NotEqualScalar", Some(p))?;
+    } else if to == elem::FLOAT
+        || (is_int(to) && (is_int(from) || from == elem::BOOL))
+        || (to == elem::BOOL && from == elem::BOOL)
+    {
+        chain_to(cx, &x, out, "Identity", None)?;
+    } else if is_int(to) && from == elem::FLOAT {
+        float_to_int(cx, &x, out, to)?;
+    } else {
+        return Err(LowerError::Other(format!(
+            "to={} from {} (NNabla holds f32; casts to double, float16 and bfloat16 would \
+             round it)",
+            onnx_format::dtype::onnx_name(to),
+            onnx_format::dtype::onnx_name(from)
+        )));
+    }
+    cx.set_elem(out, to);
+    Ok(())
+}
+
+/// f32 `x` into `out` as integer type `to`: clamped to the type's range
+/// (`MaximumScalar`, `MinimumScalar`; clamping to integer bounds commutes
+/// with truncation), then truncated toward zero: `Floor` where the value
+/// cannot be negative, else `Sign(x) · Floor(|x|)`. Every step is exact.
+fn float_to_int(cx: &mut Cx<'_>, x: &str, out: &str, to: i32) -> Lowered {
+    let s = cx.shape(x)?;
+    let (lo, hi) = int_range(to);
+    let step = |cx: &mut Cx<'_>, ins: &[&str], ty: &str, p: Option<P>| {
+        let y = cx.fresh(x);
+        cx.emit(ty, ins, &[(&y, &s)], p);
+        cx.set_elem(&y, elem::FLOAT);
+        y
+    };
+    let mut v = x.to_string();
+    if let Some(lo) = lo {
+        let p = P::MaximumScalarParam(MaximumScalarParameter { val: lo });
+        v = step(cx, &[&v], "MaximumScalar", Some(p));
+    }
+    if let Some(hi) = hi {
+        let p = P::MinimumScalarParam(MinimumScalarParameter { val: hi });
+        v = step(cx, &[&v], "MinimumScalar", Some(p));
+    }
+    if lo == Some(0.0) {
+        cx.emit("Floor", &[&v], &[(out, &s)], None);
+        return Ok(());
+    }
+    let sign = P::SignParam(SignParameter { alpha: 0.0 });
+    let sg = step(cx, &[&v], "Sign", Some(sign));
+    let a = step(cx, &[&v], "Abs", None);
+    let f = step(cx, &[&a], "Floor", None);
+    cx.emit("Mul2", &[&sg, &f], &[(out, &s)], None);
     Ok(())
 }

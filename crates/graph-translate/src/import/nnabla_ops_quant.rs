@@ -21,6 +21,78 @@ const NPY_UINT8: i64 = 2;
 /// A parameter's dimensions and values.
 type Laid = (Vec<i64>, Vec<f64>);
 
+/// What input `i` (1 or 2) of a (de)quantising node is.
+fn what(i: usize) -> &'static str {
+    if i == 1 { "scale" } else { "zero point" }
+}
+
+/// The `scale` (`i` = 1) or `zero_point` (2) input of `node` as a
+/// variable NNabla broadcasts over `x` of shape `s`: a constant one laid
+/// out by [`layout`] as a parameter named after the output, one computed
+/// at run time reshaped by [`runtime_layout`]; a zero of shape `[1, ..]`
+/// when the zero point is absent.
+fn operand(cx: &mut Cx<'_>, node: &Node, i: usize, s: &[i64]) -> Result<String, LowerError> {
+    let out = &node.outputs[0];
+    let suffix = if i == 1 { "scale" } else { "zero_point" };
+    match node.input(i) {
+        Some(name) if cx.konst(name).is_none() => runtime_layout(cx, node, name, i, s),
+        _ => {
+            let (d, v) = match layout(cx, node, i, s)? {
+                Some(l) => l,
+                None if i == 2 => (vec![1; s.len()], vec![0.0]),
+                None => return Err("the scale is missing".into()),
+            };
+            cx.param(&format!("{out}_{suffix}"), &d, &v)
+        }
+    }
+}
+
+/// A `scale` or `zero_point` computed at run time (value `name`, input
+/// `i`), reshaped for NNabla's broadcasting over `x` of shape `s`: one
+/// value as `[1, ..]`, a vector along `axis` as `[1, .., C, .., 1]`.
+/// Blocked ones (`block_size`) are refused: NNabla would have to repeat
+/// them along the axis, which only a constant does here.
+fn runtime_layout(
+    cx: &mut Cx<'_>,
+    node: &Node,
+    name: &str,
+    i: usize,
+    s: &[i64],
+) -> Result<String, LowerError> {
+    let v = cx.avar(node, i)?;
+    let vs = cx.shape(&v)?;
+    let r = s.len();
+    let raw_axis = node.int("axis", 1);
+    let axis = usize::try_from(if raw_axis < 0 {
+        raw_axis.saturating_add(r as i64)
+    } else {
+        raw_axis
+    })
+    .ok()
+    .filter(|&a| a < r);
+    let block = node.int("block_size", 0);
+    if vs.len() <= 1 && vs.iter().all(|&d| d == 1) {
+        return cx.reshape(&v, &vec![1; r]);
+    }
+    if let Some(a) = axis
+        && block == 0
+        && vs.len() == 1
+        && vs[0] == s[a]
+        && s[a] > 0
+    {
+        let mut d = vec![1; r];
+        d[a] = s[a];
+        return cx.reshape(&v, &d);
+    }
+    Err(LowerError::Other(format!(
+        "{} {name:?} computed at run time with shape {vs:?} (axis {raw_axis}, block_size \
+         {block}) for an input of shape {s:?}: NNabla broadcasts a run-time {} per tensor or \
+         along a static axis; a constant one (an initializer) makes it importable",
+        what(i),
+        what(i)
+    )))
+}
+
 /// The constant `scale` or `zero_point` input `i` of `node` laid out for
 /// NNabla's broadcasting over `x` of shape `s`: a scalar as `[1, ..]`, a
 /// vector along `axis` as `[1, .., C, .., 1]`, a blocked one (`block_size`)
@@ -29,10 +101,10 @@ fn layout(cx: &Cx<'_>, node: &Node, i: usize, s: &[i64]) -> Result<Option<Laid>,
     let Some(name) = node.input(i) else {
         return Ok(None);
     };
-    let what = if i == 1 { "scale" } else { "zero point" };
+    let what = what(i);
     let c = cx
         .konst(name)
-        .ok_or_else(|| format!("{what} computed at run time (NNabla needs it constant)"))?;
+        .ok_or_else(|| format!("{what} computed at run time"))?;
     let vals = c.values();
     let dims = c.dims_i64();
     let r = s.len();
@@ -125,10 +197,8 @@ pub(super) fn quantize_linear(cx: &mut Cx<'_>, node: &Node) -> Lowered {
     if cx.elem(scale_name) != elem::FLOAT {
         return Err("a scale that is not f32".into());
     }
-    let (sd, sv) = layout(cx, node, 1, &s)?.ok_or("y_scale missing")?;
-    let (zd, zv) = layout(cx, node, 2, &s)?.unwrap_or_else(|| (vec![1; s.len()], vec![0.0]));
-    let scale = cx.param(&format!("{}_scale", node.outputs[0]), &sd, &sv)?;
-    let zp = cx.param(&format!("{}_zero_point", node.outputs[0]), &zd, &zv)?;
+    let scale = operand(cx, node, 1, &s)?;
+    let zp = operand(cx, node, 2, &s)?;
     cx.emit(
         "QuantizeLinear",
         &[&x, &scale, &zp],
@@ -163,10 +233,8 @@ pub(super) fn dequantize_linear(cx: &mut Cx<'_>, node: &Node) -> Lowered {
     if node.int("output_dtype", 0) > 1 {
         return Err("output_dtype other than f32".into());
     }
-    let (sd, sv) = layout(cx, node, 1, &s)?.ok_or("x_scale missing")?;
-    let (zd, zv) = layout(cx, node, 2, &s)?.unwrap_or_else(|| (vec![1; s.len()], vec![0.0]));
-    let scale = cx.param(&format!("{}_scale", node.outputs[0]), &sd, &sv)?;
-    let zp = cx.param(&format!("{}_zero_point", node.outputs[0]), &zd, &zv)?;
+    let scale = operand(cx, node, 1, &s)?;
+    let zp = operand(cx, node, 2, &s)?;
     cx.emit(
         "DequantizeLinear",
         &[&x, &scale, &zp],

@@ -606,37 +606,6 @@ pub(crate) fn identity(cx: &mut Cx<'_>, node: &Node) -> Lowered {
     Ok(())
 }
 
-/// `Cast` between types that keep values exactly in f32: to float from
-/// anything, between integer types and from booleans. A cast that rounds
-/// or truncates (float → integer, → bool) is refused.
-pub(crate) fn cast(cx: &mut Cx<'_>, node: &Node) -> Lowered {
-    let to = if node.op == "CastLike" {
-        cx.elem(node.input(1).ok_or("target_type missing")?)
-    } else {
-        node.int("to", 1) as i32
-    };
-    let x = cx.avar(node, 0)?;
-    let from = cx.elem(&x);
-    let int = |e: i32| matches!(e, 2..=7 | 12 | 13);
-    // NNabla holds booleans as 0/1 floats: a cast to BOOL of a number is
-    // `x != 0`.
-    let to_bool = to == 9 && from != 9 && (from == 1 || int(from));
-    let ok = to == 1 || (int(to) && (int(from) || from == 9)) || (to == 9 && from == 9);
-    if to_bool {
-        let p = P::NotEqualScalarParam(NotEqualScalarParameter { val: 0.0 });
-        chain_to(cx, &x, &node.outputs[0], "NotEqualScalar", Some(p))?;
-    } else if ok {
-        chain_to(cx, &x, &node.outputs[0], "Identity", None)?;
-    } else {
-        return Err(LowerError::Other(format!(
-            "to={}",
-            onnx_format::dtype::onnx_name(to)
-        )));
-    }
-    cx.set_elem(&node.outputs[0], to);
-    Ok(())
-}
-
 /// `DepthToSpace` / `SpaceToDepth`: reshape, transpose, reshape.
 pub(crate) fn depth_space(cx: &mut Cx<'_>, node: &Node) -> Lowered {
     let x = cx.avar(node, 0)?;

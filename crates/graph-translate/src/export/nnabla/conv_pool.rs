@@ -48,6 +48,44 @@ impl Exporter<'_> {
         Ok(name)
     }
 
+    /// The ONNX tensor an `Affine` weight named `{name}__T` was transposed
+    /// from (how the ONNX import stores a constant `Gemm` B with `transB`
+    /// 1, as `[K, N]`): initializer `name` holding it back (`[N, K]`), for
+    /// a `Gemm` with `transB` 1, so that a round trip gives the tensor its
+    /// name and values again. `None` when `w` is not so named, is not a
+    /// 2-D weight, or `name` is another value of the network.
+    fn untransposed(&mut self, w: &str) -> Result<Option<String>> {
+        let Some(stem) = w.strip_suffix("__T").filter(|s| !s.is_empty()) else {
+            return Ok(None);
+        };
+        if !self.is_weight(w) || self.g.value(stem).is_some() || self.weights.info(stem).is_some() {
+            return Ok(None);
+        }
+        // an initializer of that name is the one made for another Affine
+        // reading the same weight (the network's own are its values)
+        if self.cx.b.is_initializer(stem) {
+            return Ok(Some(stem.to_string()));
+        }
+        let Some(t) = self.weights.weight(w) else {
+            return Ok(None);
+        };
+        let (k, n) = match t.dims() {
+            &[k, n] => (k, n),
+            _ => return Ok(None),
+        };
+        let v = t.to_vec::<f32>()?;
+        let mut back = vec![0f32; v.len()];
+        for (idx, &x) in v.iter().enumerate() {
+            let (i, j) = (idx / n.max(1), idx % n.max(1));
+            if let Some(slot) = back.get_mut(j * k + i) {
+                *slot = x;
+            }
+        }
+        let back = Tensor::from_values([n, k], &back)?;
+        self.cx.b.initializer(stem, &back)?;
+        Ok(Some(stem.to_string()))
+    }
+
     /// Lowers `Affine`, `BinaryConnectAffine`, `BinaryWeightAffine`.
     pub(crate) fn affine(&mut self, n: &Node, c: &Call) -> Result<()> {
         let (ins, out) = (&c.ins[..], c.out);
@@ -87,7 +125,20 @@ impl Exporter<'_> {
             )));
         }
         let xf = self.cx.op("Flatten", &[x], vec![attr::int("axis", base)]);
-        let w2 = if wshape.len() == 2 || out_total < 0 {
+        let restored = match n.op.as_str() {
+            "Affine" if wshape.len() == 2 => self.untransposed(w_src)?,
+            _ => None,
+        };
+        let gemm_attrs = || {
+            if restored.is_some() {
+                vec![attr::int("transB", 1)]
+            } else {
+                vec![]
+            }
+        };
+        let w2 = if let Some(r) = &restored {
+            r.clone()
+        } else if wshape.len() == 2 || out_total < 0 {
             w.clone()
         } else {
             self.cx.reshape(&w, &[in_total, out_total])
@@ -103,9 +154,9 @@ impl Exporter<'_> {
         }
         let refs: Vec<&str> = gin.iter().map(String::as_str).collect();
         if base == 1 && out_dims.len() == 1 {
-            self.cx.op_to("Gemm", &n.name, &refs, out, vec![]);
+            self.cx.op_to("Gemm", &n.name, &refs, out, gemm_attrs());
         } else {
-            let y = self.cx.op("Gemm", &refs, vec![]);
+            let y = self.cx.op("Gemm", &refs, gemm_attrs());
             let mut shape: Vec<i64> = match self.shape(x) {
                 Some(s) if s.len() >= base as usize => s[..base as usize].to_vec(),
                 _ => vec![-1],

@@ -22,6 +22,15 @@
 //! - 3, hard: `floor(float(in / out) * x)` in single precision, clamped.
 //! - 1, cubic: refused ([`CUBIC`], checked against the TenniS runtime).
 
+/// The first of the two axes `_resize2d` resizes whatever the input's
+/// shape: `size` holds exactly two positive entries, at `d` and `d + 1`,
+/// and -1 (or any negative) elsewhere. `None` otherwise.
+fn resized_pair(size: &[i64]) -> Option<usize> {
+    let d = size.iter().position(|&v| v >= 0)?;
+    let rest = size.get(d + 2..)?;
+    (size[d] > 0 && size[d + 1] > 0 && rest.iter().all(|&v| v < 0)).then_some(d)
+}
+
 /// Why TenniS's cubic resize is not exported.
 pub(crate) const CUBIC: &str = "type 1 (cubic): TenniS's cubic resize moves every sample \
 within one pixel of the border onto row/column 1 or size-3 (and needs at least 4 pixels), \
@@ -182,9 +191,14 @@ impl Exporter<'_> {
         Ok(())
     }
 
-    /// Lowers `_resize2d`: input 1 is the output size, -1 for kept axes;
-    /// the two resized axes must be the last two (which axes TenniS resizes
-    /// otherwise depends on the input's shape).
+    /// Lowers `_resize2d`: input 1 is the output size, -1 for kept axes.
+    /// TenniS resizes the two adjacent axes it finds from the sizes and the
+    /// input's shape (`find_resized_height_dim`: the first positive size
+    /// that differs from the input, or whose later sizes all match); with
+    /// exactly two positive sizes, adjacent (`[-1, ..., H, W]`, NHWC's
+    /// `[-1, H, W, -1]`, ...), those are the resized axes whatever the
+    /// shape, so they are exported for any input. Other sizes depend on
+    /// the shape, which the export does not know, and are refused.
     pub(crate) fn resize2d(&mut self, n: &Node, c: &Call) -> Result<()> {
         let x = c.input(0)?;
         let size = c
@@ -199,21 +213,22 @@ impl Exporter<'_> {
                 )
             })?;
         let r = size.len();
-        if r < 2 || size[r - 2] <= 0 || size[r - 1] <= 0 || size[..r - 2].iter().any(|&v| v >= 0) {
-            return Err(Error::Unsupported(format!(
-                "size {size:?}: only sizes [-1, ..., -1, H, W] are exported (TenniS picks \
-                 the resized axes from the input's shape otherwise)"
-            )));
-        }
+        let dim = resized_pair(&size).ok_or_else(|| {
+            Error::Unsupported(format!(
+                "size {size:?}: only sizes with two adjacent positive entries and -1 elsewhere \
+                 ([-1, ..., H, W], [-1, H, W, -1], ...) are exported (with more, the axes \
+                 TenniS resizes depend on the input's shape)"
+            ))
+        })?;
         if let Ok(rx) = self.rank(x)
             && rx != r
         {
             return Err(Error::Invalid(format!("{r} sizes for a rank-{rx} input")));
         }
         let ty = self.int(n, "type", 0);
-        let h = self.cx.ints(&[size[r - 2]]);
-        let w = self.cx.ints(&[size[r - 1]]);
-        self.resize_axes(c, x, r - 2, (&h, &w), ty)
+        let h = self.cx.ints(&[size[dim]]);
+        let w = self.cx.ints(&[size[dim + 1]]);
+        self.resize_axes(c, x, dim, (&h, &w), ty)
     }
 
     /// Lowers `resize_nearest_neighbor`: TenniS's nearest resize of axes

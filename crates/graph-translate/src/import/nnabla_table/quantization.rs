@@ -10,9 +10,10 @@ pub(super) static QUANTIZATION: &[Entry] = &[
     since(
         e(
             "QuantizeLinear",
-            "axis, block_size, output_dtype; y_scale, y_zero_point (constant)",
-            "QuantizeLinear (round half to even)",
-            "16-bit, 4-bit, 2-bit and float8 outputs; scales computed at run time",
+            "axis, block_size, output_dtype; y_scale, y_zero_point (constant, or computed at run \
+             time per tensor or per axis)",
+            "QuantizeLinear (round half to even), Reshape (run-time scale, zero point)",
+            "16-bit, 4-bit, 2-bit and float8 outputs; blocked scales computed at run time",
             quant::quantize_linear,
         ),
         10,
@@ -20,9 +21,10 @@ pub(super) static QUANTIZATION: &[Entry] = &[
     since(
         e(
             "DequantizeLinear",
-            "axis, block_size; x_scale, x_zero_point (constant)",
-            "DequantizeLinear",
-            "float8, 4-bit and 2-bit inputs; scales computed at run time",
+            "axis, block_size; x_scale, x_zero_point (constant, or computed at run time per \
+             tensor or per axis)",
+            "DequantizeLinear, Reshape (run-time scale, zero point)",
+            "float8, 4-bit and 2-bit inputs; blocked scales computed at run time",
             quant::dequantize_linear,
         ),
         10,

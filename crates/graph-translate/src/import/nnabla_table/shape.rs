@@ -1,5 +1,6 @@
 //! NNabla import rows of shape and data movement (lowered in `nnabla_ops_shape`).
 
+use super::super::nnabla_ops_qint as qint;
 use super::super::nnabla_ops_shape as sh;
 use super::{Entry, e, since};
 
@@ -92,9 +93,12 @@ pub(super) static SHAPE: &[Entry] = &[
     e(
         "Cast",
         "to",
-        "Identity, NotEqualScalar (to BOOL)",
-        "float → integer casts",
-        sh::cast,
+        "Identity, NotEqualScalar (to BOOL); float → integer: MaximumScalar, MinimumScalar \
+         (saturate 8- and 16-bit, and unsigned at 0), Floor (unsigned) or Sign, Abs, Floor, Mul2 \
+         (toward zero)",
+        "casts to double, float16 or bfloat16; out-of-range values into 32- and 64-bit \
+         integers (undefined in ONNX) stay as truncated f32 values",
+        qint::cast,
     ),
     e(
         "DepthToSpace",
@@ -124,9 +128,9 @@ pub(super) static SHAPE: &[Entry] = &[
         e(
             "CastLike",
             "target_type's type",
-            "Identity",
-            "float → integer/bool casts",
-            sh::cast,
+            "as Cast",
+            "as Cast",
+            qint::cast,
         ),
         15,
     ),
