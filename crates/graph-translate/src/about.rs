@@ -65,6 +65,31 @@ fn import_row(
     }
 }
 
+/// The import directions built in.
+const TARGETS: &[&str] = &[
+    #[cfg(feature = "nnabla")]
+    "ONNX → NNabla",
+    #[cfg(feature = "tennis")]
+    "ONNX → TenniS",
+];
+
+/// What the imports do with ONNX's control flow (the words of the import
+/// support table's preamble).
+fn control_flow(op: &str) -> Option<&'static str> {
+    Some(match op {
+        "If" => {
+            "the branch a constant condition takes (or one fixed with --input-value) inlined; \
+             on a run-time condition, both branches and a Where when their outputs have one shape"
+        }
+        "Loop" => {
+            "unrolled when its trip count is known at import time (constant, folded or fixed with \
+             --input-value; at most 1,024 iterations) and its body keeps its condition"
+        }
+        "Scan" => "unrolled over sequences of static length (opset 9 and later)",
+        _ => return None,
+    })
+}
+
 /// The export of a source operator to ONNX, from its export table entry.
 #[cfg(any(feature = "nnabla", feature = "tennis"))]
 fn export_row<L>(table: &[crate::export::Entry<L>], op: &str) -> Conversion {
@@ -113,6 +138,17 @@ fn export_row<L>(table: &[crate::export::Entry<L>], op: &str) -> Conversion {
 pub fn onnx_operator(op: &str) -> Vec<Conversion> {
     #[allow(unused_mut)]
     let mut out = Vec::new();
+    // control flow: rewritten before lowering, for every target alike
+    if let Some(text) = control_flow(op) {
+        for direction in TARGETS {
+            out.push(Conversion {
+                direction,
+                lowered: true,
+                text: text.to_string(),
+            });
+        }
+        return out;
+    }
     #[cfg(feature = "nnabla")]
     {
         use crate::import::nnabla_table as t;

@@ -8,7 +8,7 @@
 use std::collections::{HashMap, HashSet};
 
 use super::onnx_graph::{self, Const, Node, OnnxGraph, elem};
-use super::{LowerError, Refusals, fold, inline_if, legacy};
+use super::{LowerError, Refusals, fold, inline_if, legacy, unroll};
 
 /// A lowering's result: a refusal reason ([`LowerError`], becomes `Op (reason)`
 /// in the error).
@@ -166,7 +166,7 @@ pub(crate) fn prescan<T: Target>(g: &OnnxGraph, skip: &HashSet<usize>) -> Refusa
 fn refusal<T: Target>(g: &OnnxGraph, n: &Node) -> Option<String> {
     if !n.domain.is_empty() && n.domain != "ai.onnx" {
         Some(format!("{} (domain {:?})", n.op, n.domain))
-    } else if n.op == "If" {
+    } else if matches!(n.op.as_str(), "If" | "Loop" | "Scan") {
         None
     } else if onnx_graph::has_subgraph(n) {
         Some(format!("{} (subgraphs)", n.op))
@@ -236,6 +236,34 @@ fn lower_if<T: Target>(
     }
 }
 
+/// Lowers a `Loop` with a constant trip count or a `Scan` over sequences
+/// of static length as its body unrolled ([`unroll`]), each node checked
+/// as [`prescan`] checks the graph's; else it is refused, saying why.
+fn lower_unrolled<T: Target>(
+    cx: &mut T,
+    g: &OnnxGraph,
+    node: &Node,
+    refusals: &mut Refusals,
+    poisoned: &mut HashSet<String>,
+) {
+    let nodes = if node.op == "Loop" {
+        unroll::lower_loop(cx.values_mut(), node)
+    } else {
+        unroll::lower_scan(cx.values_mut(), node)
+    };
+    match nodes {
+        Ok(nodes) => {
+            for n in &nodes {
+                lower_checked(cx, g, n, refusals, poisoned);
+            }
+        }
+        Err(why) => {
+            refusals.add(format!("{} ({why})", node.op));
+            poisoned.extend(node.outputs.iter().cloned());
+        }
+    }
+}
+
 /// Lowers a node an `If` became, checked as [`prescan`] checks the graph's.
 fn lower_checked<T: Target>(
     cx: &mut T,
@@ -302,6 +330,9 @@ fn lower_node<T: Target>(
     }
     if node.op == "If" {
         return lower_if(cx, g, node, refusals, poisoned);
+    }
+    if node.op == "Loop" || node.op == "Scan" {
+        return lower_unrolled(cx, g, node, refusals, poisoned);
     }
     let v = cx.values();
     let folded = fold::fold_with(

@@ -94,9 +94,25 @@ fn branch(
         .attr(key)
         .and_then(|a| a.g.as_ref())
         .ok_or_else(|| format!("no {key}"))?;
+    inline_graph(values, branch, key, prefix, &[], outputs)
+}
+
+/// The nodes of subgraph `branch` (called `key` in messages) inlined: its
+/// local names prefixed with `prefix`, its inputs read from the values
+/// `inputs` pairs with them (input name, value), its outputs named
+/// `outputs` (an empty name: not needed). `If` branches and the bodies of
+/// unrolled `Loop`s and `Scan`s (`unroll`) are inlined so.
+pub(crate) fn inline_graph(
+    values: &mut Values,
+    branch: &GraphProto,
+    key: &str,
+    prefix: &str,
+    inputs: &[(String, String)],
+    outputs: &[String],
+) -> Result<Vec<Node>, String> {
     if branch.output.len() != outputs.len() {
         return Err(format!(
-            "its {key} has {} outputs, the If {}",
+            "its {key} has {} outputs, the node {}",
             branch.output.len(),
             outputs.len()
         ));
@@ -111,7 +127,7 @@ fn branch(
         .flat_map(|n| n.output.iter().map(String::as_str))
         .filter(|s| !s.is_empty())
         .collect();
-    let mut map: HashMap<String, String> = HashMap::new();
+    let mut map: HashMap<String, String> = inputs.iter().cloned().collect();
     // A branch output computed by a branch node, named once, takes the
     // output name directly.
     for (i, o) in outputs.iter().enumerate() {

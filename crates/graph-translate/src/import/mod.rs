@@ -48,6 +48,7 @@ mod legacy;
 pub mod onnx_graph;
 #[cfg(any(feature = "nnabla", feature = "tennis"))]
 pub mod table;
+mod unroll;
 
 #[cfg(feature = "nnabla")]
 mod nnabla_cx;
@@ -296,7 +297,17 @@ pub fn support_table_markdown(verified: &dyn Fn(&str) -> usize) -> String {
          their outputs, when each output has one shape in both branches \
          (verified in nnabla 1.39: `testdata/translate/if_select`); else it \
          is refused, and the message names the graph inputs its condition \
-         depends on. `Loop` and `Scan` are refused.\n",
+         depends on. A `Loop` whose trip count is known at import time (a \
+         constant, folded, or fixed with `--input-value`) and whose body \
+         gives its condition back unchanged is unrolled, at most 1,024 \
+         iterations: its body inlined once per iteration, the loop-carried \
+         values passed on, the per-iteration outputs stacked by `Unsqueeze` \
+         and `Concat`; a `Scan` (opset 9 and later) over sequences of static \
+         length likewise, element `t` read by a `Gather` (both directions, \
+         any scan axes). Verified in nnabla 1.39 and TenniS: \
+         `testdata/translate/unroll`. A loop that may stop early, a trip \
+         count or a sequence length known only at run time are refused, \
+         saying what would make them importable.\n",
     );
     #[cfg(feature = "nnabla")]
     {

@@ -1,0 +1,375 @@
+//! `Loop` with a constant trip count and `Scan` over sequences of static
+//! length, unrolled: the body inlined once per iteration (its local names
+//! prefixed with the node's name and the iteration), each iteration reading
+//! the state the one before gave, so that the nodes lower like any others.
+//! A `Loop`'s per-iteration outputs, and a `Scan`'s, are stacked by
+//! `Unsqueeze` and `Concat`; a `Scan` reads element `t` of each sequence by
+//! a `Gather` of the constant index `t`. What cannot be unrolled so (a
+//! trip count known only at run time, a condition the body changes, a
+//! sequence of unknown length, too many iterations) is refused, saying
+//! what would make it importable.
+
+use onnx_format::proto::GraphProto;
+use tensor_core::Tensor;
+
+use super::driver::Values;
+use super::inline_if::inline_graph;
+use super::onnx_graph::{Const, Node, elem};
+
+/// The most iterations unrolled.
+pub(crate) const MAX_ITERATIONS: usize = 1024;
+
+/// The most nodes an unrolled loop may become (iterations × body nodes).
+const MAX_NODES: usize = 200_000;
+
+/// A node with no attributes.
+fn plain(op: &str, name: String, inputs: Vec<String>, outputs: Vec<String>) -> Node {
+    Node {
+        op: op.into(),
+        domain: String::new(),
+        name,
+        inputs,
+        outputs,
+        attrs: Vec::new(),
+    }
+}
+
+/// A new constant value holding `c`, named from `hint`.
+fn constant(values: &mut Values, hint: &str, c: Const) -> String {
+    let name = values.fresh(hint);
+    values.set_const(&name, c);
+    name
+}
+
+/// An int64 constant of shape `dims`.
+fn ints(values: &mut Values, hint: &str, v: Vec<i64>, dims: Vec<usize>) -> Result<String, String> {
+    let tensor = Tensor::from_values(dims, &v).map_err(|e| e.to_string())?;
+    Ok(constant(
+        values,
+        hint,
+        Const {
+            elem: elem::INT64,
+            tensor,
+        },
+    ))
+}
+
+/// `value` with a new axis `axis` of length 1 (`Unsqueeze` in the form of
+/// the graph's opset).
+fn unsqueeze(
+    values: &mut Values,
+    name: String,
+    value: &str,
+    axis: i64,
+    out: String,
+) -> Result<Node, String> {
+    let mut n = plain("Unsqueeze", name, vec![value.to_string()], vec![out]);
+    if values.opset >= 13 {
+        let axes = ints(values, "unroll.axes", vec![axis], vec![1])?;
+        n.inputs.push(axes);
+    } else {
+        n.attrs.push(onnx_format::proto::AttributeProto {
+            name: Some("axes".into()),
+            r#type: Some(onnx_format::proto::attribute_proto::AttributeType::Ints as i32),
+            ints: vec![axis],
+            ..Default::default()
+        });
+    }
+    Ok(n)
+}
+
+/// `Concat` of `parts` along `axis`.
+fn concat(name: String, parts: Vec<String>, axis: i64, out: String) -> Node {
+    let mut n = plain("Concat", name, parts, vec![out]);
+    n.attrs.push(onnx_format::proto::AttributeProto {
+        name: Some("axis".into()),
+        r#type: Some(onnx_format::proto::attribute_proto::AttributeType::Int as i32),
+        i: Some(axis),
+        ..Default::default()
+    });
+    n
+}
+
+/// The body of `node` and its input and output names.
+fn body(node: &Node) -> Result<(&GraphProto, Vec<String>, Vec<String>), String> {
+    let g = node
+        .attr("body")
+        .and_then(|a| a.g.as_ref())
+        .ok_or("it has no body")?;
+    let names = |v: &[onnx_format::proto::ValueInfoProto]| -> Vec<String> {
+        v.iter()
+            .map(|i| i.name.clone().unwrap_or_default())
+            .collect()
+    };
+    Ok((g, names(&g.input), names(&g.output)))
+}
+
+fn check_size(iterations: usize, body: &GraphProto) -> Result<(), String> {
+    if iterations > MAX_ITERATIONS {
+        return Err(format!(
+            "{iterations} iterations, more than the {MAX_ITERATIONS} unrolled"
+        ));
+    }
+    if iterations.saturating_mul(body.node.len().max(1)) > MAX_NODES {
+        return Err(format!(
+            "{iterations} iterations of a body of {} nodes, more than the {MAX_NODES} nodes unrolled",
+            body.node.len()
+        ));
+    }
+    Ok(())
+}
+
+/// Whether the body gives back its condition unchanged: its first output
+/// is its second input, or an `Identity` of it.
+fn keeps_condition(g: &GraphProto, cond_in: &str, cond_out: &str) -> bool {
+    if cond_in == cond_out {
+        return true;
+    }
+    g.node.iter().any(|n| {
+        n.op_type.as_deref() == Some("Identity")
+            && n.output.first().map(String::as_str) == Some(cond_out)
+            && n.input.first().map(String::as_str) == Some(cond_in)
+    })
+}
+
+/// The nodes a `Loop` becomes: its body once per iteration of its
+/// constant trip count (at most [`MAX_ITERATIONS`]), when its condition is
+/// absent or constant true and the body gives it back unchanged.
+pub(crate) fn lower_loop(values: &mut Values, node: &Node) -> Result<Vec<Node>, String> {
+    let (g, ins, outs) = body(node)?;
+    let m = node.input(0).ok_or_else(|| {
+        "it has no trip count (a while loop); only a Loop with a constant trip count is unrolled"
+            .to_string()
+    })?;
+    let trip = match values.konst(m).and_then(Const::ints).as_deref() {
+        Some([t]) => *t,
+        _ => {
+            return Err(format!(
+                "its trip count {m:?} is computed at run time; a constant one (an initializer, \
+                 folded shapes, or --input-value on the graph input it comes from) would unroll it"
+            ));
+        }
+    };
+    if let Some(c) = node.input(1) {
+        match values.konst(c).map(Const::values).as_deref() {
+            Some([v]) if *v != 0.0 => {}
+            Some([_]) => return Err("its condition is false: it runs no iteration".into()),
+            _ => return Err(format!("its condition {c:?} is computed at run time")),
+        }
+    }
+    let n_state = node.inputs.len().saturating_sub(2);
+    if ins.len() != n_state + 2 || outs.len() < n_state + 1 {
+        return Err(format!(
+            "its body has {} inputs and {} outputs for {n_state} loop-carried values",
+            ins.len(),
+            outs.len()
+        ));
+    }
+    if !keeps_condition(g, &ins[1], &outs[0]) {
+        return Err("its body computes its own condition (a loop that may stop early)".into());
+    }
+    let iterations = usize::try_from(trip).map_err(|_| format!("trip count {trip}"))?;
+    let n_scan = outs.len() - 1 - n_state;
+    if iterations == 0 && n_scan > 0 {
+        return Err("no iteration, and outputs stacked over the iterations".into());
+    }
+    check_size(iterations, g)?;
+    let mut state: Vec<String> = node.inputs[2..].to_vec();
+    let mut stacked: Vec<Vec<String>> = vec![Vec::new(); n_scan];
+    let mut nodes = Vec::new();
+    let truth = Const {
+        elem: elem::BOOL,
+        tensor: Tensor::new(tensor_core::DType::Bool, Vec::<usize>::new(), vec![1u8])
+            .map_err(|e| e.to_string())?
+            .into_static(),
+    };
+    for i in 0..iterations {
+        let prefix = format!("{}.iter{i}", node.name);
+        let counter = ints(values, &format!("{prefix}.i"), vec![i as i64], Vec::new())?;
+        let cond = constant(values, &format!("{prefix}.cond"), truth.clone());
+        let mut inputs = vec![(ins[0].clone(), counter), (ins[1].clone(), cond)];
+        inputs.extend(ins[2..].iter().cloned().zip(state.iter().cloned()));
+        let last = i + 1 == iterations;
+        let mut names = vec![String::new()];
+        for (j, _) in state.iter().enumerate() {
+            names.push(match (last, node.outputs.get(j)) {
+                (true, Some(o)) if !o.is_empty() => o.clone(),
+                _ => values.fresh(&format!("{prefix}.state{j}")),
+            });
+        }
+        for k in 0..n_scan {
+            names.push(values.fresh(&format!("{prefix}.scan{k}")));
+        }
+        nodes.extend(inline_graph(values, g, "body", &prefix, &inputs, &names)?);
+        state = names[1..=n_state].to_vec();
+        for (k, s) in stacked.iter_mut().enumerate() {
+            let each = names[1 + n_state + k].clone();
+            let out = values.fresh(&format!("{prefix}.stack{k}"));
+            nodes.push(unsqueeze(
+                values,
+                format!("{prefix}.unsqueeze{k}"),
+                &each,
+                0,
+                out.clone(),
+            )?);
+            s.push(out);
+        }
+    }
+    if iterations == 0 {
+        for (j, o) in node.outputs.iter().take(n_state).enumerate() {
+            if !o.is_empty() {
+                nodes.push(plain(
+                    "Identity",
+                    format!("{}.state{j}", node.name),
+                    vec![state[j].clone()],
+                    vec![o.clone()],
+                ));
+            }
+        }
+    }
+    for (k, parts) in stacked.into_iter().enumerate() {
+        if let Some(o) = node.outputs.get(n_state + k).filter(|o| !o.is_empty()) {
+            nodes.push(concat(
+                format!("{}.concat{k}", node.name),
+                parts,
+                0,
+                o.clone(),
+            ));
+        }
+    }
+    Ok(nodes)
+}
+
+/// The integer list attribute `key` of `node`, or `n` zeros.
+fn axes_attr(node: &Node, key: &str, n: usize) -> Vec<i64> {
+    node.attr(key)
+        .map(|a| a.ints.clone())
+        .filter(|v| v.len() == n)
+        .unwrap_or_else(|| vec![0; n])
+}
+
+/// The nodes a `Scan` (opset 9 or later) becomes: its body once per
+/// element of its sequences, whose length along their scan axis is static.
+pub(crate) fn lower_scan(values: &mut Values, node: &Node) -> Result<Vec<Node>, String> {
+    if values.opset < 9 {
+        return Err("the opset-8 form (a batch axis and sequence lengths) is not unrolled".into());
+    }
+    let (g, ins, outs) = body(node)?;
+    let n_in = node
+        .attr("num_scan_inputs")
+        .and_then(|a| a.i)
+        .and_then(|v| usize::try_from(v).ok())
+        .ok_or("it has no num_scan_inputs")?;
+    let n_state = node
+        .inputs
+        .len()
+        .checked_sub(n_in)
+        .ok_or("fewer inputs than num_scan_inputs")?;
+    if ins.len() != node.inputs.len() || outs.len() < n_state {
+        return Err("its body's inputs and outputs do not match the node's".into());
+    }
+    let n_out = outs.len() - n_state;
+    let in_axes = axes_attr(node, "scan_input_axes", n_in);
+    let in_dirs = axes_attr(node, "scan_input_directions", n_in);
+    let out_axes = axes_attr(node, "scan_output_axes", n_out);
+    let out_dirs = axes_attr(node, "scan_output_directions", n_out);
+    // every sequence's length, static and the same
+    let mut len = None;
+    let mut axes = Vec::with_capacity(n_in);
+    for (k, seq) in node.inputs[n_state..].iter().enumerate() {
+        let shape = values
+            .shape(seq)
+            .map_err(|_| format!("the length of its sequence {seq:?} is not known"))?;
+        let r = shape.len() as i64;
+        let a = if in_axes[k] < 0 {
+            in_axes[k] + r
+        } else {
+            in_axes[k]
+        };
+        let d = usize::try_from(a)
+            .ok()
+            .and_then(|a| shape.get(a))
+            .copied()
+            .filter(|d| *d >= 0)
+            .ok_or_else(|| format!("the length of its sequence {seq:?} is not known"))?;
+        if len.is_some_and(|l| l != d) {
+            return Err("its sequences have different lengths".into());
+        }
+        len = Some(d);
+        axes.push(a);
+    }
+    let steps = usize::try_from(len.ok_or("it has no sequence")?).map_err(|e| e.to_string())?;
+    if steps == 0 {
+        return Err("its sequences are empty".into());
+    }
+    check_size(steps, g)?;
+    let mut state: Vec<String> = node.inputs[..n_state].to_vec();
+    let mut stacked: Vec<Vec<String>> = vec![Vec::new(); n_out];
+    let mut nodes = Vec::new();
+    for t in 0..steps {
+        let prefix = format!("{}.step{t}", node.name);
+        let mut inputs: Vec<(String, String)> = ins[..n_state]
+            .iter()
+            .cloned()
+            .zip(state.iter().cloned())
+            .collect();
+        for (k, seq) in node.inputs[n_state..].iter().enumerate() {
+            let at = if in_dirs[k] == 1 { steps - 1 - t } else { t };
+            let index = ints(values, &format!("{prefix}.t"), vec![at as i64], Vec::new())?;
+            let element = values.fresh(&format!("{prefix}.in{k}"));
+            let mut gather = plain(
+                "Gather",
+                format!("{prefix}.gather{k}"),
+                vec![seq.clone(), index],
+                vec![element.clone()],
+            );
+            gather.attrs.push(onnx_format::proto::AttributeProto {
+                name: Some("axis".into()),
+                r#type: Some(onnx_format::proto::attribute_proto::AttributeType::Int as i32),
+                i: Some(axes[k]),
+                ..Default::default()
+            });
+            nodes.push(gather);
+            inputs.push((ins[n_state + k].clone(), element));
+        }
+        let last = t + 1 == steps;
+        let mut names = Vec::with_capacity(outs.len());
+        for j in 0..n_state {
+            names.push(match (last, node.outputs.get(j)) {
+                (true, Some(o)) if !o.is_empty() => o.clone(),
+                _ => values.fresh(&format!("{prefix}.state{j}")),
+            });
+        }
+        for k in 0..n_out {
+            names.push(values.fresh(&format!("{prefix}.out{k}")));
+        }
+        nodes.extend(inline_graph(values, g, "body", &prefix, &inputs, &names)?);
+        state = names[..n_state].to_vec();
+        for (k, s) in stacked.iter_mut().enumerate() {
+            let out = values.fresh(&format!("{prefix}.stack{k}"));
+            // the axis of the element's rank + 1 the stacked output has
+            nodes.push(unsqueeze(
+                values,
+                format!("{prefix}.unsqueeze{k}"),
+                &names[n_state + k],
+                out_axes[k],
+                out.clone(),
+            )?);
+            s.push(out);
+        }
+    }
+    for (k, mut parts) in stacked.into_iter().enumerate() {
+        if out_dirs[k] == 1 {
+            parts.reverse();
+        }
+        if let Some(o) = node.outputs.get(n_state + k).filter(|o| !o.is_empty()) {
+            nodes.push(concat(
+                format!("{}.concat{k}", node.name),
+                parts,
+                out_axes[k],
+                o.clone(),
+            ));
+        }
+    }
+    Ok(nodes)
+}
