@@ -298,7 +298,8 @@ enum Command {
     /// The page reads the file with the library compiled to WebAssembly;
     /// nothing leaves this machine. Ctrl-C stops.
     View {
-        /// The file to look at.
+        /// The file to look at, or its location (https://, s3://, gs://, az://:
+        /// the page is served the ranges it asks for, fetched from there).
         file: PathBuf,
         /// The port (default: any free port).
         #[arg(long, default_value_t = 0)]
