@@ -9,51 +9,25 @@
 //! onnxruntime's exactly; out-of-range casts (undefined in ONNX) saturate.
 #![cfg(all(feature = "onnx", feature = "nnp"))]
 
-use std::io::Read;
 use std::path::{Path, PathBuf};
 
-use mlformats::{ConvertOptions, Document, convert};
+use mlformats::Document;
 use nnp_archive::nnabla_proto::proto::NNablaProtoBuf;
-use sha2::{Digest, Sha256};
 
 fn data() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../../testdata/translate/cast_quant")
 }
 
+mod common;
+use common::values;
+
 fn results() -> serde_json::Value {
-    let text = std::fs::read_to_string(data().join("results.json")).unwrap();
-    serde_json::from_str(&text).unwrap()
+    common::json_file(&data().join("results.json"))
 }
 
 /// Converts case `name` to `.nnp`: its sha256 and its network.
 fn import(name: &str, dir: &Path) -> (String, NNablaProtoBuf) {
-    let out = dir.join(format!("{name}.nnp"));
-    let s = convert(
-        data().join(format!("{name}.onnx")),
-        &out,
-        &ConvertOptions::new(),
-    )
-    .unwrap();
-    assert!(s.whole_model, "{name}");
-    let bytes = std::fs::read(&out).unwrap();
-    let sha: String = Sha256::digest(&bytes)
-        .iter()
-        .map(|b| format!("{b:02x}"))
-        .collect();
-    let mut z = zip::ZipArchive::new(std::io::Cursor::new(bytes)).unwrap();
-    let mut text = String::new();
-    z.by_name("network.nntxt")
-        .unwrap()
-        .read_to_string(&mut text)
-        .unwrap();
-    (sha, nnp_archive::nnabla_proto::text::parse(&text).unwrap())
-}
-
-fn values(doc: &Document, name: &str) -> Vec<f64> {
-    doc.tensor(name)
-        .unwrap_or_else(|| panic!("no tensor {name}"))
-        .to_f64_vec()
-        .unwrap()
+    common::import_nnp(&data(), name, dir)
 }
 
 #[test]

@@ -10,18 +10,13 @@
 use std::path::{Path, PathBuf};
 
 use mlformats::{ConvertOptions, convert};
-use sha2::{Digest, Sha256};
 
 fn data() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../../testdata/translate/unroll")
 }
 
-fn sha256(p: &Path) -> String {
-    Sha256::digest(std::fs::read(p).unwrap())
-        .iter()
-        .map(|b| format!("{b:02x}"))
-        .collect()
-}
+mod common;
+use common::sha256_file as sha256;
 
 #[test]
 fn unrolled_loops_and_scans_are_the_files_the_runtimes_ran() {

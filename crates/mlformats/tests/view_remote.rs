@@ -4,32 +4,10 @@
 //! being downloaded. The "remote server" here is another view server,
 //! which serves a local file by ranges and counts the bytes it sends.
 
-use std::io::{Read, Write};
-use std::net::{SocketAddr, TcpStream};
-
 use mlformats::view::Viewer;
 
-/// A GET with extra header lines; the whole head and the body.
-fn get_with(addr: SocketAddr, path: &str, extra: &str) -> (String, Vec<u8>) {
-    let mut s = TcpStream::connect(addr).unwrap();
-    write!(
-        s,
-        "GET {path} HTTP/1.1\r\nHost: 127.0.0.1\r\n{extra}Connection: close\r\n\r\n"
-    )
-    .unwrap();
-    let mut all = Vec::new();
-    s.read_to_end(&mut all).unwrap();
-    let end = all.windows(4).position(|w| w == b"\r\n\r\n").unwrap();
-    let head = String::from_utf8(all[..end].to_vec()).unwrap();
-    (head, all[end + 4..].to_vec())
-}
-
-fn header<'h>(head: &'h str, name: &str) -> Option<&'h str> {
-    head.lines().find_map(|l| {
-        let (k, v) = l.split_once(':')?;
-        k.eq_ignore_ascii_case(name).then(|| v.trim())
-    })
-}
+mod common;
+use common::{get_with, header};
 
 #[test]
 fn a_remote_location_is_served_by_ranges_fetched_by_ranges() {
