@@ -92,6 +92,8 @@ mod tennis_ops_basic;
 #[cfg(feature = "tennis")]
 mod tennis_ops_index;
 #[cfg(feature = "tennis")]
+mod tennis_ops_log;
+#[cfg(feature = "tennis")]
 mod tennis_ops_logic;
 #[cfg(feature = "tennis")]
 mod tennis_ops_nn;

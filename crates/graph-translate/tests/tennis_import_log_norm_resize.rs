@@ -1,0 +1,200 @@
+//! ONNX → TenniS lowerings of operators TenniS has no operator for but can
+//! compute, checked offline: the imported module is written and read back
+//! as a `.tsm` is, exported to ONNX again and run in tract, and compared
+//! with the operator's definition (the real TenniS runtime computed the
+//! same cases; the conformance suite's cases pass there too).
+//!
+//! - `Log`: TenniS has no logarithm; ln x is 2^20 · ln(x^(2^-20)) by a
+//!   series and one Newton step in f64.
+//! - `LogSoftmax`: x − max − ln Σ exp(x − max), never overflowing.
+#![cfg(feature = "tennis")]
+
+use std::collections::BTreeMap;
+
+use bubble_module::{Module, WriteOptions};
+use graph_translate::export::{ExportOptions, tennis};
+use graph_translate::import::{ImportOptions, onnx_to_tennis};
+use onnx_format::builder::{Dim, GraphBuilder, attr};
+use onnx_format::proto::AttributeProto;
+use onnx_format::proto::tensor_proto::DataType;
+use tract_onnx::prelude::*;
+
+/// One node `op` reading f32 `x` of `dims` and the constants `consts`
+/// (name, values, dims), writing `y` of `out`, at `opset`.
+fn one_node(
+    op: &str,
+    dims: &[i64],
+    consts: &[(&str, &[f32], &[i64])],
+    out: &[i64],
+    opset: i64,
+    attrs: Vec<AttributeProto>,
+) -> onnx_format::Model {
+    let mut b = GraphBuilder::new("m");
+    let d: Vec<Dim> = dims.iter().map(|&v| Dim::Value(v)).collect();
+    b.input("x", DataType::Float, &d);
+    let mut ins = vec!["x".to_string()];
+    for (name, v, cd) in consts {
+        ins.push(if name.is_empty() {
+            String::new()
+        } else {
+            b.const_f32(name, v, cd)
+        });
+    }
+    let ins: Vec<&str> = ins.iter().map(String::as_str).collect();
+    b.node(op, "", &ins, &["y"], attrs);
+    let o: Vec<Dim> = out.iter().map(|&v| Dim::Value(v)).collect();
+    b.output("y", DataType::Float, &o);
+    let mut opts = onnx_format::WriteOptions::default();
+    opts.opset = opset;
+    let mut bytes = Vec::new();
+    onnx_format::write_model(&mut bytes, &b.finish(&opts)).unwrap();
+    onnx_format::Model::parse(&bytes).unwrap()
+}
+
+/// The TenniS import of `m` as `.tsm` bytes, read back as a module.
+fn tsm(m: &onnx_format::Model) -> Module<'static> {
+    let bytes = onnx_to_tennis(m, &ImportOptions::default())
+        .unwrap()
+        .to_bytes(&WriteOptions::default())
+        .unwrap();
+    Module::parse(&bytes).unwrap().into_static()
+}
+
+/// How many nodes of each operator the module has.
+fn op_counts(m: &Module<'_>) -> BTreeMap<String, usize> {
+    let mut c = BTreeMap::new();
+    for n in m.nodes() {
+        *c.entry(n.op().to_string()).or_insert(0) += 1;
+    }
+    c
+}
+
+/// The module (exported back to ONNX) run in tract on `x` of `dims`.
+fn run(m: &Module<'_>, dims: &[usize], x: &[f32]) -> Vec<f32> {
+    let weights: BTreeMap<String, tensor_core::Tensor<'static>> = m
+        .unique_named_tensors()
+        .into_iter()
+        .map(|(n, t)| (n, t.clone().into_static()))
+        .collect();
+    let opset = ExportOptions::new().checked_opset().unwrap();
+    let (onnx, _) = tennis::export(&m.to_graph(), &weights, opset).unwrap();
+    let mut bytes = Vec::new();
+    onnx_format::write_model(&mut bytes, &onnx).unwrap();
+    let plan = tract_onnx::onnx()
+        .model_for_read(&mut &bytes[..])
+        .unwrap()
+        .with_input_fact(0, f32::fact(dims).into())
+        .unwrap()
+        .into_optimized()
+        .unwrap()
+        .into_runnable()
+        .unwrap();
+    let feed = tract_onnx::prelude::Tensor::from_shape(dims, x).unwrap();
+    let got = plan.run(tvec!(feed.into())).unwrap();
+    got[0].as_slice::<f32>().unwrap().to_vec()
+}
+
+/// Seeded values in about [−scale, scale] (a small LCG: no dependency).
+fn values(n: usize, seed: u64, scale: f32) -> Vec<f32> {
+    let mut s = seed;
+    (0..n)
+        .map(|_| {
+            s = s
+                .wrapping_mul(6_364_136_223_846_793_005)
+                .wrapping_add(1_442_695_040_888_963_407);
+            ((s >> 40) as f32 / (1u64 << 24) as f32 * 2.0 - 1.0) * scale
+        })
+        .collect()
+}
+
+#[test]
+fn log_is_composed_and_correctly_rounded_here() {
+    let x = [
+        1.0f32,
+        1.0 + f32::EPSILON,
+        1.0 - f32::EPSILON / 2.0,
+        0.5,
+        2.0,
+        1e-45,
+        1e-38,
+        3.4e38,
+        1e10,
+        7.25,
+    ];
+    let m = one_node("Log", &[10], &[], &[10], 13, vec![]);
+    let t = tsm(&m);
+    let c = op_counts(&t);
+    assert!(!c.contains_key("log"), "{c:?}");
+    assert_eq!(c.get("pow"), Some(&1), "{c:?}");
+    assert_eq!(c.get("exp"), Some(&1), "{c:?}");
+    assert_eq!(c.get("_cast"), Some(&2), "{c:?}");
+    let got = run(&t, &[10], &x);
+    for (g, &v) in got.iter().zip(&x) {
+        let w = f64::from(v).ln();
+        // within one rounding of f32 (near 1, where ln x is tiny, too)
+        let ulp = f64::from(f32::EPSILON) * w.abs();
+        assert!(
+            (f64::from(*g) - w).abs() <= ulp,
+            "ln({v:e}) = {g:e}, want {w:e}"
+        );
+    }
+}
+
+#[test]
+fn log_of_zero_infinity_and_negatives() {
+    let x = [0.0f32, -0.0, f32::INFINITY, -1.0, f32::NAN];
+    let m = one_node("Log", &[5], &[], &[5], 13, vec![]);
+    let got = run(&tsm(&m), &[5], &x);
+    assert_eq!(got[0], f32::NEG_INFINITY);
+    assert_eq!(got[1], f32::NEG_INFINITY);
+    assert_eq!(got[2], f32::INFINITY);
+    assert!(got[3].is_nan() && got[4].is_nan(), "{got:?}");
+}
+
+/// log-softmax of `x` (rows of `n`) in f64.
+fn log_softmax_rows(x: &[f32], n: usize) -> Vec<f64> {
+    x.chunks(n)
+        .flat_map(|r| {
+            let m = r
+                .iter()
+                .fold(f64::NEG_INFINITY, |a, &v| a.max(f64::from(v)));
+            let s: f64 = r.iter().map(|&v| (f64::from(v) - m).exp()).sum();
+            r.iter()
+                .map(move |&v| f64::from(v) - m - s.ln())
+                .collect::<Vec<_>>()
+        })
+        .collect()
+}
+
+#[test]
+fn log_softmax_is_stable() {
+    // values up to ±1000: exp overflows without the max taken first
+    let x = values(24, 3, 1000.0);
+    for (opset, axis) in [(13, -1), (11, 2), (11, 1)] {
+        let m = one_node(
+            "LogSoftmax",
+            &[2, 3, 4],
+            &[],
+            &[2, 3, 4],
+            opset,
+            vec![attr::int("axis", axis)],
+        );
+        let t = tsm(&m);
+        let c = op_counts(&t);
+        for want in ["max", "exp", "reduce_sum", "pow"] {
+            assert!(c.contains_key(want), "{want} not in {c:?}");
+        }
+        // opset 11 and axis 1 coerce to [2, 12]: rows of 12
+        let n = if axis == 1 { 12 } else { 4 };
+        assert_eq!(c.contains_key("_reshape"), axis == 1, "{c:?}");
+        let got = run(&t, &[2, 3, 4], &x);
+        let want = log_softmax_rows(&x, n);
+        for (g, w) in got.iter().zip(&want) {
+            assert!(g.is_finite(), "opset {opset} axis {axis}: {got:?}");
+            assert!(
+                (f64::from(*g) - w).abs() <= 1e-6 * w.abs() + 1e-6,
+                "opset {opset} axis {axis}: {g} want {w}"
+            );
+        }
+    }
+}
