@@ -7,6 +7,8 @@
 //! - `Log`: TenniS has no logarithm; ln x is 2^20 · ln(x^(2^-20)) by a
 //!   series and one Newton step in f64.
 //! - `LogSoftmax`: x − max − ln Σ exp(x − max), never overflowing.
+//! - `InstanceNormalization`: means over the spatial axes, scale and B
+//!   per channel.
 #![cfg(feature = "tennis")]
 
 use std::collections::BTreeMap;
@@ -58,6 +60,14 @@ fn tsm(m: &onnx_format::Model) -> Module<'static> {
         .to_bytes(&WriteOptions::default())
         .unwrap();
     Module::parse(&bytes).unwrap().into_static()
+}
+
+/// Why the TenniS import refuses `m`.
+fn refusal(m: &onnx_format::Model) -> String {
+    onnx_to_tennis(m, &ImportOptions::default())
+        .err()
+        .map(|e| e.to_string())
+        .unwrap_or_default()
 }
 
 /// How many nodes of each operator the module has.
@@ -197,4 +207,58 @@ fn log_softmax_is_stable() {
             );
         }
     }
+}
+
+#[test]
+fn instance_normalization_normalises_each_sample_and_channel() {
+    // N 2, C 3, spatial 2 × 5: 10 values per (n, c)
+    let x: Vec<f32> = values(60, 11, 4.0)
+        .iter()
+        .enumerate()
+        .map(|(i, v)| v + (i / 10) as f32)
+        .collect();
+    let (scale, bias) = ([0.5f32, -2.0, 3.0], [1.0f32, 0.0, -0.25]);
+    let eps = 1e-3f32;
+    let m = one_node(
+        "InstanceNormalization",
+        &[2, 3, 2, 5],
+        &[("s", &scale, &[3]), ("b", &bias, &[3])],
+        &[2, 3, 2, 5],
+        13,
+        vec![attr::float("epsilon", eps)],
+    );
+    let t = tsm(&m);
+    let c = op_counts(&t);
+    assert_eq!(c.get("reduce_mean"), Some(&4), "{c:?}");
+    assert_eq!(c.get("sqrt"), Some(&1), "{c:?}");
+    assert!(!c.contains_key("_reshape"), "{c:?}");
+    let got = run(&t, &[2, 3, 2, 5], &x);
+    for (k, (gs, xs)) in got.chunks(10).zip(x.chunks(10)).enumerate() {
+        let ch = k % 3;
+        let mean = xs.iter().map(|&v| f64::from(v)).sum::<f64>() / 10.0;
+        let var = xs
+            .iter()
+            .map(|&v| (f64::from(v) - mean).powi(2))
+            .sum::<f64>()
+            / 10.0;
+        for (g, &v) in gs.iter().zip(xs) {
+            let w = f64::from(scale[ch]) * (f64::from(v) - mean) / (var + f64::from(eps)).sqrt()
+                + f64::from(bias[ch]);
+            assert!((f64::from(*g) - w).abs() <= 1e-5, "{g} want {w}");
+        }
+    }
+    // no spatial axis to normalise over
+    let m = one_node(
+        "InstanceNormalization",
+        &[2, 3],
+        &[("s", &scale, &[3]), ("b", &bias, &[3])],
+        &[2, 3],
+        13,
+        vec![],
+    );
+    let e = refusal(&m);
+    assert!(
+        e.contains("InstanceNormalization") && e.contains("rank-2"),
+        "{e}"
+    );
 }
