@@ -9,6 +9,9 @@
 //! - `LogSoftmax`: x − max − ln Σ exp(x − max), never overflowing.
 //! - `InstanceNormalization`: means over the spatial axes, scale and B
 //!   per channel.
+//! - `Resize` in linear mode: per resized axis two `gather`s and the two
+//!   weights, computed at import with ONNX's coordinate formulas (every
+//!   coordinate transformation mode), not TenniS's `_resize2d`.
 #![cfg(feature = "tennis")]
 
 use std::collections::BTreeMap;
@@ -259,6 +262,118 @@ fn instance_normalization_normalises_each_sample_and_channel() {
     let e = refusal(&m);
     assert!(
         e.contains("InstanceNormalization") && e.contains("rank-2"),
+        "{e}"
+    );
+}
+
+/// A linear `Resize` (opset 18) of x of `dims` by constant `scales`.
+fn resize(
+    dims: &[i64],
+    scales: &[f32],
+    out: &[i64],
+    attrs: Vec<AttributeProto>,
+) -> onnx_format::Model {
+    let mut a = vec![attr::string("mode", "linear")];
+    a.extend(attrs);
+    let n = [scales.len() as i64];
+    one_node(
+        "Resize",
+        dims,
+        &[("", &[], &[]), ("scales", scales, &n)],
+        out,
+        18,
+        a,
+    )
+}
+
+#[test]
+fn linear_resize_follows_each_coordinate_mode() {
+    // ONNX's own examples: [[1, 2], [3, 4]] upsampled by 2
+    let x = [1.0f32, 2.0, 3.0, 4.0];
+    let third = 1.0 / 3.0;
+    #[rustfmt::skip]
+    let cases: [(&str, [f32; 16]); 3] = [
+        ("half_pixel", [
+            1.0, 1.25, 1.75, 2.0,
+            1.5, 1.75, 2.25, 2.5,
+            2.5, 2.75, 3.25, 3.5,
+            3.0, 3.25, 3.75, 4.0,
+        ]),
+        ("align_corners", [
+            1.0, 1.0 + third, 2.0 - third, 2.0,
+            1.0 + 2.0 * third, 2.0, 2.0 + third, 3.0 - third,
+            2.0 + third, 3.0 - third, 3.0, 3.0 + third,
+            3.0, 3.0 + third, 4.0 - third, 4.0,
+        ]),
+        ("asymmetric", [
+            1.0, 1.5, 2.0, 2.0,
+            2.0, 2.5, 3.0, 3.0,
+            3.0, 3.5, 4.0, 4.0,
+            3.0, 3.5, 4.0, 4.0,
+        ]),
+    ];
+    for (mode, want) in cases {
+        let m = resize(
+            &[1, 1, 2, 2],
+            &[1.0, 1.0, 2.0, 2.0],
+            &[1, 1, 4, 4],
+            vec![attr::string("coordinate_transformation_mode", mode)],
+        );
+        let t = tsm(&m);
+        let c = op_counts(&t);
+        assert_eq!(c.get("gather"), Some(&4), "{mode}: {c:?}");
+        assert!(!c.contains_key("_resize2d"), "{mode}: {c:?}");
+        let got = run(&t, &[1, 1, 2, 2], &x);
+        for (g, w) in got.iter().zip(&want) {
+            assert!((g - w).abs() <= 1e-6, "{mode}: {got:?}");
+        }
+    }
+}
+
+#[test]
+fn linear_resize_crops_and_extrapolates() {
+    // tf_crop_and_resize of [0, 1, 2, 3] (one axis) over roi 0.5..1.5:
+    // source coordinates 1.5, 2.5, 3.5 (outside: −7), 4.5 (outside)
+    let x = [0.0f32, 1.0, 2.0, 3.0];
+    let m = one_node(
+        "Resize",
+        &[4],
+        &[("roi", &[0.5, 1.5], &[2]), ("scales", &[1.0], &[1])],
+        &[4],
+        18,
+        vec![
+            attr::string("mode", "linear"),
+            attr::string("coordinate_transformation_mode", "tf_crop_and_resize"),
+            attr::float("extrapolation_value", -7.0),
+        ],
+    );
+    let t = tsm(&m);
+    assert_eq!(op_counts(&t).get("where"), Some(&1));
+    assert_eq!(run(&t, &[4], &x), [1.5, 2.5, -7.0, -7.0]);
+}
+
+#[test]
+fn linear_resize_refuses_what_two_taps_cannot_compute() {
+    let m = resize(
+        &[1, 1, 4, 4],
+        &[1.0, 1.0, 0.5, 0.5],
+        &[1, 1, 2, 2],
+        vec![attr::int("antialias", 1)],
+    );
+    let e = refusal(&m);
+    assert!(e.contains("Resize") && e.contains("antialias"), "{e}");
+    let m = resize(
+        &[1, 1, 2, 2],
+        &[1.0, 1.0, 2.0, 2.0],
+        &[1, 1, 4, 4],
+        vec![attr::string(
+            "coordinate_transformation_mode",
+            "tf_half_pixel_for_nn",
+        )],
+    );
+    let e = refusal(&m);
+    assert!(
+        e.contains("coordinate_transformation_mode tf_half_pixel_for_nn"),
         "{e}"
     );
 }

@@ -104,6 +104,8 @@ mod tennis_ops_range;
 #[cfg(feature = "tennis")]
 mod tennis_ops_reduce;
 #[cfg(feature = "tennis")]
+mod tennis_ops_resize;
+#[cfg(feature = "tennis")]
 mod tennis_ops_rnn;
 #[cfg(feature = "tennis")]
 mod tennis_ops_shape;
