@@ -377,3 +377,23 @@ fn linear_resize_refuses_what_two_taps_cannot_compute() {
         "{e}"
     );
 }
+
+#[test]
+fn three_d_convolution_is_refused_by_name() {
+    // TenniS has no 3-D convolution operator (conv2d, depthwise_conv2d,
+    // transpose_conv2d only)
+    let w = vec![0.5f32; 2 * 3 * 27];
+    let m = one_node(
+        "Conv",
+        &[1, 3, 4, 4, 4],
+        &[("w", &w, &[2, 3, 3, 3, 3])],
+        &[1, 2, 2, 2, 2],
+        13,
+        vec![],
+    );
+    let e = refusal(&m);
+    assert!(
+        e.contains("Conv (a rank-5 input: a 3-D window") && e.contains("2-D convolutions"),
+        "{e}"
+    );
+}
