@@ -12,6 +12,7 @@
 //! - `Resize` in linear mode: per resized axis two `gather`s and the two
 //!   weights, computed at import with ONNX's coordinate formulas (every
 //!   coordinate transformation mode), not TenniS's `_resize2d`.
+//! - `GRU`: TenniS has no GRU operator; the steps are unrolled.
 #![cfg(feature = "tennis")]
 
 use std::collections::BTreeMap;
@@ -396,4 +397,110 @@ fn three_d_convolution_is_refused_by_name() {
         e.contains("Conv (a rank-5 input: a 3-D window") && e.contains("2-D convolutions"),
         "{e}"
     );
+}
+
+/// ONNX's GRU in f64 (one direction, `linear_before_reset` `lbr`):
+/// the state after each step. `w` [3H, I], `r` [3H, H], `b` [6H], gates
+/// z, r, h.
+#[allow(clippy::too_many_arguments)]
+fn gru_ref(
+    x: &[f32],
+    (t, bt, i, h): (usize, usize, usize, usize),
+    w: &[f32],
+    r: &[f32],
+    b: &[f32],
+    lbr: bool,
+    backwards: bool,
+) -> Vec<Vec<f64>> {
+    let sig = |v: f64| 1.0 / (1.0 + (-v).exp());
+    let dot = |m: &[f32], row: usize, v: &[f64], n: usize| -> f64 {
+        (0..n).map(|k| f64::from(m[row * n + k]) * v[k]).sum()
+    };
+    let mut state = vec![0.0f64; bt * h];
+    let mut out = Vec::new();
+    for s in 0..t {
+        let ts = if backwards { t - 1 - s } else { s };
+        let mut next = vec![0.0; bt * h];
+        for n in 0..bt {
+            let xv: Vec<f64> = (0..i)
+                .map(|k| f64::from(x[(ts * bt + n) * i + k]))
+                .collect();
+            let hv = &state[n * h..(n + 1) * h];
+            for j in 0..h {
+                let gate = |g: usize| {
+                    dot(w, g * h + j, &xv, i)
+                        + f64::from(b[g * h + j])
+                        + dot(r, g * h + j, hv, h)
+                        + f64::from(b[(3 + g) * h + j])
+                };
+                let z = sig(gate(0));
+                let rr: Vec<f64> = (0..h)
+                    .map(|q| {
+                        sig(dot(w, h + q, &xv, i)
+                            + f64::from(b[h + q])
+                            + dot(r, h + q, hv, h)
+                            + f64::from(b[4 * h + q]))
+                    })
+                    .collect();
+                let xh = dot(w, 2 * h + j, &xv, i) + f64::from(b[2 * h + j]);
+                let rb = f64::from(b[5 * h + j]);
+                let hh = if lbr {
+                    rr[j] * (dot(r, 2 * h + j, hv, h) + rb)
+                } else {
+                    let rh: Vec<f64> = (0..h).map(|q| rr[q] * hv[q]).collect();
+                    dot(r, 2 * h + j, &rh, h) + rb
+                };
+                let nn = (xh + hh).tanh();
+                next[n * h + j] = (1.0 - z) * nn + z * hv[j];
+            }
+        }
+        state = next;
+        out.push(state.clone());
+    }
+    out
+}
+
+#[test]
+fn gru_is_unrolled_and_matches_its_definition() {
+    let (t, bt, i, h) = (4usize, 2usize, 3usize, 5usize);
+    let w = values(3 * h * i, 21, 0.8);
+    let r = values(3 * h * h, 22, 0.8);
+    let b = values(6 * h, 23, 0.5);
+    let x = values(t * bt * i, 24, 1.5);
+    for (dir, lbr) in [("forward", false), ("reverse", true), ("forward", true)] {
+        let m = one_node(
+            "GRU",
+            &[t as i64, bt as i64, i as i64],
+            &[
+                ("w", &w, &[1, 3 * h as i64, i as i64]),
+                ("r", &r, &[1, 3 * h as i64, h as i64]),
+                ("b", &b, &[1, 6 * h as i64]),
+            ],
+            &[t as i64, 1, bt as i64, h as i64],
+            14,
+            vec![
+                attr::int("hidden_size", h as i64),
+                attr::string("direction", dir),
+                attr::int("linear_before_reset", i64::from(lbr)),
+            ],
+        );
+        let tm = tsm(&m);
+        let c = op_counts(&tm);
+        // one gemm of every step's input, two per step
+        assert_eq!(c.get("gemm"), Some(&(1 + 2 * t)), "{c:?}");
+        assert_eq!(c.get("tanh"), Some(&t), "{c:?}");
+        let got = run(&tm, &[t, bt, i], &x);
+        let steps = gru_ref(&x, (t, bt, i, h), &w, &r, &b, lbr, dir == "reverse");
+        // Y at time τ is the state after the step that read x[τ]
+        for tau in 0..t {
+            let s = if dir == "reverse" { t - 1 - tau } else { tau };
+            for (k, want) in steps[s].iter().enumerate() {
+                let g = f64::from(got[tau * bt * h + k]);
+                assert!(
+                    (g - want).abs() <= 2e-6,
+                    "{dir} lbr {lbr} t {tau}: {g} want {want}"
+                );
+            }
+        }
+    }
 }
