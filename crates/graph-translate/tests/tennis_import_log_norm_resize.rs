@@ -504,3 +504,46 @@ fn gru_is_unrolled_and_matches_its_definition() {
         }
     }
 }
+
+#[test]
+fn gru_batch_first_transposes_in_and_out() {
+    let (t, bt, i, h) = (3usize, 2usize, 2usize, 4usize);
+    let w = values(3 * h * i, 31, 0.8);
+    let r = values(3 * h * h, 32, 0.8);
+    let b = vec![0.0f32; 6 * h];
+    let x = values(t * bt * i, 33, 1.5);
+    // x as layout 1 sees it: [B, T, I]
+    let mut xb = vec![0.0f32; x.len()];
+    for ts in 0..t {
+        for n in 0..bt {
+            for k in 0..i {
+                xb[(n * t + ts) * i + k] = x[(ts * bt + n) * i + k];
+            }
+        }
+    }
+    let m = one_node(
+        "GRU",
+        &[bt as i64, t as i64, i as i64],
+        &[
+            ("w", &w, &[1, 3 * h as i64, i as i64]),
+            ("r", &r, &[1, 3 * h as i64, h as i64]),
+        ],
+        &[bt as i64, t as i64, 1, h as i64],
+        14,
+        vec![attr::int("hidden_size", h as i64), attr::int("layout", 1)],
+    );
+    let tm = tsm(&m);
+    assert!(op_counts(&tm).contains_key("_transpose"));
+    let got = run(&tm, &[bt, t, i], &xb);
+    let steps = gru_ref(&x, (t, bt, i, h), &w, &r, &b, false, false);
+    // Y [B, T, 1, H]
+    for n in 0..bt {
+        for ts in 0..t {
+            for j in 0..h {
+                let g = f64::from(got[(n * t + ts) * h + j]);
+                let want = steps[ts][n * h + j];
+                assert!((g - want).abs() <= 2e-6, "n {n} t {ts}: {g} want {want}");
+            }
+        }
+    }
+}

@@ -214,8 +214,9 @@ struct GruDims {
 /// `linear_before_reset` tanh(x·W_hᵀ + Wb_h + r ⊙ (H·R_hᵀ + Rb_h)), and
 /// H = n + z ⊙ (H − n); `concat` gathers Y and Y_h. `reverse`
 /// (and the second direction of `bidirectional`) walks the steps
-/// backwards. Refused: `sequence_lens`, `clip`, activations other than
-/// the defaults, `layout` 1, symbolic shapes.
+/// backwards; `layout` 1 transposes X and initial_h in, Y and Y_h out.
+/// Refused: `sequence_lens`, `clip`, activations other than the
+/// defaults, symbolic shapes.
 pub(crate) fn gru(cx: &mut Tx, node: &Node) -> Lowered {
     let dir = node.string("direction", "forward");
     let nd: i64 = match dir.as_str() {
@@ -226,9 +227,7 @@ pub(crate) fn gru(cx: &mut Tx, node: &Node) -> Lowered {
     if node.attr("clip").is_some() {
         return Err("clip".into());
     }
-    if node.int("layout", 0) != 0 {
-        return Err("layout 1 (batch first)".into());
-    }
+    let batch_first = node.int("layout", 0) != 0;
     if let Some(a) = node.attr("activations") {
         let got: Vec<String> = a
             .strings
@@ -247,9 +246,12 @@ pub(crate) fn gru(cx: &mut Tx, node: &Node) -> Lowered {
         return Err("sequence_lens".into());
     }
     let h = node.int("hidden_size", 0);
-    let d = cx.in_shape(node, 0)?;
+    let mut d = cx.in_shape(node, 0)?;
     if d.len() != 3 || d.iter().any(|&v| v < 1) {
         return Err("an input that is not a static [seq, batch, input]".into());
+    }
+    if batch_first {
+        d.swap(0, 1);
     }
     if !(1..=1 << 20).contains(&h) {
         return Err(LowerError::Other(format!("hidden_size {h}")));
@@ -276,8 +278,15 @@ pub(crate) fn gru(cx: &mut Tx, node: &Node) -> Lowered {
     if node.input(3).is_some() && cx.in_shape(node, 3)? != [nd, 6 * h] {
         return Err("B of another shape than [directions, 6 · hidden_size]".into());
     }
-    if node.input(5).is_some() && cx.in_shape(node, 5)? != [nd, g.b, h] {
-        return Err("initial_h of another shape than [directions, batch, hidden_size]".into());
+    let h0d = if batch_first {
+        [g.b, nd, h]
+    } else {
+        [nd, g.b, h]
+    };
+    if node.input(5).is_some() && cx.in_shape(node, 5)? != h0d {
+        return Err(LowerError::Other(format!(
+            "initial_h of another shape than {h0d:?}"
+        )));
     }
     let o = node
         .outputs
@@ -285,14 +294,34 @@ pub(crate) fn gru(cx: &mut Tx, node: &Node) -> Lowered {
         .find(|o| !o.is_empty())
         .ok_or(LowerError::NoOutput)?
         .clone();
-    let x = cx.fin(node, 0)?;
+    // layout 1 (batch first): X [B, T, I] and initial_h [B, nd, H]
+    // transposed to the layout 0 the steps read, Y and Y_h back
+    let swap = |cx: &mut Tx, v, dims: [i64; 3]| {
+        let p = vec![kv("permute", p_ints(&[1, 0, 2]))];
+        cx.tmp("_transpose", &o, &[v], p, &[dims[1], dims[0], dims[2]])
+    };
+    let mut x = cx.fin(node, 0)?;
+    if batch_first {
+        x = swap(cx, x, [g.b, g.t, g.i])?;
+    }
+    let h0 = match node.input(5) {
+        None => None,
+        Some(_) => {
+            let v = cx.fin(node, 5)?;
+            Some(if batch_first {
+                swap(cx, v, [g.b, nd, h])?
+            } else {
+                v
+            })
+        }
+    };
     let xs = cx.fresh(&o);
     let x2 = cx.reshape(&xs, x, &[g.t * g.b, g.i])?;
     let mut steps: Vec<Vec<NodeId>> = Vec::new();
     let mut last = Vec::new();
     for k in 0..nd {
         let backwards = dir == "reverse" || k == 1;
-        let hs = gru_direction(cx, node, &o, x2, &g, k, backwards)?;
+        let hs = gru_direction(cx, node, &o, (x2, h0), &g, k, backwards)?;
         last.push(*hs.last().ok_or("no step")?);
         steps.push(hs);
     }
@@ -313,7 +342,13 @@ pub(crate) fn gru(cx: &mut Tx, node: &Node) -> Lowered {
             }
             per_t.push(join(cx, &o, &parts, 1, &[1, nd, g.b, h], None)?);
         }
-        join(cx, &o, &per_t, 0, &[g.t, nd, g.b, h], Some(y))?;
+        if batch_first {
+            let v = join(cx, &o, &per_t, 0, &[g.t, nd, g.b, h], None)?;
+            let p = vec![kv("permute", p_ints(&[2, 0, 1, 3]))];
+            cx.emit("_transpose", y, &[v], p, &[g.b, g.t, nd, h])?;
+        } else {
+            join(cx, &o, &per_t, 0, &[g.t, nd, g.b, h], Some(y))?;
+        }
     }
     if let Some(yh) = node.outputs.get(1).filter(|s| !s.is_empty()) {
         let mut parts = Vec::new();
@@ -321,7 +356,13 @@ pub(crate) fn gru(cx: &mut Tx, node: &Node) -> Lowered {
             let n = cx.fresh(&o);
             parts.push(cx.reshape(&n, v, &[1, g.b, h])?);
         }
-        join(cx, &o, &parts, 0, &[nd, g.b, h], Some(yh))?;
+        if batch_first {
+            let v = join(cx, &o, &parts, 0, &[nd, g.b, h], None)?;
+            let p = vec![kv("permute", p_ints(&[1, 0, 2]))];
+            cx.emit("_transpose", yh, &[v], p, &[g.b, nd, h])?;
+        } else {
+            join(cx, &o, &parts, 0, &[nd, g.b, h], Some(yh))?;
+        }
     }
     Ok(())
 }
@@ -351,7 +392,7 @@ fn gru_direction(
     cx: &mut Tx,
     node: &Node,
     o: &str,
-    x2: NodeId,
+    (x2, h0): (NodeId, Option<NodeId>),
     g: &GruDims,
     k: i64,
     backwards: bool,
@@ -385,8 +426,7 @@ fn gru_direction(
     };
     // every step's x · Wᵀ + Wb at once: [T·B, 3H]
     let gx = matmul(cx, o, x2, wt, wb, [g.t * b, 3 * h])?;
-    let mut state = if node.input(5).is_some() {
-        let h0 = cx.fin(node, 5)?;
+    let mut state = if let Some(h0) = h0 {
         let h0 = cut(cx, o, h0, &[g.nd, b, h], 0, k, k + 1)?;
         let n = cx.fresh(o);
         cx.reshape(&n, h0, &[b, h])?

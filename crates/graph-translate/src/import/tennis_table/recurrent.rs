@@ -14,9 +14,9 @@ pub(super) static RECURRENT: &[Entry] = &[
     ),
     e(
         "GRU",
-        "direction, hidden_size, linear_before_reset, default activations",
-        "unrolled (TenniS has no GRU): _transpose, gemm (all steps' x·Wᵀ), per step strided_slice, gemm, add, sigmoid, mul, tanh, sub; concat (Y, Y_h)",
-        "sequence_lens, clip, layout 1, other activations, more than 1024 steps × directions, symbolic shapes",
+        "direction, hidden_size, layout, linear_before_reset, default activations",
+        "unrolled (TenniS has no GRU): _transpose, gemm (all steps' x·Wᵀ), per step strided_slice, gemm, add, sigmoid, mul, tanh, sub; concat (Y, Y_h); layout 1: _transpose in and out",
+        "sequence_lens, clip, other activations, more than 1024 steps × directions, symbolic shapes",
         rnn::gru,
     ),
     refused("RNN", "TenniS has no simple RNN"),
