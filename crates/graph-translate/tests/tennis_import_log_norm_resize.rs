@@ -394,7 +394,7 @@ fn three_d_convolution_is_refused_by_name() {
     );
     let e = refusal(&m);
     assert!(
-        e.contains("Conv (a rank-5 input: a 3-D window") && e.contains("2-D convolutions"),
+        e.contains("Conv (a rank-5 input (TenniS's convolutions and pools are 2-D"),
         "{e}"
     );
 }

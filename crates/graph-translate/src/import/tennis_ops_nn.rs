@@ -66,16 +66,9 @@ pub(crate) fn padding(p: &[i64; 4]) -> Vec<i64> {
 
 pub(crate) fn nchw(cx: &Tx, node: &Node) -> Result<Vec<i64>, LowerError> {
     let d = cx.in_shape(node, 0)?;
-    if d.len() == 5 {
-        return Err(LowerError::Other(format!(
-            "a rank-5 input: a 3-D window ({} over depth, height and width; TenniS has 2-D \
-             convolutions and pools only, on NCHW images)",
-            node.op
-        )));
-    }
     if d.len() != 4 {
         return Err(LowerError::Other(format!(
-            "a rank-{} input (only 2-D images, NCHW)",
+            "a rank-{} input (TenniS's convolutions and pools are 2-D: NCHW images only)",
             d.len()
         )));
     }
