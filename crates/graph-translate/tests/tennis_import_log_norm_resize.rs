@@ -12,6 +12,8 @@
 //! - `Resize` in linear mode: per resized axis two `gather`s and the two
 //!   weights, computed at import with ONNX's coordinate formulas (every
 //!   coordinate transformation mode), not TenniS's `_resize2d`.
+//! - `Resize` in nearest mode where one `_resize2d` cannot (fractions,
+//!   downsampling, `axes`, every `nearest_mode`): one `gather` per axis.
 //! - `GRU`: TenniS has no GRU operator; the steps are unrolled.
 #![cfg(feature = "tennis")]
 
@@ -545,5 +547,59 @@ fn gru_batch_first_transposes_in_and_out() {
                 assert!((g - want).abs() <= 2e-6, "n {n} t {ts}: {g} want {want}");
             }
         }
+    }
+}
+
+#[test]
+fn nearest_resize_by_fractions_is_one_gather_per_axis() {
+    // ONNX's example: [[1, 2, 3, 4], [5, 6, 7, 8]] scaled by 0.6
+    let x: Vec<f32> = (1..=8).map(|v| v as f32).collect();
+    let m = one_node(
+        "Resize",
+        &[1, 1, 2, 4],
+        &[("", &[], &[]), ("scales", &[1.0, 1.0, 0.6, 0.6], &[4])],
+        &[1, 1, 1, 2],
+        13,
+        vec![attr::string("mode", "nearest")],
+    );
+    let t = tsm(&m);
+    let c = op_counts(&t);
+    assert_eq!(c.get("gather"), Some(&2), "{c:?}");
+    assert!(
+        !c.contains_key("mul") && !c.contains_key("_resize2d"),
+        "{c:?}"
+    );
+    assert_eq!(run(&t, &[1, 1, 2, 4], &x), [1.0, 3.0]);
+    // [0, 1, 2, 3] to 7 (asymmetric: sources 0, 4/7, 8/7, ...), each
+    // nearest_mode rounding those its own way
+    let x = [0.0f32, 1.0, 2.0, 3.0];
+    let want: [(&str, [f32; 7]); 4] = [
+        ("round_prefer_floor", [0., 1., 1., 2., 2., 3., 3.]),
+        ("round_prefer_ceil", [0., 1., 1., 2., 2., 3., 3.]),
+        ("floor", [0., 0., 1., 1., 2., 2., 3.]),
+        ("ceil", [0., 1., 2., 2., 3., 3., 3.]),
+    ];
+    for (nm, w) in want {
+        let mut b = GraphBuilder::new("m");
+        b.input("x", DataType::Float, &[Dim::Value(4)]);
+        let sz = b.const_i64("sizes", &[7]);
+        b.node(
+            "Resize",
+            "",
+            &["x", "", "", &sz],
+            &["y"],
+            vec![
+                attr::string("mode", "nearest"),
+                attr::string("nearest_mode", nm),
+                attr::string("coordinate_transformation_mode", "asymmetric"),
+            ],
+        );
+        b.output("y", DataType::Float, &[Dim::Value(7)]);
+        let mut opts = onnx_format::WriteOptions::default();
+        opts.opset = 13;
+        let mut bytes = Vec::new();
+        onnx_format::write_model(&mut bytes, &b.finish(&opts)).unwrap();
+        let m = onnx_format::Model::parse(&bytes).unwrap();
+        assert_eq!(run(&tsm(&m), &[4], &x), w, "{nm}");
     }
 }

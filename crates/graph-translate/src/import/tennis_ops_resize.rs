@@ -1,13 +1,16 @@
-//! ONNX → TenniS: `Resize` (and `Upsample`) in linear mode, computed
-//! exactly as ONNX defines it rather than by TenniS's `_resize2d` (whose
-//! bilinear kernel is `half_pixel` only, mixes 1e-5 of the neighbour
-//! into the last row and column, and reads past a one-pixel axis).
+//! ONNX → TenniS: `Resize` (and `Upsample`) in linear mode, and in
+//! nearest mode where one `_resize2d` cannot, computed exactly as ONNX
+//! defines it rather than by TenniS's `_resize2d` (whose bilinear kernel
+//! is `half_pixel` only, mixes 1e-5 of the neighbour into the last row
+//! and column, and reads past a one-pixel axis; whose nearest kernel
+//! picks ⌊d · src/dst⌋ only).
 //!
-//! Linear interpolation is separable: each resized axis is one pass of
-//! two `gather`s (the left and right source index of every output
-//! position, clamped to the axis as ONNX's edge padding is) and
-//! `mul`, `mul`, `add` by the two weights, all computed at import from
-//! the static input size in f64 with the ONNX reference's formulas.
+//! Both are separable: each resized axis is one pass of two `gather`s
+//! (the left and right source index of every output position, clamped
+//! to the axis as ONNX's edge padding is) and `mul`, `mul`, `add` by the
+//! two weights (nearest: one `gather` of the index `nearest_mode`
+//! picks), all computed at import from the static input size in f64
+//! with the ONNX reference's formulas.
 
 use bubble_module::NodeId;
 
@@ -69,17 +72,34 @@ fn source(mode: &str, y: f64, scale: f64, inw: f64, outi: i64, roi: (f32, f32)) 
     }
 }
 
-/// `Resize` / `Upsample` with mode `linear`: every coordinate
-/// transformation mode, `axes`, `keep_aspect_ratio_policy`, scales or
-/// sizes (constants), `antialias` where nothing is downsampled;
-/// `Upsample` and `Resize`-10 use `asymmetric` coordinates (as
-/// onnxruntime).
-pub(crate) fn linear(cx: &mut Tx, node: &Node) -> Lowered {
+/// `Resize` / `Upsample` with mode `linear` or `nearest`: every
+/// coordinate transformation mode and `nearest_mode`, `axes`,
+/// `keep_aspect_ratio_policy`, scales or sizes (constants), linear
+/// `antialias` where nothing is downsampled; `Upsample` and `Resize`-10
+/// use `asymmetric` coordinates (as onnxruntime).
+pub(crate) fn interpolate(cx: &mut Tx, node: &Node) -> Lowered {
     let x = cx.fin(node, 0)?;
     let d = cx.in_shape(node, 0)?;
     let o = out(node)?.to_string();
     let r = d.len();
     let legacy = node.op == "Upsample" || cx.opset < 11;
+    let kind = match node.string("mode", "nearest").as_str() {
+        "linear" => None,
+        "nearest" => Some(node.string("nearest_mode", "round_prefer_floor")),
+        m => {
+            return Err(LowerError::Other(format!(
+                "mode {m} (linear and nearest only)"
+            )));
+        }
+    };
+    if let Some(nm) = &kind
+        && !["round_prefer_floor", "round_prefer_ceil", "floor", "ceil"].contains(&nm.as_str())
+    {
+        return Err(LowerError::Other(format!("nearest_mode {nm}")));
+    }
+    if kind.is_some() && node.int("antialias", 0) != 0 {
+        return Err("antialias in nearest mode".into());
+    }
     let mode = if legacy {
         "asymmetric".to_string()
     } else {
@@ -113,7 +133,8 @@ pub(crate) fn linear(cx: &mut Tx, node: &Node) -> Lowered {
     }
     let ev = f64::from(node.float("extrapolation_value", 0.0));
     for (k, p) in passes.iter().enumerate() {
-        cur = one_axis(cx, &o, cur, &mut cd, p, &mode, ev, k + 1 == n)?;
+        let how = (mode.as_str(), kind.as_deref());
+        cur = one_axis(cx, &o, cur, &mut cd, p, how, ev, k + 1 == n)?;
     }
     Ok(())
 }
@@ -247,8 +268,9 @@ fn plan(
 }
 
 /// One axis of the resize: `gather` (left), `gather` (right), `mul`,
-/// `mul`, `add`; a `where` puts `extrapolation_value` where a
-/// `tf_crop_and_resize` reads outside the input. Named `o` when `last`.
+/// `mul`, `add` (nearest, `how.1` its `nearest_mode`: the one `gather`);
+/// a `where` puts `extrapolation_value` where a `tf_crop_and_resize`
+/// reads outside the input. Named `o` when `last`.
 #[allow(clippy::too_many_arguments)]
 fn one_axis(
     cx: &mut Tx,
@@ -256,7 +278,7 @@ fn one_axis(
     x: NodeId,
     cd: &mut [i64],
     p: &Pass,
-    mode: &str,
+    (mode, nearest): (&str, Option<&str>),
     ev: f64,
     last: bool,
 ) -> Result<NodeId, LowerError> {
@@ -273,7 +295,19 @@ fn one_axis(
             return Err("a source coordinate that is not finite".into());
         }
         let f = s.floor();
-        let t = s - f;
+        let mut t = s - f;
+        // nearest: the weight all on the pixel `nearest_mode` picks (the
+        // left one at a whole coordinate)
+        if let Some(nm) = nearest {
+            let right = t != 0.0
+                && match nm {
+                    "round_prefer_floor" => t > 0.5,
+                    "round_prefer_ceil" => t >= 0.5,
+                    "floor" => false,
+                    _ => true,
+                };
+            t = if right { 1.0 } else { 0.0 };
+        }
         let i0 = (f as i64).clamp(0, inw - 1);
         let i1 = (f as i64).saturating_add(1).clamp(0, inw - 1);
         lo.push(i0);
@@ -288,6 +322,15 @@ fn one_axis(
     let gp = || vec![kv("axis", p_int(a as i64))];
     let name = |cx: &mut Tx, l: bool| if l { o.to_string() } else { cx.fresh(o) };
     let ext = outside.iter().any(|&v| v != 0.0);
+    if nearest.is_some() {
+        // one gather of the picked indices
+        for (l, (&hv, &w)) in lo.iter_mut().zip(hi.iter().zip(&wh)) {
+            if w != 0.0 {
+                *l = hv;
+            }
+        }
+        wh.iter_mut().for_each(|w| *w = 0.0);
+    }
     let only_left = wh.iter().all(|&t| t == 0.0);
     let il = cx.const_i32(o, &[lo.len()], &lo)?;
     let done_at_gather = only_left && !ext;
