@@ -7,6 +7,7 @@
 //! - `Log`: TenniS has no logarithm; ln x is 2^20 · ln(x^(2^-20)) by a
 //!   series and one Newton step in f64.
 //! - `LogSoftmax`: x − max − ln Σ exp(x − max), never overflowing.
+//! - `ReduceLogSumExp`: m + ln Σ exp(x − m); `ReduceLogSum`: ln Σ x.
 //! - `InstanceNormalization`: means over the spatial axes, scale and B
 //!   per channel.
 //! - `Resize` in linear mode: per resized axis two `gather`s and the two
@@ -602,4 +603,40 @@ fn nearest_resize_by_fractions_is_one_gather_per_axis() {
         let m = onnx_format::Model::parse(&bytes).unwrap();
         assert_eq!(run(&tsm(&m), &[4], &x), w, "{nm}");
     }
+}
+
+#[test]
+fn reduce_log_sum_exp_does_not_overflow() {
+    // rows of 4 values up to ±1000 (exp overflows f32 above 88)
+    let x = values(12, 41, 1000.0);
+    let m = one_node(
+        "ReduceLogSumExp",
+        &[3, 4],
+        &[],
+        &[3],
+        13,
+        vec![attr::ints("axes", &[1]), attr::int("keepdims", 0)],
+    );
+    let t = tsm(&m);
+    let c = op_counts(&t);
+    assert!(c.contains_key("max") && c.contains_key("pow"), "{c:?}");
+    let got = run(&t, &[3, 4], &x);
+    assert_eq!(got.len(), 3);
+    for (g, row) in got.iter().zip(x.chunks(4)) {
+        let mx = row
+            .iter()
+            .fold(f64::NEG_INFINITY, |a, &v| a.max(f64::from(v)));
+        let w = mx
+            + row
+                .iter()
+                .map(|&v| (f64::from(v) - mx).exp())
+                .sum::<f64>()
+                .ln();
+        assert!((f64::from(*g) - w).abs() <= 1e-6 * w.abs(), "{g} want {w}");
+    }
+    // ReduceLogSum: ln of the sum
+    let x = [1.0f32, 2.0, 3.0, 4.0, 0.5, 0.25];
+    let m = one_node("ReduceLogSum", &[2, 3], &[], &[1, 1], 13, vec![]);
+    let got = run(&tsm(&m), &[2, 3], &x);
+    assert!((f64::from(got[0]) - 10.75f64.ln()).abs() <= 1e-6, "{got:?}");
 }

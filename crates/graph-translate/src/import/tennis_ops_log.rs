@@ -181,3 +181,98 @@ fn stable(
         cx.tmp("sub", o, &[z, l], vec![], d)
     }
 }
+
+/// `x` (shape `d`) reduced along each of `axes` by TenniS operator `op`
+/// (`max` or `reduce_sum`), every axis kept; `kd` becomes the result's
+/// shape.
+fn reduce_kept(
+    cx: &mut Tx,
+    o: &str,
+    x: NodeId,
+    op: &str,
+    axes: &[usize],
+    kd: &mut [i64],
+) -> Result<NodeId, LowerError> {
+    let mut cur = x;
+    for &a in axes {
+        kd[a] = 1;
+        let params = if op == "max" {
+            vec![kv("dim", p_int(a as i64)), kv("keep_dims", p_int(1))]
+        } else {
+            vec![
+                kv("dims", p_ints(&[a as i64])),
+                kv("keep_dims", p_bool(true)),
+            ]
+        };
+        cur = cx.tmp(op, o, &[cur], params, kd)?;
+    }
+    Ok(cur)
+}
+
+/// `ReduceLogSumExp` → per axis `max` (kept), `sub`, `exp`, per axis
+/// `reduce_sum` (kept), [`ln`], `add`: m + ln Σ exp(x − m), which never
+/// overflows; `ReduceLogSum` → per axis `reduce_sum`, [`ln`]. A
+/// `_reshape` drops the axes when `keepdims` is 0. Axes from the
+/// attribute (before opset 18) or a constant input.
+pub(crate) fn reduce_log(cx: &mut Tx, node: &Node) -> Lowered {
+    let x = cx.fin(node, 0)?;
+    let d = cx.in_shape(node, 0)?;
+    let o = out(node)?.to_string();
+    let axes = if cx.opset >= 18 {
+        match node.input(1) {
+            None => Vec::new(),
+            Some(_) => cx
+                .const_ints(node, 1)
+                .ok_or(LowerError::NotConstant { what: "axes" })?,
+        }
+    } else {
+        node.ints("axes").unwrap_or_default()
+    };
+    let mut ax: Vec<usize> = axes
+        .iter()
+        .map(|&a| axis(a, d.len()))
+        .collect::<Result<_, _>>()?;
+    if ax.is_empty() {
+        if cx.opset >= 18 && node.int("noop_with_empty_axes", 0) != 0 {
+            return Err("noop_with_empty_axes with no axes".into());
+        }
+        ax = (0..d.len()).collect();
+    }
+    ax.sort_unstable();
+    ax.dedup();
+    let keep = node.int("keepdims", 1) != 0;
+    if ax.iter().any(|&a| d[a] == 0) {
+        return Err("reducing an empty axis".into());
+    }
+    if !keep && d.iter().any(|&v| v < 0) {
+        return Err("a symbolic dimension (fix it with --input-shape)".into());
+    }
+    let mut kd = d.clone();
+    let r = if node.op == "ReduceLogSumExp" {
+        let m = reduce_kept(cx, &o, x, "max", &ax, &mut kd)?;
+        let z = cx.tmp("sub", &o, &[x, m], vec![], &d)?;
+        let e = cx.tmp("exp", &o, &[z], vec![], &d)?;
+        let s = reduce_kept(cx, &o, e, "reduce_sum", &ax, &mut kd)?;
+        let l = ln(cx, &o, s, &kd, false)?;
+        if keep {
+            cx.emit("add", &o, &[l, m], vec![], &kd)?;
+            return Ok(());
+        }
+        cx.tmp("add", &o, &[l, m], vec![], &kd)?
+    } else {
+        let s = reduce_kept(cx, &o, x, "reduce_sum", &ax, &mut kd)?;
+        if keep {
+            ln(cx, &o, s, &kd, true)?;
+            return Ok(());
+        }
+        ln(cx, &o, s, &kd, false)?
+    };
+    let nd: Vec<i64> = d
+        .iter()
+        .enumerate()
+        .filter(|(i, _)| !ax.contains(i))
+        .map(|(_, &v)| v)
+        .collect();
+    cx.reshape(&o, r, &nd)?;
+    Ok(())
+}
