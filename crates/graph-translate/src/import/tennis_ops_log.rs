@@ -218,20 +218,7 @@ pub(crate) fn reduce_log(cx: &mut Tx, node: &Node) -> Lowered {
     let x = cx.fin(node, 0)?;
     let d = cx.in_shape(node, 0)?;
     let o = out(node)?.to_string();
-    let axes = if cx.opset >= 18 {
-        match node.input(1) {
-            None => Vec::new(),
-            Some(_) => cx
-                .const_ints(node, 1)
-                .ok_or(LowerError::NotConstant { what: "axes" })?,
-        }
-    } else {
-        node.ints("axes").unwrap_or_default()
-    };
-    let mut ax: Vec<usize> = axes
-        .iter()
-        .map(|&a| axis(a, d.len()))
-        .collect::<Result<_, _>>()?;
+    let mut ax = super::tennis_ops_reduce::given_axes(cx, node, d.len(), 18)?;
     if ax.is_empty() {
         if cx.opset >= 18 && node.int("noop_with_empty_axes", 0) != 0 {
             return Err("noop_with_empty_axes with no axes".into());
