@@ -93,6 +93,8 @@ mod tennis_ops_basic;
 #[cfg(feature = "tennis")]
 mod tennis_ops_index;
 #[cfg(feature = "tennis")]
+mod tennis_ops_log;
+#[cfg(feature = "tennis")]
 mod tennis_ops_logic;
 #[cfg(feature = "tennis")]
 mod tennis_ops_nn;
@@ -102,6 +104,8 @@ mod tennis_ops_quant;
 mod tennis_ops_range;
 #[cfg(feature = "tennis")]
 mod tennis_ops_reduce;
+#[cfg(feature = "tennis")]
+mod tennis_ops_resize;
 #[cfg(feature = "tennis")]
 mod tennis_ops_rnn;
 #[cfg(feature = "tennis")]

@@ -272,3 +272,73 @@ pub(crate) fn norm(cx: &mut Tx, node: &Node) -> Lowered {
     }
     Ok(())
 }
+
+/// `InstanceNormalization` → per spatial axis `reduce_mean` (kept), `sub`,
+/// `mul`, per axis `reduce_mean`, `add` (epsilon), `sqrt`, `div`, `mul`
+/// (scale), `add` (B): y = scale · (x − mean) / sqrt(var + ε) + B over the
+/// axes from 2 on, for each sample and channel; scale and B (of C values)
+/// shaped [C, 1, …] (a `<const>` when constant, else a `_reshape`).
+pub(crate) fn instance_norm(cx: &mut Tx, node: &Node) -> Lowered {
+    let x = cx.fin(node, 0)?;
+    let d = cx.in_shape(node, 0)?;
+    let o = out(node)?.to_string();
+    let r = d.len();
+    if r < 3 {
+        return Err(LowerError::Other(format!(
+            "a rank-{r} input (N, C and at least one spatial axis)"
+        )));
+    }
+    if d[2..].contains(&0) {
+        return Err("an empty spatial axis".into());
+    }
+    let c = d[1];
+    let mut cd = vec![1; r - 1];
+    cd[0] = c;
+    let mut per_channel = |cx: &mut Tx, i: usize| -> Result<NodeId, LowerError> {
+        if let Some(v) = cx.const_floats(node, i) {
+            if c >= 0 && v.len() as i64 != c {
+                return Err(LowerError::Other(format!(
+                    "input {i} of {} values for {c} channels",
+                    v.len()
+                )));
+            }
+            let n = v.len() as i64;
+            cd[0] = n;
+            return cx.const_f32(&o, &cd, &v);
+        }
+        let v = cx.fin(node, i)?;
+        let n = cx.fresh(&o);
+        cx.reshape(&n, v, &cd)
+    };
+    let scale = per_channel(cx, 1)?;
+    let bias = per_channel(cx, 2)?;
+    let mut kd = d.clone();
+    let mean_of = |cx: &mut Tx, v: NodeId, kd: &mut Vec<i64>| -> Result<NodeId, LowerError> {
+        let mut cur = v;
+        for ax in 2..r {
+            kd[ax] = 1;
+            cur = cx.tmp(
+                "reduce_mean",
+                &o,
+                &[cur],
+                vec![
+                    kv("dims", super::tennis_cx::p_ints(&[ax as i64])),
+                    kv("keep_dims", super::tennis_cx::p_bool(true)),
+                ],
+                kd,
+            )?;
+        }
+        Ok(cur)
+    };
+    let m = mean_of(cx, x, &mut kd)?;
+    let centred = cx.tmp("sub", &o, &[x, m], vec![], &d)?;
+    let sq = cx.tmp("mul", &o, &[centred, centred], vec![], &d)?;
+    let var = mean_of(cx, sq, &mut kd)?;
+    let eps = cx.scalar(&o, f64::from(node.float("epsilon", 1e-5)))?;
+    let ve = cx.tmp("add", &o, &[var, eps], vec![], &kd)?;
+    let sd = cx.tmp("sqrt", &o, &[ve], vec![], &kd)?;
+    let n = cx.tmp("div", &o, &[centred, sd], vec![], &d)?;
+    let t = cx.tmp("mul", &o, &[n, scale], vec![], &d)?;
+    cx.emit("add", &o, &[t, bias], vec![], &d)?;
+    Ok(())
+}

@@ -68,7 +68,7 @@ pub(crate) fn nchw(cx: &Tx, node: &Node) -> Result<Vec<i64>, LowerError> {
     let d = cx.in_shape(node, 0)?;
     if d.len() != 4 {
         return Err(LowerError::Other(format!(
-            "a rank-{} input (only 2-D images, NCHW)",
+            "a rank-{} input (TenniS's convolutions and pools are 2-D: NCHW images only)",
             d.len()
         )));
     }

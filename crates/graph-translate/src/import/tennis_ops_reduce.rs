@@ -25,21 +25,8 @@ pub(crate) fn reduce(cx: &mut Tx, node: &Node) -> Lowered {
     let d = cx.in_shape(node, 0)?;
     let o = out(node)?.to_string();
     let input_from = if node.op == "ReduceSum" { 13 } else { 18 };
-    let axes = if cx.opset >= input_from {
-        match node.input(1) {
-            None => Vec::new(),
-            Some(_) => cx
-                .const_ints(node, 1)
-                .ok_or(LowerError::NotConstant { what: "axes" })?,
-        }
-    } else {
-        node.ints("axes").unwrap_or_default()
-    };
     let keep = node.int("keepdims", 1) != 0;
-    let mut ax: Vec<usize> = axes
-        .iter()
-        .map(|&a| axis(a, d.len()))
-        .collect::<Result<_, _>>()?;
+    let mut ax = given_axes(cx, node, d.len(), input_from)?;
     if ax.is_empty() {
         if cx.opset >= input_from && node.int("noop_with_empty_axes", 0) != 0 {
             cx.emit("_copy", &o, &[x], vec![], &d)?;
@@ -95,6 +82,28 @@ pub(crate) fn reduce(cx: &mut Tx, node: &Node) -> Lowered {
         cx.reshape(&o, cur, &nd)?;
     }
     Ok(())
+}
+
+/// The axes a reduction names (the `axes` attribute before opset
+/// `input_from`, from it a constant input), made positive; empty when it
+/// names none.
+pub(crate) fn given_axes(
+    cx: &Tx,
+    node: &Node,
+    rank: usize,
+    input_from: i64,
+) -> Result<Vec<usize>, LowerError> {
+    let axes = if cx.opset >= input_from {
+        match node.input(1) {
+            None => Vec::new(),
+            Some(_) => cx
+                .const_ints(node, 1)
+                .ok_or(LowerError::NotConstant { what: "axes" })?,
+        }
+    } else {
+        node.ints("axes").unwrap_or_default()
+    };
+    axes.iter().map(|&a| axis(a, rank)).collect()
 }
 
 /// `ArgMax` → `max` along the axis, `sub` (x − max: +0 exactly at the

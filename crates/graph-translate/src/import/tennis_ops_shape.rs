@@ -574,16 +574,25 @@ pub(crate) fn expand(cx: &mut Tx, node: &Node) -> Lowered {
 /// rounding `nearest_mode`, which agree for whole factors) → `resize2d`
 /// type 3 (TenniS's "hard" resize: source int(d · (src/dst)) in f32, the
 /// same pixel whenever f32's 1/k is not below 1/k; other factors refused).
+/// Mode `linear`, and nearest where `resize2d` cannot (opset 11 on), are
+/// [`super::tennis_ops_resize::interpolate`]'s gathers.
 pub(crate) fn resize(cx: &mut Tx, node: &Node) -> Lowered {
+    let mode = node.string("mode", "nearest");
+    let legacy = node.op == "Upsample" || cx.opset < 11;
+    if mode != "nearest" {
+        return super::tennis_ops_resize::interpolate(cx, node);
+    }
+    match resize2d(cx, node) {
+        Err(_) if !legacy => super::tennis_ops_resize::interpolate(cx, node),
+        r => r,
+    }
+}
+
+/// `Resize`/`Upsample` as one `resize2d` (whole nearest factors).
+fn resize2d(cx: &mut Tx, node: &Node) -> Lowered {
     let x = cx.fin(node, 0)?;
     let d = cx.in_shape(node, 0)?;
     let o = out(node)?.to_string();
-    let mode = node.string("mode", "nearest");
-    if mode != "nearest" {
-        return Err(LowerError::Other(format!(
-            "mode {mode} (only nearest matches TenniS exactly)"
-        )));
-    }
     if d.len() != 4 || d.iter().any(|&v| v < 1) {
         return Err("an input that is not a static NCHW image".into());
     }

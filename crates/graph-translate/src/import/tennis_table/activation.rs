@@ -1,11 +1,26 @@
 //! TenniS import rows of activations (lowered in `tennis_ops_act`).
 
 use super::super::tennis_ops_act as act;
+use super::super::tennis_ops_log as log;
 use super::{Entry, F32, e, since};
 
 /// The activation rows.
 pub(super) static ACTIVATION: &[Entry] = &[
     e("Erf", "", "erf", F32, act::unary),
+    e(
+        "Log",
+        "",
+        "_cast (f64), pow (2^-20), sub, mul, add, mul (the series of ln(1 + u)), mul (2^20), exp, mul, sub, add (a Newton step), _cast (f32), equal, where (ln 0 = −inf, ln inf = inf): TenniS has no log",
+        F32,
+        log::log,
+    ),
+    e(
+        "LogSoftmax",
+        "axis",
+        "max, sub, exp, reduce_sum, Log's nodes, sub (x − max − ln Σ exp(x − max)); opsets < 13: _reshape around it",
+        F32,
+        log::log_softmax,
+    ),
     e(
         "Softplus",
         "",

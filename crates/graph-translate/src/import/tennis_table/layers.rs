@@ -63,6 +63,13 @@ pub(super) static LAYERS: &[Entry] = &[
         nn::lrn,
     ),
     e(
+        "InstanceNormalization",
+        "epsilon; scale, B (constant or computed at run time)",
+        "reduce_mean per spatial axis, sub, mul, reduce_mean per spatial axis, add, sqrt, div, mul, add (scale and B shaped [C, 1, …])",
+        "inputs of rank below 3, empty spatial axes",
+        super::super::tennis_ops_act::instance_norm,
+    ),
+    e(
         "BatchNormalization",
         "epsilon, spatial (before opset 9)",
         "batch_norm, batch_scale",

@@ -1,4 +1,4 @@
-//! TenniS import rows of recurrent layers: `LSTM` lowered (in `tennis_ops_rnn`), `GRU` and `RNN` refused.
+//! TenniS import rows of recurrent layers: `LSTM` and `GRU` lowered (in `tennis_ops_rnn`), `RNN` refused.
 
 use super::super::tennis_ops_rnn as rnn;
 use super::{Entry, e, refused};
@@ -12,6 +12,12 @@ pub(super) static RECURRENT: &[Entry] = &[
         "sequence_lens, peepholes, clip, input_forget, layout 1, other activations",
         rnn::lstm,
     ),
-    refused("GRU", "TenniS has no GRU"),
+    e(
+        "GRU",
+        "direction, hidden_size, layout, linear_before_reset, default activations",
+        "unrolled (TenniS has no GRU): _transpose, gemm (all steps' x·Wᵀ), per step strided_slice, gemm, add, sigmoid, mul, tanh, sub; concat (Y, Y_h); layout 1: _transpose in and out",
+        "sequence_lens, clip, other activations, more than 1024 steps × directions, symbolic shapes",
+        rnn::gru,
+    ),
     refused("RNN", "TenniS has no simple RNN"),
 ];

@@ -1,5 +1,6 @@
 //! TenniS import rows of reductions (lowered in `tennis_ops_reduce`).
 
+use super::super::tennis_ops_log as log;
 use super::super::tennis_ops_reduce as red;
 use super::{Entry, e};
 
@@ -32,6 +33,20 @@ pub(super) static REDUCE: &[Entry] = &[
         "mul (by −1), max per axis, mul (by −1), _reshape (TenniS has no CPU min)",
         "axes computed at run time, empty axes",
         red::reduce,
+    ),
+    e(
+        "ReduceLogSumExp",
+        "axes (attribute or constant input), keepdims",
+        "max per axis, sub, exp, reduce_sum per axis, Log's nodes, add (m + ln Σ exp(x − m)), _reshape",
+        "axes computed at run time, noop_with_empty_axes, non-f32 inputs",
+        log::reduce_log,
+    ),
+    e(
+        "ReduceLogSum",
+        "axes (attribute or constant input), keepdims",
+        "reduce_sum per axis, Log's nodes, _reshape",
+        "axes computed at run time, noop_with_empty_axes, non-f32 inputs",
+        log::reduce_log,
     ),
     e(
         "ArgMax",

@@ -52,9 +52,9 @@ pub(super) static SHAPE: &[Entry] = &[
     since(
         e(
             "Resize",
-            "mode nearest, coordinate_transformation_mode, nearest_mode, scales or sizes (constants)",
-            "_resize2d (type 3)",
-            "linear/cubic, factors that are not whole, downsampling, other coordinate modes",
+            "modes nearest and linear: every coordinate_transformation_mode and nearest_mode, scales or sizes (constants), roi, extrapolation_value, axes, keep_aspect_ratio_policy, antialias (linear, upsampling)",
+            "nearest by whole factors (⌊d / k⌋): _resize2d (type 3); other nearest: a gather per resized axis; linear: per resized axis gather, gather, mul, mul, add (indices and weights computed at import), where (tf_crop_and_resize outside the input)",
+            "cubic, antialias when downsampling, symbolic resized axes, scales or sizes computed at run time",
             shp::resize,
         ),
         10,
@@ -62,9 +62,9 @@ pub(super) static SHAPE: &[Entry] = &[
     until(
         e(
             "Upsample",
-            "mode nearest, scales",
-            "_resize2d (type 3)",
-            "linear, factors that are not whole",
+            "mode nearest or linear (asymmetric coordinates), scales",
+            "_resize2d (type 3); linear: as Resize",
+            "nearest: factors that are not whole",
             shp::resize,
         ),
         9,
