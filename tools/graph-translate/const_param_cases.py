@@ -509,6 +509,11 @@ def cases():
         # Softplus where TenniS's log(exp(x) + 1) in f32 overflows (x above 88.7)
         ("softplus_wide", 13, "Softplus",
          [("x", np.linspace(-120, 120, 49).astype(np.float32))], [], {}, 1),
+        # ReduceLogSum of positive values (its node tests are f64 or feed their axes at run time)
+        ("reduce_log_sum_f32_axes", 18, "ReduceLogSum", [("x", np.abs(x(3, 4, 5)) + np.float32(0.5))],
+         [("ax", i64(1))], {"keepdims": 1}, 1),
+        ("reduce_log_sum_f32_all", 13, "ReduceLogSum", [("x", np.abs(x(3, 4)) + np.float32(0.5))], [],
+         {"keepdims": 0}, 1),
     ]
     return c
 
