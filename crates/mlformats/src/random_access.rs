@@ -531,7 +531,23 @@ impl FileIndex {
     pub(crate) fn into_contents(self, map: &Arc<MappedFile>) -> Result<Contents> {
         let mut c = Contents::default();
         for (i, t) in self.tensors.iter().enumerate() {
-            c.push(t.stored.clone(), self.tensor_in(map, i)?);
+            let read = || {
+                if t.is_deflated() && t.numel > 0 {
+                    // what the archive is refused for (its inflation
+                    // budget, a damaged member) found before the tensor's
+                    // memory is taken, as the zip layer finds it
+                    self.read_elements(map.as_bytes(), i, 0, 1, &mut Vec::new())?;
+                }
+                self.tensor_in(map, i)
+            };
+            let tensor = match read() {
+                Ok(tensor) => tensor,
+                // a deflated member's error names the member: given as the
+                // zip layer words it (a wrong CRC-32, the inflation budget)
+                Err(Error::Tensor { source, .. }) if t.is_deflated() => return Err(*source),
+                Err(e) => return Err(e),
+            };
+            c.push(t.stored.clone(), tensor);
         }
         c.kind = self.kind;
         c.graph = self.graph;

@@ -17,9 +17,8 @@ use crate::{Error, Result};
 
 impl FileIndex {
     /// An `.npz`: each member's `.npy` header read (inflated from the
-    /// member's start when it is deflated) and its data located; false
-    /// (read it whole) for a header over 1 MiB, which no numpy writes.
-    pub(crate) fn read_npz<R: ReadAt + ?Sized>(&mut self, r: &R) -> Result<bool> {
+    /// member's start when it is deflated) and its data located.
+    pub(crate) fn read_npz<R: ReadAt + ?Sized>(&mut self, r: &R) -> Result<()> {
         use crate::formats::npz::{npy_header, npy_header_len};
         use deflate::{Coding, Member, Pool};
         use nnp_archive::archive::{Compression, list};
@@ -56,9 +55,11 @@ impl FileIndex {
             };
             let prefix = head(m.size.min(12))?;
             let header_len = npy_header_len(&prefix).map_or(m.size, |n| (n as u64).min(m.size));
-            if header_len > 1 << 20 {
-                return Ok(false); // no numpy writes such a header: the whole path says why
-            }
+            // (no numpy writes a header over a few kilobytes; a longer one
+            // is read within the limits)
+            self.limits
+                .check_alloc(".npy header", header_len)
+                .map_err(|e| Error::from(e).in_tensor(name))?;
             let h = npy_header(&m.name, &head(header_len)?, &self.limits)?;
             // as the whole path: the data fills the rest of the member exactly
             let rest = m.size - h.header_len as u64;
@@ -116,6 +117,6 @@ impl FileIndex {
             });
         }
         pool.refuse_reads(over);
-        Ok(true)
+        Ok(())
     }
 }
