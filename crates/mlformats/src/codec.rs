@@ -289,8 +289,16 @@ pub(crate) struct WriteContext<'c> {
 
 /// One format's reader and writers.
 pub(crate) trait Codec: Sync {
-    /// Reads the whole file: tensors, the contract's entries, graph, metadata.
-    fn read(&self, src: &Source, opts: &ReadOptions) -> Result<Contents>;
+    /// Reads the whole file: tensors, the contract's entries, graph,
+    /// metadata. By default the format's one reader, [`Codec::index`], over
+    /// the memory map: each tensor borrowed from the map where the file
+    /// stores its bytes as they are, decoded otherwise
+    /// ([`FileIndex::tensor_in`]).
+    fn read(&self, src: &Source, opts: &ReadOptions) -> Result<Contents> {
+        FileIndex::open_as(src.bytes(), src.format, opts)?
+            .ok_or_else(|| Error::Unsupported(format!("reading {} files", src.format.name())))?
+            .into_contents(&src.map)
+    }
 
     /// Writes `items` as a file of `format` to `w`, one tensor at a time:
     /// each is got ([`TensorRef::get`]), converted by the plan, written and

@@ -91,7 +91,7 @@ use std::sync::Arc;
 use serde_json::{Map, Value, json};
 use tensor_core::{Bytes, DType, MappedFile, MemoryOrder, Tensor};
 
-use crate::codec::{ReadOptions, StoredTensor};
+use crate::codec::{Contents, ReadOptions, StoredTensor};
 use crate::summary::{Summary, TensorSummary};
 use crate::{Error, Format, Result};
 use layout::Layout;
@@ -342,8 +342,13 @@ impl FileIndex {
     pub(crate) fn read_cvm<R: ReadAt + ?Sized>(&mut self, r: &R) -> Result<()> {
         let o = cvm_params::ReadOptions::default().with_limits(self.limits);
         let lazy = cvm_params::LazyParams::from_reader(Stream { r, pos: 0 }, &o)?;
+        let mut taken = std::collections::HashSet::new();
         for (i, info) in lazy.infos().iter().enumerate() {
+            // names that are not UTF-8 may read the same (U+FFFD): made
+            // unique as `Contents::push` makes them
             let name = lazy.name(i).unwrap_or_default().into_owned();
+            let name = crate::codec::free_name(name, |n| taken.contains(n));
+            taken.insert(name.clone());
             let numel = count(&info.dims).ok_or_else(|| overflow(&name))?;
             let mut stored = StoredTensor::from_parts(name, info.dims.clone());
             stored
@@ -517,6 +522,37 @@ impl FileIndex {
             }
         }
         Tensor::new(t.dtype, [elems], &buf[..]).map_err(|e| Error::from(e).in_tensor(t.name()))
+    }
+
+    /// What [`crate::Document`] holds of the file `map` holds (the file
+    /// this index was read from): every tensor as [`FileIndex::tensor_in`]
+    /// gives it (shared with the map where the file stores its bytes as
+    /// they are, decoded otherwise), with the kind, graph and metadata.
+    pub(crate) fn into_contents(self, map: &Arc<MappedFile>) -> Result<Contents> {
+        let mut c = Contents::default();
+        for (i, t) in self.tensors.iter().enumerate() {
+            let read = || {
+                if t.is_deflated() && t.numel > 0 {
+                    // what the archive is refused for (its inflation
+                    // budget, a damaged member) found before the tensor's
+                    // memory is taken, as the zip layer finds it
+                    self.read_elements(map.as_bytes(), i, 0, 1, &mut Vec::new())?;
+                }
+                self.tensor_in(map, i)
+            };
+            let tensor = match read() {
+                Ok(tensor) => tensor,
+                // a deflated member's error names the member: given as the
+                // zip layer words it (a wrong CRC-32, the inflation budget)
+                Err(Error::Tensor { source, .. }) if t.is_deflated() => return Err(*source),
+                Err(e) => return Err(e),
+            };
+            c.push(t.stored.clone(), tensor);
+        }
+        c.kind = self.kind;
+        c.graph = self.graph;
+        c.metadata = self.metadata;
+        Ok(c)
     }
 
     /// Reads all of tensor `index` (for tests and small tensors), with its

@@ -7,11 +7,8 @@
 //! are (it transposes while writing).
 
 use cvm_params::{Params, ParamsWriter, WriteOptions};
-use serde_json::json;
 
-use crate::codec::{
-    Codec, Contents, Item, ReadOptions, Source, StoredTensor, WriteContext, WriteSeek,
-};
+use crate::codec::{Codec, Item, ReadOptions, Source, WriteContext, WriteSeek};
 use crate::{Error, Format, Result};
 
 pub(crate) struct Cvm;
@@ -22,17 +19,6 @@ fn parse<'s>(src: &'s Source, opts: &ReadOptions) -> Result<Params<'s>> {
 }
 
 impl Codec for Cvm {
-    fn read(&self, src: &Source, opts: &ReadOptions) -> Result<Contents> {
-        let params = parse(src, opts)?;
-        let mut c = Contents::default();
-        for e in params.into_entries() {
-            let entry = StoredTensor::new(e.name(), e.tensor())
-                .with("data_offset", json!(e.info().data_offset));
-            c.push(entry, e.into_tensor().rebase(&src.map));
-        }
-        Ok(c)
-    }
-
     fn refuses(&self, _: Format, dtype: tensor_core::DType, _dims: &[usize]) -> Option<String> {
         cvm_params::dl_type_of(dtype, cvm_params::BoolEncoding::default())
             .is_none()

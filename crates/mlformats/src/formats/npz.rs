@@ -1,8 +1,10 @@
 //! `.npz` (numpy) in and out: a zip of `.npy` members, whose headers are
 //! read and written by the `npyz` crate.
 //!
-//! Reading borrows stored members from the memory map; deflated members
-//! (from `numpy.savez_compressed`) are inflated one at a time, bounded by
+//! Reading is the one reader of `random_access/npz.rs` (over the memory
+//! map for a [`crate::Document`]): it borrows stored members from the map;
+//! deflated members (from `numpy.savez_compressed`) are inflated one at a
+//! time, bounded by
 //! [`tensor_core::Limits`] and by the file's inflation budget
 //! ([`tensor_core::InflateBudget`], a ratio of the file's size: a zip bomb
 //! is refused from its declared sizes, before anything is inflated, with
@@ -23,11 +25,9 @@ use std::io::Write;
 
 use nnp_archive::archive::NnpZipWriter;
 use npyz::{Order, WriterBuilder};
-use tensor_core::{Bytes, DType, Limits, MemoryOrder, Tensor};
+use tensor_core::{DType, Limits, MemoryOrder};
 
-use crate::codec::{
-    Codec, Contents, Item, ReadOptions, Source, StoredTensor, WriteContext, WriteSeek,
-};
+use crate::codec::{Codec, Item, ReadOptions, Source, WriteContext, WriteSeek};
 use crate::numpy::descr_of;
 use crate::{Error, Format, Result};
 
@@ -118,77 +118,7 @@ pub(crate) fn npy_header(name: &str, bytes: &[u8], limits: &Limits) -> Result<Np
     })
 }
 
-/// Parses one `.npy` member (header + data) into a tensor borrowing `bytes`.
-fn parse_npy<'a>(name: &str, bytes: &'a [u8], limits: &Limits) -> Result<Tensor<'a>> {
-    let NpyHeader {
-        dtype,
-        big_endian,
-        dims,
-        order,
-        data_len: need,
-        header_len,
-    } = npy_header(name, bytes, limits)?;
-    let rest = &bytes[header_len..];
-    let data = rest.get(..need).ok_or_else(|| {
-        Error::Npz(format!(
-            "{name}: data is {} bytes, the header needs {need}",
-            rest.len()
-        ))
-    })?;
-    if rest.len() != need {
-        bail!("{name}: {} bytes after the data", rest.len() - need);
-    }
-    if big_endian {
-        let w = dtype.size();
-        let mut owned = data.to_vec();
-        let lane = if matches!(dtype, DType::C64 | DType::C128) {
-            w / 2
-        } else {
-            w
-        };
-        for c in owned.chunks_exact_mut(lane) {
-            c.reverse();
-        }
-        return Ok(Tensor::with_order(dtype, dims, order, owned)?);
-    }
-    Ok(Tensor::with_order(dtype, dims, order, data)?)
-}
-
-/// Every array of an `.npz` file, named by member name without `.npy`.
-///
-/// The zip layer is `nnp-archive`'s (checked sizes, the file's inflation
-/// budget, overlap checks, `Limits`): it reads the central directory from the end
-/// of the file, so opening a 1 GiB archive reads a few kilobytes; stored
-/// members share the map, deflated ones (`numpy.savez_compressed`) are
-/// inflated within the limits.
-fn read_npz(src: &Source, limits: &Limits) -> Result<Contents> {
-    // one inflation budget for the file (nnp-archive makes it from `limits`)
-    // member names are tensor names, never paths: nothing is extracted,
-    // so a name numpy reads (`/model.0/w`, `../x`, `a\\b`) is read too
-    let opts = nnp_archive::ReadOptions::default()
-        .with_limits(*limits)
-        .allow_unsafe_names(true);
-    let zip = nnp_archive::archive::from_map(&src.map, &opts).map_err(zip_err)?;
-    let mut out = Contents::default();
-    for (m, data) in zip.members.iter().zip(zip.data) {
-        let Some(name) = m.name.strip_suffix(".npy") else {
-            continue;
-        };
-        let t = parse_npy(&m.name, data.as_slice(), limits)?;
-        let t = match &data {
-            Bytes::Mapped(..) => t.rebase(&src.map),
-            _ => t.to_owned_tensor(),
-        };
-        out.push(StoredTensor::new(name, &t), t);
-    }
-    Ok(out)
-}
-
 impl Codec for Npz {
-    fn read(&self, src: &Source, opts: &ReadOptions) -> Result<Contents> {
-        read_npz(src, &opts.limits)
-    }
-
     /// One stored member per tensor, converted as it is written, a slice
     /// at a time (`TensorRef::write_planned`).
     /// Row-major tensors are written in C order and column-major ones in
@@ -239,7 +169,7 @@ impl Codec for Npz {
     }
 
     fn reencode(&self, src: &Source, w: &mut dyn WriteSeek) -> Result<()> {
-        let c = read_npz(src, &Limits::default())?;
+        let c = self.read(src, &ReadOptions::default())?;
         let items: Vec<Item<'_, '_>> = c
             .tensors
             .iter()
@@ -267,7 +197,8 @@ impl Codec for Npz {
         index: &mut crate::random_access::FileIndex,
         r: &dyn crate::random_access::ReadAt,
     ) -> Result<bool> {
-        index.read_npz(r)
+        index.read_npz(r)?;
+        Ok(true)
     }
 }
 

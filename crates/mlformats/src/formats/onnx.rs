@@ -16,16 +16,13 @@
 //!   canonical form; unknown fields are kept).
 //! - exporting a graph of another format: see [`crate::export`].
 
-use std::sync::Arc;
-
-use onnx_format::{Model, TensorData};
 use serde_json::{Value, json};
 use tensor_core::graph::ModelGraph;
-use tensor_core::{Bytes, MappedFile, Tensor};
 
 use crate::codec::{
     Codec, Contents, Item, ReadOptions, Source, StoredTensor, WriteContext, WriteSeek,
 };
+use crate::random_access::FileIndex;
 use crate::{Error, Format, Result};
 
 pub(crate) struct OnnxCodec;
@@ -92,69 +89,29 @@ pub(crate) fn metadata(model: &onnx_format::Model) -> serde_json::Map<String, Va
     m
 }
 
-/// The tensor `t` of the model in `map`, located by
-/// [`onnx_format::Model::index`]: `raw_data` (or one packed run of floats)
-/// shared with the map, typed fields decoded, a held value copied.
-fn tensor(map: &Arc<MappedFile>, t: onnx_format::IndexedTensor) -> Result<Tensor<'static>> {
-    let data = match t.data {
-        TensorData::Typed(typed) => {
-            let n = usize::try_from(t.len).map_err(|_| too_big(&t.name))?;
-            let mut buf = tensor_core::try_zeroed(&format!("tensor {:?}", t.name), n)?;
-            typed
-                .read(map.as_bytes(), 0, t.numel, &mut buf)
-                .map_err(onnx_err)?;
-            Bytes::Owned(buf)
-        }
-        TensorData::Held(held) => Bytes::Owned(held.to_vec()),
-        _ => {
-            let range = usize::try_from(t.offset)
-                .ok()
-                .zip(usize::try_from(t.len).ok())
-                .and_then(|(at, n)| Some(at..at.checked_add(n)?))
-                .filter(|r| r.end <= map.as_bytes().len())
-                .ok_or_else(|| too_big(&t.name))?;
-            Bytes::Mapped(Arc::clone(map), range)
-        }
-    };
-    Ok(Tensor::new(t.dtype, t.dims, data)?)
-}
-
-fn too_big(name: &str) -> Error {
-    Error::Invalid(format!(
-        "tensor {name:?}: its data lies past the file's end"
-    ))
-}
-
 impl Codec for OnnxCodec {
-    /// The model through [`onnx_format::Model::index`] (the reader the
-    /// random-access path uses), each tensor then read from the map; a
-    /// model with proto2 groups, which the index does not walk, decoded
-    /// whole by prost.
+    /// The model through its index (`random_access/onnx.rs`, over
+    /// [`onnx_format::Model::index`]), each tensor then read from the map
+    /// (`raw_data` and one packed run of floats shared with it, typed
+    /// fields decoded, a held value copied); a model with proto2 groups,
+    /// which the index does not walk, decoded whole by prost.
     fn read(&self, src: &Source, opts: &ReadOptions) -> Result<Contents> {
-        let o = onnx_format::ReadOptions::default().with_limits(opts.limits);
+        if let Some(index) = FileIndex::open_as(src.bytes(), Format::Onnx, opts)? {
+            return index.into_contents(&src.map);
+        }
+        let model = read_model(src, opts)?;
+        let constants = model.constants().map_err(onnx_err)?;
         let mut c = Contents::default();
-        let Some(index) = Model::index(src.map.as_bytes(), &o).map_err(onnx_err)? else {
-            let model = read_model(src, opts)?;
-            let constants = model.constants().map_err(onnx_err)?;
-            for (name, t) in model
-                .initializers()
-                .map_err(onnx_err)?
-                .into_iter()
-                .chain(constants)
-            {
-                c.push(StoredTensor::new(&name, &t), t);
-            }
-            c.graph = Some(ModelGraph::single(model.graph()));
-            c.metadata = metadata(&model);
-            return Ok(c);
-        };
-        for t in index.tensors {
-            let name = t.name.clone();
-            let t = tensor(&src.map, t)?;
+        for (name, t) in model
+            .initializers()
+            .map_err(onnx_err)?
+            .into_iter()
+            .chain(constants)
+        {
             c.push(StoredTensor::new(&name, &t), t);
         }
-        c.graph = Some(ModelGraph::single(index.model.graph()));
-        c.metadata = metadata(&index.model);
+        c.graph = Some(ModelGraph::single(model.graph()));
+        c.metadata = metadata(&model);
         Ok(c)
     }
 

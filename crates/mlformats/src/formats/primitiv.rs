@@ -13,9 +13,7 @@
 use primitiv_format::{self as prim, File, ModelWriter, Parameter, WriteOptions};
 use serde_json::{Map, Value, json};
 
-use crate::codec::{
-    Codec, Contents, Item, ReadOptions, Source, StoredTensor, WriteContext, WriteSeek,
-};
+use crate::codec::{Codec, Item, Source, StoredTensor, WriteContext, WriteSeek};
 use crate::report::float_json;
 use crate::{Error, Format, InTensor, Result};
 
@@ -23,38 +21,6 @@ pub(crate) struct Primitiv;
 
 fn lossy(b: &[u8]) -> String {
     String::from_utf8_lossy(b).into_owned()
-}
-
-/// One tensor of a file: (contract name, key path, stat key, tensor).
-type Walked<'f, 'a> = (
-    String,
-    &'f [Vec<u8>],
-    Option<&'f [u8]>,
-    &'f prim::Tensor<'a>,
-);
-
-/// Every tensor of a file, in file order.
-fn walk<'f, 'a>(file: &'f File<'a>) -> Vec<Walked<'f, 'a>> {
-    let dt = file.data_type();
-    let mut v = Vec::new();
-    let mut param = |path: &'f [Vec<u8>], p: &'f Parameter<'a>| {
-        v.push((name(dt, path, None), path, None, &p.value));
-        for (k, t) in &p.stats {
-            let stat = Some(k.as_slice());
-            v.push((name(dt, path, stat), path, stat, t));
-        }
-    };
-    match file {
-        File::Tensor(t) => return vec![(name(dt, &[], None), &[][..], None, t)],
-        File::Parameter(p) => param(&[], p),
-        File::Model(m) => {
-            for (k, p) in &m.entries {
-                param(k, p);
-            }
-        }
-        _ => {}
-    }
-    v
 }
 
 /// The contract entry of a tensor (stored dims, `path`, `stat`, `batch`,
@@ -124,27 +90,6 @@ fn f32_json(v: f32) -> Value {
 }
 
 impl Codec for Primitiv {
-    fn read(&self, src: &Source, opts: &ReadOptions) -> Result<Contents> {
-        let o = prim::ReadOptions::default().with_limits(opts.limits);
-        let file = File::from_map(&src.map, &o)?;
-        let mut c = Contents {
-            kind: Some(file.data_type().kind()),
-            ..Contents::default()
-        };
-        match &file {
-            File::Shape(s) => shape_metadata(s, &mut c.metadata),
-            File::Optimizer(o) => optimizer_metadata(o, &mut c.metadata),
-            _ => {
-                for (name, path, stat, t) in walk(&file) {
-                    let core = t.clone().into_core()?; // shares the map: no copy
-                    let e = entry(name, path, stat, t.shape());
-                    c.push(e, core);
-                }
-            }
-        }
-        Ok(c)
-    }
-
     fn refuses(&self, _: Format, dtype: tensor_core::DType, dims: &[usize]) -> Option<String> {
         if dtype != tensor_core::DType::F32 {
             return Some(format!("primitiv stores only f32, not {dtype}"));

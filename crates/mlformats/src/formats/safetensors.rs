@@ -1,21 +1,21 @@
 //! Hugging Face `.safetensors` (crate `safetensors`).
 //!
 //! Reading: one reader for the whole file and for reads by slices (the
-//! header walk in `random_access/safetensors.rs`, over any `ReadAt`); the
-//! whole path then borrows every tensor from the memory map (zero-copy), in
-//! the order of their data offsets; `__metadata__` becomes the document's
-//! `metadata`. Writing is our own: the header, then each tensor converted
+//! header walk in `random_access/safetensors.rs`, over any `ReadAt`); a
+//! [`crate::Document`] then borrows every tensor from the memory map
+//! (zero-copy, the codec's default `read`), in the order of their data
+//! offsets; `__metadata__` becomes the document's `metadata`. Writing is our own: the header, then each tensor converted
 //! and streamed in the given order into one temporary file beside the
 //! target (the crate's `serialize_to_file` keeps a second temporary of its
 //! own and creates files private to the user).
 
 use safetensors::Dtype;
 use serde_json::{Map, Value};
-use tensor_core::{DType, MemoryOrder, Tensor};
+use tensor_core::{DType, MemoryOrder};
 
-use crate::codec::{Codec, Contents, Item, ReadOptions, Source, WriteContext, WriteSeek};
+use crate::codec::{Codec, Item, ReadOptions, Source, WriteContext, WriteSeek};
 use crate::random_access::FileIndex;
-use crate::{Error, Format, InTensor, Result};
+use crate::{Error, Format, Result};
 
 pub(crate) struct SafetensorsCodec;
 
@@ -113,31 +113,6 @@ fn index(bytes: &[u8], opts: &ReadOptions) -> Result<FileIndex> {
 }
 
 impl Codec for SafetensorsCodec {
-    fn read(&self, src: &Source, opts: &ReadOptions) -> Result<Contents> {
-        // One reader: the header walk of `random_access/safetensors.rs`
-        // (checks every claim, locates every tensor), here over the memory
-        // map; each tensor is then borrowed from the map where it lies.
-        let bytes = src.bytes();
-        let index = index(bytes, opts)?;
-        let mut c = Contents::default();
-        for t in index.tensors() {
-            let name = t.name();
-            let data = usize::try_from(t.offset())
-                .ok()
-                .zip(usize::try_from(t.byte_len()).ok())
-                .and_then(|(at, n)| bytes.get(at..at.checked_add(n)?))
-                .ok_or_else(|| {
-                    Error::Safetensors("invalid safetensors file: InvalidOffset".into())
-                        .in_tensor(name)
-                })?;
-            let tensor = Tensor::new(t.dtype(), t.dims(), data).in_tensor(name)?;
-            let tensor = tensor.rebase(&src.map);
-            c.push(t.stored().clone(), tensor);
-        }
-        c.metadata = index.metadata().clone();
-        Ok(c)
-    }
-
     fn write_to(
         &self,
         _: Format,

@@ -14,11 +14,8 @@
 
 use bubble_module::{ConstantsWriter, Module, NodeOrder, ParamOrder, WriteOptions};
 use tensor_core::MemoryOrder;
-use tensor_core::graph::ModelGraph;
 
-use crate::codec::{
-    Codec, Contents, Item, ReadOptions, Source, StoredTensor, WriteContext, WriteSeek,
-};
+use crate::codec::{Codec, Item, Source, WriteContext, WriteSeek};
 use crate::{Format, InTensor, Result};
 
 pub(crate) struct Tennis;
@@ -30,20 +27,6 @@ pub(crate) fn module_options(limits: tensor_core::Limits) -> bubble_module::Read
 }
 
 impl Codec for Tennis {
-    fn read(&self, src: &Source, opts: &ReadOptions) -> Result<Contents> {
-        let module = Module::from_map(&src.map, &module_options(opts.limits))?;
-        let mut c = Contents::default();
-        let stored = module.named_tensors();
-        let unique = module.unique_named_tensors();
-        for ((stored_name, t), (name, _)) in stored.into_iter().zip(unique) {
-            let mut e = StoredTensor::new(name, t);
-            e.stored_name = stored_name;
-            c.push(e, t.clone());
-        }
-        c.graph = Some(ModelGraph::single(module.to_graph()));
-        Ok(c)
-    }
-
     fn write_to(
         &self,
         _: Format,

@@ -3,7 +3,10 @@
 //! is deflated), its data located as a byte range or as a deflated or
 //! big-endian stream (`deflate.rs`).
 //!
-//! The file has one inflation budget, as the whole path has: the listing
+//! The one reader of the format: a [`crate::Document`] is this index over
+//! the memory map (`FileIndex::into_contents`).
+//!
+//! The file has one inflation budget: the listing
 //! refuses deflated members whose declared sizes together pass it, and
 //! each member is charged as far as it is inflated, once (the rule is in
 //! `deflate.rs`), so reading the tensors again costs no budget.
@@ -17,13 +20,12 @@ use crate::{Error, Result};
 
 impl FileIndex {
     /// An `.npz`: each member's `.npy` header read (inflated from the
-    /// member's start when it is deflated) and its data located; false
-    /// (read it whole) for a header over 1 MiB, which no numpy writes.
-    pub(crate) fn read_npz<R: ReadAt + ?Sized>(&mut self, r: &R) -> Result<bool> {
+    /// member's start when it is deflated) and its data located.
+    pub(crate) fn read_npz<R: ReadAt + ?Sized>(&mut self, r: &R) -> Result<()> {
         use crate::formats::npz::{npy_header, npy_header_len};
         use deflate::{Coding, Member, Pool};
         use nnp_archive::archive::{Compression, list};
-        // one inflation budget for the file, as the whole path has (see deflate.rs)
+        // one inflation budget for the file (see deflate.rs)
         let budget = tensor_core::InflateBudget::new(&self.limits, r.len());
         let opts = nnp_archive::ReadOptions::default()
             .with_limits(self.limits)
@@ -33,8 +35,8 @@ impl FileIndex {
         // the zip reader reads the directory a field at a time: buffered
         let stream = io::BufReader::with_capacity(16 << 10, Stream { r, pos: 0 });
         let members = list(stream, &opts).map_err(crate::formats::npz::zip_err)?;
-        // what the whole path refuses on its declared sizes: the data
-        // reads are refused with it, the headers are listed
+        // an archive whose declared sizes pass the budget: the data
+        // reads are refused (a Document at open), the headers are listed
         let over = nnp_archive::archive::over_declared_budget(&members, &budget, r.len());
         let pool = std::sync::Arc::new(Pool::new(budget));
         let wrap = crate::formats::npz::zip_err;
@@ -44,7 +46,7 @@ impl FileIndex {
                 _ => Some(std::sync::Arc::new(Member::new(m, wrap, &pool))),
             };
             let Some(name) = m.name.strip_suffix(".npy") else {
-                // the whole path inflates (and checks) every member
+                // every member is inflated (and checked), .npy or not
                 if let Some(z) = &member {
                     deflate::verify(r, z)?;
                 }
@@ -56,11 +58,13 @@ impl FileIndex {
             };
             let prefix = head(m.size.min(12))?;
             let header_len = npy_header_len(&prefix).map_or(m.size, |n| (n as u64).min(m.size));
-            if header_len > 1 << 20 {
-                return Ok(false); // no numpy writes such a header: the whole path says why
-            }
+            // (no numpy writes a header over a few kilobytes; a longer one
+            // is read within the limits)
+            self.limits
+                .check_alloc(".npy header", header_len)
+                .map_err(|e| Error::from(e).in_tensor(name))?;
             let h = npy_header(&m.name, &head(header_len)?, &self.limits)?;
-            // as the whole path: the data fills the rest of the member exactly
+            // the data fills the rest of the member exactly
             let rest = m.size - h.header_len as u64;
             let need = h.data_len as u64;
             if rest < need {
@@ -80,10 +84,10 @@ impl FileIndex {
             if need == 0
                 && let Some(z) = &member
             {
-                // no read will reach its end: checked now, as the whole path checks it
+                // no read will reach its end: checked now
                 deflate::verify(r, z)?;
             }
-            // big-endian data is swapped to little-endian, as the whole path does
+            // big-endian data is swapped to little-endian as it is read
             let lane = if h.big_endian {
                 deflate::lane_of(h.dtype)
             } else {
@@ -116,6 +120,6 @@ impl FileIndex {
             });
         }
         pool.refuse_reads(over);
-        Ok(true)
+        Ok(())
     }
 }

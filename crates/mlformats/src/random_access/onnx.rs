@@ -4,9 +4,10 @@
 //! tensor's data located (`raw_data` and one packed run of `float_data` or
 //! `double_data` as byte ranges, other typed fields decoded a slice at a
 //! time by [`onnx_format::TypedField::read`]), with the checks
-//! [`onnx_format::tensor_from_proto`] makes. The tensors are named as the
-//! whole-file path names them (a repeated name gets `#2`, its stored name
-//! kept). A model with proto2 groups is read whole.
+//! [`onnx_format::tensor_from_proto`] makes. A repeated name gets `#2`,
+//! its stored name kept. A [`crate::Document`] is this index over the
+//! memory map; a model with proto2 groups, which it does not walk, is
+//! read whole (`formats/onnx.rs`).
 
 use std::collections::HashSet;
 

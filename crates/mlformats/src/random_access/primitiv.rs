@@ -3,10 +3,11 @@
 //! configs) with the reader's own walk and checks, seeking past every
 //! tensor's data, whose place it records. A tensor's data is always one
 //! contiguous `bin` in the file (f32, column-major), so every primitiv
-//! file the whole-file path reads is located. The tensors are named, and
-//! their contract fields made, by the whole-file path's own functions
-//! (`crate::formats::primitiv`), a repeated name given `#2`, `#3`, ... as
-//! there (the stored name kept).
+//! file is located, and this is the format's one reader (a
+//! [`crate::Document`] borrows each tensor from the memory map). The
+//! tensors are named, and their contract fields made, by
+//! `crate::formats::primitiv`'s functions, a repeated name given `#2`,
+//! `#3`, ... (the stored name kept).
 
 use std::collections::HashSet;
 

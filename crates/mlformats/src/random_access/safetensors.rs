@@ -1,6 +1,8 @@
-//! Safetensors by random access: the 8-byte header length and the JSON
-//! header read and checked as the whole-file path checks them, every
-//! tensor's byte range recorded; no tensor data is read here.
+//! Safetensors by random access, the format's one reader: the 8-byte
+//! header length and the JSON header read and checked (the `safetensors`
+//! crate's checks, with its error names), every tensor's byte range
+//! recorded; no tensor data is read here (a [`crate::Document`] borrows
+//! each tensor from the memory map).
 
 use serde_json::{Map, Value};
 use tensor_core::MemoryOrder;
@@ -130,7 +132,7 @@ impl FileIndex {
             });
         }
         if let Some(m) = file_meta {
-            // sorted by key, as the whole path shows them
+            // sorted by key
             let sorted: std::collections::BTreeMap<String, Value> = m.into_iter().collect();
             self.metadata.insert(
                 "metadata".into(),

@@ -2,8 +2,10 @@
 //! walks the module (header, node list, every parameter's fields) with the
 //! reader's own walk and checks, reading the values the graph shows
 //! (reserved parameters, strings, short vectors) and seeking past every
-//! other tensor's data, whose place it records. The tensors are named as
-//! the whole-file path names them (unique names, the stored names kept as
+//! other tensor's data, whose place it records (the format's one reader:
+//! a [`crate::Document`] borrows each tensor from the memory map). The
+//! tensors are named as [`bubble_module::Module::unique_named_tensors`]
+//! names them (unique names, the stored names kept as
 //! `stored_name`, a name still repeated given `#2`, `#3`, ...), and the
 //! graph is the one it gives.
 
