@@ -19,6 +19,7 @@ pub struct Conversion {
 }
 
 /// Joins the non-empty parts with `; `.
+#[cfg(any(feature = "nnabla", feature = "tennis"))]
 fn join(parts: &[String]) -> String {
     parts
         .iter()

@@ -11,11 +11,13 @@
 
 use std::collections::{HashMap, HashSet};
 
-use onnx_format::proto::GraphProto;
 use tensor_core::Limits;
 
 use super::driver::Values;
+use onnx_format::proto::GraphProto;
+
 use super::fold;
+use super::functions::rename_reads;
 use super::onnx_graph::{Const, Node, OnnxGraph};
 
 /// The nodes the `If` `node` becomes when its condition is `cond`: the
@@ -206,29 +208,6 @@ pub(crate) fn inline_graph(
         });
     }
     Ok(nodes)
-}
-
-/// Renames, in a subgraph of an inlined branch, the names it reads from
-/// the branch (ONNX names are unique across scopes, so no local name of
-/// the subgraph is in `map`).
-fn rename_reads(g: &mut GraphProto, map: &HashMap<String, String>) {
-    for n in &mut g.node {
-        for i in &mut n.input {
-            if let Some(r) = map.get(i.as_str()) {
-                *i = r.clone();
-            }
-        }
-        for a in &mut n.attribute {
-            a.g.iter_mut()
-                .chain(a.graphs.iter_mut())
-                .for_each(|g| rename_reads(g, map));
-        }
-    }
-    for o in &mut g.output {
-        if let Some(r) = o.name.as_ref().and_then(|n| map.get(n)) {
-            o.name = Some(r.clone());
-        }
-    }
 }
 
 /// Why an `If` whose condition is not constant is refused, naming the

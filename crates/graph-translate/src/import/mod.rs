@@ -41,6 +41,7 @@
 mod driver;
 mod error;
 pub mod fold;
+mod functions;
 #[cfg(any(feature = "nnabla", feature = "tennis"))]
 mod inline_if;
 #[cfg(any(feature = "nnabla", feature = "tennis"))]
@@ -48,6 +49,7 @@ mod legacy;
 pub mod onnx_graph;
 #[cfg(any(feature = "nnabla", feature = "tennis"))]
 pub mod table;
+#[cfg(any(feature = "nnabla", feature = "tennis"))]
 mod unroll;
 
 #[cfg(feature = "nnabla")]
@@ -311,7 +313,10 @@ pub fn support_table_markdown(verified: &dyn Fn(&str) -> usize) -> String {
          any scan axes). Verified in nnabla 1.39 and TenniS: \
          `testdata/translate/unroll`. A loop that may stop early, a trip \
          count or a sequence length known only at run time are refused, \
-         saying what would make them importable.\n",
+         saying what would make them importable. Calls of the model's own \
+         functions (`ModelProto.functions`, which onnxscript and the dynamo \
+         exporter write) are expanded into the functions' nodes first, \
+         attributes taken by reference given the call's values.\n",
     );
     #[cfg(feature = "nnabla")]
     {

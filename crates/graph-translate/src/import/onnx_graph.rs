@@ -324,6 +324,11 @@ pub fn load(model: &onnx_format::Model, opts: &ImportOptions) -> Result<OnnxGrap
             attrs: n.attribute.clone(),
         });
     }
+    // calls of the model's own functions become the functions' nodes
+    let mut taken: std::collections::HashSet<String> = consts.keys().cloned().collect();
+    taken.extend(g.input.iter().filter_map(|v| v.name.clone()));
+    taken.extend(nodes.iter().flat_map(|n| n.outputs.iter().cloned()));
+    let nodes = super::functions::expand(nodes, &model.proto.functions, &mut taken)?;
     Ok(OnnxGraph {
         opset: opset.max(LOWERED_FROM),
         legacy_opset: (opset < LOWERED_FROM).then_some(opset),
