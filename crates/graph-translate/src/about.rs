@@ -84,7 +84,7 @@ fn control_flow(op: &str) -> Option<&'static str> {
         }
         "Loop" => {
             "unrolled when its trip count is known at import time (constant, folded or fixed with \
-             --input-value; at most 1,024 iterations) and its body keeps its condition"
+             --input-value; at most 1,024 iterations), or while the condition its body computes folds to true"
         }
         "Scan" => "unrolled over sequences of static length (opset 9 and later)",
         _ => return None,

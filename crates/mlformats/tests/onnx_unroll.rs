@@ -24,7 +24,7 @@ fn unrolled_loops_and_scans_are_the_files_the_runtimes_ran() {
         serde_json::from_str(&std::fs::read_to_string(data().join("results.json")).unwrap())
             .unwrap();
     let cases = r["cases"].as_object().unwrap();
-    assert_eq!(cases.len(), 4);
+    assert_eq!(cases.len(), 5);
     let dir = tempfile::tempdir().unwrap();
     for (name, case) in cases {
         for (ext, runtime) in [("nnp", "nnabla"), ("tsm", "tennis")] {

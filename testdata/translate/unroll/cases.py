@@ -48,6 +48,38 @@ def loop_model(opset):
     return h.make_model(g, opset_imports=[h.make_opsetid("", opset)])
 
 
+def loop_stops_itself(opset):
+    # trip count 10, but the body's condition (i + 1 < 3) stops it after 3 iterations,
+    # as tf2onnx writes a Keras while loop: y = y * 0.5 + 1 each time, every y stacked
+    body = h.make_graph(
+        [
+            h.make_node("Add", ["i", "one"], ["next"]),
+            h.make_node("Less", ["next", "three"], ["cond_out"]),
+            h.make_node("Mul", ["y_in", "half"], ["m"]),
+            h.make_node("Add", ["m", "onef"], ["y_out"]),
+            h.make_node("Identity", ["y_out"], ["y_scan"]),
+        ],
+        "body",
+        [h.make_tensor_value_info("i", TensorProto.INT64, []),
+         h.make_tensor_value_info("cond_in", TensorProto.BOOL, []),
+         h.make_tensor_value_info("y_in", TensorProto.FLOAT, [4])],
+        [h.make_tensor_value_info("cond_out", TensorProto.BOOL, []),
+         h.make_tensor_value_info("y_out", TensorProto.FLOAT, [4]),
+         h.make_tensor_value_info("y_scan", TensorProto.FLOAT, [4])],
+        [nh.from_array(np.array(1, np.int64), "one"), nh.from_array(np.array(3, np.int64), "three"),
+         nh.from_array(np.array(0.5, np.float32), "half"), nh.from_array(np.array(1.0, np.float32), "onef")],
+    )
+    g = h.make_graph(
+        [h.make_node("Loop", ["M", "cond", "x"], ["y", "ys"], body=body)],
+        "loop",
+        [h.make_tensor_value_info("x", TensorProto.FLOAT, [4])],
+        [h.make_tensor_value_info("y", TensorProto.FLOAT, [4]),
+         h.make_tensor_value_info("ys", TensorProto.FLOAT, [3, 4])],
+        [nh.from_array(np.array(10, np.int64), "M"), nh.from_array(np.array(True), "cond")],
+    )
+    return h.make_model(g, opset_imports=[h.make_opsetid("", opset)])
+
+
 def loop_on_input(opset):
     """loop_model with its trip count M a graph input (fixed by --input-value M=4)."""
     m = loop_model(opset)
@@ -95,6 +127,7 @@ def main():
         "loop_const_trip_op17": loop_model(17),
         "scan_running_sum_op11": scan_model(11),
         "scan_reverse_op17": scan_model(17, reverse=True),
+        "loop_stops_itself_op13": loop_stops_itself(13),
     }
     extra = loop_on_input(17)
     extra.ir_version = 8

@@ -246,12 +246,10 @@ fn lower_unrolled<T: Target>(
     refusals: &mut Refusals,
     poisoned: &mut HashSet<String>,
 ) {
-    let nodes = if node.op == "Loop" {
-        unroll::lower_loop(cx.values_mut(), node)
-    } else {
-        unroll::lower_scan(cx.values_mut(), node)
-    };
-    match nodes {
+    if node.op == "Loop" {
+        return lower_loop(cx, g, node, refusals, poisoned);
+    }
+    match unroll::lower_scan(cx.values_mut(), node) {
         Ok(nodes) => {
             for n in &nodes {
                 lower_checked(cx, g, n, refusals, poisoned);
@@ -261,6 +259,62 @@ fn lower_unrolled<T: Target>(
             refusals.add(format!("{} ({why})", node.op));
             poisoned.extend(node.outputs.iter().cloned());
         }
+    }
+}
+
+/// Lowers a `Loop` one iteration at a time ([`unroll::LoopUnroll`]): a
+/// body that computes its condition goes on while that condition lowers to
+/// a constant true.
+fn lower_loop<T: Target>(
+    cx: &mut T,
+    g: &OnnxGraph,
+    node: &Node,
+    refusals: &mut Refusals,
+    poisoned: &mut HashSet<String>,
+) {
+    let refuse = |why: String, refusals: &mut Refusals, poisoned: &mut HashSet<String>| {
+        refusals.add(format!("Loop ({why})"));
+        poisoned.extend(node.outputs.iter().cloned());
+    };
+    let mut u = match unroll::LoopUnroll::new(cx.values(), node) {
+        Ok(u) => u,
+        Err(why) => return refuse(why, refusals, poisoned),
+    };
+    loop {
+        let (nodes, cond) = match u.next(cx.values_mut()) {
+            Ok(Some(step)) => step,
+            Ok(None) => break,
+            Err(why) => return refuse(why, refusals, poisoned),
+        };
+        for n in &nodes {
+            lower_checked(cx, g, n, refusals, poisoned);
+        }
+        let Some(c) = cond else { continue };
+        if poisoned.contains(&c) {
+            poisoned.extend(node.outputs.iter().cloned());
+            return;
+        }
+        match cx.values().konst(&c).map(Const::values).as_deref() {
+            Some([v]) if *v != 0.0 => {}
+            Some([_]) => break,
+            _ => {
+                return refuse(
+                    "its body computes its condition at run time (a loop that may stop \
+                     early on what it computes)"
+                        .into(),
+                    refusals,
+                    poisoned,
+                );
+            }
+        }
+    }
+    match u.finish() {
+        Ok(nodes) => {
+            for n in &nodes {
+                lower_checked(cx, g, n, refusals, poisoned);
+            }
+        }
+        Err(why) => refuse(why, refusals, poisoned),
     }
 }
 

@@ -311,8 +311,10 @@ pub fn support_table_markdown(verified: &dyn Fn(&str) -> usize) -> String {
          and `Concat`; a `Scan` (opset 9 and later) over sequences of static \
          length likewise, element `t` read by a `Gather` (both directions, \
          any scan axes). Verified in nnabla 1.39 and TenniS: \
-         `testdata/translate/unroll`. A loop that may stop early, a trip \
-         count or a sequence length known only at run time are refused, \
+         `testdata/translate/unroll`. A body that computes its condition is \
+         unrolled while that condition folds to true (tf2onnx's Keras while \
+         loops); a condition, a trip count or a sequence length known only at \
+         run time are refused, \
          saying what would make them importable. Calls of the model's own \
          functions (`ModelProto.functions`, which onnxscript and the dynamo \
          exporter write) are expanded into the functions' nodes first, \

@@ -132,77 +132,147 @@ fn keeps_condition(g: &GraphProto, cond_in: &str, cond_out: &str) -> bool {
     })
 }
 
-/// The nodes a `Loop` becomes: its body once per iteration of its
-/// constant trip count (at most [`MAX_ITERATIONS`]), when its condition is
-/// absent or constant true and the body gives it back unchanged.
-pub(crate) fn lower_loop(values: &mut Values, node: &Node) -> Result<Vec<Node>, String> {
-    let (g, ins, outs) = body(node)?;
-    let m = node.input(0).ok_or_else(|| {
-        "it has no trip count (a while loop); only a Loop with a constant trip count is unrolled"
-            .to_string()
-    })?;
-    let trip = match values.konst(m).and_then(Const::ints).as_deref() {
-        Some([t]) => *t,
-        _ => {
+/// One iteration of an unrolled `Loop`: its nodes, and the name of the
+/// condition it gives when the body computes it.
+pub(crate) type Iteration = (Vec<Node>, Option<String>);
+
+/// A `Loop` unrolled one iteration at a time: [`LoopUnroll::next`] gives
+/// an iteration's nodes (and, when the body computes its condition, the
+/// name of the condition it gives, which the caller lowers and reads: a
+/// constant true goes on, false stops, anything else is refused);
+/// [`LoopUnroll::finish`] the nodes that give the loop's outputs.
+pub(crate) struct LoopUnroll<'n> {
+    node: &'n Node,
+    body: &'n GraphProto,
+    ins: Vec<String>,
+    /// Iterations at most: the trip count, or (a loop that may stop
+    /// early without one) [`MAX_ITERATIONS`].
+    limit: usize,
+    /// The body computes its condition: read after each iteration.
+    checked: bool,
+    i: usize,
+    state: Vec<String>,
+    stacked: Vec<Vec<String>>,
+}
+
+impl<'n> LoopUnroll<'n> {
+    /// Checks what unrolling `node` needs: a constant trip count (or a
+    /// condition the body computes), a constant true condition to start.
+    pub(crate) fn new(values: &Values, node: &'n Node) -> Result<Self, String> {
+        let (g, ins, outs) = body(node)?;
+        let n_state = node.inputs.len().saturating_sub(2);
+        if ins.len() != n_state + 2 || outs.len() < n_state + 1 {
             return Err(format!(
-                "its trip count {m:?} is computed at run time; a constant one (an initializer, \
-                 folded shapes, or --input-value on the graph input it comes from) would unroll it"
+                "its body has {} inputs and {} outputs for {n_state} loop-carried values",
+                ins.len(),
+                outs.len()
             ));
         }
-    };
-    if let Some(c) = node.input(1) {
-        match values.konst(c).map(Const::values).as_deref() {
-            Some([v]) if *v != 0.0 => {}
-            Some([_]) => return Err("its condition is false: it runs no iteration".into()),
-            _ => return Err(format!("its condition {c:?} is computed at run time")),
+        let checked = !keeps_condition(g, &ins[1], &outs[0]);
+        let trip = match node.input(0) {
+            None if checked => None,
+            None => {
+                return Err(
+                    "it has no trip count and its body keeps its condition: it would \
+                            never stop"
+                        .into(),
+                );
+            }
+            Some(m) => match values.konst(m).and_then(Const::ints).as_deref() {
+                Some([t]) => Some(*t),
+                _ => {
+                    return Err(format!(
+                        "its trip count {m:?} is computed at run time; a constant one (an \
+                         initializer, folded shapes, or --input-value on the graph input it \
+                         comes from) would unroll it"
+                    ));
+                }
+            },
+        };
+        if let Some(c) = node.input(1) {
+            match values.konst(c).map(Const::values).as_deref() {
+                Some([v]) if *v != 0.0 => {}
+                Some([_]) => return Err("its condition is false: it runs no iteration".into()),
+                _ => return Err(format!("its condition {c:?} is computed at run time")),
+            }
         }
+        let limit = match trip {
+            Some(t) => {
+                let t = usize::try_from(t).map_err(|_| format!("trip count {t}"))?;
+                // a loop that stops itself may say a huge trip count
+                if checked { t.min(MAX_ITERATIONS) } else { t }
+            }
+            None => MAX_ITERATIONS,
+        };
+        let n_scan = outs.len() - 1 - n_state;
+        if limit == 0 && n_scan > 0 {
+            return Err("no iteration, and outputs stacked over the iterations".into());
+        }
+        check_size(limit, g)?;
+        Ok(LoopUnroll {
+            node,
+            body: g,
+            ins,
+            limit,
+            checked,
+            i: 0,
+            state: node.inputs[2..].to_vec(),
+            stacked: vec![Vec::new(); n_scan],
+        })
     }
-    let n_state = node.inputs.len().saturating_sub(2);
-    if ins.len() != n_state + 2 || outs.len() < n_state + 1 {
-        return Err(format!(
-            "its body has {} inputs and {} outputs for {n_state} loop-carried values",
-            ins.len(),
-            outs.len()
-        ));
-    }
-    if !keeps_condition(g, &ins[1], &outs[0]) {
-        return Err("its body computes its own condition (a loop that may stop early)".into());
-    }
-    let iterations = usize::try_from(trip).map_err(|_| format!("trip count {trip}"))?;
-    let n_scan = outs.len() - 1 - n_state;
-    if iterations == 0 && n_scan > 0 {
-        return Err("no iteration, and outputs stacked over the iterations".into());
-    }
-    check_size(iterations, g)?;
-    let mut state: Vec<String> = node.inputs[2..].to_vec();
-    let mut stacked: Vec<Vec<String>> = vec![Vec::new(); n_scan];
-    let mut nodes = Vec::new();
-    let truth = Const {
-        elem: elem::BOOL,
-        tensor: Tensor::new(tensor_core::DType::Bool, Vec::<usize>::new(), vec![1u8])
-            .map_err(|e| e.to_string())?
-            .into_static(),
-    };
-    for i in 0..iterations {
+
+    /// The nodes of the next iteration and the name of the condition it
+    /// gives when the body computes it; `None` after the last.
+    pub(crate) fn next(
+        &mut self,
+        values: &mut Values,
+    ) -> Result<Option<Iteration>, String> {
+        if self.i >= self.limit {
+            if self.checked && self.limit == MAX_ITERATIONS {
+                return Err(format!(
+                    "its condition still holds after {MAX_ITERATIONS} iterations, the most unrolled"
+                ));
+            }
+            return Ok(None);
+        }
+        let (node, i, n_state) = (self.node, self.i, self.state.len());
         let prefix = format!("{}.iter{i}", node.name);
         let counter = ints(values, &format!("{prefix}.i"), vec![i as i64], Vec::new())?;
-        let cond = constant(values, &format!("{prefix}.cond"), truth.clone());
-        let mut inputs = vec![(ins[0].clone(), counter), (ins[1].clone(), cond)];
-        inputs.extend(ins[2..].iter().cloned().zip(state.iter().cloned()));
-        let last = i + 1 == iterations;
-        let mut names = vec![String::new()];
-        for (j, _) in state.iter().enumerate() {
+        let truth = Const {
+            elem: elem::BOOL,
+            tensor: Tensor::new(tensor_core::DType::Bool, Vec::<usize>::new(), vec![1u8])
+                .map_err(|e| e.to_string())?
+                .into_static(),
+        };
+        let cond = constant(values, &format!("{prefix}.cond"), truth);
+        let mut inputs = vec![(self.ins[0].clone(), counter), (self.ins[1].clone(), cond)];
+        inputs.extend(
+            self.ins[2..]
+                .iter()
+                .cloned()
+                .zip(self.state.iter().cloned()),
+        );
+        // a loop of known length names its last iteration's state as its
+        // outputs; one that stops itself passes them on at the end
+        let last = !self.checked && i + 1 == self.limit;
+        let cond_out = if self.checked {
+            values.fresh(&format!("{prefix}.cond_out"))
+        } else {
+            String::new()
+        };
+        let mut names = vec![cond_out.clone()];
+        for j in 0..n_state {
             names.push(match (last, node.outputs.get(j)) {
                 (true, Some(o)) if !o.is_empty() => o.clone(),
                 _ => values.fresh(&format!("{prefix}.state{j}")),
             });
         }
-        for k in 0..n_scan {
+        for k in 0..self.stacked.len() {
             names.push(values.fresh(&format!("{prefix}.scan{k}")));
         }
-        nodes.extend(inline_graph(values, g, "body", &prefix, &inputs, &names)?);
-        state = names[1..=n_state].to_vec();
-        for (k, s) in stacked.iter_mut().enumerate() {
+        let mut nodes = inline_graph(values, self.body, "body", &prefix, &inputs, &names)?;
+        self.state = names[1..=n_state].to_vec();
+        for (k, s) in self.stacked.iter_mut().enumerate() {
             let each = names[1 + n_state + k].clone();
             let out = values.fresh(&format!("{prefix}.stack{k}"));
             nodes.push(unsqueeze(
@@ -214,30 +284,42 @@ pub(crate) fn lower_loop(values: &mut Values, node: &Node) -> Result<Vec<Node>, 
             )?);
             s.push(out);
         }
+        self.i += 1;
+        Ok(Some((nodes, self.checked.then_some(cond_out))))
     }
-    if iterations == 0 {
-        for (j, o) in node.outputs.iter().take(n_state).enumerate() {
-            if !o.is_empty() {
-                nodes.push(plain(
-                    "Identity",
-                    format!("{}.state{j}", node.name),
-                    vec![state[j].clone()],
-                    vec![o.clone()],
+
+    /// The nodes that give the loop's outputs from the iterations made.
+    pub(crate) fn finish(self) -> Result<Vec<Node>, String> {
+        let node = self.node;
+        let n_state = self.state.len();
+        let mut nodes = Vec::new();
+        if self.checked || self.i == 0 {
+            for (j, o) in node.outputs.iter().take(n_state).enumerate() {
+                if !o.is_empty() {
+                    nodes.push(plain(
+                        "Identity",
+                        format!("{}.state{j}", node.name),
+                        vec![self.state[j].clone()],
+                        vec![o.clone()],
+                    ));
+                }
+            }
+        }
+        for (k, parts) in self.stacked.into_iter().enumerate() {
+            if let Some(o) = node.outputs.get(n_state + k).filter(|o| !o.is_empty()) {
+                if parts.is_empty() {
+                    return Err("no iteration ran, and outputs are stacked over them".into());
+                }
+                nodes.push(concat(
+                    format!("{}.concat{k}", node.name),
+                    parts,
+                    0,
+                    o.clone(),
                 ));
             }
         }
+        Ok(nodes)
     }
-    for (k, parts) in stacked.into_iter().enumerate() {
-        if let Some(o) = node.outputs.get(n_state + k).filter(|o| !o.is_empty()) {
-            nodes.push(concat(
-                format!("{}.concat{k}", node.name),
-                parts,
-                0,
-                o.clone(),
-            ));
-        }
-    }
-    Ok(nodes)
 }
 
 /// The integer list attribute `key` of `node`, or `n` zeros.
