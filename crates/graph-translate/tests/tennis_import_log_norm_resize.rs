@@ -640,3 +640,37 @@ fn reduce_log_sum_exp_does_not_overflow() {
     let got = run(&tsm(&m), &[2, 3], &x);
     assert!((f64::from(got[0]) - 10.75f64.ln()).abs() <= 1e-6, "{got:?}");
 }
+
+#[test]
+fn global_pools_of_a_signal_or_volume_reduce_each_spatial_axis() {
+    // N 2, C 3, length 4 (a 1-D signal, as Keras' GlobalAveragePooling1D
+    // exports), and N 1, C 2, 2 × 2 × 3 (a volume)
+    for (dims, out) in [
+        (vec![2usize, 3, 4], vec![2i64, 3, 1]),
+        (vec![1, 2, 2, 2, 3], vec![1, 2, 1, 1, 1]),
+    ] {
+        let n: usize = dims.iter().product();
+        let per = n / (dims[0] * dims[1]);
+        let x = values(n, 5, 3.0);
+        let d: Vec<i64> = dims.iter().map(|&v| v as i64).collect();
+        for (op, want_op) in [
+            ("GlobalAveragePool", "reduce_mean"),
+            ("GlobalMaxPool", "max"),
+        ] {
+            let m = one_node(op, &d, &[], &out, 13, vec![]);
+            let t = tsm(&m);
+            let c = op_counts(&t);
+            assert_eq!(c.get(want_op), Some(&(dims.len() - 2)), "{op}: {c:?}");
+            let got = run(&t, &dims, &x);
+            assert_eq!(got.len(), dims[0] * dims[1]);
+            for (g, xs) in got.iter().zip(x.chunks(per)) {
+                let w = if op == "GlobalMaxPool" {
+                    xs.iter().copied().fold(f32::NEG_INFINITY, f32::max)
+                } else {
+                    xs.iter().sum::<f32>() / per as f32
+                };
+                assert!((g - w).abs() <= 1e-5, "{op} {dims:?}: {g} want {w}");
+            }
+        }
+    }
+}

@@ -323,8 +323,12 @@ pub(crate) fn pool(cx: &mut Tx, node: &Node) -> Lowered {
     Ok(())
 }
 
-/// `GlobalMaxPool`, `GlobalAveragePool` (2-D) → `global_pooling2d`.
+/// `GlobalMaxPool`, `GlobalAveragePool` (2-D) → `global_pooling2d` (other
+/// ranks: [`super::tennis_ops_reduce::global_pool_nd`]).
 pub(crate) fn global_pool(cx: &mut Tx, node: &Node) -> Lowered {
+    if cx.in_shape(node, 0)?.len() != 4 {
+        return super::tennis_ops_reduce::global_pool_nd(cx, node);
+    }
     let d = nchw(cx, node)?;
     let x = cx.fin(node, 0)?;
     let ty = i64::from(node.op == "GlobalAveragePool");

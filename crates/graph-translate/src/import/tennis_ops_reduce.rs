@@ -184,3 +184,46 @@ pub(crate) fn argmax(cx: &mut Tx, node: &Node) -> Lowered {
     cx.set_elem(&o, elem::INT32);
     Ok(())
 }
+
+/// `GlobalAveragePool`, `GlobalMaxPool` of a rank other than 4 (a 1-D or
+/// 3-D signal, which TenniS's `global_pooling2d` does not take): a
+/// `reduce_mean` (or `max`) per spatial axis, each keeping its axis.
+pub(crate) fn global_pool_nd(cx: &mut Tx, node: &Node) -> Lowered {
+    let d = cx.in_shape(node, 0)?;
+    if d.len() < 3 {
+        return Err(LowerError::Other(format!(
+            "a rank-{} input (no spatial axis)",
+            d.len()
+        )));
+    }
+    if d[2..].iter().any(|&v| v <= 0) {
+        return Err("a symbolic or empty spatial dimension".into());
+    }
+    let o = out(node)?.to_string();
+    let max = node.op == "GlobalMaxPool";
+    let mut kd = d.clone();
+    let mut cur = cx.fin(node, 0)?;
+    for a in 2..d.len() {
+        kd[a] = 1;
+        let (op, params) = if max {
+            (
+                "max",
+                vec![kv("dim", p_int(a as i64)), kv("keep_dims", p_int(1))],
+            )
+        } else {
+            (
+                "reduce_mean",
+                vec![
+                    kv("dims", p_ints(&[a as i64])),
+                    kv("keep_dims", p_bool(true)),
+                ],
+            )
+        };
+        cur = if a + 1 == d.len() {
+            cx.emit(op, &o, &[cur], params, &kd)?
+        } else {
+            cx.tmp(op, &o, &[cur], params, &kd)?
+        };
+    }
+    Ok(())
+}

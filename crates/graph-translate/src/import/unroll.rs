@@ -223,10 +223,7 @@ impl<'n> LoopUnroll<'n> {
 
     /// The nodes of the next iteration and the name of the condition it
     /// gives when the body computes it; `None` after the last.
-    pub(crate) fn next(
-        &mut self,
-        values: &mut Values,
-    ) -> Result<Option<Iteration>, String> {
+    pub(crate) fn next(&mut self, values: &mut Values) -> Result<Option<Iteration>, String> {
         if self.i >= self.limit {
             if self.checked && self.limit == MAX_ITERATIONS {
                 return Err(format!(
