@@ -216,7 +216,12 @@ impl<'n> LoopUnroll<'n> {
             limit,
             checked,
             i: 0,
-            state: node.inputs[2..].to_vec(),
+            // none when the node has no loop-carried value (or no condition)
+            state: node
+                .inputs
+                .get(2..)
+                .map(<[String]>::to_vec)
+                .unwrap_or_default(),
             stacked: vec![Vec::new(); n_scan],
         })
     }
