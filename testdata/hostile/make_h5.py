@@ -16,7 +16,13 @@ each (nnabla's `.h5` parameter loader lists datasets that way), which
   as `g/w`.
 - chunk_overflow.h5: a gzip dataset of 1024 f4 (chunks of 256) whose first
   chunk inflates to 1 MiB (written with write_direct_chunk).
+- chunk_far.h5: an 8x8 f4 dataset `x` in chunks of 4x4 (no filter) whose
+  chunk B-tree key for the chunk at [4, 0] is patched to place it at
+  [2**64 - 3, 0]: h5py refuses to read it; a reader adding positions in
+  the chunk to that offset overflows.
 """
+
+import struct
 
 import zlib
 
@@ -69,6 +75,17 @@ with h5py.File("links_deep.h5", "w") as f:
 with h5py.File("chunk_overflow.h5", "w") as f:
     d = param(f, "x", np.ones(1024, "f4"), chunks=(256,), compression="gzip")
     d.id.write_direct_chunk((0,), zlib.compress(bytes(1 << 20)), 0)
+
+with h5py.File("chunk_far.h5", "w") as f:
+    param(f, "x", np.arange(64, dtype="f4").reshape(8, 8), chunks=(4, 4))
+with open("chunk_far.h5", "r+b") as f:
+    data = f.read()
+    # a chunk's key: its stored size, filter mask and offsets ([4, 0] and
+    # the element's 0)
+    key = struct.pack("<IIQQQ", 64, 0, 4, 0, 0)
+    assert data.count(key) == 1
+    f.seek(data.index(key) + 8)
+    f.write(struct.pack("<Q", 2**64 - 3))
 
 for name in ["links.h5", "group_twice.h5", "cycle.h5", "links_v2.h5", "links_deep.h5", "chunk_overflow.h5"]:
     print(name, listed(name))

@@ -227,3 +227,18 @@ fn mutated_link_structures_fail_cleanly() {
         }
     }
 }
+
+#[test]
+fn a_chunk_placed_outside_the_dataset_is_refused() {
+    // its index puts the chunk of [4, 0] at [2**64 - 3, 0] (a fuzzer's
+    // find: the whole read of `hdf5-pure` overflowed adding positions in
+    // the chunk to that offset); h5py says "bad coordinate offset"
+    let file = hostile("chunk_far.h5");
+    let e = h5::parse(&file).unwrap_err();
+    assert!(
+        matches!(&e, Error::BadData { dataset, reason } if dataset == "x" && reason.contains("outside the dataset")),
+        "{e}"
+    );
+    // by slices: not located (the whole read decides, and refuses it)
+    assert!(locate(&file, &ReadOptions::default()).unwrap().is_none());
+}

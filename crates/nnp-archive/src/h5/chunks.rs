@@ -456,3 +456,43 @@ pub(super) fn index<C: Calls>(
         chunk_bytes,
     }))
 }
+
+/// Refuses a chunked dataset (at `path`, of `dims`, chunks of
+/// `chunk_shape`) whose index places a chunk outside the dataset, before
+/// `hdf5-pure` reads it whole: its scatter of a chunk adds the chunk's
+/// offset to positions inside it, and an offset near `u64::MAX` (only a
+/// hostile file has one) overflows there. An index it cannot list is left
+/// to the whole read, which walks the same index and says why.
+pub(super) fn check_places<C: Calls>(
+    path: &str,
+    ds: &Dataset,
+    dims: &[usize],
+    chunk_shape: &[u64],
+    calls: &C,
+) -> Result<()> {
+    let Ok(listed) = calls.call(|| ds.chunks())? else {
+        return Ok(());
+    };
+    for c in listed {
+        let outside = c
+            .offset
+            .iter()
+            .zip(dims)
+            .zip(chunk_shape)
+            .any(|((&o, &d), &cd)| {
+                o >= d as u64
+                    || o.checked_add(cd)
+                        .is_none_or(|e| usize::try_from(e).is_err())
+            });
+        if outside {
+            return Err(Error::BadData {
+                dataset: path.to_string(),
+                reason: format!(
+                    "its chunk index places a chunk at {:?}, outside the dataset's {dims:?}",
+                    c.offset
+                ),
+            });
+        }
+    }
+    Ok(())
+}

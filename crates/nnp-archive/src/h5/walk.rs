@@ -273,6 +273,9 @@ fn data_of<C: Calls>(
                 .budget
                 .charge(&format!("HDF5 dataset {path:?}"), inflated)?;
         }
+        if let Layout::Chunked { chunk_shape, .. } = layout {
+            super::chunks::check_places(path, ds, dims, chunk_shape, calls)?;
+        }
         let v = calls.call(|| ds.read_raw())?.map_err(|e| h5err(path, e))?;
         if v.len() != nbytes {
             return Err(bad(format!(
