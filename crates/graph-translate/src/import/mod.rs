@@ -152,6 +152,25 @@ impl ImportOptions {
     }
 }
 
+/// The values of a constant of zeros of `dims` that a lowering makes (a
+/// missing bias or initial state), refused past
+/// [`fold::MAX_FOLD_ELEMENTS`] values: `dims` come from the model's
+/// declared shapes, and a hostile one declares any size.
+#[cfg(any(feature = "nnabla", feature = "tennis"))]
+pub(crate) fn zeros(what: &str, dims: &[i64]) -> Result<Vec<f64>, LowerError> {
+    let n = dims
+        .iter()
+        .try_fold(1usize, |n, &d| n.checked_mul(usize::try_from(d).ok()?))
+        .filter(|&n| n <= fold::MAX_FOLD_ELEMENTS)
+        .ok_or_else(|| {
+            LowerError::Other(format!(
+                "a {what} of zeros of shape {dims:?} (more than {} values)",
+                fold::MAX_FOLD_ELEMENTS
+            ))
+        })?;
+    Ok(vec![0.0; n])
+}
+
 /// Parses `NAME=1,3,224,224` (the CLI's `--input-shape`).
 pub fn parse_input_shape(s: &str) -> Result<(String, Vec<i64>), ImportError> {
     let bad = || ImportError::Invalid(format!("--input-shape {s:?}: expected NAME=D0,D1,..."));

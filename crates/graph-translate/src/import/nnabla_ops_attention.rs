@@ -708,17 +708,11 @@ pub(crate) fn linear_attention(cx: &mut Cx<'_>, node: &Node) -> Lowered {
             }
             p
         }
-        None => {
-            let n = [b, hk, dk, dv]
-                .iter()
-                .try_fold(1usize, |p, &d| p.checked_mul(usize::try_from(d).ok()?))
-                .ok_or("state size")?;
-            cx.param(
-                &format!("{}__zero_state", node.outputs[0]),
-                &sd,
-                &vec![0.0; n],
-            )?
-        }
+        None => cx.param(
+            &format!("{}__zero_state", node.outputs[0]),
+            &sd,
+            &super::zeros("state", &[b, hk, dk, dv])?,
+        )?,
     };
     let scale = match node.attr("scale").and_then(|a| a.f) {
         Some(s) if s != 0.0 => f64::from(s),

@@ -267,15 +267,11 @@ fn direction(
     }
     let mut hp = match &g.h0 {
         Some(v) => slice(cx, v, &[d, 0, 0], &[d + 1, b, h])?,
-        None => {
-            let n =
-                usize::try_from(b.checked_mul(h).ok_or("state size")?).map_err(|_| "state size")?;
-            cx.param(
-                &format!("{}__initial_h", g.node.name),
-                &[1, b, h],
-                &vec![0.0; n],
-            )?
-        }
+        None => cx.param(
+            &format!("{}__initial_h", g.node.name),
+            &[1, b, h],
+            &super::zeros("initial state", &[b, h])?,
+        )?,
     };
     let mut outs = vec![String::new(); usize::try_from(t).map_err(|_| "steps")?];
     for k in 0..t {

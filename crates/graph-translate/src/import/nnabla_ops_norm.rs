@@ -117,14 +117,11 @@ pub(crate) fn layer_norm(cx: &mut Cx<'_>, node: &Node) -> Lowered {
     let gamma = fit(cx, 1)?;
     let beta = match node.input(2) {
         Some(_) => fit(cx, 2)?,
-        None => {
-            let n: i64 = pd.iter().product();
-            cx.param(
-                &format!("{}__zero_bias", node.outputs[0]),
-                &pd,
-                &vec![0.0; n as usize],
-            )?
-        }
+        None => cx.param(
+            &format!("{}__zero_bias", node.outputs[0]),
+            &pd,
+            &super::zeros("bias", &pd)?,
+        )?,
     };
     cx.emit(
         "LayerNormalization",

@@ -292,6 +292,18 @@ pub fn load(model: &onnx_format::Model, opts: &ImportOptions) -> Result<OnnxGrap
                 declared
             }
         };
+        // (shape arithmetic in the lowerings multiplies dims freely)
+        let count = dims
+            .iter()
+            .filter(|&&d| d >= 0)
+            .try_fold(1i64, |n, &d| n.checked_mul(d))
+            .filter(|&n| n <= MAX_INPUT_ELEMENTS);
+        if count.is_none() {
+            return Err(ImportError::Invalid(format!(
+                "input {name:?} declares the shape {}: more than 2^48 elements",
+                dims_text(&dims)
+            )));
+        }
         inputs.push(Input { name, elem, dims });
     }
     fix_input_values(&opts.input_values, &mut inputs, &mut consts)?;
@@ -339,6 +351,10 @@ pub fn load(model: &onnx_format::Model, opts: &ImportOptions) -> Result<OnnxGrap
         elems,
     })
 }
+
+/// The most elements an input may declare (a shape no machine holds is
+/// a hostile file's, and products of its dims would overflow).
+const MAX_INPUT_ELEMENTS: i64 = 1 << 48;
 
 /// Turns the inputs `values` names into constants (removed from
 /// `inputs`): the values fill the input's shape (one symbolic dimension is

@@ -105,8 +105,9 @@ pub(crate) fn lstm(cx: &mut Tx, node: &Node) -> Lowered {
     let b = if node.input(3).is_some() {
         cx.fin(node, 3)?
     } else {
-        let z = vec![0.0; usize::try_from(nd * 8 * h).map_err(|_| "hidden_size")?];
-        cx.const_f32(&o, &[nd, 8 * h], &z)?
+        let dims = [nd, h.checked_mul(8).ok_or("hidden_size")?];
+        let z = super::zeros("bias", &dims)?;
+        cx.const_f32(&o, &dims, &z)?
     };
     let mut ins = vec![x, w, r, b];
     for i in [5, 6] {
@@ -431,7 +432,7 @@ fn gru_direction(
         let n = cx.fresh(o);
         cx.reshape(&n, h0, &[b, h])?
     } else {
-        let z = vec![0.0; usize::try_from(b * h).map_err(|_| "batch × hidden_size")?];
+        let z = super::zeros("initial state", &[b, h])?;
         cx.const_f32(o, &[b, h], &z)?
     };
     let mut out = Vec::new();
