@@ -46,6 +46,7 @@ pub const TARGETS: &[(&str, Target)] = &[
     ("zip_shapes", zip_shapes),
     ("nesting", nesting),
     ("h5_shapes", h5_shapes),
+    ("onnx_import", onnx_import),
 ];
 
 /// Reads every byte and every element of `t`; checks its byte length.
@@ -564,6 +565,28 @@ pub fn inspect(data: &[u8]) {
                 let _ = graph.weights().count();
             }
         }
+    }
+}
+
+// ---------------------------------------------------------------- ONNX import
+
+/// What `mlformats convert model.onnx out.nnp|out.tsm` does on any bytes:
+/// open them as ONNX, import the graph into NNabla and into TenniS, then
+/// reopen what was written (the import refuses or writes a file that
+/// opens; it never panics, aborts or runs without bound).
+pub fn onnx_import(data: &[u8]) {
+    use mlformats::{ConvertOptions, Document, Format};
+    let Ok(doc) = Document::from_bytes(data.to_vec(), None, Some(Format::Onnx)) else {
+        return;
+    };
+    for target in [Format::NnablaNnp, Format::TennisModule] {
+        let Ok((bytes, _)) =
+            mlformats::convert_document_to_bytes(&doc, target, &ConvertOptions::new())
+        else {
+            continue;
+        };
+        let back = Document::from_bytes(bytes, None, Some(target));
+        assert!(back.is_ok(), "{target:?}: {:?}", back.err());
     }
 }
 

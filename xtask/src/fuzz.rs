@@ -128,6 +128,7 @@ fn seeds_for(target: &str, file: &Path) -> bool {
         "nnabla_h5" => ext == "h5",
         "nnp" => ext == "nnp",
         "tennis_module" => ext == "tsm",
+        "onnx_import" => ext == "onnx" && under("translate"),
         "inspect" => !under("shapes"),
         // programs that build hostile shapes (fuzz/src/shapes.rs)
         "zip_shapes" | "nesting" | "h5_shapes" => under("shapes") && under(target),

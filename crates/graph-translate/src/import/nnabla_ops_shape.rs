@@ -504,12 +504,13 @@ pub(crate) fn pad(cx: &mut Cx<'_>, node: &Node) -> Lowered {
     let out: Vec<i64> = (0..r)
         .map(|a| {
             if s[a] < 0 {
-                s[a]
+                Some(s[a])
             } else {
-                s[a] + full[2 * a] + full[2 * a + 1]
+                s[a].checked_add(full[2 * a])?.checked_add(full[2 * a + 1])
             }
         })
-        .collect();
+        .collect::<Option<_>>()
+        .ok_or("pads past any length")?;
     if mode == "reflect" && (first..r).any(|a| full[2 * a].max(full[2 * a + 1]) >= s[a]) {
         return Err("reflect pads as wide as the input".into());
     }
