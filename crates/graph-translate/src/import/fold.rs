@@ -258,6 +258,7 @@ pub fn fold_with(
 /// vector of more than one element as `[n, 1, .., 1]` of rank `lead` (a
 /// per-row or per-output-channel zero point) when that is given, else as
 /// it is (numpy broadcasting).
+#[cfg(any(feature = "nnabla", feature = "tennis"))]
 pub(crate) fn zero_point_dims<T: Copy + From<u8> + PartialOrd>(
     dims: &[T],
     lead: Option<usize>,
@@ -274,6 +275,7 @@ pub(crate) fn zero_point_dims<T: Copy + From<u8> + PartialOrd>(
 
 /// Refuses operand `i` of a `MatMulInteger`/`ConvInteger` of ONNX type `e`
 /// unless it is an 8-bit integer.
+#[cfg(any(feature = "nnabla", feature = "tennis"))]
 pub(crate) fn int8_operand(e: i32, i: usize) -> Result<(), LowerError> {
     if matches!(e, 2 | 3) {
         return Ok(());
@@ -289,6 +291,7 @@ pub(crate) fn int8_operand(e: i32, i: usize) -> Result<(), LowerError> {
 /// that a vector of more than one element is laid out as `[n, 1, .., 1]`
 /// of rank `lead` when that is given (a per-row or per-output-channel zero
 /// point of `MatMulInteger`/`ConvInteger`).
+#[cfg(any(feature = "nnabla", feature = "tennis"))]
 pub(crate) fn shift_by_zero_point(
     x: &Const,
     zp: Option<&Const>,
