@@ -254,12 +254,7 @@ pub(crate) fn norm(cx: &mut Tx, node: &Node) -> Lowered {
     }
     let r = d.len();
     let a = super::tennis_ops_basic::axis(node.int("axis", -1), r)?;
-    let o = node
-        .outputs
-        .iter()
-        .find(|o| !o.is_empty())
-        .ok_or(LowerError::NoOutput)?
-        .clone();
+    let o = super::tennis_cx::read_out(node)?;
     let rms = node.op == "RMSNormalization";
     let mut kd = d.clone();
     for v in &mut kd[a..] {

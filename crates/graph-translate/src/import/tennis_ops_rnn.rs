@@ -82,12 +82,7 @@ pub(crate) fn lstm(cx: &mut Tx, node: &Node) -> Lowered {
             "W of shape {wd:?} or R of shape {rd:?}"
         )));
     }
-    let o = node
-        .outputs
-        .iter()
-        .find(|o| !o.is_empty())
-        .ok_or(LowerError::NoOutput)?
-        .clone();
+    let o = super::tennis_cx::read_out(node)?;
     let mut x = cx.fin(node, 0)?;
     let flip = |cx: &mut Tx, v, dims: &[i64], out: Option<&str>| {
         let mut begin = vec![0; dims.len()];
@@ -264,12 +259,7 @@ pub(crate) fn gru(cx: &mut Tx, node: &Node) -> Lowered {
             "initial_h of another shape than {h0d:?}"
         )));
     }
-    let o = node
-        .outputs
-        .iter()
-        .find(|o| !o.is_empty())
-        .ok_or(LowerError::NoOutput)?
-        .clone();
+    let o = super::tennis_cx::read_out(node)?;
     // layout 1 (batch first): X [B, T, I] and initial_h [B, nd, H]
     // transposed to the layout 0 the steps read, Y and Y_h back
     let swap = |cx: &mut Tx, v, dims: [i64; 3]| {
