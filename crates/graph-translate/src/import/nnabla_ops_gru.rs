@@ -94,19 +94,8 @@ fn dim(v: i64) -> Result<i64, LowerError> {
 /// `linear_before_reset` forms).
 pub(super) fn gru(cx: &mut Cx<'_>, node: &Node) -> Lowered {
     cx.dims_within_limits(node)?;
-    check_attrs(node, &["sigmoid", "tanh"], "lowered: Sigmoid, Tanh")?;
-    let nd: i64 = match node.string("direction", "forward").as_str() {
-        "forward" | "reverse" => 1,
-        "bidirectional" => 2,
-        other => {
-            return Err(LowerError::attr("direction", format!("{other:?}")));
-        }
-    };
+    let (nd, layout) = check_attrs(node, &["sigmoid", "tanh"], "lowered: Sigmoid, Tanh")?;
     let reverse = node.string("direction", "forward") == "reverse";
-    let layout = node.int("layout", 0);
-    if layout != 0 && layout != 1 {
-        return Err(LowerError::attr("layout", format!("{layout}")));
-    }
     let lbr = node.int("linear_before_reset", 0) != 0;
     let mut x = cx.fvar(node, 0)?;
     if cx.shape(&x)?.len() != 3 {

@@ -83,8 +83,13 @@ pub(crate) fn transpose(
 /// The refusals shared by `RNN`, `LSTM` and `GRU`: `clip`, activation
 /// alpha and beta, `sequence_lens`, and (where `gates` names them, in
 /// lowercase, for one direction) activations other than `gates`, `why`
-/// saying what is lowered.
-pub(crate) fn check_attrs(node: &Node, gates: &[&str], why: &str) -> Result<(), LowerError> {
+/// saying what is lowered; a direction or a layout ONNX does not define.
+/// Gives the count of directions and the layout.
+pub(crate) fn check_attrs(
+    node: &Node,
+    gates: &[&str],
+    why: &str,
+) -> Result<(i64, i64), LowerError> {
     if node.attr("clip").is_some() {
         return Err("clip (not lowered)".into());
     }
@@ -104,7 +109,18 @@ pub(crate) fn check_attrs(node: &Node, gates: &[&str], why: &str) -> Result<(), 
             return Err(LowerError::Other(format!("activations={names:?} ({why})")));
         }
     }
-    Ok(())
+    let nd: i64 = match node.string("direction", "forward").as_str() {
+        "forward" | "reverse" => 1,
+        "bidirectional" => 2,
+        other => {
+            return Err(LowerError::attr("direction", format!("{other:?}")));
+        }
+    };
+    let layout = node.int("layout", 0);
+    if layout != 0 && layout != 1 {
+        return Err(LowerError::attr("layout", format!("{layout}")));
+    }
+    Ok((nd, layout))
 }
 
 /// The nonlinearity of an ONNX `RNN` (`tanh` or `relu`, every direction
@@ -135,7 +151,7 @@ pub(crate) fn recurrent(cx: &mut Cx<'_>, node: &Node) -> Lowered {
     } else {
         &[]
     };
-    check_attrs(node, gates, "NNabla's LSTM uses Sigmoid, Tanh, Tanh")?;
+    let (nd, layout) = check_attrs(node, gates, "NNabla's LSTM uses Sigmoid, Tanh, Tanh")?;
     if lstm && node.int("input_forget", 0) != 0 {
         return Err("input_forget=1 (coupled gates)".into());
     }
@@ -148,18 +164,6 @@ pub(crate) fn recurrent(cx: &mut Cx<'_>, node: &Node) -> Lowered {
         rnn_nonlinearity(node)?
     };
     let g: i64 = if lstm { 4 } else { 1 };
-    let dir = node.string("direction", "forward");
-    let nd: i64 = match dir.as_str() {
-        "forward" | "reverse" => 1,
-        "bidirectional" => 2,
-        other => {
-            return Err(LowerError::attr("direction", format!("{other:?}")));
-        }
-    };
-    let layout = node.int("layout", 0);
-    if layout != 0 && layout != 1 {
-        return Err(LowerError::attr("layout", format!("{layout}")));
-    }
     // The sequence as (T, B, I).
     let mut x = cx.fvar(node, 0)?;
     let xs = cx.shape(&x)?;
@@ -212,7 +216,7 @@ pub(crate) fn recurrent(cx: &mut Cx<'_>, node: &Node) -> Lowered {
     } else {
         None
     };
-    let reverse = dir == "reverse";
+    let reverse = node.string("direction", "forward") == "reverse";
     if reverse {
         x = flip(cx, &x, 0, None)?;
     }

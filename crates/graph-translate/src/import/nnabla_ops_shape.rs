@@ -100,16 +100,7 @@ pub(crate) fn flatten(cx: &mut Cx<'_>, node: &Node) -> Lowered {
 
 /// `Squeeze` and `Unsqueeze` (axes as attribute before opset 13, input after).
 pub(crate) fn squeeze(cx: &mut Cx<'_>, node: &Node) -> Lowered {
-    let axes = if cx.opset >= 13 {
-        match node.input(1) {
-            Some(_) => cx
-                .const_ints(node, 1)
-                .ok_or(LowerError::NotConstant { what: "axes" })?,
-            None => vec![],
-        }
-    } else {
-        node.ints("axes").unwrap_or_default()
-    };
+    let axes = cx.axes(node, 13)?;
     let x = cx.avar(node, 0)?;
     let s = cx.shape(&x)?;
     let out: Vec<i64> = if node.op == "Unsqueeze" {

@@ -262,18 +262,7 @@ pub(crate) fn reshape(cx: &mut Tx, node: &Node) -> Lowered {
         return Err("a symbolic dimension (fix it with --input-shape)".into());
     }
     let ud: Vec<usize> = d.iter().map(|&v| v as usize).collect();
-    let axes = |cx: &Tx| -> Result<Vec<i64>, LowerError> {
-        if cx.opset >= 13 {
-            match node.input(1) {
-                None => Ok(Vec::new()),
-                Some(_) => cx
-                    .const_ints(node, 1)
-                    .ok_or(LowerError::NotConstant { what: "axes" }),
-            }
-        } else {
-            Ok(node.ints("axes").unwrap_or_default())
-        }
-    };
+    let axes = |cx: &Tx| cx.axes(node, 13);
     let nd: Vec<i64> = match node.op.as_str() {
         "Reshape" if cx.const_ints(node, 1).is_none() => {
             // a shape computed at run time → `_reshape_v2` (TenniS's: 0

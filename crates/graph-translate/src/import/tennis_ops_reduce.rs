@@ -93,16 +93,7 @@ pub(crate) fn given_axes(
     rank: usize,
     input_from: i64,
 ) -> Result<Vec<usize>, LowerError> {
-    let axes = if cx.opset >= input_from {
-        match node.input(1) {
-            None => Vec::new(),
-            Some(_) => cx
-                .const_ints(node, 1)
-                .ok_or(LowerError::NotConstant { what: "axes" })?,
-        }
-    } else {
-        node.ints("axes").unwrap_or_default()
-    };
+    let axes = cx.axes(node, input_from)?;
     axes.iter().map(|&a| axis(a, rank)).collect()
 }
 
