@@ -72,15 +72,28 @@ pub(crate) fn reduce(cx: &mut Tx, node: &Node) -> Lowered {
         }
         cur = cx.tmp("mul", &o, &[cur, m], vec![], &kd)?;
     }
-    if !keep {
-        let nd: Vec<i64> = d
-            .iter()
-            .enumerate()
-            .filter(|(i, _)| !ax.contains(i))
-            .map(|(_, &v)| v)
-            .collect();
-        cx.reshape(&o, cur, &nd)?;
+    if keep {
+        return Ok(());
     }
+    drop_axes(cx, &o, cur, &d, &ax)
+}
+
+/// `v` (of `d` with the axes `ax` reduced to 1) reshaped into `o` without
+/// those axes (`keepdims` 0).
+pub(crate) fn drop_axes(
+    cx: &mut Tx,
+    o: &str,
+    v: bubble_module::NodeId,
+    d: &[i64],
+    ax: &[usize],
+) -> Lowered {
+    let nd: Vec<i64> = d
+        .iter()
+        .enumerate()
+        .filter(|(i, _)| !ax.contains(i))
+        .map(|(_, &v)| v)
+        .collect();
+    cx.reshape(o, v, &nd)?;
     Ok(())
 }
 
