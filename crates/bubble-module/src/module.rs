@@ -252,24 +252,15 @@ impl<'a> Node<'a> {
     }
 
     fn rebase(self, map: &Arc<MappedFile>) -> Node<'static> {
-        Node {
-            op: Cow::Owned(self.op.into_owned()),
-            name: Cow::Owned(self.name.into_owned()),
-            params: self
-                .params
-                .into_iter()
-                .map(|p| Param {
-                    key: Cow::Owned(p.key.into_owned()),
-                    value: p.value.map_fields(|t| t.rebase(map)),
-                    offset: p.offset,
-                })
-                .collect(),
-            inputs: self.inputs,
-            offset: self.offset,
-        }
+        self.map_tensors(|t| t.rebase(map))
     }
 
     fn into_static(self) -> Node<'static> {
+        self.map_tensors(Tensor::into_static)
+    }
+
+    /// The node, its names owned, its parameters' tensors mapped by `f`.
+    fn map_tensors(self, f: impl Fn(Tensor<'a>) -> Tensor<'static> + Copy) -> Node<'static> {
         Node {
             op: Cow::Owned(self.op.into_owned()),
             name: Cow::Owned(self.name.into_owned()),
@@ -278,7 +269,7 @@ impl<'a> Node<'a> {
                 .into_iter()
                 .map(|p| Param {
                     key: Cow::Owned(p.key.into_owned()),
-                    value: p.value.map_fields(Tensor::into_static),
+                    value: p.value.map_fields(f),
                     offset: p.offset,
                 })
                 .collect(),

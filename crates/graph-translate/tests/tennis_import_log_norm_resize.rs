@@ -18,15 +18,16 @@
 //! - `GRU`: TenniS has no GRU operator; the steps are unrolled.
 #![cfg(feature = "tennis")]
 
+mod common;
+
 use std::collections::BTreeMap;
 
 use bubble_module::{Module, WriteOptions};
-use graph_translate::export::{ExportOptions, tennis};
+use common::{one_node_model, run_in_tract as run};
 use graph_translate::import::{ImportOptions, onnx_to_tennis};
 use onnx_format::builder::{Dim, GraphBuilder, attr};
 use onnx_format::proto::AttributeProto;
 use onnx_format::proto::tensor_proto::DataType;
-use tract_onnx::prelude::*;
 
 /// One node `op` reading f32 `x` of `dims` and the constants `consts`
 /// (name, values, dims), writing `y` of `out`, at `opset`.
@@ -38,26 +39,15 @@ fn one_node(
     opset: i64,
     attrs: Vec<AttributeProto>,
 ) -> onnx_format::Model {
-    let mut b = GraphBuilder::new("m");
-    let d: Vec<Dim> = dims.iter().map(|&v| Dim::Value(v)).collect();
-    b.input("x", DataType::Float, &d);
-    let mut ins = vec!["x".to_string()];
-    for (name, v, cd) in consts {
-        ins.push(if name.is_empty() {
-            String::new()
-        } else {
-            b.const_f32(name, v, cd)
-        });
-    }
-    let ins: Vec<&str> = ins.iter().map(String::as_str).collect();
-    b.node(op, "", &ins, &["y"], attrs);
-    let o: Vec<Dim> = out.iter().map(|&v| Dim::Value(v)).collect();
-    b.output("y", DataType::Float, &o);
-    let mut opts = onnx_format::WriteOptions::default();
-    opts.opset = opset;
-    let mut bytes = Vec::new();
-    onnx_format::write_model(&mut bytes, &b.finish(&opts)).unwrap();
-    onnx_format::Model::parse(&bytes).unwrap()
+    let more = |b: &mut GraphBuilder| {
+        let c = consts.iter();
+        c.map(|&(name, v, cd)| match name {
+            "" => String::new(),
+            _ => b.const_f32(name, v, cd),
+        })
+        .collect()
+    };
+    one_node_model(op, dims, out, opset, more, attrs)
 }
 
 /// The TenniS import of `m` as `.tsm` bytes, read back as a module.
@@ -84,31 +74,6 @@ fn op_counts(m: &Module<'_>) -> BTreeMap<String, usize> {
         *c.entry(n.op().to_string()).or_insert(0) += 1;
     }
     c
-}
-
-/// The module (exported back to ONNX) run in tract on `x` of `dims`.
-fn run(m: &Module<'_>, dims: &[usize], x: &[f32]) -> Vec<f32> {
-    let weights: BTreeMap<String, tensor_core::Tensor<'static>> = m
-        .unique_named_tensors()
-        .into_iter()
-        .map(|(n, t)| (n, t.clone().into_static()))
-        .collect();
-    let opset = ExportOptions::new().checked_opset().unwrap();
-    let (onnx, _) = tennis::export(&m.to_graph(), &weights, opset).unwrap();
-    let mut bytes = Vec::new();
-    onnx_format::write_model(&mut bytes, &onnx).unwrap();
-    let plan = tract_onnx::onnx()
-        .model_for_read(&mut &bytes[..])
-        .unwrap()
-        .with_input_fact(0, f32::fact(dims).into())
-        .unwrap()
-        .into_optimized()
-        .unwrap()
-        .into_runnable()
-        .unwrap();
-    let feed = tract_onnx::prelude::Tensor::from_shape(dims, x).unwrap();
-    let got = plan.run(tvec!(feed.into())).unwrap();
-    got[0].as_slice::<f32>().unwrap().to_vec()
 }
 
 /// Seeded values in about [−scale, scale] (a small LCG: no dependency).

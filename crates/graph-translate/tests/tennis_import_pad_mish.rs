@@ -11,40 +11,13 @@
 //!   −10): they keep f32's precision over the whole range.
 #![cfg(feature = "tennis")]
 
-use std::collections::BTreeMap;
+mod common;
 
 use bubble_module::{Module, WriteOptions};
-use graph_translate::export::{ExportOptions, tennis};
+use common::{one_node_model as model, run_in_tract};
 use graph_translate::import::{ImportOptions, onnx_to_tennis};
 use onnx_format::builder::{Dim, GraphBuilder, attr};
 use onnx_format::proto::tensor_proto::DataType;
-use tract_onnx::prelude::*;
-
-/// A model of one node `op` on an f32 input `x` of `dims` (with the extra
-/// inputs `more`), output `y` of `out`, at `opset`.
-fn model(
-    op: &str,
-    dims: &[i64],
-    out: &[i64],
-    opset: i64,
-    more: impl FnOnce(&mut GraphBuilder) -> Vec<String>,
-    attrs: Vec<onnx_format::proto::AttributeProto>,
-) -> onnx_format::Model {
-    let mut b = GraphBuilder::new("m");
-    let d: Vec<Dim> = dims.iter().map(|&v| Dim::Value(v)).collect();
-    b.input("x", DataType::Float, &d);
-    let mut ins = vec!["x".to_string()];
-    ins.extend(more(&mut b));
-    let ins: Vec<&str> = ins.iter().map(String::as_str).collect();
-    b.node(op, "", &ins, &["y"], attrs);
-    let o: Vec<Dim> = out.iter().map(|&v| Dim::Value(v)).collect();
-    b.output("y", DataType::Float, &o);
-    let mut opts = onnx_format::WriteOptions::default();
-    opts.opset = opset;
-    let mut bytes = Vec::new();
-    onnx_format::write_model(&mut bytes, &b.finish(&opts)).unwrap();
-    onnx_format::Model::parse(&bytes).unwrap()
-}
 
 /// The TenniS import of `m`, written and read back.
 fn import(m: &onnx_format::Model) -> Vec<u8> {
@@ -62,30 +35,7 @@ fn ops(tsm: &[u8]) -> Vec<String> {
 
 /// Runs a `.tsm` (exported back to ONNX) in tract on `x` of `dims`.
 fn run(tsm: &[u8], dims: &[usize], x: &[f32]) -> Vec<f32> {
-    let m = Module::parse(tsm).unwrap();
-    let weights: BTreeMap<String, tensor_core::Tensor<'static>> = m
-        .unique_named_tensors()
-        .into_iter()
-        .map(|(n, t)| (n, t.clone().into_static()))
-        .collect();
-    let opset = ExportOptions::new().checked_opset().unwrap();
-    let (onnx, _) = tennis::export(&m.to_graph(), &weights, opset).unwrap();
-    let mut bytes = Vec::new();
-    onnx_format::write_model(&mut bytes, &onnx).unwrap();
-    let tm = tract_onnx::onnx()
-        .model_for_read(&mut &bytes[..])
-        .unwrap()
-        .with_input_fact(0, f32::fact(dims).into())
-        .unwrap();
-    let feed = tract_onnx::prelude::Tensor::from_shape(dims, x).unwrap();
-    let out = tm
-        .into_optimized()
-        .unwrap()
-        .into_runnable()
-        .unwrap()
-        .run(tvec!(feed.into()))
-        .unwrap();
-    out[0].as_slice::<f32>().unwrap().to_vec()
+    run_in_tract(&Module::parse(tsm).unwrap(), dims, x)
 }
 
 /// A `Pad` of `x` (2 × 4, values 0..8) by `pads` in `mode`.

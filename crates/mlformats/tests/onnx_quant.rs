@@ -15,7 +15,6 @@ use std::path::{Path, PathBuf};
 
 use mlformats::{ConvertOptions, Document, convert};
 use nnp_archive::nnabla_proto::proto::NNablaProtoBuf;
-use sha2::{Digest, Sha256};
 
 fn data() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../../testdata/translate/quant")
@@ -23,10 +22,6 @@ fn data() -> PathBuf {
 
 mod common;
 use common::values;
-
-fn results() -> serde_json::Value {
-    common::json_file(&data().join("results.json"))
-}
 
 /// Converts case `name` to `.nnp`: its sha256 and its network.
 fn import(name: &str, dir: &Path) -> (String, NNablaProtoBuf) {
@@ -42,10 +37,7 @@ fn sha_of(name: &str, ext: &str, dir: &Path) -> String {
         &ConvertOptions::new(),
     )
     .unwrap();
-    Sha256::digest(std::fs::read(&out).unwrap())
-        .iter()
-        .map(|b| format!("{b:02x}"))
-        .collect()
+    common::sha256_file(&out)
 }
 
 /// Checks the outputs runtime `rt` recorded for case `name` (record `c`)
@@ -86,18 +78,13 @@ fn check_recorded(name: &str, rt: &str, c: &serde_json::Value) {
 
 #[test]
 fn every_case_is_the_file_the_runtimes_ran_and_computed_what_onnxruntime_did() {
-    let r = results();
+    let r = common::json_file(&data().join("results.json"));
     assert_eq!(r["nnabla"], "1.39.0");
     let cases = r["cases"].as_object().unwrap();
     assert_eq!(cases.len(), 15);
     let dir = tempfile::tempdir().unwrap();
     for (name, c) in cases {
-        let (sha, model) = import(name, dir.path());
-        assert_eq!(
-            sha,
-            c["nnp_sha256"].as_str().unwrap(),
-            "{name}: not the bytes nnabla ran"
-        );
+        let model = common::recorded_nnp(&data(), name, c, dir.path());
         let net = &model.network[0];
         let types: BTreeSet<&str> = net.function.iter().map(|f| f.r#type.as_str()).collect();
         let want: BTreeSet<&str> = c["functions"]

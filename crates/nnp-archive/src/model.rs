@@ -451,18 +451,7 @@ impl<W: Write + Seek> NnpStreamWriter<W> {
                         ),
                     });
                 };
-                if tensor.dtype() != spec.dtype || tensor.dims() != spec.dims.as_slice() {
-                    return Err(Error::Stream {
-                        name: spec.name.clone(),
-                        reason: format!(
-                            "declared {} {:?}, given {} {:?}",
-                            spec.dtype,
-                            spec.dims,
-                            tensor.dtype(),
-                            tensor.dims()
-                        ),
-                    });
-                }
+                crate::params::check_declared(&spec.name, spec.dtype, &spec.dims, tensor)?;
                 nnabla_proto::binary::write_parameters(
                     NoFlush(self.z.out()),
                     std::iter::once((spec.name.as_str(), tensor, spec.need_grad)),

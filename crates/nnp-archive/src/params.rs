@@ -35,6 +35,27 @@ pub struct ParamSpec {
     pub need_grad: bool,
 }
 
+/// Refuses `tensor` given to a streaming writer for the parameter `name`
+/// declared as `dtype` of `dims` unless it is of that type and shape.
+pub(crate) fn check_declared(
+    name: &str,
+    dtype: DType,
+    dims: &[usize],
+    tensor: &tensor_core::Tensor<'_>,
+) -> crate::Result<()> {
+    if tensor.dtype() == dtype && tensor.dims() == dims {
+        return Ok(());
+    }
+    Err(crate::Error::Stream {
+        name: name.to_string(),
+        reason: format!(
+            "declared {dtype} {dims:?}, given {} {:?}",
+            tensor.dtype(),
+            tensor.dims()
+        ),
+    })
+}
+
 impl ParamSpec {
     /// A parameter spec.
     pub fn new(

@@ -58,6 +58,20 @@ impl Values {
             .and_then(Const::ints)
     }
 
+    /// The `axes` of `node`: its attribute before opset `from`, its
+    /// constant input 1 from then on (none: empty).
+    pub fn axes(&self, node: &Node, from: i64) -> Result<Vec<i64>, LowerError> {
+        if self.opset < from {
+            return Ok(node.ints("axes").unwrap_or_default());
+        }
+        match node.input(1) {
+            Some(_) => self
+                .const_ints(node, 1)
+                .ok_or(LowerError::NotConstant { what: "axes" }),
+            None => Ok(vec![]),
+        }
+    }
+
     /// The constant input `i` of `node` as floats.
     pub fn const_floats(&self, node: &Node, i: usize) -> Option<Vec<f64>> {
         node.input(i).and_then(|n| self.konst(n)).map(Const::values)

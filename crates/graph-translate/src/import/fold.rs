@@ -254,10 +254,30 @@ pub fn fold_with(
     Some(eval(node, opset, &ins))
 }
 
+/// `dims` with axes of 1 inserted at `axes` (`Unsqueeze`: axes of the
+/// result, negative from the end); `Err` with the first axis out of range.
+pub(crate) fn unsqueezed<T: Copy + From<u8>>(dims: &[T], axes: &[i64]) -> Result<Vec<T>, i64> {
+    let nr = dims.len() + axes.len();
+    let mut ax = axes
+        .iter()
+        .map(|&v| eval::axis(v, nr).ok_or(v))
+        .collect::<Result<Vec<_>, _>>()?;
+    ax.sort_unstable();
+    let mut it = dims.iter();
+    let one = T::from(1);
+    Ok((0..nr)
+        .map(|i| match ax.contains(&i) {
+            true => one,
+            false => *it.next().unwrap_or(&one),
+        })
+        .collect())
+}
+
 /// The dimensions a zero point of `dims` takes against its operand: a
 /// vector of more than one element as `[n, 1, .., 1]` of rank `lead` (a
 /// per-row or per-output-channel zero point) when that is given, else as
 /// it is (numpy broadcasting).
+#[cfg(any(feature = "nnabla", feature = "tennis"))]
 pub(crate) fn zero_point_dims<T: Copy + From<u8> + PartialOrd>(
     dims: &[T],
     lead: Option<usize>,
@@ -274,6 +294,7 @@ pub(crate) fn zero_point_dims<T: Copy + From<u8> + PartialOrd>(
 
 /// Refuses operand `i` of a `MatMulInteger`/`ConvInteger` of ONNX type `e`
 /// unless it is an 8-bit integer.
+#[cfg(any(feature = "nnabla", feature = "tennis"))]
 pub(crate) fn int8_operand(e: i32, i: usize) -> Result<(), LowerError> {
     if matches!(e, 2 | 3) {
         return Ok(());
@@ -289,6 +310,7 @@ pub(crate) fn int8_operand(e: i32, i: usize) -> Result<(), LowerError> {
 /// that a vector of more than one element is laid out as `[n, 1, .., 1]`
 /// of rank `lead` when that is given (a per-row or per-output-channel zero
 /// point of `MatMulInteger`/`ConvInteger`).
+#[cfg(any(feature = "nnabla", feature = "tennis"))]
 pub(crate) fn shift_by_zero_point(
     x: &Const,
     zp: Option<&Const>,

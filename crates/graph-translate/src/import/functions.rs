@@ -9,7 +9,7 @@
 
 use std::collections::{HashMap, HashSet};
 
-use onnx_format::proto::{AttributeProto, FunctionProto, GraphProto};
+use onnx_format::proto::{AttributeProto, FunctionProto, GraphProto, NodeProto};
 
 use super::ImportError;
 use super::onnx_graph::Node;
@@ -102,40 +102,56 @@ fn inline_call(
             }
         }
     }
-    let rename = |s: &String| -> String {
-        if s.is_empty() {
-            return String::new();
-        }
-        map.get(s).cloned().unwrap_or_else(|| s.clone())
-    };
     let mut nodes = Vec::with_capacity(f.node.len());
     for (k, n) in f.node.iter().enumerate() {
-        let op = n.op_type.clone().unwrap_or_default();
-        let local = n
-            .name
-            .clone()
-            .filter(|s| !s.is_empty())
-            .unwrap_or_else(|| format!("{op}#{k}"));
-        let mut attrs = Vec::with_capacity(n.attribute.len());
-        for a in &n.attribute {
-            if let Some(a) = resolve(a, call, f) {
-                let mut a = a;
-                a.g.iter_mut()
-                    .chain(a.graphs.iter_mut())
-                    .for_each(|g| rename_reads(g, &map));
-                attrs.push(a);
-            }
-        }
-        nodes.push(Node {
-            op,
-            domain: n.domain.clone().unwrap_or_default(),
-            name: format!("{}/{local}", call.name),
-            inputs: n.input.iter().map(rename).collect(),
-            outputs: n.output.iter().map(rename).collect(),
-            attrs,
-        });
+        let attrs = n.attribute.iter().filter_map(|a| resolve(a, call, f));
+        nodes.push(copy_node(
+            n,
+            k,
+            &format!("{}/", call.name),
+            &map,
+            attrs.collect(),
+        ));
     }
     Ok(nodes)
+}
+
+/// Node `k` of a function body or a branch (`n`) copied into the graph
+/// that holds it: named `prefix` and its own name (else `op#k`), its
+/// inputs and outputs renamed by `map` (an empty name stays empty, a name
+/// not in `map` is kept), with `attrs`, the reads of their subgraphs
+/// renamed by `map` too.
+pub(crate) fn copy_node(
+    n: &NodeProto,
+    k: usize,
+    prefix: &str,
+    map: &HashMap<String, String>,
+    mut attrs: Vec<AttributeProto>,
+) -> Node {
+    let op = n.op_type.clone().unwrap_or_default();
+    let local = n
+        .name
+        .clone()
+        .filter(|s| !s.is_empty())
+        .unwrap_or_else(|| format!("{op}#{k}"));
+    for a in &mut attrs {
+        a.g.iter_mut()
+            .chain(a.graphs.iter_mut())
+            .for_each(|g| rename_reads(g, map));
+    }
+    let names = |v: &[String]| -> Vec<String> {
+        v.iter()
+            .map(|s| map.get(s).filter(|_| !s.is_empty()).unwrap_or(s).clone())
+            .collect()
+    };
+    Node {
+        op,
+        domain: n.domain.clone().unwrap_or_default(),
+        name: format!("{prefix}{local}"),
+        inputs: names(&n.input),
+        outputs: names(&n.output),
+        attrs,
+    }
 }
 
 /// Attribute `a` of a function's node as the call gives it: one that

@@ -17,7 +17,7 @@ use super::driver::Values;
 use onnx_format::proto::GraphProto;
 
 use super::fold;
-use super::functions::rename_reads;
+use super::functions::copy_node;
 use super::onnx_graph::{Const, Node, OnnxGraph};
 
 /// The nodes the `If` `node` becomes when its condition is `cond`: the
@@ -167,31 +167,8 @@ pub(crate) fn inline_graph(
     }
     let mut nodes = Vec::with_capacity(branch.node.len() + outputs.len());
     for (k, n) in branch.node.iter().enumerate() {
-        let op = n.op_type.clone().unwrap_or_default();
-        let local = n
-            .name
-            .clone()
-            .filter(|s| !s.is_empty())
-            .unwrap_or_else(|| format!("{op}#{k}"));
-        let mut attrs = n.attribute.clone();
-        for a in &mut attrs {
-            a.g.iter_mut()
-                .chain(a.graphs.iter_mut())
-                .for_each(|g| rename_reads(g, &map));
-        }
-        let names = |v: &Vec<String>| -> Vec<String> {
-            v.iter()
-                .map(|s| if s.is_empty() { s.clone() } else { rename(s) })
-                .collect()
-        };
-        nodes.push(Node {
-            op,
-            domain: n.domain.clone().unwrap_or_default(),
-            name: format!("{prefix}.{local}"),
-            inputs: names(&n.input),
-            outputs: names(&n.output),
-            attrs,
-        });
+        let p = format!("{prefix}.");
+        nodes.push(copy_node(n, k, &p, &map, n.attribute.clone()));
     }
     for (i, o) in outputs.iter().enumerate() {
         let b = out_name(i);

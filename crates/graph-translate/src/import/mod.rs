@@ -268,6 +268,24 @@ pub struct SupportRow {
     pub notes: &'static str,
 }
 
+/// Appends a markdown row per support row to `s`, the last column the
+/// count of verified cases `verified` gives (or "— (no case)").
+#[cfg(any(feature = "nnabla", feature = "tennis"))]
+fn push_rows(s: &mut String, rows: &[SupportRow], verified: &dyn Fn(&str) -> usize) {
+    for r in rows {
+        let v = verified(r.op);
+        let cases = if v > 0 {
+            v.to_string()
+        } else {
+            "— (no case)".into()
+        };
+        s.push_str(&format!(
+            "| {} | {}–{} | {} | {} | {} | {cases} |\n",
+            r.op, r.opsets.0, r.opsets.1, r.attrs, r.emits, r.notes,
+        ));
+    }
+}
+
 /// The published support table (markdown) of ONNX import, generated from
 /// the operator tables; `verified` gives, per ONNX operator, how many
 /// cases of the ONNX conformance suite using it convert and compute the
@@ -349,23 +367,7 @@ pub fn support_table_markdown(verified: &dyn Fn(&str) -> usize) -> String {
              |---|---|---|---|---|---|\n",
             rows.len()
         ));
-        for r in rows {
-            let v = verified(r.op);
-            s.push_str(&format!(
-                "| {} | {}–{} | {} | {} | {} | {} |\n",
-                r.op,
-                r.opsets.0,
-                r.opsets.1,
-                r.attrs,
-                r.emits,
-                r.notes,
-                if v > 0 {
-                    v.to_string()
-                } else {
-                    "— (no case)".into()
-                }
-            ));
-        }
+        push_rows(&mut s, &rows, verified);
     }
     s
 }
@@ -386,22 +388,6 @@ pub fn tennis_support_markdown(verified: &dyn Fn(&str) -> usize) -> String {
          |---|---|---|---|---|---|\n",
         rows.len()
     );
-    for r in rows {
-        let v = verified(r.op);
-        s.push_str(&format!(
-            "| {} | {}–{} | {} | {} | {} | {} |\n",
-            r.op,
-            r.opsets.0,
-            r.opsets.1,
-            r.attrs,
-            r.emits,
-            r.notes,
-            if v > 0 {
-                v.to_string()
-            } else {
-                "— (no case)".into()
-            }
-        ));
-    }
+    push_rows(&mut s, &rows, verified);
     s
 }

@@ -10,7 +10,7 @@ use nnabla_proto::proto::*;
 use super::LowerError;
 use super::nnabla_cx::{Cx, Lowered};
 use super::nnabla_ops_elementwise::{binary_vars, chain};
-use super::nnabla_ops_rnn::transpose;
+use super::nnabla_ops_rnn::{check_attrs, transpose};
 use super::onnx_graph::{Node, elem};
 
 /// The most cell steps (sequence length x directions) unrolled.
@@ -83,31 +83,6 @@ fn concat(cx: &mut Cx<'_>, parts: &[String], axis: usize, out: Option<&str>) -> 
 
 type Lowered2 = Result<String, LowerError>;
 
-fn check(node: &Node) -> Result<(), LowerError> {
-    if node.attr("clip").is_some() {
-        return Err("clip (not lowered)".into());
-    }
-    if node.attr("activation_alpha").is_some() || node.attr("activation_beta").is_some() {
-        return Err("activation_alpha/activation_beta".into());
-    }
-    if node.input(4).is_some() {
-        return Err("sequence_lens (every sequence is run to its full length)".into());
-    }
-    if let Some(a) = node.attr("activations") {
-        let names: Vec<String> = a
-            .strings
-            .iter()
-            .map(|s| String::from_utf8_lossy(s).to_ascii_lowercase())
-            .collect();
-        if names.chunks(2).any(|c| c != ["sigmoid", "tanh"]) {
-            return Err(LowerError::Other(format!(
-                "activations={names:?} (lowered: Sigmoid, Tanh)"
-            )));
-        }
-    }
-    Ok(())
-}
-
 fn dim(v: i64) -> Result<i64, LowerError> {
     if v <= 0 {
         return Err("a GRU over a symbolic or empty dimension (fix it with --input-shape)".into());
@@ -119,19 +94,8 @@ fn dim(v: i64) -> Result<i64, LowerError> {
 /// `linear_before_reset` forms).
 pub(super) fn gru(cx: &mut Cx<'_>, node: &Node) -> Lowered {
     cx.dims_within_limits(node)?;
-    check(node)?;
-    let nd: i64 = match node.string("direction", "forward").as_str() {
-        "forward" | "reverse" => 1,
-        "bidirectional" => 2,
-        other => {
-            return Err(LowerError::attr("direction", format!("{other:?}")));
-        }
-    };
+    let (nd, layout) = check_attrs(node, &["sigmoid", "tanh"], "lowered: Sigmoid, Tanh")?;
     let reverse = node.string("direction", "forward") == "reverse";
-    let layout = node.int("layout", 0);
-    if layout != 0 && layout != 1 {
-        return Err(LowerError::attr("layout", format!("{layout}")));
-    }
     let lbr = node.int("linear_before_reset", 0) != 0;
     let mut x = cx.fvar(node, 0)?;
     if cx.shape(&x)?.len() != 3 {

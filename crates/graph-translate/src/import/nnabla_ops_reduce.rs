@@ -13,16 +13,7 @@ use super::onnx_graph::{Node, elem};
 /// 13 for `ReduceSum` and 18 for the others); `None` = no-op.
 fn reduce_axes(cx: &Cx<'_>, node: &Node, r: usize) -> Result<Option<Vec<i64>>, LowerError> {
     let from_input = if node.op == "ReduceSum" { 13 } else { 18 };
-    let axes = if cx.opset >= from_input {
-        match node.input(1) {
-            Some(_) => cx
-                .const_ints(node, 1)
-                .ok_or(LowerError::NotConstant { what: "axes" })?,
-            None => vec![],
-        }
-    } else {
-        node.ints("axes").unwrap_or_default()
-    };
+    let axes = cx.axes(node, from_input)?;
     if axes.is_empty() {
         if node.int("noop_with_empty_axes", 0) != 0 {
             return Ok(None);

@@ -80,39 +80,47 @@ pub(crate) fn transpose(
     Ok(y)
 }
 
-/// The refusals shared by `RNN` and `LSTM`.
-fn check_attrs(node: &Node, lstm: bool) -> Result<(), LowerError> {
+/// The refusals shared by `RNN`, `LSTM` and `GRU`: `clip`, activation
+/// alpha and beta, `sequence_lens`, and (where `gates` names them, in
+/// lowercase, for one direction) activations other than `gates`, `why`
+/// saying what is lowered; a direction or a layout ONNX does not define.
+/// Gives the count of directions and the layout.
+pub(crate) fn check_attrs(
+    node: &Node,
+    gates: &[&str],
+    why: &str,
+) -> Result<(i64, i64), LowerError> {
     if node.attr("clip").is_some() {
-        return Err("clip (NNabla's cells do not clip)".into());
+        return Err("clip (not lowered)".into());
     }
     if node.attr("activation_alpha").is_some() || node.attr("activation_beta").is_some() {
         return Err("activation_alpha/activation_beta".into());
     }
     if node.input(4).is_some() {
-        return Err("sequence_lens (NNabla runs every sequence to its full length)".into());
+        return Err("sequence_lens (every sequence is run to its full length)".into());
     }
-    if lstm {
-        if node.int("input_forget", 0) != 0 {
-            return Err("input_forget=1 (coupled gates)".into());
-        }
-        if node.input(7).is_some() {
-            return Err("peephole weights P (NNabla's LSTM has no peepholes)".into());
-        }
-        if let Some(a) = node.attr("activations") {
-            let names: Vec<String> = a
-                .strings
-                .iter()
-                .map(|s| String::from_utf8_lossy(s).to_ascii_lowercase())
-                .collect();
-            let dflt = ["sigmoid", "tanh", "tanh"];
-            if names.chunks(3).any(|c| c != dflt) {
-                return Err(LowerError::Other(format!(
-                    "activations={names:?} (NNabla's LSTM uses Sigmoid, Tanh, Tanh)"
-                )));
-            }
+    if let Some(a) = node.attr("activations").filter(|_| !gates.is_empty()) {
+        let names: Vec<String> = a
+            .strings
+            .iter()
+            .map(|s| String::from_utf8_lossy(s).to_ascii_lowercase())
+            .collect();
+        if names.chunks(gates.len()).any(|c| c != gates) {
+            return Err(LowerError::Other(format!("activations={names:?} ({why})")));
         }
     }
-    Ok(())
+    let nd: i64 = match node.string("direction", "forward").as_str() {
+        "forward" | "reverse" => 1,
+        "bidirectional" => 2,
+        other => {
+            return Err(LowerError::attr("direction", format!("{other:?}")));
+        }
+    };
+    let layout = node.int("layout", 0);
+    if layout != 0 && layout != 1 {
+        return Err(LowerError::attr("layout", format!("{layout}")));
+    }
+    Ok((nd, layout))
 }
 
 /// The nonlinearity of an ONNX `RNN` (`tanh` or `relu`, every direction
@@ -138,25 +146,24 @@ fn rnn_nonlinearity(node: &Node) -> Result<String, LowerError> {
 pub(crate) fn recurrent(cx: &mut Cx<'_>, node: &Node) -> Lowered {
     cx.dims_within_limits(node)?;
     let lstm = node.op == "LSTM";
-    check_attrs(node, lstm)?;
+    let gates: &[&str] = if lstm {
+        &["sigmoid", "tanh", "tanh"]
+    } else {
+        &[]
+    };
+    let (nd, layout) = check_attrs(node, gates, "NNabla's LSTM uses Sigmoid, Tanh, Tanh")?;
+    if lstm && node.int("input_forget", 0) != 0 {
+        return Err("input_forget=1 (coupled gates)".into());
+    }
+    if lstm && node.input(7).is_some() {
+        return Err("peephole weights P (NNabla's LSTM has no peepholes)".into());
+    }
     let nonlin = if lstm {
         String::new()
     } else {
         rnn_nonlinearity(node)?
     };
     let g: i64 = if lstm { 4 } else { 1 };
-    let dir = node.string("direction", "forward");
-    let nd: i64 = match dir.as_str() {
-        "forward" | "reverse" => 1,
-        "bidirectional" => 2,
-        other => {
-            return Err(LowerError::attr("direction", format!("{other:?}")));
-        }
-    };
-    let layout = node.int("layout", 0);
-    if layout != 0 && layout != 1 {
-        return Err(LowerError::attr("layout", format!("{layout}")));
-    }
     // The sequence as (T, B, I).
     let mut x = cx.fvar(node, 0)?;
     let xs = cx.shape(&x)?;
@@ -209,7 +216,7 @@ pub(crate) fn recurrent(cx: &mut Cx<'_>, node: &Node) -> Lowered {
     } else {
         None
     };
-    let reverse = dir == "reverse";
+    let reverse = node.string("direction", "forward") == "reverse";
     if reverse {
         x = flip(cx, &x, 0, None)?;
     }

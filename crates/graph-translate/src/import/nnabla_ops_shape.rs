@@ -100,35 +100,13 @@ pub(crate) fn flatten(cx: &mut Cx<'_>, node: &Node) -> Lowered {
 
 /// `Squeeze` and `Unsqueeze` (axes as attribute before opset 13, input after).
 pub(crate) fn squeeze(cx: &mut Cx<'_>, node: &Node) -> Lowered {
-    let axes = if cx.opset >= 13 {
-        match node.input(1) {
-            Some(_) => cx
-                .const_ints(node, 1)
-                .ok_or(LowerError::NotConstant { what: "axes" })?,
-            None => vec![],
-        }
-    } else {
-        node.ints("axes").unwrap_or_default()
-    };
+    let axes = cx.axes(node, 13)?;
     let x = cx.avar(node, 0)?;
     let s = cx.shape(&x)?;
     let out: Vec<i64> = if node.op == "Unsqueeze" {
-        let r = s.len() + axes.len();
-        let mut ax = axes
-            .iter()
-            .map(|&a| norm_axis(a, r))
-            .collect::<Result<Vec<_>, _>>()?;
-        ax.sort_unstable();
-        let mut it = s.iter();
-        (0..r)
-            .map(|i| {
-                if ax.contains(&i) {
-                    1
-                } else {
-                    *it.next().unwrap_or(&1)
-                }
-            })
-            .collect()
+        let rank = s.len() + axes.len();
+        super::fold::unsqueezed(&s, &axes)
+            .map_err(|axis| LowerError::AxisOutOfRange { axis, rank })?
     } else {
         let ax: Vec<usize> = if axes.is_empty() {
             (0..s.len()).filter(|&i| s[i] == 1).collect()

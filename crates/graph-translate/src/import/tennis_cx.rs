@@ -720,3 +720,10 @@ pub(crate) fn out(node: &Node) -> Result<&str, LowerError> {
         .filter(|s| !s.is_empty())
         .ok_or(LowerError::NoOutput)
 }
+
+/// The first output of `node` that is read (a lowering of several
+/// outputs names its temporaries by it).
+pub(crate) fn read_out(node: &Node) -> Result<String, LowerError> {
+    let o = node.outputs.iter().find(|o| !o.is_empty());
+    o.cloned().ok_or(LowerError::NoOutput)
+}

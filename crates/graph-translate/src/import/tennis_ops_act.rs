@@ -186,6 +186,57 @@ pub(crate) fn pow(cx: &mut Tx, node: &Node) -> Lowered {
     Ok(())
 }
 
+/// `(x − mean) / sqrt(var + ε)` of `x` (of dimensions `d`) over the axes
+/// from `a` on, each mean one kept `reduce_mean` per axis; without
+/// `centre` (RMS) `x / sqrt(mean(x²) + ε)`. Returns the result, the mean
+/// (when centred) and the standard deviation (`d` with the axes from `a`
+/// on 1).
+fn standardize(
+    cx: &mut Tx,
+    o: &str,
+    x: NodeId,
+    d: &[i64],
+    a: usize,
+    centre: bool,
+    eps: f64,
+) -> Result<(NodeId, Option<NodeId>, NodeId), LowerError> {
+    let mut kd = d.to_vec();
+    for v in kd.iter_mut().skip(a) {
+        *v = 1;
+    }
+    let mean_of = |cx: &mut Tx, v| -> Result<_, LowerError> {
+        let mut cur = v;
+        let mut cd = d.to_vec();
+        for ax in a..d.len() {
+            cd[ax] = 1;
+            cur = cx.tmp(
+                "reduce_mean",
+                o,
+                &[cur],
+                vec![
+                    kv("dims", super::tennis_cx::p_ints(&[ax as i64])),
+                    kv("keep_dims", super::tennis_cx::p_bool(true)),
+                ],
+                &cd,
+            )?;
+        }
+        Ok(cur)
+    };
+    let (centred, mean) = if centre {
+        let m = mean_of(cx, x)?;
+        (cx.tmp("sub", o, &[x, m], vec![], d)?, Some(m))
+    } else {
+        (x, None)
+    };
+    let sq = cx.tmp("mul", o, &[centred, centred], vec![], d)?;
+    let var = mean_of(cx, sq)?;
+    let eps = cx.scalar(o, eps)?;
+    let ve = cx.tmp("add", o, &[var, eps], vec![], &kd)?;
+    let sd = cx.tmp("sqrt", o, &[ve], vec![], &kd)?;
+    let n = cx.tmp("div", o, &[centred, sd], vec![], d)?;
+    Ok((n, mean, sd))
+}
+
 /// `LayerNormalization` → `reduce_mean` over the axes from `axis` on (one
 /// per axis, kept), `sub`, `mul`, `reduce_mean`, `add` (epsilon), `sqrt`,
 /// `div`: `y = (x − mean) / sqrt(var + ε) · scale + bias`, with the Mean
@@ -203,47 +254,14 @@ pub(crate) fn norm(cx: &mut Tx, node: &Node) -> Lowered {
     }
     let r = d.len();
     let a = super::tennis_ops_basic::axis(node.int("axis", -1), r)?;
-    let o = node
-        .outputs
-        .iter()
-        .find(|o| !o.is_empty())
-        .ok_or(LowerError::NoOutput)?
-        .clone();
+    let o = super::tennis_cx::read_out(node)?;
     let rms = node.op == "RMSNormalization";
     let mut kd = d.clone();
     for v in &mut kd[a..] {
         *v = 1;
     }
-    let mean_of = |cx: &mut Tx, v| -> Result<_, LowerError> {
-        let mut cur = v;
-        let mut cd = d.clone();
-        for ax in a..r {
-            cd[ax] = 1;
-            cur = cx.tmp(
-                "reduce_mean",
-                &o,
-                &[cur],
-                vec![
-                    kv("dims", super::tennis_cx::p_ints(&[ax as i64])),
-                    kv("keep_dims", super::tennis_cx::p_bool(true)),
-                ],
-                &cd,
-            )?;
-        }
-        Ok(cur)
-    };
-    let (centred, mean) = if rms {
-        (x, None)
-    } else {
-        let m = mean_of(cx, x)?;
-        (cx.tmp("sub", &o, &[x, m], vec![], &d)?, Some(m))
-    };
-    let sq = cx.tmp("mul", &o, &[centred, centred], vec![], &d)?;
-    let var = mean_of(cx, sq)?;
-    let eps = cx.scalar(&o, f64::from(node.float("epsilon", 1e-5)))?;
-    let ve = cx.tmp("add", &o, &[var, eps], vec![], &kd)?;
-    let sd = cx.tmp("sqrt", &o, &[ve], vec![], &kd)?;
-    let n = cx.tmp("div", &o, &[centred, sd], vec![], &d)?;
+    let eps = f64::from(node.float("epsilon", 1e-5));
+    let (n, mean, sd) = standardize(cx, &o, x, &d, a, !rms, eps)?;
     let scale = cx.fin(node, 1)?;
     let bias = if rms || node.input(2).is_none() {
         None
@@ -312,32 +330,8 @@ pub(crate) fn instance_norm(cx: &mut Tx, node: &Node) -> Lowered {
     };
     let scale = per_channel(cx, 1)?;
     let bias = per_channel(cx, 2)?;
-    let mut kd = d.clone();
-    let mean_of = |cx: &mut Tx, v: NodeId, kd: &mut Vec<i64>| -> Result<NodeId, LowerError> {
-        let mut cur = v;
-        for ax in 2..r {
-            kd[ax] = 1;
-            cur = cx.tmp(
-                "reduce_mean",
-                &o,
-                &[cur],
-                vec![
-                    kv("dims", super::tennis_cx::p_ints(&[ax as i64])),
-                    kv("keep_dims", super::tennis_cx::p_bool(true)),
-                ],
-                kd,
-            )?;
-        }
-        Ok(cur)
-    };
-    let m = mean_of(cx, x, &mut kd)?;
-    let centred = cx.tmp("sub", &o, &[x, m], vec![], &d)?;
-    let sq = cx.tmp("mul", &o, &[centred, centred], vec![], &d)?;
-    let var = mean_of(cx, sq, &mut kd)?;
-    let eps = cx.scalar(&o, f64::from(node.float("epsilon", 1e-5)))?;
-    let ve = cx.tmp("add", &o, &[var, eps], vec![], &kd)?;
-    let sd = cx.tmp("sqrt", &o, &[ve], vec![], &kd)?;
-    let n = cx.tmp("div", &o, &[centred, sd], vec![], &d)?;
+    let eps = f64::from(node.float("epsilon", 1e-5));
+    let (n, _, _) = standardize(cx, &o, x, &d, 2, true, eps)?;
     let t = cx.tmp("mul", &o, &[n, scale], vec![], &d)?;
     cx.emit("add", &o, &[t, bias], vec![], &d)?;
     Ok(())

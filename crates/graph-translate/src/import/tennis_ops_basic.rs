@@ -206,31 +206,14 @@ pub(crate) fn clip(cx: &mut Tx, node: &Node) -> Lowered {
 /// `Softmax` over one axis (opset 13+) or over the flattened trailing
 /// axes (opsets 7–12, through a reshape).
 pub(crate) fn softmax(cx: &mut Tx, node: &Node) -> Lowered {
-    let x = cx.fin(node, 0)?;
-    let d = cx.in_shape(node, 0)?;
-    let o = out(node)?.to_string();
-    let def = if cx.opset >= 13 { -1 } else { 1 };
-    let a = axis(node.int("axis", def), d.len())?;
-    if cx.opset >= 13 || a + 1 == d.len() || d[a + 1..].iter().all(|&v| v == 1) {
-        cx.emit("softmax", &o, &[x], vec![kv("dim", p_int(a as i64))], &d)?;
-        return Ok(());
-    }
-    if d.iter().any(|&v| v < 0) {
-        return Err("a symbolic dimension (fix it with --input-shape)".into());
-    }
-    let rows: i64 = d[..a].iter().product();
-    let cols: i64 = d[a..].iter().product();
-    let r = cx.fresh(&o);
-    let flat = cx.reshape(&r, x, &[rows, cols])?;
-    let s = cx.tmp(
-        "softmax",
-        &o,
-        &[flat],
-        vec![kv("dim", p_int(1))],
-        &[rows, cols],
-    )?;
-    cx.reshape(&o, s, &d)?;
-    Ok(())
+    super::tennis_ops_log::along_axis(cx, node, |cx, o, x, d, a, named| {
+        let p = vec![kv("dim", p_int(a as i64))];
+        if named {
+            cx.emit("softmax", o, &[x], p, d)
+        } else {
+            cx.tmp("softmax", o, &[x], p, d)
+        }
+    })
 }
 
 /// `Identity`, `Dropout` (inference: the input itself).
@@ -262,18 +245,7 @@ pub(crate) fn reshape(cx: &mut Tx, node: &Node) -> Lowered {
         return Err("a symbolic dimension (fix it with --input-shape)".into());
     }
     let ud: Vec<usize> = d.iter().map(|&v| v as usize).collect();
-    let axes = |cx: &Tx| -> Result<Vec<i64>, LowerError> {
-        if cx.opset >= 13 {
-            match node.input(1) {
-                None => Ok(Vec::new()),
-                Some(_) => cx
-                    .const_ints(node, 1)
-                    .ok_or(LowerError::NotConstant { what: "axes" }),
-            }
-        } else {
-            Ok(node.ints("axes").unwrap_or_default())
-        }
-    };
+    let axes = |cx: &Tx| cx.axes(node, 13);
     let nd: Vec<i64> = match node.op.as_str() {
         "Reshape" if cx.const_ints(node, 1).is_none() => {
             // a shape computed at run time → `_reshape_v2` (TenniS's: 0

@@ -139,12 +139,7 @@ pub(crate) fn topk(cx: &mut Tx, node: &Node) -> Lowered {
             onnx_format::dtype::onnx_name(e)
         )));
     }
-    let hint = node
-        .outputs
-        .iter()
-        .find(|o| !o.is_empty())
-        .ok_or(LowerError::NoOutput)?
-        .clone();
+    let hint = super::tennis_cx::read_out(node)?;
     let last = d.len() - 1;
     let mut perm: Vec<i64> = (0..d.len() as i64).collect();
     perm.swap(a, last);

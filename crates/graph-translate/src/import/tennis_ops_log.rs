@@ -114,13 +114,25 @@ pub(crate) fn log(cx: &mut Tx, node: &Node) -> Lowered {
 /// input is coerced to 2-D at the axis (`_reshape` around it) unless the
 /// axes after it are all 1.
 pub(crate) fn log_softmax(cx: &mut Tx, node: &Node) -> Lowered {
+    along_axis(cx, node, stable)
+}
+
+/// A lowering `f` of a `Softmax`-like `node` along its axis (opset 13 and
+/// later, or where the axes after it are all 1), else of its input
+/// coerced to 2-D at the axis, reshaped back. `f` is given the value, its
+/// dimensions, the axis and whether it names the output itself.
+pub(crate) fn along_axis(
+    cx: &mut Tx,
+    node: &Node,
+    f: impl FnOnce(&mut Tx, &str, NodeId, &[i64], usize, bool) -> Result<NodeId, LowerError>,
+) -> Lowered {
     let x = cx.fin(node, 0)?;
     let d = cx.in_shape(node, 0)?;
     let o = out(node)?.to_string();
     let def = if cx.opset >= 13 { -1 } else { 1 };
     let a = axis(node.int("axis", def), d.len())?;
     if cx.opset >= 13 || a + 1 == d.len() || d[a + 1..].iter().all(|&v| v == 1) {
-        stable(cx, &o, x, &d, a, true)?;
+        f(cx, &o, x, &d, a, true)?;
         return Ok(());
     }
     if d.iter().any(|&v| v < 0) {
@@ -136,7 +148,7 @@ pub(crate) fn log_softmax(cx: &mut Tx, node: &Node) -> Lowered {
         .ok_or("too many elements")?;
     let r = cx.fresh(&o);
     let flat = cx.reshape(&r, x, &[rows, cols])?;
-    let s = stable(cx, &o, flat, &[rows, cols], 1, false)?;
+    let s = f(cx, &o, flat, &[rows, cols], 1, false)?;
     cx.reshape(&o, s, &d)?;
     Ok(())
 }
@@ -254,12 +266,5 @@ pub(crate) fn reduce_log(cx: &mut Tx, node: &Node) -> Lowered {
         }
         ln(cx, &o, s, &kd, false)?
     };
-    let nd: Vec<i64> = d
-        .iter()
-        .enumerate()
-        .filter(|(i, _)| !ax.contains(i))
-        .map(|(_, &v)| v)
-        .collect();
-    cx.reshape(&o, r, &nd)?;
-    Ok(())
+    super::tennis_ops_reduce::drop_axes(cx, &o, r, &d, &ax)
 }

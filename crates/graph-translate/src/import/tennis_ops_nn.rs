@@ -78,11 +78,13 @@ pub(crate) fn nchw(cx: &Tx, node: &Node) -> Result<Vec<i64>, LowerError> {
     Ok(d)
 }
 
-/// `Conv` (2-D) → `conv2d` or `depthwise_conv2d`, then `add_bias`.
-pub(crate) fn conv(cx: &mut Tx, node: &Node) -> Lowered {
+/// The NCHW input dimensions of a 2-D convolution `node`, its 4-D
+/// weights' (each at least 1 when `positive`); `kernel_shape` must
+/// repeat the weights' last two.
+fn nchw_kernel(cx: &Tx, node: &Node, positive: bool) -> Result<(Vec<i64>, Vec<i64>), LowerError> {
     let d = nchw(cx, node)?;
     let wd = cx.in_shape(node, 1)?;
-    if wd.len() != 4 {
+    if wd.len() != 4 || (positive && wd.iter().any(|&v| v < 1)) {
         return Err("weights that are not 4-D".into());
     }
     let k = [wd[2], wd[3]];
@@ -93,6 +95,13 @@ pub(crate) fn conv(cx: &mut Tx, node: &Node) -> Lowered {
             "kernel_shape {ks:?} unlike the weights"
         )));
     }
+    Ok((d, wd))
+}
+
+/// `Conv` (2-D) → `conv2d` or `depthwise_conv2d`, then `add_bias`.
+pub(crate) fn conv(cx: &mut Tx, node: &Node) -> Lowered {
+    let (d, wd) = nchw_kernel(cx, node, false)?;
+    let k = [wd[2], wd[3]];
     let w = window(node, [d[2], d[3]], k)?;
     let group = node.int("group", 1);
     let o = out(node)?.to_string();
@@ -664,19 +673,8 @@ pub(crate) fn lrn(cx: &mut Tx, node: &Node) -> Lowered {
 /// where that goes negative zeros are appended with `pad` before the bias.
 /// Groups are refused.
 pub(crate) fn conv_transpose(cx: &mut Tx, node: &Node) -> Lowered {
-    let d = nchw(cx, node)?;
-    let wd = cx.in_shape(node, 1)?;
-    if wd.len() != 4 || wd.iter().any(|&v| v < 1) {
-        return Err("weights that are not 4-D".into());
-    }
+    let (d, wd) = nchw_kernel(cx, node, true)?;
     let k = [wd[2], wd[3]];
-    if let Some(ks) = node.ints("kernel_shape")
-        && ks != k
-    {
-        return Err(LowerError::Other(format!(
-            "kernel_shape {ks:?} unlike the weights"
-        )));
-    }
     let group = node.int("group", 1);
     if group != 1 {
         return Err(LowerError::Other(format!(

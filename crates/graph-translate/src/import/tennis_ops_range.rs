@@ -17,12 +17,7 @@ use super::tennis_cx::{Lowered, Tx, kv, p_float, p_int, p_str, ts_code};
 /// counts `range(0, count, 1)` in int32, and the values are ONNX's
 /// `start + i * delta` in the inputs' type.
 pub(crate) fn range(cx: &mut Tx, node: &Node) -> Lowered {
-    let o = node
-        .outputs
-        .first()
-        .filter(|s| !s.is_empty())
-        .ok_or(LowerError::NoOutput)?
-        .clone();
+    let o = super::tennis_cx::out(node)?.to_string();
     let (s, e) = cx.tin(node, 0)?;
     let (l, el) = cx.tin(node, 1)?;
     let (d, ed) = cx.tin(node, 2)?;

@@ -72,15 +72,28 @@ pub(crate) fn reduce(cx: &mut Tx, node: &Node) -> Lowered {
         }
         cur = cx.tmp("mul", &o, &[cur, m], vec![], &kd)?;
     }
-    if !keep {
-        let nd: Vec<i64> = d
-            .iter()
-            .enumerate()
-            .filter(|(i, _)| !ax.contains(i))
-            .map(|(_, &v)| v)
-            .collect();
-        cx.reshape(&o, cur, &nd)?;
+    if keep {
+        return Ok(());
     }
+    drop_axes(cx, &o, cur, &d, &ax)
+}
+
+/// `v` (of `d` with the axes `ax` reduced to 1) reshaped into `o` without
+/// those axes (`keepdims` 0).
+pub(crate) fn drop_axes(
+    cx: &mut Tx,
+    o: &str,
+    v: bubble_module::NodeId,
+    d: &[i64],
+    ax: &[usize],
+) -> Lowered {
+    let nd: Vec<i64> = d
+        .iter()
+        .enumerate()
+        .filter(|(i, _)| !ax.contains(i))
+        .map(|(_, &v)| v)
+        .collect();
+    cx.reshape(o, v, &nd)?;
     Ok(())
 }
 
@@ -93,16 +106,7 @@ pub(crate) fn given_axes(
     rank: usize,
     input_from: i64,
 ) -> Result<Vec<usize>, LowerError> {
-    let axes = if cx.opset >= input_from {
-        match node.input(1) {
-            None => Vec::new(),
-            Some(_) => cx
-                .const_ints(node, 1)
-                .ok_or(LowerError::NotConstant { what: "axes" })?,
-        }
-    } else {
-        node.ints("axes").unwrap_or_default()
-    };
+    let axes = cx.axes(node, input_from)?;
     axes.iter().map(|&a| axis(a, rank)).collect()
 }
 

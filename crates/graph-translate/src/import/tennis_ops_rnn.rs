@@ -7,55 +7,41 @@ use super::LowerError;
 use super::onnx_graph::Node;
 use super::tennis_cx::{Lowered, Tx, kv, p_bool, p_float, p_int, p_ints, p_str};
 
-/// `LSTM` → `LSTM` (TenniS's: ONNX's layouts and gate order i, o, f, c,
-/// the default activations; a packed output of Y, Y_h, Y_c read with
-/// `_field`). A missing B is zeros, a missing initial state a 0-d zero
-/// (TenniS starts from zeros for a state of rank below 3). TenniS runs
-/// `forward` and `bidirectional` only (it reads `reverse` as forward):
-/// `reverse` runs forward over the sequence reversed by `strided_slice`
-/// (step −1), Y reversed back; sequence lengths, peepholes, `clip`, `input_forget`, `layout` 1 and
-/// other activations are refused.
-pub(crate) fn lstm(cx: &mut Tx, node: &Node) -> Lowered {
+/// The checks `LSTM` and `GRU` share: the direction (`forward`,
+/// `reverse` or `bidirectional`), its count of directions, `hidden_size`
+/// (1 to 2²⁰) and the static input dimensions (three, each at least 1);
+/// refused are `clip`, `sequence_lens` and activations other than
+/// `defaults` for every direction.
+fn recurrence(
+    cx: &Tx,
+    node: &Node,
+    defaults: &[&str],
+) -> Result<(String, i64, i64, Vec<i64>), LowerError> {
     let dir = node.string("direction", "forward");
     let nd: i64 = match dir.as_str() {
         "forward" | "reverse" => 1,
         "bidirectional" => 2,
         d => return Err(LowerError::Other(format!("direction {d}"))),
     };
-    let reverse = dir == "reverse";
     if node.attr("clip").is_some() {
         return Err("clip".into());
     }
-    if node.int("input_forget", 0) != 0 {
-        return Err("input_forget 1".into());
-    }
-    if node.int("layout", 0) != 0 {
-        return Err("layout 1 (batch first)".into());
-    }
     if let Some(a) = node.attr("activations") {
-        let want: Vec<&str> = ["Sigmoid", "Tanh", "Tanh"]
-            .iter()
-            .cycle()
-            .take(3 * nd as usize)
-            .copied()
-            .collect();
         let got: Vec<String> = a
             .strings
             .iter()
             .map(|s| String::from_utf8_lossy(s).into_owned())
             .collect();
-        if got.iter().map(String::as_str).collect::<Vec<_>>() != want {
+        let ok = got.len() == defaults.len() * nd as usize
+            && got.iter().zip(defaults.iter().cycle()).all(|(g, w)| g == w);
+        if !ok {
             return Err(LowerError::Other(format!(
                 "activations {got:?} (TenniS has the defaults only)"
             )));
         }
     }
-    for (i, what) in [(4, "sequence_lens"), (7, "peepholes (P)")] {
-        if node.input(i).is_some() {
-            return Err(LowerError::Other(format!(
-                "{what} (TenniS's LSTM has none)"
-            )));
-        }
+    if node.input(4).is_some() {
+        return Err("sequence_lens (TenniS has none)".into());
     }
     let h = node.int("hidden_size", 0);
     let d = cx.in_shape(node, 0)?;
@@ -66,6 +52,29 @@ pub(crate) fn lstm(cx: &mut Tx, node: &Node) -> Lowered {
     if !(1..=1 << 20).contains(&h) {
         return Err(LowerError::Other(format!("hidden_size {h}")));
     }
+    Ok((dir, nd, h, d))
+}
+
+/// `LSTM` → `LSTM` (TenniS's: ONNX's layouts and gate order i, o, f, c,
+/// the default activations; a packed output of Y, Y_h, Y_c read with
+/// `_field`). A missing B is zeros, a missing initial state a 0-d zero
+/// (TenniS starts from zeros for a state of rank below 3). TenniS runs
+/// `forward` and `bidirectional` only (it reads `reverse` as forward):
+/// `reverse` runs forward over the sequence reversed by `strided_slice`
+/// (step −1), Y reversed back; sequence lengths, peepholes, `clip`, `input_forget`, `layout` 1 and
+/// other activations are refused.
+pub(crate) fn lstm(cx: &mut Tx, node: &Node) -> Lowered {
+    let (dir, nd, h, d) = recurrence(cx, node, &["Sigmoid", "Tanh", "Tanh"])?;
+    let reverse = dir == "reverse";
+    if node.int("input_forget", 0) != 0 {
+        return Err("input_forget 1".into());
+    }
+    if node.int("layout", 0) != 0 {
+        return Err("layout 1 (batch first)".into());
+    }
+    if node.input(7).is_some() {
+        return Err("peepholes (P) (TenniS's LSTM has none)".into());
+    }
     let wd = cx.in_shape(node, 1)?;
     let rd = cx.in_shape(node, 2)?;
     if wd != [nd, 4 * h, d[2]] || rd != [nd, 4 * h, h] {
@@ -73,12 +82,7 @@ pub(crate) fn lstm(cx: &mut Tx, node: &Node) -> Lowered {
             "W of shape {wd:?} or R of shape {rd:?}"
         )));
     }
-    let o = node
-        .outputs
-        .iter()
-        .find(|o| !o.is_empty())
-        .ok_or(LowerError::NoOutput)?
-        .clone();
+    let o = super::tennis_cx::read_out(node)?;
     let mut x = cx.fin(node, 0)?;
     let flip = |cx: &mut Tx, v, dims: &[i64], out: Option<&str>| {
         let mut begin = vec![0; dims.len()];
@@ -219,43 +223,10 @@ struct GruDims {
 /// Refused: `sequence_lens`, `clip`, activations other than the
 /// defaults, symbolic shapes.
 pub(crate) fn gru(cx: &mut Tx, node: &Node) -> Lowered {
-    let dir = node.string("direction", "forward");
-    let nd: i64 = match dir.as_str() {
-        "forward" | "reverse" => 1,
-        "bidirectional" => 2,
-        d => return Err(LowerError::Other(format!("direction {d}"))),
-    };
-    if node.attr("clip").is_some() {
-        return Err("clip".into());
-    }
+    let (dir, nd, h, mut d) = recurrence(cx, node, &["Sigmoid", "Tanh"])?;
     let batch_first = node.int("layout", 0) != 0;
-    if let Some(a) = node.attr("activations") {
-        let got: Vec<String> = a
-            .strings
-            .iter()
-            .map(|s| String::from_utf8_lossy(s).into_owned())
-            .collect();
-        let ok = got.len() == 2 * nd as usize
-            && got.chunks(2).all(|p| p[0] == "Sigmoid" && p[1] == "Tanh");
-        if !ok {
-            return Err(LowerError::Other(format!(
-                "activations {got:?} (the defaults only)"
-            )));
-        }
-    }
-    if node.input(4).is_some() {
-        return Err("sequence_lens".into());
-    }
-    let h = node.int("hidden_size", 0);
-    let mut d = cx.in_shape(node, 0)?;
-    if d.len() != 3 || d.iter().any(|&v| v < 1) {
-        return Err("an input that is not a static [seq, batch, input]".into());
-    }
     if batch_first {
         d.swap(0, 1);
-    }
-    if !(1..=1 << 20).contains(&h) {
-        return Err(LowerError::Other(format!("hidden_size {h}")));
     }
     if d[0].checked_mul(nd).is_none_or(|s| s > GRU_STEPS) {
         return Err(LowerError::Other(format!(
@@ -289,12 +260,7 @@ pub(crate) fn gru(cx: &mut Tx, node: &Node) -> Lowered {
             "initial_h of another shape than {h0d:?}"
         )));
     }
-    let o = node
-        .outputs
-        .iter()
-        .find(|o| !o.is_empty())
-        .ok_or(LowerError::NoOutput)?
-        .clone();
+    let o = super::tennis_cx::read_out(node)?;
     // layout 1 (batch first): X [B, T, I] and initial_h [B, nd, H]
     // transposed to the layout 0 the steps read, Y and Y_h back
     let swap = |cx: &mut Tx, v, dims: [i64; 3]| {

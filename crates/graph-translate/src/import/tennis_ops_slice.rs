@@ -24,12 +24,7 @@ pub(crate) fn slice_dyn(cx: &mut Tx, node: &Node) -> Lowered {
     if d.iter().any(|&v| v < 0) {
         return Err("a symbolic dimension (fix it with --input-shape)".into());
     }
-    let o = node
-        .outputs
-        .first()
-        .filter(|s| !s.is_empty())
-        .ok_or(LowerError::NoOutput)?
-        .clone();
+    let o = super::tennis_cx::out(node)?.to_string();
     let r = d.len() as i64;
     let n = match cx.in_shape(node, 1)?.as_slice() {
         [n] if *n >= 1 => *n,
@@ -131,12 +126,7 @@ pub(crate) fn pad_dyn(cx: &mut Tx, node: &Node, value: f64, axes: &[usize]) -> L
     let d = cx.in_shape(node, 0)?;
     let r = d.len();
     let k = axes.len();
-    let o = node
-        .outputs
-        .first()
-        .filter(|s| !s.is_empty())
-        .ok_or(LowerError::NoOutput)?
-        .clone();
+    let o = super::tennis_cx::out(node)?.to_string();
     if cx.in_shape(node, 1)? != [2 * k as i64] {
         return Err(LowerError::Other(format!(
             "pads that are not {} values",
@@ -193,12 +183,7 @@ pub(crate) fn pad_dyn(cx: &mut Tx, node: &Node, value: f64, axes: &[usize]) -> L
 pub(crate) fn shape_dyn(cx: &mut Tx, node: &Node) -> Lowered {
     let (x, _) = cx.tin(node, 0)?;
     let r = cx.in_shape(node, 0)?.len() as i64;
-    let o = node
-        .outputs
-        .first()
-        .filter(|s| !s.is_empty())
-        .ok_or(LowerError::NoOutput)?
-        .clone();
+    let o = super::tennis_cx::out(node)?.to_string();
     let clamp = |v: i64| (if v < 0 { v + r } else { v }).clamp(0, r);
     let (s, e) = (clamp(node.int("start", 0)), clamp(node.int("end", r)));
     let n = (e - s).max(0);

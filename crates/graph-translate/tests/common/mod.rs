@@ -1,6 +1,6 @@
-//! Helpers shared by the export refusal tests: a TenniS module built,
-//! written and read back as a `.tsm` is, exported to ONNX; the export's
-//! full error message.
+//! Helpers shared by the graph-translate tests: a TenniS module built,
+//! written and read back as a `.tsm` is, exported to ONNX (and run in
+//! tract); the export's full error message; a model of one ONNX node.
 
 // Each test crate uses some of these.
 #![allow(dead_code)]
@@ -14,6 +14,12 @@ use bubble_module::{Module, ModuleBuilder, NodeId, Packed, WriteOptions};
 use graph_translate::export::{ExportOptions, ExportSummary, tennis};
 #[cfg(feature = "tennis")]
 use onnx_format::ModelProto;
+#[cfg(feature = "tennis")]
+use onnx_format::builder::{Dim, GraphBuilder};
+#[cfg(feature = "tennis")]
+use onnx_format::proto::AttributeProto;
+#[cfg(feature = "tennis")]
+use onnx_format::proto::tensor_proto::DataType;
 #[cfg(feature = "tennis")]
 use tensor_core::{DType, Tensor};
 
@@ -45,7 +51,13 @@ pub fn export_module(b: ModuleBuilder<'_>) -> Result<(ModelProto, ExportSummary)
         .unwrap()
         .to_bytes(&WriteOptions::default())
         .unwrap();
-    let m = Module::parse(&bytes).unwrap();
+    export_read(&Module::parse(&bytes).unwrap())
+}
+
+#[cfg(feature = "tennis")]
+/// Exports the module `m` (its constants the weights, the default
+/// opset); the full error message when the export refuses it.
+pub fn export_read(m: &Module<'_>) -> Result<(ModelProto, ExportSummary), String> {
     let weights: BTreeMap<String, Tensor<'static>> = m
         .unique_named_tensors()
         .into_iter()
@@ -53,6 +65,55 @@ pub fn export_module(b: ModuleBuilder<'_>) -> Result<(ModelProto, ExportSummary)
         .collect();
     let opset = ExportOptions::new().checked_opset().unwrap();
     tennis::export(&m.to_graph(), &weights, opset).map_err(|e| full_message(&e))
+}
+
+#[cfg(feature = "tennis")]
+/// The module `m` exported to ONNX and run in tract on the f32 input `x`
+/// of `dims`: its first output.
+pub fn run_in_tract(m: &Module<'_>, dims: &[usize], x: &[f32]) -> Vec<f32> {
+    use tract_onnx::prelude::*;
+    let (onnx, _) = export_read(m).unwrap();
+    let mut bytes = Vec::new();
+    onnx_format::write_model(&mut bytes, &onnx).unwrap();
+    let plan = tract_onnx::onnx()
+        .model_for_read(&mut &bytes[..])
+        .unwrap()
+        .with_input_fact(0, f32::fact(dims).into())
+        .unwrap()
+        .into_optimized()
+        .unwrap()
+        .into_runnable()
+        .unwrap();
+    let feed = tract_onnx::prelude::Tensor::from_shape(dims, x).unwrap();
+    let got = plan.run(tvec!(feed.into())).unwrap();
+    got[0].as_slice::<f32>().unwrap().to_vec()
+}
+
+#[cfg(feature = "tennis")]
+/// A model of one node `op` on an f32 input `x` of `dims` (and the inputs
+/// `more` adds), writing `y` of `out`, at `opset`, written and parsed.
+pub fn one_node_model(
+    op: &str,
+    dims: &[i64],
+    out: &[i64],
+    opset: i64,
+    more: impl FnOnce(&mut GraphBuilder) -> Vec<String>,
+    attrs: Vec<AttributeProto>,
+) -> onnx_format::Model {
+    let mut b = GraphBuilder::new("m");
+    let d: Vec<Dim> = dims.iter().map(|&v| Dim::Value(v)).collect();
+    b.input("x", DataType::Float, &d);
+    let mut ins = vec!["x".to_string()];
+    ins.extend(more(&mut b));
+    let ins: Vec<&str> = ins.iter().map(String::as_str).collect();
+    b.node(op, "", &ins, &["y"], attrs);
+    let o: Vec<Dim> = out.iter().map(|&v| Dim::Value(v)).collect();
+    b.output("y", DataType::Float, &o);
+    let mut opts = onnx_format::WriteOptions::default();
+    opts.opset = opset;
+    let mut bytes = Vec::new();
+    onnx_format::write_model(&mut bytes, &b.finish(&opts)).unwrap();
+    onnx_format::Model::parse(&bytes).unwrap()
 }
 
 #[cfg(feature = "tennis")]

@@ -77,6 +77,22 @@ pub fn import_nnp(
     (sha, nnp_archive::nnabla_proto::text::parse(&text).unwrap())
 }
 
+/// Case `name` of `data` (an ONNX model) converted to `.nnp` in `dir`:
+/// its network, asserted to be the very bytes nnabla ran (`c`'s
+/// `nnp_sha256`).
+#[cfg(all(feature = "onnx", feature = "nnp"))]
+pub fn recorded_nnp(
+    data: &Path,
+    name: &str,
+    c: &serde_json::Value,
+    dir: &Path,
+) -> nnp_archive::nnabla_proto::proto::NNablaProtoBuf {
+    let (sha, model) = import_nnp(data, name, dir);
+    let want = c["nnp_sha256"].as_str().unwrap();
+    assert_eq!(sha, want, "{name}: not the bytes nnabla ran");
+    model
+}
+
 /// The values of tensor `name` of `doc`, as f64.
 pub fn values(doc: &mlformats::Document, name: &str) -> Vec<f64> {
     doc.tensor(name)

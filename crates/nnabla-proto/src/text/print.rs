@@ -218,15 +218,10 @@ pub(crate) fn write_string(out: &mut String, bytes: &[u8]) {
 /// A float field as Python protobuf prints it: the shortest `%.{p}g`
 /// (p from 6 up) that round-trips through float32, then Python `repr`.
 pub(crate) fn write_float(out: &mut String, v: f32) {
-    if v.is_nan() {
-        out.push_str("nan");
-        return;
-    }
-    if v.is_infinite() {
-        out.push_str(if v > 0.0 { "inf" } else { "-inf" });
-        return;
-    }
     let wide = f64::from(v);
+    if !v.is_finite() {
+        return write_double(out, wide);
+    }
     for p in 6..=17usize {
         let s = format!("{:.*e}", p - 1, wide);
         if let Ok(back) = s.parse::<f64>()

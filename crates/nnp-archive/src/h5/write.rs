@@ -273,18 +273,7 @@ impl H5Stream {
             });
         };
         let spec = &slot.spec;
-        if tensor.dtype() != spec.dtype || tensor.dims() != spec.dims.as_slice() {
-            return Err(Error::Stream {
-                name: spec.name.clone(),
-                reason: format!(
-                    "declared {} {:?}, given {} {:?}",
-                    spec.dtype,
-                    spec.dims,
-                    tensor.dtype(),
-                    tensor.dims()
-                ),
-            });
-        }
+        crate::params::check_declared(&spec.name, spec.dtype, &spec.dims, tensor)?;
         let (addr, nbytes) = (slot.addr, slot.nbytes);
         if nbytes > 0 {
             let rm = tensor.to_row_major()?;

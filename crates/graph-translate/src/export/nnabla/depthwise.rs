@@ -1,5 +1,5 @@
-//! Depthwise deconvolution and additive scatter: `DepthwiseDeconvolution`
-//! and `ScatterAdd`.
+//! Depthwise convolution and deconvolution, and additive scatter:
+//! `DepthwiseConvolution`, `DepthwiseDeconvolution` and `ScatterAdd`.
 
 use onnx_format::builder::attr;
 use tensor_core::graph::Node;
@@ -12,20 +12,39 @@ impl Exporter<'_> {
     /// divisor)`: a grouped `ConvTranspose`, `divisor` input channels to
     /// each output channel, the weight given its output-channel axis of 1.
     pub(crate) fn depthwise_deconvolution(&mut self, n: &Node, c: &Call) -> Result<()> {
+        self.depthwise(n, c, ("DepthwiseDeconvolution", "divisor", "ConvTranspose"))
+    }
+
+    /// Lowers `DepthwiseConvolution(base_axis, pad, stride, dilation,
+    /// multiplier)`: a grouped `Conv` with one group per input channel, the
+    /// weight given its input-channel axis of 1.
+    pub(crate) fn depthwise_convolution(&mut self, n: &Node, c: &Call) -> Result<()> {
+        self.depthwise(n, c, ("DepthwiseConvolution", "multiplier", "Conv"))
+    }
+
+    /// The depthwise function `what` (its channel ratio the attribute
+    /// `ratio`) as the grouped ONNX operator `op`: the weight's first axis
+    /// divided by the ratio the groups, the weight given a second axis of 1.
+    fn depthwise(
+        &mut self,
+        n: &Node,
+        c: &Call,
+        (what, ratio, op): (&str, &str, &str),
+    ) -> Result<()> {
         let (x, w) = (c.input(0)?, c.input(1)?);
         let base = a_int(n, "base_axis", 1);
         if base != 1 {
             return Err(Error::Unsupported(format!(
-                "DepthwiseDeconvolution function {:?}: base_axis {base} (only 1 is exported)",
+                "{what} function {:?}: base_axis {base} (only 1 is exported)",
                 n.name
             )));
         }
         let wd = self.dims(w).unwrap_or_default();
-        let div = a_int(n, "divisor", 1);
-        let in_ch = wd.first().copied().unwrap_or(-1);
-        if wd.len() < 2 || div < 1 || in_ch < 1 || in_ch % div != 0 {
+        let div = a_int(n, ratio, 1);
+        let ch = wd.first().copied().unwrap_or(-1);
+        if wd.len() < 2 || div < 1 || ch < 1 || ch % div != 0 {
             return Err(Error::Invalid(format!(
-                "DepthwiseDeconvolution function {:?}: weight shape {wd:?} with divisor {div}",
+                "{what} function {:?}: weight shape {wd:?} with {ratio} {div}",
                 n.name
             )));
         }
@@ -40,7 +59,7 @@ impl Exporter<'_> {
             inputs.push(b);
         }
         self.cx.op_to(
-            "ConvTranspose",
+            op,
             &n.name,
             &inputs,
             c.out,
@@ -48,7 +67,7 @@ impl Exporter<'_> {
                 attr::ints("pads", &pads),
                 attr::ints("strides", &fill(a_ints(n, "stride"), 1)),
                 attr::ints("dilations", &fill(a_ints(n, "dilation"), 1)),
-                attr::int("group", in_ch / div),
+                attr::int("group", ch / div),
             ],
         );
         Ok(())

@@ -1,5 +1,5 @@
-//! N-dimensional gathering, coordinate grids, depthwise convolution and
-//! shifts: `GatherNd`, `Meshgrid`, `DepthwiseConvolution` and `Shift`.
+//! N-dimensional gathering, coordinate grids and shifts: `GatherNd`,
+//! `Meshgrid` and `Shift`.
 
 use onnx_format::builder::attr;
 use onnx_format::proto::tensor_proto::DataType;
@@ -64,53 +64,6 @@ impl Exporter<'_> {
             let name = if i == 0 { n.name.as_str() } else { "" };
             self.cx.op_to("Expand", name, &[&r, &g], out, vec![]);
         }
-        Ok(())
-    }
-
-    /// Lowers `DepthwiseConvolution(base_axis, pad, stride, dilation,
-    /// multiplier)`: a grouped `Conv` with one group per input channel, the
-    /// weight given its input-channel axis of 1.
-    pub(crate) fn depthwise_convolution(&mut self, n: &Node, c: &Call) -> Result<()> {
-        let (x, w) = (c.input(0)?, c.input(1)?);
-        let base = a_int(n, "base_axis", 1);
-        if base != 1 {
-            return Err(Error::Unsupported(format!(
-                "DepthwiseConvolution function {:?}: base_axis {base} (only 1 is exported)",
-                n.name
-            )));
-        }
-        let wd = self.dims(w).unwrap_or_default();
-        let mult = a_int(n, "multiplier", 1);
-        let out_ch = wd.first().copied().unwrap_or(-1);
-        if wd.len() < 2 || mult < 1 || out_ch < 1 || out_ch % mult != 0 {
-            return Err(Error::Invalid(format!(
-                "DepthwiseConvolution function {:?}: weight shape {wd:?} with multiplier \
-                 {mult}",
-                n.name
-            )));
-        }
-        let k = wd.len() - 1;
-        let fill = |v: Vec<i64>, d: i64| if v.is_empty() { vec![d; k] } else { v };
-        let pad = fill(a_ints(n, "pad"), 0);
-        let mut pads = pad.clone();
-        pads.extend(&pad);
-        let w4 = self.cx.unsqueeze(w, &[1]);
-        let mut inputs = vec![x, w4.as_str()];
-        if let Some(b) = c.ins.get(2) {
-            inputs.push(b);
-        }
-        self.cx.op_to(
-            "Conv",
-            &n.name,
-            &inputs,
-            c.out,
-            vec![
-                attr::ints("pads", &pads),
-                attr::ints("strides", &fill(a_ints(n, "stride"), 1)),
-                attr::ints("dilations", &fill(a_ints(n, "dilation"), 1)),
-                attr::int("group", out_ch / mult),
-            ],
-        );
         Ok(())
     }
 }

@@ -289,22 +289,7 @@ fn reshape(f: &Args<'_>, a: &Const) -> Folded {
                 node.ints("axes").unwrap_or_default()
             };
             if op == "Unsqueeze" {
-                let nr = r + axes.len();
-                let mut ax: Vec<usize> = axes
-                    .iter()
-                    .map(|&v| axis(v, nr).ok_or_else(|| bad(node, "axes")))
-                    .collect::<Result<_, _>>()?;
-                ax.sort_unstable();
-                let mut it = dims.iter();
-                (0..nr)
-                    .map(|i| {
-                        if ax.contains(&i) {
-                            1
-                        } else {
-                            *it.next().unwrap_or(&1)
-                        }
-                    })
-                    .collect()
+                super::unsqueezed(dims, &axes).map_err(|_| bad(node, "axes"))?
             } else {
                 let ax: Vec<usize> = if axes.is_empty() {
                     (0..r).filter(|&i| dims[i] == 1).collect()
