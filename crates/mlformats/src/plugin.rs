@@ -314,13 +314,8 @@ impl Codec for Entry {
         Ok(c)
     }
 
-    fn write_to(
-        &self,
-        _: Format,
-        w: &mut dyn WriteSeek,
-        items: &[Item<'_, '_>],
-        cx: &WriteContext<'_>,
-    ) -> Result<()> {
+    fn write(&self, _: Format, w: &mut dyn WriteSeek, feed: &crate::sink::Feed<'_>) -> Result<()> {
+        let (items, cx) = (feed.items, feed.cx);
         let mut tensors = TensorsToWrite { items, cx };
         self.plugin.write(&mut tensors, w)
     }

@@ -123,13 +123,8 @@ impl Codec for Npz {
     /// at a time (`TensorRef::write_planned`).
     /// Row-major tensors are written in C order and column-major ones in
     /// Fortran order.
-    fn write_to(
-        &self,
-        _: Format,
-        w: &mut dyn WriteSeek,
-        items: &[Item<'_, '_>],
-        cx: &WriteContext<'_>,
-    ) -> Result<()> {
+    fn write(&self, _: Format, w: &mut dyn WriteSeek, feed: &crate::sink::Feed<'_>) -> Result<()> {
+        let (items, cx) = (feed.items, feed.cx);
         for it in items {
             check_name(it.name)?;
             let d = cx.plan.out_dtype(it.tensor.dtype());

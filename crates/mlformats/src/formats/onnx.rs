@@ -19,9 +19,7 @@
 use serde_json::{Value, json};
 use tensor_core::graph::ModelGraph;
 
-use crate::codec::{
-    Codec, Contents, Item, ReadOptions, Source, StoredTensor, WriteContext, WriteSeek,
-};
+use crate::codec::{Codec, Contents, ReadOptions, Source, StoredTensor, WriteSeek};
 use crate::random_access::FileIndex;
 use crate::{Error, Format, Result};
 
@@ -121,13 +119,8 @@ impl Codec for OnnxCodec {
             .then(|| format!("ONNX has no {dtype} type"))
     }
 
-    fn write_to(
-        &self,
-        _: Format,
-        w: &mut dyn WriteSeek,
-        items: &[Item<'_, '_>],
-        cx: &WriteContext<'_>,
-    ) -> Result<()> {
+    fn write(&self, _: Format, w: &mut dyn WriteSeek, feed: &crate::sink::Feed<'_>) -> Result<()> {
+        let (items, cx) = (feed.items, feed.cx);
         let mut entries = Vec::with_capacity(items.len());
         let mut seen = std::collections::HashSet::new();
         for it in items {
