@@ -288,6 +288,18 @@ pub(crate) struct WriteContext<'c> {
     pub metadata: Vec<(String, String)>,
 }
 
+impl WriteContext<'static> {
+    /// `plan` alone: no progress, no metadata (re-encoding a file, a model
+    /// assembled in memory).
+    pub fn quiet(plan: Plan) -> Self {
+        WriteContext {
+            plan,
+            progress: &|_| {},
+            metadata: Vec::new(),
+        }
+    }
+}
+
 /// One format's reader and writers.
 pub(crate) trait Codec: Sync {
     /// Reads the whole file: tensors, the contract's entries, graph,

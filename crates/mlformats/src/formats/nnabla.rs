@@ -161,12 +161,7 @@ impl TensorSink for ParameterSink<'_> {
 
 /// `model` with `items` as its parameters, as binary `.protobuf` bytes.
 pub(crate) fn encode_model(model: &NNablaProtoBuf, items: &[Item<'_, '_>]) -> Result<Vec<u8>> {
-    let noop = |_: u64| {};
-    let cx = WriteContext {
-        plan: crate::convert::Plan::unchanged(),
-        progress: &noop,
-        metadata: Vec::new(),
-    };
+    let cx = WriteContext::quiet(crate::convert::Plan::unchanged());
     let mut out = std::io::Cursor::new(Vec::new());
     write_model(
         model,

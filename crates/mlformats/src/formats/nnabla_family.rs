@@ -60,12 +60,7 @@ pub(crate) fn transcode(src: &Source, target: Format, w: &mut dyn WriteSeek) -> 
             need_grad: p.need_grad,
         })
         .collect();
-    let noop = |_: u64| {};
-    let cx = WriteContext {
-        plan: Plan::unchanged(),
-        progress: &noop,
-        metadata: Vec::new(),
-    };
+    let cx = WriteContext::quiet(Plan::unchanged());
     write_to(&model, target, w, &items, &cx)
 }
 
