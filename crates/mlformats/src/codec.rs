@@ -17,6 +17,7 @@ use tensor_core::{DType, Limits, MappedFile, Tensor, TensorMap};
 
 use crate::convert::{Exchange, Plan};
 use crate::random_access::{FileIndex, ReadAt};
+use crate::sink::Feed;
 use crate::{Error, Format, Result};
 
 /// A file to read: its bytes (memory-mapped or in memory), its name and format.
@@ -287,6 +288,18 @@ pub(crate) struct WriteContext<'c> {
     pub metadata: Vec<(String, String)>,
 }
 
+impl WriteContext<'static> {
+    /// `plan` alone: no progress, no metadata (re-encoding a file, a model
+    /// assembled in memory).
+    pub fn quiet(plan: Plan) -> Self {
+        WriteContext {
+            plan,
+            progress: &|_| {},
+            metadata: Vec::new(),
+        }
+    }
+}
+
 /// One format's reader and writers.
 pub(crate) trait Codec: Sync {
     /// Reads the whole file: tensors, the contract's entries, graph,
@@ -300,18 +313,25 @@ pub(crate) trait Codec: Sync {
             .into_contents(&src.map)
     }
 
-    /// Writes `items` as a file of `format` to `w`, one tensor at a time:
-    /// each is got ([`TensorRef::get`]), converted by the plan, written and
-    /// dropped before the next, or streamed a slice at a time
+    /// Writes `feed`'s tensors as a file of `format` to `w`: the format's
+    /// [`crate::sink::TensorSink`], fed by the one loop
+    /// ([`Feed::drain`]), which hands each tensor over to be got
+    /// ([`TensorRef::get`]), converted by the plan, written and dropped
+    /// before the next, or streamed a slice at a time
     /// ([`TensorRef::write_planned`]). The format's one writer: for a file
     /// (`write_atomic`), in memory, and for a file read by slices.
+    fn write(&self, format: Format, w: &mut dyn WriteSeek, feed: &Feed<'_>) -> Result<()>;
+
+    /// [`Codec::write`] of `items` with `cx`.
     fn write_to(
         &self,
         format: Format,
         w: &mut dyn WriteSeek,
         items: &[Item<'_, '_>],
         cx: &WriteContext<'_>,
-    ) -> Result<()>;
+    ) -> Result<()> {
+        self.write(format, w, &Feed { items, cx })
+    }
 
     /// Writes the file again in its own format with everything it holds
     /// (byte-identical for files the real library wrote) to `w`.

@@ -130,13 +130,24 @@ pub fn convert_document(
         Some(f) => f,
         None => target_of(doc, output)?,
     };
-    let wo = tensor_core::io::WriteOptions::new().sync(opts.sync);
+    into_file(output, opts.sync, |w| {
+        convert_document_to(doc, target, w, opts)
+    })
+}
+
+/// Replaces `output` atomically (flushed to the disk when `sync`) with
+/// what `convert` writes: how [`convert_document`] and
+/// [`crate::streamed::Streamed::convert`] make a file.
+pub(crate) fn into_file(
+    output: &Path,
+    sync: bool,
+    convert: impl FnOnce(&mut dyn WriteSeek) -> Result<ConvertSummary>,
+) -> Result<ConvertSummary> {
+    let wo = tensor_core::io::WriteOptions::new().sync(sync);
     let mut summary = None;
-    tensor_core::io::with_write_options(wo, || {
-        tensor_core::io::write_atomic(output, |w| -> Result<()> {
-            summary = Some(convert_document_to(doc, target, w, opts)?);
-            Ok(())
-        })
+    tensor_core::io::write_atomic_with(output, &wo, |w| -> Result<()> {
+        summary = Some(convert(w)?);
+        Ok(())
     })?;
     summary.ok_or_else(|| Error::Invalid("the conversion wrote nothing".into()))
 }

@@ -139,6 +139,7 @@ pub mod remote;
 pub mod report;
 mod save;
 mod select;
+mod sink;
 pub mod slice;
 pub mod streamed;
 pub mod summary;

@@ -55,6 +55,7 @@ use tensor_core::{DType, Limits, Tensor};
 use crate::codec::{Codec, Contents, Item, ReadOptions, Source, StoredTensor, WriteContext};
 use crate::codec::{TensorRef, WriteSeek};
 use crate::convert::Plan;
+use crate::sink::Feed;
 use crate::{Error, Format, InTensor, Result};
 
 /// A file format implemented outside `mlformats`, registered with
@@ -143,50 +144,39 @@ impl<'a> PluginRead<'a> {
 /// The tensors a [`FormatPlugin::write`] writes, in order, each given as
 /// the target gets it (selected, renamed, cast, row-major).
 pub struct TensorsToWrite<'s, 'a> {
-    items: &'s [Item<'s, 'a>],
-    cx: &'s WriteContext<'s>,
+    feed: &'s Feed<'a>,
 }
 
 impl TensorsToWrite<'_, '_> {
     /// How many tensors there are.
     pub fn len(&self) -> usize {
-        self.items.len()
+        self.feed.len()
     }
 
     /// True when there are none.
     pub fn is_empty(&self) -> bool {
-        self.items.is_empty()
+        self.feed.len() == 0
     }
 
     /// Each tensor's name, dtype and dims as it will be written, known
     /// before any tensor is read (for formats whose header comes first).
     pub fn headers(&self) -> impl Iterator<Item = (&str, DType, &[usize])> {
-        self.items.iter().map(|it| {
-            (
-                it.name,
-                self.cx.plan.out_dtype(it.tensor.dtype()),
-                it.tensor.dims(),
-            )
-        })
+        self.feed.heads().map(|t| (t.name(), t.dtype(), t.dims()))
     }
 
     /// String metadata to store, for formats that store some
     /// ([`crate::SaveOptions::metadata`]).
     pub fn metadata(&self) -> &[(String, String)] {
-        &self.cx.metadata
+        self.feed.metadata()
     }
 
     /// Calls `f` with each tensor's name and tensor, in order, one at a
     /// time: each is read (when it comes from a file) and converted just
     /// before, and dropped just after; the first error stops.
     pub fn for_each(&mut self, mut f: impl FnMut(&str, &Tensor<'_>) -> Result<()>) -> Result<()> {
-        for it in self.items {
-            let got = it.tensor.get()?;
-            let t = self.cx.plan.apply(got.tensor()).in_tensor(it.name)?;
-            f(it.name, &t).in_tensor(it.name)?;
-            (self.cx.progress)(it.tensor.byte_len());
-        }
-        Ok(())
+        self.feed.each(None, |t| {
+            t.with_planned(|p| f(t.name(), p).in_tensor(t.name()))
+        })
     }
 }
 
@@ -314,15 +304,8 @@ impl Codec for Entry {
         Ok(c)
     }
 
-    fn write_to(
-        &self,
-        _: Format,
-        w: &mut dyn WriteSeek,
-        items: &[Item<'_, '_>],
-        cx: &WriteContext<'_>,
-    ) -> Result<()> {
-        let mut tensors = TensorsToWrite { items, cx };
-        self.plugin.write(&mut tensors, w)
+    fn write(&self, _: Format, w: &mut dyn WriteSeek, feed: &Feed<'_>) -> Result<()> {
+        self.plugin.write(&mut TensorsToWrite { feed }, w)
     }
 
     fn reencode(&self, src: &Source, w: &mut dyn WriteSeek) -> Result<()> {
@@ -339,11 +322,7 @@ impl Codec for Entry {
                 })
             })
             .collect();
-        let cx = WriteContext {
-            plan: Plan::unchanged(),
-            progress: &|_| {},
-            metadata: Vec::new(),
-        };
+        let cx = WriteContext::quiet(Plan::unchanged());
         self.write_to(src.format, w, &items, &cx)
     }
 

@@ -96,9 +96,7 @@ where
         })?,
     };
     let wo = tensor_core::io::WriteOptions::new().sync(opts.sync);
-    tensor_core::io::with_write_options(wo, || {
-        tensor_core::io::write_atomic(path, |w| write_items(w, format, tensors, opts))
-    })
+    tensor_core::io::write_atomic_with(path, &wo, |w| write_items(w, format, tensors, opts))
 }
 
 /// [`save_with`] writing to `out` (standard output, a pipe: any writer; it

@@ -230,15 +230,9 @@ impl<R: ReadAt> Streamed<R> {
     /// [`Error::NeedsWholeModel`], then read the file whole).
     pub fn convert(&self, output: &Path, opts: &ConvertOptions) -> Result<ConvertSummary> {
         let target = self.target(output, opts)?;
-        let wo = tensor_core::io::WriteOptions::new().sync(opts.sync);
-        let mut summary = None;
-        tensor_core::io::with_write_options(wo, || {
-            tensor_core::io::write_atomic(output, |w| -> Result<()> {
-                summary = Some(self.convert_to(target, w, opts)?);
-                Ok(())
-            })
-        })?;
-        summary.ok_or_else(|| Error::Invalid("the conversion wrote nothing".into()))
+        crate::convert::into_file(output, opts.sync, |mut w| {
+            self.convert_to(target, &mut w, opts)
+        })
     }
 
     /// [`Streamed::convert`] to `target`, the bytes written to `out` (any

@@ -53,8 +53,8 @@ pub use read::{
 };
 pub use tensor_core::wire::ReadAt;
 pub use write::{
-    DEFAULT_OPSET, TensorEntry, WriteOptions, ir_version_for, tensor_to_proto, write_model,
-    write_model_deferred, write_tensors,
+    DEFAULT_OPSET, TensorEntry, TensorsWriter, WriteOptions, ir_version_for, tensor_to_proto,
+    write_model, write_model_deferred, write_tensors,
 };
 
 /// The prost types of the ONNX schema (`ModelProto`, `GraphProto`, ...).

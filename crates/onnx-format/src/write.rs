@@ -138,7 +138,7 @@ pub struct TensorEntry<'n> {
 /// `dims × dtype size` of them) and return how many it wrote, so memory
 /// stays near the largest tensor.
 pub fn write_tensors<W, F>(
-    mut w: W,
+    w: W,
     entries: &[TensorEntry<'_>],
     opts: &WriteOptions,
     mut data: F,
@@ -147,43 +147,87 @@ where
     W: Write,
     F: FnMut(usize, &mut dyn Write) -> Result<usize>,
 {
-    let mut headers = Vec::with_capacity(entries.len());
-    let mut graph_len = 0usize;
-    let graph_name = GraphProto {
-        name: Some(opts.graph_name.clone()),
-        ..GraphProto::default()
-    };
-    graph_len += graph_name.encoded_len();
-    for e in entries {
-        let h = tensor_header(e.name, e.dtype, &e.dims)?;
-        let n = tensor_core::checked_byte_len(&e.dims, e.dtype).ok_or_else(|| {
-            Error::Invalid(format!("tensor {:?}: shape {:?} overflows", e.name, e.dims))
-        })?;
-        let raw = 1 + encoded_len_varint(n as u64) + n;
-        let len = h.encoded_len() + raw;
-        graph_len += 1 + encoded_len_varint(len as u64) + len;
-        headers.push((h, n, len));
+    let mut tw = TensorsWriter::new(w, entries, opts)?;
+    for i in 0..entries.len() {
+        tw.tensor(|w| data(i, w))?;
     }
-    // ModelProto fields 1, 2, 3, then 7 (graph, streamed), then 8.
-    let mut head = model(GraphProto::default(), opts);
-    head.graph = None;
-    let opset = std::mem::take(&mut head.opset_import);
-    let mut buf = head.encode_to_vec();
-    encode_key(7, WireType::LengthDelimited, &mut buf);
-    encode_varint(graph_len as u64, &mut buf);
-    graph_name
-        .encode(&mut buf)
-        .map_err(|e| Error::Invalid(e.to_string()))?;
-    w.write_all(&buf)?;
-    for (i, (h, n, len)) in headers.iter().enumerate() {
-        write_streamed(&mut w, h, *len, *n, |w| data(i, w))?;
+    tw.finish()
+}
+
+/// [`write_tensors`] with the caller feeding the tensors: made from the
+/// entries (the model up to the first initializer written), then given
+/// each entry's bytes in turn ([`TensorsWriter::tensor`]), then finished
+/// ([`TensorsWriter::finish`]). The bytes are [`write_tensors`]'s.
+pub struct TensorsWriter<W: Write> {
+    w: W,
+    /// Per entry not yet written: its header, data length and message length.
+    headers: std::vec::IntoIter<(TensorProto, usize, usize)>,
+    opset: Vec<OperatorSetIdProto>,
+}
+
+impl<W: Write> TensorsWriter<W> {
+    /// Computes the message lengths from the names, dtypes and shapes of
+    /// `entries`, and writes the model up to the first initializer.
+    pub fn new(mut w: W, entries: &[TensorEntry<'_>], opts: &WriteOptions) -> Result<Self> {
+        let mut headers = Vec::with_capacity(entries.len());
+        let mut graph_len = 0usize;
+        let graph_name = GraphProto {
+            name: Some(opts.graph_name.clone()),
+            ..GraphProto::default()
+        };
+        graph_len += graph_name.encoded_len();
+        for e in entries {
+            let h = tensor_header(e.name, e.dtype, &e.dims)?;
+            let n = tensor_core::checked_byte_len(&e.dims, e.dtype).ok_or_else(|| {
+                Error::Invalid(format!("tensor {:?}: shape {:?} overflows", e.name, e.dims))
+            })?;
+            let raw = 1 + encoded_len_varint(n as u64) + n;
+            let len = h.encoded_len() + raw;
+            graph_len += 1 + encoded_len_varint(len as u64) + len;
+            headers.push((h, n, len));
+        }
+        // ModelProto fields 1, 2, 3, then 7 (graph, streamed), then 8.
+        let mut head = model(GraphProto::default(), opts);
+        head.graph = None;
+        let opset = std::mem::take(&mut head.opset_import);
+        let mut buf = head.encode_to_vec();
+        encode_key(7, WireType::LengthDelimited, &mut buf);
+        encode_varint(graph_len as u64, &mut buf);
+        graph_name
+            .encode(&mut buf)
+            .map_err(|e| Error::Invalid(e.to_string()))?;
+        w.write_all(&buf)?;
+        Ok(TensorsWriter {
+            w,
+            headers: headers.into_iter(),
+            opset,
+        })
     }
-    let tail = ModelProto {
-        opset_import: opset,
-        ..ModelProto::default()
-    };
-    w.write_all(&tail.encode_to_vec())?;
-    Ok(())
+
+    /// Writes the next entry: its header, then `data(w)` writes its bytes
+    /// (row-major, little-endian: exactly `dims × dtype size` of them) and
+    /// returns how many it wrote.
+    pub fn tensor(&mut self, data: impl FnOnce(&mut dyn Write) -> Result<usize>) -> Result<()> {
+        let (h, n, len) = self
+            .headers
+            .next()
+            .ok_or_else(|| Error::Invalid("more tensors than entries".into()))?;
+        write_streamed(&mut self.w, &h, len, n, data)
+    }
+
+    /// Writes the rest of the model, once every entry is written.
+    pub fn finish(mut self) -> Result<()> {
+        let left = self.headers.len();
+        if left > 0 {
+            return Err(Error::Invalid(format!("{left} tensors not written")));
+        }
+        let tail = ModelProto {
+            opset_import: self.opset,
+            ..ModelProto::default()
+        };
+        self.w.write_all(&tail.encode_to_vec())?;
+        Ok(())
+    }
 }
 
 /// Writes `model` as [`write_model`] writes it, except that the graph's

@@ -8,10 +8,40 @@
 
 use cvm_params::{Params, ParamsWriter, WriteOptions};
 
-use crate::codec::{Codec, Item, ReadOptions, Source, WriteContext, WriteSeek};
+use crate::codec::{Codec, ReadOptions, Source, WriteSeek};
+use crate::sink::{Feed, Incoming, TensorSink};
 use crate::{Error, Format, Result};
 
 pub(crate) struct Cvm;
+
+/// The writer: the name table first, then each tensor streamed.
+struct CvmSink<'w>(ParamsWriter<&'w mut dyn WriteSeek>);
+
+impl TensorSink for CvmSink<'_> {
+    fn put(&mut self, t: &Incoming<'_>) -> Result<()> {
+        // (row-major whatever the plan: the bytes the writer would write
+        // for the tensor, transposing it itself)
+        let (dtype, dims) = (t.dtype(), t.dims());
+        let len = tensor_core::checked_byte_len(dims, dtype)
+            .and_then(|n| u64::try_from(n).ok())
+            .ok_or_else(|| Error::TooLarge.in_tensor(t.name()))?;
+        let mut failed = None;
+        self.0
+            .write_tensor_streamed(dtype, dims, len, |w| {
+                t.stream(true, w).map_err(|e| {
+                    let msg = crate::chain_message(&e);
+                    failed = Some(e);
+                    std::io::Error::other(msg)
+                })
+            })
+            .map_err(|e| failed.take().unwrap_or_else(|| e.into()))
+    }
+
+    fn finish(self) -> Result<()> {
+        self.0.finish()?;
+        Ok(())
+    }
+}
 
 fn parse<'s>(src: &'s Source, opts: &ReadOptions) -> Result<Params<'s>> {
     let o = cvm_params::ReadOptions::default().with_limits(opts.limits);
@@ -29,41 +59,13 @@ impl Codec for Cvm {
         true
     }
 
-    fn write_to(
-        &self,
-        _: Format,
-        w: &mut dyn WriteSeek,
-        items: &[Item<'_, '_>],
-        cx: &WriteContext<'_>,
-    ) -> Result<()> {
-        let mut pw = ParamsWriter::new(
+    fn write(&self, _: Format, w: &mut dyn WriteSeek, feed: &Feed<'_>) -> Result<()> {
+        let pw = ParamsWriter::new(
             w,
-            items.iter().map(|it| it.name.as_bytes()),
+            feed.heads().map(|t| t.name().as_bytes()),
             &WriteOptions::default(),
         )?;
-        for it in items {
-            // (row-major whatever the plan: the bytes the writer would
-            // write for the tensor, transposing it itself)
-            let dtype = cx.plan.out_dtype(it.tensor.dtype());
-            let dims = it.tensor.dims();
-            let len = tensor_core::checked_byte_len(dims, dtype)
-                .and_then(|n| u64::try_from(n).ok())
-                .ok_or_else(|| Error::TooLarge.in_tensor(it.name))?;
-            let mut failed = None;
-            pw.write_tensor_streamed(dtype, dims, len, |w| {
-                it.tensor
-                    .write_planned(it.name, &cx.plan, true, w)
-                    .map_err(|e| {
-                        let msg = crate::chain_message(&e);
-                        failed = Some(e);
-                        std::io::Error::other(msg)
-                    })
-            })
-            .map_err(|e| failed.take().unwrap_or_else(|| e.into()))?;
-            (cx.progress)(it.tensor.byte_len());
-        }
-        pw.finish()?;
-        Ok(())
+        feed.drain(CvmSink(pw))
     }
 
     fn reencode(&self, src: &Source, w: &mut dyn WriteSeek) -> Result<()> {

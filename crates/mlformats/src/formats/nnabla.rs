@@ -15,7 +15,8 @@ use tensor_core::{Limits, TensorMap};
 use crate::codec::{
     Codec, Contents, Item, ReadOptions, Source, StoredTensor, WriteContext, WriteSeek,
 };
-use crate::{Error, Format, InTensor, Result};
+use crate::sink::{Feed, Incoming, TensorSink};
+use crate::{Error, Format, Result};
 
 pub(crate) struct Nnabla;
 
@@ -106,19 +107,18 @@ pub(crate) fn contents(
     Ok(c)
 }
 
-/// Writes `model` as `.nntxt` or `.protobuf` to `w`, with `items` as its
-/// parameters in place of the model's own: the fields before `parameter`,
-/// then each parameter got, converted by the plan and written on its own
-/// (only one tensor is held at a time), then the fields after. The bytes
-/// are those of the whole message written at once.
+/// Writes `model` as `.nntxt` or `.protobuf` to `w`, with `feed`'s
+/// tensors as its parameters in place of the model's own: the fields
+/// before `parameter`, then each parameter got, converted by the plan and
+/// written on its own (only one tensor is held at a time), then the fields
+/// after. The bytes are those of the whole message written at once.
 pub(crate) fn write_model(
     model: &NNablaProtoBuf,
     format: Format,
     w: &mut dyn WriteSeek,
-    items: &[Item<'_, '_>],
-    cx: &WriteContext<'_>,
+    feed: &Feed<'_>,
 ) -> Result<()> {
-    nn::check_parameter_names(items.iter().map(|it| it.name))?;
+    nn::check_parameter_names(feed.heads().map(|t| t.name()))?;
     let (head, tail) = nn::split_around_parameters(model);
     let as_text = is_text(format);
     if as_text {
@@ -126,35 +126,49 @@ pub(crate) fn write_model(
     } else {
         binary::write(&mut *w, &head)?;
     }
-    for it in items {
-        let got = it.tensor.get()?;
-        let t = cx.plan.apply(got.tensor()).in_tensor(it.name)?;
-        let one = std::iter::once((it.name, &t, it.need_grad));
-        if as_text {
-            text::write_parameters(&mut *w, one)?;
+    feed.drain(ParameterSink { w, as_text, tail })
+}
+
+/// The parameters of a model, then the fields after them.
+struct ParameterSink<'w> {
+    w: &'w mut dyn WriteSeek,
+    as_text: bool,
+    tail: NNablaProtoBuf,
+}
+
+impl TensorSink for ParameterSink<'_> {
+    fn put(&mut self, t: &Incoming<'_>) -> Result<()> {
+        t.with_planned(|p| {
+            let one = std::iter::once((t.name(), p, t.need_grad()));
+            if self.as_text {
+                text::write_parameters(&mut *self.w, one)?;
+            } else {
+                binary::write_parameters(&mut *self.w, one)?;
+            }
+            Ok(())
+        })
+    }
+
+    fn finish(self) -> Result<()> {
+        if self.as_text {
+            text::write(self.w, &self.tail)?;
         } else {
-            binary::write_parameters(&mut *w, one)?;
+            binary::write(self.w, &self.tail)?;
         }
-        (cx.progress)(it.tensor.byte_len());
+        Ok(())
     }
-    if as_text {
-        text::write(&mut *w, &tail)?;
-    } else {
-        binary::write(&mut *w, &tail)?;
-    }
-    Ok(())
 }
 
 /// `model` with `items` as its parameters, as binary `.protobuf` bytes.
 pub(crate) fn encode_model(model: &NNablaProtoBuf, items: &[Item<'_, '_>]) -> Result<Vec<u8>> {
-    let noop = |_: u64| {};
-    let cx = WriteContext {
-        plan: crate::convert::Plan::unchanged(),
-        progress: &noop,
-        metadata: Vec::new(),
-    };
+    let cx = WriteContext::quiet(crate::convert::Plan::unchanged());
     let mut out = std::io::Cursor::new(Vec::new());
-    write_model(model, Format::NnablaProtobuf, &mut out, items, &cx)?;
+    write_model(
+        model,
+        Format::NnablaProtobuf,
+        &mut out,
+        &Feed { items, cx: &cx },
+    )?;
     Ok(out.into_inner())
 }
 
@@ -168,14 +182,8 @@ impl Codec for Nnabla {
         contents(&model, params, &opts.limits)
     }
 
-    fn write_to(
-        &self,
-        format: Format,
-        w: &mut dyn WriteSeek,
-        items: &[Item<'_, '_>],
-        cx: &WriteContext<'_>,
-    ) -> Result<()> {
-        write_model(&NNablaProtoBuf::default(), format, w, items, cx)
+    fn write(&self, format: Format, w: &mut dyn WriteSeek, feed: &Feed<'_>) -> Result<()> {
+        write_model(&NNablaProtoBuf::default(), format, w, feed)
     }
 
     fn refuses(&self, _: Format, dtype: tensor_core::DType, _dims: &[usize]) -> Option<String> {

@@ -11,6 +11,7 @@ use nnp_archive::Parameter;
 
 use crate::codec::{Item, ReadOptions, Source, WriteContext, WriteSeek};
 use crate::convert::Plan;
+use crate::sink::Feed;
 use crate::{Error, Format, Result};
 
 /// The model (without parameter messages) and the parameters, in the order
@@ -59,12 +60,7 @@ pub(crate) fn transcode(src: &Source, target: Format, w: &mut dyn WriteSeek) -> 
             need_grad: p.need_grad,
         })
         .collect();
-    let noop = |_: u64| {};
-    let cx = WriteContext {
-        plan: Plan::unchanged(),
-        progress: &noop,
-        metadata: Vec::new(),
-    };
+    let cx = WriteContext::quiet(Plan::unchanged());
     write_to(&model, target, w, &items, &cx)
 }
 
@@ -78,12 +74,13 @@ pub(crate) fn write_to(
     items: &[Item<'_, '_>],
     cx: &WriteContext<'_>,
 ) -> Result<()> {
+    let feed = &Feed { items, cx };
     match target {
         Format::NnablaNntxt | Format::NnablaProtobuf => {
-            super::nnabla::write_model(model, target, w, items, cx)
+            super::nnabla::write_model(model, target, w, feed)
         }
-        Format::NnablaNnp => super::nnp::write_nnp(model, w, items, cx),
-        Format::NnablaH5 => super::nnp::write_h5(w, items, cx),
+        Format::NnablaNnp => super::nnp::write_nnp(model, w, feed),
+        Format::NnablaH5 => super::nnp::write_h5(w, feed),
         other => Err(Error::Unsupported(format!(
             "{other} is not an NNabla format"
         ))),

@@ -20,9 +20,8 @@ use nnp_archive::{
 use serde_json::json;
 use tensor_core::{Bytes, MappedFile};
 
-use crate::codec::{
-    Codec, Contents, Item, ReadOptions, Source, StoredTensor, WriteContext, WriteSeek,
-};
+use crate::codec::{Codec, Contents, ReadOptions, Source, StoredTensor, WriteSeek};
+use crate::sink::{Feed, Incoming, TensorSink};
 use crate::{Error, Format, InTensor, Result};
 
 mod names;
@@ -119,66 +118,65 @@ pub(crate) fn read_h5(src: &Source, opts: &ReadOptions) -> Result<Vec<Parameter<
     Ok(nnpa::h5::from_map(&src.map, &nnp_options(opts))?)
 }
 
-/// The spec of each item as the plan leaves it (dtype after casts; dims
+/// The spec of each tensor as the plan leaves it (dtype after casts; dims
 /// unchanged).
-fn specs(items: &[Item<'_, '_>], cx: &WriteContext<'_>) -> Vec<ParamSpec> {
-    items
-        .iter()
-        .map(|it| {
-            ParamSpec::new(
-                it.name,
-                cx.plan.out_dtype(it.tensor.dtype()),
-                it.tensor.dims(),
-                it.need_grad,
-            )
-        })
+fn specs(feed: &Feed<'_>) -> Vec<ParamSpec> {
+    feed.heads()
+        .map(|t| ParamSpec::new(t.name(), t.dtype(), t.dims(), t.need_grad()))
         .collect()
 }
 
 /// Writes an `.nnp` to `w`: `model` (its networks, executors, ...) with
-/// `items` as its parameters, in `parameter.h5`. A parameter HDF5 stores
-/// under another path than its name is named with that path in the
+/// `feed`'s tensors as its parameters, in `parameter.h5`. A parameter HDF5
+/// stores under another path than its name is named with that path in the
 /// networks, as nnabla registers it ([`names::stored_names`]). Each
 /// parameter is got, converted by the plan when it is written and dropped
 /// after.
 pub(crate) fn write_nnp(
     model: &NNablaProtoBuf,
     w: &mut dyn WriteSeek,
-    items: &[Item<'_, '_>],
-    cx: &WriteContext<'_>,
+    feed: &Feed<'_>,
 ) -> Result<()> {
-    let specs = specs(items, cx);
-    let names: Vec<&str> = items.iter().map(|it| it.name).collect();
+    let specs = specs(feed);
+    let names: Vec<&str> = feed.heads().map(|t| t.name()).collect();
     let model = names::stored_names(model, &names)?;
     let opts = nnpa::WriteOptions::default().with_param_format(ParamFormat::H5);
-    let mut nnp = NnpStreamWriter::new(w, &model, &specs, &opts)?;
-    for it in items {
-        let got = it.tensor.get()?;
-        let t = cx.plan.apply(got.tensor()).in_tensor(it.name)?;
-        nnp.write_param(&t).in_tensor(it.name)?;
-        (cx.progress)(it.tensor.byte_len());
+    feed.drain(NnpSink(NnpStreamWriter::new(w, &model, &specs, &opts)?))
+}
+
+/// The parameters of an `.nnp`'s `parameter.h5`, then the rest.
+struct NnpSink<W: std::io::Write + std::io::Seek>(NnpStreamWriter<W>);
+
+impl<W: std::io::Write + std::io::Seek> TensorSink for NnpSink<W> {
+    fn put(&mut self, t: &Incoming<'_>) -> Result<()> {
+        t.with_planned(|p| self.0.write_param(p).in_tensor(t.name()))
     }
-    nnp.finish(&[])?;
-    Ok(())
+
+    fn finish(self) -> Result<()> {
+        self.0.finish(&[])?;
+        Ok(())
+    }
 }
 
 /// Writes an `.h5` parameter file to `w`, one got and converted parameter
 /// at a time.
-pub(crate) fn write_h5(
-    w: &mut dyn WriteSeek,
-    items: &[Item<'_, '_>],
-    cx: &WriteContext<'_>,
-) -> Result<()> {
-    let specs = specs(items, cx);
-    let mut h5 = nnpa::h5::StreamWriter::new(w, &specs)?;
-    for it in items {
-        let got = it.tensor.get()?;
-        let t = cx.plan.apply(got.tensor()).in_tensor(it.name)?;
-        h5.write_data(&t).in_tensor(it.name)?;
-        (cx.progress)(it.tensor.byte_len());
+pub(crate) fn write_h5(w: &mut dyn WriteSeek, feed: &Feed<'_>) -> Result<()> {
+    let specs = specs(feed);
+    feed.drain(H5Sink(nnpa::h5::StreamWriter::new(w, &specs)?))
+}
+
+/// The datasets of an `.h5` parameter file, then its index.
+struct H5Sink<W: std::io::Write + std::io::Seek>(nnpa::h5::StreamWriter<W>);
+
+impl<W: std::io::Write + std::io::Seek> TensorSink for H5Sink<W> {
+    fn put(&mut self, t: &Incoming<'_>) -> Result<()> {
+        t.with_planned(|p| self.0.write_data(p).in_tensor(t.name()))
     }
-    h5.finish()?;
-    Ok(())
+
+    fn finish(self) -> Result<()> {
+        self.0.finish()?;
+        Ok(())
+    }
 }
 
 /// Whether `format`, one of the two this codec serves (`codec::codec`), is
@@ -246,17 +244,11 @@ impl Codec for NnpCodec {
         Ok(out)
     }
 
-    fn write_to(
-        &self,
-        format: Format,
-        w: &mut dyn WriteSeek,
-        items: &[Item<'_, '_>],
-        cx: &WriteContext<'_>,
-    ) -> Result<()> {
+    fn write(&self, format: Format, w: &mut dyn WriteSeek, feed: &Feed<'_>) -> Result<()> {
         if is_archive(format) {
-            write_nnp(&NNablaProtoBuf::default(), w, items, cx)
+            write_nnp(&NNablaProtoBuf::default(), w, feed)
         } else {
-            write_h5(w, items, cx)
+            write_h5(w, feed)
         }
     }
 

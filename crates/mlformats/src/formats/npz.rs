@@ -29,6 +29,7 @@ use tensor_core::{DType, Limits, MemoryOrder};
 
 use crate::codec::{Codec, Item, ReadOptions, Source, WriteContext, WriteSeek};
 use crate::numpy::descr_of;
+use crate::sink::{Feed, Incoming, TensorSink};
 use crate::{Error, Format, Result};
 
 pub(crate) struct Npz;
@@ -123,43 +124,19 @@ impl Codec for Npz {
     /// at a time (`TensorRef::write_planned`).
     /// Row-major tensors are written in C order and column-major ones in
     /// Fortran order.
-    fn write_to(
-        &self,
-        _: Format,
-        w: &mut dyn WriteSeek,
-        items: &[Item<'_, '_>],
-        cx: &WriteContext<'_>,
-    ) -> Result<()> {
-        for it in items {
-            check_name(it.name)?;
-            let d = cx.plan.out_dtype(it.tensor.dtype());
+    fn write(&self, _: Format, w: &mut dyn WriteSeek, feed: &Feed<'_>) -> Result<()> {
+        for t in feed.heads() {
+            check_name(t.name())?;
+            let d = t.dtype();
             if descr_of(d).is_none() {
                 return Err(Error::UnsupportedDType {
                     format: Format::Npz,
                     dtype: d,
                 }
-                .in_tensor(it.name));
+                .in_tensor(t.name()));
             }
         }
-        let mut zip = NnpZipWriter::new(w);
-        for it in items {
-            let dtype = cx.plan.out_dtype(it.tensor.dtype());
-            let dims = it.tensor.dims();
-            let order = if cx.plan.row_major {
-                MemoryOrder::RowMajor
-            } else {
-                it.tensor.order()
-            };
-            let len = tensor_core::checked_byte_len(dims, dtype)
-                .and_then(|n| u64::try_from(n).ok())
-                .ok_or_else(|| Error::TooLarge.in_tensor(it.name))?;
-            write_member(&mut zip, it.name, dtype, dims, order, len, |member| {
-                it.tensor.write_planned(it.name, &cx.plan, false, member)
-            })?;
-            (cx.progress)(it.tensor.byte_len());
-        }
-        zip.finish().map_err(npz_err)?;
-        Ok(())
+        feed.drain(ZipSink(NnpZipWriter::new(w)))
     }
 
     fn refuses(&self, _: Format, dtype: DType, _dims: &[usize]) -> Option<String> {
@@ -179,11 +156,7 @@ impl Codec for Npz {
                 need_grad: true,
             })
             .collect();
-        let cx = WriteContext {
-            plan: crate::convert::Plan::default(),
-            progress: &|_| {},
-            metadata: Vec::new(),
-        };
+        let cx = WriteContext::quiet(crate::convert::Plan::default());
         self.write_to(Format::Npz, w, &items, &cx)
     }
 
@@ -199,6 +172,31 @@ impl Codec for Npz {
     ) -> Result<bool> {
         index.read_npz(r)?;
         Ok(true)
+    }
+}
+
+/// The writer: one stored member per tensor.
+struct ZipSink<'w>(NnpZipWriter<&'w mut dyn WriteSeek>);
+
+impl TensorSink for ZipSink<'_> {
+    fn put(&mut self, t: &Incoming<'_>) -> Result<()> {
+        let (dtype, dims) = (t.dtype(), t.dims());
+        let order = if t.plan().row_major {
+            MemoryOrder::RowMajor
+        } else {
+            t.order()
+        };
+        let len = tensor_core::checked_byte_len(dims, dtype)
+            .and_then(|n| u64::try_from(n).ok())
+            .ok_or_else(|| Error::TooLarge.in_tensor(t.name()))?;
+        write_member(&mut self.0, t.name(), dtype, dims, order, len, |member| {
+            t.stream(false, member)
+        })
+    }
+
+    fn finish(self) -> Result<()> {
+        self.0.finish().map_err(npz_err)?;
+        Ok(())
     }
 }
 

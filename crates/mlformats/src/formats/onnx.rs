@@ -19,13 +19,38 @@
 use serde_json::{Value, json};
 use tensor_core::graph::ModelGraph;
 
-use crate::codec::{
-    Codec, Contents, Item, ReadOptions, Source, StoredTensor, WriteContext, WriteSeek,
-};
+use crate::codec::{Codec, Contents, ReadOptions, Source, StoredTensor, WriteSeek};
 use crate::random_access::FileIndex;
+use crate::sink::{Feed, Incoming, TensorSink};
 use crate::{Error, Format, Result};
 
 pub(crate) struct OnnxCodec;
+
+/// The writer: a model of initializers alone, each streamed in turn.
+struct InitializerSink<'w>(onnx_format::TensorsWriter<&'w mut dyn WriteSeek>);
+
+impl TensorSink for InitializerSink<'_> {
+    fn put(&mut self, t: &Incoming<'_>) -> Result<()> {
+        let got = t.tensor().get()?;
+        // (a plan's error as the writer's, as `onnx_format::write_tensors`
+        // reported it from its callback)
+        let p = t.plan().apply(got.tensor()).map_err(|e| {
+            onnx_err(onnx_format::Error::Invalid(
+                e.in_tensor(t.name()).full_message(),
+            ))
+        })?;
+        self.0
+            .tensor(|w| {
+                tensor_core::io::write_prefaulted(w, p.bytes())?;
+                Ok(p.bytes().len())
+            })
+            .map_err(onnx_err)
+    }
+
+    fn finish(self) -> Result<()> {
+        self.0.finish().map_err(onnx_err)
+    }
+}
 
 /// `onnx-format` errors as errors of this crate: limits and shapes keep
 /// their `tensor-core` error, external data and unsupported types are
@@ -121,54 +146,32 @@ impl Codec for OnnxCodec {
             .then(|| format!("ONNX has no {dtype} type"))
     }
 
-    fn write_to(
-        &self,
-        _: Format,
-        w: &mut dyn WriteSeek,
-        items: &[Item<'_, '_>],
-        cx: &WriteContext<'_>,
-    ) -> Result<()> {
-        let mut entries = Vec::with_capacity(items.len());
+    fn write(&self, _: Format, w: &mut dyn WriteSeek, feed: &Feed<'_>) -> Result<()> {
+        let mut entries = Vec::with_capacity(feed.len());
         let mut seen = std::collections::HashSet::new();
-        for it in items {
-            if !seen.insert(it.name) {
+        for t in feed.heads() {
+            if !seen.insert(t.name()) {
                 return Err(Error::DuplicateName {
-                    name: it.name.to_string(),
+                    name: t.name().to_string(),
                     format: Some(Format::Onnx),
                 });
             }
-            let dtype = cx.plan.out_dtype(it.tensor.dtype());
+            let dtype = t.dtype();
             if onnx_format::dtype::to_onnx(dtype).is_none() {
                 return Err(Error::UnsupportedDType {
                     format: Format::Onnx,
                     dtype,
                 }
-                .in_tensor(it.name));
+                .in_tensor(t.name()));
             }
             entries.push(onnx_format::TensorEntry {
-                name: it.name,
+                name: t.name(),
                 dtype,
-                dims: it.tensor.dims().to_vec(),
+                dims: t.dims().to_vec(),
             });
         }
-        // a read error inside the writer's callback, kept as it is
-        let mut failed = None;
-        onnx_format::write_tensors(w, &entries, &Default::default(), |i, w| {
-            let it = &items[i];
-            let got = it.tensor.get().map_err(|e| {
-                let msg = e.full_message();
-                failed = Some(e);
-                onnx_format::Error::Invalid(msg)
-            })?;
-            let t = cx
-                .plan
-                .apply(got.tensor())
-                .map_err(|e| onnx_format::Error::Invalid(e.in_tensor(it.name).full_message()))?;
-            tensor_core::io::write_prefaulted(w, t.bytes())?;
-            (cx.progress)(it.tensor.byte_len());
-            Ok(t.bytes().len())
-        })
-        .map_err(|e| failed.take().unwrap_or_else(|| onnx_err(e)))
+        let tw = onnx_format::TensorsWriter::new(w, &entries, &Default::default());
+        feed.drain(InitializerSink(tw.map_err(onnx_err)?))
     }
 
     fn reencode(&self, src: &Source, w: &mut dyn WriteSeek) -> Result<()> {

@@ -13,11 +13,30 @@
 use primitiv_format::{self as prim, File, ModelWriter, Parameter, WriteOptions};
 use serde_json::{Map, Value, json};
 
-use crate::codec::{Codec, Item, Source, StoredTensor, WriteContext, WriteSeek};
+use crate::codec::{Codec, Source, StoredTensor, WriteSeek};
 use crate::report::float_json;
-use crate::{Error, Format, InTensor, Result};
+use crate::sink::{Feed, Incoming, TensorSink};
+use crate::{Error, Format, Result};
 
 pub(crate) struct Primitiv;
+
+/// The writer: a Model of one parameter per tensor.
+struct ModelSink<'w>(ModelWriter<&'w mut dyn WriteSeek>);
+
+impl TensorSink for ModelSink<'_> {
+    fn put(&mut self, t: &Incoming<'_>) -> Result<()> {
+        t.with_planned(|p| {
+            let p = prim::Tensor::from_core(p).and_then(Parameter::new)?;
+            self.0.param(&[t.name().as_bytes().to_vec()], &p)?;
+            Ok(())
+        })
+    }
+
+    fn finish(self) -> Result<()> {
+        self.0.finish()?;
+        Ok(())
+    }
+}
 
 fn lossy(b: &[u8]) -> String {
     String::from_utf8_lossy(b).into_owned()
@@ -101,44 +120,29 @@ impl Codec for Primitiv {
         true
     }
 
-    fn write_to(
-        &self,
-        _: Format,
-        w: &mut dyn WriteSeek,
-        items: &[Item<'_, '_>],
-        cx: &WriteContext<'_>,
-    ) -> Result<()> {
+    fn write(&self, _: Format, w: &mut dyn WriteSeek, feed: &Feed<'_>) -> Result<()> {
         // Check every tensor before touching the output (cheap: dtype and
         // shape), then convert one at a time while writing, so peak memory
         // stays near the largest tensor.
-        let mut keys = Vec::with_capacity(items.len());
-        for it in items {
-            let d = cx.plan.out_dtype(it.tensor.dtype());
-            let ok = if d == tensor_core::DType::F32 {
-                prim::Shape::from_dims(it.tensor.dims()).map(drop)
+        for t in feed.heads() {
+            let ok = if t.dtype() == tensor_core::DType::F32 {
+                prim::Shape::from_dims(t.dims()).map(drop)
             } else {
                 // (never reached after `refuses`: the error names the dtype)
-                let got = it.tensor.get()?;
+                let got = t.tensor().get()?;
                 prim::Tensor::from_core(got.tensor()).map(drop)
             };
             ok.map_err(|e| {
-                Error::Unsupported(format!("shape {:?}: {e}", it.tensor.dims())).in_tensor(it.name)
+                Error::Unsupported(format!("shape {:?}: {e}", t.dims())).in_tensor(t.name())
             })?;
-            keys.push((vec![it.name.as_bytes().to_vec()], it));
         }
-        keys.sort_by(|a, b| a.0.cmp(&b.0));
-        let count = u32::try_from(keys.len())
+        // one single-component key per name, sorted as the library saves them
+        let mut order: Vec<usize> = (0..feed.len()).collect();
+        order.sort_by_key(|&i| feed.items.get(i).map(|it| it.name.as_bytes()));
+        let count = u32::try_from(order.len())
             .map_err(|_| Error::Unsupported("too many tensors for a primitiv model".into()))?;
-        let mut mw = ModelWriter::new(w, count, &WriteOptions::default())?;
-        for (k, it) in &keys {
-            let got = it.tensor.get()?;
-            let t = cx.plan.apply(got.tensor()).in_tensor(it.name)?;
-            let p = prim::Tensor::from_core(&t).and_then(Parameter::new)?;
-            mw.param(k, &p)?;
-            (cx.progress)(it.tensor.byte_len());
-        }
-        mw.finish()?;
-        Ok(())
+        let mw = ModelWriter::new(w, count, &WriteOptions::default())?;
+        feed.drain_in(Some(&order), ModelSink(mw))
     }
 
     fn reencode(&self, src: &Source, w: &mut dyn WriteSeek) -> Result<()> {

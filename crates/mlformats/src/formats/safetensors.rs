@@ -13,8 +13,9 @@ use safetensors::Dtype;
 use serde_json::{Map, Value};
 use tensor_core::{DType, MemoryOrder};
 
-use crate::codec::{Codec, Item, ReadOptions, Source, WriteContext, WriteSeek};
+use crate::codec::{Codec, ReadOptions, Source, WriteSeek};
 use crate::random_access::FileIndex;
+use crate::sink::{Feed, Incoming, TensorSink};
 use crate::{Error, Format, Result};
 
 pub(crate) struct SafetensorsCodec;
@@ -113,35 +114,15 @@ fn index(bytes: &[u8], opts: &ReadOptions) -> Result<FileIndex> {
 }
 
 impl Codec for SafetensorsCodec {
-    fn write_to(
-        &self,
-        _: Format,
-        w: &mut dyn WriteSeek,
-        items: &[Item<'_, '_>],
-        cx: &WriteContext<'_>,
-    ) -> Result<()> {
+    fn write(&self, _: Format, w: &mut dyn WriteSeek, feed: &Feed<'_>) -> Result<()> {
         // The header first (names, dtypes, shapes and offsets, all known
         // before any data is converted), then each tensor converted and
         // written in turn, in the given order, a slice at a time: peak
         // memory is one slice (`TensorRef::write_planned`).
-        let json = header(
-            items.iter().map(|it| {
-                (
-                    it.name,
-                    it.tensor.dtype(),
-                    it.tensor.dims(),
-                    it.tensor.order(),
-                )
-            }),
-            cx,
-        )?;
+        let json = header(feed)?;
         w.write_all(&(json.len() as u64).to_le_bytes())?;
         w.write_all(&json)?;
-        for it in items {
-            it.tensor.write_planned(it.name, &cx.plan, false, w)?;
-            (cx.progress)(it.tensor.byte_len());
-        }
-        Ok(())
+        feed.drain(Streamed(w))
     }
 
     fn refuses(&self, _: Format, dtype: DType, _dims: &[usize]) -> Option<String> {
@@ -173,17 +154,26 @@ impl Codec for SafetensorsCodec {
     }
 }
 
-/// The header a safetensors file of `items` (name, dtype before the plan,
-/// dims, order) starts with: its length (8 bytes) excluded, padded with
-/// spaces to a multiple of 8 bytes.
-pub(crate) fn header<'n>(
-    items: impl Iterator<Item = (&'n str, DType, &'n [usize], MemoryOrder)>,
-    cx: &WriteContext<'_>,
-) -> Result<Vec<u8>> {
+/// The data after the header: each tensor streamed in turn.
+struct Streamed<'w>(&'w mut dyn WriteSeek);
+
+impl TensorSink for Streamed<'_> {
+    fn put(&mut self, t: &Incoming<'_>) -> Result<()> {
+        t.stream(false, &mut *self.0)
+    }
+
+    fn finish(self) -> Result<()> {
+        Ok(())
+    }
+}
+
+/// The header a safetensors file of `feed`'s tensors starts with: its
+/// length (8 bytes) excluded, padded with spaces to a multiple of 8 bytes.
+fn header(feed: &Feed<'_>) -> Result<Vec<u8>> {
     let mut header = Map::new();
-    if !cx.metadata.is_empty() {
-        let meta: Map<String, Value> = cx
-            .metadata
+    if !feed.metadata().is_empty() {
+        let meta: Map<String, Value> = feed
+            .metadata()
             .iter()
             .map(|(k, v)| (k.clone(), Value::String(v.clone())))
             .collect();
@@ -191,14 +181,15 @@ pub(crate) fn header<'n>(
     }
     // u64: a 32-bit build (the viewer's) writes files past 4 GiB too
     let mut offset = 0u64;
-    for (name, in_dtype, dims, order) in items {
-        if order != MemoryOrder::RowMajor && !cx.plan.row_major {
+    for t in feed.heads() {
+        let (name, dims) = (t.name(), t.dims());
+        if t.order() != MemoryOrder::RowMajor && !t.plan().row_major {
             return Err(Error::Unsupported(
                 "column-major; safetensors holds row-major data".into(),
             )
             .in_tensor(name));
         }
-        let out_dtype = cx.plan.out_dtype(in_dtype);
+        let out_dtype = t.dtype();
         let dtype = from_dtype(out_dtype).ok_or_else(|| {
             Error::UnsupportedDType {
                 format: Format::Safetensors,

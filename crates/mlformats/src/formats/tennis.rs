@@ -15,10 +15,35 @@
 use bubble_module::{ConstantsWriter, Module, NodeOrder, ParamOrder, WriteOptions};
 use tensor_core::MemoryOrder;
 
-use crate::codec::{Codec, Item, Source, WriteContext, WriteSeek};
+use crate::codec::{Codec, Source, WriteSeek};
+use crate::sink::{Feed, Incoming, TensorSink};
 use crate::{Format, InTensor, Result};
 
 pub(crate) struct Tennis;
+
+/// The writer: one `<const>` node per tensor, row-major.
+struct ConstantsSink<'w>(ConstantsWriter<&'w mut dyn WriteSeek>);
+
+impl TensorSink for ConstantsSink<'_> {
+    fn put(&mut self, t: &Incoming<'_>) -> Result<()> {
+        t.with_planned(|p| {
+            let row_major;
+            let p = match p.order() {
+                MemoryOrder::RowMajor => p,
+                MemoryOrder::ColumnMajor => {
+                    row_major = p.to_row_major()?;
+                    &row_major
+                }
+            };
+            self.0.constant(t.name(), p).in_tensor(t.name())
+        })
+    }
+
+    fn finish(self) -> Result<()> {
+        self.0.finish()?;
+        Ok(())
+    }
+}
 
 /// The reader's options: strict, under `limits` (shared with the
 /// random-access path, `random_access::tsm`).
@@ -27,26 +52,8 @@ pub(crate) fn module_options(limits: tensor_core::Limits) -> bubble_module::Read
 }
 
 impl Codec for Tennis {
-    fn write_to(
-        &self,
-        _: Format,
-        w: &mut dyn WriteSeek,
-        items: &[Item<'_, '_>],
-        cx: &WriteContext<'_>,
-    ) -> Result<()> {
-        let mut m = ConstantsWriter::new(w, items.len())?;
-        for it in items {
-            let got = it.tensor.get()?;
-            let t = cx.plan.apply(got.tensor()).in_tensor(it.name)?;
-            let t = match t.order() {
-                MemoryOrder::RowMajor => t,
-                MemoryOrder::ColumnMajor => t.to_row_major()?.into_static(),
-            };
-            m.constant(it.name, &t).in_tensor(it.name)?;
-            (cx.progress)(it.tensor.byte_len());
-        }
-        m.finish()?;
-        Ok(())
+    fn write(&self, _: Format, w: &mut dyn WriteSeek, feed: &Feed<'_>) -> Result<()> {
+        feed.drain(ConstantsSink(ConstantsWriter::new(w, feed.len())?))
     }
 
     fn refuses(&self, _: Format, dtype: tensor_core::DType, _dims: &[usize]) -> Option<String> {
