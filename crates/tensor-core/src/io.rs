@@ -51,7 +51,6 @@
 //!   output is the previous file or the complete new one. This costs a wait
 //!   for the disk.
 
-use std::cell::Cell;
 use std::fs::{self, File};
 use std::path::Path;
 
@@ -112,49 +111,12 @@ impl WriteOptions {
     }
 }
 
-thread_local! {
-    static CURRENT: Cell<WriteOptions> = const {
-        Cell::new(WriteOptions { sync: false, named_temporary: false })
-    };
-}
-
-/// Runs `f` with `opts` as the options of every [`write_atomic`] and
-/// [`write_atomic_path`] call made on this thread while it runs (the way
-/// `mlformats`' `save_with` and `convert` pass their `sync` option down to
-/// every format's writer). The previous options are restored afterwards,
-/// also when `f` panics.
-///
-/// ```
-/// use tensor_core::io::{WriteOptions, current_write_options, with_write_options};
-/// let synced = with_write_options(WriteOptions::new().sync(true), || {
-///     current_write_options().is_sync()
-/// });
-/// assert!(synced);
-/// assert!(!current_write_options().is_sync());
-/// ```
-pub fn with_write_options<R>(opts: WriteOptions, f: impl FnOnce() -> R) -> R {
-    struct Restore(WriteOptions);
-    impl Drop for Restore {
-        fn drop(&mut self) {
-            CURRENT.with(|c| c.set(self.0));
-        }
-    }
-    let _restore = Restore(CURRENT.with(|c| c.replace(opts)));
-    f()
-}
-
-/// The options [`write_atomic`] uses on this thread now (the default
-/// unless inside [`with_write_options`]).
-pub fn current_write_options() -> WriteOptions {
-    CURRENT.with(|c| c.get())
-}
-
 /// Writes `path` through `write`, atomically: the bytes go to a new
 /// temporary file in the same directory, which is renamed over `path` only
 /// when `write` succeeds. On any error the temporary file is removed and an
-/// existing `path` is left as it was. Uses this thread's
-/// [`current_write_options`] (by default: no flush to the disk; see the
-/// [module docs](self)).
+/// existing `path` is left as it was. With the default [`WriteOptions`]
+/// (no flush to the disk; see the [module docs](self));
+/// [`write_atomic_with`] takes others.
 ///
 /// ```
 /// # fn main() -> Result<(), Box<dyn std::error::Error>> {
@@ -175,7 +137,7 @@ pub fn write_atomic<E>(
 where
     E: From<Error>,
 {
-    write_atomic_with(path, &current_write_options(), write)
+    write_atomic_with(path, &WriteOptions::default(), write)
 }
 
 /// Writes `bytes` (typically a tensor borrowed from a memory-mapped input)
@@ -273,7 +235,7 @@ pub fn write_atomic_path<E>(
 where
     E: From<Error>,
 {
-    write_atomic_path_with(path, &current_write_options(), write)
+    write_atomic_path_with(path, &WriteOptions::default(), write)
 }
 
 /// [`write_atomic_path`] with explicit options.
