@@ -1,32 +1,21 @@
 //! The random-access path (`mlformats::random_access::FileIndex`).
-//!
-//! `Document` reads cvm `.params`, safetensors, primitiv, `.tsm`, `.npz`
-//! and ONNX through the same index (`Codec::read` opens a `FileIndex` and
-//! takes its contents), so for those six formats the whole-file path is no
-//! second reader to compare with: on a sample of each (some `.params` of
-//! `testdata/` and each converted to the five others, the `.npz` of
-//! `testdata/compressed`, every 50th `.tsm`, `.onnx` and primitiv file,
-//! the archives deflated here) every tensor read by slices at odd places,
-//! backwards and front to back is the bytes of the whole tensor, and
-//! truncated and mutated copies (a deterministic sample of each kind of
-//! damage) are errors, never panics.
-//!
-//! NNabla's protobuf parameters still have two readers (`nnabla-proto` /
-//! `nnp-archive` whole, `random_access/nnp.rs` by slices): each `.nnp` of
-//! `testdata/nnabla` and every 8th of `testdata/onnx` rewritten with its
-//! parameters in a stored `parameter.protobuf` (and again with its network
-//! deflated, and with every member deflated), that `parameter.protobuf` as
-//! a file of its own, and the `.protobuf` of `testdata/`: by slices the
-//! same names, dtypes, shapes, stored fields, bytes, summary, metadata and
-//! graph as the whole-file path; on truncated and mutated copies an error
-//! exactly where the whole-file path has one (in a deflated member,
-//! possibly only when a read reaches the damage), never a panic.
-//!
-//! Also: hand-made ONNX initializers (known values), the deflated and
-//! big-endian fixtures converted by slices (`convert_index`) into the
-//! bytes `convert_document` writes (two drivers), a deflated tensor
-//! inflated once front to back, a wrong CRC-32 found when a read reaches
-//! the member's end, an index shared between threads.
+//! `Document` reads cvm `.params`, safetensors, primitiv, `.tsm`, `.npz` and
+//! ONNX through the same index, so for those six the whole-file path is no
+//! second reader: on a sample of each (some `.params` and each converted to
+//! the five others, testdata/compressed, every 50th `.tsm`, `.onnx`,
+//! primitiv file) every tensor read by slices at odd places, backwards and
+//! front to back is the whole tensor's bytes; damaged copies (a stride over
+//! each kind of damage) are errors, never panics. NNabla's protobuf
+//! parameters keep two readers (`nnabla-proto`/`nnp-archive`, and
+//! `random_access/nnp.rs`): `.nnp` rewritten with a stored, text-deflated or
+//! all-deflated `parameter.protobuf`, that member alone, the `.protobuf` of
+//! testdata/: the same names, dtypes, shapes, fields, bytes, summary,
+//! metadata and graph both ways; damaged copies fail exactly where the
+//! whole-file path fails (a deflated member possibly at a read), never
+//! panic. Also: hand-made ONNX initializers (known values), fixtures
+//! converted by slices as `convert_document` converts them (two drivers), a
+//! deflated tensor inflated once, a wrong CRC-32 found at the member's end,
+//! an index shared between threads.
 #![cfg(all(
     feature = "cvm",
     feature = "safetensors",
