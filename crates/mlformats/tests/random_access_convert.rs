@@ -1,17 +1,21 @@
-//! Converting a file opened by random access (`mlformats::convert_index`)
-//! against converting the whole file (`convert_document_to_bytes`): for a
-//! sample of every format that opens by slices (every `.params`, `.h5`,
-//! `.protobuf` and `.nnp` of `testdata/`, every fifth primitiv file, `.tsm`,
-//! `.onnx` and `.npz`, and the deflated and big-endian archives of
-//! `testdata/compressed`), to every target, with several option sets: the same
-//! bytes and the same summary (warnings, skipped, casts, renames), or the
-//! same error; refused by slices alone only where `convert_index` says so
-//! (an ONNX graph imported, an NNabla model kept, a file re-encoded into its
-//! own format). Every `.onnx` with nodes is also converted to ONNX with
-//! options that rewrite its own graph, never refused by slices alone. Every NNabla
-//! `.nnp`/`.protobuf` and TenniS `.tsm` of `testdata/` with a graph is also
-//! exported to ONNX by slices, with several option sets, and compared byte
-//! for byte.
+//! Converting a file opened by random access (`mlformats::convert_index`,
+//! `convert/sliced.rs`) against converting the whole file
+//! (`convert_document_to_bytes`, `convert.rs`): two drivers (they share the
+//! selection, plan and writers, not the dispatch: re-encoding, NNabla
+//! transcoding and model keeping, ONNX import and graph export, refusals).
+//! For a sample of every format that opens by slices (every `.params` and
+//! `.protobuf`, a few of each other extension, the deflated and big-endian
+//! archives of `testdata/compressed`), to every target, with every option
+//! set: the same bytes and the same summary (warnings, skipped, casts,
+//! renames), or the same error; refused by slices alone only where
+//! `convert_index` says so (an ONNX graph imported, an NNabla model kept, a
+//! file re-encoded into its own format). Every 10th `.onnx` with nodes is
+//! also converted to ONNX with options that rewrite its own graph, never
+//! refused by slices alone. Every 10th NNabla `.nnp`/`.protobuf` and TenniS
+//! `.tsm` of `testdata/` with a graph is also exported to ONNX by slices,
+//! with several option sets, and compared byte for byte. (Every file of
+//! `testdata/` took minutes in a debug build; files of one extension in one
+//! folder share a layout.)
 #![cfg(all(
     feature = "cvm",
     feature = "safetensors",
@@ -58,9 +62,12 @@ fn samples() -> Vec<PathBuf> {
     let mut out = Vec::new();
     for (ext, list) in by_ext {
         let every = match ext.as_str() {
-            "params" | "h5" | "protobuf" | "nnp" | "safetensors" => 1,
-            "data" | "tsm" | "onnx" => 5,
-            "npz" => 25,
+            "params" | "protobuf" | "safetensors" => 1,
+            "h5" => 4,
+            "data" => 20,
+            "nnp" | "tsm" => 50,
+            "onnx" => 80,
+            "npz" => 250,
             _ => continue,
         };
         // and every deflated or big-endian fixture of testdata/compressed
@@ -169,8 +176,9 @@ fn every_target_converts_by_slices_as_the_whole_file() {
             }
         }
     }
-    assert!(opened >= 100, "{opened}");
+    assert!(opened >= 40, "{opened}");
     eprintln!("(equal, both refused, refused by slices alone) per target: {counts:?}");
+    assert_eq!(counts.len(), Format::ALL.len());
     for (target, [equal, _, _]) in &counts {
         assert!(
             *equal >= 100,
@@ -198,9 +206,15 @@ fn graph_exports_by_slices_as_the_whole_file() {
     ];
     // [equal, both refused]
     let mut counts = [0usize; 2];
+    let mut seen = 0;
     for p in all {
         let ext = p.extension().and_then(|e| e.to_str()).unwrap_or("");
         if !matches!(ext, "nnp" | "protobuf" | "tsm") {
+            continue;
+        }
+        // every 10th (the .nnp and .tsm of one folder share an exporter)
+        seen += 1;
+        if seen % 10 != 1 {
             continue;
         }
         let bytes = std::fs::read(&p).unwrap();
@@ -246,7 +260,7 @@ fn graph_exports_by_slices_as_the_whole_file() {
         }
     }
     eprintln!("graph exports (equal, both refused): {counts:?}");
-    assert!(counts[0] >= 500, "{counts:?}");
+    assert!(counts[0] >= 150, "{counts:?}");
 }
 
 /// A `.protobuf` storing a parameter name twice: the index lists it once
@@ -443,7 +457,7 @@ fn onnx_option_sets() -> Vec<ConvertOptions> {
     ]
 }
 
-/// Every `.onnx` of `testdata/` with nodes (raw_data and typed-field
+/// Every 10th `.onnx` of `testdata/` with nodes (raw_data and typed-field
 /// initializers), converted to ONNX with options that rewrite its own
 /// graph (casts, renames, selections): by slices, the whole path's bytes
 /// and summary, or its error; never refused by slices alone.
@@ -457,6 +471,7 @@ fn onnx_models_with_options_convert_by_slices_as_the_whole_file() {
     for p in all
         .iter()
         .filter(|p| p.extension().is_some_and(|e| e == "onnx"))
+        .step_by(10)
     {
         let bytes = std::fs::read(p).unwrap();
         let name = Path::new(p.file_name().unwrap());
@@ -482,8 +497,8 @@ fn onnx_models_with_options_convert_by_slices_as_the_whole_file() {
             }
         }
     }
-    assert!(models >= 100, "{models}");
-    assert!(equal >= 1000, "{equal}");
+    assert!(models >= 30, "{models}");
+    assert!(equal >= 150, "{equal}");
     eprintln!(
         "{models} ONNX models: (equal, both refused) {:?}",
         (equal, refused)

@@ -4,8 +4,13 @@
 //! library, every `.nnp` of `testdata/` whose `parameter.h5` is stored or deflated, and
 //! the `.nnp` of `testdata/nnabla` rewritten by the library with a stored
 //! `parameter.h5`: the same names, dtypes, shapes, `need_grad`, bytes and
-//! graph. On truncated and byte-mutated copies (deterministic): an error
-//! exactly where the whole-file path has one, and never a panic.
+//! graph. On truncated and byte-mutated copies (deterministic: a stride
+//! over cut points and structure bytes, on a sample of the files): an
+//! error exactly where the whole-file path has one, and never a panic.
+//! NNabla `.h5` keeps two readers (`nnp-archive`/`hdf5-pure` whole,
+//! `random_access/{h5,h5chunks,deflate}.rs` by slices), so these
+//! comparisons stay; the samples are small because each damaged copy of a
+//! chunked file costs tens of milliseconds in a debug build.
 #![cfg(all(feature = "cvm", feature = "nnp"))]
 
 use std::io::Cursor;
@@ -69,8 +74,9 @@ fn h5_samples(tmp: &Path) -> Vec<(String, Vec<u8>)> {
 }
 
 /// The `.nnp` of testdata/ with a stored or deflated `parameter.h5` (every one of
-/// testdata/nnabla, every 4th of the others), and those of testdata/nnabla
-/// written again by the library (its own `.h5` layout).
+/// testdata/nnabla, every 16th of the others: written by one exporter,
+/// they share a layout), and those of testdata/nnabla written again by the
+/// library (its own `.h5` layout).
 fn nnp_samples() -> Vec<(String, Vec<u8>)> {
     let mut all = Vec::new();
     files(&testdata(), "nnp", &mut all);
@@ -79,7 +85,7 @@ fn nnp_samples() -> Vec<(String, Vec<u8>)> {
         .into_iter()
         .partition(|p| p.starts_with(testdata().join("nnabla")));
     let mut out = Vec::new();
-    for p in own.iter().chain(other.iter().step_by(4)) {
+    for p in own.iter().chain(other.iter().step_by(16)) {
         let name = p.file_name().unwrap().to_string_lossy().into_owned();
         let bytes = std::fs::read(p).unwrap();
         if !has_h5(&bytes) {
@@ -108,7 +114,9 @@ fn same(name: &str, bytes: &[u8]) -> bool {
 }
 
 /// [`same`]; `thorough`: every tensor also read in slices of odd sizes,
-/// front to back and back to front.
+/// front to back and back to front (about 200 reads each way a size: one
+/// element at a time over a chunked dataset took minutes in a debug
+/// build), and in steps of a seventh, every element.
 fn check(name: &str, bytes: &[u8], thorough: bool) -> bool {
     let path = Path::new(name);
     let whole = Document::from_bytes(bytes.to_vec(), Some(path), None);
@@ -161,17 +169,18 @@ fn check(name: &str, bytes: &[u8], thorough: bool) -> bool {
                     continue;
                 }
                 // odd offsets and counts, front to back and back to front
-                for count in [1, 3, 7, 13] {
+                for count in [1, 3, 7, 13, n / 7 + 1] {
+                    let stride = count.max(n / 200);
                     let mut at = 0;
                     while at < n {
                         slice(at, count);
-                        at += count;
+                        at += stride;
                     }
                     let mut end = n;
                     while end > 0 {
                         let start = end.saturating_sub(count + 2);
                         slice(start, end - start);
-                        end = start;
+                        end = end.saturating_sub(stride.max(count + 2));
                     }
                 }
                 slice(n, 3);
@@ -236,7 +245,7 @@ fn h5_by_slices_reads_what_the_whole_file_path_reads() {
         );
         nnp += 1;
     }
-    assert!(nnp >= 100, "{nnp} .nnp with a parameter.h5 read");
+    assert!(nnp >= 40, "{nnp} .nnp with a parameter.h5 read");
 }
 
 /// True when some tensor of `index` is not one range of `bytes` whose
@@ -260,7 +269,7 @@ fn chunked_compact_and_big_endian_datasets_are_read_by_slices() {
     }
     names.sort();
     assert!(names.len() >= 5, "{names:?}");
-    for p in &names {
+    for (i, p) in names.iter().enumerate() {
         let name = p.file_name().unwrap().to_string_lossy().into_owned();
         let bytes = std::fs::read(p).unwrap();
         // a deflated member is inflated from its start for a read behind
@@ -278,8 +287,14 @@ fn chunked_compact_and_big_endian_datasets_are_read_by_slices() {
             continue; // mutated in `a_deflated_h5_member_is_read_by_slices`
         }
         // and everything the structure says, mutated
-        let step = (bytes.len() / 400).max(7);
-        let cases = mutate(&name, &bytes, &positions(0, bytes.len(), 200, step));
+        // (each damaged copy of these costs tens of milliseconds in a debug
+        // build: the big-endian, chunked, compact and chunked-in-.nnp ones,
+        // about 120 places each)
+        if ![0, 1, 3, 6].contains(&i) {
+            continue;
+        }
+        let step = (bytes.len() / 60).max(7);
+        let cases = mutate(&name, &bytes, &positions(0, bytes.len(), 60, step));
         assert!(cases > 100, "{name}: {cases}");
     }
 }
@@ -289,8 +304,8 @@ fn chunked_compact_and_big_endian_datasets_are_read_by_slices() {
 fn mutate(name: &str, bytes: &[u8], at: &[usize]) -> usize {
     let len = bytes.len();
     let mut cases = 0;
-    let mut cuts: Vec<usize> = (0..len.min(100)).step_by(3).collect();
-    cuts.extend((0..len).step_by(len / 97 + 1));
+    let mut cuts: Vec<usize> = (0..len.min(100)).step_by(5).collect();
+    cuts.extend((0..len).step_by(len / 40 + 1));
     cuts.extend([len / 2, len.saturating_sub(1)]);
     for cut in cuts {
         same(name, &bytes[..cut]);
@@ -325,13 +340,13 @@ fn positions(start: usize, end: usize, dense: usize, step: usize) -> Vec<usize> 
 fn h5_by_slices_refuses_what_the_whole_file_path_refuses() {
     let tmp = tempfile::tempdir().unwrap();
     let mut cases = 0;
-    for (name, bytes) in h5_samples(tmp.path()).into_iter().step_by(2) {
+    for (name, bytes) in h5_samples(tmp.path()).into_iter().step_by(4) {
         // the superblock and root, then the structure all along the file
-        let step = (bytes.len() / 300).max(13);
-        cases += mutate(&name, &bytes, &positions(0, bytes.len(), 160, step));
+        let step = (bytes.len() / 120).max(13);
+        cases += mutate(&name, &bytes, &positions(0, bytes.len(), 100, step));
     }
     let nnp = nnp_samples();
-    for (name, bytes) in nnp.iter().step_by(nnp.len() / 6 + 1) {
+    for (name, bytes) in nnp.iter().step_by(nnp.len() / 4 + 1) {
         let members =
             nnp_archive::archive::list(Cursor::new(&bytes[..]), &Default::default()).unwrap();
         let mut at: Vec<usize> = (bytes.len().saturating_sub(120)..bytes.len()).collect();
@@ -339,11 +354,12 @@ fn h5_by_slices_refuses_what_the_whole_file_path_refuses() {
             if m.kind == nnp_archive::MemberKind::H5 {
                 let s = m.data_start as usize;
                 let n = m.compressed_size as usize;
-                at.extend(positions(s, s + n, 120, (n / 200).max(17)));
+                at.extend(positions(s, s + n, 80, (n / 100).max(17)));
             }
         }
         cases += mutate(name, bytes, &at);
     }
+    eprintln!("{cases} damaged copies");
     assert!(cases > 1500, "{cases}");
 }
 
@@ -675,8 +691,8 @@ fn a_deflated_h5_member_is_read_by_slices() {
         assert!(cases > 300, "{name}: {cases}");
     }
     // the HDF5 structure mutated inside the deflated member (the member
-    // deflated again, its CRC-32 right): every byte of the first 200, then
-    // every 11th
+    // deflated again, its CRC-32 right): every byte of the first 100, then
+    // every 37th
     let bytes = std::fs::read(dir.join("mlp_deflated.nnp")).unwrap();
     let mut zip = zip::ZipArchive::new(Cursor::new(&bytes[..])).unwrap();
     let mut members = Vec::new();
@@ -707,7 +723,7 @@ fn a_deflated_h5_member_is_read_by_slices() {
         "not read by random access"
     );
     let mut cases = 0;
-    for at in positions(0, plain.len(), 200, 11) {
+    for at in positions(0, plain.len(), 100, 37) {
         for x in [0x01u8, 0x80, 0xff] {
             let mut b = plain.clone();
             b[at] ^= x;
@@ -719,5 +735,6 @@ fn a_deflated_h5_member_is_read_by_slices() {
         same("cut.nnp", &rezip(&plain[..cut]));
         cases += 1;
     }
-    assert!(cases > 1500, "{cases}");
+    eprintln!("{cases} rezipped copies");
+    assert!(cases > 500, "{cases}");
 }
