@@ -507,7 +507,8 @@ fn other_formats_are_not_read_by_random_access() {
         .unwrap();
     let doc = Document::from_bytes(bytes.clone(), Some(&p), None).unwrap();
     assert_eq!(index.summary(), doc.summary());
-    assert!(!index.tensors().is_empty());
+    // (a network without parameters: the graph is what it holds)
+    assert!(index.graph().is_some_and(|g| !g.graphs.is_empty()));
     assert!(
         FileIndex::open(&[][..], None, &Default::default())
             .unwrap()
