@@ -163,9 +163,9 @@ impl Headers {
     }
 
     /// True when no tensor data was read (the file was opened by slices);
-    /// false when the format is read whole.
+    /// false when the file is read whole.
     pub fn is_headers_only(&self) -> bool {
-        self.index.is_some()
+        self.index.as_ref().is_some_and(|i| !i.was_read_whole())
     }
 
     /// Where each tensor is in the file, when it was read by slices: one

@@ -102,6 +102,8 @@ mod h5;
 #[cfg(feature = "nnp")]
 mod h5chunks;
 mod layout;
+#[cfg(feature = "nnabla")]
+mod nnabla;
 #[cfg(feature = "nnp")]
 mod nnp;
 #[cfg(feature = "npz")]
@@ -274,6 +276,9 @@ pub struct FileIndex {
     /// An NNabla file stores a parameter name more than once (the tensor
     /// listed is the last one stored).
     repeated_names: bool,
+    /// The file was parsed whole, its tensors' bytes held in memory (an
+    /// NNabla file this path does not locate: see `random_access/nnabla.rs`).
+    read_whole: bool,
 }
 
 /// How much of the file's start and end detection looks at.
@@ -328,6 +333,7 @@ impl FileIndex {
             #[cfg(feature = "nnabla")]
             nnabla: None,
             repeated_names: false,
+            read_whole: false,
         };
         // the format's codec reads it (false: not by slices, or its
         // feature is off)
@@ -453,6 +459,13 @@ impl FileIndex {
     /// True when the file (NNabla) stores a parameter name more than once.
     pub(crate) fn has_repeated_names(&self) -> bool {
         self.repeated_names
+    }
+
+    /// True when the file was parsed whole, its tensors held in memory,
+    /// rather than located in it (an NNabla file whose layout this path
+    /// does not locate: `.nntxt`, unpacked `.protobuf` data, ...).
+    pub(crate) fn was_read_whole(&self) -> bool {
+        self.read_whole
     }
 
     /// Reads `count` elements of tensor `index` from its flat (stored-order)

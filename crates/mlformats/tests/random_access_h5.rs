@@ -236,13 +236,8 @@ fn h5_by_slices_reads_what_the_whole_file_path_reads() {
     assert!(read >= 8, "{read} .h5 read");
     let mut nnp = 0;
     for (name, bytes) in nnp_samples() {
-        // chunked datasets in a deflated member: read whole
-        let whole = name == "mlp_chunked_deflated.nnp";
-        assert_eq!(
-            same(&name, &bytes),
-            !whole,
-            "{name}: read by random access?"
-        );
+        // (chunked datasets in a deflated member: parsed whole, held)
+        assert!(same(&name, &bytes), "{name}: read by random access?");
         nnp += 1;
     }
     assert!(nnp >= 40, "{nnp} .nnp with a parameter.h5 read");
@@ -276,11 +271,9 @@ fn chunked_compact_and_big_endian_datasets_are_read_by_slices() {
         // the last: back-to-front reads of one element are quadratic there
         // (the deflated members' slices: `a_deflated_h5_member_is_read_by_slices`)
         let deflated = name.contains("deflated");
-        // chunked datasets in a deflated member: read whole
-        let whole = name == "mlp_chunked_deflated.nnp";
-        assert_eq!(
+        // (chunked datasets in a deflated member: parsed whole, held)
+        assert!(
             check(&name, &bytes, !deflated),
-            !whole,
             "{name}: read by random access?"
         );
         if deflated {
@@ -392,7 +385,12 @@ fn a_chunk_btree_cycle_is_refused() {
     match FileIndex::open(&bytes[..], path, &Default::default()) {
         Err(e) => {
             let msg = mlformats::chain_message(&e);
-            assert!(msg.contains("chunk index"), "{msg}");
+            // (the walk's error, or the whole-file parse's where the
+            // walk does not locate the dataset)
+            assert!(
+                msg.contains("chunk index") || msg.contains("chunk B-tree"),
+                "{msg}"
+            );
         }
         // the index `hdf5-pure` lists says so: the whole-file path refuses it
         Ok(None) => {

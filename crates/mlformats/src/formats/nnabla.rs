@@ -3,18 +3,16 @@
 //!
 //! Parameters are named by `variable_name`; a name stored twice is listed
 //! once, at its first position, with the last stored value and `need_grad`
-//! (nnabla's own rule). Binary parameters share the memory map. Writing a
+//! (nnabla's own rule). Packed binary parameters share the memory map (read
+//! through `random_access/nnabla.rs`; others are decoded). Writing a
 //! set of tensors makes a parameters-only file (what `nn.save_parameters`
 //! writes); [`write_model`] writes a whole model with other parameters.
 //! Both convert and write one parameter at a time.
 
 use nnabla_proto::{self as nn, NNablaProtoBuf, ParamTensor, binary, text};
-use serde_json::json;
-use tensor_core::{Limits, TensorMap};
+use tensor_core::Limits;
 
-use crate::codec::{
-    Codec, Contents, Item, ReadOptions, Source, StoredTensor, WriteContext, WriteSeek,
-};
+use crate::codec::{Codec, Item, Source, WriteContext, WriteSeek};
 use crate::sink::{Feed, Incoming, TensorSink};
 use crate::{Error, Format, Result};
 
@@ -58,24 +56,6 @@ fn is_text(format: Format) -> bool {
     format == Format::NnablaNntxt
 }
 
-/// Parameters keyed by name: first position, last value (the contract's rule).
-pub(crate) fn dedup<'a>(params: Vec<ParamTensor<'a>>) -> (TensorMap<'a>, Vec<(String, bool)>) {
-    let mut map = TensorMap::new();
-    let mut grads: Vec<(String, bool)> = Vec::new();
-    let mut index = std::collections::HashMap::new();
-    for p in params {
-        match index.get(&p.name) {
-            Some(&i) => grads[i] = (p.name.clone(), p.need_grad),
-            None => {
-                index.insert(p.name.clone(), grads.len());
-                grads.push((p.name.clone(), p.need_grad));
-            }
-        }
-        map.insert(p.name, p.tensor);
-    }
-    (map, grads)
-}
-
 /// The typed graph of an NNabla model, its functions (in every network)
 /// first counted against [`tensor_core::Limits::max_nodes`]: a function
 /// takes a few bytes in a file and hundreds in the graph.
@@ -89,22 +69,6 @@ pub(crate) fn graph(
         .fold(0u64, |n, net| n.saturating_add(net.function.len() as u64));
     limits.check_nodes(functions)?;
     Ok(nn::graph::model_graph(model))
-}
-
-/// The contents of an NNabla model: parameters (deduplicated) and graph.
-pub(crate) fn contents(
-    model: &NNablaProtoBuf,
-    params: Vec<ParamTensor<'static>>,
-    limits: &tensor_core::Limits,
-) -> Result<Contents> {
-    let mut c = Contents::default();
-    let (map, grads) = dedup(params);
-    for ((n, t), (_, need_grad)) in map.into_iter().zip(grads) {
-        let e = StoredTensor::new(&n, &t).with("need_grad", json!(need_grad));
-        c.push(e, t);
-    }
-    c.graph = Some(graph(model, limits)?);
-    Ok(c)
 }
 
 /// Writes `model` as `.nntxt` or `.protobuf` to `w`, with `feed`'s
@@ -173,15 +137,6 @@ pub(crate) fn encode_model(model: &NNablaProtoBuf, items: &[Item<'_, '_>]) -> Re
 }
 
 impl Codec for Nnabla {
-    fn read(&self, src: &Source, opts: &ReadOptions) -> Result<Contents> {
-        let (model, params) = load(src, &opts.limits)?;
-        let params = params
-            .into_iter()
-            .map(|p| ParamTensor::new(p.name, p.tensor.rebase(&src.map), p.need_grad))
-            .collect();
-        contents(&model, params, &opts.limits)
-    }
-
     fn write(&self, format: Format, w: &mut dyn WriteSeek, feed: &Feed<'_>) -> Result<()> {
         write_model(&NNablaProtoBuf::default(), format, w, feed)
     }
@@ -208,18 +163,16 @@ impl Codec for Nnabla {
         }
     }
 
-    /// A binary `.protobuf` whose parameters are packed is read by slices
-    /// (with the `nnp` feature, whose zip-member walk it shares).
-    #[cfg(feature = "nnp")]
+    /// The format's one reader (`random_access/nnabla.rs`): a binary
+    /// `.protobuf` whose parameters are packed read by slices, any other
+    /// file parsed whole.
     fn index(
         &self,
         format: Format,
         index: &mut crate::random_access::FileIndex,
         r: &dyn crate::random_access::ReadAt,
     ) -> Result<bool> {
-        if is_text(format) {
-            return Ok(false);
-        }
-        index.read_protobuf(r)
+        index.read_nnabla(r, format)?;
+        Ok(true)
     }
 }

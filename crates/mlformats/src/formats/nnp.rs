@@ -17,7 +17,6 @@ use nnp_archive::nnabla_proto::NNablaProtoBuf;
 use nnp_archive::{
     self as nnpa, MemberKind, Nnp, NnpStreamWriter, ParamFormat, ParamSpec, Parameter,
 };
-use serde_json::json;
 use tensor_core::{Bytes, MappedFile};
 
 use crate::codec::{Codec, Contents, ReadOptions, Source, StoredTensor, WriteSeek};
@@ -48,7 +47,7 @@ pub(crate) fn model_of(nnp: &Nnp<'_>) -> NNablaProtoBuf {
 
 /// A solver state (`Solver.save_states` `.h5`) as contents of kind
 /// `solver-state`: its datasets as tensors, in path order.
-fn solver_state(
+pub(crate) fn solver_state(
     map: &Arc<MappedFile>,
     range: Range<usize>,
     opts: &ReadOptions,
@@ -186,36 +185,6 @@ fn is_archive(format: Format) -> bool {
 }
 
 impl Codec for NnpCodec {
-    fn read(&self, src: &Source, opts: &ReadOptions) -> Result<Contents> {
-        if !is_archive(src.format) {
-            return match read_h5(src, opts) {
-                Ok(params) => {
-                    let mut c =
-                        super::nnabla::contents(&NNablaProtoBuf::default(), params, &opts.limits)?;
-                    c.graph = None;
-                    Ok(c)
-                }
-                // a file of Solver.save_states: per-parameter state, no need_grad
-                Err(Error::Nnp(e)) if nnpa::h5::SolverState::may_be(&e) => {
-                    solver_state(&src.map, 0..src.map.len(), opts).map_err(|_| Error::Nnp(e))
-                }
-                Err(e) => Err(e),
-            };
-        }
-        let nnp = read_nnp(src, opts)?;
-        let params = nnp.parameters().iter().cloned().collect();
-        let mut c = super::nnabla::contents(&model_of(&nnp), params, &opts.limits)?;
-        let states: Vec<&str> = nnp
-            .optimizer_states()
-            .iter()
-            .map(|o| o.name.as_str())
-            .collect();
-        if !states.is_empty() {
-            c.metadata.insert("solver_states".into(), json!(states));
-        }
-        Ok(c)
-    }
-
     fn attachments(&self, src: &Source, opts: &ReadOptions) -> Result<Vec<(String, Contents)>> {
         if !is_archive(src.format) {
             return Ok(Vec::new());
@@ -291,9 +260,10 @@ impl Codec for NnpCodec {
         r: &dyn crate::random_access::ReadAt,
     ) -> Result<bool> {
         if is_archive(format) {
-            index.read_nnp(r)
+            index.read_nnp(r)?;
         } else {
-            index.read_h5(r)
+            index.read_h5(r)?;
         }
+        Ok(true)
     }
 }

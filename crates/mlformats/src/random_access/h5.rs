@@ -11,9 +11,10 @@
 //! filter or shuffle, deflate, fletcher32, LZF (each chunk located, the chunks read
 //! and decompressed when a slice needs them: [`super::h5chunks`]), either
 //! byte order (big-endian elements swapped when read). A dataset filtered
-//! otherwise, with a chunk never written, or never written at all sends
-//! the file to the whole-file path (`None`), as does a dataset without
-//! `need_grad` (a solver state).
+//! otherwise, with a chunk never written, or never written at all is not
+//! located (`None`), nor is a dataset without `need_grad` (a solver
+//! state): such a file is parsed whole by `nnp-archive`, its tensors held
+//! in memory (a solver state's as contents of kind `solver-state`).
 
 use std::collections::HashMap;
 
@@ -84,11 +85,11 @@ pub(super) fn tensor(mut p: Located, cache: &ChunkCache) -> Result<IndexedTensor
 }
 
 impl FileIndex {
-    /// A standalone `.h5` parameter file; false (read it whole) for one
-    /// this path does not locate (see the module).
-    pub(crate) fn read_h5<R: ReadAt + ?Sized>(&mut self, r: &R) -> Result<bool> {
+    /// A standalone `.h5` parameter file: its datasets located, or, for
+    /// one this path does not locate, parsed whole (see the module).
+    pub(crate) fn read_h5<R: ReadAt + ?Sized>(&mut self, r: &R) -> Result<()> {
         let Some(found) = located(r, 0, r.len(), &self.limits)? else {
-            return Ok(false);
+            return self.whole_h5(r);
         };
         // a name given twice (a group behind two hard links) keeps its
         // first position and takes the last entry, as the whole path does
@@ -108,6 +109,44 @@ impl FileIndex {
                 }
             }
         }
-        Ok(true)
+        Ok(())
+    }
+
+    /// An `.h5` parsed whole by `nnp-archive`: its parameters held, or a
+    /// solver state's tensors (`Solver.save_states`, kind `solver-state`,
+    /// no `need_grad`).
+    fn whole_h5<R: ReadAt + ?Sized>(&mut self, r: &R) -> Result<()> {
+        let src = self.whole(r, crate::Format::NnablaH5)?;
+        let opts = crate::codec::ReadOptions::default().with_limits(self.limits);
+        let e = match crate::formats::nnp::read_h5(&src, &opts) {
+            Ok(params) => {
+                // (nnp-archive counted them against the limits)
+                let params = params.iter().map(super::nnabla::Entry::held).collect();
+                return self.push_entries(params, false);
+            }
+            Err(Error::Nnp(e)) if nnp_archive::h5::SolverState::may_be(&e) => e,
+            Err(e) => return Err(e),
+        };
+        let state = crate::formats::nnp::solver_state(&src.map, 0..src.map.len(), &opts)
+            .map_err(|_| Error::Nnp(e))?;
+        self.kind = state.kind;
+        for stored in state.stored {
+            let t = state
+                .tensors
+                .get(&stored.name)
+                .ok_or_else(|| Error::Invalid(format!("no tensor {}", stored.name)))?;
+            let bytes = t.bytes();
+            self.tensors.push(IndexedTensor {
+                tensor_dims: None,
+                dtype: t.dtype(),
+                order: t.order(),
+                offset: 0,
+                len: bytes.len() as u64,
+                numel: count(t.dims()).ok_or_else(|| overflow(&stored.name))?,
+                layout: Layout::Held(std::sync::Arc::from(bytes)),
+                stored,
+            });
+        }
+        Ok(())
     }
 }

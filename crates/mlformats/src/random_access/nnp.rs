@@ -33,110 +33,56 @@
 //! Read this way: archives whose `.protobuf` parameter members are stored
 //! or deflated, with each parameter as one packed run, and whose `.h5`
 //! ones are stored (see [`super::h5`]) or deflated with contiguous or
-//! compact datasets. Anything else (chunked datasets in a deflated `.h5`
-//! member, a deflated `.h5` whose structure the walk refuses, unpacked
-//! data, parameters written in the text) is read whole; so is a
-//! `.protobuf` file whose parameters are unpacked or split into several
-//! runs.
+//! compact datasets. Any other archive (chunked datasets in a deflated
+//! `.h5` member, a deflated `.h5` whose structure the walk refuses, an
+//! `.h5` the walk does not locate, unpacked data, parameters written in
+//! the text, a nested `.nnp`) is parsed whole by `nnp-archive` (the
+//! whole-file reader) and its parameters held in memory (see
+//! [`super::nnabla`]).
 
-use std::collections::HashMap;
 use std::io;
 
 use nnabla_proto::NNablaProtoBuf;
-use nnabla_proto::index::{ParamData, Scattered, merge_index};
 use nnp_archive::archive::{Compression, list, read_member};
 use nnp_archive::{MemberInfo, MemberKind};
 use serde_json::json;
-use tensor_core::{DType, Limits, MemoryOrder};
+use tensor_core::Limits;
 
 use super::deflate::{self, Coding, Member, Pool};
-use super::{FileIndex, IndexedTensor, Layout, ReadAt, Stream, count, overflow, read_vec};
-use crate::codec::StoredTensor;
-use crate::{Error, Result};
-
-/// The walk stops: an error (the whole-file path has one too), or a layout
-/// this path does not index (the whole-file path reads it).
-pub(super) enum Stop {
-    Err(Error),
-    Whole,
-}
-
-impl<E: Into<Error>> From<E> for Stop {
-    fn from(e: E) -> Self {
-        Stop::Err(e.into())
-    }
-}
-
-pub(super) type Walk<T> = std::result::Result<T, Stop>;
-
-/// One `parameter` entry: name, dims, `need_grad` and its data's place.
-struct Entry {
-    name: String,
-    dtype: DType,
-    dims: Vec<usize>,
-    need_grad: bool,
-    offset: u64,
-    len: u64,
-    /// How the data is laid out from `offset` (in a deflated member).
-    layout: Layout,
-}
-
-/// `e`, met in the `.protobuf` message `name`, in this path's words: a
-/// wire error names the member and the byte.
-fn in_message(name: &str, e: nnabla_proto::Error) -> Error {
-    match e {
-        nnabla_proto::Error::Wire { offset, message } => Error::Invalid(format!(
-            "{name}: {message} (at byte {offset} of the archive)"
-        )),
-        nnabla_proto::Error::Tensor(e) => Error::Core(e),
-        nnabla_proto::Error::Read(e) => Error::Io(e),
-        e @ nnabla_proto::Error::Parameter { .. } => Error::Invalid(e.to_string()),
-        e => e.into(),
-    }
-}
-
-/// Walks the `.protobuf` message `name` at `[at, at + size)` of `r` (a
-/// member, or a whole `.protobuf` file) with `nnabla-proto`'s index: its
-/// parameters in `found`, every other field merged into `model`;
-/// [`Stop::Whole`] for a parameter whose data is not one packed run.
-fn protobuf_member<R: ReadAt + ?Sized>(
-    r: &R,
-    (name, at, size): (&str, u64, u64),
-    limits: &Limits,
-    model: &mut NNablaProtoBuf,
-    found: &mut Vec<Entry>,
-) -> Walk<()> {
-    let opts = nnabla_proto::ReadOptions::default().with_limits(*limits);
-    let mut located = true;
-    let all = merge_index(model, r, at, size, &opts, Scattered::Stop, |p| {
-        // (with `Stop`, every parameter the walk gives is one packed run)
-        let ParamData::Packed { offset, len } = p.data else {
-            located = false;
-            return Ok(());
-        };
-        found.push(Entry {
-            name: p.name,
-            dtype: DType::F32,
-            dims: p.dims,
-            need_grad: p.need_grad,
-            offset,
-            len,
-            layout: Layout::Contiguous,
-        });
-        Ok(())
-    })
-    .map_err(|e| in_message(name, e))?;
-    if all && located {
-        Ok(())
-    } else {
-        Err(Stop::Whole)
-    }
-}
+use super::nnabla::{Entry, protobuf_member};
+pub(super) use super::nnabla::{Stop, Walk};
+use super::{FileIndex, Layout, ReadAt, Stream, read_vec};
+use crate::{Error, Format, Result};
 
 impl FileIndex {
-    /// An `.nnp` whose parameters are all in stored `.protobuf` or `.h5` members;
-    /// false (read it whole) for anything else (see the module).
-    pub(crate) fn read_nnp<R: ReadAt + ?Sized>(&mut self, r: &R) -> Result<bool> {
+    /// An `.nnp` archive: its parameters located where its members allow
+    /// it, else the archive parsed whole by `nnp-archive` and its
+    /// parameters held (see the module).
+    pub(crate) fn read_nnp<R: ReadAt + ?Sized>(&mut self, r: &R) -> Result<()> {
+        if self.located_nnp(r)? {
+            return Ok(());
+        }
+        let src = self.whole(r, Format::NnablaNnp)?;
+        let opts = crate::codec::ReadOptions::default().with_limits(self.limits);
+        let nnp = crate::formats::nnp::read_nnp(&src, &opts)?;
+        // (nnp-archive counted them against the limits)
+        let params = nnp.parameters().iter().map(Entry::held).collect();
+        self.push_entries(params, false)?;
+        let states: Vec<&str> = nnp
+            .optimizer_states()
+            .iter()
+            .map(|o| o.name.as_str())
+            .collect();
+        if !states.is_empty() {
+            self.metadata.insert("solver_states".into(), json!(states));
+        }
+        self.set_model(crate::formats::nnp::model_of(&nnp))
+    }
+
+    /// An `.nnp` whose parameters are all in `.protobuf` or `.h5` members
+    /// this path locates, its parameters located; false (nothing
+    /// registered: read it whole) for anything else (see the module).
+    fn located_nnp<R: ReadAt + ?Sized>(&mut self, r: &R) -> Result<bool> {
         let limits = self.limits;
         // one inflation budget for the file, as the whole path has: the
         // listing checks the declared sizes against it, text members read
@@ -197,6 +143,7 @@ impl FileIndex {
                 }
                 MemberKind::Protobuf => {
                     let before = entries.len();
+                    let was_deflated = deflated.is_some();
                     let walked = match deflated {
                         None => {
                             let msg = (m.name.as_str(), m.data_start, m.size);
@@ -225,6 +172,10 @@ impl FileIndex {
                     match walked {
                         Ok(()) => {}
                         Err(Stop::Whole) => return Ok(false),
+                        // a deflated member the walk refuses is parsed
+                        // whole: nnp-archive's error (a zip bomb found
+                        // from the inflation budget, not from the zeros)
+                        Err(Stop::Err(_)) if was_deflated => return Ok(false),
                         Err(Stop::Err(e)) => return Err(e),
                     }
                 }
@@ -258,75 +209,13 @@ impl FileIndex {
             }
         }
         crate::formats::nnp::original_names(&mut model, entries.iter().map(|e| e.name.as_str()));
-        self.push_entries(entries)?;
+        self.push_entries(entries, true)?;
         if !states.is_empty() {
             self.metadata.insert("solver_states".into(), json!(states));
         }
         self.set_model(model)?;
         pool.refuse_reads(over);
         Ok(true)
-    }
-
-    /// A standalone `.protobuf` (a whole `NNablaProtoBuf`: a model, its
-    /// parameters, or both): the walk of the members above over the whole
-    /// file; false (read it whole) for a parameter whose data is unpacked
-    /// or split into several runs.
-    pub(crate) fn read_protobuf<R: ReadAt + ?Sized>(&mut self, r: &R) -> Result<bool> {
-        let limits = self.limits;
-        let mut model = NNablaProtoBuf::default();
-        let mut entries = Vec::new();
-        let msg = ("the file", 0, r.len());
-        match protobuf_member(r, msg, &limits, &mut model, &mut entries) {
-            Ok(()) => {}
-            Err(Stop::Whole) => return Ok(false),
-            Err(Stop::Err(e)) => return Err(e),
-        }
-        self.push_entries(entries)?;
-        self.set_model(model)?;
-        Ok(true)
-    }
-
-    /// The model read (the networks, shown as the graph).
-    fn set_model(&mut self, model: NNablaProtoBuf) -> Result<()> {
-        self.graph = Some(crate::formats::nnabla::graph(&model, &self.limits)?);
-        self.nnabla_model = model != NNablaProtoBuf::default();
-        self.nnabla = Some(std::sync::Arc::new(model));
-        Ok(())
-    }
-
-    /// The parameters found, as the whole-file path registers them.
-    fn push_entries(&mut self, entries: Vec<Entry>) -> Result<()> {
-        let limits = self.limits;
-        // a name given twice keeps its first position and takes the last entry
-        let mut at: HashMap<String, usize> = HashMap::new();
-        for e in entries {
-            let numel = count(&e.dims).ok_or_else(|| overflow(&e.name))?;
-            let stored = StoredTensor::from_parts(e.name.clone(), e.dims)
-                .with("need_grad", json!(e.need_grad));
-            let t = IndexedTensor {
-                tensor_dims: None,
-                stored,
-                dtype: e.dtype,
-                order: MemoryOrder::RowMajor,
-                offset: e.offset,
-                len: e.len,
-                numel,
-                layout: e.layout,
-            };
-            // as nnp-archive counts: before each registration
-            limits.check_tensors(self.tensors.len() as u64 + 1)?;
-            match at.get(&e.name) {
-                Some(&i) => {
-                    self.tensors[i] = t;
-                    self.repeated_names = true;
-                }
-                None => {
-                    at.insert(e.name, self.tensors.len());
-                    self.tensors.push(t);
-                }
-            }
-        }
-        Ok(())
     }
 }
 
