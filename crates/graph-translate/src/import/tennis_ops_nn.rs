@@ -1,10 +1,10 @@
 //! ONNX → TenniS lowerings: convolution, pooling, matrix products and
 //! batch normalisation (NCHW, 2-D spatial).
 
-use super::LowerError;
 use super::onnx_graph::Node;
 use super::tennis_cx::out;
 use super::tennis_cx::{Lowered, Tx, kv, p_bool, p_float, p_int, p_ints, p_pad, p_str};
+use super::{LowerError, dims};
 
 /// The window of a 2-D convolution or pooling: pads `[top, left, bottom,
 /// right]` resolved from `auto_pad`, strides, dilations, kernel.
@@ -30,11 +30,21 @@ pub(crate) fn window(node: &Node, hw: [i64; 2], k: [i64; 2]) -> Result<Window, L
     if strides.iter().chain(&dil).chain(&k).any(|&v| v < 1) {
         return Err("non-positive strides, dilations or kernel".into());
     }
+    // (bounded, so that the window formulas fit in i64)
+    if strides.iter().chain(&dil).any(|&v| v > dims::MAX_STRIDE)
+        || k.iter().any(|&v| v > dims::MAX_ELEMENTS)
+    {
+        return Err(LowerError::Other(format!(
+            "strides {strides:?}, dilations {dil:?} or kernel {k:?} past any length"
+        )));
+    }
     let auto = node.string("auto_pad", "NOTSET");
     let pads = match auto.as_str() {
         "NOTSET" | "" => match node.ints("pads") {
             None => [0; 4],
-            Some(p) if p.len() == 4 && p.iter().all(|&v| v >= 0) => [p[0], p[1], p[2], p[3]],
+            Some(p) if p.len() == 4 && p.iter().all(|&v| (0..=dims::MAX_ELEMENTS).contains(&v)) => {
+                [p[0], p[1], p[2], p[3]]
+            }
             Some(p) => return Err(LowerError::Other(format!("pads {p:?}"))),
         },
         "VALID" => [0; 4],
