@@ -41,15 +41,13 @@ fn model(
 /// Both targets refuse `m`, naming `op`.
 fn refused(m: &onnx_format::Model, op: &str) {
     let o = ImportOptions::default();
-    let a = onnx_to_nnabla(m, &o)
-        .err()
-        .expect("NNabla refuses")
-        .to_string();
-    let b = onnx_to_tennis(m, &o)
-        .err()
-        .expect("TenniS refuses")
-        .to_string();
-    for e in [a, b] {
+    let Err(a) = onnx_to_nnabla(m, &o) else {
+        panic!("NNabla imported {op}");
+    };
+    let Err(b) = onnx_to_tennis(m, &o) else {
+        panic!("TenniS imported {op}");
+    };
+    for e in [a.to_string(), b.to_string()] {
         assert!(e.contains(op), "{e}");
     }
 }
