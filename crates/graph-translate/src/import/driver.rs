@@ -396,6 +396,16 @@ fn lower_node<T: Target>(
         poisoned.extend(node.outputs.iter().cloned());
         return;
     }
+    // every lowering writes its first output (as `onnx_graph::load`
+    // checks of the model's nodes; these may come from a function body or
+    // a rewrite)
+    let recurrent = matches!(node.op.as_str(), "RNN" | "LSTM" | "GRU");
+    if (recurrent && node.outputs.iter().all(String::is_empty))
+        || (!recurrent && node.outputs.first().is_none_or(String::is_empty))
+    {
+        refusals.add(format!("{} (no first output)", node.op));
+        return;
+    }
     if node.op == "If" {
         return lower_if(cx, g, node, refusals, poisoned);
     }
