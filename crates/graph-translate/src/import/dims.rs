@@ -69,6 +69,30 @@ pub(crate) fn window_ints(
     Ok(v)
 }
 
+/// The `strides` and `dilations` of a window over `n` axes (each in
+/// `1..=MAX_STRIDE`, `n` of them).
+pub(crate) fn strides_dilations(
+    node: &super::onnx_graph::Node,
+    n: usize,
+) -> Result<(Vec<i64>, Vec<i64>), LowerError> {
+    let b = (1, MAX_STRIDE);
+    Ok((
+        window_ints(node, "strides", n, 1, b)?,
+        window_ints(node, "dilations", n, 1, b)?,
+    ))
+}
+
+/// Refuses strides or dilations past [`MAX_STRIDE`] or a kernel past
+/// 2^48 (the lower bounds are the caller's).
+pub(crate) fn check_window(strides: &[i64], dil: &[i64], k: &[i64]) -> Result<(), LowerError> {
+    if strides.iter().chain(dil).any(|&v| v > MAX_STRIDE) || k.iter().any(|&v| v > MAX_ELEMENTS) {
+        return Err(LowerError::Other(format!(
+            "strides {strides:?}, dilations {dil:?} or kernel {k:?} past any length"
+        )));
+    }
+    Ok(())
+}
+
 /// Refuses `pads` with a value past 2^48 in magnitude.
 pub(crate) fn check_pads(pads: &[i64]) -> Result<(), LowerError> {
     if pads.iter().any(|p| p.unsigned_abs() > MAX_ELEMENTS as u64) {

@@ -119,16 +119,6 @@ fn spatial_of(cx: &Cx<'_>, node: &Node) -> Result<(Vec<i64>, Vec<i64>), LowerErr
     Ok((s, sp))
 }
 
-/// The `strides` and `dilations` of a window over `n` axes (bounded:
-/// [`dims::window_ints`]).
-fn strides_dilations(node: &Node, n: usize) -> Result<(Vec<i64>, Vec<i64>), LowerError> {
-    let b = (1, dims::MAX_STRIDE);
-    Ok((
-        dims::window_ints(node, "strides", n, 1, b)?,
-        dims::window_ints(node, "dilations", n, 1, b)?,
-    ))
-}
-
 /// `Conv`.
 pub(crate) fn conv(cx: &mut Cx<'_>, node: &Node) -> Lowered {
     let (s, sp) = spatial_of(cx, node)?;
@@ -138,7 +128,7 @@ pub(crate) fn conv(cx: &mut Cx<'_>, node: &Node) -> Lowered {
         return Err("weight rank".into());
     }
     let k = ws[2..].to_vec();
-    let (st, dl) = strides_dilations(node, n)?;
+    let (st, dl) = dims::strides_dilations(node, n)?;
     let group = node.int("group", 1);
     let pads = resolve_pads(node, &sp, &k, &st, &dl)?;
     let mut x = cx.fvar(node, 0)?;
@@ -190,7 +180,7 @@ pub(crate) fn conv_transpose(cx: &mut Cx<'_>, node: &Node) -> Lowered {
         return Err("weight rank".into());
     }
     let k = ws[2..].to_vec();
-    let (st, dl) = strides_dilations(node, n)?;
+    let (st, dl) = dims::strides_dilations(node, n)?;
     let group = node.int("group", 1);
     let mut op = dims::window_ints(node, "output_padding", n, 0, (0, dims::MAX_ELEMENTS))?;
     let auto = node.string("auto_pad", "NOTSET");
@@ -303,10 +293,8 @@ pub(crate) fn pool(cx: &mut Cx<'_>, node: &Node) -> Lowered {
     if k.len() != n {
         return Err("kernel_shape does not fit the rank".into());
     }
-    if k.iter().any(|&v| !(1..=dims::MAX_ELEMENTS).contains(&v)) {
-        return Err(LowerError::Other(format!("kernel_shape {k:?}")));
-    }
-    let (st, dl) = strides_dilations(node, n)?;
+    dims::check_window(&[], &[], &k)?;
+    let (st, dl) = dims::strides_dilations(node, n)?;
     if dl.iter().any(|&d| d != 1) {
         if max {
             return super::nnabla_ops_pool::dilated_max(cx, node, &k, &st, &dl);

@@ -243,18 +243,7 @@ pub fn load(model: &onnx_format::Model, opts: &ImportOptions) -> Result<OnnxGrap
     }
     for (n, c) in &consts {
         elems.insert(n.clone(), c.elem);
-        // (an empty constant holds no values, but its other dims multiply)
-        let count = c
-            .dims()
-            .iter()
-            .try_fold(1u64, |p, &d| p.checked_mul(d.max(1) as u64))
-            .filter(|&p| p <= MAX_INPUT_ELEMENTS as u64);
-        if count.is_none() {
-            return Err(ImportError::Invalid(format!(
-                "constant {n:?} of shape {:?}: more than 2^48 elements",
-                c.dims()
-            )));
-        }
+        check_const(n, c)?;
     }
     for (name, dims) in &opts.input_shapes {
         if !g
@@ -368,6 +357,24 @@ pub fn load(model: &onnx_format::Model, opts: &ImportOptions) -> Result<OnnxGrap
         consts,
         elems,
     })
+}
+
+/// Refuses constant `c` with more than 2^48 elements, a zero dimension
+/// counted as 1 (an empty constant holds no values, but the lowerings
+/// multiply its other dims).
+fn check_const(name: &str, c: &Const) -> Result<(), ImportError> {
+    let count = c
+        .dims()
+        .iter()
+        .try_fold(1u64, |p, &d| p.checked_mul(d.max(1) as u64))
+        .filter(|&p| p <= MAX_INPUT_ELEMENTS as u64);
+    if count.is_none() {
+        return Err(ImportError::Invalid(format!(
+            "constant {name:?} of shape {:?}: more than 2^48 elements",
+            c.dims()
+        )));
+    }
+    Ok(())
 }
 
 /// The most elements an input may declare (a shape no machine holds is

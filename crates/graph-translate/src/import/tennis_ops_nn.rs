@@ -30,21 +30,12 @@ pub(crate) fn window(node: &Node, hw: [i64; 2], k: [i64; 2]) -> Result<Window, L
     if strides.iter().chain(&dil).chain(&k).any(|&v| v < 1) {
         return Err("non-positive strides, dilations or kernel".into());
     }
-    // (bounded, so that the window formulas fit in i64)
-    if strides.iter().chain(&dil).any(|&v| v > dims::MAX_STRIDE)
-        || k.iter().any(|&v| v > dims::MAX_ELEMENTS)
-    {
-        return Err(LowerError::Other(format!(
-            "strides {strides:?}, dilations {dil:?} or kernel {k:?} past any length"
-        )));
-    }
+    dims::check_window(&strides, &dil, &k)?;
     let auto = node.string("auto_pad", "NOTSET");
     let pads = match auto.as_str() {
         "NOTSET" | "" => match node.ints("pads") {
             None => [0; 4],
-            Some(p) if p.len() == 4 && p.iter().all(|&v| (0..=dims::MAX_ELEMENTS).contains(&v)) => {
-                [p[0], p[1], p[2], p[3]]
-            }
+            Some(p) if p.len() == 4 && p.iter().all(|&v| v >= 0) => [p[0], p[1], p[2], p[3]],
             Some(p) => return Err(LowerError::Other(format!("pads {p:?}"))),
         },
         "VALID" => [0; 4],
@@ -66,6 +57,7 @@ pub(crate) fn window(node: &Node, hw: [i64; 2], k: [i64; 2]) -> Result<Window, L
         }
         a => return Err(LowerError::Other(format!("auto_pad {a}"))),
     };
+    dims::check_pads(&pads)?;
     Ok(Window { pads, strides, dil })
 }
 
