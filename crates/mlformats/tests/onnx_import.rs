@@ -222,17 +222,20 @@ fn a_node_without_outputs_is_an_error_not_a_panic() {
 
 #[test]
 fn hostile_dimensions_are_refused_not_overflowed() {
-    // Declared dimensions whose products overflow i64 are refused by name.
+    // Declared dimensions whose products overflow i64 are refused by name
+    // when the model is read (an empty one too: its other dims multiply).
     let dir = tempfile::tempdir().unwrap();
     let big = 1i64 << 40;
-    let src = model("Hardmax", &[Some(big), Some(big), Some(big)], dir.path());
-    let out = dir.path().join("out.nnp");
-    let e = convert(&src, &out, &ConvertOptions::new())
-        .unwrap_err()
-        .to_string();
-    assert!(e.contains("Hardmax (input"), "{e}");
-    assert!(e.contains("above 2^31"), "{e}");
-    assert!(!out.exists());
+    for dims in [[big, big, big], [0, big, big]] {
+        let src = model("Hardmax", &dims.map(Some), dir.path());
+        let out = dir.path().join("out.nnp");
+        let e = convert(&src, &out, &ConvertOptions::new())
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("input \"x\" declares the shape"), "{e}");
+        assert!(e.contains("more than 2^48 elements"), "{e}");
+        assert!(!out.exists());
+    }
 }
 
 /// Converts the one-node model `x` (f32 1x1x4x4) -> `y` that `build` makes

@@ -8,7 +8,7 @@
 use std::collections::{HashMap, HashSet};
 
 use super::onnx_graph::{self, Const, Node, OnnxGraph, elem};
-use super::{LowerError, Refusals, fold, inline_if, legacy, unroll};
+use super::{LowerError, Refusals, dims, fold, inline_if, legacy, unroll};
 
 /// A lowering's result: a refusal reason ([`LowerError`], becomes `Op (reason)`
 /// in the error).
@@ -396,6 +396,16 @@ fn lower_node<T: Target>(
         poisoned.extend(node.outputs.iter().cloned());
         return;
     }
+    // every lowering writes its first output (as `onnx_graph::load`
+    // checks of the model's nodes; these may come from a function body or
+    // a rewrite)
+    let recurrent = matches!(node.op.as_str(), "RNN" | "LSTM" | "GRU");
+    if (recurrent && node.outputs.iter().all(String::is_empty))
+        || (!recurrent && node.outputs.first().is_none_or(String::is_empty))
+    {
+        refusals.add(format!("{} (no first output)", node.op));
+        return;
+    }
     if node.op == "If" {
         return lower_if(cx, g, node, refusals, poisoned);
     }
@@ -425,10 +435,23 @@ fn lower_node<T: Target>(
             .lower(node)
             .unwrap_or_else(|| Err("its inputs are computed at run time".into())),
     };
+    let res = res.and_then(|()| outputs_bounded(cx.values(), node));
     if let Err(why) = res {
         refusals.add(format!("{} ({why})", node.op));
         poisoned.extend(node.outputs.iter().cloned());
     }
+}
+
+/// Refuses a node whose outputs have a shape past [`dims::check_shape`]'s
+/// bounds (a hostile file's sizes), so that the lowerings reading them
+/// can multiply their dimensions.
+fn outputs_bounded(v: &Values, node: &Node) -> Lowered {
+    for o in node.outputs.iter().filter(|o| !o.is_empty()) {
+        if let Ok(s) = v.shape(o) {
+            dims::check_shape(&s)?;
+        }
+    }
+    Ok(())
 }
 
 /// numpy broadcasting of two static shapes (`-1` batch allowed where the

@@ -38,6 +38,8 @@
 //! ```
 
 #[cfg(any(feature = "nnabla", feature = "tennis"))]
+mod dims;
+#[cfg(any(feature = "nnabla", feature = "tennis"))]
 mod driver;
 mod error;
 pub mod fold;

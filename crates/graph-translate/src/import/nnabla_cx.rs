@@ -325,11 +325,16 @@ impl<'g> Cx<'g> {
 fn check_reshape(from: &[i64], to: &[i64]) -> Lowered {
     let dyn_from = from.iter().filter(|&&d| d < 0).count();
     let dyn_to = to.iter().filter(|&&d| d < 0).count();
-    let p = |d: &[i64]| d.iter().filter(|&&v| v >= 0).product::<i64>();
+    let p = |d: &[i64]| {
+        d.iter()
+            .filter(|&&v| v >= 0)
+            .try_fold(1i64, |p, &v| p.checked_mul(v))
+    };
     if dyn_from != dyn_to
         || dyn_from > 1
         || (dyn_from == 1 && (from[0] >= 0 || to.first().is_none_or(|&d| d >= 0)))
         || p(from) != p(to)
+        || p(to).is_none()
     {
         return Err(LowerError::Other(format!(
             "reshape {} to {} across the symbolic batch dimension (fix it with --input-shape)",

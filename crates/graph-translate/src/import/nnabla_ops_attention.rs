@@ -44,7 +44,8 @@ fn repeat_heads(cx: &mut Cx<'_>, x: &str, g: i64) -> Result<String, LowerError> 
     let s = cx.shape(x)?;
     let r = cx.reshape(x, &[s[0], s[1], 1, s[2], s[3]])?;
     let b = broadcast_to(cx, &r, &[s[0], s[1], g, s[2], s[3]])?;
-    cx.reshape(&b, &[s[0], s[1] * g, s[2], s[3]])
+    let h = s[1].checked_mul(g).ok_or_else(super::dims::too_large)?;
+    cx.reshape(&b, &[s[0], h, s[2], s[3]])
 }
 
 fn matmul(cx: &mut Cx<'_>, a: &str, b: &str, tb: bool, dims: &[i64]) -> String {
@@ -372,7 +373,8 @@ pub(crate) fn attention(cx: &mut Cx<'_>, node: &Node) -> Lowered {
     }
     let y = matmul(cx, &p, &v4, false, &[b, nq, sq, ev]);
     let t = transpose(cx, &y, &[0, 2, 1, 3])?;
-    cx.reshape_to(&t, &out, &[b, sq, nq * ev])?;
+    let w = nq.checked_mul(ev).ok_or_else(super::dims::too_large)?;
+    cx.reshape_to(&t, &out, &[b, sq, w])?;
     cx.set_elem(&out, elem::FLOAT);
     Ok(())
 }
@@ -678,7 +680,7 @@ pub(crate) fn linear_attention(cx: &mut Cx<'_>, node: &Node) -> Lowered {
         Some(if ds[2] == hk {
             let r = cx.reshape(&d, &[b, t, hk, 1])?;
             transpose(cx, &r, &[0, 2, 1, 3])?
-        } else if ds[2] == hk * dk {
+        } else if hk.checked_mul(dk) == Some(ds[2]) {
             heads(cx, &d, Some(hk))?
         } else {
             return Err(
@@ -759,7 +761,8 @@ pub(crate) fn linear_attention(cx: &mut Cx<'_>, node: &Node) -> Lowered {
         y
     };
     let tr = transpose(cx, &o4, &[0, 2, 1, 3])?;
-    cx.reshape_to(&tr, &node.outputs[0], &[b, t, hq * dv])?;
+    let w = hq.checked_mul(dv).ok_or_else(super::dims::too_large)?;
+    cx.reshape_to(&tr, &node.outputs[0], &[b, t, w])?;
     if node.has_output(1) {
         let d = cx.shape(&state)?;
         cx.emit("Identity", &[&state], &[(&node.outputs[1], &d)], None);

@@ -10,11 +10,11 @@
 use nnabla_proto::proto::function::Parameter as P;
 use nnabla_proto::proto::*;
 
-use super::LowerError;
 use super::nnabla_cx::{Cx, Lowered};
 use super::nnabla_ops_elementwise::{binary_vars, chain, chain_to, mul_scalar};
 use super::nnabla_ops_shape::transpose_vars;
 use super::onnx_graph::{Const, Node, elem};
+use super::{LowerError, dims};
 
 fn sh(d: &[i64]) -> Option<Shape> {
     Some(Shape { dim: d.to_vec() })
@@ -42,6 +42,7 @@ fn resolve_pads(
             if p.len() != 2 * n {
                 return Err("pads do not fit the rank".into());
             }
+            dims::check_pads(&p)?;
             Ok(Pads {
                 begin: p[..n].to_vec(),
                 end: p[n..].to_vec(),
@@ -118,12 +119,6 @@ fn spatial_of(cx: &Cx<'_>, node: &Node) -> Result<(Vec<i64>, Vec<i64>), LowerErr
     Ok((s, sp))
 }
 
-fn ints_or(node: &Node, name: &str, n: usize, v: i64) -> Vec<i64> {
-    node.ints(name)
-        .filter(|x| !x.is_empty())
-        .unwrap_or_else(|| vec![v; n])
-}
-
 /// `Conv`.
 pub(crate) fn conv(cx: &mut Cx<'_>, node: &Node) -> Lowered {
     let (s, sp) = spatial_of(cx, node)?;
@@ -133,8 +128,7 @@ pub(crate) fn conv(cx: &mut Cx<'_>, node: &Node) -> Lowered {
         return Err("weight rank".into());
     }
     let k = ws[2..].to_vec();
-    let st = ints_or(node, "strides", n, 1);
-    let dl = ints_or(node, "dilations", n, 1);
+    let (st, dl) = dims::strides_dilations(node, n)?;
     let group = node.int("group", 1);
     let pads = resolve_pads(node, &sp, &k, &st, &dl)?;
     let mut x = cx.fvar(node, 0)?;
@@ -186,10 +180,9 @@ pub(crate) fn conv_transpose(cx: &mut Cx<'_>, node: &Node) -> Lowered {
         return Err("weight rank".into());
     }
     let k = ws[2..].to_vec();
-    let st = ints_or(node, "strides", n, 1);
-    let dl = ints_or(node, "dilations", n, 1);
+    let (st, dl) = dims::strides_dilations(node, n)?;
     let group = node.int("group", 1);
-    let mut op = ints_or(node, "output_padding", n, 0);
+    let mut op = dims::window_ints(node, "output_padding", n, 0, (0, dims::MAX_ELEMENTS))?;
     let auto = node.string("auto_pad", "NOTSET");
     let full = |i: usize, op: &[i64]| st[i] * (sp[i] - 1) + op[i] + (k[i] - 1) * dl[i] + 1;
     let (b, e): (Vec<i64>, Vec<i64>) = if let Some(os) = node.ints("output_shape") {
@@ -198,6 +191,10 @@ pub(crate) fn conv_transpose(cx: &mut Cx<'_>, node: &Node) -> Lowered {
         } else {
             os[os.len().saturating_sub(n)..].to_vec()
         };
+        if os.len() != n {
+            return Err(LowerError::Other(format!("output_shape {os:?}")));
+        }
+        dims::check_shape(&os)?;
         let mut b = vec![0; n];
         let mut e = vec![0; n];
         for i in 0..n {
@@ -225,6 +222,7 @@ pub(crate) fn conv_transpose(cx: &mut Cx<'_>, node: &Node) -> Lowered {
                 } else if p.len() != 2 * n {
                     return Err("pads do not fit the rank".into());
                 } else {
+                    dims::check_pads(&p)?;
                     (p[..n].to_vec(), p[n..].to_vec())
                 }
             }
@@ -254,7 +252,7 @@ pub(crate) fn conv_transpose(cx: &mut Cx<'_>, node: &Node) -> Lowered {
     if (0..n).any(|i| op[i] >= st[i].max(dl[i])) {
         return Err("output_padding not below stride".into());
     }
-    let mut out = vec![s[0], ws[1] * group];
+    let mut out = vec![s[0], ws[1].checked_mul(group).ok_or_else(dims::too_large)?];
     for i in 0..n {
         out.push(full(i, &op) - b[i] - e[i]);
     }
@@ -295,8 +293,8 @@ pub(crate) fn pool(cx: &mut Cx<'_>, node: &Node) -> Lowered {
     if k.len() != n {
         return Err("kernel_shape does not fit the rank".into());
     }
-    let st = ints_or(node, "strides", n, 1);
-    let dl = ints_or(node, "dilations", n, 1);
+    dims::check_window(&[], &[], &k)?;
+    let (st, dl) = dims::strides_dilations(node, n)?;
     if dl.iter().any(|&d| d != 1) {
         if max {
             return super::nnabla_ops_pool::dilated_max(cx, node, &k, &st, &dl);

@@ -630,7 +630,7 @@ pub(crate) fn lp_pool(cx: &mut Cx<'_>, node: &Node) -> Lowered {
         return Err(LowerError::attr("p", format!("{p}")));
     }
     let k = node.ints("kernel_shape").ok_or("kernel_shape missing")?;
-    let window: i64 = k.iter().product();
+    let window = super::dims::dims_product(&k)?;
     let x = cx.fvar(node, 0)?;
     let s = cx.shape(&x)?;
     let a = cx.fresh(&x);

@@ -56,7 +56,7 @@ pub(crate) fn reshape(cx: &mut Cx<'_>, node: &Node) -> Lowered {
                 }
             }
         }
-        if rest.iter().product::<i64>() != rest_in.iter().product::<usize>() as i64 {
+        if super::dims::dims_product(&rest).ok() != Some(rest_in.iter().product::<usize>() as i64) {
             return Err(LowerError::AcrossBatch {
                 what: "reshape across",
             });
@@ -309,12 +309,16 @@ pub(crate) fn split(cx: &mut Cx<'_>, node: &Node) -> Lowered {
         v
     } else if d >= 0 {
         let k = node.int("num_outputs", n);
+        if k != n {
+            return Err("split sizes do not fit the input".into());
+        }
         let chunk = (d + k - 1) / k.max(1);
         (0..k).map(|i| chunk.min(d - i * chunk).max(0)).collect()
     } else {
         return Err(LowerError::AcrossBatch { what: "splits" });
     };
-    if sizes.len() != node.outputs.len() || sizes.iter().sum::<i64>() != d {
+    let total = sizes.iter().try_fold(0i64, |t, &v| t.checked_add(v));
+    if sizes.len() != node.outputs.len() || sizes.iter().any(|&v| v < 0) || total != Some(d) {
         return Err("split sizes do not fit the input".into());
     }
     let mut start = 0;
@@ -354,7 +358,11 @@ pub(crate) fn tile(cx: &mut Cx<'_>, node: &Node) -> Lowered {
     if reps.len() != s.len() || has_batch(&s) || reps.iter().any(|&r| r < 1) {
         return Err("repeats do not fit the input".into());
     }
-    let out: Vec<i64> = s.iter().zip(&reps).map(|(a, b)| a * b).collect();
+    let out = s
+        .iter()
+        .zip(&reps)
+        .map(|(a, b)| a.checked_mul(*b).ok_or_else(super::dims::too_large))
+        .collect::<Result<Vec<i64>, _>>()?;
     let e = cx.elem(&x);
     cx.emit(
         "Tile",
@@ -597,6 +605,8 @@ pub(crate) fn depth_space(cx: &mut Cx<'_>, node: &Node) -> Lowered {
         return Err("blocksize".into());
     }
     let (n, c, h, w) = (s[0], s[1], s[2], s[3]);
+    // (bounds every product below: c * b * b, h * b, w * b)
+    super::dims::dims_product(&[c.max(1), h.max(1), w.max(1), b, b])?;
     let (mid, perm, out): (Vec<i64>, Vec<i64>, Vec<i64>) = if node.op == "DepthToSpace" {
         if c % (b * b) != 0 {
             return Err("C not divisible by blocksize²".into());
@@ -719,6 +729,7 @@ pub(crate) fn constant_of_shape(cx: &mut Cx<'_>, node: &Node) -> Lowered {
     if dims.iter().any(|&d| d < 0) {
         return Err("negative dimension".into());
     }
+    super::dims::check_shape(&dims)?;
     let (e, val) = match node.attr("value").and_then(|t| t.t.as_ref()) {
         Some(t) => {
             let c = onnx_format::tensor_from_proto(t, None, &Default::default())

@@ -48,7 +48,12 @@ impl Const {
 
     /// The dimensions as `i64`.
     pub fn dims_i64(&self) -> Vec<i64> {
-        self.tensor.dims().iter().map(|&d| d as i64).collect()
+        // (saturating: a hostile size past i64 is refused as too large)
+        self.tensor
+            .dims()
+            .iter()
+            .map(|&d| i64::try_from(d).unwrap_or(i64::MAX))
+            .collect()
     }
 
     /// Every value as `f64` (exact for integers up to 2^53).
@@ -238,6 +243,7 @@ pub fn load(model: &onnx_format::Model, opts: &ImportOptions) -> Result<OnnxGrap
     }
     for (n, c) in &consts {
         elems.insert(n.clone(), c.elem);
+        check_const(n, c)?;
     }
     for (name, dims) in &opts.input_shapes {
         if !g
@@ -292,11 +298,12 @@ pub fn load(model: &onnx_format::Model, opts: &ImportOptions) -> Result<OnnxGrap
                 declared
             }
         };
-        // (shape arithmetic in the lowerings multiplies dims freely)
+        // (shape arithmetic in the lowerings multiplies dims freely; a
+        // zero counts as 1, as products of the other dims are taken too)
         let count = dims
             .iter()
             .filter(|&&d| d >= 0)
-            .try_fold(1i64, |n, &d| n.checked_mul(d))
+            .try_fold(1i64, |n, &d| n.checked_mul(d.max(1)))
             .filter(|&n| n <= MAX_INPUT_ELEMENTS);
         if count.is_none() {
             return Err(ImportError::Invalid(format!(
@@ -350,6 +357,24 @@ pub fn load(model: &onnx_format::Model, opts: &ImportOptions) -> Result<OnnxGrap
         consts,
         elems,
     })
+}
+
+/// Refuses constant `c` with more than 2^48 elements, a zero dimension
+/// counted as 1 (an empty constant holds no values, but the lowerings
+/// multiply its other dims).
+fn check_const(name: &str, c: &Const) -> Result<(), ImportError> {
+    let count = c
+        .dims()
+        .iter()
+        .try_fold(1u64, |p, &d| p.checked_mul(d.max(1) as u64))
+        .filter(|&p| p <= MAX_INPUT_ELEMENTS as u64);
+    if count.is_none() {
+        return Err(ImportError::Invalid(format!(
+            "constant {name:?} of shape {:?}: more than 2^48 elements",
+            c.dims()
+        )));
+    }
+    Ok(())
 }
 
 /// The most elements an input may declare (a shape no machine holds is

@@ -1,10 +1,10 @@
 //! ONNX → TenniS lowerings: convolution, pooling, matrix products and
 //! batch normalisation (NCHW, 2-D spatial).
 
-use super::LowerError;
 use super::onnx_graph::Node;
 use super::tennis_cx::out;
 use super::tennis_cx::{Lowered, Tx, kv, p_bool, p_float, p_int, p_ints, p_pad, p_str};
+use super::{LowerError, dims};
 
 /// The window of a 2-D convolution or pooling: pads `[top, left, bottom,
 /// right]` resolved from `auto_pad`, strides, dilations, kernel.
@@ -30,6 +30,7 @@ pub(crate) fn window(node: &Node, hw: [i64; 2], k: [i64; 2]) -> Result<Window, L
     if strides.iter().chain(&dil).chain(&k).any(|&v| v < 1) {
         return Err("non-positive strides, dilations or kernel".into());
     }
+    dims::check_window(&strides, &dil, &k)?;
     let auto = node.string("auto_pad", "NOTSET");
     let pads = match auto.as_str() {
         "NOTSET" | "" => match node.ints("pads") {
@@ -56,6 +57,7 @@ pub(crate) fn window(node: &Node, hw: [i64; 2], k: [i64; 2]) -> Result<Window, L
         }
         a => return Err(LowerError::Other(format!("auto_pad {a}"))),
     };
+    dims::check_pads(&pads)?;
     Ok(Window { pads, strides, dil })
 }
 
