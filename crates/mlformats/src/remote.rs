@@ -148,6 +148,8 @@ pub struct RemoteFile {
     cache: Mutex<Cache>,
     fetched: AtomicU64,
     requests: AtomicU64,
+    /// Set when a read was refused for going past `options.max_bytes`.
+    over_budget: std::sync::atomic::AtomicBool,
     /// Called with the bytes of each range fetched ([`RemoteFile::set_progress`]).
     progress: Option<Progress>,
 }
@@ -362,6 +364,7 @@ impl RemoteFile {
             options,
             cache: Mutex::new(cache),
             fetched: AtomicU64::new(fetched),
+            over_budget: std::sync::atomic::AtomicBool::new(false),
             requests: AtomicU64::new(requests),
             progress: None,
         })
@@ -408,6 +411,7 @@ impl RemoteFile {
         if let Some(max) = self.options.max_bytes
             && total > max
         {
+            self.over_budget.store(true, Ordering::Relaxed);
             return Err(io::Error::other(format!(
                 "{}: reading it would fetch more than {max} bytes (the limit of this read)",
                 self.location
@@ -595,15 +599,16 @@ pub enum Opened {
     /// Its headers walked within [`HEADER_BUDGET`], its tensors' places
     /// known: each is fetched when it is read (no budget then).
     Streamed(Box<crate::streamed::Streamed<RemoteFile>>),
-    /// A format [`crate::random_access::FileIndex`] does not read: read it
-    /// whole ([`read_document`]).
+    /// A file [`crate::random_access::FileIndex`] does not read within
+    /// [`HEADER_BUDGET`]: read it whole ([`read_document`]).
     Whole(Box<RemoteFile>),
 }
 
 /// Opens the remote file at `location` (as `format`, or detected) for
 /// reading tensor by tensor: its headers alone are fetched, at most
 /// [`HEADER_BUDGET`] bytes; [`Opened::Whole`] when its format is not read
-/// by its index.
+/// by its index, or its index needs more than that (an NNabla file parsed
+/// whole).
 pub fn open_streamed(
     location: &str,
     format: Option<crate::Format>,
@@ -614,8 +619,14 @@ pub fn open_streamed(
     let mut remote = RemoteFile::open(location, &options)?;
     let name = std::path::PathBuf::from(remote.file_name());
     let index = match format {
-        Some(f) => FileIndex::open_as(&remote, f, opts)?,
-        None => FileIndex::open(&remote, Some(&name), opts)?,
+        Some(f) => FileIndex::open_as(&remote, f, opts),
+        None => FileIndex::open(&remote, Some(&name), opts),
+    };
+    // a file whose index needs more than the budget (an NNabla file parsed
+    // whole: a text model, a deflated chunked `.h5`) is read whole
+    let index = match index {
+        Err(_) if remote.over_budget.load(Ordering::Relaxed) => None,
+        other => other?,
     };
     remote.set_max_bytes(None);
     Ok(match index {
