@@ -13,13 +13,13 @@ use crate::{Error, Format, Result, detect};
 /// A model or parameter file of any supported format, opened: its tensors
 /// (sharing the memory map where the format allows), its graph and metadata.
 ///
-/// For TVM/CVM `.params`, safetensors, primitiv, TenniS `.tsm`, `.npz`
-/// and ONNX (but one with proto2 groups) this is the format's
-/// [`crate::random_access::FileIndex`] over the memory map: each tensor
-/// whose bytes the file stores as they are borrows them, one stored
-/// otherwise (a deflated `.npz` member, big-endian data, an ONNX typed
-/// field) is decoded at open. NNabla files are still read by their own
-/// whole-file readers.
+/// For every built-in format (ONNX but one with proto2 groups) this is the
+/// format's [`crate::random_access::FileIndex`] over the memory map: each
+/// tensor whose bytes the file stores as they are borrows them, one stored
+/// otherwise (a deflated member, big-endian data, an ONNX typed field) is
+/// decoded at open, and an NNabla file the index does not locate (a
+/// `.nntxt`, unpacked `.protobuf` data, a nested `.nnp`, an HDF5 layout it
+/// does not walk) is parsed whole by the format's crate and held.
 ///
 /// ```
 /// # fn main() -> Result<(), mlformats::Error> {

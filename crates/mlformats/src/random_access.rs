@@ -16,7 +16,7 @@
 //! networks read whole, each parameter's packed data located, not read; a
 //! deflated member walked once as it inflates, in bounded memory);
 //! standalone NNabla `.protobuf` files whose parameters are packed (the
-//! same walk over the whole file; with the `nnp` feature), TenniS `.tsm`
+//! same walk over the whole file), TenniS `.tsm`
 //! modules (the reader's own walk, `bubble_module::Module::index`: the
 //! graph read, each tensor's data located, not read), ONNX `.onnx`
 //! models (the model read without its initializers' data, each located:
@@ -40,17 +40,19 @@
 //! (the bytes read from the object header), or chunked with no filter or
 //! shuffle, deflate, fletcher32, LZF (each chunk located, read and decompressed when
 //! a slice needs it, one band of chunks kept per file: see `random_access/h5chunks.rs`),
-//! either byte order; a dataset filtered otherwise or with a chunk never
-//! written sends the file to the whole-file path) or a deflated one
-//! (walked as it inflates: contiguous and compact datasets; chunked ones
-//! read whole), and primitiv MessagePack files (the
+//! either byte order) or a deflated one (walked as it inflates: contiguous
+//! and compact datasets), and primitiv MessagePack files (the
 //! reader's own walk, `primitiv_format::index`: key paths, shapes, stat
 //! keys and optimizer configs read, each tensor's data, always one
 //! contiguous `bin`, located, not read; every primitiv file the whole-file
-//! path reads is read this way).
-//! [`FileIndex::open`]
-//! answers `None` for any other file: open those whole
-//! ([`crate::Document::from_bytes`]).
+//! path reads is read this way). An NNabla file these walks do not locate
+//! (a `.nntxt`, unpacked or split `.protobuf` data, a nested `.nnp`,
+//! parameters in a text member, an HDF5 dataset filtered otherwise or with
+//! a chunk never written, chunked data in a deflated `parameter.h5`, a
+//! solver-state `.h5`) is parsed whole by its crate's parser and its
+//! tensors held in memory (`random_access/nnabla.rs`).
+//! [`FileIndex::open`] answers `None` only for formats without an index
+//! (registered plugins): open those whole ([`crate::Document::from_bytes`]).
 //!
 //! A tensor in a deflated member ([`IndexedTensor::is_deflated`]) is read
 //! by inflating the member from its start; the index keeps the place of
