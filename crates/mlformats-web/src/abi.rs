@@ -199,7 +199,7 @@ pub extern "C" fn mlf_params(name_len: usize) -> u32 {
 
 /// Opens `reader` by slices as [`mlf_open_sliced`] does (natively: how the
 /// tests drive it).
-pub fn open_sliced(reader: Box<dyn ReadAt>, name: &str) -> u32 {
+pub fn open_sliced(reader: Box<dyn ReadAt + Send + Sync>, name: &str) -> u32 {
     let result = MODEL.with(|m| {
         let Ok(mut slot) = m.try_borrow_mut() else {
             return Err(BROKEN.to_string());
@@ -235,9 +235,9 @@ pub fn open_sliced(reader: Box<dyn ReadAt>, name: &str) -> u32 {
 pub struct PageFile {
     len: u64,
     block_size: u64,
-    block: RefCell<(u64, Vec<u8>)>,
+    block: std::sync::Mutex<(u64, Vec<u8>)>,
     /// Natively (tests): what stands for the page.
-    inner: Option<Box<dyn ReadAt>>,
+    inner: Option<Box<dyn ReadAt + Send + Sync>>,
 }
 
 /// The cached block's size.
@@ -249,7 +249,7 @@ impl PageFile {
         PageFile {
             len,
             block_size: BLOCK,
-            block: RefCell::new((0, Vec::new())),
+            block: std::sync::Mutex::new((0, Vec::new())),
             inner: None,
         }
     }
@@ -262,11 +262,11 @@ impl PageFile {
 
     /// `file` read the way the page's file is (through the block cache):
     /// how the tests drive it natively.
-    pub fn over(file: Box<dyn ReadAt>) -> Self {
+    pub fn over(file: Box<dyn ReadAt + Send + Sync>) -> Self {
         PageFile {
             len: file.len(),
             block_size: BLOCK,
-            block: RefCell::new((0, Vec::new())),
+            block: std::sync::Mutex::new((0, Vec::new())),
             inner: Some(file),
         }
     }
@@ -430,7 +430,7 @@ impl ReadAt for PageFile {
         if buf.len() as u64 > size / 4 || in_block + buf.len() > size as usize {
             return self.read_page(offset, buf);
         }
-        let Ok(mut block) = self.block.try_borrow_mut() else {
+        let Ok(mut block) = self.block.try_lock() else {
             return self.read_page(offset, buf);
         };
         if block.1.is_empty() || block.0 != start {

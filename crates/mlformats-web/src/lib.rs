@@ -32,7 +32,7 @@ use std::path::Path;
 
 use mlformats::graph::{Attribute, Graph, ModelGraph};
 use mlformats::layout::{Direction, Labels, Layout, LayoutOptions, OpSet};
-use mlformats::random_access::{FileIndex, ReadAt};
+use mlformats::random_access::ReadAt;
 use mlformats::{ConvertOptions, Document, Format};
 use serde_json::{Map, Value, json};
 
@@ -69,18 +69,11 @@ pub enum Streamed {
 }
 
 /// An opened file: whole in memory, or (a big file) its structure only,
-/// its tensors read a slice at a time through a [`ReadAt`].
+/// its tensors read a slice at a time through a [`ReadAt`]: one
+/// [`Document`] either way.
 pub struct Model {
-    inner: Inner,
+    doc: Document,
     name: String,
-}
-
-enum Inner {
-    Whole(Document),
-    Indexed {
-        index: FileIndex,
-        reader: Box<dyn ReadAt>,
-    },
 }
 
 /// Elements of a tensor a big file's statistics read at a time: 4 MiB of
@@ -130,27 +123,7 @@ impl Model {
     /// and executors with their inputs and outputs (and shapes), operator
     /// counts.
     pub fn summary(&self) -> String {
-        let doc = match &self.inner {
-            Inner::Whole(doc) => doc,
-            Inner::Indexed { index, .. } => {
-                let totals = index.summary();
-                let (networks, executors) = networks_json(index.graph(), &self.name);
-                return json!({
-                    "file": self.name,
-                    "format": index.format().name(),
-                    "kind": index.kind(),
-                    "file_size": index.file_size(),
-                    "tensor_count": index.tensors().len(),
-                    "parameters": totals.parameters,
-                    "bytes": totals.total_bytes,
-                    "metadata": index.metadata(),
-                    "networks": networks,
-                    "executors": executors,
-                    "sliced": true,
-                })
-                .to_string();
-            }
-        };
+        let doc = &self.doc;
         let totals = doc.summary();
         let (networks, executors) = networks_json(doc.graph(), &self.name);
         json!({
@@ -164,7 +137,7 @@ impl Model {
             "metadata": doc.metadata(),
             "networks": networks,
             "executors": executors,
-            "sliced": false,
+            "sliced": self.is_sliced(),
         })
         .to_string()
     }
@@ -172,46 +145,24 @@ impl Model {
     /// The tensor table in stored order, as `inspect --json` names them: the
     /// one `name` the other calls take (`stored_name` beside it where the
     /// file stores another), dtype, stored shape, element count, bytes and
-    /// the format's own fields.
+    /// the format's own fields. Nothing of the tensors' data is read.
     pub fn tensors(&self) -> String {
-        let doc = match &self.inner {
-            Inner::Whole(doc) => doc,
-            Inner::Indexed { index, .. } => {
-                let rows: Vec<Value> = index
-                    .tensors()
-                    .iter()
-                    .map(|t| {
-                        let mut e = Map::new();
-                        e.insert("name".into(), json!(t.name()));
-                        if t.stored().stored_name != t.name() {
-                            e.insert("stored_name".into(), json!(t.stored().stored_name));
-                        }
-                        e.insert("dtype".into(), json!(t.dtype().name()));
-                        e.insert("shape".into(), json!(t.stored().shape));
-                        e.insert("numel".into(), json!(t.numel()));
-                        e.insert("bytes".into(), json!(t.byte_len()));
-                        e.insert("extras".into(), Value::Object(t.stored().extras.clone()));
-                        Value::Object(e)
-                    })
-                    .collect();
-                return Value::Array(rows).to_string();
-            }
-        };
-        let rows: Vec<Value> = doc
-            .stored()
+        let rows: Vec<Value> = self
+            .doc
+            .index()
+            .tensors()
             .iter()
-            .map(|s| {
-                let t = doc.tensor(&s.name);
+            .map(|t| {
                 let mut e = Map::new();
-                e.insert("name".into(), json!(s.name));
-                if s.stored_name != s.name {
-                    e.insert("stored_name".into(), json!(s.stored_name));
+                e.insert("name".into(), json!(t.name()));
+                if t.stored().stored_name != t.name() {
+                    e.insert("stored_name".into(), json!(t.stored().stored_name));
                 }
-                e.insert("dtype".into(), json!(t.map(|t| t.dtype().name())));
-                e.insert("shape".into(), json!(s.shape));
-                e.insert("numel".into(), json!(t.map_or(0, |t| t.numel())));
-                e.insert("bytes".into(), json!(t.map_or(0, |t| t.bytes().len())));
-                e.insert("extras".into(), Value::Object(s.extras.clone()));
+                e.insert("dtype".into(), json!(t.dtype().name()));
+                e.insert("shape".into(), json!(t.stored().shape));
+                e.insert("numel".into(), json!(t.numel()));
+                e.insert("bytes".into(), json!(t.byte_len()));
+                e.insert("extras".into(), Value::Object(t.stored().extras.clone()));
                 Value::Object(e)
             })
             .collect();
@@ -222,16 +173,10 @@ impl Model {
     /// its values (kind, shape, tensor) and nodes (op, name, inputs,
     /// outputs, attributes with their values), and the executors.
     pub fn graph(&self) -> String {
-        match &self.inner {
-            Inner::Whole(doc) => doc
-                .graph()
-                .map_or(Value::Null, |g| graph_json(g, &self.name))
-                .to_string(),
-            Inner::Indexed { index, .. } => index
-                .graph()
-                .map_or(Value::Null, |g| graph_json(g, &self.name))
-                .to_string(),
-        }
+        self.doc
+            .graph()
+            .map_or(Value::Null, |g| graph_json(g, &self.name))
+            .to_string()
     }
 
     /// The drawing of the network at `network` (its index in the graph's
@@ -251,34 +196,23 @@ impl Model {
         groups: (&[String], &[String]),
         labels: Labels,
     ) -> Result<String, ViewError> {
-        let model = match &self.inner {
-            Inner::Whole(doc) => doc.graph(),
-            Inner::Indexed { index, .. } => index.graph(),
-        };
-        let g = model
+        let g = self
+            .doc
+            .graph()
             .and_then(|m| m.graphs.get(network))
             .ok_or_else(|| ViewError(format!("the file has no network {network}")))?;
-        let dims: HashMap<&str, Vec<i64>> = match &self.inner {
-            Inner::Whole(doc) => {
-                // by the name the file stores (a TenniS graph names
-                // `<node>/value`), then by the one name, which wins
-                let shapes: Vec<_> = doc
-                    .stored()
-                    .iter()
-                    .filter_map(|s| Some((s, i64_dims(doc.tensor(&s.name)?.dims())?)))
-                    .collect();
-                let stored = shapes
-                    .iter()
-                    .map(|(s, d)| (s.stored_name.as_str(), d.clone()));
-                let named = shapes.iter().map(|(s, d)| (s.name.as_str(), d.clone()));
-                stored.chain(named).collect()
-            }
-            Inner::Indexed { index, .. } => index
-                .tensors()
-                .iter()
-                .filter_map(|t| Some((t.name(), i64_dims(t.dims())?)))
-                .collect(),
-        };
+        // by the name the file stores (a TenniS graph names `<node>/value`),
+        // then by the one name, which wins
+        let tensors = self.doc.index().tensors();
+        let shapes: Vec<_> = tensors
+            .iter()
+            .filter_map(|t| Some((t.stored(), i64_dims(t.dims())?)))
+            .collect();
+        let stored = shapes
+            .iter()
+            .map(|(s, d)| (s.stored_name.as_str(), d.clone()));
+        let named = shapes.iter().map(|(s, d)| (s.name.as_str(), d.clone()));
+        let dims: HashMap<&str, Vec<i64>> = stored.chain(named).collect();
         let shape_of = |name: &str| dims.get(name).cloned();
         let mut options = LayoutOptions::default();
         if left_to_right {
@@ -287,10 +221,7 @@ impl Model {
         options.collapsed = groups.0.to_vec();
         options.expanded = groups.1.to_vec();
         options.labels = labels;
-        options.op_set = OpSet::of_format(match &self.inner {
-            Inner::Whole(doc) => doc.format(),
-            Inner::Indexed { index, .. } => index.format(),
-        });
+        options.op_set = OpSet::of_format(self.doc.format());
         Layout::of_graph_with(g, &options, &shape_of)
             .map(|l| l.to_json().to_string())
             .map_err(|e| ViewError(e.to_string()))
@@ -300,18 +231,18 @@ impl Model {
     /// the tests and the "copy as JSON" button, not for the first paint).
     /// Refused for a file opened by slices.
     pub fn inspect_json(&self) -> Result<String, ViewError> {
-        match &self.inner {
-            Inner::Whole(doc) => Ok(doc.inspect_json().to_string()),
-            Inner::Indexed { .. } => Err(ViewError(
+        if self.is_sliced() {
+            return Err(ViewError(
                 "inspect --json hashes every tensor: not done in the page for a file read by slices"
                     .into(),
-            )),
+            ));
         }
+        Ok(self.doc.inspect_json().to_string())
     }
 
     /// True when the file was opened by slices ([`Model::open_indexed`]).
     pub fn is_sliced(&self) -> bool {
-        matches!(self.inner, Inner::Indexed { .. })
+        self.doc.is_read_at()
     }
 
     /// Opens a file from its bytes; `name` (the file's name) breaks ties
@@ -321,23 +252,27 @@ impl Model {
         let doc = Document::from_bytes(bytes, path, None)
             .map_err(|e| ViewError(mlformats::chain_message(&e)))?;
         Ok(Model {
-            inner: Inner::Whole(doc),
+            doc,
             name: name.to_string(),
         })
     }
 
     /// Opens a big file by random access: the library reads its structure
-    /// only (see [`mlformats::random_access`]) and each tensor is read a
-    /// slice at a time when asked for. `None` when the library reads this
-    /// format whole only (open it with [`Model::open_bytes`]).
-    pub fn open_indexed(reader: Box<dyn ReadAt>, name: &str) -> Result<Option<Model>, ViewError> {
+    /// only ([`Document::open_at`]) and each tensor is read a slice at a
+    /// time when asked for. `None` for a file whose format is not known.
+    pub fn open_indexed(
+        reader: Box<dyn ReadAt + Send + Sync>,
+        name: &str,
+    ) -> Result<Option<Model>, ViewError> {
         let path = (!name.is_empty()).then(|| Path::new(name));
-        let index = FileIndex::open(&*reader, path, &Default::default())
-            .map_err(|e| ViewError(mlformats::chain_message(&e)))?;
-        Ok(index.map(|index| Model {
-            inner: Inner::Indexed { index, reader },
-            name: name.to_string(),
-        }))
+        match Document::open_at(Boxed(reader), path, None, &Default::default()) {
+            Ok(doc) => Ok(Some(Model {
+                doc,
+                name: name.to_string(),
+            })),
+            Err(mlformats::Error::UnknownFormat | mlformats::Error::Empty) => Ok(None),
+            Err(e) => Err(ViewError(mlformats::chain_message(&e))),
+        }
     }
 
     /// The file converted to the format named `to` (a name or alias
@@ -356,19 +291,19 @@ impl Model {
         params: Option<&Document>,
     ) -> Result<Vec<u8>, ViewError> {
         let target = target(to)?;
-        let Inner::Whole(doc) = &self.inner else {
+        if self.is_sliced() {
             let mut out = std::io::Cursor::new(Vec::new());
             self.convert_to(to, opts, params.is_some(), &mut out)?;
             return Ok(out.into_inner());
-        };
+        }
         let err = |e: mlformats::Error| ViewError(mlformats::chain_message(&e));
         let merged;
         let doc = match params {
             Some(p) => {
-                merged = doc.with_parameters_of(p).map_err(err)?;
+                merged = self.doc.with_parameters_of(p).map_err(err)?;
                 &merged
             }
-            None => doc,
+            None => &self.doc,
         };
         mlformats::convert_document_to_bytes(doc, target, opts)
             .map(|(bytes, _)| bytes)
@@ -411,32 +346,28 @@ impl Model {
     ) -> Result<Streamed, ViewError> {
         let target = target(to)?;
         let err = |e: mlformats::Error| ViewError(mlformats::chain_message(&e));
-        match &self.inner {
-            Inner::Whole(_) => {
-                let bytes = self.convert(to, opts, None)?;
-                out.write_all(&bytes)
-                    .map_err(|e| err(mlformats::Error::from(e)))?;
-                Ok(Streamed::Written(bytes.len() as u64))
-            }
-            Inner::Indexed { index, reader } => {
-                let mut opts = opts.clone();
-                if params {
-                    // the library says why it refuses
-                    opts.params = Some(std::path::PathBuf::from("params"));
-                }
-                let path = (!self.name.is_empty()).then(|| Path::new(&self.name));
-                match mlformats::convert_index(index, &**reader, path, target, &opts, out) {
-                    Ok(_) => {}
-                    Err(e @ mlformats::Error::NeedsWholeModel { .. }) => {
-                        return Ok(Streamed::NeedsWholeModel(mlformats::chain_message(&e)));
-                    }
-                    Err(e) => return Err(err(e)),
-                }
-                out.seek(std::io::SeekFrom::End(0))
-                    .map(Streamed::Written)
-                    .map_err(|e| err(mlformats::Error::from(e)))
-            }
+        if !self.is_sliced() {
+            let bytes = self.convert(to, opts, None)?;
+            out.write_all(&bytes)
+                .map_err(|e| err(mlformats::Error::from(e)))?;
+            return Ok(Streamed::Written(bytes.len() as u64));
         }
+        let mut opts = opts.clone();
+        if params {
+            // the library says why it refuses
+            opts.params = Some(std::path::PathBuf::from("params"));
+        }
+        let doc = &self.doc;
+        match mlformats::convert_index(doc.index(), doc.reader(), doc.path(), target, &opts, out) {
+            Ok(_) => {}
+            Err(e @ mlformats::Error::NeedsWholeModel { .. }) => {
+                return Ok(Streamed::NeedsWholeModel(mlformats::chain_message(&e)));
+            }
+            Err(e) => return Err(err(e)),
+        }
+        out.seek(std::io::SeekFrom::End(0))
+            .map(Streamed::Written)
+            .map_err(|e| err(mlformats::Error::from(e)))
     }
 
     /// Statistics of the tensor `key` (count, min, max, mean, std, NaN, Inf,
@@ -448,38 +379,36 @@ impl Model {
     pub fn stats_json(&self, key: &str, bins: usize) -> Result<String, ViewError> {
         let bins = bins.clamp(1, 1024);
         let missing = || ViewError(format!("no tensor named {key:?}"));
-        let v = match &self.inner {
-            Inner::Whole(doc) => {
-                let t = doc.tensor(key).ok_or_else(missing)?;
-                stats::stats(t.dtype(), t.dims(), bins, None, &mut |f| {
-                    f(t);
-                    Ok(())
-                })?
-            }
-            Inner::Indexed { index, reader } => {
-                let i = index.position(key).ok_or_else(missing)?;
-                let t = &index.tensors()[i];
-                let step = (SLICE_BYTES / t.dtype().size().max(1) as u64) / 1024 * 1024;
-                let step = step.max(1024);
-                let hold = if t.is_decoded() && t.byte_len() <= HOLD_BYTES {
-                    usize::try_from(t.byte_len()).ok()
-                } else {
-                    None
-                };
-                let mut buf = Vec::new();
-                stats::stats(t.dtype(), t.dims(), bins, hold, &mut |f| {
-                    let mut at = 0;
-                    while at < t.numel() {
-                        let part = index
-                            .read_elements(&**reader, i, at, step, &mut buf)
-                            .map_err(|e| ViewError(mlformats::chain_message(&e)))?;
-                        f(&part);
-                        at += step;
-                    }
-                    Ok(())
-                })?
-            }
+        let doc = &self.doc;
+        let i = doc.position(key).ok_or_else(missing)?;
+        let t = &doc.index().tensors()[i];
+        if !self.is_sliced() {
+            let t = doc.tensor(key).ok_or_else(missing)?;
+            let v = stats::stats(t.dtype(), t.dims(), bins, None, &mut |f| {
+                f(t);
+                Ok(())
+            })?;
+            return Ok(v.to_string());
+        }
+        let step = (SLICE_BYTES / t.dtype().size().max(1) as u64) / 1024 * 1024;
+        let step = step.max(1024);
+        let hold = if t.is_decoded() && t.byte_len() <= HOLD_BYTES {
+            usize::try_from(t.byte_len()).ok()
+        } else {
+            None
         };
+        let mut buf = Vec::new();
+        let v = stats::stats(t.dtype(), t.dims(), bins, hold, &mut |f| {
+            let mut at = 0;
+            while at < t.numel() {
+                let part = doc
+                    .read_elements(i, at, step, &mut buf)
+                    .map_err(|e| ViewError(mlformats::chain_message(&e)))?;
+                f(&part);
+                at += step;
+            }
+            Ok(())
+        })?;
         Ok(v.to_string())
     }
 
@@ -490,19 +419,31 @@ impl Model {
     pub fn values_json(&self, key: &str, start: usize, count: usize) -> Result<String, ViewError> {
         let count = count.min(100_000);
         let missing = || ViewError(format!("no tensor named {key:?}"));
-        let v = match &self.inner {
-            Inner::Whole(doc) => stats::values(doc.tensor(key).ok_or_else(missing)?, start, count),
-            Inner::Indexed { index, reader } => {
-                let i = index.position(key).ok_or_else(missing)?;
-                let t = &index.tensors()[i];
-                let mut buf = Vec::new();
-                let part = index
-                    .read_elements(&**reader, i, start as u64, count as u64, &mut buf)
-                    .map_err(|e| ViewError(mlformats::chain_message(&e)))?;
-                stats::values_of_part(&part, t.dims(), t.order(), t.numel(), start)
-            }
-        };
-        Ok(v.to_string())
+        let doc = &self.doc;
+        if !self.is_sliced() {
+            let t = doc.tensor(key).ok_or_else(missing)?;
+            return Ok(stats::values(t, start, count).to_string());
+        }
+        let i = doc.position(key).ok_or_else(missing)?;
+        let t = &doc.index().tensors()[i];
+        let mut buf = Vec::new();
+        let part = doc
+            .read_elements(i, start as u64, count as u64, &mut buf)
+            .map_err(|e| ViewError(mlformats::chain_message(&e)))?;
+        Ok(stats::values_of_part(&part, t.dims(), t.order(), t.numel(), start).to_string())
+    }
+}
+
+/// A boxed [`ReadAt`], as [`Document::open_at`] takes one.
+struct Boxed(Box<dyn ReadAt + Send + Sync>);
+
+impl ReadAt for Boxed {
+    fn len(&self) -> u64 {
+        self.0.len()
+    }
+
+    fn read_at(&self, offset: u64, buf: &mut [u8]) -> std::io::Result<()> {
+        self.0.read_at(offset, buf)
     }
 }
 

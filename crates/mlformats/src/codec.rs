@@ -8,7 +8,6 @@
 //! Formats from outside the crate implement the public
 //! [`crate::FormatPlugin`] instead; `plugin.rs` adapts it to [`Codec`].
 
-use std::path::PathBuf;
 use std::sync::Arc;
 
 use serde_json::{Map, Value};
@@ -20,10 +19,8 @@ use crate::random_access::{FileIndex, ReadAt};
 use crate::sink::Feed;
 use crate::{Error, Format, Result};
 
-/// A file to read: its bytes (memory-mapped or in memory), its name and format.
+/// A file to read whole: its bytes (memory-mapped or in memory) and format.
 pub(crate) struct Source {
-    /// The path, when the bytes came from a file.
-    pub path: Option<PathBuf>,
     /// The whole file.
     pub map: Arc<MappedFile>,
     /// Its format.
@@ -302,17 +299,6 @@ impl WriteContext<'static> {
 
 /// One format's reader and writers.
 pub(crate) trait Codec: Sync {
-    /// Reads the whole file: tensors, the contract's entries, graph,
-    /// metadata. By default the format's one reader, [`Codec::index`], over
-    /// the memory map: each tensor borrowed from the map where the file
-    /// stores its bytes as they are, decoded otherwise
-    /// ([`FileIndex::tensor_in`]).
-    fn read(&self, src: &Source, opts: &ReadOptions) -> Result<Contents> {
-        FileIndex::open_as(src.bytes(), src.format, opts)?
-            .ok_or_else(|| Error::Unsupported(format!("reading {} files", src.format.name())))?
-            .into_contents(&src.map)
-    }
-
     /// Writes `feed`'s tensors as a file of `format` to `w`: the format's
     /// [`crate::sink::TensorSink`], fed by the one loop
     /// ([`Feed::drain`]), which hands each tensor over to be got
@@ -368,12 +354,14 @@ pub(crate) trait Codec: Sync {
         None
     }
 
-    /// Reads the structure of `r`, a file of `format`, into `index` for
-    /// reading by slices ([`crate::random_access`]): false when this path
-    /// does not read it (the file is then opened whole).
-    fn index(&self, _format: Format, _index: &mut FileIndex, _r: &dyn ReadAt) -> Result<bool> {
-        Ok(false)
-    }
+    /// Reads the file `r` of `format` into `index`: the format's one
+    /// reader ([`crate::random_access`]), for a whole file (a memory map)
+    /// and for one read by slices alike. It walks the file's structure and
+    /// records where each tensor's bytes are; a layout it does not locate
+    /// is parsed whole ([`FileIndex::whole`]) and its tensors held
+    /// ([`FileIndex::push_contents`]). False when this format has no
+    /// reader.
+    fn index(&self, format: Format, index: &mut FileIndex, r: &dyn ReadAt) -> Result<bool>;
 }
 
 /// The codec of `format`, or the feature it needs.

@@ -298,7 +298,7 @@ fn convert_as_is(
     w: &mut dyn WriteSeek,
 ) -> Result<Option<ConvertSummary>> {
     if doc.format() == target {
-        codec(target)?.reencode(doc.source(), w)?;
+        codec(target)?.reencode(&doc.source()?, w)?;
         return Ok(Some(ConvertSummary::new(
             doc.format(),
             target,
@@ -308,7 +308,7 @@ fn convert_as_is(
     }
     #[cfg(feature = "nnp")]
     if doc.format().is_nnabla() && target.is_nnabla() {
-        crate::formats::nnabla_family::transcode(doc.source(), target, w)?;
+        crate::formats::nnabla_family::transcode(&doc.source()?, target, w)?;
         let mut s = ConvertSummary::new(doc.format(), target, doc.len(), true);
         s.warnings.extend(driver::widened_warning(
             target,
@@ -365,7 +365,7 @@ fn nnabla_with_model(
     opts: &ConvertOptions,
 ) -> Result<(bool, Vec<String>)> {
     use crate::formats::nnabla_family;
-    let model = nnabla_family::model(doc.source())?;
+    let model = nnabla_family::model(&doc.source()?)?;
     let with_graph = target != Format::NnablaH5 && !model.network.is_empty();
     let mut warnings = Vec::new();
     if target == Format::NnablaH5 && !model.network.is_empty() {

@@ -1,25 +1,35 @@
 //! [`Document`]: any supported file, opened.
 
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 use serde_json::{Map, Value};
 use tensor_core::graph::ModelGraph;
 use tensor_core::{MappedFile, Tensor, TensorMap};
 
-use crate::codec::{Contents, ReadOptions, Source, StoredTensor, codec};
+use crate::codec::{ReadOptions, Source, StoredTensor, codec};
+use crate::random_access::{FileIndex, IndexedTensor, ReadAt};
 use crate::{Error, Format, Result, detect};
 
 /// A model or parameter file of any supported format, opened: its tensors
 /// (sharing the memory map where the format allows), its graph and metadata.
 ///
-/// For every built-in format (ONNX but one with proto2 groups) this is the
-/// format's [`crate::random_access::FileIndex`] over the memory map: each
-/// tensor whose bytes the file stores as they are borrows them, one stored
-/// otherwise (a deflated member, big-endian data, an ONNX typed field) is
-/// decoded at open, and an NNabla file the index does not locate (a
-/// `.nntxt`, unpacked `.protobuf` data, a nested `.nnp`, an HDF5 layout it
-/// does not walk) is parsed whole by the format's crate and held.
+/// A document is the format's one reader, its index
+/// ([`crate::random_access`]), over the file's bytes: a memory map (or
+/// bytes in memory), or any [`ReadAt`] source ([`Document::open_at`]: a
+/// file read by slices, a remote location, the browser's `Blob`). The
+/// index records where each tensor's bytes are. A tensor the file stores
+/// as it is borrows them from the map; one stored otherwise (a deflated
+/// member, big-endian data, an ONNX typed field) is decoded when it is
+/// asked for. [`Document::open`] and the other whole-file openings ask for
+/// every tensor at once, so that a file that does not read is refused
+/// when it is opened; a document opened at a [`ReadAt`] reads nothing but
+/// the file's structure until a tensor is asked for
+/// ([`Document::get`], [`Document::read_elements`]). An NNabla file the
+/// index does not locate (a `.nntxt`, unpacked `.protobuf` data, a nested
+/// `.nnp`, an HDF5 layout it does not walk), an ONNX model with proto2
+/// groups and a registered format's file are parsed whole and held.
 ///
 /// ```
 /// # fn main() -> Result<(), mlformats::Error> {
@@ -32,16 +42,45 @@ use crate::{Error, Format, Result, detect};
 /// # Ok(()) }
 /// ```
 pub struct Document {
-    source: Source,
-    contents: Contents,
+    path: Option<PathBuf>,
+    file: FileBytes,
+    index: FileIndex,
+    /// Each tensor of the index, once it has been asked for.
+    loaded: Vec<OnceLock<Tensor<'static>>>,
+    /// Each tensor's position in the index, by name.
+    by_name: HashMap<String, usize>,
+}
+
+/// The bytes a [`Document`] reads: the whole file in memory, or a source
+/// read by offset.
+#[derive(Clone)]
+enum FileBytes {
+    Map(Arc<MappedFile>),
+    At(Arc<dyn ReadAt + Send + Sync>),
+}
+
+impl ReadAt for FileBytes {
+    fn len(&self) -> u64 {
+        match self {
+            FileBytes::Map(m) => m.as_bytes().len() as u64,
+            FileBytes::At(r) => r.len(),
+        }
+    }
+
+    fn read_at(&self, offset: u64, buf: &mut [u8]) -> std::io::Result<()> {
+        match self {
+            FileBytes::Map(m) => m.as_bytes().read_at(offset, buf),
+            FileBytes::At(r) => r.read_at(offset, buf),
+        }
+    }
 }
 
 impl std::fmt::Debug for Document {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Document")
-            .field("format", &self.source.format)
-            .field("path", &self.source.path)
-            .field("tensors", &self.contents.tensors.len())
+            .field("format", &self.format())
+            .field("path", &self.path)
+            .field("tensors", &self.len())
             .finish_non_exhaustive()
     }
 }
@@ -103,7 +142,8 @@ impl Document {
         )
     }
 
-    /// Reads a file from a memory map (or bytes in memory shared the same way).
+    /// Reads a file from a memory map (or bytes in memory shared the same
+    /// way), every tensor read at once (see the type's description).
     pub fn from_map(
         map: Arc<MappedFile>,
         path: Option<PathBuf>,
@@ -113,14 +153,7 @@ impl Document {
         let format = match format {
             Some(f) => f,
             None => {
-                // an empty file is an error, except where the format reads it
-                // as an empty message (NNabla text and binary protobuf)
-                let by_name = path.as_deref().and_then(Format::from_extension);
-                let empty_ok =
-                    matches!(by_name, Some(Format::NnablaNntxt | Format::NnablaProtobuf));
-                if map.is_empty() && !empty_ok {
-                    return Err(Error::Empty);
-                }
+                check_empty(map.len() as u64, path.as_deref())?;
                 let input = match &path {
                     Some(p) => crate::Input::Named {
                         bytes: &map,
@@ -131,103 +164,242 @@ impl Document {
                 detect(input).ok_or(Error::UnknownFormat)?
             }
         };
-        let source = Source { path, map, format };
-        let contents = codec(format)?.read(&source, opts)?;
-        Ok(Document { source, contents })
+        codec(format)?;
+        let index = FileIndex::open_map(&map, format, opts)?.ok_or_else(|| unreadable(format))?;
+        let doc = Document::new(path, FileBytes::Map(map), index);
+        doc.load()?;
+        Ok(doc)
+    }
+
+    /// Opens the file `reader` reads (a file read by slices, a remote
+    /// location, a browser `Blob`) as `format` (or detected from its first
+    /// and last bytes and `name`): its structure is read, and no tensor
+    /// until one is asked for ([`Document::get`],
+    /// [`Document::read_elements`]; [`Document::tensor`] reads and keeps
+    /// it). `name` is also the document's [`Document::path`].
+    ///
+    /// ```
+    /// # fn main() -> Result<(), mlformats::Error> {
+    /// let bytes = std::fs::read("../../testdata/cvm/two_entry.params").unwrap();
+    /// let doc = mlformats::Document::open_at(bytes, None, None, &Default::default())?;
+    /// assert_eq!(doc.get("b")?.to_vec::<i64>()?, [258]);
+    /// # Ok(()) }
+    /// ```
+    pub fn open_at(
+        reader: impl ReadAt + Send + Sync + 'static,
+        name: Option<&Path>,
+        format: Option<Format>,
+        opts: &ReadOptions,
+    ) -> Result<Document> {
+        let format = match format {
+            Some(f) => f,
+            None => {
+                check_empty(reader.len(), name)?;
+                crate::random_access::detect(&reader, name)?.ok_or(Error::UnknownFormat)?
+            }
+        };
+        codec(format)?;
+        let index = FileIndex::open_as(&reader, format, opts)?.ok_or_else(|| unreadable(format))?;
+        let file = FileBytes::At(Arc::new(reader));
+        Ok(Document::new(name.map(Path::to_path_buf), file, index))
+    }
+
+    /// A document of `index` over `file`, no tensor read yet. Names the
+    /// index repeats get `#2`, `#3`, ... so that each is one tensor's.
+    fn new(path: Option<PathBuf>, file: FileBytes, mut index: FileIndex) -> Document {
+        let by_name = index.make_names_unique();
+        let loaded = (0..index.tensors().len())
+            .map(|_| OnceLock::new())
+            .collect();
+        Document {
+            path,
+            file,
+            index,
+            loaded,
+            by_name,
+        }
+    }
+
+    /// Reads every tensor not read yet (see the type's description): the
+    /// first that does not read is the error.
+    pub fn load(&self) -> Result<()> {
+        for (i, t) in self.index.tensors().iter().enumerate() {
+            if t.is_deflated() && t.numel() > 0 && self.loaded[i].get().is_none() {
+                // what the archive is refused for (its inflation budget, a
+                // damaged member) found before the tensor's memory is
+                // taken, as the zip layer finds it; the error as the zip
+                // layer words it (a wrong CRC-32, the inflation budget)
+                let mut buf = Vec::new();
+                let first = self.read_elements(i, 0, 1, &mut buf);
+                first.map_err(unwrap_deflated)?;
+            }
+            self.cell(i).map_err(|e| match t.is_deflated() {
+                true => unwrap_deflated(e),
+                false => e,
+            })?;
+        }
+        Ok(())
+    }
+
+    /// Tensor `i` of the index, read now if it was not yet.
+    fn cell(&self, i: usize) -> Result<&Tensor<'static>> {
+        let cell = &self.loaded[i];
+        if let Some(t) = cell.get() {
+            return Ok(t);
+        }
+        let t = match &self.file {
+            FileBytes::Map(m) => self.index.tensor_in(m, i)?,
+            FileBytes::At(r) => self.index.read_tensor(&**r, i)?,
+        };
+        Ok(cell.get_or_init(|| t))
     }
 
     /// The file's format.
     pub fn format(&self) -> Format {
-        self.source.format
+        self.index.format()
     }
 
-    /// The path it was opened from, if it came from a file.
+    /// The path it was opened from, if it came from a file (or the name
+    /// it was opened under).
     pub fn path(&self) -> Option<&Path> {
-        self.source.path.as_deref()
+        self.path.as_deref()
     }
 
     /// The file's size in bytes.
     pub fn file_size(&self) -> u64 {
-        self.source.map.len() as u64
+        self.index.file_size()
     }
 
-    /// The file's bytes (memory-mapped).
-    pub fn bytes(&self) -> &[u8] {
-        self.source.map.as_bytes()
+    /// The file's bytes, when it is in memory (memory-mapped); `None` for
+    /// a document opened at a [`ReadAt`].
+    pub fn bytes(&self) -> Option<&[u8]> {
+        self.map().map(|m| m.as_bytes())
     }
 
-    /// The memory map the tensors share.
-    pub fn map(&self) -> &Arc<MappedFile> {
-        &self.source.map
+    /// The memory map the tensors share; `None` for a document opened at
+    /// a [`ReadAt`].
+    pub fn map(&self) -> Option<&Arc<MappedFile>> {
+        match &self.file {
+            FileBytes::Map(m) => Some(m),
+            FileBytes::At(_) => None,
+        }
+    }
+
+    /// True when the document reads its file through a [`ReadAt`]
+    /// ([`Document::open_at`]) rather than from memory.
+    pub fn is_read_at(&self) -> bool {
+        matches!(self.file, FileBytes::At(_))
+    }
+
+    /// What the document reads its file through: the memory map, or the
+    /// [`ReadAt`] it was opened at.
+    pub fn reader(&self) -> &dyn ReadAt {
+        &self.file
+    }
+
+    /// The file's index: every tensor's name, dtype, shape and where its
+    /// bytes are.
+    pub fn index(&self) -> &FileIndex {
+        &self.index
     }
 
     /// primitiv's data type (`shape`, `tensor`, `parameter`, `model`,
     /// `optimizer`); `None` for other formats.
     pub fn kind(&self) -> Option<&'static str> {
-        self.contents.kind
+        self.index.kind()
     }
 
-    /// `(name, tensor)` of every tensor in stored order, names unique.
-    pub fn tensors(&self) -> impl ExactSizeIterator<Item = (&str, &Tensor<'static>)> {
-        self.contents.tensors.iter()
+    /// `(name, tensor)` of every tensor in stored order, names unique,
+    /// each read now if it was not yet. A tensor that does not read is left
+    /// out (possible only for a document opened at a [`ReadAt`]:
+    /// [`Document::load`] or [`Document::get`] says why).
+    pub fn tensors(&self) -> impl Iterator<Item = (&str, &Tensor<'static>)> {
+        let entries = self.index.tensors().iter().enumerate();
+        entries.filter_map(|(i, t)| Some((t.name(), self.cell(i).ok()?)))
     }
 
     /// The tensor names in stored order.
     pub fn names(&self) -> impl ExactSizeIterator<Item = &str> {
-        self.contents.tensors.names()
+        self.index.tensors().iter().map(IndexedTensor::name)
     }
 
-    /// The tensor named `name`.
+    /// The tensor named `name`, read now if it was not yet (`None` also
+    /// when it does not read: [`Document::get`] says why).
     pub fn tensor(&self, name: &str) -> Option<&Tensor<'static>> {
-        self.contents.tensors.get(name)
+        self.cell(*self.by_name.get(name)?).ok()
+    }
+
+    /// The tensor named `name`, or why it cannot be had: its bytes shared
+    /// with the memory map where the file stores them as they are, else
+    /// read (and decoded) now.
+    pub fn get(&self, name: &str) -> Result<Tensor<'static>> {
+        let i = self.position(name).ok_or_else(|| Error::NoTensorNamed {
+            name: name.to_string(),
+            of: self.len(),
+        })?;
+        self.cell(i).cloned()
+    }
+
+    /// The position of the tensor named `name` in stored order.
+    pub fn position(&self, name: &str) -> Option<usize> {
+        self.by_name.get(name).copied()
+    }
+
+    /// Reads `count` elements of tensor `index` (its position in stored
+    /// order) from its flat (stored-order) element `start` (fewer at its
+    /// end) into `buf`, as a one-dimensional tensor borrowing `buf`:
+    /// a slice at a time, whatever the tensor's size.
+    pub fn read_elements<'b>(
+        &self,
+        index: usize,
+        start: u64,
+        count: u64,
+        buf: &'b mut Vec<u8>,
+    ) -> Result<Tensor<'b>> {
+        self.index
+            .read_elements(&self.file, index, start, count, buf)
     }
 
     /// The number of tensors.
     pub fn len(&self) -> usize {
-        self.contents.tensors.len()
+        self.index.tensors().len()
     }
 
     /// True when the file holds no tensor.
     pub fn is_empty(&self) -> bool {
-        self.contents.tensors.is_empty()
+        self.index.tensors().is_empty()
     }
 
-    /// The tensors as a map (cheap to clone: data is shared, not copied).
-    pub fn tensor_map(&self) -> &TensorMap<'static> {
-        &self.contents.tensors
-    }
-
-    /// The tensors, taking them out of the document.
+    /// The tensors, taking them out of the document (those read, and the
+    /// others read now; see [`Document::tensors`]).
     pub fn into_tensor_map(self) -> TensorMap<'static> {
-        self.contents.tensors
+        self.tensors()
+            .map(|(n, t)| (n.to_string(), t.clone()))
+            .collect()
     }
 
     /// Every tensor as the file stores it, in the `inspect --json`
     /// contract's terms (names as the contract gives them, stored shapes,
-    /// per-format fields).
-    pub fn stored(&self) -> &[StoredTensor] {
-        &self.contents.stored
+    /// per-format fields), in stored order.
+    pub fn stored(&self) -> impl ExactSizeIterator<Item = &StoredTensor> + Clone {
+        self.index.tensors().iter().map(IndexedTensor::stored)
     }
 
     /// NNabla's `need_grad` of the tensor `name`, where the format has it.
     pub fn need_grad(&self, name: &str) -> Option<bool> {
-        self.contents
-            .stored
-            .iter()
-            .rev()
-            .find(|s| s.name == name)
-            .and_then(StoredTensor::need_grad)
+        let t = &self.index.tensors()[*self.by_name.get(name)?];
+        t.stored().need_grad()
     }
 
     /// The networks, for formats that store them (NNabla, TenniS).
     pub fn graph(&self) -> Option<&ModelGraph> {
-        self.contents.graph.as_ref()
+        self.index.graph()
     }
 
     /// File-level fields: primitiv `shape` and optimizer configs, NNabla
     /// `solver_states`, safetensors `metadata` (its `__metadata__`).
     pub fn metadata(&self) -> &Map<String, Value> {
-        &self.contents.metadata
+        self.index.metadata()
     }
 
     /// The `inspect --json` document (schema 2 of `docs/INSPECT_JSON.md`):
@@ -254,25 +426,25 @@ impl Document {
     /// (byte-identical for files the real library wrote).
     pub fn reencode(&self, out: impl AsRef<Path>) -> Result<()> {
         let c = codec(self.format())?;
-        tensor_core::io::write_atomic(out.as_ref(), |w| c.reencode(&self.source, w))
+        let src = self.source()?;
+        tensor_core::io::write_atomic(out.as_ref(), |w| c.reencode(&src, w))
     }
 
     /// The documents carried inside this file: an `.nnp`'s solver states
     /// (`*.optimizer` members, each of kind `solver-state`), by member name.
     /// Empty for other formats.
     pub fn attachments(&self) -> Result<Vec<(String, Document)>> {
-        let parts = codec(self.format())?.attachments(&self.source, &ReadOptions::default())?;
-        Ok(parts
-            .into_iter()
-            .map(|(name, contents)| {
-                let source = Source {
-                    path: self.source.path.clone(),
-                    map: Arc::clone(&self.source.map),
-                    format: Format::NnablaH5,
-                };
-                (name, Document { source, contents })
-            })
-            .collect())
+        let opts = ReadOptions::default();
+        let parts = codec(self.format())?.attachments(&self.source()?, &opts)?;
+        let mut out = Vec::with_capacity(parts.len());
+        for (name, contents) in parts {
+            let mut index = FileIndex::empty(Format::NnablaH5, self.file_size(), &opts);
+            index.push_contents(contents)?;
+            let doc = Document::new(self.path.clone(), self.file.clone(), index);
+            doc.load()?;
+            out.push((name, doc));
+        }
+        Ok(out)
     }
 
     /// This NNabla network (`.nntxt`, `.protobuf`, `.nnp`) with the
@@ -305,7 +477,50 @@ impl Document {
         crate::formats::nnabla_family::with_parameters(self, params)
     }
 
-    pub(crate) fn source(&self) -> &Source {
-        &self.source
+    /// The file as a whole-file source (for the readers and writers that
+    /// take the whole file: re-encoding, graph export and import): the
+    /// memory map, or, for a document opened at a [`ReadAt`], the file read
+    /// into memory (within the allocation limit).
+    pub(crate) fn source(&self) -> Result<Source> {
+        let map = match &self.file {
+            FileBytes::Map(m) => Arc::clone(m),
+            FileBytes::At(r) => {
+                let limits = self.index.read_options().limits;
+                limits.check_alloc("the whole file", r.len())?;
+                let n = usize::try_from(r.len()).map_err(|_| Error::TooLarge)?;
+                let mut v = tensor_core::try_zeroed("the whole file", n)?;
+                r.read_at(0, &mut v)?;
+                MappedFile::from_vec(v)
+            }
+        };
+        Ok(Source {
+            map,
+            format: self.format(),
+        })
+    }
+}
+
+/// A format whose reader this build does not have.
+fn unreadable(format: Format) -> Error {
+    Error::Unsupported(format!("reading {} files", format.name()))
+}
+
+/// A deflated member's error names the member: given as the zip layer
+/// words it, without the tensor's name around it.
+fn unwrap_deflated(e: Error) -> Error {
+    match e {
+        Error::Tensor { source, .. } => *source,
+        e => e,
+    }
+}
+
+/// An empty file is an error, except where the format its name gives
+/// reads it as an empty message (NNabla text and binary protobuf).
+fn check_empty(len: u64, name: Option<&Path>) -> Result<()> {
+    let by_name = name.and_then(Format::from_extension);
+    let empty_ok = matches!(by_name, Some(Format::NnablaNntxt | Format::NnablaProtobuf));
+    match len == 0 && !empty_ok {
+        true => Err(Error::Empty),
+        false => Ok(()),
     }
 }

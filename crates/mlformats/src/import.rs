@@ -51,7 +51,7 @@ pub(crate) fn onnx_to_nnabla(
                 .into(),
         });
     }
-    let model = crate::formats::onnx::read_model(doc.source(), &ReadOptions::default())?;
+    let model = crate::formats::onnx::read_model(&doc.source()?, &ReadOptions::default())?;
     let mut io = ImportOptions::default();
     for (n, d) in &opts.input_shapes {
         io = io.input_shape(n.clone(), d.clone());
@@ -105,7 +105,7 @@ fn onnx_to_tennis(
                 .into(),
         });
     }
-    let model = crate::formats::onnx::read_model(doc.source(), &ReadOptions::default())?;
+    let model = crate::formats::onnx::read_model(&doc.source()?, &ReadOptions::default())?;
     let mut io = ImportOptions::default();
     for (n, d) in &opts.input_shapes {
         io = io.input_shape(n.clone(), d.clone());

@@ -292,8 +292,9 @@ pub fn register_format(plugin: &'static dyn FormatPlugin) -> Result<Format> {
     Ok(Format::External(handle))
 }
 
-impl Codec for Entry {
-    fn read(&self, src: &Source, opts: &ReadOptions) -> Result<Contents> {
+impl Entry {
+    /// What the plugin's reader makes of the file `src`.
+    fn contents(&self, src: &Source, opts: &ReadOptions) -> Result<Contents> {
         let read = self.plugin.read(src.bytes(), &opts.limits)?;
         let mut c = Contents::default();
         for (name, t) in read.tensors {
@@ -303,13 +304,29 @@ impl Codec for Entry {
         c.metadata = read.metadata;
         Ok(c)
     }
+}
+
+impl Codec for Entry {
+    /// The plugin reads a file whole: the file is read into memory (or
+    /// parsed where it is, a memory map) and its tensors held.
+    fn index(
+        &self,
+        format: Format,
+        index: &mut crate::random_access::FileIndex,
+        r: &dyn crate::random_access::ReadAt,
+    ) -> Result<bool> {
+        let src = index.whole(r, format)?;
+        let c = self.contents(&src, &index.read_options())?;
+        index.push_contents(c)?;
+        Ok(true)
+    }
 
     fn write(&self, _: Format, w: &mut dyn WriteSeek, feed: &Feed<'_>) -> Result<()> {
         self.plugin.write(&mut TensorsToWrite { feed }, w)
     }
 
     fn reencode(&self, src: &Source, w: &mut dyn WriteSeek) -> Result<()> {
-        let c = self.read(src, &ReadOptions::default())?;
+        let c = self.contents(src, &ReadOptions::default())?;
         let items: Vec<Item<'_, '_>> = c
             .stored
             .iter()

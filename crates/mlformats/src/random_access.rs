@@ -281,11 +281,24 @@ pub struct FileIndex {
     /// The file was parsed whole, its tensors' bytes held in memory (an
     /// NNabla file this path does not locate: see `random_access/nnabla.rs`).
     read_whole: bool,
+    /// The whole file, when it is in memory already (a memory map): what a
+    /// layout parsed whole parses, instead of a copy read from the file.
+    map: Option<Arc<MappedFile>>,
 }
 
 /// How much of the file's start and end detection looks at.
 const HEAD: u64 = 4096;
 const TAIL: u64 = 66 * 1024;
+
+/// The format of the file `r` named `name`, detected from its first and
+/// last bytes and its name ([`crate::detect`]'s rules), reading no more.
+pub(crate) fn detect<R: ReadAt + ?Sized>(r: &R, name: Option<&Path>) -> Result<Option<Format>> {
+    let len = r.len();
+    let head = read_vec(r, 0, len.min(HEAD))?;
+    let tail_at = len.saturating_sub(TAIL).max(len.min(HEAD));
+    let tail = read_vec(r, tail_at, len - tail_at)?;
+    Ok(crate::detect::detect_bytes(&head, &tail, name, len))
+}
 
 fn read_vec<R: ReadAt + ?Sized>(r: &R, offset: u64, len: u64) -> Result<Vec<u8>> {
     let n = usize::try_from(len).map_err(|_| Error::Invalid(format!("{len} bytes")))?;
@@ -303,14 +316,10 @@ impl FileIndex {
         name: Option<&Path>,
         opts: &ReadOptions,
     ) -> Result<Option<Self>> {
-        let len = r.len();
-        if len == 0 {
+        if r.len() == 0 {
             return Ok(None);
         }
-        let head = read_vec(r, 0, len.min(HEAD))?;
-        let tail_at = len.saturating_sub(TAIL).max(len.min(HEAD));
-        let tail = read_vec(r, tail_at, len - tail_at)?;
-        let Some(format) = crate::detect::detect_bytes(&head, &tail, name, len) else {
+        let Some(format) = detect(r, name)? else {
             return Ok(None);
         };
         Self::open_as(r, format, opts)
@@ -323,10 +332,79 @@ impl FileIndex {
         format: Format,
         opts: &ReadOptions,
     ) -> Result<Option<Self>> {
-        let mut index = FileIndex {
+        Self::open_in(r, None, format, opts)
+    }
+
+    /// [`FileIndex::open_as`] of a file in memory (`map`), which a layout
+    /// read whole then parses where it is.
+    pub(crate) fn open_map(
+        map: &Arc<MappedFile>,
+        format: Format,
+        opts: &ReadOptions,
+    ) -> Result<Option<Self>> {
+        Self::open_in(map.as_bytes(), Some(map), format, opts)
+    }
+
+    fn open_in<R: ReadAt + ?Sized>(
+        r: &R,
+        map: Option<&Arc<MappedFile>>,
+        format: Format,
+        opts: &ReadOptions,
+    ) -> Result<Option<Self>> {
+        let mut index = Self::empty(format, r.len(), opts);
+        index.map = map.cloned();
+        // the format's codec reads it (false: not by slices, or its
+        // feature is off)
+        let read = match crate::codec::codec(format) {
+            Ok(codec) => codec.index(format, &mut index, &ByRef(r))?,
+            Err(_) => false,
+        };
+        index.map = None;
+        Ok(read.then_some(index))
+    }
+
+    /// The whole file `r` as a `format` source for a parser that reads a
+    /// file whole (the index then holds its tensors): the memory map the
+    /// index is opened over, else read into memory.
+    pub(crate) fn whole<R: ReadAt + ?Sized>(
+        &mut self,
+        r: &R,
+        format: Format,
+    ) -> Result<crate::codec::Source> {
+        self.read_whole = true;
+        let map = match &self.map {
+            Some(map) if map.len() as u64 == r.len() => Arc::clone(map),
+            _ => MappedFile::from_vec(read_vec(r, 0, r.len())?),
+        };
+        Ok(crate::codec::Source { map, format })
+    }
+
+    /// Gives each tensor a name of its own (a name the index repeats gets
+    /// `#2`, `#3`, ..., the first free, as [`Contents::push`] does), and
+    /// each tensor's position by name.
+    pub(crate) fn make_names_unique(&mut self) -> std::collections::HashMap<String, usize> {
+        let mut by_name = std::collections::HashMap::with_capacity(self.tensors.len());
+        for (i, t) in self.tensors.iter_mut().enumerate() {
+            if by_name.contains_key(&t.stored.name) {
+                let name = std::mem::take(&mut t.stored.name);
+                t.stored.name = crate::codec::free_name(name, |n| by_name.contains_key(n));
+            }
+            by_name.insert(t.stored.name.clone(), i);
+        }
+        by_name
+    }
+
+    /// The reading options the index was opened with.
+    pub(crate) fn read_options(&self) -> ReadOptions {
+        ReadOptions::default().with_limits(self.limits)
+    }
+
+    /// An index of no tensor, for a file of `format` of `file_size` bytes.
+    pub(crate) fn empty(format: Format, file_size: u64, opts: &ReadOptions) -> Self {
+        FileIndex {
             format,
             kind: None,
-            file_size: r.len(),
+            file_size,
             tensors: Vec::new(),
             metadata: Map::new(),
             graph: None,
@@ -336,14 +414,45 @@ impl FileIndex {
             nnabla: None,
             repeated_names: false,
             read_whole: false,
-        };
-        // the format's codec reads it (false: not by slices, or its
-        // feature is off)
-        let read = match crate::codec::codec(format) {
-            Ok(codec) => codec.index(format, &mut index, &ByRef(r))?,
-            Err(_) => false,
-        };
-        Ok(read.then_some(index))
+            map: None,
+        }
+    }
+
+    /// Adds what a reader that reads a file whole made of it (a
+    /// registered format's reader, an ONNX model with proto2 groups, an
+    /// NNabla solver state): each tensor held ([`Layout::Held`]), with
+    /// the kind, graph and metadata.
+    pub(crate) fn push_contents(&mut self, c: Contents) -> Result<()> {
+        self.read_whole = true;
+        let Contents {
+            kind,
+            tensors,
+            stored,
+            graph,
+            metadata,
+        } = c;
+        // (`Contents::push` keeps the two in the same order)
+        for (stored, (name, t)) in stored.into_iter().zip(tensors) {
+            if name != stored.name {
+                return Err(Error::Invalid(format!("no tensor {}", stored.name)));
+            }
+            let dims = t.dims().to_vec();
+            let len = t.bytes().len() as u64;
+            self.tensors.push(IndexedTensor {
+                tensor_dims: (dims != stored.shape).then(|| dims.clone()),
+                dtype: t.dtype(),
+                order: t.order(),
+                offset: 0,
+                len,
+                numel: count(&dims).ok_or_else(|| overflow(&stored.name))?,
+                layout: layout::held(t)?,
+                stored,
+            });
+        }
+        self.kind = self.kind.or(kind);
+        self.graph = self.graph.take().or(graph);
+        self.metadata.extend(metadata);
+        Ok(())
     }
 
     #[cfg(feature = "cvm")]
@@ -516,7 +625,7 @@ impl FileIndex {
                     .map_err(|_| too_big())?;
                 let src = from
                     .checked_add(n)
-                    .and_then(|to| held.get(from..to))
+                    .and_then(|to| held.bytes().get(from..to))
                     .ok_or_else(too_big)?;
                 buf.copy_from_slice(src);
             }
@@ -539,37 +648,6 @@ impl FileIndex {
         Tensor::new(t.dtype, [elems], &buf[..]).map_err(|e| Error::from(e).in_tensor(t.name()))
     }
 
-    /// What [`crate::Document`] holds of the file `map` holds (the file
-    /// this index was read from): every tensor as [`FileIndex::tensor_in`]
-    /// gives it (shared with the map where the file stores its bytes as
-    /// they are, decoded otherwise), with the kind, graph and metadata.
-    pub(crate) fn into_contents(self, map: &Arc<MappedFile>) -> Result<Contents> {
-        let mut c = Contents::default();
-        for (i, t) in self.tensors.iter().enumerate() {
-            let read = || {
-                if t.is_deflated() && t.numel > 0 {
-                    // what the archive is refused for (its inflation
-                    // budget, a damaged member) found before the tensor's
-                    // memory is taken, as the zip layer finds it
-                    self.read_elements(map.as_bytes(), i, 0, 1, &mut Vec::new())?;
-                }
-                self.tensor_in(map, i)
-            };
-            let tensor = match read() {
-                Ok(tensor) => tensor,
-                // a deflated member's error names the member: given as the
-                // zip layer words it (a wrong CRC-32, the inflation budget)
-                Err(Error::Tensor { source, .. }) if t.is_deflated() => return Err(*source),
-                Err(e) => return Err(e),
-            };
-            c.push(t.stored.clone(), tensor);
-        }
-        c.kind = self.kind;
-        c.graph = self.graph;
-        c.metadata = self.metadata;
-        Ok(c)
-    }
-
     /// Reads all of tensor `index` (for tests and small tensors), with its
     /// dimensions and order.
     pub fn read_tensor<R: ReadAt + ?Sized>(&self, r: &R, index: usize) -> Result<Tensor<'static>> {
@@ -577,6 +655,9 @@ impl FileIndex {
             .tensors
             .get(index)
             .ok_or_else(|| Error::Invalid(format!("no tensor {index}")))?;
+        if let Layout::Held(held) = &t.layout {
+            return Ok(held.clone());
+        }
         let mut buf = Vec::new();
         self.read_elements(r, index, 0, t.numel, &mut buf)?;
         Tensor::with_order(t.dtype, t.dims().to_vec(), t.order, buf)
@@ -592,8 +673,10 @@ impl FileIndex {
             .tensors
             .get(index)
             .ok_or_else(|| Error::Invalid(format!("no tensor {index}")))?;
-        if !matches!(t.layout, Layout::Contiguous) {
-            return self.read_tensor(map.as_bytes(), index);
+        match &t.layout {
+            Layout::Contiguous => {}
+            Layout::Held(held) => return Ok(held.clone()),
+            _ => return self.read_tensor(map.as_bytes(), index),
         }
         let bytes = usize::try_from(t.offset)
             .ok()

@@ -26,7 +26,6 @@ pub(crate) fn inspect_json_v2(doc: &Document) -> Value {
     m.insert("tensor_bytes".into(), json!(summary.total_bytes));
     let tensors: Vec<Value> = doc
         .stored()
-        .iter()
         .map(|s| {
             let t = doc.tensor(&s.name);
             let mut e = Map::new();
@@ -129,7 +128,6 @@ pub(crate) fn inspect_json_v1(doc: &Document) -> Value {
     m.insert("file_size".into(), json!(doc.file_size()));
     let tensors: Vec<Value> = doc
         .stored()
-        .iter()
         .map(|s| {
             let t = doc.tensor(&s.name);
             let mut e = Map::new();

@@ -110,35 +110,10 @@ pub struct GraphSummary {
 
 impl Document {
     /// The typed report of this file: tensors by their one name, sizes,
-    /// parameter count and graph entry points. Reads headers only.
+    /// parameter count and graph entry points. Reads headers only (the
+    /// index's [`crate::random_access::FileIndex::summary`]).
     pub fn summary(&self) -> Summary {
-        let tensors: Vec<TensorSummary> = self
-            .stored()
-            .iter()
-            .filter_map(|s| {
-                let t = self.tensor(&s.name)?;
-                Some(TensorSummary {
-                    name: s.name.clone(),
-                    stored_name: (s.stored_name != s.name).then(|| s.stored_name.clone()),
-                    dtype: t.dtype(),
-                    shape: s.shape.clone(),
-                    bytes: t.bytes().len() as u64,
-                    elements: t.numel() as u64,
-                })
-            })
-            .collect();
-        Summary {
-            format: self.format(),
-            kind: self.kind(),
-            file_size: self.file_size(),
-            total_bytes: tensors.iter().map(|t| t.bytes).sum(),
-            parameters: tensors.iter().map(|t| t.elements).sum(),
-            tensors,
-            graphs: self
-                .graph()
-                .map(|g| graphs(self.format(), g))
-                .unwrap_or_default(),
-        }
+        self.index().summary()
     }
 }
 

@@ -178,7 +178,7 @@ fn reading_the_nnp_gives_the_original_names_whole_and_by_slices() {
     let dir = tempfile::tempdir().unwrap();
     let out = nnp(dir.path());
     let doc = Document::open(&out).unwrap();
-    let stored: Vec<&str> = doc.stored().iter().map(|s| s.name.as_str()).collect();
+    let stored: Vec<&str> = doc.stored().map(|s| s.name.as_str()).collect();
     assert_eq!(
         stored,
         [

@@ -38,7 +38,6 @@ fn read_back(path: &Path) -> Vec<(String, Vec<f64>)> {
     let doc = mlformats::open(path).unwrap();
     let whole: Vec<(String, Vec<f64>)> = doc
         .stored()
-        .iter()
         .map(|s| {
             let t = doc.tensor(&s.name).unwrap();
             (s.name.clone(), t.to_f64_vec().unwrap())

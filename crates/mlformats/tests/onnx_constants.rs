@@ -94,7 +94,7 @@ fn both_paths_list_constant_nodes_as_tensors() {
         .unwrap()
         .expect("read by slices");
     let want = expected();
-    let names: Vec<&str> = doc.stored().iter().map(|s| s.name.as_str()).collect();
+    let names: Vec<&str> = doc.stored().map(|s| s.name.as_str()).collect();
     assert_eq!(names, want.iter().map(|w| w.0).collect::<Vec<_>>());
     assert_eq!(index.tensors().len(), want.len());
     for (i, (name, dtype, dims, values)) in want.iter().enumerate() {

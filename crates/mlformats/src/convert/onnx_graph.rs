@@ -195,8 +195,9 @@ pub(super) fn export(
 ) -> Result<ConvertSummary> {
     let (model, network, opset) = if doc.format() == Format::Onnx {
         // an ONNX model changed: its own graph, every initializer its own
-        let m = onnx_format::Model::from_map(doc.map(), &onnx_format::ReadOptions::default())
-            .map_err(crate::formats::onnx::onnx_err)?;
+        let m =
+            onnx_format::Model::from_map(&doc.source()?.map, &onnx_format::ReadOptions::default())
+                .map_err(crate::formats::onnx::onnx_err)?;
         let opset = m.opset().unwrap_or(0);
         let name = m.graph_proto().name.clone().unwrap_or_default();
         (m.proto, name, opset)

@@ -113,7 +113,7 @@ pub(crate) fn graph_to_export(
 
 #[cfg(feature = "nnabla")]
 fn load_nnabla_model(doc: &Document) -> Result<nnabla_proto::NNablaProtoBuf> {
-    let src = doc.source();
+    let src = &doc.source()?;
     match src.format {
         Format::NnablaNntxt | Format::NnablaProtobuf => {
             Ok(crate::formats::nnabla::load(src, &tensor_core::Limits::default())?.0)

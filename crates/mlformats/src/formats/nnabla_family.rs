@@ -129,7 +129,7 @@ pub(crate) fn with_parameters(
             "the parameter file is {pf}; NNabla parameters come in .h5, .protobuf, .nntxt or .nnp"
         )));
     }
-    let (model, own) = load(network.source())?;
+    let (model, own) = load(&network.source()?)?;
     if model.network.is_empty() {
         return Err(Error::Invalid(format!(
             "{} has no network to merge parameters into",

@@ -146,10 +146,14 @@ impl Codec for Npz {
     }
 
     fn reencode(&self, src: &Source, w: &mut dyn WriteSeek) -> Result<()> {
-        let c = self.read(src, &ReadOptions::default())?;
-        let items: Vec<Item<'_, '_>> = c
-            .tensors
-            .iter()
+        let doc = crate::Document::from_map(
+            src.map.clone(),
+            None,
+            Some(Format::Npz),
+            &ReadOptions::default(),
+        )?;
+        let items: Vec<Item<'_, '_>> = doc
+            .tensors()
             .map(|(name, tensor)| Item {
                 name,
                 tensor: tensor.into(),

@@ -20,7 +20,6 @@ use serde_json::{Value, json};
 use tensor_core::graph::ModelGraph;
 
 use crate::codec::{Codec, Contents, ReadOptions, Source, StoredTensor, WriteSeek};
-use crate::random_access::FileIndex;
 use crate::sink::{Feed, Incoming, TensorSink};
 use crate::{Error, Format, Result};
 
@@ -114,32 +113,28 @@ pub(crate) fn metadata(model: &onnx_format::Model) -> serde_json::Map<String, Va
     m
 }
 
-impl Codec for OnnxCodec {
-    /// The model through its index (`random_access/onnx.rs`, over
-    /// [`onnx_format::Model::index`]), each tensor then read from the map
-    /// (`raw_data` and one packed run of floats shared with it, typed
-    /// fields decoded, a held value copied); a model with proto2 groups,
-    /// which the index does not walk, decoded whole by prost.
-    fn read(&self, src: &Source, opts: &ReadOptions) -> Result<Contents> {
-        if let Some(index) = FileIndex::open_as(src.bytes(), Format::Onnx, opts)? {
-            return index.into_contents(&src.map);
-        }
-        let model = read_model(src, opts)?;
-        let constants = model.constants().map_err(onnx_err)?;
-        let mut c = Contents::default();
-        for (name, t) in model
-            .initializers()
-            .map_err(onnx_err)?
-            .into_iter()
-            .chain(constants)
-        {
-            c.push(StoredTensor::new(&name, &t), t);
-        }
-        c.graph = Some(ModelGraph::single(model.graph()));
-        c.metadata = metadata(&model);
-        Ok(c)
+/// A model with proto2 groups, which the index does not walk, decoded
+/// whole by prost: its initializers and `Constant` tensors, graph and
+/// metadata.
+fn decoded_whole(src: &Source, opts: &ReadOptions) -> Result<Contents> {
+    let model = read_model(src, opts)?;
+    let constants = model.constants().map_err(onnx_err)?;
+    let mut c = Contents::default();
+    for (name, t) in model
+        .initializers()
+        .map_err(onnx_err)?
+        .into_iter()
+        .chain(constants)
+    {
+        let t = t.rebase(&src.map);
+        c.push(StoredTensor::new(&name, &t), t);
     }
+    c.graph = Some(ModelGraph::single(model.graph()));
+    c.metadata = metadata(&model);
+    Ok(c)
+}
 
+impl Codec for OnnxCodec {
     fn refuses(&self, _: Format, dtype: tensor_core::DType, _dims: &[usize]) -> Option<String> {
         onnx_format::dtype::to_onnx(dtype)
             .is_none()
@@ -175,7 +170,8 @@ impl Codec for OnnxCodec {
     }
 
     fn reencode(&self, src: &Source, w: &mut dyn WriteSeek) -> Result<()> {
-        self.read(src, &ReadOptions::default())?;
+        // (a file that does not read is not written again)
+        crate::random_access::FileIndex::open_map(&src.map, Format::Onnx, &Default::default())?;
         tensor_core::io::write_prefaulted(w, src.bytes())?;
         Ok(())
     }
@@ -186,7 +182,12 @@ impl Codec for OnnxCodec {
         index: &mut crate::random_access::FileIndex,
         r: &dyn crate::random_access::ReadAt,
     ) -> Result<bool> {
-        index.read_onnx(r)
+        if !index.read_onnx(r)? {
+            let src = index.whole(r, Format::Onnx)?;
+            let c = decoded_whole(&src, &index.read_options())?;
+            index.push_contents(c)?;
+        }
+        Ok(true)
     }
 }
 

@@ -121,32 +121,16 @@ impl FileIndex {
         let e = match crate::formats::nnp::read_h5(&src, &opts) {
             Ok(params) => {
                 // (nnp-archive counted them against the limits)
-                let params = params.iter().map(super::nnabla::Entry::held).collect();
-                return self.push_entries(params, false);
+                let params = params
+                    .iter()
+                    .map(|p| super::nnabla::Entry::held(p, &src.map));
+                return self.push_entries(params.collect::<Result<_>>()?, false);
             }
             Err(Error::Nnp(e)) if nnp_archive::h5::SolverState::may_be(&e) => e,
             Err(e) => return Err(e),
         };
         let state = crate::formats::nnp::solver_state(&src.map, 0..src.map.len(), &opts)
             .map_err(|_| Error::Nnp(e))?;
-        self.kind = state.kind;
-        for stored in state.stored {
-            let t = state
-                .tensors
-                .get(&stored.name)
-                .ok_or_else(|| Error::Invalid(format!("no tensor {}", stored.name)))?;
-            let bytes = t.bytes();
-            self.tensors.push(IndexedTensor {
-                tensor_dims: None,
-                dtype: t.dtype(),
-                order: t.order(),
-                offset: 0,
-                len: bytes.len() as u64,
-                numel: count(t.dims()).ok_or_else(|| overflow(&stored.name))?,
-                layout: Layout::Held(std::sync::Arc::from(bytes)),
-                stored,
-            });
-        }
-        Ok(())
+        self.push_contents(state)
     }
 }

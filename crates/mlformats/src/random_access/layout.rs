@@ -4,7 +4,7 @@
 /// Where a tensor's bytes are ([`super::IndexedTensor`]'s `offset` and
 /// `len` say where they start and how many they are once decoded).
 #[derive(Debug, Clone, Default)]
-pub(super) enum Layout {
+pub(crate) enum Layout {
     /// Contiguous little-endian bytes, in the tensor's dtype, at its offset.
     #[default]
     Contiguous,
@@ -12,14 +12,33 @@ pub(super) enum Layout {
     /// ([`onnx_format::TypedField`]).
     #[cfg(feature = "onnx")]
     OnnxTyped(Box<onnx_format::TypedField>),
-    /// The bytes themselves, held (an ONNX `Constant` node's value that
-    /// is not one `TensorProto` in the file: `value_float(s)`,
-    /// `value_int(s)`); the offset is 0.
-    Held(std::sync::Arc<[u8]>),
+    /// The tensor itself, held in memory (an ONNX `Constant` node's value
+    /// that is not one `TensorProto` in the file: `value_float(s)`,
+    /// `value_int(s)`; a tensor of a file parsed whole): its storage shared
+    /// by every reader of it ([`held`]); the offset is 0.
+    Held(tensor_core::Tensor<'static>),
     /// Big-endian bytes, or bytes in a deflated zip member (`deflate.rs`).
     Coded(super::deflate::Coding),
     /// An HDF5 dataset stored otherwise: big-endian, compact or chunked
     /// (`h5chunks.rs`).
     #[cfg(feature = "nnp")]
     H5(std::sync::Arc<super::h5chunks::H5Data>),
+}
+
+/// The layout of a tensor held in memory: `t`, its storage made shareable
+/// (bytes it owns moved behind an `Arc`, not copied), so that each reader
+/// of it clones a handle, not the data.
+pub(crate) fn held(t: tensor_core::Tensor<'_>) -> crate::Result<Layout> {
+    let t = t.into_static();
+    use tensor_core::{Bytes, MappedFile, Tensor};
+    let (dtype, dims, order) = (t.dtype(), t.dims().to_vec(), t.order());
+    let bytes = match t.into_storage() {
+        Bytes::Owned(v) => {
+            let n = v.len();
+            Bytes::Mapped(MappedFile::from_vec(v), 0..n)
+        }
+        // (`into_static` left nothing borrowed)
+        other => other,
+    };
+    Ok(Layout::Held(Tensor::with_order(dtype, dims, order, bytes)?))
 }

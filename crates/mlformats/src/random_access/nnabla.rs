@@ -22,8 +22,8 @@ use nnabla_proto::{NNablaProtoBuf, ParamTensor};
 use serde_json::json;
 use tensor_core::{DType, Limits, MappedFile, MemoryOrder};
 
-use super::{FileIndex, IndexedTensor, Layout, ReadAt, count, overflow, read_vec};
-use crate::codec::{Source, StoredTensor};
+use super::{FileIndex, IndexedTensor, Layout, ReadAt, count, overflow};
+use crate::codec::StoredTensor;
 use crate::{Error, Format, Result};
 
 /// The walk stops: an error (the whole-file path has one too), or a layout
@@ -54,18 +54,20 @@ pub(super) struct Entry {
 }
 
 impl Entry {
-    /// A parameter the whole-file reader gave: its bytes held.
-    pub(super) fn held(p: &ParamTensor<'_>) -> Entry {
-        let bytes = p.tensor.bytes();
-        Entry {
+    /// A parameter the whole-file reader gave: the tensor held, its bytes
+    /// shared, not copied, where the reader's are ([`super::layout::held`]).
+    /// `map` is the file the reader read (the tensor's bytes inside it
+    /// are shared with it).
+    pub(super) fn held(p: &ParamTensor<'_>, map: &Arc<MappedFile>) -> Result<Entry> {
+        Ok(Entry {
             name: p.name.clone(),
             dtype: p.tensor.dtype(),
             dims: p.tensor.dims().to_vec(),
             need_grad: p.need_grad,
             offset: 0,
-            len: bytes.len() as u64,
-            layout: Layout::Held(Arc::from(bytes)),
-        }
+            len: p.tensor.bytes().len() as u64,
+            layout: super::layout::held(p.tensor.clone().rebase(map))?,
+        })
     }
 }
 
@@ -142,7 +144,8 @@ impl FileIndex {
         let src = self.whole(r, format)?;
         let (model, params) = crate::formats::nnabla::load(&src, &self.limits)?;
         // (the parser counted them against the limits, if it does)
-        self.push_entries(params.iter().map(Entry::held).collect(), false)?;
+        let entries = params.iter().map(|p| Entry::held(p, &src.map));
+        self.push_entries(entries.collect::<Result<_>>()?, false)?;
         self.set_model(model)
     }
 
@@ -192,16 +195,5 @@ impl FileIndex {
             }
         }
         Ok(())
-    }
-
-    /// The whole file `r`, read into memory as a `format` source for a
-    /// whole-file parser (the index then holds its tensors).
-    pub(super) fn whole<R: ReadAt + ?Sized>(&mut self, r: &R, format: Format) -> Result<Source> {
-        self.read_whole = true;
-        Ok(Source {
-            path: None,
-            map: MappedFile::from_vec(read_vec(r, 0, r.len())?),
-            format,
-        })
     }
 }

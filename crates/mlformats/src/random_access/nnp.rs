@@ -66,8 +66,8 @@ impl FileIndex {
         let opts = crate::codec::ReadOptions::default().with_limits(self.limits);
         let nnp = crate::formats::nnp::read_nnp(&src, &opts)?;
         // (nnp-archive counted them against the limits)
-        let params = nnp.parameters().iter().map(Entry::held).collect();
-        self.push_entries(params, false)?;
+        let params = nnp.parameters().iter().map(|p| Entry::held(p, &src.map));
+        self.push_entries(params.collect::<Result<_>>()?, false)?;
         let states: Vec<&str> = nnp
             .optimizer_states()
             .iter()

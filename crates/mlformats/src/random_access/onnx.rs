@@ -12,10 +12,10 @@
 use std::collections::HashSet;
 
 use onnx_format::{Model, TensorData};
-use tensor_core::MemoryOrder;
 use tensor_core::graph::ModelGraph;
+use tensor_core::{MemoryOrder, Tensor};
 
-use super::{FileIndex, IndexedTensor, Layout, ReadAt};
+use super::{FileIndex, IndexedTensor, Layout, ReadAt, layout};
 use crate::codec::{StoredTensor, free_name};
 use crate::formats::onnx::onnx_err;
 use crate::{Error, Result};
@@ -37,7 +37,11 @@ impl FileIndex {
             taken.insert(stored.name.clone());
             let layout = match t.data {
                 TensorData::Typed(typed) => Layout::OnnxTyped(typed),
-                TensorData::Held(held) => Layout::Held(held),
+                TensorData::Held(held) => {
+                    let t = Tensor::new(t.dtype, stored.shape.clone(), held.to_vec())
+                        .map_err(|e| Error::from(e).in_tensor(&stored.name))?;
+                    layout::held(t)?
+                }
                 _ => Layout::Contiguous,
             };
             self.tensors.push(IndexedTensor {
