@@ -117,12 +117,40 @@ def loop_inputs():
     return model(g, 11)
 
 
+def loop_false():
+    """Opset 13 Loop whose condition is a constant false: no iteration, its loop-carried value
+    is its initial one (x * 3, then tanh of it)."""
+    body = h.make_graph(
+        [
+            h.make_node("Identity", ["cond_in"], ["cond_out"]),
+            h.make_node("Add", ["y_in", "y_in"], ["y_out"]),
+        ],
+        "body",
+        [vi("i", TensorProto.INT64, []), vi("cond_in", TensorProto.BOOL, []), vi("y_in", F, [3])],
+        [vi("cond_out", TensorProto.BOOL, []), vi("y_out", F, [3])],
+    )
+    g = h.make_graph(
+        [
+            h.make_node("Mul", ["x", "three"], ["y0"]),
+            h.make_node("Loop", ["M", "cond", "y0"], ["y"], body=body, name="never"),
+            h.make_node("Tanh", ["y"], ["z"]),
+        ],
+        "loop",
+        [vi("x", F, [3])],
+        [vi("y", F, [3]), vi("z", F, [3])],
+        [nh.from_array(np.array(3, np.int64), "M"), nh.from_array(np.array(False), "cond"),
+         nh.from_array(np.array(3, np.float32), "three")],
+    )
+    return model(g, 13)
+
+
 CASES = {
     "scan8_dirs_op8": (scan8(None), {}),
     "scan8_lens_const_op8": (scan8("const"), {}),
     "scan8_lens_input_op8": (scan8("input"), {"lens": [4, 4]}),
     "loop_sum5_op13": (loop_sum5(), {}),
     "loop_inputs_fixed_op11": (loop_inputs(), {"trip": [5], "cond": [1]}),
+    "loop_false_cond_op13": (loop_false(), {}),
 }
 
 DTYPES = {"lens": np.int64, "trip": np.int64, "cond": np.bool_}

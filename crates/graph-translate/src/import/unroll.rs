@@ -189,10 +189,11 @@ impl<'n> LoopUnroll<'n> {
                 }
             },
         };
+        // a constant false condition: no iteration
+        let mut runs = true;
         if let Some(c) = node.input(1) {
             match values.konst(c).map(Const::values).as_deref() {
-                Some([v]) if *v != 0.0 => {}
-                Some([_]) => return Err("its condition is false: it runs no iteration".into()),
+                Some([v]) => runs = *v != 0.0,
                 _ => {
                     return Err(format!(
                         "its condition {c:?} is computed at run time; a constant true one (an \
@@ -203,6 +204,7 @@ impl<'n> LoopUnroll<'n> {
             }
         }
         let limit = match trip {
+            _ if !runs => 0,
             Some(t) => {
                 let t = usize::try_from(t).map_err(|_| format!("trip count {t}"))?;
                 // a loop that stops itself may say a huge trip count
@@ -212,7 +214,11 @@ impl<'n> LoopUnroll<'n> {
         };
         let n_scan = outs.len() - 1 - n_state;
         if limit == 0 && n_scan > 0 {
-            return Err("no iteration, and outputs stacked over the iterations".into());
+            return Err(
+                "it runs no iteration (a trip count of 0 or a false condition), and an output \
+                 stacked over the iterations would be empty"
+                    .into(),
+            );
         }
         check_size(limit, g)?;
         Ok(LoopUnroll {
@@ -442,7 +448,8 @@ fn scan_steps(values: &mut Values, run: &ScanRun<'_>) -> Result<Vec<Node>, Strin
 /// The static length of axis `axis` of `seq` (negative: from the end),
 /// and that axis counted from the front.
 fn seq_len(values: &Values, seq: &str, axis: i64) -> Result<(i64, i64), String> {
-    let unknown = || format!("the length of its sequence {seq:?} is not known");
+    let unknown =
+        || format!("the length of its sequence {seq:?} is not known (--input-shape would fix it)");
     let shape = values.shape(seq).map_err(|_| unknown())?;
     let a = if axis < 0 {
         axis + shape.len() as i64
