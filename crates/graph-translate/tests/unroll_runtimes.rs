@@ -7,8 +7,8 @@
 //! constant, or an input fixed by `--input-value`), a `Loop` with a
 //! constant trip count and no condition reading a value of the outer
 //! graph, one whose trip count and condition are inputs fixed by
-//! `--input-value`, and one whose constant false condition runs no
-//! iteration.
+//! `--input-value`, one whose constant false condition runs no
+//! iteration, and a `Loop` in a `Loop`'s body.
 //!
 //! The TenniS import must give the `.tsm` the runtime ran, byte for byte;
 //! both imports are exported back to ONNX and run in tract, which must
@@ -111,7 +111,7 @@ fn check(name: &str, runtime: &str, got: &[(Vec<usize>, Vec<f32>)], case: &Value
 fn the_tennis_import_is_the_module_the_runtime_ran_and_computes_its_outputs() {
     let r = results();
     let cases = r["cases"].as_object().unwrap();
-    assert_eq!(cases.len(), 6);
+    assert_eq!(cases.len(), 7);
     for (name, case) in cases {
         let bytes = onnx_to_tennis(&model(name), &options(case))
             .unwrap_or_else(|e| panic!("{name}: {e}"))

@@ -144,6 +144,42 @@ def loop_false():
     return model(g, 13)
 
 
+def loop_nested():
+    """Opset 13 Loop of 3 iterations whose body runs a Loop of 2 (the inner body reads the outer
+    graph's w and its own counter): s = tanh(inner(s)), inner: a = (a + j) * w; every s stacked."""
+    inner = h.make_graph(
+        [
+            h.make_node("Identity", ["c2"], ["c2_o"]),
+            h.make_node("Cast", ["j"], ["jf"], to=F),
+            h.make_node("Add", ["a_in", "jf"], ["a1"]),
+            h.make_node("Mul", ["a1", "w"], ["a_out"]),
+        ],
+        "inner",
+        [vi("j", TensorProto.INT64, []), vi("c2", TensorProto.BOOL, []), vi("a_in", F, [2])],
+        [vi("c2_o", TensorProto.BOOL, []), vi("a_out", F, [2])],
+    )
+    outer = h.make_graph(
+        [
+            h.make_node("Identity", ["c"], ["c_o"]),
+            h.make_node("Loop", ["M2", "", "s_in"], ["s_mid"], body=inner, name="inner_loop"),
+            h.make_node("Tanh", ["s_mid"], ["s_out"]),
+            h.make_node("Identity", ["s_out"], ["s_scan"]),
+        ],
+        "outer",
+        [vi("i", TensorProto.INT64, []), vi("c", TensorProto.BOOL, []), vi("s_in", F, [2])],
+        [vi("c_o", TensorProto.BOOL, []), vi("s_out", F, [2]), vi("s_scan", F, [2])],
+    )
+    g = h.make_graph(
+        [h.make_node("Loop", ["M3", "", "x"], ["y", "ys"], body=outer, name="outer_loop")],
+        "nest",
+        [vi("x", F, [2])],
+        [vi("y", F, [2]), vi("ys", F, [3, 2])],
+        [nh.from_array(np.array(3, np.int64), "M3"), nh.from_array(np.array(2, np.int64), "M2"),
+         nh.from_array(np.array([0.5, -0.7], np.float32), "w")],
+    )
+    return model(g, 13)
+
+
 CASES = {
     "scan8_dirs_op8": (scan8(None), {}),
     "scan8_lens_const_op8": (scan8("const"), {}),
@@ -151,6 +187,7 @@ CASES = {
     "loop_sum5_op13": (loop_sum5(), {}),
     "loop_inputs_fixed_op11": (loop_inputs(), {"trip": [5], "cond": [1]}),
     "loop_false_cond_op13": (loop_false(), {}),
+    "loop_nested_op13": (loop_nested(), {}),
 }
 
 DTYPES = {"lens": np.int64, "trip": np.int64, "cond": np.bool_}
