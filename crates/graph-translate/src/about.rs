@@ -86,7 +86,10 @@ fn control_flow(op: &str) -> Option<&'static str> {
             "unrolled when its trip count is known at import time (constant, folded or fixed with \
              --input-value; at most 1,024 iterations), or while the condition its body computes folds to true"
         }
-        "Scan" => "unrolled over sequences of static length (opset 9 and later)",
+        "Scan" => {
+            "unrolled over sequences of static length (opset 8's batch axis too, its sequence \
+             lengths absent or all the full length)"
+        }
         _ => return None,
     })
 }

@@ -270,9 +270,19 @@ fn lower_unrolled<T: Target>(
             }
         }
         Err(why) => {
-            refusals.add(format!("{} ({why})", node.op));
+            refusals.add(format!("{} ({}{why})", node.op, named(node)));
             poisoned.extend(node.outputs.iter().cloned());
         }
+    }
+}
+
+/// `node "NAME": ` for a node with a name, to say which `Loop` or `Scan`
+/// a refusal is about; nothing for one without.
+fn named(node: &Node) -> String {
+    if node.name.is_empty() {
+        String::new()
+    } else {
+        format!("node {:?}: ", node.name)
     }
 }
 
@@ -287,7 +297,7 @@ fn lower_loop<T: Target>(
     poisoned: &mut HashSet<String>,
 ) {
     let refuse = |why: String, refusals: &mut Refusals, poisoned: &mut HashSet<String>| {
-        refusals.add(format!("Loop ({why})"));
+        refusals.add(format!("Loop ({}{why})", named(node)));
         poisoned.extend(node.outputs.iter().cloned());
     };
     let mut u = match unroll::LoopUnroll::new(cx.values(), node) {

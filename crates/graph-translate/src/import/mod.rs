@@ -347,10 +347,12 @@ pub fn support_table_markdown(verified: &dyn Fn(&str) -> usize) -> String {
          gives its condition back unchanged is unrolled, at most 1,024 \
          iterations: its body inlined once per iteration, the loop-carried \
          values passed on, the per-iteration outputs stacked by `Unsqueeze` \
-         and `Concat`; a `Scan` (opset 9 and later) over sequences of static \
-         length likewise, element `t` read by a `Gather` (both directions, \
-         any scan axes). Verified in nnabla 1.39 and TenniS: \
-         `testdata/translate/unroll`. A body that computes its condition is \
+         and `Concat`; a `Scan` over sequences of static length likewise, \
+         element `t` read by a `Gather` (both directions, any scan axes; \
+         opset 8's form each item of its batch axis on its own, its sequence \
+         lengths absent or all the full length). Verified in nnabla 1.39 and \
+         TenniS: `testdata/translate/unroll` and `unroll_more`. A body that \
+         computes its condition is \
          unrolled while that condition folds to true (tf2onnx's Keras while \
          loops); a condition, a trip count or a sequence length known only at \
          run time are refused, \

@@ -189,14 +189,22 @@ impl<'n> LoopUnroll<'n> {
                 }
             },
         };
+        // a constant false condition: no iteration
+        let mut runs = true;
         if let Some(c) = node.input(1) {
             match values.konst(c).map(Const::values).as_deref() {
-                Some([v]) if *v != 0.0 => {}
-                Some([_]) => return Err("its condition is false: it runs no iteration".into()),
-                _ => return Err(format!("its condition {c:?} is computed at run time")),
+                Some([v]) => runs = *v != 0.0,
+                _ => {
+                    return Err(format!(
+                        "its condition {c:?} is computed at run time; a constant true one (an \
+                         initializer, folded values, or --input-value on the graph input it \
+                         comes from) would unroll it"
+                    ));
+                }
             }
         }
         let limit = match trip {
+            _ if !runs => 0,
             Some(t) => {
                 let t = usize::try_from(t).map_err(|_| format!("trip count {t}"))?;
                 // a loop that stops itself may say a huge trip count
@@ -206,7 +214,11 @@ impl<'n> LoopUnroll<'n> {
         };
         let n_scan = outs.len() - 1 - n_state;
         if limit == 0 && n_scan > 0 {
-            return Err("no iteration, and outputs stacked over the iterations".into());
+            return Err(
+                "it runs no iteration (a trip count of 0 or a false condition), and an output \
+                 stacked over the iterations would be empty"
+                    .into(),
+            );
         }
         check_size(limit, g)?;
         Ok(LoopUnroll {
@@ -332,94 +344,74 @@ fn axes_attr(node: &Node, key: &str, n: usize) -> Vec<i64> {
         .unwrap_or_else(|| vec![0; n])
 }
 
-/// The nodes a `Scan` (opset 9 or later) becomes: its body once per
-/// element of its sequences, whose length along their scan axis is static.
-pub(crate) fn lower_scan(values: &mut Values, node: &Node) -> Result<Vec<Node>, String> {
-    if values.opset < 9 {
-        return Err("the opset-8 form (a batch axis and sequence lengths) is not unrolled".into());
-    }
-    let (g, ins, outs) = body(node)?;
-    let n_in = node
-        .attr("num_scan_inputs")
-        .and_then(|a| a.i)
-        .and_then(|v| usize::try_from(v).ok())
-        .ok_or("it has no num_scan_inputs")?;
-    let n_state = node
-        .inputs
-        .len()
-        .checked_sub(n_in)
-        .ok_or("fewer inputs than num_scan_inputs")?;
-    if ins.len() != node.inputs.len() || outs.len() < n_state {
-        return Err("its body's inputs and outputs do not match the node's".into());
-    }
-    let n_out = outs.len() - n_state;
-    let in_axes = axes_attr(node, "scan_input_axes", n_in);
-    let in_dirs = axes_attr(node, "scan_input_directions", n_in);
-    let out_axes = axes_attr(node, "scan_output_axes", n_out);
-    let out_dirs = axes_attr(node, "scan_output_directions", n_out);
-    // every sequence's length, static and the same
-    let mut len = None;
-    let mut axes = Vec::with_capacity(n_in);
-    for (k, seq) in node.inputs[n_state..].iter().enumerate() {
-        let shape = values
-            .shape(seq)
-            .map_err(|_| format!("the length of its sequence {seq:?} is not known"))?;
-        let r = shape.len() as i64;
-        let a = if in_axes[k] < 0 {
-            in_axes[k] + r
-        } else {
-            in_axes[k]
-        };
-        let d = usize::try_from(a)
-            .ok()
-            .and_then(|a| shape.get(a))
-            .copied()
-            .filter(|d| *d >= 0)
-            .ok_or_else(|| format!("the length of its sequence {seq:?} is not known"))?;
-        if len.is_some_and(|l| l != d) {
-            return Err("its sequences have different lengths".into());
-        }
-        len = Some(d);
-        axes.push(a);
-    }
-    let steps = usize::try_from(len.ok_or("it has no sequence")?).map_err(|e| e.to_string())?;
-    if steps == 0 {
-        return Err("its sequences are empty".into());
-    }
-    check_size(steps, g)?;
-    let mut state: Vec<String> = node.inputs[..n_state].to_vec();
+/// A `Gather` of element `index` (a new constant) along `axis` of `value`,
+/// into `out`.
+fn gather_at(
+    values: &mut Values,
+    (name, hint): (String, &str),
+    value: &str,
+    (index, axis): (usize, i64),
+    out: String,
+) -> Result<Node, String> {
+    let index = ints(values, hint, vec![index as i64], Vec::new())?;
+    let mut gather = plain("Gather", name, vec![value.to_string(), index], vec![out]);
+    gather.attrs.push(onnx_format::proto::AttributeProto {
+        name: Some("axis".into()),
+        r#type: Some(onnx_format::proto::attribute_proto::AttributeType::Int as i32),
+        i: Some(axis),
+        ..Default::default()
+    });
+    Ok(gather)
+}
+
+/// One `Scan` run over its sequences: the body, its input names, the
+/// sequences (each scanned along its axis, in its direction), the initial
+/// state, and where its outputs go.
+struct ScanRun<'g> {
+    body: &'g GraphProto,
+    ins: &'g [String],
+    /// The prefix of the names of the nodes made.
+    base: String,
+    state: Vec<String>,
+    /// Each sequence, its scan axis and whether it is read backwards.
+    seqs: Vec<(String, i64, bool)>,
+    steps: usize,
+    /// Each stacked output's axis and whether it is stacked backwards.
+    outs: Vec<(i64, bool)>,
+    /// The names of the final states and of the stacked outputs (an empty
+    /// name: a new name for a state, no output for a stacked one).
+    names: Vec<String>,
+}
+
+/// The nodes of `run`: its body once per step, each reading the state
+/// the step before gave and element `t` of each sequence, then each
+/// stacked output's `Concat`.
+fn scan_steps(values: &mut Values, run: &ScanRun<'_>) -> Result<Vec<Node>, String> {
+    let (n_state, n_out, steps) = (run.state.len(), run.outs.len(), run.steps);
+    let mut state = run.state.clone();
     let mut stacked: Vec<Vec<String>> = vec![Vec::new(); n_out];
     let mut nodes = Vec::new();
     for t in 0..steps {
-        let prefix = format!("{}.step{t}", node.name);
-        let mut inputs: Vec<(String, String)> = ins[..n_state]
+        let prefix = format!("{}.step{t}", run.base);
+        let mut inputs: Vec<(String, String)> = run.ins[..n_state]
             .iter()
             .cloned()
             .zip(state.iter().cloned())
             .collect();
-        for (k, seq) in node.inputs[n_state..].iter().enumerate() {
-            let at = if in_dirs[k] == 1 { steps - 1 - t } else { t };
-            let index = ints(values, &format!("{prefix}.t"), vec![at as i64], Vec::new())?;
+        for (k, (seq, axis, back)) in run.seqs.iter().enumerate() {
+            let at = if *back { steps - 1 - t } else { t };
+            let name = (format!("{prefix}.gather{k}"), &*format!("{prefix}.t"));
+            // the index is named before the element
+            let mut g = gather_at(values, name, seq, (at, *axis), String::new())?;
             let element = values.fresh(&format!("{prefix}.in{k}"));
-            let mut gather = plain(
-                "Gather",
-                format!("{prefix}.gather{k}"),
-                vec![seq.clone(), index],
-                vec![element.clone()],
-            );
-            gather.attrs.push(onnx_format::proto::AttributeProto {
-                name: Some("axis".into()),
-                r#type: Some(onnx_format::proto::attribute_proto::AttributeType::Int as i32),
-                i: Some(axes[k]),
-                ..Default::default()
-            });
-            nodes.push(gather);
-            inputs.push((ins[n_state + k].clone(), element));
+            g.outputs = vec![element.clone()];
+            nodes.push(g);
+            inputs.push((run.ins[n_state + k].clone(), element));
         }
         let last = t + 1 == steps;
-        let mut names = Vec::with_capacity(outs.len());
+        let mut names = Vec::with_capacity(n_state + n_out);
         for j in 0..n_state {
-            names.push(match (last, node.outputs.get(j)) {
+            names.push(match (last, run.names.get(j)) {
                 (true, Some(o)) if !o.is_empty() => o.clone(),
                 _ => values.fresh(&format!("{prefix}.state{j}")),
             });
@@ -427,32 +419,208 @@ pub(crate) fn lower_scan(values: &mut Values, node: &Node) -> Result<Vec<Node>, 
         for k in 0..n_out {
             names.push(values.fresh(&format!("{prefix}.out{k}")));
         }
-        nodes.extend(inline_graph(values, g, "body", &prefix, &inputs, &names)?);
+        nodes.extend(inline_graph(
+            values, run.body, "body", &prefix, &inputs, &names,
+        )?);
         state = names[..n_state].to_vec();
         for (k, s) in stacked.iter_mut().enumerate() {
             let out = values.fresh(&format!("{prefix}.stack{k}"));
             // the axis of the element's rank + 1 the stacked output has
-            nodes.push(unsqueeze(
-                values,
-                format!("{prefix}.unsqueeze{k}"),
-                &names[n_state + k],
-                out_axes[k],
-                out.clone(),
-            )?);
+            let each = &names[n_state + k];
+            let un = format!("{prefix}.unsqueeze{k}");
+            nodes.push(unsqueeze(values, un, each, run.outs[k].0, out.clone())?);
             s.push(out);
         }
     }
     for (k, mut parts) in stacked.into_iter().enumerate() {
-        if out_dirs[k] == 1 {
+        let (axis, back) = run.outs[k];
+        if back {
             parts.reverse();
         }
-        if let Some(o) = node.outputs.get(n_state + k).filter(|o| !o.is_empty()) {
-            nodes.push(concat(
-                format!("{}.concat{k}", node.name),
-                parts,
-                out_axes[k],
-                o.clone(),
-            ));
+        if let Some(o) = run.names.get(n_state + k).filter(|o| !o.is_empty()) {
+            let name = format!("{}.concat{k}", run.base);
+            nodes.push(concat(name, parts, axis, o.clone()));
+        }
+    }
+    Ok(nodes)
+}
+
+/// The static length of axis `axis` of `seq` (negative: from the end),
+/// and that axis counted from the front.
+fn seq_len(values: &Values, seq: &str, axis: i64) -> Result<(i64, i64), String> {
+    let unknown =
+        || format!("the length of its sequence {seq:?} is not known (--input-shape would fix it)");
+    let shape = values.shape(seq).map_err(|_| unknown())?;
+    let a = if axis < 0 {
+        axis + shape.len() as i64
+    } else {
+        axis
+    };
+    let d = usize::try_from(a)
+        .ok()
+        .and_then(|a| shape.get(a))
+        .copied()
+        .filter(|d| *d >= 0)
+        .ok_or_else(unknown)?;
+    Ok((d, a))
+}
+
+/// The one length of the sequences `seqs` along `axes`, and each axis
+/// counted from the front.
+fn common_len(values: &Values, seqs: &[String], axes: &[i64]) -> Result<(usize, Vec<i64>), String> {
+    let mut len = None;
+    let mut out = Vec::with_capacity(seqs.len());
+    for (seq, &axis) in seqs.iter().zip(axes) {
+        let (d, a) = seq_len(values, seq, axis)?;
+        if len.is_some_and(|l| l != d) {
+            return Err("its sequences have different lengths".into());
+        }
+        len = Some(d);
+        out.push(a);
+    }
+    let steps = usize::try_from(len.ok_or("it has no sequence")?).map_err(|e| e.to_string())?;
+    if steps == 0 {
+        return Err("its sequences are empty".into());
+    }
+    Ok((steps, out))
+}
+
+/// The numbers of sequences, states and stacked outputs of the `Scan`
+/// `node`, whose body has `body` inputs and outputs; `lead` inputs come
+/// before the states (opset 8's sequence lengths).
+fn scan_counts(
+    node: &Node,
+    (body_ins, body_outs): (usize, usize),
+    lead: usize,
+) -> Result<(usize, usize, usize), String> {
+    let n_in = node
+        .attr("num_scan_inputs")
+        .and_then(|a| a.i)
+        .and_then(|v| usize::try_from(v).ok())
+        .ok_or("it has no num_scan_inputs")?;
+    let n_state = n_in
+        .checked_add(lead)
+        .and_then(|n| node.inputs.len().checked_sub(n))
+        .ok_or("fewer inputs than num_scan_inputs")?;
+    if body_ins.checked_add(lead) != Some(node.inputs.len()) || body_outs < n_state {
+        return Err("its body's inputs and outputs do not match the node's".into());
+    }
+    Ok((n_in, n_state, body_outs - n_state))
+}
+
+/// The nodes a `Scan` becomes: its body once per element of its
+/// sequences, whose length along their scan axis is static (opset 8: once
+/// per element of each item of the batch axis, the sequence lengths absent
+/// or the full length).
+pub(crate) fn lower_scan(values: &mut Values, node: &Node) -> Result<Vec<Node>, String> {
+    if values.opset < 9 {
+        return lower_scan8(values, node);
+    }
+    let (g, ins, outs) = body(node)?;
+    let (n_in, n_state, n_out) = scan_counts(node, (ins.len(), outs.len()), 0)?;
+    let in_axes = axes_attr(node, "scan_input_axes", n_in);
+    let in_dirs = axes_attr(node, "scan_input_directions", n_in);
+    let out_axes = axes_attr(node, "scan_output_axes", n_out);
+    let out_dirs = axes_attr(node, "scan_output_directions", n_out);
+    let seqs = &node.inputs[n_state..];
+    let (steps, axes) = common_len(values, seqs, &in_axes)?;
+    check_size(steps, g)?;
+    let names: Vec<String> = (0..outs.len())
+        .map(|j| node.outputs.get(j).cloned().unwrap_or_default())
+        .collect();
+    let run = ScanRun {
+        body: g,
+        ins: &ins,
+        base: node.name.clone(),
+        state: node.inputs[..n_state].to_vec(),
+        seqs: (seqs.iter().cloned().zip(axes))
+            .zip(&in_dirs)
+            .map(|((s, a), d)| (s, a, *d == 1))
+            .collect(),
+        steps,
+        outs: out_axes
+            .iter()
+            .zip(&out_dirs)
+            .map(|(a, d)| (*a, *d == 1))
+            .collect(),
+        names,
+    };
+    scan_steps(values, &run)
+}
+
+/// The opset-8 `Scan`: input 0 the sequence lengths (absent, or constant
+/// and all the full length), every state, sequence and output with a
+/// batch axis 0, the sequences scanned along axis 1 in their `directions`.
+/// Each item of the batch is scanned on its own (its states and sequences
+/// taken by a `Gather` along axis 0), and the results stacked on axis 0.
+fn lower_scan8(values: &mut Values, node: &Node) -> Result<Vec<Node>, String> {
+    let (g, ins, outs) = body(node)?;
+    let (n_in, n_state, n_out) = scan_counts(node, (ins.len(), outs.len()), 1)?;
+    let dirs = axes_attr(node, "directions", n_in);
+    let seqs = &node.inputs[1 + n_state..];
+    let (steps, _) = common_len(values, seqs, &vec![1; n_in])?;
+    let (batch, _) = common_len(values, &node.inputs[1..], &vec![0; node.inputs.len() - 1])
+        .map_err(|e| format!("{e} (along the batch axis 0)"))?;
+    if let Some(l) = node.input(0) {
+        match values.konst(l).and_then(Const::ints) {
+            Some(v) if v.len() == batch && v.iter().all(|&x| x == steps as i64) => {}
+            Some(_) => {
+                return Err(format!(
+                    "its sequence lengths {l:?} are not all the full length {steps} (only \
+                     sequences of one static length are unrolled)"
+                ));
+            }
+            None => {
+                return Err(format!(
+                    "its sequence lengths {l:?} are computed at run time; constant ones, all \
+                     {steps} (an initializer, or --input-value on the graph input they come \
+                     from), or none would unroll it"
+                ));
+            }
+        }
+    }
+    check_size(batch.saturating_mul(steps), g)?;
+    let mut nodes = Vec::new();
+    let mut per_item: Vec<Vec<String>> = vec![Vec::new(); outs.len()];
+    for b in 0..batch {
+        let base = format!("{}.item{b}", node.name);
+        let take = |values: &mut Values, nodes: &mut Vec<Node>, k: usize, v: &str| {
+            let out = values.fresh(&format!("{base}.in{k}"));
+            let name = (format!("{base}.gather{k}"), &*format!("{base}.b"));
+            nodes.push(gather_at(values, name, v, (b, 0), out.clone())?);
+            Ok::<_, String>(out)
+        };
+        let mut items = Vec::with_capacity(node.inputs.len() - 1);
+        for (k, v) in node.inputs[1..].iter().enumerate() {
+            items.push(take(values, &mut nodes, k, v)?);
+        }
+        let names: Vec<String> = (0..outs.len())
+            .map(|j| values.fresh(&format!("{base}.out{j}")))
+            .collect();
+        let run = ScanRun {
+            body: g,
+            ins: &ins,
+            base: base.clone(),
+            state: items[..n_state].to_vec(),
+            seqs: (items[n_state..].iter().zip(&dirs))
+                .map(|(s, d)| (s.clone(), 0, *d == 1))
+                .collect(),
+            steps,
+            outs: vec![(0, false); n_out],
+            names: names.clone(),
+        };
+        nodes.extend(scan_steps(values, &run)?);
+        for (j, name) in names.into_iter().enumerate() {
+            let out = values.fresh(&format!("{base}.stack{j}"));
+            let un = format!("{base}.unsqueeze{j}");
+            nodes.push(unsqueeze(values, un, &name, 0, out.clone())?);
+            per_item[j].push(out);
+        }
+    }
+    for (j, parts) in per_item.into_iter().enumerate() {
+        if let Some(o) = node.outputs.get(j).filter(|o| !o.is_empty()) {
+            let name = format!("{}.batch{j}", node.name);
+            nodes.push(concat(name, parts, 0, o.clone()));
         }
     }
     Ok(nodes)
