@@ -21,8 +21,9 @@
 //!   header. A read larger than half the cache (a tensor's data) is
 //!   fetched as it is, uncached.
 //! - **One version.** The first request (a `HEAD`; where the server
-//!   answers it with an error, such as `405` or `501`, a ranged `GET` of
-//!   the first block) learns the file's length and ETag;
+//!   answers it with an error, such as `405` or `501`, or says the file
+//!   is empty, a ranged `GET` of the first block, whose `Content-Range`
+//!   and `ETag` say the same) learns the file's length and ETag;
 //!   every range request after it asks for that ETag (`If-Match`), so a file
 //!   replaced while it is read is an error ("changed while it was read"),
 //!   never a mix of two versions.
@@ -289,11 +290,38 @@ fn store_of(location: &str, options: &RemoteOptions) -> Result<(Arc<dyn ObjectSt
     Ok((store, key))
 }
 
+/// The object's metadata (its length and ETag, from `Content-Range` and
+/// `ETag`) and its first `block` bytes, by one ranged `GET`: the first
+/// request to a server that does not answer `HEAD`.
+fn first_block(
+    runtime: &tokio::runtime::Runtime,
+    store: &Arc<dyn ObjectStore>,
+    path: &StorePath,
+    block: u64,
+) -> std::result::Result<
+    (
+        object_store::ObjectMeta,
+        impl std::ops::Deref<Target = [u8]> + use<>,
+    ),
+    object_store::Error,
+> {
+    REQUESTS_TOTAL.fetch_add(1, Ordering::Relaxed);
+    runtime.block_on(async {
+        let opts = GetOptions {
+            range: Some(GetRange::Bounded(0..block)),
+            ..GetOptions::default()
+        };
+        let r = store.get_opts(path, opts).await?;
+        let meta = r.meta.clone();
+        Ok((meta, r.bytes().await?))
+    })
+}
+
 impl RemoteFile {
     /// Opens `location`: one request for its length and ETag, no data
-    /// (a `HEAD`; a server that refuses it, `405` or `501`, is asked for
-    /// the file's first block by a ranged `GET` instead, which the cache
-    /// keeps).
+    /// (a `HEAD`; a server that refuses it, `405` or `501`, or answers it
+    /// with no length, is asked for the file's first block by a ranged
+    /// `GET` instead, which the cache keeps).
     pub fn open(location: &str, options: &RemoteOptions) -> Result<RemoteFile> {
         // one TLS provider for the process (ring: no C toolchain beyond cc)
         let _ = rustls::crypto::ring::default_provider().install_default();
@@ -310,28 +338,29 @@ impl RemoteFile {
         let mut requests = 1;
         let mut first = None;
         let meta = match runtime.block_on(store.head(&path)) {
+            // a server that says a file is empty may have answered HEAD
+            // wrongly (no length): asked by GET, an empty file is kept
+            Ok(meta) if meta.size == 0 => {
+                requests += 1;
+                match first_block(&runtime, &store, &path, options.block_size) {
+                    Ok((meta, bytes)) => {
+                        first = Some(bytes);
+                        meta
+                    }
+                    Err(_) => meta,
+                }
+            }
             Ok(meta) => meta,
             // the server answered, but not to HEAD: the first block by GET
             Err(e) if !is_transport(&e) && !is_refusal(&e) => {
-                REQUESTS_TOTAL.fetch_add(1, Ordering::Relaxed);
                 requests += 1;
-                let (meta, bytes) = runtime
-                    .block_on(async {
-                        let opts = GetOptions {
-                            range: Some(GetRange::Bounded(0..options.block_size)),
-                            ..GetOptions::default()
-                        };
-                        let r = store.get_opts(&path, opts).await?;
-                        let meta = r.meta.clone();
-                        Ok::<_, object_store::Error>((meta, r.bytes().await?))
-                    })
+                let (meta, bytes) = first_block(&runtime, &store, &path, options.block_size)
                     .map_err(|e2| {
                         remote_error(
                             location,
-                            format!("{} (and HEAD: {})", why(&e2, &options), e),
+                            format!("{} (and HEAD: {})", why(&e2, &options), why(&e, &options)),
                         )
                     })?;
-                FETCHED_TOTAL.fetch_add(bytes.len() as u64, Ordering::Relaxed);
                 first = Some(bytes);
                 meta
             }
@@ -351,6 +380,7 @@ impl RemoteFile {
                 ));
             }
             fetched = want;
+            FETCHED_TOTAL.fetch_add(want, Ordering::Relaxed);
             cache.blocks.insert(0, Arc::from(&bytes[..]));
             cache.order.push_back(0);
         }
