@@ -383,3 +383,64 @@ fn a_safetensors_through_a_server_without_head_reads_as_the_local_file() {
     assert!(e.starts_with(&format!("{missing}: ")), "{e}");
     assert!(e.contains("(and HEAD: not found"), "{e}");
 }
+
+/// The progress callback of [`RemoteOptions`] is called after each
+/// request that fetched data; its counts add up to what the file fetched,
+/// the first block of a server without `HEAD` among them.
+#[test]
+fn progress_is_told_every_byte_fetched() {
+    use mlformats::remote::Fetch;
+    use std::sync::{Arc, Mutex};
+    let dir = tempfile::tempdir().unwrap();
+    let f = big_safetensors(dir.path());
+    let bytes = std::fs::read(&f).unwrap();
+    let v = Viewer::start(&f, 0).unwrap();
+    let refusing = odd_server(bytes.clone(), "405 Method Not Allowed", false);
+    for location in [served(&v), format!("http://{refusing}/big.safetensors")] {
+        let seen: Arc<Mutex<Vec<Fetch>>> = Arc::default();
+        let log = Arc::clone(&seen);
+        let options = RemoteOptions::default().with_progress(move |f| log.lock().unwrap().push(f));
+        let remote = RemoteFile::open(&location, &options).unwrap();
+        let index = FileIndex::open(
+            &remote,
+            Some(Path::new("big.safetensors")),
+            &Default::default(),
+        )
+        .unwrap()
+        .unwrap();
+        let t = index
+            .read_tensor(&remote, index.position("layer3.w").unwrap())
+            .unwrap();
+        assert!(t.bytes().iter().all(|&b| b == 3));
+        let seen = seen.lock().unwrap();
+        assert!(seen.len() >= 2, "{location}: {seen:?}");
+        let sum: u64 = seen.iter().map(|f| f.bytes).sum();
+        assert_eq!(sum, remote.bytes_fetched(), "{location}");
+        assert!(sum >= 256 << 10, "{location}: {sum}");
+        let last = seen.last().unwrap();
+        assert_eq!(last.fetched, sum, "{location}");
+        assert_eq!(last.requests, remote.requests(), "{location}");
+        let mut running = 0;
+        for f in seen.iter() {
+            running += f.bytes;
+            assert_eq!(f.fetched, running, "{location}");
+            assert_eq!(f.len, bytes.len() as u64, "{location}");
+        }
+        // the same callback set on an open file: a whole read is told its bytes
+        let mut remote = RemoteFile::open(&location, &RemoteOptions::default()).unwrap();
+        let total = Arc::new(std::sync::atomic::AtomicU64::new(0));
+        let t2 = Arc::clone(&total);
+        remote.set_progress(move |f| {
+            t2.fetch_add(f.bytes, std::sync::atomic::Ordering::Relaxed);
+        });
+        let before = remote.bytes_fetched();
+        let all = mlformats::remote::read_all(&remote).unwrap();
+        assert!(all == bytes, "{location}");
+        assert_eq!(
+            total.load(std::sync::atomic::Ordering::Relaxed),
+            remote.bytes_fetched() - before,
+            "{location}"
+        );
+    }
+    v.stop();
+}
