@@ -114,10 +114,11 @@ class _RangeHandler(http.server.BaseHTTPRequestHandler):
         headers = {"Content-Length": str(len(body)), "ETag": '"v1"', "Accept-Ranges": "bytes"}
         if status == 206:
             headers["Content-Range"] = f"bytes {start}-{end}/{size}"
-        self._headers(status, headers)
-        self.wfile.write(body)
+        # counted before it is sent: the client may go on once it has it
         with self.server.lock:
             self.server.sent += len(body)
+        self._headers(status, headers)
+        self.wfile.write(body)
 
 
 @pytest.fixture(params=[False, True], ids=["head", "no-head"])
@@ -181,6 +182,16 @@ def test_open_load_inspect_by_url_equal_the_local_file(range_server, kind):
         if kind == "safetensors":
             assert remote.metadata() == {"source": "test"}
         assert range_server.sent < size // 4, (range_server.sent, size)
+        # a slice fetches its tensor alone, once, at its first read
+        before, w = range_server.sent, arrays["embed.weight"]
+        s = remote.get_slice("embed.weight")
+        assert (s.get_shape(), s.get_dtype()) == ([512, 512], "F32")
+        assert range_server.sent == before
+        assert np.array_equal(s[:3], w[:3]) and np.array_equal(s[5], w[5])
+        fetched = range_server.sent - before
+        assert fetched < w.nbytes + (64 << 10), fetched
+        if kind != "npz-deflated":
+            assert fetched >= w.nbytes, fetched
         # each tensor fetched when asked for
         _assert_same(remote, local)
         assert remote.inspect()["tensors"] == local.inspect()["tensors"]
