@@ -34,18 +34,22 @@ def viewer(path):
         yield v
 
 
+def _assert_same(remote, local):
+    assert remote.keys() == local.keys()
+    assert remote.format == local.format
+    for name in local.keys():
+        a, b = local.get_tensor(name), remote.get_tensor(name)
+        assert a.dtype == b.dtype and a.shape == b.shape, name
+        assert np.array_equal(a, b), name
+
+
 @pytest.mark.parametrize("rel", ["cvm/two_entry.params", "nnabla/convnet.nnp", "tennis/py_convnet.tsm"])
 def test_open_a_location_gives_what_the_local_file_gives(rel):
     path = TESTDATA / rel
     with viewer(path) as v:
         url = served(v)
         with mlformats.open(path) as local, mlformats.open(url) as remote:
-            assert remote.keys() == local.keys()
-            assert remote.format == local.format
-            for name in local.keys():
-                a, b = local.get_tensor(name), remote.get_tensor(name)
-                assert a.dtype == b.dtype and a.shape == b.shape, name
-                assert np.array_equal(a, b), name
+            _assert_same(remote, local)
         # load and inspect take a location too
         loaded = mlformats.load(url)
         assert sorted(loaded) == sorted(mlformats.load(path))
@@ -149,15 +153,6 @@ def _arrays():
         "layer1.weight": rng.standard_normal((256, 384)).astype(np.float16),
         "mask": rng.integers(0, 2, (17, 3)).astype(np.bool_),
     }
-
-
-def _assert_same(remote, local):
-    assert remote.keys() == local.keys()
-    assert remote.format == local.format
-    for name in local.keys():
-        a, b = local.get_tensor(name), remote.get_tensor(name)
-        assert a.dtype == b.dtype and a.shape == b.shape, name
-        assert np.array_equal(a, b), name
 
 
 @pytest.mark.parametrize("kind", ["safetensors", "npz", "npz-deflated"])
