@@ -209,14 +209,16 @@ fn streamed(
 ) -> mlformats::Result<ConvertSummary> {
     let index = s.index();
     let total = index.tensors().iter().map(|t| t.byte_len()).sum();
-    let pb = progress::bar(index.file_size(), total, quiet, "converting");
+    let pb = progress::Remote::new(total, quiet, "converting");
     let bar = pb.clone();
-    let opts = opts.clone().progress(move |n| bar.inc(n));
+    let opts = opts.clone().progress(move |n| {
+        bar.inc(n);
+    });
     let result = match opts.to {
         Some(target) if out.to_stdout => s.convert_to_writer(target, &mut stdout::writer(), &opts),
         _ => s.convert(out.path, &opts),
     };
-    pb.finish_and_clear();
+    pb.finish();
     result
 }
 

@@ -444,7 +444,7 @@ fn remote_location(path: &Path) -> Option<&str> {
 }
 
 /// The document of a remote file read whole, with a progress bar of the
-/// bytes fetched.
+/// bytes fetched (shown when the read takes long).
 fn whole(
     mut remote: mlformats::remote::RemoteFile,
     path: &Path,
@@ -452,11 +452,13 @@ fn whole(
     quiet: bool,
 ) -> Result<Document, Failure> {
     use mlformats::random_access::ReadAt;
-    let pb = progress::bar(remote.len(), remote.len(), quiet, "fetching");
+    let pb = progress::Remote::new(remote.len(), quiet, "fetching");
     let bar = pb.clone();
-    remote.set_progress(move |n| bar.inc(n));
+    remote.set_progress(move |f| {
+        bar.inc(f.bytes);
+    });
     let doc = mlformats::remote::read_document(&remote, format, &read_options());
-    pb.finish_and_clear();
+    pb.finish();
     doc.map_err(anyhow::Error::new).at(path)
 }
 

@@ -157,11 +157,13 @@ pub fn command(
             let (at, slice) = s.spec(&tensor).map_err(anyhow::Error::new).at(&file)?;
             let index = s.index();
             let bytes = index.tensors().get(at).map_or(0, |t| t.byte_len());
-            let pb = progress::bar(bytes, bytes, json, "fetching");
+            let pb = progress::Remote::new(bytes, json, "fetching");
             let bar = pb.clone();
-            s.reader_mut().set_progress(move |n| bar.inc(n));
+            s.reader_mut().set_progress(move |f| {
+                bar.inc(f.bytes);
+            });
             let t = s.index().read_tensor(s.reader(), at);
-            pb.finish_and_clear();
+            pb.finish();
             let t = t.map_err(anyhow::Error::new).at(&file)?;
             let name = s.index().tensors().get(at).map_or("", |t| t.name());
             render(name, &t, &tensor, &slice, json).at(&file)?

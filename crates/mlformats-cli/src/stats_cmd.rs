@@ -49,11 +49,13 @@ fn rows(input: &mut Input, filter: &NameFilter, quiet: bool) -> Result<Vec<Tenso
         }
         Input::Streamed(s) => {
             let total = s.kept_bytes(filter);
-            let pb = progress::bar(s.index().file_size(), total, quiet, "stats");
+            let pb = progress::Remote::new(total, quiet, "stats");
             let bar = pb.clone();
-            s.reader_mut().set_progress(move |n| bar.inc(n));
+            s.reader_mut().set_progress(move |f| {
+                bar.inc(f.bytes);
+            });
             let rows = s.stats(filter, &mut |_| {});
-            pb.finish_and_clear();
+            pb.finish();
             (rows?, s.index().tensors().len())
         }
     };

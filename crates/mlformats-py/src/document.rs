@@ -413,13 +413,27 @@ impl PyDocument {
     /// its shape and dtype are known without numpy's help (a bf16 tensor's
     /// too, without ml_dtypes).
     fn get_slice(&self, py: Python<'_>, name: &str) -> PyResult<TensorSlice> {
+        // a remote file's headers: the tensor fetched alone when read,
+        // not the whole file now
+        if let State::Headers(h, Bytes::Remote(remote)) = &*self.lock()
+            && let Some(ix) = h.index()
+        {
+            let i = ix.position(name).ok_or_else(|| missing(name))?;
+            let t = ix.tensors().get(i).ok_or_else(|| missing(name))?;
+            return Ok(TensorSlice {
+                dtype: t.dtype().name(),
+                dims: t.dims().to_vec(),
+                name: name.to_string(),
+                source: SliceSource::Remote(h.clone(), remote.clone(), i, Default::default()),
+            });
+        }
         let doc = self.get(py)?;
         let t = doc.tensor(name).ok_or_else(|| missing(name))?;
         Ok(TensorSlice {
             dtype: t.dtype().name(),
             dims: t.dims().to_vec(),
             name: name.to_string(),
-            doc,
+            source: SliceSource::Doc(doc),
         })
     }
 
@@ -475,12 +489,29 @@ impl PyDocument {
 /// ...     rows = s[100:104]            # reads these 4 rows, nothing else
 /// ...     print(s.shape, s.dtype, rows.shape)
 /// (50000, 512) f32 (4, 512)
+///
+/// Of a remote file (``mlformats.open("https://...")``), the first read
+/// fetches the tensor alone and the slice keeps it for the reads after.
 #[pyclass(frozen, module = "mlformats", name = "TensorSlice")]
 pub(crate) struct TensorSlice {
-    doc: Arc<Document>,
+    source: SliceSource,
     name: String,
     dtype: &'static str,
     dims: Vec<usize>,
+}
+
+/// Where a [`TensorSlice`]'s data comes from.
+enum SliceSource {
+    /// The document (a mapped file's tensors are views of the map).
+    Doc(Arc<Document>),
+    /// A remote file's headers: tensor `i` fetched alone at the first
+    /// read, then kept.
+    Remote(
+        Arc<Headers>,
+        Arc<mlformats::remote::RemoteFile>,
+        usize,
+        std::sync::OnceLock<Py<PyAny>>,
+    ),
 }
 
 impl TensorSlice {
@@ -488,11 +519,26 @@ impl TensorSlice {
     /// when the data is asked for, so that the shape and dtype can be read
     /// without the numpy type (ml_dtypes').
     fn view<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
-        let t = self
-            .doc
-            .tensor(&self.name)
-            .ok_or_else(|| missing(&self.name))?;
-        array::to_numpy(py, &self.name, t, Hold::of(t, &self.doc), Mode::View)
+        let (headers, remote, i, kept) = match &self.source {
+            SliceSource::Doc(doc) => {
+                let t = doc.tensor(&self.name).ok_or_else(|| missing(&self.name))?;
+                return array::to_numpy(py, &self.name, t, Hold::of(t, doc), Mode::View);
+            }
+            SliceSource::Remote(h, r, i, kept) => (h.clone(), r.clone(), *i, kept),
+        };
+        if let Some(a) = kept.get() {
+            return Ok(a.bind(py).clone());
+        }
+        let location = PathBuf::from(remote.location());
+        let t = crate::error::run(py, Some(&location), move || {
+            let ix = headers
+                .index()
+                .ok_or_else(|| mlformats::Error::Invalid("no index".into()))?;
+            ix.read_tensor(remote.as_ref(), i)
+        })?;
+        let a = array::into_numpy(py, &self.name, t, Mode::View)?;
+        let _ = kept.set(a.clone().unbind());
+        Ok(a)
     }
 
     /// `r` as an aligned array when it is an unaligned view.

@@ -21,13 +21,18 @@
 //!   header. A read larger than half the cache (a tensor's data) is
 //!   fetched as it is, uncached.
 //! - **One version.** The first request (a `HEAD`; where the server
-//!   answers it with an error, such as `405` or `501`, a ranged `GET` of
-//!   the first block) learns the file's length and ETag;
+//!   answers it with an error, such as `405` or `501`, or says the file
+//!   is empty, a ranged `GET` of the first block, whose `Content-Range`
+//!   and `ETag` say the same) learns the file's length and ETag;
 //!   every range request after it asks for that ETag (`If-Match`), so a file
 //!   replaced while it is read is an error ("changed while it was read"),
 //!   never a mix of two versions.
 //! - **A budget.** [`RemoteOptions::max_bytes`] bounds the bytes one file
 //!   may fetch: a hostile server is a hostile file.
+//! - **Progress.** [`RemoteOptions::progress`] (or
+//!   [`RemoteFile::set_progress`]) is called after each request that
+//!   fetched data with a [`Fetch`]: its bytes, the bytes and requests so
+//!   far, the file's length (what the CLI's progress bars show).
 //! - Timeouts and retries are `object_store`'s (a request times out after
 //!   [`RemoteOptions::timeout`]; transient failures are retried with
 //!   backoff); an error says the location and why, the reason first
@@ -86,8 +91,29 @@ pub fn is_remote(location: &str) -> bool {
     })
 }
 
+/// What a progress callback ([`RemoteOptions::progress`]) is told after
+/// each request that fetched data.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct Fetch {
+    /// Bytes this request fetched.
+    pub bytes: u64,
+    /// Bytes the file has fetched so far, this request's among them
+    /// ([`RemoteFile::bytes_fetched`]).
+    pub fetched: u64,
+    /// Requests the file has made so far, the first (for its length)
+    /// among them ([`RemoteFile::requests`]).
+    pub requests: u64,
+    /// The file's length: the total of a whole read (always known by the
+    /// first request that fetches data).
+    pub len: u64,
+}
+
+/// A progress callback ([`RemoteOptions::progress`]).
+pub type ProgressFn = Arc<dyn Fn(Fetch) + Send + Sync>;
+
 /// How a remote file is read.
-#[derive(Debug, Clone)]
+#[derive(Clone)]
 #[non_exhaustive]
 pub struct RemoteOptions {
     /// Bytes fetched at least per request, the cache's unit; default 4 KiB.
@@ -100,6 +126,22 @@ pub struct RemoteOptions {
     pub timeout: Duration,
     /// Retries of a failed request; default 3.
     pub retries: usize,
+    /// Called after each request that fetched data, with what it fetched
+    /// and the totals so far (a progress bar on a long read); default none.
+    pub progress: Option<ProgressFn>,
+}
+
+impl std::fmt::Debug for RemoteOptions {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("RemoteOptions")
+            .field("block_size", &self.block_size)
+            .field("cache_blocks", &self.cache_blocks)
+            .field("max_bytes", &self.max_bytes)
+            .field("timeout", &self.timeout)
+            .field("retries", &self.retries)
+            .field("progress", &self.progress.is_some())
+            .finish()
+    }
 }
 
 impl Default for RemoteOptions {
@@ -110,6 +152,7 @@ impl Default for RemoteOptions {
             max_bytes: None,
             timeout: Duration::from_secs(60),
             retries: 3,
+            progress: None,
         }
     }
 }
@@ -118,6 +161,13 @@ impl RemoteOptions {
     /// The same options with a budget of `bytes` fetched.
     pub fn with_max_bytes(mut self, bytes: Option<u64>) -> Self {
         self.max_bytes = bytes;
+        self
+    }
+
+    /// The same options calling `f` after each request that fetched data
+    /// ([`RemoteOptions::progress`]).
+    pub fn with_progress(mut self, f: impl Fn(Fetch) + Send + Sync + 'static) -> Self {
+        self.progress = Some(Arc::new(f));
         self
     }
 }
@@ -150,12 +200,7 @@ pub struct RemoteFile {
     requests: AtomicU64,
     /// Set when a read was refused for going past `options.max_bytes`.
     over_budget: std::sync::atomic::AtomicBool,
-    /// Called with the bytes of each range fetched ([`RemoteFile::set_progress`]).
-    progress: Option<Progress>,
 }
-
-/// What [`RemoteFile::set_progress`] calls.
-type Progress = Box<dyn Fn(u64) + Send + Sync>;
 
 impl std::fmt::Debug for RemoteFile {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -289,11 +334,38 @@ fn store_of(location: &str, options: &RemoteOptions) -> Result<(Arc<dyn ObjectSt
     Ok((store, key))
 }
 
+/// The object's metadata (its length and ETag, from `Content-Range` and
+/// `ETag`) and its first `block` bytes, by one ranged `GET`: the first
+/// request to a server that does not answer `HEAD`.
+fn first_block(
+    runtime: &tokio::runtime::Runtime,
+    store: &Arc<dyn ObjectStore>,
+    path: &StorePath,
+    block: u64,
+) -> std::result::Result<
+    (
+        object_store::ObjectMeta,
+        impl std::ops::Deref<Target = [u8]> + use<>,
+    ),
+    object_store::Error,
+> {
+    REQUESTS_TOTAL.fetch_add(1, Ordering::Relaxed);
+    runtime.block_on(async {
+        let opts = GetOptions {
+            range: Some(GetRange::Bounded(0..block)),
+            ..GetOptions::default()
+        };
+        let r = store.get_opts(path, opts).await?;
+        let meta = r.meta.clone();
+        Ok((meta, r.bytes().await?))
+    })
+}
+
 impl RemoteFile {
     /// Opens `location`: one request for its length and ETag, no data
-    /// (a `HEAD`; a server that refuses it, `405` or `501`, is asked for
-    /// the file's first block by a ranged `GET` instead, which the cache
-    /// keeps).
+    /// (a `HEAD`; a server that refuses it, `405` or `501`, or answers it
+    /// with no length, is asked for the file's first block by a ranged
+    /// `GET` instead, which the cache keeps).
     pub fn open(location: &str, options: &RemoteOptions) -> Result<RemoteFile> {
         // one TLS provider for the process (ring: no C toolchain beyond cc)
         let _ = rustls::crypto::ring::default_provider().install_default();
@@ -310,28 +382,29 @@ impl RemoteFile {
         let mut requests = 1;
         let mut first = None;
         let meta = match runtime.block_on(store.head(&path)) {
+            // a server that says a file is empty may have answered HEAD
+            // wrongly (no length): asked by GET, an empty file is kept
+            Ok(meta) if meta.size == 0 => {
+                requests += 1;
+                match first_block(&runtime, &store, &path, options.block_size) {
+                    Ok((meta, bytes)) => {
+                        first = Some(bytes);
+                        meta
+                    }
+                    Err(_) => meta,
+                }
+            }
             Ok(meta) => meta,
             // the server answered, but not to HEAD: the first block by GET
             Err(e) if !is_transport(&e) && !is_refusal(&e) => {
-                REQUESTS_TOTAL.fetch_add(1, Ordering::Relaxed);
                 requests += 1;
-                let (meta, bytes) = runtime
-                    .block_on(async {
-                        let opts = GetOptions {
-                            range: Some(GetRange::Bounded(0..options.block_size)),
-                            ..GetOptions::default()
-                        };
-                        let r = store.get_opts(&path, opts).await?;
-                        let meta = r.meta.clone();
-                        Ok::<_, object_store::Error>((meta, r.bytes().await?))
-                    })
+                let (meta, bytes) = first_block(&runtime, &store, &path, options.block_size)
                     .map_err(|e2| {
                         remote_error(
                             location,
-                            format!("{} (and HEAD: {})", why(&e2, &options), e),
+                            format!("{} (and HEAD: {})", why(&e2, &options), why(&e, &options)),
                         )
                     })?;
-                FETCHED_TOTAL.fetch_add(bytes.len() as u64, Ordering::Relaxed);
                 first = Some(bytes);
                 meta
             }
@@ -351,8 +424,17 @@ impl RemoteFile {
                 ));
             }
             fetched = want;
+            FETCHED_TOTAL.fetch_add(want, Ordering::Relaxed);
             cache.blocks.insert(0, Arc::from(&bytes[..]));
             cache.order.push_back(0);
+            if let Some(p) = &options.progress {
+                p(Fetch {
+                    bytes: want,
+                    fetched,
+                    requests,
+                    len: meta.size,
+                });
+            }
         }
         Ok(RemoteFile {
             location: location.to_string(),
@@ -366,7 +448,6 @@ impl RemoteFile {
             fetched: AtomicU64::new(fetched),
             over_budget: std::sync::atomic::AtomicBool::new(false),
             requests: AtomicU64::new(requests),
-            progress: None,
         })
     }
 
@@ -377,10 +458,11 @@ impl RemoteFile {
         self.options.max_bytes = bytes;
     }
 
-    /// Calls `f` with the bytes of each range fetched from now on (a
-    /// progress bar on a long read).
-    pub fn set_progress(&mut self, f: impl Fn(u64) + Send + Sync + 'static) {
-        self.progress = Some(Box::new(f));
+    /// Calls `f` after each request that fetches data from now on (a
+    /// progress bar on a long read), in place of
+    /// [`RemoteOptions::progress`].
+    pub fn set_progress(&mut self, f: impl Fn(Fetch) + Send + Sync + 'static) {
+        self.options.progress = Some(Arc::new(f));
     }
 
     /// The location it was opened at.
@@ -444,10 +526,15 @@ impl RemoteFile {
                 bytes.len()
             )));
         }
-        self.fetched.fetch_add(want, Ordering::Relaxed);
+        let fetched = self.fetched.fetch_add(want, Ordering::Relaxed) + want;
         FETCHED_TOTAL.fetch_add(want, Ordering::Relaxed);
-        if let Some(p) = &self.progress {
-            p(want);
+        if let Some(p) = &self.options.progress {
+            p(Fetch {
+                bytes: want,
+                fetched,
+                requests: self.requests.load(Ordering::Relaxed),
+                len: self.len,
+            });
         }
         Ok(bytes)
     }
@@ -576,12 +663,12 @@ pub fn download(
 }
 
 /// [`download`], calling `start` with the file's length once it is known
-/// and `progress` with the bytes of each range fetched (a progress bar).
+/// and `progress` after each request (a progress bar).
 pub fn download_with_progress(
     location: &str,
     opts: &crate::ReadOptions,
     start: impl FnOnce(u64),
-    progress: impl Fn(u64) + Send + Sync + 'static,
+    progress: impl Fn(Fetch) + Send + Sync + 'static,
 ) -> Result<(Vec<u8>, std::path::PathBuf)> {
     let mut remote = RemoteFile::open(location, &RemoteOptions::default())?;
     remote.set_progress(progress);

@@ -241,7 +241,9 @@ fn one_tensor_of_a_served_file_fetches_that_tensor() {
 }
 
 /// A tiny HTTP server on 127.0.0.1 serving `bytes` by ranges, refusing
-/// `HEAD` with `status` (405, 501); or, with `silent`, never answering.
+/// `HEAD` with `status` (405, 501; or answering it wrongly, `200 OK`
+/// with no length), a file that is not there when `bytes` is empty; or,
+/// with `silent`, never answering.
 /// Returns its address; the thread ends with the test process.
 fn odd_server(bytes: Vec<u8>, status: &'static str, silent: bool) -> std::net::SocketAddr {
     use std::io::{BufRead, BufReader, Write};
@@ -272,7 +274,7 @@ fn odd_server(bytes: Vec<u8>, status: &'static str, silent: bool) -> std::net::S
                     .then(|| v.trim().strip_prefix("bytes="))??
                     .split_once('-')?;
                 let a: usize = a.parse().ok()?;
-                let b: usize = b.parse::<usize>().ok()?.min(bytes.len() - 1);
+                let b: usize = b.parse::<usize>().ok()?.min(bytes.len().checked_sub(1)?);
                 Some((a, b))
             });
             let head = if first.starts_with("HEAD ") {
@@ -284,6 +286,9 @@ fn odd_server(bytes: Vec<u8>, status: &'static str, silent: bool) -> std::net::S
                     bytes.len(),
                     b + 1 - a
                 )
+            } else if bytes.is_empty() {
+                "HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
+                    .to_string()
             } else {
                 "HTTP/1.1 416 Range Not Satisfiable\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
                     .to_string()
@@ -340,4 +345,102 @@ fn a_server_that_never_answers_times_out_and_says_so() {
         .unwrap_err()
         .to_string();
     assert!(e.contains("cannot connect to the server"), "{e}");
+}
+
+/// A safetensors file through a server that refuses `HEAD` (405, 501) or
+/// answers it wrongly (200 with no length): the ranged `GET` that follows
+/// learns the length and ETag, and the headers (what `inspect` prints)
+/// and the tensors equal the local file's.
+#[test]
+fn a_safetensors_through_a_server_without_head_reads_as_the_local_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let f = big_safetensors(dir.path());
+    let bytes = std::fs::read(&f).unwrap();
+    let local = Headers::open(&f, None, &Default::default()).unwrap();
+    for status in ["405 Method Not Allowed", "501 Not Implemented", "200 OK"] {
+        let addr = odd_server(bytes.clone(), status, false);
+        let location = format!("http://{addr}/big.safetensors");
+        let remote = RemoteFile::open(&location, &RemoteOptions::default()).unwrap();
+        assert_eq!(remote.len(), bytes.len() as u64, "{status}");
+        assert_eq!(remote.requests(), 2, "{status}: HEAD, then GET");
+        let served = Headers::open(&location, None, &Default::default()).unwrap();
+        assert_eq!(served.summary(), local.summary(), "{status}");
+        assert_eq!(served.metadata(), local.metadata(), "{status}");
+        let mlformats::remote::Opened::Streamed(s) =
+            mlformats::remote::open_streamed(&location, None, &Default::default()).unwrap()
+        else {
+            panic!("{status}: not read by its index");
+        };
+        let (_, t, _) = s.tensor_of_spec("layer31.w").unwrap();
+        assert!(t.bytes().iter().all(|&b| b == 31), "{status}");
+    }
+    // a file that is not there: the location, and why for both requests
+    let addr = odd_server(Vec::new(), "405 Method Not Allowed", false);
+    let missing = format!("http://{addr}/absent.safetensors");
+    let e = RemoteFile::open(&missing, &RemoteOptions::default())
+        .unwrap_err()
+        .to_string();
+    assert!(e.starts_with(&format!("{missing}: ")), "{e}");
+    assert!(e.contains("(and HEAD: not found"), "{e}");
+}
+
+/// The progress callback of [`RemoteOptions`] is called after each
+/// request that fetched data; its counts add up to what the file fetched,
+/// the first block of a server without `HEAD` among them.
+#[test]
+fn progress_is_told_every_byte_fetched() {
+    use mlformats::remote::Fetch;
+    use std::sync::{Arc, Mutex};
+    let dir = tempfile::tempdir().unwrap();
+    let f = big_safetensors(dir.path());
+    let bytes = std::fs::read(&f).unwrap();
+    let v = Viewer::start(&f, 0).unwrap();
+    let refusing = odd_server(bytes.clone(), "405 Method Not Allowed", false);
+    for location in [served(&v), format!("http://{refusing}/big.safetensors")] {
+        let seen: Arc<Mutex<Vec<Fetch>>> = Arc::default();
+        let log = Arc::clone(&seen);
+        let options = RemoteOptions::default().with_progress(move |f| log.lock().unwrap().push(f));
+        let remote = RemoteFile::open(&location, &options).unwrap();
+        let index = FileIndex::open(
+            &remote,
+            Some(Path::new("big.safetensors")),
+            &Default::default(),
+        )
+        .unwrap()
+        .unwrap();
+        let t = index
+            .read_tensor(&remote, index.position("layer3.w").unwrap())
+            .unwrap();
+        assert!(t.bytes().iter().all(|&b| b == 3));
+        let seen = seen.lock().unwrap();
+        assert!(seen.len() >= 2, "{location}: {seen:?}");
+        let sum: u64 = seen.iter().map(|f| f.bytes).sum();
+        assert_eq!(sum, remote.bytes_fetched(), "{location}");
+        assert!(sum >= 256 << 10, "{location}: {sum}");
+        let last = seen.last().unwrap();
+        assert_eq!(last.fetched, sum, "{location}");
+        assert_eq!(last.requests, remote.requests(), "{location}");
+        let mut running = 0;
+        for f in seen.iter() {
+            running += f.bytes;
+            assert_eq!(f.fetched, running, "{location}");
+            assert_eq!(f.len, bytes.len() as u64, "{location}");
+        }
+        // the same callback set on an open file: a whole read is told its bytes
+        let mut remote = RemoteFile::open(&location, &RemoteOptions::default()).unwrap();
+        let total = Arc::new(std::sync::atomic::AtomicU64::new(0));
+        let t2 = Arc::clone(&total);
+        remote.set_progress(move |f| {
+            t2.fetch_add(f.bytes, std::sync::atomic::Ordering::Relaxed);
+        });
+        let before = remote.bytes_fetched();
+        let all = mlformats::remote::read_all(&remote).unwrap();
+        assert!(all == bytes, "{location}");
+        assert_eq!(
+            total.load(std::sync::atomic::Ordering::Relaxed),
+            remote.bytes_fetched() - before,
+            "{location}"
+        );
+    }
+    v.stop();
 }
