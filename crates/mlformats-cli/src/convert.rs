@@ -162,15 +162,17 @@ pub fn command(args: ConvertArgs) -> Result<ExitCode, Failure> {
     let mut doc = match open_input(&input, from, quiet_bar)? {
         // a remote file read by its index: converted a tensor at a time,
         // unless the conversion needs the whole model (then read whole)
-        Input::Streamed(s) if params.is_none() => match streamed(&s, &opts, quiet_bar, &out) {
-            Err(mlformats::Error::NeedsWholeModel { .. }) => {
-                Input::Streamed(s).into_document(&input, from, quiet_bar)?
+        Input::Streamed { doc, remote } if params.is_none() => {
+            match streamed(&doc, &opts, quiet_bar, &out) {
+                Err(mlformats::Error::NeedsWholeModel { .. }) => {
+                    Input::Streamed { doc, remote }.into_document(&input, from, quiet_bar)?
+                }
+                result => {
+                    let from_format = doc.format();
+                    return report(result, from_format, json, quiet, &out);
+                }
             }
-            result => {
-                let from_format = s.index().format();
-                return report(result, from_format, json, quiet, &out);
-            }
-        },
+        }
         other => other.into_document(&input, from, quiet_bar)?,
     };
     // merged with --params, the document is a .protobuf in memory
@@ -202,21 +204,23 @@ struct Output<'p> {
 /// Converts a remote file read by its index, a tensor at a time, with a
 /// progress bar.
 fn streamed(
-    s: &mlformats::streamed::Streamed<mlformats::remote::RemoteFile>,
+    doc: &mlformats::Document,
     opts: &ConvertOptions,
     quiet: bool,
     out: &Output<'_>,
 ) -> mlformats::Result<ConvertSummary> {
-    let index = s.index();
-    let total = index.tensors().iter().map(|t| t.byte_len()).sum();
+    use mlformats::streamed::{convert_streamed, convert_streamed_to_writer};
+    let total = doc.index().tensors().iter().map(|t| t.byte_len()).sum();
     let pb = progress::Remote::new(total, quiet, "converting");
     let bar = pb.clone();
     let opts = opts.clone().progress(move |n| {
         bar.inc(n);
     });
     let result = match opts.to {
-        Some(target) if out.to_stdout => s.convert_to_writer(target, &mut stdout::writer(), &opts),
-        _ => s.convert(out.path, &opts),
+        Some(target) if out.to_stdout => {
+            convert_streamed_to_writer(doc, target, &mut stdout::writer(), &opts)
+        }
+        _ => convert_streamed(doc, out.path, &opts),
     };
     pb.finish();
     result

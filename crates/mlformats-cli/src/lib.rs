@@ -431,7 +431,7 @@ fn open_quiet(path: &Path, format: Option<Format>, quiet: bool) -> Result<Docume
         let remote = mlformats::remote::RemoteFile::open(location, &Default::default())
             .map_err(anyhow::Error::new)
             .at(path)?;
-        return whole(remote, path, format, quiet);
+        return whole(&remote, path, format, quiet);
     }
     Document::open_with(path, format, &read_options())
         .map_err(anyhow::Error::new)
@@ -446,7 +446,7 @@ fn remote_location(path: &Path) -> Option<&str> {
 /// The document of a remote file read whole, with a progress bar of the
 /// bytes fetched (shown when the read takes long).
 fn whole(
-    mut remote: mlformats::remote::RemoteFile,
+    remote: &mlformats::remote::RemoteFile,
     path: &Path,
     format: Option<Format>,
     quiet: bool,
@@ -457,7 +457,7 @@ fn whole(
     remote.set_progress(move |f| {
         bar.inc(f.bytes);
     });
-    let doc = mlformats::remote::read_document(&remote, format, &read_options());
+    let doc = mlformats::remote::read_document(remote, format, &read_options());
     pb.finish();
     doc.map_err(anyhow::Error::new).at(path)
 }
@@ -468,7 +468,12 @@ enum Input {
     /// Opened whole (memory-mapped, or a remote file fetched).
     Whole(Box<Document>),
     /// A remote file read tensor by tensor.
-    Streamed(Box<mlformats::streamed::Streamed<mlformats::remote::RemoteFile>>),
+    Streamed {
+        /// The document, reading through `remote`.
+        doc: Box<Document>,
+        /// The remote file (its progress is set there).
+        remote: std::sync::Arc<mlformats::remote::RemoteFile>,
+    },
 }
 
 impl Input {
@@ -481,10 +486,7 @@ impl Input {
     ) -> Result<Document, Failure> {
         match self {
             Input::Whole(doc) => Ok(*doc),
-            Input::Streamed(s) => {
-                let (_, remote, _) = (*s).into_parts();
-                whole(remote, path, format, quiet)
-            }
+            Input::Streamed { remote, .. } => whole(&remote, path, format, quiet),
         }
     }
 }
@@ -500,9 +502,12 @@ fn open_input(path: &Path, format: Option<Format>, quiet: bool) -> Result<Input,
         .map_err(anyhow::Error::new)
         .at(path)?;
     match opened {
-        mlformats::remote::Opened::Streamed(s) => Ok(Input::Streamed(s)),
+        mlformats::remote::Opened::Streamed { document, remote } => Ok(Input::Streamed {
+            doc: document,
+            remote,
+        }),
         mlformats::remote::Opened::Whole(remote) => {
-            whole(*remote, path, format, quiet).map(|d| Input::Whole(Box::new(d)))
+            whole(&remote, path, format, quiet).map(|d| Input::Whole(Box::new(d)))
         }
         _ => open_quiet(path, format, quiet).map(|d| Input::Whole(Box::new(d))),
     }

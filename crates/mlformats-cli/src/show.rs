@@ -152,20 +152,18 @@ pub fn command(
 ) -> Result<ExitCode, Failure> {
     let text = match open_input(&file, format.map(|f| f.0), json)? {
         Input::Whole(doc) => run(&doc, &tensor, json).at(&file)?,
-        Input::Streamed(mut s) => {
+        Input::Streamed { doc, remote } => {
             // the one tensor fetched, with a progress bar when it is long
-            let (at, slice) = s.spec(&tensor).map_err(anyhow::Error::new).at(&file)?;
-            let index = s.index();
-            let bytes = index.tensors().get(at).map_or(0, |t| t.byte_len());
+            let (at, _) = doc.spec(&tensor).map_err(anyhow::Error::new).at(&file)?;
+            let bytes = doc.index().tensors().get(at).map_or(0, |t| t.byte_len());
             let pb = progress::Remote::new(bytes, json, "fetching");
             let bar = pb.clone();
-            s.reader_mut().set_progress(move |f| {
+            remote.set_progress(move |f| {
                 bar.inc(f.bytes);
             });
-            let t = s.index().read_tensor(s.reader(), at);
+            let got = doc.tensor_of_spec(&tensor);
             pb.finish();
-            let t = t.map_err(anyhow::Error::new).at(&file)?;
-            let name = s.index().tensors().get(at).map_or("", |t| t.name());
+            let (name, t, slice) = got.map_err(anyhow::Error::new).at(&file)?;
             render(name, &t, &tensor, &slice, json).at(&file)?
         }
     };

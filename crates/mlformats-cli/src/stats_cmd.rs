@@ -47,16 +47,16 @@ fn rows(input: &mut Input, filter: &NameFilter, quiet: bool) -> Result<Vec<Tenso
             pb.finish_and_clear();
             (rows, doc.len())
         }
-        Input::Streamed(s) => {
-            let total = s.kept_bytes(filter);
+        Input::Streamed { doc, remote } => {
+            let total = doc.kept_bytes(filter);
             let pb = progress::Remote::new(total, quiet, "stats");
             let bar = pb.clone();
-            s.reader_mut().set_progress(move |f| {
+            remote.set_progress(move |f| {
                 bar.inc(f.bytes);
             });
-            let rows = s.stats(filter, &mut |_| {});
+            let rows = doc.stats(filter, &mut |_| {});
             pb.finish();
-            (rows?, s.index().tensors().len())
+            (rows?, doc.len())
         }
     };
     if stats.is_empty() && count > 0 && !filter.is_empty() {
@@ -133,7 +133,7 @@ pub fn command(
     let stats = rows(&mut input, &filter, quiet || json).at(&file)?;
     let format = match &input {
         Input::Whole(doc) => doc.format(),
-        Input::Streamed(s) => s.index().format(),
+        Input::Streamed { doc, .. } => doc.format(),
     };
     let text = present(&stats, &file, format, &how).at(&file)?;
     print(text.as_bytes());

@@ -198,8 +198,14 @@ pub struct RemoteFile {
     cache: Mutex<Cache>,
     fetched: AtomicU64,
     requests: AtomicU64,
-    /// Set when a read was refused for going past `options.max_bytes`.
+    /// Set when a read was refused for going past the budget.
     over_budget: std::sync::atomic::AtomicBool,
+    /// The most bytes it may fetch in all (`u64::MAX`: no limit), from
+    /// `options.max_bytes`, then [`RemoteFile::set_max_bytes`].
+    max_bytes: AtomicU64,
+    /// What is called after each request that fetched data, from
+    /// `options.progress`, then [`RemoteFile::set_progress`].
+    progress: Mutex<Option<ProgressFn>>,
 }
 
 impl std::fmt::Debug for RemoteFile {
@@ -436,6 +442,10 @@ impl RemoteFile {
                 });
             }
         }
+        let (max_bytes, progress) = (
+            options.max_bytes.unwrap_or(u64::MAX),
+            options.progress.clone(),
+        );
         Ok(RemoteFile {
             location: location.to_string(),
             store,
@@ -448,21 +458,26 @@ impl RemoteFile {
             fetched: AtomicU64::new(fetched),
             over_budget: std::sync::atomic::AtomicBool::new(false),
             requests: AtomicU64::new(requests),
+            max_bytes: AtomicU64::new(max_bytes),
+            progress: Mutex::new(progress),
         })
     }
 
     /// Sets the most bytes the file may fetch in all from now on (`None`:
     /// no limit): a header walk within [`HEADER_BUDGET`], then the data
     /// read without one.
-    pub fn set_max_bytes(&mut self, bytes: Option<u64>) {
-        self.options.max_bytes = bytes;
+    pub fn set_max_bytes(&self, bytes: Option<u64>) {
+        let max = bytes.unwrap_or(u64::MAX);
+        self.max_bytes.store(max, Ordering::Relaxed);
     }
 
     /// Calls `f` after each request that fetches data from now on (a
     /// progress bar on a long read), in place of
     /// [`RemoteOptions::progress`].
-    pub fn set_progress(&mut self, f: impl Fn(Fetch) + Send + Sync + 'static) {
-        self.options.progress = Some(Arc::new(f));
+    pub fn set_progress(&self, f: impl Fn(Fetch) + Send + Sync + 'static) {
+        if let Ok(mut p) = self.progress.lock() {
+            *p = Some(Arc::new(f));
+        }
     }
 
     /// The location it was opened at.
@@ -490,9 +505,8 @@ impl RemoteFile {
     fn fetch(&self, range: Range<u64>) -> io::Result<impl std::ops::Deref<Target = [u8]> + use<>> {
         let want = range.end - range.start;
         let total = self.fetched.load(Ordering::Relaxed).saturating_add(want);
-        if let Some(max) = self.options.max_bytes
-            && total > max
-        {
+        let max = self.max_bytes.load(Ordering::Relaxed);
+        if total > max {
             self.over_budget.store(true, Ordering::Relaxed);
             return Err(io::Error::other(format!(
                 "{}: reading it would fetch more than {max} bytes (the limit of this read)",
@@ -528,7 +542,8 @@ impl RemoteFile {
         }
         let fetched = self.fetched.fetch_add(want, Ordering::Relaxed) + want;
         FETCHED_TOTAL.fetch_add(want, Ordering::Relaxed);
-        if let Some(p) = &self.options.progress {
+        let progress = self.progress.lock().ok().and_then(|p| p.clone());
+        if let Some(p) = progress {
             p(Fetch {
                 bytes: want,
                 fetched,
@@ -670,7 +685,7 @@ pub fn download_with_progress(
     start: impl FnOnce(u64),
     progress: impl Fn(Fetch) + Send + Sync + 'static,
 ) -> Result<(Vec<u8>, std::path::PathBuf)> {
-    let mut remote = RemoteFile::open(location, &RemoteOptions::default())?;
+    let remote = RemoteFile::open(location, &RemoteOptions::default())?;
     remote.set_progress(progress);
     start(remote.len());
     check_whole(&remote, opts)?;
@@ -684,11 +699,17 @@ pub fn download_with_progress(
 #[non_exhaustive]
 pub enum Opened {
     /// Its headers walked within [`HEADER_BUDGET`], its tensors' places
-    /// known: each is fetched when it is read (no budget then).
-    Streamed(Box<crate::streamed::Streamed<RemoteFile>>),
+    /// known: each is fetched when it is read (no budget then). The
+    /// document reads through `remote` (its progress can be set there).
+    Streamed {
+        /// The file, opened at the remote file ([`crate::Document::open_at`]).
+        document: Box<crate::Document>,
+        /// The remote file the document reads.
+        remote: Arc<RemoteFile>,
+    },
     /// A file [`crate::random_access::FileIndex`] does not read within
     /// [`HEADER_BUDGET`]: read it whole ([`read_document`]).
-    Whole(Box<RemoteFile>),
+    Whole(Arc<RemoteFile>),
 }
 
 /// Opens the remote file at `location` (as `format`, or detected) for
@@ -701,29 +722,38 @@ pub fn open_streamed(
     format: Option<crate::Format>,
     opts: &crate::ReadOptions,
 ) -> Result<Opened> {
-    use crate::random_access::FileIndex;
     let options = RemoteOptions::default().with_max_bytes(Some(HEADER_BUDGET));
-    let mut remote = RemoteFile::open(location, &options)?;
+    let remote = Arc::new(RemoteFile::open(location, &options)?);
     let name = std::path::PathBuf::from(remote.file_name());
-    let index = match format {
-        Some(f) => FileIndex::open_as(&remote, f, opts),
-        None => FileIndex::open(&remote, Some(&name), opts),
-    };
+    let at = Shared(Arc::clone(&remote));
+    let document = crate::Document::open_at(at, Some(&name), format, opts);
     // a file whose index needs more than the budget (an NNabla file parsed
     // whole: a text model, a deflated chunked `.h5`) is read whole
-    let index = match index {
+    let document = match document {
         Err(_) if remote.over_budget.load(Ordering::Relaxed) => None,
-        other => other?,
+        other => Some(other?),
     };
     remote.set_max_bytes(None);
-    Ok(match index {
-        Some(index) => Opened::Streamed(Box::new(crate::streamed::Streamed::new(
-            index,
+    Ok(match document {
+        Some(d) => Opened::Streamed {
+            document: Box::new(d),
             remote,
-            Some(name),
-        ))),
-        None => Opened::Whole(Box::new(remote)),
+        },
+        None => Opened::Whole(remote),
     })
+}
+
+/// A remote file shared with the caller, as a document reads it.
+struct Shared(Arc<RemoteFile>);
+
+impl ReadAt for Shared {
+    fn len(&self) -> u64 {
+        self.0.len()
+    }
+
+    fn read_at(&self, offset: u64, buf: &mut [u8]) -> io::Result<()> {
+        self.0.read_at(offset, buf)
+    }
 }
 
 /// The [`crate::Document`] of a remote file read whole (as `format`, or

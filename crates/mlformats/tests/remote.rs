@@ -175,7 +175,8 @@ fn served_files_stream_the_local_files_statistics_and_conversions() {
     let all = NameFilter::default();
     for f in &files {
         let v = Viewer::start(f, 0).unwrap();
-        let Opened::Streamed(s) = open_streamed(&served(&v), None, &Default::default()).unwrap()
+        let Opened::Streamed { document: s, .. } =
+            open_streamed(&served(&v), None, &Default::default()).unwrap()
         else {
             panic!("{}: not read by its index", f.display());
         };
@@ -199,7 +200,9 @@ fn served_files_stream_the_local_files_statistics_and_conversions() {
             let opts = ConvertOptions::new().to(target);
             let (want, said) = mlformats::convert_document_to_bytes(&doc, target, &opts).unwrap();
             let mut got = Vec::new();
-            let summary = s.convert_to_writer(target, &mut got, &opts).unwrap();
+            let summary =
+                mlformats::streamed::convert_streamed_to_writer(&s, target, &mut got, &opts)
+                    .unwrap();
             assert!(summary.tensors >= doc.len(), "{} to {target}", f.display());
             assert_eq!(
                 summary.to_json(),
@@ -220,16 +223,18 @@ fn one_tensor_of_a_served_file_fetches_that_tensor() {
     let dir = tempfile::tempdir().unwrap();
     let f = big_safetensors(dir.path());
     let v = Viewer::start(&f, 0).unwrap();
-    let mlformats::remote::Opened::Streamed(s) =
-        mlformats::remote::open_streamed(&served(&v), None, &Default::default()).unwrap()
+    let mlformats::remote::Opened::Streamed {
+        document: s,
+        remote,
+    } = mlformats::remote::open_streamed(&served(&v), None, &Default::default()).unwrap()
     else {
         panic!("not read by its index");
     };
-    let header = s.reader().bytes_fetched();
+    let header = remote.bytes_fetched();
     let (name, t, _) = s.tensor_of_spec("layer9.w[0, :4]").unwrap();
     assert_eq!(name, "layer9.w");
     assert!(t.bytes().iter().all(|&b| b == 9));
-    let data = s.reader().bytes_fetched() - header;
+    let data = remote.bytes_fetched() - header;
     assert!(
         (256 << 10..=(256 << 10) + (16 << 10)).contains(&data),
         "{data}"
@@ -366,7 +371,7 @@ fn a_safetensors_through_a_server_without_head_reads_as_the_local_file() {
         let served = Headers::open(&location, None, &Default::default()).unwrap();
         assert_eq!(served.summary(), local.summary(), "{status}");
         assert_eq!(served.metadata(), local.metadata(), "{status}");
-        let mlformats::remote::Opened::Streamed(s) =
+        let mlformats::remote::Opened::Streamed { document: s, .. } =
             mlformats::remote::open_streamed(&location, None, &Default::default()).unwrap()
         else {
             panic!("{status}: not read by its index");
@@ -427,7 +432,7 @@ fn progress_is_told_every_byte_fetched() {
             assert_eq!(f.len, bytes.len() as u64, "{location}");
         }
         // the same callback set on an open file: a whole read is told its bytes
-        let mut remote = RemoteFile::open(&location, &RemoteOptions::default()).unwrap();
+        let remote = RemoteFile::open(&location, &RemoteOptions::default()).unwrap();
         let total = Arc::new(std::sync::atomic::AtomicU64::new(0));
         let t2 = Arc::clone(&total);
         remote.set_progress(move |f| {
