@@ -137,7 +137,7 @@ pub fn convert_document(
 
 /// Replaces `output` atomically (flushed to the disk when `sync`) with
 /// what `convert` writes: how [`convert_document`] and
-/// [`crate::streamed::Streamed::convert`] make a file.
+/// [`crate::streamed::convert_streamed`] make a file.
 pub(crate) fn into_file(
     output: &Path,
     sync: bool,

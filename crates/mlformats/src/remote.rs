@@ -40,7 +40,7 @@
 //!   refused", with the timeout and retries where they matter).
 //! - **Tensor by tensor.** [`open_streamed`] walks a file's headers within
 //!   [`HEADER_BUDGET`] and then reads each tensor when it is asked for
-//!   ([`crate::streamed::Streamed`]: statistics, one tensor, conversion),
+//!   (a [`crate::Document`] opened at the remote file: statistics, one tensor, conversion, see [`crate::streamed`]),
 //!   so memory stays near the largest tensor; a read larger than the
 //!   cache is fetched 8 MiB a request into the caller's buffer.
 
