@@ -66,7 +66,9 @@ impl TensorBuffer {
 
     fn __repr__(&self) -> String {
         let what = match &self.hold {
-            Hold::Map(_) => "memory map",
+            Hold::Map(m) if m.is_mapped() => "memory map",
+            // a tensor's own bytes in memory, shared (a value held decoded)
+            Hold::Map(_) => "tensor",
             Hold::Document(_) => "document",
             Hold::Tensor(_) => "tensor",
         };

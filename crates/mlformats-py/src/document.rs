@@ -175,8 +175,11 @@ impl PyDocument {
                 Bytes::Remote(remote) => ix.read_tensor(remote.as_ref(), i),
             }
         })?;
-        match bytes {
-            Bytes::Map(map) if matches!(t.storage(), mlformats::tensor_core::Bytes::Mapped(..)) => {
+        // bytes in a map (the file's, or a held tensor's own) keep only
+        // that map alive
+        match t.storage() {
+            mlformats::tensor_core::Bytes::Mapped(map, _) => {
+                let map = std::sync::Arc::clone(map);
                 array::to_numpy(py, name, &t, Hold::Map(map), self.mode).map(Some)
             }
             _ => array::into_numpy(py, name, t, self.mode).map(Some),
