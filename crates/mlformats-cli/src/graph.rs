@@ -18,7 +18,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use crate::failure::{AtPath, Failure};
-use crate::{Durability, FormatArg, open, print, stdout};
+use crate::{Durability, FormatArg, open_structure, print, stdout};
 
 /// Output syntax.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -89,7 +89,7 @@ fn picture(g: &Graph, doc: &Document, per_node_values: bool) -> Picture {
                 .first()
                 .and_then(|o| values.get(o.as_str()))
                 .and_then(|v| v.tensor.as_deref())
-                .and_then(|t| doc.tensor(t));
+                .and_then(|t| doc.entry(t));
             if let Some(t) = dims.filter(|_| shape == Shape::Param) {
                 label.push(format!("{:?}", t.dims()));
             }
@@ -233,7 +233,7 @@ pub struct Drawing {
 /// time; its limits refuse graphs too large to draw).
 fn laid_out(g: &Graph, doc: &Document, drawing: &Drawing) -> Result<Layout> {
     let shape_of = |name: &str| -> Option<Vec<i64>> {
-        let t = doc.tensor(name)?;
+        let t = doc.entry(name)?;
         t.dims().iter().map(|&d| i64::try_from(d).ok()).collect()
     };
     let mut options = LayoutOptions::default();
@@ -307,7 +307,7 @@ pub fn command(
     output: Option<PathBuf>,
     durability: Durability,
 ) -> Result<ExitCode, Failure> {
-    let doc = open(&file, from.map(|f| f.0))?;
+    let doc = open_structure(&file, from.map(|f| f.0))?;
     let text = render(&doc, format, network.as_deref(), &drawing).at(&file)?;
     match output.filter(|o| !stdout::is_stdout(o)) {
         Some(out) => tensor_core::io::write_atomic_with(

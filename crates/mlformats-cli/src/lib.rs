@@ -419,6 +419,29 @@ fn open(path: &Path, format: Option<Format>) -> Result<Document, Failure> {
     open_quiet(path, format, false)
 }
 
+/// `path` opened by its structure alone (a local file read through
+/// positioned reads, a remote one by ranges): its graph, names, dtypes and
+/// shapes, no tensor read until one is asked for. Standard input, and what
+/// cannot be opened so, is opened as [`open`] opens it.
+fn open_structure(path: &Path, format: Option<Format>) -> Result<Document, Failure> {
+    if remote_location(path).is_some() {
+        return match open_input(path, format, false)? {
+            Input::Whole(doc) => Ok(*doc),
+            Input::Streamed { doc, .. } => Ok(*doc),
+        };
+    }
+    #[cfg(unix)]
+    if path != Path::new("-")
+        && !path.is_dir()
+        && let Ok(file) = std::fs::File::open(path)
+    {
+        return Document::open_at(file, Some(path), format, &read_options())
+            .map_err(anyhow::Error::new)
+            .at(path);
+    }
+    open(path, format)
+}
+
 /// [`open`], with no progress bar when `quiet`.
 fn open_quiet(path: &Path, format: Option<Format>, quiet: bool) -> Result<Document, Failure> {
     if path == Path::new("-") {

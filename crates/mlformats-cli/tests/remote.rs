@@ -180,6 +180,76 @@ fn show_of_one_served_tensor_fetches_that_tensor() {
     v.stop();
 }
 
+/// An ONNX model of one MatMul by a 1024×1024 f32 weight (4 MiB).
+fn matmul_model(dir: &Path) -> PathBuf {
+    use onnx_format::proto::{
+        GraphProto, ModelProto, NodeProto, OperatorSetIdProto, TensorProto, ValueInfoProto,
+    };
+    let n = 1024usize;
+    let raw: Vec<u8> = (0..n * n).flat_map(|i| (i as f32).to_le_bytes()).collect();
+    let value = |name: &str| ValueInfoProto {
+        name: Some(name.into()),
+        ..Default::default()
+    };
+    let graph = GraphProto {
+        name: Some("mm".into()),
+        node: vec![NodeProto {
+            op_type: Some("MatMul".into()),
+            name: Some("mm".into()),
+            input: vec!["x".into(), "w".into()],
+            output: vec!["y".into()],
+            ..Default::default()
+        }],
+        initializer: vec![TensorProto {
+            name: Some("w".into()),
+            dims: vec![n as i64, n as i64],
+            data_type: Some(1),
+            raw_data: Some(raw.into()),
+            ..Default::default()
+        }],
+        input: vec![value("x")],
+        output: vec![value("y")],
+        ..Default::default()
+    };
+    let model = ModelProto {
+        ir_version: Some(8),
+        opset_import: vec![OperatorSetIdProto {
+            domain: Some(String::new()),
+            version: Some(13),
+        }],
+        graph: Some(graph),
+        ..Default::default()
+    };
+    let mut bytes = Vec::new();
+    onnx_format::write_model(&mut bytes, &model).unwrap();
+    let p = dir.join("matmul.onnx");
+    std::fs::write(&p, bytes).unwrap();
+    p
+}
+
+/// `graph` of a served model draws what it draws for the local file, from
+/// the model's structure alone: its weight is not fetched.
+#[test]
+fn graph_of_a_served_model_fetches_its_structure_only() {
+    let dir = tempfile::tempdir().unwrap();
+    let f = matmul_model(dir.path());
+    let v = Viewer::start(&f, 0).unwrap();
+    let url = served(&v);
+    let local = ok(
+        &run_str(&["graph", f.to_str().unwrap(), "--to", "layout"]),
+        "graph",
+    );
+    assert!(
+        local.contains("[1024,1024]") || local.contains("1024"),
+        "{local}"
+    );
+    let out = run_str(&["graph", &url, "--to", "layout", "--remote-stats"]);
+    assert_eq!(ok(&out, "remote graph"), local);
+    let got = fetched(&out);
+    assert!(got < 256 << 10, "{got} bytes fetched of a 4 MiB model");
+    v.stop();
+}
+
 #[test]
 fn diff_and_validate_of_a_served_file_are_the_local_files() {
     let f = testdata().join("cvm/special_floats.params");

@@ -340,6 +340,12 @@ impl Document {
         self.cell(i).cloned()
     }
 
+    /// What the index says of the tensor named `name` (dtype, dims, bytes,
+    /// where they are), nothing of it read.
+    pub fn entry(&self, name: &str) -> Option<&IndexedTensor> {
+        self.index.tensors().get(self.position(name)?)
+    }
+
     /// The position of the tensor named `name` in stored order.
     pub fn position(&self, name: &str) -> Option<usize> {
         self.by_name.get(name).copied()
