@@ -116,3 +116,97 @@ fn an_onnx_value_named_like_the_transpose_is_not_taken_for_it() {
     assert_eq!(params[0].0, "w__W");
     assert_eq!(affine[0], ["w__W"]);
 }
+
+/// Linear as torch's dynamo exporter writes it, on a `[2, 3, 8]` input:
+/// `y = MatMul(x, Transpose(fc.weight)) + fc.bias`, and a second
+/// `Transpose` of the same weight into `z = MatMul(x, ·)`.
+fn dynamo_linear() -> onnx_format::ModelProto {
+    let mut b = GraphBuilder::new("g");
+    b.input("x", DataType::Float, &dims(&[2, 3, 8]));
+    init(&mut b, "fc.weight", &[6, 8]);
+    init(&mut b, "fc.bias", &[6]);
+    let perm = || vec![attr::ints("perm", &[1, 0])];
+    b.node("Transpose", "", &["fc.weight"], &["val_1"], perm());
+    b.node("MatMul", "", &["x", "val_1"], &["m"], vec![]);
+    b.node("Add", "", &["m", "fc.bias"], &["y"], vec![]);
+    b.node("Transpose", "", &["fc.weight"], &["val_2"], perm());
+    b.node("MatMul", "", &["x", "val_2"], &["z"], vec![]);
+    b.output("y", DataType::Float, &dims(&[2, 3, 6]));
+    b.output("z", DataType::Float, &dims(&[2, 3, 6]));
+    b.finish(&Default::default())
+}
+
+fn reparse(m: &onnx_format::ModelProto) -> onnx_format::Model {
+    let mut bytes = Vec::new();
+    onnx_format::write_model(&mut bytes, m).unwrap();
+    onnx_format::Model::parse(&bytes).unwrap()
+}
+
+/// The outputs of `m` in tract for input `x` (`[2, 3, 8]`).
+fn run(m: &onnx_format::ModelProto, x: &[f32]) -> Vec<Vec<f32>> {
+    use tract_onnx::prelude::*;
+    let mut bytes = Vec::new();
+    onnx_format::write_model(&mut bytes, m).unwrap();
+    let plan = tract_onnx::onnx()
+        .model_for_read(&mut &bytes[..])
+        .unwrap()
+        .with_input_fact(0, f32::fact([2, 3, 8]).into())
+        .unwrap()
+        .into_optimized()
+        .unwrap()
+        .into_runnable()
+        .unwrap();
+    let x = tract_onnx::prelude::Tensor::from_shape(&[2, 3, 8], x).unwrap();
+    let out = plan.run(tvec!(x.into())).unwrap();
+    out.iter()
+        .map(|t| t.as_slice::<f32>().unwrap().to_vec())
+        .collect()
+}
+
+#[test]
+fn a_folded_transpose_of_a_weight_comes_back_under_its_name() {
+    let src = dynamo_linear();
+    let nn = onnx_to_nnabla(&reparse(&src), &ImportOptions::default()).unwrap();
+    let params: Params = nn
+        .parameters
+        .iter()
+        .map(|(n, t)| (n.clone(), t.dims().to_vec()))
+        .collect();
+    // one transposed parameter for both Transposes, named after the weight
+    assert_eq!(
+        params,
+        [
+            ("fc.weight__T".to_string(), vec![8, 6]),
+            ("fc.bias".to_string(), vec![6])
+        ]
+    );
+    let weights: std::collections::BTreeMap<String, Tensor<'static>> =
+        nn.parameters.into_iter().collect();
+    let opts = graph_translate::export::ExportOptions::new();
+    let (back, _) = graph_translate::export::nnabla::export(&nn.model, &weights, &opts).unwrap();
+    let inits = reparse(&back).initializers().unwrap();
+    let find = |name: &str| inits.iter().find(|(n, _)| n == name).map(|(_, t)| t);
+    let w = find("fc.weight").expect("fc.weight back under its name");
+    assert_eq!(w.dims(), [6, 8]);
+    let orig = reparse(&src).initializers().unwrap();
+    assert_eq!(
+        w.to_vec::<f32>().unwrap(),
+        orig[0].1.to_vec::<f32>().unwrap()
+    );
+    assert!(find("fc.bias").is_some());
+    for gone in ["val_1", "val_2", "fc.weight__T"] {
+        assert!(find(gone).is_none(), "{gone} exported");
+    }
+    let x: Vec<f32> = (0..48).map(|i| (i as f32 * 0.37).sin()).collect();
+    let (want, got) = (run(&src, &x), run(&back, &x));
+    assert_eq!(want.len(), 2);
+    for (w, g) in want.iter().zip(&got) {
+        assert_eq!(w.len(), 36);
+        let worst = w
+            .iter()
+            .zip(g)
+            .map(|(a, b)| (a - b).abs())
+            .fold(0f32, f32::max);
+        assert!(worst < 1e-5, "{worst}");
+    }
+}

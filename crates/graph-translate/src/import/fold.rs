@@ -87,6 +87,7 @@ pub const TABLE: &[Foldable] = &[
     all("Min"),
     all("Max"),
     all("Abs"),
+    all("Relu"),
     all("Mod"),
     all("And"),
     all("Or"),

@@ -165,6 +165,49 @@ impl<'g> Cx<'g> {
         Err(LowerError::Other(format!("value {name:?} is not computed")))
     }
 
+    /// The variable of constant `b`, the `[K, N]` weight of an `Affine`
+    /// ([`Cx::var`]), named after the model's weight it was folded from
+    /// when it is a transpose of one ([`Cx::transposed_weight`]).
+    pub fn weight_var(&mut self, b: &str) -> Result<String, LowerError> {
+        match self.transposed_weight(b)? {
+            Some(t) => Ok(t),
+            None => self.var(b),
+        }
+    }
+
+    /// The `Affine` weight `b` (a constant `[K, N]`) as the parameter
+    /// `{W}__T` when it is the folded `Transpose` of a 2-D f32 constant `W`
+    /// of the model (how torch's dynamo exporter writes `Linear`): the
+    /// NNabla → ONNX export turns `{W}__T` back into `W` (for a `Gemm` with
+    /// `transB` 1), so that a round trip gives the weight its name. One
+    /// parameter for every `Affine` reading it; `None` when `b` is no such
+    /// fold or an ONNX value has that name.
+    fn transposed_weight(&mut self, b: &str) -> Result<Option<String>, LowerError> {
+        let from = self.g.nodes.iter().find(|n| {
+            n.op == "Transpose"
+                && n.outputs.first().is_some_and(|o| o == b)
+                && n.ints("perm").is_none_or(|p| p == [1, 0])
+        });
+        let Some(src) = from.and_then(|n| n.inputs.first()) else {
+            return Ok(None);
+        };
+        let is_matrix = |c: &Const| c.elem == elem::FLOAT && c.dims_i64().len() == 2;
+        let (Some(w), Some(c)) = (self.g.consts.get(src), self.consts.get(b).cloned()) else {
+            return Ok(None);
+        };
+        if !is_matrix(w) || !is_matrix(&c) {
+            return Ok(None);
+        }
+        let tname = format!("{src}__T");
+        if self.made_param(&tname) {
+            return Ok(Some(tname));
+        }
+        if self.names_onnx_value(&tname) || self.shape(&tname).is_ok() {
+            return Ok(None);
+        }
+        self.param(&tname, &c.dims_i64(), &c.values()).map(Some)
+    }
+
     /// Input `i` of `node` as a float variable: refuses integer, boolean
     /// and double runtime values (NNabla computes in f32).
     pub fn fvar(&mut self, node: &Node, i: usize) -> Result<String, LowerError> {

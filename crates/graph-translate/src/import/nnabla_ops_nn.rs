@@ -521,7 +521,7 @@ fn gemm_weight(
 ) -> Result<String, LowerError> {
     let f32_b = bc.elem == elem::FLOAT;
     if f32_b && alpha == 1.0 && !tb {
-        return cx.var(name);
+        return cx.weight_var(name);
     }
     let restorable = tb && alpha == 1.0 && f32_b;
     let tname = format!("{name}__T");
@@ -592,7 +592,7 @@ pub(crate) fn matmul(cx: &mut Cx<'_>, node: &Node) -> Lowered {
         let c = cx.konst(&bname).cloned().ok_or("B")?;
         // B itself (its ONNX name kept) when it is the weight as it is
         let w = if sb.len() == 2 && c.elem == elem::FLOAT {
-            cx.var(&bname)?
+            cx.weight_var(&bname)?
         } else {
             cx.param(&format!("{bname}__W"), &[k, n], &c.values())?
         };

@@ -64,7 +64,7 @@ pub(super) fn eval(node: &Node, opset: i64, ins: &[Option<Const>]) -> Folded {
     }
     match node.op.as_str() {
         "Cast" | "CastLike" => cast(&f, a),
-        "Neg" | "Sqrt" | "Floor" | "Ceil" | "Abs" | "Not" => unary(&f, a),
+        "Neg" | "Sqrt" | "Floor" | "Ceil" | "Abs" | "Relu" | "Not" => unary(&f, a),
         "Add" | "Sub" | "Mul" | "Div" | "Equal" | "Less" | "Greater" | "GreaterOrEqual"
         | "LessOrEqual" | "Min" | "Max" | "And" | "Or" | "Xor" => binary(&f, a),
         "Mod" => modulo(&f, a),
@@ -100,7 +100,9 @@ fn cast(f: &Args<'_>, a: &Const) -> Folded {
     out(Const::from_f64(to, a.dims().to_vec(), &v), node)
 }
 
-/// The elementwise unary ops (`Neg`, `Sqrt`, `Floor`, `Ceil`, `Abs`, `Not`).
+/// The elementwise unary ops (`Neg`, `Sqrt`, `Floor`, `Ceil`, `Abs`,
+/// `Relu`, `Not`). `Relu` keeps NaN (as `max(x, 0)` does in onnxruntime
+/// and numpy) and maps negative values to 0.
 fn unary(f: &Args<'_>, a: &Const) -> Folded {
     let node = f.node;
     let f = |v: f64| match node.op.as_str() {
@@ -109,6 +111,8 @@ fn unary(f: &Args<'_>, a: &Const) -> Folded {
         "Floor" => v.floor(),
         "Ceil" => v.ceil(),
         "Abs" => v.abs(),
+        "Relu" if v < 0.0 => 0.0,
+        "Relu" => v,
         _ => f64::from(v == 0.0),
     };
     let v: Vec<f64> = a.values().into_iter().map(f).collect();

@@ -315,3 +315,20 @@ fn quantize_rounds_half_to_even_and_saturates_dequantize_per_axis() {
         &[Some(int4), c(elem::FLOAT, &[], &[1.0])]
     ));
 }
+
+#[test]
+fn relu_zeroes_negatives_and_keeps_nan_and_type() {
+    let n = node("Relu", None);
+    let (d, v) = run(
+        &n,
+        14,
+        &[c(elem::FLOAT, &[5], &[-2.5, -0.0, 0.0, 3.0, f64::NAN])],
+    )
+    .unwrap();
+    assert_eq!(d, [5]);
+    assert_eq!(&v[..4], [0.0, -0.0, 0.0, 3.0]);
+    assert!(v[4].is_nan());
+    let i = eval(&n, 14, &[c(elem::INT32, &[2], &[-3.0, 7.0])]).unwrap();
+    assert_eq!(i[0].elem, elem::INT32);
+    assert_eq!(i[0].values(), [0.0, 7.0]);
+}
