@@ -1366,7 +1366,8 @@ def check_panels(page, base, files, cli, fails, shots):
 def check_graph_aids(page, base, files, cli, fails, shots):
     """Reading aids of issue 32's second part: each operator's reference
     linked from the details panel (ONNX Conv, NNabla Convolution) with
-    what our conversions do with it (the support tables' rows), a
+    what our conversions do with it (the support tables' rows) and a
+    one-line description drawn from them (also the box's tooltip), a
     minimap on a graph larger than the view (hidden on one that fits)
     whose click moves the view, and the left-to-right toggle that redraws
     the CLI's `graph --direction lr` layout, boxes left to right."""
@@ -1389,6 +1390,13 @@ def check_graph_aids(page, base, files, cli, fails, shots):
         want_row = {"Conv": ("ONNX → NNabla", "Convolution"), "Convolution": ("→ ONNX", "Conv")}[op]
         fails.check(any(want_row[0] in r and want_row[1] in r for r in rows),
                     f"{name}: {op}'s conversions {rows!r}, want a row {want_row}")
+        # its one-line description, under its name (mlformats::layout::describe)
+        said = page.text_content("#op-description") if page.locator("#op-description").count() else None
+        want_said = {"Conv": "ONNX Conv → NNabla Convolution", "Convolution": "NNabla Convolution → ONNX Conv"}[op]
+        fails.check(said is not None and said.startswith(want_said),
+                    f"{name}: {op}'s description {said!r}, want one starting {want_said!r}")
+        tip = page.evaluate(f"(document.querySelector('#viewport .node[data-op={op}] > title') || {{}}).textContent")
+        fails.check(tip == said, f"{name}: {op}'s box tooltip {tip!r}, want its description")
         page.screenshot(path=str(shots / f"doc-link-{name}.png"))
     # a graph that fits has no minimap
     small = "residual1.nntxt"

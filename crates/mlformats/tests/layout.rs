@@ -721,9 +721,28 @@ fn operators_carry_their_support_rows() {
     let j = l.to_json();
     assert_eq!(j["operators"]["Conv"][0]["text"], conv[0].text.as_str());
     assert_eq!(j["operators"]["Conv"][1]["direction"], "ONNX → TenniS");
+    // a one-line description drawn from the same rows: in the JSON's
+    // boxes and heading the SVG box's tooltip
+    let conv_box = l.nodes.iter().find(|n| n.op == "Conv").unwrap();
+    let described = conv_box.description.as_deref().unwrap();
+    assert!(
+        described.starts_with("ONNX Conv → NNabla Convolution") && described.contains("TenniS "),
+        "{described}"
+    );
+    assert_eq!(j["nodes"][conv_box.id]["description"], described);
+    let fused = l.nodes.iter().find(|n| n.op == "FusedGemm").unwrap();
+    assert_eq!(fused.description, None, "another domain");
+    assert!(
+        l.nodes
+            .iter()
+            .filter(|n| n.kind != NodeKind::Op)
+            .all(|n| n.description.is_none())
+    );
     let svg = l.to_svg();
     assert!(
-        svg.contains("<title>Conv\nONNX → NNabla: as Convolution"),
+        svg.contains(&format!(
+            "<title>{described}\nONNX → NNabla: as Convolution"
+        )),
         "{svg}"
     );
     // without an operator set, no rows
@@ -742,6 +761,15 @@ fn operators_carry_their_support_rows() {
     assert!(
         relu[0].lowered && relu[0].text.starts_with("as Relu"),
         "{relu:?}"
+    );
+    let conv = l.nodes.iter().find(|n| n.op == "Convolution").unwrap();
+    assert_eq!(
+        conv.description.as_deref(),
+        Some("NNabla Convolution → ONNX Conv")
+    );
+    assert!(
+        l.to_svg()
+            .contains("<title>NNabla Convolution → ONNX Conv\n→ ONNX: as Conv;")
     );
 }
 

@@ -545,7 +545,11 @@ async function selectNode(i) {
   state.view.reveal(state.layout.nodes[i], d);
   const io = (list) => list.map((v) => `<tr><td class="mono">${esc(v.name)}</td><td>${fmtShape(v.shape)}</td></tr>`).join('');
   const doc = state.layout.nodes[i].doc;
-  let h = `<h3>${esc(n.op)}</h3><div class="mono">${esc(n.name)}</div>`;
+  let h = `<h3>${esc(n.op)}</h3>`;
+  // a one-line description from the support tables (mlformats::layout::describe)
+  const description = state.layout.nodes[i].description;
+  if (description) h += `<div id="op-description" class="op-desc">${esc(description)}</div>`;
+  h += `<div class="mono">${esc(n.name)}</div>`;
   const sub = (state.layout.groups || []).find((g) => g.node === i && g.kind === 'subgraph');
   if (sub) h += `<div><button id="open-bodies">Draw its subgraphs (${fmtInt(sub.operators)} nodes)</button></div>`;
   // the operator's reference (mlformats::layout::doc_url)
