@@ -1651,8 +1651,9 @@ def check_onnx_styles(page, base, files, cli, fails, shots):
     page.evaluate("window.mlformatsViewer.view.zoom(1.25)")
     view = view_translate(page), view_scale(page)
     page.click("#graph-bar", position={"x": 2, "y": 2})  # the bar, not a button on it
-    # (four, the most telling first: stored sorted by name, group is fifth)
-    attrs = ["kernel_shape = 3,3", "strides = 2,2", "pads = 1,1,1,1", "dilations = 1,1"]
+    # (four, the most telling for a convolution first: stored sorted by
+    # name, dilations is fifth)
+    attrs = ["kernel_shape = 3,3", "strides = 2,2", "pads = 1,1,1,1", "group = 1"]
     for key, lines, on in [("n", [full[0], *full[2:]], "names"), ("w", ["Conv"], "weights"),
                            ("a", ["Conv", *attrs], "attributes"), ("n", ["Conv", conv, *attrs], "names"),
                            ("w", [*full, *attrs], "weights"), ("a", full, "attributes")]:

@@ -1515,3 +1515,121 @@ fn labels_show_names_weights_and_attributes_on_demand() {
     );
     assert!(!full.to_svg().contains("class=\"a\""));
 }
+
+/// Attributes in boxes, the most telling for the operator's family first
+/// (`Family::telling_attributes`, one table for the SVG and the page):
+/// a Conv's kernel, strides, pads and group before its dilations, the axis
+/// of a Concat and a Softmax, a Transpose's perm, a Cast's to, the mode of
+/// a Pad and a Resize, each stored after attributes that tell less; the
+/// rest in stored order.
+#[test]
+fn attributes_most_telling_for_their_family_first() {
+    use mlformats::graph::Attribute;
+    let int = |v: i64| Attribute::Int(v);
+    let ints = |v: &[i64]| Attribute::Ints(v.to_vec());
+    let text = |v: &str| Attribute::String(v.into());
+    // (operator, attributes as stored, the lines wanted)
+    type Case<'a> = (&'a str, Vec<(&'a str, Attribute)>, Vec<&'a str>);
+    let cases: Vec<Case> = vec![
+        (
+            "Conv",
+            // sorted by name, as exporters store them
+            vec![
+                ("dilations", ints(&[1, 1])),
+                ("group", int(32)),
+                ("kernel_shape", ints(&[3, 3])),
+                ("pads", ints(&[1, 1, 1, 1])),
+                ("strides", ints(&[2, 2])),
+            ],
+            vec![
+                "kernel_shape = 3,3",
+                "strides = 2,2",
+                "pads = 1,1,1,1",
+                "group = 32",
+            ],
+        ),
+        (
+            "Concat",
+            vec![("mystery", int(7)), ("axis", int(1))],
+            vec!["axis = 1", "mystery = 7"],
+        ),
+        (
+            "Softmax",
+            vec![("beta", int(2)), ("axis", int(-1))],
+            vec!["axis = -1", "beta = 2"],
+        ),
+        (
+            "Transpose",
+            vec![("axis", int(0)), ("perm", ints(&[0, 2, 3, 1]))],
+            vec!["perm = 0,2,3,1", "axis = 0"],
+        ),
+        (
+            "Cast",
+            vec![("saturate", int(1)), ("to", int(1))],
+            vec!["to = 1", "saturate = 1"],
+        ),
+        (
+            "Pad",
+            vec![("value", int(0)), ("mode", text("reflect"))],
+            vec!["mode = reflect", "value = 0"],
+        ),
+        (
+            "Resize",
+            vec![
+                ("coordinate_transformation_mode", text("asymmetric")),
+                ("cubic_coeff_a", int(-1)),
+                ("mode", text("nearest")),
+                ("nearest_mode", text("floor")),
+                ("exclude_outside", int(0)),
+            ],
+            vec![
+                "mode = nearest",
+                "coordinate_transformation_mode = asymmetric",
+                "cubic_coeff_a = -1",
+                "nearest_mode = floor",
+            ],
+        ),
+        (
+            // no family: stored order behind the generally telling ones
+            "MysteryOp",
+            vec![("zeta", int(1)), ("alpha", int(2)), ("kernel", int(3))],
+            vec!["kernel = 3", "alpha = 2", "zeta = 1"],
+        ),
+    ];
+    let mut options = LayoutOptions::default();
+    options.labels.attributes = true;
+    options.labels.names = false;
+    options.labels.weights = false;
+    for (op, attributes, want) in cases {
+        let mut node = Node::new(op, "n", ["x"], ["y"]);
+        for (k, v) in attributes {
+            node = node.with_attribute(k, v);
+        }
+        let mut g = Graph::new("g");
+        g.nodes.push(node);
+        g.infer_inputs_outputs();
+        let l = Layout::of_graph(&g, &options).unwrap();
+        let b = l.nodes.iter().find(|n| n.op == op).unwrap();
+        let lines: Vec<&str> = b.label[1..].iter().map(|t| t.text.as_str()).collect();
+        // long keys are shortened in the box
+        let want: Vec<String> = want
+            .iter()
+            .map(|w| {
+                let (k, v) = w.split_once(" = ").unwrap();
+                if k.chars().count() > 24 {
+                    format!("{}… = {v}", k.chars().take(22).collect::<String>())
+                } else {
+                    w.to_string()
+                }
+            })
+            .collect();
+        assert_eq!(lines, want, "{op}");
+        // the SVG draws the same lines in the same order
+        let svg = l.to_svg();
+        let at: Vec<usize> = want
+            .iter()
+            .map(|w| svg.find(&format!("class=\"a\">{w}<")).expect(w))
+            .collect();
+        assert!(at.windows(2).all(|p| p[0] < p[1]), "{op}: {svg}");
+    }
+}
