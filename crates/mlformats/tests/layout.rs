@@ -1633,3 +1633,139 @@ fn attributes_most_telling_for_their_family_first() {
         assert!(at.windows(2).all(|p| p[0] < p[1]), "{op}: {svg}");
     }
 }
+
+/// An NNabla network (`.nntxt`, as Neural Network Console writes them)
+/// whose repeat blocks are entered by cycles: the outer block's
+/// RepeatStart reads a value computed below the block, the inner block's
+/// RepeatStart one computed below it in the outer block. Each such edge,
+/// laid out against the flow, runs round its group's frame to the port
+/// box of its value inside and ends on that box, not on the frame; no
+/// edge crosses a box or a group it does not belong to, both directions.
+fn looped_nntxt() -> String {
+    let mut v = String::new();
+    let mut f = String::new();
+    let ids = |r: &[&str]| -> String {
+        r.iter()
+            .map(|id| format!("    repeat_id: \"{id}\"\n"))
+            .collect()
+    };
+    for (name, r) in [
+        ("x", &[][..]),
+        ("pre", &[]),
+        ("rs_o", &["o"]),
+        ("rs_i", &["o", "i"]),
+        ("t_i", &["o", "i"]),
+        ("re_i", &["o"]),
+        ("fb_i", &["o"]),
+        ("re_o", &[]),
+        ("back", &[]),
+        ("y", &[]),
+    ] {
+        v.push_str(&format!(
+            "  variable {{\n    name: \"{name}\"\n    type: \"Buffer\"\n{}    shape: {{ dim: -1 dim: 8 }}\n  }}\n",
+            ids(r)
+        ));
+    }
+    for (name, op, r, ins, param) in [
+        ("pre", "Tanh", &[][..], &["x"][..], ""),
+        ("rs_o", "RepeatStart", &["o"], &["pre", "back"], "o"),
+        ("rs_i", "RepeatStart", &["o", "i"], &["rs_o", "fb_i"], "i"),
+        ("t_i", "Tanh", &["o", "i"], &["rs_i"], ""),
+        ("re_i", "RepeatEnd", &["o"], &["t_i"], "i"),
+        ("fb_i", "Sigmoid", &["o"], &["re_i"], ""),
+        ("re_o", "RepeatEnd", &[], &["fb_i"], "o"),
+        ("back", "Abs", &[], &["re_o"], ""),
+        ("y", "Tanh", &[], &["re_o"], ""),
+    ] {
+        let inputs: String = ins
+            .iter()
+            .map(|i| format!("    input: \"{i}\"\n"))
+            .collect();
+        let param = if param.is_empty() {
+            String::new()
+        } else if op == "RepeatEnd" {
+            format!("    repeat_param {{\n      repeat_id: \"{param}\"\n      times: 2\n    }}\n")
+        } else {
+            format!("    repeat_param {{\n      repeat_id: \"{param}\"\n    }}\n")
+        };
+        f.push_str(&format!(
+            "  function {{\n    name: \"{name}\"\n    type: \"{op}\"\n{}{inputs}    output: \"{name}\"\n{param}  }}\n",
+            ids(r)
+        ));
+    }
+    format!(
+        "network {{\n  name: \"looped\"\n  batch_size: 1\n  repeat_info {{\n    id: \"o\"\n    times: 2\n  }}\n  repeat_info {{\n    id: \"i\"\n    times: 2\n  }}\n{v}{f}}}\n\
+         executor {{\n  name: \"runtime\"\n  network_name: \"looped\"\n  data_variable {{\n    variable_name: \"x\"\n    data_name: \"x\"\n  }}\n  output_variable {{\n    variable_name: \"y\"\n    data_name: \"y\"\n  }}\n}}\n"
+    )
+}
+
+#[test]
+fn cycles_into_nntxt_repeat_blocks_end_at_their_ports() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("looped.nntxt");
+    std::fs::write(&path, looped_nntxt()).unwrap();
+    let doc = mlformats::open(&path).unwrap();
+    let g = &doc.graph().unwrap().graphs[0];
+    for direction in [Direction::TopToBottom, Direction::LeftToRight] {
+        let mut o = LayoutOptions::default();
+        o.direction = direction;
+        let l = Layout::of_graph(g, &o).unwrap();
+        let what = format!("{direction:?}");
+        let ids: Vec<&str> = l.groups.iter().map(|g| g.id.as_str()).collect();
+        assert_eq!(ids, ["o", "o/i"], "{what}");
+        if direction == Direction::LeftToRight {
+            check(&transposed(&l), &what);
+        } else {
+            check(&l, &what);
+        }
+        // the two cycles into the blocks: `back` into the outer one from
+        // the top, `fb_i` into the inner one from the outer one
+        for (tensor, group) in [("back", 0), ("fb_i", 1)] {
+            let e = l
+                .edges
+                .iter()
+                .find(|e| {
+                    e.tensor == tensor
+                        && l.nodes[e.to].group == Some(group)
+                        && l.nodes[e.from].group != Some(group)
+                })
+                .unwrap_or_else(|| panic!("{what}: no edge of {tensor} into group {group}"));
+            let to = &l.nodes[e.to];
+            assert!(e.reversed, "{what}: {tensor} not laid out against the flow");
+            assert_eq!(
+                (to.kind, to.name.as_str()),
+                (NodeKind::Port, tensor),
+                "{what}: {tensor} ends at {} {}",
+                to.kind.as_str(),
+                to.name
+            );
+            assert_ne!(l.nodes[e.from].group, Some(group), "{what}: {tensor}");
+            // it ends on the port's box, on the side the flow enters it
+            let &(px, py) = e.points.last().unwrap();
+            let (x0, y0, x1) = (to.x, to.y, to.x + to.width);
+            let (y1, across) = (to.y + to.height, to.x);
+            let on = match direction {
+                Direction::TopToBottom => (py - y0).abs() < EPS && px > x0 && px < x1,
+                _ => (px - across).abs() < EPS && py > y0 && py < y1,
+            };
+            assert!(
+                on,
+                "{what}: {tensor} ends at {:?}, off its port {to:?}",
+                (px, py)
+            );
+            // and reached the port from outside its group's frame
+            let f = &l.groups[group];
+            let outside = |p: &(f64, f64)| {
+                p.0 < f.x - EPS
+                    || p.0 > f.x + f.width + EPS
+                    || p.1 < f.y - EPS
+                    || p.1 > f.y + f.height + EPS
+            };
+            assert!(
+                e.points.iter().any(outside),
+                "{what}: {tensor}: {:?}",
+                e.points
+            );
+        }
+    }
+}
