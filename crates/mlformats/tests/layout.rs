@@ -1769,3 +1769,54 @@ fn cycles_into_nntxt_repeat_blocks_end_at_their_ports() {
         }
     }
 }
+
+/// Edges joining the same two boxes (a Split's two outputs both read by
+/// one Concat, next to it or far below; a cycle's edge beside a forward
+/// one) share their ports and routing points, so each is moved a few
+/// pixels sideways: no two run on one line, and every check of a good
+/// drawing still holds, both directions.
+#[test]
+fn edges_joining_the_same_boxes_are_each_seen() {
+    let mut g = Graph::new("net");
+    g.nodes
+        .push(Node::new("Split", "split", ["x"], ["s0", "s1", "s2"]));
+    // next to each other: three edges split → near
+    g.nodes
+        .push(Node::new("Concat", "near", ["s0", "s1", "s2"], ["n"]));
+    // far below: two edges split → far, past a chain of three
+    g.nodes.push(Node::new("Relu", "r1", ["n"], ["a"]));
+    g.nodes.push(Node::new("Relu", "r2", ["a"], ["b"]));
+    g.nodes.push(Node::new("Relu", "r3", ["b"], ["c"]));
+    g.nodes
+        .push(Node::new("Concat", "far", ["c", "s0", "s1"], ["y"]));
+    g.infer_inputs_outputs();
+    for direction in [Direction::TopToBottom, Direction::LeftToRight] {
+        let mut o = LayoutOptions::default();
+        o.direction = direction;
+        let l = Layout::of_graph(&g, &o).unwrap();
+        let what = format!("{direction:?}");
+        if direction == Direction::LeftToRight {
+            check(&transposed(&l), &what);
+        } else {
+            check(&l, &what);
+        }
+        let id = |name: &str| l.nodes.iter().find(|n| n.name == name).unwrap().id;
+        for (to, k) in [("near", 3), ("far", 2)] {
+            let same: Vec<&Vec<(f64, f64)>> = l
+                .edges
+                .iter()
+                .filter(|e| e.from == id("split") && e.to == id(to))
+                .map(|e| &e.points)
+                .collect();
+            assert_eq!(same.len(), k, "{what}: split → {to}");
+            for (a, b) in same.iter().zip(same.iter().skip(1)) {
+                // apart all the way: at each end and at every bend
+                assert_eq!(a.len(), b.len(), "{what}");
+                for (p, q) in a.iter().zip(b.iter()) {
+                    let apart = (p.0 - q.0).abs().max((p.1 - q.1).abs());
+                    assert!(apart >= 2.0, "{what}: split → {to}: {a:?} and {b:?}");
+                }
+            }
+        }
+    }
+}

@@ -19,7 +19,9 @@
 //!   one column, not one per use. Points are ordered and spaced like boxes,
 //!   so no edge ever runs through a box other than the two it joins: inside
 //!   a layer an edge is vertical in its own column, between layers it runs
-//!   in the free band where there are no boxes.
+//!   in the free band where there are no boxes. Edges joining the same two
+//!   boxes (a Split's outputs read by one Concat) would run on one line:
+//!   each is moved a few pixels sideways, so that every one is seen.
 //! - **Order.** A bounded number of barycenter sweeps (down, then up)
 //!   reduces crossings; the order with the fewest crossings, counted exactly
 //!   in O(E log V), is kept.
@@ -692,12 +694,14 @@ impl Layout {
                 description: None,
             });
         }
+        let routes = place::routes(&layered, &placed, &pairs);
         let edges = sketch
             .edges
             .into_iter()
+            .zip(routes)
             .enumerate()
-            .map(|(i, e)| LayoutEdge {
-                points: place::route(&layered, &placed, i)
+            .map(|(i, (e, points))| LayoutEdge {
+                points: points
                     .into_iter()
                     .map(|(a, b)| if lr { (b, a) } else { (a, b) })
                     .collect(),
