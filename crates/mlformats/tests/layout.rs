@@ -1064,6 +1064,26 @@ fn an_onnx_file_folds_constants_and_names_open_dimensions() {
     }
 }
 
+/// `g` laid out top to bottom and left to right, each passing every check
+/// of a good drawing (the left-to-right one checked transposed).
+fn laid_both_ways(g: &Graph) -> Vec<(Direction, Layout)> {
+    [Direction::TopToBottom, Direction::LeftToRight]
+        .into_iter()
+        .map(|direction| {
+            let mut o = LayoutOptions::default();
+            o.direction = direction;
+            let l = Layout::of_graph(g, &o).unwrap();
+            let what = format!("{direction:?}");
+            if direction == Direction::LeftToRight {
+                check(&transposed(&l), &what);
+            } else {
+                check(&l, &what);
+            }
+            (direction, l)
+        })
+        .collect()
+}
+
 /// A cycle that enters or leaves an open group (laid out against the
 /// flow, so it meets the frame on the side away from the value's port)
 /// goes round the frame to the port inside: it ends on its box, and runs
@@ -1082,16 +1102,8 @@ fn cycles_into_and_out_of_a_group_reach_its_ports() {
     g.nodes.push(Node::new("Sigmoid", "d", ["c"], ["z"]));
     g.nodes.push(Node::new("Tanh", "y", ["z"], ["y"]));
     g.infer_inputs_outputs();
-    for direction in [Direction::TopToBottom, Direction::LeftToRight] {
-        let mut o = LayoutOptions::default();
-        o.direction = direction;
-        let l = Layout::of_graph(&g, &o).unwrap();
+    for (direction, l) in laid_both_ways(&g) {
         let what = format!("{direction:?}");
-        if direction == Direction::LeftToRight {
-            check(&transposed(&l), &what);
-        } else {
-            check(&l, &what);
-        }
         assert_eq!(l.groups.len(), 1, "{what}");
         let back: Vec<_> = l.edges.iter().filter(|e| e.reversed).collect();
         assert!(
@@ -1706,18 +1718,10 @@ fn cycles_into_nntxt_repeat_blocks_end_at_their_ports() {
     std::fs::write(&path, looped_nntxt()).unwrap();
     let doc = mlformats::open(&path).unwrap();
     let g = &doc.graph().unwrap().graphs[0];
-    for direction in [Direction::TopToBottom, Direction::LeftToRight] {
-        let mut o = LayoutOptions::default();
-        o.direction = direction;
-        let l = Layout::of_graph(g, &o).unwrap();
+    for (direction, l) in laid_both_ways(g) {
         let what = format!("{direction:?}");
         let ids: Vec<&str> = l.groups.iter().map(|g| g.id.as_str()).collect();
         assert_eq!(ids, ["o", "o/i"], "{what}");
-        if direction == Direction::LeftToRight {
-            check(&transposed(&l), &what);
-        } else {
-            check(&l, &what);
-        }
         // the two cycles into the blocks: `back` into the outer one from
         // the top, `fb_i` into the inner one from the outer one
         for (tensor, group) in [("back", 0), ("fb_i", 1)] {
@@ -1790,16 +1794,8 @@ fn edges_joining_the_same_boxes_are_each_seen() {
     g.nodes
         .push(Node::new("Concat", "far", ["c", "s0", "s1"], ["y"]));
     g.infer_inputs_outputs();
-    for direction in [Direction::TopToBottom, Direction::LeftToRight] {
-        let mut o = LayoutOptions::default();
-        o.direction = direction;
-        let l = Layout::of_graph(&g, &o).unwrap();
+    for (direction, l) in laid_both_ways(&g) {
         let what = format!("{direction:?}");
-        if direction == Direction::LeftToRight {
-            check(&transposed(&l), &what);
-        } else {
-            check(&l, &what);
-        }
         let id = |name: &str| l.nodes.iter().find(|n| n.name == name).unwrap().id;
         for (to, k) in [("near", 3), ("far", 2)] {
             let same: Vec<&Vec<(f64, f64)>> = l

@@ -186,7 +186,9 @@ fn attribute_text(a: &Attribute) -> Option<String> {
 /// order (internal `#` fields, ONNX's `domain` and `auto_pad = NOTSET`
 /// left out).
 fn attribute_lines(n: &crate::graph::Node) -> impl Iterator<Item = LabelLine> + '_ {
-    let telling = Family::of(NodeKind::Op, &n.op).telling_attributes();
+    let telling: Vec<&str> = Family::of(NodeKind::Op, &n.op)
+        .telling_attributes()
+        .collect();
     // how telling attribute `key` is (lower is more): its place in the
     // family's list, after them the others
     let rank = |key: &str| {

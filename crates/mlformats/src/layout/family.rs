@@ -217,9 +217,8 @@ const CONTROL: &[&str] = &[
     "loopcond",
 ];
 
-/// Convolutions, fully connected layers, recurrent cells: the kernel and
-/// how it moves, then the group (a depthwise convolution), then the rest.
-const TELLING_LINEAR: &[&str] = &[
+/// The window of a convolution or a pooling and how it moves.
+const WINDOW: &[&str] = &[
     "kernel_shape",
     "kernel",
     "ksize",
@@ -228,6 +227,11 @@ const TELLING_LINEAR: &[&str] = &[
     "pads",
     "pad",
     "padding",
+];
+
+/// Convolutions, fully connected layers, recurrent cells: after the
+/// window, the group (a depthwise convolution), then the rest.
+const TELLING_LINEAR: &[&str] = &[
     "group",
     "dilations",
     "dilation",
@@ -242,16 +246,8 @@ const TELLING_LINEAR: &[&str] = &[
     "beta",
 ];
 
-/// Pooling: the window and how it moves, then how the border counts.
+/// Pooling: after the window, how the border counts.
 const TELLING_POOLING: &[&str] = &[
-    "kernel_shape",
-    "kernel",
-    "ksize",
-    "strides",
-    "stride",
-    "pads",
-    "pad",
-    "padding",
     "ceil_mode",
     "count_include_pad",
     "including_pad",
@@ -311,17 +307,9 @@ const TELLING_SHAPE: &[&str] = &[
     "sizes", "keepdims", "pads", "value",
 ];
 
-/// Operators of no family (and control flow): the attributes that tell
-/// most about most operators.
+/// Operators of no family (and control flow): after the window, the
+/// attributes that tell most about most operators.
 const TELLING_OTHER: &[&str] = &[
-    "kernel_shape",
-    "kernel",
-    "ksize",
-    "strides",
-    "stride",
-    "pads",
-    "pad",
-    "padding",
     "group",
     "dilations",
     "dilation",
@@ -430,20 +418,23 @@ impl Family {
     ///
     /// ```
     /// use mlformats::layout::{Family, NodeKind};
-    /// let conv = Family::of(NodeKind::Op, "Conv").telling_attributes();
+    /// let conv: Vec<&str> = Family::of(NodeKind::Op, "Conv").telling_attributes().collect();
     /// assert_eq!(conv[..4], ["kernel_shape", "kernel", "ksize", "strides"]);
-    /// assert_eq!(Family::of(NodeKind::Op, "Transpose").telling_attributes()[0], "perm");
+    /// assert!(conv.iter().position(|a| *a == "group") < conv.iter().position(|a| *a == "dilations"));
+    /// let transpose = Family::of(NodeKind::Op, "Transpose").telling_attributes().next();
+    /// assert_eq!(transpose, Some("perm"));
     /// ```
-    pub fn telling_attributes(self) -> &'static [&'static str] {
-        match self {
-            Family::Linear => TELLING_LINEAR,
-            Family::Pooling => TELLING_POOLING,
-            Family::Normalization => TELLING_NORMALIZATION,
-            Family::Activation => TELLING_ACTIVATION,
-            Family::Elementwise => TELLING_ELEMENTWISE,
-            Family::Shape => TELLING_SHAPE,
-            Family::Io | Family::Control | Family::Other => TELLING_OTHER,
-        }
+    pub fn telling_attributes(self) -> impl Iterator<Item = &'static str> + Clone {
+        let (window, rest): (&[&str], &[&str]) = match self {
+            Family::Linear => (WINDOW, TELLING_LINEAR),
+            Family::Pooling => (WINDOW, TELLING_POOLING),
+            Family::Normalization => (&[], TELLING_NORMALIZATION),
+            Family::Activation => (&[], TELLING_ACTIVATION),
+            Family::Elementwise => (&[], TELLING_ELEMENTWISE),
+            Family::Shape => (&[], TELLING_SHAPE),
+            Family::Io | Family::Control | Family::Other => (WINDOW, TELLING_OTHER),
+        };
+        window.iter().chain(rest).copied()
     }
 
     /// The fill and stroke colours of its boxes (CSS hex).
