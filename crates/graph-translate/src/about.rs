@@ -16,6 +16,10 @@ pub struct Conversion {
     /// The support table's words: the operators written, the opsets, the
     /// attributes read and the limits; or why it is refused.
     pub text: String,
+    /// The operators the conversion writes, as the table names them
+    /// (`Convolution (+ Pad)`); empty when refused, and for ONNX control
+    /// flow, which is rewritten before lowering.
+    pub writes: String,
 }
 
 /// Joins the non-empty parts with `; `.
@@ -53,6 +57,7 @@ fn import_row(
             direction,
             lowered: true,
             text: join(&parts),
+            writes: r.emits.to_string(),
         };
     }
     let text = match refusal.filter(|r| !r.is_empty()) {
@@ -63,6 +68,7 @@ fn import_row(
         direction,
         lowered: false,
         text,
+        writes: String::new(),
     }
 }
 
@@ -103,6 +109,7 @@ fn export_row<L>(table: &[crate::export::Entry<L>], op: &str) -> Conversion {
             direction,
             lowered: false,
             text: "not exported".to_string(),
+            writes: String::new(),
         };
     };
     if e.lower.is_none() {
@@ -110,6 +117,7 @@ fn export_row<L>(table: &[crate::export::Entry<L>], op: &str) -> Conversion {
             direction,
             lowered: false,
             text: format!("refused: {}", e.reason),
+            writes: String::new(),
         };
     }
     let mut parts = vec![
@@ -128,6 +136,7 @@ fn export_row<L>(table: &[crate::export::Entry<L>], op: &str) -> Conversion {
         direction,
         lowered: true,
         text: join(&parts),
+        writes: e.onnx.join(", "),
     }
 }
 
@@ -149,6 +158,7 @@ pub fn onnx_operator(op: &str) -> Vec<Conversion> {
                 direction,
                 lowered: true,
                 text: text.to_string(),
+                writes: String::new(),
             });
         }
         return out;
@@ -203,10 +213,13 @@ mod tests {
         assert!(conv[0].lowered, "{conv:?}");
         assert!(conv[0].text.contains("Convolution"), "{conv:?}");
         assert!(conv[0].text.contains("reads"), "{conv:?}");
+        assert!(conv[0].writes.starts_with("Convolution"), "{conv:?}");
+        assert!(onnx_operator("If").iter().all(|c| c.writes.is_empty()));
         let none = onnx_operator("NoSuchOp");
         assert!(none.iter().all(|c| !c.lowered && c.text == "not imported"));
         let relu = nnabla_function("ReLU");
         assert!(relu[0].lowered && relu[0].text.contains("Relu"), "{relu:?}");
+        assert_eq!(relu[0].writes, "Relu");
         assert!(!nnabla_function("NoSuchFunction")[0].lowered);
         let t = tennis_operator("conv2d");
         assert!(t[0].lowered, "{t:?}");

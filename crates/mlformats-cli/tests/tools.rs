@@ -426,6 +426,47 @@ fn graph_box_labels_on_demand() {
     assert!(svg.contains("class=\"a\">pad = 1,1<"), "{svg}");
 }
 
+/// `graph --to layout` gives each operator's box a one-line description
+/// drawn from the support tables, and `--to svg` heads the box's tooltip
+/// with it: Conv of an ONNX model (what the imports make of it),
+/// Convolution of an NNabla one (what the export makes of it).
+#[test]
+fn graph_describes_operators() {
+    for (file, op, start) in [
+        (
+            "onnx_styles/yolov8_style.onnx",
+            "Conv",
+            "ONNX Conv → NNabla Convolution",
+        ),
+        (
+            "nnabla/convnet.nnp",
+            "Convolution",
+            "NNabla Convolution → ONNX Conv",
+        ),
+    ] {
+        let f = testdata().join(file);
+        let r = run_str(&["graph", s(&f), "--to", "layout"]);
+        assert!(r.status.success(), "{}", String::from_utf8_lossy(&r.stderr));
+        let l: Value = serde_json::from_slice(&r.stdout).unwrap();
+        let nodes = l["nodes"].as_array().unwrap();
+        let conv = nodes.iter().find(|n| n["op"] == op).unwrap();
+        let text = conv["description"].as_str().unwrap();
+        assert!(text.starts_with(start), "{file}: {text}");
+        assert!(
+            nodes
+                .iter()
+                .filter(|n| n["kind"] != "op")
+                .all(|n| n["description"].is_null()),
+            "{file}: inputs and outputs have no description"
+        );
+        let r = run_str(&["graph", s(&f), "--to", "svg"]);
+        assert!(r.status.success(), "{}", String::from_utf8_lossy(&r.stderr));
+        let svg = String::from_utf8_lossy(&r.stdout);
+        let title = format!("<title>{text}\n");
+        assert!(svg.contains(&title), "{file}: no tooltip {title:?}");
+    }
+}
+
 #[test]
 fn completions_and_man_page() {
     for sh in ["bash", "zsh", "fish"] {

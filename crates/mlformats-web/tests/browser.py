@@ -12,7 +12,11 @@ usage: browser.py --dist DIR --cli PATH --out DIR [--chromium PATH] [--per-forma
   shapes) and every network's node count must equal `mlformats inspect
   --json`;
 - a node is clicked and its attributes read (the attribute names inspect
-  lists); search counts the nodes of an op; the network is switched;
+  lists); search counts the nodes of an op; the network is switched; an
+  --extra file with a graph is searched and a hit clicked (a TenniS module,
+  such as the SeetaFace6 detector `face_detector.tsm`, which cannot be
+  committed: its network named in the chooser, no internal `#` field among
+  the attributes, the node described);
 - truncated and mutated samples show the error panel with the CLI's message
   (never a hang);
 - "Convert": NNabla and TenniS samples are converted by the page to every
@@ -1243,6 +1247,27 @@ def if_model_onnx():
     return vi(1, 8) + ld(2, b"browser.py") + ld(7, graph) + ld(8, ld(1, b"") + vi(2, 13))
 
 
+def near_2_63_onnx():
+    """An ONNX model of two initializers whose values an f64 cannot hold:
+    u64 `u` = [9223372036854775813, 9223372036854775807, 1] (2^63 + 5,
+    2^63 - 1) and i64 `i` = [-9223372036854775807, 9223372036854775806,
+    -3], encoded here (raw_data, little-endian)."""
+    def ld(tag, b):
+        return pb_len_field(tag, len(b)) + b
+
+    def vi(tag, v):
+        return pb_encode_varint(tag << 3) + pb_encode_varint(v)
+
+    def tensor(name, elem, fmt, values):
+        return (vi(1, len(values)) + vi(2, elem) + ld(8, name.encode())
+                + ld(9, struct.pack("<%d%s" % (len(values), fmt), *values)))
+
+    graph = (ld(2, b"near_2_63")
+             + ld(5, tensor("u", 13, "Q", [9223372036854775813, 9223372036854775807, 1]))
+             + ld(5, tensor("i", 7, "q", [-9223372036854775807, 9223372036854775806, -3])))
+    return vi(1, 8) + ld(2, b"browser.py") + ld(7, graph) + ld(8, ld(1, b"") + vi(2, 13))
+
+
 def check_subgraph_bodies(page, base, files, fails, shots):
     """An If node's branches expand in the details panel into their node
     lists (ONNX subgraph bodies, issue 32)."""
@@ -1366,7 +1391,8 @@ def check_panels(page, base, files, cli, fails, shots):
 def check_graph_aids(page, base, files, cli, fails, shots):
     """Reading aids of issue 32's second part: each operator's reference
     linked from the details panel (ONNX Conv, NNabla Convolution) with
-    what our conversions do with it (the support tables' rows), a
+    what our conversions do with it (the support tables' rows) and a
+    one-line description drawn from them (also the box's tooltip), a
     minimap on a graph larger than the view (hidden on one that fits)
     whose click moves the view, and the left-to-right toggle that redraws
     the CLI's `graph --direction lr` layout, boxes left to right."""
@@ -1389,6 +1415,13 @@ def check_graph_aids(page, base, files, cli, fails, shots):
         want_row = {"Conv": ("ONNX → NNabla", "Convolution"), "Convolution": ("→ ONNX", "Conv")}[op]
         fails.check(any(want_row[0] in r and want_row[1] in r for r in rows),
                     f"{name}: {op}'s conversions {rows!r}, want a row {want_row}")
+        # its one-line description, under its name (mlformats::layout::describe)
+        said = page.text_content("#op-description") if page.locator("#op-description").count() else None
+        want_said = {"Conv": "ONNX Conv → NNabla Convolution", "Convolution": "NNabla Convolution → ONNX Conv"}[op]
+        fails.check(said is not None and said.startswith(want_said),
+                    f"{name}: {op}'s description {said!r}, want one starting {want_said!r}")
+        tip = page.evaluate(f"(document.querySelector('#viewport .node[data-op={op}] > title') || {{}}).textContent")
+        fails.check(tip == said, f"{name}: {op}'s box tooltip {tip!r}, want its description")
         page.screenshot(path=str(shots / f"doc-link-{name}.png"))
     # a graph that fits has no minimap
     small = "residual1.nntxt"
@@ -1465,8 +1498,10 @@ def check_reading(page, base, files, cli, fails, shots):
     CLI's `graph --to layout` drawn as its own polyline with the same points
     (skip connections and Concatenate's three inputs included), boxes
     coloured by family, opened at scale 1 at the inputs, keys (/ f + -),
-    SVG and PNG export; 64-bit integers shown exactly; every
-    metadata_props entry of an ONNX file in the model properties."""
+    SVG and PNG export; 64-bit integers shown exactly (u64 up to 2^64 - 1,
+    u64 and i64 values near ±2^63 that an f64 cannot hold, in values and
+    statistics); every metadata_props entry of an ONNX file in the model
+    properties."""
     name = "residual.nntxt"
     (files / name).write_text(residual_nntxt(12))
     r = subprocess.run([cli, "graph", str(files / name), "--to", "layout"], capture_output=True, text=True)
@@ -1567,6 +1602,24 @@ def check_reading(page, base, files, cli, fails, shots):
         row = page.evaluate("""[...document.querySelector('#tensor-table tr[data-name="u64"]').children].map(c => c.textContent)""")
         fails.check(row[5:7] == ["0", "18446744073709551615"], f"{name}: statistics {row[5:7]}")
         page.screenshot(path=str(shots / "u64-values.png"))
+    # near 2^63, where an f64 is 1,024 apart: values and statistics exact
+    name = "near_2_63.onnx"
+    (files / name).write_bytes(near_2_63_onnx())
+    page.goto(f"{base}index.html?url=files/{name}")
+    fails.check(wait_done(page) == "ready", f"{name}: not opened")
+    page.wait_for_function("document.body.dataset.stats === 'done'", timeout=20000)
+    page.click("#tabs button[data-tab=tensors]")
+    for tensor, values, lo, hi in [
+            ("u", "9223372036854775813 9223372036854775807 1", "1", "9223372036854775813"),
+            ("i", "-9223372036854775807 9223372036854775806 -3", "-9223372036854775807", "9223372036854775806")]:
+        page.click(f'#tensor-table tr[data-name="{tensor}"]')
+        page.wait_for_function("(want) => (document.getElementById('values-text') || {}).textContent === want",
+                               arg=values, timeout=10000)
+        text = page.text_content("#values-text")
+        fails.check(text == values, f"{name}: {tensor} values {text!r}, want {values!r}")
+        row = page.evaluate(f"""[...document.querySelector('#tensor-table tr[data-name="{tensor}"]').children].map(c => c.textContent)""")
+        fails.check(row[5:7] == [lo, hi], f"{name}: {tensor} statistics {row[5:7]}, want {[lo, hi]}")
+    page.screenshot(path=str(shots / "near-2-63-values.png"))
 
     # the model properties: every metadata_props entry, appended to an
     # ONNX export of the CLI (a repeated field may follow the others)
@@ -1634,6 +1687,11 @@ def check_onnx_styles(page, base, files, cli, fails, shots):
         got = between(f"{p}/conv/Conv", f"{p}/act/Mul")
         fails.check(got == [f"{p}/conv/Conv_output_0"], f"{name}: {p}: Conv→Mul bypass drawn: {got}")
     fails.check(sum(1 for e in edges if e[1] == ids.get("/model.1/Concat")) == 3, f"{name}: Concat's three inputs")
+    # the two bypasses join the same boxes: drawn apart, each seen
+    bypass = page.evaluate("""(to) => [...document.querySelectorAll('#viewport polyline.edge')]
+        .filter(p => p.dataset.tensor.startsWith('/model.1/Split_output_') && p.dataset.to === String(to))
+        .map(p => p.getAttribute('points'))""", ids.get("/model.1/Concat"))
+    fails.check(len(bypass) == 2 and bypass[0] != bypass[1], f"{name}: the Split→Concat bypasses run on one line: {bypass}")
     page.screenshot(path=str(shots / "yolov8-style.png"))
 
     # n, w, a: what the boxes show, the view kept
@@ -1643,8 +1701,9 @@ def check_onnx_styles(page, base, files, cli, fails, shots):
     page.evaluate("window.mlformatsViewer.view.zoom(1.25)")
     view = view_translate(page), view_scale(page)
     page.click("#graph-bar", position={"x": 2, "y": 2})  # the bar, not a button on it
-    # (four, the most telling first: stored sorted by name, group is fifth)
-    attrs = ["kernel_shape = 3,3", "strides = 2,2", "pads = 1,1,1,1", "dilations = 1,1"]
+    # (four, the most telling for a convolution first: stored sorted by
+    # name, dilations is fifth)
+    attrs = ["kernel_shape = 3,3", "strides = 2,2", "pads = 1,1,1,1", "group = 1"]
     for key, lines, on in [("n", [full[0], *full[2:]], "names"), ("w", ["Conv"], "weights"),
                            ("a", ["Conv", *attrs], "attributes"), ("n", ["Conv", conv, *attrs], "names"),
                            ("w", [*full, *attrs], "weights"), ("a", full, "attributes")]:
@@ -1832,7 +1891,8 @@ def main():
             page.click(f"#viewport .node[data-name=\"{target['name']}\"]") if target["name"] else \
                 page.locator(f"#viewport .node[data-op=\"{target['op']}\"]").first.click()
             attrs = page.evaluate("[...document.querySelectorAll('#details .attrs tr')].map(r => r.children[0].textContent)")
-            fails.check(attrs == target["attributes"], f"{name}: clicked {target['op']}: attributes {attrs}, inspect {target['attributes']}")
+            listed = [a for a in target["attributes"] if not a.startswith("#")]  # (internal fields left out)
+            fails.check(attrs == listed, f"{name}: clicked {target['op']}: attributes {attrs}, inspect {listed}")
             page.screenshot(path=str(shots / f"{name}-details.png"))
             # search by op
             op = target["op"]
@@ -1863,6 +1923,17 @@ def main():
             hit.click()
             fails.check(page.is_visible("#details"), f"{name}: clicking a node shows no details")
             page.screenshot(path=str(shots / f"{name}-node.png"))
+            if name.endswith(".tsm"):
+                # a TenniS module (the SeetaFace6 detector: --extra
+                # face_detector.tsm): the chooser names its network, the
+                # details list no internal `#op`/`#name` field, and its
+                # boxes are described (the export to ONNX)
+                chooser = page.evaluate("[...document.querySelectorAll('#network option')].map(o => o.textContent)")
+                fails.check(all(t.strip() not in ("", "network") for t in chooser), f"{name}: network chooser {chooser!r}")
+                keys = page.evaluate("[...document.querySelectorAll('#details table.attrs tr td:first-child')].map(c => c.textContent)")
+                fails.check(not any(k.startswith("#") for k in keys), f"{name}: internal fields as attributes {keys}")
+                said = page.text_content("#op-description") if page.locator("#op-description").count() else ""
+                fails.check(said.startswith("TenniS "), f"{name}: the node's description {said!r}")
 
         # click a node with a weight: statistics, histogram and first values appear
         name = "nnabla_convnet.nnp"

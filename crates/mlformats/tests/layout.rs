@@ -721,9 +721,28 @@ fn operators_carry_their_support_rows() {
     let j = l.to_json();
     assert_eq!(j["operators"]["Conv"][0]["text"], conv[0].text.as_str());
     assert_eq!(j["operators"]["Conv"][1]["direction"], "ONNX → TenniS");
+    // a one-line description drawn from the same rows: in the JSON's
+    // boxes and heading the SVG box's tooltip
+    let conv_box = l.nodes.iter().find(|n| n.op == "Conv").unwrap();
+    let described = conv_box.description.as_deref().unwrap();
+    assert!(
+        described.starts_with("ONNX Conv → NNabla Convolution") && described.contains("TenniS "),
+        "{described}"
+    );
+    assert_eq!(j["nodes"][conv_box.id]["description"], described);
+    let fused = l.nodes.iter().find(|n| n.op == "FusedGemm").unwrap();
+    assert_eq!(fused.description, None, "another domain");
+    assert!(
+        l.nodes
+            .iter()
+            .filter(|n| n.kind != NodeKind::Op)
+            .all(|n| n.description.is_none())
+    );
     let svg = l.to_svg();
     assert!(
-        svg.contains("<title>Conv\nONNX → NNabla: as Convolution"),
+        svg.contains(&format!(
+            "<title>{described}\nONNX → NNabla: as Convolution"
+        )),
         "{svg}"
     );
     // without an operator set, no rows
@@ -742,6 +761,15 @@ fn operators_carry_their_support_rows() {
     assert!(
         relu[0].lowered && relu[0].text.starts_with("as Relu"),
         "{relu:?}"
+    );
+    let conv = l.nodes.iter().find(|n| n.op == "Convolution").unwrap();
+    assert_eq!(
+        conv.description.as_deref(),
+        Some("NNabla Convolution → ONNX Conv")
+    );
+    assert!(
+        l.to_svg()
+            .contains("<title>NNabla Convolution → ONNX Conv\n→ ONNX: as Conv;")
     );
 }
 
@@ -1036,6 +1064,26 @@ fn an_onnx_file_folds_constants_and_names_open_dimensions() {
     }
 }
 
+/// `g` laid out top to bottom and left to right, each passing every check
+/// of a good drawing (the left-to-right one checked transposed).
+fn laid_both_ways(g: &Graph) -> Vec<(Direction, Layout)> {
+    [Direction::TopToBottom, Direction::LeftToRight]
+        .into_iter()
+        .map(|direction| {
+            let mut o = LayoutOptions::default();
+            o.direction = direction;
+            let l = Layout::of_graph(g, &o).unwrap();
+            let what = format!("{direction:?}");
+            if direction == Direction::LeftToRight {
+                check(&transposed(&l), &what);
+            } else {
+                check(&l, &what);
+            }
+            (direction, l)
+        })
+        .collect()
+}
+
 /// A cycle that enters or leaves an open group (laid out against the
 /// flow, so it meets the frame on the side away from the value's port)
 /// goes round the frame to the port inside: it ends on its box, and runs
@@ -1054,16 +1102,8 @@ fn cycles_into_and_out_of_a_group_reach_its_ports() {
     g.nodes.push(Node::new("Sigmoid", "d", ["c"], ["z"]));
     g.nodes.push(Node::new("Tanh", "y", ["z"], ["y"]));
     g.infer_inputs_outputs();
-    for direction in [Direction::TopToBottom, Direction::LeftToRight] {
-        let mut o = LayoutOptions::default();
-        o.direction = direction;
-        let l = Layout::of_graph(&g, &o).unwrap();
+    for (direction, l) in laid_both_ways(&g) {
         let what = format!("{direction:?}");
-        if direction == Direction::LeftToRight {
-            check(&transposed(&l), &what);
-        } else {
-            check(&l, &what);
-        }
         assert_eq!(l.groups.len(), 1, "{what}");
         let back: Vec<_> = l.edges.iter().filter(|e| e.reversed).collect();
         assert!(
@@ -1486,4 +1526,293 @@ fn labels_show_names_weights_and_attributes_on_demand() {
         "{svg}"
     );
     assert!(!full.to_svg().contains("class=\"a\""));
+}
+
+/// Attributes in boxes, the most telling for the operator's family first
+/// (`Family::telling_attributes`, one table for the SVG and the page):
+/// a Conv's kernel, strides, pads and group before its dilations, the axis
+/// of a Concat and a Softmax, a Transpose's perm, a Cast's to, the mode of
+/// a Pad and a Resize, each stored after attributes that tell less; the
+/// rest in stored order.
+#[test]
+fn attributes_most_telling_for_their_family_first() {
+    use mlformats::graph::Attribute;
+    let int = |v: i64| Attribute::Int(v);
+    let ints = |v: &[i64]| Attribute::Ints(v.to_vec());
+    let text = |v: &str| Attribute::String(v.into());
+    // (operator, attributes as stored, the lines wanted)
+    type Case<'a> = (&'a str, Vec<(&'a str, Attribute)>, Vec<&'a str>);
+    let cases: Vec<Case> = vec![
+        (
+            "Conv",
+            // sorted by name, as exporters store them
+            vec![
+                ("dilations", ints(&[1, 1])),
+                ("group", int(32)),
+                ("kernel_shape", ints(&[3, 3])),
+                ("pads", ints(&[1, 1, 1, 1])),
+                ("strides", ints(&[2, 2])),
+            ],
+            vec![
+                "kernel_shape = 3,3",
+                "strides = 2,2",
+                "pads = 1,1,1,1",
+                "group = 32",
+            ],
+        ),
+        (
+            "Concat",
+            vec![("mystery", int(7)), ("axis", int(1))],
+            vec!["axis = 1", "mystery = 7"],
+        ),
+        (
+            "Softmax",
+            vec![("beta", int(2)), ("axis", int(-1))],
+            vec!["axis = -1", "beta = 2"],
+        ),
+        (
+            "Transpose",
+            vec![("axis", int(0)), ("perm", ints(&[0, 2, 3, 1]))],
+            vec!["perm = 0,2,3,1", "axis = 0"],
+        ),
+        (
+            "Cast",
+            vec![("saturate", int(1)), ("to", int(1))],
+            vec!["to = 1", "saturate = 1"],
+        ),
+        (
+            "Pad",
+            vec![("value", int(0)), ("mode", text("reflect"))],
+            vec!["mode = reflect", "value = 0"],
+        ),
+        (
+            "Resize",
+            vec![
+                ("coordinate_transformation_mode", text("asymmetric")),
+                ("cubic_coeff_a", int(-1)),
+                ("mode", text("nearest")),
+                ("nearest_mode", text("floor")),
+                ("exclude_outside", int(0)),
+            ],
+            vec![
+                "mode = nearest",
+                "coordinate_transformation_mode = asymmetric",
+                "cubic_coeff_a = -1",
+                "nearest_mode = floor",
+            ],
+        ),
+        (
+            // no family: stored order behind the generally telling ones
+            "MysteryOp",
+            vec![("zeta", int(1)), ("alpha", int(2)), ("kernel", int(3))],
+            vec!["kernel = 3", "alpha = 2", "zeta = 1"],
+        ),
+    ];
+    let mut options = LayoutOptions::default();
+    options.labels.attributes = true;
+    options.labels.names = false;
+    options.labels.weights = false;
+    for (op, attributes, want) in cases {
+        let mut node = Node::new(op, "n", ["x"], ["y"]);
+        for (k, v) in attributes {
+            node = node.with_attribute(k, v);
+        }
+        let mut g = Graph::new("g");
+        g.nodes.push(node);
+        g.infer_inputs_outputs();
+        let l = Layout::of_graph(&g, &options).unwrap();
+        let b = l.nodes.iter().find(|n| n.op == op).unwrap();
+        let lines: Vec<&str> = b.label[1..].iter().map(|t| t.text.as_str()).collect();
+        // long keys are shortened in the box
+        let want: Vec<String> = want
+            .iter()
+            .map(|w| {
+                let (k, v) = w.split_once(" = ").unwrap();
+                if k.chars().count() > 24 {
+                    format!("{}… = {v}", k.chars().take(22).collect::<String>())
+                } else {
+                    w.to_string()
+                }
+            })
+            .collect();
+        assert_eq!(lines, want, "{op}");
+        // the SVG draws the same lines in the same order
+        let svg = l.to_svg();
+        let at: Vec<usize> = want
+            .iter()
+            .map(|w| svg.find(&format!("class=\"a\">{w}<")).expect(w))
+            .collect();
+        assert!(at.windows(2).all(|p| p[0] < p[1]), "{op}: {svg}");
+    }
+}
+
+/// An NNabla network (`.nntxt`, as Neural Network Console writes them)
+/// whose repeat blocks are entered by cycles: the outer block's
+/// RepeatStart reads a value computed below the block, the inner block's
+/// RepeatStart one computed below it in the outer block. Each such edge,
+/// laid out against the flow, runs round its group's frame to the port
+/// box of its value inside and ends on that box, not on the frame; no
+/// edge crosses a box or a group it does not belong to, both directions.
+fn looped_nntxt() -> String {
+    let mut v = String::new();
+    let mut f = String::new();
+    let ids = |r: &[&str]| -> String {
+        r.iter()
+            .map(|id| format!("    repeat_id: \"{id}\"\n"))
+            .collect()
+    };
+    for (name, r) in [
+        ("x", &[][..]),
+        ("pre", &[]),
+        ("rs_o", &["o"]),
+        ("rs_i", &["o", "i"]),
+        ("t_i", &["o", "i"]),
+        ("re_i", &["o"]),
+        ("fb_i", &["o"]),
+        ("re_o", &[]),
+        ("back", &[]),
+        ("y", &[]),
+    ] {
+        v.push_str(&format!(
+            "  variable {{\n    name: \"{name}\"\n    type: \"Buffer\"\n{}    shape: {{ dim: -1 dim: 8 }}\n  }}\n",
+            ids(r)
+        ));
+    }
+    for (name, op, r, ins, param) in [
+        ("pre", "Tanh", &[][..], &["x"][..], ""),
+        ("rs_o", "RepeatStart", &["o"], &["pre", "back"], "o"),
+        ("rs_i", "RepeatStart", &["o", "i"], &["rs_o", "fb_i"], "i"),
+        ("t_i", "Tanh", &["o", "i"], &["rs_i"], ""),
+        ("re_i", "RepeatEnd", &["o"], &["t_i"], "i"),
+        ("fb_i", "Sigmoid", &["o"], &["re_i"], ""),
+        ("re_o", "RepeatEnd", &[], &["fb_i"], "o"),
+        ("back", "Abs", &[], &["re_o"], ""),
+        ("y", "Tanh", &[], &["re_o"], ""),
+    ] {
+        let inputs: String = ins
+            .iter()
+            .map(|i| format!("    input: \"{i}\"\n"))
+            .collect();
+        let param = if param.is_empty() {
+            String::new()
+        } else if op == "RepeatEnd" {
+            format!("    repeat_param {{\n      repeat_id: \"{param}\"\n      times: 2\n    }}\n")
+        } else {
+            format!("    repeat_param {{\n      repeat_id: \"{param}\"\n    }}\n")
+        };
+        f.push_str(&format!(
+            "  function {{\n    name: \"{name}\"\n    type: \"{op}\"\n{}{inputs}    output: \"{name}\"\n{param}  }}\n",
+            ids(r)
+        ));
+    }
+    format!(
+        "network {{\n  name: \"looped\"\n  batch_size: 1\n  repeat_info {{\n    id: \"o\"\n    times: 2\n  }}\n  repeat_info {{\n    id: \"i\"\n    times: 2\n  }}\n{v}{f}}}\n\
+         executor {{\n  name: \"runtime\"\n  network_name: \"looped\"\n  data_variable {{\n    variable_name: \"x\"\n    data_name: \"x\"\n  }}\n  output_variable {{\n    variable_name: \"y\"\n    data_name: \"y\"\n  }}\n}}\n"
+    )
+}
+
+#[test]
+fn cycles_into_nntxt_repeat_blocks_end_at_their_ports() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("looped.nntxt");
+    std::fs::write(&path, looped_nntxt()).unwrap();
+    let doc = mlformats::open(&path).unwrap();
+    let g = &doc.graph().unwrap().graphs[0];
+    for (direction, l) in laid_both_ways(g) {
+        let what = format!("{direction:?}");
+        let ids: Vec<&str> = l.groups.iter().map(|g| g.id.as_str()).collect();
+        assert_eq!(ids, ["o", "o/i"], "{what}");
+        // the two cycles into the blocks: `back` into the outer one from
+        // the top, `fb_i` into the inner one from the outer one
+        for (tensor, group) in [("back", 0), ("fb_i", 1)] {
+            let e = l
+                .edges
+                .iter()
+                .find(|e| {
+                    e.tensor == tensor
+                        && l.nodes[e.to].group == Some(group)
+                        && l.nodes[e.from].group != Some(group)
+                })
+                .unwrap_or_else(|| panic!("{what}: no edge of {tensor} into group {group}"));
+            let to = &l.nodes[e.to];
+            assert!(e.reversed, "{what}: {tensor} not laid out against the flow");
+            assert_eq!(
+                (to.kind, to.name.as_str()),
+                (NodeKind::Port, tensor),
+                "{what}: {tensor} ends at {} {}",
+                to.kind.as_str(),
+                to.name
+            );
+            assert_ne!(l.nodes[e.from].group, Some(group), "{what}: {tensor}");
+            // it ends on the port's box, on the side the flow enters it
+            let &(px, py) = e.points.last().unwrap();
+            let (x0, y0, x1) = (to.x, to.y, to.x + to.width);
+            let (y1, across) = (to.y + to.height, to.x);
+            let on = match direction {
+                Direction::TopToBottom => (py - y0).abs() < EPS && px > x0 && px < x1,
+                _ => (px - across).abs() < EPS && py > y0 && py < y1,
+            };
+            assert!(
+                on,
+                "{what}: {tensor} ends at {:?}, off its port {to:?}",
+                (px, py)
+            );
+            // and reached the port from outside its group's frame
+            let f = &l.groups[group];
+            let outside = |p: &(f64, f64)| {
+                p.0 < f.x - EPS
+                    || p.0 > f.x + f.width + EPS
+                    || p.1 < f.y - EPS
+                    || p.1 > f.y + f.height + EPS
+            };
+            assert!(
+                e.points.iter().any(outside),
+                "{what}: {tensor}: {:?}",
+                e.points
+            );
+        }
+    }
+}
+
+/// Edges joining the same two boxes (a Split's two outputs both read by
+/// one Concat, next to it or far below; a cycle's edge beside a forward
+/// one) share their ports and routing points, so each is moved a few
+/// pixels sideways: no two run on one line, and every check of a good
+/// drawing still holds, both directions.
+#[test]
+fn edges_joining_the_same_boxes_are_each_seen() {
+    let mut g = Graph::new("net");
+    g.nodes
+        .push(Node::new("Split", "split", ["x"], ["s0", "s1", "s2"]));
+    // next to each other: three edges split → near
+    g.nodes
+        .push(Node::new("Concat", "near", ["s0", "s1", "s2"], ["n"]));
+    // far below: two edges split → far, past a chain of three
+    g.nodes.push(Node::new("Relu", "r1", ["n"], ["a"]));
+    g.nodes.push(Node::new("Relu", "r2", ["a"], ["b"]));
+    g.nodes.push(Node::new("Relu", "r3", ["b"], ["c"]));
+    g.nodes
+        .push(Node::new("Concat", "far", ["c", "s0", "s1"], ["y"]));
+    g.infer_inputs_outputs();
+    for (direction, l) in laid_both_ways(&g) {
+        let what = format!("{direction:?}");
+        let id = |name: &str| l.nodes.iter().find(|n| n.name == name).unwrap().id;
+        for (to, k) in [("near", 3), ("far", 2)] {
+            let same: Vec<&Vec<(f64, f64)>> = l
+                .edges
+                .iter()
+                .filter(|e| e.from == id("split") && e.to == id(to))
+                .map(|e| &e.points)
+                .collect();
+            assert_eq!(same.len(), k, "{what}: split → {to}");
+            for (a, b) in same.iter().zip(same.iter().skip(1)) {
+                // apart all the way: at each end and at every bend
+                assert_eq!(a.len(), b.len(), "{what}");
+                for (p, q) in a.iter().zip(b.iter()) {
+                    let apart = (p.0 - q.0).abs().max((p.1 - q.1).abs());
+                    assert!(apart >= 2.0, "{what}: split → {to}: {a:?} and {b:?}");
+                }
+            }
+        }
+    }
 }

@@ -298,7 +298,8 @@ function renderGraphTab() {
   const execNet = g.executors.length ? g.executors[0].network : null;
   g.graphs.forEach((n, i) => {
     const o = document.createElement('option');
-    o.value = i; o.textContent = `network ${n.name}` + (g.executors.filter((e) => e.network === n.name).map((e) => ` (executor ${e.name})`).join(''));
+    // (a TenniS module names no network: its place in the file instead)
+    o.value = i; o.textContent = `network ${n.name || `#${i + 1} (unnamed)`}` + (g.executors.filter((e) => e.network === n.name).map((e) => ` (executor ${e.name})`).join(''));
     sel.appendChild(o);
   });
   const first = Math.max(0, g.graphs.findIndex((n) => n.name === execNet));
@@ -390,7 +391,9 @@ function boxInfo(net, b) {
       inputs.push({ name, shape: shapeOf(name) });
     }
   }
-  return { op: n.op, name: n.name, attributes: n.attributes, inputs, outputs: n.outputs.map((o) => ({ name: o, shape: shapeOf(o) })), weights };
+  // (TenniS's internal `#op` and `#name` fields are not attributes)
+  const attributes = n.attributes.filter(([k]) => !k.startsWith('#'));
+  return { op: n.op, name: n.name, attributes, inputs, outputs: n.outputs.map((o) => ({ name: o, shape: shapeOf(o) })), weights };
 }
 
 // Draws the network at `index` as the library lays it out (the `layout`
@@ -545,7 +548,11 @@ async function selectNode(i) {
   state.view.reveal(state.layout.nodes[i], d);
   const io = (list) => list.map((v) => `<tr><td class="mono">${esc(v.name)}</td><td>${fmtShape(v.shape)}</td></tr>`).join('');
   const doc = state.layout.nodes[i].doc;
-  let h = `<h3>${esc(n.op)}</h3><div class="mono">${esc(n.name)}</div>`;
+  let h = `<h3>${esc(n.op)}</h3>`;
+  // a one-line description from the support tables (mlformats::layout::describe)
+  const description = state.layout.nodes[i].description;
+  if (description) h += `<div id="op-description" class="op-desc">${esc(description)}</div>`;
+  h += `<div class="mono">${esc(n.name)}</div>`;
   const sub = (state.layout.groups || []).find((g) => g.node === i && g.kind === 'subgraph');
   if (sub) h += `<div><button id="open-bodies">Draw its subgraphs (${fmtInt(sub.operators)} nodes)</button></div>`;
   // the operator's reference (mlformats::layout::doc_url)

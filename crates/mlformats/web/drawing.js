@@ -92,12 +92,19 @@ export function drawLayout(vp, L, shapes, on) {
     const group = closed.get(n.id);
     const sub = group && group.kind === 'subgraph';
     if (group) g.dataset.group = group.id;
+    // the tooltip: the operator's description (mlformats::layout::describe)
+    // and, for a closed subgraph, how to open it
+    const tips = [];
+    if (n.description) tips.push(n.description);
     if (sub) {
       g.classList.add('subgraph');
-      const tip = el('title', {});
-      tip.textContent = `${group.operators} nodes in its subgraphs: double-click to draw them`;
-      g.appendChild(tip);
+      tips.push(`${group.operators} nodes in its subgraphs: double-click to draw them`);
       g.ondblclick = (ev) => { ev.stopPropagation(); on.group(group); };
+    }
+    if (tips.length) {
+      const tip = el('title', {});
+      tip.textContent = tips.join('\n');
+      g.appendChild(tip);
     }
     g.onclick = (ev) => { ev.stopPropagation(); if (group && !sub) on.group(group); else on.node(n.id); };
     nodes.appendChild(g);

@@ -3,7 +3,7 @@
 
 use std::collections::{HashMap, HashSet};
 
-use super::{LabelLine, Labels, LineStyle, NodeKind, ShapeLookup};
+use super::{Family, LabelLine, Labels, LineStyle, NodeKind, ShapeLookup};
 use crate::graph::{Attribute, Graph};
 
 /// Folded weights listed in a box; the rest are counted.
@@ -180,48 +180,23 @@ fn attribute_text(a: &Attribute) -> Option<String> {
     short.then_some(text)
 }
 
-/// Attributes that tell most about an operator, most telling first (ONNX,
-/// NNabla and TenniS spellings): a box lists these before the others,
-/// which keep their stored order.
-const TELLING: &[&str] = &[
-    "kernel_shape",
-    "kernel",
-    "ksize",
-    "strides",
-    "stride",
-    "pads",
-    "pad",
-    "padding",
-    "dilations",
-    "dilation",
-    "group",
-    "axis",
-    "axes",
-    "perm",
-    "shape",
-    "mode",
-    "to",
-    "alpha",
-    "beta",
-    "epsilon",
-    "eps",
-    "keepdims",
-    "keep_dims",
-];
-
-/// How telling attribute `key` is (lower is more): its place in
-/// [`TELLING`], after them the others.
-fn telling(key: &str) -> usize {
-    TELLING
-        .iter()
-        .position(|t| key.eq_ignore_ascii_case(t))
-        .unwrap_or(TELLING.len())
-}
-
 /// Up to [`MAX_ATTRIBUTE_LINES`] lines `key = value` of node `n`'s
-/// attributes with short values, the most telling first ([`TELLING`];
-/// internal `#` fields, ONNX's `domain` and `auto_pad = NOTSET` left out).
+/// attributes with short values, the most telling for its operator's
+/// family first ([`Family::telling_attributes`]), the others in stored
+/// order (internal `#` fields, ONNX's `domain` and `auto_pad = NOTSET`
+/// left out).
 fn attribute_lines(n: &crate::graph::Node) -> impl Iterator<Item = LabelLine> + '_ {
+    let telling: Vec<&str> = Family::of(NodeKind::Op, &n.op)
+        .telling_attributes()
+        .collect();
+    // how telling attribute `key` is (lower is more): its place in the
+    // family's list, after them the others
+    let rank = |key: &str| {
+        telling
+            .iter()
+            .position(|t| key.eq_ignore_ascii_case(t))
+            .unwrap_or(telling.len())
+    };
     let mut shown: Vec<(usize, &String, String)> = n
         .attributes
         .iter()
@@ -229,7 +204,7 @@ fn attribute_lines(n: &crate::graph::Node) -> impl Iterator<Item = LabelLine> + 
         .filter_map(|(k, a)| {
             let v = attribute_text(a)?;
             let unset = k == "auto_pad" && v == "NOTSET";
-            (!unset).then(|| (telling(k), k, v))
+            (!unset).then(|| (rank(k), k, v))
         })
         .collect();
     // stable: attributes equally telling keep their stored order

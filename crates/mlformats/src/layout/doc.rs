@@ -87,6 +87,9 @@ pub struct OpSupport {
     /// The operators written, the opsets, the attributes read and the
     /// limits; or why the operator is refused.
     pub text: String,
+    /// The operators written, as the table names them (empty when
+    /// refused, and for ONNX control flow, rewritten before lowering).
+    pub writes: String,
 }
 
 /// What our conversions do with operator `op` of `set` (ONNX operators of
@@ -116,6 +119,7 @@ pub fn op_support(set: OpSet, domain: &str, op: &str) -> Vec<OpSupport> {
                 direction: c.direction.to_string(),
                 lowered: c.lowered,
                 text: c.text,
+                writes: c.writes,
             })
             .collect()
     }
@@ -124,6 +128,111 @@ pub fn op_support(set: OpSet, domain: &str, op: &str) -> Vec<OpSupport> {
         let _ = (set, domain, op);
         Vec::new()
     }
+}
+
+/// The longest description [`describe`] gives, in characters.
+const DESCRIPTION_CHARS: usize = 160;
+
+/// The most characters of the operators one conversion writes that a
+/// description quotes.
+const WRITES_CHARS: usize = 64;
+
+/// A one-line description of operator `op` of `set`, drawn from the
+/// support tables ([`op_support`]): what it becomes in each conversion of
+/// ours (an ONNX operator in NNabla and TenniS, an NNabla function or a
+/// TenniS operator in ONNX), or that a conversion does not take it. `None`
+/// when no table speaks of the operator set (an unknown set, an ONNX
+/// domain other than the default one, the graph translation not built in).
+///
+/// ```
+/// use mlformats::layout::{OpSet, describe};
+/// let conv = describe(OpSet::Onnx, "", "Conv").unwrap();
+/// assert!(conv.starts_with("ONNX Conv → NNabla Convolution"), "{conv}");
+/// assert_eq!(
+///     describe(OpSet::Nnabla, "", "Convolution").as_deref(),
+///     Some("NNabla Convolution → ONNX Conv")
+/// );
+/// assert_eq!(describe(OpSet::Onnx, "com.microsoft", "FusedConv"), None);
+/// ```
+pub fn describe(set: OpSet, domain: &str, op: &str) -> Option<String> {
+    describe_rows(set, op, &op_support(set, domain, op))
+}
+
+/// [`describe`] from the support rows of `op`, already looked up.
+pub(crate) fn describe_rows(set: OpSet, op: &str, rows: &[OpSupport]) -> Option<String> {
+    let source = match set {
+        OpSet::Onnx => "ONNX",
+        OpSet::Nnabla => "NNabla",
+        OpSet::Tennis => "TenniS",
+        OpSet::Unknown => return None,
+    };
+    if rows.is_empty() {
+        return None;
+    }
+    // the target of a direction: `ONNX → NNabla` → `NNabla`
+    let target = |c: &OpSupport| {
+        c.direction
+            .rsplit('→')
+            .next()
+            .unwrap_or("")
+            .trim()
+            .to_string()
+    };
+    let mut into = Vec::new();
+    let mut refused = Vec::new();
+    let mut rewritten = None;
+    for c in rows {
+        if !c.lowered {
+            refused.push(target(c));
+        } else if c.writes.is_empty() {
+            rewritten.get_or_insert(c.text.as_str());
+        } else {
+            into.push(format!(
+                "{} {}",
+                target(c),
+                shorten(&c.writes, WRITES_CHARS)
+            ));
+        }
+    }
+    let verb = if set == OpSet::Onnx {
+        "not imported into"
+    } else {
+        "not exported to"
+    };
+    let mut parts = Vec::new();
+    if !into.is_empty() {
+        parts.push(into.join("; "));
+    }
+    if let Some(text) = rewritten {
+        parts.push(text.to_string());
+    }
+    if !refused.is_empty() {
+        parts.push(format!("{verb} {}", refused.join(" or ")));
+    }
+    let sep = if into.is_empty() { ": " } else { " → " };
+    Some(shorten(
+        &format!("{source} {op}{sep}{}", parts.join("; ")),
+        DESCRIPTION_CHARS,
+    ))
+}
+
+/// `s` cut to at most `max` characters, at the last `, ` or space before
+/// the cut when there is one, with `…` for what is left out.
+fn shorten(s: &str, max: usize) -> String {
+    if s.chars().count() <= max {
+        return s.to_string();
+    }
+    let head: String = s.chars().take(max).collect();
+    let last = head
+        .char_indices()
+        .nth(max.saturating_sub(1))
+        .map_or(head.len(), |(i, _)| i);
+    let end = head
+        .rfind(", ")
+        .or_else(|| head.rfind(' '))
+        .filter(|&i| i > 0)
+        .unwrap_or(last);
+    format!("{}…", head[..end].trim_end_matches([',', ';', ' ']))
 }
 
 /// Acronyms of NNabla function names that the Python name writes as one
@@ -179,6 +288,18 @@ pub(crate) fn nnabla_python_name(op: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::nnabla_python_name as py;
+    use super::shorten;
+
+    #[test]
+    fn long_text_is_cut_at_a_word() {
+        assert_eq!(shorten("Abs", 10), "Abs");
+        assert_eq!(
+            shorten("Reshape, Transpose, Concatenate", 20),
+            "Reshape, Transpose…"
+        );
+        assert_eq!(shorten("abcdefghijkl", 5), "abcd…");
+        assert_eq!(shorten("αβγδεζηθ", 4), "αβγ…");
+    }
 
     #[test]
     fn nnabla_names_as_python_writes_them() {

@@ -217,6 +217,116 @@ const CONTROL: &[&str] = &[
     "loopcond",
 ];
 
+/// The window of a convolution or a pooling and how it moves.
+const WINDOW: &[&str] = &[
+    "kernel_shape",
+    "kernel",
+    "ksize",
+    "strides",
+    "stride",
+    "pads",
+    "pad",
+    "padding",
+];
+
+/// Convolutions, fully connected layers, recurrent cells: after the
+/// window, the group (a depthwise convolution), then the rest.
+const TELLING_LINEAR: &[&str] = &[
+    "group",
+    "dilations",
+    "dilation",
+    "transA",
+    "transB",
+    "base_axis",
+    "hidden_size",
+    "direction",
+    "num_heads",
+    "axis",
+    "alpha",
+    "beta",
+];
+
+/// Pooling: after the window, how the border counts.
+const TELLING_POOLING: &[&str] = &[
+    "ceil_mode",
+    "count_include_pad",
+    "including_pad",
+    "ignore_border",
+    "dilations",
+    "p",
+];
+
+/// Normalizations: the epsilon, the axes normalized, the momentum.
+const TELLING_NORMALIZATION: &[&str] = &[
+    "epsilon",
+    "eps",
+    "axis",
+    "axes",
+    "momentum",
+    "decay_rate",
+    "batch_stat",
+    "num_groups",
+    "size",
+    "alpha",
+    "beta",
+    "bias",
+];
+
+/// Activations: the axis (Softmax), then their constants.
+const TELLING_ACTIVATION: &[&str] = &[
+    "axis",
+    "axes",
+    "alpha",
+    "beta",
+    "gamma",
+    "lambd",
+    "approximate",
+    "min",
+    "max",
+];
+
+/// Element-wise arithmetic and reductions: the axes reduced, whether they
+/// are kept, a scalar operand.
+const TELLING_ELEMENTWISE: &[&str] = &[
+    "axes",
+    "axis",
+    "keepdims",
+    "keep_dims",
+    "val",
+    "value",
+    "alpha",
+    "beta",
+    "fmod",
+    "to",
+];
+
+/// Reshaping and friends: the permutation (Transpose), the type (Cast),
+/// the mode (Pad, Resize), the axis (Concat, Gather, Split), the shape.
+const TELLING_SHAPE: &[&str] = &[
+    "perm", "to", "mode", "axis", "axes", "shape", "split", "starts", "ends", "repeats", "scales",
+    "sizes", "keepdims", "pads", "value",
+];
+
+/// Operators of no family (and control flow): after the window, the
+/// attributes that tell most about most operators.
+const TELLING_OTHER: &[&str] = &[
+    "group",
+    "dilations",
+    "dilation",
+    "axis",
+    "axes",
+    "perm",
+    "shape",
+    "mode",
+    "to",
+    "alpha",
+    "beta",
+    "epsilon",
+    "eps",
+    "keepdims",
+    "keep_dims",
+];
+
 impl Family {
     /// The family of a box: its kind (inputs and outputs are [`Family::Io`])
     /// and its operator type, matched without case, `_`, `-` or digits so
@@ -298,6 +408,33 @@ impl Family {
             Family::Control => "control",
             Family::Other => "other",
         }
+    }
+
+    /// The attributes that tell most about an operator of this family,
+    /// most telling first (ONNX, NNabla and TenniS spellings, matched
+    /// without case): a box lists these before its other attributes, which
+    /// keep their stored order ([`super::Labels::attributes`]). One table
+    /// for the SVG and the page, which draws the layout's labels.
+    ///
+    /// ```
+    /// use mlformats::layout::{Family, NodeKind};
+    /// let conv: Vec<&str> = Family::of(NodeKind::Op, "Conv").telling_attributes().collect();
+    /// assert_eq!(conv[..4], ["kernel_shape", "kernel", "ksize", "strides"]);
+    /// assert!(conv.iter().position(|a| *a == "group") < conv.iter().position(|a| *a == "dilations"));
+    /// let transpose = Family::of(NodeKind::Op, "Transpose").telling_attributes().next();
+    /// assert_eq!(transpose, Some("perm"));
+    /// ```
+    pub fn telling_attributes(self) -> impl Iterator<Item = &'static str> + Clone {
+        let (window, rest): (&[&str], &[&str]) = match self {
+            Family::Linear => (WINDOW, TELLING_LINEAR),
+            Family::Pooling => (WINDOW, TELLING_POOLING),
+            Family::Normalization => (&[], TELLING_NORMALIZATION),
+            Family::Activation => (&[], TELLING_ACTIVATION),
+            Family::Elementwise => (&[], TELLING_ELEMENTWISE),
+            Family::Shape => (&[], TELLING_SHAPE),
+            Family::Io | Family::Control | Family::Other => (WINDOW, TELLING_OTHER),
+        };
+        window.iter().chain(rest).copied()
     }
 
     /// The fill and stroke colours of its boxes (CSS hex).

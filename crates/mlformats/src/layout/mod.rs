@@ -19,7 +19,9 @@
 //!   one column, not one per use. Points are ordered and spaced like boxes,
 //!   so no edge ever runs through a box other than the two it joins: inside
 //!   a layer an edge is vertical in its own column, between layers it runs
-//!   in the free band where there are no boxes.
+//!   in the free band where there are no boxes. Edges joining the same two
+//!   boxes (a Split's outputs read by one Concat) would run on one line:
+//!   each is moved a few pixels sideways, so that every one is seen.
 //! - **Order.** A bounded number of barycenter sweeps (down, then up)
 //!   reduces crossings; the order with the fewest crossings, counted exactly
 //!   in O(E log V), is kept.
@@ -70,7 +72,7 @@ mod render;
 
 use crate::graph::Graph;
 
-pub use doc::{OpSet, OpSupport, doc_url, op_support};
+pub use doc::{OpSet, OpSupport, describe, doc_url, op_support};
 pub use family::{FAMILIES, Family};
 
 /// Which way the layers run.
@@ -303,6 +305,9 @@ pub struct LayoutNode {
     /// The address of the operator's reference documentation ([`doc_url`]),
     /// if it has one.
     pub doc: Option<String>,
+    /// A one-line description of the operator ([`describe`]: what our
+    /// conversions make of it), when the support tables speak of it.
+    pub description: Option<String>,
 }
 
 /// An edge of the drawing: a value from the box that writes it to a box
@@ -478,6 +483,7 @@ impl Layout {
             l.close_bodies(d);
         }
         l.operators = Layout::support_of(&l.nodes, options.op_set);
+        l.describe_boxes(options.op_set);
         l.fit_frame();
         Ok(l)
     }
@@ -536,6 +542,23 @@ impl Layout {
             }
         }
         out
+    }
+
+    /// Gives each operator's box the description of its operator, from
+    /// [`Layout::operators`] (which holds the rows of the boxes that have
+    /// them).
+    fn describe_boxes(&mut self, op_set: OpSet) {
+        let text: std::collections::BTreeMap<&str, String> = self
+            .operators
+            .iter()
+            .filter_map(|(op, rows)| Some((op.as_str(), doc::describe_rows(op_set, op, rows)?)))
+            .collect();
+        for n in &mut self.nodes {
+            let wanted = n.kind == NodeKind::Op && (op_set != OpSet::Onnx || n.doc.is_some());
+            if wanted {
+                n.description = text.get(n.op.as_str()).cloned();
+            }
+        }
     }
 
     /// Lists the nodes with bodies drawn closed as groups (their own
@@ -668,14 +691,17 @@ impl Layout {
                 layer: ranked.layer[id],
                 group: None,
                 doc: docs.get_mut(id).and_then(Option::take),
+                description: None,
             });
         }
+        let routes = place::routes(&layered, &placed, &pairs);
         let edges = sketch
             .edges
             .into_iter()
+            .zip(routes)
             .enumerate()
-            .map(|(i, e)| LayoutEdge {
-                points: place::route(&layered, &placed, i)
+            .map(|(i, (e, points))| LayoutEdge {
+                points: points
                     .into_iter()
                     .map(|(a, b)| if lr { (b, a) } else { (a, b) })
                     .collect(),

@@ -199,8 +199,9 @@ type Frame = (f64, f64, f64, f64);
 /// The points of a cycle's edge (laid out against the flow) that leaves
 /// (`out`) or enters an open group's `frame` at its border, re-routed round
 /// the frame to `port`, the point of the value's port inside: from the
-/// port out of the frame on its own side, along the frame's nearer side
-/// [`GROUP_PAD`]` / 2` outside it, to where the edge met the border. `lr`:
+/// port out of the frame on its own side, along the frame's side that
+/// makes the shorter way, [`GROUP_PAD`]` / 2` outside it, to where the
+/// edge met the border. `lr`:
 /// layers run left to right (the same in exchanged coordinates).
 fn round_frame(
     points: &[(f64, f64)],
@@ -231,7 +232,10 @@ fn round_frame(
     let far_side = if met_top { top - g } else { bottom + g };
     pts.push((bx, far_side));
     if (far_side - port_side).abs() > f64::EPSILON {
-        let side = if bx - left <= right - bx {
+        // round the side that makes the shorter way from where the edge
+        // met the frame to the port (fewer edges of the group crossed)
+        let way = |side: f64| (bx - side).abs() + (port.0 - side).abs();
+        let side = if way(left - g) <= way(right + g) {
             left - g
         } else {
             right + g

@@ -210,8 +210,35 @@ fn port(l: &Layered, p: &Placed, v: usize, other: usize, downwards: bool) -> f64
     p.x[v] - w / 2.0 + w * (i + 1) as f64 / (k + 1) as f64
 }
 
-/// The polyline of original edge `i`, from its `from` box to its `to` box.
-pub(crate) fn route(l: &Layered, p: &Placed, i: usize) -> Vec<(f64, f64)> {
+/// Most a polyline is moved sideways to part it from the other edges
+/// joining the same two boxes, which share its ports and routing points.
+const PARALLEL_SPREAD: f64 = 3.0;
+
+/// The polylines of all original edges ([`route`]), `ends[i]` the boxes
+/// edge `i` joins: edges joining the same two boxes (either way round, as
+/// a cycle's edge beside a forward one) would run on one line, so each is
+/// moved sideways by up to [`PARALLEL_SPREAD`], its ends kept on its
+/// boxes: every one of them is seen.
+pub(crate) fn routes(l: &Layered, p: &Placed, ends: &[(usize, usize)]) -> Vec<Vec<(f64, f64)>> {
+    let mut by_pair: std::collections::HashMap<(usize, usize), Vec<usize>> =
+        std::collections::HashMap::new();
+    for (i, &(a, b)) in ends.iter().enumerate() {
+        by_pair.entry((a.min(b), a.max(b))).or_default().push(i);
+    }
+    let mut dx = vec![0.0; ends.len()];
+    for same in by_pair.values().filter(|v| v.len() > 1) {
+        let k = (same.len() - 1) as f64;
+        let step = 2.0 * PARALLEL_SPREAD / k;
+        for (j, &i) in same.iter().enumerate() {
+            dx[i] = j as f64 * step - PARALLEL_SPREAD;
+        }
+    }
+    (0..ends.len()).map(|i| route(l, p, i, dx[i])).collect()
+}
+
+/// The polyline of original edge `i`, from its `from` box to its `to` box,
+/// moved `dx` sideways (its ends kept 2 px inside their boxes' sides).
+fn route(l: &Layered, p: &Placed, i: usize, dx: f64) -> Vec<(f64, f64)> {
     let path: Vec<usize> = l.path(i).collect();
     let mut pts: Vec<(f64, f64)> = Vec::with_capacity(2 * path.len());
     // consecutive points on one vertical line become one segment
@@ -237,6 +264,18 @@ pub(crate) fn route(l: &Layered, p: &Placed, i: usize) -> Vec<(f64, f64)> {
     let xt = port(l, p, t, path[path.len() - 2], false);
     push((xt, p.layer_top[l.layer_of[t]]));
     push((xt, p.top[t]));
+    if dx != 0.0 {
+        let inside = |v: usize, x: f64| {
+            let half = (p.sizes[v].0 / 2.0 - 2.0).max(0.0);
+            x.clamp(p.x[v] - half, p.x[v] + half)
+        };
+        for q in &mut pts {
+            q.0 += dx;
+        }
+        let last = pts.len() - 1;
+        pts[0].0 = inside(s, pts[0].0);
+        pts[last].0 = inside(t, pts[last].0);
+    }
     if l.edge_reversed(i) {
         pts.reverse();
     }

@@ -32,7 +32,7 @@ fn xml(s: &str) -> String {
 
 impl Layout {
     /// The layout as JSON: `nodes` (id, kind, op, name, label, x, y, width,
-    /// height, layer, doc; x and y the top-left corner) and `edges` (from, to,
+    /// height, layer, doc, description; x and y the top-left corner) and `edges` (from, to,
     /// tensor, points, reversed), with the drawing's `width` and `height`
     /// (see `docs/LAYOUT_JSON.md`).
     pub fn to_json(&self) -> Value {
@@ -60,6 +60,7 @@ impl Layout {
                     "layer": n.layer,
                     "group": n.group,
                     "doc": n.doc,
+                    "description": n.description,
                 })
             })
             .collect();
@@ -122,9 +123,9 @@ impl Layout {
             .map(|(op, rows)| {
                 let rows: Vec<Value> = rows
                     .iter()
-                    .map(
-                        |c| json!({"direction": c.direction, "lowered": c.lowered, "text": c.text}),
-                    )
+                    .map(|c| {
+                        json!({"direction": c.direction, "lowered": c.lowered, "text": c.text, "writes": c.writes})
+                    })
                     .collect();
                 (op.clone(), Value::Array(rows))
             })
@@ -198,10 +199,11 @@ impl Layout {
                 r(n.width),
                 r(n.height)
             );
-            // hovering a box says what our conversions do with its operator
-            if let Some(rows) = self.operators.get(&n.op).filter(|_| n.kind == NodeKind::Op) {
-                let _ = write!(s, "<title>{}", xml(&n.op));
-                for c in rows {
+            // hovering a box describes its operator (the description names
+            // it) and says what each of our conversions does with it
+            if let Some(d) = &n.description {
+                let _ = write!(s, "<title>{}", xml(d));
+                for c in self.operators.get(&n.op).into_iter().flatten() {
                     let _ = write!(s, "\n{}: {}", xml(&c.direction), xml(&c.text));
                 }
                 s.push_str("</title>");
