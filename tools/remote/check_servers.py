@@ -317,6 +317,7 @@ def rss(cli, work, files, port, env, fails):
     if st is None:
         return
     url = f"http://127.0.0.1:{port}/{st.name}"
+    nnp = next((f for f in files if f.suffix == ".nnp"), None)
     largest = 1024 * 4096 * 4 / (1 << 20)
     print(f"\npeak memory, {st.name} of {st.stat().st_size / (1 << 20):.0f} MiB, largest tensor {largest:.0f} MiB")
     print("| command | peak RSS (MiB) | fetched (CLI) |")
@@ -327,7 +328,9 @@ def rss(cli, work, files, port, env, fails):
         ("stats URL", [cli, "stats", url, "-q", "--remote-stats"]),
         ("show URL layer0/weight[0, :4]", [cli, "show", url, "layer0/weight[0, :4]", "--remote-stats"]),
         ("convert FILE out.npz (local, memory-mapped)", [cli, "convert", str(st), str(work / "rss.npz"), "-q"]),
-    ]:
+    ] + ([
+        ("convert NNP_URL out.onnx", [cli, "convert", f"http://127.0.0.1:{port}/{nnp.name}", str(work / "rss.onnx"), "-q", "--remote-stats"]),
+    ] if nnp else []):
         try:
             mib, err = peak_rss(cmd, env)
         except RuntimeError as e:
@@ -336,7 +339,7 @@ def rss(cli, work, files, port, env, fails):
         print(f"| {label} | {mib:.0f} | {fetched(err)} |")
         if "URL" in label and mib > 4 * largest + 64:
             fails.append(f"{label}: peak RSS {mib:.0f} MiB, not near the largest tensor ({largest:.0f} MiB)")
-    for p in ("rss.npz", "rss.params"):
+    for p in ("rss.npz", "rss.params", "rss.onnx"):
         (work / p).unlink(missing_ok=True)
 
 
