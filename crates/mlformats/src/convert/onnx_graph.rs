@@ -12,7 +12,7 @@ use onnx_format::proto::{GraphProto, NodeProto};
 use tensor_core::Limits;
 
 use super::{ConvertOptions, ConvertSummary, ExportedGraph, cast_float};
-use crate::{Document, Error, Format, Result};
+use crate::{Document, Error, Format, Result, WholeModelNeed};
 
 /// The name prefix of tensors an exporter adds to a model (helper constants
 /// such as reshape shapes, cast outputs): `diff` lists them apart from the
@@ -87,20 +87,11 @@ fn params_hint(e: Error, format: Format, empty: bool) -> Error {
     }
 }
 
-/// The ONNX model of `doc`'s graph ([`params_hint`] on failure).
-fn exported(
-    doc: &Document,
-    opts: &ConvertOptions,
-) -> Result<(onnx_format::ModelProto, crate::export::ExportSummary)> {
-    crate::export::export_model(doc, &export_options(opts))
-        .map_err(|e| params_hint(e, doc.format(), doc.is_empty()))
-}
-
-/// [`export`] of the file `index` describes, read through `reader`: the
-/// model built with its weights deferred
-/// ([`crate::export::export_index_model`]), adjusted as [`export`] adjusts
-/// it, written to `out` reading one weight at a time. The bytes and the
-/// summary are [`export`]'s for the same file.
+/// The graph of the file `index` describes (read through `reader`)
+/// exported to ONNX, its weights deferred
+/// ([`crate::export::export_index_model`]), with `opts`' selection,
+/// renames and cast ([`adjust`]), written to `out` reading one weight at a
+/// time.
 pub(super) fn export_index<R: crate::random_access::ReadAt + ?Sized>(
     index: &crate::random_access::FileIndex,
     reader: &R,
@@ -124,14 +115,15 @@ pub(super) fn export_index<R: crate::random_access::ReadAt + ?Sized>(
     Ok(summary)
 }
 
-/// [`export`] of an ONNX model with nodes opened by random access
+/// An ONNX model's own graph, of a model with nodes opened by random access
 /// (`index`, read through `reader`): its own graph from the model without
 /// its initializers' `raw_data` ([`crate::random_access::FileIndex::onnx_model_without_raw`]),
 /// each initializer that had one deferred (its data the index's tensor of
 /// the same position, read and cast when written), those stored in typed
 /// fields held as the whole path holds them. The bytes and the summary are
-/// [`export`]'s for the same file. `Ok(None)` for a model the index read
-/// whole.
+/// [`export_own`]'s for the same file. What needs the whole model instead
+/// (`Ok(Err(..))`): a model the index read whole, an initializer that holds
+/// `raw_data` and says where its data is as well.
 ///
 /// Memory: the model without its `raw_data` (graph, typed-field
 /// initializers, subgraphs, sparse initializers), and one initializer at a
@@ -144,10 +136,10 @@ pub(super) fn onnx_index<R: crate::random_access::ReadAt + ?Sized>(
     renames: &[(regex::Regex, String)],
     progress: &dyn Fn(u64),
     out: &mut dyn std::io::Write,
-) -> Result<Option<ConvertSummary>> {
+) -> Result<std::result::Result<ConvertSummary, WholeModelNeed>> {
     use onnx_format::proto::StringStringEntryProto;
     let Some((m, had_raw)) = index.onnx_model_without_raw(reader)? else {
-        return Ok(None);
+        return Ok(Err(WholeModelNeed::ExportsGraph { from: Format::Onnx }));
     };
     let opset = m.opset().unwrap_or(0);
     let name = m.graph_proto().name.clone().unwrap_or_default();
@@ -159,11 +151,9 @@ pub(super) fn onnx_index<R: crate::random_access::ReadAt + ?Sized>(
             }
             if !t.external_data.is_empty() || t.data_location.is_some() {
                 // (the writer of a deferred tensor writes neither)
-                return Err(Error::NeedsWholeModel {
-                    need: crate::WholeModelNeed::LocatedInitializer {
-                        name: t.name.clone().unwrap_or_default(),
-                    },
-                });
+                return Ok(Err(WholeModelNeed::LocatedInitializer {
+                    name: t.name.clone().unwrap_or_default(),
+                }));
             }
             t.external_data.push(StringStringEntryProto {
                 key: Some(graph_translate::export::DEFERRED_SOURCE.into()),
@@ -180,38 +170,28 @@ pub(super) fn onnx_index<R: crate::random_access::ReadAt + ?Sized>(
     let in_file = |n: &str| index.position(n).is_some();
     let (model, summary) = adjust(exported, &in_file, opts, filter, renames)?;
     crate::export::write_deferred(index, reader, model, progress, out)?;
-    Ok(Some(summary))
+    Ok(Ok(summary))
 }
 
-/// Exports `doc`'s graph (or, for an ONNX model, takes its own) to `w`
-/// with `opts`' selection, renames and cast applied to the model's
+/// An ONNX model's own graph, read from the whole file (`doc`), written to
+/// `w` with `opts`' selection, renames and cast applied to its
 /// initializers.
-pub(super) fn export(
+pub(super) fn export_own(
     doc: &Document,
     w: &mut dyn crate::codec::WriteSeek,
     opts: &ConvertOptions,
     filter: &crate::NameFilter,
     renames: &[(regex::Regex, String)],
 ) -> Result<ConvertSummary> {
-    let (model, network, opset) = if doc.format() == Format::Onnx {
-        // an ONNX model changed: its own graph, every initializer its own
-        let m =
-            onnx_format::Model::from_map(&doc.source()?.map, &onnx_format::ReadOptions::default())
-                .map_err(crate::formats::onnx::onnx_err)?;
-        let opset = m.opset().unwrap_or(0);
-        let name = m.graph_proto().name.clone().unwrap_or_default();
-        (m.proto, name, opset)
-    } else {
-        let (m, s) = exported(doc, opts)?;
-        (m, s.network, s.opset)
-    };
-    let in_file = |n: &str| doc.tensor(n).is_some();
+    let m = onnx_format::Model::from_map(&doc.source()?.map, &onnx_format::ReadOptions::default())
+        .map_err(crate::formats::onnx::onnx_err)?;
     let exported = Exported {
-        model,
-        network,
-        opset,
-        from: doc.format(),
+        opset: m.opset().unwrap_or(0),
+        network: m.graph_proto().name.clone().unwrap_or_default(),
+        model: m.proto,
+        from: Format::Onnx,
     };
+    let in_file = |n: &str| doc.position(n).is_some();
     let (model, summary) = adjust(exported, &in_file, opts, filter, renames)?;
     onnx_format::write_model(w, &model).map_err(crate::formats::onnx::onnx_err)?;
     Ok(summary)
