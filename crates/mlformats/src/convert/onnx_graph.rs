@@ -101,7 +101,7 @@ pub(super) fn export_index<R: crate::random_access::ReadAt + ?Sized>(
     progress: &dyn Fn(u64),
     out: &mut dyn std::io::Write,
 ) -> Result<ConvertSummary> {
-    let (model, s) = crate::export::export_index_model(index, reader, &export_options(opts))
+    let (model, s) = crate::export::export_index_model(index, reader, &export_options(opts), true)
         .map_err(|e| params_hint(e, index.format(), index.tensors().is_empty()))?;
     let exported = Exported {
         model,
