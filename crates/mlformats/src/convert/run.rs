@@ -407,11 +407,11 @@ fn onnx_graph<R: ReadAt + ?Sized>(
 }
 
 /// Between NNabla formats with tensors selected, cast or renamed: the
-/// model (networks, executors, optimizers, ...) goes along with the
-/// parameters written, unless the target (`.h5`) holds parameters only.
-/// Renaming parameters of a model with a network is refused: the network
-/// would name parameters that are no longer there. Returns whether the
-/// networks went along, and the warnings.
+/// model (networks, executors, optimizers, ...) of `doc` goes along with
+/// the parameters written (the target is not `.h5`). Renaming parameters
+/// of a model with a network is refused: the network would name
+/// parameters that are no longer there. Returns whether the networks went
+/// along, and the warnings.
 #[cfg(feature = "nnp")]
 fn nnabla_with_model(
     doc: &Document,
@@ -423,14 +423,8 @@ fn nnabla_with_model(
 ) -> Result<(bool, Vec<String>)> {
     use crate::formats::nnabla_family;
     let model = nnabla_family::model(&doc.source()?)?;
-    let with_graph = target != Format::NnablaH5 && !model.network.is_empty();
+    let with_graph = !model.network.is_empty();
     let mut warnings = Vec::new();
-    if target == Format::NnablaH5 && !model.network.is_empty() {
-        warnings.push(format!(
-            "the networks of this {} are not carried over: an .h5 holds parameters only",
-            doc.format()
-        ));
-    }
     if with_graph {
         if !opts.renames.is_empty() {
             return Err(Error::OptionDoesNotApply {

@@ -74,15 +74,7 @@ pub(crate) fn export_index_model<R: ReadAt + ?Sized>(
         failed: RefCell::new(None),
         defers,
     };
-    #[cfg(feature = "nnabla")]
-    let model = || {
-        index.nnabla_model().ok_or_else(|| Error::NoGraphToExport {
-            format: index.format(),
-        })
-    };
-    #[cfg(not(feature = "nnabla"))]
-    let model = || -> Result<()> { Ok(()) };
-    let exported = super::export_with(index.format(), model, index.graph(), &weights, opts);
+    let exported = super::export_with(index, &weights, opts);
     // a tensor that could not be read fails the export, even where a
     // lowering would have gone on without it
     if let Some(e) = weights.failed.into_inner() {

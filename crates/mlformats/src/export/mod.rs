@@ -107,26 +107,26 @@ pub fn export_model(doc: &Document, opts: &ExportOptions) -> Result<(ModelProto,
     index::export_index_model(doc.index(), doc.reader(), opts, false)
 }
 
-/// [`export_model`] of a file of `format` whose NNabla model `model` gives
-/// (asked for an NNabla file only), whose graph is `graph` and whose
-/// tensors `weights` holds.
+/// [`export_model`] of the file `index` describes, whose tensors `weights`
+/// gives.
 #[cfg_attr(
     not(any(feature = "nnabla", feature = "tennis")),
     allow(unreachable_code, unused_variables)
 )]
-pub(crate) fn export_with<M: NnablaModel>(
-    format: Format,
-    model: impl FnOnce() -> Result<M>,
-    graph: Option<&tensor_core::graph::ModelGraph>,
+fn export_with(
+    index: &crate::random_access::FileIndex,
     weights: &dyn gt::Weights,
     opts: &ExportOptions,
 ) -> Result<(ModelProto, ExportSummary)> {
+    let (format, graph) = (index.format(), index.graph());
     let opset = opts.checked_opset().map_err(from_gt)?;
     let (model, summary): (ModelProto, gt::ExportSummary) = match format.graph_kind() {
         #[cfg(feature = "nnabla")]
         GraphKind::Network => {
-            let model = model()?;
-            gt::nnabla::export(model.model(), weights, opts).map_err(from_gt)?
+            let model = index
+                .nnabla_model()
+                .ok_or(Error::NoGraphToExport { format })?;
+            gt::nnabla::export(model, weights, opts).map_err(from_gt)?
         }
         #[cfg(feature = "tennis")]
         GraphKind::Module => {
@@ -143,7 +143,7 @@ pub(crate) fn export_with<M: NnablaModel>(
         }
         #[allow(unreachable_patterns)]
         GraphKind::Network | GraphKind::Module | GraphKind::Graph | GraphKind::None => {
-            let _ = (opset, model, graph, weights);
+            let _ = (opset, graph, weights);
             return Err(Error::Unsupported(format!(
                 "{format} files have no graph to export to ONNX (NNabla networks and TenniS modules do)"
             )));
@@ -151,30 +151,6 @@ pub(crate) fn export_with<M: NnablaModel>(
     };
     Ok((model, summary))
 }
-
-/// An NNabla model, owned or borrowed (the NNabla model of a file).
-pub(crate) trait NnablaModel {
-    /// The model.
-    #[cfg(feature = "nnabla")]
-    fn model(&self) -> &nnabla_proto::NNablaProtoBuf;
-}
-
-#[cfg(feature = "nnabla")]
-impl NnablaModel for nnabla_proto::NNablaProtoBuf {
-    fn model(&self) -> &nnabla_proto::NNablaProtoBuf {
-        self
-    }
-}
-
-#[cfg(feature = "nnabla")]
-impl NnablaModel for &nnabla_proto::NNablaProtoBuf {
-    fn model(&self) -> &nnabla_proto::NNablaProtoBuf {
-        self
-    }
-}
-
-#[cfg(not(feature = "nnabla"))]
-impl NnablaModel for () {}
 
 /// Exports `doc`'s graph as the ONNX model `out` (replaced atomically):
 /// [`export_to_writer`] on the file being written.
