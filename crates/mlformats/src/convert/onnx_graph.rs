@@ -12,6 +12,7 @@ use onnx_format::proto::{GraphProto, NodeProto};
 use tensor_core::Limits;
 
 use super::{ConvertOptions, ConvertSummary, ExportedGraph, cast_float};
+use crate::random_access::{FileIndex, ReadAt};
 use crate::{Document, Error, Format, Result, WholeModelNeed};
 
 /// The name prefix of tensors an exporter adds to a model (helper constants
@@ -19,10 +20,10 @@ use crate::{Document, Error, Format, Result, WholeModelNeed};
 /// model's own tensors.
 pub const RESERVED_PREFIX: &str = "mlformats/";
 
-/// True when `name` is one of the exporter's helper tensors (`in_file`:
-/// the source file holds a tensor of that name).
-fn is_helper(in_file: &dyn Fn(&str) -> bool, name: &str) -> bool {
-    name.starts_with(RESERVED_PREFIX) || !in_file(name)
+/// True when `name` is one of the exporter's helper tensors (not a tensor
+/// of the source file, `index`).
+fn is_helper(index: &FileIndex, name: &str) -> bool {
+    name.starts_with(RESERVED_PREFIX) || index.position(name).is_none()
 }
 
 /// Every name a node or the graph's interface uses, in this graph.
@@ -92,8 +93,8 @@ fn params_hint(e: Error, format: Format, empty: bool) -> Error {
 /// ([`crate::export::export_index_model`]), with `opts`' selection,
 /// renames and cast ([`adjust`]), written to `out` reading one weight at a
 /// time.
-pub(super) fn export_index<R: crate::random_access::ReadAt + ?Sized>(
-    index: &crate::random_access::FileIndex,
+pub(super) fn export_index<R: ReadAt + ?Sized>(
+    index: &FileIndex,
     reader: &R,
     opts: &ConvertOptions,
     filter: &crate::NameFilter,
@@ -109,10 +110,9 @@ pub(super) fn export_index<R: crate::random_access::ReadAt + ?Sized>(
         opset: s.opset,
         from: index.format(),
     };
-    let in_file = |n: &str| index.position(n).is_some();
-    let (model, summary) = adjust(exported, &in_file, opts, filter, renames)?;
-    crate::export::write_deferred(index, reader, model, progress, out)?;
-    Ok(summary)
+    written(
+        index, reader, exported, opts, filter, renames, progress, out,
+    )
 }
 
 /// An ONNX model's own graph, of a model with nodes opened by random access
@@ -128,8 +128,8 @@ pub(super) fn export_index<R: crate::random_access::ReadAt + ?Sized>(
 /// Memory: the model without its `raw_data` (graph, typed-field
 /// initializers, subgraphs, sparse initializers), and one initializer at a
 /// time as read (and cast).
-pub(super) fn onnx_index<R: crate::random_access::ReadAt + ?Sized>(
-    index: &crate::random_access::FileIndex,
+pub(super) fn onnx_index<R: ReadAt + ?Sized>(
+    index: &FileIndex,
     reader: &R,
     opts: &ConvertOptions,
     filter: &crate::NameFilter,
@@ -167,10 +167,10 @@ pub(super) fn onnx_index<R: crate::random_access::ReadAt + ?Sized>(
         opset,
         from: Format::Onnx,
     };
-    let in_file = |n: &str| index.position(n).is_some();
-    let (model, summary) = adjust(exported, &in_file, opts, filter, renames)?;
-    crate::export::write_deferred(index, reader, model, progress, out)?;
-    Ok(Ok(summary))
+    written(
+        index, reader, exported, opts, filter, renames, progress, out,
+    )
+    .map(Ok)
 }
 
 /// An ONNX model's own graph, read from the whole file (`doc`), written to
@@ -191,29 +191,46 @@ pub(super) fn export_own(
         model: m.proto,
         from: Format::Onnx,
     };
-    let in_file = |n: &str| doc.position(n).is_some();
-    let (model, summary) = adjust(exported, &in_file, opts, filter, renames)?;
-    onnx_format::write_model(w, &model).map_err(crate::formats::onnx::onnx_err)?;
+    let (index, reader) = (doc.index(), doc.reader());
+    written(index, reader, exported, opts, filter, renames, &|_| {}, w)
+}
+
+/// `exported` (of the file `index` describes, read through `reader`)
+/// with `opts`' selection, renames and cast ([`adjust`]), written to `out`,
+/// each deferred initializer read from the file when the writer gets to it.
+#[allow(clippy::too_many_arguments)]
+fn written<R: ReadAt + ?Sized>(
+    index: &FileIndex,
+    reader: &R,
+    exported: Exported,
+    opts: &ConvertOptions,
+    filter: &crate::NameFilter,
+    renames: &[(regex::Regex, String)],
+    progress: &dyn Fn(u64),
+    out: &mut dyn std::io::Write,
+) -> Result<ConvertSummary> {
+    let (model, summary) = adjust(exported, index, opts, filter, renames)?;
+    crate::export::write_deferred(index, reader, model, progress, out)?;
     Ok(summary)
 }
 
 /// A model exported from a file of format `from`, before the conversion's
 /// selection, renames and cast.
-pub(super) struct Exported {
-    pub model: onnx_format::ModelProto,
-    pub network: String,
-    pub opset: i64,
-    pub from: Format,
+struct Exported {
+    model: onnx_format::ModelProto,
+    network: String,
+    opset: i64,
+    from: Format,
 }
 
 /// The exported model with `opts`' selection, renames and cast applied to
-/// the model's initializers (those `in_file` says the source file holds),
+/// the model's initializers (those the source file, `index`, holds),
 /// and the conversion's summary. A deferred initializer
 /// (`graph_translate::export::deferred_source`) is cast by changing its
 /// type: its writer casts the data.
-pub(super) fn adjust(
+fn adjust(
     exported: Exported,
-    in_file: &dyn Fn(&str) -> bool,
+    index: &FileIndex,
     opts: &ConvertOptions,
     filter: &crate::NameFilter,
     renames: &[(regex::Regex, String)],
@@ -232,7 +249,7 @@ pub(super) fn adjust(
         .initializer
         .iter()
         .filter_map(|t| t.name.clone())
-        .filter(|n| !is_helper(in_file, n))
+        .filter(|n| !is_helper(index, n))
         .collect();
     check_selection(&model_names, filter)?;
     let rename_map = rename(graph, &model_names, renames)?;
