@@ -90,29 +90,20 @@ fn params_hint(e: Error, format: Format, empty: bool) -> Error {
 
 /// The graph of the file `index` describes (read through `reader`)
 /// exported to ONNX, its weights deferred
-/// ([`crate::export::export_index_model`]), with `opts`' selection,
-/// renames and cast ([`adjust`]), written to `out` reading one weight at a
-/// time.
-pub(super) fn export_index<R: ReadAt + ?Sized>(
+/// ([`crate::export::export_index_model`]): [`written`] reads each one.
+pub(super) fn exported_graph<R: ReadAt + ?Sized>(
     index: &FileIndex,
     reader: &R,
     opts: &ConvertOptions,
-    filter: &crate::NameFilter,
-    renames: &[(regex::Regex, String)],
-    progress: &dyn Fn(u64),
-    out: &mut dyn std::io::Write,
-) -> Result<ConvertSummary> {
+) -> Result<Exported> {
     let (model, s) = crate::export::export_index_model(index, reader, &export_options(opts), true)
         .map_err(|e| params_hint(e, index.format(), index.tensors().is_empty()))?;
-    let exported = Exported {
+    Ok(Exported {
         model,
         network: s.network,
         opset: s.opset,
         from: index.format(),
-    };
-    written(
-        index, reader, exported, opts, filter, renames, progress, out,
-    )
+    })
 }
 
 /// An ONNX model's own graph, of a model with nodes opened by random access
@@ -121,22 +112,17 @@ pub(super) fn export_index<R: ReadAt + ?Sized>(
 /// each initializer that had one deferred (its data the index's tensor of
 /// the same position, read and cast when written), those stored in typed
 /// fields held as the whole path holds them. The bytes and the summary are
-/// [`export_own`]'s for the same file. What needs the whole model instead
+/// [`own_whole`]'s for the same file. What needs the whole model instead
 /// (`Ok(Err(..))`): a model the index read whole, an initializer that holds
 /// `raw_data` and says where its data is as well.
 ///
 /// Memory: the model without its `raw_data` (graph, typed-field
 /// initializers, subgraphs, sparse initializers), and one initializer at a
 /// time as read (and cast).
-pub(super) fn onnx_index<R: ReadAt + ?Sized>(
+pub(super) fn own_by_slices<R: ReadAt + ?Sized>(
     index: &FileIndex,
     reader: &R,
-    opts: &ConvertOptions,
-    filter: &crate::NameFilter,
-    renames: &[(regex::Regex, String)],
-    progress: &dyn Fn(u64),
-    out: &mut dyn std::io::Write,
-) -> Result<std::result::Result<ConvertSummary, WholeModelNeed>> {
+) -> Result<std::result::Result<Exported, WholeModelNeed>> {
     use onnx_format::proto::StringStringEntryProto;
     let Some((m, had_raw)) = index.onnx_model_without_raw(reader)? else {
         return Ok(Err(WholeModelNeed::ExportsGraph { from: Format::Onnx }));
@@ -161,45 +147,31 @@ pub(super) fn onnx_index<R: ReadAt + ?Sized>(
             });
         }
     }
-    let exported = Exported {
+    Ok(Ok(Exported {
         model,
         network: name,
         opset,
         from: Format::Onnx,
-    };
-    written(
-        index, reader, exported, opts, filter, renames, progress, out,
-    )
-    .map(Ok)
+    }))
 }
 
-/// An ONNX model's own graph, read from the whole file (`doc`), written to
-/// `w` with `opts`' selection, renames and cast applied to its
-/// initializers.
-pub(super) fn export_own(
-    doc: &Document,
-    w: &mut dyn crate::codec::WriteSeek,
-    opts: &ConvertOptions,
-    filter: &crate::NameFilter,
-    renames: &[(regex::Regex, String)],
-) -> Result<ConvertSummary> {
+/// An ONNX model's own graph, read from the whole file (`doc`).
+pub(super) fn own_whole(doc: &Document) -> Result<Exported> {
     let m = onnx_format::Model::from_map(&doc.source()?.map, &onnx_format::ReadOptions::default())
         .map_err(crate::formats::onnx::onnx_err)?;
-    let exported = Exported {
+    Ok(Exported {
         opset: m.opset().unwrap_or(0),
         network: m.graph_proto().name.clone().unwrap_or_default(),
         model: m.proto,
         from: Format::Onnx,
-    };
-    let (index, reader) = (doc.index(), doc.reader());
-    written(index, reader, exported, opts, filter, renames, &|_| {}, w)
+    })
 }
 
 /// `exported` (of the file `index` describes, read through `reader`)
 /// with `opts`' selection, renames and cast ([`adjust`]), written to `out`,
 /// each deferred initializer read from the file when the writer gets to it.
 #[allow(clippy::too_many_arguments)]
-fn written<R: ReadAt + ?Sized>(
+pub(super) fn written<R: ReadAt + ?Sized>(
     index: &FileIndex,
     reader: &R,
     exported: Exported,
@@ -216,7 +188,7 @@ fn written<R: ReadAt + ?Sized>(
 
 /// A model exported from a file of format `from`, before the conversion's
 /// selection, renames and cast.
-struct Exported {
+pub(super) struct Exported {
     model: onnx_format::ModelProto,
     network: String,
     opset: i64,

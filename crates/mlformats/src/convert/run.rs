@@ -388,17 +388,18 @@ fn onnx_graph<R: ReadAt + ?Sized>(
             && index
                 .graph()
                 .is_some_and(|g| g.graphs.iter().any(|g| !g.nodes.is_empty()));
-        let progress = super::driver::progress(opts);
-        let s = if exports {
-            og::export_index(index, reader, opts, filter, renames, progress, w)?
+        let exported = if exports {
+            og::exported_graph(index, reader, opts)?
         } else if own_graph {
-            match og::onnx_index(index, reader, opts, filter, renames, progress, w)? {
-                Ok(s) => s,
-                Err(need) => og::export_own(input.whole(need)?, w, opts, filter, renames)?,
+            match og::own_by_slices(index, reader)? {
+                Ok(e) => e,
+                Err(need) => og::own_whole(input.whole(need)?)?,
             }
         } else {
             return Ok(None);
         };
+        let progress = super::driver::progress(opts);
+        let s = og::written(index, reader, exported, opts, filter, renames, progress, w)?;
         w.flush()?;
         Ok(Some(s))
     }
