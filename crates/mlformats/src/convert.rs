@@ -4,7 +4,7 @@
 
 use std::path::Path;
 
-use crate::codec::{Item, WriteContext, WriteSeek, codec};
+use crate::codec::WriteSeek;
 use crate::{Document, Error, Format, Result};
 
 mod driver;
@@ -12,7 +12,7 @@ mod driver;
 mod onnx_graph;
 mod options;
 mod plan;
-mod sliced;
+mod run;
 mod stream;
 mod summary;
 
@@ -20,10 +20,9 @@ mod summary;
 pub use onnx_graph::RESERVED_PREFIX;
 pub use options::ConvertOptions;
 pub(crate) use plan::{Exchange, Plan, cast_float};
-pub use sliced::{SLICED_TARGETS, convert_index};
+pub use run::{SLICED_TARGETS, convert_index};
 pub use summary::{ConvertSummary, ExportedGraph};
 
-use driver::Selection;
 /// The name prefix of tensors an exporter adds to a model (helper constants
 /// such as reshape shapes, cast outputs): `diff` lists them apart from the
 /// model's own tensors.
@@ -44,17 +43,8 @@ pub fn convert(
     convert_document(&doc, output, opts)
 }
 
-/// Refuses options that do not apply to converting `doc` to `target`
-/// (rather than ignoring them).
-fn check_applies(doc: &Document, target: Format, opts: &ConvertOptions) -> Result<()> {
-    #[cfg(feature = "onnx")]
-    let exports = target == Format::Onnx && !opts.weights_only && crate::export::has_graph(doc);
-    #[cfg(not(feature = "onnx"))]
-    let exports = false;
-    check_applies_to(doc.format(), exports, target, opts)
-}
-
-/// [`check_applies`] for an input of format `from`; `exports`: the
+/// Refuses options that do not apply to converting an input of format
+/// `from` to `target` (rather than ignoring them); `exports`: the
 /// conversion exports a graph to ONNX.
 fn check_applies_to(
     from: Format,
@@ -113,8 +103,11 @@ fn check_applies_to(
 /// TenniS module) going to ONNX is exported with the tensors selected,
 /// renamed and cast consistently, or refused when that would break it.
 /// Otherwise the tensors are copied, selected, cast and reordered as
-/// `opts` says; every writer converts one tensor at a time while writing
-/// (the writers [`convert_index`] uses for a file read by slices). Options
+/// `opts` says; every writer converts one tensor at a time while writing.
+/// A document opened at a [`crate::random_access::ReadAt`] is converted
+/// reading one tensor (or slice) at a time, as [`convert_index`] says, and
+/// read whole only for a step that needs the whole model (refused instead
+/// with [`ConvertOptions::streaming_only`]). Options
 /// that do not apply to the target are refused; every step that loses
 /// something is refused or said in [`ConvertSummary::warnings`]. The
 /// bytes are the ones [`convert_document_to_bytes`] and
@@ -213,125 +206,18 @@ pub fn convert_document_to_writer<W: std::io::Write + ?Sized>(
 }
 
 /// The one conversion of `doc` to `target` with `opts`, written to `w`
-/// (the file being written, memory, a temporary file).
+/// (the file being written, memory, a temporary file): `run.rs`'s driver.
 fn convert_document_to(
     doc: &Document,
     target: Format,
     w: &mut dyn WriteSeek,
     opts: &ConvertOptions,
 ) -> Result<ConvertSummary> {
-    #[cfg(feature = "nnp")]
-    if let Some(params) = &opts.params {
-        let merged = doc.with_parameters(params)?;
-        let mut rest = opts.clone();
-        rest.params = None;
-        let mut s = convert_document_to(&merged, target, w, &rest)?;
-        s.from = doc.format();
-        return Ok(s);
-    }
-    #[cfg(not(feature = "nnp"))]
-    if opts.params.is_some() {
-        return Err(Error::FeatureDisabled {
-            format: Format::NnablaH5,
-            feature: "nnp",
-        });
-    }
-    check_applies(doc, target, opts)?;
-    let filter = crate::NameFilter::new(&opts.only, &opts.exclude)?;
-    #[cfg(all(feature = "onnx", feature = "nnp"))]
-    if doc.format() == Format::Onnx && crate::import::imports_to(target, opts) {
-        return crate::import::onnx_to_nnabla(doc, target, w, opts);
-    }
-    if opts.is_plain()
-        && let Some(s) = convert_as_is(doc, target, w)?
-    {
-        return Ok(s);
-    }
-    let renames = renames(&opts.renames)?;
-    #[cfg(feature = "onnx")]
-    if target == Format::Onnx
-        && !opts.weights_only
-        && (crate::export::has_graph(doc)
-            || (doc.format() == Format::Onnx
-                && doc
-                    .graph()
-                    .is_some_and(|g| g.graphs.iter().any(|g| !g.nodes.is_empty()))))
-    {
-        return onnx_graph::export(doc, w, opts, &filter, &renames);
-    }
-    let keeps_model = doc.format().is_nnabla() && target.is_nnabla() && !opts.weights_only;
-    let src = driver::Source {
-        format: doc.format(),
-        kind: doc.kind(),
-        path: doc.path(),
-        lost: what_is_lost(doc),
-        tensors: doc
-            .tensors()
-            .map(|(name, tensor)| Item {
-                name,
-                tensor: tensor.into(),
-                need_grad: doc.need_grad(name).unwrap_or(true),
-            })
-            .collect(),
-    };
-    let mut sel = Selection::new(&src, target, opts, &filter, &renames, keeps_model)?;
-    let cx = sel.context(&src, opts);
-    #[cfg(feature = "nnp")]
-    if keeps_model {
-        let items = sel.items(&src);
-        let (with_graph, mut warnings) = nnabla_with_model(doc, target, w, &items, &cx, opts)?;
-        let mut s = sel.summary(with_graph);
-        s.warnings.append(&mut warnings);
-        return Ok(s);
-    }
-    sel.say_lost(&src, opts);
-    codec(target)?.write_to(target, w, &sel.items(&src), &cx)?;
-    Ok(sel.summary(false))
+    run::run(&run::Input::of(doc, opts), target, w, opts)
 }
 
-/// A plain conversion (no option) that keeps the whole model: `doc`
-/// re-encoded into its own format, or transcoded between NNabla's
-/// encodings; `None` for any other.
-fn convert_as_is(
-    doc: &Document,
-    target: Format,
-    w: &mut dyn WriteSeek,
-) -> Result<Option<ConvertSummary>> {
-    if doc.format() == target {
-        codec(target)?.reencode(&doc.source()?, w)?;
-        return Ok(Some(ConvertSummary::new(
-            doc.format(),
-            target,
-            doc.len(),
-            true,
-        )));
-    }
-    #[cfg(feature = "nnp")]
-    if doc.format().is_nnabla() && target.is_nnabla() {
-        crate::formats::nnabla_family::transcode(&doc.source()?, target, w)?;
-        let mut s = ConvertSummary::new(doc.format(), target, doc.len(), true);
-        s.warnings.extend(driver::widened_warning(
-            target,
-            doc.tensors().map(|(n, t)| (n, t.dtype())),
-        )?);
-        if target == Format::NnablaH5 && doc.graph().is_some_and(|g| !g.graphs.is_empty()) {
-            s.warnings.push(format!(
-                "the networks of this {} are not carried over: an .h5 holds parameters only",
-                doc.format()
-            ));
-        }
-        return Ok(Some(s));
-    }
-    Ok(None)
-}
-
-/// What a tensors-only target would not carry of `doc`: its graph, its
-/// optimizer configs, its metadata.
-fn what_is_lost(doc: &Document) -> Option<String> {
-    lost_of(doc.graph(), doc.metadata())
-}
-
-/// [`what_is_lost`] of a file with `graph` and `metadata`.
+/// What a tensors-only target would not carry of a file with `graph` and
+/// `metadata`: its graph, its optimizer configs, its metadata.
 fn lost_of(
     graph: Option<&tensor_core::graph::ModelGraph>,
     m: &serde_json::Map<String, serde_json::Value>,
@@ -347,56 +233,6 @@ fn lost_of(
         lost.push("the solver states".to_string());
     }
     (!lost.is_empty()).then(|| lost.join(" and "))
-}
-
-/// Between NNabla formats with tensors selected, cast or renamed: the
-/// model (networks, executors, optimizers, ...) goes along with the
-/// parameters written, unless the target (`.h5`) holds parameters only.
-/// Renaming parameters of a model with a network is refused: the network
-/// would name parameters that are no longer there. Returns whether the
-/// networks went along, and the warnings.
-#[cfg(feature = "nnp")]
-fn nnabla_with_model(
-    doc: &Document,
-    target: Format,
-    w: &mut dyn WriteSeek,
-    items: &[Item<'_, '_>],
-    cx: &WriteContext<'_>,
-    opts: &ConvertOptions,
-) -> Result<(bool, Vec<String>)> {
-    use crate::formats::nnabla_family;
-    let model = nnabla_family::model(&doc.source()?)?;
-    let with_graph = target != Format::NnablaH5 && !model.network.is_empty();
-    let mut warnings = Vec::new();
-    if target == Format::NnablaH5 && !model.network.is_empty() {
-        warnings.push(format!(
-            "the networks of this {} are not carried over: an .h5 holds parameters only",
-            doc.format()
-        ));
-    }
-    if with_graph {
-        if !opts.renames.is_empty() {
-            return Err(Error::OptionDoesNotApply {
-                option: "--rename",
-                why: format!(
-                    "--rename would leave the networks of this {} naming parameters that are no \
-                     longer there; add --weights-only to write the renamed parameters alone",
-                    doc.format()
-                ),
-            });
-        }
-        let missing = nnabla_family::missing_parameters(&model, items.iter().map(|it| it.name));
-        if !missing.is_empty() {
-            warnings.push(format!(
-                "the network is kept, but {} of the parameters it uses are not in the output \
-                 (they have no stored values): {}",
-                missing.len(),
-                missing.join(", ")
-            ));
-        }
-    }
-    nnabla_family::write_to(&model, target, w, items, cx)?;
-    Ok((with_graph, warnings))
 }
 
 /// The format `output`'s extension names; an extension no format claims

@@ -1,10 +1,9 @@
-//! The steps every conversion of a file's tensors takes, whether the file is
-//! held whole ([`crate::Document`], [`super::convert_document`]) or read by
-//! slices ([`crate::random_access::FileIndex`], [`super::convert_index`]):
+//! The steps every conversion of a file's tensors takes (the one driver,
+//! `run.rs`, for a [`crate::Document`] and for [`super::convert_index`]):
 //! the selection (`--only`/`--exclude`), the renames, the check that no two
 //! tensors get one name, the target's refusals, the cast plan, the warnings
-//! and what a tensors-only target loses. Each path describes its file as a
-//! [`Source`] and writes the [`Selection`]'s items its own way.
+//! and what a tensors-only target loses. The driver describes its file as a
+//! [`Source`] and hands the [`Selection`]'s items to the target's writer.
 
 use std::path::Path;
 

@@ -12,17 +12,18 @@ use onnx_format::proto::{GraphProto, NodeProto};
 use tensor_core::Limits;
 
 use super::{ConvertOptions, ConvertSummary, ExportedGraph, cast_float};
-use crate::{Document, Error, Format, Result};
+use crate::random_access::{FileIndex, ReadAt};
+use crate::{Document, Error, Format, Result, WholeModelNeed};
 
 /// The name prefix of tensors an exporter adds to a model (helper constants
 /// such as reshape shapes, cast outputs): `diff` lists them apart from the
 /// model's own tensors.
 pub const RESERVED_PREFIX: &str = "mlformats/";
 
-/// True when `name` is one of the exporter's helper tensors (`in_file`:
-/// the source file holds a tensor of that name).
-fn is_helper(in_file: &dyn Fn(&str) -> bool, name: &str) -> bool {
-    name.starts_with(RESERVED_PREFIX) || !in_file(name)
+/// True when `name` is one of the exporter's helper tensors (not a tensor
+/// of the source file, `index`).
+fn is_helper(index: &FileIndex, name: &str) -> bool {
+    name.starts_with(RESERVED_PREFIX) || index.position(name).is_none()
 }
 
 /// Every name a node or the graph's interface uses, in this graph.
@@ -87,67 +88,44 @@ fn params_hint(e: Error, format: Format, empty: bool) -> Error {
     }
 }
 
-/// The ONNX model of `doc`'s graph ([`params_hint`] on failure).
-fn exported(
-    doc: &Document,
-    opts: &ConvertOptions,
-) -> Result<(onnx_format::ModelProto, crate::export::ExportSummary)> {
-    crate::export::export_model(doc, &export_options(opts))
-        .map_err(|e| params_hint(e, doc.format(), doc.is_empty()))
-}
-
-/// [`export`] of the file `index` describes, read through `reader`: the
-/// model built with its weights deferred
-/// ([`crate::export::export_index_model`]), adjusted as [`export`] adjusts
-/// it, written to `out` reading one weight at a time. The bytes and the
-/// summary are [`export`]'s for the same file.
-pub(super) fn export_index<R: crate::random_access::ReadAt + ?Sized>(
-    index: &crate::random_access::FileIndex,
+/// The graph of the file `index` describes (read through `reader`)
+/// exported to ONNX, its weights deferred
+/// ([`crate::export::export_index_model`]): [`written`] reads each one.
+pub(super) fn exported_graph<R: ReadAt + ?Sized>(
+    index: &FileIndex,
     reader: &R,
     opts: &ConvertOptions,
-    filter: &crate::NameFilter,
-    renames: &[(regex::Regex, String)],
-    progress: &dyn Fn(u64),
-    out: &mut dyn std::io::Write,
-) -> Result<ConvertSummary> {
-    let (model, s) = crate::export::export_index_model(index, reader, &export_options(opts))
+) -> Result<Exported> {
+    let (model, s) = crate::export::export_index_model(index, reader, &export_options(opts), true)
         .map_err(|e| params_hint(e, index.format(), index.tensors().is_empty()))?;
-    let exported = Exported {
+    Ok(Exported {
         model,
         network: s.network,
         opset: s.opset,
         from: index.format(),
-    };
-    let in_file = |n: &str| index.position(n).is_some();
-    let (model, summary) = adjust(exported, &in_file, opts, filter, renames)?;
-    crate::export::write_deferred(index, reader, model, progress, out)?;
-    Ok(summary)
+    })
 }
 
-/// [`export`] of an ONNX model with nodes opened by random access
+/// An ONNX model's own graph, of a model with nodes opened by random access
 /// (`index`, read through `reader`): its own graph from the model without
 /// its initializers' `raw_data` ([`crate::random_access::FileIndex::onnx_model_without_raw`]),
 /// each initializer that had one deferred (its data the index's tensor of
 /// the same position, read and cast when written), those stored in typed
 /// fields held as the whole path holds them. The bytes and the summary are
-/// [`export`]'s for the same file. `Ok(None)` for a model the index read
-/// whole.
+/// [`own_whole`]'s for the same file. What needs the whole model instead
+/// (`Ok(Err(..))`): a model the index read whole, an initializer that holds
+/// `raw_data` and says where its data is as well.
 ///
 /// Memory: the model without its `raw_data` (graph, typed-field
 /// initializers, subgraphs, sparse initializers), and one initializer at a
 /// time as read (and cast).
-pub(super) fn onnx_index<R: crate::random_access::ReadAt + ?Sized>(
-    index: &crate::random_access::FileIndex,
+pub(super) fn own_by_slices<R: ReadAt + ?Sized>(
+    index: &FileIndex,
     reader: &R,
-    opts: &ConvertOptions,
-    filter: &crate::NameFilter,
-    renames: &[(regex::Regex, String)],
-    progress: &dyn Fn(u64),
-    out: &mut dyn std::io::Write,
-) -> Result<Option<ConvertSummary>> {
+) -> Result<std::result::Result<Exported, WholeModelNeed>> {
     use onnx_format::proto::StringStringEntryProto;
     let Some((m, had_raw)) = index.onnx_model_without_raw(reader)? else {
-        return Ok(None);
+        return Ok(Err(WholeModelNeed::ExportsGraph { from: Format::Onnx }));
     };
     let opset = m.opset().unwrap_or(0);
     let name = m.graph_proto().name.clone().unwrap_or_default();
@@ -159,11 +137,9 @@ pub(super) fn onnx_index<R: crate::random_access::ReadAt + ?Sized>(
             }
             if !t.external_data.is_empty() || t.data_location.is_some() {
                 // (the writer of a deferred tensor writes neither)
-                return Err(Error::NeedsWholeModel {
-                    need: crate::WholeModelNeed::LocatedInitializer {
-                        name: t.name.clone().unwrap_or_default(),
-                    },
-                });
+                return Ok(Err(WholeModelNeed::LocatedInitializer {
+                    name: t.name.clone().unwrap_or_default(),
+                }));
             }
             t.external_data.push(StringStringEntryProto {
                 key: Some(graph_translate::export::DEFERRED_SOURCE.into()),
@@ -171,69 +147,62 @@ pub(super) fn onnx_index<R: crate::random_access::ReadAt + ?Sized>(
             });
         }
     }
-    let exported = Exported {
+    Ok(Ok(Exported {
         model,
         network: name,
         opset,
         from: Format::Onnx,
-    };
-    let in_file = |n: &str| index.position(n).is_some();
-    let (model, summary) = adjust(exported, &in_file, opts, filter, renames)?;
-    crate::export::write_deferred(index, reader, model, progress, out)?;
-    Ok(Some(summary))
+    }))
 }
 
-/// Exports `doc`'s graph (or, for an ONNX model, takes its own) to `w`
-/// with `opts`' selection, renames and cast applied to the model's
-/// initializers.
-pub(super) fn export(
-    doc: &Document,
-    w: &mut dyn crate::codec::WriteSeek,
+/// An ONNX model's own graph, read from the whole file (`doc`).
+pub(super) fn own_whole(doc: &Document) -> Result<Exported> {
+    let m = onnx_format::Model::from_map(&doc.source()?.map, &onnx_format::ReadOptions::default())
+        .map_err(crate::formats::onnx::onnx_err)?;
+    Ok(Exported {
+        opset: m.opset().unwrap_or(0),
+        network: m.graph_proto().name.clone().unwrap_or_default(),
+        model: m.proto,
+        from: Format::Onnx,
+    })
+}
+
+/// `exported` (of the file `index` describes, read through `reader`)
+/// with `opts`' selection, renames and cast ([`adjust`]), written to `out`,
+/// each deferred initializer read from the file when the writer gets to it.
+#[allow(clippy::too_many_arguments)]
+pub(super) fn written<R: ReadAt + ?Sized>(
+    index: &FileIndex,
+    reader: &R,
+    exported: Exported,
     opts: &ConvertOptions,
     filter: &crate::NameFilter,
     renames: &[(regex::Regex, String)],
+    progress: &dyn Fn(u64),
+    out: &mut dyn std::io::Write,
 ) -> Result<ConvertSummary> {
-    let (model, network, opset) = if doc.format() == Format::Onnx {
-        // an ONNX model changed: its own graph, every initializer its own
-        let m =
-            onnx_format::Model::from_map(&doc.source()?.map, &onnx_format::ReadOptions::default())
-                .map_err(crate::formats::onnx::onnx_err)?;
-        let opset = m.opset().unwrap_or(0);
-        let name = m.graph_proto().name.clone().unwrap_or_default();
-        (m.proto, name, opset)
-    } else {
-        let (m, s) = exported(doc, opts)?;
-        (m, s.network, s.opset)
-    };
-    let in_file = |n: &str| doc.tensor(n).is_some();
-    let exported = Exported {
-        model,
-        network,
-        opset,
-        from: doc.format(),
-    };
-    let (model, summary) = adjust(exported, &in_file, opts, filter, renames)?;
-    onnx_format::write_model(w, &model).map_err(crate::formats::onnx::onnx_err)?;
+    let (model, summary) = adjust(exported, index, opts, filter, renames)?;
+    crate::export::write_deferred(index, reader, model, progress, out)?;
     Ok(summary)
 }
 
 /// A model exported from a file of format `from`, before the conversion's
 /// selection, renames and cast.
 pub(super) struct Exported {
-    pub model: onnx_format::ModelProto,
-    pub network: String,
-    pub opset: i64,
-    pub from: Format,
+    model: onnx_format::ModelProto,
+    network: String,
+    opset: i64,
+    from: Format,
 }
 
 /// The exported model with `opts`' selection, renames and cast applied to
-/// the model's initializers (those `in_file` says the source file holds),
+/// the model's initializers (those the source file, `index`, holds),
 /// and the conversion's summary. A deferred initializer
 /// (`graph_translate::export::deferred_source`) is cast by changing its
 /// type: its writer casts the data.
-pub(super) fn adjust(
+fn adjust(
     exported: Exported,
-    in_file: &dyn Fn(&str) -> bool,
+    index: &FileIndex,
     opts: &ConvertOptions,
     filter: &crate::NameFilter,
     renames: &[(regex::Regex, String)],
@@ -252,7 +221,7 @@ pub(super) fn adjust(
         .initializer
         .iter()
         .filter_map(|t| t.name.clone())
-        .filter(|n| !is_helper(in_file, n))
+        .filter(|n| !is_helper(index, n))
         .collect();
     check_selection(&model_names, filter)?;
     let rename_map = rename(graph, &model_names, renames)?;

@@ -70,6 +70,13 @@ pub struct ConvertOptions {
     /// CLI's `--input-value sr=16000`): each leaves the network's inputs,
     /// and an `If` its value decides becomes the branch it takes.
     pub input_values: Vec<(String, Vec<f64>)>,
+    /// Refuse, with [`Error::NeedsWholeModel`](crate::Error::NeedsWholeModel),
+    /// a step that needs the whole model in memory (re-encoding, an NNabla
+    /// model kept, an ONNX graph imported, `--params`, ...) instead of
+    /// reading the file whole: what [`crate::convert_index`] does, for a
+    /// caller that decides itself whether to read the file whole (the
+    /// viewer).
+    pub streaming_only: bool,
 }
 
 impl std::fmt::Debug for ConvertOptions {
@@ -89,6 +96,7 @@ impl std::fmt::Debug for ConvertOptions {
             .field("params", &self.params)
             .field("sync", &self.sync)
             .field("input_values", &self.input_values)
+            .field("streaming_only", &self.streaming_only)
             .finish_non_exhaustive()
     }
 }
@@ -196,6 +204,13 @@ impl ConvertOptions {
     /// ONNX import: fixes input `name` to the constant `values`.
     pub fn input_value(mut self, name: impl Into<String>, values: Vec<f64>) -> Self {
         self.input_values.push((name.into(), values));
+        self
+    }
+
+    /// The same options refusing what needs the whole model in memory
+    /// (see [`ConvertOptions::streaming_only`](#structfield.streaming_only)).
+    pub fn streaming_only(mut self, yes: bool) -> Self {
+        self.streaming_only = yes;
         self
     }
 

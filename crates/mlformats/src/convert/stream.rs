@@ -1,8 +1,8 @@
 //! A tensor's bytes as the plan converts them, handed to a writer a slice
 //! at a time ([`TensorRef::write_planned`]): the one way the safetensors,
 //! npz and cvm-params writers get a tensor's data, whether it is held in
-//! memory (the whole path) or read from a file by slices (the index path,
-//! [`super::convert_index`]).
+//! memory (a document read at open) or read from the file by slices (a
+//! document opened at a `ReadAt`, [`super::convert_index`]).
 
 use std::io::Write;
 

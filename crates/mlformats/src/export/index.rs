@@ -5,8 +5,9 @@
 //! from, dropped once used), and leaves the model's own weights out of the
 //! model as deferred initializers ([`gt::deferred_source`]);
 //! [`write_deferred`] then writes the model, reading each deferred weight
-//! from the file when it gets to it. The bytes are those of
-//! [`super::export_model`] written whole for the same file.
+//! from the file when it gets to it. The bytes are those of the model
+//! [`super::export_model`] builds (the same exporter, not deferring)
+//! written whole.
 //!
 //! Memory: the model without its weights, the weights lowerings derive
 //! (binarized, quantized, ...: held in the model as on the whole path),
@@ -31,6 +32,8 @@ struct IndexWeights<'a, R: ?Sized> {
     index: &'a FileIndex,
     reader: &'a R,
     failed: RefCell<Option<Error>>,
+    /// The model's own weights are left out as deferred initializers.
+    defers: bool,
 }
 
 impl<R: ReadAt + ?Sized> gt::Weights for IndexWeights<'_, R> {
@@ -51,33 +54,27 @@ impl<R: ReadAt + ?Sized> gt::Weights for IndexWeights<'_, R> {
     }
 
     fn defers(&self) -> bool {
-        true
+        self.defers
     }
 }
 
 /// The ONNX model of the graph of the file `index` describes (read
-/// through `reader`), its model's own weights deferred: what
-/// [`super::export_model`] builds for the same file, but for the data of
-/// those weights, which [`write_deferred`] writes.
+/// through `reader`): with its weights ([`super::export_model`]), or, when
+/// `defers`, its model's own weights deferred, their data written by
+/// [`write_deferred`] (the bytes are the same).
 pub(crate) fn export_index_model<R: ReadAt + ?Sized>(
     index: &FileIndex,
     reader: &R,
     opts: &ExportOptions,
+    defers: bool,
 ) -> Result<(ModelProto, ExportSummary)> {
     let weights = IndexWeights {
         index,
         reader,
         failed: RefCell::new(None),
+        defers,
     };
-    #[cfg(feature = "nnabla")]
-    let model = || {
-        index.nnabla_model().ok_or_else(|| Error::NoGraphToExport {
-            format: index.format(),
-        })
-    };
-    #[cfg(not(feature = "nnabla"))]
-    let model = || -> Result<()> { Ok(()) };
-    let exported = super::export_with(index.format(), model, index.graph(), &weights, opts);
+    let exported = super::export_with(index, &weights, opts);
     // a tensor that could not be read fails the export, even where a
     // lowering would have gone on without it
     if let Some(e) = weights.failed.into_inner() {

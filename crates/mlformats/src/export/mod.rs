@@ -33,8 +33,8 @@
 //!
 //! The operator sets written are 13 (the default) to 21.
 //!
-//! A file opened by random access exports through
-//! [`crate::convert_index`]: the model is built with the weights' types and
+//! A conversion to ONNX ([`crate::convert_document`],
+//! [`crate::convert_index`]) builds the model with the weights' types and
 //! shapes only, and each weight is read from the file as the writer gets to
 //! it (`export/index.rs`); the bytes are the same.
 
@@ -42,7 +42,6 @@ use std::path::Path;
 
 use graph_translate::export as gt;
 use onnx_format::ModelProto;
-use tensor_core::Tensor;
 
 use crate::format::GraphKind;
 use crate::{Document, Error, Format, Result};
@@ -62,15 +61,6 @@ pub fn nnabla_functions() -> Vec<&'static str> {
 #[cfg(feature = "tennis")]
 pub fn tennis_ops() -> Vec<&'static str> {
     gt::tennis_ops()
-}
-
-/// A document's tensors as the exporter's weights.
-struct DocWeights<'d>(&'d Document);
-
-impl gt::Weights for DocWeights<'_> {
-    fn weight(&self, name: &str) -> Option<std::borrow::Cow<'_, Tensor<'static>>> {
-        self.0.tensor(name).map(std::borrow::Cow::Borrowed)
-    }
 }
 
 pub(crate) fn from_gt(e: gt::Error) -> Error {
@@ -111,50 +101,32 @@ pub(crate) fn graph_to_export(
     }
 }
 
-#[cfg(feature = "nnabla")]
-fn load_nnabla_model(doc: &Document) -> Result<nnabla_proto::NNablaProtoBuf> {
-    let src = &doc.source()?;
-    match src.format {
-        Format::NnablaNntxt | Format::NnablaProtobuf => {
-            Ok(crate::formats::nnabla::load(src, &tensor_core::Limits::default())?.0)
-        }
-        #[cfg(feature = "nnp")]
-        Format::NnablaNnp => Ok(crate::formats::nnp::model_of(
-            &crate::formats::nnp::read_nnp(src, &Default::default())?,
-        )),
-        other => Err(Error::NoGraphToExport { format: other }),
-    }
-}
-
-/// Builds the ONNX model of `doc`'s graph.
+/// Builds the ONNX model of `doc`'s graph, each weight read from the file
+/// as the exporter asks for it.
 pub fn export_model(doc: &Document, opts: &ExportOptions) -> Result<(ModelProto, ExportSummary)> {
-    #[cfg(feature = "nnabla")]
-    let model = || load_nnabla_model(doc);
-    #[cfg(not(feature = "nnabla"))]
-    let model = || -> Result<()> { Ok(()) };
-    export_with(doc.format(), model, doc.graph(), &DocWeights(doc), opts)
+    index::export_index_model(doc.index(), doc.reader(), opts, false)
 }
 
-/// [`export_model`] of a file of `format` whose NNabla model `model` gives
-/// (asked for an NNabla file only), whose graph is `graph` and whose
-/// tensors `weights` holds.
+/// [`export_model`] of the file `index` describes, whose tensors `weights`
+/// gives.
 #[cfg_attr(
     not(any(feature = "nnabla", feature = "tennis")),
     allow(unreachable_code, unused_variables)
 )]
-pub(crate) fn export_with<M: NnablaModel>(
-    format: Format,
-    model: impl FnOnce() -> Result<M>,
-    graph: Option<&tensor_core::graph::ModelGraph>,
+fn export_with(
+    index: &crate::random_access::FileIndex,
     weights: &dyn gt::Weights,
     opts: &ExportOptions,
 ) -> Result<(ModelProto, ExportSummary)> {
+    let (format, graph) = (index.format(), index.graph());
     let opset = opts.checked_opset().map_err(from_gt)?;
     let (model, summary): (ModelProto, gt::ExportSummary) = match format.graph_kind() {
         #[cfg(feature = "nnabla")]
         GraphKind::Network => {
-            let model = model()?;
-            gt::nnabla::export(model.model(), weights, opts).map_err(from_gt)?
+            let model = index
+                .nnabla_model()
+                .ok_or(Error::NoGraphToExport { format })?;
+            gt::nnabla::export(model, weights, opts).map_err(from_gt)?
         }
         #[cfg(feature = "tennis")]
         GraphKind::Module => {
@@ -171,7 +143,7 @@ pub(crate) fn export_with<M: NnablaModel>(
         }
         #[allow(unreachable_patterns)]
         GraphKind::Network | GraphKind::Module | GraphKind::Graph | GraphKind::None => {
-            let _ = (opset, model, graph, weights);
+            let _ = (opset, graph, weights);
             return Err(Error::Unsupported(format!(
                 "{format} files have no graph to export to ONNX (NNabla networks and TenniS modules do)"
             )));
@@ -179,30 +151,6 @@ pub(crate) fn export_with<M: NnablaModel>(
     };
     Ok((model, summary))
 }
-
-/// An NNabla model, owned or borrowed (the NNabla model of a file).
-pub(crate) trait NnablaModel {
-    /// The model.
-    #[cfg(feature = "nnabla")]
-    fn model(&self) -> &nnabla_proto::NNablaProtoBuf;
-}
-
-#[cfg(feature = "nnabla")]
-impl NnablaModel for nnabla_proto::NNablaProtoBuf {
-    fn model(&self) -> &nnabla_proto::NNablaProtoBuf {
-        self
-    }
-}
-
-#[cfg(feature = "nnabla")]
-impl NnablaModel for &nnabla_proto::NNablaProtoBuf {
-    fn model(&self) -> &nnabla_proto::NNablaProtoBuf {
-        self
-    }
-}
-
-#[cfg(not(feature = "nnabla"))]
-impl NnablaModel for () {}
 
 /// Exports `doc`'s graph as the ONNX model `out` (replaced atomically):
 /// [`export_to_writer`] on the file being written.
