@@ -160,18 +160,12 @@ pub fn command(args: ConvertArgs) -> Result<ExitCode, Failure> {
         },
     );
     let mut doc = match open_input(&input, from, quiet_bar)? {
-        // a remote file read by its index: converted a tensor at a time,
-        // unless the conversion needs the whole model (then read whole)
-        Input::Streamed { doc, remote } if params.is_none() => {
-            match streamed(&doc, &opts, quiet_bar, &out) {
-                Err(mlformats::Error::NeedsWholeModel { .. }) => {
-                    Input::Streamed { doc, remote }.into_document(&input, from, quiet_bar)?
-                }
-                result => {
-                    let from_format = doc.format();
-                    return report(result, from_format, json, quiet, &out);
-                }
-            }
+        // a remote file read by its index: converted a tensor at a time
+        // (the library reads the whole file when the conversion needs the
+        // whole model)
+        Input::Streamed { doc, .. } if params.is_none() => {
+            let result = streamed(&doc, &opts, quiet_bar, &out);
+            return report(result, doc.format(), json, quiet, &out);
         }
         other => other.into_document(&input, from, quiet_bar)?,
     };
@@ -209,7 +203,6 @@ fn streamed(
     quiet: bool,
     out: &Output<'_>,
 ) -> mlformats::Result<ConvertSummary> {
-    use mlformats::streamed::{convert_streamed, convert_streamed_to_writer};
     let total = doc.index().tensors().iter().map(|t| t.byte_len()).sum();
     let pb = progress::Remote::new(total, quiet, "converting");
     let bar = pb.clone();
@@ -218,9 +211,9 @@ fn streamed(
     });
     let result = match opts.to {
         Some(target) if out.to_stdout => {
-            convert_streamed_to_writer(doc, target, &mut stdout::writer(), &opts)
+            mlformats::convert_document_to_writer(doc, target, &mut stdout::writer(), &opts)
         }
-        _ => convert_streamed(doc, out.path, &opts),
+        _ => mlformats::convert_document(doc, out.path, &opts),
     };
     pb.finish();
     result

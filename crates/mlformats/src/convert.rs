@@ -129,8 +129,7 @@ pub fn convert_document(
 }
 
 /// Replaces `output` atomically (flushed to the disk when `sync`) with
-/// what `convert` writes: how [`convert_document`] and
-/// [`crate::streamed::convert_streamed`] make a file.
+/// what `convert` writes: how [`convert_document`] makes a file.
 pub(crate) fn into_file(
     output: &Path,
     sync: bool,

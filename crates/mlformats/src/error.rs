@@ -185,10 +185,12 @@ pub enum Error {
     /// output format's offsets).
     #[error("too large")]
     TooLarge,
-    /// A conversion [`crate::convert_index`] cannot do a slice at a time: it
-    /// needs the whole model in memory (a graph exported or imported, an
-    /// NNabla model kept, `--params`). The same file read whole
-    /// ([`crate::Document`], `mlformats convert`) converts.
+    /// A conversion that cannot be done a slice at a time, refused because
+    /// it was asked to stream only ([`crate::convert_index`],
+    /// [`crate::ConvertOptions::streaming_only`]): it needs the whole model
+    /// in memory (a graph imported, an NNabla model kept, `--params`).
+    /// Without that option the same conversion reads the file whole and
+    /// converts.
     #[error("{need}")]
     NeedsWholeModel {
         /// What needs the whole model.

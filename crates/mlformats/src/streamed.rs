@@ -2,8 +2,8 @@
 //! need without holding the file. For a [`Document`] opened at a
 //! [`crate::random_access::ReadAt`] ([`Document::open_at`]: a remote file,
 //! a file read by slices), the statistics of each tensor are read a slice
-//! at a time, one tensor's values alone, a conversion one tensor (or
-//! slice) at a time ([`crate::convert_index`]). This is how the command
+//! at a time, one tensor's values alone; a conversion
+//! ([`crate::convert_document`]) goes one tensor (or slice) at a time. This is how the command
 //! reads a remote file ([`crate::remote::open_streamed`]): the bytes
 //! fetched are the tensors read, and memory stays near the largest tensor
 //! (statistics: one slice of 4 MiB), not the file.
@@ -27,14 +27,11 @@
 //! # Ok(()) }
 //! ```
 
-use std::io::{Seek, Write};
-use std::path::Path;
-
 use tensor_core::stats::{Summarizer, Summary, summarize};
 use tensor_core::{DType, Tensor};
 
 use crate::slice::SliceSpec;
-use crate::{ConvertOptions, ConvertSummary, Document, Error, Format, NameFilter, Result};
+use crate::{Document, Error, NameFilter, Result};
 
 /// Bytes read at a time for a tensor's statistics.
 const STATS_SLICE: u64 = 4 << 20;
@@ -157,59 +154,4 @@ impl Document {
         })?;
         Ok((at, slice))
     }
-}
-
-/// The format `output` is converted to: `opts.to`, else the one its
-/// extension names, else the input's when both have the same extension
-/// (as [`crate::convert_document`] chooses).
-fn target(doc: &Document, output: &Path, opts: &ConvertOptions) -> Result<Format> {
-    if let Some(f) = opts.to.or_else(|| Format::from_extension(output)) {
-        return Ok(f);
-    }
-    let ext = |p: &Path| p.extension().map(|e| e.to_ascii_lowercase());
-    match doc.path() {
-        Some(input) if ext(input).is_some() && ext(input) == ext(output) => Ok(doc.format()),
-        _ => Err(Error::UnknownExtension {
-            name: output.display().to_string(),
-        }),
-    }
-}
-
-/// Converts `doc` into `output` (replaced atomically) as
-/// [`crate::convert_document`] does for the same file, with the same bytes
-/// and summary, one tensor (or slice) at a time through its reader
-/// ([`crate::convert_index`], which says what it refuses:
-/// [`Error::NeedsWholeModel`], then read the file whole).
-pub fn convert_streamed(
-    doc: &Document,
-    output: &Path,
-    opts: &ConvertOptions,
-) -> Result<ConvertSummary> {
-    let target = target(doc, output, opts)?;
-    crate::convert::into_file(output, opts.sync, |mut w| {
-        convert_to(doc, target, &mut w, opts)
-    })
-}
-
-/// [`convert_streamed`] to `target`, the bytes written to `out` (any
-/// writer: made in an unnamed temporary file first, as
-/// [`crate::convert_document_to_writer`] does).
-pub fn convert_streamed_to_writer<W: Write + ?Sized>(
-    doc: &Document,
-    target: Format,
-    out: &mut W,
-    opts: &ConvertOptions,
-) -> Result<ConvertSummary> {
-    tensor_core::io::write_spooled(out, |w| convert_to(doc, target, w, opts))
-}
-
-fn convert_to<W: Write + Seek>(
-    doc: &Document,
-    target: Format,
-    out: &mut W,
-    opts: &ConvertOptions,
-) -> Result<ConvertSummary> {
-    let mut opts = opts.clone();
-    opts.to = Some(target);
-    crate::convert_index(doc.index(), doc.reader(), doc.path(), target, &opts, out)
 }

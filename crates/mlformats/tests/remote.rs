@@ -201,8 +201,7 @@ fn served_files_stream_the_local_files_statistics_and_conversions() {
             let (want, said) = mlformats::convert_document_to_bytes(&doc, target, &opts).unwrap();
             let mut got = Vec::new();
             let summary =
-                mlformats::streamed::convert_streamed_to_writer(&s, target, &mut got, &opts)
-                    .unwrap();
+                mlformats::convert_document_to_writer(&s, target, &mut got, &opts).unwrap();
             assert!(summary.tensors >= doc.len(), "{} to {target}", f.display());
             assert_eq!(
                 summary.to_json(),
