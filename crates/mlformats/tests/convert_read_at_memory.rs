@@ -4,65 +4,13 @@
 //! safetensors file of 16 tensors of 2 MiB converted to every format that
 //! holds f32 tensors, written to a sink.
 
-use std::alloc::{GlobalAlloc, Layout, System};
-use std::cell::Cell;
-
 use mlformats::{ConvertOptions, Document, Format};
 
-struct Counting;
-
-thread_local! {
-    static CURRENT: Cell<isize> = const { Cell::new(0) };
-    static PEAK: Cell<isize> = const { Cell::new(0) };
-}
-
-fn track(delta: isize) {
-    // `try_with`: the allocator may run while the thread's locals are torn down.
-    let _ = CURRENT.try_with(|c| {
-        let now = c.get() + delta;
-        c.set(now);
-        let _ = PEAK.try_with(|p| p.set(p.get().max(now)));
-    });
-}
-
-// SAFETY: every call is forwarded to `System` unchanged; the counters only
-// observe sizes.
-unsafe impl GlobalAlloc for Counting {
-    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        // SAFETY: forwarded with the caller's layout.
-        let p = unsafe { System.alloc(layout) };
-        if !p.is_null() {
-            track(layout.size() as isize);
-        }
-        p
-    }
-
-    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        // SAFETY: forwarded with the caller's pointer and layout.
-        unsafe { System.dealloc(ptr, layout) };
-        track(-(layout.size() as isize));
-    }
-
-    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        // SAFETY: forwarded with the caller's pointer, layout and size.
-        let p = unsafe { System.realloc(ptr, layout, new_size) };
-        if !p.is_null() {
-            track(new_size as isize - layout.size() as isize);
-        }
-        p
-    }
-}
+mod counting;
+use counting::{Counting, peak_of};
 
 #[global_allocator]
 static ALLOC: Counting = Counting;
-
-/// Peak bytes allocated by this thread while `f` runs, above what it held before.
-fn peak_of(f: impl FnOnce()) -> usize {
-    let base = CURRENT.with(Cell::get);
-    PEAK.with(|p| p.set(base));
-    f();
-    (PEAK.with(Cell::get) - base).max(0) as usize
-}
 
 const TENSORS: usize = 16;
 const TENSOR_BYTES: usize = 2 << 20;
@@ -136,10 +84,10 @@ fn a_read_at_document_converts_one_tensor_at_a_time() {
         );
     }
     // nothing is kept by the document once converted
-    let before = CURRENT.with(Cell::get);
+    let before = counting::held();
     let opts = ConvertOptions::new();
     mlformats::convert_document_to_writer(&doc, Format::Npz, &mut std::io::sink(), &opts).unwrap();
-    let kept = CURRENT.with(Cell::get) - before;
+    let kept = counting::held() - before;
     assert!(kept < TENSOR_BYTES as isize, "{kept} bytes kept");
 }
 
