@@ -241,17 +241,25 @@ impl Document {
         Ok(())
     }
 
-    /// Tensor `i` of the index, read now if it was not yet.
+    /// Tensor `i` of the index, read now and kept if it was not yet.
     fn cell(&self, i: usize) -> Result<&Tensor<'static>> {
         let cell = &self.loaded[i];
         if let Some(t) = cell.get() {
             return Ok(t);
         }
-        let t = match &self.file {
-            FileBytes::Map(m) => self.index.tensor_in(m, i)?,
-            FileBytes::At(r) => self.index.read_tensor(&**r, i)?,
-        };
+        let t = self.read(i)?;
         Ok(cell.get_or_init(|| t))
+    }
+
+    /// Tensor `i` of the index: the one kept, else read now (not kept).
+    fn read(&self, i: usize) -> Result<Tensor<'static>> {
+        if let Some(t) = self.loaded[i].get() {
+            return Ok(t.clone());
+        }
+        match &self.file {
+            FileBytes::Map(m) => self.index.tensor_in(m, i),
+            FileBytes::At(r) => self.index.read_tensor(&**r, i),
+        }
     }
 
     /// The file's format.
@@ -331,13 +339,14 @@ impl Document {
 
     /// The tensor named `name`, or why it cannot be had: its bytes shared
     /// with the memory map where the file stores them as they are, else
-    /// read (and decoded) now.
+    /// read (and decoded) now, and not kept by the document (reading every
+    /// tensor of a big file one after the other holds one at a time).
     pub fn get(&self, name: &str) -> Result<Tensor<'static>> {
         let i = self.position(name).ok_or_else(|| Error::NoTensorNamed {
             name: name.to_string(),
             of: self.len(),
         })?;
-        self.cell(i).cloned()
+        self.read(i)
     }
 
     /// What the index says of the tensor named `name` (dtype, dims, bytes,

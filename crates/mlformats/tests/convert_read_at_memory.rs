@@ -89,6 +89,14 @@ fn a_read_at_document_converts_one_tensor_at_a_time() {
     mlformats::convert_document_to_writer(&doc, Format::Npz, &mut std::io::sink(), &opts).unwrap();
     let kept = counting::held() - before;
     assert!(kept < TENSOR_BYTES as isize, "{kept} bytes kept");
+    // nor once each tensor was had alone
+    let before = counting::held();
+    for name in doc.names() {
+        let t = doc.get(name).unwrap();
+        assert_eq!(t.bytes().len(), TENSOR_BYTES, "{name}");
+    }
+    let kept = counting::held() - before;
+    assert!(kept < TENSOR_BYTES as isize, "{kept} bytes kept after get");
 }
 
 /// The steps that need the whole model (an NNabla model kept, a file
