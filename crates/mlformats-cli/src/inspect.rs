@@ -1,24 +1,24 @@
 //! `mlformats inspect`, and its readable table: headers only (names,
 //! dtypes, shapes, element counts, sizes, graph summary), so it is as fast
 //! on a 1 GiB file as on a small one, and a compressed file inflates no
-//! tensor. Everything comes from the library's [`mlformats::Headers`]; this
-//! only lays it out.
+//! tensor. Everything comes from the library's [`mlformats::Document`]
+//! opened lazily (its structure alone); this only lays it out.
 
 use std::fmt::Write;
 
 use mlformats::summary::Port;
-use mlformats::{Headers, Summary};
+use mlformats::{Document, Summary};
 
 use crate::table::{self, count, human_bytes};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use crate::failure::{AtPath, Failure};
-use crate::{FormatArg, json_text, open, open_headers, print};
+use crate::{FormatArg, json_text, open, open_structure, print};
 
 /// The table `inspect` prints without `--json`; `width` as for
 /// [`table::render`].
-pub fn table(doc: &Headers, path: &str, width: Option<usize>) -> String {
+pub fn table(doc: &Document, path: &str, width: Option<usize>) -> String {
     let sm = doc.summary();
     let mut s = String::new();
     let kind = sm.kind.map(|k| format!(" ({k})")).unwrap_or_default();
@@ -68,7 +68,7 @@ pub fn table(doc: &Headers, path: &str, width: Option<usize>) -> String {
     for (k, v) in doc.metadata() {
         let _ = writeln!(s, "{k}: {v}");
     }
-    s.push_str(&graph_summary(sm));
+    s.push_str(&graph_summary(&sm));
     if let Some(g) = doc.graph() {
         for (k, names) in [
             ("optimizers", &g.optimizers),
@@ -162,8 +162,8 @@ pub fn command(
             } else {
                 file.display().to_string()
             };
-            let headers = open_headers(file, format.map(|f| f.0))?;
-            text.extend(table(&headers, &name, width).into_bytes());
+            let doc = open_structure(file, format.map(|f| f.0))?;
+            text.extend(table(&doc, &name, width).into_bytes());
         }
     }
     if json {

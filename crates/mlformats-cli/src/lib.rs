@@ -419,10 +419,9 @@ fn open(path: &Path, format: Option<Format>) -> Result<Document, Failure> {
     open_quiet(path, format, false)
 }
 
-/// `path` opened by its structure alone (a local file read through
-/// positioned reads, a remote one by ranges): its graph, names, dtypes and
-/// shapes, no tensor read until one is asked for. Standard input, and what
-/// cannot be opened so, is opened as [`open`] opens it.
+/// `path` opened by its structure alone (a local file memory-mapped, a
+/// remote one read by ranges, standard input read whole): its graph,
+/// names, dtypes and shapes, no tensor read until one is asked for.
 fn open_structure(path: &Path, format: Option<Format>) -> Result<Document, Failure> {
     if remote_location(path).is_some() {
         return match open_input(path, format, false)? {
@@ -430,16 +429,14 @@ fn open_structure(path: &Path, format: Option<Format>) -> Result<Document, Failu
             Input::Streamed { doc, .. } => Ok(*doc),
         };
     }
-    #[cfg(unix)]
-    if path != Path::new("-")
-        && !path.is_dir()
-        && let Ok(file) = std::fs::File::open(path)
-    {
-        return Document::open_at(file, Some(path), format, &read_options())
-            .map_err(anyhow::Error::new)
-            .at(path);
-    }
-    open(path, format)
+    let lazy = read_options().with_lazy(true);
+    let opened = if path == Path::new("-") {
+        let map = tensor_core::MappedFile::from_vec(read_stdin(path)?);
+        Document::from_map(map, None, format, &lazy)
+    } else {
+        Document::open_with(path, format, &lazy)
+    };
+    opened.map_err(anyhow::Error::new).at(path)
 }
 
 /// [`open`], with no progress bar when `quiet`.
@@ -543,19 +540,6 @@ fn read_stdin(path: &Path) -> Result<Vec<u8>, Failure> {
         .map_err(anyhow::Error::new)
         .at(path)?;
     Ok(bytes)
-}
-
-/// The headers of `path` (as `format`, or detected; `-` reads standard
-/// input): no tensor data read where the format allows.
-fn open_headers(path: &Path, format: Option<Format>) -> Result<mlformats::Headers, Failure> {
-    if path == Path::new("-") {
-        return mlformats::Headers::from_bytes(read_stdin(path)?, None, format, &read_options())
-            .map_err(anyhow::Error::new)
-            .at(path);
-    }
-    mlformats::Headers::open(path, format, &read_options())
-        .map_err(anyhow::Error::new)
-        .at(path)
 }
 
 /// The `--only`/`--exclude` filter; a bad pattern is a usage error.

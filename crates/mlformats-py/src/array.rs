@@ -5,7 +5,7 @@ use std::ffi::{c_int, c_void};
 use std::sync::Arc;
 
 use mlformats::tensor_core::{Bytes, MappedFile};
-use mlformats::{DType, Document, MemoryOrder, Tensor};
+use mlformats::{DType, MemoryOrder, Tensor};
 use numpy::npyffi::{self, NpyTypes, PyArrayObject, npy_intp};
 use numpy::{PY_ARRAY_API, PyArrayDescr, PyArrayDescrMethods, PyUntypedArray};
 use pyo3::exceptions::{PyImportError, PyTypeError};
@@ -18,21 +18,8 @@ use crate::error::FormatError;
 pub(crate) enum Hold {
     /// A range of a memory map (or of bytes shared the same way).
     Map(Arc<MappedFile>),
-    /// Bytes the opened document owns (decoded text, inflated members).
-    Document(Arc<Document>),
     /// A tensor of its own (what `load` hands over from the document).
     Tensor(Tensor<'static>),
-}
-
-impl Hold {
-    /// What keeps the bytes of `t`, a tensor of `doc`, alive: only the map
-    /// when they lie in it, else the whole document.
-    pub(crate) fn of(t: &Tensor<'static>, doc: &Arc<Document>) -> Hold {
-        match t.storage() {
-            Bytes::Mapped(map, _) => Hold::Map(Arc::clone(map)),
-            _ => Hold::Document(Arc::clone(doc)),
-        }
-    }
 }
 
 /// The `base` of every array mlformats hands out: it owns (or shares) the
@@ -53,7 +40,6 @@ impl TensorBuffer {
     fn mapped(&self) -> bool {
         match &self.hold {
             Hold::Map(m) => m.is_mapped(),
-            Hold::Document(_) => false,
             Hold::Tensor(t) => matches!(t.storage(), Bytes::Mapped(m, _) if m.is_mapped()),
         }
     }
@@ -69,7 +55,6 @@ impl TensorBuffer {
             Hold::Map(m) if m.is_mapped() => "memory map",
             // a tensor's own bytes in memory, shared (a value held decoded)
             Hold::Map(_) => "tensor",
-            Hold::Document(_) => "document",
             Hold::Tensor(_) => "tensor",
         };
         format!(
@@ -164,7 +149,6 @@ pub(crate) fn to_numpy<'py>(
 ) -> PyResult<Bound<'py, PyAny>> {
     let valid = match (&hold, t.storage()) {
         (Hold::Map(m), Bytes::Mapped(tm, _)) => Arc::ptr_eq(m, tm),
-        (Hold::Document(d), _) => d.tensor(name).is_some_and(|x| std::ptr::eq(x, t)),
         _ => false,
     };
     if !valid {

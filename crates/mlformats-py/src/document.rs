@@ -1,10 +1,9 @@
 //! `mlformats.Document`: an opened file, lazy and context-managed.
 
 use std::path::PathBuf;
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
 
-use mlformats::tensor_core::MappedFile;
-use mlformats::{Document, Format, Headers, ReadOptions};
+use mlformats::{Document, Format};
 use pyo3::exceptions::{PyKeyError, PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList, PyString, PyTuple};
@@ -30,39 +29,12 @@ use crate::pyobj;
 /// (258, False)
 #[pyclass(frozen, module = "mlformats", name = "Document")]
 pub(crate) struct PyDocument {
-    state: Mutex<State>,
+    /// The document (its structure read; each tensor read when asked
+    /// for), or `None` once closed.
+    doc: Mutex<Option<Arc<Document>>>,
     path: Option<PathBuf>,
     format: Format,
     mode: Mode,
-    /// How to open the whole document when only its headers were read.
-    opts: ReadOptions,
-}
-
-/// What a document holds: its headers only (nothing decoded yet), the
-/// whole document (once a tensor was asked for, or for a format read
-/// whole), or nothing once closed.
-enum State {
-    /// The headers, and the file's map they were read from, kept so that
-    /// the document opened later reads the same bytes (a file removed
-    /// meanwhile stays readable); dropped on close.
-    Headers(Arc<Headers>, Bytes),
-    Open(Arc<Document>),
-    Closed,
-}
-
-/// Where a document opened by its headers reads its tensors' bytes.
-#[derive(Clone)]
-pub(crate) enum Bytes {
-    /// The file's memory map (arrays share it where the data allows).
-    Map(Arc<MappedFile>),
-    /// A remote file, read by ranges (each tensor fetched when asked for).
-    Remote(Arc<mlformats::remote::RemoteFile>),
-}
-
-/// What the names, shapes and metadata are answered from.
-enum View {
-    Headers(Arc<Headers>),
-    Open(Arc<Document>),
 }
 
 fn closed() -> PyErr {
@@ -75,167 +47,42 @@ impl PyDocument {
             mode,
             path: doc.path().map(PathBuf::from),
             format: doc.format(),
-            state: Mutex::new(State::Open(Arc::new(doc))),
-            opts: ReadOptions::default(),
+            doc: Mutex::new(Some(Arc::new(doc))),
         }
     }
 
-    /// A document of which only `headers` were read from `map` (the file
-    /// at `path`): the whole document is opened over the same map with
-    /// `opts` when a tensor is first asked for.
-    pub(crate) fn of_headers(
-        headers: Headers,
-        map: Bytes,
-        path: PathBuf,
-        opts: ReadOptions,
-        mode: Mode,
-    ) -> Self {
-        PyDocument {
-            mode,
-            format: headers.summary().format,
-            path: Some(path),
-            state: Mutex::new(State::Headers(Arc::new(headers), map)),
-            opts,
-        }
+    fn lock(&self) -> MutexGuard<'_, Option<Arc<Document>>> {
+        self.doc.lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    fn lock(&self) -> MutexGuard<'_, State> {
-        self.state.lock().unwrap_or_else(|e| e.into_inner())
-    }
-
-    /// The headers or the document, or ValueError once closed.
-    fn view(&self) -> PyResult<View> {
-        match &*self.lock() {
-            State::Headers(h, _) => Ok(View::Headers(h.clone())),
-            State::Open(d) => Ok(View::Open(d.clone())),
-            State::Closed => Err(closed()),
-        }
-    }
-
-    /// The whole document, opened now if only its headers were read, or
-    /// ValueError once closed. The lock is not held while the file is
-    /// opened (that releases the GIL, which another thread waiting on the
-    /// lock would hold).
-    fn get(&self, py: Python<'_>) -> PyResult<Arc<Document>> {
-        let bytes = match &*self.lock() {
-            State::Open(d) => return Ok(d.clone()),
-            State::Closed => return Err(closed()),
-            State::Headers(_, bytes) => bytes.clone(),
-        };
-        let Some(path) = self.path.clone() else {
-            return Err(closed());
-        };
-        let (format, opts) = (self.format, self.opts.clone());
-        let doc = crate::error::run(py, Some(&path.clone()), move || match bytes {
-            Bytes::Map(map) => Document::from_map(map, Some(path), Some(format), &opts),
-            // the whole remote file, fetched once (a remote file changed
-            // since its headers were read is an error, not a mix)
-            Bytes::Remote(remote) => {
-                let all = mlformats::remote::read_all(&remote)?;
-                let map = MappedFile::from_vec(all);
-                Document::from_map(map, Some(path), Some(format), &opts)
-            }
-        })?;
-        let doc = Arc::new(doc);
-        let mut state = self.lock();
-        match &*state {
-            State::Open(d) => Ok(d.clone()),
-            State::Closed => Err(closed()),
-            State::Headers(..) => {
-                *state = State::Open(doc.clone());
-                Ok(doc)
-            }
-        }
+    /// The document, or ValueError once closed.
+    fn doc(&self) -> PyResult<Arc<Document>> {
+        self.lock().clone().ok_or_else(closed)
     }
 }
 
-impl PyDocument {
-    /// The tensor `name` read alone through the file's index, while only
-    /// the headers are open (the whole document is not decoded for one
-    /// tensor): shared with the map where the file stores it as it is.
-    /// `None` when the document is open whole (or its format has no index).
-    fn read_alone<'py>(&self, py: Python<'py>, name: &str) -> PyResult<Option<Bound<'py, PyAny>>> {
-        let (headers, bytes) = match &*self.lock() {
-            State::Headers(h, b) => (h.clone(), b.clone()),
-            State::Open(_) => return Ok(None),
-            State::Closed => return Err(closed()),
-        };
-        let Some(index) = headers.index() else {
-            return Ok(None);
-        };
-        let i = index.position(name).ok_or_else(|| missing(name))?;
-        let path = self.path.clone();
-        let held = bytes.clone();
-        let t = crate::error::run(py, path.as_deref(), move || {
-            let ix = headers
-                .index()
-                .ok_or_else(|| mlformats::Error::Invalid("no index".into()))?;
-            match &held {
-                Bytes::Map(map) => ix.tensor_in(map, i),
-                Bytes::Remote(remote) => ix.read_tensor(remote.as_ref(), i),
-            }
-        })?;
-        // bytes in a map (the file's, or a held tensor's own) keep only
-        // that map alive
-        match t.storage() {
-            mlformats::tensor_core::Bytes::Mapped(map, _) => {
-                let map = std::sync::Arc::clone(map);
-                array::to_numpy(py, name, &t, Hold::Map(map), self.mode).map(Some)
-            }
-            _ => array::into_numpy(py, name, t, self.mode).map(Some),
-        }
+/// The tensor `name` of `doc`, read now unless the document keeps it (the
+/// interpreter released meanwhile), as an array sharing its bytes: an
+/// array of a mapped file keeps only the map alive, an array of a tensor
+/// decoded for it owns that tensor.
+fn read_array<'py>(
+    py: Python<'py>,
+    doc: Arc<Document>,
+    name: &str,
+    mode: Mode,
+) -> PyResult<Bound<'py, PyAny>> {
+    if doc.position(name).is_none() {
+        return Err(missing(name));
     }
-}
-
-impl View {
-    /// The tensor names, in stored order.
-    fn names(&self) -> Vec<String> {
-        match self {
-            View::Headers(h) => h.summary().tensors.iter().map(|t| t.name.clone()).collect(),
-            View::Open(d) => d.names().map(String::from).collect(),
+    let path = doc.path().map(PathBuf::from);
+    let n = name.to_string();
+    let t = crate::error::run(py, path.as_deref(), move || doc.get(&n))?;
+    match t.storage() {
+        mlformats::tensor_core::Bytes::Mapped(map, _) => {
+            let map = Arc::clone(map);
+            array::to_numpy(py, name, &t, Hold::Map(map), mode)
         }
-    }
-
-    fn len(&self) -> usize {
-        match self {
-            View::Headers(h) => h.summary().tensors.len(),
-            View::Open(d) => d.len(),
-        }
-    }
-
-    fn contains(&self, name: &str) -> bool {
-        match self {
-            View::Headers(h) => h.summary().tensors.iter().any(|t| t.name == name),
-            View::Open(d) => d.tensor(name).is_some(),
-        }
-    }
-
-    fn metadata(&self) -> &serde_json::Map<String, serde_json::Value> {
-        match self {
-            View::Headers(h) => h.metadata(),
-            View::Open(d) => d.metadata(),
-        }
-    }
-
-    fn graph(&self) -> Option<&mlformats::tensor_core::graph::ModelGraph> {
-        match self {
-            View::Headers(h) => h.graph(),
-            View::Open(d) => d.graph(),
-        }
-    }
-
-    fn kind(&self) -> Option<&'static str> {
-        match self {
-            View::Headers(h) => h.summary().kind,
-            View::Open(d) => d.kind(),
-        }
-    }
-
-    fn file_size(&self) -> u64 {
-        match self {
-            View::Headers(h) => h.summary().file_size,
-            View::Open(d) => d.file_size(),
-        }
+        _ => array::into_numpy(py, name, t, mode),
     }
 }
 
@@ -263,35 +110,35 @@ impl PyDocument {
     /// ``optimizer``); None for other formats.
     #[getter]
     fn kind(&self) -> PyResult<Option<&'static str>> {
-        Ok(self.view()?.kind())
+        Ok(self.doc()?.kind())
     }
 
     /// The file's size in bytes.
     #[getter]
     fn file_size(&self) -> PyResult<u64> {
-        Ok(self.view()?.file_size())
+        Ok(self.doc()?.file_size())
     }
 
     /// True once ``close()`` was called (or the ``with`` block ended).
     #[getter]
     fn closed(&self) -> bool {
-        matches!(*self.lock(), State::Closed)
+        self.lock().is_none()
     }
 
     /// The tensor names, in stored order (unique: a name a TenniS module
     /// repeats gets ``#2``, ``#3``, ...).
     fn keys(&self) -> PyResult<Vec<String>> {
-        Ok(self.view()?.names())
+        Ok(self.doc()?.names().map(String::from).collect())
     }
 
     fn __len__(&self) -> PyResult<usize> {
-        Ok(self.view()?.len())
+        Ok(self.doc()?.len())
     }
 
     fn __contains__(&self, name: &Bound<'_, PyAny>) -> PyResult<bool> {
-        let view = self.view()?;
+        let doc = self.doc()?;
         Ok(match name.cast::<PyString>() {
-            Ok(s) => view.contains(&s.to_cow()?),
+            Ok(s) => doc.position(&s.to_cow()?).is_some(),
             Err(_) => false,
         })
     }
@@ -312,8 +159,8 @@ impl PyDocument {
     /// file-level fields (primitiv ``shape`` and optimizer configs, NNabla
     /// ``solver_states``).
     fn metadata<'py>(&self, py: Python<'py>) -> PyResult<Option<Bound<'py, PyDict>>> {
-        let view = self.view()?;
-        let map = view.metadata();
+        let doc = self.doc()?;
+        let map = doc.metadata();
         let flat = match (self.format, map.get("metadata")) {
             (mlformats::Format::Safetensors, Some(serde_json::Value::Object(inner))) => inner,
             _ => map,
@@ -338,8 +185,8 @@ impl PyDocument {
     /// dicts (nested messages), or ``TensorRef`` naming a tensor.
     #[getter]
     fn graph<'py>(&self, py: Python<'py>) -> PyResult<Option<Bound<'py, PyDict>>> {
-        let view = self.view()?;
-        view.graph().map(|g| pyobj::model_graph(py, g)).transpose()
+        let doc = self.doc()?;
+        doc.graph().map(|g| pyobj::model_graph(py, g)).transpose()
     }
 
     /// Every tensor as the file stores it, in the ``inspect`` contract's
@@ -351,7 +198,7 @@ impl PyDocument {
     /// (primitiv ``order``, NNabla ``need_grad``, ...).
     #[getter]
     fn stored<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
-        let doc = self.get(py)?;
+        let doc = self.doc()?;
         let out = PyList::empty(py);
         for s in doc.stored() {
             let d = PyDict::new(py);
@@ -369,9 +216,9 @@ impl PyDocument {
 
     /// NNabla's ``need_grad`` of the tensor ``name`` (None where the format
     /// has none).
-    fn need_grad(&self, py: Python<'_>, name: &str) -> PyResult<Option<bool>> {
-        let doc = self.get(py)?;
-        if doc.tensor(name).is_none() {
+    fn need_grad(&self, name: &str) -> PyResult<Option<bool>> {
+        let doc = self.doc()?;
+        if doc.position(name).is_none() {
             return Err(missing(name));
         }
         Ok(doc.need_grad(name))
@@ -396,14 +243,7 @@ impl PyDocument {
         name: &str,
         copy: bool,
     ) -> PyResult<Bound<'py, PyAny>> {
-        let arr = match self.read_alone(py, name)? {
-            Some(arr) => arr,
-            None => {
-                let doc = self.get(py)?;
-                let t = doc.tensor(name).ok_or_else(|| missing(name))?;
-                array::to_numpy(py, name, t, Hold::of(t, &doc), self.mode)?
-            }
-        };
+        let arr = read_array(py, self.doc()?, name, self.mode)?;
         if copy {
             array::owned_copy(&arr)
         } else {
@@ -416,27 +256,24 @@ impl PyDocument {
     /// its shape and dtype are known without numpy's help (a bf16 tensor's
     /// too, without ml_dtypes).
     fn get_slice(&self, py: Python<'_>, name: &str) -> PyResult<TensorSlice> {
-        // a remote file's headers: the tensor fetched alone when read,
-        // not the whole file now
-        if let State::Headers(h, Bytes::Remote(remote)) = &*self.lock()
-            && let Some(ix) = h.index()
-        {
-            let i = ix.position(name).ok_or_else(|| missing(name))?;
-            let t = ix.tensors().get(i).ok_or_else(|| missing(name))?;
-            return Ok(TensorSlice {
-                dtype: t.dtype().name(),
-                dims: t.dims().to_vec(),
-                name: name.to_string(),
-                source: SliceSource::Remote(h.clone(), remote.clone(), i, Default::default()),
-            });
+        let doc = self.doc()?;
+        let t = doc.entry(name).ok_or_else(|| missing(name))?;
+        if t.is_deflated() && t.numel() > 0 {
+            // a compressed member past the inflation limits is refused
+            // here, as opening the file whole refuses it: its first
+            // element read, which checks the member's budget, nothing kept
+            let (d, n) = (Arc::clone(&doc), name.to_string());
+            crate::error::run(py, self.path.as_deref(), move || {
+                let i = d.position(&n).unwrap_or_default();
+                d.read_elements(i, 0, 1, &mut Vec::new()).map(drop)
+            })?;
         }
-        let doc = self.get(py)?;
-        let t = doc.tensor(name).ok_or_else(|| missing(name))?;
         Ok(TensorSlice {
             dtype: t.dtype().name(),
             dims: t.dims().to_vec(),
             name: name.to_string(),
-            source: SliceSource::Doc(doc),
+            doc: Arc::clone(&doc),
+            kept: OnceLock::new(),
         })
     }
 
@@ -444,9 +281,12 @@ impl PyDocument {
     /// file as a dict; hashes and sums every tensor, so reads them all.
     #[pyo3(signature = (schema=2))]
     fn inspect<'py>(&self, py: Python<'py>, schema: u32) -> PyResult<Bound<'py, PyAny>> {
-        let doc = self.get(py)?;
+        let doc = self.doc()?;
         let path = self.path.clone();
         let v = crate::error::run(py, path.as_deref(), move || {
+            // every tensor read (and kept) first: a tensor that does not
+            // read is the error, not a row without its hash
+            doc.load()?;
             doc.inspect_json_schema(schema)
                 .ok_or_else(|| mlformats::Error::Invalid(format!("no inspect schema {schema}")))
         })?;
@@ -456,8 +296,8 @@ impl PyDocument {
     /// Drops the document's hold on the file. Arrays handed out stay valid
     /// (each keeps the bytes it uses); other methods raise ValueError.
     fn close(&self) {
-        let state = std::mem::replace(&mut *self.lock(), State::Closed);
-        drop(state);
+        let doc = self.lock().take();
+        drop(doc);
     }
 
     fn __enter__(slf: Bound<'_, Self>) -> Bound<'_, Self> {
@@ -477,8 +317,8 @@ impl PyDocument {
             .map(|p| format!(" {:?}", p.display().to_string()))
             .unwrap_or_default();
         let format = self.format.name();
-        match self.view() {
-            Ok(v) => format!("<mlformats.Document{path} ({format}, {} tensors)>", v.len()),
+        match self.doc() {
+            Ok(d) => format!("<mlformats.Document{path} ({format}, {} tensors)>", d.len()),
             Err(_) => format!("<mlformats.Document{path} ({format}, closed)>"),
         }
     }
@@ -497,24 +337,13 @@ impl PyDocument {
 /// fetches the tensor alone and the slice keeps it for the reads after.
 #[pyclass(frozen, module = "mlformats", name = "TensorSlice")]
 pub(crate) struct TensorSlice {
-    source: SliceSource,
+    doc: Arc<Document>,
     name: String,
     dtype: &'static str,
     dims: Vec<usize>,
-}
-
-/// Where a [`TensorSlice`]'s data comes from.
-enum SliceSource {
-    /// The document (a mapped file's tensors are views of the map).
-    Doc(Arc<Document>),
-    /// A remote file's headers: tensor `i` fetched alone at the first
-    /// read, then kept.
-    Remote(
-        Arc<Headers>,
-        Arc<mlformats::remote::RemoteFile>,
-        usize,
-        std::sync::OnceLock<Py<PyAny>>,
-    ),
+    /// The tensor's view, made at the first read and kept for the reads
+    /// after (a remote tensor is fetched once).
+    kept: OnceLock<Py<PyAny>>,
 }
 
 impl TensorSlice {
@@ -522,25 +351,11 @@ impl TensorSlice {
     /// when the data is asked for, so that the shape and dtype can be read
     /// without the numpy type (ml_dtypes').
     fn view<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
-        let (headers, remote, i, kept) = match &self.source {
-            SliceSource::Doc(doc) => {
-                let t = doc.tensor(&self.name).ok_or_else(|| missing(&self.name))?;
-                return array::to_numpy(py, &self.name, t, Hold::of(t, doc), Mode::View);
-            }
-            SliceSource::Remote(h, r, i, kept) => (h.clone(), r.clone(), *i, kept),
-        };
-        if let Some(a) = kept.get() {
+        if let Some(a) = self.kept.get() {
             return Ok(a.bind(py).clone());
         }
-        let location = PathBuf::from(remote.location());
-        let t = crate::error::run(py, Some(&location), move || {
-            let ix = headers
-                .index()
-                .ok_or_else(|| mlformats::Error::Invalid("no index".into()))?;
-            ix.read_tensor(remote.as_ref(), i)
-        })?;
-        let a = array::into_numpy(py, &self.name, t, Mode::View)?;
-        let _ = kept.set(a.clone().unbind());
+        let a = read_array(py, Arc::clone(&self.doc), &self.name, Mode::View)?;
+        let _ = self.kept.set(a.clone().unbind());
         Ok(a)
     }
 

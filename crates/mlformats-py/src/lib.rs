@@ -10,8 +10,7 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
 use mlformats::diff::DiffOptions;
-use mlformats::tensor_core::MappedFile;
-use mlformats::{ConvertOptions, Document, Format, Headers, ReadOptions, SaveOptions};
+use mlformats::{ConvertOptions, Document, Format, ReadOptions, SaveOptions};
 use pyo3::exceptions::{PyKeyError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyString};
@@ -123,84 +122,26 @@ fn open(
 ) -> PyResult<PyDocument> {
     let format = format_arg(format)?;
     let opts = read_options(max_inflate_ratio, trust);
-    if let Some(location) = path.to_str().filter(|s| mlformats::remote::is_remote(s)) {
-        return open_remote(py, location, format, opts, mode(copy_unaligned));
-    }
     if copy {
         let doc = read_document(py, &path, format, &opts)?;
         return Ok(PyDocument::new(doc, mode(copy_unaligned)));
     }
-    // Names, shapes and metadata from the headers alone: no tensor is
-    // decoded (nor a compressed member inflated) until one is asked for;
-    // formats without a reader by slices are opened whole at once.
-    let (p, o) = (path.clone(), opts.clone());
-    let (map, headers) = run(py, Some(&path), move || {
+    // Names, shapes and metadata from the file's structure alone (a remote
+    // file's by ranges): no tensor is decoded (nor a compressed member
+    // inflated) until one is asked for; formats without an index are
+    // parsed whole at once.
+    let (p, lazy) = (path.clone(), opts.with_lazy(true));
+    let doc = run(py, Some(&path), move || {
         if p.is_dir() {
             return Err(mlformats::Error::IsDirectory);
         }
-        let map = MappedFile::from_file(&std::fs::File::open(&p)?)?;
-        let headers = Headers::by_slices_of(map.as_bytes(), Some(&p), format, &o)?;
-        Ok((map, headers))
+        Document::open_with(&p, format, &lazy)
     })?;
-    let m = mode(copy_unaligned);
-    match headers {
-        Some(h) => Ok(PyDocument::of_headers(
-            h,
-            document::Bytes::Map(map),
-            path,
-            opts,
-            m,
-        )),
-        None => {
-            let (p, o) = (path.clone(), opts.clone());
-            let doc = run(py, Some(&path), move || {
-                Document::from_map(map, Some(p), format, &o)
-            })?;
-            Ok(PyDocument::new(doc, m))
-        }
-    }
+    Ok(PyDocument::new(doc, mode(copy_unaligned)))
 }
 
-/// Opens a remote file (`http(s)://`, `s3://`, `gs://`, `az://`) by its
-/// headers, fetched by ranges; each tensor is fetched when asked for. A
-/// format read whole is fetched whole.
-fn open_remote(
-    py: Python<'_>,
-    location: &str,
-    format: Option<Format>,
-    opts: ReadOptions,
-    mode: Mode,
-) -> PyResult<PyDocument> {
-    use mlformats::remote::{RemoteFile, RemoteOptions};
-    let path = PathBuf::from(location);
-    let (loc, o) = (location.to_string(), opts.clone());
-    let (headers, remote) = run(py, Some(&path), move || {
-        let headers = Headers::open_remote(&loc, format, &o)?;
-        let remote = match headers.index() {
-            Some(_) => Some(RemoteFile::open(&loc, &RemoteOptions::default())?),
-            None => None,
-        };
-        Ok((headers, remote))
-    })?;
-    match remote {
-        Some(r) => Ok(PyDocument::of_headers(
-            headers,
-            document::Bytes::Remote(std::sync::Arc::new(r)),
-            path,
-            opts,
-            mode,
-        )),
-        None => {
-            let p = path.clone();
-            let doc = run(py, Some(&path), move || {
-                Document::open_with(&p, format, &opts)
-            })?;
-            Ok(PyDocument::new(doc, mode))
-        }
-    }
-}
-
-/// Reads `path` into memory (no memory map) and opens it.
+/// Reads `path` into memory (no memory map; a remote file fetched whole)
+/// and opens it.
 fn read_document(
     py: Python<'_>,
     path: &Path,
@@ -209,6 +150,9 @@ fn read_document(
 ) -> PyResult<Document> {
     let p = path.to_path_buf();
     run(py, Some(path), move || {
+        if p.to_str().is_some_and(mlformats::remote::is_remote) {
+            return Document::open_with(&p, format, opts);
+        }
         if p.is_dir() {
             return Err(mlformats::Error::IsDirectory);
         }

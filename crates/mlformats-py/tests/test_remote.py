@@ -186,7 +186,10 @@ def test_open_load_inspect_by_url_equal_the_local_file(range_server, kind):
         fetched = range_server.sent - before
         assert fetched < w.nbytes + (64 << 10), fetched
         if kind != "npz-deflated":
-            assert fetched >= w.nbytes, fetched
+            # the tensor's bytes come from the server (its first bytes may
+            # be in a block the header walk fetched: one remote file, and
+            # its cache, serves both)
+            assert fetched + (64 << 10) >= w.nbytes, fetched
         # each tensor fetched when asked for
         _assert_same(remote, local)
         assert remote.inspect()["tensors"] == local.inspect()["tensors"]

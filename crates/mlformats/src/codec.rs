@@ -40,12 +40,27 @@ impl Source {
 pub struct ReadOptions {
     /// Bounds on what a hostile file can make a reader allocate.
     pub limits: Limits,
+    /// Read no tensor when the file is opened, only its structure (names,
+    /// dtypes, shapes, metadata, graph): each tensor is read when it is
+    /// first asked for, so a tensor whose bytes are damaged (or would
+    /// inflate past the limits) is found then. What `inspect` needs, from
+    /// a compressed or huge file as fast as from a small one. A remote
+    /// location opened so is read by ranges. Off by default: opening reads
+    /// every tensor, so that a file that does not read is refused at once.
+    pub lazy: bool,
 }
 
 impl ReadOptions {
     /// The same options with other limits.
     pub fn with_limits(mut self, limits: Limits) -> Self {
         self.limits = limits;
+        self
+    }
+
+    /// The same options, reading tensors when they are asked for
+    /// ([`ReadOptions::lazy`]) or at open.
+    pub fn with_lazy(mut self, lazy: bool) -> Self {
+        self.lazy = lazy;
         self
     }
 }

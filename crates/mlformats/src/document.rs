@@ -109,7 +109,19 @@ impl Document {
         Self::open_with(path, Some(format), &ReadOptions::default())
     }
 
-    /// Opens `path` as `format` (or detected) with reading options.
+    /// Opens `path` as `format` (or detected) with reading options: with
+    /// [`ReadOptions::lazy`], its structure alone (a remote location by
+    /// ranges), each tensor read when it is asked for.
+    ///
+    /// ```
+    /// # fn main() -> Result<(), mlformats::Error> {
+    /// use mlformats::{Document, ReadOptions};
+    /// let lazy = ReadOptions::default().with_lazy(true);
+    /// let doc = Document::open_with("../../testdata/cvm/two_entry.params", None, &lazy)?;
+    /// assert_eq!(doc.summary().tensors[1].name, "b");
+    /// assert!(!doc.was_read_whole());
+    /// # Ok(()) }
+    /// ```
     pub fn open_with(
         path: impl AsRef<Path>,
         format: Option<Format>,
@@ -118,6 +130,9 @@ impl Document {
         let path = path.as_ref();
         #[cfg(feature = "remote")]
         if let Some(location) = path.to_str().filter(|s| crate::remote::is_remote(s)) {
+            if opts.lazy {
+                return crate::remote::open_lazy(location, format, opts);
+            }
             let (bytes, name) = crate::remote::download(location, opts)?;
             let map = MappedFile::from_vec(bytes);
             return Self::from_map(map, Some(name), format, opts);
@@ -143,7 +158,8 @@ impl Document {
     }
 
     /// Reads a file from a memory map (or bytes in memory shared the same
-    /// way), every tensor read at once (see the type's description).
+    /// way), every tensor read at once (see the type's description) unless
+    /// `opts` is [`ReadOptions::lazy`].
     pub fn from_map(
         map: Arc<MappedFile>,
         path: Option<PathBuf>,
@@ -167,7 +183,9 @@ impl Document {
         codec(format)?;
         let index = FileIndex::open_map(&map, format, opts)?.ok_or_else(|| unreadable(format))?;
         let doc = Document::new(path, FileBytes::Map(map), index);
-        doc.load()?;
+        if !opts.lazy {
+            doc.load()?;
+        }
         Ok(doc)
     }
 
@@ -247,7 +265,9 @@ impl Document {
         if let Some(t) = cell.get() {
             return Ok(t);
         }
-        let t = self.read(i)?;
+        // kept in shared storage, so that a copy handed out (`get`)
+        // shares the bytes instead of copying them
+        let t = crate::random_access::shared(self.read(i)?)?;
         Ok(cell.get_or_init(|| t))
     }
 
@@ -260,6 +280,14 @@ impl Document {
             FileBytes::Map(m) => self.index.tensor_in(m, i),
             FileBytes::At(r) => self.index.read_tensor(&**r, i),
         }
+    }
+
+    /// True when opening parsed the whole file and holds its tensors (a
+    /// layout the index does not locate: NNabla text, unpacked `.protobuf`
+    /// data, a registered format); false when each tensor is read from
+    /// where the file stores it, when it is asked for.
+    pub fn was_read_whole(&self) -> bool {
+        self.index.was_read_whole()
     }
 
     /// The file's format.
@@ -421,7 +449,9 @@ impl Document {
     /// tensors under their one name (`stored_name` beside it where the file
     /// stores another), exact sizes, the parameter count and the typed graph;
     /// hashes and sums every tensor. [`Document::summary`] is the same
-    /// without JSON and without reading the data.
+    /// without JSON and without reading the data. A tensor that does not
+    /// read has no hash: a document opened lazily is [`Document::load`]ed
+    /// first, for the error.
     pub fn inspect_json(&self) -> Value {
         crate::report::inspect_json_v2(self)
     }

@@ -127,7 +127,6 @@ mod error;
 pub mod export;
 mod format;
 mod formats;
-mod headers;
 #[cfg(all(feature = "onnx", feature = "nnp"))]
 mod import;
 pub mod layout;
@@ -160,7 +159,6 @@ pub use document::Document;
 pub(crate) use error::InTensor;
 pub use error::{Error, Result, WholeModelNeed, chain_message};
 pub use format::Format;
-pub use headers::Headers;
 pub use plugin::{ExternalFormat, FormatPlugin, PluginRead, TensorsToWrite, register_format};
 pub use save::{SaveOptions, save, save_to_writer, save_with};
 pub use select::NameFilter;

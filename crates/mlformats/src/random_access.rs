@@ -104,6 +104,7 @@ mod h5;
 #[cfg(feature = "nnp")]
 mod h5chunks;
 mod layout;
+pub(crate) use layout::shared;
 #[cfg(feature = "nnabla")]
 mod nnabla;
 #[cfg(feature = "nnp")]

@@ -1,8 +1,8 @@
 //! Files on web servers and in object stores, read by ranges: a
 //! [`RemoteFile`] is a [`ReadAt`] over `http://`, `https://`, `s3://`,
 //! `gs://` or `az://` locations (through the `object_store` crate), so the
-//! one reader of each format ([`crate::random_access::FileIndex`],
-//! [`crate::Headers`]) reads a remote file as it reads a local one,
+//! one reader of each format ([`crate::random_access::FileIndex`], a
+//! [`crate::Document`] opened at it) reads a remote file as it reads a local one,
 //! fetching only the ranges it asks for.
 //!
 //! - **Credentials and endpoints** come from the environment, as the
@@ -58,7 +58,8 @@ use crate::random_access::ReadAt;
 use crate::{Error, Result};
 
 /// The most bytes a header walk of a remote file fetches
-/// ([`crate::Headers::open`] of a location): 64 MiB.
+/// ([`crate::Document::open_with`] of a location with
+/// [`crate::ReadOptions::lazy`], [`open_streamed`]): 64 MiB.
 pub const HEADER_BUDGET: u64 = 64 << 20;
 
 /// Bytes fetched per request when a remote file is read whole.
@@ -783,4 +784,20 @@ fn check_whole(remote: &RemoteFile, opts: &crate::ReadOptions) -> Result<()> {
         ));
     }
     Ok(())
+}
+
+/// The document of the remote file at `location` opened lazily
+/// ([`crate::ReadOptions::lazy`]): its headers walked by ranges within
+/// [`HEADER_BUDGET`], each tensor fetched when it is asked for; a format
+/// not read by its index (or whose index needs more than the budget) is
+/// fetched whole, within `opts`' allocation limit.
+pub(crate) fn open_lazy(
+    location: &str,
+    format: Option<crate::Format>,
+    opts: &crate::ReadOptions,
+) -> Result<crate::Document> {
+    match open_streamed(location, format, opts)? {
+        Opened::Streamed { document, .. } => Ok(*document),
+        Opened::Whole(remote) => read_document(&remote, format, opts),
+    }
 }

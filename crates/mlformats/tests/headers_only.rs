@@ -1,16 +1,22 @@
-//! `Headers` (what `inspect` prints) reads headers, not data: a compressed
-//! file whose data a reader must refuse to inflate still lists its tensors.
+//! A document opened lazily (what `inspect` prints) reads headers, not
+//! data: a compressed file whose data a reader must refuse to inflate
+//! still lists its tensors.
 
 use mlformats::random_access::FileIndex;
-use mlformats::{Document, Headers, ReadOptions};
+use mlformats::{Document, ReadOptions};
 use tensor_core::{Limits, Tensor};
 
 const ZEROS: &str = "../../testdata/hostile/zeros_compressed.npz";
 
+/// `path` opened lazily with `opts`: its structure alone.
+fn headers(path: impl AsRef<std::path::Path>, opts: &ReadOptions) -> Document {
+    Document::open_with(path, None, &opts.clone().with_lazy(true)).unwrap()
+}
+
 #[test]
 fn a_deflated_npz_lists_its_tensors_without_inflating_them() {
-    let h = Headers::open(ZEROS, None, &ReadOptions::default()).unwrap();
-    assert!(h.is_headers_only());
+    let h = headers(ZEROS, &ReadOptions::default());
+    assert!(!h.was_read_whole());
     let sm = h.summary();
     assert_eq!(sm.tensors.len(), 8);
     assert_eq!(sm.tensors[0].name, "w0");
@@ -28,8 +34,11 @@ fn headers_fit_a_budget_the_data_does_not() {
             .with_max_inflate_ratio(1)
             .with_min_inflate_budget(1 << 20),
     );
-    let h = Headers::open(ZEROS, None, &tight).unwrap();
+    let h = headers(ZEROS, &tight);
     assert_eq!(h.summary().tensors.len(), 8);
+    // the first tensor read is refused, as the whole file is
+    let e = h.get("w0").unwrap_err();
+    assert!(mlformats::chain_message(&e).contains("inflat"), "{e}");
     let e = Document::open_with(ZEROS, None, &tight).unwrap_err();
     let msg = mlformats::chain_message(&e);
     assert!(msg.contains("inflat"), "{msg}");
@@ -48,18 +57,20 @@ fn headers_fit_a_budget_the_data_does_not() {
 #[test]
 fn headers_of_bytes_in_memory_match_the_file_s() {
     let bytes = std::fs::read(ZEROS).unwrap();
-    let a = Headers::from_bytes(bytes, None, None, &ReadOptions::default()).unwrap();
-    let b = Headers::open(ZEROS, None, &ReadOptions::default()).unwrap();
+    let map = tensor_core::MappedFile::from_vec(bytes);
+    let lazy = ReadOptions::default().with_lazy(true);
+    let a = Document::from_map(map, None, None, &lazy).unwrap();
+    let b = headers(ZEROS, &ReadOptions::default());
     assert_eq!(a.summary(), b.summary());
 }
 
 #[test]
 fn a_format_read_whole_says_so_and_matches_the_document() {
-    // NNabla text is read whole: Headers falls back to the Document
+    // NNabla text is read whole, lazily or not
     let p = "../../testdata/nnabla/convnet.nntxt";
-    let h = Headers::open(p, None, &ReadOptions::default()).unwrap();
-    assert!(!h.is_headers_only());
-    assert_eq!(h.summary(), &Document::open(p).unwrap().summary());
+    let h = headers(p, &ReadOptions::default());
+    assert!(h.was_read_whole());
+    assert_eq!(h.summary(), Document::open(p).unwrap().summary());
 }
 
 /// An `.nnp` whose `parameter.h5` (nnabla's layout: every header before
@@ -93,14 +104,10 @@ fn a_deflated_parameter_h5_lists_its_tensors_from_its_headers() {
             .with_max_inflate_ratio(1)
             .with_min_inflate_budget(1 << 20),
     );
-    let h = Headers::open(&p, None, &tight).unwrap();
-    assert!(h.is_headers_only());
-    let names: Vec<&str> = h
-        .summary()
-        .tensors
-        .iter()
-        .map(|t| t.name.as_str())
-        .collect();
+    let h = headers(&p, &tight);
+    assert!(!h.was_read_whole());
+    let summary = h.summary();
+    let names: Vec<&str> = summary.tensors.iter().map(|t| t.name.as_str()).collect();
     assert_eq!(names, ["a/W", "b/W"]);
     assert_eq!(h.summary().total_bytes, 32 << 20);
     let e = Document::open_with(&p, None, &tight).unwrap_err();

@@ -8,7 +8,7 @@ use std::path::Path;
 use mlformats::random_access::{FileIndex, ReadAt};
 use mlformats::remote::{RemoteFile, RemoteOptions, is_remote};
 use mlformats::view::Viewer;
-use mlformats::{DType, Headers, Tensor};
+use mlformats::{DType, Document, ReadOptions, Tensor};
 
 /// The location `mlformats view` serves `file` at.
 fn served(v: &Viewer) -> String {
@@ -40,7 +40,12 @@ fn big_safetensors(dir: &Path) -> std::path::PathBuf {
     p
 }
 
-fn names(h: &Headers) -> Vec<(String, String, Vec<usize>)> {
+/// The file at `path` (local or remote) opened by its structure alone.
+fn headers(path: impl AsRef<std::path::Path>) -> mlformats::Result<Document> {
+    Document::open_with(path, None, &ReadOptions::default().with_lazy(true))
+}
+
+fn names(h: &Document) -> Vec<(String, String, Vec<usize>)> {
     h.summary()
         .tensors
         .iter()
@@ -65,8 +70,8 @@ fn headers_of_served_files_match_the_local_files() {
         let v = Viewer::start(f, 0).unwrap();
         let location = served(&v);
         assert!(is_remote(&location));
-        let local = Headers::open(f, None, &Default::default()).unwrap();
-        let remote = Headers::open(&location, None, &Default::default()).unwrap();
+        let local = headers(f).unwrap();
+        let remote = headers(&location).unwrap();
         assert_eq!(names(&remote), names(&local), "{}", f.display());
         assert_eq!(remote.summary().format, local.summary().format);
         assert_eq!(remote.metadata(), local.metadata(), "{}", f.display());
@@ -151,7 +156,7 @@ fn unreachable_and_missing_files_say_where_and_why() {
     let f = big_safetensors(dir.path());
     let v = Viewer::start(&f, 0).unwrap();
     let missing = format!("http://{}/file/nothing.safetensors", v.addr());
-    let e = Headers::open(&missing, None, &Default::default()).unwrap_err();
+    let e = headers(&missing).unwrap_err();
     assert!(e.to_string().starts_with(&missing), "{e}");
     assert!(!is_remote("model.onnx") && !is_remote("/tmp/s3://x") && is_remote("S3://b/k"));
     v.stop();
@@ -320,8 +325,8 @@ fn a_server_that_refuses_head_is_asked_by_a_ranged_get() {
         remote.read_at(0, &mut head).unwrap();
         assert_eq!(remote.bytes_fetched(), 4096);
         assert_eq!(&head[..], &bytes[..100]);
-        let local = Headers::open(testdata("cvm/large_1mb.params"), None, &Default::default());
-        let served = Headers::open(&location, None, &Default::default()).unwrap();
+        let local = headers(testdata("cvm/large_1mb.params"));
+        let served = headers(&location).unwrap();
         assert_eq!(names(&served), names(&local.unwrap()), "{status}");
         let doc = mlformats::open(&location).unwrap();
         assert_eq!(
@@ -360,14 +365,14 @@ fn a_safetensors_through_a_server_without_head_reads_as_the_local_file() {
     let dir = tempfile::tempdir().unwrap();
     let f = big_safetensors(dir.path());
     let bytes = std::fs::read(&f).unwrap();
-    let local = Headers::open(&f, None, &Default::default()).unwrap();
+    let local = headers(&f).unwrap();
     for status in ["405 Method Not Allowed", "501 Not Implemented", "200 OK"] {
         let addr = odd_server(bytes.clone(), status, false);
         let location = format!("http://{addr}/big.safetensors");
         let remote = RemoteFile::open(&location, &RemoteOptions::default()).unwrap();
         assert_eq!(remote.len(), bytes.len() as u64, "{status}");
         assert_eq!(remote.requests(), 2, "{status}: HEAD, then GET");
-        let served = Headers::open(&location, None, &Default::default()).unwrap();
+        let served = headers(&location).unwrap();
         assert_eq!(served.summary(), local.summary(), "{status}");
         assert_eq!(served.metadata(), local.metadata(), "{status}");
         let mlformats::remote::Opened::Streamed { document: s, .. } =

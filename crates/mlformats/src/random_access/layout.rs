@@ -29,16 +29,25 @@ pub(crate) enum Layout {
 /// (bytes it owns moved behind an `Arc`, not copied), so that each reader
 /// of it clones a handle, not the data.
 pub(crate) fn held(t: tensor_core::Tensor<'_>) -> crate::Result<Layout> {
+    Ok(Layout::Held(shared(t)?))
+}
+
+/// `t` with its bytes in shared storage (bytes it owns moved, not copied,
+/// into a buffer clones share), so that handing out a copy is cheap.
+pub(crate) fn shared(t: tensor_core::Tensor<'_>) -> crate::Result<tensor_core::Tensor<'static>> {
     let t = t.into_static();
     use tensor_core::{Bytes, MappedFile, Tensor};
+    if !matches!(t.storage(), Bytes::Owned(_)) {
+        // (`into_static` left nothing borrowed)
+        return Ok(t);
+    }
     let (dtype, dims, order) = (t.dtype(), t.dims().to_vec(), t.order());
     let bytes = match t.into_storage() {
         Bytes::Owned(v) => {
             let n = v.len();
             Bytes::Mapped(MappedFile::from_vec(v), 0..n)
         }
-        // (`into_static` left nothing borrowed)
         other => other,
     };
-    Ok(Layout::Held(Tensor::with_order(dtype, dims, order, bytes)?))
+    Ok(Tensor::with_order(dtype, dims, order, bytes)?)
 }
