@@ -130,8 +130,14 @@ impl Document {
         let path = path.as_ref();
         #[cfg(feature = "remote")]
         if let Some(location) = path.to_str().filter(|s| crate::remote::is_remote(s)) {
+            use crate::remote::{Opened, open_streamed, read_document};
             if opts.lazy {
-                return crate::remote::open_lazy(location, format, opts);
+                // its headers by ranges, each tensor when asked for; a
+                // format not read by its index is fetched whole
+                return match open_streamed(location, format, opts)? {
+                    Opened::Streamed { document, .. } => Ok(*document),
+                    Opened::Whole(remote) => read_document(&remote, format, opts),
+                };
             }
             let (bytes, name) = crate::remote::download(location, opts)?;
             let map = MappedFile::from_vec(bytes);

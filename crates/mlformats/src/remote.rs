@@ -785,19 +785,3 @@ fn check_whole(remote: &RemoteFile, opts: &crate::ReadOptions) -> Result<()> {
     }
     Ok(())
 }
-
-/// The document of the remote file at `location` opened lazily
-/// ([`crate::ReadOptions::lazy`]): its headers walked by ranges within
-/// [`HEADER_BUDGET`], each tensor fetched when it is asked for; a format
-/// not read by its index (or whose index needs more than the budget) is
-/// fetched whole, within `opts`' allocation limit.
-pub(crate) fn open_lazy(
-    location: &str,
-    format: Option<crate::Format>,
-    opts: &crate::ReadOptions,
-) -> Result<crate::Document> {
-    match open_streamed(location, format, opts)? {
-        Opened::Streamed { document, .. } => Ok(*document),
-        Opened::Whole(remote) => read_document(&remote, format, opts),
-    }
-}
