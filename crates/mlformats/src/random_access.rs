@@ -184,6 +184,34 @@ pub struct IndexedTensor {
 }
 
 impl IndexedTensor {
+    /// A tensor of `numel` elements of `dtype`, row-major, whose `len`
+    /// bytes are one range of the file from `offset` (other layouts:
+    /// [`IndexedTensor::with_layout`]), its dims the stored shape.
+    fn row_major(stored: StoredTensor, dtype: DType, offset: u64, len: u64, numel: u64) -> Self {
+        IndexedTensor {
+            stored,
+            tensor_dims: None,
+            dtype,
+            order: MemoryOrder::RowMajor,
+            offset,
+            len,
+            numel,
+            layout: Layout::Contiguous,
+        }
+    }
+
+    /// The same tensor with its bytes laid out as `layout` from its offset.
+    fn with_layout(mut self, layout: Layout) -> Self {
+        self.layout = layout;
+        self
+    }
+
+    /// The same tensor with its elements in `order`.
+    fn with_order(mut self, order: MemoryOrder) -> Self {
+        self.order = order;
+        self
+    }
+
     /// Its one name (the name `inspect` shows).
     pub fn name(&self) -> &str {
         &self.stored.name
@@ -353,10 +381,12 @@ impl FileIndex {
     ) -> Result<Option<Self>> {
         let mut index = Self::empty(format, r.len(), opts);
         index.map = map.cloned();
-        // the format's codec reads it (false: not by slices, or its
-        // feature is off)
+        // the format's codec reads it (none: its feature is off)
         let read = match crate::codec::codec(format) {
-            Ok(codec) => codec.index(format, &mut index, &ByRef(r))?,
+            Ok(codec) => {
+                codec.index(format, &mut index, &ByRef(r))?;
+                true
+            }
             Err(_) => false,
         };
         index.map = None;
@@ -471,16 +501,13 @@ impl FileIndex {
             stored
                 .extras
                 .insert("data_offset".into(), json!(info.data_offset));
-            self.tensors.push(IndexedTensor {
-                tensor_dims: None,
+            self.tensors.push(IndexedTensor::row_major(
                 stored,
-                dtype: info.dtype,
-                order: MemoryOrder::RowMajor,
-                offset: info.data_offset,
-                len: info.nbytes,
+                info.dtype,
+                info.data_offset,
+                info.nbytes,
                 numel,
-                layout: Layout::Contiguous,
-            });
+            ));
         }
         Ok(())
     }

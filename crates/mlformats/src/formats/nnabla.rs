@@ -13,6 +13,7 @@ use nnabla_proto::{self as nn, NNablaProtoBuf, ParamTensor, binary, text};
 use tensor_core::Limits;
 
 use crate::codec::{Codec, Item, Source, WriteContext, WriteSeek};
+use crate::random_access::{FileIndex, ReadAt};
 use crate::sink::{Feed, Incoming, TensorSink};
 use crate::{Error, Format, Result};
 
@@ -166,13 +167,7 @@ impl Codec for Nnabla {
     /// The format's one reader (`random_access/nnabla.rs`): a binary
     /// `.protobuf` whose parameters are packed read by slices, any other
     /// file parsed whole.
-    fn index(
-        &self,
-        format: Format,
-        index: &mut crate::random_access::FileIndex,
-        r: &dyn crate::random_access::ReadAt,
-    ) -> Result<bool> {
-        index.read_nnabla(r, format)?;
-        Ok(true)
+    fn index(&self, format: Format, index: &mut FileIndex, r: &dyn ReadAt) -> Result<()> {
+        index.read_nnabla(r, format)
     }
 }

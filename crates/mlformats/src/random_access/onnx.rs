@@ -12,8 +12,8 @@
 use std::collections::HashSet;
 
 use onnx_format::{Model, TensorData};
+use tensor_core::Tensor;
 use tensor_core::graph::ModelGraph;
-use tensor_core::{MemoryOrder, Tensor};
 
 use super::{FileIndex, IndexedTensor, Layout, ReadAt, layout};
 use crate::codec::{StoredTensor, free_name};
@@ -44,16 +44,8 @@ impl FileIndex {
                 }
                 _ => Layout::Contiguous,
             };
-            self.tensors.push(IndexedTensor {
-                tensor_dims: None,
-                stored,
-                dtype: t.dtype,
-                order: MemoryOrder::RowMajor,
-                offset: t.offset,
-                len: t.len,
-                numel: t.numel,
-                layout,
-            });
+            let t = IndexedTensor::row_major(stored, t.dtype, t.offset, t.len, t.numel);
+            self.tensors.push(t.with_layout(layout));
         }
         self.metadata = crate::formats::onnx::metadata(&index.model);
         self.graph = Some(ModelGraph::single(index.model.graph()));
