@@ -329,7 +329,7 @@ pub(crate) fn detect<R: ReadAt + ?Sized>(r: &R, name: Option<&Path>) -> Result<O
 }
 
 fn read_vec<R: ReadAt + ?Sized>(r: &R, offset: u64, len: u64) -> Result<Vec<u8>> {
-    let n = usize::try_from(len).map_err(|_| Error::Invalid(format!("{len} bytes")))?;
+    let n = usize::try_from(len).map_err(|_| Error::DoesNotFitInMemory { bytes: len })?;
     let mut v = tensor_core::try_zeroed("bytes read from the file", n)?;
     r.read_at(offset, &mut v)?;
     Ok(v)
@@ -464,7 +464,11 @@ impl FileIndex {
         // (`Contents::push` keeps the two in the same order)
         for (stored, (name, t)) in stored.into_iter().zip(tensors) {
             if name != stored.name {
-                return Err(Error::Invalid(format!("no tensor {}", stored.name)));
+                return Err(Error::Malformed {
+                    part: "tensor list",
+                    at: None,
+                    why: format!("no tensor {}", stored.name),
+                });
             }
             let dims = t.dims().to_vec();
             let len = t.bytes().len() as u64;
@@ -618,10 +622,7 @@ impl FileIndex {
         count: u64,
         buf: &'b mut Vec<u8>,
     ) -> Result<Tensor<'b>> {
-        let t = self
-            .tensors
-            .get(index)
-            .ok_or_else(|| Error::Invalid(format!("no tensor {index}")))?;
+        let t = self.tensors.get(index).ok_or(Error::NoTensorAt { index })?;
         let size = t.dtype.size() as u64;
         let start = start.min(t.numel);
         let count = count.min(t.numel - start);
@@ -634,7 +635,7 @@ impl FileIndex {
         let elems = usize::try_from(count).map_err(|_| too_big())?;
         buf.clear();
         buf.try_reserve_exact(n)
-            .map_err(|_| Error::Invalid(format!("{n} bytes do not fit in memory")))?;
+            .map_err(|_| Error::DoesNotFitInMemory { bytes: n as u64 })?;
         buf.resize(n, 0);
         match &t.layout {
             Layout::Contiguous => {
@@ -678,10 +679,7 @@ impl FileIndex {
     /// Reads all of tensor `index` (for tests and small tensors), with its
     /// dimensions and order.
     pub fn read_tensor<R: ReadAt + ?Sized>(&self, r: &R, index: usize) -> Result<Tensor<'static>> {
-        let t = self
-            .tensors
-            .get(index)
-            .ok_or_else(|| Error::Invalid(format!("no tensor {index}")))?;
+        let t = self.tensors.get(index).ok_or(Error::NoTensorAt { index })?;
         if let Layout::Held(held) = &t.layout {
             return Ok(held.clone());
         }
@@ -696,10 +694,7 @@ impl FileIndex {
     /// stores them as they are (no copy); else read and decoded as
     /// [`FileIndex::read_tensor`] does. Reads nothing of the other tensors.
     pub fn tensor_in(&self, map: &Arc<MappedFile>, index: usize) -> Result<Tensor<'static>> {
-        let t = self
-            .tensors
-            .get(index)
-            .ok_or_else(|| Error::Invalid(format!("no tensor {index}")))?;
+        let t = self.tensors.get(index).ok_or(Error::NoTensorAt { index })?;
         match &t.layout {
             Layout::Contiguous => {}
             Layout::Held(held) => return Ok(held.clone()),
@@ -711,11 +706,8 @@ impl FileIndex {
             .and_then(|(at, n)| map.as_bytes().get(at..at.checked_add(n)?))
             .and_then(|sub| Bytes::shared(map, sub))
             .ok_or_else(|| {
-                Error::Invalid(format!(
-                    "its {} bytes at offset {} are past the end of the file",
-                    t.len, t.offset
-                ))
-                .in_tensor(t.name())
+                let (offset, len) = (t.offset, t.len);
+                Error::PastEnd { offset, len }.in_tensor(t.name())
             })?;
         Tensor::with_order(t.dtype, t.dims().to_vec(), t.order, bytes)
             .map_err(|e| Error::from(e).in_tensor(t.name()))
@@ -728,7 +720,12 @@ fn count(dims: &[usize]) -> Option<u64> {
 }
 
 fn overflow(name: &str) -> Error {
-    Error::Invalid("the tensor's size overflows".into()).in_tensor(name)
+    Error::Malformed {
+        part: "tensor shape",
+        at: None,
+        why: "the tensor's size overflows".into(),
+    }
+    .in_tensor(name)
 }
 
 trait InTensorOf<T> {

@@ -20,11 +20,13 @@ use crate::{Error, Format, Result};
 pub(crate) struct Nnabla;
 
 fn text_of(src: &Source) -> Result<&str> {
-    std::str::from_utf8(src.bytes()).map_err(|e| {
-        Error::Invalid(format!(
+    std::str::from_utf8(src.bytes()).map_err(|e| Error::Malformed {
+        part: "protobuf text",
+        at: Some(e.valid_up_to() as u64),
+        why: format!(
             "not UTF-8 text at byte {}: a .nntxt/.prototxt file is protobuf text format",
             e.valid_up_to()
-        ))
+        ),
     })
 }
 

@@ -54,7 +54,7 @@ impl TensorSink for InitializerSink<'_> {
 
 /// `onnx-format` errors as errors of this crate: limits and shapes keep
 /// their `tensor-core` error, external data and unsupported types are
-/// `Unsupported`, everything else `Invalid`.
+/// `Unsupported`, everything else `Onnx`.
 pub(crate) fn onnx_err(e: onnx_format::Error) -> Error {
     match e {
         onnx_format::Error::Core(c) => Error::Core(c),
@@ -62,7 +62,7 @@ pub(crate) fn onnx_err(e: onnx_format::Error) -> Error {
         e @ (onnx_format::Error::ExternalData { .. }
         | onnx_format::Error::UnsupportedDataType { .. }
         | onnx_format::Error::NoOnnxType { .. }) => Error::Unsupported(e.to_string()),
-        other => Error::Invalid(other.to_string()),
+        other => Error::Onnx(other),
     }
 }
 

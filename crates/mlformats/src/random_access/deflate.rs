@@ -66,9 +66,11 @@ impl Coding {
         buf: &mut [u8],
     ) -> Result<()> {
         let at = || {
-            offset
-                .checked_add(rel)
-                .ok_or_else(|| Error::Invalid("the tensor's offset overflows".into()))
+            offset.checked_add(rel).ok_or_else(|| Error::Malformed {
+                part: "tensor offset",
+                at: Some(offset),
+                why: "the tensor's offset overflows".into(),
+            })
         };
         match self {
             Coding::Swapped { lane } => {
@@ -77,9 +79,11 @@ impl Coding {
             }
             #[cfg(any(feature = "npz", feature = "nnp"))]
             Coding::Deflated { member, at, lane } => {
-                let from = at
-                    .checked_add(rel)
-                    .ok_or_else(|| Error::Invalid("the tensor's offset overflows".into()))?;
+                let from = at.checked_add(rel).ok_or_else(|| Error::Malformed {
+                    part: "tensor offset",
+                    at: Some(offset),
+                    why: "the tensor's offset overflows".into(),
+                })?;
                 member.read(r, from, buf)?;
                 swap(buf, *lane);
             }

@@ -36,9 +36,13 @@ pub(super) fn located<R: ReadAt + ?Sized>(
 ) -> Result<Option<Vec<Located>>> {
     let end = base.checked_add(len).filter(|&e| e <= r.len());
     if end.is_none() {
-        return Err(Error::Invalid(format!(
-            "an HDF5 file of {len} bytes at byte {base} runs past the end of the file"
-        )));
+        return Err(Error::Malformed {
+            part: "HDF5 file",
+            at: Some(base),
+            why: format!(
+                "an HDF5 file of {len} bytes at byte {base} runs past the end of the file"
+            ),
+        });
     }
     let opts = nnp_archive::ReadOptions::default().with_limits(*limits);
     let read = |at: u64, buf: &mut [u8]| {

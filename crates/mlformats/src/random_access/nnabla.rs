@@ -75,12 +75,18 @@ impl Entry {
 /// wire error names the member and the byte.
 pub(super) fn in_message(name: &str, e: nnabla_proto::Error) -> Error {
     match e {
-        nnabla_proto::Error::Wire { offset, message } => Error::Invalid(format!(
-            "{name}: {message} (at byte {offset} of the archive)"
-        )),
+        nnabla_proto::Error::Wire { offset, message } => Error::Malformed {
+            part: "protobuf message",
+            at: Some(offset as u64),
+            why: format!("{name}: {message} (at byte {offset} of the archive)"),
+        },
         nnabla_proto::Error::Tensor(e) => Error::Core(e),
         nnabla_proto::Error::Read(e) => Error::Io(e),
-        e @ nnabla_proto::Error::Parameter { .. } => Error::Invalid(e.to_string()),
+        e @ nnabla_proto::Error::Parameter { .. } => Error::Malformed {
+            part: "protobuf parameter",
+            at: None,
+            why: e.to_string(),
+        },
         e => e.into(),
     }
 }

@@ -129,12 +129,14 @@ impl FileIndex {
                             read_vec(r, m.data_start, m.size)?
                         }
                     };
-                    let text = std::str::from_utf8(&bytes).map_err(|e| {
-                        Error::Invalid(format!(
+                    let text = std::str::from_utf8(&bytes).map_err(|e| Error::Malformed {
+                        part: "zip member",
+                        at: Some(m.data_start + e.valid_up_to() as u64),
+                        why: format!(
                             "{}: text is not UTF-8 (at byte {})",
                             m.name,
                             e.valid_up_to()
-                        ))
+                        ),
                     })?;
                     nnabla_proto::text::merge(&mut model, text)?;
                     if !model.parameter.is_empty() {

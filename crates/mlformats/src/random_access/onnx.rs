@@ -73,9 +73,11 @@ impl FileIndex {
         // (the index lists the initializers first, then the `Constant` nodes'
         // tensors, which stay in the model's nodes)
         if n != had_raw.len() || n > self.tensors().len() {
-            return Err(Error::Invalid(
-                "the model's initializers are not those the index found".into(),
-            ));
+            return Err(Error::Malformed {
+                part: "ONNX initializers",
+                at: None,
+                why: "the model's initializers are not those the index found".into(),
+            });
         }
         Ok(Some((model, had_raw)))
     }
