@@ -119,6 +119,50 @@ fn a_truncated_protobuf_is_malformed_at_the_message_that_runs_short() {
     }
 }
 
+/// An `.nnp` of one `network.nntxt` member, stored or deflated.
+#[cfg(feature = "nnp")]
+fn nnp_of(text: &[u8], deflate: bool) -> Vec<u8> {
+    use std::io::Write;
+    use zip::write::SimpleFileOptions;
+    let mut z = zip::ZipWriter::new(std::io::Cursor::new(Vec::new()));
+    let method = match deflate {
+        true => zip::CompressionMethod::Deflated,
+        false => zip::CompressionMethod::Stored,
+    };
+    let o = SimpleFileOptions::default().compression_method(method);
+    z.start_file("network.nntxt", o).unwrap();
+    z.write_all(text).unwrap();
+    z.finish().unwrap().into_inner()
+}
+
+#[cfg(feature = "nnp")]
+#[test]
+fn an_nnp_text_member_that_is_not_utf8_is_malformed_at_its_byte_where_stored() {
+    let text = b"network {\n  name: \"n\"\n}\n\xff\xfe\xfd";
+    let k = text.iter().position(|&b| b == 0xff).unwrap();
+    for deflate in [false, true] {
+        let bytes = nnp_of(text, deflate);
+        let in_file = bytes.windows(3).position(|w| w == b"\xff\xfe\xfd");
+        let e = Document::from_bytes(bytes, None, Some(Format::NnablaNnp)).unwrap_err();
+        let (inner, _) = unwrap_tensor(&e);
+        let Error::Malformed { part, at, .. } = inner else {
+            panic!("{e:?}")
+        };
+        assert_eq!(*part, "zip member");
+        // a stored member's byte is a byte of the file; a deflated one's is not
+        let want = if deflate {
+            None
+        } else {
+            Some(in_file.unwrap() as u64)
+        };
+        assert_eq!(*at, want, "deflate {deflate}");
+        assert_eq!(
+            inner.to_string(),
+            format!("network.nntxt: text is not UTF-8 (at byte {k})")
+        );
+    }
+}
+
 #[cfg(feature = "onnx")]
 #[test]
 fn an_onnx_model_that_does_not_decode_is_an_onnx_error() {

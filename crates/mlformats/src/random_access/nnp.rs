@@ -122,6 +122,8 @@ impl FileIndex {
             };
             match m.kind {
                 MemberKind::Text => {
+                    // (a byte of the file only where the member is stored)
+                    let stored_at = inflated.is_none().then_some(m.data_start);
                     let bytes = match inflated {
                         Some(b) => b,
                         None => {
@@ -131,7 +133,7 @@ impl FileIndex {
                     };
                     let text = std::str::from_utf8(&bytes).map_err(|e| Error::Malformed {
                         part: "zip member",
-                        at: Some(m.data_start + e.valid_up_to() as u64),
+                        at: stored_at.map(|s| s + e.valid_up_to() as u64),
                         why: format!(
                             "{}: text is not UTF-8 (at byte {})",
                             m.name,
