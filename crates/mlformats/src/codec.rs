@@ -166,26 +166,40 @@ pub(crate) struct Item<'t, 'a> {
     pub need_grad: bool,
 }
 
-/// Reads a tensor whole on demand: the random-access path's file
-/// ([`crate::random_access::FileIndex`] through its reader).
-pub(crate) trait LoadTensor {
+/// Reads a tensor on demand from the random-access path's file: its
+/// [`crate::random_access::FileIndex`] and the file's reader.
+#[derive(Clone, Copy)]
+pub(crate) struct LoadTensor<'a> {
+    /// Where each tensor's bytes are.
+    pub index: &'a FileIndex,
+    /// The file.
+    pub reader: &'a dyn ReadAt,
+}
+
+impl LoadTensor<'_> {
     /// Tensor `at` of the source, whole, with its dims and order.
-    fn load(&self, at: usize) -> Result<Tensor<'static>>;
+    pub fn load(&self, at: usize) -> Result<Tensor<'static>> {
+        self.index.read_tensor(self.reader, at)
+    }
 
     /// `count` elements of tensor `at` (fewer at its end) from its flat
     /// (stored-order) element `start`, read into `buf`, as a
     /// one-dimensional tensor borrowing it.
-    fn read_elements<'b>(
+    pub fn read_elements<'b>(
         &self,
         at: usize,
         start: u64,
         count: u64,
         buf: &'b mut Vec<u8>,
-    ) -> Result<Tensor<'b>>;
+    ) -> Result<Tensor<'b>> {
+        self.index.read_elements(self.reader, at, start, count, buf)
+    }
 
     /// True when reading tensor `at` decodes it (a deflated member): each
     /// pass over it costs that work again.
-    fn is_decoded(&self, at: usize) -> bool;
+    pub fn is_decoded(&self, at: usize) -> bool {
+        self.index.tensors().get(at).is_some_and(|t| t.is_decoded())
+    }
 }
 
 /// An item's tensor: held in memory (the whole-file path), or read from
@@ -211,7 +225,7 @@ pub(crate) enum TensorRef<'t, 'a> {
         /// Its position in `from`.
         at: usize,
         /// Where it is read from.
-        from: &'t dyn LoadTensor,
+        from: &'t LoadTensor<'t>,
     },
 }
 
@@ -374,9 +388,8 @@ pub(crate) trait Codec: Sync {
     /// and for one read by slices alike. It walks the file's structure and
     /// records where each tensor's bytes are; a layout it does not locate
     /// is parsed whole ([`FileIndex::whole`]) and its tensors held
-    /// ([`FileIndex::push_contents`]). False when this format has no
-    /// reader.
-    fn index(&self, format: Format, index: &mut FileIndex, r: &dyn ReadAt) -> Result<bool>;
+    /// ([`FileIndex::push_contents`]).
+    fn index(&self, format: Format, index: &mut FileIndex, r: &dyn ReadAt) -> Result<()>;
 }
 
 /// The codec of `format`, or the feature it needs.

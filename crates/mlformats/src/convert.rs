@@ -141,7 +141,7 @@ pub(crate) fn into_file(
         summary = Some(convert(w)?);
         Ok(())
     })?;
-    summary.ok_or_else(|| Error::Invalid("the conversion wrote nothing".into()))
+    summary.ok_or_else(|| Error::Internal("the conversion wrote nothing".into()))
 }
 
 /// Converts an opened document to `target` in memory: the bytes

@@ -196,9 +196,78 @@ pub enum Error {
         /// What needs the whole model.
         need: WholeModelNeed,
     },
-    /// A problem with the request itself (a bad glob, an empty selection).
+    /// A problem with the request itself (a slice out of range, a
+    /// parameter file of the wrong kind, options that do not go together):
+    /// never a problem of the file read, which has a variant of its own
+    /// ([`Error::Malformed`], [`Error::PastEnd`], a format crate's error).
     #[error("{0}")]
     Invalid(String),
+    /// A state the library's own steps do not leave (a bug in mlformats
+    /// if it is met): a conversion that wrote nothing, an exported
+    /// initializer without its source.
+    #[error("{0}")]
+    Internal(String),
+    /// A tensor asked for by its position in the file, past the last one.
+    #[error("no tensor {index}")]
+    NoTensorAt {
+        /// The position asked for.
+        index: usize,
+    },
+    /// A tensor's bytes run past the end of the file (a truncated file, or
+    /// an index read from another file).
+    #[error("its {len} bytes at offset {offset} are past the end of the file")]
+    PastEnd {
+        /// Where its bytes start.
+        offset: u64,
+        /// How many bytes it has.
+        len: u64,
+    },
+    /// A file broken where a reader walking its structure found it: a part
+    /// that runs past the end of the file, an offset or size that
+    /// overflows, data shorter than its header says, text that is not
+    /// UTF-8, a message that does not parse.
+    #[error("{why}")]
+    Malformed {
+        /// The part of the file ("HDF5 chunk", "zip member", ...).
+        part: &'static str,
+        /// The byte of the file where it is, when the reader knows it.
+        at: Option<u64>,
+        /// What is wrong, in the reader's words (the whole message).
+        why: String,
+    },
+    /// A buffer of this many bytes does not fit in this machine's address
+    /// space (or the allocator refused it).
+    #[error("{bytes} bytes do not fit in memory")]
+    DoesNotFitInMemory {
+        /// Its size.
+        bytes: u64,
+    },
+    /// `--rename` gives a tensor a name the ONNX exporter reserves for its
+    /// helper tensors.
+    #[error(
+        "--rename gives {tensor:?} the name {name:?}; names starting with {prefix:?} are \
+         reserved for the exporter's helper tensors"
+    )]
+    ReservedName {
+        /// The tensor's name in the input.
+        tensor: String,
+        /// The name `--rename` gives it.
+        name: String,
+        /// The reserved prefix.
+        prefix: &'static str,
+    },
+    /// `--rename` gives a tensor a name the exported graph uses for
+    /// another value.
+    #[error(
+        "--rename gives {tensor:?} the name {name:?}, which the exported graph already uses for \
+         another value"
+    )]
+    NameInUse {
+        /// The tensor's name in the input.
+        tensor: String,
+        /// The name `--rename` gives it.
+        name: String,
+    },
     /// A problem with one tensor.
     #[error("tensor {name:?}")]
     Tensor {
@@ -227,6 +296,12 @@ pub enum Error {
     #[cfg(feature = "nnp")]
     #[error(transparent)]
     Nnp(#[from] nnp_archive::Error),
+    /// An ONNX model problem (crate `onnx-format`) that is neither a
+    /// limit, an I/O error nor a type ONNX cannot hold (those are
+    /// [`Error::Core`], [`Error::Io`] and [`Error::Unsupported`]).
+    #[cfg(feature = "onnx")]
+    #[error(transparent)]
+    Onnx(onnx_format::Error),
     /// A TenniS module problem (crate `bubble-module`).
     #[cfg(feature = "tennis")]
     #[error(transparent)]

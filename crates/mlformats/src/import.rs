@@ -29,6 +29,31 @@ fn import_err(e: ImportError) -> Error {
     }
 }
 
+/// The ONNX model of `doc` and the import options `opts` gives (input
+/// shapes and values); refused with `why` when `opts` selects, casts or
+/// renames, which an import cannot do.
+fn import_input(
+    doc: &Document,
+    opts: &ConvertOptions,
+    why: &str,
+) -> Result<(onnx_format::Model, ImportOptions)> {
+    if !opts.is_plain() {
+        return Err(Error::OptionDoesNotApply {
+            option: "--only/--exclude/--dtype/--rename/--keep-order",
+            why: why.into(),
+        });
+    }
+    let model = crate::formats::onnx::read_model(&doc.source()?, &ReadOptions::default())?;
+    let mut io = ImportOptions::default();
+    for (n, d) in &opts.input_shapes {
+        io = io.input_shape(n.clone(), d.clone());
+    }
+    for (n, v) in &opts.input_values {
+        io = io.input_value(n.clone(), v.clone());
+    }
+    Ok((model, io))
+}
+
 /// Imports the ONNX model of `doc` as an NNabla model written to `w`
 /// (or, for a `.tsm` target, as a TenniS module).
 /// Selection, casts and renames would change the graph's parameters, so
@@ -42,23 +67,13 @@ pub(crate) fn onnx_to_nnabla(
     if target == Format::TennisModule {
         return onnx_to_tennis(doc, w, opts);
     }
-    if !opts.is_plain() {
-        return Err(Error::OptionDoesNotApply {
-            option: "--only/--exclude/--dtype/--rename/--keep-order",
-            why: "importing an ONNX graph into NNabla keeps every parameter as it is: --only, \
-                 --exclude, --dtype, --rename and --keep-order would leave the network naming \
-                 parameters that are not there; add --weights-only to convert the initializers alone"
-                .into(),
-        });
-    }
-    let model = crate::formats::onnx::read_model(&doc.source()?, &ReadOptions::default())?;
-    let mut io = ImportOptions::default();
-    for (n, d) in &opts.input_shapes {
-        io = io.input_shape(n.clone(), d.clone());
-    }
-    for (n, v) in &opts.input_values {
-        io = io.input_value(n.clone(), v.clone());
-    }
+    let (model, io) = import_input(
+        doc,
+        opts,
+        "importing an ONNX graph into NNabla keeps every parameter as it is: --only, \
+         --exclude, --dtype, --rename and --keep-order would leave the network naming \
+         parameters that are not there; add --weights-only to convert the initializers alone",
+    )?;
     let imp = graph_translate::import::onnx_to_nnabla(&model, &io).map_err(import_err)?;
     let initializers: HashSet<&str> = model
         .graph_proto()
@@ -96,23 +111,13 @@ fn onnx_to_tennis(
     w: &mut dyn WriteSeek,
     opts: &ConvertOptions,
 ) -> Result<ConvertSummary> {
-    if !opts.is_plain() {
-        return Err(Error::OptionDoesNotApply {
-            option: "--only/--exclude/--dtype/--rename/--keep-order",
-            why: "importing an ONNX graph into TenniS keeps every constant as it is: --only, \
-                 --exclude, --dtype, --rename and --keep-order do not apply; add --weights-only \
-                 to convert the initializers alone"
-                .into(),
-        });
-    }
-    let model = crate::formats::onnx::read_model(&doc.source()?, &ReadOptions::default())?;
-    let mut io = ImportOptions::default();
-    for (n, d) in &opts.input_shapes {
-        io = io.input_shape(n.clone(), d.clone());
-    }
-    for (n, v) in &opts.input_values {
-        io = io.input_value(n.clone(), v.clone());
-    }
+    let (model, io) = import_input(
+        doc,
+        opts,
+        "importing an ONNX graph into TenniS keeps every constant as it is: --only, \
+         --exclude, --dtype, --rename and --keep-order do not apply; add --weights-only \
+         to convert the initializers alone",
+    )?;
     let module = graph_translate::import::onnx_to_tennis(&model, &io).map_err(import_err)?;
     let consts = module
         .nodes()

@@ -55,6 +55,7 @@ use tensor_core::{DType, Limits, Tensor};
 use crate::codec::{Codec, Contents, Item, ReadOptions, Source, StoredTensor, WriteContext};
 use crate::codec::{TensorRef, WriteSeek};
 use crate::convert::Plan;
+use crate::random_access::{FileIndex, ReadAt};
 use crate::sink::Feed;
 use crate::{Error, Format, InTensor, Result};
 
@@ -309,16 +310,11 @@ impl Entry {
 impl Codec for Entry {
     /// The plugin reads a file whole: the file is read into memory (or
     /// parsed where it is, a memory map) and its tensors held.
-    fn index(
-        &self,
-        format: Format,
-        index: &mut crate::random_access::FileIndex,
-        r: &dyn crate::random_access::ReadAt,
-    ) -> Result<bool> {
+    fn index(&self, format: Format, index: &mut FileIndex, r: &dyn ReadAt) -> Result<()> {
         let src = index.whole(r, format)?;
         let c = self.contents(&src, &index.read_options())?;
         index.push_contents(c)?;
-        Ok(true)
+        Ok(())
     }
 
     fn write(&self, _: Format, w: &mut dyn WriteSeek, feed: &Feed<'_>) -> Result<()> {

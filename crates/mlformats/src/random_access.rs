@@ -185,6 +185,34 @@ pub struct IndexedTensor {
 }
 
 impl IndexedTensor {
+    /// A tensor of `numel` elements of `dtype`, row-major, whose `len`
+    /// bytes are one range of the file from `offset` (other layouts:
+    /// [`IndexedTensor::with_layout`]), its dims the stored shape.
+    fn row_major(stored: StoredTensor, dtype: DType, offset: u64, len: u64, numel: u64) -> Self {
+        IndexedTensor {
+            stored,
+            tensor_dims: None,
+            dtype,
+            order: MemoryOrder::RowMajor,
+            offset,
+            len,
+            numel,
+            layout: Layout::Contiguous,
+        }
+    }
+
+    /// The same tensor with its bytes laid out as `layout` from its offset.
+    fn with_layout(mut self, layout: Layout) -> Self {
+        self.layout = layout;
+        self
+    }
+
+    /// The same tensor with its elements in `order`.
+    fn with_order(mut self, order: MemoryOrder) -> Self {
+        self.order = order;
+        self
+    }
+
     /// Its one name (the name `inspect` shows).
     pub fn name(&self) -> &str {
         &self.stored.name
@@ -302,7 +330,7 @@ pub(crate) fn detect<R: ReadAt + ?Sized>(r: &R, name: Option<&Path>) -> Result<O
 }
 
 fn read_vec<R: ReadAt + ?Sized>(r: &R, offset: u64, len: u64) -> Result<Vec<u8>> {
-    let n = usize::try_from(len).map_err(|_| Error::Invalid(format!("{len} bytes")))?;
+    let n = usize::try_from(len).map_err(|_| Error::DoesNotFitInMemory { bytes: len })?;
     let mut v = tensor_core::try_zeroed("bytes read from the file", n)?;
     r.read_at(offset, &mut v)?;
     Ok(v)
@@ -354,10 +382,12 @@ impl FileIndex {
     ) -> Result<Option<Self>> {
         let mut index = Self::empty(format, r.len(), opts);
         index.map = map.cloned();
-        // the format's codec reads it (false: not by slices, or its
-        // feature is off)
+        // the format's codec reads it (none: its feature is off)
         let read = match crate::codec::codec(format) {
-            Ok(codec) => codec.index(format, &mut index, &ByRef(r))?,
+            Ok(codec) => {
+                codec.index(format, &mut index, &ByRef(r))?;
+                true
+            }
             Err(_) => false,
         };
         index.map = None;
@@ -435,7 +465,11 @@ impl FileIndex {
         // (`Contents::push` keeps the two in the same order)
         for (stored, (name, t)) in stored.into_iter().zip(tensors) {
             if name != stored.name {
-                return Err(Error::Invalid(format!("no tensor {}", stored.name)));
+                return Err(Error::Malformed {
+                    part: "tensor list",
+                    at: None,
+                    why: format!("no tensor {}", stored.name),
+                });
             }
             let dims = t.dims().to_vec();
             let len = t.bytes().len() as u64;
@@ -472,16 +506,13 @@ impl FileIndex {
             stored
                 .extras
                 .insert("data_offset".into(), json!(info.data_offset));
-            self.tensors.push(IndexedTensor {
-                tensor_dims: None,
+            self.tensors.push(IndexedTensor::row_major(
                 stored,
-                dtype: info.dtype,
-                order: MemoryOrder::RowMajor,
-                offset: info.data_offset,
-                len: info.nbytes,
+                info.dtype,
+                info.data_offset,
+                info.nbytes,
                 numel,
-                layout: Layout::Contiguous,
-            });
+            ));
         }
         Ok(())
     }
@@ -592,10 +623,7 @@ impl FileIndex {
         count: u64,
         buf: &'b mut Vec<u8>,
     ) -> Result<Tensor<'b>> {
-        let t = self
-            .tensors
-            .get(index)
-            .ok_or_else(|| Error::Invalid(format!("no tensor {index}")))?;
+        let t = self.tensors.get(index).ok_or(Error::NoTensorAt { index })?;
         let size = t.dtype.size() as u64;
         let start = start.min(t.numel);
         let count = count.min(t.numel - start);
@@ -608,7 +636,7 @@ impl FileIndex {
         let elems = usize::try_from(count).map_err(|_| too_big())?;
         buf.clear();
         buf.try_reserve_exact(n)
-            .map_err(|_| Error::Invalid(format!("{n} bytes do not fit in memory")))?;
+            .map_err(|_| Error::DoesNotFitInMemory { bytes: n as u64 })?;
         buf.resize(n, 0);
         match &t.layout {
             Layout::Contiguous => {
@@ -652,10 +680,7 @@ impl FileIndex {
     /// Reads all of tensor `index` (for tests and small tensors), with its
     /// dimensions and order.
     pub fn read_tensor<R: ReadAt + ?Sized>(&self, r: &R, index: usize) -> Result<Tensor<'static>> {
-        let t = self
-            .tensors
-            .get(index)
-            .ok_or_else(|| Error::Invalid(format!("no tensor {index}")))?;
+        let t = self.tensors.get(index).ok_or(Error::NoTensorAt { index })?;
         if let Layout::Held(held) = &t.layout {
             return Ok(held.clone());
         }
@@ -670,10 +695,7 @@ impl FileIndex {
     /// stores them as they are (no copy); else read and decoded as
     /// [`FileIndex::read_tensor`] does. Reads nothing of the other tensors.
     pub fn tensor_in(&self, map: &Arc<MappedFile>, index: usize) -> Result<Tensor<'static>> {
-        let t = self
-            .tensors
-            .get(index)
-            .ok_or_else(|| Error::Invalid(format!("no tensor {index}")))?;
+        let t = self.tensors.get(index).ok_or(Error::NoTensorAt { index })?;
         match &t.layout {
             Layout::Contiguous => {}
             Layout::Held(held) => return Ok(held.clone()),
@@ -685,11 +707,8 @@ impl FileIndex {
             .and_then(|(at, n)| map.as_bytes().get(at..at.checked_add(n)?))
             .and_then(|sub| Bytes::shared(map, sub))
             .ok_or_else(|| {
-                Error::Invalid(format!(
-                    "its {} bytes at offset {} are past the end of the file",
-                    t.len, t.offset
-                ))
-                .in_tensor(t.name())
+                let (offset, len) = (t.offset, t.len);
+                Error::PastEnd { offset, len }.in_tensor(t.name())
             })?;
         Tensor::with_order(t.dtype, t.dims().to_vec(), t.order, bytes)
             .map_err(|e| Error::from(e).in_tensor(t.name()))
@@ -702,7 +721,12 @@ fn count(dims: &[usize]) -> Option<u64> {
 }
 
 fn overflow(name: &str) -> Error {
-    Error::Invalid("the tensor's size overflows".into()).in_tensor(name)
+    Error::Malformed {
+        part: "tensor shape",
+        at: None,
+        why: "the tensor's size overflows".into(),
+    }
+    .in_tensor(name)
 }
 
 trait InTensorOf<T> {

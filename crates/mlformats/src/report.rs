@@ -3,9 +3,10 @@
 
 use serde_json::{Map, Value, json};
 use sha2::{Digest, Sha256};
-use tensor_core::graph::{Graph, ModelGraph};
+use tensor_core::graph::{Graph, ModelGraph, Node};
 use tensor_core::{DType, SumKind, Tensor};
 
+use crate::codec::StoredTensor;
 use crate::format::GraphKind;
 use crate::{Document, Format};
 
@@ -26,24 +27,7 @@ pub(crate) fn inspect_json_v2(doc: &Document) -> Value {
     m.insert("tensor_bytes".into(), json!(summary.total_bytes));
     let tensors: Vec<Value> = doc
         .stored()
-        .map(|s| {
-            let t = doc.tensor(&s.name);
-            let mut e = Map::new();
-            e.insert("name".into(), json!(s.name));
-            if s.stored_name != s.name {
-                e.insert("stored_name".into(), json!(s.stored_name));
-            }
-            e.insert("dtype".into(), json!(t.map(|t| t.dtype().name())));
-            e.insert("shape".into(), json!(s.shape));
-            e.insert("bytes".into(), json!(t.map_or(0, |t| t.bytes().len())));
-            e.insert("elements".into(), json!(t.map_or(0, |t| t.numel())));
-            e.insert("sha256".into(), json!(t.map(|t| sha256_hex(t.bytes()))));
-            e.insert("sum".into(), t.map_or(Value::Null, contract_sum));
-            for (k, v) in &s.extras {
-                e.insert(k.clone(), v.clone());
-            }
-            Value::Object(e)
-        })
+        .map(|s| tensor_json(s, doc.tensor(&s.name), 2))
         .collect();
     m.insert("tensors".into(), Value::Array(tensors));
     m.insert(
@@ -74,19 +58,7 @@ pub(crate) fn typed_graph_json(m: &ModelGraph) -> Value {
                     })
                 })
                 .collect();
-            let nodes: Vec<Value> = g
-                .nodes
-                .iter()
-                .map(|n| {
-                    json!({
-                        "op": n.op,
-                        "name": n.name,
-                        "inputs": n.inputs,
-                        "outputs": n.outputs,
-                        "attributes": n.attributes.iter().map(|(k, _)| k).collect::<Vec<_>>(),
-                    })
-                })
-                .collect();
+            let nodes: Vec<Value> = g.nodes.iter().map(node_json).collect();
             json!({
                 "name": g.name,
                 "batch_size": g.batch_size,
@@ -118,6 +90,45 @@ pub(crate) fn typed_graph_json(m: &ModelGraph) -> Value {
     })
 }
 
+/// One entry of `tensors` in schema `schema` (1 or 2): the tensor `s` as
+/// stored, `t` its data where the document holds it. Schema 1 names it as
+/// stored and has no `bytes` or `elements`.
+fn tensor_json(s: &StoredTensor, t: Option<&Tensor<'_>>, schema: u32) -> Value {
+    let mut e = Map::new();
+    if schema == 1 {
+        e.insert("name".into(), json!(s.stored_name));
+    } else {
+        e.insert("name".into(), json!(s.name));
+        if s.stored_name != s.name {
+            e.insert("stored_name".into(), json!(s.stored_name));
+        }
+    }
+    e.insert("dtype".into(), json!(t.map(|t| t.dtype().name())));
+    e.insert("shape".into(), json!(s.shape));
+    if schema != 1 {
+        e.insert("bytes".into(), json!(t.map_or(0, |t| t.bytes().len())));
+        e.insert("elements".into(), json!(t.map_or(0, |t| t.numel())));
+    }
+    e.insert("sha256".into(), json!(t.map(|t| sha256_hex(t.bytes()))));
+    e.insert("sum".into(), t.map_or(Value::Null, contract_sum));
+    for (k, v) in &s.extras {
+        e.insert(k.clone(), v.clone());
+    }
+    Value::Object(e)
+}
+
+/// A node of a graph object: `op`, `name`, `inputs`, `outputs` and its
+/// attribute names (`attributes`), in both schemas.
+pub(crate) fn node_json(n: &Node) -> Value {
+    json!({
+        "op": n.op,
+        "name": n.name,
+        "inputs": n.inputs,
+        "outputs": n.outputs,
+        "attributes": n.attributes.iter().map(|(k, _)| k).collect::<Vec<_>>(),
+    })
+}
+
 /// The schema-1 document for `doc`, exactly as before schema 2: names as
 /// stored, every tensor hashed and summed, the per-format graph objects.
 pub(crate) fn inspect_json_v1(doc: &Document) -> Value {
@@ -128,19 +139,7 @@ pub(crate) fn inspect_json_v1(doc: &Document) -> Value {
     m.insert("file_size".into(), json!(doc.file_size()));
     let tensors: Vec<Value> = doc
         .stored()
-        .map(|s| {
-            let t = doc.tensor(&s.name);
-            let mut e = Map::new();
-            e.insert("name".into(), json!(s.stored_name));
-            e.insert("dtype".into(), json!(t.map(|t| t.dtype().name())));
-            e.insert("shape".into(), json!(s.shape));
-            e.insert("sha256".into(), json!(t.map(|t| sha256_hex(t.bytes()))));
-            e.insert("sum".into(), t.map_or(Value::Null, contract_sum));
-            for (k, v) in &s.extras {
-                e.insert(k.clone(), v.clone());
-            }
-            Value::Object(e)
-        })
+        .map(|s| tensor_json(s, doc.tensor(&s.name), 1))
         .collect();
     m.insert("tensors".into(), Value::Array(tensors));
     m.insert(

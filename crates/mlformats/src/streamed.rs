@@ -89,7 +89,7 @@ impl Document {
             .index()
             .tensors()
             .get(at)
-            .ok_or_else(|| Error::Invalid(format!("no tensor {at}")))?;
+            .ok_or(Error::NoTensorAt { index: at })?;
         let size = (t.dtype().size() as u64).max(1);
         // a multiple of 1024 elements: the summarizer's blocks
         let step = (STATS_SLICE / size / 1024).max(1) * 1024;

@@ -19,21 +19,9 @@ use crate::proto::{
 };
 use crate::{Error, Result};
 
-/// How a model is read.
-#[derive(Debug, Clone, Default)]
-#[non_exhaustive]
-pub struct ReadOptions {
-    /// Bounds on what a hostile file can make the reader allocate.
-    pub limits: Limits,
-}
-
-impl ReadOptions {
-    /// The same options with other limits.
-    pub fn with_limits(mut self, limits: Limits) -> Self {
-        self.limits = limits;
-        self
-    }
-}
+/// How a model is read: its limits (`tensor-core`'s options of a reader
+/// whose one option is its limits).
+pub use tensor_core::ReadOptions;
 
 /// A decoded model whose tensor data (`raw_data`) shares the bytes it was
 /// read from.

@@ -62,7 +62,9 @@ pub use cast::CastTarget;
 pub use collection::TensorMap;
 pub use dtype::{ALL_DTYPES, DType, SumKind};
 pub use error::{Error, Result};
-pub use limits::{DEFAULT_INFLATE_RATIO, DEFAULT_MAX_NODES, DEFAULT_MIN_INFLATE_BUDGET, Limits};
+pub use limits::{
+    DEFAULT_INFLATE_RATIO, DEFAULT_MAX_NODES, DEFAULT_MIN_INFLATE_BUDGET, Limits, ReadOptions,
+};
 pub use shape::{MemoryOrder, Shape, checked_byte_len, checked_numel};
 pub use storage::{Bytes, MappedFile};
 pub use tensor::{Element, Tensor, cast_le, column_to_row_major};

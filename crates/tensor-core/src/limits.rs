@@ -201,3 +201,21 @@ mod tests {
         assert!(l.with_max_rank(100).check_rank(65).is_ok());
     }
 }
+
+/// The options of a reader whose one option is its [`Limits`] (the ONNX
+/// reader, `onnx-format`; the NNabla protobuf readers, `nnabla-proto`):
+/// `ReadOptions::default().with_limits(limits)`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[non_exhaustive]
+pub struct ReadOptions {
+    /// Bounds on what a hostile file can make the reader allocate.
+    pub limits: Limits,
+}
+
+impl ReadOptions {
+    /// The same options with other limits.
+    pub fn with_limits(mut self, limits: Limits) -> Self {
+        self.limits = limits;
+        self
+    }
+}

@@ -216,7 +216,7 @@ fn adjust(
     let graph = model
         .graph
         .as_mut()
-        .ok_or_else(|| Error::Invalid("the model has no graph".into()))?;
+        .ok_or_else(|| Error::Internal("the model has no graph".into()))?;
     let model_names: Vec<String> = graph
         .initializer
         .iter()
@@ -294,10 +294,11 @@ fn rename(
         }
         if new != *n {
             if new.starts_with(RESERVED_PREFIX) {
-                return Err(Error::Invalid(format!(
-                    "--rename gives {n:?} the name {new:?}; names starting with \
-                     {RESERVED_PREFIX:?} are reserved for the exporter's helper tensors"
-                )));
+                return Err(Error::ReservedName {
+                    tensor: n.clone(),
+                    name: new,
+                    prefix: RESERVED_PREFIX,
+                });
             }
             rename_map.insert(n.clone(), new);
         }
@@ -322,10 +323,10 @@ fn rename(
             && used.contains(new)
             && !rename_map.contains_key(new)
         {
-            return Err(Error::Invalid(format!(
-                "--rename gives {old:?} the name {new:?}, which the exported graph already \
-                 uses for another value"
-            )));
+            return Err(Error::NameInUse {
+                tensor: old.clone(),
+                name: new.clone(),
+            });
         }
     }
     for t in &mut graph.initializer {

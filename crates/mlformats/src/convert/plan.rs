@@ -93,10 +93,7 @@ pub(crate) fn cast_float(t: &Tensor<'_>, to: DType) -> Result<Tensor<'static>> {
     if !to.is_float() {
         return Err(Error::CannotCast { from: None, to });
     }
-    let len = t
-        .numel()
-        .checked_mul(to.size())
-        .ok_or_else(|| Error::Invalid("tensor too large".into()))?;
+    let len = t.numel().checked_mul(to.size()).ok_or(Error::TooLarge)?;
     let mut bytes = Vec::with_capacity(len);
     let numeric = stats::for_each_f64_block(t, |blk| {
         for &v in blk {

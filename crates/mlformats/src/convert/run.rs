@@ -17,13 +17,11 @@
 use std::io::{Seek, Write};
 use std::path::Path;
 
-use tensor_core::Tensor;
-
 use super::driver::{Selection, Source};
 use super::stream::SLICE_BYTES;
 use super::{ConvertOptions, ConvertSummary, Plan};
 use crate::codec::{Item, LoadTensor, TensorRef, WriteContext, WriteSeek};
-use crate::random_access::{FileIndex, ReadAt};
+use crate::random_access::{ByRef, FileIndex, ReadAt};
 use crate::{Document, Error, Format, Result, WholeModelNeed};
 
 /// The targets [`convert_index`] writes: every format. Safetensors, npz and
@@ -200,9 +198,10 @@ pub(super) fn run<R: ReadAt + ?Sized>(
     let h5_warning = (target == Format::NnablaH5 && networks).then(|| {
         format!("the networks of this {from} are not carried over: an .h5 holds parameters only")
     });
-    let load = FromIndex {
+    let reader = ByRef(input.reader);
+    let load = LoadTensor {
         index,
-        reader: input.reader,
+        reader: &reader,
     };
     let src = source(input, &load);
     if keeps_model && opts.is_plain() {
@@ -265,7 +264,7 @@ fn with_params(
 /// where the document holds it, else read through `load` when written.
 fn source<'t, R: ReadAt + ?Sized>(
     input: &Input<'t, R>,
-    load: &'t FromIndex<'t, R>,
+    load: &'t LoadTensor<'t>,
 ) -> Source<'t, 'static> {
     let index = input.index;
     let held = input.held();
@@ -464,32 +463,6 @@ fn write_items(
     crate::codec::codec(target)?.write_to(target, w, items, cx)?;
     w.flush()?;
     Ok(())
-}
-
-/// Tensors read from an index, whole or by slices, on demand.
-struct FromIndex<'a, R: ?Sized> {
-    index: &'a FileIndex,
-    reader: &'a R,
-}
-
-impl<R: ReadAt + ?Sized> LoadTensor for FromIndex<'_, R> {
-    fn load(&self, at: usize) -> Result<Tensor<'static>> {
-        self.index.read_tensor(self.reader, at)
-    }
-
-    fn read_elements<'b>(
-        &self,
-        at: usize,
-        start: u64,
-        count: u64,
-        buf: &'b mut Vec<u8>,
-    ) -> Result<Tensor<'b>> {
-        self.index.read_elements(self.reader, at, start, count, buf)
-    }
-
-    fn is_decoded(&self, at: usize) -> bool {
-        self.index.tensors().get(at).is_some_and(|t| t.is_decoded())
-    }
 }
 
 /// Copies all of `reader` to `out`, a slice at a time.

@@ -130,7 +130,7 @@ impl TensorRef<'_, '_> {
             .collect();
         let (d0, rest) = match dims.split_first() {
             Some((&d0, rest)) if !rest.is_empty() => (d0, rest),
-            _ => return Err(Error::Invalid("not a multi-axis tensor".into()).in_tensor(name)),
+            _ => return Err(Error::Internal("not a multi-axis tensor".into()).in_tensor(name)),
         };
         let columns = numel / d0;
         let slice = (SLICE_BYTES / size as u64).max(1);

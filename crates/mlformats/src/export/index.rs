@@ -106,7 +106,7 @@ pub(crate) fn write_deferred<R: ReadAt + ?Sized>(
     if let Some(g) = &model.graph {
         for p in &g.initializer {
             if gt::deferred_source(p).is_some() && size(p).is_none() {
-                return Err(Error::Invalid(format!(
+                return Err(Error::Unsupported(format!(
                     "tensor {:?}: its type or shape cannot be written to ONNX",
                     p.name.as_deref().unwrap_or_default()
                 )));
@@ -139,10 +139,10 @@ fn deferred_tensor<R: ReadAt + ?Sized>(
     progress: &dyn Fn(u64),
 ) -> Result<Tensor<'static>> {
     let (source, via_f32) = gt::deferred_source(p)
-        .ok_or_else(|| Error::Invalid("an initializer without data".into()))?;
+        .ok_or_else(|| Error::Internal("an initializer without data".into()))?;
     let i = index
         .position(source)
-        .ok_or_else(|| Error::Invalid(format!("tensor {source:?} is not in the file")))?;
+        .ok_or_else(|| Error::Internal(format!("tensor {source:?} is not in the file")))?;
     let mut t = index.read_tensor(reader, i)?;
     progress(index.tensors()[i].byte_len());
     if via_f32 && t.dtype() != DType::F32 {
@@ -152,7 +152,7 @@ fn deferred_tensor<R: ReadAt + ?Sized>(
     let to = p
         .data_type
         .and_then(onnx_format::dtype::from_onnx)
-        .ok_or_else(|| Error::Invalid(format!("tensor {source:?}: no type")))?;
+        .ok_or_else(|| Error::Internal(format!("tensor {source:?}: no type")))?;
     if t.dtype() != to {
         t = crate::convert::cast_float(&t, to).map_err(|e| e.in_tensor(source))?;
     }

@@ -9,6 +9,7 @@
 use cvm_params::{Params, ParamsWriter, WriteOptions};
 
 use crate::codec::{Codec, ReadOptions, Source, WriteSeek};
+use crate::random_access::{FileIndex, ReadAt};
 use crate::sink::{Feed, Incoming, TensorSink};
 use crate::{Error, Format, Result};
 
@@ -84,13 +85,7 @@ impl Codec for Cvm {
         Ok(())
     }
 
-    fn index(
-        &self,
-        _: Format,
-        index: &mut crate::random_access::FileIndex,
-        r: &dyn crate::random_access::ReadAt,
-    ) -> Result<bool> {
-        index.read_cvm(r)?;
-        Ok(true)
+    fn index(&self, _: Format, index: &mut FileIndex, r: &dyn ReadAt) -> Result<()> {
+        index.read_cvm(r)
     }
 }

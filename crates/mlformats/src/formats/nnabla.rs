@@ -13,17 +13,20 @@ use nnabla_proto::{self as nn, NNablaProtoBuf, ParamTensor, binary, text};
 use tensor_core::Limits;
 
 use crate::codec::{Codec, Item, Source, WriteContext, WriteSeek};
+use crate::random_access::{FileIndex, ReadAt};
 use crate::sink::{Feed, Incoming, TensorSink};
 use crate::{Error, Format, Result};
 
 pub(crate) struct Nnabla;
 
 fn text_of(src: &Source) -> Result<&str> {
-    std::str::from_utf8(src.bytes()).map_err(|e| {
-        Error::Invalid(format!(
+    std::str::from_utf8(src.bytes()).map_err(|e| Error::Malformed {
+        part: "protobuf text",
+        at: Some(e.valid_up_to() as u64),
+        why: format!(
             "not UTF-8 text at byte {}: a .nntxt/.prototxt file is protobuf text format",
             e.valid_up_to()
-        ))
+        ),
     })
 }
 
@@ -166,13 +169,7 @@ impl Codec for Nnabla {
     /// The format's one reader (`random_access/nnabla.rs`): a binary
     /// `.protobuf` whose parameters are packed read by slices, any other
     /// file parsed whole.
-    fn index(
-        &self,
-        format: Format,
-        index: &mut crate::random_access::FileIndex,
-        r: &dyn crate::random_access::ReadAt,
-    ) -> Result<bool> {
-        index.read_nnabla(r, format)?;
-        Ok(true)
+    fn index(&self, format: Format, index: &mut FileIndex, r: &dyn ReadAt) -> Result<()> {
+        index.read_nnabla(r, format)
     }
 }

@@ -20,6 +20,7 @@ use nnp_archive::{
 use tensor_core::{Bytes, MappedFile};
 
 use crate::codec::{Codec, Contents, ReadOptions, Source, StoredTensor, WriteSeek};
+use crate::random_access::{FileIndex, ReadAt};
 use crate::sink::{Feed, Incoming, TensorSink};
 use crate::{Error, Format, InTensor, Result};
 
@@ -253,17 +254,11 @@ impl Codec for NnpCodec {
         Ok(())
     }
 
-    fn index(
-        &self,
-        format: Format,
-        index: &mut crate::random_access::FileIndex,
-        r: &dyn crate::random_access::ReadAt,
-    ) -> Result<bool> {
+    fn index(&self, format: Format, index: &mut FileIndex, r: &dyn ReadAt) -> Result<()> {
         if is_archive(format) {
-            index.read_nnp(r)?;
+            index.read_nnp(r)
         } else {
-            index.read_h5(r)?;
+            index.read_h5(r)
         }
-        Ok(true)
     }
 }

@@ -29,6 +29,7 @@ use tensor_core::{DType, Limits, MemoryOrder};
 
 use crate::codec::{Codec, Item, ReadOptions, Source, WriteContext, WriteSeek};
 use crate::numpy::descr_of;
+use crate::random_access::{FileIndex, ReadAt};
 use crate::sink::{Feed, Incoming, TensorSink};
 use crate::{Error, Format, Result};
 
@@ -168,14 +169,8 @@ impl Codec for Npz {
         Some(crate::convert::Exchange::Npz)
     }
 
-    fn index(
-        &self,
-        _: Format,
-        index: &mut crate::random_access::FileIndex,
-        r: &dyn crate::random_access::ReadAt,
-    ) -> Result<bool> {
-        index.read_npz(r)?;
-        Ok(true)
+    fn index(&self, _: Format, index: &mut FileIndex, r: &dyn ReadAt) -> Result<()> {
+        index.read_npz(r)
     }
 }
 

@@ -20,6 +20,7 @@ use serde_json::{Value, json};
 use tensor_core::graph::ModelGraph;
 
 use crate::codec::{Codec, Contents, ReadOptions, Source, StoredTensor, WriteSeek};
+use crate::random_access::{FileIndex, ReadAt};
 use crate::sink::{Feed, Incoming, TensorSink};
 use crate::{Error, Format, Result};
 
@@ -53,7 +54,7 @@ impl TensorSink for InitializerSink<'_> {
 
 /// `onnx-format` errors as errors of this crate: limits and shapes keep
 /// their `tensor-core` error, external data and unsupported types are
-/// `Unsupported`, everything else `Invalid`.
+/// `Unsupported`, everything else `Onnx`.
 pub(crate) fn onnx_err(e: onnx_format::Error) -> Error {
     match e {
         onnx_format::Error::Core(c) => Error::Core(c),
@@ -61,7 +62,7 @@ pub(crate) fn onnx_err(e: onnx_format::Error) -> Error {
         e @ (onnx_format::Error::ExternalData { .. }
         | onnx_format::Error::UnsupportedDataType { .. }
         | onnx_format::Error::NoOnnxType { .. }) => Error::Unsupported(e.to_string()),
-        other => Error::Invalid(other.to_string()),
+        other => Error::Onnx(other),
     }
 }
 
@@ -171,23 +172,18 @@ impl Codec for OnnxCodec {
 
     fn reencode(&self, src: &Source, w: &mut dyn WriteSeek) -> Result<()> {
         // (a file that does not read is not written again)
-        crate::random_access::FileIndex::open_map(&src.map, Format::Onnx, &Default::default())?;
+        FileIndex::open_map(&src.map, Format::Onnx, &Default::default())?;
         tensor_core::io::write_prefaulted(w, src.bytes())?;
         Ok(())
     }
 
-    fn index(
-        &self,
-        _: Format,
-        index: &mut crate::random_access::FileIndex,
-        r: &dyn crate::random_access::ReadAt,
-    ) -> Result<bool> {
+    fn index(&self, _: Format, index: &mut FileIndex, r: &dyn ReadAt) -> Result<()> {
         if !index.read_onnx(r)? {
             let src = index.whole(r, Format::Onnx)?;
             let c = decoded_whole(&src, &index.read_options())?;
             index.push_contents(c)?;
         }
-        Ok(true)
+        Ok(())
     }
 }
 
@@ -199,19 +195,7 @@ pub(crate) fn graph_json(g: &ModelGraph) -> Value {
     let Some(g) = g.graphs.first() else {
         return Value::Null;
     };
-    let nodes: Vec<Value> = g
-        .nodes
-        .iter()
-        .map(|n| {
-            json!({
-                "op": n.op,
-                "name": n.name,
-                "inputs": n.inputs,
-                "outputs": n.outputs,
-                "attributes": n.attributes.iter().map(|(k, _)| k).collect::<Vec<_>>(),
-            })
-        })
-        .collect();
+    let nodes: Vec<Value> = g.nodes.iter().map(crate::report::node_json).collect();
     json!({
         "name": g.name,
         "inputs": g.inputs,

@@ -14,6 +14,7 @@ use primitiv_format::{self as prim, File, ModelWriter, Parameter, WriteOptions};
 use serde_json::{Map, Value, json};
 
 use crate::codec::{Codec, Source, StoredTensor, WriteSeek};
+use crate::random_access::{FileIndex, ReadAt};
 use crate::report::float_json;
 use crate::sink::{Feed, Incoming, TensorSink};
 use crate::{Error, Format, Result};
@@ -151,13 +152,7 @@ impl Codec for Primitiv {
         Ok(())
     }
 
-    fn index(
-        &self,
-        _: Format,
-        index: &mut crate::random_access::FileIndex,
-        r: &dyn crate::random_access::ReadAt,
-    ) -> Result<bool> {
-        index.read_primitiv(r)?;
-        Ok(true)
+    fn index(&self, _: Format, index: &mut FileIndex, r: &dyn ReadAt) -> Result<()> {
+        index.read_primitiv(r)
     }
 }

@@ -14,7 +14,7 @@ use serde_json::{Map, Value};
 use tensor_core::{DType, MemoryOrder};
 
 use crate::codec::{Codec, ReadOptions, Source, WriteSeek};
-use crate::random_access::FileIndex;
+use crate::random_access::{FileIndex, ReadAt};
 use crate::sink::{Feed, Incoming, TensorSink};
 use crate::{Error, Format, Result};
 
@@ -143,14 +143,8 @@ impl Codec for SafetensorsCodec {
         Some(crate::convert::Exchange::Safetensors)
     }
 
-    fn index(
-        &self,
-        _: Format,
-        index: &mut crate::random_access::FileIndex,
-        r: &dyn crate::random_access::ReadAt,
-    ) -> Result<bool> {
-        index.read_safetensors(r)?;
-        Ok(true)
+    fn index(&self, _: Format, index: &mut FileIndex, r: &dyn ReadAt) -> Result<()> {
+        index.read_safetensors(r)
     }
 }
 

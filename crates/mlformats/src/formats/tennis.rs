@@ -16,6 +16,7 @@ use bubble_module::{ConstantsWriter, Module, NodeOrder, ParamOrder, WriteOptions
 use tensor_core::MemoryOrder;
 
 use crate::codec::{Codec, Source, WriteSeek};
+use crate::random_access::{FileIndex, ReadAt};
 use crate::sink::{Feed, Incoming, TensorSink};
 use crate::{Format, InTensor, Result};
 
@@ -71,13 +72,7 @@ impl Codec for Tennis {
         Ok(())
     }
 
-    fn index(
-        &self,
-        _: Format,
-        index: &mut crate::random_access::FileIndex,
-        r: &dyn crate::random_access::ReadAt,
-    ) -> Result<bool> {
-        index.read_tsm(r)?;
-        Ok(true)
+    fn index(&self, _: Format, index: &mut FileIndex, r: &dyn ReadAt) -> Result<()> {
+        index.read_tsm(r)
     }
 }

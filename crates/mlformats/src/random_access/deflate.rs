@@ -65,11 +65,12 @@ impl Coding {
         rel: u64,
         buf: &mut [u8],
     ) -> Result<()> {
-        let at = || {
-            offset
-                .checked_add(rel)
-                .ok_or_else(|| Error::Invalid("the tensor's offset overflows".into()))
+        let overflows = || Error::Malformed {
+            part: "tensor offset",
+            at: Some(offset),
+            why: "the tensor's offset overflows".into(),
         };
+        let at = || offset.checked_add(rel).ok_or_else(overflows);
         match self {
             Coding::Swapped { lane } => {
                 r.read_at(at()?, buf)?;
@@ -77,9 +78,7 @@ impl Coding {
             }
             #[cfg(any(feature = "npz", feature = "nnp"))]
             Coding::Deflated { member, at, lane } => {
-                let from = at
-                    .checked_add(rel)
-                    .ok_or_else(|| Error::Invalid("the tensor's offset overflows".into()))?;
+                let from = at.checked_add(rel).ok_or_else(overflows)?;
                 member.read(r, from, buf)?;
                 swap(buf, *lane);
             }

@@ -20,7 +20,6 @@ use std::collections::HashMap;
 
 use nnp_archive::h5::{Located, Storage, locate};
 use serde_json::json;
-use tensor_core::MemoryOrder;
 
 use super::h5chunks::ChunkCache;
 use super::{FileIndex, IndexedTensor, Layout, ReadAt, count, overflow};
@@ -37,9 +36,13 @@ pub(super) fn located<R: ReadAt + ?Sized>(
 ) -> Result<Option<Vec<Located>>> {
     let end = base.checked_add(len).filter(|&e| e <= r.len());
     if end.is_none() {
-        return Err(Error::Invalid(format!(
-            "an HDF5 file of {len} bytes at byte {base} runs past the end of the file"
-        )));
+        return Err(Error::Malformed {
+            part: "HDF5 file",
+            at: Some(base),
+            why: format!(
+                "an HDF5 file of {len} bytes at byte {base} runs past the end of the file"
+            ),
+        });
     }
     let opts = nnp_archive::ReadOptions::default().with_limits(*limits);
     let read = |at: u64, buf: &mut [u8]| {
@@ -72,16 +75,8 @@ pub(super) fn located<R: ReadAt + ?Sized>(
 pub(super) fn tensor(mut p: Located, cache: &ChunkCache) -> Result<IndexedTensor> {
     let layout = Layout::of(&mut p, 0, cache)?;
     let numel = count(&p.dims).ok_or_else(|| overflow(&p.name))?;
-    Ok(IndexedTensor {
-        tensor_dims: None,
-        stored: StoredTensor::from_parts(p.name, p.dims).with("need_grad", json!(p.need_grad)),
-        dtype: p.dtype,
-        order: MemoryOrder::RowMajor,
-        offset: p.offset,
-        len: p.len,
-        numel,
-        layout,
-    })
+    let stored = StoredTensor::from_parts(p.name, p.dims).with("need_grad", json!(p.need_grad));
+    Ok(IndexedTensor::row_major(stored, p.dtype, p.offset, p.len, numel).with_layout(layout))
 }
 
 impl FileIndex {

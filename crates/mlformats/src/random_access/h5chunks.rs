@@ -47,6 +47,15 @@ mod imp {
     use super::Layout;
     use crate::{Error, Result};
 
+    /// [`Error::Malformed`] in an HDF5 dataset's data: `why`.
+    fn malformed(why: impl Into<String>) -> Error {
+        Error::Malformed {
+            part: "HDF5 dataset",
+            at: None,
+            why: why.into(),
+        }
+    }
+
     /// The most decoded chunks the cache keeps, in bytes (see the module).
     const BAND_CAP: u64 = 32 << 20;
 
@@ -137,7 +146,7 @@ mod imp {
             base: u64,
             cache: &ChunkCache,
         ) -> Result<Layout> {
-            let too_far = || Error::Invalid("an HDF5 address overflows".into()).in_tensor(&p.name);
+            let too_far = || malformed("an HDF5 address overflows").in_tensor(&p.name);
             let stored = match std::mem::replace(&mut p.storage, Storage::Contiguous) {
                 Storage::Contiguous if !p.big_endian => return Ok(Layout::Contiguous),
                 Storage::Contiguous => Stored::Contiguous,
@@ -222,7 +231,7 @@ mod imp {
                         .and_then(|s| s.checked_mul(size));
                     let src = from
                         .and_then(|f| v.get(f..f.checked_add(out.len())?))
-                        .ok_or_else(|| Error::Invalid("compact data is short".into()))?;
+                        .ok_or_else(|| malformed("compact data is short"))?;
                     out.copy_from_slice(src);
                 }
                 Stored::Chunked {
@@ -278,10 +287,10 @@ mod imp {
         let at = chunks
             .chunks
             .get(n)
-            .ok_or_else(|| Error::Invalid(format!("no chunk {n}")))?;
+            .ok_or_else(|| malformed(format!("no chunk {n}")))?;
         limits.check_alloc("HDF5 chunk", at.size)?;
-        let len = usize::try_from(at.size)
-            .map_err(|_| Error::Invalid(format!("a chunk of {} bytes", at.size)))?;
+        let len =
+            usize::try_from(at.size).map_err(|_| Error::DoesNotFitInMemory { bytes: at.size })?;
         let mut stored = tensor_core::try_zeroed("HDF5 chunk", len)?;
         r.read_at(at.address, &mut stored)?;
         let decoded = if c.charged.contains(&key) {
@@ -322,9 +331,7 @@ mod imp {
         let rank = dims.len();
         let cd = &chunks.chunk_dims;
         if rank == 0 || cd.len() != rank || size == 0 || size != chunks.element_size {
-            return Err(Error::Invalid(
-                "a chunked dataset's layout is broken".into(),
-            ));
+            return Err(malformed("a chunked dataset's layout is broken"));
         }
         let count = (out.len() / size) as u64;
         if count == 0 {
@@ -368,7 +375,7 @@ mod imp {
             );
             let src = data
                 .get(from..from + bytes)
-                .ok_or_else(|| Error::Invalid("a chunk is short".into()))?;
+                .ok_or_else(|| malformed("a chunk is short"))?;
             out[to..to + bytes].copy_from_slice(src);
             done += run;
             coord[last] += run;

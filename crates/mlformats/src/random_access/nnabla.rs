@@ -20,7 +20,7 @@ use std::sync::Arc;
 use nnabla_proto::index::{ParamData, Scattered, merge_index};
 use nnabla_proto::{NNablaProtoBuf, ParamTensor};
 use serde_json::json;
-use tensor_core::{DType, Limits, MappedFile, MemoryOrder};
+use tensor_core::{DType, Limits, MappedFile};
 
 use super::{FileIndex, IndexedTensor, Layout, ReadAt, count, overflow};
 use crate::codec::StoredTensor;
@@ -75,12 +75,18 @@ impl Entry {
 /// wire error names the member and the byte.
 pub(super) fn in_message(name: &str, e: nnabla_proto::Error) -> Error {
     match e {
-        nnabla_proto::Error::Wire { offset, message } => Error::Invalid(format!(
-            "{name}: {message} (at byte {offset} of the archive)"
-        )),
+        nnabla_proto::Error::Wire { offset, message } => Error::Malformed {
+            part: "protobuf message",
+            at: Some(offset as u64),
+            why: format!("{name}: {message} (at byte {offset} of the archive)"),
+        },
         nnabla_proto::Error::Tensor(e) => Error::Core(e),
         nnabla_proto::Error::Read(e) => Error::Io(e),
-        e @ nnabla_proto::Error::Parameter { .. } => Error::Invalid(e.to_string()),
+        e @ nnabla_proto::Error::Parameter { .. } => Error::Malformed {
+            part: "protobuf parameter",
+            at: None,
+            why: e.to_string(),
+        },
         e => e.into(),
     }
 }
@@ -169,16 +175,8 @@ impl FileIndex {
             let numel = count(&e.dims).ok_or_else(|| overflow(&e.name))?;
             let stored = StoredTensor::from_parts(e.name.clone(), e.dims)
                 .with("need_grad", json!(e.need_grad));
-            let t = IndexedTensor {
-                tensor_dims: None,
-                stored,
-                dtype: e.dtype,
-                order: MemoryOrder::RowMajor,
-                offset: e.offset,
-                len: e.len,
-                numel,
-                layout: e.layout,
-            };
+            let t = IndexedTensor::row_major(stored, e.dtype, e.offset, e.len, numel)
+                .with_layout(e.layout);
             // as nnp-archive counts: before each registration
             if counted {
                 limits.check_tensors(self.tensors.len() as u64 + 1)?;

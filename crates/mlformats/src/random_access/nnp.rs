@@ -122,6 +122,8 @@ impl FileIndex {
             };
             match m.kind {
                 MemberKind::Text => {
+                    // (a byte of the file only where the member is stored)
+                    let stored_at = inflated.is_none().then_some(m.data_start);
                     let bytes = match inflated {
                         Some(b) => b,
                         None => {
@@ -129,12 +131,14 @@ impl FileIndex {
                             read_vec(r, m.data_start, m.size)?
                         }
                     };
-                    let text = std::str::from_utf8(&bytes).map_err(|e| {
-                        Error::Invalid(format!(
+                    let text = std::str::from_utf8(&bytes).map_err(|e| Error::Malformed {
+                        part: "zip member",
+                        at: stored_at.map(|s| s + e.valid_up_to() as u64),
+                        why: format!(
                             "{}: text is not UTF-8 (at byte {})",
                             m.name,
                             e.valid_up_to()
-                        ))
+                        ),
                     })?;
                     nnabla_proto::text::merge(&mut model, text)?;
                     if !model.parameter.is_empty() {

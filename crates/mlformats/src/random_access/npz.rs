@@ -108,16 +108,9 @@ impl FileIndex {
                     }),
                 ),
             };
-            self.tensors.push(IndexedTensor {
-                tensor_dims: None,
-                stored: StoredTensor::from_parts(name.to_string(), h.dims),
-                dtype: h.dtype,
-                order: h.order,
-                offset,
-                len: need,
-                numel,
-                layout,
-            });
+            let stored = StoredTensor::from_parts(name.to_string(), h.dims);
+            let t = IndexedTensor::row_major(stored, h.dtype, offset, need, numel);
+            self.tensors.push(t.with_order(h.order).with_layout(layout));
         }
         pool.refuse_reads(over);
         Ok(())

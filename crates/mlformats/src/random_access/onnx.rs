@@ -12,8 +12,8 @@
 use std::collections::HashSet;
 
 use onnx_format::{Model, TensorData};
+use tensor_core::Tensor;
 use tensor_core::graph::ModelGraph;
-use tensor_core::{MemoryOrder, Tensor};
 
 use super::{FileIndex, IndexedTensor, Layout, ReadAt, layout};
 use crate::codec::{StoredTensor, free_name};
@@ -44,16 +44,8 @@ impl FileIndex {
                 }
                 _ => Layout::Contiguous,
             };
-            self.tensors.push(IndexedTensor {
-                tensor_dims: None,
-                stored,
-                dtype: t.dtype,
-                order: MemoryOrder::RowMajor,
-                offset: t.offset,
-                len: t.len,
-                numel: t.numel,
-                layout,
-            });
+            let t = IndexedTensor::row_major(stored, t.dtype, t.offset, t.len, t.numel);
+            self.tensors.push(t.with_layout(layout));
         }
         self.metadata = crate::formats::onnx::metadata(&index.model);
         self.graph = Some(ModelGraph::single(index.model.graph()));
@@ -81,9 +73,11 @@ impl FileIndex {
         // (the index lists the initializers first, then the `Constant` nodes'
         // tensors, which stay in the model's nodes)
         if n != had_raw.len() || n > self.tensors().len() {
-            return Err(Error::Invalid(
-                "the model's initializers are not those the index found".into(),
-            ));
+            return Err(Error::Malformed {
+                part: "ONNX initializers",
+                at: None,
+                why: "the model's initializers are not those the index found".into(),
+            });
         }
         Ok(Some((model, had_raw)))
     }

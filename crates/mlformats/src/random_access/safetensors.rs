@@ -5,9 +5,7 @@
 //! each tensor from the memory map).
 
 use serde_json::{Map, Value};
-use tensor_core::MemoryOrder;
 
-use super::layout::Layout;
 use super::{FileIndex, InTensorOf, IndexedTensor, ReadAt, count, overflow, read_vec};
 use crate::codec::StoredTensor;
 use crate::{Error, Result};
@@ -120,16 +118,9 @@ impl FileIndex {
             if size != e - s {
                 return Err(bad("TensorInvalidInfo".into()).in_tensor(&name));
             }
-            self.tensors.push(IndexedTensor {
-                tensor_dims: None,
-                stored: StoredTensor::from_parts(name, shape),
-                dtype,
-                order: MemoryOrder::RowMajor,
-                offset: data_start + s,
-                len: e - s,
-                numel,
-                layout: Layout::Contiguous,
-            });
+            let stored = StoredTensor::from_parts(name, shape);
+            let t = IndexedTensor::row_major(stored, dtype, data_start + s, e - s, numel);
+            self.tensors.push(t);
         }
         if let Some(m) = file_meta {
             // sorted by key

@@ -11,7 +11,6 @@
 
 use std::collections::HashSet;
 
-use tensor_core::MemoryOrder;
 use tensor_core::graph::ModelGraph;
 
 use super::{FileIndex, IndexedTensor, ReadAt, Stream, count, overflow};
@@ -30,16 +29,8 @@ impl FileIndex {
             taken.insert(name.clone());
             let mut stored = StoredTensor::from_parts(name, t.dims.clone());
             stored.stored_name = t.stored_name.clone();
-            self.tensors.push(IndexedTensor {
-                tensor_dims: None,
-                stored,
-                dtype: t.dtype,
-                order: MemoryOrder::RowMajor,
-                offset: t.offset,
-                len: t.len,
-                numel,
-                layout: super::Layout::Contiguous,
-            });
+            let t = IndexedTensor::row_major(stored, t.dtype, t.offset, t.len, numel);
+            self.tensors.push(t);
         }
         self.graph = Some(ModelGraph::single(index.graph().clone()));
         Ok(())

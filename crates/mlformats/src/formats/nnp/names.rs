@@ -89,7 +89,7 @@ pub(crate) fn stored_names<'m>(
             continue;
         }
         if vars.contains(&*path) {
-            return Err(Error::Invalid(format!(
+            return Err(Error::Unsupported(format!(
                 "parameter {p:?} is stored in parameter.h5 at {path:?} (HDF5 cannot hold \
                  an empty or `.` path component), which nnabla registers it under, but \
                  the network also has a variable named {path:?}"
