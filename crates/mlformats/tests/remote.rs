@@ -122,6 +122,43 @@ fn a_remote_file_reads_by_blocks_and_whole() {
     v.stop();
 }
 
+/// A header walk of a served file asks only near its headers: the first
+/// block (format detection looks at a file's end for a zip archive only),
+/// then, in a format with a header before each tensor's data, one block at
+/// each header the first does not hold. The requests are counted exactly:
+/// each costs a round trip, and the viewer's page makes the same ones.
+#[test]
+fn a_header_walk_asks_for_its_headers_only() {
+    let dir = tempfile::tempdir().unwrap();
+    let source = big_safetensors(dir.path());
+    // HEAD and the first block; then, for `.params` and ONNX, a block at
+    // each of the 31 headers after the first (256 KiB apart), and for
+    // ONNX the last block (the model's operator sets follow its graph)
+    for (ext, requests) in [("safetensors", 2), ("params", 33), ("onnx", 34)] {
+        let f = dir.path().join(format!("walk.{ext}"));
+        if ext != "safetensors" {
+            mlformats::convert(&source, &f, &mlformats::ConvertOptions::new()).unwrap();
+        } else {
+            std::fs::copy(&source, &f).unwrap();
+        }
+        let v = Viewer::start(&f, 0).unwrap();
+        let remote = RemoteFile::open(&served(&v), &RemoteOptions::default()).unwrap();
+        let name = format!("walk.{ext}");
+        let index = FileIndex::open(&remote, Some(Path::new(&name)), &Default::default())
+            .unwrap()
+            .unwrap();
+        assert_eq!(index.tensors().len(), 32, "{ext}");
+        assert_eq!(remote.requests(), requests, "{ext}: requests");
+        // a 4 KiB block a request, the first's read ahead at most doubling
+        assert!(
+            v.file_bytes_sent() <= (requests + 2) * (4 << 10),
+            "{ext}: {} bytes sent in {requests} requests",
+            v.file_bytes_sent()
+        );
+        v.stop();
+    }
+}
+
 #[test]
 fn a_budget_stops_a_read_and_says_so() {
     let dir = tempfile::tempdir().unwrap();
