@@ -378,7 +378,7 @@ def check_big(page, base, cli, fails, shots, tmp, mib):
     path = tmp / "big.params"
     big_params(path, mib)
     check_big_file(page, base, cli, fails, shots, path)
-    check_view_ranges(page, cli, fails, shots, path, inspect(cli, path)[0], 1 << 20)
+    check_view_ranges(page, cli, fails, shots, path, inspect(cli, path)[0], 1 << 20, max_requests=2)
     for ext in ["safetensors", "npz", "tsm", "protobuf", "onnx", "h5", "nnp", "data"]:
         other = tmp / f"big.{ext}"
         # NNabla parameters and primitiv are f32 only: the small tensors of
@@ -390,7 +390,8 @@ def check_big(page, base, cli, fails, shots, tmp, mib):
         if r.returncode == 0:
             check_big_file(page, base, cli, fails, shots, other)
             if ext in ("safetensors", "onnx", "tsm"):
-                check_view_ranges(page, cli, fails, shots, other, inspect(cli, other)[0], 1 << 20)
+                check_view_ranges(page, cli, fails, shots, other, inspect(cli, other)[0], 1 << 20,
+                                  max_requests=2)
             if ext in ("safetensors", "nnp"):
                 # `mlformats view http://...`: fetched by ranges as the page asks
                 check_view_ranges(page, cli, fails, shots, other, inspect(cli, other)[0], 4 << 20, remote=True)
@@ -652,8 +653,11 @@ def check_huge(page, base, fails, shots, path, written, doc):
 def counting_proxy(upstream, route):
     """A reverse proxy in front of `mlformats view` (at `upstream`): it
     passes HEADs, and GETs and their Range header, on and counts the GETs for the
-    file's `route` and the bytes of the file it sent back."""
-    count = {"requests": 0, "bytes": 0, "ranges": 0}
+    file's `route` and the bytes of the file it sent back, and the GETs of
+    the blocks of its header walk (`walk/NAME`, which `view` names in
+    X-Mlformats-Walk) and their bytes (counted as file bytes)."""
+    count = {"requests": 0, "bytes": 0, "ranges": 0, "walks": 0}
+    walk_route = "walk/" + route.split("/", 1)[1]
 
     class Proxy(http.server.BaseHTTPRequestHandler):
         def do_HEAD(self):
@@ -682,10 +686,14 @@ def counting_proxy(upstream, route):
                     self.send_header(k, v)
             self.end_headers()
             self.wfile.write(body)
-            if self.path.split("?")[0].lstrip("/") == route:
+            path = self.path.split("?")[0].lstrip("/")
+            if path == route:
                 count["requests"] += 1
                 count["bytes"] += len(body)
                 count["ranges"] += "range" in (k.lower() for k in headers)
+            elif path == walk_route:
+                count["walks"] += 1
+                count["bytes"] += len(body)
 
         def log_message(self, *a):
             pass
@@ -703,11 +711,14 @@ def start_view(cli, target):
     return proc, (m.group(1) if m else None), (m.group(2) if m else None)
 
 
-def check_view_ranges(page, cli, fails, shots, path, doc, budget, remote=False):
+def check_view_ranges(page, cli, fails, shots, path, doc, budget, remote=False, max_requests=None):
     """`mlformats view FILE` of a big file: the page reads it by range
     requests, as it reads a picked file by slices. Its table equals
     `inspect --json` (`doc`), and the server sent at most `budget` bytes of
-    the file for it (counted by a proxy in front of the server). `remote`:
+    the file for it (counted by a proxy in front of the server), in at
+    most `max_requests` requests (the page's first, for the size and first
+    bytes, and the one for the blocks of the header walk, which then makes
+    none: each costs a round trip, the time to the table). `remote`:
     the file is viewed at a location (`mlformats view http://...`, the
     first server's address through the proxy): the second server fetches
     by ranges what the page asks of it, and the first sends at most
@@ -754,13 +765,18 @@ def check_view_ranges(page, cli, fails, shots, path, doc, budget, remote=False):
             sent, requests = count["bytes"], count["requests"]
             fails.check(sent <= budget, f"{what}: the server sent {sent} bytes of {size} to open it "
                         f"({requests} requests), more than {budget}")
+            if max_requests is not None:
+                fails.check(requests + count["walks"] <= max_requests,
+                            f"{what}: {requests} range requests and {count['walks']} for the walk's blocks "
+                            f"to open it, more than {max_requests}")
             fails.check(count["ranges"] == requests, f"{what}: a request for the file without a range")
             # the statistics of a file read over the network are on request
             fails.check(page.evaluate("!document.getElementById('stats-go').hidden") or not doc["tensors"],
                         f"{what}: no button for the statistics")
             page.screenshot(path=str(shots / f"view-ranges-{'remote-' if remote else ''}{path.suffix[1:]}.png"))
             print(f"{what} ({size / (1 << 20):.0f} MiB): table in {took:.2f} s after "
-                  f"{requests} range requests, {sent / 1024:.0f} KiB sent", flush=True)
+                  f"{requests} range requests and {count['walks']} for the walk's blocks, "
+                  f"{sent / 1024:.0f} KiB sent", flush=True)
         finally:
             srv.shutdown()
     finally:

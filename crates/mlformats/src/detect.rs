@@ -97,13 +97,21 @@ fn tail_of(b: &[u8]) -> &[u8] {
     &b[b.len().saturating_sub(TAIL as usize)..]
 }
 
+/// Whether `head` starts a zip archive: the only files whose end detection
+/// looks at (the central directory, naming `nnp_version.txt`). Detection
+/// of a file read by ranges reads the end only then, so that a header
+/// walk of any other format costs no request at the far end of the file.
+pub(crate) fn starts_a_zip(head: &[u8]) -> bool {
+    head.starts_with(b"PK\x03\x04") || head.starts_with(b"PK\x05\x06")
+}
+
 fn read_head_tail(p: &Path) -> std::io::Result<(Vec<u8>, Vec<u8>, u64)> {
     let mut f = File::open(p)?;
     let len = f.metadata()?.len();
     let mut head = Vec::new();
     (&mut f).take(HEAD).read_to_end(&mut head)?;
     let mut tail = Vec::new();
-    if len > HEAD {
+    if len > HEAD && starts_a_zip(&head) {
         f.seek(SeekFrom::Start(len.saturating_sub(TAIL).max(HEAD)))?;
         f.take(TAIL).read_to_end(&mut tail)?;
     }
@@ -130,7 +138,7 @@ pub(crate) fn detect_bytes(
     // A zip before an HDF5 file with a user block: a stored `.h5` member
     // (an `.nnp`'s `parameter.h5`) can put the HDF5 signature at 512, 1024
     // or 2048 bytes into the archive.
-    if head.starts_with(b"PK\x03\x04") || head.starts_with(b"PK\x05\x06") {
+    if starts_a_zip(head) {
         let names_version = contains(head, NNP_VERSION) || contains(tail, NNP_VERSION);
         if names_version || by_ext == Some(Format::NnablaNnp) {
             return Some(Format::NnablaNnp);

@@ -320,12 +320,18 @@ const HEAD: u64 = 4096;
 const TAIL: u64 = 66 * 1024;
 
 /// The format of the file `r` named `name`, detected from its first and
-/// last bytes and its name ([`crate::detect`]'s rules), reading no more.
+/// (for a zip archive) last bytes and its name ([`crate::detect`]'s rules), reading no more.
 pub(crate) fn detect<R: ReadAt + ?Sized>(r: &R, name: Option<&Path>) -> Result<Option<Format>> {
     let len = r.len();
     let head = read_vec(r, 0, len.min(HEAD))?;
-    let tail_at = len.saturating_sub(TAIL).max(len.min(HEAD));
-    let tail = read_vec(r, tail_at, len - tail_at)?;
+    // the end only for a zip archive: a file read by ranges is asked for
+    // nothing far from its headers
+    let tail = if crate::detect::starts_a_zip(&head) {
+        let tail_at = len.saturating_sub(TAIL).max(len.min(HEAD));
+        read_vec(r, tail_at, len - tail_at)?
+    } else {
+        Vec::new()
+    };
     Ok(crate::detect::detect_bytes(&head, &tail, name, len))
 }
 

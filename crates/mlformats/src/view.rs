@@ -10,6 +10,18 @@
 //! (the `remote` feature), whose ranges it then fetches by range.
 //! `mlformats view FILE` and Python's `mlformats.view(path)` are this module.
 //!
+//! **The header walk's blocks in one answer.** A header walk asks for the
+//! file's structure a piece at a time, and in most formats each piece says
+//! where the next is (a `.params`, `.tsm` or ONNX file has a header before
+//! each tensor's data): one round trip per tensor, tens of milliseconds in
+//! a browser. So the answers for the file carry `X-Mlformats-Walk`, the
+//! path of the walk's blocks: there the server walks the local file's
+//! headers as the page will ([`crate::random_access::FileIndex::open`]) and
+//! answers every block the walk read ([`WALK_BUDGET`] at most), in one
+//! answer; the page puts them in its cache and reads the file by ranges as
+//! before, the walk finding its blocks there. A page on any other server
+//! (no such header) reads as it always does.
+//!
 //! ```no_run
 //! let viewer = mlformats::view::Viewer::start("model.nnp", 0)?;
 //! println!("open {}", viewer.url());
@@ -27,6 +39,11 @@ use std::thread::JoinHandle;
 use std::time::Duration;
 
 use crate::{Error, Result};
+
+/// The most bytes of the file the walk's blocks answer holds (see the
+/// [module documentation](self)): a walk that reads more is stopped there,
+/// and the page reads the rest itself.
+pub const WALK_BUDGET: u64 = 1 << 20;
 
 /// The page's files: name, media type, bytes.
 const ASSETS: &[(&str, &str, &[u8])] = &[
@@ -120,11 +137,13 @@ impl Viewer {
         let addr = listener.local_addr()?;
         let route = file_route(file);
         let url = format!("http://{addr}/?url={route}");
+        let walk_route = format!("walk/{}", &route["file/".len()..]);
         let stopping = Arc::new(AtomicBool::new(false));
         let sent = Arc::new(AtomicU64::new(0));
         let served = Served {
             backing: Arc::new(backing),
             route,
+            walk_route,
             sent: Arc::clone(&sent),
         };
         let flag = Arc::clone(&stopping);
@@ -188,11 +207,13 @@ impl Drop for Viewer {
 }
 
 /// What the server hands out besides the page: the one file, under its
-/// route, and the count of its bytes sent.
+/// route, the blocks of its header walk under theirs, and the count of its
+/// bytes sent.
 #[derive(Debug, Clone)]
 struct Served {
     backing: Arc<Backing>,
     route: String,
+    walk_route: String,
     sent: Arc<AtomicU64>,
 }
 
@@ -355,6 +376,10 @@ fn handle(mut stream: TcpStream, served: &Served) -> std::io::Result<()> {
     if path == served.route {
         return serve_file(&mut stream, served, range.as_deref(), head);
     }
+    if path == served.walk_route {
+        let query = target.split_once('?').map_or("", |(_, q)| q);
+        return serve_walk(&mut stream, served, query, head);
+    }
     match asset(path) {
         Some((mime, body)) => respond(&mut stream, "200 OK", mime, if head { b"" } else { body }),
         None => respond(&mut stream, "404 Not Found", "text/plain", b"not found"),
@@ -374,8 +399,13 @@ fn serve_file(
     head: bool,
 ) -> std::io::Result<()> {
     let (len, etag) = served.backing.describe()?;
+    let walk = match served.backing.as_ref() {
+        Backing::Local(_) => format!("X-Mlformats-Walk: /{}\r\n", served.walk_route),
+        #[cfg(feature = "remote")]
+        Backing::Remote(_) => String::new(),
+    };
     let common = format!(
-        "Content-Type: application/octet-stream\r\nAccept-Ranges: bytes\r\nETag: {etag}\r\nCache-Control: no-store\r\nConnection: close\r\n"
+        "Content-Type: application/octet-stream\r\nAccept-Ranges: bytes\r\nETag: {etag}\r\n{walk}Cache-Control: no-store\r\nConnection: close\r\n"
     );
     let (status, start, count) = match range.map(|r| byte_range(r, len)) {
         Some(Some(Ok((a, b)))) => (
@@ -401,6 +431,139 @@ fn serve_file(
         served.sent.fetch_add(n, Ordering::Relaxed);
     }
     stream.flush()
+}
+
+/// Answers the blocks the header walk of the (local) file reads: the
+/// query says the page's block size (`block=`, 512 bytes to 1 MiB) and
+/// how many of the file's first bytes it has already (`have=`: blocks
+/// wholly below are left out). The body is a run of records, each the
+/// offset of a run of blocks (8 bytes, little-endian), its length (4 bytes)
+/// and its bytes; the `ETag` is the file's, as [`serve_file`] sends it.
+fn serve_walk(
+    stream: &mut TcpStream,
+    served: &Served,
+    query: &str,
+    head: bool,
+) -> std::io::Result<()> {
+    let Backing::Local(path) = served.backing.as_ref() else {
+        return respond(stream, "404 Not Found", "text/plain", b"not found");
+    };
+    let param = |key: &str| {
+        query
+            .split('&')
+            .filter_map(|kv| kv.split_once('='))
+            .find(|(k, _)| *k == key)
+            .and_then(|(_, v)| v.parse::<u64>().ok())
+    };
+    let block = param("block").unwrap_or(8 << 10).clamp(512, 1 << 20);
+    let have = param("have").unwrap_or(0);
+    let (_, etag) = served.backing.describe()?;
+    let file = std::fs::File::open(path)?;
+    let runs = walk_blocks(file, path, block, WALK_BUDGET);
+    let mut body = Vec::new();
+    let mut data = 0;
+    for (at, bytes) in runs {
+        // blocks wholly below `have` the page has
+        let skip = if at + (bytes.len() as u64) <= have {
+            bytes.len()
+        } else if at < have {
+            ((have - at) / block * block) as usize
+        } else {
+            0
+        };
+        let rest = &bytes[skip..];
+        if rest.is_empty() {
+            continue;
+        }
+        body.extend_from_slice(&(at + skip as u64).to_le_bytes());
+        body.extend_from_slice(&(rest.len() as u32).to_le_bytes());
+        body.extend_from_slice(rest);
+        data += rest.len() as u64;
+    }
+    write!(
+        stream,
+        "HTTP/1.1 200 OK\r\nContent-Type: application/octet-stream\r\nContent-Length: {}\r\nETag: {etag}\r\nCache-Control: no-store\r\nConnection: close\r\n\r\n",
+        body.len()
+    )?;
+    if !head {
+        stream.write_all(&body)?;
+        served.sent.fetch_add(data, Ordering::Relaxed);
+    }
+    stream.flush()
+}
+
+/// The runs of `block`-sized blocks (the last of the file may be short)
+/// that the header walk of `file` (named `path`, as the page names it)
+/// reads, with their bytes, in order: at most `budget` bytes; a walk that
+/// reads more is stopped there. A file the walk refuses gives the blocks
+/// it read until then.
+fn walk_blocks(file: std::fs::File, path: &Path, block: u64, budget: u64) -> Vec<(u64, Vec<u8>)> {
+    use std::collections::BTreeSet;
+    use std::sync::Mutex;
+    use tensor_core::wire::ReadAt;
+
+    /// The file, noting the blocks each read touches; reads past the
+    /// budget fail.
+    struct Noting {
+        file: std::fs::File,
+        len: u64,
+        block: u64,
+        budget: u64,
+        blocks: Mutex<BTreeSet<u64>>,
+    }
+    impl ReadAt for Noting {
+        fn len(&self) -> u64 {
+            self.len
+        }
+        fn read_at(&self, offset: u64, buf: &mut [u8]) -> std::io::Result<()> {
+            if !buf.is_empty() {
+                let end = offset.saturating_add(buf.len() as u64);
+                let mut blocks = self
+                    .blocks
+                    .lock()
+                    .map_err(|_| std::io::Error::other("poisoned"))?;
+                let new: Vec<u64> = (offset / self.block..=(end - 1) / self.block)
+                    .filter(|b| !blocks.contains(b))
+                    .collect();
+                if (blocks.len() + new.len()) as u64 * self.block > self.budget {
+                    return Err(std::io::Error::other("past the walk's budget"));
+                }
+                blocks.extend(new);
+            }
+            self.file.read_at(offset, buf)
+        }
+    }
+
+    let len = file.metadata().map_or(0, |m| m.len());
+    let noting = Noting {
+        file,
+        len,
+        block,
+        budget,
+        blocks: Mutex::new(BTreeSet::new()),
+    };
+    let name = path.file_name().map(Path::new);
+    let _ = crate::random_access::FileIndex::open(&noting, name, &Default::default());
+    let blocks = noting.blocks.into_inner().unwrap_or_default();
+    let mut runs: Vec<(u64, Vec<u8>)> = Vec::new();
+    let mut last = None;
+    for b in blocks {
+        let at = b * block;
+        if at >= len {
+            break;
+        }
+        let n = block.min(len - at) as usize;
+        let mut bytes = vec![0u8; n];
+        if noting.file.read_at(at, &mut bytes).is_err() {
+            break;
+        }
+        match runs.last_mut() {
+            Some((_, run)) if last == Some(b.wrapping_sub(1)) => run.extend_from_slice(&bytes),
+            _ => runs.push((at, bytes)),
+        }
+        last = Some(b);
+    }
+    runs
 }
 
 /// The first and last byte a `Range` header's value asks for in a file of
@@ -460,4 +623,41 @@ pub fn open_in_browser(url: &str) -> bool {
         std::process::Command::new("xdg-open").arg(url).spawn()
     };
     result.is_ok()
+}
+
+#[cfg(all(test, feature = "cvm"))]
+mod tests {
+    use super::*;
+
+    /// The walk's blocks of a `.params` of 8 tensors of 64 KiB: one block
+    /// a header; with a budget of 3 blocks, the first 3 only.
+    #[test]
+    fn a_walk_past_its_budget_stops_there() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("w.params");
+        let data: Vec<Vec<u8>> = (0..8u8).map(|i| vec![i; 64 << 10]).collect();
+        let tensors: Vec<(String, tensor_core::Tensor<'_>)> = data
+            .iter()
+            .enumerate()
+            .map(|(i, d)| {
+                let t = tensor_core::Tensor::new(tensor_core::DType::F32, vec![128, 128], &d[..]);
+                (format!("w{i}"), t.unwrap())
+            })
+            .collect();
+        crate::save(&p, tensors.iter().map(|(n, t)| (n.as_str(), t))).unwrap();
+        let bytes = std::fs::read(&p).unwrap();
+        let all = walk_blocks(std::fs::File::open(&p).unwrap(), &p, 4096, WALK_BUDGET);
+        // a block at each header: the first's at 0, each other's in the
+        // 64 KiB of the tensor before it
+        let starts: Vec<u64> = all.iter().map(|(at, _)| *at).collect();
+        assert_eq!(starts, (0..8).map(|i| i << 16).collect::<Vec<u64>>());
+        assert!(all.iter().all(|(_, run)| run.len() == 4096));
+        for (at, run) in &all {
+            assert_eq!(run[..], bytes[*at as usize..*at as usize + run.len()]);
+        }
+        let some = walk_blocks(std::fs::File::open(&p).unwrap(), &p, 4096, 3 * 4096);
+        let kept: usize = some.iter().map(|(_, b)| b.len()).sum();
+        assert_eq!(kept, 3 * 4096);
+        assert_eq!(some[..], all[..some.len()]);
+    }
 }

@@ -127,6 +127,147 @@ fn a_remote_file_reads_by_blocks_and_whole() {
     v.stop();
 }
 
+/// A header walk of a served file asks only near its headers: the first
+/// block (format detection looks at a file's end for a zip archive only),
+/// then, in a format with a header before each tensor's data, one block at
+/// each header the first does not hold. The requests are counted exactly:
+/// each costs a round trip, and the viewer's page makes the same ones.
+#[test]
+fn a_header_walk_asks_for_its_headers_only() {
+    let dir = tempfile::tempdir().unwrap();
+    let source = big_safetensors(dir.path());
+    // HEAD and the first block; then, for `.params` and ONNX, a block at
+    // each of the 31 headers after the first (256 KiB apart), and for
+    // ONNX the last block (the model's operator sets follow its graph)
+    for (ext, requests) in [("safetensors", 2), ("params", 33), ("onnx", 34)] {
+        let f = dir.path().join(format!("walk.{ext}"));
+        if ext != "safetensors" {
+            mlformats::convert(&source, &f, &mlformats::ConvertOptions::new()).unwrap();
+        } else {
+            std::fs::copy(&source, &f).unwrap();
+        }
+        let v = Viewer::start(&f, 0).unwrap();
+        let remote = RemoteFile::open(&served(&v), &RemoteOptions::default()).unwrap();
+        let name = format!("walk.{ext}");
+        let index = FileIndex::open(&remote, Some(Path::new(&name)), &Default::default())
+            .unwrap()
+            .unwrap();
+        assert_eq!(index.tensors().len(), 32, "{ext}");
+        assert_eq!(remote.requests(), requests, "{ext}: requests");
+        // a 4 KiB block a request, the first's read ahead at most doubling
+        assert!(
+            v.file_bytes_sent() <= (requests + 2) * (4 << 10),
+            "{ext}: {} bytes sent in {requests} requests",
+            v.file_bytes_sent()
+        );
+        v.stop();
+    }
+}
+
+mod common;
+
+/// Bytes of a file held in pieces (`(offset, bytes)`): a read outside them
+/// fails.
+struct Pieces {
+    len: u64,
+    parts: Vec<(u64, Vec<u8>)>,
+}
+
+impl ReadAt for Pieces {
+    fn len(&self) -> u64 {
+        self.len
+    }
+
+    fn read_at(&self, offset: u64, buf: &mut [u8]) -> std::io::Result<()> {
+        let end = offset + buf.len() as u64;
+        for (at, bytes) in &self.parts {
+            if *at <= offset && end <= at + bytes.len() as u64 {
+                let from = (offset - at) as usize;
+                buf.copy_from_slice(&bytes[from..from + buf.len()]);
+                return Ok(());
+            }
+        }
+        Err(std::io::Error::other(format!(
+            "{}..{end}: not among the pieces",
+            offset
+        )))
+    }
+}
+
+/// `mlformats view` says where the blocks of the file's header walk are
+/// (`X-Mlformats-Walk`) and answers them in one request: each is the
+/// file's bytes at a block's start, those the page has (`have=`) left
+/// out, and the file's structure reads from the page's first bytes and
+/// those blocks alone, so the page's walk, which jumps from header to
+/// header in `.params` and ONNX, makes no request of its own.
+#[test]
+fn the_view_server_answers_the_blocks_of_a_header_walk_in_one_request() {
+    use common::{get_with, header};
+    let dir = tempfile::tempdir().unwrap();
+    let source = big_safetensors(dir.path());
+    for ext in ["safetensors", "params", "onnx"] {
+        let name = format!("walk.{ext}");
+        let f = dir.path().join(&name);
+        if ext != "safetensors" {
+            mlformats::convert(&source, &f, &mlformats::ConvertOptions::new()).unwrap();
+        } else {
+            std::fs::copy(&source, &f).unwrap();
+        }
+        let bytes = std::fs::read(&f).unwrap();
+        let v = Viewer::start(&f, 0).unwrap();
+        let (head, _) = get_with(v.addr(), &format!("/file/{name}"), "Range: bytes=0-0\r\n");
+        let walk = header(&head, "X-Mlformats-Walk").unwrap().to_string();
+        assert_eq!(walk, format!("/walk/{name}"));
+        let etag = header(&head, "ETag").unwrap().to_string();
+        let sent = v.file_bytes_sent();
+        let (head, body) = get_with(v.addr(), &format!("{walk}?block=8192&have=65536"), "");
+        assert!(head.starts_with("HTTP/1.1 200 OK"), "{ext}: {head}");
+        assert_eq!(header(&head, "ETag"), Some(&*etag), "{ext}");
+        let mut parts = vec![(0, bytes[..65536].to_vec())];
+        let mut at = 0;
+        while at < body.len() {
+            let off = u64::from_le_bytes(body[at..at + 8].try_into().unwrap());
+            let n = u32::from_le_bytes(body[at + 8..at + 12].try_into().unwrap()) as usize;
+            let run = body[at + 12..at + 12 + n].to_vec();
+            assert_eq!(off % 8192, 0, "{ext}: a run at {off}");
+            assert!(off >= 65536, "{ext}: a run at {off}, which the page has");
+            assert_eq!(
+                run,
+                bytes[off as usize..off as usize + n],
+                "{ext}: at {off}"
+            );
+            parts.push((off, run));
+            at += 12 + n;
+        }
+        let runs = parts.len() - 1;
+        let data: usize = parts[1..].iter().map(|(_, b)| b.len()).sum();
+        assert_eq!(v.file_bytes_sent() - sent, data as u64, "{ext}");
+        // a block at each of the 31 headers past the first 64 KiB (and
+        // ONNX's operator sets, after its graph, in the last block)
+        let (want_runs, want_data) = match ext {
+            "safetensors" => (0, 0),
+            "params" => (31, 31 * 8192),
+            _ => (32, 31 * 8192 + bytes.len() % 8192),
+        };
+        assert_eq!((runs, data), (want_runs, want_data), "{ext}: runs, bytes");
+        let pieces = Pieces {
+            len: bytes.len() as u64,
+            parts,
+        };
+        let index = FileIndex::open(&pieces, Some(Path::new(&name)), &Default::default())
+            .unwrap()
+            .unwrap();
+        let local = FileIndex::open(&bytes[..], Some(Path::new(&name)), &Default::default())
+            .unwrap()
+            .unwrap();
+        assert_eq!(index.tensors().len(), 32, "{ext}");
+        for (a, b) in index.tensors().iter().zip(local.tensors()) {
+            assert_eq!((a.name(), a.dims()), (b.name(), b.dims()), "{ext}");
+        }
+        v.stop();
+    }
+}
+
 #[test]
 fn a_budget_stops_a_read_and_says_so() {
     let dir = tempfile::tempdir().unwrap();

@@ -3,7 +3,7 @@
 import { Library, compile } from './mlformats.js';
 import { download, drawLayout, drawingSVG, pngOf } from './drawing.js';
 import { panZoom, resizable } from './graphview.js';
-import { probeURL, wholeBytes } from './remote.js';
+import { addWalk, probeURL, wholeBytes } from './remote.js';
 
 const $ = (id) => document.getElementById(id);
 const WASM = 'mlformats_web.wasm';
@@ -130,13 +130,23 @@ async function openBytes(bytes, name) {
   }
 }
 
+// A worker started before it is needed (main starts one for the file of
+// `?url=` while the module compiles): the next openSliced or startStats
+// takes it.
+let spareWorker = null;
+function newWorker() {
+  const w = spareWorker || new Worker('worker.js', { type: 'module' });
+  spareWorker = null;
+  return w;
+}
+
 // A big file: a worker opens it by slices (FileReaderSync over Blob.slice,
 // which only workers have) and answers the page's requests; the file is
 // never copied into the module's memory whole. Formats the library reads
 // whole only are read whole.
 async function openSliced(blob, name) {
   beginOpen(name);
-  const w = new Worker('worker.js', { type: 'module' });
+  const w = newWorker();
   state.server = w;
   const pending = new Map();
   let nextId = 1;
@@ -195,7 +205,7 @@ function offerStats(src) {
 // (a big file, read by slices).
 function startStats(src) {
   if (!state.tensors.length) return;
-  const w = new Worker('worker.js', { type: 'module' });
+  const w = newWorker();
   state.worker = w;
   w.onmessage = (ev) => {
     const m = ev.data;
@@ -712,8 +722,23 @@ async function openFile(file) {
 }
 
 async function main() {
+  const url = new URLSearchParams(location.search).get('url');
+  // While the module downloads and compiles, the file of `?url=` is asked
+  // for its size and first bytes (and the blocks of its header walk) and a
+  // worker starts: the first view waits for the slowest of the three, not
+  // for their sum.
+  const compiling = compile(WASM);
+  const probing = url ? probeURL(url).then(async (got) => {
+    // a file read by slices: its header walk's blocks, where the server has them
+    if (got.src && got.src.size >= SLICED_FROM) await addWalk(got.src);
+    return got;
+  }) : null;
+  if (probing) {
+    probing.catch(() => {}); // said below, once the page can show it
+    spareWorker = new Worker('worker.js', { type: 'module' });
+  }
   try {
-    state.lib = await Library.load(WASM);
+    state.lib = new Library(await compiling);
   } catch (e) {
     showError('the viewer could not start: ' + e.message);
     return;
@@ -750,12 +775,11 @@ async function main() {
     if (f) openFile(f);
   });
   window.mlformatsOpenBytes = openBytes;
-  const url = new URLSearchParams(location.search).get('url');
   if (url) {
     // read by ranges when the server answers them (mlformats view's does)
     setStatus('fetching ' + url);
     try {
-      const got = await probeURL(url);
+      const got = await probing;
       state.note = got.note || '';
       await openBlob(got.src || got.blob, got.name);
     } catch (e) {

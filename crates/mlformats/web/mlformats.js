@@ -40,12 +40,20 @@ function imports(module, lib) {
 }
 
 // Compiles the module once (from `url`); every Library is a fresh instance.
-export async function compile(url) {
-  if (!compiled) {
+// The module compiles as it downloads where the server says it is
+// application/wasm (`mlformats view` and static hosts do); callers that come
+// while it compiles wait for the same compilation.
+export function compile(url) {
+  compiled ||= (async () => {
     const r = await fetch(url);
     if (!r.ok) throw new Error(`${url}: HTTP ${r.status}`);
-    compiled = await WebAssembly.compile(await r.arrayBuffer());
-  }
+    const type = r.headers.get('Content-Type') || '';
+    if (WebAssembly.compileStreaming && /^application\/wasm\b/i.test(type)) return WebAssembly.compileStreaming(r);
+    return WebAssembly.compile(await r.arrayBuffer());
+  })().catch((e) => {
+    compiled = null; // tried again by the next caller
+    throw e;
+  });
   return compiled;
 }
 

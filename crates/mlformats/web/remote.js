@@ -1,10 +1,20 @@
 // Files on web servers, read by byte ranges: the file `mlformats view`
 // serves, and any URL given as `?url=` whose server answers range requests.
 //
-// A remote file is plain data, {remote: true, url, size, etag, name}, so
-// that it crosses postMessage to a worker like a Blob does; there
+// A remote file is plain data, {remote: true, url, size, etag, name, head, walk, blocks},
+// so that it crosses postMessage to a worker like a Blob does; there
 // RangeReader reads it a slice at a time, as FileReaderSync reads a picked
-// file. Reads are rounded to small blocks and the last blocks are kept; a
+// file. `head` is the file's first bytes (up to 64 KiB), which the request
+// that learns its size and ETag fetches: most formats' headers (all of a
+// safetensors header, an ONNX model's graph, detection's look at the
+// start) are there, so a header walk begins without a request of its own.
+// `mlformats view` also says where the blocks its header walk reads are
+// (`X-Mlformats-Walk`, see crates/mlformats/src/view.rs): addWalk fetches
+// them in one request into `blocks`, [[offset, bytes], ...], so that a
+// walk that jumps from header to header (a `.params`, `.tsm` or ONNX
+// file: one header before each tensor) finds them here instead of making
+// a round trip for each.
+// Reads are rounded to small blocks and the last blocks are kept; a
 // read that goes on where the last one ended, past the blocks kept,
 // fetches ahead, twice as far each time (up to 1 MiB), so a header walk of many small reads costs a
 // handful of requests, and reads scattered over the file (one small
@@ -17,6 +27,7 @@ const BLOCK = 8 << 10;
 const AHEAD = 128; // the most blocks fetched ahead: 1 MiB
 const KEEP = 1024; // blocks kept: 8 MiB
 const DIRECT = AHEAD * BLOCK; // reads this big skip the blocks
+const HEAD = 64 << 10; // the first bytes, fetched with the size
 
 // Content-Range `bytes A-B/TOTAL` -> TOTAL (null when absent or unknown).
 function totalOf(contentRange) {
@@ -31,29 +42,42 @@ function unreachable(url) {
     'for reading by ranges)');
 }
 
-// Asks `url` for its first byte: {src, name} (a file to read by ranges),
-// or {blob, name, note} when the server sent the whole file instead (it does not
-// answer range requests: the note says so). Throws a message a person
-// understands when the server cannot be read.
+// Whether a 206 answer's Content-Range starts at byte 0 (a server that
+// does not expose it: taken as asked).
+function startOf(contentRange) {
+  const m = /^\s*bytes\s+(\d+)-/.exec(contentRange || '');
+  return !contentRange || (m && Number(m[1]) === 0);
+}
+
+// Asks `url` for its first bytes (up to 64 KiB): {src, name} (a file to
+// read by ranges, those bytes its `head`), or {blob, name, note} when the
+// server sent the whole file instead (it does not answer range requests:
+// the note says so). Throws a message a person understands when the
+// server cannot be read.
 export async function probeURL(url) {
   let r;
   try {
-    r = await fetch(url, { headers: { Range: 'bytes=0-0' }, cache: 'no-store' });
+    r = await fetch(url, { headers: { Range: `bytes=0-${HEAD - 1}` }, cache: 'no-store' });
   } catch (_) {
     throw unreachable(url);
   }
   const name = decodeURIComponent(new URL(url, location.href).pathname.split('/').pop() || 'model');
   if (r.status === 206) {
-    let size = totalOf(r.headers.get('Content-Range'));
+    const range = r.headers.get('Content-Range');
+    let size = totalOf(range);
     const etag = r.headers.get('ETag');
-    await r.arrayBuffer();
+    let head = new Uint8Array(await r.arrayBuffer());
+    if (!startOf(range) || head.length > HEAD) head = null;
     if (size === null) {
       // another origin that does not expose Content-Range: its length
       const h = await fetch(url, { method: 'HEAD', cache: 'no-store' }).catch(() => null);
       const n = h && h.ok ? Number(h.headers.get('Content-Length')) : NaN;
       if (Number.isSafeInteger(n) && n > 0) size = n;
     }
-    if (size !== null) return { src: { remote: true, url, size, etag, name }, name };
+    // the first bytes, if they are all of the file's first HEAD bytes
+    if (size !== null && head && head.length !== Math.min(HEAD, size)) head = null;
+    const walk = r.headers.get('X-Mlformats-Walk');
+    if (size !== null) return { src: { remote: true, url, size, etag, name, head, walk, blocks: null }, name };
     r = await fetch(url, { cache: 'no-store' }).catch(() => { throw unreachable(url); });
   }
   if (r.status === 416) {
@@ -62,6 +86,36 @@ export async function probeURL(url) {
   }
   if (!r.ok) throw new Error(`${url}: the server answered HTTP ${r.status} ${r.statusText}`.trim());
   return { blob: await r.blob(), name, note: 'the server does not answer range requests: the whole file was downloaded' };
+}
+
+// The blocks of the header walk of `src` (a remote file whose server says
+// where they are: `mlformats view`'s), into `src.blocks`, in one request:
+// [offset (8 bytes, little-endian), length (4 bytes), bytes] records, the
+// blocks `src.head` holds left out. Anything amiss (another version of the
+// file, a bad answer) leaves `src.blocks` empty: the walk then asks for
+// what it reads, as on any server.
+export async function addWalk(src) {
+  if (!src.walk) return;
+  try {
+    const u = new URL(src.walk, new URL(src.url, location.href));
+    u.search = `?block=${BLOCK}&have=${src.head ? src.head.length : 0}`;
+    const r = await fetch(u, { cache: 'no-store' });
+    if (!r.ok || (src.etag && r.headers.get('ETag') !== src.etag)) return;
+    const body = new Uint8Array(await r.arrayBuffer());
+    const v = new DataView(body.buffer);
+    const runs = [];
+    for (let at = 0; at < body.length;) {
+      if (at + 12 > body.length) return;
+      const off = Number(v.getBigUint64(at, true));
+      const len = v.getUint32(at + 8, true);
+      if (at + 12 + len > body.length || off + len > src.size) return;
+      runs.push([off, body.subarray(at + 12, at + 12 + len)]);
+      at += 12 + len;
+    }
+    src.blocks = runs;
+  } catch (_) {
+    // read as on any server
+  }
 }
 
 // The bytes of a Blob or of a remote file, whole (a conversion that needs
@@ -96,6 +150,20 @@ export class RangeReader {
     this.ahead = 0; // blocks fetched past a read that goes on from the last
     this.requests = 0;
     this.fetched = 0;
+    // the first bytes, fetched with the size (see probeURL), and the
+    // header walk's blocks (see addWalk)
+    if (file.head) this.keep(0, file.head);
+    for (const [at, bytes] of file.blocks || []) this.keep(at, bytes);
+  }
+
+  // Bytes from `at` (a block's start) into the blocks kept: their whole
+  // blocks, and the file's last one, short.
+  keep(at, bytes) {
+    if (at % BLOCK) return;
+    for (let i = 0; i * BLOCK < bytes.length; i++) {
+      const block = bytes.subarray(i * BLOCK, (i + 1) * BLOCK);
+      if (block.length === BLOCK || at + i * BLOCK + block.length === this.file.size) this.blocks.set(at / BLOCK + i, block);
+    }
   }
 
   // Bytes [a, b) in one request.
