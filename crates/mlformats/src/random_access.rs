@@ -90,35 +90,19 @@ use std::io::{self, Read, Seek, SeekFrom};
 use std::path::Path;
 use std::sync::Arc;
 
-use serde_json::{Map, Value, json};
+use serde_json::{Map, Value};
 use tensor_core::{Bytes, DType, MappedFile, MemoryOrder, Tensor};
 
 use crate::codec::{Contents, ReadOptions, StoredTensor};
 use crate::summary::{Summary, TensorSummary};
 use crate::{Error, Format, Result};
-use layout::Layout;
+pub(crate) use layout::Layout;
 
-mod deflate;
+pub(crate) mod deflate;
 #[cfg(feature = "nnp")]
-mod h5;
-#[cfg(feature = "nnp")]
-mod h5chunks;
-mod layout;
+pub(crate) mod h5chunks;
+pub(crate) mod layout;
 pub(crate) use layout::shared;
-#[cfg(feature = "nnabla")]
-mod nnabla;
-#[cfg(feature = "nnp")]
-mod nnp;
-#[cfg(feature = "npz")]
-mod npz;
-#[cfg(feature = "onnx")]
-mod onnx;
-#[cfg(feature = "primitiv")]
-mod primitiv;
-#[cfg(feature = "safetensors")]
-mod safetensors;
-#[cfg(feature = "tennis")]
-mod tsm;
 
 /// A file read by offset: its length and any range of its bytes
 /// (`tensor-core`'s, which the format crates read through).
@@ -139,9 +123,9 @@ impl<R: ReadAt + ?Sized> ReadAt for ByRef<'_, R> {
 }
 
 /// A [`ReadAt`] as `Read + Seek`, for the readers that take a stream.
-struct Stream<'r, R: ?Sized> {
-    r: &'r R,
-    pos: u64,
+pub(crate) struct Stream<'r, R: ?Sized> {
+    pub(crate) r: &'r R,
+    pub(crate) pos: u64,
 }
 
 impl<R: ReadAt + ?Sized> Read for Stream<'_, R> {
@@ -171,24 +155,30 @@ impl<R: ReadAt + ?Sized> Seek for Stream<'_, R> {
 /// bytes are.
 #[derive(Debug, Clone)]
 pub struct IndexedTensor {
-    stored: StoredTensor,
+    pub(crate) stored: StoredTensor,
     /// The tensor's dims where they are not the stored shape (primitiv:
     /// the batch as a last axis).
-    tensor_dims: Option<Vec<usize>>,
-    dtype: DType,
-    order: MemoryOrder,
-    offset: u64,
-    len: u64,
-    numel: u64,
+    pub(crate) tensor_dims: Option<Vec<usize>>,
+    pub(crate) dtype: DType,
+    pub(crate) order: MemoryOrder,
+    pub(crate) offset: u64,
+    pub(crate) len: u64,
+    pub(crate) numel: u64,
     /// How its bytes are laid out from `offset`.
-    layout: Layout,
+    pub(crate) layout: Layout,
 }
 
 impl IndexedTensor {
     /// A tensor of `numel` elements of `dtype`, row-major, whose `len`
     /// bytes are one range of the file from `offset` (other layouts:
     /// [`IndexedTensor::with_layout`]), its dims the stored shape.
-    fn row_major(stored: StoredTensor, dtype: DType, offset: u64, len: u64, numel: u64) -> Self {
+    pub(crate) fn row_major(
+        stored: StoredTensor,
+        dtype: DType,
+        offset: u64,
+        len: u64,
+        numel: u64,
+    ) -> Self {
         IndexedTensor {
             stored,
             tensor_dims: None,
@@ -202,13 +192,13 @@ impl IndexedTensor {
     }
 
     /// The same tensor with its bytes laid out as `layout` from its offset.
-    fn with_layout(mut self, layout: Layout) -> Self {
+    pub(crate) fn with_layout(mut self, layout: Layout) -> Self {
         self.layout = layout;
         self
     }
 
     /// The same tensor with its elements in `order`.
-    fn with_order(mut self, order: MemoryOrder) -> Self {
+    pub(crate) fn with_order(mut self, order: MemoryOrder) -> Self {
         self.order = order;
         self
     }
@@ -289,30 +279,30 @@ impl IndexedTensor {
 /// [module](self)).
 #[derive(Debug, Clone)]
 pub struct FileIndex {
-    format: Format,
-    kind: Option<&'static str>,
-    file_size: u64,
-    tensors: Vec<IndexedTensor>,
-    metadata: Map<String, Value>,
-    graph: Option<tensor_core::graph::ModelGraph>,
-    limits: tensor_core::Limits,
+    pub(crate) format: Format,
+    pub(crate) kind: Option<&'static str>,
+    pub(crate) file_size: u64,
+    pub(crate) tensors: Vec<IndexedTensor>,
+    pub(crate) metadata: Map<String, Value>,
+    pub(crate) graph: Option<tensor_core::graph::ModelGraph>,
+    pub(crate) limits: tensor_core::Limits,
     /// An NNabla file's model holds more than parameters (networks,
     /// executors, configs, ...): converting to another NNabla model format
     /// would need it (`convert/sliced.rs`).
-    nnabla_model: bool,
+    pub(crate) nnabla_model: bool,
     /// An NNabla file's model without its parameters (networks,
     /// executors, ...), for exporting its graph to ONNX (`export/index.rs`).
     #[cfg(feature = "nnabla")]
-    nnabla: Option<std::sync::Arc<nnabla_proto::NNablaProtoBuf>>,
+    pub(crate) nnabla: Option<std::sync::Arc<nnabla_proto::NNablaProtoBuf>>,
     /// An NNabla file stores a parameter name more than once (the tensor
     /// listed is the last one stored).
-    repeated_names: bool,
+    pub(crate) repeated_names: bool,
     /// The file was parsed whole, its tensors' bytes held in memory (an
     /// NNabla file this path does not locate: see `random_access/nnabla.rs`).
-    read_whole: bool,
+    pub(crate) read_whole: bool,
     /// The whole file, when it is in memory already (a memory map): what a
     /// layout parsed whole parses, instead of a copy read from the file.
-    map: Option<Arc<MappedFile>>,
+    pub(crate) map: Option<Arc<MappedFile>>,
 }
 
 /// How much of the file's start and end detection looks at.
@@ -335,7 +325,7 @@ pub(crate) fn detect<R: ReadAt + ?Sized>(r: &R, name: Option<&Path>) -> Result<O
     Ok(crate::detect::detect_bytes(&head, &tail, name, len))
 }
 
-fn read_vec<R: ReadAt + ?Sized>(r: &R, offset: u64, len: u64) -> Result<Vec<u8>> {
+pub(crate) fn read_vec<R: ReadAt + ?Sized>(r: &R, offset: u64, len: u64) -> Result<Vec<u8>> {
     let n = usize::try_from(len).map_err(|_| Error::DoesNotFitInMemory { bytes: len })?;
     let mut v = tensor_core::try_zeroed("bytes read from the file", n)?;
     r.read_at(offset, &mut v)?;
@@ -496,33 +486,6 @@ impl FileIndex {
         Ok(())
     }
 
-    #[cfg(feature = "cvm")]
-    pub(crate) fn read_cvm<R: ReadAt + ?Sized>(&mut self, r: &R) -> Result<()> {
-        let o = cvm_params::ReadOptions::default().with_limits(self.limits);
-        let lazy = cvm_params::LazyParams::from_reader(Stream { r, pos: 0 }, &o)?;
-        let mut taken = std::collections::HashSet::new();
-        for (i, info) in lazy.infos().iter().enumerate() {
-            // names that are not UTF-8 may read the same (U+FFFD): made
-            // unique as `Contents::push` makes them
-            let name = lazy.name(i).unwrap_or_default().into_owned();
-            let name = crate::codec::free_name(name, |n| taken.contains(n));
-            taken.insert(name.clone());
-            let numel = count(&info.dims).ok_or_else(|| overflow(&name))?;
-            let mut stored = StoredTensor::from_parts(name, info.dims.clone());
-            stored
-                .extras
-                .insert("data_offset".into(), json!(info.data_offset));
-            self.tensors.push(IndexedTensor::row_major(
-                stored,
-                info.dtype,
-                info.data_offset,
-                info.nbytes,
-                numel,
-            ));
-        }
-        Ok(())
-    }
-
     /// The file's format.
     pub fn format(&self) -> Format {
         self.format
@@ -654,7 +617,9 @@ impl FileIndex {
                     .map_err(|e| Error::from(e).in_tensor(t.name()))?;
             }
             #[cfg(feature = "onnx")]
-            Layout::OnnxTyped(typed) => onnx::read_typed(typed, r, start, count, buf, t.name())?,
+            Layout::OnnxTyped(typed) => {
+                crate::formats::onnx::read_typed(typed, r, start, count, buf, t.name())?
+            }
             Layout::Held(held) => {
                 let from = usize::try_from(start.checked_mul(size).ok_or_else(too_big)?)
                     .map_err(|_| too_big())?;
@@ -721,12 +686,12 @@ impl FileIndex {
     }
 }
 
-fn count(dims: &[usize]) -> Option<u64> {
+pub(crate) fn count(dims: &[usize]) -> Option<u64> {
     dims.iter()
         .try_fold(1u64, |n, &d| n.checked_mul(u64::try_from(d).ok()?))
 }
 
-fn overflow(name: &str) -> Error {
+pub(crate) fn overflow(name: &str) -> Error {
     Error::Malformed {
         part: "tensor shape",
         at: None,
@@ -735,7 +700,7 @@ fn overflow(name: &str) -> Error {
     .in_tensor(name)
 }
 
-trait InTensorOf<T> {
+pub(crate) trait InTensorOf<T> {
     fn in_tensor_of(self, name: &str) -> Result<T>;
 }
 

@@ -6,10 +6,13 @@
 //! TVM wrote byte for byte. The writer takes column-major tensors as they
 //! are (it transposes while writing).
 
-use cvm_params::{Params, ParamsWriter, WriteOptions};
+use std::collections::HashSet;
 
-use crate::codec::{Codec, ReadOptions, Source, WriteSeek};
-use crate::random_access::{FileIndex, ReadAt};
+use cvm_params::{Params, ParamsWriter, WriteOptions};
+use serde_json::json;
+
+use crate::codec::{Codec, ReadOptions, Source, StoredTensor, WriteSeek, free_name};
+use crate::random_access::{FileIndex, IndexedTensor, ReadAt, Stream, count, overflow};
 use crate::sink::{Feed, Incoming, TensorSink};
 use crate::{Error, Format, Result};
 
@@ -87,5 +90,34 @@ impl Codec for Cvm {
 
     fn index(&self, _: Format, index: &mut FileIndex, r: &dyn ReadAt) -> Result<()> {
         index.read_cvm(r)
+    }
+}
+
+impl FileIndex {
+    /// A `.params` file: every tensor located, by the crate's lazy reader.
+    pub(crate) fn read_cvm<R: ReadAt + ?Sized>(&mut self, r: &R) -> Result<()> {
+        let o = cvm_params::ReadOptions::default().with_limits(self.limits);
+        let lazy = cvm_params::LazyParams::from_reader(Stream { r, pos: 0 }, &o)?;
+        let mut taken = HashSet::new();
+        for (i, info) in lazy.infos().iter().enumerate() {
+            // names that are not UTF-8 may read the same (U+FFFD): made
+            // unique as `Contents::push` makes them
+            let name = lazy.name(i).unwrap_or_default().into_owned();
+            let name = free_name(name, |n| taken.contains(n));
+            taken.insert(name.clone());
+            let numel = count(&info.dims).ok_or_else(|| overflow(&name))?;
+            let mut stored = StoredTensor::from_parts(name, info.dims.clone());
+            stored
+                .extras
+                .insert("data_offset".into(), json!(info.data_offset));
+            self.tensors.push(IndexedTensor::row_major(
+                stored,
+                info.dtype,
+                info.data_offset,
+                info.nbytes,
+                numel,
+            ));
+        }
+        Ok(())
     }
 }

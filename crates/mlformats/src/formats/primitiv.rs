@@ -9,12 +9,28 @@
 //! Writing a name → tensor set makes a Model with one single-component key
 //! per name (so names keep their exact spelling), sorted byte-wise as the
 //! library saves them, each tensor an f32 column-major value with batch 1.
+//!
+//! ## Reading
+//!
+//! primitiv MessagePack files by random access: [`primitiv_format::index`]
+//! walks the file (header, key paths, shapes, stat keys, optimizer
+//! configs) with the reader's own walk and checks, seeking past every
+//! tensor's data, whose place it records. A tensor's data is always one
+//! contiguous `bin` in the file (f32, column-major), so every primitiv
+//! file is located, and this is the format's one reader (a
+//! [`crate::Document`] borrows each tensor from the memory map). The
+//! tensors are named, and their contract fields made, by
+//! `crate::formats::primitiv`'s functions, a repeated name given `#2`,
+//! `#3`, ... (the stored name kept).
+
+use std::collections::HashSet;
 
 use primitiv_format::{self as prim, File, ModelWriter, Parameter, WriteOptions};
 use serde_json::{Map, Value, json};
+use tensor_core::{DType, MemoryOrder};
 
-use crate::codec::{Codec, Source, StoredTensor, WriteSeek};
-use crate::random_access::{FileIndex, ReadAt};
+use crate::codec::{Codec, Source, StoredTensor, WriteSeek, free_name};
+use crate::random_access::{FileIndex, IndexedTensor, ReadAt, Stream, count, overflow};
 use crate::report::float_json;
 use crate::sink::{Feed, Incoming, TensorSink};
 use crate::{Error, Format, Result};
@@ -154,5 +170,47 @@ impl Codec for Primitiv {
 
     fn index(&self, _: Format, index: &mut FileIndex, r: &dyn ReadAt) -> Result<()> {
         index.read_primitiv(r)
+    }
+}
+
+impl FileIndex {
+    /// A primitiv file: every tensor located, Shape and Optimizer files'
+    /// fields read.
+    pub(crate) fn read_primitiv<R: ReadAt + ?Sized>(&mut self, r: &R) -> Result<()> {
+        let opts = primitiv_format::ReadOptions::default().with_limits(self.limits);
+        let index = primitiv_format::index(Stream { r, pos: 0 }, &opts)?;
+        self.kind = Some(index.data_type.kind());
+        if let Some(s) = &index.shape {
+            shape_metadata(s, &mut self.metadata);
+        }
+        if let Some(o) = &index.optimizer {
+            optimizer_metadata(o, &mut self.metadata);
+        }
+        let mut taken: HashSet<String> = HashSet::new();
+        for t in index.tensors {
+            let stat = t.stat.as_deref();
+            // the stored name kept, the name made unique (`Contents::push`)
+            let mut stored = entry(
+                name(index.data_type, &t.path, stat),
+                &t.path,
+                stat,
+                &t.shape,
+            );
+            stored.name = free_name(stored.name, |x| taken.contains(x));
+            taken.insert(stored.name.clone());
+            let dims = t.shape.core_dims();
+            let numel = count(&dims).ok_or_else(|| overflow(&stored.name))?;
+            self.tensors.push(IndexedTensor {
+                tensor_dims: (dims != stored.shape).then_some(dims),
+                stored,
+                dtype: DType::F32,
+                order: MemoryOrder::ColumnMajor,
+                offset: t.offset,
+                len: t.len,
+                numel,
+                layout: crate::random_access::Layout::Contiguous,
+            });
+        }
+        Ok(())
     }
 }

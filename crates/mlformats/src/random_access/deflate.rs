@@ -41,7 +41,7 @@ use crate::{Error, Result};
 
 /// How a tensor's bytes are coded in the file (`Layout::Coded`).
 #[derive(Debug, Clone)]
-pub(super) enum Coding {
+pub(crate) enum Coding {
     /// At the tensor's offset, each `lane` bytes reversed (big-endian).
     #[cfg_attr(not(feature = "npz"), allow(dead_code))]
     Swapped { lane: usize },
@@ -58,7 +58,7 @@ pub(super) enum Coding {
 impl Coding {
     /// Fills `buf` with the tensor's bytes from `rel` (its offset in the
     /// file is `offset`).
-    pub(super) fn read<R: ReadAt + ?Sized>(
+    pub(crate) fn read<R: ReadAt + ?Sized>(
         &self,
         r: &R,
         offset: u64,
@@ -87,7 +87,7 @@ impl Coding {
     }
 
     /// True for a tensor in a deflated member.
-    pub(super) fn is_deflated(&self) -> bool {
+    pub(crate) fn is_deflated(&self) -> bool {
         !matches!(self, Coding::Swapped { .. })
     }
 }
@@ -104,7 +104,7 @@ fn swap(buf: &mut [u8], lane: usize) {
 /// The lane to reverse for big-endian data of `dtype`: its size, half of
 /// it for a complex type (two floats).
 #[cfg(feature = "npz")]
-pub(super) fn lane_of(dtype: tensor_core::DType) -> usize {
+pub(crate) fn lane_of(dtype: tensor_core::DType) -> usize {
     use tensor_core::DType;
     match dtype {
         DType::C64 | DType::C128 => dtype.size() / 2,
@@ -113,9 +113,9 @@ pub(super) fn lane_of(dtype: tensor_core::DType) -> usize {
 }
 
 #[cfg(any(feature = "npz", feature = "nnp"))]
-pub(super) use inflate::{Member, Pool, verify};
+pub(crate) use inflate::{Member, Pool, verify};
 #[cfg(feature = "nnp")]
-pub(super) use inflate::{walk_inflated, walk_inflated_head};
+pub(crate) use inflate::{walk_inflated, walk_inflated_head};
 
 #[cfg(any(feature = "npz", feature = "nnp"))]
 mod inflate {
@@ -130,22 +130,22 @@ mod inflate {
     use crate::{Error, Result};
 
     /// The cursors one index keeps (the last members read).
-    pub(in super::super) const CURSORS: usize = 4;
+    pub(crate) const CURSORS: usize = 4;
     /// Compressed bytes read at a time (the first read of a pass: 4 KiB,
     /// enough for an `.npy` header). 1 MiB: each read may be a call out of
     /// the module (the viewer's `FileReaderSync`), whose cost per call
     /// dominated at 64 KiB; inflating itself goes as fast with 64 KiB
     /// (measured natively: within 5% of inflating a member in one call).
-    pub(in super::super) const IN_BUF: usize = 1 << 20;
+    pub(crate) const IN_BUF: usize = 1 << 20;
     const FIRST_IN: usize = 4 << 10;
     /// Inflated bytes skipped at a time.
-    pub(in super::super) const SKIP_BUF: usize = 64 << 10;
+    pub(crate) const SKIP_BUF: usize = 64 << 10;
     /// Inflated bytes a walk over a member keeps behind its position.
     const HISTORY: usize = 64 << 10;
 
     /// The cursors of one index's deflated members, the most recent first,
     /// and the file's inflation budget (see the module).
-    pub(in super::super) struct Pool {
+    pub(crate) struct Pool {
         cursors: Mutex<Vec<(u64, Box<Inflate>)>>,
         budget: InflateBudget,
         /// What the whole-file path refuses the archive for (its deflated
@@ -164,7 +164,7 @@ mod inflate {
 
     impl Pool {
         /// No cursors yet; inflation charged to `budget`.
-        pub(in super::super) fn new(budget: InflateBudget) -> Self {
+        pub(crate) fn new(budget: InflateBudget) -> Self {
             Pool {
                 cursors: Mutex::new(Vec::new()),
                 budget,
@@ -176,7 +176,7 @@ mod inflate {
         /// (`nnp_archive::archive::over_declared_budget`'s answer): the
         /// listing read the headers, the data is refused as the whole-file
         /// path refuses the archive.
-        pub(in super::super) fn refuse_reads(&self, e: Option<nnp_archive::Error>) {
+        pub(crate) fn refuse_reads(&self, e: Option<nnp_archive::Error>) {
             if let Some(nnp_archive::Error::Tensor(tensor_core::Error::InflateLimit {
                 what,
                 total,
@@ -205,7 +205,7 @@ mod inflate {
 
     /// A deflated zip member: where its compressed bytes are, what they
     /// inflate to, and its index's cursors.
-    pub(in super::super) struct Member {
+    pub(crate) struct Member {
         name: String,
         data_start: u64,
         compressed_size: u64,
@@ -237,7 +237,7 @@ mod inflate {
     impl Member {
         /// The member `m` of a listed archive (its sizes checked by the
         /// listing), its errors given as `wrap` gives them.
-        pub(in super::super) fn new(
+        pub(crate) fn new(
             m: &MemberInfo,
             wrap: fn(nnp_archive::Error) -> Error,
             pool: &Arc<Pool>,
@@ -270,7 +270,7 @@ mod inflate {
         }
 
         /// Its inflated size, as the archive declares it.
-        pub(in super::super) fn size(&self) -> u64 {
+        pub(crate) fn size(&self) -> u64 {
             self.size
         }
 
@@ -283,7 +283,7 @@ mod inflate {
 
         /// Fills `dst` with its inflated bytes from `at`, with the kept
         /// cursor when it is at or before `at` (from its start otherwise).
-        pub(in super::super) fn read<R: ReadAt + ?Sized>(
+        pub(crate) fn read<R: ReadAt + ?Sized>(
             &self,
             r: &R,
             at: u64,
@@ -341,7 +341,7 @@ mod inflate {
         /// `len` of its inflated bytes from `at`, in a new buffer (`len`
         /// bounded by the caller).
         #[cfg(feature = "npz")]
-        pub(in super::super) fn read_vec<R: ReadAt + ?Sized>(
+        pub(crate) fn read_vec<R: ReadAt + ?Sized>(
             &self,
             r: &R,
             at: u64,
@@ -356,7 +356,7 @@ mod inflate {
 
     /// Inflates all of `m` (bounded buffers) and checks its size and CRC-32,
     /// as the whole-file path does for every member it inflates.
-    pub(in super::super) fn verify<R: ReadAt + ?Sized>(r: &R, m: &Member) -> Result<()> {
+    pub(crate) fn verify<R: ReadAt + ?Sized>(r: &R, m: &Member) -> Result<()> {
         let mut inf = Inflate::new();
         inf.skip(r, m, m.size)?;
         inf.finish(r, m)
@@ -507,7 +507,7 @@ mod inflate {
     /// them (nearly) front to back: the last [`HISTORY`] bytes inflated are
     /// kept, a read further back starts again from the member's start.
     #[cfg(feature = "nnp")]
-    pub(in super::super) struct Inflated<'a, R: ?Sized> {
+    pub(crate) struct Inflated<'a, R: ?Sized> {
         r: &'a R,
         m: &'a Member,
         state: RefCell<(Inflate, Vec<u8>)>,
@@ -572,11 +572,11 @@ mod inflate {
     /// memory: see [`Inflated`]), then inflates the rest and checks the
     /// member's end and CRC-32.
     #[cfg(feature = "nnp")]
-    pub(in super::super) fn walk_inflated<R: ReadAt + ?Sized, T>(
+    pub(crate) fn walk_inflated<R: ReadAt + ?Sized, T>(
         r: &R,
         m: &Member,
-        walk: impl FnOnce(&Inflated<'_, R>) -> super::super::nnp::Walk<T>,
-    ) -> super::super::nnp::Walk<T> {
+        walk: impl FnOnce(&Inflated<'_, R>) -> crate::formats::nnabla::Walk<T>,
+    ) -> crate::formats::nnabla::Walk<T> {
         let (t, mut inf) = run_walk(r, m, walk)?;
         inf.skip(r, m, m.size.saturating_sub(inf.out))?;
         inf.finish(r, m)?;
@@ -588,11 +588,11 @@ mod inflate {
     /// listing): the member's end and CRC-32 are checked at its first read
     /// instead ([`Member::read`]).
     #[cfg(feature = "nnp")]
-    pub(in super::super) fn walk_inflated_head<R: ReadAt + ?Sized, T>(
+    pub(crate) fn walk_inflated_head<R: ReadAt + ?Sized, T>(
         r: &R,
         m: &Member,
-        walk: impl FnOnce(&Inflated<'_, R>) -> super::super::nnp::Walk<T>,
-    ) -> super::super::nnp::Walk<T> {
+        walk: impl FnOnce(&Inflated<'_, R>) -> crate::formats::nnabla::Walk<T>,
+    ) -> crate::formats::nnabla::Walk<T> {
         let (t, _) = run_walk(r, m, walk)?;
         m.unchecked
             .store(true, std::sync::atomic::Ordering::Relaxed);
@@ -605,9 +605,9 @@ mod inflate {
     fn run_walk<R: ReadAt + ?Sized, T>(
         r: &R,
         m: &Member,
-        walk: impl FnOnce(&Inflated<'_, R>) -> super::super::nnp::Walk<T>,
-    ) -> super::super::nnp::Walk<(T, Inflate)> {
-        use super::super::nnp::Stop;
+        walk: impl FnOnce(&Inflated<'_, R>) -> crate::formats::nnabla::Walk<T>,
+    ) -> crate::formats::nnabla::Walk<(T, Inflate)> {
+        use crate::formats::nnabla::Stop;
         let z = Inflated {
             r,
             m,
@@ -632,9 +632,9 @@ mod tests {
     use tensor_core::InflateBudget;
 
     use super::super::ReadAt;
-    use super::super::nnp::Stop;
     use super::inflate::{Member, Pool, verify, walk_inflated};
     use crate::Error;
+    use crate::formats::nnabla::Stop;
 
     /// `data` deflated (raw), as a zip member at offset 3 of a file (its
     /// CRC-32 xored with `wrong`).

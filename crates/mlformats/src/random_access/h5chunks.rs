@@ -32,7 +32,7 @@
 //! for, not the file, and is not charged again.
 
 #[cfg(feature = "nnp")]
-pub(super) use imp::{ChunkCache, H5Data};
+pub(crate) use imp::{ChunkCache, H5Data};
 
 use super::layout::Layout;
 
@@ -61,7 +61,7 @@ mod imp {
 
     /// A dataset's bytes that are not one little-endian range.
     #[derive(Debug)]
-    pub(in super::super) struct H5Data {
+    pub(crate) struct H5Data {
         /// Big-endian elements: each swapped when read.
         swap: bool,
         stored: Stored,
@@ -89,12 +89,12 @@ mod imp {
     /// The decoded chunks of one HDF5 file's datasets (see the module):
     /// cloned, the same cache.
     #[derive(Debug, Clone)]
-    pub(in super::super) struct ChunkCache(Arc<Mutex<Cache>>);
+    pub(crate) struct ChunkCache(Arc<Mutex<Cache>>);
 
     impl ChunkCache {
         /// The cache of an input of `input_len` bytes (the `.h5`, or the
         /// `.nnp` holding it), its chunks charged to one budget.
-        pub(in super::super) fn new(limits: &tensor_core::Limits, input_len: u64) -> Self {
+        pub(crate) fn new(limits: &tensor_core::Limits, input_len: u64) -> Self {
             ChunkCache(Arc::new(Mutex::new(Cache {
                 map: HashMap::new(),
                 order: VecDeque::new(),
@@ -110,12 +110,12 @@ mod imp {
         }
 
         /// The bytes of decoded chunks it holds.
-        pub(in super::super) fn bytes(&self) -> u64 {
+        pub(crate) fn bytes(&self) -> u64 {
             self.lock().bytes
         }
 
         /// Whether `other` is this cache.
-        pub(in super::super) fn same(&self, other: &ChunkCache) -> bool {
+        pub(crate) fn same(&self, other: &ChunkCache) -> bool {
             Arc::ptr_eq(&self.0, &other.0)
         }
     }
@@ -141,11 +141,7 @@ mod imp {
     impl Layout {
         /// The layout of a located dataset whose addresses are `base` bytes
         /// into the file; its decoded chunks kept in `cache`, the file's.
-        pub(in super::super) fn of(
-            p: &mut Located,
-            base: u64,
-            cache: &ChunkCache,
-        ) -> Result<Layout> {
+        pub(crate) fn of(p: &mut Located, base: u64, cache: &ChunkCache) -> Result<Layout> {
             let too_far = || malformed("an HDF5 address overflows").in_tensor(&p.name);
             let stored = match std::mem::replace(&mut p.storage, Storage::Contiguous) {
                 Storage::Contiguous if !p.big_endian => return Ok(Layout::Contiguous),
@@ -207,14 +203,14 @@ mod imp {
 
     impl H5Data {
         /// True for a chunked dataset (reading it decodes its chunks).
-        pub(in super::super) fn is_chunked(&self) -> bool {
+        pub(crate) fn is_chunked(&self) -> bool {
             matches!(self.stored, Stored::Chunked { .. })
         }
 
         /// Fills `out` with the elements (of `size` bytes) from flat element
         /// `start`, little-endian; `at` is where they are for a contiguous
         /// dataset.
-        pub(in super::super) fn read<R: ReadAt + ?Sized>(
+        pub(crate) fn read<R: ReadAt + ?Sized>(
             &self,
             r: &R,
             at: u64,

@@ -21,9 +21,9 @@ use std::collections::HashMap;
 use nnp_archive::h5::{Located, Storage, locate};
 use serde_json::json;
 
-use super::h5chunks::ChunkCache;
-use super::{FileIndex, IndexedTensor, Layout, ReadAt, count, overflow};
 use crate::codec::StoredTensor;
+use crate::random_access::h5chunks::ChunkCache;
+use crate::random_access::{FileIndex, IndexedTensor, Layout, ReadAt, count, overflow};
 use crate::{Error, Result};
 
 /// The parameters of the `.h5` file at `[base, base + len)` of `r`, each
@@ -113,19 +113,19 @@ impl FileIndex {
     fn whole_h5<R: ReadAt + ?Sized>(&mut self, r: &R) -> Result<()> {
         let src = self.whole(r, crate::Format::NnablaH5)?;
         let opts = crate::codec::ReadOptions::default().with_limits(self.limits);
-        let e = match crate::formats::nnp::read_h5(&src, &opts) {
+        let e = match super::read_h5(&src, &opts) {
             Ok(params) => {
                 // (nnp-archive counted them against the limits)
                 let params = params
                     .iter()
-                    .map(|p| super::nnabla::Entry::held(p, &src.map));
+                    .map(|p| crate::formats::nnabla::Entry::held(p, &src.map));
                 return self.push_entries(params.collect::<Result<_>>()?, false);
             }
             Err(Error::Nnp(e)) if nnp_archive::h5::SolverState::may_be(&e) => e,
             Err(e) => return Err(e),
         };
-        let state = crate::formats::nnp::solver_state(&src.map, 0..src.map.len(), &opts)
-            .map_err(|_| Error::Nnp(e))?;
+        let state =
+            super::solver_state(&src.map, 0..src.map.len(), &opts).map_err(|_| Error::Nnp(e))?;
         self.push_contents(state)
     }
 }

@@ -48,10 +48,9 @@ use nnp_archive::{MemberInfo, MemberKind};
 use serde_json::json;
 use tensor_core::Limits;
 
-use super::deflate::{self, Coding, Member, Pool};
-use super::nnabla::{Entry, protobuf_member};
-pub(super) use super::nnabla::{Stop, Walk};
-use super::{FileIndex, Layout, ReadAt, Stream, read_vec};
+use crate::formats::nnabla::{Entry, Stop, Walk, protobuf_member};
+use crate::random_access::deflate::{self, Coding, Member, Pool};
+use crate::random_access::{FileIndex, Layout, ReadAt, Stream, read_vec};
 use crate::{Error, Format, Result};
 
 impl FileIndex {
@@ -64,7 +63,7 @@ impl FileIndex {
         }
         let src = self.whole(r, Format::NnablaNnp)?;
         let opts = crate::codec::ReadOptions::default().with_limits(self.limits);
-        let nnp = crate::formats::nnp::read_nnp(&src, &opts)?;
+        let nnp = super::read_nnp(&src, &opts)?;
         // (nnp-archive counted them against the limits)
         let params = nnp.parameters().iter().map(|p| Entry::held(p, &src.map));
         self.push_entries(params.collect::<Result<_>>()?, false)?;
@@ -76,7 +75,7 @@ impl FileIndex {
         if !states.is_empty() {
             self.metadata.insert("solver_states".into(), json!(states));
         }
-        self.set_model(crate::formats::nnp::model_of(&nnp))
+        self.set_model(super::model_of(&nnp))
     }
 
     /// An `.nnp` whose parameters are all in `.protobuf` or `.h5` members
@@ -186,7 +185,8 @@ impl FileIndex {
                 MemberKind::H5 => match deflated {
                     None => match super::h5::located(r, m.data_start, m.size, &limits)? {
                         Some(found) => {
-                            let cache = super::h5chunks::ChunkCache::new(&limits, r.len());
+                            let cache =
+                                crate::random_access::h5chunks::ChunkCache::new(&limits, r.len());
                             for mut p in found {
                                 let layout = Layout::of(&mut p, m.data_start, &cache)?;
                                 entries.push(Entry {
@@ -212,7 +212,7 @@ impl FileIndex {
                 _ => {}
             }
         }
-        crate::formats::nnp::original_names(&mut model, entries.iter().map(|e| e.name.as_str()));
+        super::original_names(&mut model, entries.iter().map(|e| e.name.as_str()));
         self.push_entries(entries, true)?;
         if !states.is_empty() {
             self.metadata.insert("solver_states".into(), json!(states));
@@ -258,7 +258,7 @@ fn deflated_h5<R: ReadAt + ?Sized>(
         // every member it inflates
         deflate::verify(r, &z)?;
     }
-    let cache = super::h5chunks::ChunkCache::new(limits, r.len());
+    let cache = crate::random_access::h5chunks::ChunkCache::new(limits, r.len());
     let mut out = Vec::with_capacity(found.len());
     for mut p in found {
         let layout = match p.storage {

@@ -24,7 +24,9 @@ use crate::random_access::{FileIndex, ReadAt};
 use crate::sink::{Feed, Incoming, TensorSink};
 use crate::{Error, Format, InTensor, Result};
 
+mod h5;
 mod names;
+mod read;
 pub(crate) use names::original_names;
 
 pub(crate) struct NnpCodec;
