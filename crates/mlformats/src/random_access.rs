@@ -50,9 +50,18 @@
 //! parameters in a text member, an HDF5 dataset filtered otherwise or with
 //! a chunk never written, chunked data in a deflated `parameter.h5`, a
 //! solver-state `.h5`) is parsed whole by its crate's parser and its
-//! tensors held in memory (`random_access/nnabla.rs`).
+//! tensors held in memory (`formats/nnabla.rs`).
 //! [`FileIndex::open`] answers `None` only for formats without an index
 //! (registered plugins): open those whole ([`crate::Document::from_bytes`]).
+//!
+//! Where the code is: each format's reader is in its format module, beside
+//! its writer (`formats/<format>.rs`, an `impl FileIndex` block with its
+//! `read_<format>`; the `.nnp` and `.h5` readers in `formats/nnp/read.rs`
+//! and `formats/nnp/h5.rs`), called by its codec's `index`. This module
+//! keeps what they share: [`FileIndex`], [`IndexedTensor`], [`ReadAt`],
+//! detection, and the layouts a tensor is read by slices through
+//! (`random_access/layout.rs`; deflated zip members, `deflate.rs`; chunked
+//! HDF5 datasets, `h5chunks.rs`).
 //!
 //! A tensor in a deflated member ([`IndexedTensor::is_deflated`]) is read
 //! by inflating the member from its start; the index keeps the place of
@@ -298,7 +307,7 @@ pub struct FileIndex {
     /// listed is the last one stored).
     pub(crate) repeated_names: bool,
     /// The file was parsed whole, its tensors' bytes held in memory (an
-    /// NNabla file this path does not locate: see `random_access/nnabla.rs`).
+    /// NNabla file this path does not locate: see `formats/nnabla.rs`).
     pub(crate) read_whole: bool,
     /// The whole file, when it is in memory already (a memory map): what a
     /// layout parsed whole parses, instead of a copy read from the file.

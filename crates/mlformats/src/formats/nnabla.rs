@@ -4,7 +4,7 @@
 //! Parameters are named by `variable_name`; a name stored twice is listed
 //! once, at its first position, with the last stored value and `need_grad`
 //! (nnabla's own rule). Packed binary parameters share the memory map (read
-//! through `random_access/nnabla.rs`; others are decoded). Writing a
+//! by this module's reader, below; others are decoded). Writing a
 //! set of tensors makes a parameters-only file (what `nn.save_parameters`
 //! writes); [`write_model`] writes a whole model with other parameters.
 //! Both convert and write one parameter at a time.
@@ -17,12 +17,12 @@
 //! whole-file reader makes too): its `parameter` entries' names and shapes
 //! read and their packed float data located, never read; every other field
 //! merged into the model (the networks, shown as the graph). The `.nnp`
-//! members are walked the same way (`nnp.rs`).
+//! members are walked the same way (`formats/nnp/read.rs`).
 //!
 //! A `.protobuf` whose parameter data is unpacked or split into several
 //! runs, and every `.nntxt`, is parsed whole by `nnabla-proto`
-//! (`formats::nnabla::load`), its parameters held in memory
-//! ([`Layout::Held`]); so are the NNabla files `nnp.rs` and `h5.rs` do not
+//! ([`load`]), its parameters held in memory
+//! ([`Layout::Held`]); so are the NNabla files `formats/nnp/read.rs` and `formats/nnp/h5.rs` do not
 //! locate. Either way the tensors, graph and metadata are the ones the
 //! whole-file parser gives: a name stored twice is listed once, at its
 //! first position, with the last stored value and `need_grad`.
@@ -189,7 +189,7 @@ impl Codec for Nnabla {
         }
     }
 
-    /// The format's one reader (`random_access/nnabla.rs`): a binary
+    /// The format's one reader ([`FileIndex::read_nnabla`], below): a binary
     /// `.protobuf` whose parameters are packed read by slices, any other
     /// file parsed whole.
     fn index(&self, format: Format, index: &mut FileIndex, r: &dyn ReadAt) -> Result<()> {

@@ -1,7 +1,7 @@
 //! `.npz` (numpy) in and out: a zip of `.npy` members, whose headers are
 //! read and written by the `npyz` crate.
 //!
-//! Reading is the one reader of `random_access/npz.rs` (over the memory
+//! Reading is the one reader below, [`FileIndex::read_npz`] (over the memory
 //! map for a [`crate::Document`]): it borrows stored members from the map;
 //! deflated members (from `numpy.savez_compressed`) are inflated one at a
 //! time, bounded by

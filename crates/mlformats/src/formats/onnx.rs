@@ -27,7 +27,7 @@
 //! [`onnx_format::tensor_from_proto`] makes. A repeated name gets `#2`,
 //! its stored name kept. A [`crate::Document`] is this index over the
 //! memory map; a model with proto2 groups, which it does not walk, is
-//! read whole (`formats/onnx.rs`).
+//! read whole (`decoded_whole`).
 
 use std::collections::HashSet;
 
@@ -89,7 +89,7 @@ pub(crate) fn read_model(src: &Source, opts: &ReadOptions) -> Result<onnx_format
 }
 
 /// The model's file-level fields (shared with the random-access path,
-/// `random_access/onnx.rs`): `opset`, `producer`, and where the file sets
+/// [`FileIndex::read_onnx`], below): `opset`, `producer`, and where the file sets
 /// them `ir_version`, `producer_version`, `domain`, `model_version`,
 /// `doc_string` and `metadata_props` (every key and value, in file order).
 pub(crate) fn metadata(model: &onnx_format::Model) -> serde_json::Map<String, Value> {

@@ -1,7 +1,7 @@
 //! Hugging Face `.safetensors` (crate `safetensors`).
 //!
 //! Reading: one reader for the whole file and for reads by slices (the
-//! header walk in `random_access/safetensors.rs`, over any `ReadAt`); a
+//! header walk below, [`FileIndex::read_safetensors`], over any `ReadAt`); a
 //! [`crate::Document`] then borrows every tensor from the memory map
 //! (zero-copy, the codec's default `read`), in the order of their data
 //! offsets; `__metadata__` becomes the document's `metadata`. Writing is our own: the header, then each tensor converted

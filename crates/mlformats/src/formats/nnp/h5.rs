@@ -9,7 +9,7 @@
 //! `save_parameters` writes through h5py, and this workspace's writer),
 //! compact (the bytes, in the object header, read), or chunked with no
 //! filter or shuffle, deflate, fletcher32, LZF (each chunk located, the chunks read
-//! and decompressed when a slice needs them: [`super::h5chunks`]), either
+//! and decompressed when a slice needs them: [`crate::random_access::h5chunks`]), either
 //! byte order (big-endian elements swapped when read). A dataset filtered
 //! otherwise, with a chunk never written, or never written at all is not
 //! located (`None`), nor is a dataset without `need_grad` (a solver

@@ -9,6 +9,10 @@
 //! - re-encoding: the same content in nnabla's own layout (an `.nnp` keeps
 //!   its parameter format, networks and solver states; an `.h5` keeps
 //!   order and `need_grad`).
+//!
+//! The readers by random access are `read.rs` (`.nnp`) and `h5.rs` (`.h5`,
+//! and the `parameter.h5` member of an `.nnp`); `names.rs` maps the
+//! parameter names `parameter.h5` stores under another path.
 
 use std::ops::Range;
 use std::sync::Arc;

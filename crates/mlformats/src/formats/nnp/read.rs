@@ -14,7 +14,7 @@
 //! bytes, once, as they are inflated (`deflate::walk_inflated`: the last
 //! 64 KiB kept, never the whole member), its end and CRC-32 checked; each
 //! parameter's data is located in the inflated bytes and inflated when it
-//! is read (see [`super::deflate`]).
+//! is read (see [`crate::random_access::deflate`]).
 //!
 //! A deflated `.h5` member likewise: its HDF5 structure walked once over
 //! its inflated bytes as they are inflated, no further than its last
@@ -28,7 +28,7 @@
 //! One inflation budget for the file, as the whole path has (its listing
 //! refuses a zip bomb from the declared sizes): deflated text members are
 //! charged when read whole, the others as far as they are inflated, once
-//! (see [`super::deflate`]).
+//! (see [`crate::random_access::deflate`]).
 //!
 //! Read this way: archives whose `.protobuf` parameter members are stored
 //! or deflated, with each parameter as one packed run, and whose `.h5`
@@ -38,7 +38,7 @@
 //! `.h5` the walk does not locate, unpacked data, parameters written in
 //! the text, a nested `.nnp`) is parsed whole by `nnp-archive` (the
 //! whole-file reader) and its parameters held in memory (see
-//! [`super::nnabla`]).
+//! [`crate::formats::nnabla`]).
 
 use std::io;
 
