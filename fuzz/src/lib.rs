@@ -657,7 +657,6 @@ pub fn h5_shapes(data: &[u8]) {
 /// Opens `bytes` under each name, whole and by slices, and reads every
 /// tensor; only the absence of a panic (and of unbounded work) is checked.
 pub fn open_everywhere(bytes: &[u8], names: &[&str], limits: Limits) {
-    use mlformats::random_access::FileIndex;
     use mlformats::{Document, ReadOptions};
     let opts = ReadOptions::default().with_limits(limits);
     let map = MappedFile::from_vec(bytes.to_vec());
@@ -668,12 +667,12 @@ pub fn open_everywhere(bytes: &[u8], names: &[&str], limits: Limits) {
                 touch(t);
             }
         }
-        if let Ok(Some(index)) = FileIndex::open(bytes, Some(&path), &opts) {
+        if let Ok(doc) = Document::open_at(bytes.to_vec(), Some(&path), None, &opts) {
             let mut buf = Vec::new();
-            for (i, t) in index.tensors().iter().enumerate() {
+            for (i, t) in doc.entries().iter().enumerate() {
                 let mut at = 0;
                 while at < t.numel() {
-                    match index.read_elements(bytes, i, at, 1 << 18, &mut buf) {
+                    match doc.read_elements(i, at, 1 << 18, &mut buf) {
                         Ok(part) if part.numel() > 0 => at += part.numel() as u64,
                         _ => break,
                     }

@@ -203,7 +203,7 @@ fn streamed(
     quiet: bool,
     out: &Output<'_>,
 ) -> mlformats::Result<ConvertSummary> {
-    let total = doc.index().tensors().iter().map(|t| t.byte_len()).sum();
+    let total = doc.entries().iter().map(|t| t.byte_len()).sum();
     let pb = progress::Remote::new(total, quiet, "converting");
     let bar = pb.clone();
     let opts = opts.clone().progress(move |n| {

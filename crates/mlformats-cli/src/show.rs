@@ -155,7 +155,7 @@ pub fn command(
         Input::Streamed { doc, remote } => {
             // the one tensor fetched, with a progress bar when it is long
             let (at, _) = doc.spec(&tensor).map_err(anyhow::Error::new).at(&file)?;
-            let bytes = doc.index().tensors().get(at).map_or(0, |t| t.byte_len());
+            let bytes = doc.entries().get(at).map_or(0, |t| t.byte_len());
             let pb = progress::Remote::new(bytes, json, "fetching");
             let bar = pb.clone();
             remote.set_progress(move |f| {

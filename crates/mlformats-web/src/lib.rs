@@ -149,8 +149,7 @@ impl Model {
     pub fn tensors(&self) -> String {
         let rows: Vec<Value> = self
             .doc
-            .index()
-            .tensors()
+            .entries()
             .iter()
             .map(|t| {
                 let mut e = Map::new();
@@ -203,7 +202,7 @@ impl Model {
             .ok_or_else(|| ViewError(format!("the file has no network {network}")))?;
         // by the name the file stores (a TenniS graph names `<node>/value`),
         // then by the one name, which wins
-        let tensors = self.doc.index().tensors();
+        let tensors = self.doc.entries();
         let shapes: Vec<_> = tensors
             .iter()
             .filter_map(|t| Some((t.stored(), i64_dims(t.dims())?)))
@@ -313,7 +312,7 @@ impl Model {
     /// A file opened by slices converted to the format named `to` and
     /// written to `out` as it goes: each tensor read through the file's
     /// [`ReadAt`] a slice or one tensor at a time (see
-    /// [`mlformats::convert_index`]), so neither the input nor the output
+    /// [`mlformats::convert_sliced`]), so neither the input nor the output
     /// is ever whole in memory. The bytes are `mlformats convert`'s.
     /// Conversions that need the whole model (a graph exported or imported,
     /// an NNabla model kept; and `--params`, when `params` is true) are
@@ -358,7 +357,7 @@ impl Model {
             opts.params = Some(std::path::PathBuf::from("params"));
         }
         let doc = &self.doc;
-        match mlformats::convert_index(doc.index(), doc.reader(), doc.path(), target, &opts, out) {
+        match mlformats::convert_sliced(doc, target, &opts, out) {
             Ok(_) => {}
             Err(e @ mlformats::Error::NeedsWholeModel { .. }) => {
                 return Ok(Streamed::NeedsWholeModel(mlformats::chain_message(&e)));
@@ -381,7 +380,7 @@ impl Model {
         let missing = || ViewError(format!("no tensor named {key:?}"));
         let doc = &self.doc;
         let i = doc.position(key).ok_or_else(missing)?;
-        let t = &doc.index().tensors()[i];
+        let t = &doc.entries()[i];
         if !self.is_sliced() {
             let t = doc.tensor(key).ok_or_else(missing)?;
             let v = stats::stats(t.dtype(), t.dims(), bins, None, &mut |f| {
@@ -425,7 +424,7 @@ impl Model {
             return Ok(stats::values(t, start, count).to_string());
         }
         let i = doc.position(key).ok_or_else(missing)?;
-        let t = &doc.index().tensors()[i];
+        let t = &doc.entries()[i];
         let mut buf = Vec::new();
         let part = doc
             .read_elements(i, start as u64, count as u64, &mut buf)

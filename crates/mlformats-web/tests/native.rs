@@ -339,7 +339,7 @@ fn sliced_equals_whole_with(name: &str, bytes: Vec<u8>, convert: usize) -> bool 
         // `None`: a format read whole only (the page opens it whole)
         (_, Ok(None)) | (Err(_), Err(_)) => return false,
         // an ONNX initializer whose count is checked at its first read
-        // (past the varints counted at open, see `FileIndex`): the file
+        // (past the varints counted at open, see `mlformats::random_access`): the file
         // opens, and the first read of that tensor fails as the whole
         // path fails
         (Err(w), Ok(Some(s))) => {
@@ -527,7 +527,7 @@ fn converts_like_whole(name: &str, whole: &Model, sliced: &Model, sets: usize) {
                 std::io::Write::flush(&mut sink).unwrap();
                 r.map(|n| (n, mlformats_web::abi::streamed()))
             };
-            // the refusals of the sliced path alone (see `convert_index`)
+            // the refusals of the sliced path alone (see `convert_sliced`)
             let needs_whole = |msg: &str| {
                 msg.contains("a slice at a time")
                     && if opts.is_plain() && from == target {

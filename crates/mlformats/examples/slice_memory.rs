@@ -1,4 +1,4 @@
-//! Opens a file by slices ([`mlformats::random_access::FileIndex`]) and
+//! Opens a file by slices ([`mlformats::Document::open_at`]) and
 //! reads every tensor twice in 4 MiB slices, as the viewer's statistics
 //! do, printing the heap in use and its peak (a counting allocator) after
 //! each tensor:
@@ -42,20 +42,22 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let path = std::env::args().nth(1).ok_or("usage: slice_memory FILE")?;
     let file = std::fs::File::open(&path)?;
     let opts = mlformats::ReadOptions::default();
-    let index = mlformats::random_access::FileIndex::open(&file, Some(path.as_ref()), &opts)?
-        .ok_or("this file is read whole, not by slices")?;
+    let index = mlformats::Document::open_at(file, Some(path.as_ref()), None, &opts)?;
+    if index.was_read_whole() {
+        return Err("this file is read whole, not by slices".into());
+    }
     println!(
         "opened: {:.1} MiB in use, peak {:.1} MiB",
         LIVE.load(Relaxed) as f64 / MIB,
         PEAK.load(Relaxed) as f64 / MIB
     );
     let mut buf = Vec::new();
-    for (i, t) in index.tensors().iter().enumerate() {
+    for (i, t) in index.entries().iter().enumerate() {
         let step = ((4u64 << 20) / t.dtype().size().max(1) as u64).max(1024);
         for _ in 0..2 {
             let mut at = 0;
             while at < t.numel() {
-                index.read_elements(&file, i, at, step, &mut buf)?;
+                index.read_elements(i, at, step, &mut buf)?;
                 at += step;
             }
         }

@@ -20,7 +20,7 @@ mod summary;
 pub use onnx_graph::RESERVED_PREFIX;
 pub use options::ConvertOptions;
 pub(crate) use plan::{Exchange, Plan, cast_float};
-pub use run::{SLICED_TARGETS, convert_index};
+pub use run::{SLICED_TARGETS, convert_sliced};
 pub use summary::{ConvertSummary, ExportedGraph};
 
 /// The name prefix of tensors an exporter adds to a model (helper constants
@@ -105,7 +105,7 @@ fn check_applies_to(
 /// Otherwise the tensors are copied, selected, cast and reordered as
 /// `opts` says; every writer converts one tensor at a time while writing.
 /// A document opened at a [`crate::random_access::ReadAt`] is converted
-/// reading one tensor (or slice) at a time, as [`convert_index`] says, and
+/// reading one tensor (or slice) at a time, as [`convert_sliced`] says, and
 /// read whole only for a step that needs the whole model (refused instead
 /// with [`ConvertOptions::streaming_only`]). Options
 /// that do not apply to the target are refused; every step that loses

@@ -248,19 +248,40 @@ impl Document {
     /// first that does not read is the error.
     pub fn load(&self) -> Result<()> {
         for (i, t) in self.index.tensors().iter().enumerate() {
-            if t.is_deflated() && t.numel() > 0 && self.loaded[i].get().is_none() {
-                // what the archive is refused for (its inflation budget, a
-                // damaged member) found before the tensor's memory is
-                // taken, as the zip layer finds it; the error as the zip
-                // layer words it (a wrong CRC-32, the inflation budget)
-                let mut buf = Vec::new();
-                let first = self.read_elements(i, 0, 1, &mut buf);
-                first.map_err(unwrap_deflated)?;
-            }
+            // the error as the zip layer words it (a wrong CRC-32, the
+            // inflation budget), without the tensor's name around it
+            self.check_readable(t.name()).map_err(unwrap_deflated)?;
             self.cell(i).map_err(|e| match t.is_deflated() {
                 true => unwrap_deflated(e),
                 false => e,
             })?;
+        }
+        Ok(())
+    }
+
+    /// Checks, before the tensor named `name` is read whole, what a
+    /// deflated zip member it is in is refused for (its inflation budget, a
+    /// damaged member), as the zip layer finds it, reading its first
+    /// element only (nothing kept): so that a decompression bomb is refused
+    /// before the tensor's memory is taken. `Ok` for a tensor not in a
+    /// deflated member, an empty one and one already read; the error names
+    /// the tensor, as [`Document::get`]'s does.
+    ///
+    /// ```
+    /// # fn main() -> Result<(), mlformats::Error> {
+    /// let doc = mlformats::open("../../testdata/cvm/two_entry.params")?;
+    /// doc.check_readable("b")?;
+    /// assert!(doc.check_readable("nope").is_err());
+    /// # Ok(()) }
+    /// ```
+    pub fn check_readable(&self, name: &str) -> Result<()> {
+        let i = self.position(name).ok_or_else(|| Error::NoTensorNamed {
+            name: name.to_string(),
+            of: self.len(),
+        })?;
+        let t = &self.index.tensors()[i];
+        if t.is_deflated() && t.numel() > 0 && self.loaded[i].get().is_none() {
+            self.read_elements(i, 0, 1, &mut Vec::new())?;
         }
         Ok(())
     }
@@ -340,9 +361,38 @@ impl Document {
     }
 
     /// The file's index: every tensor's name, dtype, shape and where its
-    /// bytes are.
-    pub fn index(&self) -> &FileIndex {
+    /// bytes are (the crate's own view; users have [`Document::entries`]).
+    pub(crate) fn index(&self) -> &FileIndex {
         &self.index
+    }
+
+    /// What the index says of every tensor, in stored order (names unique,
+    /// as [`Document::names`] gives them), nothing of them read: the
+    /// entries [`Document::entry`] gives one at a time, by position as
+    /// [`Document::position`] and [`Document::read_elements`] count them.
+    ///
+    /// ```
+    /// # fn main() -> Result<(), mlformats::Error> {
+    /// let bytes = std::fs::read("../../testdata/cvm/two_entry.params").unwrap();
+    /// let doc = mlformats::Document::open_at(bytes, None, None, &Default::default())?;
+    /// let bytes: u64 = doc.entries().iter().map(|t| t.byte_len()).sum();
+    /// assert_eq!(doc.entries()[1].name(), "b");
+    /// assert!(bytes > 0);
+    /// # Ok(()) }
+    /// ```
+    pub fn entries(&self) -> &[IndexedTensor] {
+        self.index.tensors()
+    }
+
+    /// The bytes of decoded HDF5 chunks the document keeps for its next
+    /// reads (a chunked `.h5` dataset, or one in an `.nnp`'s stored
+    /// `parameter.h5`, read by slices): at most the largest of its
+    /// datasets' budgets, `max(one chunk, min(one band along the first
+    /// axis, 32 MiB))`, however many datasets were read. 0 for other
+    /// layouts.
+    #[cfg(feature = "nnp")]
+    pub fn cached_chunk_bytes(&self) -> u64 {
+        self.index.cached_chunk_bytes()
     }
 
     /// primitiv's data type (`shape`, `tensor`, `parameter`, `model`,

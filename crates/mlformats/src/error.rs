@@ -186,7 +186,7 @@ pub enum Error {
     #[error("too large")]
     TooLarge,
     /// A conversion that cannot be done a slice at a time, refused because
-    /// it was asked to stream only ([`crate::convert_index`],
+    /// it was asked to stream only ([`crate::convert_sliced`],
     /// [`crate::ConvertOptions::streaming_only`]): it needs the whole model
     /// in memory (a graph imported, an NNabla model kept, `--params`).
     /// Without that option the same conversion reads the file whole and

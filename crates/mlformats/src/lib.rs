@@ -150,7 +150,7 @@ pub use codec::{ReadOptions, StoredTensor};
 #[doc(inline)]
 pub use convert::{
     ConvertOptions, ConvertSummary, SLICED_TARGETS, convert, convert_document,
-    convert_document_to_bytes, convert_document_to_writer, convert_index,
+    convert_document_to_bytes, convert_document_to_writer, convert_sliced,
 };
 pub use detect::{Input, detect};
 #[doc(inline)]

@@ -1,7 +1,11 @@
-//! Opening a file by random access: [`FileIndex::open`] walks only a
-//! file's structure (headers, name tables) through a [`ReadAt`] and records
-//! where each tensor's bytes are, without reading them; the bytes are read
-//! later, a slice at a time ([`FileIndex::read_elements`]).
+//! Opening a file by random access: a [`crate::Document`] opened at a
+//! [`ReadAt`] ([`crate::Document::open_at`]) walks only the file's
+//! structure (headers, name tables) and records where each tensor's bytes
+//! are, without reading them (its index, this module's `FileIndex`, which
+//! is not public: the document is the one opened-file type); the bytes are
+//! read later, a slice at a time ([`crate::Document::read_elements`]), and
+//! [`crate::Document::entry`] says what the index holds of one tensor
+//! ([`IndexedTensor`]).
 //!
 //! This is how a file too big to hold in memory is shown (the viewer reads
 //! a browser `File` through `Blob.slice`). The formats whose layout allows
@@ -51,14 +55,14 @@
 //! a chunk never written, chunked data in a deflated `parameter.h5`, a
 //! solver-state `.h5`) is parsed whole by its crate's parser and its
 //! tensors held in memory (`formats/nnabla.rs`).
-//! [`FileIndex::open`] answers `None` only for formats without an index
-//! (registered plugins): open those whole ([`crate::Document::from_bytes`]).
+//! Formats without an index (registered plugins) are opened whole
+//! ([`crate::Document::from_bytes`]).
 //!
 //! Where the code is: each format's reader is in its format module, beside
 //! its writer (`formats/<format>.rs`, an `impl FileIndex` block with its
 //! `read_<format>`; the `.nnp` and `.h5` readers in `formats/nnp/read.rs`
 //! and `formats/nnp/h5.rs`), called by its codec's `index`. This module
-//! keeps what they share: [`FileIndex`], [`IndexedTensor`], [`ReadAt`],
+//! keeps what they share: `FileIndex`, [`IndexedTensor`], [`ReadAt`],
 //! detection, and the layouts a tensor is read by slices through
 //! (`random_access/layout.rs`; deflated zip members, `deflate.rs`; chunked
 //! HDF5 datasets, `h5chunks.rs`).
@@ -66,7 +70,7 @@
 //! A tensor in a deflated member ([`IndexedTensor::is_deflated`]) is read
 //! by inflating the member from its start; the index keeps the place of
 //! the last members read, so reading a tensor front to back a slice at a
-//! time (the viewer's statistics, [`crate::convert_index`]) inflates it
+//! time (the viewer's statistics, [`crate::convert_sliced`]) inflates it
 //! once, and a read behind that place inflates again from the member's
 //! start. Memory stays bounded (1 MiB of compressed input, a 64 KiB
 //! buffer and the inflater's 32 KiB window per kept place, whatever the
@@ -79,18 +83,18 @@
 //!
 //! The tensors are the ones [`crate::Document`] reads from the same bytes:
 //! same names, dtypes, shapes, stored fields and bytes (and primitiv's
-//! kind, [`FileIndex::kind`]); the same claims are
+//! kind, [`crate::Document::kind`]); the same claims are
 //! checked (every claimed size against the file's length, with checked
 //! arithmetic, under [`crate::ReadOptions::limits`]).
 //!
 //! ```
 //! # fn main() -> Result<(), mlformats::Error> {
-//! use mlformats::random_access::FileIndex;
+//! use mlformats::Document;
 //! let bytes = std::fs::read("../../testdata/cvm/two_entry.params").unwrap();
-//! let index = FileIndex::open(&bytes[..], None, &Default::default())?.unwrap();
-//! assert_eq!(index.tensors()[1].name(), "b");
+//! let doc = Document::open_at(bytes, None, None, &Default::default())?;
+//! assert_eq!(doc.entry("b").unwrap().numel(), 1);
 //! let mut buf = Vec::new();
-//! let b = index.read_elements(&bytes[..], 1, 0, 1, &mut buf)?;
+//! let b = doc.read_elements(doc.position("b").unwrap(), 0, 1, &mut buf)?;
 //! assert_eq!(b.to_vec::<i32>()?, [258]);
 //! # Ok(()) }
 //! ```
@@ -160,8 +164,8 @@ impl<R: ReadAt + ?Sized> Seek for Stream<'_, R> {
     }
 }
 
-/// One tensor of a [`FileIndex`]: what the file says of it and where its
-/// bytes are.
+/// One tensor of an opened file's index ([`crate::Document::entry`]): what
+/// the file says of it and where its bytes are.
 #[derive(Debug, Clone)]
 pub struct IndexedTensor {
     pub(crate) stored: StoredTensor,
@@ -256,7 +260,7 @@ impl IndexedTensor {
 
     /// True when its bytes are in a deflated zip member: reading them
     /// inflates the member from its start, or from where the last read of
-    /// it stopped (see [`FileIndex::read_elements`]).
+    /// it stopped (see [`crate::Document::read_elements`]).
     pub fn is_deflated(&self) -> bool {
         matches!(&self.layout, Layout::Coded(c) if c.is_deflated())
     }
@@ -287,7 +291,7 @@ impl IndexedTensor {
 /// every tensor's name, dtype, shape and byte range (see the
 /// [module](self)).
 #[derive(Debug, Clone)]
-pub struct FileIndex {
+pub(crate) struct FileIndex {
     pub(crate) format: Format,
     pub(crate) kind: Option<&'static str>,
     pub(crate) file_size: u64,
@@ -345,7 +349,9 @@ impl FileIndex {
     /// Reads the structure of the file `r` (its format detected from its
     /// first and last bytes and `name`, as [`crate::detect`] does): `None`
     /// when its format is not one this path reads (see the [module](self)).
-    pub fn open<R: ReadAt + ?Sized>(
+    /// (The viewer's walk of a file's headers, `view.rs`.)
+    #[cfg(any(feature = "view", test))]
+    pub(crate) fn open<R: ReadAt + ?Sized>(
         r: &R,
         name: Option<&Path>,
         opts: &ReadOptions,
@@ -361,7 +367,7 @@ impl FileIndex {
 
     /// Reads the structure of the file `r` as `format`: `None` when this
     /// path does not read that format.
-    pub fn open_as<R: ReadAt + ?Sized>(
+    pub(crate) fn open_as<R: ReadAt + ?Sized>(
         r: &R,
         format: Format,
         opts: &ReadOptions,
@@ -496,38 +502,38 @@ impl FileIndex {
     }
 
     /// The file's format.
-    pub fn format(&self) -> Format {
+    pub(crate) fn format(&self) -> Format {
         self.format
     }
 
     /// primitiv's data type (`model`, ...), as [`crate::Document::kind`]
     /// gives it; `None` elsewhere.
-    pub fn kind(&self) -> Option<&'static str> {
+    pub(crate) fn kind(&self) -> Option<&'static str> {
         self.kind
     }
 
     /// The file's size in bytes.
-    pub fn file_size(&self) -> u64 {
+    pub(crate) fn file_size(&self) -> u64 {
         self.file_size
     }
 
     /// Every tensor, in stored order.
-    pub fn tensors(&self) -> &[IndexedTensor] {
+    pub(crate) fn tensors(&self) -> &[IndexedTensor] {
         &self.tensors
     }
 
     /// The index of the tensor named `name`.
-    pub fn position(&self, name: &str) -> Option<usize> {
+    pub(crate) fn position(&self, name: &str) -> Option<usize> {
         self.tensors.iter().position(|t| t.name() == name)
     }
 
     /// File-level fields, as [`crate::Document::metadata`] gives them.
-    pub fn metadata(&self) -> &Map<String, Value> {
+    pub(crate) fn metadata(&self) -> &Map<String, Value> {
         &self.metadata
     }
 
     /// The summary [`crate::Document::summary`] gives for the same file.
-    pub fn summary(&self) -> Summary {
+    pub(crate) fn summary(&self) -> Summary {
         let tensors: Vec<TensorSummary> = self
             .tensors
             .iter()
@@ -559,7 +565,7 @@ impl FileIndex {
     /// The graph, for formats that store one (an `.nnp`'s or a
     /// `.protobuf`'s networks, a `.tsm` module's nodes, an `.onnx` graph), as
     /// [`crate::Document::graph`] gives it.
-    pub fn graph(&self) -> Option<&tensor_core::graph::ModelGraph> {
+    pub(crate) fn graph(&self) -> Option<&tensor_core::graph::ModelGraph> {
         self.graph.as_ref()
     }
 
@@ -593,7 +599,7 @@ impl FileIndex {
     /// element `start` (fewer at its end) into `buf`, as a one-dimensional
     /// tensor borrowing `buf`. The bytes read are checked against
     /// [`tensor_core::Limits::max_alloc`].
-    pub fn read_elements<'b, R: ReadAt + ?Sized>(
+    pub(crate) fn read_elements<'b, R: ReadAt + ?Sized>(
         &self,
         r: &R,
         index: usize,
@@ -659,7 +665,11 @@ impl FileIndex {
 
     /// Reads all of tensor `index` (for tests and small tensors), with its
     /// dimensions and order.
-    pub fn read_tensor<R: ReadAt + ?Sized>(&self, r: &R, index: usize) -> Result<Tensor<'static>> {
+    pub(crate) fn read_tensor<R: ReadAt + ?Sized>(
+        &self,
+        r: &R,
+        index: usize,
+    ) -> Result<Tensor<'static>> {
         let t = self.tensors.get(index).ok_or(Error::NoTensorAt { index })?;
         if let Layout::Held(held) = &t.layout {
             return Ok(held.clone());
@@ -674,7 +684,7 @@ impl FileIndex {
     /// read from): its bytes in place, shared with the map, where the file
     /// stores them as they are (no copy); else read and decoded as
     /// [`FileIndex::read_tensor`] does. Reads nothing of the other tensors.
-    pub fn tensor_in(&self, map: &Arc<MappedFile>, index: usize) -> Result<Tensor<'static>> {
+    pub(crate) fn tensor_in(&self, map: &Arc<MappedFile>, index: usize) -> Result<Tensor<'static>> {
         let t = self.tensors.get(index).ok_or(Error::NoTensorAt { index })?;
         match &t.layout {
             Layout::Contiguous => {}
@@ -716,5 +726,44 @@ pub(crate) trait InTensorOf<T> {
 impl<T> InTensorOf<T> for Result<T> {
     fn in_tensor_of(self, name: &str) -> Result<T> {
         self.map_err(|e| e.in_tensor(name))
+    }
+}
+
+#[cfg(all(test, feature = "cvm"))]
+mod tests {
+    use super::*;
+
+    /// An index read over a file, then asked for a tensor of a map cut one
+    /// byte short: the tensor's bytes are past its end, said as such.
+    #[test]
+    fn a_tensor_past_the_end_of_the_file_is_past_end() {
+        let p = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../testdata/cvm/two_entry.params");
+        let bytes = std::fs::read(p).unwrap();
+        let index = FileIndex::open(&bytes[..], None, &Default::default())
+            .unwrap()
+            .unwrap();
+        let last = index.tensors().len() - 1;
+        let entry = &index.tensors()[last];
+        let (offset, len) = (entry.offset(), entry.byte_len());
+        assert!(len > 0);
+        let cut = MappedFile::from_vec(bytes[..bytes.len() - 1].to_vec());
+        let e = index.tensor_in(&cut, last).unwrap_err();
+        let Error::Tensor { name, source } = &e else {
+            panic!("{e:?}")
+        };
+        assert_eq!(name, entry.name());
+        let Error::PastEnd { offset: o, len: n } = **source else {
+            panic!("{e:?}")
+        };
+        assert_eq!((o, n), (offset, len));
+        assert_eq!(
+            e.full_message(),
+            format!(
+                "tensor {:?}: its {len} bytes at offset {offset} are past the end of the file",
+                entry.name()
+            )
+        );
+        // the whole file reads
+        assert!(index.tensor_in(&MappedFile::from_vec(bytes), last).is_ok());
     }
 }

@@ -1,8 +1,7 @@
 //! Files on web servers and in object stores, read by ranges: a
 //! [`RemoteFile`] is a [`ReadAt`] over `http://`, `https://`, `s3://`,
 //! `gs://` or `az://` locations (through the `object_store` crate), so the
-//! one reader of each format ([`crate::random_access::FileIndex`], a
-//! [`crate::Document`] opened at it) reads a remote file as it reads a local one,
+//! one reader of each format (a [`crate::Document`] opened at it) reads a remote file as it reads a local one,
 //! fetching only the ranges it asks for.
 //!
 //! - **Credentials and endpoints** come from the environment, as the
@@ -708,8 +707,9 @@ pub enum Opened {
         /// The remote file the document reads.
         remote: Arc<RemoteFile>,
     },
-    /// A file [`crate::random_access::FileIndex`] does not read within
-    /// [`HEADER_BUDGET`]: read it whole ([`read_document`]).
+    /// A file whose structure (its index, as [`crate::Document::open_at`]
+    /// reads it) is not read within [`HEADER_BUDGET`]: read it whole
+    /// ([`read_document`]).
     Whole(Arc<RemoteFile>),
 }
 

@@ -143,8 +143,8 @@ pub fn parse_spec<'d>(doc: &'d Document, spec: &str) -> Result<(&'d str, SliceSp
 }
 
 /// [`parse_spec`] among the names of a file of `count` tensors that
-/// `find` looks a name up in (a file read by its index,
-/// [`crate::random_access::FileIndex`]).
+/// `find` looks a name up in (a file read by its index, a
+/// [`crate::Document`] opened at a [`crate::random_access::ReadAt`]).
 ///
 /// # Errors
 ///

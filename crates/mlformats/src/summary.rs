@@ -111,7 +111,7 @@ pub struct GraphSummary {
 impl Document {
     /// The typed report of this file: tensors by their one name, sizes,
     /// parameter count and graph entry points. Reads headers only (the
-    /// index's [`crate::random_access::FileIndex::summary`]).
+    /// file's index).
     pub fn summary(&self) -> Summary {
         self.index().summary()
     }

@@ -16,7 +16,7 @@
 //! each tensor's data): one round trip per tensor, tens of milliseconds in
 //! a browser. So the answers for the file carry `X-Mlformats-Walk`, the
 //! path of the walk's blocks: there the server walks the local file's
-//! headers as the page will ([`crate::random_access::FileIndex::open`]) and
+//! headers as the page will ([`crate::Document::open_at`]) and
 //! answers every block the walk read ([`WALK_BUDGET`] at most), in one
 //! answer; the page puts them in its cache and reads the file by ranges as
 //! before, the walk finding its blocks there. A page on any other server

@@ -102,7 +102,7 @@ fn a_read_at_document_converts_one_tensor_at_a_time() {
 /// The steps that need the whole model (an NNabla model kept, a file
 /// re-encoded, an ONNX graph imported) read a document opened at a
 /// `ReadAt` whole and give the whole document's bytes; with
-/// `streaming_only` they are refused as `convert_index` refuses them.
+/// `streaming_only` they are refused as `convert_sliced` refuses them.
 #[test]
 fn whole_model_steps_read_a_read_at_document_whole_or_refuse() {
     let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../testdata");

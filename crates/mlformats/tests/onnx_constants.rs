@@ -3,7 +3,7 @@
 //! (`value` with `raw_data`, with `float_data`, `value_float`,
 //! `value_floats`, `value_int`, `value_ints`, a string tensor left out) and
 //! one initializer lists them under their output names, through the
-//! whole-file path (`Document`) and by slices (`FileIndex`) alike; they
+//! whole-file path and by slices (`Document::open_at`) alike; they
 //! convert to safetensors and npz with their values; an ONNX-to-ONNX
 //! conversion keeps them as `Constant` nodes (the graph unchanged); `diff`
 //! pairs them by name.
@@ -11,7 +11,6 @@
 
 use std::path::Path;
 
-use mlformats::random_access::FileIndex;
 use mlformats::{ConvertOptions, DType, DiffOptions, Document};
 use onnx_format::builder::Dim;
 use onnx_format::builder::{GraphBuilder, attr};
@@ -90,28 +89,27 @@ fn both_paths_list_constant_nodes_as_tensors() {
     let bytes = model();
     let path = Path::new("m.onnx");
     let doc = Document::from_bytes(bytes.clone(), Some(path), None).unwrap();
-    let index = FileIndex::open(&bytes[..], Some(path), &Default::default())
-        .unwrap()
-        .expect("read by slices");
+    let index = Document::open_at(bytes.clone(), Some(path), None, &Default::default()).unwrap();
+    assert!(!index.was_read_whole(), "read by slices");
     let want = expected();
     let names: Vec<&str> = doc.stored().map(|s| s.name.as_str()).collect();
     assert_eq!(names, want.iter().map(|w| w.0).collect::<Vec<_>>());
-    assert_eq!(index.tensors().len(), want.len());
+    assert_eq!(index.entries().len(), want.len());
     for (i, (name, dtype, dims, values)) in want.iter().enumerate() {
         let t = doc.tensor(name).unwrap();
         assert_eq!(t.dtype(), *dtype, "{name}");
         assert_eq!(t.dims(), &dims[..], "{name}");
         assert_eq!(t.to_f64_vec().unwrap(), *values, "{name}");
-        let it = &index.tensors()[i];
+        let it = &index.entries()[i];
         assert_eq!(it.name(), *name);
         assert_eq!(it.dtype(), *dtype, "{name}");
         assert_eq!(it.dims(), &dims[..], "{name}");
-        let read = index.read_tensor(&bytes[..], i).unwrap();
+        let read = index.get(it.name()).unwrap();
         assert_eq!(read.bytes(), t.bytes(), "{name}");
         assert_eq!(read.dims(), &dims[..], "{name}");
     }
     // the big `raw_data` is a range of the file, not a copy
-    let w = &index.tensors()[1];
+    let w = &index.entries()[1];
     let at = usize::try_from(w.offset()).unwrap();
     assert_eq!(
         &bytes[at..at + 480],
@@ -119,7 +117,7 @@ fn both_paths_list_constant_nodes_as_tensors() {
     );
     // a slice of a held value
     let mut buf = Vec::new();
-    let s = index.read_elements(&bytes[..], 2, 3, 2, &mut buf).unwrap();
+    let s = index.read_elements(2, 3, 2, &mut buf).unwrap();
     assert_eq!(s.to_f64_vec().unwrap(), [3.0, 4.0]);
     assert_eq!(index.summary(), doc.summary());
     assert_eq!(index.summary().tensors.len(), 7);

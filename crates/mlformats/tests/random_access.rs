@@ -1,4 +1,4 @@
-//! The random-access path (`mlformats::random_access::FileIndex`).
+//! The random-access path (a `Document` opened at a `ReadAt`, by slices).
 //! `Document` reads cvm `.params`, safetensors, primitiv, `.tsm`, `.npz` and
 //! ONNX through the same index, so for those six the whole-file path is no
 //! second reader: on a sample of each (some `.params` and each converted to
@@ -15,7 +15,7 @@
 //! panic. Also: hand-made ONNX initializers (known values), fixtures
 //! converted by slices as `convert_document` converts them (two drivers), a
 //! deflated tensor inflated once, a wrong CRC-32 found at the member's end,
-//! an index shared between threads.
+//! a document read by slices shared between threads.
 #![cfg(all(
     feature = "cvm",
     feature = "safetensors",
@@ -26,9 +26,12 @@
 
 use std::io::{Cursor, Read, Write};
 use std::path::{Path, PathBuf};
+use std::sync::atomic::Ordering::Relaxed;
 
-use mlformats::random_access::FileIndex;
 use mlformats::{Document, Format};
+
+mod common;
+use common::{Counting, by_slices, read_tensor};
 
 fn files(dir: &Path, ext: &str, out: &mut Vec<PathBuf>) {
     for e in std::fs::read_dir(dir).unwrap() {
@@ -202,7 +205,7 @@ fn same(name: &str, bytes: &[u8]) -> bool {
 fn same_with(name: &str, bytes: &[u8], slices: bool) -> bool {
     let path = Path::new(name);
     let whole = Document::from_bytes(bytes.to_vec(), Some(path), None);
-    let index = FileIndex::open(bytes, Some(path), &Default::default());
+    let index = by_slices(bytes, Some(path), &Default::default());
     match (whole, index) {
         (Ok(doc), Ok(Some(index))) => {
             assert!(
@@ -221,8 +224,8 @@ fn same_with(name: &str, bytes: &[u8], slices: bool) -> bool {
             assert_eq!(index.file_size(), doc.file_size(), "{name}");
             assert_eq!(index.metadata(), doc.metadata(), "{name}");
             assert_eq!(index.summary(), doc.summary(), "{name}");
-            assert_eq!(index.tensors().len(), doc.len(), "{name}");
-            for (i, (t, s)) in index.tensors().iter().zip(doc.stored()).enumerate() {
+            assert_eq!(index.len(), doc.len(), "{name}");
+            for (i, (t, s)) in index.entries().iter().zip(doc.stored()).enumerate() {
                 let want = doc.tensor(&s.name).unwrap();
                 assert_eq!(t.name(), s.name, "{name}");
                 assert_eq!(t.stored().stored_name, s.stored_name, "{name}");
@@ -232,19 +235,19 @@ fn same_with(name: &str, bytes: &[u8], slices: bool) -> bool {
                 assert_eq!(t.dtype(), want.dtype(), "{name}");
                 assert_eq!(t.order(), want.order(), "{name}");
                 assert_eq!(t.byte_len(), want.bytes().len() as u64, "{name}");
-                let got = index.read_tensor(bytes, i).unwrap();
+                let got = read_tensor(&index, i).unwrap();
                 assert_eq!(got.bytes(), want.bytes(), "{name} {}", s.name);
                 assert_eq!(got.dims(), want.dims(), "{name} {}", s.name);
                 // a slice in the middle is the same elements
                 let n = t.numel();
                 let mut buf = Vec::new();
-                let part = index.read_elements(bytes, i, n / 3, 5, &mut buf).unwrap();
+                let part = index.read_elements(i, n / 3, 5, &mut buf).unwrap();
                 let size = t.dtype().size();
                 let from = (n / 3) as usize * size;
                 let to = ((n / 3 + 5).min(n)) as usize * size;
                 assert_eq!(part.bytes(), &want.bytes()[from..to], "{name} {}", s.name);
                 if slices {
-                    slices_are_the_bytes(&index, bytes, i, want.bytes(), name);
+                    slices_are_the_bytes(&index, i, want.bytes(), name);
                 }
             }
             true
@@ -252,9 +255,9 @@ fn same_with(name: &str, bytes: &[u8], slices: bool) -> bool {
         // a deflated member is inflated as it is read: damage past the
         // headers is found when a read reaches it
         (Err(e), Ok(Some(index)))
-            if deflated(name) || index.tensors().iter().any(|t| t.is_deflated()) =>
+            if deflated(name) || index.entries().iter().any(|t| t.is_deflated()) =>
         {
-            let fails = (0..index.tensors().len()).any(|i| index.read_tensor(bytes, i).is_err());
+            let fails = (0..index.len()).any(|i| read_tensor(&index, i).is_err());
             assert!(
                 fails,
                 "{name}: the whole-file path says {e}, every tensor reads by slices"
@@ -284,14 +287,14 @@ fn slices_read_the_whole_tensors(name: &str, bytes: &[u8]) -> usize {
     let path = Path::new(name);
     let doc = Document::from_bytes(bytes.to_vec(), Some(path), None)
         .unwrap_or_else(|e| panic!("{name}: {e}"));
-    let index = FileIndex::open(bytes, Some(path), &Default::default())
+    let index = by_slices(bytes, Some(path), &Default::default())
         .unwrap()
         .unwrap_or_else(|| panic!("{name}: not read by random access"));
-    assert_eq!(index.tensors().len(), doc.len(), "{name}");
-    for (i, t) in index.tensors().iter().enumerate() {
+    assert_eq!(index.len(), doc.len(), "{name}");
+    for (i, t) in index.entries().iter().enumerate() {
         let want = doc.tensor(t.name()).unwrap();
         assert_eq!(t.byte_len(), want.bytes().len() as u64, "{name}");
-        slices_are_the_bytes(&index, bytes, i, want.bytes(), name);
+        slices_are_the_bytes(&index, i, want.bytes(), name);
     }
     doc.len()
 }
@@ -302,9 +305,9 @@ fn slices_read_the_whole_tensors(name: &str, bytes: &[u8]) -> usize {
 fn survives(name: &str, bytes: &[u8]) {
     let path = Path::new(name);
     let whole = Document::from_bytes(bytes.to_vec(), Some(path), None);
-    let index = FileIndex::open(bytes, Some(path), &Default::default());
+    let index = by_slices(bytes, Some(path), &Default::default());
     let reads = match &index {
-        Ok(Some(index)) => (0..index.tensors().len()).all(|i| index.read_tensor(bytes, i).is_ok()),
+        Ok(Some(index)) => (0..index.len()).all(|i| read_tensor(index, i).is_ok()),
         _ => false,
     };
     if let Ok(doc) = whole {
@@ -319,15 +322,13 @@ fn survives(name: &str, bytes: &[u8]) {
 /// Tensor `i` read by slices: at odd places and counts, backwards (each
 /// read behind the last), and front to back in odd steps, the bytes
 /// `want` of the whole tensor.
-fn slices_are_the_bytes(index: &FileIndex, bytes: &[u8], i: usize, want: &[u8], name: &str) {
-    let t = &index.tensors()[i];
+fn slices_are_the_bytes(index: &Document, i: usize, want: &[u8], name: &str) {
+    let t = &index.entries()[i];
     let n = t.numel();
     let size = t.dtype().size();
     let mut buf = Vec::new();
     let mut check = |start: u64, count: u64| {
-        let part = index
-            .read_elements(bytes, i, start, count, &mut buf)
-            .unwrap();
+        let part = index.read_elements(i, start, count, &mut buf).unwrap();
         let from = (start.min(n) as usize) * size;
         let to = ((start + count).min(n) as usize) * size;
         assert!(
@@ -513,18 +514,15 @@ fn other_formats_are_not_read_by_random_access() {
     // NNabla text is parsed whole by the index (its tensors held)
     let p = testdata().join("nnabla/convnet.nntxt");
     let bytes = std::fs::read(&p).unwrap();
-    let index = FileIndex::open(&bytes[..], Some(&p), &Default::default())
+    let index = by_slices(&bytes[..], Some(&p), &Default::default())
         .unwrap()
         .unwrap();
     let doc = Document::from_bytes(bytes.clone(), Some(&p), None).unwrap();
     assert_eq!(index.summary(), doc.summary());
     // (a network without parameters: the graph is what it holds)
     assert!(index.graph().is_some_and(|g| !g.graphs.is_empty()));
-    assert!(
-        FileIndex::open(&[][..], None, &Default::default())
-            .unwrap()
-            .is_none()
-    );
+    let e = Document::open_at(Vec::new(), None, None, &Default::default()).unwrap_err();
+    assert!(matches!(e, mlformats::Error::Empty), "{e:?}");
 }
 
 /// Protobuf encoding for the hand-made ONNX models below.
@@ -582,14 +580,10 @@ fn onnx_initializers_in_typed_fields_are_read_by_slices() {
             doc.tensor("w").unwrap().to_vec::<f32>().unwrap(),
             [1.5, -2.0]
         );
-        let index = FileIndex::open(&bytes[..], Some(name), &Default::default()).unwrap();
+        let index = by_slices(&bytes[..], Some(name), &Default::default()).unwrap();
         let index = index.unwrap();
         assert_eq!(
-            index
-                .read_tensor(&bytes[..], 0)
-                .unwrap()
-                .to_vec::<f32>()
-                .unwrap(),
+            read_tensor(&index, 0).unwrap().to_vec::<f32>().unwrap(),
             [1.5, -2.0]
         );
         assert_eq!(slices_read_the_whole_tensors("m.onnx", &bytes), 1);
@@ -598,13 +592,13 @@ fn onnx_initializers_in_typed_fields_are_read_by_slices() {
     let mut ext = raw.clone();
     field(&mut ext, 14, 0, &[1]);
     let bytes = onnx_with(&ext);
-    assert!(FileIndex::open(&bytes[..], Some(name), &Default::default()).is_err());
+    assert!(by_slices(&bytes[..], Some(name), &Default::default()).is_err());
     assert!(Document::from_bytes(bytes, Some(name), None).is_err());
     // raw_data of the wrong length: refused
     let mut short = Vec::new();
     field(&mut short, 9, 2, &values[..6]);
     let bytes = onnx_with(&short);
-    assert!(FileIndex::open(&bytes[..], Some(name), &Default::default()).is_err());
+    assert!(by_slices(&bytes[..], Some(name), &Default::default()).is_err());
     assert!(Document::from_bytes(bytes, Some(name), None).is_err());
 }
 
@@ -625,11 +619,11 @@ fn deflated_and_big_endian_files_convert_by_slices_like_whole() {
     for name in COMPRESSED {
         let bytes = std::fs::read(testdata().join("compressed").join(name)).unwrap();
         let path = Path::new(name);
-        let index = FileIndex::open(&bytes[..], Some(path), &Default::default())
+        let index = by_slices(&bytes[..], Some(path), &Default::default())
             .unwrap()
             .unwrap();
         assert_eq!(
-            index.tensors().iter().any(|t| t.is_deflated()),
+            index.entries().iter().any(|t| t.is_deflated()),
             name != "big_endian.npz",
             "{name}"
         );
@@ -642,14 +636,7 @@ fn deflated_and_big_endian_files_convert_by_slices_like_whole() {
                 ConvertOptions::new().exclude("c*").exclude("b1"),
             ] {
                 let mut out = Cursor::new(Vec::new());
-                let sliced = mlformats::convert_index(
-                    &index,
-                    &bytes[..],
-                    Some(path),
-                    target,
-                    &opts,
-                    &mut out,
-                );
+                let sliced = mlformats::convert_sliced(&index, target, &opts, &mut out);
                 let whole = mlformats::convert_document_to_bytes(&doc, target, &opts);
                 match (sliced, whole) {
                     (Ok(_), Ok((whole, _))) => {
@@ -671,23 +658,6 @@ fn deflated_and_big_endian_files_convert_by_slices_like_whole() {
     assert!(converted >= 20, "{converted}");
 }
 
-/// A `ReadAt` counting the bytes read through it.
-struct Counting<'a> {
-    bytes: &'a [u8],
-    read: std::cell::Cell<u64>,
-}
-
-impl mlformats::random_access::ReadAt for Counting<'_> {
-    fn len(&self) -> u64 {
-        self.bytes.len() as u64
-    }
-
-    fn read_at(&self, offset: u64, buf: &mut [u8]) -> std::io::Result<()> {
-        self.read.set(self.read.get() + buf.len() as u64);
-        self.bytes.read_at(offset, buf)
-    }
-}
-
 #[test]
 fn a_deflated_tensor_read_front_to_back_is_inflated_once() {
     for (file, member, tensor) in [
@@ -702,15 +672,11 @@ fn a_deflated_tensor_read_front_to_back_is_inflated_once() {
         let bytes = std::fs::read(testdata().join("compressed").join(file)).unwrap();
         let members = nnp_archive::archive::list(Cursor::new(&bytes), &Default::default()).unwrap();
         let m = members.iter().find(|m| m.name == member).unwrap();
-        let r = Counting {
-            bytes: &bytes,
-            read: Default::default(),
-        };
-        let index = FileIndex::open(&r, Some(Path::new(file)), &Default::default())
-            .unwrap()
-            .unwrap();
+        let r = Counting::new(bytes.clone());
+        let counted = r.read();
+        let index = Document::open_at(r, Some(Path::new(file)), None, &Default::default()).unwrap();
         let i = index.position(tensor).unwrap();
-        let t = &index.tensors()[i];
+        let t = &index.entries()[i];
         assert!(t.is_deflated());
         let doc = Document::from_bytes(bytes.clone(), Some(Path::new(file)), None).unwrap();
         let want = doc.tensor(tensor).unwrap().bytes().to_vec();
@@ -718,17 +684,17 @@ fn a_deflated_tensor_read_front_to_back_is_inflated_once() {
         // once (the first pass goes on from the header read at opening,
         // the second starts again from the start)
         for pass in 0..2 {
-            r.read.set(0);
+            counted.store(0, Relaxed);
             let mut got = Vec::new();
             let mut buf = Vec::new();
             let mut at = 0;
             while at < t.numel() {
-                let part = index.read_elements(&r, i, at, 1000, &mut buf).unwrap();
+                let part = index.read_elements(i, at, 1000, &mut buf).unwrap();
                 got.extend_from_slice(part.bytes());
                 at += 1000;
             }
             assert!(got == want, "{file} {tensor}");
-            let read = r.read.get();
+            let read = counted.load(Relaxed);
             if pass == 0 {
                 assert!(read <= m.compressed_size, "{file} {tensor}: {read}");
             } else {
@@ -757,48 +723,48 @@ fn a_wrong_crc_is_found_when_a_read_reaches_the_members_end() {
     let path = Path::new(name);
     let whole = Document::from_bytes(bytes.clone(), Some(path), None).unwrap_err();
     assert!(whole.to_string().contains("checksum"), "{whole}");
-    let index = FileIndex::open(&bytes[..], Some(path), &Default::default())
+    let index = by_slices(&bytes[..], Some(path), &Default::default())
         .unwrap()
         .unwrap();
     let i = index.position("big").unwrap();
     let mut buf = Vec::new();
     // the first elements read; the last ones reach the end: the error
-    assert!(index.read_elements(&bytes[..], i, 0, 10, &mut buf).is_ok());
-    let e = index
-        .read_elements(&bytes[..], i, 99_990, 10, &mut buf)
-        .unwrap_err();
+    assert!(index.read_elements(i, 0, 10, &mut buf).is_ok());
+    let e = index.read_elements(i, 99_990, 10, &mut buf).unwrap_err();
     assert!(
         mlformats::chain_message(&e).ends_with(&mlformats::chain_message(&whole)),
         "{e}"
     );
     // every other tensor reads
-    for (k, t) in index.tensors().iter().enumerate() {
+    for (k, t) in index.entries().iter().enumerate() {
         if t.name() != "big" {
-            index.read_tensor(&bytes[..], k).unwrap();
+            read_tensor(&index, k).unwrap();
         }
     }
 }
 
 #[test]
-fn an_index_is_shared_between_threads_and_cloned() {
-    fn shared<T: Send + Sync + Clone + std::fmt::Debug>() {}
-    shared::<FileIndex>();
-    // a clone shares the kept inflating places; both read the same bytes
+fn a_document_read_by_slices_is_shared_between_threads() {
+    fn shared<T: Send + Sync + std::fmt::Debug>() {}
+    shared::<Document>();
+    // the kept inflating places are shared; both threads read the same bytes
     let name = "savez_compressed.npz";
     let bytes = std::fs::read(testdata().join("compressed").join(name)).unwrap();
-    let index = FileIndex::open(&bytes[..], Some(Path::new(name)), &Default::default())
+    let doc = by_slices(&bytes[..], Some(Path::new(name)), &Default::default())
         .unwrap()
         .unwrap();
-    let i = index.position("big").unwrap();
-    let copy = index.clone();
-    assert!(format!("{copy:?}").contains("big.npy"));
-    let mut a = Vec::new();
-    let mut b = Vec::new();
-    let x = index
-        .read_elements(&bytes[..], i, 50_000, 10, &mut a)
-        .unwrap();
-    let y = copy
-        .read_elements(&bytes[..], i, 40_000, 10_010, &mut b)
-        .unwrap();
-    assert_eq!(x.bytes(), &y.bytes()[40_000..]);
+    let i = doc.position("big").unwrap();
+    assert!(doc.entry("big").unwrap().is_deflated());
+    let read = |start, count| {
+        let mut buf = Vec::new();
+        doc.read_elements(i, start, count, &mut buf).unwrap();
+        buf
+    };
+    let (x, y) = std::thread::scope(|s| {
+        let x = s.spawn(|| read(50_000, 10));
+        let y = s.spawn(|| read(40_000, 10_010));
+        (x.join().unwrap(), y.join().unwrap())
+    });
+    let size = doc.entry("big").unwrap().dtype().size();
+    assert_eq!(x, &y[(50_000 - 40_000) * size..]);
 }

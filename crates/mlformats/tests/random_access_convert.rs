@@ -1,4 +1,4 @@
-//! Converting a file opened by random access (`mlformats::convert_index`,
+//! Converting a file opened by random access (`mlformats::convert_sliced`,
 //! `convert/sliced.rs`) against converting the whole file
 //! (`convert_document_to_bytes`, `convert.rs`): two drivers (they share the
 //! selection, plan and writers, not the dispatch: re-encoding, NNabla
@@ -8,7 +8,7 @@
 //! archives of `testdata/compressed`), to every target, with every option
 //! set: the same bytes and the same summary (warnings, skipped, casts,
 //! renames), or the same error; refused by slices alone only where
-//! `convert_index` says so (an ONNX graph imported, an NNabla model kept, a
+//! `convert_sliced` says so (an ONNX graph imported, an NNabla model kept, a
 //! file re-encoded into its own format). Every 10th `.onnx` with nodes is
 //! also converted to ONNX with options that rewrite its own graph, never
 //! refused by slices alone. Every 10th NNabla `.nnp`/`.protobuf` and TenniS
@@ -29,8 +29,10 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use mlformats::random_access::FileIndex;
 use mlformats::{ConvertOptions, DType, Document, Format};
+
+mod common;
+use common::by_slices;
 
 fn files(dir: &Path, out: &mut Vec<PathBuf>) {
     for e in std::fs::read_dir(dir).unwrap() {
@@ -97,7 +99,7 @@ fn option_sets() -> Vec<ConvertOptions> {
     ]
 }
 
-/// A refusal of the sliced path alone, as `convert_index` documents them.
+/// A refusal of the sliced path alone, as `convert_sliced` documents them.
 fn needs_whole(from: Format, target: Format, opts: &ConvertOptions, msg: &str) -> bool {
     msg.contains("a slice at a time")
         && if opts.is_plain() && from == target {
@@ -126,7 +128,7 @@ fn every_target_converts_by_slices_as_the_whole_file() {
     for p in samples() {
         let bytes = std::fs::read(&p).unwrap();
         let name = Path::new(p.file_name().unwrap());
-        let index = match FileIndex::open(&bytes[..], Some(name), &Default::default()) {
+        let index = match by_slices(&bytes[..], Some(name), &Default::default()) {
             Ok(Some(i)) => i,
             _ => continue,
         };
@@ -140,14 +142,7 @@ fn every_target_converts_by_slices_as_the_whole_file() {
                 let what = format!("{} -> {target} (options {k})", p.display());
                 let whole = mlformats::convert_document_to_bytes(&doc, target, opts);
                 let mut out = std::io::Cursor::new(Vec::new());
-                let sliced = mlformats::convert_index(
-                    &index,
-                    &bytes[..],
-                    Some(name),
-                    target,
-                    opts,
-                    &mut out,
-                );
+                let sliced = mlformats::convert_sliced(&index, target, opts, &mut out);
                 let c = counts.entry(target.name()).or_default();
                 match (whole, sliced) {
                     (Ok((w, ws)), Ok(ss)) => {
@@ -219,7 +214,7 @@ fn graph_exports_by_slices_as_the_whole_file() {
         }
         let bytes = std::fs::read(&p).unwrap();
         let name = Path::new(p.file_name().unwrap());
-        let Ok(Some(index)) = FileIndex::open(&bytes[..], Some(name), &Default::default()) else {
+        let Ok(Some(index)) = by_slices(&bytes[..], Some(name), &Default::default()) else {
             continue;
         };
         let Ok(doc) = Document::from_bytes(bytes.clone(), Some(name), None) else {
@@ -232,14 +227,7 @@ fn graph_exports_by_slices_as_the_whole_file() {
             let what = format!("{} -> ONNX (options {k})", p.display());
             let whole = mlformats::convert_document_to_bytes(&doc, Format::Onnx, opts);
             let mut out = std::io::Cursor::new(Vec::new());
-            let sliced = mlformats::convert_index(
-                &index,
-                &bytes[..],
-                Some(name),
-                Format::Onnx,
-                opts,
-                &mut out,
-            );
+            let sliced = mlformats::convert_sliced(&index, Format::Onnx, opts, &mut out);
             match (whole, sliced) {
                 (Ok((w, ws)), Ok(ss)) => {
                     assert!(w == *out.get_ref(), "{what}: bytes differ");
@@ -279,17 +267,16 @@ fn a_repeated_parameter_name_converts_with_options_only() {
     )
     .unwrap();
     let name = Path::new("repeated.protobuf");
-    let index = FileIndex::open(&bytes[..], Some(name), &Default::default())
+    let index = by_slices(&bytes[..], Some(name), &Default::default())
         .unwrap()
         .unwrap();
     let doc = Document::from_bytes(bytes.clone(), Some(name), None).unwrap();
-    assert_eq!(index.tensors().len(), 2);
+    assert_eq!(index.len(), 2);
     assert_eq!(doc.len(), 2);
     for target in [Format::NnablaH5, Format::NnablaNnp, Format::NnablaNntxt] {
         let mut out = std::io::Cursor::new(Vec::new());
         let plain = ConvertOptions::new();
-        let e = mlformats::convert_index(&index, &bytes[..], Some(name), target, &plain, &mut out)
-            .unwrap_err();
+        let e = mlformats::convert_sliced(&index, target, &plain, &mut out).unwrap_err();
         let msg = mlformats::chain_message(&e);
         assert!(
             needs_whole(Format::NnablaProtobuf, target, &plain, &msg),
@@ -300,9 +287,7 @@ fn a_repeated_parameter_name_converts_with_options_only() {
             ConvertOptions::new().dtype(DType::F32),
         ] {
             let mut out = std::io::Cursor::new(Vec::new());
-            let s =
-                mlformats::convert_index(&index, &bytes[..], Some(name), target, &opts, &mut out)
-                    .unwrap();
+            let s = mlformats::convert_sliced(&index, target, &opts, &mut out).unwrap();
             let (w, ws) = mlformats::convert_document_to_bytes(&doc, target, &opts).unwrap();
             assert!(w == out.into_inner(), "{target}");
             assert_eq!(ws, s);
@@ -326,12 +311,12 @@ fn column_major_tensors_convert_by_bands_as_the_whole_file() {
     mlformats::save(&p, [("a", &ta), ("b", &tb)]).unwrap();
     let bytes = std::fs::read(&p).unwrap();
     let name = Path::new("bands.data");
-    let index = FileIndex::open(&bytes[..], Some(name), &Default::default())
+    let index = by_slices(&bytes[..], Some(name), &Default::default())
         .unwrap()
         .unwrap();
     assert!(
         index
-            .tensors()
+            .entries()
             .iter()
             .all(|t| t.order() == mlformats::MemoryOrder::ColumnMajor && t.byte_len() > 4 << 20)
     );
@@ -344,9 +329,7 @@ fn column_major_tensors_convert_by_bands_as_the_whole_file() {
         ] {
             let (whole, ws) = mlformats::convert_document_to_bytes(&doc, target, &opts).unwrap();
             let mut out = std::io::Cursor::new(Vec::new());
-            let ss =
-                mlformats::convert_index(&index, &bytes[..], Some(name), target, &opts, &mut out)
-                    .unwrap();
+            let ss = mlformats::convert_sliced(&index, target, &opts, &mut out).unwrap();
             assert!(whole == out.into_inner(), "{target} {opts:?}: bytes differ");
             assert_eq!(ws, ss, "{target}");
         }
@@ -374,14 +357,14 @@ fn an_empty_column_major_tensor_converts_by_slices_as_the_whole_file() {
     zip.write_all(&npy).unwrap();
     let bytes = zip.finish().unwrap().into_inner();
     let name = Path::new("empty.npz");
-    let index = FileIndex::open(&bytes[..], Some(name), &Default::default())
+    let index = by_slices(&bytes[..], Some(name), &Default::default())
         .unwrap()
         .unwrap();
     assert_eq!(
-        index.tensors()[0].order(),
+        index.entries()[0].order(),
         mlformats::MemoryOrder::ColumnMajor
     );
-    assert_eq!(index.tensors()[0].dims(), [5, 0, 3]);
+    assert_eq!(index.entries()[0].dims(), [5, 0, 3]);
     let doc = Document::from_bytes(bytes.clone(), Some(name), None).unwrap();
     for (target, opts) in [
         (Format::Safetensors, ConvertOptions::new()),
@@ -392,8 +375,7 @@ fn an_empty_column_major_tensor_converts_by_slices_as_the_whole_file() {
     ] {
         let whole = mlformats::convert_document_to_bytes(&doc, target, &opts);
         let mut out = std::io::Cursor::new(Vec::new());
-        let sliced =
-            mlformats::convert_index(&index, &bytes[..], Some(name), target, &opts, &mut out);
+        let sliced = mlformats::convert_sliced(&index, target, &opts, &mut out);
         match (whole, sliced) {
             (Ok((w, ws)), Ok(ss)) => {
                 assert!(w == out.into_inner(), "{target}: bytes differ");
@@ -414,15 +396,13 @@ fn an_empty_column_major_tensor_converts_by_slices_as_the_whole_file() {
 /// `None` refused by slices alone.
 fn same_onnx_conversion(
     what: &str,
-    bytes: &[u8],
-    name: &Path,
-    index: &FileIndex,
+    index: &Document,
     doc: &Document,
     opts: &ConvertOptions,
 ) -> Option<bool> {
     let whole = mlformats::convert_document_to_bytes(doc, Format::Onnx, opts);
     let mut out = std::io::Cursor::new(Vec::new());
-    let sliced = mlformats::convert_index(index, bytes, Some(name), Format::Onnx, opts, &mut out);
+    let sliced = mlformats::convert_sliced(index, Format::Onnx, opts, &mut out);
     match (whole, sliced) {
         (Ok((w, ws)), Ok(ss)) => {
             assert!(w == *out.get_ref(), "{what}: bytes differ");
@@ -475,7 +455,7 @@ fn onnx_models_with_options_convert_by_slices_as_the_whole_file() {
     {
         let bytes = std::fs::read(p).unwrap();
         let name = Path::new(p.file_name().unwrap());
-        let Ok(Some(index)) = FileIndex::open(&bytes[..], Some(name), &Default::default()) else {
+        let Ok(Some(index)) = by_slices(&bytes[..], Some(name), &Default::default()) else {
             continue;
         };
         let Ok(doc) = Document::from_bytes(bytes.clone(), Some(name), None) else {
@@ -490,7 +470,7 @@ fn onnx_models_with_options_convert_by_slices_as_the_whole_file() {
         models += 1;
         for (k, opts) in onnx_option_sets().iter().enumerate() {
             let what = format!("{} (options {k})", p.display());
-            match same_onnx_conversion(&what, &bytes, name, &index, &doc, opts) {
+            match same_onnx_conversion(&what, &index, &doc, opts) {
                 Some(true) => equal += 1,
                 Some(false) => refused += 1,
                 None => panic!("{what}: refused by slices alone"),
@@ -639,7 +619,7 @@ fn a_rewritten_onnx_model_keeps_what_the_whole_path_keeps() {
     let mut bytes = Vec::new();
     onnx_format::write_model(&mut bytes, &model).unwrap();
     let name = Path::new("rewritten.onnx");
-    let index = FileIndex::open(&bytes[..], Some(name), &Default::default())
+    let index = by_slices(&bytes[..], Some(name), &Default::default())
         .unwrap()
         .unwrap();
     let doc = Document::from_bytes(bytes.clone(), Some(name), None).unwrap();
@@ -648,17 +628,15 @@ fn a_rewritten_onnx_model_keeps_what_the_whole_path_keeps() {
         // (all but `--exclude "*bias*"`, which would take a tensor the
         // graph reads away, convert)
         assert_eq!(
-            same_onnx_conversion(&what, &bytes, name, &index, &doc, opts),
+            same_onnx_conversion(&what, &index, &doc, opts),
             Some(k != 4),
             "{what}"
         );
     }
     // the cast one converts (not both refused)
     let mut out = std::io::Cursor::new(Vec::new());
-    let s = mlformats::convert_index(
+    let s = mlformats::convert_sliced(
         &index,
-        &bytes[..],
-        Some(name),
         Format::Onnx,
         &ConvertOptions::new().dtype(DType::F16),
         &mut out,
@@ -673,21 +651,13 @@ fn a_rewritten_onnx_model_keeps_what_the_whole_path_keeps() {
     located.graph.as_mut().unwrap().initializer[0].data_location = Some(0);
     let mut bytes = Vec::new();
     onnx_format::write_model(&mut bytes, &located).unwrap();
-    let index = FileIndex::open(&bytes[..], Some(name), &Default::default())
+    let index = by_slices(&bytes[..], Some(name), &Default::default())
         .unwrap()
         .unwrap();
     let doc = Document::from_bytes(bytes.clone(), Some(name), None).unwrap();
     let opts = ConvertOptions::new().dtype(DType::F16);
     assert!(mlformats::convert_document_to_bytes(&doc, Format::Onnx, &opts).is_ok());
-    let e = mlformats::convert_index(
-        &index,
-        &bytes[..],
-        Some(name),
-        Format::Onnx,
-        &opts,
-        &mut out,
-    )
-    .unwrap_err();
+    let e = mlformats::convert_sliced(&index, Format::Onnx, &opts, &mut out).unwrap_err();
     let msg = mlformats::chain_message(&e);
     assert!(
         msg.contains("data_location") && needs_whole(Format::Onnx, Format::Onnx, &opts, &msg),

@@ -1,4 +1,4 @@
-//! The random-access path (`mlformats::random_access::FileIndex`) on NNabla
+//! The random-access path (a `Document` opened at a `ReadAt`) on NNabla
 //! HDF5 parameters against the whole-file path (`Document`): every `.h5`
 //! of `testdata/`, each `.params` of `testdata/` saved as `.h5` by the
 //! library, every `.nnp` of `testdata/` whose `parameter.h5` is stored or deflated, and
@@ -16,8 +16,11 @@
 use std::io::Cursor;
 use std::path::{Path, PathBuf};
 
-use mlformats::random_access::FileIndex;
 use mlformats::{Document, Format};
+
+mod common;
+use common::{Counting, by_slices, read_tensor};
+use std::sync::atomic::Ordering::Relaxed;
 
 fn files(dir: &Path, ext: &str, out: &mut Vec<PathBuf>) {
     for e in std::fs::read_dir(dir).unwrap() {
@@ -120,7 +123,7 @@ fn same(name: &str, bytes: &[u8]) -> bool {
 fn check(name: &str, bytes: &[u8], thorough: bool) -> bool {
     let path = Path::new(name);
     let whole = Document::from_bytes(bytes.to_vec(), Some(path), None);
-    let index = FileIndex::open(bytes, Some(path), &Default::default());
+    let index = by_slices(bytes, Some(path), &Default::default());
     match (whole, index) {
         (Ok(doc), Ok(Some(index))) => {
             assert!(
@@ -135,8 +138,8 @@ fn check(name: &str, bytes: &[u8], thorough: bool) -> bool {
             assert_eq!(index.file_size(), doc.file_size(), "{name}");
             assert_eq!(index.metadata(), doc.metadata(), "{name}");
             assert_eq!(index.summary(), doc.summary(), "{name}");
-            assert_eq!(index.tensors().len(), doc.len(), "{name}");
-            for (i, (t, s)) in index.tensors().iter().zip(doc.stored()).enumerate() {
+            assert_eq!(index.len(), doc.len(), "{name}");
+            for (i, (t, s)) in index.entries().iter().zip(doc.stored()).enumerate() {
                 let want = doc.tensor(&s.name).unwrap();
                 assert_eq!(t.name(), s.name, "{name}");
                 assert_eq!(t.stored().stored_name, s.stored_name, "{name}");
@@ -145,16 +148,14 @@ fn check(name: &str, bytes: &[u8], thorough: bool) -> bool {
                 assert_eq!(t.dtype(), want.dtype(), "{name}");
                 assert_eq!(t.order(), want.order(), "{name}");
                 assert_eq!(t.byte_len(), want.bytes().len() as u64, "{name}");
-                let got = index.read_tensor(bytes, i).unwrap();
+                let got = read_tensor(&index, i).unwrap();
                 assert_eq!(got.bytes(), want.bytes(), "{name} {}", s.name);
                 assert_eq!(got.dims(), want.dims(), "{name} {}", s.name);
                 let n = t.numel();
                 let mut buf = Vec::new();
                 let size = t.dtype().size();
                 let mut slice = |start: u64, count: u64| {
-                    let part = index
-                        .read_elements(bytes, i, start, count, &mut buf)
-                        .unwrap();
+                    let part = index.read_elements(i, start, count, &mut buf).unwrap();
                     let from = (start.min(n) as usize) * size;
                     let to = ((start + count).min(n) as usize) * size;
                     assert_eq!(
@@ -190,8 +191,8 @@ fn check(name: &str, bytes: &[u8], thorough: bool) -> bool {
         // `None` sends the caller to the whole-file path, which refuses it
         (Err(_), Err(_) | Ok(None)) => false,
         // chunks are decoded when read: a broken one fails there
-        (Err(e), Ok(Some(index))) if chunked_or_compact(&index, bytes) => {
-            let failed = (0..index.tensors().len()).any(|i| index.read_tensor(bytes, i).is_err());
+        (Err(e), Ok(Some(index))) if chunked_or_compact(&index) => {
+            let failed = (0..index.len()).any(|i| read_tensor(&index, i).is_err());
             assert!(
                 failed,
                 "{name}: the whole-file path says {e}, every tensor reads"
@@ -243,14 +244,14 @@ fn h5_by_slices_reads_what_the_whole_file_path_reads() {
     assert!(nnp >= 40, "{nnp} .nnp with a parameter.h5 read");
 }
 
-/// True when some tensor of `index` is not one range of `bytes` whose
+/// True when some tensor of `index` is not one range of the file whose
 /// bytes read (as a chunked dataset is not).
-fn chunked_or_compact(index: &FileIndex, bytes: &[u8]) -> bool {
+fn chunked_or_compact(index: &Document) -> bool {
     index
-        .tensors()
+        .entries()
         .iter()
         .any(|t| t.offset() == 0 && t.byte_len() > 0)
-        || (0..index.tensors().len()).any(|i| index.read_tensor(bytes, i).is_err())
+        || (0..index.len()).any(|i| read_tensor(index, i).is_err())
 }
 
 /// The fixtures of testdata/nnabla/h5chunks (chunked, compact and
@@ -382,7 +383,7 @@ fn a_chunk_btree_cycle_is_refused() {
     }
     assert_eq!(nodes, 1);
     let path = Some(Path::new("x.h5"));
-    match FileIndex::open(&bytes[..], path, &Default::default()) {
+    match by_slices(&bytes[..], path, &Default::default()) {
         Err(e) => {
             let msg = mlformats::chain_message(&e);
             // (the walk's error, or the whole-file parse's where the
@@ -433,13 +434,13 @@ fn a_chunk_btree_of_shared_nodes_is_refused() {
     }
     bytes[refs[0]..refs[0] + 8].copy_from_slice(&below.to_le_bytes());
     let path = Some(Path::new("x.h5"));
-    let e = FileIndex::open(&bytes[..], path, &Default::default()).unwrap_err();
+    let e = by_slices(&bytes[..], path, &Default::default()).unwrap_err();
     let msg = mlformats::chain_message(&e);
     assert!(msg.contains("chunk index"), "{msg}");
 }
 
 /// Each fixture of testdata/nnabla/h5chunks converted by slices
-/// (`convert_index`) to every target that streams: the bytes converting the
+/// (`convert_sliced`) to every target that streams: the bytes converting the
 /// whole file gives.
 #[test]
 fn chunked_files_convert_by_slices_like_the_whole_file() {
@@ -453,7 +454,7 @@ fn chunked_files_convert_by_slices_like_the_whole_file() {
     for p in &names {
         let name = Path::new(p.file_name().unwrap());
         let bytes = std::fs::read(p).unwrap();
-        let index = FileIndex::open(&bytes[..], Some(name), &Default::default()).unwrap();
+        let index = by_slices(&bytes[..], Some(name), &Default::default()).unwrap();
         let Some(index) = index else {
             // chunked datasets in a deflated member: read whole
             assert_eq!(name, Path::new("mlp_chunked_deflated.nnp"));
@@ -466,14 +467,7 @@ fn chunked_files_convert_by_slices_like_the_whole_file() {
                 mlformats::ConvertOptions::new().dtype(mlformats::DType::F16),
             ] {
                 let mut out = Cursor::new(Vec::new());
-                let sliced = mlformats::convert_index(
-                    &index,
-                    &bytes[..],
-                    Some(name),
-                    target,
-                    &opts,
-                    &mut out,
-                );
+                let sliced = mlformats::convert_sliced(&index, target, &opts, &mut out);
                 let whole = mlformats::convert_document_to_bytes(&doc, target, &opts);
                 match (sliced, whole) {
                     (Ok(_), Ok((w, _))) => {
@@ -502,22 +496,8 @@ fn chunked_files_convert_by_slices_like_the_whole_file() {
     assert!(converted >= 20, "{converted}");
 }
 
-/// A file that counts the bytes read from it.
-struct Counting<'a>(&'a [u8], std::cell::Cell<u64>);
-
-impl mlformats::random_access::ReadAt for Counting<'_> {
-    fn len(&self) -> u64 {
-        self.0.len() as u64
-    }
-
-    fn read_at(&self, offset: u64, buf: &mut [u8]) -> std::io::Result<()> {
-        self.1.set(self.1.get() + buf.len() as u64);
-        self.0.read_at(offset, buf)
-    }
-}
-
 /// A chunked, deflated tensor bigger than a slice, read front to back in
-/// slices of 4 MiB (as the statistics and `convert_index` read it): each
+/// slices of 4 MiB (as the statistics and `convert_sliced` read it): each
 /// chunk read once, the elements those of the whole-file path.
 #[test]
 fn a_chunked_tensor_read_front_to_back_reads_each_chunk_once() {
@@ -533,36 +513,35 @@ fn a_chunked_tensor_read_front_to_back_reads_each_chunk_once() {
             .with_deflate(1)
             .set_attr("need_grad", AttrValue::I8(1));
         let file = fb.finish().unwrap();
-        let r = Counting(&file, Default::default());
-        let index = FileIndex::open(&r, Some(Path::new("x.h5")), &Default::default())
-            .unwrap()
-            .unwrap();
+        let r = Counting::new(file.clone());
+        let read = r.read();
+        let index =
+            Document::open_at(r, Some(Path::new("x.h5")), None, &Default::default()).unwrap();
         let doc = Document::from_bytes(file.clone(), Some(Path::new("x.h5")), None).unwrap();
         let want = doc.tensor("w").unwrap();
-        r.1.set(0);
-        let n = index.tensors()[0].numel();
+        read.store(0, Relaxed);
+        let n = index.entries()[0].numel();
         let mut buf = Vec::new();
         let mut got = Vec::new();
         let mut at = 0;
         while at < n {
-            let part = index.read_elements(&r, 0, at, 1 << 20, &mut buf).unwrap();
+            let part = index.read_elements(0, at, 1 << 20, &mut buf).unwrap();
             got.extend_from_slice(part.bytes());
             at += 1 << 20;
         }
         assert!(got == want.bytes(), "{chunks:?}");
         // every chunk's stored bytes once: less than the file
-        let read = r.1.get();
+        let bytes = read.load(Relaxed);
         assert!(
-            read <= file.len() as u64,
-            "{chunks:?}: {read} bytes read of {}",
+            bytes <= file.len() as u64,
+            "{chunks:?}: {bytes} bytes read of {}",
             file.len()
         );
-        // a second pass (a clone shares the cache of decoded chunks): at
-        // most the chunks again
-        let again = index.clone();
-        r.1.set(0);
-        again.read_tensor(&r, 0).unwrap();
-        assert!(r.1.get() <= file.len() as u64, "{chunks:?}");
+        // a second pass (the cache of decoded chunks kept): at most the
+        // chunks again
+        read.store(0, Relaxed);
+        read_tensor(&index, 0).unwrap();
+        assert!(read.load(Relaxed) <= file.len() as u64, "{chunks:?}");
     }
 }
 
@@ -596,7 +575,7 @@ fn the_chunk_cache_is_bounded_for_the_whole_file() {
             .set_attr("need_grad", AttrValue::I8(1));
     }
     let file = fb.finish().unwrap();
-    let index = FileIndex::open(&file[..], Some(Path::new("x.h5")), &Default::default())
+    let index = by_slices(&file[..], Some(Path::new("x.h5")), &Default::default())
         .unwrap()
         .unwrap();
     let doc = Document::from_bytes(file.clone(), Some(Path::new("x.h5")), None).unwrap();
@@ -605,14 +584,12 @@ fn the_chunk_cache_is_bounded_for_the_whole_file() {
     let bound = 64 * 100 * 4;
     assert_eq!(index.cached_chunk_bytes(), 0);
     let mut buf = Vec::new();
-    for (i, t) in index.tensors().iter().enumerate() {
+    for (i, t) in index.entries().iter().enumerate() {
         let mut got = Vec::new();
         for pass in 0..2 {
             let mut at = 0;
             while at < t.numel() {
-                let part = index
-                    .read_elements(&file[..], i, at, 1 << 20, &mut buf)
-                    .unwrap();
+                let part = index.read_elements(i, at, 1 << 20, &mut buf).unwrap();
                 if pass == 0 {
                     got.extend_from_slice(part.bytes());
                 }
@@ -624,10 +601,8 @@ fn the_chunk_cache_is_bounded_for_the_whole_file() {
         assert!(got == doc.tensor(t.name()).unwrap().bytes(), "{}", t.name());
     }
     // slices crossing bands of the second kind: at most 4 chunks of 16 x 25
-    let last = index.tensors().len() - 1;
-    index
-        .read_elements(&file[..], last, 0, 1000, &mut buf)
-        .unwrap();
+    let last = index.len() - 1;
+    index.read_elements(last, 0, 1000, &mut buf).unwrap();
     assert!(index.cached_chunk_bytes() <= bound);
 }
 
@@ -643,19 +618,17 @@ fn a_deflated_h5_member_is_read_by_slices() {
         let bytes = std::fs::read(dir.join(name)).unwrap();
         let path = Path::new(name);
         let doc = Document::from_bytes(bytes.clone(), Some(path), None).unwrap();
-        let index = FileIndex::open(&bytes[..], Some(path), &Default::default())
+        let index = by_slices(&bytes[..], Some(path), &Default::default())
             .unwrap()
             .unwrap_or_else(|| panic!("{name}: not read by random access"));
         assert!(check(name, &bytes, false), "{name}");
         let mut buf = Vec::new();
-        for (i, t) in index.tensors().iter().enumerate() {
+        for (i, t) in index.entries().iter().enumerate() {
             let want = doc.tensor(t.name()).unwrap().bytes().to_vec();
             let size = t.dtype().size();
             let n = t.numel();
             let mut slice = |start: u64, count: u64| {
-                let part = index
-                    .read_elements(&bytes[..], i, start, count, &mut buf)
-                    .unwrap();
+                let part = index.read_elements(i, start, count, &mut buf).unwrap();
                 let from = start.min(n) as usize * size;
                 let to = (start + count).min(n) as usize * size;
                 assert!(

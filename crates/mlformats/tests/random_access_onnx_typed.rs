@@ -3,11 +3,11 @@
 //! models of `testdata/onnx_typed` (made by its `make_fixtures.py`; every
 //! dtype each field carries, packed, unpacked and in several runs, mixed
 //! with `raw_data`): `Document` reads what `onnx.numpy_helper.to_array`
-//! reads (`expected.json`). `Document` reads ONNX through the index
-//! (`FileIndex`), so the two are not compared field by field (one reader);
-//! what is checked is the index's reads by slices (at odd offsets, front
-//! to back and backwards) against the whole tensor's bytes; converting by
-//! slices (`convert_index`) gives the bytes `convert_document` gives (two
+//! reads (`expected.json`). `Document` reads ONNX through its index
+//! whether opened whole or at a `ReadAt`, so the two are not compared field
+//! by field (one reader); what is checked is the reads by slices (at odd
+//! offsets, front to back and backwards) against the whole tensor's bytes;
+//! converting by slices (`convert_sliced`) gives the bytes `convert_document` gives (two
 //! drivers); truncated and mutated copies (every 3rd byte of a small
 //! model, a stride over a big one) and hand-made broken fields fail at
 //! open or at the first read of the tensor, with the whole-file path's
@@ -24,9 +24,12 @@
 
 use std::path::{Path, PathBuf};
 
-use mlformats::random_access::FileIndex;
 use mlformats::{ConvertOptions, DType, Document, Format};
+
+mod common;
+use common::{Counting, by_slices, read_tensor};
 use serde_json::Value;
+use std::sync::atomic::Ordering::Relaxed;
 
 fn dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../../testdata/onnx_typed")
@@ -105,12 +108,12 @@ fn the_whole_file_path_reads_what_onnx_reads() {
 
 /// `bytes` opened whole and by slices (one reader): each tensor read by
 /// slices is the whole tensor's bytes (with `slices`, at odd offsets, front
-/// to back, backwards, from a clone), both errors when the whole-file path
+/// to back, backwards, from a second opening), both errors when the whole-file path
 /// refuses it, or the first read failing. Returns whether it was read.
 fn same(name: &str, bytes: &[u8], slices: bool) -> bool {
     let path = Path::new(name);
     let whole = Document::from_bytes(bytes.to_vec(), Some(path), None);
-    let index = FileIndex::open(bytes, Some(path), &Default::default());
+    let index = by_slices(bytes, Some(path), &Default::default());
     let (doc, index) = match (whole, index) {
         (Ok(doc), Ok(Some(index))) => (doc, index),
         // `None` (proto2 groups) sends the caller to the whole-file path
@@ -119,7 +122,7 @@ fn same(name: &str, bytes: &[u8], slices: bool) -> bool {
         // first read: that read fails, with the whole path's message for
         // a count
         (Err(e), Ok(Some(index))) => {
-            fails_at_first_read(name, bytes, &e, &index);
+            fails_at_first_read(name, &e, &index);
             return false;
         }
         (Ok(_), Ok(None)) if !slices => return false,
@@ -127,11 +130,11 @@ fn same(name: &str, bytes: &[u8], slices: bool) -> bool {
         (Ok(_), Err(e)) => panic!("{name}: only the index refuses it: {e}"),
     };
     assert_eq!(index.format(), Format::Onnx);
-    assert_eq!(index.tensors().len(), doc.len(), "{name}");
-    for (i, t) in index.tensors().iter().enumerate() {
+    assert_eq!(index.len(), doc.len(), "{name}");
+    for (i, t) in index.entries().iter().enumerate() {
         let want = doc.tensor(t.name()).unwrap();
         let what = format!("{name} {}", t.name());
-        let got = index.read_tensor(bytes, i).unwrap();
+        let got = read_tensor(&index, i).unwrap();
         assert_eq!(got.bytes(), want.bytes(), "{what}");
         if !slices {
             continue;
@@ -140,9 +143,7 @@ fn same(name: &str, bytes: &[u8], slices: bool) -> bool {
         let n = t.numel();
         let mut buf = Vec::new();
         let mut part = |start: u64, count: u64| {
-            let p = index
-                .read_elements(bytes, i, start, count, &mut buf)
-                .unwrap();
+            let p = index.read_elements(i, start, count, &mut buf).unwrap();
             let from = (start.min(n) as usize) * size;
             let to = ((start + count).min(n) as usize) * size;
             assert_eq!(
@@ -176,12 +177,13 @@ fn same(name: &str, bytes: &[u8], slices: bool) -> bool {
         ] {
             part(s, c);
         }
-        // a clone reads the same
-        let copy = index.clone();
-        let p = copy.read_elements(bytes, i, n / 4, 3, &mut buf).unwrap();
+        // a second opening, read there first, reads the same
+        let again = by_slices(bytes, Some(path), &Default::default());
+        let again = again.unwrap().unwrap();
+        let p = again.read_elements(i, n / 4, 3, &mut buf).unwrap();
         let from = (n / 4) as usize * size;
         let to = ((n / 4 + 3).min(n)) as usize * size;
-        assert_eq!(p.bytes(), &want.bytes()[from..to], "{what} (clone)");
+        assert_eq!(p.bytes(), &want.bytes()[from..to], "{what} (again)");
     }
     true
 }
@@ -190,12 +192,12 @@ fn same(name: &str, bytes: &[u8], slices: bool) -> bool {
 /// first read (of one value) of some tensor fails; of the first such
 /// tensor, with the whole path's message when that is a count; every later
 /// read of it fails the same way.
-fn fails_at_first_read(name: &str, bytes: &[u8], whole: &mlformats::Error, index: &FileIndex) {
+fn fails_at_first_read(name: &str, whole: &mlformats::Error, index: &Document) {
     let whole = mlformats::chain_message(whole);
     let mut buf = Vec::new();
-    for (i, t) in index.tensors().iter().enumerate() {
+    for (i, t) in index.entries().iter().enumerate() {
         let n = t.numel();
-        let Err(e) = index.read_elements(bytes, i, n / 2, 1, &mut buf) else {
+        let Err(e) = index.read_elements(i, n / 2, 1, &mut buf) else {
             continue;
         };
         let first = mlformats::chain_message(&e);
@@ -203,7 +205,7 @@ fn fails_at_first_read(name: &str, bytes: &[u8], whole: &mlformats::Error, index
             assert_eq!(first, whole, "{name}: the first read of {}", t.name());
         }
         for (start, count) in [(0, 1), (n.saturating_sub(1), 1), (0, n)] {
-            let again = index.read_elements(bytes, i, start, count, &mut buf);
+            let again = index.read_elements(i, start, count, &mut buf);
             assert_eq!(
                 again.err().map(|e| mlformats::chain_message(&e)),
                 Some(first.clone()),
@@ -233,21 +235,14 @@ fn converting_by_slices_gives_the_whole_files_bytes() {
     let mut compared = 0;
     for (name, bytes) in fixtures() {
         let path = Path::new(&name);
-        let index = FileIndex::open(&bytes[..], Some(path), &Default::default())
+        let index = by_slices(&bytes[..], Some(path), &Default::default())
             .unwrap()
             .unwrap();
         let doc = Document::from_bytes(bytes.clone(), Some(path), None).unwrap();
         for target in [Format::Safetensors, Format::Npz, Format::CvmParams] {
             for (k, opts) in sets.iter().enumerate() {
                 let mut out = std::io::Cursor::new(Vec::new());
-                let s = mlformats::convert_index(
-                    &index,
-                    &bytes[..],
-                    Some(path),
-                    target,
-                    opts,
-                    &mut out,
-                );
+                let s = mlformats::convert_sliced(&index, target, opts, &mut out);
                 let w = mlformats::convert_document_to_bytes(&doc, target, opts);
                 match (s, w) {
                     (Ok(_), Ok((w, _))) => {
@@ -342,7 +337,7 @@ fn whole_error(bytes: &[u8]) -> String {
 }
 
 fn index_error(bytes: &[u8]) -> String {
-    let e = FileIndex::open(bytes, Some(Path::new("m.onnx")), &Default::default()).unwrap_err();
+    let e = by_slices(bytes, Some(Path::new("m.onnx")), &Default::default()).unwrap_err();
     mlformats::chain_message(&e)
 }
 
@@ -440,34 +435,17 @@ fn hand_made_typed_fields() {
     ld(&mut m2, 7, &g); // merged into the first graph, as protobuf merges
     let m: Vec<u8> = m.into_iter().chain(m2).collect();
     assert!(same("m.onnx", &m, true));
-    let index = FileIndex::open(&m[..], None, &Default::default())
+    let index = by_slices(&m[..], None, &Default::default())
         .unwrap()
         .unwrap();
-    assert_eq!(index.tensors()[1].name(), "w#2");
-    assert_eq!(index.tensors()[1].stored().stored_name, "w");
+    assert_eq!(index.entries()[1].name(), "w#2");
+    assert_eq!(index.entries()[1].stored().stored_name, "w");
     // external data: refused by both, with the same message
     let mut d = Vec::new();
     ld(&mut d, 4, &f32s(&[1.0]));
     d.extend_from_slice(&[14 << 3, 1]);
     let m = model(FLOAT, &[1], &d);
     assert_eq!(index_error(&m), whole_error(&m));
-}
-
-/// A file that counts the bytes read from it.
-struct Counting<'a> {
-    bytes: &'a [u8],
-    read: std::cell::Cell<u64>,
-}
-
-impl mlformats::random_access::ReadAt for Counting<'_> {
-    fn len(&self) -> u64 {
-        self.bytes.len() as u64
-    }
-
-    fn read_at(&self, offset: u64, buf: &mut [u8]) -> std::io::Result<()> {
-        self.read.set(self.read.get() + buf.len() as u64);
-        self.bytes.read_at(offset, buf)
-    }
 }
 
 #[test]
@@ -482,25 +460,22 @@ fn reading_front_to_back_is_one_pass() {
     let mut d = Vec::new();
     ld(&mut d, 7, &run);
     let m = model(INT64, &[n], &d);
-    let file = Counting {
-        bytes: &m,
-        read: Default::default(),
-    };
-    let index = FileIndex::open(&file, Some(Path::new("m.onnx")), &Default::default())
-        .unwrap()
-        .unwrap();
+    let file = Counting::new(m.clone());
+    let counted = file.read();
+    let index = Document::open_at(file, Some(Path::new("m.onnx")), None, &Default::default());
+    let index = index.unwrap();
     let doc = Document::from_bytes(m.clone(), Some(Path::new("m.onnx")), None).unwrap();
     let want = doc.tensor("w").unwrap().bytes().to_vec();
-    file.read.set(0);
+    counted.store(0, Relaxed);
     let mut buf = Vec::new();
     let mut calls = 0u64;
     for at in (0..n).step_by(1000) {
-        let p = index.read_elements(&file, 0, at, 1000, &mut buf).unwrap();
+        let p = index.read_elements(0, at, 1000, &mut buf).unwrap();
         let from = at as usize * 8;
         assert_eq!(p.bytes(), &want[from..(from + 8000).min(want.len())]);
         calls += 1;
     }
-    let read = file.read.get();
+    let read = counted.load(Relaxed);
     let bound = run.len() as u64 + calls * 16_000;
     assert!(
         read <= bound,
@@ -510,16 +485,15 @@ fn reading_front_to_back_is_one_pass() {
     // backwards and far ahead: each slice from the last checkpoint (one
     // every 65,536 values) before it, not from the field's start
     for at in [n - 1000, n / 2, 0, n - 5, 70_000] {
-        file.read.set(0);
-        let p = index.read_elements(&file, 0, at, 1000, &mut buf).unwrap();
+        counted.store(0, Relaxed);
+        let p = index.read_elements(0, at, 1000, &mut buf).unwrap();
         let from = at as usize * 8;
         assert_eq!(p.bytes(), &want[from..(from + 8000).min(want.len())]);
-        let read = file.read.get();
+        let read = counted.load(Relaxed);
         assert!(read < run.len() as u64 / 2, "{read} bytes read from {at}");
     }
-    // a copy of the index reads the same from where the original stood
-    let copy = index.clone();
-    let p = copy.read_elements(&file, 0, 70_500, 10, &mut buf).unwrap();
+    // and again from where the last read stood
+    let p = index.read_elements(0, 70_500, 10, &mut buf).unwrap();
     assert_eq!(p.bytes(), &want[70_500 * 8..70_510 * 8]);
 }
 
@@ -556,14 +530,14 @@ fn checkpoints_in_unpacked_values_and_several_runs() {
     ld(&mut d, 4, &run);
     let m32 = model(FLOAT, &[3 * k as u64], &d);
     for m in [m64, m32] {
-        let index = FileIndex::open(&m[..], None, &Default::default())
+        let index = by_slices(&m[..], None, &Default::default())
             .unwrap()
             .unwrap();
         let doc = Document::from_bytes(m.clone(), None, None).unwrap();
         let want = doc.tensor("w").unwrap();
         let size = want.dtype().size();
         let want = want.bytes();
-        assert_eq!(index.read_tensor(&m[..], 0).unwrap().bytes(), want);
+        assert_eq!(read_tensor(&index, 0).unwrap().bytes(), want);
         let n = 3 * k as u64;
         let mut buf = Vec::new();
         for (at, count) in [
@@ -580,7 +554,7 @@ fn checkpoints_in_unpacked_values_and_several_runs() {
             (1, 0),
             (n - 1, 1),
         ] {
-            let p = index.read_elements(&m[..], 0, at, count, &mut buf).unwrap();
+            let p = index.read_elements(0, at, count, &mut buf).unwrap();
             let from = at as usize * size;
             let to = ((at + count).min(n)) as usize * size;
             assert_eq!(p.bytes(), &want[from..to], "[{at}; {count}]");
@@ -603,19 +577,17 @@ fn limits_and_threads() {
     let opts = mlformats::ReadOptions::default().with_limits(limits);
     let map = tensor_core::MappedFile::from_vec(m.clone());
     assert!(Document::from_map(map, None, Some(Format::Onnx), &opts).is_err());
-    assert!(FileIndex::open_as(&m[..], Format::Onnx, &opts).is_err());
+    let at = |opts| Document::open_at(m.clone(), None, Some(Format::Onnx), opts);
+    assert!(at(&opts).is_err());
     limits.max_alloc = 32;
     let opts = mlformats::ReadOptions::default().with_limits(limits);
     let map = tensor_core::MappedFile::from_vec(m.clone());
     assert!(Document::from_map(map, None, Some(Format::Onnx), &opts).is_ok());
-    assert!(
-        FileIndex::open_as(&m[..], Format::Onnx, &opts)
-            .unwrap()
-            .is_some()
-    );
-    // the index (its decoding cursor included) stays Send, Sync, Clone, Debug
-    fn shareable<T: Send + Sync + Clone + std::fmt::Debug>() {}
-    shareable::<FileIndex>();
+    assert!(at(&opts).is_ok());
+    // a document read by slices (its decoding cursor included) stays Send,
+    // Sync, Debug
+    fn shareable<T: Send + Sync + std::fmt::Debug>() {}
+    shareable::<Document>();
 }
 
 /// A packed run of `n` int64 varints of 1 to 10 bytes (past the 4 MiB
@@ -654,13 +626,13 @@ fn a_big_fields_count_is_checked_at_its_first_read() {
     ld(&mut d, 7, &run);
     // right: read like the whole file (a first read deep in it, then all)
     let m = model(INT64, &[n], &d);
-    let index = FileIndex::open(&m[..], None, &Default::default())
+    let index = by_slices(&m[..], None, &Default::default())
         .unwrap()
         .unwrap();
     let mut buf = Vec::new();
-    let p = index.read_elements(&m[..], 0, n - 7, 3, &mut buf).unwrap();
+    let p = index.read_elements(0, n - 7, 3, &mut buf).unwrap();
     assert_eq!(p.bytes(), le(&values[(n - 7) as usize..(n - 4) as usize]));
-    assert_eq!(index.read_tensor(&m[..], 0).unwrap().bytes(), le(&values));
+    assert_eq!(read_tensor(&index, 0).unwrap().bytes(), le(&values));
     // too many values (dims n - 1), too few (dims n + 1, and a second
     // tensor after it), both within what the run's bytes could hold: the
     // index opens (the table shows), the first read of any slice fails
@@ -682,33 +654,27 @@ fn a_big_fields_count_is_checked_at_its_first_read() {
             whole.contains(&format!("int64_data holds {n} values but shape [{dims}]")),
             "{whole}"
         );
-        let index = FileIndex::open(&m[..], Some(Path::new("m.onnx")), &Default::default())
+        let index = by_slices(&m[..], Some(Path::new("m.onnx")), &Default::default())
             .unwrap()
             .unwrap();
-        assert_eq!(index.tensors()[0].numel(), dims);
+        assert_eq!(index.entries()[0].numel(), dims);
         for (start, count) in [(0, 1), (dims - 1, 1), (dims / 2, 1000), (0, dims)] {
-            let e = index
-                .read_elements(&m[..], 0, start, count, &mut buf)
-                .unwrap_err();
+            let e = index.read_elements(0, start, count, &mut buf).unwrap_err();
             assert_eq!(mlformats::chain_message(&e), whole, "[{start}; {count}]");
         }
         // a fresh index: its first read is deep in the tensor
-        let index = FileIndex::open(&m[..], None, &Default::default())
+        let index = by_slices(&m[..], None, &Default::default())
             .unwrap()
             .unwrap();
-        let e = index
-            .read_elements(&m[..], 0, dims / 3, 5, &mut buf)
-            .unwrap_err();
+        let e = index.read_elements(0, dims / 3, 5, &mut buf).unwrap_err();
         assert_eq!(mlformats::chain_message(&e), whole);
         // ... and through a conversion
-        let index = FileIndex::open(&m[..], None, &Default::default())
+        let index = by_slices(&m[..], None, &Default::default())
             .unwrap()
             .unwrap();
         let mut out = std::io::Cursor::new(Vec::new());
-        let e = mlformats::convert_index(
+        let e = mlformats::convert_sliced(
             &index,
-            &m[..],
-            None,
             Format::Safetensors,
             &ConvertOptions::new(),
             &mut out,
@@ -733,10 +699,10 @@ fn a_big_fields_count_is_checked_at_its_first_read() {
     ld(&mut d, 7, &bad);
     let m = model(INT64, &[n + 1], &d);
     assert!(Document::from_bytes(m.clone(), None, None).is_err());
-    let index = FileIndex::open(&m[..], None, &Default::default())
+    let index = by_slices(&m[..], None, &Default::default())
         .unwrap()
         .unwrap();
-    let e = index.read_elements(&m[..], 0, 0, 1, &mut buf).unwrap_err();
+    let e = index.read_elements(0, 0, 1, &mut buf).unwrap_err();
     assert!(
         mlformats::chain_message(&e).contains("invalid varint"),
         "{e}"
@@ -751,30 +717,26 @@ fn random_slices_deep_in_a_big_field_start_from_checkpoints() {
     let mut d = Vec::new();
     ld(&mut d, 7, &run);
     let m = model(INT64, &[n], &d);
-    let file = Counting {
-        bytes: &m,
-        read: Default::default(),
-    };
-    let index = FileIndex::open(&file, None, &Default::default())
-        .unwrap()
-        .unwrap();
+    let file = Counting::new(m.clone());
+    let counted = file.read();
+    let index = Document::open_at(file, None, None, &Default::default()).unwrap();
     // open reads the structure only, not the run
     assert!(
-        file.read.get() < 200_000,
+        counted.load(Relaxed) < 200_000,
         "{} bytes read at open",
-        file.read.get()
+        counted.load(Relaxed)
     );
     // front to back in slices: one pass, plus the first read's count
-    file.read.set(0);
+    counted.store(0, Relaxed);
     let mut buf = Vec::new();
     let mut calls = 0;
     for at in (0..n).step_by(30_000) {
-        let p = index.read_elements(&file, 0, at, 30_000, &mut buf).unwrap();
+        let p = index.read_elements(0, at, 30_000, &mut buf).unwrap();
         let to = (at + 30_000).min(n) as usize;
         assert_eq!(p.bytes(), le(&values[at as usize..to]));
         calls += 1;
     }
-    let read = file.read.get();
+    let read = counted.load(Relaxed);
     let bound = 2 * run.len() as u64 + calls * 300_000;
     assert!(read <= bound, "{read} bytes read (bound {bound})");
     // random slices deep in it: each from the checkpoint before it (one
@@ -784,11 +746,11 @@ fn random_slices_deep_in_a_big_field_start_from_checkpoints() {
         x = x.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1);
         let at = (x >> 33) % n;
         let count = 1 + (x >> 20) % 500;
-        file.read.set(0);
-        let p = index.read_elements(&file, 0, at, count, &mut buf).unwrap();
+        counted.store(0, Relaxed);
+        let p = index.read_elements(0, at, count, &mut buf).unwrap();
         let to = (at + count).min(n) as usize;
         assert_eq!(p.bytes(), le(&values[at as usize..to]), "[{at}; {count}]");
-        let read = file.read.get();
+        let read = counted.load(Relaxed);
         assert!(
             read <= 655_360 + 2 * (256 << 10),
             "{read} bytes read for [{at}; {count}]"
@@ -796,18 +758,18 @@ fn random_slices_deep_in_a_big_field_start_from_checkpoints() {
     }
     // a fresh index whose first read is deep: correct, and it records
     // the checkpoints of the whole field (its count)
-    let index = FileIndex::open(&file, None, &Default::default())
-        .unwrap()
-        .unwrap();
-    let p = index.read_elements(&file, 0, n - 10, 10, &mut buf).unwrap();
+    let file = Counting::new(m.clone());
+    let counted = file.read();
+    let index = Document::open_at(file, None, None, &Default::default()).unwrap();
+    let p = index.read_elements(0, n - 10, 10, &mut buf).unwrap();
     assert_eq!(p.bytes(), le(&values[(n - 10) as usize..]));
-    file.read.set(0);
-    let p = index.read_elements(&file, 0, n / 2, 10, &mut buf).unwrap();
+    counted.store(0, Relaxed);
+    let p = index.read_elements(0, n / 2, 10, &mut buf).unwrap();
     assert_eq!(
         p.bytes(),
         le(&values[(n / 2) as usize..(n / 2 + 10) as usize])
     );
-    assert!(file.read.get() <= 655_360 + 2 * (256 << 10));
+    assert!(counted.load(Relaxed) <= 655_360 + 2 * (256 << 10));
 }
 
 #[test]
@@ -834,7 +796,7 @@ fn broken_copies_of_a_big_field_never_panic() {
         let mut b = m.clone();
         b[at] ^= [0x80u8, 0x01, 0xff, 0x7f][k % 4];
         let whole = Document::from_bytes(b.clone(), None, None).is_ok();
-        let index = FileIndex::open(&b[..], None, &Default::default());
+        let index = by_slices(&b[..], None, &Default::default());
         if !whole && matches!(index, Ok(Some(_))) {
             opened_broken += 1;
         }

@@ -4,8 +4,9 @@
 //! same tensors; a server or a location that cannot serve says why.
 
 use std::path::Path;
+use std::sync::Arc;
 
-use mlformats::random_access::{FileIndex, ReadAt};
+use mlformats::random_access::ReadAt;
 use mlformats::remote::{RemoteFile, RemoteOptions, is_remote};
 use mlformats::view::Viewer;
 use mlformats::{DType, Document, ReadOptions, Tensor};
@@ -98,14 +99,11 @@ fn a_remote_file_reads_by_blocks_and_whole() {
     let remote = RemoteFile::open(&location, &RemoteOptions::default()).unwrap();
     assert_eq!(remote.len(), std::fs::metadata(&f).unwrap().len());
     assert_eq!(remote.file_name(), "big.safetensors");
-    let index = FileIndex::open(
-        &remote,
-        Some(Path::new("big.safetensors")),
-        &Default::default(),
-    )
-    .unwrap()
-    .unwrap();
-    assert_eq!(index.tensors().len(), 32);
+    let remote = Arc::new(remote);
+    let name = Some(Path::new("big.safetensors"));
+    let at = Shared(Arc::clone(&remote));
+    let index = Document::open_at(at, name, None, &Default::default()).unwrap();
+    assert_eq!(index.len(), 32);
     // the header (and detection's look at the file's end): a few blocks,
     // a few requests after the first
     let header = remote.bytes_fetched();
@@ -113,7 +111,7 @@ fn a_remote_file_reads_by_blocks_and_whole() {
     assert!(remote.requests() <= 8, "{}", remote.requests());
     // one tensor by ranges: its 256 KiB, as stored
     let at = index.position("layer7.w").unwrap();
-    let t = index.read_tensor(&remote, at).unwrap();
+    let t = read_tensor(&index, at).unwrap();
     assert_eq!(t.dims(), [256, 256]);
     assert!(t.bytes().iter().all(|&b| b == 7));
     assert!(remote.bytes_fetched() <= header + (256 << 10) + (128 << 10));
@@ -148,11 +146,12 @@ fn a_header_walk_asks_for_its_headers_only() {
         }
         let v = Viewer::start(&f, 0).unwrap();
         let remote = RemoteFile::open(&served(&v), &RemoteOptions::default()).unwrap();
+        let remote = Arc::new(remote);
         let name = format!("walk.{ext}");
-        let index = FileIndex::open(&remote, Some(Path::new(&name)), &Default::default())
-            .unwrap()
-            .unwrap();
-        assert_eq!(index.tensors().len(), 32, "{ext}");
+        let at = Shared(Arc::clone(&remote));
+        let index = Document::open_at(at, Some(Path::new(&name)), None, &Default::default());
+        let index = index.unwrap();
+        assert_eq!(index.len(), 32, "{ext}");
         assert_eq!(remote.requests(), requests, "{ext}: requests");
         // a 4 KiB block a request, the first's read ahead at most doubling
         assert!(
@@ -165,6 +164,7 @@ fn a_header_walk_asks_for_its_headers_only() {
 }
 
 mod common;
+use common::{Shared, by_slices, read_tensor};
 
 /// Bytes of a file held in pieces (`(offset, bytes)`): a read outside them
 /// fails.
@@ -254,14 +254,13 @@ fn the_view_server_answers_the_blocks_of_a_header_walk_in_one_request() {
             len: bytes.len() as u64,
             parts,
         };
-        let index = FileIndex::open(&pieces, Some(Path::new(&name)), &Default::default())
+        let index = Document::open_at(pieces, Some(Path::new(&name)), None, &Default::default());
+        let index = index.unwrap();
+        let local = by_slices(&bytes[..], Some(Path::new(&name)), &Default::default())
             .unwrap()
             .unwrap();
-        let local = FileIndex::open(&bytes[..], Some(Path::new(&name)), &Default::default())
-            .unwrap()
-            .unwrap();
-        assert_eq!(index.tensors().len(), 32, "{ext}");
-        for (a, b) in index.tensors().iter().zip(local.tensors()) {
+        assert_eq!(index.len(), 32, "{ext}");
+        for (a, b) in index.entries().iter().zip(local.entries()) {
             assert_eq!((a.name(), a.dims()), (b.name(), b.dims()), "{ext}");
         }
         v.stop();
@@ -540,7 +539,7 @@ fn a_safetensors_through_a_server_without_head_reads_as_the_local_file() {
 #[test]
 fn progress_is_told_every_byte_fetched() {
     use mlformats::remote::Fetch;
-    use std::sync::{Arc, Mutex};
+    use std::sync::Mutex;
     let dir = tempfile::tempdir().unwrap();
     let f = big_safetensors(dir.path());
     let bytes = std::fs::read(&f).unwrap();
@@ -550,17 +549,11 @@ fn progress_is_told_every_byte_fetched() {
         let seen: Arc<Mutex<Vec<Fetch>>> = Arc::default();
         let log = Arc::clone(&seen);
         let options = RemoteOptions::default().with_progress(move |f| log.lock().unwrap().push(f));
-        let remote = RemoteFile::open(&location, &options).unwrap();
-        let index = FileIndex::open(
-            &remote,
-            Some(Path::new("big.safetensors")),
-            &Default::default(),
-        )
-        .unwrap()
-        .unwrap();
-        let t = index
-            .read_tensor(&remote, index.position("layer3.w").unwrap())
-            .unwrap();
+        let remote = Arc::new(RemoteFile::open(&location, &options).unwrap());
+        let at = Shared(Arc::clone(&remote));
+        let name = Some(Path::new("big.safetensors"));
+        let index = Document::open_at(at, name, None, &Default::default()).unwrap();
+        let t = read_tensor(&index, index.position("layer3.w").unwrap()).unwrap();
         assert!(t.bytes().iter().all(|&b| b == 3));
         let seen = seen.lock().unwrap();
         assert!(seen.len() >= 2, "{location}: {seen:?}");

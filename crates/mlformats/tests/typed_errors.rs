@@ -5,7 +5,6 @@
 
 use std::path::{Path, PathBuf};
 
-use mlformats::tensor_core::MappedFile;
 use mlformats::{ConvertOptions, Document, Error, Format};
 
 fn td(rel: &str) -> PathBuf {
@@ -31,47 +30,19 @@ fn a_tensor_position_past_the_last_is_no_tensor_at() {
     let bytes = std::fs::read(td("cvm/two_entry.params")).unwrap();
     let doc = Document::open_at(bytes, None, None, &Default::default()).unwrap();
     assert_eq!(doc.len(), 2);
-    let e = doc.index().read_tensor(doc.reader(), 7).unwrap_err();
+    let mut buf = Vec::new();
+    let e = doc.read_elements(7, 0, 1, &mut buf).unwrap_err();
     assert!(matches!(e, Error::NoTensorAt { index: 7 }), "{e:?}");
     assert_eq!(e.to_string(), "no tensor 7");
-    let mut buf = Vec::new();
-    let e = doc
-        .index()
-        .read_elements(doc.reader(), 2, 0, 1, &mut buf)
-        .unwrap_err();
+    let e = doc.read_elements(2, 0, 1, &mut buf).unwrap_err();
     assert!(matches!(e, Error::NoTensorAt { index: 2 }), "{e:?}");
     let e = doc.tensor_stats(5).unwrap_err();
     assert!(matches!(e, Error::NoTensorAt { index: 5 }), "{e:?}");
 }
 
-#[test]
-fn a_tensor_past_the_end_of_the_file_is_past_end() {
-    let bytes = std::fs::read(td("cvm/two_entry.params")).unwrap();
-    let doc = Document::open_at(bytes.clone(), None, None, &Default::default()).unwrap();
-    let last = doc.len() - 1;
-    let entry = &doc.index().tensors()[last];
-    let (offset, len) = (entry.offset(), entry.byte_len());
-    assert!(len > 0);
-    // the index of the whole file, over the file cut one byte short
-    let cut = MappedFile::from_vec(bytes[..bytes.len() - 1].to_vec());
-    let e = doc.index().tensor_in(&cut, last).unwrap_err();
-    let (inner, names) = unwrap_tensor(&e);
-    assert_eq!(names, [entry.name()]);
-    let Error::PastEnd { offset: o, len: n } = inner else {
-        panic!("{e:?}")
-    };
-    assert_eq!((*o, *n), (offset, len));
-    assert_eq!(
-        e.full_message(),
-        format!(
-            "tensor {:?}: its {len} bytes at offset {offset} are past the end of the file",
-            entry.name()
-        )
-    );
-    // the whole file reads
-    let whole = MappedFile::from_vec(bytes);
-    assert!(doc.index().tensor_in(&whole, last).is_ok());
-}
+// (a tensor past the end of the file, `Error::PastEnd`: the unit test in
+// `src/random_access.rs`, since an opened document's index always fits
+// its own file)
 
 #[test]
 fn nntxt_that_is_not_utf8_is_malformed_at_its_byte() {

@@ -1,5 +1,5 @@
 //! The steps every conversion of a file's tensors takes (the one driver,
-//! `run.rs`, for a [`crate::Document`] and for [`super::convert_index`]):
+//! `run.rs`, for a [`crate::Document`] and for [`super::convert_sliced`]):
 //! the selection (`--only`/`--exclude`), the renames, the check that no two
 //! tensors get one name, the target's refusals, the cast plan, the warnings
 //! and what a tensors-only target loses. The driver describes its file as a

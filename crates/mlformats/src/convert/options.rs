@@ -73,7 +73,7 @@ pub struct ConvertOptions {
     /// Refuse, with [`Error::NeedsWholeModel`](crate::Error::NeedsWholeModel),
     /// a step that needs the whole model in memory (re-encoding, an NNabla
     /// model kept, an ONNX graph imported, `--params`, ...) instead of
-    /// reading the file whole: what [`crate::convert_index`] does, for a
+    /// reading the file whole: what [`crate::convert_sliced`] does, for a
     /// caller that decides itself whether to read the file whole (the
     /// viewer).
     pub streaming_only: bool,

@@ -1,5 +1,5 @@
 //! The one conversion driver, for a [`Document`] held whole or opened at a
-//! [`ReadAt`] and for a bare [`FileIndex`] ([`convert_index`]): the file's
+//! [`ReadAt`] (streaming only: [`convert_sliced`]): the file's
 //! index says every tensor's name, dtype, dims and where its bytes are, and
 //! each format's one writer ([`crate::codec::Codec::write_to`]) gets the
 //! tensors as items: held in memory (a document read at open) or read from
@@ -11,7 +11,7 @@
 //! A step that needs the whole model (re-encoding a file into its own
 //! format, keeping an NNabla model, importing an ONNX graph, `--params`,
 //! ...) reads it whole through the document ([`Document::source`]), or,
-//! when the input is a bare index or [`ConvertOptions::streaming_only`]
+//! when [`ConvertOptions::streaming_only`]
 //! says so, is refused with [`Error::NeedsWholeModel`].
 
 use std::io::{Seek, Write};
@@ -24,18 +24,20 @@ use crate::codec::{Item, LoadTensor, TensorRef, WriteContext, WriteSeek};
 use crate::random_access::{ByRef, FileIndex, ReadAt};
 use crate::{Document, Error, Format, Result, WholeModelNeed};
 
-/// The targets [`convert_index`] writes: every format. Safetensors, npz and
+/// The targets [`convert_sliced`] writes: every format. Safetensors, npz and
 /// cvm-params are written a slice of 4 MiB at a time, the others one whole
 /// tensor at a time. What it refuses, because it needs the whole model in
-/// memory, is said at [`convert_index`].
+/// memory, is said at [`convert_sliced`].
 pub const SLICED_TARGETS: &[Format] = Format::ALL;
 
-/// Converts the file `index` describes (read through `reader`; `path`, its
-/// name, goes into the metadata as [`super::convert_document`] puts it) to
-/// `target` with `opts`, writing to `out`: the bytes `mlformats convert`
-/// writes for the same file and options, with the same summary (warnings,
-/// skipped tensors, casts, renames) and the same refusals. It is the one
-/// conversion driver with [`ConvertOptions::streaming_only`] set.
+/// Converts `doc` (typically opened at a [`ReadAt`],
+/// [`Document::open_at`]; its path goes into the metadata as
+/// [`super::convert_document`] puts it) to `target` with `opts`, reading
+/// it a slice or a tensor at a time and writing to `out` as it goes (no
+/// temporary file): the bytes `mlformats convert` writes for the same file
+/// and options, with the same summary (warnings, skipped tensors, casts,
+/// renames) and the same refusals. It is the one conversion driver with
+/// [`ConvertOptions::streaming_only`] set, whatever `opts` says.
 ///
 /// Memory: to safetensors, npz and cvm-params one slice of 4 MiB; a
 /// column-major tensor the target stores row-major (primitiv's, a Fortran
@@ -85,32 +87,29 @@ pub const SLICED_TARGETS: &[Format] = Format::ALL;
 ///
 /// ```
 /// # fn main() -> mlformats::Result<()> {
-/// use mlformats::random_access::FileIndex;
 /// let bytes = std::fs::read("../../testdata/cvm/two_entry.params").unwrap();
-/// let index = FileIndex::open(&bytes[..], None, &Default::default())?.unwrap();
-/// let opts = mlformats::ConvertOptions::default();
 /// let name = std::path::Path::new("two_entry.params");
-/// let doc = mlformats::Document::from_bytes(bytes.clone(), Some(name), None)?;
+/// let opts = mlformats::ConvertOptions::default();
+/// let sliced = mlformats::Document::open_at(bytes.clone(), Some(name), None, &Default::default())?;
+/// let doc = mlformats::Document::from_bytes(bytes, Some(name), None)?;
 /// for target in [mlformats::Format::Safetensors, mlformats::Format::Onnx] {
 ///     let mut out = std::io::Cursor::new(Vec::new());
-///     mlformats::convert_index(&index, &bytes[..], Some(name), target, &opts, &mut out)?;
+///     mlformats::convert_sliced(&sliced, target, &opts, &mut out)?;
 ///     let (whole, _) = mlformats::convert_document_to_bytes(&doc, target, &opts)?;
 ///     assert_eq!(out.into_inner(), whole);
 /// }
 /// # Ok(()) }
 /// ```
-pub fn convert_index<R: ReadAt + ?Sized, W: Write + Seek>(
-    index: &FileIndex,
-    reader: &R,
-    path: Option<&Path>,
+pub fn convert_sliced<W: Write + Seek>(
+    doc: &Document,
     target: Format,
     opts: &ConvertOptions,
     out: &mut W,
 ) -> Result<ConvertSummary> {
     let input = Input {
-        index,
-        reader,
-        path,
+        index: doc.index(),
+        reader: doc.reader(),
+        path: doc.path(),
         doc: None,
     };
     run(&input, target, out, opts)

@@ -2,7 +2,7 @@
 //! at a time ([`TensorRef::write_planned`]): the one way the safetensors,
 //! npz and cvm-params writers get a tensor's data, whether it is held in
 //! memory (a document read at open) or read from the file by slices (a
-//! document opened at a `ReadAt`, [`super::convert_index`]).
+//! document opened at a `ReadAt`, [`super::convert_sliced`]).
 
 use std::io::Write;
 

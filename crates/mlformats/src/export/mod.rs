@@ -34,7 +34,7 @@
 //! The operator sets written are 13 (the default) to 21.
 //!
 //! A conversion to ONNX ([`crate::convert_document`],
-//! [`crate::convert_index`]) builds the model with the weights' types and
+//! [`crate::convert_sliced`]) builds the model with the weights' types and
 //! shapes only, and each weight is read from the file as the writer gets to
 //! it (`export/index.rs`); the bytes are the same.
 

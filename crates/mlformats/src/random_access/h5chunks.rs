@@ -187,7 +187,7 @@ mod imp {
         /// `parameter.h5`): at most the largest of its datasets' budgets,
         /// `max(one chunk, min(one band along the first axis, 32 MiB))`,
         /// however many datasets were read.
-        pub fn cached_chunk_bytes(&self) -> u64 {
+        pub(crate) fn cached_chunk_bytes(&self) -> u64 {
             let mut seen: Vec<&ChunkCache> = Vec::new();
             for t in &self.tensors {
                 if let Layout::H5(h) = &t.layout

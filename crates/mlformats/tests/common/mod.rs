@@ -100,3 +100,75 @@ pub fn values(doc: &mlformats::Document, name: &str) -> Vec<f64> {
         .to_f64_vec()
         .unwrap()
 }
+
+/// `bytes` opened by slices: a [`mlformats::Document`] at a `ReadAt`, its
+/// structure read and no tensor; `None` when no reader knows the bytes
+/// (an empty file, or no format detected).
+pub fn by_slices(
+    bytes: &[u8],
+    name: Option<&Path>,
+    opts: &mlformats::ReadOptions,
+) -> mlformats::Result<Option<mlformats::Document>> {
+    match mlformats::Document::open_at(bytes.to_vec(), name, None, opts) {
+        Err(mlformats::Error::Empty | mlformats::Error::UnknownFormat) => Ok(None),
+        r => r.map(Some),
+    }
+}
+
+/// Tensor `i` (its position in stored order) of `doc`, read whole.
+pub fn read_tensor(
+    doc: &mlformats::Document,
+    i: usize,
+) -> mlformats::Result<mlformats::Tensor<'static>> {
+    doc.get(doc.entries()[i].name())
+}
+
+/// A file in memory that counts the bytes read from it (a `ReadAt` for
+/// [`mlformats::Document::open_at`]; the count shared with [`Counting::read`]).
+pub struct Counting {
+    bytes: Vec<u8>,
+    read: std::sync::Arc<std::sync::atomic::AtomicU64>,
+}
+
+impl Counting {
+    /// `bytes`, nothing read yet.
+    pub fn new(bytes: Vec<u8>) -> Self {
+        Counting {
+            bytes,
+            read: Default::default(),
+        }
+    }
+
+    /// The count of bytes read, shared with this file (it goes on after
+    /// the file is handed to a document).
+    pub fn read(&self) -> std::sync::Arc<std::sync::atomic::AtomicU64> {
+        std::sync::Arc::clone(&self.read)
+    }
+}
+
+impl mlformats::random_access::ReadAt for Counting {
+    fn len(&self) -> u64 {
+        self.bytes.len() as u64
+    }
+
+    fn read_at(&self, offset: u64, buf: &mut [u8]) -> std::io::Result<()> {
+        use std::sync::atomic::Ordering::Relaxed;
+        self.read.fetch_add(buf.len() as u64, Relaxed);
+        mlformats::random_access::ReadAt::read_at(&self.bytes, offset, buf)
+    }
+}
+
+/// A file a test keeps a hold on while a document reads it (a document
+/// owns its `ReadAt`): reads go to the file behind the `Arc`, whose
+/// counters the test still sees.
+pub struct Shared<T: ?Sized>(pub std::sync::Arc<T>);
+
+impl<T: mlformats::random_access::ReadAt + ?Sized> mlformats::random_access::ReadAt for Shared<T> {
+    fn len(&self) -> u64 {
+        self.0.len()
+    }
+
+    fn read_at(&self, offset: u64, buf: &mut [u8]) -> std::io::Result<()> {
+        self.0.read_at(offset, buf)
+    }
+}
