@@ -258,16 +258,10 @@ impl PyDocument {
     fn get_slice(&self, py: Python<'_>, name: &str) -> PyResult<TensorSlice> {
         let doc = self.doc()?;
         let t = doc.entry(name).ok_or_else(|| missing(name))?;
-        if t.is_deflated() && t.numel() > 0 {
-            // a compressed member past the inflation limits is refused
-            // here, as opening the file whole refuses it: its first
-            // element read, which checks the member's budget, nothing kept
-            let (d, n) = (Arc::clone(&doc), name.to_string());
-            crate::error::run(py, self.path.as_deref(), move || {
-                let i = d.position(&n).unwrap_or_default();
-                d.read_elements(i, 0, 1, &mut Vec::new()).map(drop)
-            })?;
-        }
+        // a compressed member past the inflation limits is refused here,
+        // as opening the file whole refuses it
+        let (d, n) = (Arc::clone(&doc), name.to_string());
+        crate::error::run(py, self.path.as_deref(), move || d.check_readable(&n))?;
         Ok(TensorSlice {
             dtype: t.dtype().name(),
             dims: t.dims().to_vec(),
