@@ -38,6 +38,13 @@ fn headers_fit_a_budget_the_data_does_not() {
     // the first tensor read is refused, as the whole file is
     let e = h.get("w0").unwrap_err();
     assert!(mlformats::chain_message(&e).contains("inflat"), "{e}");
+    // and checked before any is read, reading one element (what
+    // `load` and Python's `get_slice` do): refused the same way, naming it
+    let e = h.check_readable("w1").unwrap_err();
+    let msg = mlformats::chain_message(&e);
+    assert!(msg.contains("inflat") && msg.contains("w1"), "{msg}");
+    let e = h.check_readable("nope").unwrap_err();
+    assert!(matches!(e, mlformats::Error::NoTensorNamed { .. }), "{e:?}");
     let e = Document::open_with(ZEROS, None, &tight).unwrap_err();
     let msg = mlformats::chain_message(&e);
     assert!(msg.contains("inflat"), "{msg}");
