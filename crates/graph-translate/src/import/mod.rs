@@ -49,6 +49,8 @@ mod inline_if;
 #[cfg(any(feature = "nnabla", feature = "tennis"))]
 mod legacy;
 pub mod onnx_graph;
+#[cfg(all(test, feature = "nnabla"))]
+mod refusal_tests;
 #[cfg(any(feature = "nnabla", feature = "tennis"))]
 pub mod table;
 #[cfg(any(feature = "nnabla", feature = "tennis"))]
@@ -122,7 +124,7 @@ pub mod tennis_table;
 #[cfg(feature = "tennis")]
 pub use tennis_cx::onnx_to_tennis;
 
-pub use error::LowerError;
+pub use error::{ControlFlowError, LowerError, RewriteError};
 
 /// What the import needs besides the model.
 #[derive(Debug, Clone, Default)]

@@ -354,7 +354,11 @@ fn const_indices(
             if (0..b).contains(&y) {
                 Ok(y)
             } else {
-                Err(format!("index {x} out of range for a size of {b}"))
+                Err(LowerError::IndexOutOfRange {
+                    index: x,
+                    of: "size",
+                    size: b,
+                })
             }
         })
         .collect::<Result<_, _>>()?;

@@ -256,7 +256,11 @@ pub(crate) fn gather(cx: &mut Tx, node: &Node) -> Lowered {
             if (0..dim).contains(&j) {
                 Ok(j)
             } else {
-                Err(format!("index {i} out of range for a dimension of {dim}"))
+                Err(LowerError::IndexOutOfRange {
+                    index: i,
+                    of: "dimension",
+                    size: dim,
+                })
             }
         })
         .collect::<Result<_, _>>()?;
