@@ -125,6 +125,31 @@ pub enum LowerError {
     /// A `Constant` node with no value attribute.
     #[error("Constant without a value")]
     ConstantWithoutValue,
+    /// Inputs of an element type the lowering does not take, and why
+    /// (`what`: `input` or `inputs`).
+    #[error("{} {what} ({why})", onnx_name(*elem))]
+    ElemType {
+        /// The ONNX element type.
+        elem: i32,
+        /// `input` or `inputs`.
+        what: &'static str,
+        /// Why (what the target or the lowering takes).
+        why: &'static str,
+    },
+    /// A symbolic (or empty) dimension where the lowering needs a static
+    /// one: `--input-shape` fixes it (`what` names it, `plural` when the
+    /// refusal says "them").
+    #[error("{what} (fix {} with --input-shape)", if *plural { "them" } else { "it" })]
+    NeedsInputShape {
+        /// What is symbolic.
+        what: &'static str,
+        /// Whether `what` is plural.
+        plural: bool,
+    },
+    /// A size past what the lowering writes: an element count that
+    /// overflows, a tensor past its bound (the text says which).
+    #[error("{0}")]
+    TooLarge(&'static str),
     /// Any other reason, as text.
     #[error("{0}")]
     Other(String),
@@ -540,6 +565,50 @@ mod tests {
                     node: "Expand e".into(),
                 },
                 "Expand e: too large to fold",
+            ),
+            (
+                LowerError::IndexOutOfRange {
+                    index: -4,
+                    of: "dimension",
+                    size: 3,
+                },
+                "index -4 out of range for a dimension of 3",
+            ),
+            (
+                LowerError::ConstantKind {
+                    attr: "sparse_value".into(),
+                },
+                "attribute sparse_value",
+            ),
+            (
+                LowerError::ConstantValue {
+                    attr: "value_floats",
+                },
+                "value_floats",
+            ),
+            (LowerError::ConstantWithoutValue, "Constant without a value"),
+            (
+                LowerError::NeedsInputShape {
+                    what: "a symbolic dimension",
+                    plural: false,
+                },
+                "a symbolic dimension (fix it with --input-shape)",
+            ),
+            (
+                LowerError::NeedsInputShape {
+                    what: "symbolic or empty dimensions",
+                    plural: true,
+                },
+                "symbolic or empty dimensions (fix them with --input-shape)",
+            ),
+            (LowerError::TooLarge("pads too large"), "pads too large"),
+            (
+                LowerError::ElemType {
+                    elem: elem::INT32,
+                    what: "input",
+                    why: "NNabla computes in f32",
+                },
+                "INT32 input (NNabla computes in f32)",
             ),
             (LowerError::from("free text"), "free text"),
         ];

@@ -249,9 +249,9 @@ pub(crate) fn broadcast_to(cx: &mut Cx<'_>, x: &str, to: &[i64]) -> Result<Strin
         return Ok(x);
     }
     if to.iter().any(|&d| d < 0) {
-        return Err(
-            "broadcast over the symbolic batch dimension (fix it with --input-shape)".into(),
-        );
+        return Err(LowerError::AcrossBatch {
+            what: "broadcast over",
+        });
     }
     let e = cx.elem(&x);
     let y = cx.fresh(&x);

@@ -85,7 +85,10 @@ type Lowered2 = Result<String, LowerError>;
 
 fn dim(v: i64) -> Result<i64, LowerError> {
     if v <= 0 {
-        return Err("a GRU over a symbolic or empty dimension (fix it with --input-shape)".into());
+        return Err(LowerError::NeedsInputShape {
+            what: "a GRU over a symbolic or empty dimension",
+            plural: false,
+        });
     }
     Ok(v)
 }

@@ -15,9 +15,9 @@ use super::onnx_graph::{Node, elem};
 fn static_shape(cx: &Cx<'_>, name: &str) -> Result<Vec<i64>, LowerError> {
     let s = cx.shape(name)?;
     if s.iter().any(|&d| d < 0) {
-        return Err(
-            "indexing over the symbolic batch dimension (fix it with --input-shape)".into(),
-        );
+        return Err(LowerError::AcrossBatch {
+            what: "indexing over",
+        });
     }
     Ok(s)
 }
@@ -27,7 +27,7 @@ fn count(dims: &[i64]) -> Result<usize, LowerError> {
         usize::try_from(d)
             .ok()
             .and_then(|d| p.checked_mul(d))
-            .ok_or_else(|| LowerError::from("too many elements"))
+            .ok_or(LowerError::TooLarge("too many elements"))
     })
 }
 
@@ -318,8 +318,8 @@ pub(crate) fn hardmax(cx: &mut Cx<'_>, node: &Node) -> Lowered {
             .filter(|&a| a <= r0)
             .ok_or_else(|| LowerError::attr("axis", a.to_string()))?;
         let prod = |d: &[i64]| d.iter().try_fold(1i64, |p, &v| p.checked_mul(v));
-        let outer = prod(&s0[..a]).ok_or("too many elements")?;
-        let inner = prod(&s0[a..]).ok_or("too many elements")?;
+        let outer = prod(&s0[..a]).ok_or(LowerError::TooLarge("too many elements"))?;
+        let inner = prod(&s0[a..]).ok_or(LowerError::TooLarge("too many elements"))?;
         (cx.reshape(&x0, &[outer, inner])?, 1usize)
     } else {
         let a = node.int("axis", -1);

@@ -102,9 +102,7 @@ fn layout(cx: &Cx<'_>, node: &Node, i: usize, s: &[i64]) -> Result<Option<Laid>,
         return Ok(None);
     };
     let what = what(i);
-    let c = cx
-        .konst(name)
-        .ok_or_else(|| format!("{what} computed at run time"))?;
+    let c = cx.konst(name).ok_or(LowerError::NotConstant { what })?;
     let vals = c.values();
     let dims = c.dims_i64();
     let r = s.len();
@@ -219,10 +217,11 @@ pub(super) fn dequantize_linear(cx: &mut Cx<'_>, node: &Node) -> Lowered {
     let xn = node.input(0).ok_or("x missing")?;
     let e = cx.elem(xn);
     if !matches!(e, 2..=5) {
-        return Err(LowerError::Other(format!(
-            "{} input (dequantised here: 8- and 16-bit integers)",
-            onnx_format::dtype::onnx_name(e)
-        )));
+        return Err(LowerError::ElemType {
+            elem: e,
+            what: "input",
+            why: "dequantised here: 8- and 16-bit integers",
+        });
     }
     let x = cx.avar(node, 0)?;
     let s = cx.shape(&x)?;

@@ -227,7 +227,9 @@ pub(crate) fn identity(cx: &mut Tx, node: &Node) -> Lowered {
         {
             return Err("training_mode".into());
         } else if node.input(2).is_some() && cx.const_floats(node, 2).is_none() {
-            return Err("training_mode computed at run time".into());
+            return Err(LowerError::NotConstant {
+                what: "training_mode",
+            });
         }
     }
     let x = node.input(0).ok_or("no input")?.to_string();
@@ -242,7 +244,10 @@ pub(crate) fn reshape(cx: &mut Tx, node: &Node) -> Lowered {
     let x = cx.fin(node, 0)?;
     let d = cx.in_shape(node, 0)?;
     if d.iter().any(|&v| v < 0) {
-        return Err("a symbolic dimension (fix it with --input-shape)".into());
+        return Err(LowerError::NeedsInputShape {
+            what: "a symbolic dimension",
+            plural: false,
+        });
     }
     let ud: Vec<usize> = d.iter().map(|&v| v as usize).collect();
     let axes = |cx: &Tx| cx.axes(node, 13);

@@ -397,10 +397,11 @@ pub(crate) fn sign_round(cx: &mut Tx, node: &Node) -> Lowered {
 pub(crate) fn modulo(cx: &mut Tx, node: &Node) -> Lowered {
     let (a, b, e, d) = two(cx, node)?;
     if !is_int(e) {
-        return Err(LowerError::Other(format!(
-            "{} inputs (TenniS's mod takes integers)",
-            name(e)
-        )));
+        return Err(LowerError::ElemType {
+            elem: e,
+            what: "inputs",
+            why: "TenniS's mod takes integers",
+        });
     }
     let o = out(node)?.to_string();
     let unsigned = matches!(e, 2 | 4 | 12 | 13);

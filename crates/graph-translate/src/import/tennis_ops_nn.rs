@@ -193,7 +193,7 @@ fn grouped(
         .iter()
         .try_fold(1i64, |p, &v| p.checked_mul(v))
         .and_then(|n| usize::try_from(n).ok())
-        .ok_or("weights whose size overflows")?;
+        .ok_or(LowerError::TooLarge("weights whose size overflows"))?;
     if let Some(w) = &wconst
         && w.len() != per * group as usize
     {
@@ -428,7 +428,10 @@ pub(crate) fn matmul(cx: &mut Tx, node: &Node) -> Lowered {
         return Err("a scalar operand".into());
     }
     if ad.iter().chain(&bd).any(|&v| v < 1) {
-        return Err("a symbolic or empty dimension (fix it with --input-shape)".into());
+        return Err(LowerError::NeedsInputShape {
+            what: "a symbolic or empty dimension",
+            plural: false,
+        });
     }
     let o = out(node)?.to_string();
     let mut a = cx.fin(node, 0)?;

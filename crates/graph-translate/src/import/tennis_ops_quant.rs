@@ -168,10 +168,11 @@ pub(crate) fn dequantize_linear(cx: &mut Tx, node: &Node) -> Lowered {
     let x = node.input(0).ok_or("x missing")?;
     let e = cx.elem(x);
     if !matches!(e, 2..=6) {
-        return Err(LowerError::Other(format!(
-            "{} input (8-, 16- and 32-bit integers here)",
-            onnx_format::dtype::onnx_name(e)
-        )));
+        return Err(LowerError::ElemType {
+            elem: e,
+            what: "input",
+            why: "8-, 16- and 32-bit integers here",
+        });
     }
     if node.int("output_dtype", 0) > 1 {
         return Err("output_dtype other than f32".into());

@@ -187,7 +187,10 @@ fn plan(
     }
     for &a in axes {
         if d[a] < 1 {
-            return Err("a symbolic or empty resized axis (fix it with --input-shape)".into());
+            return Err(LowerError::NeedsInputShape {
+                what: "a symbolic or empty resized axis",
+                plural: false,
+            });
         }
     }
     let roi: Vec<f32> = if mode == "tf_crop_and_resize" {

@@ -16,7 +16,7 @@ fn ints_in(
     cx: &Tx,
     node: &Node,
     i: usize,
-    attr: &str,
+    attr: &'static str,
     since: i64,
 ) -> Result<Option<Vec<i64>>, LowerError> {
     if cx.opset < since {
@@ -27,7 +27,7 @@ fn ints_in(
         Some(_) => cx
             .const_ints(node, i)
             .map(Some)
-            .ok_or_else(|| LowerError::Other(format!("{attr} computed at run time"))),
+            .ok_or(LowerError::NotConstant { what: attr }),
     }
 }
 
@@ -113,13 +113,13 @@ pub(crate) fn slice(cx: &mut Tx, node: &Node) -> Lowered {
             None,
         )
     } else {
-        let need = |i: usize, what: &str| -> Result<Option<Vec<i64>>, LowerError> {
+        let need = |i: usize, what: &'static str| -> Result<Option<Vec<i64>>, LowerError> {
             match node.input(i) {
                 None => Ok(None),
                 Some(_) => cx
                     .const_ints(node, i)
                     .map(Some)
-                    .ok_or_else(|| LowerError::Other(format!("{what} computed at run time"))),
+                    .ok_or(LowerError::NotConstant { what }),
             }
         };
         (
@@ -143,7 +143,10 @@ pub(crate) fn slice(cx: &mut Tx, node: &Node) -> Lowered {
         }
         let dim = d[a];
         if dim < 0 {
-            return Err("slicing a symbolic dimension (fix it with --input-shape)".into());
+            return Err(LowerError::NeedsInputShape {
+                what: "slicing a symbolic dimension",
+                plural: false,
+            });
         }
         let dim = small(dim)?;
         let step = steps[k];
@@ -176,7 +179,10 @@ pub(crate) fn split(cx: &mut Tx, node: &Node) -> Lowered {
     let a = axis(node.int("axis", 0), d.len())?;
     let dim = d[a];
     if dim < 0 {
-        return Err("splitting a symbolic dimension (fix it with --input-shape)".into());
+        return Err(LowerError::NeedsInputShape {
+            what: "splitting a symbolic dimension",
+            plural: false,
+        });
     }
     let dim = small(dim)?;
     let outs: Vec<String> = node.outputs.clone();
@@ -404,7 +410,7 @@ pub(crate) fn pad(cx: &mut Tx, node: &Node) -> Lowered {
             od[a] = small(
                 d[a].checked_add(b)
                     .and_then(|v| v.checked_add(e))
-                    .ok_or("pads too large")?,
+                    .ok_or(LowerError::TooLarge("pads too large"))?,
             )?;
         }
         full[2 * a] = small(b)?;
@@ -516,14 +522,14 @@ fn pad_gather(cx: &mut Tx, node: &Node, mode: &str) -> Lowered {
         let len = d[a]
             .checked_add(b)
             .and_then(|v| v.checked_add(e))
-            .ok_or("pads too large")?;
+            .ok_or(LowerError::TooLarge("pads too large"))?;
         if len > MAX_GATHER_PAD {
             return Err(LowerError::Other(format!(
                 "an axis of {len} elements after padding in mode {mode} (the gather's \
                  index table is limited to {MAX_GATHER_PAD})"
             )));
         }
-        let idx = pad_source(mode, d[a], b, e).ok_or("pads too large")?;
+        let idx = pad_source(mode, d[a], b, e).ok_or(LowerError::TooLarge("pads too large"))?;
         cd[a] = len;
         let ids = cx.const_i32(&o, &[idx.len()], &idx)?;
         let params = vec![kv("axis", super::tennis_cx::p_int(a as i64))];
@@ -546,7 +552,10 @@ pub(crate) fn expand(cx: &mut Tx, node: &Node) -> Lowered {
         .const_ints(node, 1)
         .ok_or(LowerError::NotConstant { what: "a shape" })?;
     if d.iter().any(|&v| v < 0) {
-        return Err("a symbolic dimension (fix it with --input-shape)".into());
+        return Err(LowerError::NeedsInputShape {
+            what: "a symbolic dimension",
+            plural: false,
+        });
     }
     if s.iter().any(|&v| v < 1) {
         return Err(LowerError::Other(format!(
