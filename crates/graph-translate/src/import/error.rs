@@ -156,6 +156,16 @@ pub enum LowerError {
 }
 
 impl LowerError {
+    /// [`LowerError::NeedsInputShape`] of one thing: `what (fix it with
+    /// --input-shape)`.
+    #[cfg_attr(not(any(feature = "nnabla", feature = "tennis")), allow(dead_code))]
+    pub(crate) fn needs_shape(what: &'static str) -> Self {
+        LowerError::NeedsInputShape {
+            what,
+            plural: false,
+        }
+    }
+
     /// [`LowerError::UnsupportedAttr`]: `attr=value`, the value formatted
     /// as the refusal shows it.
     #[cfg_attr(not(feature = "nnabla"), allow(dead_code))]

@@ -203,10 +203,9 @@ pub(crate) fn arg(cx: &mut Cx<'_>, node: &Node) -> Lowered {
     }
     let d = s[ax as usize];
     if d <= 0 {
-        return Err(LowerError::NeedsInputShape {
-            what: "an arg-extreme along the symbolic batch or an empty dimension",
-            plural: false,
-        });
+        return Err(LowerError::needs_shape(
+            "an arg-extreme along the symbolic batch or an empty dimension",
+        ));
     }
     let keep = node.int("keepdims", 1) != 0;
     let mut dims = s.clone();

@@ -247,10 +247,7 @@ pub(crate) fn norm(cx: &mut Tx, node: &Node) -> Lowered {
     let x = cx.fin(node, 0)?;
     let d = cx.in_shape(node, 0)?;
     if d.iter().any(|&v| v < 1) {
-        return Err(LowerError::NeedsInputShape {
-            what: "a symbolic or empty dimension",
-            plural: false,
-        });
+        return Err(LowerError::needs_shape("a symbolic or empty dimension"));
     }
     if node.int("stash_type", 1) != 1 {
         return Err("stash_type other than 1 (f32)".into());

@@ -244,10 +244,7 @@ pub(crate) fn reshape(cx: &mut Tx, node: &Node) -> Lowered {
     let x = cx.fin(node, 0)?;
     let d = cx.in_shape(node, 0)?;
     if d.iter().any(|&v| v < 0) {
-        return Err(LowerError::NeedsInputShape {
-            what: "a symbolic dimension",
-            plural: false,
-        });
+        return Err(LowerError::needs_shape("a symbolic dimension"));
     }
     let ud: Vec<usize> = d.iter().map(|&v| v as usize).collect();
     let axes = |cx: &Tx| cx.axes(node, 13);

@@ -118,10 +118,7 @@ pub(crate) fn topk(cx: &mut Tx, node: &Node) -> Lowered {
     }
     let d = cx.in_shape(node, 0)?;
     if d.is_empty() || d.iter().any(|&v| v < 1) {
-        return Err(LowerError::NeedsInputShape {
-            what: "a scalar, empty or symbolic input",
-            plural: false,
-        });
+        return Err(LowerError::needs_shape("a scalar, empty or symbolic input"));
     }
     let a = axis(node.int("axis", -1), d.len())?;
     let k = if cx.opset >= 10 {

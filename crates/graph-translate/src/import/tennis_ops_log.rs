@@ -136,10 +136,7 @@ pub(crate) fn along_axis(
         return Ok(());
     }
     if d.iter().any(|&v| v < 0) {
-        return Err(LowerError::NeedsInputShape {
-            what: "a symbolic dimension",
-            plural: false,
-        });
+        return Err(LowerError::needs_shape("a symbolic dimension"));
     }
     let rows = d[..a]
         .iter()
@@ -247,10 +244,7 @@ pub(crate) fn reduce_log(cx: &mut Tx, node: &Node) -> Lowered {
         return Err("reducing an empty axis".into());
     }
     if !keep && d.iter().any(|&v| v < 0) {
-        return Err(LowerError::NeedsInputShape {
-            what: "a symbolic dimension",
-            plural: false,
-        });
+        return Err(LowerError::needs_shape("a symbolic dimension"));
     }
     let mut kd = d.clone();
     let r = if node.op == "ReduceLogSumExp" {

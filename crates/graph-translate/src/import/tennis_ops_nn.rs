@@ -428,10 +428,7 @@ pub(crate) fn matmul(cx: &mut Tx, node: &Node) -> Lowered {
         return Err("a scalar operand".into());
     }
     if ad.iter().chain(&bd).any(|&v| v < 1) {
-        return Err(LowerError::NeedsInputShape {
-            what: "a symbolic or empty dimension",
-            plural: false,
-        });
+        return Err(LowerError::needs_shape("a symbolic or empty dimension"));
     }
     let o = out(node)?.to_string();
     let mut a = cx.fin(node, 0)?;

@@ -40,10 +40,7 @@ pub(crate) fn reduce(cx: &mut Tx, node: &Node) -> Lowered {
         return Err("reducing an empty axis".into());
     }
     if ax.iter().any(|&a| d[a] < 0) && !keep {
-        return Err(LowerError::NeedsInputShape {
-            what: "a symbolic dimension",
-            plural: false,
-        });
+        return Err(LowerError::needs_shape("a symbolic dimension"));
     }
     let mut kd = d.clone();
     let mut cur = x;
@@ -146,10 +143,7 @@ pub(crate) fn argmax(cx: &mut Tx, node: &Node) -> Lowered {
         end[a] = -(d[a] + 1);
         stride[a] = -1;
         if d.iter().any(|&v| v < 0) {
-            return Err(LowerError::NeedsInputShape {
-                what: "a symbolic dimension",
-                plural: false,
-            });
+            return Err(LowerError::needs_shape("a symbolic dimension"));
         }
         let params = vec![
             kv("begin", p_ints(&begin)),
@@ -173,10 +167,7 @@ pub(crate) fn argmax(cx: &mut Tx, node: &Node) -> Lowered {
     nd.remove(a);
     let params = vec![kv("dim", p_int(a as i64))];
     if keep && d.iter().filter(|&&v| v < 0).count() > 1 {
-        return Err(LowerError::NeedsInputShape {
-            what: "a symbolic dimension",
-            plural: false,
-        });
+        return Err(LowerError::needs_shape("a symbolic dimension"));
     }
     if !keep && !last {
         cx.emit("argmax", &o, &[y], params, &nd)?;

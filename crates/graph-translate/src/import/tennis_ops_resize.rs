@@ -187,10 +187,7 @@ fn plan(
     }
     for &a in axes {
         if d[a] < 1 {
-            return Err(LowerError::NeedsInputShape {
-                what: "a symbolic or empty resized axis",
-                plural: false,
-            });
+            return Err(LowerError::needs_shape("a symbolic or empty resized axis"));
         }
     }
     let roi: Vec<f32> = if mode == "tf_crop_and_resize" {

@@ -143,10 +143,7 @@ pub(crate) fn slice(cx: &mut Tx, node: &Node) -> Lowered {
         }
         let dim = d[a];
         if dim < 0 {
-            return Err(LowerError::NeedsInputShape {
-                what: "slicing a symbolic dimension",
-                plural: false,
-            });
+            return Err(LowerError::needs_shape("slicing a symbolic dimension"));
         }
         let dim = small(dim)?;
         let step = steps[k];
@@ -179,10 +176,7 @@ pub(crate) fn split(cx: &mut Tx, node: &Node) -> Lowered {
     let a = axis(node.int("axis", 0), d.len())?;
     let dim = d[a];
     if dim < 0 {
-        return Err(LowerError::NeedsInputShape {
-            what: "splitting a symbolic dimension",
-            plural: false,
-        });
+        return Err(LowerError::needs_shape("splitting a symbolic dimension"));
     }
     let dim = small(dim)?;
     let outs: Vec<String> = node.outputs.clone();
@@ -552,10 +546,7 @@ pub(crate) fn expand(cx: &mut Tx, node: &Node) -> Lowered {
         .const_ints(node, 1)
         .ok_or(LowerError::NotConstant { what: "a shape" })?;
     if d.iter().any(|&v| v < 0) {
-        return Err(LowerError::NeedsInputShape {
-            what: "a symbolic dimension",
-            plural: false,
-        });
+        return Err(LowerError::needs_shape("a symbolic dimension"));
     }
     if s.iter().any(|&v| v < 1) {
         return Err(LowerError::Other(format!(

@@ -22,10 +22,7 @@ pub(crate) fn slice_dyn(cx: &mut Tx, node: &Node) -> Lowered {
     let e = node.input(0).map_or(elem::FLOAT, |n| cx.elem(n));
     let d = cx.in_shape(node, 0)?;
     if d.iter().any(|&v| v < 0) {
-        return Err(LowerError::NeedsInputShape {
-            what: "a symbolic dimension",
-            plural: false,
-        });
+        return Err(LowerError::needs_shape("a symbolic dimension"));
     }
     let o = super::tennis_cx::out(node)?.to_string();
     let r = d.len() as i64;
