@@ -201,7 +201,7 @@ pub(crate) fn variadic(cx: &mut Cx<'_>, node: &Node) -> Lowered {
     };
     let n = node.inputs.iter().filter(|i| !i.is_empty()).count();
     if n == 0 {
-        return Err("no inputs".into());
+        return Err(LowerError::absent("inputs"));
     }
     let out = node.outputs[0].clone();
     let mut acc = cx.fvar(node, 0)?;

@@ -191,7 +191,7 @@ pub(super) fn quantize_linear(cx: &mut Cx<'_>, node: &Node) -> Lowered {
     if node.int("precision", 0) != 0 {
         return Err("precision (NNabla divides in f32)".into());
     }
-    let scale_name = node.input(1).ok_or("y_scale missing")?;
+    let scale_name = node.input(1).ok_or(LowerError::missing("y_scale"))?;
     if cx.elem(scale_name) != elem::FLOAT {
         return Err("a scale that is not f32".into());
     }
@@ -214,7 +214,7 @@ pub(super) fn quantize_linear(cx: &mut Cx<'_>, node: &Node) -> Lowered {
 /// `DequantizeLinear`: NNabla's `DequantizeLinear`, `(x - zero_point) *
 /// scale` on integers f32 holds exactly.
 pub(super) fn dequantize_linear(cx: &mut Cx<'_>, node: &Node) -> Lowered {
-    let xn = node.input(0).ok_or("x missing")?;
+    let xn = node.input(0).ok_or(LowerError::missing("x"))?;
     let e = cx.elem(xn);
     if !matches!(e, 2..=5) {
         return Err(LowerError::ElemType {
@@ -225,7 +225,7 @@ pub(super) fn dequantize_linear(cx: &mut Cx<'_>, node: &Node) -> Lowered {
     }
     let x = cx.avar(node, 0)?;
     let s = cx.shape(&x)?;
-    let scale_name = node.input(1).ok_or("x_scale missing")?;
+    let scale_name = node.input(1).ok_or(LowerError::missing("x_scale"))?;
     if cx.elem(scale_name) != elem::FLOAT {
         return Err("a scale that is not f32".into());
     }

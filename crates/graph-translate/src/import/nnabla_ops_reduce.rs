@@ -630,7 +630,9 @@ pub(crate) fn lp_pool(cx: &mut Cx<'_>, node: &Node) -> Lowered {
     if p < 1 {
         return Err(LowerError::attr("p", format!("{p}")));
     }
-    let k = node.ints("kernel_shape").ok_or("kernel_shape missing")?;
+    let k = node.ints("kernel_shape").ok_or(LowerError::Missing {
+        what: "kernel_shape",
+    })?;
     let window = super::dims::dims_product(&k)?;
     let x = cx.fvar(node, 0)?;
     let s = cx.shape(&x)?;

@@ -169,7 +169,7 @@ pub(crate) fn concat(cx: &mut Cx<'_>, node: &Node) -> Lowered {
         }
     }
     let Some(first) = ins.first() else {
-        return Err("no inputs".into());
+        return Err(LowerError::absent("inputs"));
     };
     let s0 = cx.shape(first)?;
     let ax = norm_axis(node.int("axis", 0), s0.len())?;
@@ -377,7 +377,7 @@ pub(crate) fn tile(cx: &mut Cx<'_>, node: &Node) -> Lowered {
 /// `Gather` with constant indices (negative ones resolved): a scalar index
 /// is a `Slice` and a `Reshape`, others NNabla's `Gather`.
 pub(crate) fn gather(cx: &mut Cx<'_>, node: &Node) -> Lowered {
-    let idx_name = node.input(1).ok_or("indices missing")?;
+    let idx_name = node.input(1).ok_or(LowerError::missing("indices"))?;
     let Some(idx_c) = cx.konst(idx_name).cloned() else {
         return super::nnabla_ops_index::gather_runtime(cx, node);
     };

@@ -281,7 +281,7 @@ pub(crate) fn norm(cx: &mut Tx, node: &Node) -> Lowered {
         return Ok(());
     }
     if let Some(mo) = node.outputs.get(1).filter(|s| !s.is_empty()) {
-        let m = mean.ok_or("no mean")?;
+        let m = mean.ok_or(LowerError::absent("mean"))?;
         cx.emit("_copy", mo, &[m], vec![], &kd)?;
     }
     if let Some(io) = node.outputs.get(2).filter(|s| !s.is_empty()) {

@@ -526,7 +526,7 @@ pub(crate) fn scatter_nd(cx: &mut Tx, node: &Node) -> Lowered {
             });
         }
         let r = cx.fresh(&o);
-        let l = acc.ok_or("no index")?;
+        let l = acc.ok_or(LowerError::absent("index"))?;
         cx.reshape(&r, l, &[n])?
     };
     let mut xd = vec![xx];

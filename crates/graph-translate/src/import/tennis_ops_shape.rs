@@ -107,8 +107,8 @@ pub(crate) fn slice(cx: &mut Tx, node: &Node) -> Lowered {
     let o = out(node)?.to_string();
     let (starts, ends, axes, steps) = if cx.opset < 10 {
         (
-            node.ints("starts").ok_or("no starts")?,
-            node.ints("ends").ok_or("no ends")?,
+            node.ints("starts").ok_or(LowerError::absent("starts"))?,
+            node.ints("ends").ok_or(LowerError::absent("ends"))?,
             node.ints("axes"),
             None,
         )
@@ -123,8 +123,8 @@ pub(crate) fn slice(cx: &mut Tx, node: &Node) -> Lowered {
             }
         };
         (
-            need(1, "starts")?.ok_or("no starts")?,
-            need(2, "ends")?.ok_or("no ends")?,
+            need(1, "starts")?.ok_or(LowerError::absent("starts"))?,
+            need(2, "ends")?.ok_or(LowerError::absent("ends"))?,
             need(3, "axes")?,
             need(4, "steps")?,
         )
@@ -182,7 +182,7 @@ pub(crate) fn split(cx: &mut Tx, node: &Node) -> Lowered {
     let outs: Vec<String> = node.outputs.clone();
     let k = outs.len() as i64;
     if k == 0 {
-        return Err("no outputs".into());
+        return Err(LowerError::absent("outputs"));
     }
     let sizes = match ints_in(cx, node, 1, "split", 13)? {
         Some(s) => s,
@@ -244,7 +244,7 @@ pub(crate) fn gather(cx: &mut Tx, node: &Node) -> Lowered {
     if dim < 0 {
         return Err("gathering along a symbolic dimension".into());
     }
-    let name = node.input(1).ok_or("no indices")?;
+    let name = node.input(1).ok_or(LowerError::absent("indices"))?;
     let Some(c) = cx.konst(name).cloned() else {
         return super::tennis_ops_index::gather_dyn(cx, node, x, &d, a);
     };
@@ -359,7 +359,7 @@ pub(crate) fn pad(cx: &mut Tx, node: &Node) -> Lowered {
     let (pads, value, axes) = if cx.opset < 11 {
         let p = node.ints("pads").or_else(|| node.ints("paddings"));
         (
-            p.ok_or("no pads")?,
+            p.ok_or(LowerError::absent("pads"))?,
             f64::from(node.float("value", 0.0)),
             None,
         )
@@ -473,14 +473,14 @@ const MAX_GATHER_PAD: i64 = 1 << 24;
 fn pad_gather(cx: &mut Tx, node: &Node, mode: &str) -> Lowered {
     let o = out(node)?.to_string();
     if !matches!(mode, "reflect" | "edge" | "wrap") {
-        return Err(LowerError::Other(format!("mode {mode}")));
+        return Err(LowerError::value("mode", mode));
     }
     let (x, ex) = cx.tin(node, 0)?;
     let d = &cx.in_shape(node, 0)?;
     let r = d.len();
     let (pads, axes) = if cx.opset < 11 {
         let p = node.ints("pads").or_else(|| node.ints("paddings"));
-        (p.ok_or("no pads")?, None)
+        (p.ok_or(LowerError::absent("pads"))?, None)
     } else {
         let p = cx.const_ints(node, 1).ok_or(LowerError::NotConstant {
             what: "pads (in a mode other than constant)",
@@ -621,12 +621,12 @@ fn resize2d(cx: &mut Tx, node: &Node) -> Lowered {
         }
         let kp = node.string("keep_aspect_ratio_policy", "stretch");
         if kp != "stretch" {
-            return Err(LowerError::Other(format!("keep_aspect_ratio_policy {kp}")));
+            return Err(LowerError::value("keep_aspect_ratio_policy", kp));
         }
     }
     let scales: Vec<f64> = if node.op == "Upsample" && cx.opset < 9 {
         node.floats("scales")
-            .ok_or("no scales")?
+            .ok_or(LowerError::absent("scales"))?
             .iter()
             .map(|&v| f64::from(v))
             .collect()
@@ -644,7 +644,7 @@ fn resize2d(cx: &mut Tx, node: &Node) -> Lowered {
                 .const_ints(node, zi)
                 .ok_or(LowerError::NotConstant { what: "sizes" })?;
             if s.len() != 4 {
-                return Err(LowerError::Other(format!("sizes {s:?}")));
+                return Err(LowerError::value("sizes", format!("{s:?}")));
             }
             s.iter()
                 .zip(&d)
