@@ -11,7 +11,11 @@
 //!
 //! What the target cannot express is refused before anything is written:
 //! [`ImportError::Unsupported`] names every such operator (and attribute
-//! value) with its count.
+//! value) with its count. Each reason in it is the text of a typed cause:
+//! [`LowerError`] (a lowering), [`RewriteError`] (a node of opset 1 to 6
+//! whose meaning the rewrite to opset 7 cannot keep) or
+//! [`ControlFlowError`] (an `If` not inlined, a `Loop` or `Scan` not
+//! unrolled).
 //!
 //! ```
 //! # #[cfg(feature = "nnabla")] {
