@@ -18,7 +18,7 @@ pub(crate) const MAX_ELEMENTS: i64 = 1 << 48;
 
 /// The refusal of a shape past [`MAX_ELEMENTS`].
 pub(crate) fn too_large() -> LowerError {
-    LowerError::Other("a shape of more than 2^48 elements".into())
+    LowerError::TooLarge("a shape of more than 2^48 elements")
 }
 
 /// Refuses `dims` with a dimension past 2^48 or a product of its

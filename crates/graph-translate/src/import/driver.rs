@@ -7,6 +7,7 @@
 
 use std::collections::{HashMap, HashSet};
 
+use super::error::ControlFlowError;
 use super::onnx_graph::{self, Const, Node, OnnxGraph, elem};
 use super::{LowerError, Refusals, dims, fold, inline_if, legacy, unroll};
 
@@ -234,15 +235,13 @@ fn lower_if<T: Target>(
         }
         let (ts, es) = (cx.values().shape(t).ok(), cx.values().shape(e).ok());
         if ts.is_none() || ts != es {
-            refusals.add(format!(
-                "If (its condition is computed at run time, and its branches give {} \
-                 different shapes ({} and {}), so it is not computed as both branches and a \
-                 select; {})",
-                n.outputs[0],
-                fmt_shape(ts.as_deref()),
-                fmt_shape(es.as_deref()),
-                inline_if::refusal(g, node)
-            ));
+            let why = ControlFlowError::BranchShapes {
+                output: n.outputs[0].clone(),
+                then_shape: ts,
+                else_shape: es,
+                inputs: inline_if::condition_inputs(g, node),
+            };
+            refusals.add(format!("If ({why})"));
             poisoned.extend(n.outputs.iter().cloned());
             continue;
         }
@@ -296,10 +295,11 @@ fn lower_loop<T: Target>(
     refusals: &mut Refusals,
     poisoned: &mut HashSet<String>,
 ) {
-    let refuse = |why: String, refusals: &mut Refusals, poisoned: &mut HashSet<String>| {
-        refusals.add(format!("Loop ({}{why})", named(node)));
-        poisoned.extend(node.outputs.iter().cloned());
-    };
+    let refuse =
+        |why: ControlFlowError, refusals: &mut Refusals, poisoned: &mut HashSet<String>| {
+            refusals.add(format!("Loop ({}{why})", named(node)));
+            poisoned.extend(node.outputs.iter().cloned());
+        };
     let mut u = match unroll::LoopUnroll::new(cx.values(), node) {
         Ok(u) => u,
         Err(why) => return refuse(why, refusals, poisoned),
@@ -322,13 +322,7 @@ fn lower_loop<T: Target>(
             Some([v]) if *v != 0.0 => {}
             Some([_]) => break,
             _ => {
-                return refuse(
-                    "its body computes its condition at run time (a loop that may stop \
-                     early on what it computes)"
-                        .into(),
-                    refusals,
-                    poisoned,
-                );
+                return refuse(ControlFlowError::BodyConditionAtRunTime, refusals, poisoned);
             }
         }
     }
@@ -357,10 +351,6 @@ fn lower_checked<T: Target>(
         }
         None => lower_original(cx, g, n, refusals, poisoned),
     }
-}
-
-fn fmt_shape(s: Option<&[i64]>) -> String {
-    s.map_or_else(|| "unknown".into(), |s| format!("{s:?}"))
 }
 
 /// Rewrites node `orig` of `g` to its opset-7 meaning and folds or lowers

@@ -166,11 +166,7 @@ pub fn fold_with(
     if node.op == "Constant" {
         return Some(
             constant_node(node)
-                .and_then(|c| {
-                    c.map(|c| vec![c])
-                        .ok_or_else(|| "Constant without a value".to_string())
-                })
-                .map_err(LowerError::Other),
+                .and_then(|c| c.map(|c| vec![c]).ok_or(LowerError::ConstantWithoutValue)),
         );
     }
     if node.op == "Shape" || node.op == "Size" {

@@ -14,6 +14,7 @@ use std::collections::{HashMap, HashSet};
 use tensor_core::Limits;
 
 use super::driver::Values;
+use super::error::ControlFlowError as E;
 use onnx_format::proto::GraphProto;
 
 use super::fold;
@@ -25,10 +26,10 @@ use super::onnx_graph::{Const, Node, OnnxGraph};
 /// recorded in `values` as constants), an `Identity` for each output the
 /// branch does not compute itself (an outer value, an initializer, or one
 /// value given as two outputs).
-pub(crate) fn inline(values: &mut Values, node: &Node, cond: &Const) -> Result<Vec<Node>, String> {
+pub(crate) fn inline(values: &mut Values, node: &Node, cond: &Const) -> Result<Vec<Node>, E> {
     let taken = match cond.values().as_slice() {
         [c] => *c != 0.0,
-        v => return Err(format!("its condition has {} elements, not 1", v.len())),
+        v => return Err(E::ConditionSize(v.len())),
     };
     let key = if taken { "then_branch" } else { "else_branch" };
     branch(values, node, key, &node.name, &node.outputs)
@@ -42,8 +43,8 @@ pub(crate) type Inlined = (Vec<Node>, Vec<(String, String)>);
 /// run time: both branches, each output `Where(cond, then, else)`; and
 /// the pairs of branch outputs whose shapes must agree, for the caller to
 /// check once they are lowered.
-pub(crate) fn select(values: &mut Values, node: &Node) -> Result<Inlined, String> {
-    let cond = node.input(0).ok_or("it has no condition")?.to_string();
+pub(crate) fn select(values: &mut Values, node: &Node) -> Result<Inlined, E> {
+    let cond = node.input(0).ok_or(E::NoCondition)?.to_string();
     let mut nodes = Vec::new();
     let mut outs: Vec<Vec<String>> = Vec::new();
     for (key, tag) in [("then_branch", "then"), ("else_branch", "else")] {
@@ -88,14 +89,14 @@ pub(crate) fn select(values: &mut Values, node: &Node) -> Result<Inlined, String
 fn branch(
     values: &mut Values,
     node: &Node,
-    key: &str,
+    key: &'static str,
     prefix: &str,
     outputs: &[String],
-) -> Result<Vec<Node>, String> {
+) -> Result<Vec<Node>, E> {
     let branch = node
         .attr(key)
         .and_then(|a| a.g.as_ref())
-        .ok_or_else(|| format!("no {key}"))?;
+        .ok_or(E::NoBranch { key })?;
     inline_graph(values, branch, key, prefix, &[], outputs)
 }
 
@@ -107,20 +108,20 @@ fn branch(
 pub(crate) fn inline_graph(
     values: &mut Values,
     branch: &GraphProto,
-    key: &str,
+    key: &'static str,
     prefix: &str,
     inputs: &[(String, String)],
     outputs: &[String],
-) -> Result<Vec<Node>, String> {
+) -> Result<Vec<Node>, E> {
     if branch.output.len() != outputs.len() {
-        return Err(format!(
-            "its {key} has {} outputs, the node {}",
-            branch.output.len(),
-            outputs.len()
-        ));
+        return Err(E::SubgraphOutputs {
+            key,
+            has: branch.output.len(),
+            node: outputs.len(),
+        });
     }
     if !branch.sparse_initializer.is_empty() {
-        return Err(format!("its {key} has sparse initializers"));
+        return Err(E::SparseInitializers { key });
     }
     let out_name = |i: usize| branch.output[i].name.clone().unwrap_or_default();
     let computed: HashSet<&str> = branch
@@ -157,8 +158,12 @@ pub(crate) fn inline_graph(
     }
     let rename = |s: &String| map.get(s).cloned().unwrap_or_else(|| s.clone());
     for t in &branch.initializer {
-        let tensor = onnx_format::tensor_from_proto(t, None, &Limits::default())
-            .map_err(|e| format!("{key} initializer: {e}"))?;
+        let tensor = onnx_format::tensor_from_proto(t, None, &Limits::default()).map_err(|e| {
+            E::Initializer {
+                key,
+                error: e.to_string(),
+            }
+        })?;
         let elem = t.data_type.unwrap_or(super::onnx_graph::elem::FLOAT);
         values.set_const(
             &rename(&t.name.clone().unwrap_or_default()),
@@ -187,10 +192,10 @@ pub(crate) fn inline_graph(
     Ok(nodes)
 }
 
-/// Why an `If` whose condition is not constant is refused, naming the
-/// graph inputs its condition is computed from through foldable nodes
-/// (those `--input-value` would make constant).
-pub(crate) fn refusal(g: &OnnxGraph, node: &Node) -> String {
+/// The graph inputs the condition of the `If` `node` is computed from
+/// through foldable nodes (those `--input-value` would make constant),
+/// sorted.
+pub(crate) fn condition_inputs(g: &OnnxGraph, node: &Node) -> Vec<String> {
     let producer: HashMap<&str, &Node> = g
         .nodes
         .iter()
@@ -215,19 +220,5 @@ pub(crate) fn refusal(g: &OnnxGraph, node: &Node) -> String {
         }
     }
     found.sort_unstable();
-    if found.is_empty() {
-        return "its condition is computed at run time; fixing the input it depends on with \
-                --input-value NAME=... would make it importable"
-            .into();
-    }
-    let fix: Vec<String> = found
-        .iter()
-        .map(|n| format!("--input-value {n}=..."))
-        .collect();
-    format!(
-        "its condition is computed at run time from input(s) {}; {} \
-         (ConvertOptions::input_values) would make it importable",
-        found.join(", "),
-        fix.join(" ")
-    )
+    found.into_iter().map(String::from).collect()
 }

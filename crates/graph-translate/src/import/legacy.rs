@@ -17,6 +17,7 @@ use std::borrow::Cow;
 use onnx_format::builder::attr;
 use onnx_format::proto::attribute_proto::AttributeType;
 
+use super::error::RewriteError;
 use super::onnx_graph::{Const, Node, OnnxGraph};
 
 /// What a rewrite may ask of the target: the static shape (`-1` for the
@@ -28,7 +29,7 @@ pub(crate) struct Known<'a> {
     pub konst: &'a dyn Fn(&str) -> Option<Const>,
 }
 
-type Rewrite = fn(&mut Node, i64, &Known<'_>, &mut Vec<Node>) -> Result<(), String>;
+type Rewrite = fn(&mut Node, i64, &Known<'_>, &mut Vec<Node>) -> Result<(), RewriteError>;
 
 /// One operator of the old opsets: its name, the opsets its versions up
 /// to 7 were introduced at, and the rewrite of a version older than the
@@ -152,15 +153,16 @@ pub(crate) const RULES: &[Rule] = &[
 
 /// The rule of default-domain operator `op`, or why it is not an operator
 /// of `opset` (below 7).
-pub(crate) fn exists_at(op: &str, opset: i64) -> Result<&'static Rule, String> {
-    let rule = RULES.iter().find(|r| r.op == op).ok_or_else(|| {
-        format!("not an operator of ONNX opset {opset}; it appeared in a later opset")
-    })?;
+pub(crate) fn exists_at(op: &str, opset: i64) -> Result<&'static Rule, RewriteError> {
+    let rule = RULES
+        .iter()
+        .find(|r| r.op == op)
+        .ok_or(RewriteError::NotYetAnOperator { opset, since: None })?;
     if rule.versions[0] > opset {
-        return Err(format!(
-            "not an operator of ONNX opset {opset}; it appeared in opset {}",
-            rule.versions[0]
-        ));
+        return Err(RewriteError::NotYetAnOperator {
+            opset,
+            since: Some(rule.versions[0]),
+        });
     }
     Ok(rule)
 }
@@ -175,7 +177,7 @@ pub(crate) fn rewrite<'n>(
     poisoned: &std::collections::HashSet<String>,
     shape: &dyn Fn(&str) -> Option<Vec<i64>>,
     konst: &dyn Fn(&str) -> Option<Const>,
-) -> Result<Cow<'n, [Node]>, String> {
+) -> Result<Cow<'n, [Node]>, RewriteError> {
     let Some(opset) = g.legacy_opset else {
         return Ok(Cow::Borrowed(std::slice::from_ref(orig)));
     };
@@ -193,7 +195,7 @@ pub(crate) fn normalise<'n>(
     node: &'n Node,
     opset: i64,
     known: &Known<'_>,
-) -> Result<Cow<'n, [Node]>, String> {
+) -> Result<Cow<'n, [Node]>, RewriteError> {
     if !node.domain.is_empty() && node.domain != "ai.onnx" {
         return Ok(Cow::Borrowed(std::slice::from_ref(node)));
     }
@@ -252,24 +254,28 @@ fn limited_broadcast(
     opset: i64,
     k: &Known<'_>,
     out: &mut Vec<Node>,
-) -> Result<(), String> {
+) -> Result<(), RewriteError> {
     let bc = n.int("broadcast", 0);
     let axis = n.attr("axis").and_then(|a| a.i);
     drop_attr(n, "broadcast");
     drop_attr(n, "axis");
     let (Some(a), Some(b)) = (n.input(0), n.input(1)) else {
-        return Err("needs two inputs".into());
+        return Err(RewriteError::Needs("two inputs"));
     };
-    let sa = (k.shape)(a).ok_or("the shape of its first input is not known")?;
-    let sb = (k.shape)(b).ok_or("the shape of its second input is not known")?;
+    let sa = (k.shape)(a).ok_or(RewriteError::UnknownShape("first input"))?;
+    let sb = (k.shape)(b).ok_or(RewriteError::UnknownShape("second input"))?;
     match bc {
         0 => {
             if sa.len() != sb.len() || sa.iter().zip(&sb).any(|(&x, &y)| !may_equal(x, y)) {
-                return Err(format!(
-                    "broadcast 0 at opset {opset} with inputs of shapes {} and {} \
-                     (without broadcast the shapes must be equal)",
-                    int_list(&sa),
-                    int_list(&sb)
+                return Err(RewriteError::shapes(
+                    "broadcast 0",
+                    opset,
+                    format!(
+                        " with inputs of shapes {} and {} (without broadcast the shapes \
+                         must be equal)",
+                        int_list(&sa),
+                        int_list(&sb)
+                    ),
                 ));
             }
             Ok(())
@@ -282,12 +288,17 @@ fn limited_broadcast(
                     .filter(|&x| x.checked_add(sb.len()).is_some_and(|e| e <= sa.len())),
             };
             let Some(start) = start else {
-                return Err(format!(
-                    "broadcast 1, axis {} at opset {opset}: a second input of shape {} does \
-                     not fit in the first's {}",
-                    axis.map_or("unset".to_string(), |x| x.to_string()),
-                    int_list(&sb),
-                    int_list(&sa)
+                return Err(RewriteError::shapes(
+                    format!(
+                        "broadcast 1, axis {}",
+                        axis.map_or("unset".to_string(), |x| x.to_string())
+                    ),
+                    opset,
+                    format!(
+                        ": a second input of shape {} does not fit in the first's {}",
+                        int_list(&sb),
+                        int_list(&sa)
+                    ),
                 ));
             };
             // each dimension of B equals A's there, or is 1 (a single
@@ -297,10 +308,14 @@ fn limited_broadcast(
                 .zip(&sa[start..])
                 .any(|(&y, &x)| y != 1 && !may_equal(x, y))
             {
-                return Err(format!(
-                    "broadcast 1 at opset {opset}: shape {} is not part of {} at axis {start}",
-                    int_list(&sb),
-                    int_list(&sa)
+                return Err(RewriteError::shapes(
+                    "broadcast 1",
+                    opset,
+                    format!(
+                        ": shape {} is not part of {} at axis {start}",
+                        int_list(&sb),
+                        int_list(&sa)
+                    ),
                 ));
             }
             let trailing = sa.len() - start - sb.len();
@@ -312,7 +327,7 @@ fn limited_broadcast(
             }
             Ok(())
         }
-        v => Err(format!("broadcast {v} at opset {opset}")),
+        v => Err(RewriteError::attr(format!("broadcast {v}"), opset, "")),
     }
 }
 
@@ -340,19 +355,21 @@ fn constant_ints(n: &Node, y: &str, v: &[i64]) -> Node {
 
 /// `Gemm` before opset 7: `C` broadcasts only with `broadcast` 1 (as
 /// opset 7 always does); without it `C` must be `M×N` already.
-fn gemm(n: &mut Node, opset: i64, k: &Known<'_>, _: &mut Vec<Node>) -> Result<(), String> {
+fn gemm(n: &mut Node, opset: i64, k: &Known<'_>, _: &mut Vec<Node>) -> Result<(), RewriteError> {
     let bc = n.int("broadcast", 0);
     drop_attr(n, "broadcast");
     if bc == 1 {
         return Ok(());
     }
     if bc != 0 {
-        return Err(format!("broadcast {bc} at opset {opset}"));
+        return Err(RewriteError::attr(format!("broadcast {bc}"), opset, ""));
     }
     let shape = |i: usize| n.input(i).and_then(|v| (k.shape)(v));
     let (Some(a), Some(b), Some(c)) = (shape(0), shape(1), shape(2)) else {
-        return Err(format!(
-            "broadcast 0 at opset {opset} with shapes that are not known"
+        return Err(RewriteError::shapes(
+            "broadcast 0",
+            opset,
+            " with shapes that are not known",
         ));
     };
     let m = if n.int("transA", 0) != 0 {
@@ -369,9 +386,13 @@ fn gemm(n: &mut Node, opset: i64, k: &Known<'_>, _: &mut Vec<Node>) -> Result<()
         (Some(&m), Some(&nn)) if c.len() == 2 && may_equal(c[0], m) && may_equal(c[1], nn) => {
             Ok(())
         }
-        _ => Err(format!(
-            "broadcast 0 at opset {opset} with C of shape {} (without broadcast C must be M×N)",
-            int_list(&c)
+        _ => Err(RewriteError::shapes(
+            "broadcast 0",
+            opset,
+            format!(
+                " with C of shape {} (without broadcast C must be M×N)",
+                int_list(&c)
+            ),
         )),
     }
 }
@@ -379,17 +400,24 @@ fn gemm(n: &mut Node, opset: i64, k: &Known<'_>, _: &mut Vec<Node>) -> Result<()
 /// `BatchNormalization` before opset 7: `is_test` 1 is opset 7's
 /// inference (one output); `is_test` 0 normalises with the batch's own
 /// statistics (training), refused.
-fn batch_norm(n: &mut Node, opset: i64, _: &Known<'_>, _: &mut Vec<Node>) -> Result<(), String> {
+fn batch_norm(
+    n: &mut Node,
+    opset: i64,
+    _: &Known<'_>,
+    _: &mut Vec<Node>,
+) -> Result<(), RewriteError> {
     let t = n.int("is_test", 0);
     if t == 0 {
-        return Err(format!(
-            "is_test 0 at opset {opset}: training mode, which normalises with the batch's \
-             own statistics"
-        ));
+        return Err(RewriteError::TrainingMode {
+            opset,
+            does: "normalises with the batch's own statistics",
+        });
     }
     if (1..5).any(|i| n.has_output(i)) {
-        return Err(format!(
-            "is_test {t} at opset {opset} with the running statistics as outputs"
+        return Err(RewriteError::attr(
+            format!("is_test {t}"),
+            opset,
+            " with the running statistics as outputs",
         ));
     }
     drop_attr(n, "is_test");
@@ -399,17 +427,19 @@ fn batch_norm(n: &mut Node, opset: i64, _: &Known<'_>, _: &mut Vec<Node>) -> Res
 /// `Dropout` before opset 7: `is_test` 1 copies the input (opset 7's
 /// inference); `is_test` 0 drops at random (training), refused; the mask
 /// is not written in test mode, so a model reading it is refused.
-fn dropout(n: &mut Node, opset: i64, _: &Known<'_>, _: &mut Vec<Node>) -> Result<(), String> {
+fn dropout(n: &mut Node, opset: i64, _: &Known<'_>, _: &mut Vec<Node>) -> Result<(), RewriteError> {
     let t = n.int("is_test", 0);
     if t == 0 {
-        return Err(format!(
-            "is_test 0 at opset {opset}: training mode, which drops elements at random"
-        ));
+        return Err(RewriteError::TrainingMode {
+            opset,
+            does: "drops elements at random",
+        });
     }
     if n.has_output(1) {
-        return Err(format!(
-            "is_test {t} at opset {opset} with the mask as an output (test mode does not \
-             fill it)"
+        return Err(RewriteError::attr(
+            format!("is_test {t}"),
+            opset,
+            " with the mask as an output (test mode does not fill it)",
         ));
     }
     drop_attr(n, "is_test");
@@ -417,9 +447,12 @@ fn dropout(n: &mut Node, opset: i64, _: &Known<'_>, _: &mut Vec<Node>) -> Result
 }
 
 /// `Cast` before opset 6 names the target type as a string.
-fn cast(n: &mut Node, opset: i64, _: &Known<'_>, _: &mut Vec<Node>) -> Result<(), String> {
+fn cast(n: &mut Node, opset: i64, _: &Known<'_>, _: &mut Vec<Node>) -> Result<(), RewriteError> {
     let Some(a) = n.attr("to") else {
-        return Err("no attribute to".into());
+        return Err(RewriteError::MissingAttr {
+            attr: "to",
+            opset: None,
+        });
     };
     if a.r#type == Some(AttributeType::Int as i32) || (a.s.is_none() && a.i.is_some()) {
         return Ok(());
@@ -446,7 +479,9 @@ fn cast(n: &mut Node, opset: i64, _: &Known<'_>, _: &mut Vec<Node>) -> Result<()
         .iter()
         .find(|(t, _)| t.eq_ignore_ascii_case(&name))
         .map(|&(_, c)| c)
-        .ok_or_else(|| format!("to {name:?} at opset {opset}: not an ONNX element type"))?;
+        .ok_or_else(|| {
+            RewriteError::attr(format!("to {name:?}"), opset, ": not an ONNX element type")
+        })?;
     set_attr(n, attr::int("to", code));
     Ok(())
 }
@@ -454,7 +489,7 @@ fn cast(n: &mut Node, opset: i64, _: &Known<'_>, _: &mut Vec<Node>) -> Result<()
 /// `Clip` before opset 6: an absent bound clips nothing, where opset 6
 /// clips at the largest float (which differs for infinite inputs). No
 /// bound at all is an `Identity`; one bound alone is refused.
-fn clip(n: &mut Node, opset: i64, _: &Known<'_>, _: &mut Vec<Node>) -> Result<(), String> {
+fn clip(n: &mut Node, opset: i64, _: &Known<'_>, _: &mut Vec<Node>) -> Result<(), RewriteError> {
     match (n.attr("min").is_some(), n.attr("max").is_some()) {
         (true, true) => Ok(()),
         (false, false) => {
@@ -462,16 +497,17 @@ fn clip(n: &mut Node, opset: i64, _: &Known<'_>, _: &mut Vec<Node>) -> Result<()
             n.attrs.clear();
             Ok(())
         }
-        (lo, _) => Err(format!(
-            "no {} at opset {opset} (it clips nothing on that side, where opset 6 clips \
-             infinities to the largest float)",
-            if lo { "max" } else { "min" }
+        (lo, _) => Err(RewriteError::attr(
+            format!("no {}", if lo { "max" } else { "min" }),
+            opset,
+            " (it clips nothing on that side, where opset 6 clips infinities to the largest \
+             float)",
         )),
     }
 }
 
 /// `Concat` before opset 4: the axis defaults to 1.
-fn concat(n: &mut Node, _: i64, _: &Known<'_>, _: &mut Vec<Node>) -> Result<(), String> {
+fn concat(n: &mut Node, _: i64, _: &Known<'_>, _: &mut Vec<Node>) -> Result<(), RewriteError> {
     if n.attr("axis").is_none() {
         set_attr(n, attr::int("axis", 1));
     }
@@ -483,12 +519,12 @@ fn concat(n: &mut Node, _: i64, _: &Known<'_>, _: &mut Vec<Node>) -> Result<(), 
 /// (the Caffe2 and PyTorch exporters' meaning), which opset 7 writes as a
 /// slope of shape `C×1×…×1`; a slope of the input's shape applies
 /// elementwise.
-fn prelu(n: &mut Node, opset: i64, k: &Known<'_>, out: &mut Vec<Node>) -> Result<(), String> {
+fn prelu(n: &mut Node, opset: i64, k: &Known<'_>, out: &mut Vec<Node>) -> Result<(), RewriteError> {
     let (Some(x), Some(s)) = (n.input(0), n.input(1)) else {
-        return Err("needs two inputs".into());
+        return Err(RewriteError::Needs("two inputs"));
     };
-    let sx = (k.shape)(x).ok_or("the shape of its input is not known")?;
-    let ss = (k.shape)(s).ok_or("the shape of its slope is not known")?;
+    let sx = (k.shape)(x).ok_or(RewriteError::UnknownShape("input"))?;
+    let ss = (k.shape)(s).ok_or(RewriteError::UnknownShape("slope"))?;
     if ss.iter().all(|&d| d == 1) {
         return Ok(());
     }
@@ -505,16 +541,23 @@ fn prelu(n: &mut Node, opset: i64, k: &Known<'_>, out: &mut Vec<Node>) -> Result
         }
         return Ok(());
     }
-    Err(format!(
-        "a slope of shape {} for an input of shape {} at opset {opset}",
-        int_list(&ss),
-        int_list(&sx)
+    Err(RewriteError::shapes(
+        format!(
+            "a slope of shape {} for an input of shape {}",
+            int_list(&ss),
+            int_list(&sx)
+        ),
+        opset,
+        "",
     ))
 }
 
 /// `Pad` before opset 2 names its pads `paddings`.
-fn pad(n: &mut Node, _: i64, _: &Known<'_>, _: &mut Vec<Node>) -> Result<(), String> {
-    let p = n.ints("paddings").ok_or("no attribute paddings")?;
+fn pad(n: &mut Node, _: i64, _: &Known<'_>, _: &mut Vec<Node>) -> Result<(), RewriteError> {
+    let p = n.ints("paddings").ok_or(RewriteError::MissingAttr {
+        attr: "paddings",
+        opset: None,
+    })?;
     drop_attr(n, "paddings");
     set_attr(n, attr::ints("pads", &p));
     Ok(())
@@ -522,10 +565,16 @@ fn pad(n: &mut Node, _: i64, _: &Known<'_>, _: &mut Vec<Node>) -> Result<(), Str
 
 /// `Reshape` before opset 5 takes the shape as an attribute: it becomes a
 /// constant input.
-fn reshape(n: &mut Node, opset: i64, _: &Known<'_>, out: &mut Vec<Node>) -> Result<(), String> {
-    let s = n
-        .ints("shape")
-        .ok_or_else(|| format!("no attribute shape at opset {opset}"))?;
+fn reshape(
+    n: &mut Node,
+    opset: i64,
+    _: &Known<'_>,
+    out: &mut Vec<Node>,
+) -> Result<(), RewriteError> {
+    let s = n.ints("shape").ok_or(RewriteError::MissingAttr {
+        attr: "shape",
+        opset: Some(opset),
+    })?;
     drop_attr(n, "shape");
     let c = fresh(n, "shape");
     out.push(constant_ints(n, &c, &s));
@@ -536,7 +585,7 @@ fn reshape(n: &mut Node, opset: i64, _: &Known<'_>, out: &mut Vec<Node>) -> Resu
 
 /// `Selu` before opset 6: the defaults were 1.6732 and 1.0507 (rounded
 /// constants, not opset 6's float32 ones).
-fn selu(n: &mut Node, _: i64, _: &Known<'_>, _: &mut Vec<Node>) -> Result<(), String> {
+fn selu(n: &mut Node, _: i64, _: &Known<'_>, _: &mut Vec<Node>) -> Result<(), RewriteError> {
     if n.attr("alpha").is_none() {
         set_attr(n, attr::float("alpha", 1.6732));
     }
@@ -548,16 +597,21 @@ fn selu(n: &mut Node, _: i64, _: &Known<'_>, _: &mut Vec<Node>) -> Result<(), St
 
 /// `Split` before opset 2: the lengths may come as a second (constant)
 /// input, and the axis has no default.
-fn split(n: &mut Node, opset: i64, k: &Known<'_>, _: &mut Vec<Node>) -> Result<(), String> {
+fn split(n: &mut Node, opset: i64, k: &Known<'_>, _: &mut Vec<Node>) -> Result<(), RewriteError> {
     if n.attr("axis").is_none() {
-        return Err(format!(
-            "no axis at opset {opset} (the first version of Split gives it no default)"
+        return Err(RewriteError::attr(
+            "no axis",
+            opset,
+            " (the first version of Split gives it no default)",
         ));
     }
     if let Some(s) = n.input(1) {
         let v = (k.konst)(s)
             .and_then(|c| c.ints())
-            .ok_or_else(|| format!("split lengths computed at run time at opset {opset}"))?;
+            .ok_or(RewriteError::NotConstant {
+                what: "split lengths",
+                opset,
+            })?;
         set_attr(n, attr::ints("split", &v));
     }
     n.inputs.truncate(1);
@@ -566,8 +620,8 @@ fn split(n: &mut Node, opset: i64, k: &Known<'_>, _: &mut Vec<Node>) -> Result<(
 
 /// `Tile` before opset 6: `tiles` copies along one `axis` (both scalar
 /// inputs); opset 6 takes one count per dimension.
-fn tile(n: &mut Node, opset: i64, k: &Known<'_>, out: &mut Vec<Node>) -> Result<(), String> {
-    let x = n.input(0).ok_or("needs an input")?;
+fn tile(n: &mut Node, opset: i64, k: &Known<'_>, out: &mut Vec<Node>) -> Result<(), RewriteError> {
+    let x = n.input(0).ok_or(RewriteError::Needs("an input"))?;
     let scalar = |i: usize| {
         n.input(i)
             .and_then(|v| (k.konst)(v))
@@ -576,19 +630,23 @@ fn tile(n: &mut Node, opset: i64, k: &Known<'_>, out: &mut Vec<Node>) -> Result<
             .map(|v| v[0])
     };
     let (Some(t), Some(ax)) = (scalar(1), scalar(2)) else {
-        return Err(format!(
-            "tiles or axis computed at run time at opset {opset}"
-        ));
+        return Err(RewriteError::NotConstant {
+            what: "tiles or axis",
+            opset,
+        });
     };
     let r = (k.shape)(x)
-        .ok_or("the shape of its input is not known")?
+        .ok_or(RewriteError::UnknownShape("input"))?
         .len();
-    let a = usize::try_from(ax)
-        .ok()
-        .filter(|&a| a < r)
-        .ok_or_else(|| format!("axis {ax} at opset {opset} for an input of rank {r}"))?;
+    let a = usize::try_from(ax).ok().filter(|&a| a < r).ok_or_else(|| {
+        RewriteError::shapes(
+            format!("axis {ax}"),
+            opset,
+            format!(" for an input of rank {r}"),
+        )
+    })?;
     if t < 0 {
-        return Err(format!("tiles {t} at opset {opset}"));
+        return Err(RewriteError::attr(format!("tiles {t}"), opset, ""));
     }
     let mut reps = vec![1i64; r];
     reps[a] = t;
@@ -601,26 +659,35 @@ fn tile(n: &mut Node, opset: i64, k: &Known<'_>, out: &mut Vec<Node>) -> Result<
 /// `Upsample` before opset 7: NCHW with `height_scale` and `width_scale`;
 /// nearest only (its bilinear mode is not defined precisely enough to
 /// match).
-fn upsample(n: &mut Node, opset: i64, k: &Known<'_>, _: &mut Vec<Node>) -> Result<(), String> {
+fn upsample(
+    n: &mut Node,
+    opset: i64,
+    k: &Known<'_>,
+    _: &mut Vec<Node>,
+) -> Result<(), RewriteError> {
     let mode = n.string("mode", "nearest");
     if mode != "nearest" {
-        return Err(format!(
-            "mode {mode:?} at opset {opset} (its sampling positions are not specified)"
+        return Err(RewriteError::attr(
+            format!("mode {mode:?}"),
+            opset,
+            " (its sampling positions are not specified)",
         ));
     }
     let (Some(h), Some(w)) = (
         n.attr("height_scale").and_then(|a| a.f),
         n.attr("width_scale").and_then(|a| a.f),
     ) else {
-        return Err("needs height_scale and width_scale".into());
+        return Err(RewriteError::Needs("height_scale and width_scale"));
     };
-    let x = n.input(0).ok_or("needs an input")?;
+    let x = n.input(0).ok_or(RewriteError::Needs("an input"))?;
     let r = (k.shape)(x)
-        .ok_or("the shape of its input is not known")?
+        .ok_or(RewriteError::UnknownShape("input"))?
         .len();
     if r != 4 {
-        return Err(format!(
-            "an input of rank {r} at opset {opset} (it takes NCHW)"
+        return Err(RewriteError::shapes(
+            format!("an input of rank {r}"),
+            opset,
+            " (it takes NCHW)",
         ));
     }
     drop_attr(n, "height_scale");
@@ -630,7 +697,7 @@ fn upsample(n: &mut Node, opset: i64, k: &Known<'_>, _: &mut Vec<Node>) -> Resul
 }
 
 /// `LpPool` and `GlobalLpPool` before opset 2 take `p` as a float.
-fn lp_p(n: &mut Node, opset: i64, _: &Known<'_>, _: &mut Vec<Node>) -> Result<(), String> {
+fn lp_p(n: &mut Node, opset: i64, _: &Known<'_>, _: &mut Vec<Node>) -> Result<(), RewriteError> {
     let Some(a) = n.attr("p") else {
         return Ok(());
     };
@@ -638,8 +705,10 @@ fn lp_p(n: &mut Node, opset: i64, _: &Known<'_>, _: &mut Vec<Node>) -> Result<()
         return Ok(());
     };
     if p.fract() != 0.0 || !(1.0..=1.0e6).contains(&p) {
-        return Err(format!(
-            "p {p} at opset {opset} (opset 2 takes whole numbers)"
+        return Err(RewriteError::attr(
+            format!("p {p}"),
+            opset,
+            " (opset 2 takes whole numbers)",
         ));
     }
     set_attr(n, attr::int("p", p as i64));
@@ -648,7 +717,7 @@ fn lp_p(n: &mut Node, opset: i64, _: &Known<'_>, _: &mut Vec<Node>) -> Result<()
 
 /// `RNN`, `GRU` and `LSTM` before opset 7 carry `output_sequence`; their
 /// sequence output, when named, is the same as opset 7's.
-fn recurrent(n: &mut Node, _: i64, _: &Known<'_>, _: &mut Vec<Node>) -> Result<(), String> {
+fn recurrent(n: &mut Node, _: i64, _: &Known<'_>, _: &mut Vec<Node>) -> Result<(), RewriteError> {
     drop_attr(n, "output_sequence");
     Ok(())
 }
@@ -666,120 +735,4 @@ pub(crate) fn widen(mut row: super::SupportRow) -> super::SupportRow {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn node(op: &str, inputs: &[&str], attrs: Vec<onnx_format::proto::AttributeProto>) -> Node {
-        Node {
-            op: op.into(),
-            domain: String::new(),
-            name: op.into(),
-            inputs: inputs.iter().map(|s| s.to_string()).collect(),
-            outputs: vec!["y".into()],
-            attrs,
-        }
-    }
-
-    fn run(n: &Node, opset: i64) -> Result<Vec<Node>, String> {
-        let shape = |v: &str| match v {
-            "a" => Some(vec![-1, 3, 4, 5]),
-            "b" => Some(vec![3]),
-            "c" => Some(vec![4, 5]),
-            _ => None,
-        };
-        let konst = |_: &str| None;
-        let k = Known {
-            shape: &shape,
-            konst: &konst,
-        };
-        normalise(n, opset, &k).map(|c| c.into_owned())
-    }
-
-    #[test]
-    fn limited_broadcast_becomes_numpy_broadcast() {
-        // B aligned at axis 1 of A: B gains two trailing 1s
-        let n = node(
-            "Add",
-            &["a", "b"],
-            vec![attr::int("broadcast", 1), attr::int("axis", 1)],
-        );
-        let v = run(&n, 6).unwrap();
-        assert_eq!(v.len(), 2);
-        assert_eq!(v[0].op, "Unsqueeze");
-        assert_eq!(v[0].ints("axes").unwrap(), [1, 2]);
-        assert_eq!(v[1].inputs[1], v[0].outputs[0]);
-        assert!(v[1].attrs.is_empty());
-        // suffix-aligned: only the attributes go
-        let n = node("Mul", &["a", "c"], vec![attr::int("broadcast", 1)]);
-        let v = run(&n, 1).unwrap();
-        assert_eq!(v.len(), 1);
-        assert!(v[0].attrs.is_empty());
-        // without broadcast the shapes must be equal
-        let n = node("Sub", &["a", "c"], vec![]);
-        let e = run(&n, 6).unwrap_err();
-        assert!(e.contains("broadcast 0 at opset 6"), "{e}");
-        // a B that does not fit at axis 2
-        let n = node(
-            "Div",
-            &["a", "b"],
-            vec![attr::int("broadcast", 1), attr::int("axis", 2)],
-        );
-        assert!(run(&n, 6).is_err());
-        // from opset 7 on nothing is rewritten (the caller only asks below 7),
-        // and an opset-6 node of a version opset 7 shares is kept as is
-        let n = node("Relu", &["a"], vec![]);
-        assert!(matches!(
-            normalise(
-                &n,
-                6,
-                &Known {
-                    shape: &|_| None,
-                    konst: &|_| None
-                }
-            ),
-            Ok(Cow::Borrowed(_))
-        ));
-    }
-
-    #[test]
-    fn attribute_forms_are_carried_over() {
-        let n = node("Reshape", &["a"], vec![attr::ints("shape", &[0, -1])]);
-        let v = run(&n, 4).unwrap();
-        assert_eq!(v[0].op, "Constant");
-        assert_eq!(v[0].ints("value_ints").unwrap(), [0, -1]);
-        assert_eq!(v[1].inputs, ["a".to_string(), v[0].outputs[0].clone()]);
-        let n = node("Cast", &["a"], vec![attr::string("to", "DOUBLE")]);
-        assert_eq!(run(&n, 5).unwrap()[0].int("to", 0), 11);
-        let n = node("Concat", &["a", "a"], vec![]);
-        assert_eq!(run(&n, 3).unwrap()[0].int("axis", 0), 1);
-        let n = node("Selu", &["a"], vec![attr::ints("consumed_inputs", &[0])]);
-        let v = run(&n, 5).unwrap();
-        assert_eq!(v[0].float("alpha", 0.0), 1.6732);
-        assert!(v[0].attr("consumed_inputs").is_none());
-        let n = node("Acos", &["a"], vec![]);
-        assert!(
-            run(&n, 6)
-                .unwrap_err()
-                .contains("appeared in a later opset")
-        );
-        let n = node("Concat", &["a"], vec![]);
-        assert!(run(&n, 3).is_ok());
-        let n = node("Reshape", &["a", "s"], vec![]);
-        assert!(
-            run(&n, 4)
-                .unwrap_err()
-                .contains("no attribute shape at opset 4")
-        );
-    }
-
-    #[test]
-    fn rules_are_sorted_and_old() {
-        for w in RULES.windows(2) {
-            assert!(w[0].op < w[1].op, "{} before {}", w[0].op, w[1].op);
-        }
-        for r in RULES {
-            assert!(r.versions[0] <= 6, "{}", r.op);
-            assert!(r.versions.windows(2).all(|w| w[0] < w[1]), "{}", r.op);
-        }
-    }
-}
+mod tests;

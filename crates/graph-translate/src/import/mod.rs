@@ -11,7 +11,11 @@
 //!
 //! What the target cannot express is refused before anything is written:
 //! [`ImportError::Unsupported`] names every such operator (and attribute
-//! value) with its count.
+//! value) with its count. Each reason in it is the text of a typed cause:
+//! [`LowerError`] (a lowering), [`RewriteError`] (a node of opset 1 to 6
+//! whose meaning the rewrite to opset 7 cannot keep) or
+//! [`ControlFlowError`] (an `If` not inlined, a `Loop` or `Scan` not
+//! unrolled).
 //!
 //! ```
 //! # #[cfg(feature = "nnabla")] {
@@ -49,6 +53,8 @@ mod inline_if;
 #[cfg(any(feature = "nnabla", feature = "tennis"))]
 mod legacy;
 pub mod onnx_graph;
+#[cfg(all(test, feature = "nnabla"))]
+mod refusal_tests;
 #[cfg(any(feature = "nnabla", feature = "tennis"))]
 pub mod table;
 #[cfg(any(feature = "nnabla", feature = "tennis"))]
@@ -122,7 +128,7 @@ pub mod tennis_table;
 #[cfg(feature = "tennis")]
 pub use tennis_cx::onnx_to_tennis;
 
-pub use error::LowerError;
+pub use error::{ControlFlowError, LowerError, RewriteError};
 
 /// What the import needs besides the model.
 #[derive(Debug, Clone, Default)]

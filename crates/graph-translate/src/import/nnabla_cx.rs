@@ -215,10 +215,11 @@ impl<'g> Cx<'g> {
         if !self.consts.contains_key(name) {
             let e = self.elem(name);
             if e != elem::FLOAT {
-                return Err(LowerError::Other(format!(
-                    "{} input (NNabla computes in f32)",
-                    onnx_format::dtype::onnx_name(e)
-                )));
+                return Err(LowerError::ElemType {
+                    elem: e,
+                    what: "input",
+                    why: "NNabla computes in f32",
+                });
             }
         }
         self.var(name)
@@ -231,10 +232,11 @@ impl<'g> Cx<'g> {
         if !self.consts.contains_key(name) {
             let e = self.elem(name);
             if !matches!(e, 1..=7 | 9 | 12 | 13) {
-                return Err(LowerError::Other(format!(
-                    "{} input (NNabla computes in f32)",
-                    onnx_format::dtype::onnx_name(e)
-                )));
+                return Err(LowerError::ElemType {
+                    elem: e,
+                    what: "input",
+                    why: "NNabla computes in f32",
+                });
             }
         }
         self.var(name)

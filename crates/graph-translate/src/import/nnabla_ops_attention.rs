@@ -119,7 +119,9 @@ fn bias(
             let n = ms
                 .iter()
                 .try_fold(1usize, |p, &d| p.checked_mul(d as usize));
-            let n = n.filter(|&n| n <= 1 << 24).ok_or("too large a mask")?;
+            let n = n
+                .filter(|&n| n <= 1 << 24)
+                .ok_or(LowerError::TooLarge("too large a mask"))?;
             let z = cx.param(&format!("{m}__zero"), &ms, &vec![0.0; n])?;
             let ninf = cx.param(&format!("{m}__ninf"), &ms, &vec![f64::NEG_INFINITY; n])?;
             let y = cx.fresh(&mv);
@@ -238,7 +240,7 @@ fn nonpad_bias(cx: &mut Cx<'_>, node: &Node, sq: i64, skv: i64) -> Result<String
         .ok()
         .and_then(|b| b.checked_mul(npos))
         .filter(|&n| n <= 1 << 24)
-        .ok_or("too large a bias")?;
+        .ok_or(LowerError::TooLarge("too large a bias"))?;
     let z = cx.param(&format!("{out}__nonpad_zero"), &sd, &vec![0.0; n])?;
     let ninf = cx.param(
         &format!("{out}__nonpad_ninf"),
@@ -283,7 +285,10 @@ pub(crate) fn attention(cx: &mut Cx<'_>, node: &Node) -> Lowered {
         .iter()
         .any(|x| cx.shape(x).is_ok_and(|s| s.iter().any(|&d| d <= 0)))
     {
-        return Err("symbolic or empty dimensions (fix them with --input-shape)".into());
+        return Err(LowerError::NeedsInputShape {
+            what: "symbolic or empty dimensions",
+            plural: true,
+        });
     }
     let hq = node.attr("q_num_heads").and_then(|a| a.i);
     let hk = node.attr("kv_num_heads").and_then(|a| a.i);
@@ -490,7 +495,10 @@ pub(crate) fn rotary_embedding(cx: &mut Cx<'_>, node: &Node) -> Lowered {
     let x = cx.fvar(node, 0)?;
     let s0 = cx.shape(&x)?;
     if s0.iter().any(|&d| d <= 0) {
-        return Err("symbolic or empty dimensions (fix them with --input-shape)".into());
+        return Err(LowerError::NeedsInputShape {
+            what: "symbolic or empty dimensions",
+            plural: true,
+        });
     }
     // (B, S, H, D)
     let xh = match s0.len() {

@@ -201,7 +201,7 @@ pub(crate) fn variadic(cx: &mut Cx<'_>, node: &Node) -> Lowered {
     };
     let n = node.inputs.iter().filter(|i| !i.is_empty()).count();
     if n == 0 {
-        return Err("no inputs".into());
+        return Err(LowerError::absent("inputs"));
     }
     let out = node.outputs[0].clone();
     let mut acc = cx.fvar(node, 0)?;
@@ -249,9 +249,9 @@ pub(crate) fn broadcast_to(cx: &mut Cx<'_>, x: &str, to: &[i64]) -> Result<Strin
         return Ok(x);
     }
     if to.iter().any(|&d| d < 0) {
-        return Err(
-            "broadcast over the symbolic batch dimension (fix it with --input-shape)".into(),
-        );
+        return Err(LowerError::AcrossBatch {
+            what: "broadcast over",
+        });
     }
     let e = cx.elem(&x);
     let y = cx.fresh(&x);

@@ -85,7 +85,9 @@ type Lowered2 = Result<String, LowerError>;
 
 fn dim(v: i64) -> Result<i64, LowerError> {
     if v <= 0 {
-        return Err("a GRU over a symbolic or empty dimension (fix it with --input-shape)".into());
+        return Err(LowerError::needs_shape(
+            "a GRU over a symbolic or empty dimension",
+        ));
     }
     Ok(v)
 }

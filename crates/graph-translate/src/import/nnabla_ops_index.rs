@@ -15,9 +15,9 @@ use super::onnx_graph::{Node, elem};
 fn static_shape(cx: &Cx<'_>, name: &str) -> Result<Vec<i64>, LowerError> {
     let s = cx.shape(name)?;
     if s.iter().any(|&d| d < 0) {
-        return Err(
-            "indexing over the symbolic batch dimension (fix it with --input-shape)".into(),
-        );
+        return Err(LowerError::AcrossBatch {
+            what: "indexing over",
+        });
     }
     Ok(s)
 }
@@ -27,7 +27,7 @@ fn count(dims: &[i64]) -> Result<usize, LowerError> {
         usize::try_from(d)
             .ok()
             .and_then(|d| p.checked_mul(d))
-            .ok_or_else(|| LowerError::from("too many elements"))
+            .ok_or(LowerError::TooLarge("too many elements"))
     })
 }
 
@@ -42,7 +42,7 @@ fn wrapped_indices(
     bound: &[f64],
     bdims: &[i64],
 ) -> Result<String, LowerError> {
-    let name = node.input(i).ok_or("indices missing")?;
+    let name = node.input(i).ok_or(LowerError::missing("indices"))?;
     let ishape = static_shape(cx, name)?;
     if let Some(c) = cx.konst(name).cloned() {
         let v = c.ints().ok_or("indices are not integers")?;
@@ -149,7 +149,7 @@ pub(crate) fn gather_elements(cx: &mut Cx<'_>, node: &Node) -> Lowered {
     let s = static_shape(cx, &x)?;
     let r = s.len();
     let ax = axis_of(node, r)?;
-    let ishape = static_shape(cx, node.input(1).ok_or("indices missing")?)?;
+    let ishape = static_shape(cx, node.input(1).ok_or(LowerError::missing("indices"))?)?;
     if ishape.len() != r || r == 0 {
         return Err("indices of another rank than the data".into());
     }
@@ -169,7 +169,7 @@ pub(crate) fn gather_runtime(cx: &mut Cx<'_>, node: &Node) -> Lowered {
     let x = cx.avar(node, 0)?;
     let s = static_shape(cx, &x)?;
     let ax = axis_of(node, s.len())?;
-    let ishape = static_shape(cx, node.input(1).ok_or("indices missing")?)?;
+    let ishape = static_shape(cx, node.input(1).ok_or(LowerError::missing("indices"))?)?;
     let idx = wrapped_indices(cx, node, 1, &[s[ax] as f64], &[])?;
     let mut out: Vec<i64> = s[..ax].to_vec();
     out.extend_from_slice(&ishape);
@@ -216,7 +216,7 @@ pub(crate) fn scatter_elements(cx: &mut Cx<'_>, node: &Node) -> Lowered {
     let s = static_shape(cx, &x)?;
     let r = s.len();
     let ax = axis_of(node, r)?;
-    let ishape = static_shape(cx, node.input(1).ok_or("indices missing")?)?;
+    let ishape = static_shape(cx, node.input(1).ok_or(LowerError::missing("indices"))?)?;
     let u = cx.fvar(node, 2)?;
     if ishape.len() != r || r == 0 || cx.shape(&u)? != ishape {
         return Err("indices and updates of other shapes".into());
@@ -253,7 +253,7 @@ pub(crate) fn scatter_nd(cx: &mut Cx<'_>, node: &Node) -> Lowered {
     let add = reduction(node)?;
     let x = cx.fvar(node, 0)?;
     let s = static_shape(cx, &x)?;
-    let ishape = static_shape(cx, node.input(1).ok_or("indices missing")?)?;
+    let ishape = static_shape(cx, node.input(1).ok_or(LowerError::missing("indices"))?)?;
     let u = cx.fvar(node, 2)?;
     let ushape = cx.shape(&u)?;
     let (&k, lead) = ishape.split_last().ok_or("rank-0 indices")?;
@@ -318,8 +318,8 @@ pub(crate) fn hardmax(cx: &mut Cx<'_>, node: &Node) -> Lowered {
             .filter(|&a| a <= r0)
             .ok_or_else(|| LowerError::attr("axis", a.to_string()))?;
         let prod = |d: &[i64]| d.iter().try_fold(1i64, |p, &v| p.checked_mul(v));
-        let outer = prod(&s0[..a]).ok_or("too many elements")?;
-        let inner = prod(&s0[a..]).ok_or("too many elements")?;
+        let outer = prod(&s0[..a]).ok_or(LowerError::TooLarge("too many elements"))?;
+        let inner = prod(&s0[a..]).ok_or(LowerError::TooLarge("too many elements"))?;
         (cx.reshape(&x0, &[outer, inner])?, 1usize)
     } else {
         let a = node.int("axis", -1);
@@ -450,7 +450,7 @@ pub(crate) fn gather_nd(cx: &mut Cx<'_>, node: &Node) -> Lowered {
     }
     let x = cx.avar(node, 0)?;
     let s = static_shape(cx, &x)?;
-    let ishape = static_shape(cx, node.input(1).ok_or("indices missing")?)?;
+    let ishape = static_shape(cx, node.input(1).ok_or(LowerError::missing("indices"))?)?;
     let (&k, lead) = ishape.split_last().ok_or("rank-0 indices")?;
     let k = usize::try_from(k)
         .ok()
@@ -513,7 +513,9 @@ pub(crate) fn reverse_sequence(cx: &mut Cx<'_>, node: &Node) -> Lowered {
     if r < 2 {
         return Err("an input of rank below 2".into());
     }
-    let lname = node.input(1).ok_or("sequence_lens missing")?;
+    let lname = node.input(1).ok_or(LowerError::Missing {
+        what: "sequence_lens",
+    })?;
     if !matches!(cx.elem(lname), 6 | 7) || static_shape(cx, lname)? != [s[ba]] {
         return Err("sequence_lens that are not integers of shape (batch)".into());
     }

@@ -42,7 +42,7 @@ fn nll(cx: &mut Cx<'_>, node: &Node, logp: &str) -> Lowered {
     if s.len() < 2 || s.iter().any(|&d| d <= 0) {
         return Err("scores of rank below 2 or with a symbolic dimension".into());
     }
-    let tname = node.input(1).ok_or("target missing")?;
+    let tname = node.input(1).ok_or(LowerError::missing("target"))?;
     let e = cx.elem(tname);
     if !matches!(e, 6 | 7) {
         return Err(LowerError::Other(format!(

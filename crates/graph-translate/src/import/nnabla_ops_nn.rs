@@ -192,7 +192,7 @@ pub(crate) fn conv_transpose(cx: &mut Cx<'_>, node: &Node) -> Lowered {
             os[os.len().saturating_sub(n)..].to_vec()
         };
         if os.len() != n {
-            return Err(LowerError::Other(format!("output_shape {os:?}")));
+            return Err(LowerError::value("output_shape", format!("{os:?}")));
         }
         dims::check_shape(&os)?;
         let mut b = vec![0; n];
@@ -289,7 +289,9 @@ pub(crate) fn pool(cx: &mut Cx<'_>, node: &Node) -> Lowered {
     if n > 3 {
         return Err("more than 3 spatial dimensions".into());
     }
-    let k = node.ints("kernel_shape").ok_or("kernel_shape missing")?;
+    let k = node.ints("kernel_shape").ok_or(LowerError::Missing {
+        what: "kernel_shape",
+    })?;
     if k.len() != n {
         return Err("kernel_shape does not fit the rank".into());
     }

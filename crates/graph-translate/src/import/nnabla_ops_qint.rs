@@ -256,7 +256,9 @@ fn int_range(e: i32) -> (Option<f64>, Option<f64>) {
 /// and bfloat16 are refused.
 pub(crate) fn cast(cx: &mut Cx<'_>, node: &Node) -> Lowered {
     let to = if node.op == "CastLike" {
-        cx.elem(node.input(1).ok_or("target_type missing")?)
+        cx.elem(node.input(1).ok_or(LowerError::Missing {
+            what: "target_type",
+        })?)
     } else {
         i32::try_from(node.int("to", 1)).unwrap_or(-1)
     };

@@ -102,9 +102,7 @@ fn layout(cx: &Cx<'_>, node: &Node, i: usize, s: &[i64]) -> Result<Option<Laid>,
         return Ok(None);
     };
     let what = what(i);
-    let c = cx
-        .konst(name)
-        .ok_or_else(|| format!("{what} computed at run time"))?;
+    let c = cx.konst(name).ok_or(LowerError::NotConstant { what })?;
     let vals = c.values();
     let dims = c.dims_i64();
     let r = s.len();
@@ -193,7 +191,7 @@ pub(super) fn quantize_linear(cx: &mut Cx<'_>, node: &Node) -> Lowered {
     if node.int("precision", 0) != 0 {
         return Err("precision (NNabla divides in f32)".into());
     }
-    let scale_name = node.input(1).ok_or("y_scale missing")?;
+    let scale_name = node.input(1).ok_or(LowerError::missing("y_scale"))?;
     if cx.elem(scale_name) != elem::FLOAT {
         return Err("a scale that is not f32".into());
     }
@@ -216,17 +214,18 @@ pub(super) fn quantize_linear(cx: &mut Cx<'_>, node: &Node) -> Lowered {
 /// `DequantizeLinear`: NNabla's `DequantizeLinear`, `(x - zero_point) *
 /// scale` on integers f32 holds exactly.
 pub(super) fn dequantize_linear(cx: &mut Cx<'_>, node: &Node) -> Lowered {
-    let xn = node.input(0).ok_or("x missing")?;
+    let xn = node.input(0).ok_or(LowerError::missing("x"))?;
     let e = cx.elem(xn);
     if !matches!(e, 2..=5) {
-        return Err(LowerError::Other(format!(
-            "{} input (dequantised here: 8- and 16-bit integers)",
-            onnx_format::dtype::onnx_name(e)
-        )));
+        return Err(LowerError::ElemType {
+            elem: e,
+            what: "input",
+            why: "dequantised here: 8- and 16-bit integers",
+        });
     }
     let x = cx.avar(node, 0)?;
     let s = cx.shape(&x)?;
-    let scale_name = node.input(1).ok_or("x_scale missing")?;
+    let scale_name = node.input(1).ok_or(LowerError::missing("x_scale"))?;
     if cx.elem(scale_name) != elem::FLOAT {
         return Err("a scale that is not f32".into());
     }

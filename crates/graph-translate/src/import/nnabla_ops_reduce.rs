@@ -149,11 +149,13 @@ pub(crate) fn extreme(
     for &a in axes {
         let d = s[a as usize];
         if d < 0 {
-            return Err(
-                "a reduction over the symbolic batch dimension (fix it with --input-shape)".into(),
-            );
+            return Err(LowerError::AcrossBatch {
+                what: "a reduction over",
+            });
         }
-        n = n.checked_mul(d).ok_or("too many elements")?;
+        n = n
+            .checked_mul(d)
+            .ok_or(LowerError::TooLarge("too many elements"))?;
     }
     let perm: Vec<i64> = kept.iter().chain(axes).copied().collect();
     let mut x = x.to_string();
@@ -201,10 +203,9 @@ pub(crate) fn arg(cx: &mut Cx<'_>, node: &Node) -> Lowered {
     }
     let d = s[ax as usize];
     if d <= 0 {
-        return Err(
-            "an arg-extreme along the symbolic batch or an empty dimension (fix it with --input-shape)"
-                .into(),
-        );
+        return Err(LowerError::needs_shape(
+            "an arg-extreme along the symbolic batch or an empty dimension",
+        ));
     }
     let keep = node.int("keepdims", 1) != 0;
     let mut dims = s.clone();
@@ -629,7 +630,9 @@ pub(crate) fn lp_pool(cx: &mut Cx<'_>, node: &Node) -> Lowered {
     if p < 1 {
         return Err(LowerError::attr("p", format!("{p}")));
     }
-    let k = node.ints("kernel_shape").ok_or("kernel_shape missing")?;
+    let k = node.ints("kernel_shape").ok_or(LowerError::Missing {
+        what: "kernel_shape",
+    })?;
     let window = super::dims::dims_product(&k)?;
     let x = cx.fvar(node, 0)?;
     let s = cx.shape(&x)?;

@@ -18,10 +18,9 @@ const LSTM_GATES: [f64; 4] = [0.0, 2.0, 3.0, 1.0];
 
 fn dim(v: i64) -> Result<i64, LowerError> {
     if v <= 0 {
-        return Err(
-            "a recurrent layer over a symbolic or empty dimension (fix it with --input-shape)"
-                .into(),
-        );
+        return Err(LowerError::needs_shape(
+            "a recurrent layer over a symbolic or empty dimension",
+        ));
     }
     Ok(v)
 }

@@ -169,7 +169,7 @@ pub(crate) fn concat(cx: &mut Cx<'_>, node: &Node) -> Lowered {
         }
     }
     let Some(first) = ins.first() else {
-        return Err("no inputs".into());
+        return Err(LowerError::absent("inputs"));
     };
     let s0 = cx.shape(first)?;
     let ax = norm_axis(node.int("axis", 0), s0.len())?;
@@ -377,7 +377,7 @@ pub(crate) fn tile(cx: &mut Cx<'_>, node: &Node) -> Lowered {
 /// `Gather` with constant indices (negative ones resolved): a scalar index
 /// is a `Slice` and a `Reshape`, others NNabla's `Gather`.
 pub(crate) fn gather(cx: &mut Cx<'_>, node: &Node) -> Lowered {
-    let idx_name = node.input(1).ok_or("indices missing")?;
+    let idx_name = node.input(1).ok_or(LowerError::missing("indices"))?;
     let Some(idx_c) = cx.konst(idx_name).cloned() else {
         return super::nnabla_ops_index::gather_runtime(cx, node);
     };
@@ -456,7 +456,7 @@ pub(crate) fn pad(cx: &mut Cx<'_>, node: &Node) -> Lowered {
     let runtime_value = value.is_none();
     let value = value.unwrap_or(0.0);
     if runtime_value && mode != "constant" {
-        return Err("pad value computed at run time".into());
+        return Err(LowerError::NotConstant { what: "pad value" });
     }
     let axes: Vec<usize> = match node.input(3) {
         Some(_) => cx
@@ -542,7 +542,7 @@ fn pad_runtime_value(
     });
     let n = n
         .filter(|&n| n <= 1 << 24)
-        .ok_or("too large a padded tensor")?;
+        .ok_or(LowerError::TooLarge("too large a padded tensor"))?;
     let mut mask = vec![1.0; n];
     for (k, m) in mask.iter_mut().enumerate() {
         let mut rest = k;
@@ -691,8 +691,11 @@ fn trilu_runtime(cx: &mut Cx<'_>, node: &Node) -> Lowered {
     if s.contains(&0) {
         return Err("an empty input with k computed at run time".into());
     }
-    let n =
-        usize::try_from(rows.checked_mul(cols).ok_or("too large")?).map_err(|e| e.to_string())?;
+    let n = usize::try_from(
+        rows.checked_mul(cols)
+            .ok_or(LowerError::TooLarge("too large"))?,
+    )
+    .map_err(|e| e.to_string())?;
     let diff: Vec<f64> = (0..n)
         .map(|p| (p % cols as usize) as f64 - (p / cols as usize) as f64)
         .collect();

@@ -13,7 +13,7 @@ use onnx_format::proto::{AttributeProto, attribute_proto::AttributeType};
 use onnx_format::read::{value_dims, value_elem_type};
 use tensor_core::{DType, Limits, Tensor};
 
-use super::{ImportError, ImportOptions};
+use super::{ImportError, ImportOptions, LowerError};
 
 /// `TensorProto.DataType` numbers used by the import.
 pub mod elem {
@@ -479,34 +479,46 @@ pub fn dims_text(d: &[i64]) -> String {
 }
 
 /// The tensor of a `Constant` node (opset 9 to 21 forms), if it has one.
-pub fn constant_node(node: &Node) -> Result<Option<Const>, String> {
+pub fn constant_node(node: &Node) -> Result<Option<Const>, LowerError> {
     let limits = Limits::default();
     for a in &node.attrs {
         let name = a.name.as_deref().unwrap_or("");
         let c = match name {
             "value" => {
                 let Some(t) = &a.t else { continue };
-                let tensor = onnx_format::tensor_from_proto(t, None, &limits)
-                    .map_err(|e| format!("value: {e}"))?;
+                let tensor = onnx_format::tensor_from_proto(t, None, &limits).map_err(|e| {
+                    LowerError::ConstantTensor {
+                        error: e.to_string(),
+                    }
+                })?;
                 Const {
                     elem: t.data_type.unwrap_or(elem::FLOAT),
                     tensor,
                 }
             }
             "value_float" => Const::from_f64(elem::FLOAT, vec![], &[f64::from(a.f.unwrap_or(0.0))])
-                .ok_or("value_float")?,
+                .ok_or(LowerError::ConstantValue {
+                    attr: "value_float",
+                })?,
             "value_floats" => {
                 let v: Vec<f64> = a.floats.iter().map(|&f| f64::from(f)).collect();
-                Const::from_f64(elem::FLOAT, vec![v.len()], &v).ok_or("value_floats")?
+                Const::from_f64(elem::FLOAT, vec![v.len()], &v).ok_or(
+                    LowerError::ConstantValue {
+                        attr: "value_floats",
+                    },
+                )?
             }
             "value_int" => Const::from_f64(elem::INT64, vec![], &[a.i.unwrap_or(0) as f64])
-                .ok_or("value_int")?,
+                .ok_or(LowerError::ConstantValue { attr: "value_int" })?,
             "value_ints" => {
                 let v: Vec<f64> = a.ints.iter().map(|&f| f as f64).collect();
-                Const::from_f64(elem::INT64, vec![v.len()], &v).ok_or("value_ints")?
+                Const::from_f64(elem::INT64, vec![v.len()], &v)
+                    .ok_or(LowerError::ConstantValue { attr: "value_ints" })?
             }
             "sparse_value" | "value_string" | "value_strings" => {
-                return Err(format!("attribute {name}"));
+                return Err(LowerError::ConstantKind {
+                    attr: name.to_string(),
+                });
             }
             _ => continue,
         };

@@ -296,10 +296,11 @@ impl Tx {
             return self.node_of(name);
         }
         if e != elem::FLOAT {
-            return Err(LowerError::Other(format!(
-                "{} input (the TenniS import computes in f32)",
-                onnx_format::dtype::onnx_name(e)
-            )));
+            return Err(LowerError::ElemType {
+                elem: e,
+                what: "input",
+                why: "the TenniS import computes in f32",
+            });
         }
         self.node_of(name)
     }
@@ -337,10 +338,11 @@ impl Tx {
         let name = node.input(i).ok_or(LowerError::MissingInput { index: i })?;
         let e = self.elem(name);
         if ts_code(e).is_none() {
-            return Err(LowerError::Other(format!(
-                "{} input (TenniS has no such element type)",
-                onnx_format::dtype::onnx_name(e)
-            )));
+            return Err(LowerError::ElemType {
+                elem: e,
+                what: "input",
+                why: "TenniS has no such element type",
+            });
         }
         Ok((self.node_of(name)?, e))
     }

@@ -247,7 +247,7 @@ pub(crate) fn norm(cx: &mut Tx, node: &Node) -> Lowered {
     let x = cx.fin(node, 0)?;
     let d = cx.in_shape(node, 0)?;
     if d.iter().any(|&v| v < 1) {
-        return Err("a symbolic or empty dimension (fix it with --input-shape)".into());
+        return Err(LowerError::needs_shape("a symbolic or empty dimension"));
     }
     if node.int("stash_type", 1) != 1 {
         return Err("stash_type other than 1 (f32)".into());
@@ -281,7 +281,7 @@ pub(crate) fn norm(cx: &mut Tx, node: &Node) -> Lowered {
         return Ok(());
     }
     if let Some(mo) = node.outputs.get(1).filter(|s| !s.is_empty()) {
-        let m = mean.ok_or("no mean")?;
+        let m = mean.ok_or(LowerError::absent("mean"))?;
         cx.emit("_copy", mo, &[m], vec![], &kd)?;
     }
     if let Some(io) = node.outputs.get(2).filter(|s| !s.is_empty()) {

@@ -83,7 +83,7 @@ pub(crate) fn binary(cx: &mut Tx, node: &Node) -> Lowered {
     }
     let n = node.inputs.iter().filter(|i| !i.is_empty()).count();
     if n == 0 {
-        return Err("no inputs".into());
+        return Err(LowerError::absent("inputs"));
     }
     let o = out(node)?.to_string();
     let mean = node.op == "Mean" && n > 1;
@@ -227,10 +227,15 @@ pub(crate) fn identity(cx: &mut Tx, node: &Node) -> Lowered {
         {
             return Err("training_mode".into());
         } else if node.input(2).is_some() && cx.const_floats(node, 2).is_none() {
-            return Err("training_mode computed at run time".into());
+            return Err(LowerError::NotConstant {
+                what: "training_mode",
+            });
         }
     }
-    let x = node.input(0).ok_or("no input")?.to_string();
+    let x = node
+        .input(0)
+        .ok_or(LowerError::absent("input"))?
+        .to_string();
     cx.fin(node, 0)?;
     cx.alias(out(node)?, &x)
 }
@@ -242,7 +247,7 @@ pub(crate) fn reshape(cx: &mut Tx, node: &Node) -> Lowered {
     let x = cx.fin(node, 0)?;
     let d = cx.in_shape(node, 0)?;
     if d.iter().any(|&v| v < 0) {
-        return Err("a symbolic dimension (fix it with --input-shape)".into());
+        return Err(LowerError::needs_shape("a symbolic dimension"));
     }
     let ud: Vec<usize> = d.iter().map(|&v| v as usize).collect();
     let axes = |cx: &Tx| cx.axes(node, 13);
@@ -279,7 +284,7 @@ pub(crate) fn reshape(cx: &mut Tx, node: &Node) -> Lowered {
             let a = node.int("axis", 1);
             let a = if a < 0 { a + d.len() as i64 } else { a };
             if a < 0 || a > d.len() as i64 {
-                return Err(LowerError::Other(format!("axis {a}")));
+                return Err(LowerError::value("axis", a));
             }
             let a = a as usize;
             vec![d[..a].iter().product(), d[a..].iter().product()]
@@ -337,11 +342,11 @@ pub(crate) fn transpose(cx: &mut Tx, node: &Node) -> Lowered {
     for &p in &perm {
         let p = usize::try_from(p).map_err(|_| "a negative perm entry")?;
         if p >= d.len() || std::mem::replace(&mut seen[p], true) {
-            return Err(LowerError::Other(format!("perm {perm:?}")));
+            return Err(LowerError::value("perm", format!("{perm:?}")));
         }
     }
     if perm.len() != d.len() {
-        return Err(LowerError::Other(format!("perm {perm:?}")));
+        return Err(LowerError::value("perm", format!("{perm:?}")));
     }
     let nd: Vec<i64> = perm.iter().map(|&p| d[p as usize]).collect();
     cx.emit(

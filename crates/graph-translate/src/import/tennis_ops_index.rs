@@ -12,7 +12,7 @@ use super::tennis_ops_basic::axis;
 fn product(d: &[i64]) -> Result<i64, LowerError> {
     d.iter().try_fold(1i64, |a, &v| {
         a.checked_mul(v)
-            .ok_or_else(|| LowerError::from("a size that overflows"))
+            .ok_or(LowerError::TooLarge("a size that overflows"))
     })
 }
 
@@ -35,7 +35,10 @@ pub(crate) fn gather_elements(cx: &mut Tx, node: &Node) -> Lowered {
     let d = cx.in_shape(node, 0)?;
     let di = cx.in_shape(node, 1)?;
     if d.iter().chain(&di).any(|&v| v < 1) {
-        return Err("symbolic or empty dimensions (fix them with --input-shape)".into());
+        return Err(LowerError::NeedsInputShape {
+            what: "symbolic or empty dimensions",
+            plural: true,
+        });
     }
     let a = axis(node.int("axis", 0), d.len())?;
     if di.len() != d.len()
@@ -51,7 +54,9 @@ pub(crate) fn gather_elements(cx: &mut Tx, node: &Node) -> Lowered {
     }
     let o = out(node)?.to_string();
     let (aa, xx, ww, k) = (product(&d[..a])?, d[a], product(&d[a + 1..])?, di[a]);
-    let ak = aa.checked_mul(k).ok_or("a size that overflows")?;
+    let ak = aa
+        .checked_mul(k)
+        .ok_or(LowerError::TooLarge("a size that overflows"))?;
     let mut xr = x;
     if k != 1 {
         let r = cx.fresh(&o);
@@ -113,14 +118,14 @@ pub(crate) fn topk(cx: &mut Tx, node: &Node) -> Lowered {
     }
     let d = cx.in_shape(node, 0)?;
     if d.is_empty() || d.iter().any(|&v| v < 1) {
-        return Err("a scalar, empty or symbolic input (fix it with --input-shape)".into());
+        return Err(LowerError::needs_shape("a scalar, empty or symbolic input"));
     }
     let a = axis(node.int("axis", -1), d.len())?;
     let k = if cx.opset >= 10 {
         match cx.const_ints(node, 1).as_deref() {
             Some([k]) => *k,
             Some(v) => return Err(LowerError::Other(format!("K {v:?}"))),
-            None => return Err("K computed at run time".into()),
+            None => return Err(LowerError::NotConstant { what: "K" }),
         }
     } else {
         node.int("k", 0)
@@ -223,7 +228,9 @@ fn onnx_indices(
         )));
     }
     let outer = product(&xd[..last])?;
-    let p = outer.checked_mul(k).ok_or("a size that overflows")?;
+    let p = outer
+        .checked_mul(k)
+        .ok_or(LowerError::TooLarge("a size that overflows"))?;
     let mut de: Vec<i64> = xd[..last].to_vec();
     let mut dv = de.clone();
     let mut dkw = de.clone();
@@ -354,7 +361,11 @@ fn const_indices(
             if (0..b).contains(&y) {
                 Ok(y)
             } else {
-                Err(format!("index {x} out of range for a size of {b}"))
+                Err(LowerError::IndexOutOfRange {
+                    index: x,
+                    of: "size",
+                    size: b,
+                })
             }
         })
         .collect::<Result<_, _>>()?;
@@ -388,7 +399,10 @@ fn indices(
 fn static_dims(cx: &Tx, node: &Node, i: usize) -> Result<Vec<i64>, LowerError> {
     let d = cx.in_shape(node, i)?;
     if d.iter().any(|&v| v < 1) {
-        return Err("symbolic or empty dimensions (fix them with --input-shape)".into());
+        return Err(LowerError::NeedsInputShape {
+            what: "symbolic or empty dimensions",
+            plural: true,
+        });
     }
     Ok(d)
 }
@@ -465,7 +479,7 @@ pub(crate) fn scatter_nd(cx: &mut Tx, node: &Node) -> Lowered {
     for k in (0..q.saturating_sub(1)).rev() {
         strides[k] = strides[k + 1]
             .checked_mul(d[k + 1])
-            .ok_or("a size that overflows")?;
+            .ok_or(LowerError::TooLarge("a size that overflows"))?;
     }
     let lin = if let Some(v) = cx.const_ints(node, 1) {
         let mut l = Vec::new();
@@ -512,7 +526,7 @@ pub(crate) fn scatter_nd(cx: &mut Tx, node: &Node) -> Lowered {
             });
         }
         let r = cx.fresh(&o);
-        let l = acc.ok_or("no index")?;
+        let l = acc.ok_or(LowerError::absent("index"))?;
         cx.reshape(&r, l, &[n])?
     };
     let mut xd = vec![xx];

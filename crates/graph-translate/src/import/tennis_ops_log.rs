@@ -136,16 +136,16 @@ pub(crate) fn along_axis(
         return Ok(());
     }
     if d.iter().any(|&v| v < 0) {
-        return Err("a symbolic dimension (fix it with --input-shape)".into());
+        return Err(LowerError::needs_shape("a symbolic dimension"));
     }
     let rows = d[..a]
         .iter()
         .try_fold(1i64, |p, &v| p.checked_mul(v))
-        .ok_or("too many elements")?;
+        .ok_or(LowerError::TooLarge("too many elements"))?;
     let cols = d[a..]
         .iter()
         .try_fold(1i64, |p, &v| p.checked_mul(v))
-        .ok_or("too many elements")?;
+        .ok_or(LowerError::TooLarge("too many elements"))?;
     let r = cx.fresh(&o);
     let flat = cx.reshape(&r, x, &[rows, cols])?;
     let s = f(cx, &o, flat, &[rows, cols], 1, false)?;
@@ -244,7 +244,7 @@ pub(crate) fn reduce_log(cx: &mut Tx, node: &Node) -> Lowered {
         return Err("reducing an empty axis".into());
     }
     if !keep && d.iter().any(|&v| v < 0) {
-        return Err("a symbolic dimension (fix it with --input-shape)".into());
+        return Err(LowerError::needs_shape("a symbolic dimension"));
     }
     let mut kd = d.clone();
     let r = if node.op == "ReduceLogSumExp" {

@@ -77,7 +77,9 @@ fn not(
 /// its 0/1.
 pub(crate) fn cast(cx: &mut Tx, node: &Node) -> Lowered {
     let to = if node.op == "CastLike" {
-        cx.elem(node.input(1).ok_or("no target_type input")?)
+        cx.elem(node.input(1).ok_or(LowerError::Absent {
+            what: "target_type input",
+        })?)
     } else {
         i32::try_from(node.int("to", 0)).unwrap_or(0)
     };
@@ -91,7 +93,10 @@ pub(crate) fn cast(cx: &mut Tx, node: &Node) -> Lowered {
         )));
     }
     if to == e {
-        let src = node.input(0).ok_or("no input")?.to_string();
+        let src = node
+            .input(0)
+            .ok_or(LowerError::absent("input"))?
+            .to_string();
         return cx.alias(&o, &src);
     }
     if to == elem::BOOL {
@@ -397,10 +402,11 @@ pub(crate) fn sign_round(cx: &mut Tx, node: &Node) -> Lowered {
 pub(crate) fn modulo(cx: &mut Tx, node: &Node) -> Lowered {
     let (a, b, e, d) = two(cx, node)?;
     if !is_int(e) {
-        return Err(LowerError::Other(format!(
-            "{} inputs (TenniS's mod takes integers)",
-            name(e)
-        )));
+        return Err(LowerError::ElemType {
+            elem: e,
+            what: "inputs",
+            why: "TenniS's mod takes integers",
+        });
     }
     let o = out(node)?.to_string();
     let unsigned = matches!(e, 2 | 4 | 12 | 13);
@@ -463,7 +469,7 @@ pub(crate) fn trilu(cx: &mut Tx, node: &Node) -> Lowered {
             let k = match cx.const_ints(node, 1).as_deref() {
                 None => 0,
                 Some([k]) => *k,
-                Some(v) => return Err(LowerError::Other(format!("k {v:?}"))),
+                Some(v) => return Err(LowerError::value("k", format!("{v:?}"))),
             };
             let keep: Vec<f64> = diff
                 .iter()

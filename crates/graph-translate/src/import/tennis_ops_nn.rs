@@ -36,7 +36,7 @@ pub(crate) fn window(node: &Node, hw: [i64; 2], k: [i64; 2]) -> Result<Window, L
         "NOTSET" | "" => match node.ints("pads") {
             None => [0; 4],
             Some(p) if p.len() == 4 && p.iter().all(|&v| v >= 0) => [p[0], p[1], p[2], p[3]],
-            Some(p) => return Err(LowerError::Other(format!("pads {p:?}"))),
+            Some(p) => return Err(LowerError::value("pads", format!("{p:?}"))),
         },
         "VALID" => [0; 4],
         "SAME_UPPER" | "SAME_LOWER" => {
@@ -55,7 +55,7 @@ pub(crate) fn window(node: &Node, hw: [i64; 2], k: [i64; 2]) -> Result<Window, L
             }
             p
         }
-        a => return Err(LowerError::Other(format!("auto_pad {a}"))),
+        a => return Err(LowerError::value("auto_pad", a)),
     };
     dims::check_pads(&pads)?;
     Ok(Window { pads, strides, dil })
@@ -193,7 +193,7 @@ fn grouped(
         .iter()
         .try_fold(1i64, |p, &v| p.checked_mul(v))
         .and_then(|n| usize::try_from(n).ok())
-        .ok_or("weights whose size overflows")?;
+        .ok_or(LowerError::TooLarge("weights whose size overflows"))?;
     if let Some(w) = &wconst
         && w.len() != per * group as usize
     {
@@ -236,7 +236,7 @@ fn grouped(
                 ],
                 &wdims,
             )?,
-            (None, None) => return Err("no weights".into()),
+            (None, None) => return Err(LowerError::absent("weights")),
         };
         let gd = [od[0], mg, od[2], od[3]];
         parts.push(cx.tmp("conv2d", o, &[xs, wg], params.clone(), &gd)?);
@@ -428,7 +428,7 @@ pub(crate) fn matmul(cx: &mut Tx, node: &Node) -> Lowered {
         return Err("a scalar operand".into());
     }
     if ad.iter().chain(&bd).any(|&v| v < 1) {
-        return Err("a symbolic or empty dimension (fix it with --input-shape)".into());
+        return Err(LowerError::needs_shape("a symbolic or empty dimension"));
     }
     let o = out(node)?.to_string();
     let mut a = cx.fin(node, 0)?;
@@ -627,7 +627,7 @@ pub(crate) fn lrn(cx: &mut Tx, node: &Node) -> Lowered {
     }
     let size = node.int("size", 0);
     if size < 1 {
-        return Err(LowerError::Other(format!("size {size}")));
+        return Err(LowerError::value("size", size));
     }
     let alpha = f64::from(node.float("alpha", 1e-4));
     let beta = node.float("beta", 0.75);
@@ -694,12 +694,12 @@ pub(crate) fn conv_transpose(cx: &mut Tx, node: &Node) -> Lowered {
     }
     let opad = two(node.ints("output_padding"), 0, "output_padding")?;
     if opad.iter().any(|&v| v < 0) {
-        return Err(LowerError::Other(format!("output_padding {opad:?}")));
+        return Err(LowerError::value("output_padding", format!("{opad:?}")));
     }
     let oshape = match node.ints("output_shape") {
         None => None,
         Some(v) if v.len() >= 2 => Some([v[v.len() - 2], v[v.len() - 1]]),
-        Some(v) => return Err(LowerError::Other(format!("output_shape {v:?}"))),
+        Some(v) => return Err(LowerError::value("output_shape", format!("{v:?}"))),
     };
     let big = |v: i64| v > 1 << 24;
     if strides
@@ -718,10 +718,10 @@ pub(crate) fn conv_transpose(cx: &mut Tx, node: &Node) -> Lowered {
         let full = (d[2 + i] - 1) * strides[i] + dil[i] * (k[i] - 1) + 1 + opad[i];
         let target = match (oshape, auto.as_str()) {
             (Some(os), _) if (1..=1 << 24).contains(&os[i]) => Some(os[i]),
-            (Some(os), _) => return Err(LowerError::Other(format!("output_shape {os:?}"))),
+            (Some(os), _) => return Err(LowerError::value("output_shape", format!("{os:?}"))),
             (None, "SAME_UPPER" | "SAME_LOWER") => Some(d[2 + i] * strides[i]),
             (None, "NOTSET" | "" | "VALID") => None,
-            (None, a) => return Err(LowerError::Other(format!("auto_pad {a}"))),
+            (None, a) => return Err(LowerError::value("auto_pad", a)),
         };
         let (b, e) = match target {
             Some(t) => {
@@ -740,7 +740,7 @@ pub(crate) fn conv_transpose(cx: &mut Tx, node: &Node) -> Lowered {
                 Some(p) if p.len() == 4 && p.iter().all(|&v| (0..=1 << 24).contains(&v)) => {
                     (p[i], p[i + 2])
                 }
-                Some(p) => return Err(LowerError::Other(format!("pads {p:?}"))),
+                Some(p) => return Err(LowerError::value("pads", format!("{p:?}"))),
             },
         };
         pads[i] = b;

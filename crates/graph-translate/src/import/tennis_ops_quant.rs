@@ -135,7 +135,7 @@ fn quantize_f32(
 /// per axis): `Div`, `Round`, `Add`, `Max`, `Min`, `Cast` to the integer
 /// type.
 pub(crate) fn quantize_linear(cx: &mut Tx, node: &Node) -> Lowered {
-    let x = node.input(0).ok_or("x missing")?;
+    let x = node.input(0).ok_or(LowerError::missing("x"))?;
     if cx.elem(x) != elem::FLOAT {
         return Err("a non-f32 input".into());
     }
@@ -154,7 +154,7 @@ pub(crate) fn quantize_linear(cx: &mut Tx, node: &Node) -> Lowered {
             onnx_format::dtype::onnx_name(to)
         )
     })?;
-    let scale = laid_out(cx, node, 1, &s)?.ok_or("y_scale missing")?;
+    let scale = laid_out(cx, node, 1, &s)?.ok_or(LowerError::missing("y_scale"))?;
     let zp = laid_out(cx, node, 2, &s)?;
     let o = out(node)?.to_string();
     let f = cx.fresh(&o);
@@ -165,19 +165,20 @@ pub(crate) fn quantize_linear(cx: &mut Tx, node: &Node) -> Lowered {
 /// `DequantizeLinear` with constant scale and zero point: `Cast` to f32,
 /// `Sub`, `Mul`.
 pub(crate) fn dequantize_linear(cx: &mut Tx, node: &Node) -> Lowered {
-    let x = node.input(0).ok_or("x missing")?;
+    let x = node.input(0).ok_or(LowerError::missing("x"))?;
     let e = cx.elem(x);
     if !matches!(e, 2..=6) {
-        return Err(LowerError::Other(format!(
-            "{} input (8-, 16- and 32-bit integers here)",
-            onnx_format::dtype::onnx_name(e)
-        )));
+        return Err(LowerError::ElemType {
+            elem: e,
+            what: "input",
+            why: "8-, 16- and 32-bit integers here",
+        });
     }
     if node.int("output_dtype", 0) > 1 {
         return Err("output_dtype other than f32".into());
     }
     let s = cx.shape(x)?;
-    let scale = laid_out(cx, node, 1, &s)?.ok_or("x_scale missing")?;
+    let scale = laid_out(cx, node, 1, &s)?.ok_or(LowerError::missing("x_scale"))?;
     let zp = laid_out(cx, node, 2, &s)?;
     let o = out(node)?.to_string();
     let mut v = cast(cx, x, elem::FLOAT, None)?;
@@ -192,7 +193,7 @@ pub(crate) fn dequantize_linear(cx: &mut Tx, node: &Node) -> Lowered {
 /// axis), the scale `range / 255` (1 for an all-zero input), the zero
 /// point `saturate(round(-min / scale))`, `y` quantised to uint8.
 pub(crate) fn dynamic_quantize_linear(cx: &mut Tx, node: &Node) -> Lowered {
-    let x = node.input(0).ok_or("x missing")?;
+    let x = node.input(0).ok_or(LowerError::missing("x"))?;
     if cx.elem(x) != elem::FLOAT {
         return Err("a non-f32 input".into());
     }

@@ -28,10 +28,11 @@ pub(crate) fn range(cx: &mut Tx, node: &Node) -> Lowered {
         e,
         elem::FLOAT | elem::DOUBLE | elem::INT32 | elem::INT64 | 5 /* INT16 */
     ) {
-        return Err(LowerError::Other(format!(
-            "{} inputs (ONNX Range takes f32, f64, int16, int32, int64)",
-            onnx_format::dtype::onnx_name(e)
-        )));
+        return Err(LowerError::ElemType {
+            elem: e,
+            what: "inputs",
+            why: "ONNX Range takes f32, f64, int16, int32, int64",
+        });
     }
     for i in 0..3 {
         if !cx.in_shape(node, i)?.iter().all(|&d| d == 1) {

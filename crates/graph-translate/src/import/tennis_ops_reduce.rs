@@ -40,7 +40,7 @@ pub(crate) fn reduce(cx: &mut Tx, node: &Node) -> Lowered {
         return Err("reducing an empty axis".into());
     }
     if ax.iter().any(|&a| d[a] < 0) && !keep {
-        return Err("a symbolic dimension (fix it with --input-shape)".into());
+        return Err(LowerError::needs_shape("a symbolic dimension"));
     }
     let mut kd = d.clone();
     let mut cur = x;
@@ -143,7 +143,7 @@ pub(crate) fn argmax(cx: &mut Tx, node: &Node) -> Lowered {
         end[a] = -(d[a] + 1);
         stride[a] = -1;
         if d.iter().any(|&v| v < 0) {
-            return Err("a symbolic dimension (fix it with --input-shape)".into());
+            return Err(LowerError::needs_shape("a symbolic dimension"));
         }
         let params = vec![
             kv("begin", p_ints(&begin)),
@@ -167,7 +167,7 @@ pub(crate) fn argmax(cx: &mut Tx, node: &Node) -> Lowered {
     nd.remove(a);
     let params = vec![kv("dim", p_int(a as i64))];
     if keep && d.iter().filter(|&&v| v < 0).count() > 1 {
-        return Err("a symbolic dimension (fix it with --input-shape)".into());
+        return Err(LowerError::needs_shape("a symbolic dimension"));
     }
     if !keep && !last {
         cx.emit("argmax", &o, &[y], params, &nd)?;

@@ -95,7 +95,7 @@ pub(crate) fn interpolate(cx: &mut Tx, node: &Node) -> Lowered {
     if let Some(nm) = &kind
         && !["round_prefer_floor", "round_prefer_ceil", "floor", "ceil"].contains(&nm.as_str())
     {
-        return Err(LowerError::Other(format!("nearest_mode {nm}")));
+        return Err(LowerError::value("nearest_mode", nm));
     }
     if kind.is_some() && node.int("antialias", 0) != 0 {
         return Err("antialias in nearest mode".into());
@@ -153,7 +153,7 @@ fn plan(
             .is_some_and(|n| cx.konst(n).is_none_or(|c| !c.dims().contains(&0)))
     };
     let (scales, sizes) = if node.op == "Upsample" && cx.opset < 9 {
-        let s = node.floats("scales").ok_or("no scales")?;
+        let s = node.floats("scales").ok_or(LowerError::absent("scales"))?;
         (
             Some(s.iter().map(|&v| f64::from(v)).collect::<Vec<_>>()),
             None,
@@ -187,7 +187,7 @@ fn plan(
     }
     for &a in axes {
         if d[a] < 1 {
-            return Err("a symbolic or empty resized axis (fix it with --input-shape)".into());
+            return Err(LowerError::needs_shape("a symbolic or empty resized axis"));
         }
     }
     let roi: Vec<f32> = if mode == "tf_crop_and_resize" {
@@ -224,7 +224,7 @@ fn plan(
             "stretch" => None,
             "not_larger" => ratios.iter().copied().reduce(f64::min),
             "not_smaller" => ratios.iter().copied().reduce(f64::max),
-            p => return Err(LowerError::Other(format!("keep_aspect_ratio_policy {p}"))),
+            p => return Err(LowerError::value("keep_aspect_ratio_policy", p)),
         };
         for ((&a, &v), &k) in axes.iter().zip(s).zip(&ratios) {
             let (k, v) = match common {

@@ -21,7 +21,7 @@ fn recurrence(
     let nd: i64 = match dir.as_str() {
         "forward" | "reverse" => 1,
         "bidirectional" => 2,
-        d => return Err(LowerError::Other(format!("direction {d}"))),
+        d => return Err(LowerError::value("direction", d)),
     };
     if node.attr("clip").is_some() {
         return Err("clip".into());
@@ -50,7 +50,7 @@ fn recurrence(
     }
     // a zero bias of nd · 8 · hidden_size may be made: bounded
     if !(1..=1 << 20).contains(&h) {
-        return Err(LowerError::Other(format!("hidden_size {h}")));
+        return Err(LowerError::value("hidden_size", h));
     }
     Ok((dir, nd, h, d))
 }
@@ -289,7 +289,7 @@ pub(crate) fn gru(cx: &mut Tx, node: &Node) -> Lowered {
     for k in 0..nd {
         let backwards = dir == "reverse" || k == 1;
         let hs = gru_direction(cx, node, &o, (x2, h0), &g, k, backwards)?;
-        last.push(*hs.last().ok_or("no step")?);
+        last.push(*hs.last().ok_or(LowerError::absent("step"))?);
         steps.push(hs);
     }
     // Y [T, nd, B, H]: step s of direction k is time s (backwards: T−1−s)

@@ -16,7 +16,7 @@ fn ints_in(
     cx: &Tx,
     node: &Node,
     i: usize,
-    attr: &str,
+    attr: &'static str,
     since: i64,
 ) -> Result<Option<Vec<i64>>, LowerError> {
     if cx.opset < since {
@@ -27,7 +27,7 @@ fn ints_in(
         Some(_) => cx
             .const_ints(node, i)
             .map(Some)
-            .ok_or_else(|| LowerError::Other(format!("{attr} computed at run time"))),
+            .ok_or(LowerError::NotConstant { what: attr }),
     }
 }
 
@@ -107,24 +107,24 @@ pub(crate) fn slice(cx: &mut Tx, node: &Node) -> Lowered {
     let o = out(node)?.to_string();
     let (starts, ends, axes, steps) = if cx.opset < 10 {
         (
-            node.ints("starts").ok_or("no starts")?,
-            node.ints("ends").ok_or("no ends")?,
+            node.ints("starts").ok_or(LowerError::absent("starts"))?,
+            node.ints("ends").ok_or(LowerError::absent("ends"))?,
             node.ints("axes"),
             None,
         )
     } else {
-        let need = |i: usize, what: &str| -> Result<Option<Vec<i64>>, LowerError> {
+        let need = |i: usize, what: &'static str| -> Result<Option<Vec<i64>>, LowerError> {
             match node.input(i) {
                 None => Ok(None),
                 Some(_) => cx
                     .const_ints(node, i)
                     .map(Some)
-                    .ok_or_else(|| LowerError::Other(format!("{what} computed at run time"))),
+                    .ok_or(LowerError::NotConstant { what }),
             }
         };
         (
-            need(1, "starts")?.ok_or("no starts")?,
-            need(2, "ends")?.ok_or("no ends")?,
+            need(1, "starts")?.ok_or(LowerError::absent("starts"))?,
+            need(2, "ends")?.ok_or(LowerError::absent("ends"))?,
             need(3, "axes")?,
             need(4, "steps")?,
         )
@@ -143,7 +143,7 @@ pub(crate) fn slice(cx: &mut Tx, node: &Node) -> Lowered {
         }
         let dim = d[a];
         if dim < 0 {
-            return Err("slicing a symbolic dimension (fix it with --input-shape)".into());
+            return Err(LowerError::needs_shape("slicing a symbolic dimension"));
         }
         let dim = small(dim)?;
         let step = steps[k];
@@ -176,13 +176,13 @@ pub(crate) fn split(cx: &mut Tx, node: &Node) -> Lowered {
     let a = axis(node.int("axis", 0), d.len())?;
     let dim = d[a];
     if dim < 0 {
-        return Err("splitting a symbolic dimension (fix it with --input-shape)".into());
+        return Err(LowerError::needs_shape("splitting a symbolic dimension"));
     }
     let dim = small(dim)?;
     let outs: Vec<String> = node.outputs.clone();
     let k = outs.len() as i64;
     if k == 0 {
-        return Err("no outputs".into());
+        return Err(LowerError::absent("outputs"));
     }
     let sizes = match ints_in(cx, node, 1, "split", 13)? {
         Some(s) => s,
@@ -244,7 +244,7 @@ pub(crate) fn gather(cx: &mut Tx, node: &Node) -> Lowered {
     if dim < 0 {
         return Err("gathering along a symbolic dimension".into());
     }
-    let name = node.input(1).ok_or("no indices")?;
+    let name = node.input(1).ok_or(LowerError::absent("indices"))?;
     let Some(c) = cx.konst(name).cloned() else {
         return super::tennis_ops_index::gather_dyn(cx, node, x, &d, a);
     };
@@ -256,7 +256,11 @@ pub(crate) fn gather(cx: &mut Tx, node: &Node) -> Lowered {
             if (0..dim).contains(&j) {
                 Ok(j)
             } else {
-                Err(format!("index {i} out of range for a dimension of {dim}"))
+                Err(LowerError::IndexOutOfRange {
+                    index: i,
+                    of: "dimension",
+                    size: dim,
+                })
             }
         })
         .collect::<Result<_, _>>()?;
@@ -355,7 +359,7 @@ pub(crate) fn pad(cx: &mut Tx, node: &Node) -> Lowered {
     let (pads, value, axes) = if cx.opset < 11 {
         let p = node.ints("pads").or_else(|| node.ints("paddings"));
         (
-            p.ok_or("no pads")?,
+            p.ok_or(LowerError::absent("pads"))?,
             f64::from(node.float("value", 0.0)),
             None,
         )
@@ -400,7 +404,7 @@ pub(crate) fn pad(cx: &mut Tx, node: &Node) -> Lowered {
             od[a] = small(
                 d[a].checked_add(b)
                     .and_then(|v| v.checked_add(e))
-                    .ok_or("pads too large")?,
+                    .ok_or(LowerError::TooLarge("pads too large"))?,
             )?;
         }
         full[2 * a] = small(b)?;
@@ -469,14 +473,14 @@ const MAX_GATHER_PAD: i64 = 1 << 24;
 fn pad_gather(cx: &mut Tx, node: &Node, mode: &str) -> Lowered {
     let o = out(node)?.to_string();
     if !matches!(mode, "reflect" | "edge" | "wrap") {
-        return Err(LowerError::Other(format!("mode {mode}")));
+        return Err(LowerError::value("mode", mode));
     }
     let (x, ex) = cx.tin(node, 0)?;
     let d = &cx.in_shape(node, 0)?;
     let r = d.len();
     let (pads, axes) = if cx.opset < 11 {
         let p = node.ints("pads").or_else(|| node.ints("paddings"));
-        (p.ok_or("no pads")?, None)
+        (p.ok_or(LowerError::absent("pads"))?, None)
     } else {
         let p = cx.const_ints(node, 1).ok_or(LowerError::NotConstant {
             what: "pads (in a mode other than constant)",
@@ -512,14 +516,14 @@ fn pad_gather(cx: &mut Tx, node: &Node, mode: &str) -> Lowered {
         let len = d[a]
             .checked_add(b)
             .and_then(|v| v.checked_add(e))
-            .ok_or("pads too large")?;
+            .ok_or(LowerError::TooLarge("pads too large"))?;
         if len > MAX_GATHER_PAD {
             return Err(LowerError::Other(format!(
                 "an axis of {len} elements after padding in mode {mode} (the gather's \
                  index table is limited to {MAX_GATHER_PAD})"
             )));
         }
-        let idx = pad_source(mode, d[a], b, e).ok_or("pads too large")?;
+        let idx = pad_source(mode, d[a], b, e).ok_or(LowerError::TooLarge("pads too large"))?;
         cd[a] = len;
         let ids = cx.const_i32(&o, &[idx.len()], &idx)?;
         let params = vec![kv("axis", super::tennis_cx::p_int(a as i64))];
@@ -542,7 +546,7 @@ pub(crate) fn expand(cx: &mut Tx, node: &Node) -> Lowered {
         .const_ints(node, 1)
         .ok_or(LowerError::NotConstant { what: "a shape" })?;
     if d.iter().any(|&v| v < 0) {
-        return Err("a symbolic dimension (fix it with --input-shape)".into());
+        return Err(LowerError::needs_shape("a symbolic dimension"));
     }
     if s.iter().any(|&v| v < 1) {
         return Err(LowerError::Other(format!(
@@ -617,12 +621,12 @@ fn resize2d(cx: &mut Tx, node: &Node) -> Lowered {
         }
         let kp = node.string("keep_aspect_ratio_policy", "stretch");
         if kp != "stretch" {
-            return Err(LowerError::Other(format!("keep_aspect_ratio_policy {kp}")));
+            return Err(LowerError::value("keep_aspect_ratio_policy", kp));
         }
     }
     let scales: Vec<f64> = if node.op == "Upsample" && cx.opset < 9 {
         node.floats("scales")
-            .ok_or("no scales")?
+            .ok_or(LowerError::absent("scales"))?
             .iter()
             .map(|&v| f64::from(v))
             .collect()
@@ -640,7 +644,7 @@ fn resize2d(cx: &mut Tx, node: &Node) -> Lowered {
                 .const_ints(node, zi)
                 .ok_or(LowerError::NotConstant { what: "sizes" })?;
             if s.len() != 4 {
-                return Err(LowerError::Other(format!("sizes {s:?}")));
+                return Err(LowerError::value("sizes", format!("{s:?}")));
             }
             s.iter()
                 .zip(&d)

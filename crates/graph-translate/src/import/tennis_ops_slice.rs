@@ -22,7 +22,7 @@ pub(crate) fn slice_dyn(cx: &mut Tx, node: &Node) -> Lowered {
     let e = node.input(0).map_or(elem::FLOAT, |n| cx.elem(n));
     let d = cx.in_shape(node, 0)?;
     if d.iter().any(|&v| v < 0) {
-        return Err("a symbolic dimension (fix it with --input-shape)".into());
+        return Err(LowerError::needs_shape("a symbolic dimension"));
     }
     let o = super::tennis_cx::out(node)?.to_string();
     let r = d.len() as i64;
@@ -54,8 +54,8 @@ pub(crate) fn slice_dyn(cx: &mut Tx, node: &Node) -> Lowered {
         cx.tmp_e("_cast", &o, &[id], vec![kv("dtype", p_int(7))], &[n], e64)
             .map(Some)
     };
-    let starts = param(cx, 1)?.ok_or("no starts")?;
-    let ends = param(cx, 2)?.ok_or("no ends")?;
+    let starts = param(cx, 1)?.ok_or(LowerError::absent("starts"))?;
+    let ends = param(cx, 2)?.ok_or(LowerError::absent("ends"))?;
     let steps = param(cx, 4)?;
     // axes, made positive, and −L per entry
     let (axes, negl) = match (node.input(3), cx.const_ints(node, 3)) {
@@ -83,7 +83,7 @@ pub(crate) fn slice_dyn(cx: &mut Tx, node: &Node) -> Lowered {
             )
         }
         (Some(_), None) => {
-            let a = param(cx, 3)?.ok_or("no axes")?;
+            let a = param(cx, 3)?.ok_or(LowerError::absent("axes"))?;
             let rc = cx.const_e(&o, e64, &[1], &[r as f64])?;
             let zero = cx.const_e(&o, e64, &[1], &[0.0])?;
             let plus = cx.tmp_e("add", &o, &[a, rc], vec![], &[n], e64)?;

@@ -13,6 +13,7 @@ use onnx_format::proto::GraphProto;
 use tensor_core::Tensor;
 
 use super::driver::Values;
+use super::error::ControlFlowError as E;
 use super::inline_if::inline_graph;
 use super::onnx_graph::{Const, Node, elem};
 
@@ -42,8 +43,8 @@ fn constant(values: &mut Values, hint: &str, c: Const) -> String {
 }
 
 /// An int64 constant of shape `dims`.
-fn ints(values: &mut Values, hint: &str, v: Vec<i64>, dims: Vec<usize>) -> Result<String, String> {
-    let tensor = Tensor::from_values(dims, &v).map_err(|e| e.to_string())?;
+fn ints(values: &mut Values, hint: &str, v: Vec<i64>, dims: Vec<usize>) -> Result<String, E> {
+    let tensor = Tensor::from_values(dims, &v).map_err(|e| E::Internal(e.to_string()))?;
     Ok(constant(
         values,
         hint,
@@ -62,7 +63,7 @@ fn unsqueeze(
     value: &str,
     axis: i64,
     out: String,
-) -> Result<Node, String> {
+) -> Result<Node, E> {
     let mut n = plain("Unsqueeze", name, vec![value.to_string()], vec![out]);
     if values.opset >= 13 {
         let axes = ints(values, "unroll.axes", vec![axis], vec![1])?;
@@ -91,11 +92,11 @@ fn concat(name: String, parts: Vec<String>, axis: i64, out: String) -> Node {
 }
 
 /// The body of `node` and its input and output names.
-fn body(node: &Node) -> Result<(&GraphProto, Vec<String>, Vec<String>), String> {
+fn body(node: &Node) -> Result<(&GraphProto, Vec<String>, Vec<String>), E> {
     let g = node
         .attr("body")
         .and_then(|a| a.g.as_ref())
-        .ok_or("it has no body")?;
+        .ok_or(E::NoBody)?;
     let names = |v: &[onnx_format::proto::ValueInfoProto]| -> Vec<String> {
         v.iter()
             .map(|i| i.name.clone().unwrap_or_default())
@@ -104,17 +105,19 @@ fn body(node: &Node) -> Result<(&GraphProto, Vec<String>, Vec<String>), String> 
     Ok((g, names(&g.input), names(&g.output)))
 }
 
-fn check_size(iterations: usize, body: &GraphProto) -> Result<(), String> {
+fn check_size(iterations: usize, body: &GraphProto) -> Result<(), E> {
     if iterations > MAX_ITERATIONS {
-        return Err(format!(
-            "{iterations} iterations, more than the {MAX_ITERATIONS} unrolled"
-        ));
+        return Err(E::TooManyIterations {
+            iterations,
+            limit: MAX_ITERATIONS,
+        });
     }
     if iterations.saturating_mul(body.node.len().max(1)) > MAX_NODES {
-        return Err(format!(
-            "{iterations} iterations of a body of {} nodes, more than the {MAX_NODES} nodes unrolled",
-            body.node.len()
-        ));
+        return Err(E::TooManyNodes {
+            iterations,
+            body: body.node.len(),
+            limit: MAX_NODES,
+        });
     }
     Ok(())
 }
@@ -158,34 +161,28 @@ pub(crate) struct LoopUnroll<'n> {
 impl<'n> LoopUnroll<'n> {
     /// Checks what unrolling `node` needs: a constant trip count (or a
     /// condition the body computes), a constant true condition to start.
-    pub(crate) fn new(values: &Values, node: &'n Node) -> Result<Self, String> {
+    pub(crate) fn new(values: &Values, node: &'n Node) -> Result<Self, E> {
         let (g, ins, outs) = body(node)?;
         let n_state = node.inputs.len().saturating_sub(2);
         if ins.len() != n_state + 2 || outs.len() < n_state + 1 {
-            return Err(format!(
-                "its body has {} inputs and {} outputs for {n_state} loop-carried values",
-                ins.len(),
-                outs.len()
-            ));
+            return Err(E::LoopArity {
+                ins: ins.len(),
+                outs: outs.len(),
+                state: n_state,
+            });
         }
         let checked = !keeps_condition(g, &ins[1], &outs[0]);
         let trip = match node.input(0) {
             None if checked => None,
             None => {
-                return Err(
-                    "it has no trip count and its body keeps its condition: it would \
-                            never stop"
-                        .into(),
-                );
+                return Err(E::NeverStops);
             }
             Some(m) => match values.konst(m).and_then(Const::ints).as_deref() {
                 Some([t]) => Some(*t),
                 _ => {
-                    return Err(format!(
-                        "its trip count {m:?} is computed at run time; a constant one (an \
-                         initializer, folded shapes, or --input-value on the graph input it \
-                         comes from) would unroll it"
-                    ));
+                    return Err(E::TripCountAtRunTime {
+                        name: m.to_string(),
+                    });
                 }
             },
         };
@@ -195,18 +192,16 @@ impl<'n> LoopUnroll<'n> {
             match values.konst(c).map(Const::values).as_deref() {
                 Some([v]) => runs = *v != 0.0,
                 _ => {
-                    return Err(format!(
-                        "its condition {c:?} is computed at run time; a constant true one (an \
-                         initializer, folded values, or --input-value on the graph input it \
-                         comes from) would unroll it"
-                    ));
+                    return Err(E::ConditionAtRunTime {
+                        name: c.to_string(),
+                    });
                 }
             }
         }
         let limit = match trip {
             _ if !runs => 0,
             Some(t) => {
-                let t = usize::try_from(t).map_err(|_| format!("trip count {t}"))?;
+                let t = usize::try_from(t).map_err(|_| E::TripCount(t))?;
                 // a loop that stops itself may say a huge trip count
                 if checked { t.min(MAX_ITERATIONS) } else { t }
             }
@@ -214,11 +209,7 @@ impl<'n> LoopUnroll<'n> {
         };
         let n_scan = outs.len() - 1 - n_state;
         if limit == 0 && n_scan > 0 {
-            return Err(
-                "it runs no iteration (a trip count of 0 or a false condition), and an output \
-                 stacked over the iterations would be empty"
-                    .into(),
-            );
+            return Err(E::NoIteration);
         }
         check_size(limit, g)?;
         Ok(LoopUnroll {
@@ -240,12 +231,12 @@ impl<'n> LoopUnroll<'n> {
 
     /// The nodes of the next iteration and the name of the condition it
     /// gives when the body computes it; `None` after the last.
-    pub(crate) fn next(&mut self, values: &mut Values) -> Result<Option<Iteration>, String> {
+    pub(crate) fn next(&mut self, values: &mut Values) -> Result<Option<Iteration>, E> {
         if self.i >= self.limit {
             if self.checked && self.limit == MAX_ITERATIONS {
-                return Err(format!(
-                    "its condition still holds after {MAX_ITERATIONS} iterations, the most unrolled"
-                ));
+                return Err(E::StillRunning {
+                    limit: MAX_ITERATIONS,
+                });
             }
             return Ok(None);
         }
@@ -255,7 +246,7 @@ impl<'n> LoopUnroll<'n> {
         let truth = Const {
             elem: elem::BOOL,
             tensor: Tensor::new(tensor_core::DType::Bool, Vec::<usize>::new(), vec![1u8])
-                .map_err(|e| e.to_string())?
+                .map_err(|e| E::Internal(e.to_string()))?
                 .into_static(),
         };
         let cond = constant(values, &format!("{prefix}.cond"), truth);
@@ -303,7 +294,7 @@ impl<'n> LoopUnroll<'n> {
     }
 
     /// The nodes that give the loop's outputs from the iterations made.
-    pub(crate) fn finish(self) -> Result<Vec<Node>, String> {
+    pub(crate) fn finish(self) -> Result<Vec<Node>, E> {
         let node = self.node;
         let n_state = self.state.len();
         let mut nodes = Vec::new();
@@ -322,7 +313,7 @@ impl<'n> LoopUnroll<'n> {
         for (k, parts) in self.stacked.into_iter().enumerate() {
             if let Some(o) = node.outputs.get(n_state + k).filter(|o| !o.is_empty()) {
                 if parts.is_empty() {
-                    return Err("no iteration ran, and outputs are stacked over them".into());
+                    return Err(E::NothingStacked);
                 }
                 nodes.push(concat(
                     format!("{}.concat{k}", node.name),
@@ -352,7 +343,7 @@ fn gather_at(
     value: &str,
     (index, axis): (usize, i64),
     out: String,
-) -> Result<Node, String> {
+) -> Result<Node, E> {
     let index = ints(values, hint, vec![index as i64], Vec::new())?;
     let mut gather = plain("Gather", name, vec![value.to_string(), index], vec![out]);
     gather.attrs.push(onnx_format::proto::AttributeProto {
@@ -386,7 +377,7 @@ struct ScanRun<'g> {
 /// The nodes of `run`: its body once per step, each reading the state
 /// the step before gave and element `t` of each sequence, then each
 /// stacked output's `Concat`.
-fn scan_steps(values: &mut Values, run: &ScanRun<'_>) -> Result<Vec<Node>, String> {
+fn scan_steps(values: &mut Values, run: &ScanRun<'_>) -> Result<Vec<Node>, E> {
     let (n_state, n_out, steps) = (run.state.len(), run.outs.len(), run.steps);
     let mut state = run.state.clone();
     let mut stacked: Vec<Vec<String>> = vec![Vec::new(); n_out];
@@ -447,9 +438,10 @@ fn scan_steps(values: &mut Values, run: &ScanRun<'_>) -> Result<Vec<Node>, Strin
 
 /// The static length of axis `axis` of `seq` (negative: from the end),
 /// and that axis counted from the front.
-fn seq_len(values: &Values, seq: &str, axis: i64) -> Result<(i64, i64), String> {
-    let unknown =
-        || format!("the length of its sequence {seq:?} is not known (--input-shape would fix it)");
+fn seq_len(values: &Values, seq: &str, axis: i64) -> Result<(i64, i64), E> {
+    let unknown = || E::UnknownLength {
+        name: seq.to_string(),
+    };
     let shape = values.shape(seq).map_err(|_| unknown())?;
     let a = if axis < 0 {
         axis + shape.len() as i64
@@ -467,20 +459,21 @@ fn seq_len(values: &Values, seq: &str, axis: i64) -> Result<(i64, i64), String> 
 
 /// The one length of the sequences `seqs` along `axes`, and each axis
 /// counted from the front.
-fn common_len(values: &Values, seqs: &[String], axes: &[i64]) -> Result<(usize, Vec<i64>), String> {
+fn common_len(values: &Values, seqs: &[String], axes: &[i64]) -> Result<(usize, Vec<i64>), E> {
     let mut len = None;
     let mut out = Vec::with_capacity(seqs.len());
     for (seq, &axis) in seqs.iter().zip(axes) {
         let (d, a) = seq_len(values, seq, axis)?;
         if len.is_some_and(|l| l != d) {
-            return Err("its sequences have different lengths".into());
+            return Err(E::DifferentLengths);
         }
         len = Some(d);
         out.push(a);
     }
-    let steps = usize::try_from(len.ok_or("it has no sequence")?).map_err(|e| e.to_string())?;
+    let steps =
+        usize::try_from(len.ok_or(E::NoSequence)?).map_err(|e| E::Internal(e.to_string()))?;
     if steps == 0 {
-        return Err("its sequences are empty".into());
+        return Err(E::EmptySequences);
     }
     Ok((steps, out))
 }
@@ -492,18 +485,18 @@ fn scan_counts(
     node: &Node,
     (body_ins, body_outs): (usize, usize),
     lead: usize,
-) -> Result<(usize, usize, usize), String> {
+) -> Result<(usize, usize, usize), E> {
     let n_in = node
         .attr("num_scan_inputs")
         .and_then(|a| a.i)
         .and_then(|v| usize::try_from(v).ok())
-        .ok_or("it has no num_scan_inputs")?;
+        .ok_or(E::NoScanInputs)?;
     let n_state = n_in
         .checked_add(lead)
         .and_then(|n| node.inputs.len().checked_sub(n))
-        .ok_or("fewer inputs than num_scan_inputs")?;
+        .ok_or(E::FewerInputs)?;
     if body_ins.checked_add(lead) != Some(node.inputs.len()) || body_outs < n_state {
-        return Err("its body's inputs and outputs do not match the node's".into());
+        return Err(E::ScanArity);
     }
     Ok((n_in, n_state, body_outs - n_state))
 }
@@ -512,7 +505,7 @@ fn scan_counts(
 /// sequences, whose length along their scan axis is static (opset 8: once
 /// per element of each item of the batch axis, the sequence lengths absent
 /// or the full length).
-pub(crate) fn lower_scan(values: &mut Values, node: &Node) -> Result<Vec<Node>, String> {
+pub(crate) fn lower_scan(values: &mut Values, node: &Node) -> Result<Vec<Node>, E> {
     if values.opset < 9 {
         return lower_scan8(values, node);
     }
@@ -553,29 +546,28 @@ pub(crate) fn lower_scan(values: &mut Values, node: &Node) -> Result<Vec<Node>, 
 /// batch axis 0, the sequences scanned along axis 1 in their `directions`.
 /// Each item of the batch is scanned on its own (its states and sequences
 /// taken by a `Gather` along axis 0), and the results stacked on axis 0.
-fn lower_scan8(values: &mut Values, node: &Node) -> Result<Vec<Node>, String> {
+fn lower_scan8(values: &mut Values, node: &Node) -> Result<Vec<Node>, E> {
     let (g, ins, outs) = body(node)?;
     let (n_in, n_state, n_out) = scan_counts(node, (ins.len(), outs.len()), 1)?;
     let dirs = axes_attr(node, "directions", n_in);
     let seqs = &node.inputs[1 + n_state..];
     let (steps, _) = common_len(values, seqs, &vec![1; n_in])?;
     let (batch, _) = common_len(values, &node.inputs[1..], &vec![0; node.inputs.len() - 1])
-        .map_err(|e| format!("{e} (along the batch axis 0)"))?;
+        .map_err(|e| E::AlongBatch(Box::new(e)))?;
     if let Some(l) = node.input(0) {
         match values.konst(l).and_then(Const::ints) {
             Some(v) if v.len() == batch && v.iter().all(|&x| x == steps as i64) => {}
             Some(_) => {
-                return Err(format!(
-                    "its sequence lengths {l:?} are not all the full length {steps} (only \
-                     sequences of one static length are unrolled)"
-                ));
+                return Err(E::PartialLengths {
+                    name: l.to_string(),
+                    steps,
+                });
             }
             None => {
-                return Err(format!(
-                    "its sequence lengths {l:?} are computed at run time; constant ones, all \
-                     {steps} (an initializer, or --input-value on the graph input they come \
-                     from), or none would unroll it"
-                ));
+                return Err(E::LengthsAtRunTime {
+                    name: l.to_string(),
+                    steps,
+                });
             }
         }
     }
@@ -588,7 +580,7 @@ fn lower_scan8(values: &mut Values, node: &Node) -> Result<Vec<Node>, String> {
             let out = values.fresh(&format!("{base}.in{k}"));
             let name = (format!("{base}.gather{k}"), &*format!("{base}.b"));
             nodes.push(gather_at(values, name, v, (b, 0), out.clone())?);
-            Ok::<_, String>(out)
+            Ok::<_, E>(out)
         };
         let mut items = Vec::with_capacity(node.inputs.len() - 1);
         for (k, v) in node.inputs[1..].iter().enumerate() {
