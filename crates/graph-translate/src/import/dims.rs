@@ -38,6 +38,7 @@ pub(crate) fn check_shape(dims: &[i64]) -> Result<(), LowerError> {
 }
 
 /// The product of `dims` (checked: at most 2^48 in magnitude).
+#[cfg(feature = "nnabla")]
 pub(crate) fn dims_product(dims: &[i64]) -> Result<i64, LowerError> {
     dims.iter()
         .try_fold(1i64, |p, &d| p.checked_mul(d))
@@ -52,6 +53,7 @@ pub(crate) const MAX_STRIDE: i64 = 1 << 12;
 /// A spatial attribute of `n` values (`default` each when absent or
 /// empty), each in `lo..=hi` (strides and dilations: `1..=MAX_STRIDE`;
 /// kernel shapes `1..=2^48`, output padding `0..=2^48`).
+#[cfg(feature = "nnabla")]
 pub(crate) fn window_ints(
     node: &super::onnx_graph::Node,
     name: &str,
@@ -71,6 +73,7 @@ pub(crate) fn window_ints(
 
 /// The `strides` and `dilations` of a window over `n` axes (each in
 /// `1..=MAX_STRIDE`, `n` of them).
+#[cfg(feature = "nnabla")]
 pub(crate) fn strides_dilations(
     node: &super::onnx_graph::Node,
     n: usize,
@@ -111,6 +114,11 @@ mod tests {
         assert!(check_shape(&[0, 1 << 30, 1 << 30]).is_err());
         assert!(check_shape(&[1 << 49]).is_err());
         assert!(check_shape(&[-5]).is_err());
+    }
+
+    #[cfg(feature = "nnabla")]
+    #[test]
+    fn product() {
         assert_eq!(dims_product(&[2, 3, 4]).unwrap(), 24);
         assert!(dims_product(&[1 << 40, 1 << 40]).is_err());
     }
