@@ -11,9 +11,12 @@
 //!
 //! What the target cannot express is refused before anything is written:
 //! [`ImportError::Unsupported`] names every such operator (and attribute
-//! value) with its count. Each reason in it is the text of a typed cause:
-//! [`LowerError`] (a lowering), [`RewriteError`] (a node of opset 1 to 6
-//! whose meaning the rewrite to opset 7 cannot keep) or
+//! value) with its count. It carries them typed ([`Unsupported::Refused`],
+//! [`ImportError::refusals`]): each [`Refusal`] has its subject (an
+//! operator, a graph input or output), the node's name where the text
+//! gives it, its count and its [`Reason`], for the lowerings' refusals a
+//! typed cause: [`LowerError`] (a lowering), [`RewriteError`] (a node of
+//! opset 1 to 6 whose meaning the rewrite to opset 7 cannot keep) or
 //! [`ControlFlowError`] (an `If` not inlined, a `Loop` or `Scan` not
 //! unrolled).
 //!
