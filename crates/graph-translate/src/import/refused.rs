@@ -298,3 +298,47 @@ impl Refusals {
         }))
     }
 }
+
+#[cfg(all(test, any(feature = "nnabla", feature = "tennis")))]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn entries_count_by_their_text_in_first_seen_order() {
+        let mut r = Refusals::default();
+        r.op("Pad", LowerError::Other("mode wrap".into()));
+        r.add(Refusal::input("x", Reason::TennisElemType(10)));
+        // another cause with the same text counts under the first
+        r.op("Pad", LowerError::value("mode", "wrap"));
+        r.add(Refusal::op("Loop", ControlFlowError::NoBody).named("l"));
+        r.add(Refusal::op("Loop", ControlFlowError::NoBody).named(""));
+        r.add(Refusal::output("y", LowerError::absent("shape")));
+        r.add(Refusal::bare("Foo"));
+        let err = r.into_error(ImportTarget::TenniS);
+        let got: Vec<(String, usize)> = err
+            .refusals()
+            .iter()
+            .map(|r| (r.to_string(), r.count))
+            .collect();
+        let want = [
+            ("Pad (mode wrap)", 2),
+            ("input \"x\" (FLOAT16; TenniS has no such element type)", 1),
+            ("Loop (node \"l\": it has no body)", 1),
+            ("Loop (it has no body)", 1),
+            ("output \"y\" (no shape)", 1),
+            ("Foo", 1),
+        ];
+        assert_eq!(got, want.map(|(t, n)| (t.to_string(), n)));
+        assert_eq!(
+            err.refusals()[0].reason,
+            Some(Reason::Lower(LowerError::Other("mode wrap".into())))
+        );
+        assert_eq!(
+            err.to_string(),
+            "TenniS cannot express 7 node(s) of this ONNX model: Pad (mode wrap) ×2, \
+             input \"x\" (FLOAT16; TenniS has no such element type) ×1, \
+             Loop (node \"l\": it has no body) ×1, Loop (it has no body) ×1, \
+             output \"y\" (no shape) ×1, Foo ×1"
+        );
+    }
+}
