@@ -9,7 +9,7 @@ use std::collections::{HashMap, HashSet};
 
 use super::error::ControlFlowError;
 use super::onnx_graph::{self, Const, Node, OnnxGraph, elem};
-use super::{LowerError, Refusals, dims, fold, inline_if, legacy, unroll};
+use super::{LowerError, Reason, Refusal, Refusals, dims, fold, inline_if, legacy, unroll};
 
 /// A lowering's result: a refusal reason ([`LowerError`], becomes `Op (reason)`
 /// in the error).
@@ -178,21 +178,21 @@ pub(crate) fn prescan<T: Target>(g: &OnnxGraph, skip: &HashSet<usize>) -> Refusa
 
 /// Why the target refuses node `n` before anything is lowered (an `If`
 /// is decided when its condition is known).
-fn refusal<T: Target>(g: &OnnxGraph, n: &Node) -> Option<String> {
+fn refusal<T: Target>(g: &OnnxGraph, n: &Node) -> Option<Refusal> {
     if !n.domain.is_empty() && n.domain != "ai.onnx" {
-        Some(format!("{} (domain {:?})", n.op, n.domain))
+        Some(Refusal::op(&n.op, Reason::Domain(n.domain.clone())))
     } else if matches!(n.op.as_str(), "If" | "Loop" | "Scan") {
         None
     } else if onnx_graph::has_subgraph(n) {
-        Some(format!("{} (subgraphs)", n.op))
+        Some(Refusal::op(&n.op, Reason::Subgraphs))
     } else if let Some(Err(why)) = g.legacy_opset.map(|o| legacy::exists_at(&n.op, o)) {
-        Some(format!("{} ({why})", n.op))
+        Some(Refusal::op(&n.op, why))
     } else if let Some((since, until)) = T::opsets(&n.op) {
-        (g.opset < since || g.opset > until).then(|| format!("{} (opset {})", n.op, g.opset))
+        (g.opset < since || g.opset > until).then(|| Refusal::op(&n.op, Reason::Opset(g.opset)))
     } else if let Some(why) = T::refusal_reason(&n.op) {
-        Some(format!("{} ({why})", n.op))
+        Some(Refusal::op(&n.op, Reason::Target(why)))
     } else if !fold::folded_by_all(&n.op) {
-        Some(n.op.clone())
+        Some(Refusal::bare(&n.op))
     } else {
         None
     }
@@ -218,7 +218,7 @@ fn lower_if<T: Target>(
     let (nodes, pairs) = match nodes {
         Ok(n) => n,
         Err(why) => {
-            refusals.add(format!("If ({why})"));
+            refusals.op("If", why);
             poisoned.extend(node.outputs.iter().cloned());
             return;
         }
@@ -241,7 +241,7 @@ fn lower_if<T: Target>(
                 else_shape: es,
                 inputs: inline_if::condition_inputs(g, node),
             };
-            refusals.add(format!("If ({why})"));
+            refusals.op("If", why);
             poisoned.extend(n.outputs.iter().cloned());
             continue;
         }
@@ -269,19 +269,9 @@ fn lower_unrolled<T: Target>(
             }
         }
         Err(why) => {
-            refusals.add(format!("{} ({}{why})", node.op, named(node)));
+            refusals.add(Refusal::op(&node.op, why).named(&node.name));
             poisoned.extend(node.outputs.iter().cloned());
         }
-    }
-}
-
-/// `node "NAME": ` for a node with a name, to say which `Loop` or `Scan`
-/// a refusal is about; nothing for one without.
-fn named(node: &Node) -> String {
-    if node.name.is_empty() {
-        String::new()
-    } else {
-        format!("node {:?}: ", node.name)
     }
 }
 
@@ -297,7 +287,7 @@ fn lower_loop<T: Target>(
 ) {
     let refuse =
         |why: ControlFlowError, refusals: &mut Refusals, poisoned: &mut HashSet<String>| {
-            refusals.add(format!("Loop ({}{why})", named(node)));
+            refusals.add(Refusal::op("Loop", why).named(&node.name));
             poisoned.extend(node.outputs.iter().cloned());
         };
     let mut u = match unroll::LoopUnroll::new(cx.values(), node) {
@@ -369,7 +359,7 @@ pub(crate) fn lower_original<T: Target>(
     }) {
         Ok(n) => n,
         Err(why) => {
-            refusals.add(format!("{} ({why})", orig.op));
+            refusals.op(&orig.op, why);
             poisoned.extend(orig.outputs.iter().cloned());
             return;
         }
@@ -403,7 +393,7 @@ fn lower_node<T: Target>(
     if (recurrent && node.outputs.iter().all(String::is_empty))
         || (!recurrent && node.outputs.first().is_none_or(String::is_empty))
     {
-        refusals.add(format!("{} (no first output)", node.op));
+        refusals.op(&node.op, Reason::NoFirstOutput);
         return;
     }
     if node.op == "If" {
@@ -434,7 +424,7 @@ fn lower_node<T: Target>(
     };
     let res = res.and_then(|()| outputs_bounded(cx.values(), node));
     if let Err(why) = res {
-        refusals.add(format!("{} ({why})", node.op));
+        refusals.op(&node.op, why);
         poisoned.extend(node.outputs.iter().cloned());
     }
 }

@@ -1,7 +1,8 @@
 //! Why a lowering refuses one node ([`LowerError`]). The driver turns each
-//! into an `Op (reason)` entry of [`super::ImportError::Unsupported`], so
-//! the Display text of every variant is the reason exactly as the tests
-//! and the published support notes quote it.
+//! into an `Op (reason)` entry of [`super::ImportError::Unsupported`]
+//! ([`super::Reason::Lower`] of a [`super::Refusal`]), so the Display
+//! text of every variant is the reason exactly as the tests and the
+//! published support notes quote it.
 
 use onnx_format::dtype::onnx_name;
 

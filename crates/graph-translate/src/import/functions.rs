@@ -11,8 +11,8 @@ use std::collections::{HashMap, HashSet};
 
 use onnx_format::proto::{AttributeProto, FunctionProto, GraphProto, NodeProto};
 
-use super::ImportError;
 use super::onnx_graph::Node;
+use super::{ImportError, Unsupported};
 
 /// Deepest nesting of calls expanded.
 const MAX_DEPTH: usize = 16;
@@ -47,16 +47,17 @@ pub(crate) fn expand(
             continue;
         };
         if depth >= MAX_DEPTH {
-            return Err(ImportError::Unsupported(format!(
-                "node {:?} calls function {} nested more than {MAX_DEPTH} deep",
-                n.name, n.op
-            )));
+            return Err(ImportError::Unsupported(Unsupported::NestedCalls {
+                node: n.name.clone(),
+                function: n.op.clone(),
+                limit: MAX_DEPTH,
+            }));
         }
         let body = inline_call(&n, f, taken)?;
         if out.len() + stack.len() + body.len() > MAX_NODES {
-            return Err(ImportError::Unsupported(format!(
-                "the model's function calls expand to more than {MAX_NODES} nodes"
-            )));
+            return Err(ImportError::Unsupported(Unsupported::TooManyNodes {
+                limit: MAX_NODES,
+            }));
         }
         stack.extend(body.into_iter().rev().map(|b| (b, depth + 1)));
     }

@@ -11,9 +11,12 @@
 //!
 //! What the target cannot express is refused before anything is written:
 //! [`ImportError::Unsupported`] names every such operator (and attribute
-//! value) with its count. Each reason in it is the text of a typed cause:
-//! [`LowerError`] (a lowering), [`RewriteError`] (a node of opset 1 to 6
-//! whose meaning the rewrite to opset 7 cannot keep) or
+//! value) with its count. It carries them typed ([`Unsupported::Refused`],
+//! [`ImportError::refusals`]): each [`Refusal`] has its subject (an
+//! operator, a graph input or output), the node's name where the text
+//! gives it, its count and its [`Reason`], for the lowerings' refusals a
+//! typed cause: [`LowerError`] (a lowering), [`RewriteError`] (a node of
+//! opset 1 to 6 whose meaning the rewrite to opset 7 cannot keep) or
 //! [`ControlFlowError`] (an `If` not inlined, a `Loop` or `Scan` not
 //! unrolled).
 //!
@@ -55,6 +58,7 @@ mod legacy;
 pub mod onnx_graph;
 #[cfg(all(test, feature = "nnabla"))]
 mod refusal_tests;
+mod refused;
 #[cfg(any(feature = "nnabla", feature = "tennis"))]
 pub mod table;
 #[cfg(any(feature = "nnabla", feature = "tennis"))]
@@ -129,6 +133,9 @@ pub mod tennis_table;
 pub use tennis_cx::onnx_to_tennis;
 
 pub use error::{ControlFlowError, LowerError, RewriteError};
+#[cfg(any(feature = "nnabla", feature = "tennis"))]
+pub(crate) use refused::Refusals;
+pub use refused::{ImportTarget, Reason, Refusal, Refused, Subject, Unsupported};
 
 /// What the import needs besides the model.
 #[derive(Debug, Clone, Default)]
@@ -223,40 +230,23 @@ pub enum ImportError {
     #[error("invalid ONNX model: {0}")]
     Invalid(String),
     /// The target cannot express parts of the model; the message names
-    /// every operator (and attribute value) with its count.
+    /// every operator (and attribute value) with its count, and
+    /// [`ImportError::refusals`] gives them typed.
     #[error("{0}")]
-    Unsupported(String),
+    Unsupported(Unsupported),
     /// An input has a symbolic dimension the target cannot keep.
     #[error("{0}")]
     SymbolicShape(String),
 }
 
-/// Collects refusals as `(operator, reason)` and formats them with counts,
-/// in first-seen order.
-#[derive(Debug, Default)]
-#[cfg_attr(not(any(feature = "nnabla", feature = "tennis")), allow(dead_code))]
-pub(crate) struct Refusals(Vec<(String, usize)>);
-
-#[cfg_attr(not(any(feature = "nnabla", feature = "tennis")), allow(dead_code))]
-impl Refusals {
-    pub(crate) fn add(&mut self, what: String) {
-        match self.0.iter_mut().find(|(w, _)| *w == what) {
-            Some((_, n)) => *n += 1,
-            None => self.0.push((what, 1)),
+impl ImportError {
+    /// The refusals of an [`Unsupported::Refused`] import, each with its
+    /// typed reason and count; empty for any other error.
+    pub fn refusals(&self) -> &[Refusal] {
+        match self {
+            ImportError::Unsupported(Unsupported::Refused(r)) => &r.refusals,
+            _ => &[],
         }
-    }
-
-    pub(crate) fn is_empty(&self) -> bool {
-        self.0.is_empty()
-    }
-
-    pub(crate) fn into_error(self, target: &str) -> ImportError {
-        let total: usize = self.0.iter().map(|(_, n)| n).sum();
-        let list: Vec<String> = self.0.iter().map(|(w, n)| format!("{w} ×{n}")).collect();
-        ImportError::Unsupported(format!(
-            "{target} cannot express {total} node(s) of this ONNX model: {}",
-            list.join(", ")
-        ))
     }
 }
 

@@ -15,7 +15,7 @@ use tensor_core::{DType, Tensor};
 use super::LowerError;
 use super::driver::{self, Target, Values};
 use super::onnx_graph::{self, Const, Node, OnnxGraph, elem};
-use super::{ImportError, ImportOptions, nnabla_table};
+use super::{ImportError, ImportOptions, ImportTarget, Refusal, nnabla_table};
 
 /// An ONNX model as an NNabla model: the model (network `network`,
 /// executor `runtime`, global config; no parameter messages) and its
@@ -403,7 +403,7 @@ pub fn onnx_to_nnabla(
     let g = onnx_graph::load(model, opts)?;
     let mut refusals = driver::prescan::<Cx<'_>>(&g, &HashSet::new());
     if !refusals.is_empty() {
-        return Err(refusals.into_error("NNabla"));
+        return Err(refusals.into_error(ImportTarget::NNabla));
     }
     let mut cx = Cx::new(&g);
     for i in &g.inputs {
@@ -446,7 +446,7 @@ pub fn onnx_to_nnabla(
                     cx.set_elem(o, c.elem);
                 }
                 Err(why) => {
-                    refusals.add(format!("output {o:?} ({why})"));
+                    refusals.add(Refusal::output(o, why));
                     continue;
                 }
             }
@@ -454,7 +454,7 @@ pub fn onnx_to_nnabla(
         outputs.push((o.clone(), o.clone()));
     }
     if !refusals.is_empty() {
-        return Err(refusals.into_error("NNabla"));
+        return Err(refusals.into_error(ImportTarget::NNabla));
     }
     // NNabla builds only the variables its functions reach: an input no
     // function reads gets an Identity of its own.

@@ -13,7 +13,7 @@ use onnx_format::proto::{AttributeProto, attribute_proto::AttributeType};
 use onnx_format::read::{value_dims, value_elem_type};
 use tensor_core::{DType, Limits, Tensor};
 
-use super::{ImportError, ImportOptions, LowerError};
+use super::{ImportError, ImportOptions, LowerError, Unsupported};
 
 /// `TensorProto.DataType` numbers used by the import.
 pub mod elem {
@@ -219,10 +219,11 @@ pub fn load(model: &onnx_format::Model, opts: &ImportOptions) -> Result<OnnxGrap
     // IR versions 1 and 2 import no opsets: their operators are opset 1's
     let opset = model.opset().unwrap_or(1);
     if opset < OPSETS.0 || opset > OPSETS.1 {
-        return Err(ImportError::Unsupported(format!(
-            "the model uses ONNX opset {opset}; import reads opsets {} to {}",
-            OPSETS.0, OPSETS.1
-        )));
+        return Err(ImportError::Unsupported(Unsupported::Opset {
+            opset,
+            min: OPSETS.0,
+            max: OPSETS.1,
+        }));
     }
     let g = model.graph_proto();
     let mut consts = HashMap::new();

@@ -11,7 +11,10 @@ use tensor_core::{DType, Tensor};
 use super::LowerError;
 use super::driver::{self, Target, Values};
 use super::onnx_graph::{self, Node, OnnxGraph, elem};
-use super::{ImportError, ImportOptions, Refusals, tennis_ops_range, tennis_table};
+use super::{
+    ImportError, ImportOptions, ImportTarget, Reason, Refusal, Refusals, tennis_ops_range,
+    tennis_table,
+};
 
 pub(crate) use super::driver::{Lowered, broadcast_shapes as broadcast};
 
@@ -507,7 +510,7 @@ fn lower_graph(g: &OnnxGraph, ties: &Ties) -> Result<Result<Module<'static>, Tie
     let in_pattern: HashSet<usize> = nms.values().flat_map(|m| m.nodes.iter().copied()).collect();
     let mut refusals = driver::prescan::<Tx>(g, &in_pattern);
     if !refusals.is_empty() {
-        return Err(refusals.into_error("TenniS"));
+        return Err(refusals.into_error(ImportTarget::TenniS));
     }
     let mut cx = Tx::new(g);
     cx.avoid = ties.keys().cloned().collect();
@@ -517,11 +520,7 @@ fn lower_graph(g: &OnnxGraph, ties: &Ties) -> Result<Result<Module<'static>, Tie
         // uint8 0/1 `<param>` (every lowering reads booleans as uint8).
         let dt = dt.map(|d| if d == DType::Bool { DType::U8 } else { d });
         let Some(dt) = dt else {
-            refusals.add(format!(
-                "input {:?} ({}; TenniS has no such element type)",
-                i.name,
-                onnx_format::dtype::onnx_name(i.elem)
-            ));
+            refusals.add(Refusal::input(&i.name, Reason::TennisElemType(i.elem)));
             continue;
         };
         let shape: Vec<i32> = i
@@ -544,7 +543,7 @@ fn lower_graph(g: &OnnxGraph, ties: &Ties) -> Result<Result<Module<'static>, Tie
             if [&m.boxes, &m.scores].iter().any(|v| poisoned.contains(*v)) {
                 poisoned.insert(m.out.clone());
             } else if let Err(why) = m.lower(&mut cx) {
-                refusals.add(format!("{} ({why})", orig.op));
+                refusals.op(&orig.op, why);
                 poisoned.insert(m.out.clone());
             }
             continue;
@@ -579,14 +578,14 @@ fn lower_graph(g: &OnnxGraph, ties: &Ties) -> Result<Result<Module<'static>, Tie
         if let Some(x) = ties.get(o) {
             match cx.tie_to_input(o, x) {
                 Ok(id) => outs.push(id),
-                Err(why) => refusals.add(format!("output {o:?} ({why})")),
+                Err(why) => refusals.add(Refusal::output(o, why)),
             }
             continue;
         }
         let id = match cx.node_of(o) {
             Ok(id) => id,
             Err(why) => {
-                refusals.add(format!("output {o:?} ({why})"));
+                refusals.add(Refusal::output(o, why));
                 continue;
             }
         };
@@ -604,7 +603,7 @@ fn lower_graph(g: &OnnxGraph, ties: &Ties) -> Result<Result<Module<'static>, Tie
         outs.push(id);
     }
     if !refusals.is_empty() {
-        return Err(refusals.into_error("TenniS"));
+        return Err(refusals.into_error(ImportTarget::TenniS));
     }
     for id in outs {
         cx.b.output(id)
@@ -672,11 +671,9 @@ fn refuse_unused_inputs(module: &Module<'_>) -> Result<(), ImportError> {
     }
     let mut refusals = Refusals::default();
     for i in &g.inputs {
-        refusals.add(format!(
-            "input {i:?} (no output depends on any input; the TenniS runtime cannot run such a module)"
-        ));
+        refusals.add(Refusal::input(i, Reason::NoOutputUsesAnInput));
     }
-    Err(refusals.into_error("TenniS"))
+    Err(refusals.into_error(ImportTarget::TenniS))
 }
 
 impl Tx {
