@@ -302,6 +302,12 @@ pub enum Error {
     #[cfg(feature = "onnx")]
     #[error(transparent)]
     Onnx(onnx_format::Error),
+    /// An ONNX graph the import into NNabla or TenniS cannot express:
+    /// every operator refused, each with its typed reason and count
+    /// ([`crate::translate::import::Unsupported::refusals`]).
+    #[cfg(feature = "onnx")]
+    #[error(transparent)]
+    GraphRefused(graph_translate::import::Unsupported),
     /// A TenniS module problem (crate `bubble-module`).
     #[cfg(feature = "tennis")]
     #[error(transparent)]

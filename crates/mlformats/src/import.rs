@@ -23,7 +23,7 @@ pub(crate) fn imports_to(target: Format, opts: &ConvertOptions) -> bool {
 fn import_err(e: ImportError) -> Error {
     match e {
         ImportError::Onnx(e) => crate::formats::onnx::onnx_err(e),
-        ImportError::Unsupported(u) => Error::Unsupported(u.to_string()),
+        ImportError::Unsupported(u) => Error::GraphRefused(u),
         ImportError::SymbolicShape(m) => Error::Unsupported(m),
         ImportError::Invalid(m) => Error::Invalid(m),
         other => Error::Invalid(other.to_string()),

@@ -218,6 +218,13 @@ pub use bubble_module as tennis;
 #[doc(inline)]
 pub use onnx_format as onnx;
 
+/// Graph translation between ONNX and NNabla or TenniS (the
+/// `graph-translate` crate): among others the typed refusals an ONNX
+/// import carries ([`Error::GraphRefused`]).
+#[cfg(feature = "onnx")]
+#[doc(inline)]
+pub use graph_translate as translate;
+
 /// Parses an ONNX import's fixed input shape, `NAME=1,3,224,224` (the CLI's
 /// `--input-shape`; see [`ConvertOptions::input_shape`]), and fixed input
 /// values, `NAME=16000` (`--input-value`; [`ConvertOptions::input_value`]).

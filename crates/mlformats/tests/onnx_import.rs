@@ -8,6 +8,7 @@
 
 use std::path::{Path, PathBuf};
 
+use mlformats::translate::import::Subject;
 use mlformats::{ConvertOptions, Document, Format, convert};
 use sha2::{Digest, Sha256};
 
@@ -139,12 +140,21 @@ fn refusals_name_every_operator_with_counts_and_write_nothing() {
     let dir = tempfile::tempdir().unwrap();
     let src = model("Unique", &[Some(2), Some(3)], dir.path());
     let out = dir.path().join("out.nnp");
-    let e = convert(&src, &out, &ConvertOptions::new())
-        .unwrap_err()
-        .to_string();
+    let err = convert(&src, &out, &ConvertOptions::new()).unwrap_err();
+    let e = err.to_string();
     assert!(e.contains("NNabla cannot express 1 node(s)"), "{e}");
     assert!(e.contains("Unique ×1"), "{e}");
     assert!(!out.exists());
+    // the refusals are typed: the operator, its count, no reason of its
+    // own (the table has no row for it)
+    let mlformats::Error::GraphRefused(u) = &err else {
+        panic!("{err:?}")
+    };
+    let r = u.refusals();
+    assert_eq!(r.len(), 1, "{r:?}");
+    assert_eq!((r[0].count, r[0].reason.is_none()), (1, true), "{r:?}");
+    assert_eq!(r[0].subject, Subject::Op("Unique".into()));
+    assert_eq!(r[0].to_string(), "Unique");
 }
 
 #[test]

@@ -244,7 +244,7 @@ impl ImportError {
     /// typed reason and count; empty for any other error.
     pub fn refusals(&self) -> &[Refusal] {
         match self {
-            ImportError::Unsupported(Unsupported::Refused(r)) => &r.refusals,
+            ImportError::Unsupported(u) => u.refusals(),
             _ => &[],
         }
     }

@@ -48,6 +48,17 @@ pub enum Unsupported {
     },
 }
 
+impl Unsupported {
+    /// The refusals of [`Unsupported::Refused`], each with its typed reason
+    /// and count; empty for the other causes.
+    pub fn refusals(&self) -> &[Refusal] {
+        match self {
+            Unsupported::Refused(r) => &r.refusals,
+            _ => &[],
+        }
+    }
+}
+
 /// The target an import writes, as refusals name it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[non_exhaustive]
