@@ -11,6 +11,7 @@ use nnabla_proto::proto::*;
 use super::LowerError;
 use super::nnabla_cx::{Cx, Lowered, broadcast_shapes};
 use super::onnx_graph::{Node, elem};
+use super::table::lowerings;
 
 /// Emits a one-input function on a float input with the input's shape.
 pub(crate) fn unary(cx: &mut Cx<'_>, node: &Node, ty: &str, p: Option<P>) -> Lowered {
@@ -92,61 +93,103 @@ fn keeps_shape(cx: &Cx<'_>, node: &Node, i: usize) -> bool {
     broadcast_shapes(&a, &b).is_ok_and(|o| o == if i == 0 { a } else { b })
 }
 
-/// `Add`, `Sub`, `Mul`, `Div`, `Pow`: a scalar-constant operand becomes a
-/// scalar function where that is exact; otherwise the broadcasting
-/// two-input function.
-pub(crate) fn arith(cx: &mut Cx<'_>, node: &Node) -> Lowered {
-    let op = node.op.as_str();
+/// The arithmetic operators ([`arith`]).
+#[derive(Clone, Copy)]
+pub(crate) enum Arith {
+    Add,
+    Sub,
+    Mul,
+    Div,
+    Pow,
+}
+
+lowerings! { Cx<'_>;
+    /// `Add` → `Add2` / `AddScalar`.
+    add(cx, node) => arith(cx, node, Arith::Add);
+    /// `Sub` → `Sub2` / `AddScalar` / `RSubScalar`.
+    sub(cx, node) => arith(cx, node, Arith::Sub);
+    /// `Mul` → `Mul2` / `MulScalar`.
+    mul(cx, node) => arith(cx, node, Arith::Mul);
+    /// `Div` → `Div2` / `RDivScalar`.
+    div(cx, node) => arith(cx, node, Arith::Div);
+    /// `Pow` → `Pow2` / `PowScalar` / `RPowScalar`.
+    pow(cx, node) => arith(cx, node, Arith::Pow);
+    /// `Equal` → `Equal`.
+    equal(cx, node) => compare(cx, node, "Equal");
+    /// `Greater` → `Greater`.
+    greater(cx, node) => compare(cx, node, "Greater");
+    /// `Less` → `Less`.
+    less(cx, node) => compare(cx, node, "Less");
+    /// `GreaterOrEqual` → `GreaterEqual`.
+    greater_or_equal(cx, node) => compare(cx, node, "GreaterEqual");
+    /// `LessOrEqual` → `LessEqual`.
+    less_or_equal(cx, node) => compare(cx, node, "LessEqual");
+    /// `And` → `LogicalAnd`.
+    and(cx, node) => logical(cx, node, "LogicalAnd");
+    /// `Or` → `LogicalOr`.
+    or(cx, node) => logical(cx, node, "LogicalOr");
+    /// `Xor` → `LogicalXor`.
+    xor(cx, node) => logical(cx, node, "LogicalXor");
+    /// `Sum` → `Add2`s.
+    sum(cx, node) => variadic(cx, node, "Add2", false);
+    /// `Mean` → `Add2`s, `MulScalar`.
+    mean(cx, node) => variadic(cx, node, "Add2", true);
+    /// `Max` → `Maximum2`s.
+    max(cx, node) => variadic(cx, node, "Maximum2", false);
+    /// `Min` → `Minimum2`s.
+    min(cx, node) => variadic(cx, node, "Minimum2", false);
+}
+
+/// `Add`, `Sub`, `Mul`, `Div`, `Pow` (`op`): a scalar-constant operand
+/// becomes a scalar function where that is exact; otherwise the
+/// broadcasting two-input function.
+fn arith(cx: &mut Cx<'_>, node: &Node, op: Arith) -> Lowered {
     let ty = match op {
-        "Add" => "Add2",
-        "Sub" => "Sub2",
-        "Mul" => "Mul2",
-        "Div" => "Div2",
-        _ => "Pow2",
+        Arith::Add => "Add2",
+        Arith::Sub => "Sub2",
+        Arith::Mul => "Mul2",
+        Arith::Div => "Div2",
+        Arith::Pow => "Pow2",
     };
     let out = node.outputs[0].clone();
     if let Some(c) = scalar_of(cx, node, 1).filter(|_| keeps_shape(cx, node, 0)) {
         let p = match op {
-            "Add" => add_scalar(c),
-            "Sub" => add_scalar(-c),
-            "Mul" => mul_scalar(c),
-            "Pow" => Some(P::PowScalarParam(PowScalarParameter {
-                val: c,
-                inplace: false,
-            })),
-            _ => None,
+            Arith::Add => Some(("AddScalar", add_scalar(c))),
+            Arith::Sub => Some(("AddScalar", add_scalar(-c))),
+            Arith::Mul => Some(("MulScalar", mul_scalar(c))),
+            Arith::Pow => Some((
+                "PowScalar",
+                Some(P::PowScalarParam(PowScalarParameter {
+                    val: c,
+                    inplace: false,
+                })),
+            )),
+            Arith::Div => None,
         };
-        if let Some(p) = p {
+        if let Some((ty, p)) = p {
             let x = cx.fvar(node, 0)?;
-            let ty = match op {
-                "Add" | "Sub" => "AddScalar",
-                "Mul" => "MulScalar",
-                _ => "PowScalar",
-            };
-            return chain_to(cx, &x, &out, ty, Some(p));
+            return chain_to(cx, &x, &out, ty, p);
         }
     }
     if let Some(c) = scalar_of(cx, node, 0).filter(|_| keeps_shape(cx, node, 1)) {
-        let p = match op {
-            "Add" => Some(("AddScalar", add_scalar(c))),
-            "Mul" => Some(("MulScalar", mul_scalar(c))),
-            "Sub" => Some((
+        let (ty, p) = match op {
+            Arith::Add => ("AddScalar", add_scalar(c)),
+            Arith::Mul => ("MulScalar", mul_scalar(c)),
+            Arith::Sub => (
                 "RSubScalar",
                 Some(P::RSubScalarParam(RSubScalarParameter { val: c })),
-            )),
-            "Div" => Some((
+            ),
+            Arith::Div => (
                 "RDivScalar",
                 Some(P::RDivScalarParam(RDivScalarParameter { val: c })),
-            )),
-            _ => Some((
+            ),
+            Arith::Pow => (
                 "RPowScalar",
                 Some(P::RPowScalarParam(RPowScalarParameter { val: c })),
-            )),
+            ),
         };
-        if let Some((ty, p)) = p {
-            let x = cx.fvar(node, 1)?;
-            return chain_to(cx, &x, &out, ty, p);
-        }
+        let x = cx.fvar(node, 1)?;
+        return chain_to(cx, &x, &out, ty, p);
     }
     let a = cx.fvar(node, 0)?;
     let b = cx.fvar(node, 1)?;
@@ -154,15 +197,8 @@ pub(crate) fn arith(cx: &mut Cx<'_>, node: &Node) -> Lowered {
     Ok(())
 }
 
-/// Comparisons (inputs of any type f32 holds; output boolean 0/1).
-pub(crate) fn compare(cx: &mut Cx<'_>, node: &Node) -> Lowered {
-    let ty = match node.op.as_str() {
-        "Equal" => "Equal",
-        "Greater" => "Greater",
-        "Less" => "Less",
-        "GreaterOrEqual" => "GreaterEqual",
-        _ => "LessEqual",
-    };
+/// A comparison `ty` (inputs of any type f32 holds; output boolean 0/1).
+fn compare(cx: &mut Cx<'_>, node: &Node, ty: &str) -> Lowered {
     let a = cx.avar(node, 0)?;
     let b = cx.avar(node, 1)?;
     let out = node.outputs[0].clone();
@@ -170,13 +206,8 @@ pub(crate) fn compare(cx: &mut Cx<'_>, node: &Node) -> Lowered {
     Ok(())
 }
 
-/// `And`, `Or`, `Xor` on booleans.
-pub(crate) fn logical(cx: &mut Cx<'_>, node: &Node) -> Lowered {
-    let ty = match node.op.as_str() {
-        "And" => "LogicalAnd",
-        "Or" => "LogicalOr",
-        _ => "LogicalXor",
-    };
+/// A logical function `ty` on booleans.
+fn logical(cx: &mut Cx<'_>, node: &Node, ty: &str) -> Lowered {
     let a = cx.avar(node, 0)?;
     let b = cx.avar(node, 1)?;
     let out = node.outputs[0].clone();
@@ -192,13 +223,9 @@ pub(crate) fn not(cx: &mut Cx<'_>, node: &Node) -> Lowered {
     Ok(())
 }
 
-/// `Sum`, `Mean`, `Max`, `Min` over any number of inputs.
-pub(crate) fn variadic(cx: &mut Cx<'_>, node: &Node) -> Lowered {
-    let ty = match node.op.as_str() {
-        "Sum" | "Mean" => "Add2",
-        "Max" => "Maximum2",
-        _ => "Minimum2",
-    };
+/// `Sum`, `Mean` (`mean`), `Max`, `Min` over any number of inputs, with
+/// the two-input function `ty`.
+fn variadic(cx: &mut Cx<'_>, node: &Node, ty: &str, mean: bool) -> Lowered {
     let n = node.inputs.iter().filter(|i| !i.is_empty()).count();
     if n == 0 {
         return Err(LowerError::absent("inputs"));
@@ -207,10 +234,10 @@ pub(crate) fn variadic(cx: &mut Cx<'_>, node: &Node) -> Lowered {
     let mut acc = cx.fvar(node, 0)?;
     for i in 1..n {
         let b = cx.fvar(node, i)?;
-        let last = i == n - 1 && node.op != "Mean";
+        let last = i == n - 1 && !mean;
         acc = binary_vars(cx, ty, &acc, &b, last.then_some(out.as_str()), elem::FLOAT)?;
     }
-    if node.op == "Mean" && n > 1 {
+    if mean && n > 1 {
         chain_to(cx, &acc, &out, "MulScalar", mul_scalar(1.0 / n as f64))?;
     } else if n == 1 {
         chain_to(cx, &acc, &out, "Identity", None)?;
@@ -338,108 +365,131 @@ pub(crate) fn prelu(cx: &mut Cx<'_>, node: &Node) -> Lowered {
     Ok(())
 }
 
-/// Activations with attributes (or none), by ONNX op.
-pub(crate) fn activation(cx: &mut Cx<'_>, node: &Node) -> Lowered {
-    let out = node.outputs[0].clone();
-    match node.op.as_str() {
-        "Relu" => unary(
-            cx,
-            node,
-            "ReLU",
-            Some(P::ReluParam(ReLuParameter { inplace: false })),
-        ),
-        "LeakyRelu" => unary(
-            cx,
-            node,
-            "LeakyReLU",
-            Some(P::LeakyReluParam(LeakyReLuParameter {
-                alpha: node.float("alpha", 0.01),
-                inplace: false,
-            })),
-        ),
-        "Elu" => unary(
-            cx,
-            node,
-            "ELU",
-            Some(P::EluParam(EluParameter {
-                alpha: f64::from(node.float("alpha", 1.0)),
-            })),
-        ),
-        "Selu" => unary(
-            cx,
-            node,
-            "SELU",
-            Some(P::SeluParam(SeluParameter {
-                scale: f64::from(node.float("gamma", 1.050_701)),
-                alpha: f64::from(node.float("alpha", 1.673_263_2)),
-            })),
-        ),
-        "Celu" => celu(cx, node, &out),
-        "Softplus" => unary(
-            cx,
-            node,
-            "SoftPlus",
-            Some(P::SoftplusParam(SoftPlusParameter { beta: 1.0 })),
-        ),
-        "Sign" => unary(
-            cx,
-            node,
-            "Sign",
-            Some(P::SignParam(SignParameter { alpha: 0.0 })),
-        ),
-        "Neg" => unary(cx, node, "MulScalar", mul_scalar(-1.0)),
-        "Reciprocal" => unary(
-            cx,
-            node,
-            "RDivScalar",
-            Some(P::RDivScalarParam(RDivScalarParameter { val: 1.0 })),
-        ),
-        "Sqrt" => unary(
-            cx,
-            node,
-            "PowScalar",
-            Some(P::PowScalarParam(PowScalarParameter {
-                val: 0.5,
-                inplace: false,
-            })),
-        ),
-        "HardSigmoid" | "HardSwish" => hard_sigmoid(cx, node, &out),
-        "ThresholdedRelu" => thresholded_relu(cx, node, &out),
-        "Gelu" => gelu(cx, node, &out),
-        "IsNaN" | "IsInf" => is_nan_inf(cx, node, &out),
-        op => {
-            let ty = match op {
-                "Sigmoid" => "Sigmoid",
-                "Tanh" => "Tanh",
-                "Exp" => "Exp",
-                "Log" => "Log",
-                "Abs" => "Abs",
-                "Floor" => "Floor",
-                "Ceil" => "Ceil",
-                "Sin" => "Sin",
-                "Cos" => "Cos",
-                "Tan" => "Tan",
-                "Asin" => "ASin",
-                "Acos" => "ACos",
-                "Atan" => "ATan",
-                "Sinh" => "Sinh",
-                "Cosh" => "Cosh",
-                "Asinh" => "ASinh",
-                "Acosh" => "ACosh",
-                "Atanh" => "ATanh",
-                "Erf" => "Erf",
-                "Softsign" => "SoftSign",
-                "Mish" => "Mish",
-                _ => return Err("no lowering".into()),
-            };
-            unary(cx, node, ty, None)
-        }
-    }
+lowerings! { Cx<'_>;
+    /// `Relu` → `ReLU`.
+    relu(cx, node) => unary(
+        cx,
+        node,
+        "ReLU",
+        Some(P::ReluParam(ReLuParameter { inplace: false })),
+    );
+    /// `LeakyRelu` → `LeakyReLU`.
+    leaky_relu(cx, node) => unary(
+        cx,
+        node,
+        "LeakyReLU",
+        Some(P::LeakyReluParam(LeakyReLuParameter {
+            alpha: node.float("alpha", 0.01),
+            inplace: false,
+        })),
+    );
+    /// `Elu` → `ELU`.
+    elu(cx, node) => unary(
+        cx,
+        node,
+        "ELU",
+        Some(P::EluParam(EluParameter {
+            alpha: f64::from(node.float("alpha", 1.0)),
+        })),
+    );
+    /// `Selu` → `SELU`.
+    selu(cx, node) => unary(
+        cx,
+        node,
+        "SELU",
+        Some(P::SeluParam(SeluParameter {
+            scale: f64::from(node.float("gamma", 1.050_701)),
+            alpha: f64::from(node.float("alpha", 1.673_263_2)),
+        })),
+    );
+    /// `Softplus` → `SoftPlus`.
+    softplus(cx, node) => unary(
+        cx,
+        node,
+        "SoftPlus",
+        Some(P::SoftplusParam(SoftPlusParameter { beta: 1.0 })),
+    );
+    /// `Sign` → `Sign`.
+    sign(cx, node) => unary(
+        cx,
+        node,
+        "Sign",
+        Some(P::SignParam(SignParameter { alpha: 0.0 })),
+    );
+    /// `Neg` → `MulScalar` by −1.
+    neg(cx, node) => unary(cx, node, "MulScalar", mul_scalar(-1.0));
+    /// `Reciprocal` → `RDivScalar` of 1.
+    reciprocal(cx, node) => unary(
+        cx,
+        node,
+        "RDivScalar",
+        Some(P::RDivScalarParam(RDivScalarParameter { val: 1.0 })),
+    );
+    /// `Sqrt` → `PowScalar` by ½.
+    sqrt(cx, node) => unary(
+        cx,
+        node,
+        "PowScalar",
+        Some(P::PowScalarParam(PowScalarParameter {
+            val: 0.5,
+            inplace: false,
+        })),
+    );
+    /// `HardSigmoid` from scalar arithmetic.
+    hard_sigmoid(cx, node) => hard_sigmoid_of(cx, node, false);
+    /// `HardSwish`: x times `HardSigmoid` with alpha 1/6 and beta 0.5.
+    hard_swish(cx, node) => hard_sigmoid_of(cx, node, true);
+    /// `IsNaN` → `IsNaN`.
+    is_nan(cx, node) => is_nan_inf(cx, node, "IsNaN");
+    /// `IsInf` (both signs only) → `IsInf`.
+    is_inf(cx, node) => is_nan_inf(cx, node, "IsInf");
+    /// `Sigmoid` → `Sigmoid`.
+    sigmoid(cx, node) => unary(cx, node, "Sigmoid", None);
+    /// `Tanh` → `Tanh`.
+    tanh(cx, node) => unary(cx, node, "Tanh", None);
+    /// `Exp` → `Exp`.
+    exp(cx, node) => unary(cx, node, "Exp", None);
+    /// `Log` → `Log`.
+    log(cx, node) => unary(cx, node, "Log", None);
+    /// `Abs` → `Abs`.
+    abs(cx, node) => unary(cx, node, "Abs", None);
+    /// `Floor` → `Floor`.
+    floor(cx, node) => unary(cx, node, "Floor", None);
+    /// `Ceil` → `Ceil`.
+    ceil(cx, node) => unary(cx, node, "Ceil", None);
+    /// `Sin` → `Sin`.
+    sin(cx, node) => unary(cx, node, "Sin", None);
+    /// `Cos` → `Cos`.
+    cos(cx, node) => unary(cx, node, "Cos", None);
+    /// `Tan` → `Tan`.
+    tan(cx, node) => unary(cx, node, "Tan", None);
+    /// `Asin` → `ASin`.
+    asin(cx, node) => unary(cx, node, "ASin", None);
+    /// `Acos` → `ACos`.
+    acos(cx, node) => unary(cx, node, "ACos", None);
+    /// `Atan` → `ATan`.
+    atan(cx, node) => unary(cx, node, "ATan", None);
+    /// `Sinh` → `Sinh`.
+    sinh(cx, node) => unary(cx, node, "Sinh", None);
+    /// `Cosh` → `Cosh`.
+    cosh(cx, node) => unary(cx, node, "Cosh", None);
+    /// `Asinh` → `ASinh`.
+    asinh(cx, node) => unary(cx, node, "ASinh", None);
+    /// `Acosh` → `ACosh`.
+    acosh(cx, node) => unary(cx, node, "ACosh", None);
+    /// `Atanh` → `ATanh`.
+    atanh(cx, node) => unary(cx, node, "ATanh", None);
+    /// `Erf` → `Erf`.
+    erf(cx, node) => unary(cx, node, "Erf", None);
+    /// `Softsign` → `SoftSign`.
+    softsign(cx, node) => unary(cx, node, "SoftSign", None);
+    /// `Mish` → `Mish`.
+    mish(cx, node) => unary(cx, node, "Mish", None);
 }
 
 /// `Celu`: alpha * ELU(x / alpha, 1).
-fn celu(cx: &mut Cx<'_>, node: &Node, out: &str) -> Lowered {
-    // alpha * ELU(x / alpha, 1)
+pub(crate) fn celu(cx: &mut Cx<'_>, node: &Node) -> Lowered {
+    let out = node.outputs[0].as_str();
     let a = f64::from(node.float("alpha", 1.0));
     let x = cx.fvar(node, 0)?;
     let t = chain(cx, &x, "MulScalar", mul_scalar(1.0 / a))?;
@@ -452,9 +502,11 @@ fn celu(cx: &mut Cx<'_>, node: &Node, out: &str) -> Lowered {
     chain_to(cx, &t, out, "MulScalar", mul_scalar(a))
 }
 
-/// `HardSigmoid` (and `HardSwish`, x times it with alpha 1/6 and beta 0.5) from scalar arithmetic.
-fn hard_sigmoid(cx: &mut Cx<'_>, node: &Node, out: &str) -> Lowered {
-    let (a, b) = if node.op == "HardSwish" {
+/// `HardSigmoid` (and, `swish`, `HardSwish`: x times it with alpha 1/6
+/// and beta 0.5) from scalar arithmetic.
+fn hard_sigmoid_of(cx: &mut Cx<'_>, node: &Node, swish: bool) -> Lowered {
+    let out = node.outputs[0].as_str();
+    let (a, b) = if swish {
         (1.0 / 6.0, 0.5)
     } else {
         (
@@ -466,7 +518,7 @@ fn hard_sigmoid(cx: &mut Cx<'_>, node: &Node, out: &str) -> Lowered {
     let t = chain(cx, &x, "MulScalar", mul_scalar(a))?;
     let t = chain(cx, &t, "AddScalar", add_scalar(b))?;
     let t = chain(cx, &t, "MaximumScalar", max_s(0.0))?;
-    if node.op == "HardSigmoid" {
+    if !swish {
         chain_to(cx, &t, out, "MinimumScalar", min_s(1.0))
     } else {
         let t = chain(cx, &t, "MinimumScalar", min_s(1.0))?;
@@ -475,7 +527,8 @@ fn hard_sigmoid(cx: &mut Cx<'_>, node: &Node, out: &str) -> Lowered {
 }
 
 /// `ThresholdedRelu`: x times (x > alpha).
-fn thresholded_relu(cx: &mut Cx<'_>, node: &Node, out: &str) -> Lowered {
+pub(crate) fn thresholded_relu(cx: &mut Cx<'_>, node: &Node) -> Lowered {
+    let out = node.outputs[0].as_str();
     let a = f64::from(node.float("alpha", 1.0));
     let x = cx.fvar(node, 0)?;
     let m = chain(
@@ -488,7 +541,8 @@ fn thresholded_relu(cx: &mut Cx<'_>, node: &Node, out: &str) -> Lowered {
 }
 
 /// `Gelu`: NNabla's `GELU` for the tanh approximation, the exact form from `Erf`.
-fn gelu(cx: &mut Cx<'_>, node: &Node, out: &str) -> Lowered {
+pub(crate) fn gelu(cx: &mut Cx<'_>, node: &Node) -> Lowered {
+    let out = node.outputs[0].as_str();
     match node.string("approximate", "none").as_str() {
         "tanh" => unary(cx, node, "GELU", None),
         "none" => {
@@ -508,91 +562,93 @@ fn gelu(cx: &mut Cx<'_>, node: &Node, out: &str) -> Lowered {
     }
 }
 
-/// `IsNaN`, `IsInf` (both signs only): booleans.
-fn is_nan_inf(cx: &mut Cx<'_>, node: &Node, out: &str) -> Lowered {
-    if node.op == "IsInf"
-        && (node.int("detect_positive", 1) != 1 || node.int("detect_negative", 1) != 1)
+/// `IsNaN`, `IsInf` (both signs only): booleans, by NNabla's `ty`.
+fn is_nan_inf(cx: &mut Cx<'_>, node: &Node, ty: &str) -> Lowered {
+    let out = node.outputs[0].as_str();
+    if ty == "IsInf" && (node.int("detect_positive", 1) != 1 || node.int("detect_negative", 1) != 1)
     {
         return Err("detect_positive/detect_negative=0".into());
     }
     let x = cx.fvar(node, 0)?;
-    chain_to(cx, &x, out, &node.op, None)?;
+    chain_to(cx, &x, out, ty, None)?;
     cx.set_elem(out, elem::BOOL);
     Ok(())
 }
 
-/// `Swish` (`x * sigmoid(alpha * x)`), `Shrink` and `Mod`.
-pub(crate) fn misc(cx: &mut Cx<'_>, node: &Node) -> Lowered {
+/// `Swish`: `x * sigmoid(alpha * x)`.
+pub(crate) fn swish(cx: &mut Cx<'_>, node: &Node) -> Lowered {
     let out = node.outputs[0].clone();
-    match node.op.as_str() {
-        "Swish" => {
-            let a = f64::from(node.float("alpha", 1.0));
-            let x = cx.fvar(node, 0)?;
-            let t = chain(cx, &x, "MulScalar", mul_scalar(a))?;
-            let t = chain(cx, &t, "Sigmoid", None)?;
-            binary_vars(cx, "Mul2", &x, &t, Some(&out), elem::FLOAT).map(drop)
-        }
-        "Shrink" => {
-            let l = f64::from(node.float("lambd", 0.5));
-            let b = f64::from(node.float("bias", 0.0));
-            let x = cx.fvar(node, 0)?;
-            let hi = chain(
-                cx,
-                &x,
-                "GreaterScalar",
-                Some(P::GreaterScalarParam(GreaterScalarParameter { val: l })),
-            )?;
-            let lo = chain(
-                cx,
-                &x,
-                "LessScalar",
-                Some(P::LessScalarParam(LessScalarParameter { val: -l })),
-            )?;
-            let xm = chain(cx, &x, "AddScalar", add_scalar(-b))?;
-            let xp = chain(cx, &x, "AddScalar", add_scalar(b))?;
-            let a = binary_vars(cx, "Mul2", &xm, &hi, None, elem::FLOAT)?;
-            let c = binary_vars(cx, "Mul2", &xp, &lo, None, elem::FLOAT)?;
-            binary_vars(cx, "Add2", &a, &c, Some(&out), elem::FLOAT).map(drop)
-        }
-        _ => {
-            let python = node.int("fmod", 0) == 0;
-            let a = cx.fvar(node, 0)?;
-            let b = cx.fvar(node, 1)?;
-            let (sa, sb) = (cx.shape(&a)?, cx.shape(&b)?);
-            let so = broadcast_shapes(&sa, &sb)?;
-            let a = cx.with_rank(&a, so.len())?;
-            let b = cx.with_rank(&b, so.len())?;
-            // NNabla's Mod2 on floats is C's fmod (the dividend's sign).
-            let r = if python { cx.fresh(&a) } else { out.clone() };
-            cx.emit(
-                "Mod2",
-                &[&a, &b],
-                &[(&r, &so)],
-                Some(P::Mod2Param(Mod2Parameter { fmod: true })),
-            );
-            cx.set_elem(&r, elem::FLOAT);
-            if !python {
-                return Ok(());
-            }
-            // fmod=0 (numpy.mod): r + b where r is non-zero and its sign
-            // differs from the divisor's, as numpy computes it.
-            let nz = chain(
-                cx,
-                &r,
-                "NotEqualScalar",
-                Some(P::NotEqualScalarParam(NotEqualScalarParameter { val: 0.0 })),
-            )?;
-            let less0 = |v: f64| Some(P::LessScalarParam(LessScalarParameter { val: v }));
-            let rn = chain(cx, &r, "LessScalar", less0(0.0))?;
-            let bn = chain(cx, &b, "LessScalar", less0(0.0))?;
-            let diff = binary_vars(cx, "LogicalXor", &rn, &bn, None, elem::BOOL)?;
-            let cond = binary_vars(cx, "LogicalAnd", &nz, &diff, None, elem::BOOL)?;
-            let cond = broadcast_to(cx, &cond, &so)?;
-            let rb = binary_vars(cx, "Add2", &r, &b, None, elem::FLOAT)?;
-            let rb = broadcast_to(cx, &rb, &so)?;
-            cx.emit("Where", &[&cond, &rb, &r], &[(&out, &so)], None);
-            cx.set_elem(&out, elem::FLOAT);
-            Ok(())
-        }
+    let a = f64::from(node.float("alpha", 1.0));
+    let x = cx.fvar(node, 0)?;
+    let t = chain(cx, &x, "MulScalar", mul_scalar(a))?;
+    let t = chain(cx, &t, "Sigmoid", None)?;
+    binary_vars(cx, "Mul2", &x, &t, Some(&out), elem::FLOAT).map(drop)
+}
+
+/// `Shrink`: `x − bias` above `lambd`, `x + bias` below `−lambd`, else 0.
+pub(crate) fn shrink(cx: &mut Cx<'_>, node: &Node) -> Lowered {
+    let out = node.outputs[0].clone();
+    let l = f64::from(node.float("lambd", 0.5));
+    let b = f64::from(node.float("bias", 0.0));
+    let x = cx.fvar(node, 0)?;
+    let hi = chain(
+        cx,
+        &x,
+        "GreaterScalar",
+        Some(P::GreaterScalarParam(GreaterScalarParameter { val: l })),
+    )?;
+    let lo = chain(
+        cx,
+        &x,
+        "LessScalar",
+        Some(P::LessScalarParam(LessScalarParameter { val: -l })),
+    )?;
+    let xm = chain(cx, &x, "AddScalar", add_scalar(-b))?;
+    let xp = chain(cx, &x, "AddScalar", add_scalar(b))?;
+    let a = binary_vars(cx, "Mul2", &xm, &hi, None, elem::FLOAT)?;
+    let c = binary_vars(cx, "Mul2", &xp, &lo, None, elem::FLOAT)?;
+    binary_vars(cx, "Add2", &a, &c, Some(&out), elem::FLOAT).map(drop)
+}
+
+/// `Mod` → `Mod2` (C's fmod); `fmod=0` (numpy's mod) corrected from it.
+pub(crate) fn modulo(cx: &mut Cx<'_>, node: &Node) -> Lowered {
+    let out = node.outputs[0].clone();
+    let python = node.int("fmod", 0) == 0;
+    let a = cx.fvar(node, 0)?;
+    let b = cx.fvar(node, 1)?;
+    let (sa, sb) = (cx.shape(&a)?, cx.shape(&b)?);
+    let so = broadcast_shapes(&sa, &sb)?;
+    let a = cx.with_rank(&a, so.len())?;
+    let b = cx.with_rank(&b, so.len())?;
+    // NNabla's Mod2 on floats is C's fmod (the dividend's sign).
+    let r = if python { cx.fresh(&a) } else { out.clone() };
+    cx.emit(
+        "Mod2",
+        &[&a, &b],
+        &[(&r, &so)],
+        Some(P::Mod2Param(Mod2Parameter { fmod: true })),
+    );
+    cx.set_elem(&r, elem::FLOAT);
+    if !python {
+        return Ok(());
     }
+    // fmod=0 (numpy.mod): r + b where r is non-zero and its sign
+    // differs from the divisor's, as numpy computes it.
+    let nz = chain(
+        cx,
+        &r,
+        "NotEqualScalar",
+        Some(P::NotEqualScalarParam(NotEqualScalarParameter { val: 0.0 })),
+    )?;
+    let less0 = |v: f64| Some(P::LessScalarParam(LessScalarParameter { val: v }));
+    let rn = chain(cx, &r, "LessScalar", less0(0.0))?;
+    let bn = chain(cx, &b, "LessScalar", less0(0.0))?;
+    let diff = binary_vars(cx, "LogicalXor", &rn, &bn, None, elem::BOOL)?;
+    let cond = binary_vars(cx, "LogicalAnd", &nz, &diff, None, elem::BOOL)?;
+    let cond = broadcast_to(cx, &cond, &so)?;
+    let rb = binary_vars(cx, "Add2", &r, &b, None, elem::FLOAT)?;
+    let rb = broadcast_to(cx, &rb, &so)?;
+    cx.emit("Where", &[&cond, &rb, &r], &[(&out, &so)], None);
+    cx.set_elem(&out, elem::FLOAT);
+    Ok(())
 }

@@ -8,11 +8,16 @@ use super::LowerError;
 use super::nnabla_cx::{Cx, Lowered};
 use super::nnabla_ops_elementwise::{binary_vars, chain, chain_to};
 use super::onnx_graph::{Node, elem};
+use super::table::lowerings;
 
 /// The reduction axes of a `Reduce*` node (attribute, or input from opset
-/// 13 for `ReduceSum` and 18 for the others); `None` = no-op.
-fn reduce_axes(cx: &Cx<'_>, node: &Node, r: usize) -> Result<Option<Vec<i64>>, LowerError> {
-    let from_input = if node.op == "ReduceSum" { 13 } else { 18 };
+/// `from_input`); `None` = no-op.
+fn reduce_axes(
+    cx: &Cx<'_>,
+    node: &Node,
+    r: usize,
+    from_input: i64,
+) -> Result<Option<Vec<i64>>, LowerError> {
     let axes = cx.axes(node, from_input)?;
     if axes.is_empty() {
         if node.int("noop_with_empty_axes", 0) != 0 {
@@ -34,12 +39,59 @@ fn reduce_axes(cx: &Cx<'_>, node: &Node, r: usize) -> Result<Option<Vec<i64>>, L
     Ok(Some(v))
 }
 
-/// `ReduceSum/Mean/Max/Min/Prod/L1/L2/LogSum/LogSumExp/SumSquare`.
-pub(crate) fn reduce(cx: &mut Cx<'_>, node: &Node) -> Lowered {
+/// The reductions ([`reduce`]).
+#[derive(Clone, Copy, PartialEq)]
+enum Reduce {
+    Sum,
+    Mean,
+    Max,
+    Min,
+    Prod,
+    L1,
+    L2,
+    SumSquare,
+    LogSum,
+    LogSumExp,
+}
+
+lowerings! { Cx<'_>;
+    /// `ReduceSum` → `Sum` (axes an input from opset 13).
+    reduce_sum(cx, node) => reduce(cx, node, Reduce::Sum, 13);
+    /// `ReduceMean` → `Mean`.
+    reduce_mean(cx, node) => reduce(cx, node, Reduce::Mean, 18);
+    /// `ReduceMax` → [`extreme`].
+    reduce_max(cx, node) => reduce(cx, node, Reduce::Max, 18);
+    /// `ReduceMin` → [`extreme`].
+    reduce_min(cx, node) => reduce(cx, node, Reduce::Min, 18);
+    /// `ReduceProd` → `Prod`.
+    reduce_prod(cx, node) => reduce(cx, node, Reduce::Prod, 18);
+    /// `ReduceL1` → `Abs`, `Sum`.
+    reduce_l1(cx, node) => reduce(cx, node, Reduce::L1, 18);
+    /// `ReduceL2` → `Mul2`, `Sum`, `PowScalar`.
+    reduce_l2(cx, node) => reduce(cx, node, Reduce::L2, 18);
+    /// `ReduceSumSquare` → `Mul2`, `Sum`.
+    reduce_sum_square(cx, node) => reduce(cx, node, Reduce::SumSquare, 18);
+    /// `ReduceLogSum` → `Sum`, `Log`.
+    reduce_log_sum(cx, node) => reduce(cx, node, Reduce::LogSum, 18);
+    /// `ReduceLogSumExp` → `Exp`, `Sum`, `Log`.
+    reduce_log_sum_exp(cx, node) => reduce(cx, node, Reduce::LogSumExp, 18);
+    /// `ArgMax` → [`arg`] (largest).
+    arg_max(cx, node) => arg(cx, node, true);
+    /// `ArgMin` → [`arg`] (smallest).
+    arg_min(cx, node) => arg(cx, node, false);
+    /// `Resize` → [`resize`].
+    resize(cx, node) => resize_of(cx, node, false);
+    /// `Upsample` → [`resize`].
+    upsample(cx, node) => resize_of(cx, node, true);
+}
+
+/// The reduction `op` (`ReduceSum/Mean/Max/Min/Prod/L1/L2/LogSum/LogSumExp/SumSquare`),
+/// its axes an input from opset `from_input`.
+fn reduce(cx: &mut Cx<'_>, node: &Node, op: Reduce, from_input: i64) -> Lowered {
     let mut x = cx.fvar(node, 0)?;
     let s = cx.shape(&x)?;
     let out = node.outputs[0].clone();
-    let Some(axes) = reduce_axes(cx, node, s.len())? else {
+    let Some(axes) = reduce_axes(cx, node, s.len(), from_input)? else {
         return chain_to(cx, &x, &out, "Identity", None);
     };
     if axes.iter().any(|&a| s[a as usize] == 0) {
@@ -55,69 +107,61 @@ pub(crate) fn reduce(cx: &mut Cx<'_>, node: &Node) -> Lowered {
             }
         })
         .collect();
-    let op = node.op.as_str();
-    if op == "ReduceMax" || op == "ReduceMin" {
-        return extreme(cx, &x, &axes, op == "ReduceMax", &out, &dims);
-    }
-    match op {
-        "ReduceL1" => x = chain(cx, &x, "Abs", None)?,
-        "ReduceL2" | "ReduceSumSquare" => {
-            x = binary_vars(cx, "Mul2", &x, &x.clone(), None, elem::FLOAT)?;
-        }
-        "ReduceLogSumExp" => x = chain(cx, &x, "Exp", None)?,
-        _ => {}
-    }
+    let sum = |axes| {
+        let p = SumParameter {
+            axes,
+            keep_dims: keep,
+        };
+        ("Sum", P::SumParam(p))
+    };
     let (ty, p) = match op {
-        "ReduceMean" => (
+        Reduce::Max | Reduce::Min => {
+            return extreme(cx, &x, &axes, op == Reduce::Max, &out, &dims);
+        }
+        Reduce::Mean => (
             "Mean",
             P::MeanParam(MeanParameter {
                 axes,
                 keep_dims: keep,
             }),
         ),
-        "ReduceMax" => (
-            "Max",
-            P::MaxParam(MaxParameter {
-                axes,
-                keep_dims: keep,
-                with_index: false,
-                only_index: false,
-            }),
-        ),
-        "ReduceMin" => (
-            "Min",
-            P::MinParam(MinParameter {
-                axes,
-                keep_dims: keep,
-                with_index: false,
-                only_index: false,
-            }),
-        ),
-        "ReduceProd" => (
+        Reduce::Prod => (
             "Prod",
             P::ProdParam(ProdParameter {
                 axes,
                 keep_dims: keep,
             }),
         ),
-        _ => (
-            "Sum",
-            P::SumParam(SumParameter {
-                axes,
-                keep_dims: keep,
-            }),
-        ),
+        Reduce::L1 => {
+            x = chain(cx, &x, "Abs", None)?;
+            sum(axes)
+        }
+        Reduce::L2 | Reduce::SumSquare => {
+            x = binary_vars(cx, "Mul2", &x, &x.clone(), None, elem::FLOAT)?;
+            sum(axes)
+        }
+        Reduce::LogSumExp => {
+            x = chain(cx, &x, "Exp", None)?;
+            sum(axes)
+        }
+        Reduce::Sum | Reduce::LogSum => sum(axes),
     };
     let post = match op {
-        "ReduceL2" => Some((
+        Reduce::L2 => Some((
             "PowScalar",
             Some(P::PowScalarParam(PowScalarParameter {
                 val: 0.5,
                 inplace: false,
             })),
         )),
-        "ReduceLogSum" | "ReduceLogSumExp" => Some(("Log", None)),
-        _ => None,
+        Reduce::LogSum | Reduce::LogSumExp => Some(("Log", None)),
+        Reduce::Sum
+        | Reduce::Mean
+        | Reduce::Max
+        | Reduce::Min
+        | Reduce::Prod
+        | Reduce::L1
+        | Reduce::SumSquare => None,
     };
     match post {
         None => cx.emit(ty, &[&x], &[(&out, &dims)], Some(p)),
@@ -191,7 +235,7 @@ pub(crate) fn extreme(
 /// axis moved last (the first index among equal extremes, as NNabla 1.39
 /// computes it; its `Max`/`Min` with `only_index` miss extremes beyond
 /// ±1e8); `select_last_index` flips the axis and maps `i` to `d - 1 - i`.
-pub(crate) fn arg(cx: &mut Cx<'_>, node: &Node) -> Lowered {
+fn arg(cx: &mut Cx<'_>, node: &Node, largest: bool) -> Lowered {
     let last = node.int("select_last_index", 0) != 0;
     let mut x = cx.fvar(node, 0)?;
     let s = cx.shape(&x)?;
@@ -243,7 +287,7 @@ pub(crate) fn arg(cx: &mut Cx<'_>, node: &Node) -> Lowered {
             abs: false,
             reduce: true,
             base_axis: r - 1,
-            largest: node.op == "ArgMax",
+            largest,
             with_index: true,
         })),
     );
@@ -289,7 +333,7 @@ pub(crate) fn cumsum(cx: &mut Cx<'_>, node: &Node) -> Lowered {
 
 /// `Resize` and `Upsample` (nearest; Resize-10 enlarging only) with
 /// constant scales or sizes: NNabla's `ONNXResize`.
-pub(crate) fn resize(cx: &mut Cx<'_>, node: &Node) -> Lowered {
+fn resize_of(cx: &mut Cx<'_>, node: &Node, upsample: bool) -> Lowered {
     let x = cx.fvar(node, 0)?;
     let s = cx.shape(&x)?;
     if s.iter().any(|&d| d < 0) {
@@ -297,7 +341,7 @@ pub(crate) fn resize(cx: &mut Cx<'_>, node: &Node) -> Lowered {
     }
     let r = s.len();
     let mode = node.string("mode", "nearest");
-    let (roi, scales, sizes, ctm, nearest) = if node.op == "Upsample" || cx.opset < 11 {
+    let (roi, scales, sizes, ctm, nearest) = if upsample || cx.opset < 11 {
         // Upsample and Resize-10: the input's coordinate by `asymmetric`,
         // nearest by floor (onnxruntime's Resize-10 rounds up when it
         // shrinks, so scales below 1 are refused there).
@@ -316,7 +360,7 @@ pub(crate) fn resize(cx: &mut Cx<'_>, node: &Node) -> Lowered {
                 .map(|&f| f64::from(f))
                 .collect()
         };
-        if node.op == "Resize" && sc.iter().any(|&f| f < 1.0) {
+        if !upsample && sc.iter().any(|&f| f < 1.0) {
             return Err(LowerError::Other(format!(
                 "scales {sc:?} below 1 at opset 10 (onnxruntime rounds up when shrinking)"
             )));

@@ -9,7 +9,6 @@ use std::sync::LazyLock;
 
 use super::SupportRow;
 use super::nnabla_cx::{Cx, Lowered};
-use super::nnabla_ops_elementwise as ew;
 use super::onnx_graph::Node;
 use super::table;
 use super::table::{since, until};
@@ -34,8 +33,6 @@ pub(super) const fn e(
 
 /// The limit of most rows.
 const F32: &str = "non-f32 inputs";
-/// The lowering of the activations.
-const ACT: fn(&mut Cx<'_>, &Node) -> Lowered = ew::activation;
 
 mod attention;
 mod elementwise;

@@ -139,3 +139,20 @@ pub(crate) fn support_rows<L>(tables: &[&'static [Entry<L>]]) -> Vec<SupportRow>
     v.sort_by_key(|r| r.op);
     v
 }
+
+/// Defines one table-row lowering per ONNX operator, each a call of a
+/// shared lowering with that operator's explicit parameters, so that a
+/// row names exactly what it does: `lowerings!(Ctx; /// doc
+/// name(cx, node) => body; ...)` gives `pub(crate) fn name(cx: &mut Ctx,
+/// node: &Node) -> Lowered { body }`.
+macro_rules! lowerings {
+    ($cx_ty:ty; $($(#[$m:meta])* $name:ident($cx:ident, $node:ident) => $body:expr;)*) => {
+        $(
+            $(#[$m])*
+            pub(crate) fn $name($cx: &mut $cx_ty, $node: &Node) -> Lowered {
+                $body
+            }
+        )*
+    };
+}
+pub(crate) use lowerings;
