@@ -5,32 +5,48 @@
 
 use super::LowerError;
 use super::onnx_graph::Node;
+use super::table::lowerings;
 use super::tennis_cx::out;
 use super::tennis_cx::{Lowered, Tx, kv, p_float};
 use bubble_module::NodeId;
 
-/// `Erf` → `erf`, `Softplus` → [`softplus`]; a `Softplus`'s input is
-/// remembered for a `Tanh` of its output ([`tanh_softplus`]), and a
-/// `Softplus` only `Tanh`s read writes nothing.
-pub(crate) fn unary(cx: &mut Tx, node: &Node) -> Lowered {
-    let op = match node.op.as_str() {
-        "Erf" => "erf",
-        "Softplus" => "softplus",
-        o => return Err(LowerError::NoTennisOp { op: o.to_string() }),
-    };
+lowerings! { Tx;
+    /// `HardSigmoid` → `hard_sigmoid`.
+    hard_sigmoid(cx, node) => hard(cx, node, false);
+    /// `HardSwish` → x · `hard_sigmoid`.
+    hard_swish(cx, node) => hard(cx, node, true);
+    /// `Elu` → [`elu_of`].
+    elu(cx, node) => elu_of(cx, node, false);
+    /// `Selu` → gamma times [`elu_of`].
+    selu(cx, node) => elu_of(cx, node, true);
+    /// `LayerNormalization` → [`norm`].
+    layer_normalization(cx, node) => norm(cx, node, false);
+    /// `RMSNormalization` → [`norm`] without the mean.
+    rms_normalization(cx, node) => norm(cx, node, true);
+}
+
+/// `Erf` → `erf`.
+pub(crate) fn erf(cx: &mut Tx, node: &Node) -> Lowered {
     let x = cx.fin(node, 0)?;
     let d = cx.in_shape(node, 0)?;
     let o = out(node)?;
-    if op == "softplus" {
-        let i = node.input(0).ok_or(LowerError::MissingInput { index: 0 })?;
-        cx.softplus_of.insert(o.to_string(), i.to_string());
-        if cx.softplus_unread.contains(o) {
-            return Ok(());
-        }
-        return softplus(cx, o, x, &d);
-    }
-    cx.emit(op, o, &[x], vec![], &d)?;
+    cx.emit("erf", o, &[x], vec![], &d)?;
     Ok(())
+}
+
+/// `Softplus` → [`softplus`]; a `Softplus`'s input is remembered for a
+/// `Tanh` of its output ([`tanh_softplus`]), and a `Softplus` only
+/// `Tanh`s read writes nothing.
+pub(crate) fn softplus_op(cx: &mut Tx, node: &Node) -> Lowered {
+    let x = cx.fin(node, 0)?;
+    let d = cx.in_shape(node, 0)?;
+    let o = out(node)?;
+    let i = node.input(0).ok_or(LowerError::MissingInput { index: 0 })?;
+    cx.softplus_of.insert(o.to_string(), i.to_string());
+    if cx.softplus_unread.contains(o) {
+        return Ok(());
+    }
+    softplus(cx, o, x, &d)
 }
 
 /// softplus(x) = max(x, 0) + softplus(−|x|): TenniS's `softplus` computes
@@ -108,18 +124,18 @@ pub(crate) fn mish(cx: &mut Tx, node: &Node) -> Lowered {
 }
 
 /// `HardSigmoid` → `hard_sigmoid` (max(0, min(1, alpha·x + beta)));
-/// `HardSwish` → x · hard_sigmoid(x) with alpha 1/6, beta 0.5.
-pub(crate) fn hard(cx: &mut Tx, node: &Node) -> Lowered {
+/// `HardSwish` (`swish`) → x · hard_sigmoid(x) with alpha 1/6, beta 0.5.
+fn hard(cx: &mut Tx, node: &Node, swish: bool) -> Lowered {
     let x = cx.fin(node, 0)?;
     let d = cx.in_shape(node, 0)?;
     let o = out(node)?;
-    let (alpha, beta) = if node.op == "HardSwish" {
+    let (alpha, beta) = if swish {
         (1.0 / 6.0, 0.5)
     } else {
         (node.float("alpha", 0.2), node.float("beta", 0.5))
     };
     let params = vec![kv("alpha", p_float(alpha)), kv("beta", p_float(beta))];
-    if node.op == "HardSwish" {
+    if swish {
         let h = cx.tmp("hard_sigmoid", o, &[x], params, &d)?;
         cx.emit("mul", o, &[x, h], vec![], &d)?;
     } else {
@@ -128,14 +144,13 @@ pub(crate) fn hard(cx: &mut Tx, node: &Node) -> Lowered {
     Ok(())
 }
 
-/// `Elu` (x for x ≥ 0, alpha·(exp(x) − 1) below) and `Selu` (gamma times
-/// the same): max(x, 0) + alpha·(exp(x − max(x, 0)) − 1), whose negative
-/// part is exactly 0 where x ≥ 0.
-pub(crate) fn elu(cx: &mut Tx, node: &Node) -> Lowered {
+/// `Elu` (x for x ≥ 0, alpha·(exp(x) − 1) below) and `Selu` (`selu`:
+/// gamma times the same): max(x, 0) + alpha·(exp(x − max(x, 0)) − 1),
+/// whose negative part is exactly 0 where x ≥ 0.
+fn elu_of(cx: &mut Tx, node: &Node, selu: bool) -> Lowered {
     let x = cx.fin(node, 0)?;
     let d = cx.in_shape(node, 0)?;
     let o = out(node)?.to_string();
-    let selu = node.op == "Selu";
     let alpha = if selu {
         node.float("alpha", 1.673_263_2)
     } else {
@@ -243,7 +258,7 @@ fn standardize(
 /// and InvStdDev outputs when read. `RMSNormalization` the same without
 /// the mean: `y = x / sqrt(mean(x²) + ε) · scale`. In f32 (`stash_type`
 /// 1); the reference's rounding differs in the last bits.
-pub(crate) fn norm(cx: &mut Tx, node: &Node) -> Lowered {
+fn norm(cx: &mut Tx, node: &Node, rms: bool) -> Lowered {
     let x = cx.fin(node, 0)?;
     let d = cx.in_shape(node, 0)?;
     if d.iter().any(|&v| v < 1) {
@@ -255,7 +270,6 @@ pub(crate) fn norm(cx: &mut Tx, node: &Node) -> Lowered {
     let r = d.len();
     let a = super::tennis_ops_basic::axis(node.int("axis", -1), r)?;
     let o = super::tennis_cx::read_out(node)?;
-    let rms = node.op == "RMSNormalization";
     let mut kd = d.clone();
     for v in &mut kd[a..] {
         *v = 1;

@@ -3,6 +3,7 @@
 
 use super::LowerError;
 use super::onnx_graph::Node;
+use super::table::lowerings;
 use super::tennis_cx::out;
 use super::tennis_cx::{Lowered, Tx, broadcast, is_int, kv, p_float, p_int, p_ints};
 
@@ -16,44 +17,82 @@ pub(crate) fn axis(a: i64, r: usize) -> Result<usize, LowerError> {
     }
 }
 
-/// Unary operators TenniS has as they are (a `Tanh` of a `Softplus`:
-/// `tennis_ops_act::tanh_of_softplus`).
-pub(crate) fn unary(cx: &mut Tx, node: &Node) -> Lowered {
-    if node.op == "Tanh"
-        && let Some(r) = super::tennis_ops_act::tanh_of_softplus(cx, node)
-    {
-        return r;
-    }
-    let op = match node.op.as_str() {
-        "Relu" => "relu",
-        "Sigmoid" => "sigmoid",
-        "Tanh" => "tanh",
-        "Exp" => "exp",
-        "Sqrt" => "sqrt",
-        "Abs" => "abs",
-        "Floor" => "floor",
-        "Ceil" => "ceil",
-        o => return Err(LowerError::NoTennisOp { op: o.to_string() }),
+lowerings! { Tx;
+    /// `Relu` → `relu`.
+    relu(cx, node) => unary(cx, node, "relu");
+    /// `Sigmoid` → `sigmoid`.
+    sigmoid(cx, node) => unary(cx, node, "sigmoid");
+    /// `Tanh` → `tanh` (a `Tanh` of a `Softplus`:
+    /// `tennis_ops_act::tanh_of_softplus`).
+    tanh(cx, node) => match super::tennis_ops_act::tanh_of_softplus(cx, node) {
+        Some(r) => r,
+        None => unary(cx, node, "tanh"),
     };
+    /// `Exp` → `exp`.
+    exp(cx, node) => unary(cx, node, "exp");
+    /// `Sqrt` → `sqrt`.
+    sqrt(cx, node) => unary(cx, node, "sqrt");
+    /// `Abs` → `abs`.
+    abs(cx, node) => unary(cx, node, "abs");
+    /// `Floor` → `floor`.
+    floor(cx, node) => unary(cx, node, "floor");
+    /// `Ceil` → `ceil`.
+    ceil(cx, node) => unary(cx, node, "ceil");
+    /// `Neg` → `mul` by −1.
+    neg(cx, node) => neg_recip(cx, node, true);
+    /// `Reciprocal` → `div` of 1.
+    reciprocal(cx, node) => neg_recip(cx, node, false);
+    /// `Add` → `add`.
+    add(cx, node) => binary(cx, node, "add", Some("add"), false);
+    /// `Sub` → `sub`.
+    sub(cx, node) => binary(cx, node, "sub", Some("sub"), false);
+    /// `Mul` → `mul`.
+    mul(cx, node) => binary(cx, node, "mul", Some("mul"), false);
+    /// `Div` → `div`.
+    div(cx, node) => binary(cx, node, "div", Some("div"), false);
+    /// `Sum` → `add` (chained).
+    sum(cx, node) => binary(cx, node, "add", Some("add"), false);
+    /// `Mean` → `add` (chained), `div` (integers refused).
+    mean(cx, node) => binary(cx, node, "add", None, true);
+    /// `Max` → `maximum` (chained).
+    max(cx, node) => binary(cx, node, "maximum", Some("maximum"), false);
+    /// `Min` → `minimum` (chained; integers: `min`).
+    min(cx, node) => binary(cx, node, "minimum", Some("min"), false);
+    /// `Identity` → the input itself.
+    identity(cx, node) => pass_through(cx, node, false);
+    /// `Dropout` (inference) → the input itself.
+    dropout(cx, node) => pass_through(cx, node, true);
+    /// `Reshape` → `_reshape` / `_reshape_v2`.
+    reshape(cx, node) => reshape_of(cx, node, Shaping::Reshape);
+    /// `Flatten` → `_reshape`.
+    flatten(cx, node) => reshape_of(cx, node, Shaping::Flatten);
+    /// `Squeeze` → `_reshape`.
+    squeeze(cx, node) => reshape_of(cx, node, Shaping::Squeeze);
+    /// `Unsqueeze` → `_reshape`.
+    unsqueeze(cx, node) => reshape_of(cx, node, Shaping::Unsqueeze);
+}
+
+/// A unary operator TenniS has as it is (`op`).
+fn unary(cx: &mut Tx, node: &Node, op: &str) -> Lowered {
     let x = cx.fin(node, 0)?;
     let d = cx.in_shape(node, 0)?;
     cx.emit(op, out(node)?, &[x], vec![], &d)?;
     Ok(())
 }
 
-/// `Neg` (x · −1) and `Reciprocal` (1 / x).
-pub(crate) fn neg_recip(cx: &mut Tx, node: &Node) -> Lowered {
+/// `Neg` (`neg`: x · −1) and `Reciprocal` (1 / x).
+fn neg_recip(cx: &mut Tx, node: &Node, neg: bool) -> Lowered {
     if let Some(e) = node
         .input(0)
         .map(|i| cx.elem(i))
         .filter(|&e| is_int(e) || e == super::onnx_graph::elem::DOUBLE)
     {
-        return super::tennis_ops_logic::typed_neg_recip(cx, node, e);
+        return super::tennis_ops_logic::typed_neg_recip(cx, node, e, neg);
     }
     let x = cx.fin(node, 0)?;
     let d = cx.in_shape(node, 0)?;
     let o = out(node)?;
-    if node.op == "Neg" {
+    if neg {
         let m = cx.scalar(o, -1.0)?;
         cx.emit("mul", o, &[x, m], vec![], &d)?;
     } else {
@@ -63,30 +102,24 @@ pub(crate) fn neg_recip(cx: &mut Tx, node: &Node) -> Lowered {
     Ok(())
 }
 
-/// Binary and variadic element-wise operators (numpy broadcasting).
-pub(crate) fn binary(cx: &mut Tx, node: &Node) -> Lowered {
-    let op = match node.op.as_str() {
-        "Add" | "Sum" | "Mean" => "add",
-        "Sub" => "sub",
-        "Mul" => "mul",
-        "Div" => "div",
-        "Max" => "maximum",
-        "Min" => "minimum",
-        o => return Err(LowerError::NoTennisOp { op: o.to_string() }),
-    };
+/// Binary and variadic element-wise operators (numpy broadcasting): the
+/// TenniS operator `op` on floats, [`super::tennis_ops_logic::int_binary`]'s
+/// `int_op` on integers and f64 (`None`: refused); `mean` divides the sum
+/// by the count.
+fn binary(cx: &mut Tx, node: &Node, op: &str, int_op: Option<&str>, mean: bool) -> Lowered {
     if let Some(e) = node
         .input(0)
         .map(|i| cx.elem(i))
         .filter(|&e| is_int(e) || e == super::onnx_graph::elem::DOUBLE)
     {
-        return super::tennis_ops_logic::int_binary(cx, node, e);
+        return super::tennis_ops_logic::int_binary(cx, node, e, int_op);
     }
     let n = node.inputs.iter().filter(|i| !i.is_empty()).count();
     if n == 0 {
         return Err(LowerError::absent("inputs"));
     }
     let o = out(node)?.to_string();
-    let mean = node.op == "Mean" && n > 1;
+    let mean = mean && n > 1;
     let mut acc = cx.fin(node, 0)?;
     let mut d = cx.in_shape(node, 0)?;
     if n == 1 {
@@ -114,16 +147,21 @@ pub(crate) fn binary(cx: &mut Tx, node: &Node) -> Lowered {
     Ok(())
 }
 
-/// `LeakyRelu` (leaky_relu), `PRelu` (max(x, 0) + slope · min(x, 0)).
-pub(crate) fn leaky(cx: &mut Tx, node: &Node) -> Lowered {
+/// `LeakyRelu` → `leaky_relu`.
+pub(crate) fn leaky_relu(cx: &mut Tx, node: &Node) -> Lowered {
     let x = cx.fin(node, 0)?;
     let d = cx.in_shape(node, 0)?;
     let o = out(node)?;
-    if node.op == "LeakyRelu" {
-        let a = node.float("alpha", 0.01);
-        cx.emit("leaky_relu", o, &[x], vec![kv("scale", p_float(a))], &d)?;
-        return Ok(());
-    }
+    let a = node.float("alpha", 0.01);
+    cx.emit("leaky_relu", o, &[x], vec![kv("scale", p_float(a))], &d)?;
+    Ok(())
+}
+
+/// `PRelu`: max(x, 0) + slope · min(x, 0).
+pub(crate) fn prelu(cx: &mut Tx, node: &Node) -> Lowered {
+    let x = cx.fin(node, 0)?;
+    let d = cx.in_shape(node, 0)?;
+    let o = out(node)?;
     let s = cx.fin(node, 1)?;
     let od = broadcast(&d, &cx.in_shape(node, 1)?)?;
     if od != d {
@@ -216,9 +254,9 @@ pub(crate) fn softmax(cx: &mut Tx, node: &Node) -> Lowered {
     })
 }
 
-/// `Identity`, `Dropout` (inference: the input itself).
-pub(crate) fn identity(cx: &mut Tx, node: &Node) -> Lowered {
-    if node.op == "Dropout" {
+/// `Identity`, `Dropout` (`dropout`; inference: the input itself).
+fn pass_through(cx: &mut Tx, node: &Node, dropout: bool) -> Lowered {
+    if dropout {
         // The mask output (all true in inference) is not produced: a
         // node or graph output that reads it is refused as reading a value
         // that is not computed.
@@ -240,10 +278,19 @@ pub(crate) fn identity(cx: &mut Tx, node: &Node) -> Lowered {
     cx.alias(out(node)?, &x)
 }
 
+/// The reshaping operators ([`reshape_of`]).
+#[derive(Clone, Copy)]
+enum Shaping {
+    Reshape,
+    Flatten,
+    Squeeze,
+    Unsqueeze,
+}
+
 /// Reshapes with a static result: `Reshape`, `Flatten`, `Squeeze`,
 /// `Unsqueeze` become `_reshape`; a `Reshape` to a shape computed at run
 /// time becomes `_reshape_v2`.
-pub(crate) fn reshape(cx: &mut Tx, node: &Node) -> Lowered {
+fn reshape_of(cx: &mut Tx, node: &Node, op: Shaping) -> Lowered {
     let x = cx.fin(node, 0)?;
     let d = cx.in_shape(node, 0)?;
     if d.iter().any(|&v| v < 0) {
@@ -251,8 +298,8 @@ pub(crate) fn reshape(cx: &mut Tx, node: &Node) -> Lowered {
     }
     let ud: Vec<usize> = d.iter().map(|&v| v as usize).collect();
     let axes = |cx: &Tx| cx.axes(node, 13);
-    let nd: Vec<i64> = match node.op.as_str() {
-        "Reshape" if cx.const_ints(node, 1).is_none() => {
+    let nd: Vec<i64> = match op {
+        Shaping::Reshape if cx.const_ints(node, 1).is_none() => {
             // a shape computed at run time → `_reshape_v2` (TenniS's: 0
             // copies the input's size, −1 is inferred, as ONNX's allowzero 0)
             if node.int("allowzero", 0) != 0 {
@@ -269,7 +316,7 @@ pub(crate) fn reshape(cx: &mut Tx, node: &Node) -> Lowered {
             cx.emit("_reshape_v2", out(node)?, &[x, s], vec![], &vec![-1; k])?;
             return Ok(());
         }
-        "Reshape" => {
+        Shaping::Reshape => {
             let s = cx
                 .const_ints(node, 1)
                 .ok_or(LowerError::NotConstant { what: "a shape" })?;
@@ -280,7 +327,7 @@ pub(crate) fn reshape(cx: &mut Tx, node: &Node) -> Lowered {
                 .map(|v| v as i64)
                 .collect()
         }
-        "Flatten" => {
+        Shaping::Flatten => {
             let a = node.int("axis", 1);
             let a = if a < 0 { a + d.len() as i64 } else { a };
             if a < 0 || a > d.len() as i64 {
@@ -289,7 +336,7 @@ pub(crate) fn reshape(cx: &mut Tx, node: &Node) -> Lowered {
             let a = a as usize;
             vec![d[..a].iter().product(), d[a..].iter().product()]
         }
-        "Squeeze" => {
+        Shaping::Squeeze => {
             let ax = axes(cx)?;
             let ax: Vec<usize> = ax
                 .iter()
@@ -310,7 +357,7 @@ pub(crate) fn reshape(cx: &mut Tx, node: &Node) -> Lowered {
                 .map(|(_, &v)| v)
                 .collect()
         }
-        "Unsqueeze" => {
+        Shaping::Unsqueeze => {
             let ax = axes(cx)?;
             let r = d.len() + ax.len();
             let ax: Vec<usize> = ax.iter().map(|&a| axis(a, r)).collect::<Result<_, _>>()?;
@@ -325,7 +372,6 @@ pub(crate) fn reshape(cx: &mut Tx, node: &Node) -> Lowered {
                 })
                 .collect()
         }
-        o => return Err(LowerError::NoLowering { op: o.to_string() }),
     };
     cx.reshape(out(node)?, x, &nd)?;
     Ok(())

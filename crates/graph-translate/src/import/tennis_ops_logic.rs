@@ -12,8 +12,32 @@ use bubble_module::NodeId;
 
 use super::LowerError;
 use super::onnx_graph::{Node, elem};
+use super::table::lowerings;
 use super::tennis_cx::out;
 use super::tennis_cx::{Lowered, Tx, broadcast, is_int, kv, p_int, ts_code};
+
+lowerings! { Tx;
+    /// `Cast` → [`cast`] to its `to`.
+    cast(cx, node) => cast_of(cx, node, false);
+    /// `CastLike` → [`cast`] to its second input's type.
+    cast_like(cx, node) => cast_of(cx, node, true);
+    /// `Equal` → `equal`.
+    equal(cx, node) => compare(cx, node, Cmp::Equal);
+    /// `Greater` → `not (maximum(a, b) == b)`.
+    greater(cx, node) => compare(cx, node, Cmp::Greater);
+    /// `Less` → `not (maximum(a, b) == a)`.
+    less(cx, node) => compare(cx, node, Cmp::Less);
+    /// `GreaterOrEqual` → `maximum(a, b) == a`.
+    greater_or_equal(cx, node) => compare(cx, node, Cmp::GreaterOrEqual);
+    /// `LessOrEqual` → `maximum(a, b) == b`.
+    less_or_equal(cx, node) => compare(cx, node, Cmp::LessOrEqual);
+    /// `And` → `mul` on uint8 0/1.
+    and(cx, node) => logical(cx, node, Logic::And);
+    /// `Or` → `maximum` on uint8 0/1.
+    or(cx, node) => logical(cx, node, Logic::Or);
+    /// `Xor` → `not (a == b)` on uint8 0/1.
+    xor(cx, node) => logical(cx, node, Logic::Xor);
+}
 
 fn name(e: i32) -> &'static str {
     onnx_format::dtype::onnx_name(e)
@@ -71,12 +95,12 @@ fn not(
     is_zero(cx, hint, b8, elem::UINT8, dims, named)
 }
 
-/// `Cast` (and `CastLike`, to the type of its second input) → `_cast`
+/// `Cast` (and, `like`, `CastLike`, to the type of its second input) → `_cast`
 /// (C++ `static_cast`: truncation toward zero from
 /// float to integer, as ONNX); to `BOOL` as `not (x == 0)`; from `BOOL`
 /// its 0/1.
-pub(crate) fn cast(cx: &mut Tx, node: &Node) -> Lowered {
-    let to = if node.op == "CastLike" {
+fn cast_of(cx: &mut Tx, node: &Node, like: bool) -> Lowered {
+    let to = if like {
         cx.elem(node.input(1).ok_or(LowerError::Absent {
             what: "target_type input",
         })?)
@@ -149,33 +173,51 @@ fn two(cx: &mut Tx, node: &Node) -> Result<(NodeId, NodeId, i32, Vec<i64>), Lowe
     Ok((a, b, ea, d))
 }
 
+/// The comparisons ([`compare`]).
+#[derive(Clone, Copy, PartialEq)]
+enum Cmp {
+    Equal,
+    Greater,
+    Less,
+    GreaterOrEqual,
+    LessOrEqual,
+}
+
+/// The logical operators of two inputs ([`logical`]).
+#[derive(Clone, Copy, PartialEq)]
+enum Logic {
+    And,
+    Or,
+    Xor,
+}
+
 /// `Equal` → `equal` (booleans compared as uint8); `GreaterOrEqual(a, b)`
 /// → `equal(maximum(a, b), a)`; `LessOrEqual(a, b)` → `equal(maximum(a,
 /// b), b)`; `Greater` and `Less` their negations (TenniS has no ordered
 /// comparison). Exact for numbers; NaN operands are not defined to match.
-pub(crate) fn compare(cx: &mut Tx, node: &Node) -> Lowered {
+fn compare(cx: &mut Tx, node: &Node, c: Cmp) -> Lowered {
     let (mut a, mut b, e, d) = two(cx, node)?;
     let o = out(node)?.to_string();
     if e == elem::BOOL {
-        if node.op != "Equal" {
+        if c != Cmp::Equal {
             return Err("BOOL operands (TenniS orders no booleans)".into());
         }
         // (the shapes recorded for the casts are not read again)
         a = u8_of(cx, &o, a, &d)?;
         b = u8_of(cx, &o, b, &d)?;
     }
-    if node.op == "Equal" {
-        cx.emit_e("equal", &o, &[a, b], vec![], &d, elem::BOOL)?;
-        return Ok(());
-    }
-    let m = cx.tmp_e("maximum", &o, &[a, b], vec![], &d, e)?;
-    let (side, negate) = match node.op.as_str() {
-        "GreaterOrEqual" => (a, false),
-        "LessOrEqual" => (b, false),
-        "Greater" => (b, true),
-        "Less" => (a, true),
-        op => return Err(LowerError::Other(format!("no comparison {op}"))),
+    // (the operand `maximum(a, b)` is compared with, and whether negated)
+    let (side, negate) = match c {
+        Cmp::Equal => {
+            cx.emit_e("equal", &o, &[a, b], vec![], &d, elem::BOOL)?;
+            return Ok(());
+        }
+        Cmp::GreaterOrEqual => (a, false),
+        Cmp::LessOrEqual => (b, false),
+        Cmp::Greater => (b, true),
+        Cmp::Less => (a, true),
     };
+    let m = cx.tmp_e("maximum", &o, &[a, b], vec![], &d, e)?;
     if negate {
         let ge = cx.tmp_e("equal", &o, &[m, side], vec![], &d, elem::BOOL)?;
         not(cx, &o, ge, &d, true)?;
@@ -185,33 +227,36 @@ pub(crate) fn compare(cx: &mut Tx, node: &Node) -> Lowered {
     Ok(())
 }
 
-/// `Not`, `And`, `Or`, `Xor` on uint8 0/1: `x == 0`, `a · b`,
-/// `maximum(a, b)`, `not (a == b)`; back to `BOOLEAN` by `_cast` (exact
-/// for 0 and 1).
-pub(crate) fn logical(cx: &mut Tx, node: &Node) -> Lowered {
+/// `Not` on uint8 0/1: `x == 0`, back to `BOOLEAN` by `_cast` (exact for
+/// 0 and 1).
+pub(crate) fn logical_not(cx: &mut Tx, node: &Node) -> Lowered {
     let o = out(node)?.to_string();
-    if node.op == "Not" {
-        let (x, e) = cx.tin(node, 0)?;
-        if e != elem::BOOL {
-            return Err(LowerError::DType { elem: e });
-        }
-        let d = cx.in_shape(node, 0)?;
-        not(cx, &o, x, &d, true)?;
-        return Ok(());
+    let (x, e) = cx.tin(node, 0)?;
+    if e != elem::BOOL {
+        return Err(LowerError::DType { elem: e });
     }
+    let d = cx.in_shape(node, 0)?;
+    not(cx, &o, x, &d, true)?;
+    Ok(())
+}
+
+/// `And`, `Or`, `Xor` on uint8 0/1: `a · b`, `maximum(a, b)`, `not (a ==
+/// b)`; back to `BOOLEAN` by `_cast` (exact for 0 and 1).
+fn logical(cx: &mut Tx, node: &Node, op: Logic) -> Lowered {
+    let o = out(node)?.to_string();
     let (a, b, e, d) = two(cx, node)?;
     if e != elem::BOOL {
         return Err(LowerError::Other(format!("{} inputs", name(e))));
     }
     let a8 = u8_of(cx, &o, a, &d)?;
     let b8 = u8_of(cx, &o, b, &d)?;
-    match node.op.as_str() {
-        "Xor" => {
+    match op {
+        Logic::Xor => {
             let eq = cx.tmp_e("equal", &o, &[a8, b8], vec![], &d, elem::BOOL)?;
             not(cx, &o, eq, &d, true)?;
         }
-        op => {
-            let t = if op == "And" { "mul" } else { "maximum" };
+        Logic::And | Logic::Or => {
+            let t = if op == Logic::And { "mul" } else { "maximum" };
             let r = cx.tmp_e(t, &o, &[a8, b8], vec![], &d, elem::UINT8)?;
             cast_to(cx, &o, r, elem::BOOL, &d, true)?;
         }
@@ -257,11 +302,11 @@ pub(crate) fn where_(cx: &mut Tx, node: &Node) -> Lowered {
 
 /// `Neg` (x · −1 of x's type) and, for f64, `Reciprocal` (1 / x) on
 /// integers and f64 (integer `Reciprocal` refused).
-pub(crate) fn typed_neg_recip(cx: &mut Tx, node: &Node, e: i32) -> Lowered {
+pub(crate) fn typed_neg_recip(cx: &mut Tx, node: &Node, e: i32, neg: bool) -> Lowered {
     let (x, _) = cx.tin(node, 0)?;
     let d = cx.in_shape(node, 0)?;
     let o = out(node)?.to_string();
-    if node.op == "Neg" {
+    if neg {
         if matches!(e, 2 | 4 | 12 | 13) {
             return Err(LowerError::Other(format!("a {} input (unsigned)", name(e))));
         }
@@ -282,16 +327,11 @@ pub(crate) fn typed_neg_recip(cx: &mut Tx, node: &Node, e: i32) -> Lowered {
 /// undefined in ONNX, gives the type's largest or lowest value in
 /// TenniS); `Min(a, b)` as `where(equal(maximum(a, b), a), b, a)`.
 /// `Mean` of integers is refused.
-pub(crate) fn int_binary(cx: &mut Tx, node: &Node, e: i32) -> Lowered {
-    let op = match node.op.as_str() {
-        "Add" | "Sum" => "add",
-        "Sub" => "sub",
-        "Mul" => "mul",
-        // integers: C++ division, truncating toward zero as ONNX's
-        "Div" => "div",
-        "Max" => "maximum",
-        "Min" => "min",
-        o => return Err(LowerError::Other(format!("{} inputs of {o}", name(e)))),
+pub(crate) fn int_binary(cx: &mut Tx, node: &Node, e: i32, op: Option<&str>) -> Lowered {
+    // (`div` on integers: C++ division, truncating toward zero as ONNX's)
+    let Some(op) = op else {
+        let o = &node.op;
+        return Err(LowerError::Other(format!("{} inputs of {o}", name(e))));
     };
     let o = out(node)?.to_string();
     let n = node.inputs.iter().filter(|i| !i.is_empty()).count();
@@ -336,7 +376,7 @@ pub(crate) fn int_binary(cx: &mut Tx, node: &Node, e: i32) -> Lowered {
 }
 
 /// `a > b` as a `BOOLEAN`: `not (maximum(a, b) == b)`.
-fn greater(
+fn greater_bool(
     cx: &mut Tx,
     hint: &str,
     a: NodeId,
@@ -355,31 +395,36 @@ fn as_num(cx: &mut Tx, hint: &str, b: NodeId, e: i32, d: &[i64]) -> Result<NodeI
 }
 
 /// `Sign` → `(x > 0) − (x < 0)` (comparisons as in [`compare`]; the
-/// sign of NaN is not matched); `Round` (half to even) → `f + (r > ½) +
-/// (r == ½)·(f odd)` with `f = floor(x)`, `r = x − f` (exact in floats:
-/// `r` is exact, and |x| ≥ 2^23 has `r` 0), odd as `f − 2·floor(f / 2)`.
-pub(crate) fn sign_round(cx: &mut Tx, node: &Node) -> Lowered {
+/// sign of NaN is not matched).
+pub(crate) fn sign(cx: &mut Tx, node: &Node) -> Lowered {
     let (x, e) = cx.tin(node, 0)?;
     let d = cx.in_shape(node, 0)?;
     let o = out(node)?.to_string();
-    if node.op == "Sign" {
-        if !(e == elem::FLOAT || e == elem::DOUBLE || is_int(e)) {
-            return Err(LowerError::DType { elem: e });
-        }
-        let z = cx.const_e(&o, e, &[], &[0.0])?;
-        let pos = greater(cx, &o, x, z, e, &d)?;
-        let neg = greater(cx, &o, z, x, e, &d)?;
-        let (p, n) = (as_num(cx, &o, pos, e, &d)?, as_num(cx, &o, neg, e, &d)?);
-        cx.emit_e("sub", &o, &[p, n], vec![], &d, e)?;
-        return Ok(());
+    if !(e == elem::FLOAT || e == elem::DOUBLE || is_int(e)) {
+        return Err(LowerError::DType { elem: e });
     }
+    let z = cx.const_e(&o, e, &[], &[0.0])?;
+    let pos = greater_bool(cx, &o, x, z, e, &d)?;
+    let neg = greater_bool(cx, &o, z, x, e, &d)?;
+    let (p, n) = (as_num(cx, &o, pos, e, &d)?, as_num(cx, &o, neg, e, &d)?);
+    cx.emit_e("sub", &o, &[p, n], vec![], &d, e)?;
+    Ok(())
+}
+
+/// `Round` (half to even) → `f + (r > ½) + (r == ½)·(f odd)` with `f =
+/// floor(x)`, `r = x − f` (exact in floats: `r` is exact, and |x| ≥ 2^23
+/// has `r` 0), odd as `f − 2·floor(f / 2)`.
+pub(crate) fn round(cx: &mut Tx, node: &Node) -> Lowered {
+    let (x, e) = cx.tin(node, 0)?;
+    let d = cx.in_shape(node, 0)?;
+    let o = out(node)?.to_string();
     if e != elem::FLOAT && e != elem::DOUBLE {
         return Err(LowerError::DType { elem: e });
     }
     let f = cx.tmp_e("floor", &o, &[x], vec![], &d, e)?;
     let r = cx.tmp_e("sub", &o, &[x, f], vec![], &d, e)?;
     let half = cx.const_e(&o, e, &[], &[0.5])?;
-    let gt = greater(cx, &o, r, half, e, &d)?;
+    let gt = greater_bool(cx, &o, r, half, e, &d)?;
     let gt = as_num(cx, &o, gt, e, &d)?;
     let eq = cx.tmp_e("equal", &o, &[r, half], vec![], &d, elem::BOOL)?;
     let eq = as_num(cx, &o, eq, e, &d)?;

@@ -3,9 +3,25 @@
 
 use super::LowerError;
 use super::onnx_graph::{Node, elem};
+use super::table::lowerings;
 use super::tennis_cx::out;
 use super::tennis_cx::{Lowered, Tx, kv, p_bool, p_int, p_ints};
 use super::tennis_ops_basic::axis;
+
+lowerings! { Tx;
+    /// `ReduceMean` → `reduce_mean`.
+    reduce_mean(cx, node) => reduce(cx, node, "reduce_mean", false, 18);
+    /// `ReduceSum` → `reduce_sum` (axes an input from opset 13).
+    reduce_sum(cx, node) => reduce(cx, node, "reduce_sum", false, 13);
+    /// `ReduceMax` → `max`.
+    reduce_max(cx, node) => reduce(cx, node, "max", false, 18);
+    /// `ReduceMin` → −`max`(−x).
+    reduce_min(cx, node) => reduce(cx, node, "max", true, 18);
+    /// `ArgMax` → [`arg`].
+    arg_max(cx, node) => arg(cx, node, false);
+    /// `ArgMin` → [`arg`] of −x.
+    arg_min(cx, node) => arg(cx, node, true);
+}
 
 /// `ReduceMean` → `reduce_mean`, `ReduceSum` → `reduce_sum`, `ReduceMax`
 /// → `max`, `ReduceMin` → −`max`(−x) (TenniS's CPU has no min): one
@@ -13,18 +29,13 @@ use super::tennis_ops_basic::axis;
 /// its axis, then a `_reshape` when `keepdims` is 0. Axes come from the
 /// attribute (before opset 13 for `ReduceSum`, 18 for the others) or a
 /// constant input.
-pub(crate) fn reduce(cx: &mut Tx, node: &Node) -> Lowered {
-    let (op, neg) = match node.op.as_str() {
-        "ReduceMean" => ("reduce_mean", false),
-        "ReduceSum" => ("reduce_sum", false),
-        "ReduceMax" => ("max", false),
-        "ReduceMin" => ("max", true),
-        o => return Err(LowerError::NoTennisOp { op: o.to_string() }),
-    };
+///
+/// Here: the TenniS operator `op` (of −x, negated back, when `neg`), the
+/// axes an input from opset `input_from`.
+fn reduce(cx: &mut Tx, node: &Node, op: &str, neg: bool, input_from: i64) -> Lowered {
     let x = cx.fin(node, 0)?;
     let d = cx.in_shape(node, 0)?;
     let o = out(node)?.to_string();
-    let input_from = if node.op == "ReduceSum" { 13 } else { 18 };
     let keep = node.int("keepdims", 1) != 0;
     let mut ax = given_axes(cx, node, d.len(), input_from)?;
     if ax.is_empty() {
@@ -118,11 +129,11 @@ pub(crate) fn given_axes(
 /// subtraction the largest bits are those of +0, the maximum. `ArgMin`
 /// takes the maximum of −x; `select_last_index` 1 reverses the axis
 /// first (`strided_slice`, step −1) and counts the index from the end.
-pub(crate) fn argmax(cx: &mut Tx, node: &Node) -> Lowered {
+fn arg(cx: &mut Tx, node: &Node, min: bool) -> Lowered {
     let mut x = cx.fin(node, 0)?;
     let d = cx.in_shape(node, 0)?;
     let o = out(node)?.to_string();
-    if node.op == "ArgMin" {
+    if min {
         // the first minimum of x is the first maximum of −x (exact)
         let m = cx.scalar(&o, -1.0)?;
         x = cx.tmp("mul", &o, &[x, m], vec![], &d)?;

@@ -17,7 +17,6 @@ use super::SupportRow;
 use super::onnx_graph::Node;
 use super::table::{self, any_dtype, refused, since, until};
 use super::tennis_cx::{Lowered, Tx};
-use super::tennis_ops_basic as basic;
 
 /// A lowering of the TenniS import (opaque outside the crate).
 #[derive(Clone, Copy)]
@@ -44,10 +43,6 @@ const NAN: &str = "NaN operands (not checked), BOOL operands";
 /// The limit of the numeric rows.
 const NUM: &str = "BOOL inputs (integers and f64 computed in their type)";
 
-/// The lowering of the unary operators.
-const UN: fn(&mut Tx, &Node) -> Lowered = basic::unary;
-/// The lowering of the binary operators.
-const BIN: fn(&mut Tx, &Node) -> Lowered = basic::binary;
 /// The limit of the rows that need static shapes.
 const DYN_SHAPE: &str = "symbolic dimensions; shapes computed at run time";
 

@@ -6,7 +6,7 @@ use super::{Entry, F32, e, since};
 
 /// The activation rows.
 pub(super) static ACTIVATION: &[Entry] = &[
-    e("Erf", "", "erf", F32, act::unary),
+    e("Erf", "", "erf", F32, act::erf),
     e(
         "Log",
         "",
@@ -26,7 +26,7 @@ pub(super) static ACTIVATION: &[Entry] = &[
         "",
         "maximum, abs, mul, softplus, add (max(x, 0) + softplus(−|x|): TenniS's log(exp(x) + 1) overflows above x ≈ 88)",
         F32,
-        act::unary,
+        act::softplus_op,
     ),
     since(
         e(
@@ -44,7 +44,7 @@ pub(super) static ACTIVATION: &[Entry] = &[
             "axis, epsilon, stash_type 1; outputs Y, Mean, InvStdDev",
             "reduce_mean per axis, sub, mul, add, sqrt, div, mul, add",
             "stash_type 0, symbolic dimensions",
-            act::norm,
+            act::layer_normalization,
         ),
         17,
     ),
@@ -54,12 +54,21 @@ pub(super) static ACTIVATION: &[Entry] = &[
             "axis, epsilon, stash_type 1",
             "mul, reduce_mean per axis, add, sqrt, div, mul",
             "stash_type 0, symbolic dimensions",
-            act::norm,
+            act::rms_normalization,
         ),
         23,
     ),
-    e("HardSigmoid", "alpha, beta", "hard_sigmoid", F32, act::hard),
-    since(e("HardSwish", "", "hard_sigmoid, mul", F32, act::hard), 14),
+    e(
+        "HardSigmoid",
+        "alpha, beta",
+        "hard_sigmoid",
+        F32,
+        act::hard_sigmoid,
+    ),
+    since(
+        e("HardSwish", "", "hard_sigmoid, mul", F32, act::hard_swish),
+        14,
+    ),
     e(
         "Elu",
         "alpha",
@@ -72,7 +81,7 @@ pub(super) static ACTIVATION: &[Entry] = &[
         "alpha, gamma",
         "maximum, sub, exp, sub, mul, add, mul",
         F32,
-        act::elu,
+        act::selu,
     ),
     e(
         "Pow",
