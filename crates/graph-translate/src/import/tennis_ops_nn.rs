@@ -334,15 +334,15 @@ pub(crate) fn pool(cx: &mut Tx, node: &Node) -> Lowered {
     Ok(())
 }
 
-/// `GlobalMaxPool`, `GlobalAveragePool` (2-D) → `global_pooling2d` (other
-/// ranks: [`super::tennis_ops_reduce::global_pool_nd`]).
-pub(crate) fn global_pool(cx: &mut Tx, node: &Node) -> Lowered {
+/// `GlobalMaxPool` (`max`), `GlobalAveragePool` (2-D) → `global_pooling2d`
+/// (other ranks: [`super::tennis_ops_reduce::global_pool_nd`]).
+pub(crate) fn global_pool(cx: &mut Tx, node: &Node, max: bool) -> Lowered {
     if cx.in_shape(node, 0)?.len() != 4 {
-        return super::tennis_ops_reduce::global_pool_nd(cx, node);
+        return super::tennis_ops_reduce::global_pool_nd(cx, node, max);
     }
     let d = nchw(cx, node)?;
     let x = cx.fin(node, 0)?;
-    let ty = i64::from(node.op == "GlobalAveragePool");
+    let ty = i64::from(!max);
     cx.emit(
         "global_pooling2d",
         out(node)?,

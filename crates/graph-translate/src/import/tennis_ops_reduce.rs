@@ -21,6 +21,10 @@ lowerings! { Tx;
     arg_max(cx, node) => arg(cx, node, false);
     /// `ArgMin` → [`arg`] of −x.
     arg_min(cx, node) => arg(cx, node, true);
+    /// `GlobalAveragePool` → `global_pooling2d` (type 1) or `reduce_mean`s.
+    global_average_pool(cx, node) => super::tennis_ops_nn::global_pool(cx, node, false);
+    /// `GlobalMaxPool` → `global_pooling2d` (type 0) or `max`es.
+    global_max_pool(cx, node) => super::tennis_ops_nn::global_pool(cx, node, true);
 }
 
 /// `ReduceMean` → `reduce_mean`, `ReduceSum` → `reduce_sum`, `ReduceMax`
@@ -203,7 +207,7 @@ fn arg(cx: &mut Tx, node: &Node, min: bool) -> Lowered {
 /// `GlobalAveragePool`, `GlobalMaxPool` of a rank other than 4 (a 1-D or
 /// 3-D signal, which TenniS's `global_pooling2d` does not take): a
 /// `reduce_mean` (or `max`) per spatial axis, each keeping its axis.
-pub(crate) fn global_pool_nd(cx: &mut Tx, node: &Node) -> Lowered {
+pub(crate) fn global_pool_nd(cx: &mut Tx, node: &Node, max: bool) -> Lowered {
     let d = cx.in_shape(node, 0)?;
     if d.len() < 3 {
         return Err(LowerError::Other(format!(
@@ -215,7 +219,6 @@ pub(crate) fn global_pool_nd(cx: &mut Tx, node: &Node) -> Lowered {
         return Err("a symbolic or empty spatial dimension".into());
     }
     let o = out(node)?.to_string();
-    let max = node.op == "GlobalMaxPool";
     let mut kd = d.clone();
     let mut cur = cx.fin(node, 0)?;
     for a in 2..d.len() {

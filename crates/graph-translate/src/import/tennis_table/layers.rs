@@ -31,14 +31,14 @@ pub(super) static LAYERS: &[Entry] = &[
         "",
         "global_pooling2d (type 1); other ranks: reduce_mean per spatial axis",
         "symbolic spatial dimensions",
-        nn::global_pool,
+        super::super::tennis_ops_reduce::global_average_pool,
     ),
     e(
         "GlobalMaxPool",
         "",
         "global_pooling2d (type 0); other ranks: max per spatial axis",
         "symbolic spatial dimensions",
-        nn::global_pool,
+        super::super::tennis_ops_reduce::global_max_pool,
     ),
     e("Gemm", "alpha, beta, transA, transB", "gemm", F32, nn::gemm),
     e(
