@@ -95,7 +95,7 @@ fn keeps_shape(cx: &Cx<'_>, node: &Node, i: usize) -> bool {
 
 /// The arithmetic operators ([`arith`]).
 #[derive(Clone, Copy)]
-pub(crate) enum Arith {
+enum Arith {
     Add,
     Sub,
     Mul,
