@@ -24,7 +24,7 @@ The exports are checked in onnxruntime too (a Python with onnxruntime and
 numpy; the ONNX files are written by the cargo test
 `nnabla_export_ops` when MLFORMATS_DUMP_ONNX names a folder):
 
-    MLFORMATS_DUMP_ONNX=ONNXDIR cargo test -p mlformats --all-features \
+    MLFORMATS_DUMP_ONNX=ONNXDIR cargo test -p graph-translate \
         --test nnabla_export_ops
     python nnabla_export_cases.py check OUT ONNXDIR [--report FILE.json]
 """

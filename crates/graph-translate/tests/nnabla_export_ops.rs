@@ -13,9 +13,13 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
-use mlformats::Document;
-use mlformats::export::{ExportOptions, export_model, nnabla_functions};
+use graph_translate::export::{ExportOptions, ExportSummary, nnabla, nnabla_functions};
+use nnp_archive::Nnp;
+use onnx_format::ModelProto;
 use tract_onnx::prelude::*;
+
+mod common;
+use common::{full_message, read_npz};
 
 const TOLERANCE: f64 = 1e-4;
 
@@ -121,31 +125,46 @@ fn rel_error(got: &[f32], want: &[f32]) -> f64 {
     }
 }
 
-/// The functions of the case's network.
-fn functions(doc: &Document) -> Vec<String> {
-    doc.graph()
-        .map(|g| {
-            g.graphs
-                .iter()
-                .flat_map(|n| n.nodes.iter().map(|n| n.op.clone()))
-                .collect()
-        })
-        .unwrap_or_default()
+/// The case `name`'s `.nnp`.
+fn open(name: &str) -> Nnp<'static> {
+    Nnp::open(dir().join(format!("{name}.nnp"))).unwrap()
+}
+
+/// The functions of the case's networks.
+fn functions(nnp: &Nnp<'_>) -> Vec<String> {
+    let networks = nnp.networks().iter();
+    networks
+        .flat_map(|n| n.function.iter().map(|f| f.r#type.clone()))
+        .collect()
+}
+
+/// `nnp`'s network exported with `opts`, its parameters the weights.
+fn export_model(
+    nnp: &Nnp<'_>,
+    opts: &ExportOptions,
+) -> Result<(ModelProto, ExportSummary), String> {
+    let weights: BTreeMap<String, tensor_core::Tensor<'static>> = nnp
+        .parameters()
+        .to_tensor_map()
+        .into_iter()
+        .map(|(n, t)| (n, t.into_static()))
+        .collect();
+    nnabla::export(nnp.model(), &weights, opts).map_err(|e| full_message(&e))
 }
 
 /// Exports `name` and, unless tract lacks an operator of it, runs it in
 /// tract; returns the worst relative error (0 when not run).
 fn run_one(name: &str) -> Result<f64, String> {
     let d = dir();
-    let doc = Document::open(d.join(format!("{name}.nnp"))).map_err(|e| e.full_message())?;
+    let nnp = Nnp::open(d.join(format!("{name}.nnp"))).map_err(|e| full_message(&e))?;
     let opts = if OPSET_16.contains(&name) {
         ExportOptions::new().opset(16)
     } else {
         ExportOptions::new()
     };
-    let (model, _) = export_model(&doc, &opts).map_err(|e| e.full_message())?;
+    let (model, _) = export_model(&nnp, &opts)?;
     let mut bytes = Vec::new();
-    mlformats::onnx::write_model(&mut bytes, &model).unwrap();
+    onnx_format::write_model(&mut bytes, &model).unwrap();
     // for the onnxruntime check (tools/nnabla_export_cases.py check)
     if let Some(out) = std::env::var_os("MLFORMATS_DUMP_ONNX") {
         std::fs::write(Path::new(&out).join(format!("{name}.onnx")), &bytes).unwrap();
@@ -153,8 +172,8 @@ fn run_one(name: &str) -> Result<f64, String> {
     if TRACT_LACKS.contains(&name) || RANDOM_IN_NNABLA.contains(&name) {
         return Ok(0.0);
     }
-    let ins = Document::open(d.join(format!("{name}.in.npz"))).map_err(|e| e.full_message())?;
-    let outs = Document::open(d.join(format!("{name}.out.npz"))).map_err(|e| e.full_message())?;
+    let ins = read_npz(&d.join(format!("{name}.in.npz")))?;
+    let outs = read_npz(&d.join(format!("{name}.out.npz")))?;
     let mut m = tract_onnx::onnx()
         .model_for_read(&mut &bytes[..])
         .map_err(|e| format!("tract cannot read the export: {e:?}"))?;
@@ -166,16 +185,14 @@ fn run_one(name: &str) -> Result<f64, String> {
         .collect();
     let mut feeds = TVec::new();
     for (i, n) in input_names.iter().enumerate() {
-        let t = ins
-            .tensor(n)
+        let (dims, data) = ins
+            .get(n)
             .ok_or_else(|| format!("no reference input {n:?}"))?;
-        let dims: Vec<usize> = t.dims().to_vec();
-        let data: Vec<f32> = t.to_vec::<f32>().map_err(|e| e.to_string())?;
         m = m
-            .with_input_fact(i, f32::fact(&dims).into())
+            .with_input_fact(i, f32::fact(dims).into())
             .map_err(|e| e.to_string())?;
         feeds.push(
-            tract_onnx::prelude::Tensor::from_shape(&dims, &data)
+            tract_onnx::prelude::Tensor::from_shape(dims, data)
                 .map_err(|e| e.to_string())?
                 .into(),
         );
@@ -190,10 +207,9 @@ fn run_one(name: &str) -> Result<f64, String> {
     let mut worst = 0f64;
     for (k, got) in got.iter().enumerate() {
         let n = format!("y{k}");
-        let want = outs
-            .tensor(&n)
+        let (_, want) = outs
+            .get(&n)
             .ok_or_else(|| format!("no reference output {n:?}"))?;
-        let want = want.to_vec::<f32>().map_err(|e| e.to_string())?;
         let got = got.cast_to::<f32>().map_err(|e| e.to_string())?;
         let got = got.as_slice::<f32>().map_err(|e| e.to_string())?;
         if got.len() != want.len() {
@@ -203,7 +219,7 @@ fn run_one(name: &str) -> Result<f64, String> {
                 want.len()
             ));
         }
-        worst = worst.max(rel_error(got, &want));
+        worst = worst.max(rel_error(got, want));
     }
     Ok(worst)
 }
@@ -214,8 +230,7 @@ fn every_lowered_function_matches_nnabla() {
     let mut covered: BTreeMap<String, usize> = BTreeMap::new();
     let mut failures = Vec::new();
     for name in &all {
-        let doc = Document::open(dir().join(format!("{name}.nnp"))).unwrap();
-        for f in functions(&doc) {
+        for f in functions(&open(name)) {
             *covered.entry(f).or_default() += 1;
         }
         match run_one(name) {
@@ -246,16 +261,15 @@ fn every_lowered_function_matches_nnabla() {
 /// ONNX's older, different sampling.
 #[test]
 fn roi_align_before_opset_16_is_refused_with_the_reason() {
-    let doc = Document::open(dir().join("roi_align.nnp")).unwrap();
-    let Err(e) = export_model(&doc, &ExportOptions::new().opset(15)) else {
+    let nnp = open("roi_align");
+    let Err(e) = export_model(&nnp, &ExportOptions::new().opset(15)) else {
         panic!("RoiAlign at opset 15 must be refused");
     };
-    let e = e.full_message();
     assert!(
         e.contains("RoiAlign") && e.contains("operator set 16") && e.contains("15"),
         "{e}"
     );
-    assert!(export_model(&doc, &ExportOptions::new().opset(16)).is_ok());
+    assert!(export_model(&nnp, &ExportOptions::new().opset(16)).is_ok());
 }
 
 /// The operator set rises to the lowest one a network's functions need
@@ -263,10 +277,8 @@ fn roi_align_before_opset_16_is_refused_with_the_reason() {
 /// function named.
 #[test]
 fn opset_rises_only_for_functions_that_need_it() {
-    let opset = |name: &str, opts: &ExportOptions| {
-        let doc = Document::open(dir().join(format!("{name}.nnp"))).unwrap();
-        export_model(&doc, opts).map(|(_, s)| s.opset)
-    };
+    let opset =
+        |name: &str, opts: &ExportOptions| export_model(&open(name), opts).map(|(_, s)| s.opset);
     let default = ExportOptions::new();
     assert_eq!(opset("relu", &default).unwrap(), 13);
     assert_eq!(opset("warp_by_grid", &default).unwrap(), 16);
@@ -277,9 +289,7 @@ fn opset_rises_only_for_functions_that_need_it() {
         opset("warp_by_grid", &ExportOptions::new().opset(18)).unwrap(),
         18
     );
-    let err = opset("deform_conv", &ExportOptions::new().opset(17))
-        .unwrap_err()
-        .full_message();
+    let err = opset("deform_conv", &ExportOptions::new().opset(17)).unwrap_err();
     assert!(
         err.contains("DeformableConvolution") && err.contains("operator set 19"),
         "{err}"

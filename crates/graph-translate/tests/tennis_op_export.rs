@@ -1,16 +1,18 @@
 //! TenniS → ONNX, one operator at a time: every single-operator module of
 //! `testdata/translate/export/tennis/` (written by the `tennis_op_cases`
 //! example; `NAME.out.npz` computed by the real TenniS C++ runtime on
-//! `NAME.in.npz`, see the README there) is exported by the library, run by
+//! `NAME.in.npz`, see the README there) is exported, run by
 //! tract-onnx on the same inputs and compared with TenniS's outputs: the
 //! largest absolute difference over the largest absolute reference value
 //! must be at most 1e-4 (integer outputs: equal).
 
 use std::path::{Path, PathBuf};
 
-use mlformats::Document;
-use mlformats::export::{ExportOptions, export_model};
+use bubble_module::Module;
 use tract_onnx::prelude::*;
+
+mod common;
+use common::{export_read, full_message, read_npz};
 
 const TOLERANCE: f64 = 1e-4;
 
@@ -62,12 +64,12 @@ fn rel_error(got: &[f32], want: &[f32]) -> f64 {
 /// Exports `name`, runs it in tract and returns its relative error.
 fn run_one(name: &str) -> Result<f64, String> {
     let d = dir();
-    let doc = Document::open(d.join(format!("{name}.tsm"))).map_err(|e| e.full_message())?;
-    let (model, _) = export_model(&doc, &ExportOptions::new()).map_err(|e| e.full_message())?;
+    let module = Module::open(d.join(format!("{name}.tsm"))).map_err(|e| full_message(&e))?;
+    let (model, _) = export_read(&module)?;
     let mut bytes = Vec::new();
-    mlformats::onnx::write_model(&mut bytes, &model).map_err(|e| e.to_string())?;
-    let ins = Document::open(d.join(format!("{name}.in.npz"))).map_err(|e| e.full_message())?;
-    let outs = Document::open(d.join(format!("{name}.out.npz"))).map_err(|e| e.full_message())?;
+    onnx_format::write_model(&mut bytes, &model).map_err(|e| e.to_string())?;
+    let ins = read_npz(&d.join(format!("{name}.in.npz")))?;
+    let outs = read_npz(&d.join(format!("{name}.out.npz")))?;
     let mut m = tract_onnx::onnx()
         .model_for_read(&mut &bytes[..])
         .map_err(|e| format!("tract cannot read the export: {e:?}"))?;
@@ -79,16 +81,14 @@ fn run_one(name: &str) -> Result<f64, String> {
         .collect();
     let mut feeds = TVec::new();
     for (k, n) in names.iter().enumerate() {
-        let t = ins
-            .tensor(n)
+        let (dims, data) = ins
+            .get(n)
             .ok_or_else(|| format!("no input {n:?} in the .in.npz"))?;
-        let dims = t.dims().to_vec();
-        let data: Vec<f32> = t.to_vec::<f32>().map_err(|e| e.to_string())?;
         m = m
-            .with_input_fact(k, f32::fact(&dims).into())
+            .with_input_fact(k, f32::fact(dims).into())
             .map_err(|e| e.to_string())?;
         feeds.push(
-            tract_onnx::prelude::Tensor::from_shape(&dims, &data)
+            tract_onnx::prelude::Tensor::from_shape(dims, data)
                 .map_err(|e| e.to_string())?
                 .into(),
         );
@@ -102,21 +102,19 @@ fn run_one(name: &str) -> Result<f64, String> {
         .map_err(|e| format!("tract cannot run the export: {e:?}"))?;
     let mut worst = 0f64;
     for (k, g) in got.iter().enumerate() {
-        let want = outs
-            .tensor(&format!("out_{k}"))
+        let (dims, want) = outs
+            .get(&format!("out_{k}"))
             .ok_or_else(|| format!("no TenniS output out_{k}"))?;
-        if g.shape() != want.dims() {
+        if g.shape() != dims.as_slice() {
             return Err(format!(
-                "output {k}: shape {:?}, TenniS has {:?}",
+                "output {k}: shape {:?}, TenniS has {dims:?}",
                 g.shape(),
-                want.dims()
             ));
         }
         let integer = !matches!(g.datum_type(), DatumType::F32 | DatumType::F64);
         let g = g.cast_to::<f32>().map_err(|e| e.to_string())?;
         let g = g.as_slice::<f32>().map_err(|e| e.to_string())?;
-        let want = want.to_vec::<f32>().map_err(|e| e.to_string())?;
-        let e = rel_error(g, &want);
+        let e = rel_error(g, want);
         if integer && g != want.as_slice() {
             return Err(format!("integer output {k} differs from TenniS"));
         }
@@ -158,8 +156,8 @@ fn single_operator_exports_match_tennis_with_tract() {
 
 #[test]
 fn a_pooling_whose_padding_is_not_4x2_is_an_error_not_a_panic() {
-    use bubble_module::{ModuleBuilder, Packed, WriteOptions};
-    use mlformats::{DType, Tensor as T};
+    use bubble_module::{ModuleBuilder, Packed};
+    use tensor_core::{DType, Tensor as T};
     let mut b = ModuleBuilder::new();
     let x = b.input_with("x0", DType::F32, &[1, 2, 7, 8]).unwrap();
     let short: Packed<'static> = T::from_values([2, 2], &[1i32, 1, 1, 1]).unwrap().into();
@@ -187,16 +185,6 @@ fn a_pooling_whose_padding_is_not_4x2_is_an_error_not_a_panic() {
         )
         .unwrap();
     b.output(y).unwrap();
-    let tmp = tempfile::tempdir().unwrap();
-    let path = tmp.path().join("short_padding.tsm");
-    b.build()
-        .unwrap()
-        .save(&path, &WriteOptions::default())
-        .unwrap();
-    let doc = Document::open(&path).unwrap();
-    let e = export_model(&doc, &ExportOptions::new())
-        .map(|_| ())
-        .unwrap_err()
-        .to_string();
+    let e = common::export_module(b).map(|_| ()).unwrap_err();
     assert!(e.contains("padding needs 8 values"), "{e}");
 }
