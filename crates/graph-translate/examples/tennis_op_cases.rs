@@ -9,10 +9,6 @@
 //!
 //! `cargo run -p graph-translate --example tennis_op_cases -- DIR`
 
-use std::io::Write;
-
-use npyz::WriterBuilder;
-
 use bubble_module::{ModuleBuilder, Packed, WriteOptions};
 use tensor_core::{DType, Tensor};
 
@@ -493,6 +489,11 @@ mod shape;
 #[path = "tennis_op_cases/logic_and_indexing.rs"]
 mod logic_and_indexing;
 
+/// `.npz` reading and writing, shared with the tests.
+#[allow(dead_code)]
+#[path = "../tests/common/npz.rs"]
+mod npz;
+
 fn build(c: &Case, dir: &std::path::Path) -> Res<()> {
     let mut b = ModuleBuilder::new();
     let mut seed = c
@@ -561,28 +562,7 @@ fn build(c: &Case, dir: &std::path::Path) -> Res<()> {
         dir.join(format!("{}.tsm", c.name)),
         &WriteOptions::default(),
     )?;
-    write_npz(&dir.join(format!("{}.in.npz", c.name)), &feeds)
-}
-
-/// Writes the `float32` arrays `feeds` as an `.npz` (stored members, C
-/// order), as numpy's `savez` does.
-fn write_npz(path: &std::path::Path, feeds: &[(String, Tensor<'static>)]) -> Res<()> {
-    let file = std::io::BufWriter::new(std::fs::File::create(path)?);
-    let mut zip = nnp_archive::archive::NnpZipWriter::new(file);
-    for (name, t) in feeds {
-        let member_name = format!("{name}.npy");
-        let member = zip.start(&member_name, false)?;
-        let shape: Vec<u64> = t.dims().iter().map(|&d| d as u64).collect();
-        npyz::WriteOptions::new_header_only()
-            .dtype(<f32 as npyz::AutoSerialize>::default_dtype())
-            .shape(&shape)
-            .writer(&mut *member)
-            .write_header_only()?;
-        for v in t.to_vec::<f32>()? {
-            member.write_all(&v.to_le_bytes())?;
-        }
-    }
-    zip.finish()?.flush()?;
+    npz::write_npz(&dir.join(format!("{}.in.npz", c.name)), &feeds)?;
     Ok(())
 }
 

@@ -19,7 +19,8 @@ use onnx_format::ModelProto;
 use tract_onnx::prelude::*;
 
 mod common;
-use common::{full_message, read_npz};
+use common::full_message;
+use common::npz::read_npz;
 
 const TOLERANCE: f64 = 1e-4;
 

@@ -12,7 +12,8 @@ use bubble_module::Module;
 use tract_onnx::prelude::*;
 
 mod common;
-use common::{export_read, full_message, read_npz};
+use common::npz::read_npz;
+use common::{export_read, full_message};
 
 const TOLERANCE: f64 = 1e-4;
 

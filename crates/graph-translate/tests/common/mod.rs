@@ -134,52 +134,5 @@ pub fn export_refusal(
     }
 }
 
-/// Arrays by name: dims and values.
-pub type Arrays = std::collections::BTreeMap<String, (Vec<usize>, Vec<f32>)>;
-
-/// The arrays of the `.npz` at `path` by name (the member name without
-/// `.npy`): dims and values as `f32`. The operator cases hold C-order
-/// `float32`, `int32`, `int8` and `bool` arrays; any other element type is
-/// an error.
-pub fn read_npz(path: &std::path::Path) -> Result<Arrays, String> {
-    let bytes = std::fs::read(path).map_err(|e| format!("{}: {e}", path.display()))?;
-    let zip = nnp_archive::archive::parse(&bytes).map_err(|e| full_message(&e))?;
-    let mut arrays = Arrays::new();
-    for (m, data) in zip.members.iter().zip(&zip.data) {
-        let npy = npyz::NpyFile::new(&data[..]).map_err(|e| format!("{}: {e}", m.name))?;
-        if npy.order() != npyz::Order::C {
-            return Err(format!("{}: Fortran order", m.name));
-        }
-        let dims: Vec<usize> = npy.shape().iter().map(|&d| d as usize).collect();
-        let descr = match npy.dtype() {
-            npyz::DType::Plain(t) => t.to_string(),
-            d => return Err(format!("{}: element type {}", m.name, d.descr())),
-        };
-        let err = |e: std::io::Error| format!("{}: {e}", m.name);
-        let values: Vec<f32> = match descr.as_str() {
-            "<f4" => npy.into_vec::<f32>().map_err(err)?,
-            "<i4" => npy
-                .into_vec::<i32>()
-                .map_err(err)?
-                .into_iter()
-                .map(|v| v as f32)
-                .collect(),
-            "|i1" => npy
-                .into_vec::<i8>()
-                .map_err(err)?
-                .into_iter()
-                .map(f32::from)
-                .collect(),
-            "|b1" => npy
-                .into_vec::<bool>()
-                .map_err(err)?
-                .into_iter()
-                .map(f32::from)
-                .collect(),
-            d => return Err(format!("{}: element type {d}", m.name)),
-        };
-        let name = m.name.strip_suffix(".npy").unwrap_or(&m.name);
-        arrays.insert(name.to_string(), (dims, values));
-    }
-    Ok(arrays)
-}
+/// `.npz` files of test cases, read and written.
+pub mod npz;

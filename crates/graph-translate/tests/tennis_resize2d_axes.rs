@@ -7,15 +7,15 @@
 //! (`NAME.ort.npz`; see the README there). Each module must be the one
 //! TenniS ran; the export, run in tract-onnx, and onnxruntime's recorded
 //! run must match TenniS.
-#![cfg(feature = "tennis")]
 
 use std::path::{Path, PathBuf};
 
-use bubble_module::{ModuleBuilder, Packed, WriteOptions};
-use mlformats::Document;
-use mlformats::export::{ExportOptions, export_model};
+use bubble_module::{Module, ModuleBuilder, Packed, WriteOptions};
 use tensor_core::{DType, Tensor};
 use tract_onnx::prelude::*;
+
+mod common;
+use common::npz::{read_npz, write_npz};
 
 fn dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../../testdata/translate/resize2d_axes")
@@ -59,15 +59,14 @@ fn module(k: usize) -> (Vec<u8>, Tensor<'static>) {
         .op_with("_resize2d", "y", &[x, c], vec![("type", t)])
         .unwrap();
     b.output(y).unwrap();
-    let dir = tempfile::tempdir().unwrap();
-    let p = dir.path().join("m.tsm");
-    b.build()
+    let tsm = b
+        .build()
         .unwrap()
-        .save(&p, &WriteOptions::default())
+        .to_bytes(&WriteOptions::default())
         .unwrap();
     let n = shape.iter().product();
     let input = Tensor::from_values(shape, &values(n, 31 + k as u64)).unwrap();
-    (std::fs::read(p).unwrap(), input)
+    (tsm, input)
 }
 
 fn rel_error(got: &[f32], want: &[f32]) -> f64 {
@@ -79,24 +78,22 @@ fn rel_error(got: &[f32], want: &[f32]) -> f64 {
 }
 
 /// The export of case `name` run in tract-onnx on `x`.
-fn run_in_tract(name: &str, x: &Document) -> (Vec<usize>, Vec<f32>) {
-    let doc = Document::open(dir().join(format!("{name}.tsm"))).unwrap();
-    let (model, _) = export_model(&doc, &ExportOptions::new()).unwrap();
+fn run_in_tract(name: &str, x: &common::npz::Arrays) -> (Vec<usize>, Vec<f32>) {
+    let module = Module::open(dir().join(format!("{name}.tsm"))).unwrap();
+    let (model, _) = common::export_read(&module).unwrap();
     let mut bytes = Vec::new();
-    mlformats::onnx::write_model(&mut bytes, &model).unwrap();
-    let t = x.tensor("x0").unwrap();
-    let dims = t.dims().to_vec();
-    let data: Vec<f32> = t.to_vec::<f32>().unwrap();
+    onnx_format::write_model(&mut bytes, &model).unwrap();
+    let (dims, data) = &x["x0"];
     let plan = tract_onnx::onnx()
         .model_for_read(&mut &bytes[..])
         .unwrap()
-        .with_input_fact(0, f32::fact(&dims).into())
+        .with_input_fact(0, f32::fact(dims).into())
         .unwrap()
         .into_optimized()
         .unwrap()
         .into_runnable()
         .unwrap();
-    let feed = tract_onnx::prelude::Tensor::from_shape(&dims, &data).unwrap();
+    let feed = tract_onnx::prelude::Tensor::from_shape(dims, data).unwrap();
     let got = plan.run(tvec![feed.into()]).unwrap();
     let g = got[0].cast_to::<f32>().unwrap();
     (g.shape().to_vec(), g.as_slice::<f32>().unwrap().to_vec())
@@ -110,7 +107,11 @@ fn resizes_on_any_two_adjacent_axes_export_and_match_the_tennis_runtime() {
         let p = dir().join(format!("{name}.tsm"));
         if regenerate {
             std::fs::write(&p, &tsm).unwrap();
-            mlformats::save(dir().join(format!("{name}.in.npz")), [("x0", &input)]).unwrap();
+            write_npz(
+                &dir().join(format!("{name}.in.npz")),
+                &[("x0".into(), input)],
+            )
+            .unwrap();
             continue;
         }
         assert_eq!(
@@ -118,23 +119,21 @@ fn resizes_on_any_two_adjacent_axes_export_and_match_the_tennis_runtime() {
             tsm,
             "{name}: not the module TenniS ran"
         );
-        let ins = Document::open(dir().join(format!("{name}.in.npz"))).unwrap();
+        let ins = read_npz(&dir().join(format!("{name}.in.npz"))).unwrap();
         let want_dims: Vec<usize> = shape
             .iter()
             .zip(size)
             .map(|(&d, &s)| if s < 0 { d } else { s as usize })
             .collect();
-        let tennis = Document::open(dir().join(format!("{name}.out.npz"))).unwrap();
-        let want = tennis.tensor("out_0").unwrap();
-        assert_eq!(want.dims(), want_dims, "{name}: TenniS's output shape");
-        let want = want.to_vec::<f32>().unwrap();
+        let tennis = read_npz(&dir().join(format!("{name}.out.npz"))).unwrap();
+        let (dims, want) = &tennis["out_0"];
+        assert_eq!(dims, &want_dims, "{name}: TenniS's output shape");
         let (dims, got) = run_in_tract(name, &ins);
         assert_eq!(dims, want_dims, "{name}");
-        let e = rel_error(&got, &want);
+        let e = rel_error(&got, want);
         assert!(e <= 1e-5, "{name}: tract {e}");
-        let ort = Document::open(dir().join(format!("{name}.ort.npz"))).unwrap();
-        let ort = ort.tensor("y").unwrap().to_vec::<f32>().unwrap();
-        let e = rel_error(&ort, &want);
+        let ort = read_npz(&dir().join(format!("{name}.ort.npz"))).unwrap();
+        let e = rel_error(&ort["y"].1, want);
         assert!(e <= 1e-5, "{name}: onnxruntime {e}");
     }
     assert!(
