@@ -259,7 +259,7 @@ pub(super) static LAYERS: &[Entry<Lowering>] = &[
         "LogSoftmax",
         &["axis"],
         &["LogSoftmax"],
-        (low!(softmax), Same),
+        (low!(log_softmax), Same),
         T,
     )
     .cases(2),
@@ -276,7 +276,7 @@ pub(super) static LAYERS: &[Entry<Lowering>] = &[
         "CReLU",
         &["axis"],
         &["Neg", "Relu", "Concat"],
-        (low!(concat_pair), SameRank),
+        (low!(crelu), SameRank),
         T,
     )
     .cases(2),
@@ -284,7 +284,7 @@ pub(super) static LAYERS: &[Entry<Lowering>] = &[
         "CELU",
         &["alpha", "axis"],
         &["Neg", "Elu", "Concat"],
-        (low!(concat_pair), SameRank),
+        (low!(celu), SameRank),
         T,
     )
     .cases(2),
@@ -298,7 +298,7 @@ pub(super) static LAYERS: &[Entry<Lowering>] = &[
         T,
     )
     .cases(1),
-    Entry::lowered("ReLU6", &[], &["Clip"], (low!(clip), Same), T).cases(1),
+    Entry::lowered("ReLU6", &[], &["Clip"], (low!(relu6), Same), T).cases(1),
     Entry::lowered(
         "HardSigmoid",
         &[],
@@ -307,7 +307,7 @@ pub(super) static LAYERS: &[Entry<Lowering>] = &[
         T,
     )
     .cases(1),
-    Entry::lowered("HardTanh", &[], &["Clip"], (low!(clip), Same), T).cases(1),
+    Entry::lowered("HardTanh", &[], &["Clip"], (low!(hard_tanh), Same), T).cases(1),
     Entry::lowered(
         "LogSigmoid",
         &[],

@@ -18,7 +18,7 @@ pub(super) static QUANTIZATION: &[Entry<Lowering>] = &[
         "BinaryTanh",
         &[],
         &["Greater", "Where"],
-        (low!(binary_sigmoid), Same),
+        (low!(binary_tanh), Same),
         T,
     )
     .cases(1),

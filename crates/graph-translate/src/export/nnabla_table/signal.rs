@@ -90,7 +90,7 @@ pub(super) static SIGNAL: &[Entry<Lowering>] = &[
     )
     .cases(3),
     // Stochasticity
-    Entry::lowered("Dropout", &[], &["Identity"], (low!(unary), Same), U).cases(1),
+    Entry::lowered("Dropout", &[], &["Identity"], (low!(dropout), Same), U).cases(1),
     Entry::lowered(
         "TopKData",
         &["k", "abs", "reduce", "base_axis", "largest", "with_index"],
