@@ -163,7 +163,7 @@ pub(super) static ARRAY: &[Entry<Lowering>] = &[
         "BatchLogdet",
         &[],
         &["Det", "Abs", "Log"],
-        (low!(batch_det), Custom),
+        (low!(batch_logdet), Custom),
         O,
     )
     .cases(2),

@@ -53,7 +53,7 @@ pub(super) static SIGNAL: &[Entry<Lowering>] = &[
         "IFFT",
         &["signal_ndim", "normalized"],
         &["Unsqueeze", "DFT", "Squeeze", "Mul", "Identity"],
-        (low!(fft), Same),
+        (low!(ifft), Same),
         F,
     )
     .since(17)
