@@ -142,7 +142,7 @@ pub(super) static LAYERS: &[Entry<Lowering>] = &[
             "output_padding",
         ],
         &["ConvTranspose"],
-        (low!(convolution), SameRank),
+        (low!(deconvolution), SameRank),
         T,
     )
     .cases(2),
@@ -183,7 +183,7 @@ pub(super) static LAYERS: &[Entry<Lowering>] = &[
         "MaxPooling",
         &["kernel", "stride", "ignore_border", "pad", "channel_last"],
         &["MaxPool"],
-        (low!(pooling), SameRank),
+        (low!(max_pooling), SameRank),
         T,
     )
     .cases(3),
@@ -198,7 +198,7 @@ pub(super) static LAYERS: &[Entry<Lowering>] = &[
             "including_pad",
         ],
         &["AveragePool", "Pad"],
-        (low!(pooling), SameRank),
+        (low!(average_pooling), SameRank),
         T,
     )
     .cases(3),
@@ -214,7 +214,7 @@ pub(super) static LAYERS: &[Entry<Lowering>] = &[
         "SumPooling",
         &["kernel", "stride", "ignore_border", "pad", "channel_last"],
         &["Pad", "AveragePool", "Mul"],
-        (low!(pooling), SameRank),
+        (low!(sum_pooling), SameRank),
         T,
     )
     .cases(2),
