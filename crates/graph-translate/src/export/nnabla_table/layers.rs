@@ -32,7 +32,7 @@ pub(super) static LAYERS: &[Entry<Lowering>] = &[
             "Transpose",
             "Unsqueeze",
         ],
-        (low!(recurrent), Custom),
+        (low!(rnn), Custom),
         O,
     )
     .cases(9),
@@ -48,7 +48,7 @@ pub(super) static LAYERS: &[Entry<Lowering>] = &[
             "Transpose",
             "Unsqueeze",
         ],
-        (low!(recurrent), Custom),
+        (low!(lstm), Custom),
         T,
     )
     .cases(13),
@@ -64,7 +64,7 @@ pub(super) static LAYERS: &[Entry<Lowering>] = &[
             "Transpose",
             "Unsqueeze",
         ],
-        (low!(recurrent), Custom),
+        (low!(gru), Custom),
         T,
     )
     .cases(8),
