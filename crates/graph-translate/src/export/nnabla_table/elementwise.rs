@@ -238,7 +238,7 @@ pub(super) static ELEMENTWISE: &[Entry<Lowering>] = &[
         "BatchMatmul",
         &["transpose_a", "transpose_b"],
         &["MatMul"],
-        (low!(batch_matmul), Custom),
+        (low!(batch_matmul), LargerRank),
         T,
     )
     .cases(2),

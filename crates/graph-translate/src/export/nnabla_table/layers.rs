@@ -10,7 +10,7 @@ pub(super) static LAYERS: &[Entry<Lowering>] = &[
         "Affine",
         &["base_axis"],
         &["Flatten", "Gemm", "Reshape"],
-        (low!(affine), Custom),
+        (low!(affine), Affine),
         T,
     )
     .cases(2),
@@ -79,7 +79,7 @@ pub(super) static LAYERS: &[Entry<Lowering>] = &[
             "channel_last",
         ],
         &["Conv"],
-        (low!(convolution), SameRank),
+        (low!(convolution), Conv),
         T,
     )
     .cases(2),
@@ -183,7 +183,7 @@ pub(super) static LAYERS: &[Entry<Lowering>] = &[
         "MaxPooling",
         &["kernel", "stride", "ignore_border", "pad", "channel_last"],
         &["MaxPool"],
-        (low!(max_pooling), SameRank),
+        (low!(max_pooling), Pool),
         T,
     )
     .cases(3),
@@ -198,7 +198,7 @@ pub(super) static LAYERS: &[Entry<Lowering>] = &[
             "including_pad",
         ],
         &["AveragePool", "Pad"],
-        (low!(average_pooling), SameRank),
+        (low!(average_pooling), Pool),
         T,
     )
     .cases(3),
@@ -206,7 +206,7 @@ pub(super) static LAYERS: &[Entry<Lowering>] = &[
         "GlobalAveragePooling",
         &[],
         &["GlobalAveragePool"],
-        (low!(global_average_pooling), SameRank),
+        (low!(global_average_pooling), GlobalPool),
         T,
     )
     .cases(1),
@@ -214,7 +214,7 @@ pub(super) static LAYERS: &[Entry<Lowering>] = &[
         "SumPooling",
         &["kernel", "stride", "ignore_border", "pad", "channel_last"],
         &["Pad", "AveragePool", "Mul"],
-        (low!(sum_pooling), SameRank),
+        (low!(sum_pooling), Pool),
         T,
     )
     .cases(2),

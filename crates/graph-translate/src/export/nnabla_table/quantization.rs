@@ -26,7 +26,7 @@ pub(super) static QUANTIZATION: &[Entry<Lowering>] = &[
         "BinaryConnectAffine",
         &["base_axis", "quantize_zero_to"],
         &["Flatten", "Gemm", "Reshape"],
-        (low!(binary_connect_affine), Custom),
+        (low!(binary_connect_affine), Affine),
         T,
     )
     .cases(1),
@@ -41,7 +41,7 @@ pub(super) static QUANTIZATION: &[Entry<Lowering>] = &[
             "quantize_zero_to",
         ],
         &["Conv"],
-        (low!(binary_connect_convolution), SameRank),
+        (low!(binary_connect_convolution), Conv),
         T,
     )
     .cases(1),
@@ -49,7 +49,7 @@ pub(super) static QUANTIZATION: &[Entry<Lowering>] = &[
         "BinaryWeightAffine",
         &["base_axis", "quantize_zero_to"],
         &["Flatten", "Gemm", "Reshape"],
-        (low!(binary_weight_affine), Custom),
+        (low!(binary_weight_affine), Affine),
         T,
     )
     .cases(1),

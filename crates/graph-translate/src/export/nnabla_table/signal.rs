@@ -135,7 +135,7 @@ pub(super) static SIGNAL: &[Entry<Lowering>] = &[
         "AffineGrid",
         &["size", "align_corners"],
         &["Transpose", "MatMul", "Reshape"],
-        (low!(affine_grid), Custom),
+        (low!(affine_grid), AffineGrid),
         T,
     )
     .cases(2),
