@@ -162,6 +162,7 @@ pub(super) static SIGNAL: &[Entry<Lowering>] = &[
         O,
     )
     .since(16)
+    .since_for(Exporter::warp_by_grid_opset)
     .cases(13),
     Entry::lowered(
         "WarpByFlow",
