@@ -52,7 +52,7 @@ pub mod tennis_table;
 
 pub(crate) use ctx::Ctx;
 pub use support::support_table;
-pub use table::{Entry, Verified};
+pub use table::{Entry, MinOpsetFn, Verified};
 
 /// The name prefix of every tensor the exporter adds (helper constants and
 /// derived weights): `mlformats/`.

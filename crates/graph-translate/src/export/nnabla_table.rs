@@ -17,8 +17,8 @@ pub type LowerFn = for<'a, 'n> fn(&mut Exporter<'a>, &Node, &Call<'n>) -> Result
 /// A lowering and how the shape of its output follows from its inputs'.
 pub type Lowering = (LowerFn, Shape);
 
-/// How an output's shape follows from the inputs' (for variables a network
-/// leaves undeclared).
+/// How an output's shape (or else its rank) follows from the inputs' (for
+/// variables a network leaves undeclared; `nnabla/infer.rs`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum Shape {
@@ -30,11 +30,41 @@ pub enum Shape {
     SameRank,
     /// A reduction over `axes` (`keep_dims`).
     Reduce,
-    /// The function's own rule (`nnabla/infer.rs`).
+    /// Input 0's dimensions in the order of `axes`.
+    Transpose,
+    /// nnabla's pooled sizes of the last `kernel` axes (`stride`, `pad`,
+    /// `ignore_border`).
+    Pool,
+    /// Input 0's first two dimensions, then 1s.
+    GlobalPool,
+    /// A convolution's sizes from input 0 and the weight (input 1): `pad`,
+    /// `stride`, `dilation`.
+    Conv,
+    /// An affine's: input 0's dimensions before `base_axis`, then the
+    /// weight's (input 1) after its first.
+    Affine,
+    /// The `shape` attribute.
+    Reshape,
+    /// One value per matrix of input 0's last two axes.
+    PerMatrix,
+    /// `AffineGrid`'s: batch, `size`, 2.
+    AffineGrid,
+    /// One axis fewer than input 0.
+    Split,
+    /// One axis more than input 0.
+    Stack,
+    /// The larger rank of inputs 0 and 1 (the dimensions are the
+    /// function's own).
+    LargerRank,
+    /// The function's own rule, not inferred: its outputs need declared
+    /// shapes where a lowering reads them.
     Custom,
 }
 
-use Shape::{Broadcast, Custom, Reduce, Same, SameRank};
+use Shape::{
+    Affine, AffineGrid, Broadcast, Conv, Custom, GlobalPool, LargerRank, PerMatrix, Pool, Reduce,
+    Reshape, Same, SameRank, Split, Stack, Transpose,
+};
 
 /// The table's lowering of a method of the exporter.
 macro_rules! low {

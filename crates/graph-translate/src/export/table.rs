@@ -62,6 +62,10 @@ impl Verified {
     }
 }
 
+/// The lowest operator set a lowering writes given each input's dimensions
+/// (`None`: not known) ([`Entry::min_opset_for`]).
+pub type MinOpsetFn = fn(&[Option<Vec<i64>>]) -> i64;
+
 /// One operator of a source format: lowered to ONNX (`lower` is `Some`) or
 /// refused with `reason`.
 #[derive(Clone)]
@@ -80,6 +84,10 @@ pub struct Entry<L: 'static> {
     pub verified: Verified,
     /// The lowest operator set the lowering writes.
     pub min_opset: i64,
+    /// For an operator some of whose inputs need a newer operator set than
+    /// `min_opset`: the lowest one the lowering writes, given each input's
+    /// dimensions (`None`: not known). The higher of the two is taken.
+    pub min_opset_for: Option<MinOpsetFn>,
     /// How many single-function networks of the real runtime test it (0:
     /// none).
     pub cases: u16,
@@ -106,6 +114,7 @@ impl<L> Entry<L> {
             reason: "",
             verified,
             min_opset: 13,
+            min_opset_for: None,
             cases: 0,
             image: false,
         }
@@ -121,6 +130,7 @@ impl<L> Entry<L> {
             reason,
             verified: Verified::Unverified,
             min_opset: 13,
+            min_opset_for: None,
             cases: 0,
             image: false,
         }
@@ -142,6 +152,13 @@ impl<L> Entry<L> {
     /// The same entry needing operator set `opset` at least.
     pub const fn since(mut self, opset: i64) -> Self {
         self.min_opset = opset;
+        self
+    }
+
+    /// The same entry needing, for some inputs, a newer operator set than
+    /// its `min_opset`: `f`'s ([`Entry::min_opset_for`]).
+    pub const fn since_for(mut self, f: MinOpsetFn) -> Self {
+        self.min_opset_for = Some(f);
         self
     }
 }

@@ -7,16 +7,40 @@ use tensor_core::graph::Node;
 use super::{Call, Exporter, a_float, a_int};
 use crate::export::Result;
 
+/// What [`Exporter::binary_step`] writes where `x > 0` does not hold.
+#[derive(Clone, Copy)]
+enum Step {
+    /// 0 (`BinarySigmoid`).
+    ZeroOne,
+    /// -1 (`BinaryTanh`).
+    MinusOneOne,
+}
+
+/// The activation [`Exporter::concat_pair`] applies to `x` and `-x`.
+#[derive(Clone, Copy)]
+enum Pair {
+    /// ONNX `Relu` (`CReLU`).
+    Relu,
+    /// ONNX `Elu` with nnabla's `alpha` (`CELU`).
+    Elu,
+}
+
 impl Exporter<'_> {
     /// Lowers a function with a one-to-one elementwise ONNX operator (the
-    /// entry's first); `Dropout` (inference: identity) also writes its mask.
+    /// entry's first).
     pub(crate) fn unary(&mut self, n: &Node, c: &Call) -> Result<()> {
-        let x = c.input(0)?;
-        self.cx.op_to(c.onnx(), &n.name, &[x], c.out, vec![]);
-        if n.op == "Dropout"
-            && let Some(mask) = n.outputs.get(1)
-        {
+        self.cx
+            .op_to(c.onnx(), &n.name, &[c.input(0)?], c.out, vec![]);
+        Ok(())
+    }
+
+    /// Lowers `Dropout` (inference: the identity, the entry's operator),
+    /// also writing its mask.
+    pub(crate) fn dropout(&mut self, n: &Node, c: &Call) -> Result<()> {
+        self.unary(n, c)?;
+        if let Some(mask) = n.outputs.get(1) {
             // at inference nothing is dropped: the mask is all ones
+            let x = c.input(0)?;
             let one = self.cx.scalar(1.0);
             let s = self.cx.op("Shape", &[x], vec![]);
             self.cx.op_to("Expand", "", &[&one, &s], mask, vec![]);
@@ -24,9 +48,19 @@ impl Exporter<'_> {
         Ok(())
     }
 
-    /// Lowers `Softmax`, `LogSoftmax`.
+    /// Lowers `Softmax`.
     pub(crate) fn softmax(&mut self, n: &Node, c: &Call) -> Result<()> {
-        let op = n.op.as_str();
+        self.softmax_as(n, c, "Softmax")
+    }
+
+    /// Lowers `LogSoftmax`.
+    pub(crate) fn log_softmax(&mut self, n: &Node, c: &Call) -> Result<()> {
+        self.softmax_as(n, c, "LogSoftmax")
+    }
+
+    /// The ONNX `op` (`Softmax`, `LogSoftmax`) over `axis` (default: the
+    /// last).
+    fn softmax_as(&mut self, n: &Node, c: &Call, op: &str) -> Result<()> {
         let name = n.name.as_str();
         let out = c.out;
         let input = |k: usize| c.input(k);
@@ -127,26 +161,36 @@ impl Exporter<'_> {
         Ok(())
     }
 
-    /// Lowers `BinarySigmoid`, `BinaryTanh`.
+    /// Lowers `BinarySigmoid`: 1 where `x > 0`, else 0.
     pub(crate) fn binary_sigmoid(&mut self, n: &Node, c: &Call) -> Result<()> {
-        let op = n.op.as_str();
+        self.binary_step(n, c, Step::ZeroOne)
+    }
+
+    /// Lowers `BinaryTanh`: 1 where `x > 0`, else -1.
+    pub(crate) fn binary_tanh(&mut self, n: &Node, c: &Call) -> Result<()> {
+        self.binary_step(n, c, Step::MinusOneOne)
+    }
+
+    /// 1 where `x > 0`, else the low value of `step`.
+    fn binary_step(&mut self, n: &Node, c: &Call, step: Step) -> Result<()> {
         let name = n.name.as_str();
         let out = c.out;
         let input = |k: usize| c.input(k);
         let z = self.cx.scalar(0.0);
         let gt = self.cx.op("Greater", &[input(0)?, &z], vec![]);
-        if op == "BinarySigmoid" {
-            self.cx.op_to(
+        match step {
+            Step::ZeroOne => self.cx.op_to(
                 "Cast",
                 name,
                 &[&gt],
                 out,
                 vec![attr::int("to", DataType::Float as i64)],
-            );
-        } else {
-            let (one, minus) = (self.cx.scalar(1.0), self.cx.scalar(-1.0));
-            self.cx
-                .op_to("Where", name, &[&gt, &one, &minus], out, vec![]);
+            ),
+            Step::MinusOneOne => {
+                let (one, minus) = (self.cx.scalar(1.0), self.cx.scalar(-1.0));
+                self.cx
+                    .op_to("Where", name, &[&gt, &one, &minus], out, vec![]);
+            }
         }
         Ok(())
     }
@@ -185,14 +229,18 @@ impl Exporter<'_> {
         Ok(())
     }
 
-    /// Lowers `ReLU6` (`min(max(x, 0), 6)`) and `HardTanh`
-    /// (`min(max(x, -1), 1)`) as `Clip`.
-    pub(crate) fn clip(&mut self, n: &Node, c: &Call) -> Result<()> {
-        let (lo, hi) = if n.op == "ReLU6" {
-            (0.0, 6.0)
-        } else {
-            (-1.0, 1.0)
-        };
+    /// Lowers `ReLU6`: `min(max(x, 0), 6)`.
+    pub(crate) fn relu6(&mut self, n: &Node, c: &Call) -> Result<()> {
+        self.clip(n, c, 0.0, 6.0)
+    }
+
+    /// Lowers `HardTanh`: `min(max(x, -1), 1)`.
+    pub(crate) fn hard_tanh(&mut self, n: &Node, c: &Call) -> Result<()> {
+        self.clip(n, c, -1.0, 1.0)
+    }
+
+    /// `x` clipped to `[lo, hi]` (ONNX `Clip`).
+    fn clip(&mut self, n: &Node, c: &Call, lo: f32, hi: f32) -> Result<()> {
         let (lo, hi) = (self.cx.scalar(lo), self.cx.scalar(hi));
         self.cx
             .op_to("Clip", &n.name, &[c.input(0)?, &lo, &hi], c.out, vec![]);
@@ -245,19 +293,30 @@ impl Exporter<'_> {
         Ok(())
     }
 
-    /// Lowers `CReLU` and `CELU`: the activation of `x` and of `-x`,
-    /// concatenated along `axis`.
-    pub(crate) fn concat_pair(&mut self, n: &Node, c: &Call) -> Result<()> {
+    /// Lowers `CReLU`: `ReLU` of `x` and of `-x`, concatenated along
+    /// `axis`.
+    pub(crate) fn crelu(&mut self, n: &Node, c: &Call) -> Result<()> {
+        self.concat_pair(n, c, Pair::Relu)
+    }
+
+    /// Lowers `CELU`: `ELU(alpha)` of `x` and of `-x`, concatenated along
+    /// `axis`.
+    pub(crate) fn celu(&mut self, n: &Node, c: &Call) -> Result<()> {
+        self.concat_pair(n, c, Pair::Elu)
+    }
+
+    /// The activation `pair` of `x` and of `-x`, concatenated along `axis`.
+    fn concat_pair(&mut self, n: &Node, c: &Call, pair: Pair) -> Result<()> {
         let x = c.input(0)?;
         let neg = self.cx.op("Neg", &[x], vec![]);
-        let attrs = || {
-            if n.op == "CELU" {
-                vec![attr::float("alpha", a_float(n, "alpha", 1.0) as f32)]
-            } else {
-                vec![]
-            }
+        let (op, attrs) = match pair {
+            Pair::Relu => ("Relu", vec![]),
+            Pair::Elu => (
+                "Elu",
+                vec![attr::float("alpha", a_float(n, "alpha", 1.0) as f32)],
+            ),
         };
-        let op = if n.op == "CELU" { "Elu" } else { "Relu" };
+        let attrs = || attrs.clone();
         let a = self.cx.op(op, &[x], attrs());
         let b = self.cx.op(op, &[&neg], attrs());
         self.cx.op_to(

@@ -8,6 +8,42 @@ use super::infer::{pool_out, pool_stride_pad};
 use super::{Call, Exporter, a_bool, a_float, a_int, a_ints};
 use crate::export::{Ctx, Error, Result};
 
+/// Which affine, by its weight ([`Exporter::affine_as`]).
+#[derive(Clone, Copy)]
+enum Affine {
+    /// As stored (`Affine`; a weight the ONNX import transposed is
+    /// restored).
+    Plain,
+    /// Binarized, input 3 the bias (`BinaryConnectAffine`).
+    BinaryConnect,
+    /// Binarized and scaled per output, input 4 the bias
+    /// (`BinaryWeightAffine`).
+    BinaryWeight,
+}
+
+/// A convolution ([`Exporter::convolution_as`]).
+#[derive(Clone, Copy)]
+enum Conv {
+    /// `Conv` with the weight as stored (`Convolution`).
+    Plain,
+    /// `Conv` with the weight binarized, input 3 the bias
+    /// (`BinaryConnectConvolution`).
+    BinaryConnect,
+    /// `ConvTranspose` (`Deconvolution`).
+    Transposed,
+}
+
+/// A pooling ([`Exporter::pooling`]).
+#[derive(Clone, Copy)]
+enum Pool {
+    /// `MaxPool` (`MaxPooling`).
+    Max,
+    /// `AveragePool` (`AveragePooling`).
+    Average,
+    /// `AveragePool` times the window size (`SumPooling`).
+    Sum,
+}
+
 impl Exporter<'_> {
     /// The binarized copy of a weight (`sign`, zero to `quantize_zero_to`),
     /// as a new initializer; `scaled`: each output column times the mean
@@ -86,8 +122,23 @@ impl Exporter<'_> {
         Ok(Some(stem.to_string()))
     }
 
-    /// Lowers `Affine`, `BinaryConnectAffine`, `BinaryWeightAffine`.
+    /// Lowers `Affine`.
     pub(crate) fn affine(&mut self, n: &Node, c: &Call) -> Result<()> {
+        self.affine_as(n, c, Affine::Plain)
+    }
+
+    /// Lowers `BinaryConnectAffine`.
+    pub(crate) fn binary_connect_affine(&mut self, n: &Node, c: &Call) -> Result<()> {
+        self.affine_as(n, c, Affine::BinaryConnect)
+    }
+
+    /// Lowers `BinaryWeightAffine`.
+    pub(crate) fn binary_weight_affine(&mut self, n: &Node, c: &Call) -> Result<()> {
+        self.affine_as(n, c, Affine::BinaryWeight)
+    }
+
+    /// `Flatten`, `Gemm` (and `Reshape`) with the weight `weight` says.
+    fn affine_as(&mut self, n: &Node, c: &Call, weight: Affine) -> Result<()> {
         let (ins, out) = (&c.ins[..], c.out);
         let x = ins[0];
         let w_src = *ins
@@ -95,10 +146,10 @@ impl Exporter<'_> {
             .ok_or_else(|| Error::Invalid("no weight".into()))?;
         // inputs: x, W (, binary W (, alpha)) (, b)
         let zero_to = a_float(n, "quantize_zero_to", 1.0);
-        let (w, b) = match n.op.as_str() {
-            "BinaryConnectAffine" => (self.binarized(w_src, zero_to, false)?, ins.get(3)),
-            "BinaryWeightAffine" => (self.binarized(w_src, zero_to, true)?, ins.get(4)),
-            _ => (w_src.to_string(), ins.get(2)),
+        let (w, b) = match weight {
+            Affine::BinaryConnect => (self.binarized(w_src, zero_to, false)?, ins.get(3)),
+            Affine::BinaryWeight => (self.binarized(w_src, zero_to, true)?, ins.get(4)),
+            Affine::Plain => (w_src.to_string(), ins.get(2)),
         };
         let b = b.copied();
         let base = a_int(n, "base_axis", 1);
@@ -125,9 +176,9 @@ impl Exporter<'_> {
             )));
         }
         let xf = self.cx.op("Flatten", &[x], vec![attr::int("axis", base)]);
-        let restored = match n.op.as_str() {
-            "Affine" if wshape.len() == 2 => self.untransposed(w_src)?,
-            _ => None,
+        let restored = match weight {
+            Affine::Plain if wshape.len() == 2 => self.untransposed(w_src)?,
+            Affine::Plain | Affine::BinaryConnect | Affine::BinaryWeight => None,
         };
         let gemm_attrs = || {
             if restored.is_some() {
@@ -173,12 +224,31 @@ impl Exporter<'_> {
         Ok(())
     }
 
+    /// Lowers `Convolution`.
     pub(crate) fn convolution(&mut self, n: &Node, c: &Call) -> Result<()> {
+        self.convolution_as(n, c, Conv::Plain)
+    }
+
+    /// Lowers `BinaryConnectConvolution`.
+    pub(crate) fn binary_connect_convolution(&mut self, n: &Node, c: &Call) -> Result<()> {
+        self.convolution_as(n, c, Conv::BinaryConnect)
+    }
+
+    /// Lowers `Deconvolution`.
+    pub(crate) fn deconvolution(&mut self, n: &Node, c: &Call) -> Result<()> {
+        self.convolution_as(n, c, Conv::Transposed)
+    }
+
+    /// `Conv` or `ConvTranspose`, as `conv` says.
+    fn convolution_as(&mut self, n: &Node, c: &Call, conv: Conv) -> Result<()> {
         let (ins, out) = (&c.ins[..], c.out);
         if a_bool(n, "channel_last") {
             return Err(Error::Unsupported("channel_last is not exported".into()));
         }
-        let binary = n.op == "BinaryConnectConvolution";
+        let binary = match conv {
+            Conv::BinaryConnect => true,
+            Conv::Plain | Conv::Transposed => false,
+        };
         let x = ins[0];
         let w_src = *ins
             .get(1)
@@ -212,14 +282,15 @@ impl Exporter<'_> {
             attr::ints("dilations", &fill(a_ints(n, "dilation"), 1)),
             attr::int("group", a_int(n, "group", 1).max(1)),
         ];
-        let onnx_op = if n.op == "Deconvolution" {
-            let op = a_ints(n, "output_padding");
-            if !op.is_empty() {
-                attrs.push(attr::ints("output_padding", &op));
+        let onnx_op = match conv {
+            Conv::Transposed => {
+                let op = a_ints(n, "output_padding");
+                if !op.is_empty() {
+                    attrs.push(attr::ints("output_padding", &op));
+                }
+                "ConvTranspose"
             }
-            "ConvTranspose"
-        } else {
-            "Conv"
+            Conv::Plain | Conv::BinaryConnect => "Conv",
         };
         let mut inputs = vec![x, w.as_str()];
         if let Some(b) = b {
@@ -229,12 +300,27 @@ impl Exporter<'_> {
         Ok(())
     }
 
+    /// Lowers `MaxPooling` ([`Exporter::pooling`]).
+    pub(crate) fn max_pooling(&mut self, n: &Node, c: &Call) -> Result<()> {
+        self.pooling(n, c, Pool::Max)
+    }
+
+    /// Lowers `AveragePooling` ([`Exporter::pooling`]).
+    pub(crate) fn average_pooling(&mut self, n: &Node, c: &Call) -> Result<()> {
+        self.pooling(n, c, Pool::Average)
+    }
+
+    /// Lowers `SumPooling` ([`Exporter::pooling`]).
+    pub(crate) fn sum_pooling(&mut self, n: &Node, c: &Call) -> Result<()> {
+        self.pooling(n, c, Pool::Sum)
+    }
+
     /// nnabla's pooling: with `ignore_border` the usual floor rule; without
     /// it a window starts at every stride step before the input ends
     /// (`ceil((W + pad) / stride)` outputs), clipped to the input. Written
     /// as explicit begin/end pads with `ceil_mode` 0; windows clipped at
     /// the end are not counted by averages, as in nnabla.
-    pub(crate) fn pooling(&mut self, n: &Node, c: &Call) -> Result<()> {
+    fn pooling(&mut self, n: &Node, c: &Call, pool: Pool) -> Result<()> {
         let (x, out) = (c.input(0)?, c.out);
         if a_bool(n, "channel_last") {
             return Err(Error::Unsupported("channel_last is not exported".into()));
@@ -283,9 +369,9 @@ impl Exporter<'_> {
             let p = cx.ints(&p);
             cx.op("Pad", &[x, &p], vec![])
         };
-        match n.op.as_str() {
-            "MaxPooling" => self.cx.op_to("MaxPool", &n.name, &[x], out, base(&pads)),
-            "AveragePooling" if a_bool(n, "including_pad") && end != pad => {
+        match pool {
+            Pool::Max => self.cx.op_to("MaxPool", &n.name, &[x], out, base(&pads)),
+            Pool::Average if a_bool(n, "including_pad") && end != pad => {
                 // the pad counts, the region past it does not
                 let padded = zero_pad(&mut self.cx, &pad, &pad);
                 let extra: Vec<i64> = end.iter().zip(&pad).map(|(e, p)| e - p).collect();
@@ -296,7 +382,7 @@ impl Exporter<'_> {
                 self.cx
                     .op_to("AveragePool", &n.name, &[&padded], out, attrs);
             }
-            "AveragePooling" => {
+            Pool::Average => {
                 let mut attrs = base(&pads);
                 attrs.push(attr::int(
                     "count_include_pad",
@@ -304,7 +390,7 @@ impl Exporter<'_> {
                 ));
                 self.cx.op_to("AveragePool", &n.name, &[x], out, attrs);
             }
-            _ => {
+            Pool::Sum => {
                 // a sum: the mean of the zero-padded window times its size
                 let padded = zero_pad(&mut self.cx, &pad, &end);
                 let mut attrs = base(&zero_pads);

@@ -45,11 +45,30 @@ fn inq_weights(w: &[f32], indicators: &[f32], num_bits: i64) -> Vec<f32> {
         .collect()
 }
 
+/// The layer an INQ function runs ([`Exporter::inq`]).
+#[derive(Clone, Copy)]
+enum Inq {
+    /// `Affine` (`INQAffine`).
+    Affine,
+    /// `Convolution` (`INQConvolution`).
+    Convolution,
+}
+
 impl Exporter<'_> {
-    /// Lowers `INQAffine(x, W, indicator[, b])` and `INQConvolution(x, W,
-    /// indicator[, b])`: `Affine` / `Convolution` with the weight computed
-    /// by [`inq_weights`] as a new initializer.
-    pub(crate) fn inq(&mut self, n: &Node, c: &Call) -> Result<()> {
+    /// Lowers `INQAffine(x, W, indicator[, b])`: `Affine` with the weight
+    /// computed by [`inq_weights`] as a new initializer.
+    pub(crate) fn inq_affine(&mut self, n: &Node, c: &Call) -> Result<()> {
+        self.inq(n, c, Inq::Affine)
+    }
+
+    /// Lowers `INQConvolution(x, W, indicator[, b])`: `Convolution` with
+    /// the weight computed by [`inq_weights`] as a new initializer.
+    pub(crate) fn inq_convolution(&mut self, n: &Node, c: &Call) -> Result<()> {
+        self.inq(n, c, Inq::Convolution)
+    }
+
+    /// `layer` with the weight computed by [`inq_weights`].
+    fn inq(&mut self, n: &Node, c: &Call, layer: Inq) -> Result<()> {
         let (w, ind) = (c.input(1)?, c.input(2)?);
         let bits = a_int(n, "num_bits", 4);
         if !(2..=32).contains(&bits) {
@@ -102,9 +121,12 @@ impl Exporter<'_> {
         if let Some(b) = c.ins.get(3) {
             ins.push(b);
         }
-        let affine = n.op == "INQAffine";
         let mut plain = n.clone();
-        plain.op = if affine { "Affine" } else { "Convolution" }.into();
+        plain.op = match layer {
+            Inq::Affine => "Affine",
+            Inq::Convolution => "Convolution",
+        }
+        .into();
         let call = Call {
             ins,
             out: c.out,
@@ -112,10 +134,9 @@ impl Exporter<'_> {
             op: &n.op,
             name: c.name,
         };
-        if affine {
-            self.affine(&plain, &call)
-        } else {
-            self.convolution(&plain, &call)
+        match layer {
+            Inq::Affine => self.affine(&plain, &call),
+            Inq::Convolution => self.convolution(&plain, &call),
         }
     }
 }

@@ -9,6 +9,13 @@ use tensor_core::graph::Node;
 use super::{Call, Exporter, a_bool, a_float, a_int, a_ints};
 use crate::export::{Error, Result};
 
+/// Whether [`Exporter::compare_scalar_as`] negates the comparison.
+#[derive(Clone, Copy)]
+enum Negate {
+    Yes,
+    No,
+}
+
 impl Exporter<'_> {
     /// Lowers `Where(condition, x_true, x_false)`: non-zero is true.
     pub(crate) fn where_(&mut self, n: &Node, c: &Call) -> Result<()> {
@@ -21,12 +28,21 @@ impl Exporter<'_> {
     /// Lowers `XScalar(x, val)` comparisons: the ONNX comparison with `val`
     /// second, cast to float.
     pub(crate) fn compare_scalar(&mut self, n: &Node, c: &Call) -> Result<()> {
+        self.compare_scalar_as(n, c, Negate::No)
+    }
+
+    /// Lowers `NotEqualScalar(x, val)`: the entry's `Equal` with `val`
+    /// second, negated, cast to float.
+    pub(crate) fn not_equal_scalar(&mut self, n: &Node, c: &Call) -> Result<()> {
+        self.compare_scalar_as(n, c, Negate::Yes)
+    }
+
+    fn compare_scalar_as(&mut self, n: &Node, c: &Call, negate: Negate) -> Result<()> {
         let k = self.cx.scalar(a_float(n, "val", 0.0) as f32);
         let b = self.cx.op(c.onnx(), &[c.input(0)?, &k], vec![]);
-        let b = if n.op == "NotEqualScalar" {
-            self.cx.op("Not", &[&b], vec![])
-        } else {
-            b
+        let b = match negate {
+            Negate::Yes => self.cx.op("Not", &[&b], vec![]),
+            Negate::No => b,
         };
         self.cx.cast_float_to(&n.name, &b, c.out);
         Ok(())
@@ -43,10 +59,19 @@ impl Exporter<'_> {
         Ok(())
     }
 
-    /// Lowers `ResetNaN`/`ResetInf`: `val` where the test holds.
-    pub(crate) fn reset(&mut self, n: &Node, c: &Call) -> Result<()> {
+    /// Lowers `ResetNaN`: `val` where `x` is NaN.
+    pub(crate) fn reset_nan(&mut self, n: &Node, c: &Call) -> Result<()> {
+        self.reset(n, c, "IsNaN")
+    }
+
+    /// Lowers `ResetInf`: `val` where `x` is infinite.
+    pub(crate) fn reset_inf(&mut self, n: &Node, c: &Call) -> Result<()> {
+        self.reset(n, c, "IsInf")
+    }
+
+    /// `val` where the ONNX `test` (`IsNaN`, `IsInf`) of `x` holds.
+    fn reset(&mut self, n: &Node, c: &Call, test: &str) -> Result<()> {
         let x = c.input(0)?;
-        let test = if n.op == "ResetNaN" { "IsNaN" } else { "IsInf" };
         let m = self.cx.op(test, &[x], vec![]);
         let v = self.cx.scalar(a_float(n, "val", 0.0) as f32);
         self.cx.op_to("Where", &n.name, &[&m, &v, x], c.out, vec![]);

@@ -378,20 +378,17 @@ impl<'a> Exporter<'a> {
     }
 
     /// The lowest operator set `n` needs: its table entry's, or more for
-    /// some attribute values (a 3-D `WarpByGrid` needs `GridSample` of
-    /// opset 20).
+    /// some inputs where the entry says so ([`Entry::min_opset_for`]).
     fn node_min_opset(&self, n: &Node) -> i64 {
-        let base = find(TABLE.as_slice(), &n.op).map_or(13, |e| e.min_opset);
-        match n.op.as_str() {
-            "WarpByGrid" => {
-                let grid = n.inputs.get(1).and_then(|v| self.dims(v));
-                if grid.is_some_and(|d| d.len() == 5) {
-                    base.max(20)
-                } else {
-                    base
-                }
+        let Some(e) = find(TABLE.as_slice(), &n.op) else {
+            return 13;
+        };
+        match e.min_opset_for {
+            Some(f) => {
+                let dims: Vec<Option<Vec<i64>>> = n.inputs.iter().map(|v| self.dims(v)).collect();
+                e.min_opset.max(f(&dims))
             }
-            _ => base,
+            None => e.min_opset,
         }
     }
 

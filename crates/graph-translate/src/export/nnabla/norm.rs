@@ -6,6 +6,18 @@ use tensor_core::graph::Node;
 use super::{Call, Exporter, a_bool, a_float, a_ints};
 use crate::export::{Ctx, Error, Result};
 
+/// The axes [`Exporter::group_like_normalization`] takes statistics over
+/// (besides the batch axes).
+#[derive(Clone, Copy)]
+enum Stats {
+    /// Every other axis (`LayerNormalization`).
+    Layer,
+    /// Every other axis but the channel axis (`InstanceNormalization`).
+    Instance,
+    /// Each group of channels (`GroupNormalization`).
+    Group,
+}
+
 impl Exporter<'_> {
     /// Lowers `BatchNormalization`.
     pub(crate) fn batch_normalization(&mut self, n: &Node, c: &Call) -> Result<()> {
@@ -91,11 +103,27 @@ impl Exporter<'_> {
         self.cx.op("Div", &[&d, &sd], vec![])
     }
 
-    /// Lowers `LayerNormalization`, `InstanceNormalization` and
+    /// Lowers `LayerNormalization` ([`Exporter::group_like_normalization`]).
+    pub(crate) fn layer_normalization(&mut self, n: &Node, c: &Call) -> Result<()> {
+        self.group_like_normalization(n, c, Stats::Layer)
+    }
+
+    /// Lowers `InstanceNormalization`
+    /// ([`Exporter::group_like_normalization`]).
+    pub(crate) fn instance_normalization(&mut self, n: &Node, c: &Call) -> Result<()> {
+        self.group_like_normalization(n, c, Stats::Instance)
+    }
+
+    /// Lowers `GroupNormalization` ([`Exporter::group_like_normalization`]).
+    pub(crate) fn group_normalization(&mut self, n: &Node, c: &Call) -> Result<()> {
+        self.group_like_normalization(n, c, Stats::Group)
+    }
+
+    /// `LayerNormalization`, `InstanceNormalization` and
     /// `GroupNormalization` (inputs `x, beta?, gamma?`): statistics over
     /// every axis but the batch axes (and the channel axis, or the group,
-    /// as the function says), then `* gamma + beta`.
-    pub(crate) fn group_like_normalization(&mut self, n: &Node, c: &Call) -> Result<()> {
+    /// as `stats` says), then `* gamma + beta`.
+    fn group_like_normalization(&mut self, n: &Node, c: &Call, stats: Stats) -> Result<()> {
         let x = c.input(0)?;
         let rank = self.rank(n, x)? as i64;
         let eps = a_float(n, "eps", 1e-5) as f32;
@@ -114,18 +142,18 @@ impl Exporter<'_> {
         } else {
             c.ins.get(k).copied()
         };
-        let normed = match n.op.as_str() {
-            "LayerNormalization" => {
+        let normed = match stats {
+            Stats::Layer => {
                 let axes: Vec<i64> = (0..rank).filter(|a| !batch.contains(a)).collect();
                 self.standardize(x, &axes, eps)
             }
-            "InstanceNormalization" => {
+            Stats::Instance => {
                 let axes: Vec<i64> = (0..rank)
                     .filter(|a| !batch.contains(a) && *a != channel)
                     .collect();
                 self.standardize(x, &axes, eps)
             }
-            _ => {
+            Stats::Group => {
                 // (.., C, ..) as (.., G, C/G, ..): statistics per group
                 let groups = super::a_int(n, "num_groups", 1);
                 let dims = self.shape(x).map(<[i64]>::to_vec).unwrap_or_default();

@@ -30,6 +30,8 @@ const MAX_LAYERS: i64 = 1024;
 
 /// How one of the three functions maps to its ONNX operator.
 struct Kind {
+    /// The ONNX operator of one layer.
+    onnx: &'static str,
     /// Gates in the weights (`G`).
     gates: i64,
     /// nnabla's gate index of each ONNX gate, in ONNX order.
@@ -39,31 +41,44 @@ struct Kind {
 }
 
 const RNN: Kind = Kind {
+    onnx: "RNN",
     gates: 1,
     order: &[0],
     states: 2,
 };
 // ONNX i, o, f, c from nnabla i, f, g, o
 const LSTM: Kind = Kind {
+    onnx: "LSTM",
     gates: 4,
     order: &[0, 3, 1, 2],
     states: 3,
 };
 // ONNX z, r, h from nnabla r, z, n
 const GRU: Kind = Kind {
+    onnx: "GRU",
     gates: 3,
     order: &[1, 0, 2],
     states: 2,
 };
 
 impl Exporter<'_> {
-    /// Lowers `RNN`, `LSTM` and `GRU`.
-    pub(crate) fn recurrent(&mut self, n: &Node, c: &Call) -> Result<()> {
-        let kind = match n.op.as_str() {
-            "LSTM" => &LSTM,
-            "GRU" => &GRU,
-            _ => &RNN,
-        };
+    /// Lowers `RNN`.
+    pub(crate) fn rnn(&mut self, n: &Node, c: &Call) -> Result<()> {
+        self.recurrent(n, c, &RNN)
+    }
+
+    /// Lowers `LSTM`.
+    pub(crate) fn lstm(&mut self, n: &Node, c: &Call) -> Result<()> {
+        self.recurrent(n, c, &LSTM)
+    }
+
+    /// Lowers `GRU`.
+    pub(crate) fn gru(&mut self, n: &Node, c: &Call) -> Result<()> {
+        self.recurrent(n, c, &GRU)
+    }
+
+    /// `RNN`, `LSTM` or `GRU`, as `kind` says: one ONNX node per layer.
+    fn recurrent(&mut self, n: &Node, c: &Call, kind: &Kind) -> Result<()> {
         let layers = a_int(n, "num_layers", 1);
         let dropout = n
             .attribute("dropout")
@@ -110,11 +125,7 @@ impl Exporter<'_> {
                 )));
             }
         };
-        let onnx_op = match n.op.as_str() {
-            "LSTM" => "LSTM",
-            "GRU" => "GRU",
-            _ => "RNN",
-        };
+        let onnx_op = kind.onnx;
         let mut input = x.to_string();
         let mut hs = Vec::new();
         let mut cs = Vec::new();

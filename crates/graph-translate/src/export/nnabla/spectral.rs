@@ -232,7 +232,26 @@ impl Exporter<'_> {
     }
 }
 
+/// The direction of [`Exporter::dft`].
+#[derive(Clone, Copy)]
+enum Dft {
+    /// `FFT`.
+    Forward,
+    /// `IFFT`.
+    Inverse,
+}
+
 impl Exporter<'_> {
+    /// Lowers `FFT` ([`Exporter::dft`]).
+    pub(crate) fn fft(&mut self, n: &Node, c: &Call) -> Result<()> {
+        self.dft(n, c, Dft::Forward)
+    }
+
+    /// Lowers `IFFT` ([`Exporter::dft`]).
+    pub(crate) fn ifft(&mut self, n: &Node, c: &Call) -> Result<()> {
+        self.dft(n, c, Dft::Inverse)
+    }
+
     /// Lowers `FFT(signal_ndim, normalized)` and `IFFT` (complex values
     /// as a last axis of 2, real then imaginary, as ONNX `DFT` takes
     /// them): one `DFT` per signal axis (the `signal_ndim` axes before the
@@ -241,9 +260,12 @@ impl Exporter<'_> {
     /// scales both by `1 / sqrt(size)` instead (`FFT` multiplied by it,
     /// `IFFT` by `sqrt(size)`). Opset 17 takes the axis as an attribute,
     /// 20 as an input.
-    pub(crate) fn fft(&mut self, n: &Node, c: &Call) -> Result<()> {
+    fn dft(&mut self, n: &Node, c: &Call, direction: Dft) -> Result<()> {
         let x = c.input(0)?;
-        let inverse = n.op == "IFFT";
+        let inverse = match direction {
+            Dft::Forward => false,
+            Dft::Inverse => true,
+        };
         let refuse = |what: String| {
             Err(Error::Unsupported(format!(
                 "{} function {:?}: {what}",

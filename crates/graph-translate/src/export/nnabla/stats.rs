@@ -9,14 +9,15 @@ use super::{Call, Exporter, a_bool, a_float, a_int, a_ints};
 use crate::export::{Error, Result};
 
 impl Exporter<'_> {
-    /// Lowers `BatchDet` (ONNX `Det` over the last two axes) and
-    /// `BatchLogdet` (`log |det|`).
+    /// Lowers `BatchDet`: ONNX `Det` over the last two axes.
     pub(crate) fn batch_det(&mut self, n: &Node, c: &Call) -> Result<()> {
+        self.cx.op_to("Det", &n.name, &[c.input(0)?], c.out, vec![]);
+        Ok(())
+    }
+
+    /// Lowers `BatchLogdet`: `log |det|` over the last two axes.
+    pub(crate) fn batch_logdet(&mut self, n: &Node, c: &Call) -> Result<()> {
         let x = c.input(0)?;
-        if n.op == "BatchDet" {
-            self.cx.op_to("Det", &n.name, &[x], c.out, vec![]);
-            return Ok(());
-        }
         let d = self.cx.op("Det", &[x], vec![]);
         let a = self.cx.op("Abs", &[&d], vec![]);
         self.cx.op_to("Log", &n.name, &[&a], c.out, vec![]);

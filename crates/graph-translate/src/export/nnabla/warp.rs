@@ -16,6 +16,17 @@ fn a_str<'n>(n: &'n Node, key: &str, default: &'n str) -> &'n str {
 }
 
 impl Exporter<'_> {
+    /// The lowest operator set `WarpByGrid` writes for inputs of dimensions
+    /// `dims`: a 3-D warp (a 5-D grid) needs `GridSample` of opset 20.
+    pub(crate) fn warp_by_grid_opset(dims: &[Option<Vec<i64>>]) -> i64 {
+        let grid = dims.get(1).and_then(Option::as_ref);
+        if grid.is_some_and(|d| d.len() == 5) {
+            20
+        } else {
+            13
+        }
+    }
+
     /// Lowers `WarpByGrid(mode, padding_mode, align_corners,
     /// channel_last)` to `GridSample`: nnabla samples as ONNX does
     /// (normalised grid, `x` then `y` (then `z`), the same un-normalisation

@@ -18,7 +18,7 @@ pub(super) static ARRAY: &[Entry<Lowering>] = &[
         "Split",
         &["axis"],
         &["Split", "Squeeze"],
-        (low!(split), Custom),
+        (low!(split), Split),
         T,
     )
     .cases(2),
@@ -26,7 +26,7 @@ pub(super) static ARRAY: &[Entry<Lowering>] = &[
         "Stack",
         &["axis"],
         &["Unsqueeze", "Concat"],
-        (low!(stack), Custom),
+        (low!(stack), Stack),
         T,
     )
     .cases(2),
@@ -50,7 +50,7 @@ pub(super) static ARRAY: &[Entry<Lowering>] = &[
         "Transpose",
         &["axes"],
         &["Transpose"],
-        (low!(transpose), SameRank),
+        (low!(transpose), Transpose),
         T,
     )
     .cases(2),
@@ -66,7 +66,7 @@ pub(super) static ARRAY: &[Entry<Lowering>] = &[
         "BroadcastTo",
         &["axis"],
         &["Shape", "Expand"],
-        (low!(broadcast_to), Custom),
+        (low!(broadcast_to), SameRank),
         T,
     )
     .cases(2),
@@ -116,7 +116,7 @@ pub(super) static ARRAY: &[Entry<Lowering>] = &[
         "Reshape",
         &["shape"],
         &["Reshape"],
-        (low!(reshape), Custom),
+        (low!(reshape), Reshape),
         T,
     )
     .cases(2),
@@ -153,7 +153,7 @@ pub(super) static ARRAY: &[Entry<Lowering>] = &[
         T,
     )
     .cases(3),
-    Entry::lowered("BatchDet", &[], &["Det"], (low!(batch_det), Custom), O).cases(2),
+    Entry::lowered("BatchDet", &[], &["Det"], (low!(batch_det), PerMatrix), O).cases(2),
     Entry::refused(
         "BatchInv",
         "ONNX has no matrix inverse operator (an inverse unrolled for one matrix size is not \
@@ -163,7 +163,7 @@ pub(super) static ARRAY: &[Entry<Lowering>] = &[
         "BatchLogdet",
         &[],
         &["Det", "Abs", "Log"],
-        (low!(batch_det), Custom),
+        (low!(batch_logdet), PerMatrix),
         O,
     )
     .cases(2),

@@ -142,7 +142,7 @@ pub(super) static ELEMENTWISE: &[Entry<Lowering>] = &[
         "NotEqualScalar",
         &["val"],
         &["Equal", "Not", "Cast"],
-        (low!(compare_scalar), Same),
+        (low!(not_equal_scalar), Same),
         T,
     )
     .cases(1),
@@ -192,7 +192,7 @@ pub(super) static ELEMENTWISE: &[Entry<Lowering>] = &[
         "ResetNaN",
         &["val"],
         &["IsNaN", "Where"],
-        (low!(reset), Same),
+        (low!(reset_nan), Same),
         T,
     )
     .cases(1),
@@ -200,7 +200,7 @@ pub(super) static ELEMENTWISE: &[Entry<Lowering>] = &[
         "ResetInf",
         &["val"],
         &["IsInf", "Where"],
-        (low!(reset), Same),
+        (low!(reset_inf), Same),
         T,
     )
     .cases(1),
@@ -238,7 +238,7 @@ pub(super) static ELEMENTWISE: &[Entry<Lowering>] = &[
         "BatchMatmul",
         &["transpose_a", "transpose_b"],
         &["MatMul"],
-        (low!(batch_matmul), Custom),
+        (low!(batch_matmul), LargerRank),
         T,
     )
     .cases(2),

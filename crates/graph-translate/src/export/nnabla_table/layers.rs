@@ -10,7 +10,7 @@ pub(super) static LAYERS: &[Entry<Lowering>] = &[
         "Affine",
         &["base_axis"],
         &["Flatten", "Gemm", "Reshape"],
-        (low!(affine), Custom),
+        (low!(affine), Affine),
         T,
     )
     .cases(2),
@@ -32,7 +32,7 @@ pub(super) static LAYERS: &[Entry<Lowering>] = &[
             "Transpose",
             "Unsqueeze",
         ],
-        (low!(recurrent), Custom),
+        (low!(rnn), Custom),
         O,
     )
     .cases(9),
@@ -48,7 +48,7 @@ pub(super) static LAYERS: &[Entry<Lowering>] = &[
             "Transpose",
             "Unsqueeze",
         ],
-        (low!(recurrent), Custom),
+        (low!(lstm), Custom),
         T,
     )
     .cases(13),
@@ -64,7 +64,7 @@ pub(super) static LAYERS: &[Entry<Lowering>] = &[
             "Transpose",
             "Unsqueeze",
         ],
-        (low!(recurrent), Custom),
+        (low!(gru), Custom),
         T,
     )
     .cases(8),
@@ -79,7 +79,7 @@ pub(super) static LAYERS: &[Entry<Lowering>] = &[
             "channel_last",
         ],
         &["Conv"],
-        (low!(convolution), SameRank),
+        (low!(convolution), Conv),
         T,
     )
     .cases(2),
@@ -142,7 +142,7 @@ pub(super) static LAYERS: &[Entry<Lowering>] = &[
             "output_padding",
         ],
         &["ConvTranspose"],
-        (low!(convolution), SameRank),
+        (low!(deconvolution), SameRank),
         T,
     )
     .cases(2),
@@ -183,7 +183,7 @@ pub(super) static LAYERS: &[Entry<Lowering>] = &[
         "MaxPooling",
         &["kernel", "stride", "ignore_border", "pad", "channel_last"],
         &["MaxPool"],
-        (low!(pooling), SameRank),
+        (low!(max_pooling), Pool),
         T,
     )
     .cases(3),
@@ -198,7 +198,7 @@ pub(super) static LAYERS: &[Entry<Lowering>] = &[
             "including_pad",
         ],
         &["AveragePool", "Pad"],
-        (low!(pooling), SameRank),
+        (low!(average_pooling), Pool),
         T,
     )
     .cases(3),
@@ -206,7 +206,7 @@ pub(super) static LAYERS: &[Entry<Lowering>] = &[
         "GlobalAveragePooling",
         &[],
         &["GlobalAveragePool"],
-        (low!(global_average_pooling), SameRank),
+        (low!(global_average_pooling), GlobalPool),
         T,
     )
     .cases(1),
@@ -214,7 +214,7 @@ pub(super) static LAYERS: &[Entry<Lowering>] = &[
         "SumPooling",
         &["kernel", "stride", "ignore_border", "pad", "channel_last"],
         &["Pad", "AveragePool", "Mul"],
-        (low!(pooling), SameRank),
+        (low!(sum_pooling), Pool),
         T,
     )
     .cases(2),
@@ -259,7 +259,7 @@ pub(super) static LAYERS: &[Entry<Lowering>] = &[
         "LogSoftmax",
         &["axis"],
         &["LogSoftmax"],
-        (low!(softmax), Same),
+        (low!(log_softmax), Same),
         T,
     )
     .cases(2),
@@ -276,7 +276,7 @@ pub(super) static LAYERS: &[Entry<Lowering>] = &[
         "CReLU",
         &["axis"],
         &["Neg", "Relu", "Concat"],
-        (low!(concat_pair), SameRank),
+        (low!(crelu), SameRank),
         T,
     )
     .cases(2),
@@ -284,7 +284,7 @@ pub(super) static LAYERS: &[Entry<Lowering>] = &[
         "CELU",
         &["alpha", "axis"],
         &["Neg", "Elu", "Concat"],
-        (low!(concat_pair), SameRank),
+        (low!(celu), SameRank),
         T,
     )
     .cases(2),
@@ -298,7 +298,7 @@ pub(super) static LAYERS: &[Entry<Lowering>] = &[
         T,
     )
     .cases(1),
-    Entry::lowered("ReLU6", &[], &["Clip"], (low!(clip), Same), T).cases(1),
+    Entry::lowered("ReLU6", &[], &["Clip"], (low!(relu6), Same), T).cases(1),
     Entry::lowered(
         "HardSigmoid",
         &[],
@@ -307,7 +307,7 @@ pub(super) static LAYERS: &[Entry<Lowering>] = &[
         T,
     )
     .cases(1),
-    Entry::lowered("HardTanh", &[], &["Clip"], (low!(clip), Same), T).cases(1),
+    Entry::lowered("HardTanh", &[], &["Clip"], (low!(hard_tanh), Same), T).cases(1),
     Entry::lowered(
         "LogSigmoid",
         &[],

@@ -59,7 +59,7 @@ pub(super) static NORMALIZATION: &[Entry<Lowering>] = &[
             "Div",
             "Shape",
         ],
-        (low!(group_like_normalization), Same),
+        (low!(group_normalization), Same),
         T,
     )
     .cases(1),
@@ -67,7 +67,7 @@ pub(super) static NORMALIZATION: &[Entry<Lowering>] = &[
         "InstanceNormalization",
         &["channel_axis", "batch_axis", "eps", "no_scale", "no_bias"],
         &["ReduceMean", "Sub", "Mul", "Add", "Sqrt", "Div"],
-        (low!(group_like_normalization), Same),
+        (low!(instance_normalization), Same),
         T,
     )
     .cases(1),
@@ -75,7 +75,7 @@ pub(super) static NORMALIZATION: &[Entry<Lowering>] = &[
         "LayerNormalization",
         &["batch_axis", "eps", "no_scale", "no_bias"],
         &["ReduceMean", "Sub", "Mul", "Add", "Sqrt", "Div"],
-        (low!(group_like_normalization), Same),
+        (low!(layer_normalization), Same),
         T,
     )
     .cases(2),

@@ -18,7 +18,7 @@ pub(super) static QUANTIZATION: &[Entry<Lowering>] = &[
         "BinaryTanh",
         &[],
         &["Greater", "Where"],
-        (low!(binary_sigmoid), Same),
+        (low!(binary_tanh), Same),
         T,
     )
     .cases(1),
@@ -26,7 +26,7 @@ pub(super) static QUANTIZATION: &[Entry<Lowering>] = &[
         "BinaryConnectAffine",
         &["base_axis", "quantize_zero_to"],
         &["Flatten", "Gemm", "Reshape"],
-        (low!(affine), Custom),
+        (low!(binary_connect_affine), Affine),
         T,
     )
     .cases(1),
@@ -41,7 +41,7 @@ pub(super) static QUANTIZATION: &[Entry<Lowering>] = &[
             "quantize_zero_to",
         ],
         &["Conv"],
-        (low!(convolution), SameRank),
+        (low!(binary_connect_convolution), Conv),
         T,
     )
     .cases(1),
@@ -49,7 +49,7 @@ pub(super) static QUANTIZATION: &[Entry<Lowering>] = &[
         "BinaryWeightAffine",
         &["base_axis", "quantize_zero_to"],
         &["Flatten", "Gemm", "Reshape"],
-        (low!(affine), Custom),
+        (low!(binary_weight_affine), Affine),
         T,
     )
     .cases(1),
@@ -78,7 +78,7 @@ pub(super) static QUANTIZATION: &[Entry<Lowering>] = &[
             "seed",
         ],
         &["Flatten", "Gemm", "Reshape"],
-        (low!(inq), Custom),
+        (low!(inq_affine), Custom),
         T,
     )
     .cases(2),
@@ -96,7 +96,7 @@ pub(super) static QUANTIZATION: &[Entry<Lowering>] = &[
             "seed",
         ],
         &["Conv"],
-        (low!(inq), SameRank),
+        (low!(inq_convolution), SameRank),
         T,
     )
     .cases(2),

@@ -53,7 +53,7 @@ pub(super) static SIGNAL: &[Entry<Lowering>] = &[
         "IFFT",
         &["signal_ndim", "normalized"],
         &["Unsqueeze", "DFT", "Squeeze", "Mul", "Identity"],
-        (low!(fft), Same),
+        (low!(ifft), Same),
         F,
     )
     .since(17)
@@ -90,7 +90,7 @@ pub(super) static SIGNAL: &[Entry<Lowering>] = &[
     )
     .cases(3),
     // Stochasticity
-    Entry::lowered("Dropout", &[], &["Identity"], (low!(unary), Same), U).cases(1),
+    Entry::lowered("Dropout", &[], &["Identity"], (low!(dropout), Same), U).cases(1),
     Entry::lowered(
         "TopKData",
         &["k", "abs", "reduce", "base_axis", "largest", "with_index"],
@@ -135,7 +135,7 @@ pub(super) static SIGNAL: &[Entry<Lowering>] = &[
         "AffineGrid",
         &["size", "align_corners"],
         &["Transpose", "MatMul", "Reshape"],
-        (low!(affine_grid), Custom),
+        (low!(affine_grid), AffineGrid),
         T,
     )
     .cases(2),
@@ -162,6 +162,7 @@ pub(super) static SIGNAL: &[Entry<Lowering>] = &[
         O,
     )
     .since(16)
+    .since_for(Exporter::warp_by_grid_opset)
     .cases(13),
     Entry::lowered(
         "WarpByFlow",
