@@ -11,7 +11,7 @@ mod eval;
 
 use super::LowerError;
 use super::onnx_graph::{Const, Node, constant_node, elem};
-use eval::{axis, eval, is_int};
+use eval::{Binary, Shaping, Unary, axis, eval, is_int};
 
 /// Which imports fold an operator.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -25,8 +25,8 @@ pub enum Folds {
 }
 
 /// One operator folding can evaluate (when its inputs are constants, or
-/// for `Shape`/`Size`, when the input's shape is static), and which
-/// imports fold it.
+/// for `Shape`/`Size`, when the input's shape is static), which imports
+/// fold it, and how.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct Foldable {
@@ -34,68 +34,115 @@ pub struct Foldable {
     pub op: &'static str,
     /// Which imports fold it.
     pub folds: Folds,
+    /// How folding evaluates it.
+    rule: Rule,
 }
 
-const fn all(op: &'static str) -> Foldable {
+/// How folding evaluates an operator ([`Foldable`]'s rule): [`fold_with`]
+/// folds `Constant` and `Shape`/`Size` itself, [`eval`] the others.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Rule {
+    /// `Constant`: its value.
+    Constant,
+    /// `Shape`, or `Size` (`size`), of an input of static shape.
+    Shape { size: bool },
+    /// `Identity`: its input.
+    Identity,
+    /// `Cast`, or `CastLike` (`like`: to its second input's type).
+    Cast { like: bool },
+    /// An element-wise operator of one input.
+    Unary(Unary),
+    /// A broadcasting operator of two inputs.
+    Binary(Binary),
+    /// Integer `Mod`.
+    Mod,
+    /// `Where`.
+    Where,
+    /// `ConstantOfShape` (up to [`FOLD_MAX`] elements).
+    ConstantOfShape,
+    /// `Range`.
+    Range,
+    /// An operator that only changes the dimensions.
+    Reshape(Shaping),
+    /// `Expand`.
+    Expand,
+    /// `Concat`.
+    Concat,
+    /// `Gather`.
+    Gather,
+    /// `Slice`.
+    Slice,
+    /// `Transpose`.
+    Transpose,
+    /// `ReduceProd`.
+    ReduceProd,
+    /// `QuantizeLinear` (`quantize`) or `DequantizeLinear`, where
+    /// [`eval::quant::folds`] says so.
+    Quant { quantize: bool },
+}
+
+const fn all(op: &'static str, rule: Rule) -> Foldable {
     Foldable {
         op,
         folds: Folds::All,
+        rule,
     }
 }
 
-const fn on_request(op: &'static str) -> Foldable {
+const fn on_request(op: &'static str, rule: Rule) -> Foldable {
     Foldable {
         op,
         folds: Folds::OnRequest,
+        rule,
     }
 }
 
 /// The operators folding evaluates, one row each (the support table
 /// names those of [`Folds::All`] in this order).
 pub const TABLE: &[Foldable] = &[
-    all("Constant"),
-    all("Identity"),
-    all("Shape"),
-    all("Size"),
-    all("Gather"),
-    all("Concat"),
-    all("Unsqueeze"),
-    all("Squeeze"),
-    all("Reshape"),
-    all("Flatten"),
-    all("Cast"),
-    all("CastLike"),
-    all("Add"),
-    all("Sub"),
-    all("Mul"),
-    all("Div"),
-    all("Neg"),
-    all("ConstantOfShape"),
-    all("Range"),
-    all("Slice"),
-    all("Equal"),
-    all("Less"),
-    all("Greater"),
-    all("Not"),
-    all("Where"),
-    all("ReduceProd"),
-    all("Expand"),
-    all("Transpose"),
-    all("Sqrt"),
-    all("Floor"),
-    all("Ceil"),
-    all("Min"),
-    all("Max"),
-    all("Abs"),
-    all("Relu"),
-    all("Mod"),
-    all("And"),
-    all("Or"),
-    all("Xor"),
-    all("DequantizeLinear"),
-    all("QuantizeLinear"),
-    on_request("GreaterOrEqual"),
-    on_request("LessOrEqual"),
+    all("Constant", Rule::Constant),
+    all("Identity", Rule::Identity),
+    all("Shape", Rule::Shape { size: false }),
+    all("Size", Rule::Shape { size: true }),
+    all("Gather", Rule::Gather),
+    all("Concat", Rule::Concat),
+    all("Unsqueeze", Rule::Reshape(Shaping::Unsqueeze)),
+    all("Squeeze", Rule::Reshape(Shaping::Squeeze)),
+    all("Reshape", Rule::Reshape(Shaping::Reshape)),
+    all("Flatten", Rule::Reshape(Shaping::Flatten)),
+    all("Cast", Rule::Cast { like: false }),
+    all("CastLike", Rule::Cast { like: true }),
+    all("Add", Rule::Binary(Binary::Add)),
+    all("Sub", Rule::Binary(Binary::Sub)),
+    all("Mul", Rule::Binary(Binary::Mul)),
+    all("Div", Rule::Binary(Binary::Div)),
+    all("Neg", Rule::Unary(Unary::Neg)),
+    all("ConstantOfShape", Rule::ConstantOfShape),
+    all("Range", Rule::Range),
+    all("Slice", Rule::Slice),
+    all("Equal", Rule::Binary(Binary::Equal)),
+    all("Less", Rule::Binary(Binary::Less)),
+    all("Greater", Rule::Binary(Binary::Greater)),
+    all("Not", Rule::Unary(Unary::Not)),
+    all("Where", Rule::Where),
+    all("ReduceProd", Rule::ReduceProd),
+    all("Expand", Rule::Expand),
+    all("Transpose", Rule::Transpose),
+    all("Sqrt", Rule::Unary(Unary::Sqrt)),
+    all("Floor", Rule::Unary(Unary::Floor)),
+    all("Ceil", Rule::Unary(Unary::Ceil)),
+    all("Min", Rule::Binary(Binary::Min)),
+    all("Max", Rule::Binary(Binary::Max)),
+    all("Abs", Rule::Unary(Unary::Abs)),
+    all("Relu", Rule::Unary(Unary::Relu)),
+    all("Mod", Rule::Mod),
+    all("And", Rule::Binary(Binary::And)),
+    all("Or", Rule::Binary(Binary::Or)),
+    all("Xor", Rule::Binary(Binary::Xor)),
+    all("DequantizeLinear", Rule::Quant { quantize: false }),
+    all("QuantizeLinear", Rule::Quant { quantize: true }),
+    on_request("GreaterOrEqual", Rule::Binary(Binary::GreaterOrEqual)),
+    on_request("LessOrEqual", Rule::Binary(Binary::LessOrEqual)),
 ];
 
 /// The row of `op` in [`TABLE`].
@@ -157,19 +204,19 @@ pub fn fold_with(
     if !node.domain.is_empty() && node.domain != "ai.onnx" {
         return None;
     }
-    let op = node.op.as_str();
-    match foldable(op)?.folds {
+    let row = foldable(&node.op)?;
+    match row.folds {
         Folds::All => {}
         Folds::OnRequest if more => {}
         Folds::OnRequest => return None,
     }
-    if node.op == "Constant" {
+    if row.rule == Rule::Constant {
         return Some(
             constant_node(node)
                 .and_then(|c| c.map(|c| vec![c]).ok_or(LowerError::ConstantWithoutValue)),
         );
     }
-    if node.op == "Shape" || node.op == "Size" {
+    if let Rule::Shape { size } = row.rule {
         let x = node.input(0)?;
         let dims = match konst(x) {
             Some(c) => c.dims_i64(),
@@ -178,7 +225,7 @@ pub fn fold_with(
         if dims.iter().any(|&d| d < 0) {
             return None;
         }
-        let out = if node.op == "Size" {
+        let out = if size {
             // A count that overflows i64 is refused, not wrapped.
             let Some(n) = dims.iter().try_fold(1i64, |p, &d| p.checked_mul(d)) else {
                 return Some(Err(LowerError::FoldTooLarge {
@@ -224,18 +271,18 @@ pub fn fold_with(
         }
         ins.push(Some(c));
     }
-    if node.op == "Mod" && ins.iter().flatten().any(|c| !is_int(c.elem)) {
+    if row.rule == Rule::Mod && ins.iter().flatten().any(|c| !is_int(c.elem)) {
         // Only integer remainders are folded (exact in f64); a float `Mod`
         // stays a computation for the target.
         return None;
     }
-    if matches!(node.op.as_str(), "QuantizeLinear" | "DequantizeLinear")
-        && !eval::quant::folds(node, &ins)
+    if let Rule::Quant { quantize } = row.rule
+        && !eval::quant::folds(node, &ins, quantize)
     {
         // Blocked scales, 4-bit and float8 types stay with the target.
         return None;
     }
-    if node.op == "ConstantOfShape" {
+    if row.rule == Rule::ConstantOfShape {
         // Large filled tensors stay a computation for the target (NNabla's
         // `Constant`) instead of bloating the file.
         let n = ins
@@ -248,7 +295,7 @@ pub fn fold_with(
             return None;
         }
     }
-    Some(eval(node, opset, &ins))
+    Some(eval(node, opset, &ins, row.rule))
 }
 
 /// `dims` with axes of 1 inserted at `axes` (`Unsqueeze`: axes of the
@@ -525,5 +572,23 @@ mod tests {
         concat.inputs.truncate(3);
         let ok = fold(&concat, 13, &|_| Some(big.clone()), &|_| None);
         assert_eq!(ok.unwrap().unwrap()[0].dims(), [3 * n]);
+    }
+
+    #[test]
+    fn every_row_names_the_rule_of_its_own_operator() {
+        for f in TABLE {
+            let named = match f.rule {
+                Rule::Shape { size } => (if size { "Size" } else { "Shape" }).to_string(),
+                Rule::Cast { like } => (if like { "CastLike" } else { "Cast" }).to_string(),
+                Rule::Quant { quantize } => {
+                    (if quantize { "Quantize" } else { "Dequantize" }).to_string() + "Linear"
+                }
+                Rule::Unary(u) => format!("{u:?}"),
+                Rule::Binary(b) => format!("{b:?}"),
+                Rule::Reshape(s) => format!("{s:?}"),
+                r => format!("{r:?}"),
+            };
+            assert_eq!(named, f.op);
+        }
     }
 }

@@ -278,9 +278,8 @@ pub(crate) fn conv_transpose(cx: &mut Cx<'_>, node: &Node) -> Lowered {
     Ok(())
 }
 
-/// `MaxPool` and `AveragePool`.
-pub(crate) fn pool(cx: &mut Cx<'_>, node: &Node) -> Lowered {
-    let max = node.op == "MaxPool";
+/// `MaxPool` (`max`) and `AveragePool`.
+pub(crate) fn pool(cx: &mut Cx<'_>, node: &Node, max: bool) -> Lowered {
     if max && node.has_output(1) {
         return Err("Indices output".into());
     }
@@ -387,27 +386,6 @@ pub(crate) fn pool(cx: &mut Cx<'_>, node: &Node) -> Lowered {
         cx.emit(ty, &[&x], &[(&node.outputs[0], &out)], Some(param));
         Ok(())
     }
-}
-
-/// `GlobalAveragePool` / `GlobalMaxPool`: a mean or max over the spatial axes.
-pub(crate) fn global_pool(cx: &mut Cx<'_>, node: &Node) -> Lowered {
-    let x = cx.fvar(node, 0)?;
-    let s = cx.shape(&x)?;
-    if s.len() < 3 {
-        return Err("input rank below 3".into());
-    }
-    let axes: Vec<i64> = (2..s.len() as i64).collect();
-    let mut out = s[..2].to_vec();
-    out.extend(std::iter::repeat_n(1, s.len() - 2));
-    if node.op == "GlobalMaxPool" {
-        return super::nnabla_ops_reduce::extreme(cx, &x, &axes, true, &node.outputs[0], &out);
-    }
-    let p = P::MeanParam(MeanParameter {
-        axes,
-        keep_dims: true,
-    });
-    cx.emit("Mean", &[&x], &[(&node.outputs[0], &out)], Some(p));
-    Ok(())
 }
 
 /// `Gemm`: `Affine` when B is a constant (transposes and alpha folded into

@@ -8,6 +8,14 @@ use super::LowerError;
 use super::nnabla_cx::{Cx, Lowered};
 use super::nnabla_ops_elementwise::{add_scalar, binary_vars, chain, chain_to};
 use super::onnx_graph::{Node, elem};
+use super::table::lowerings;
+
+lowerings! { Cx<'_>;
+    /// `Softmax` → `Softmax`.
+    softmax(cx, node) => softmax_of(cx, node, false);
+    /// `LogSoftmax` → `LogSoftmax`.
+    log_softmax(cx, node) => softmax_of(cx, node, true);
+}
 
 /// A per-channel parameter input reshaped to `[1, C, 1, ...]` of rank `r`.
 fn channel_param(cx: &mut Cx<'_>, node: &Node, i: usize, r: usize) -> Result<String, LowerError> {
@@ -140,9 +148,9 @@ pub(crate) fn layer_norm(cx: &mut Cx<'_>, node: &Node) -> Lowered {
     Ok(())
 }
 
-/// `Softmax` / `LogSoftmax` (before opset 13 over the flattened trailing
-/// axes, a reshape around a softmax on axis 1).
-pub(crate) fn softmax(cx: &mut Cx<'_>, node: &Node) -> Lowered {
+/// `Softmax` / `LogSoftmax` (`log`; before opset 13 over the flattened
+/// trailing axes, a reshape around a softmax on axis 1).
+fn softmax_of(cx: &mut Cx<'_>, node: &Node, log: bool) -> Lowered {
     let x = cx.fvar(node, 0)?;
     let s = cx.shape(&x)?;
     let r = s.len() as i64;
@@ -151,7 +159,6 @@ pub(crate) fn softmax(cx: &mut Cx<'_>, node: &Node) -> Lowered {
     if !(0..r).contains(&ax) {
         return Err("axis".into());
     }
-    let log = node.op == "LogSoftmax";
     let ty = if log { "LogSoftmax" } else { "Softmax" };
     let param = |axis: i64| {
         Some(if log {

@@ -1,5 +1,6 @@
-//! ONNX → NNabla lowering of dilated pooling: NNabla's pooling has no
-//! dilation, so an average is a depthwise `Convolution` with the dilation
+//! ONNX → NNabla lowerings of pooling: the pooling rows (`MaxPool` and
+//! `AveragePool` in [`super::nnabla_ops_nn::pool`]), global pooling, and
+//! dilated pooling: NNabla's pooling has no dilation, so an average is a depthwise `Convolution` with the dilation
 //! and a constant kernel of `1 / prod(kernel_shape)`, a maximum the
 //! `Maximum2` of the strided `Slice` at every kernel offset.
 
@@ -9,6 +10,40 @@ use nnabla_proto::proto::*;
 use super::LowerError;
 use super::nnabla_cx::{Cx, Lowered};
 use super::onnx_graph::{Node, elem};
+use super::table::lowerings;
+
+lowerings! { Cx<'_>;
+    /// `MaxPool` → `MaxPooling` (or [`dilated_max`]).
+    max_pool(cx, node) => super::nnabla_ops_nn::pool(cx, node, true);
+    /// `AveragePool` → `AveragePooling` (or [`dilated_average`]).
+    average_pool(cx, node) => super::nnabla_ops_nn::pool(cx, node, false);
+    /// `GlobalAveragePool` → `Mean`.
+    global_average_pool(cx, node) => global_pool(cx, node, false);
+    /// `GlobalMaxPool` → `Reshape`, `TopKData`.
+    global_max_pool(cx, node) => global_pool(cx, node, true);
+}
+
+/// `GlobalAveragePool` / `GlobalMaxPool` (`max`): a mean or max over the
+/// spatial axes.
+fn global_pool(cx: &mut Cx<'_>, node: &Node, max: bool) -> Lowered {
+    let x = cx.fvar(node, 0)?;
+    let s = cx.shape(&x)?;
+    if s.len() < 3 {
+        return Err("input rank below 3".into());
+    }
+    let axes: Vec<i64> = (2..s.len() as i64).collect();
+    let mut out = s[..2].to_vec();
+    out.extend(std::iter::repeat_n(1, s.len() - 2));
+    if max {
+        return super::nnabla_ops_reduce::extreme(cx, &x, &axes, true, &node.outputs[0], &out);
+    }
+    let p = P::MeanParam(MeanParameter {
+        axes,
+        keep_dims: true,
+    });
+    cx.emit("Mean", &[&x], &[(&node.outputs[0], &out)], Some(p));
+    Ok(())
+}
 
 /// The output shape of an unpadded dilated pooling whose windows all lie
 /// inside the input (with `ceil_mode` only where it gives the floor size).

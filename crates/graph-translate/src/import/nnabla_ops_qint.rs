@@ -22,6 +22,7 @@ use super::fold;
 use super::nnabla_cx::{Cx, Lowered};
 use super::nnabla_ops_elementwise::{add_scalar, binary_vars, chain_to, mul_scalar};
 use super::onnx_graph::{Const, Node, elem};
+use super::table::lowerings;
 
 /// numpy's type number of uint8 (NNabla's `QuantizeLinear` `dtype`).
 const NPY_UINT8: i64 = 2;
@@ -247,15 +248,22 @@ fn int_range(e: i32) -> (Option<f64>, Option<f64>) {
     }
 }
 
-/// `Cast` (and `CastLike`): to float from anything and between integer
+lowerings! { Cx<'_>;
+    /// `Cast` → [`cast_of`] to its `to`.
+    cast(cx, node) => cast_of(cx, node, false);
+    /// `CastLike` → [`cast_of`] to its second input's type.
+    cast_like(cx, node) => cast_of(cx, node, true);
+}
+
+/// `Cast` (and `CastLike`, `like`: to its second input's type): to float from anything and between integer
 /// types and booleans, `Identity` (NNabla holds them all in f32 with the
 /// same values); to BOOL from a number, `x != 0`; from f32 to an integer
 /// type, toward zero as C's conversion (onnxruntime's) does on in-range
 /// values, saturated to the type's range where f32 holds its bounds
 /// (out-of-range values are undefined in ONNX). Casts to double, float16
 /// and bfloat16 are refused.
-pub(crate) fn cast(cx: &mut Cx<'_>, node: &Node) -> Lowered {
-    let to = if node.op == "CastLike" {
+fn cast_of(cx: &mut Cx<'_>, node: &Node, like: bool) -> Lowered {
+    let to = if like {
         cx.elem(node.input(1).ok_or(LowerError::Missing {
             what: "target_type",
         })?)

@@ -700,7 +700,7 @@ pub(crate) fn lp_pool(cx: &mut Cx<'_>, node: &Node) -> Lowered {
         i: Some(1),
         ..Default::default()
     });
-    super::nnabla_ops_nn::pool(cx, &avg)?;
+    super::nnabla_ops_nn::pool(cx, &avg, false)?;
     let ps = cx.shape(&pooled)?;
     let sum = cx.fresh(&x);
     let mp = P::MulScalarParam(MulScalarParameter {

@@ -11,6 +11,14 @@ use super::LowerError;
 use super::nnabla_cx::{Cx, Lowered};
 use super::nnabla_ops_shape::transpose_vars;
 use super::onnx_graph::{Node, elem};
+use super::table::lowerings;
+
+lowerings! { Cx<'_>;
+    /// `RNN` → NNabla's `RNN`.
+    rnn(cx, node) => recurrent(cx, node, false);
+    /// `LSTM` → NNabla's `LSTM`.
+    lstm(cx, node) => recurrent(cx, node, true);
+}
 
 /// NNabla's LSTM gate `k` is ONNX's gate `LSTM_GATES[k]` (i, f, c, o from
 /// ONNX's i, o, f, c).
@@ -141,10 +149,10 @@ fn rnn_nonlinearity(node: &Node) -> Result<String, LowerError> {
     }
 }
 
-/// `RNN` and `LSTM` (forward, reverse, bidirectional; layout 0 and 1).
-pub(crate) fn recurrent(cx: &mut Cx<'_>, node: &Node) -> Lowered {
+/// `RNN` and `LSTM` (`lstm`; forward, reverse, bidirectional; layout 0
+/// and 1).
+fn recurrent(cx: &mut Cx<'_>, node: &Node, lstm: bool) -> Lowered {
     cx.dims_within_limits(node)?;
-    let lstm = node.op == "LSTM";
     let gates: &[&str] = if lstm {
         &["sigmoid", "tanh", "tanh"]
     } else {

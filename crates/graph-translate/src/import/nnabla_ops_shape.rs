@@ -13,6 +13,22 @@ use super::fold::{reshape_dims, slice_spec};
 use super::nnabla_cx::{Cx, Lowered};
 use super::nnabla_ops_elementwise::{broadcast_to, chain_to};
 use super::onnx_graph::{Node, elem};
+use super::table::lowerings;
+
+lowerings! { Cx<'_>;
+    /// `Squeeze` → `Reshape`.
+    squeeze(cx, node) => squeeze_of(cx, node, false);
+    /// `Unsqueeze` → `Reshape`.
+    unsqueeze(cx, node) => squeeze_of(cx, node, true);
+    /// `Identity` → `Identity`.
+    identity(cx, node) => identity_of(cx, node, false);
+    /// `Dropout` → `Identity` (and a mask of ones).
+    dropout(cx, node) => identity_of(cx, node, true);
+    /// `DepthToSpace` → `Reshape`, `Transpose`, `Reshape`.
+    depth_to_space(cx, node) => depth_space(cx, node, true);
+    /// `SpaceToDepth` → `Reshape`, `Transpose`, `Reshape`.
+    space_to_depth(cx, node) => depth_space(cx, node, false);
+}
 
 fn norm_axis(a: i64, r: usize) -> Result<usize, LowerError> {
     let v = if a < 0 { a + r as i64 } else { a };
@@ -98,12 +114,13 @@ pub(crate) fn flatten(cx: &mut Cx<'_>, node: &Node) -> Lowered {
     cx.reshape_to(&x, &node.outputs[0], &out)
 }
 
-/// `Squeeze` and `Unsqueeze` (axes as attribute before opset 13, input after).
-pub(crate) fn squeeze(cx: &mut Cx<'_>, node: &Node) -> Lowered {
+/// `Squeeze` and `Unsqueeze` (`unsqueeze`; axes as attribute before opset
+/// 13, input after).
+fn squeeze_of(cx: &mut Cx<'_>, node: &Node, unsqueeze: bool) -> Lowered {
     let axes = cx.axes(node, 13)?;
     let x = cx.avar(node, 0)?;
     let s = cx.shape(&x)?;
-    let out: Vec<i64> = if node.op == "Unsqueeze" {
+    let out: Vec<i64> = if unsqueeze {
         let rank = s.len() + axes.len();
         super::fold::unsqueezed(&s, &axes)
             .map_err(|axis| LowerError::AxisOutOfRange { axis, rank })?
@@ -568,9 +585,9 @@ fn pad_runtime_value(
     Ok(())
 }
 
-/// `Identity`, and `Dropout` at inference (its mask all ones).
-pub(crate) fn identity(cx: &mut Cx<'_>, node: &Node) -> Lowered {
-    if node.op == "Dropout" && node.input(2).is_some() && cx.const_ints(node, 2) != Some(vec![0]) {
+/// `Identity`, and `Dropout` (`dropout`) at inference (its mask all ones).
+fn identity_of(cx: &mut Cx<'_>, node: &Node, dropout: bool) -> Lowered {
+    if dropout && node.input(2).is_some() && cx.const_ints(node, 2) != Some(vec![0]) {
         return Err("training_mode".into());
     }
     let x = cx.avar(node, 0)?;
@@ -578,7 +595,7 @@ pub(crate) fn identity(cx: &mut Cx<'_>, node: &Node) -> Lowered {
     chain_to(cx, &x, &node.outputs[0], "Identity", None)?;
     cx.set_elem(&node.outputs[0], e);
     // At inference the mask keeps every element: a constant of ones.
-    if node.op == "Dropout" && node.has_output(1) && cx.is_used(&node.outputs[1]) {
+    if dropout && node.has_output(1) && cx.is_used(&node.outputs[1]) {
         let s = cx.shape(&x)?;
         let n = s.iter().try_fold(1usize, |p, &d| {
             usize::try_from(d).ok().and_then(|d| p.checked_mul(d))
@@ -593,8 +610,9 @@ pub(crate) fn identity(cx: &mut Cx<'_>, node: &Node) -> Lowered {
     Ok(())
 }
 
-/// `DepthToSpace` / `SpaceToDepth`: reshape, transpose, reshape.
-pub(crate) fn depth_space(cx: &mut Cx<'_>, node: &Node) -> Lowered {
+/// `DepthToSpace` (`to_space`) / `SpaceToDepth`: reshape, transpose,
+/// reshape.
+fn depth_space(cx: &mut Cx<'_>, node: &Node, to_space: bool) -> Lowered {
     let x = cx.avar(node, 0)?;
     let s = cx.shape(&x)?;
     if s.len() != 4 || s[1..].iter().any(|&d| d < 0) {
@@ -607,7 +625,7 @@ pub(crate) fn depth_space(cx: &mut Cx<'_>, node: &Node) -> Lowered {
     let (n, c, h, w) = (s[0], s[1], s[2], s[3]);
     // (bounds every product below: c * b * b, h * b, w * b)
     super::dims::dims_product(&[c.max(1), h.max(1), w.max(1), b, b])?;
-    let (mid, perm, out): (Vec<i64>, Vec<i64>, Vec<i64>) = if node.op == "DepthToSpace" {
+    let (mid, perm, out): (Vec<i64>, Vec<i64>, Vec<i64>) = if to_space {
         if c % (b * b) != 0 {
             return Err("C not divisible by blocksize²".into());
         }

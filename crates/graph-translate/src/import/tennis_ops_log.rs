@@ -8,8 +8,16 @@ use bubble_module::NodeId;
 
 use super::LowerError;
 use super::onnx_graph::{Node, elem};
+use super::table::lowerings;
 use super::tennis_cx::{Lowered, Tx, kv, out, p_bool, p_float, p_int, p_ints, ts_code};
 use super::tennis_ops_basic::axis;
+
+lowerings! { Tx;
+    /// `ReduceLogSumExp` → [`reduce_log`] of exp.
+    reduce_log_sum_exp(cx, node) => reduce_log(cx, node, true);
+    /// `ReduceLogSum` → [`reduce_log`].
+    reduce_log_sum(cx, node) => reduce_log(cx, node, false);
+}
 
 /// The root taken first: ln x = 2^20 · ln(x^(2^-20)).
 const ROOT: f64 = 1_048_576.0;
@@ -226,7 +234,7 @@ fn reduce_kept(
 /// overflows; `ReduceLogSum` → per axis `reduce_sum`, [`ln`]. A
 /// `_reshape` drops the axes when `keepdims` is 0. Axes from the
 /// attribute (before opset 18) or a constant input.
-pub(crate) fn reduce_log(cx: &mut Tx, node: &Node) -> Lowered {
+fn reduce_log(cx: &mut Tx, node: &Node, exp: bool) -> Lowered {
     let x = cx.fin(node, 0)?;
     let d = cx.in_shape(node, 0)?;
     let o = out(node)?.to_string();
@@ -247,7 +255,7 @@ pub(crate) fn reduce_log(cx: &mut Tx, node: &Node) -> Lowered {
         return Err(LowerError::needs_shape("a symbolic dimension"));
     }
     let mut kd = d.clone();
-    let r = if node.op == "ReduceLogSumExp" {
+    let r = if exp {
         let m = reduce_kept(cx, &o, x, "max", &ax, &mut kd)?;
         let z = cx.tmp("sub", &o, &[x, m], vec![], &d)?;
         let e = cx.tmp("exp", &o, &[z], vec![], &d)?;

@@ -251,11 +251,11 @@ fn grouped(
     Ok(())
 }
 
-/// `MaxPool`, `AveragePool` (2-D) → `pooling2d`. TenniS rounds the
+/// `MaxPool` (`max`), `AveragePool` (2-D) → `pooling2d`. TenniS rounds the
 /// output size up; a floor-rounded ONNX pooling is written with its
 /// bottom/right padding reduced so that both agree, and refused when it
 /// cannot be.
-pub(crate) fn pool(cx: &mut Tx, node: &Node) -> Lowered {
+pub(crate) fn pool(cx: &mut Tx, node: &Node, max: bool) -> Lowered {
     let d = nchw(cx, node)?;
     if node.has_output(1) {
         return Err("its Indices output".into());
@@ -266,7 +266,7 @@ pub(crate) fn pool(cx: &mut Tx, node: &Node) -> Lowered {
         return Err("dilations".into());
     }
     let ceil = node.int("ceil_mode", 0) != 0;
-    let avg = node.op == "AveragePool";
+    let avg = !max;
     let include = avg && node.int("count_include_pad", 0) != 0;
     let mut hw = [0i64; 2];
     // rows (columns) cut from the input's end: floor rounding ignores them

@@ -21,6 +21,10 @@ lowerings! { Tx;
     arg_max(cx, node) => arg(cx, node, false);
     /// `ArgMin` → [`arg`] of −x.
     arg_min(cx, node) => arg(cx, node, true);
+    /// `MaxPool` → `pooling2d` (type 0).
+    max_pool(cx, node) => super::tennis_ops_nn::pool(cx, node, true);
+    /// `AveragePool` → `pooling2d` (type 1).
+    average_pool(cx, node) => super::tennis_ops_nn::pool(cx, node, false);
     /// `GlobalAveragePool` → `global_pooling2d` (type 1) or `reduce_mean`s.
     global_average_pool(cx, node) => super::tennis_ops_nn::global_pool(cx, node, false);
     /// `GlobalMaxPool` → `global_pooling2d` (type 0) or `max`es.

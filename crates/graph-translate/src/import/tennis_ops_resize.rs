@@ -76,13 +76,13 @@ fn source(mode: &str, y: f64, scale: f64, inw: f64, outi: i64, roi: (f32, f32)) 
 /// coordinate transformation mode and `nearest_mode`, `axes`,
 /// `keep_aspect_ratio_policy`, scales or sizes (constants), linear
 /// `antialias` where nothing is downsampled; `Upsample` and `Resize`-10
-/// use `asymmetric` coordinates (as onnxruntime).
-pub(crate) fn interpolate(cx: &mut Tx, node: &Node) -> Lowered {
+/// use `asymmetric` coordinates (as onnxruntime); `upsample` for `Upsample`.
+pub(crate) fn interpolate(cx: &mut Tx, node: &Node, upsample: bool) -> Lowered {
     let x = cx.fin(node, 0)?;
     let d = cx.in_shape(node, 0)?;
     let o = out(node)?.to_string();
     let r = d.len();
-    let legacy = node.op == "Upsample" || cx.opset < 11;
+    let legacy = upsample || cx.opset < 11;
     let kind = match node.string("mode", "nearest").as_str() {
         "linear" => None,
         "nearest" => Some(node.string("nearest_mode", "round_prefer_floor")),
@@ -123,7 +123,7 @@ pub(crate) fn interpolate(cx: &mut Tx, node: &Node) -> Lowered {
     if seen.len() != axes.len() {
         return Err("repeated axes".into());
     }
-    let passes = plan(cx, node, &d, &axes, legacy, &mode)?;
+    let passes = plan(cx, node, &d, &axes, upsample, legacy, &mode)?;
     let mut cur = x;
     let mut cd = d.clone();
     let n = passes.len();
@@ -145,6 +145,7 @@ fn plan(
     node: &Node,
     d: &[i64],
     axes: &[usize],
+    upsample: bool,
     legacy: bool,
     mode: &str,
 ) -> Result<Vec<Pass>, LowerError> {
@@ -152,7 +153,7 @@ fn plan(
         node.input(i)
             .is_some_and(|n| cx.konst(n).is_none_or(|c| !c.dims().contains(&0)))
     };
-    let (scales, sizes) = if node.op == "Upsample" && cx.opset < 9 {
+    let (scales, sizes) = if upsample && cx.opset < 9 {
         let s = node.floats("scales").ok_or(LowerError::absent("scales"))?;
         (
             Some(s.iter().map(|&v| f64::from(v)).collect::<Vec<_>>()),

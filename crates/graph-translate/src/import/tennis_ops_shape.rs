@@ -6,6 +6,7 @@
 
 use super::LowerError;
 use super::onnx_graph::{Node, elem};
+use super::table::lowerings;
 use super::tennis_cx::out;
 use super::tennis_cx::{Lowered, Tx, broadcast, kv, p_float, p_ints};
 use super::tennis_ops_basic::axis;
@@ -572,6 +573,13 @@ pub(crate) fn expand(cx: &mut Tx, node: &Node) -> Lowered {
     Ok(())
 }
 
+lowerings! { Tx;
+    /// `Resize` → [`resize_of`].
+    resize(cx, node) => resize_of(cx, node, false);
+    /// `Upsample` → [`resize_of`] (asymmetric coordinates, floor).
+    upsample(cx, node) => resize_of(cx, node, true);
+}
+
 /// `Resize` and `Upsample` in nearest mode by whole factors on H and W of
 /// an NCHW input, where ONNX picks source pixel ⌊d / k⌋ (`asymmetric` with
 /// `floor`, the `Upsample` and `Resize`-10 rule, or `half_pixel` with a
@@ -579,28 +587,30 @@ pub(crate) fn expand(cx: &mut Tx, node: &Node) -> Lowered {
 /// type 3 (TenniS's "hard" resize: source int(d · (src/dst)) in f32, the
 /// same pixel whenever f32's 1/k is not below 1/k; other factors refused).
 /// Mode `linear`, and nearest where `resize2d` cannot (opset 11 on), are
-/// [`super::tennis_ops_resize::interpolate`]'s gathers.
-pub(crate) fn resize(cx: &mut Tx, node: &Node) -> Lowered {
+/// [`super::tennis_ops_resize::interpolate`]'s gathers. `upsample` for
+/// `Upsample`.
+fn resize_of(cx: &mut Tx, node: &Node, upsample: bool) -> Lowered {
     let mode = node.string("mode", "nearest");
-    let legacy = node.op == "Upsample" || cx.opset < 11;
+    let legacy = upsample || cx.opset < 11;
     if mode != "nearest" {
-        return super::tennis_ops_resize::interpolate(cx, node);
+        return super::tennis_ops_resize::interpolate(cx, node, upsample);
     }
-    match resize2d(cx, node) {
-        Err(_) if !legacy => super::tennis_ops_resize::interpolate(cx, node),
+    match resize2d(cx, node, upsample) {
+        Err(_) if !legacy => super::tennis_ops_resize::interpolate(cx, node, upsample),
         r => r,
     }
 }
 
-/// `Resize`/`Upsample` as one `resize2d` (whole nearest factors).
-fn resize2d(cx: &mut Tx, node: &Node) -> Lowered {
+/// `Resize`/`Upsample` (`upsample`) as one `resize2d` (whole nearest
+/// factors).
+fn resize2d(cx: &mut Tx, node: &Node, upsample: bool) -> Lowered {
     let x = cx.fin(node, 0)?;
     let d = cx.in_shape(node, 0)?;
     let o = out(node)?.to_string();
     if d.len() != 4 || d.iter().any(|&v| v < 1) {
         return Err("an input that is not a static NCHW image".into());
     }
-    let resize11 = node.op == "Resize" && cx.opset >= 11;
+    let resize11 = !upsample && cx.opset >= 11;
     if resize11 {
         let ct = node.string("coordinate_transformation_mode", "half_pixel");
         let nm = node.string("nearest_mode", "round_prefer_floor");
@@ -624,7 +634,7 @@ fn resize2d(cx: &mut Tx, node: &Node) -> Lowered {
             return Err(LowerError::value("keep_aspect_ratio_policy", kp));
         }
     }
-    let scales: Vec<f64> = if node.op == "Upsample" && cx.opset < 9 {
+    let scales: Vec<f64> = if upsample && cx.opset < 9 {
         node.floats("scales")
             .ok_or(LowerError::absent("scales"))?
             .iter()

@@ -4,7 +4,7 @@
 
 use super::super::LowerError;
 use super::super::onnx_graph::{Const, Node, elem};
-use super::{MAX_FOLD_ELEMENTS, broadcast, reshape_dims, slice_spec};
+use super::{MAX_FOLD_ELEMENTS, Rule, broadcast, reshape_dims, slice_spec};
 
 /// A fold's result: its outputs, or why the node is refused.
 type Folded = Result<Vec<Const>, LowerError>;
@@ -44,14 +44,14 @@ impl<'a> Args<'a> {
     }
 }
 
-/// Evaluates a foldable `node` of `opset` on its constant inputs `ins`.
-/// Every input's values must match its dimensions (a constant whose
-/// element type has no numeric values, such as an 8-bit float, is
-/// refused), and results are bounded ([`Args::bounded`]).
-pub(super) fn eval(node: &Node, opset: i64, ins: &[Option<Const>]) -> Folded {
+/// Evaluates a foldable `node` of `opset` by its `rule` on its constant
+/// inputs `ins`. Every input's values must match its dimensions (a
+/// constant whose element type has no numeric values, such as an 8-bit
+/// float, is refused), and results are bounded ([`Args::bounded`]).
+pub(super) fn eval(node: &Node, opset: i64, ins: &[Option<Const>], rule: Rule) -> Folded {
     let f = Args { node, opset, ins };
     let a = f.x(0)?;
-    if node.op == "Identity" {
+    if rule == Rule::Identity {
         return Ok(vec![a.clone()]);
     }
     for c in ins.iter().flatten() {
@@ -62,31 +62,137 @@ pub(super) fn eval(node: &Node, opset: i64, ins: &[Option<Const>]) -> Folded {
             ));
         }
     }
-    match node.op.as_str() {
-        "Cast" | "CastLike" => cast(&f, a),
-        "Neg" | "Sqrt" | "Floor" | "Ceil" | "Abs" | "Relu" | "Not" => unary(&f, a),
-        "Add" | "Sub" | "Mul" | "Div" | "Equal" | "Less" | "Greater" | "GreaterOrEqual"
-        | "LessOrEqual" | "Min" | "Max" | "And" | "Or" | "Xor" => binary(&f, a),
-        "Mod" => modulo(&f, a),
-        "Where" => select(&f, a),
-        "ConstantOfShape" => constant_of_shape(&f, a),
-        "Range" => range(&f, a),
-        "Unsqueeze" | "Squeeze" | "Reshape" | "Flatten" => reshape(&f, a),
-        "Expand" => expand_to(&f, a),
-        "Concat" => concat(&f, a),
-        "Gather" => gather(&f, a),
-        "Slice" => slice(&f, a),
-        "Transpose" => transpose(&f, a),
-        "ReduceProd" => reduce_prod(&f, a),
-        "QuantizeLinear" | "DequantizeLinear" => quant::qdq(&f, a),
-        _ => Err(bad(node, "not foldable")),
+    match rule {
+        // (returned above, before the values are checked)
+        Rule::Identity => Ok(vec![a.clone()]),
+        Rule::Cast { like } => cast(&f, a, like),
+        Rule::Unary(op) => unary(&f, a, op),
+        Rule::Binary(op) => binary(&f, a, op),
+        Rule::Mod => modulo(&f, a),
+        Rule::Where => select(&f, a),
+        Rule::ConstantOfShape => constant_of_shape(&f, a),
+        Rule::Range => range(&f, a),
+        Rule::Reshape(how) => reshape(&f, a, how),
+        Rule::Expand => expand_to(&f, a),
+        Rule::Concat => concat(&f, a),
+        Rule::Gather => gather(&f, a),
+        Rule::Slice => slice(&f, a),
+        Rule::Transpose => transpose(&f, a),
+        Rule::ReduceProd => reduce_prod(&f, a),
+        Rule::Quant { quantize } => quant::qdq(&f, a, quantize),
+        // (folded by `fold_with` before it evaluates)
+        Rule::Constant | Rule::Shape { .. } => Err(bad(node, "not foldable")),
     }
 }
 
-/// `Cast`, `CastLike`: integer targets truncate floats.
-fn cast(f: &Args<'_>, a: &Const) -> Folded {
+/// The element-wise operators of one input folding evaluates.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Unary {
+    Neg,
+    Sqrt,
+    Floor,
+    Ceil,
+    Abs,
+    Relu,
+    Not,
+}
+
+impl Unary {
+    /// The result on `v` (`Relu` keeps NaN, `Not` of a boolean's 0/1).
+    fn apply(self, v: f64) -> f64 {
+        match self {
+            Unary::Neg => -v,
+            Unary::Sqrt => v.sqrt(),
+            Unary::Floor => v.floor(),
+            Unary::Ceil => v.ceil(),
+            Unary::Abs => v.abs(),
+            Unary::Relu if v < 0.0 => 0.0,
+            Unary::Relu => v,
+            Unary::Not => f64::from(v == 0.0),
+        }
+    }
+}
+
+/// The broadcasting operators of two inputs folding evaluates.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Binary {
+    Add,
+    Sub,
+    Mul,
+    Div,
+    Equal,
+    Less,
+    Greater,
+    GreaterOrEqual,
+    LessOrEqual,
+    Min,
+    Max,
+    And,
+    Or,
+    Xor,
+}
+
+impl Binary {
+    /// The result on `p` and `q` (`int`: integers, whose `Div` truncates
+    /// and gives 0 for a division by zero).
+    fn apply(self, p: f64, q: f64, int: bool) -> f64 {
+        match self {
+            Binary::Add => p + q,
+            Binary::Sub => p - q,
+            Binary::Mul => p * q,
+            Binary::Div if int => {
+                if q == 0.0 {
+                    0.0
+                } else {
+                    (p / q).trunc()
+                }
+            }
+            Binary::Div => p / q,
+            Binary::Equal => f64::from(p == q),
+            Binary::Less => f64::from(p < q),
+            Binary::Greater => f64::from(p > q),
+            Binary::GreaterOrEqual => f64::from(p >= q),
+            Binary::LessOrEqual => f64::from(p <= q),
+            Binary::Min => p.min(q),
+            Binary::Max => p.max(q),
+            Binary::And => f64::from(p != 0.0 && q != 0.0),
+            Binary::Or => f64::from(p != 0.0 || q != 0.0),
+            Binary::Xor => f64::from((p != 0.0) != (q != 0.0)),
+        }
+    }
+
+    /// Whether the result is a boolean (comparisons and logic), else of
+    /// the first input's type.
+    fn boolean(self) -> bool {
+        match self {
+            Binary::Equal
+            | Binary::Less
+            | Binary::Greater
+            | Binary::GreaterOrEqual
+            | Binary::LessOrEqual
+            | Binary::And
+            | Binary::Or
+            | Binary::Xor => true,
+            Binary::Add | Binary::Sub | Binary::Mul | Binary::Div | Binary::Min | Binary::Max => {
+                false
+            }
+        }
+    }
+}
+
+/// The operators that only change dimensions.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Shaping {
+    Reshape,
+    Flatten,
+    Squeeze,
+    Unsqueeze,
+}
+
+/// `Cast`, `CastLike` (`like`): integer targets truncate floats.
+fn cast(f: &Args<'_>, a: &Const, like: bool) -> Folded {
     let node = f.node;
-    let to = if node.op == "CastLike" {
+    let to = if like {
         f.x(1)?.elem
     } else {
         node.int("to", i64::from(elem::FLOAT)) as i32
@@ -103,24 +209,14 @@ fn cast(f: &Args<'_>, a: &Const) -> Folded {
 /// The elementwise unary ops (`Neg`, `Sqrt`, `Floor`, `Ceil`, `Abs`,
 /// `Relu`, `Not`). `Relu` keeps NaN (as `max(x, 0)` does in onnxruntime
 /// and numpy) and maps negative values to 0.
-fn unary(f: &Args<'_>, a: &Const) -> Folded {
+fn unary(f: &Args<'_>, a: &Const, op: Unary) -> Folded {
     let node = f.node;
-    let f = |v: f64| match node.op.as_str() {
-        "Neg" => -v,
-        "Sqrt" => v.sqrt(),
-        "Floor" => v.floor(),
-        "Ceil" => v.ceil(),
-        "Abs" => v.abs(),
-        "Relu" if v < 0.0 => 0.0,
-        "Relu" => v,
-        _ => f64::from(v == 0.0),
-    };
-    let v: Vec<f64> = a.values().into_iter().map(f).collect();
+    let v: Vec<f64> = a.values().into_iter().map(|v| op.apply(v)).collect();
     out(Const::from_f64(a.elem, a.dims().to_vec(), &v), node)
 }
 
 /// The broadcasting binary ops: arithmetic (integer `Div` truncates, by zero gives 0), comparisons and logic (booleans).
-fn binary(f: &Args<'_>, a: &Const) -> Folded {
+fn binary(f: &Args<'_>, a: &Const, op: Binary) -> Folded {
     let node = f.node;
     if f.ins.len() != 2 {
         return Err(bad(node, "folds two inputs only"));
@@ -133,38 +229,9 @@ fn binary(f: &Args<'_>, a: &Const) -> Folded {
     let v: Vec<f64> = va
         .iter()
         .zip(&vb)
-        .map(|(&p, &q)| match node.op.as_str() {
-            "Add" => p + q,
-            "Sub" => p - q,
-            "Mul" => p * q,
-            "Div" if int => {
-                if q == 0.0 {
-                    0.0
-                } else {
-                    (p / q).trunc()
-                }
-            }
-            "Div" => p / q,
-            "Equal" => f64::from(p == q),
-            "Less" => f64::from(p < q),
-            "Greater" => f64::from(p > q),
-            "GreaterOrEqual" => f64::from(p >= q),
-            "LessOrEqual" => f64::from(p <= q),
-            "Min" => p.min(q),
-            "And" => f64::from(p != 0.0 && q != 0.0),
-            "Or" => f64::from(p != 0.0 || q != 0.0),
-            "Xor" => f64::from((p != 0.0) != (q != 0.0)),
-            _ => p.max(q),
-        })
+        .map(|(&p, &q)| op.apply(p, q, int))
         .collect();
-    let e = if matches!(
-        node.op.as_str(),
-        "Equal" | "Less" | "Greater" | "GreaterOrEqual" | "LessOrEqual" | "And" | "Or" | "Xor"
-    ) {
-        elem::BOOL
-    } else {
-        a.elem
-    };
+    let e = if op.boolean() { elem::BOOL } else { a.elem };
     out(Const::from_f64(e, to, &v), node)
 }
 
@@ -263,17 +330,17 @@ fn range(f: &Args<'_>, a: &Const) -> Folded {
 }
 
 /// The ops that only change dimensions: `Unsqueeze`, `Squeeze`, `Reshape`, `Flatten`.
-fn reshape(f: &Args<'_>, a: &Const) -> Folded {
+fn reshape(f: &Args<'_>, a: &Const, how: Shaping) -> Folded {
     let node = f.node;
     let dims = a.dims();
     let r = dims.len();
-    let new: Vec<usize> = match node.op.as_str() {
-        "Reshape" => {
+    let new: Vec<usize> = match how {
+        Shaping::Reshape => {
             let s = f.x(1)?.ints().ok_or_else(|| bad(node, "shape"))?;
             reshape_dims(dims, &s, node.int("allowzero", 0) != 0)
                 .ok_or_else(|| bad(node, "shape does not fit"))?
         }
-        "Flatten" => {
+        Shaping::Flatten => {
             let ax = node.int("axis", 1);
             let ax = if ax < 0 { ax + r as i64 } else { ax } as usize;
             let ax = ax.min(r);
@@ -283,7 +350,7 @@ fn reshape(f: &Args<'_>, a: &Const) -> Folded {
                 inner.ok_or_else(|| too_large(node))?,
             ]
         }
-        op => {
+        Shaping::Squeeze | Shaping::Unsqueeze => {
             let axes = if f.opset >= 13 {
                 match f.ins.get(1).and_then(Option::as_ref) {
                     Some(c) => c.ints().ok_or_else(|| bad(node, "axes"))?,
@@ -292,7 +359,7 @@ fn reshape(f: &Args<'_>, a: &Const) -> Folded {
             } else {
                 node.ints("axes").unwrap_or_default()
             };
-            if op == "Unsqueeze" {
+            if how == Shaping::Unsqueeze {
                 super::unsqueezed(dims, &axes).map_err(|_| bad(node, "axes"))?
             } else {
                 let ax: Vec<usize> = if axes.is_empty() {

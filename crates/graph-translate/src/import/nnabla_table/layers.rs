@@ -1,6 +1,7 @@
-//! NNabla import rows of layers: convolutions, matrix products, dropout, LRN (lowered in `nnabla_ops_nn`).
+//! NNabla import rows of layers: convolutions, pooling, matrix products, LRN (lowered in `nnabla_ops_nn`; pooling rows in `nnabla_ops_pool`).
 
 use super::super::nnabla_ops_nn as nn;
+use super::super::nnabla_ops_pool as pool;
 use super::{Entry, F32, e};
 
 /// The layer rows.
@@ -25,22 +26,28 @@ pub(super) static LAYERS: &[Entry] = &[
         "auto_pad, ceil_mode, dilations, kernel_shape, pads, strides",
         "MaxPooling (+ Pad -inf); Slice, Maximum2 (dilations)",
         "Indices output, dilations with padding",
-        nn::pool,
+        pool::max_pool,
     ),
     e(
         "AveragePool",
         "auto_pad, ceil_mode, count_include_pad, dilations, kernel_shape, pads, strides",
         "AveragePooling (+ Pad); SumPooling, Constant, Div2 for ceil_mode and asymmetric pads; Convolution (dilations)",
         "1-D ceil_mode / asymmetric pads excluding padding, dilations with padding",
-        nn::pool,
+        pool::average_pool,
     ),
-    e("GlobalAveragePool", "", "Mean", "", nn::global_pool),
+    e(
+        "GlobalAveragePool",
+        "",
+        "Mean",
+        "",
+        pool::global_average_pool,
+    ),
     e(
         "GlobalMaxPool",
         "",
         "Reshape, TopKData",
         "",
-        nn::global_pool,
+        pool::global_max_pool,
     ),
     e(
         "Gemm",

@@ -30,7 +30,7 @@ pub(super) static NORMALIZATION: &[Entry] = &[
         17,
     ),
     e("Softmax", "axis", "Softmax", "", norm::softmax),
-    e("LogSoftmax", "axis", "LogSoftmax", "", norm::softmax),
+    e("LogSoftmax", "axis", "LogSoftmax", "", norm::log_softmax),
     since(
         e(
             "RMSNormalization",

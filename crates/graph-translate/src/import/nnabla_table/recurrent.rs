@@ -11,14 +11,14 @@ pub(super) static RECURRENT: &[Entry] = &[
         "activations (Tanh, Relu), direction, hidden_size, layout",
         "Concatenate, Sum, RNN, Flip (reverse), Reshape, Transpose",
         "clip, sequence_lens, other activations",
-        rnn::recurrent,
+        rnn::rnn,
     ),
     e(
         "LSTM",
         "direction, hidden_size, layout",
         "Reshape, Concatenate, Gather (gate order), Sum, LSTM, Flip (reverse), Transpose",
         "clip, sequence_lens, peepholes, input_forget, other activations",
-        rnn::recurrent,
+        rnn::lstm,
     ),
     since(
         e(

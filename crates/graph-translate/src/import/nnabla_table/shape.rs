@@ -27,7 +27,7 @@ pub(super) static SHAPE: &[Entry] = &[
         "axes",
         "Reshape",
         "axes computed at run time",
-        sh::squeeze,
+        sh::unsqueeze,
     ),
     e(
         "Transpose",
@@ -88,7 +88,7 @@ pub(super) static SHAPE: &[Entry] = &[
         "mask output (ones at inference)",
         "Identity",
         "training",
-        sh::identity,
+        sh::dropout,
     ),
     e(
         "Cast",
@@ -105,14 +105,14 @@ pub(super) static SHAPE: &[Entry] = &[
         "blocksize, mode",
         "Reshape, Transpose",
         "",
-        sh::depth_space,
+        sh::depth_to_space,
     ),
     e(
         "SpaceToDepth",
         "blocksize",
         "Reshape, Transpose",
         "",
-        sh::depth_space,
+        sh::space_to_depth,
     ),
     since(
         e(
@@ -130,7 +130,7 @@ pub(super) static SHAPE: &[Entry] = &[
             "target_type's type",
             "as Cast",
             "as Cast",
-            qint::cast,
+            qint::cast_like,
         ),
         15,
     ),

@@ -17,14 +17,14 @@ pub(super) static LAYERS: &[Entry] = &[
         "auto_pad, ceil_mode, kernel_shape, pads, strides",
         "pooling2d (type 0); strided_slice first where floor rounding leaves cells in no window",
         "1-D/3-D, dilations, Indices output",
-        nn::pool,
+        super::super::tennis_ops_reduce::max_pool,
     ),
     e(
         "AveragePool",
         "auto_pad, ceil_mode, count_include_pad, kernel_shape, pads, strides",
         "pooling2d (type 1; padding_type 0 or 3); strided_slice first where floor rounding leaves cells in no window",
         "1-D/3-D",
-        nn::pool,
+        super::super::tennis_ops_reduce::average_pool,
     ),
     e(
         "GlobalAveragePool",

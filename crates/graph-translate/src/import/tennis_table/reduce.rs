@@ -39,14 +39,14 @@ pub(super) static REDUCE: &[Entry] = &[
         "axes (attribute or constant input), keepdims",
         "max per axis, sub, exp, reduce_sum per axis, Log's nodes, add (m + ln Σ exp(x − m)), _reshape",
         "axes computed at run time, noop_with_empty_axes, non-f32 inputs",
-        log::reduce_log,
+        log::reduce_log_sum_exp,
     ),
     e(
         "ReduceLogSum",
         "axes (attribute or constant input), keepdims",
         "reduce_sum per axis, Log's nodes, _reshape",
         "axes computed at run time, noop_with_empty_axes, non-f32 inputs",
-        log::reduce_log,
+        log::reduce_log_sum,
     ),
     e(
         "ArgMax",

@@ -65,7 +65,7 @@ pub(super) static SHAPE: &[Entry] = &[
             "mode nearest or linear (asymmetric coordinates), scales",
             "_resize2d (type 3); linear: as Resize",
             "nearest: factors that are not whole",
-            shp::resize,
+            shp::upsample,
         ),
         9,
     ),

@@ -55,9 +55,9 @@ fn param_index(node: &Node, d: &[usize], p: &Const) -> Option<Vec<usize>> {
     Some((0..n).map(|i| (i / inner.max(1)) % d[ax].max(1)).collect())
 }
 
-/// Whether the `QuantizeLinear`/`DequantizeLinear` `node` with constant
-/// inputs `ins` is one this module folds (else the target lowers it).
-pub(in super::super) fn folds(node: &Node, ins: &[Option<Const>]) -> bool {
+/// Whether the `QuantizeLinear` (`quantize`) or `DequantizeLinear` `node`
+/// with constant inputs `ins` is one this module folds (else the target lowers it).
+pub(in super::super) fn folds(node: &Node, ins: &[Option<Const>], quantize: bool) -> bool {
     let (Some(Some(x)), Some(Some(s))) = (ins.first(), ins.get(1)) else {
         return false;
     };
@@ -74,7 +74,7 @@ pub(in super::super) fn folds(node: &Node, ins: &[Option<Const>]) -> bool {
     if !layout_ok {
         return false;
     }
-    if node.op == "QuantizeLinear" {
+    if quantize {
         x.elem == elem::FLOAT && range(q_type(node, zp)).is_some()
     } else {
         range(x.elem).is_some()
@@ -83,9 +83,9 @@ pub(in super::super) fn folds(node: &Node, ins: &[Option<Const>]) -> bool {
     }
 }
 
-/// `QuantizeLinear` or `DequantizeLinear` on constants ([`folds`] said
-/// yes).
-pub(super) fn qdq(f: &Args<'_>, x: &Const) -> Folded {
+/// `QuantizeLinear` (`quantize`) or `DequantizeLinear` on constants
+/// ([`folds`] said yes).
+pub(super) fn qdq(f: &Args<'_>, x: &Const, quantize: bool) -> Folded {
     let node = f.node;
     let s = f.x(1)?;
     let zp = f.ins.get(2).and_then(Option::as_ref);
@@ -100,7 +100,7 @@ pub(super) fn qdq(f: &Args<'_>, x: &Const) -> Folded {
     };
     let at = |v: &[f64], i: usize| v.get(i).copied().ok_or_else(shape_err);
     let mut res = Vec::with_capacity(xv.len());
-    if node.op == "QuantizeLinear" {
+    if quantize {
         let to = q_type(node, zp);
         let (lo, hi) = range(to).ok_or_else(|| bad(node, "output type"))?;
         for (k, &v) in xv.iter().enumerate() {
