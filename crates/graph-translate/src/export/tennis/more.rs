@@ -108,18 +108,23 @@ impl Exporter<'_> {
         self.rank_in(n, 0).map(|r| r + k)
     }
 
-    /// Lowers `reduce_sum`, `reduce_mean`: over `dims`, keeping them when
-    /// `keep_dims` (TenniS's default).
-    pub(crate) fn reduce(&mut self, n: &Node, c: &Call) -> Result<()> {
+    /// Lowers `reduce_sum`.
+    pub(crate) fn reduce_sum(&mut self, n: &Node, c: &Call) -> Result<()> {
+        self.reduce(n, c, "ReduceSum")
+    }
+
+    /// Lowers `reduce_mean`.
+    pub(crate) fn reduce_mean(&mut self, n: &Node, c: &Call) -> Result<()> {
+        self.reduce(n, c, "ReduceMean")
+    }
+
+    /// Lowers `reduce_sum`, `reduce_mean` (ONNX's `op`): over `dims`,
+    /// keeping them when `keep_dims` (TenniS's default).
+    fn reduce(&mut self, n: &Node, c: &Call, op: &str) -> Result<()> {
         let x = c.input(0)?;
         let r = self.rank(x)?;
         let axes = self.axes(n, "dims", r)?;
         let keep = self.int(n, "keep_dims", 1) != 0;
-        let op = if n.op == "reduce_sum" {
-            "ReduceSum"
-        } else {
-            "ReduceMean"
-        };
         let y = self.cx.reduce(op, x, &axes, keep);
         self.cx.op_to("Identity", c.out, &[&y], c.out, vec![]);
         Ok(())

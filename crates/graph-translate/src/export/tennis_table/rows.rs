@@ -178,7 +178,7 @@ pub static TABLE: &[Entry<Lowering>] = &[
         "batch_scale",
         &["dim"],
         &["Reshape", "Mul", "Add"],
-        low!(batch_norm, Input0),
+        low!(batch_scale, Input0),
         T,
     ),
     Entry::lowered(
@@ -264,7 +264,7 @@ pub static TABLE: &[Entry<Lowering>] = &[
         "conv2d_winograd_v2",
         &["format", "padding_value"],
         &["Conv"],
-        low!(conv2d_winograd, Input0),
+        low!(conv2d_winograd_v2, Input0),
         T,
     ),
     Entry::lowered(
@@ -289,7 +289,7 @@ pub static TABLE: &[Entry<Lowering>] = &[
         "depthwise_conv2d",
         &["format", "padding", "stride", "dilation", "padding_value"],
         &["Conv", "Reshape"],
-        low!(conv2d, Input0),
+        low!(depthwise_conv2d, Input0),
         T,
     )
     .image(),
@@ -303,7 +303,7 @@ pub static TABLE: &[Entry<Lowering>] = &[
             "kernel_packed",
         ],
         &["Conv", "Reshape"],
-        low!(conv2d_v2, Input0),
+        low!(depthwise_conv2d_v2, Input0),
         T,
     ),
     Entry::refused(
@@ -478,7 +478,7 @@ pub static TABLE: &[Entry<Lowering>] = &[
         "norm_image",
         &["epsilon"],
         &["Flatten", "ReduceMean", "Sqrt", "Add", "Div", "Reshape"],
-        low!(whiten, Input0),
+        low!(norm_image, Input0),
         T,
     ),
     Entry::lowered(
@@ -523,7 +523,7 @@ pub static TABLE: &[Entry<Lowering>] = &[
         "prewhiten",
         &[],
         &["Flatten", "ReduceMean", "Sqrt", "Max", "Div", "Reshape"],
-        low!(whiten, Input0),
+        low!(prewhiten, Input0),
         T,
     ),
     Entry::lowered(
@@ -575,14 +575,14 @@ pub static TABLE: &[Entry<Lowering>] = &[
         "reduce_mean",
         &["dims", "keep_dims"],
         &["ReduceMean"],
-        low!(reduce, Own(rule!(rank_reduce))),
+        low!(reduce_mean, Own(rule!(rank_reduce))),
         T,
     ),
     Entry::lowered(
         "reduce_sum",
         &["dims", "keep_dims"],
         &["ReduceSum"],
-        low!(reduce, Own(rule!(rank_reduce))),
+        low!(reduce_sum, Own(rule!(rank_reduce))),
         T,
     ),
     Entry::lowered("relu", &[], &["Relu"], low!(direct, Input0), T),
