@@ -106,6 +106,9 @@ impl Exporter<'_> {
         if let Some(pad) = self.const_ints(p).filter(|v| v.len() == 8) {
             self.pool(n, x, &pad, &k, &s, true, None)?;
         } else {
+            // The fold of this one pair (`_onnx_pooling2d_padding` into the
+            // `pooling2d_v2` reading it): the name means that operator, not
+            // a property its row could carry.
             let pn = self
                 .producer
                 .get(p)
@@ -138,7 +141,8 @@ impl Exporter<'_> {
     /// Lowers `_onnx_pooling2d_padding`.
     pub(crate) fn onnx_pooling2d_padding(&mut self, _n: &Node, c: &Call) -> Result<()> {
         let out = c.out;
-        // folded into the pooling2d_v2 that reads it; any other reader fails
+        // folded into the pooling2d_v2 that reads it (that one operator, by
+        // name); any other reader fails
         let readers = self
             .g
             .nodes
