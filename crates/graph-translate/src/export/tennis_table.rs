@@ -155,7 +155,8 @@ macro_rules! rule {
     }};
 }
 
-/// A method of the exporter as an [`ElemFn`].
+/// A method of the exporter as an element-type rule ([`Elem::Own`] of an
+/// [`ElemFn`]).
 macro_rules! elem {
     ($f:ident) => {{
         fn f(e: &Exporter<'_>, n: &Node) -> DataType {
