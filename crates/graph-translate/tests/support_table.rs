@@ -47,6 +47,29 @@ fn tables_name_each_operator_once() {
     );
 }
 
+/// The TenniS rows whose output `_field` takes apart are the five its
+/// error message names ("the export knows the fields of chunk, split,
+/// topkv2, yolo and LSTM"), each with its own packing.
+#[test]
+fn tennis_packing_rows_are_the_five_field_knows() {
+    use graph_translate::export::tennis_table::{Packed, TABLE};
+    let mut packing: Vec<(&str, Packed)> = TABLE
+        .iter()
+        .filter_map(|e| Some((e.op, e.lower?.packed?)))
+        .collect();
+    packing.sort_unstable_by_key(|p| p.0);
+    assert_eq!(
+        packing,
+        [
+            ("LSTM", Packed::Lstm),
+            ("chunk", Packed::Chunk),
+            ("split", Packed::Split),
+            ("topkv2", Packed::TopKV2),
+            ("yolo", Packed::Yolo),
+        ]
+    );
+}
+
 /// The verification record `name` of `testdata/translate/import/`.
 #[cfg(all(feature = "nnabla", feature = "tennis"))]
 fn record(name: &str) -> serde_json::Value {

@@ -15,6 +15,31 @@ impl Exporter<'_> {
         Ok(())
     }
 
+    /// The rank of `<param>` (a module input, see the module docs).
+    pub(crate) fn rank_param(&self, n: &Node) -> Option<usize> {
+        Some(self.param_rank(n))
+    }
+
+    /// The rank of `<const>`: its data's.
+    pub(crate) fn rank_const(&self, n: &Node) -> Option<usize> {
+        self.const_dims(&n.outputs[0]).map(|d| d.len())
+    }
+
+    /// The length of a `<const>` of at most one axis.
+    pub(crate) fn len_const(&self, n: &Node) -> Option<usize> {
+        self.const_dims(&n.outputs[0])
+            .filter(|d| d.len() <= 1)
+            .map(|d| d.iter().product())
+    }
+
+    /// The element type of `<const>`: its data's.
+    pub(crate) fn elem_const(&self, n: &Node) -> DataType {
+        self.const_info(&n.outputs[0])
+            .and_then(|(t, _)| onnx_format::dtype::to_onnx(t))
+            .and_then(|d| DataType::try_from(d).ok())
+            .unwrap_or(DataType::Float)
+    }
+
     /// Lowers `<param>`.
     pub(crate) fn param(&mut self, n: &Node, c: &Call) -> Result<()> {
         let out = c.out;
@@ -38,6 +63,11 @@ impl Exporter<'_> {
         let t = self.const_tensor(out).ok_or_else(missing)?;
         self.cx.b.initializer(out, &t)?;
         Ok(())
+    }
+
+    /// The rank of `flatten`: `dim` leading axes and one more.
+    pub(crate) fn rank_flatten(&self, n: &Node) -> Option<usize> {
+        Some(self.int(n, "dim", 1).max(0) as usize + 1)
     }
 
     /// Lowers `flatten`.
@@ -93,6 +123,11 @@ impl Exporter<'_> {
         Ok(())
     }
 
+    /// The length of a `concat` of 1-D values: the sum of theirs.
+    pub(crate) fn len_concat(&self, n: &Node) -> Option<usize> {
+        (0..n.inputs.len()).map(|k| self.len_in(n, k)).sum()
+    }
+
     /// Lowers `concat`.
     pub(crate) fn concat(&mut self, n: &Node, c: &Call) -> Result<()> {
         let out = c.out;
@@ -124,6 +159,16 @@ impl Exporter<'_> {
         Ok(())
     }
 
+    /// The rank of `_reshape`: the length of its `shape`.
+    pub(crate) fn rank_reshape(&self, n: &Node) -> Option<usize> {
+        self.ints(n, "shape").map(|s| s.len())
+    }
+
+    /// The rank of `_reshape_v2`: the length of its shape (input 1).
+    pub(crate) fn rank_reshape_v2(&self, n: &Node) -> Option<usize> {
+        self.len_in(n, 1)
+    }
+
     /// Lowers `_reshape`.
     pub(crate) fn reshape(&mut self, n: &Node, c: &Call) -> Result<()> {
         let out = c.out;
@@ -145,6 +190,11 @@ impl Exporter<'_> {
         Ok(())
     }
 
+    /// The length of `_shape`: its input's rank.
+    pub(crate) fn len_shape(&self, n: &Node) -> Option<usize> {
+        self.rank_in(n, 0)
+    }
+
     /// Lowers `_shape`.
     pub(crate) fn shape(&mut self, _n: &Node, c: &Call) -> Result<()> {
         let out = c.out;
@@ -161,6 +211,20 @@ impl Exporter<'_> {
         Ok(())
     }
 
+    /// The rank of `gather`: input 0's with the gathered axis replaced by
+    /// the indices' axes.
+    pub(crate) fn rank_gather(&self, n: &Node) -> Option<usize> {
+        let ri = self.rank_in(n, 1)?;
+        self.rank_in(n, 0).map(|r| r - 1 + ri)
+    }
+
+    /// The length of a `gather` of a 1-D value: the indices' (one for a
+    /// scalar index).
+    pub(crate) fn len_gather(&self, n: &Node) -> Option<usize> {
+        self.len_in(n, 1)
+            .or_else(|| self.rank_in(n, 1).filter(|&r| r == 0).map(|_| 1))
+    }
+
     /// Lowers `gather`.
     pub(crate) fn gather(&mut self, n: &Node, c: &Call) -> Result<()> {
         let out = c.out;
@@ -174,6 +238,16 @@ impl Exporter<'_> {
             vec![attr::int("axis", axis)],
         );
         Ok(())
+    }
+
+    /// The rank of `stack`: one more than its inputs'.
+    pub(crate) fn rank_stack(&self, n: &Node) -> Option<usize> {
+        self.rank_in(n, 0).map(|r| r + 1)
+    }
+
+    /// The length of a `stack` of scalars: the number of its inputs.
+    pub(crate) fn len_stack(&self, n: &Node) -> Option<usize> {
+        Some(n.inputs.len())
     }
 
     /// Lowers `stack`.
@@ -200,6 +274,17 @@ impl Exporter<'_> {
             vec![attr::int("to", DataType::Float as i64)],
         );
         Ok(())
+    }
+
+    /// The element type of `_cast`: its `dtype`.
+    pub(crate) fn elem_cast(&self, n: &Node) -> DataType {
+        let code = n
+            .attributes
+            .iter()
+            .find(|(k, _)| k == "dtype")
+            .and_then(|(_, a)| a.as_int())
+            .unwrap_or(10);
+        cast_type(code).unwrap_or(DataType::Float)
     }
 
     /// Lowers `_cast`.

@@ -46,10 +46,20 @@ impl Exporter<'_> {
         Ok(())
     }
 
+    /// Lowers `conv2d_v2`.
+    pub(crate) fn conv2d_v2(&mut self, n: &Node, c: &Call) -> Result<()> {
+        self.conv2d_v2_grouped(n, c, Grouping::Dense)
+    }
+
+    /// Lowers `depthwise_conv2d_v2`.
+    pub(crate) fn depthwise_conv2d_v2(&mut self, n: &Node, c: &Call) -> Result<()> {
+        self.conv2d_v2_grouped(n, c, Grouping::Depthwise)
+    }
+
     /// Lowers `conv2d_v2` and `depthwise_conv2d_v2` (inputs x, padding
     /// `[4, 2]`, weights): as `conv2d` and `depthwise_conv2d`, the padding
     /// a constant of the module.
-    pub(crate) fn conv2d_v2(&mut self, n: &Node, c: &Call) -> Result<()> {
+    fn conv2d_v2_grouped(&mut self, n: &Node, c: &Call, g: Grouping) -> Result<()> {
         format_ok(n)?;
         let (x, p, w) = (c.input(0)?, c.input(1)?, c.input(2)?);
         let pad = self.const_ints(p).filter(|v| v.len() == 8).ok_or_else(|| {
@@ -81,50 +91,61 @@ impl Exporter<'_> {
             attr::ints("strides", &stride[2..]),
             attr::ints("dilations", &dil[2..]),
         ];
-        let w = if n.op == "depthwise_conv2d_v2" {
-            // [1, C, kh, kw] -> [C, 1, kh, kw], one group per channel
-            let d = self.const_dims(w).filter(|d| d.len() == 4).ok_or_else(|| {
-                Error::Unsupported("depthwise weights that are not a 4-D constant".into())
-            })?;
-            if d[0] != 1 {
-                return Err(Error::Unsupported(
-                    "a depthwise multiplier other than 1".into(),
-                ));
+        let w = match g {
+            Grouping::Depthwise => {
+                // [1, C, kh, kw] -> [C, 1, kh, kw], one group per channel
+                let d = self.const_dims(w).filter(|d| d.len() == 4).ok_or_else(|| {
+                    Error::Unsupported("depthwise weights that are not a 4-D constant".into())
+                })?;
+                if d[0] != 1 {
+                    return Err(Error::Unsupported(
+                        "a depthwise multiplier other than 1".into(),
+                    ));
+                }
+                let ch = i64::try_from(d[1]).map_err(|_| Error::Invalid("channels".into()))?;
+                let kh = i64::try_from(d[2]).map_err(|_| Error::Invalid("kernel".into()))?;
+                let kw = i64::try_from(d[3]).map_err(|_| Error::Invalid("kernel".into()))?;
+                attrs.push(attr::int("group", ch));
+                self.cx.reshape(w, &[ch, 1, kh, kw])
             }
-            let ch = i64::try_from(d[1]).map_err(|_| Error::Invalid("channels".into()))?;
-            let kh = i64::try_from(d[2]).map_err(|_| Error::Invalid("kernel".into()))?;
-            let kw = i64::try_from(d[3]).map_err(|_| Error::Invalid("kernel".into()))?;
-            attrs.push(attr::int("group", ch));
-            self.cx.reshape(w, &[ch, 1, kh, kw])
-        } else {
-            w.to_string()
+            Grouping::Dense => w.to_string(),
         };
         self.cx.op_to("Conv", c.out, &[x, &w], c.out, attrs);
         Ok(())
     }
 
-    /// Lowers `conv2d_winograd` (padding a parameter) and
-    /// `conv2d_winograd_v2` (padding input 1, weights input 2): a 3x3,
-    /// stride-1 convolution. TenniS's CPU kernel transforms the 3x3
-    /// weights itself on its first run (whatever
-    /// `kernel_winograd_transformed` says); weights of another size are
-    /// refused.
+    /// Lowers `conv2d_winograd` (padding a parameter).
     pub(crate) fn conv2d_winograd(&mut self, n: &Node, c: &Call) -> Result<()> {
+        self.winograd(n, c, PaddingFrom::Parameter)
+    }
+
+    /// Lowers `conv2d_winograd_v2` (padding input 1, weights input 2).
+    pub(crate) fn conv2d_winograd_v2(&mut self, n: &Node, c: &Call) -> Result<()> {
+        self.winograd(n, c, PaddingFrom::Input)
+    }
+
+    /// Lowers `conv2d_winograd` and `conv2d_winograd_v2`: a 3x3, stride-1
+    /// convolution. TenniS's CPU kernel transforms the 3x3 weights itself
+    /// on its first run (whatever `kernel_winograd_transformed` says);
+    /// weights of another size are refused.
+    fn winograd(&mut self, n: &Node, c: &Call, from: PaddingFrom) -> Result<()> {
         format_ok(n)?;
-        let v2 = n.op == "conv2d_winograd_v2";
         let x = c.input(0)?;
-        let w = c.input(if v2 { 2 } else { 1 })?;
-        let pad = if v2 {
-            self.const_ints(c.input(1)?)
-                .filter(|v| v.len() == 8)
-                .ok_or_else(|| {
-                    Error::Unsupported(
-                        "a padding computed at run time (the export needs it as a constant [4, 2])"
-                            .into(),
-                    )
-                })?
-        } else {
-            self.need_ints(n, "padding", 8)?
+        let (w, pad) = match from {
+            PaddingFrom::Parameter => (c.input(1)?, self.need_ints(n, "padding", 8)?),
+            PaddingFrom::Input => {
+                let w = c.input(2)?;
+                let pad = self
+                    .const_ints(c.input(1)?)
+                    .filter(|v| v.len() == 8)
+                    .ok_or_else(|| {
+                        Error::Unsupported(
+                            "a padding computed at run time (the export needs it as a constant [4, 2])"
+                                .into(),
+                        )
+                    })?;
+                (w, pad)
+            }
         };
         if pad[..4].iter().any(|&v| v != 0) {
             return Err(Error::Invalid(format!(
@@ -151,4 +172,23 @@ impl Exporter<'_> {
         self.cx.op_to("Conv", c.out, &[x, w], c.out, attrs);
         Ok(())
     }
+}
+
+/// The weights of a convolution: one group, or one group per channel
+/// (TenniS's depthwise weights `[1, C, kh, kw]`).
+#[derive(Clone, Copy)]
+pub(super) enum Grouping {
+    /// `conv2d`, `conv2d_v2`.
+    Dense,
+    /// `depthwise_conv2d`, `depthwise_conv2d_v2`.
+    Depthwise,
+}
+
+/// Where a Winograd convolution takes its padding from.
+#[derive(Clone, Copy)]
+enum PaddingFrom {
+    /// The `padding` parameter (`conv2d_winograd`).
+    Parameter,
+    /// Input 1, a constant (`conv2d_winograd_v2`, weights input 2).
+    Input,
 }

@@ -4,13 +4,23 @@ use onnx_format::builder::attr;
 use onnx_format::proto::tensor_proto::DataType;
 use tensor_core::graph::{Attribute, Node};
 
+use super::conv::Grouping;
 use super::{Call, Exporter, format_ok};
 use crate::export::{Ctx, Error, Result};
 
 impl Exporter<'_> {
-    /// Lowers `conv2d`, `depthwise_conv2d`.
+    /// Lowers `conv2d`.
     pub(crate) fn conv2d(&mut self, n: &Node, c: &Call) -> Result<()> {
-        let op = n.op.as_str();
+        self.conv2d_grouped(n, c, Grouping::Dense)
+    }
+
+    /// Lowers `depthwise_conv2d`.
+    pub(crate) fn depthwise_conv2d(&mut self, n: &Node, c: &Call) -> Result<()> {
+        self.conv2d_grouped(n, c, Grouping::Depthwise)
+    }
+
+    /// Lowers `conv2d` and `depthwise_conv2d` (padding a parameter).
+    fn conv2d_grouped(&mut self, n: &Node, c: &Call, g: Grouping) -> Result<()> {
         let out = c.out;
         let input = |k: usize| c.input(k);
         format_ok(n)?;
@@ -30,22 +40,23 @@ impl Exporter<'_> {
             attr::ints("strides", &stride[2..]),
             attr::ints("dilations", &dil[2..]),
         ];
-        let w = if op == "depthwise_conv2d" {
-            // TenniS keeps [multiplier, C, kh, kw]; ONNX wants
-            // [C * multiplier, 1, kh, kw] with one group per channel.
-            let d = self.const_dims(w).filter(|d| d.len() == 4).ok_or_else(|| {
-                Error::Unsupported("depthwise weights that are not a 4-D constant".into())
-            })?;
-            if d[0] != 1 {
-                return Err(Error::Unsupported(
-                    "a depthwise multiplier other than 1".into(),
-                ));
+        let w = match g {
+            Grouping::Depthwise => {
+                // TenniS keeps [multiplier, C, kh, kw]; ONNX wants
+                // [C * multiplier, 1, kh, kw] with one group per channel.
+                let d = self.const_dims(w).filter(|d| d.len() == 4).ok_or_else(|| {
+                    Error::Unsupported("depthwise weights that are not a 4-D constant".into())
+                })?;
+                if d[0] != 1 {
+                    return Err(Error::Unsupported(
+                        "a depthwise multiplier other than 1".into(),
+                    ));
+                }
+                attrs.push(attr::int("group", d[1] as i64));
+                self.cx
+                    .reshape(w, &[d[1] as i64, 1, d[2] as i64, d[3] as i64])
             }
-            attrs.push(attr::int("group", d[1] as i64));
-            self.cx
-                .reshape(w, &[d[1] as i64, 1, d[2] as i64, d[3] as i64])
-        } else {
-            w.to_string()
+            Grouping::Dense => w.to_string(),
         };
         self.cx.op_to("Conv", out, &[x, &w], out, attrs);
         Ok(())
@@ -95,6 +106,9 @@ impl Exporter<'_> {
         if let Some(pad) = self.const_ints(p).filter(|v| v.len() == 8) {
             self.pool(n, x, &pad, &k, &s, true, None)?;
         } else {
+            // The fold of this one pair (`_onnx_pooling2d_padding` into the
+            // `pooling2d_v2` reading it): the name means that operator, not
+            // a property its row could carry.
             let pn = self
                 .producer
                 .get(p)
@@ -127,7 +141,8 @@ impl Exporter<'_> {
     /// Lowers `_onnx_pooling2d_padding`.
     pub(crate) fn onnx_pooling2d_padding(&mut self, _n: &Node, c: &Call) -> Result<()> {
         let out = c.out;
-        // folded into the pooling2d_v2 that reads it; any other reader fails
+        // folded into the pooling2d_v2 that reads it (that one operator, by
+        // name); any other reader fails
         let readers = self
             .g
             .nodes
@@ -156,9 +171,18 @@ impl Exporter<'_> {
         Ok(())
     }
 
-    /// Lowers `batch_norm`, `batch_scale`.
+    /// Lowers `batch_norm`.
     pub(crate) fn batch_norm(&mut self, n: &Node, c: &Call) -> Result<()> {
-        let op = n.op.as_str();
+        self.batch_affine(n, c, Batch::Norm)
+    }
+
+    /// Lowers `batch_scale`.
+    pub(crate) fn batch_scale(&mut self, n: &Node, c: &Call) -> Result<()> {
+        self.batch_affine(n, c, Batch::Scale)
+    }
+
+    /// Lowers `batch_norm` and `batch_scale`: inputs 1 and 2 along `dim`.
+    fn batch_affine(&mut self, n: &Node, c: &Call, kind: Batch) -> Result<()> {
         let out = c.out;
         let input = |k: usize| c.input(k);
         let x = input(0)?;
@@ -170,17 +194,20 @@ impl Exporter<'_> {
             self.cx.reshape(input(1)?, &shape),
             self.cx.reshape(input(2)?, &shape),
         );
-        if op == "batch_norm" {
-            // (x - mean) / sqrt(variance + epsilon)
-            let eps = self.cx.scalar(self.float(n, "epsilon", 1e-5) as f32);
-            let d = self.cx.op("Sub", &[x, &a], vec![]);
-            let ve = self.cx.op("Add", &[&b, &eps], vec![]);
-            let sd = self.cx.op("Sqrt", &[&ve], vec![]);
-            self.cx.op_to("Div", out, &[&d, &sd], out, vec![]);
-        } else {
-            // x * scale + bias
-            let m = self.cx.op("Mul", &[x, &a], vec![]);
-            self.cx.op_to("Add", out, &[&m, &b], out, vec![]);
+        match kind {
+            Batch::Norm => {
+                // (x - mean) / sqrt(variance + epsilon)
+                let eps = self.cx.scalar(self.float(n, "epsilon", 1e-5) as f32);
+                let d = self.cx.op("Sub", &[x, &a], vec![]);
+                let ve = self.cx.op("Add", &[&b, &eps], vec![]);
+                let sd = self.cx.op("Sqrt", &[&ve], vec![]);
+                self.cx.op_to("Div", out, &[&d, &sd], out, vec![]);
+            }
+            Batch::Scale => {
+                // x * scale + bias
+                let m = self.cx.op("Mul", &[x, &a], vec![]);
+                self.cx.op_to("Add", out, &[&m, &b], out, vec![]);
+            }
         }
         Ok(())
     }
@@ -438,4 +465,13 @@ impl Exporter<'_> {
             .op_to("Slice", out, &[x, &start, &end, &ax], out, vec![]);
         Ok(())
     }
+}
+
+/// What `batch_norm` and `batch_scale` compute from inputs 1 and 2.
+#[derive(Clone, Copy)]
+enum Batch {
+    /// `(x - mean) / sqrt(variance + epsilon)` (`batch_norm`).
+    Norm,
+    /// `x * scale + bias` (`batch_scale`).
+    Scale,
 }

@@ -10,6 +10,20 @@ use super::{Call, Exporter};
 use crate::export::{Error, Result};
 
 impl Exporter<'_> {
+    /// The rank of `gatherv2`: the indices' (input 1, a constant) less
+    /// their last axis, plus the axes of input 0 that axis does not index.
+    pub(crate) fn rank_gatherv2(&self, n: &Node) -> Option<usize> {
+        let last = n
+            .inputs
+            .get(1)
+            .and_then(|v| self.const_dims(v))
+            .and_then(|d| d.last().copied());
+        match (self.rank_in(n, 0), self.rank_in(n, 1), last) {
+            (Some(r), Some(ri), Some(k)) if ri >= 1 && k <= r => Some(ri - 1 + r - k),
+            _ => None,
+        }
+    }
+
     /// Lowers `gatherv2`: `GatherND` (the last axis of the indices indexes
     /// the leading axes of `x`).
     pub(crate) fn gatherv2(&mut self, _n: &Node, c: &Call) -> Result<()> {
@@ -147,6 +161,11 @@ impl Exporter<'_> {
         };
         let ty = onnx_format::dtype::to_onnx(t.dtype()).and_then(|d| DataType::try_from(d).ok())?;
         Some((ty, t))
+    }
+
+    /// The element type of `constant_of_shape`: its fill value's.
+    pub(crate) fn elem_constant_of_shape(&self, n: &Node) -> DataType {
+        self.fill_value(n).map_or(DataType::Float, |(t, _)| t)
     }
 
     /// Lowers `constant_of_shape`: a tensor of the shape input 0 filled

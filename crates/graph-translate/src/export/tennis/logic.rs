@@ -36,78 +36,75 @@ pub(super) fn is_integer(t: DataType) -> bool {
 }
 
 impl Exporter<'_> {
-    /// The output rank of the operators of this module, of
-    /// [`super::indexing`] and of [`super::packed`] (`None`: not theirs; `Some(None)`: not known).
-    pub(super) fn rank_logic(&self, n: &Node) -> Option<Option<usize>> {
-        let rank = |k: usize| n.inputs.get(k).and_then(|v| self.ranks.get(v).copied());
-        let len = |k: usize| n.inputs.get(k).and_then(|v| self.lens.get(v).copied());
-        let bcast = |ks: &[usize]| -> Option<usize> {
-            ks.iter()
-                .map(|&k| rank(k))
-                .try_fold(0usize, |m, r| r.map(|r| m.max(r)))
-        };
-        let r = match n.op.as_str() {
-            "equal" | "mod" => bcast(&[0, 1]),
-            "where" => bcast(&[0, 1, 2]),
-            "broadcast" => match (rank(0), len(1)) {
-                (Some(a), Some(b)) => Some(a.max(b)),
-                _ => None,
-            },
-            "_expand" => self.const_ints(n.inputs.get(1)?).and_then(|d| {
-                d.first()
-                    .copied()
-                    .and_then(|v| usize::try_from(v).ok())
-                    .filter(|&d| rank(0).is_some_and(|r| r <= d))
-            }),
-            "_dims" => Some(0),
-            "roi_align" => Some(4),
-            "prior_box" => Some(3),
-            "matmul" => match rank(1) {
-                Some(4) => Some(4),
-                _ => rank(0),
-            },
-            "divided" | "_dimshuffle" | "scatter_nd" | "quantize" => rank(0),
-            "tile_v2" => match (rank(0), len(1)) {
-                (Some(a), Some(b)) => Some(a.max(b)),
-                _ => None,
-            },
-            "gatherv2" => {
-                let last = n
-                    .inputs
-                    .get(1)
-                    .and_then(|v| self.const_dims(v))
-                    .and_then(|d| d.last().copied());
-                match (rank(0), rank(1), last) {
-                    (Some(r), Some(ri), Some(k)) if ri >= 1 && k <= r => Some(ri - 1 + r - k),
-                    _ => None,
-                }
-            }
-            "gather_elements" => rank(1),
-            "range" | "non_max_suppression_v3" => Some(1),
-            "constant_of_shape" => len(0),
-            "_field" => self.rank_field(n),
-            _ => return None,
-        };
-        // a rank from the file's data (shape lengths, `_expand`'s target)
-        Some(r.filter(|&r| r <= MAX_RANK))
+    /// The larger rank of the inputs `ks` (`equal`, `mod`, `where`).
+    fn rank_broadcast(&self, n: &Node, ks: &[usize]) -> Option<usize> {
+        ks.iter()
+            .map(|&k| self.rank_in(n, k))
+            .try_fold(0usize, |m, r| r.map(|r| m.max(r)))
     }
 
-    /// The element type of the output of an operator of this module, of
-    /// [`super::indexing`] or of [`super::packed`] (`None`: not theirs).
-    pub(super) fn elem_type_logic(&self, n: &Node) -> Option<DataType> {
-        let ty = |k: usize| self.elem_type(n.inputs.get(k).map_or("", String::as_str));
-        Some(match n.op.as_str() {
-            "equal" => DataType::Bool,
-            "quantize" => DataType::Int8,
-            "_dims" | "non_max_suppression_v3" => DataType::Int32,
-            "mod" => common_type(ty(0), ty(1)).unwrap_or(DataType::Float),
-            "where" => ty(1),
-            "broadcast" | "_expand" | "matmul" | "divided" | "_dimshuffle" | "tile_v2"
-            | "gatherv2" | "gather_elements" | "range" | "scatter_nd" => ty(0),
-            "constant_of_shape" => self.fill_value(n).map_or(DataType::Float, |(t, _)| t),
-            "_field" => self.elem_type_field(n),
-            _ => return None,
+    /// The rank of `equal`, `mod`: inputs 0 and 1 broadcast.
+    pub(crate) fn rank_broadcast2(&self, n: &Node) -> Option<usize> {
+        self.rank_broadcast(n, &[0, 1])
+    }
+
+    /// The rank of `where`: its three inputs broadcast.
+    pub(crate) fn rank_where(&self, n: &Node) -> Option<usize> {
+        self.rank_broadcast(n, &[0, 1, 2])
+    }
+
+    /// The rank of `broadcast`, `tile_v2`: input 0's, or the length of the
+    /// shape (input 1) when larger.
+    pub(crate) fn rank_by_len1(&self, n: &Node) -> Option<usize> {
+        match (self.rank_in(n, 0), self.len_in(n, 1)) {
+            (Some(a), Some(b)) => Some(a.max(b)),
+            _ => None,
+        }
+    }
+
+    /// The rank of `_expand`: its constant target rank (input 1), at least
+    /// input 0's.
+    pub(crate) fn rank_expand(&self, n: &Node) -> Option<usize> {
+        self.const_ints(n.inputs.get(1)?).and_then(|d| {
+            d.first()
+                .copied()
+                .and_then(|v| usize::try_from(v).ok())
+                .filter(|&d| self.rank_in(n, 0).is_some_and(|r| r <= d))
         })
+    }
+
+    /// The rank of `matmul`: 4 with a 4-D input 1, else input 0's.
+    pub(crate) fn rank_matmul(&self, n: &Node) -> Option<usize> {
+        match self.rank_in(n, 1) {
+            Some(4) => Some(4),
+            _ => self.rank_in(n, 0),
+        }
+    }
+
+    /// The rank of input 0 (`divided`, `_dimshuffle`, `scatter_nd`,
+    /// `quantize`, under `Rank::Data`).
+    pub(crate) fn rank_input0(&self, n: &Node) -> Option<usize> {
+        self.rank_in(n, 0)
+    }
+
+    /// The rank of input 1 (`gather_elements`).
+    pub(crate) fn rank_input1(&self, n: &Node) -> Option<usize> {
+        self.rank_in(n, 1)
+    }
+
+    /// The rank of `constant_of_shape`: the length of its shape.
+    pub(crate) fn rank_constant_of_shape(&self, n: &Node) -> Option<usize> {
+        self.len_in(n, 0)
+    }
+
+    /// The element type of `mod`: its operands' common type.
+    pub(crate) fn elem_mod(&self, n: &Node) -> DataType {
+        common_type(self.elem_in(n, 0), self.elem_in(n, 1)).unwrap_or(DataType::Float)
+    }
+
+    /// The element type of `where`: that of its values (input 1).
+    pub(crate) fn elem_where(&self, n: &Node) -> DataType {
+        self.elem_in(n, 1)
     }
 
     /// Inputs `a` and `b` cast to their common type, and that type.

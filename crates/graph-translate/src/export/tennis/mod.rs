@@ -33,7 +33,7 @@ use onnx_format::proto::tensor_proto::DataType;
 use tensor_core::graph::{Attribute, Graph, Node};
 
 use super::table::{Entry, find};
-use super::tennis_table::{Lowering, Rank, TABLE};
+use super::tennis_table::{Elem, Len, Lowering, Rank, TABLE};
 use super::{Ctx, Error, ExportSummary, Result, Weights, unsupported_error};
 
 mod basic;
@@ -154,6 +154,8 @@ impl<'a> Exporter<'a> {
     /// The values of a `<const>` input.
     fn const_ints(&self, value: &str) -> Option<Vec<i64>> {
         let n = self.producer.get(value)?;
+        // `<const>` is the module's own data, not a computed value: the
+        // driver asks for it by name.
         if n.op != "<const>" {
             return None;
         }
@@ -257,6 +259,7 @@ impl<'a> Exporter<'a> {
         {
             self.input_rank = nodes
                 .iter()
+                // the module's data (`<const>`), by name as in `const_ints`
                 .filter(|n| n.op == "<const>")
                 .filter_map(|n| self.const_dims(&n.outputs[0]).map(|d| d.len()))
                 .max()
@@ -293,110 +296,66 @@ impl<'a> Exporter<'a> {
             .finish("tennis", String::new(), g.nodes.len() - order.len()))
     }
 
-    /// The element type of a value: integer where TenniS computes shapes.
+    /// The rank of input `k` of `n`, where known.
+    fn rank_in(&self, n: &Node, k: usize) -> Option<usize> {
+        n.inputs.get(k).and_then(|v| self.ranks.get(v).copied())
+    }
+
+    /// The length of input `k` of `n` (a 1-D integer value), where known.
+    fn len_in(&self, n: &Node, k: usize) -> Option<usize> {
+        n.inputs.get(k).and_then(|v| self.lens.get(v).copied())
+    }
+
+    /// The element type of input `k` of `n`.
+    fn elem_in(&self, n: &Node, k: usize) -> DataType {
+        self.elem_type(n.inputs.get(k).map_or("", String::as_str))
+    }
+
+    /// What the table row of `n`'s operator knows of its output (`None`:
+    /// no lowered row).
+    fn row(n: &Node) -> Option<Lowering> {
+        find(TABLE, &n.op).and_then(|e| e.lower)
+    }
+
+    /// The element type of a value: its producer's rule ([`Elem`]),
+    /// `FLOAT` for a value no node produces.
     fn elem_type(&self, v: &str) -> DataType {
-        if let Some(t) = self.producer.get(v).and_then(|n| self.elem_type_logic(n)) {
-            return t;
-        }
-        match self.producer.get(v).map(|n| n.op.as_str()) {
-            Some("_shape" | "argmax") => DataType::Int32,
-            Some("_cast") => {
-                let code = self.producer[v]
-                    .attributes
-                    .iter()
-                    .find(|(k, _)| k == "dtype")
-                    .and_then(|(_, a)| a.as_int())
-                    .unwrap_or(10);
-                basic::cast_type(code).unwrap_or(DataType::Float)
-            }
-            Some("<const>") => self
-                .const_info(v)
-                .and_then(|(t, _)| onnx_format::dtype::to_onnx(t))
-                .and_then(|d| DataType::try_from(d).ok())
-                .unwrap_or(DataType::Float),
-            Some(
-                "gather" | "concat" | "stack" | "pad" | "slice" | "slice_v2" | "slice_v3"
-                | "strided_slice" | "crop_nd" | "crop_to",
-            ) => {
-                let first = self.producer[v]
-                    .inputs
-                    .first()
-                    .map(String::as_str)
-                    .unwrap_or("");
-                self.elem_type(first)
-            }
-            _ => DataType::Float,
+        let Some(n) = self.producer.get(v) else {
+            return DataType::Float;
+        };
+        match Self::row(n).map(|l| l.elem) {
+            Some(Elem::Input0) => self.elem_in(n, 0),
+            Some(Elem::Fixed(t)) => t,
+            Some(Elem::Own(f)) => f(self, n),
+            Some(Elem::Float) | None => DataType::Float,
         }
     }
 
-    /// The length of a 1-D integer value, where it is static.
+    /// The length of a 1-D integer value, where it is static ([`Len`]).
     fn infer_len(&self, n: &Node) -> Option<usize> {
-        let len = |k: usize| n.inputs.get(k).and_then(|v| self.lens.get(v).copied());
-        match n.op.as_str() {
-            "<const>" => self
-                .const_dims(&n.outputs[0])
-                .filter(|d| d.len() <= 1)
-                .map(|d| d.iter().product()),
-            "_shape" => n.inputs.first().and_then(|v| self.ranks.get(v).copied()),
-            "gather" => len(1).or_else(|| {
-                n.inputs
-                    .get(1)
-                    .and_then(|v| self.ranks.get(v))
-                    .filter(|&&r| r == 0)
-                    .map(|_| 1)
-            }),
-            "concat" => (0..n.inputs.len()).map(len).sum(),
-            "stack" => Some(n.inputs.len()),
-            "_cast" | "to_float" | "_copy" => len(0),
-            "slice" | "slice_v2" | "slice_v3" | "strided_slice" => self.slice_len(n, len(0)?),
-            _ => None,
+        match Self::row(n)?.len {
+            Len::Unknown => None,
+            Len::Input0 => self.len_in(n, 0),
+            Len::Own(f) => f(self, n),
         }
     }
 
+    /// The rank of `n`'s output ([`Rank`]).
     fn infer_rank(&self, n: &Node) -> Option<usize> {
-        if let Some(r) = self.rank_logic(n) {
-            return r;
-        }
-        let r0 = n.inputs.first().and_then(|v| self.ranks.get(v).copied());
-        match n.op.as_str() {
-            "<param>" => Some(self.param_rank(n)),
-            "_reshape_v2" => n.inputs.get(1).and_then(|v| self.lens.get(v).copied()),
-            "<const>" => self.const_dims(&n.outputs[0]).map(|d| d.len()),
-            "flatten" => Some(self.int(n, "dim", 1).max(0) as usize + 1),
-            "inner_prod" | "gemm" => Some(2),
-            "_reshape" => self.ints(n, "shape").map(|s| s.len()),
-            "_shape" => Some(1),
-            "stack" => r0.map(|r| r + 1),
-            "_onnx_pooling2d_padding" | "flatten2d" => Some(2),
-            "argmax" => r0.map(|r| r.saturating_sub(1)),
-            "strided_slice" => self.strided_slice_rank(n, r0),
-            "max" if self.int(n, "keep_dims", 1) == 0 => r0.map(|r| r.saturating_sub(1)),
-            "reduce_sum" | "reduce_mean" if self.int(n, "keep_dims", 1) == 0 => {
-                let k = self.ints(n, "dims").map_or(0, |d| d.len());
-                r0.map(|r| r.saturating_sub(k))
-            }
-            "squeeze" => {
-                let k = self.ints(n, "axes")?.len();
-                r0.map(|r| r.saturating_sub(k))
-            }
-            "unsqueeze" => {
-                let k = self.ints(n, "axes")?.len();
-                r0.map(|r| r + k)
-            }
-            "gather" => {
-                let ri = n.inputs.get(1).and_then(|v| self.ranks.get(v).copied())?;
-                r0.map(|r| r - 1 + ri)
-            }
-            op if find(TABLE, op).and_then(|e| e.lower).map(|(_, r)| r)
-                == Some(Rank::Broadcast) =>
-            {
-                let r1 = n.inputs.get(1).and_then(|v| self.ranks.get(v).copied());
-                match (r0, r1) {
-                    (Some(a), Some(b)) => Some(a.max(b)),
-                    _ => None,
-                }
-            }
-            _ => r0,
+        let r0 = self.rank_in(n, 0);
+        let Some(l) = Self::row(n) else {
+            return r0;
+        };
+        match l.rank {
+            Rank::Input0 => r0,
+            Rank::Broadcast => match (r0, self.rank_in(n, 1)) {
+                (Some(a), Some(b)) => Some(a.max(b)),
+                _ => None,
+            },
+            Rank::Fixed(r) => Some(r),
+            Rank::Own(f) => f(self, n),
+            // a rank from the file's data (shape lengths, `_expand`'s target)
+            Rank::Data(f) => f(self, n).filter(|&r| r <= logic::MAX_RANK),
         }
     }
 
@@ -404,7 +363,7 @@ impl<'a> Exporter<'a> {
     fn lower(&mut self, n: &Node) -> Result<()> {
         let entry = find(TABLE, &n.op)
             .ok_or_else(|| Error::Unsupported(format!("{} has no ONNX lowering", n.op)))?;
-        let Some((f, _)) = entry.lower else {
+        let Some(Lowering { lower: f, .. }) = entry.lower else {
             return Err(Error::Unsupported(format!("{}: {}", n.op, entry.reason)));
         };
         let c = Call {

@@ -71,18 +71,60 @@ impl Exporter<'_> {
             .collect()
     }
 
-    /// Lowers `reduce_sum`, `reduce_mean`: over `dims`, keeping them when
-    /// `keep_dims` (TenniS's default).
-    pub(crate) fn reduce(&mut self, n: &Node, c: &Call) -> Result<()> {
+    /// The rank of `reduce_sum`, `reduce_mean`: input 0's, less `dims`
+    /// when `keep_dims` is 0.
+    pub(crate) fn rank_reduce(&self, n: &Node) -> Option<usize> {
+        let r0 = self.rank_in(n, 0);
+        if self.int(n, "keep_dims", 1) != 0 {
+            return r0;
+        }
+        let k = self.ints(n, "dims").map_or(0, |d| d.len());
+        r0.map(|r| r.saturating_sub(k))
+    }
+
+    /// The rank of `max`: input 0's, less one when `keep_dims` is 0.
+    pub(crate) fn rank_max(&self, n: &Node) -> Option<usize> {
+        let r0 = self.rank_in(n, 0);
+        if self.int(n, "keep_dims", 1) != 0 {
+            return r0;
+        }
+        r0.map(|r| r.saturating_sub(1))
+    }
+
+    /// The rank of `argmax`: input 0's less one.
+    pub(crate) fn rank_argmax(&self, n: &Node) -> Option<usize> {
+        self.rank_in(n, 0).map(|r| r.saturating_sub(1))
+    }
+
+    /// The rank of `squeeze`: input 0's less its `axes`.
+    pub(crate) fn rank_squeeze(&self, n: &Node) -> Option<usize> {
+        let k = self.ints(n, "axes")?.len();
+        self.rank_in(n, 0).map(|r| r.saturating_sub(k))
+    }
+
+    /// The rank of `unsqueeze`: input 0's and its `axes`.
+    pub(crate) fn rank_unsqueeze(&self, n: &Node) -> Option<usize> {
+        let k = self.ints(n, "axes")?.len();
+        self.rank_in(n, 0).map(|r| r + k)
+    }
+
+    /// Lowers `reduce_sum`.
+    pub(crate) fn reduce_sum(&mut self, n: &Node, c: &Call) -> Result<()> {
+        self.reduce(n, c, "ReduceSum")
+    }
+
+    /// Lowers `reduce_mean`.
+    pub(crate) fn reduce_mean(&mut self, n: &Node, c: &Call) -> Result<()> {
+        self.reduce(n, c, "ReduceMean")
+    }
+
+    /// Lowers `reduce_sum`, `reduce_mean` (ONNX's `op`): over `dims`,
+    /// keeping them when `keep_dims` (TenniS's default).
+    fn reduce(&mut self, n: &Node, c: &Call, op: &str) -> Result<()> {
         let x = c.input(0)?;
         let r = self.rank(x)?;
         let axes = self.axes(n, "dims", r)?;
         let keep = self.int(n, "keep_dims", 1) != 0;
-        let op = if n.op == "reduce_sum" {
-            "ReduceSum"
-        } else {
-            "ReduceMean"
-        };
         let y = self.cx.reduce(op, x, &axes, keep);
         self.cx.op_to("Identity", c.out, &[&y], c.out, vec![]);
         Ok(())

@@ -10,6 +10,8 @@ use onnx_format::proto::tensor_proto::DataType;
 use tensor_core::graph::Node;
 
 use super::{Call, Exporter};
+use crate::export::table::find;
+use crate::export::tennis_table::{Packed, TABLE};
 use crate::export::{Error, HELPER_PREFIX, Result};
 
 /// The ONNX name of field `k` of the packed value `v`.
@@ -25,28 +27,45 @@ impl Exporter<'_> {
         Some((p, k))
     }
 
+    /// What the output of `p` packs (`None`: not a packed value), as its
+    /// table row says.
+    fn packed(p: &Node) -> Option<Packed> {
+        find(TABLE, &p.op)
+            .and_then(|e| e.lower)
+            .and_then(|l| l.packed)
+    }
+
     /// The rank of a `_field` output (`None`: not known).
-    pub(super) fn rank_field(&self, n: &Node) -> Option<usize> {
+    pub(crate) fn rank_field(&self, n: &Node) -> Option<usize> {
         let (p, k) = self.field_source(n)?;
-        match p.op.as_str() {
-            "chunk" | "split" | "topkv2" => self.ranks.get(p.inputs.first()?).copied(),
-            "LSTM" => Some(if k == 0 { 4 } else { 3 }),
-            "yolo" => match k {
+        match Self::packed(p)? {
+            Packed::Chunk | Packed::Split | Packed::TopKV2 => {
+                self.ranks.get(p.inputs.first()?).copied()
+            }
+            Packed::Lstm => Some(if k == 0 { 4 } else { 3 }),
+            Packed::Yolo => match k {
                 0 => Some(4),
                 _ => self.yolo_param(p, k).map(|t| t.dims().len()),
             },
-            _ => None,
         }
     }
 
-    /// The element type of a `_field` output.
-    pub(super) fn elem_type_field(&self, n: &Node) -> DataType {
-        let x = |p: &Node| self.elem_type(p.inputs.first().map_or("", String::as_str));
-        match self.field_source(n) {
-            Some((p, 1)) if p.op == "topkv2" => DataType::Int32,
-            Some((p, 1 | 2)) if p.op == "yolo" => DataType::Int32,
-            Some((p, _)) => x(p),
-            None => DataType::Float,
+    /// The element type of a `_field` output: `INT32` for the indices of
+    /// `topkv2` and the integer parameters of `yolo`, else the packing
+    /// operator's input's.
+    pub(crate) fn elem_field(&self, n: &Node) -> DataType {
+        let Some((p, k)) = self.field_source(n) else {
+            return DataType::Float;
+        };
+        let int = match Self::packed(p) {
+            Some(Packed::TopKV2) => k == 1,
+            Some(Packed::Yolo) => k == 1 || k == 2,
+            Some(Packed::Chunk | Packed::Split | Packed::Lstm) | None => false,
+        };
+        if int {
+            DataType::Int32
+        } else {
+            self.elem_in(p, 0)
         }
     }
 
@@ -55,19 +74,16 @@ impl Exporter<'_> {
         let (p, k) = self
             .field_source(n)
             .ok_or_else(|| Error::Invalid("_field without a producer or an offset".into()))?;
-        let count = match p.op.as_str() {
-            "chunk" => usize::try_from(self.int(p, "chunks", 0)).unwrap_or(0),
-            "split" => p
-                .inputs
-                .get(1)
-                .and_then(|v| self.lens.get(v).copied())
-                .unwrap_or(0),
-            "topkv2" => 2,
-            "yolo" => 4,
-            "LSTM" => 3,
-            op => {
+        let count = match Self::packed(p) {
+            Some(Packed::Chunk) => usize::try_from(self.int(p, "chunks", 0)).unwrap_or(0),
+            Some(Packed::Split) => self.len_in(p, 1).unwrap_or(0),
+            Some(Packed::TopKV2) => 2,
+            Some(Packed::Yolo) => 4,
+            Some(Packed::Lstm) => 3,
+            None => {
                 return Err(Error::Unsupported(format!(
-                    "a field of {op} (the export knows the fields of chunk, split, topkv2, yolo and LSTM)"
+                    "a field of {} (the export knows the fields of chunk, split, topkv2, yolo and LSTM)",
+                    p.op
                 )));
             }
         };

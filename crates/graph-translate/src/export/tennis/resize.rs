@@ -327,11 +327,21 @@ impl Exporter<'_> {
         Ok(())
     }
 
+    /// Lowers `prewhiten`.
+    pub(crate) fn prewhiten(&mut self, n: &Node, c: &Call) -> Result<()> {
+        self.whiten(n, c, Deviation::AtLeastCount)
+    }
+
+    /// Lowers `norm_image`.
+    pub(crate) fn norm_image(&mut self, n: &Node, c: &Call) -> Result<()> {
+        self.whiten(n, c, Deviation::PlusEpsilon)
+    }
+
     /// Lowers `prewhiten` and `norm_image`: per item of axis 0, `(x -
     /// mean) / std` over all its other elements (population deviation);
     /// `prewhiten` divides by `max(std, 1 / sqrt(count))`, `norm_image` by
     /// `std + epsilon`.
-    pub(crate) fn whiten(&mut self, n: &Node, c: &Call) -> Result<()> {
+    fn whiten(&mut self, n: &Node, c: &Call, dev: Deviation) -> Result<()> {
         let x = c.input(0)?;
         let f = self.cx.op("Flatten", &[x], vec![attr::int("axis", 1)]);
         let m = self.cx.reduce("ReduceMean", &f, &[1], true);
@@ -339,20 +349,23 @@ impl Exporter<'_> {
         let sq = self.cx.op("Mul", &[&d, &d], vec![]);
         let v = self.cx.reduce("ReduceMean", &sq, &[1], true);
         let sd = self.cx.op("Sqrt", &[&v], vec![]);
-        let den = if n.op == "prewhiten" {
-            let shape = self.cx.op("Shape", &[&f], vec![]);
-            let i1 = self.cx.ints(&[1]);
-            let cnt = self
-                .cx
-                .op("Gather", &[&shape, &i1], vec![attr::int("axis", 0)]);
-            let cnt = self.cx.cast(&cnt, DataType::Float);
-            let rs = self.cx.op("Sqrt", &[&cnt], vec![]);
-            let lo = self.cx.op("Reciprocal", &[&rs], vec![]);
-            self.cx.op("Max", &[&sd, &lo], vec![])
-        } else {
-            let eps = self.float(n, "epsilon", 1e-5) as f32;
-            let e = self.cx.scalar(eps);
-            self.cx.op("Add", &[&sd, &e], vec![])
+        let den = match dev {
+            Deviation::AtLeastCount => {
+                let shape = self.cx.op("Shape", &[&f], vec![]);
+                let i1 = self.cx.ints(&[1]);
+                let cnt = self
+                    .cx
+                    .op("Gather", &[&shape, &i1], vec![attr::int("axis", 0)]);
+                let cnt = self.cx.cast(&cnt, DataType::Float);
+                let rs = self.cx.op("Sqrt", &[&cnt], vec![]);
+                let lo = self.cx.op("Reciprocal", &[&rs], vec![]);
+                self.cx.op("Max", &[&sd, &lo], vec![])
+            }
+            Deviation::PlusEpsilon => {
+                let eps = self.float(n, "epsilon", 1e-5) as f32;
+                let e = self.cx.scalar(eps);
+                self.cx.op("Add", &[&sd, &e], vec![])
+            }
         };
         let y = self.cx.op("Div", &[&d, &den], vec![]);
         let shape = self.cx.op("Shape", &[x], vec![]);
@@ -360,4 +373,13 @@ impl Exporter<'_> {
             .op_to("Reshape", c.out, &[&y, &shape], c.out, vec![]);
         Ok(())
     }
+}
+
+/// What `prewhiten` and `norm_image` divide by.
+#[derive(Clone, Copy)]
+enum Deviation {
+    /// `max(std, 1 / sqrt(count))` (`prewhiten`).
+    AtLeastCount,
+    /// `std + epsilon` (`norm_image`).
+    PlusEpsilon,
 }

@@ -238,57 +238,89 @@ impl Exporter<'_> {
         })
     }
 
-    /// The length of a slice (`slice`, `slice_v2`, `slice_v3`,
-    /// `strided_slice`) of a 1-D value of static length `len` (shapes),
-    /// where its bounds are known.
-    pub(crate) fn slice_len(&self, n: &Node, len: usize) -> Option<usize> {
-        let x = i64::try_from(len).ok()?;
-        let input = |k: usize| n.inputs.get(k).and_then(|v| self.const_ints(v));
+    /// The length of input 0 of a slice of a 1-D value of static length
+    /// (shapes), as an `i64`.
+    fn sliced_len(&self, n: &Node) -> Option<i64> {
+        i64::try_from(self.len_in(n, 0)?).ok()
+    }
+
+    /// One-element input `k`, a constant.
+    fn const_one(&self, n: &Node, k: usize) -> Option<i64> {
+        let v = n.inputs.get(k).and_then(|v| self.const_ints(v))?;
+        (v.len() == 1).then(|| v[0])
+    }
+
+    /// The length of `begin`, `size` of a 1-D value of length `x` (`slice`,
+    /// `slice_v2`): to its end for a negative size.
+    fn begin_size_len(x: i64, b: i64, sz: i64) -> Option<usize> {
+        if !(0..x).contains(&b) {
+            return None;
+        }
+        usize::try_from(if sz < 0 { x - b } else { sz }).ok()
+    }
+
+    /// The length of a `slice` (`begin`, `size` parameters) of a 1-D value
+    /// of static length, where its bounds are known.
+    pub(crate) fn len_slice(&self, n: &Node) -> Option<usize> {
+        let x = self.sliced_len(n)?;
         let one = |v: Vec<i64>| (v.len() == 1).then(|| v[0]);
-        let kept = match n.op.as_str() {
-            "slice" | "slice_v2" => {
-                let (b, sz) = if n.op == "slice" {
-                    (one(self.ints(n, "begin")?)?, one(self.ints(n, "size")?)?)
-                } else {
-                    (one(input(1)?)?, one(input(2)?)?)
-                };
-                if !(0..x).contains(&b) {
-                    return None;
-                }
-                if sz < 0 { x - b } else { sz }
-            }
-            "slice_v3" => {
-                if n.inputs.get(3).is_some() && input(3)? != [0] {
-                    return None;
-                }
-                let step = match n.inputs.get(4) {
-                    Some(_) => one(input(4)?)?,
-                    None => 1,
-                };
-                tennis_slice_len(x, one(input(1)?)?, one(input(2)?)?, step, false, false)?
-            }
-            "strided_slice" => {
-                let s = self.strided(n).ok()?;
-                if s.spec != [Spec::Axis] || Strided::bit(s.shrink, 0) {
-                    return None;
-                }
-                tennis_slice_len(
-                    x,
-                    s.begin[0],
-                    s.end[0],
-                    s.stride[0],
-                    Strided::bit(s.begin_mask, 0),
-                    Strided::bit(s.end_mask, 0),
-                )?
-            }
-            _ => return None,
+        let (b, sz) = (one(self.ints(n, "begin")?)?, one(self.ints(n, "size")?)?);
+        Self::begin_size_len(x, b, sz)
+    }
+
+    /// The length of a `slice_v2` (begin and size inputs 1, 2) of a 1-D
+    /// value of static length, where its bounds are known.
+    pub(crate) fn len_slice_v2(&self, n: &Node) -> Option<usize> {
+        let x = self.sliced_len(n)?;
+        let (b, sz) = (self.const_one(n, 1)?, self.const_one(n, 2)?);
+        Self::begin_size_len(x, b, sz)
+    }
+
+    /// The length of a `slice_v3` (ONNX's `Slice` inputs) of a 1-D value of
+    /// static length, where its bounds are known.
+    pub(crate) fn len_slice_v3(&self, n: &Node) -> Option<usize> {
+        let x = self.sliced_len(n)?;
+        let axes = |k: usize| n.inputs.get(k).and_then(|v| self.const_ints(v));
+        if n.inputs.get(3).is_some() && axes(3)? != [0] {
+            return None;
+        }
+        let step = match n.inputs.get(4) {
+            Some(_) => self.const_one(n, 4)?,
+            None => 1,
         };
+        let kept = tennis_slice_len(
+            x,
+            self.const_one(n, 1)?,
+            self.const_one(n, 2)?,
+            step,
+            false,
+            false,
+        )?;
         usize::try_from(kept).ok()
     }
 
-    /// The output rank of a `strided_slice` node whose input has rank `r0`.
-    pub(crate) fn strided_slice_rank(&self, n: &Node, r0: Option<usize>) -> Option<usize> {
-        self.strided(n).ok()?.out_rank(r0?)
+    /// The length of a `strided_slice` of a 1-D value of static length,
+    /// where its bounds are known.
+    pub(crate) fn len_strided_slice(&self, n: &Node) -> Option<usize> {
+        let x = self.sliced_len(n)?;
+        let s = self.strided(n).ok()?;
+        if s.spec != [Spec::Axis] || Strided::bit(s.shrink, 0) {
+            return None;
+        }
+        let kept = tennis_slice_len(
+            x,
+            s.begin[0],
+            s.end[0],
+            s.stride[0],
+            Strided::bit(s.begin_mask, 0),
+            Strided::bit(s.end_mask, 0),
+        )?;
+        usize::try_from(kept).ok()
+    }
+
+    /// The output rank of a `strided_slice` node.
+    pub(crate) fn rank_strided_slice(&self, n: &Node) -> Option<usize> {
+        self.strided(n).ok()?.out_rank(self.rank_in(n, 0)?)
     }
 
     /// An ONNX `Slice` of `x` writing `out` (a fresh name when `None`).
