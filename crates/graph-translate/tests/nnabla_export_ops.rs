@@ -16,11 +16,10 @@ use std::path::{Path, PathBuf};
 use graph_translate::export::{ExportOptions, ExportSummary, nnabla, nnabla_functions};
 use nnp_archive::Nnp;
 use onnx_format::ModelProto;
-use tract_onnx::prelude::*;
 
 mod common;
-use common::full_message;
 use common::npz::read_npz;
+use common::{full_message, run_onnx};
 
 const TOLERANCE: f64 = 1e-4;
 
@@ -175,36 +174,7 @@ fn run_one(name: &str) -> Result<f64, String> {
     }
     let ins = read_npz(&d.join(format!("{name}.in.npz")))?;
     let outs = read_npz(&d.join(format!("{name}.out.npz")))?;
-    let mut m = tract_onnx::onnx()
-        .model_for_read(&mut &bytes[..])
-        .map_err(|e| format!("tract cannot read the export: {e:?}"))?;
-    let input_names: Vec<String> = m
-        .input_outlets()
-        .map_err(|e| e.to_string())?
-        .iter()
-        .map(|o| m.node(o.node).name.clone())
-        .collect();
-    let mut feeds = TVec::new();
-    for (i, n) in input_names.iter().enumerate() {
-        let (dims, data) = ins
-            .get(n)
-            .ok_or_else(|| format!("no reference input {n:?}"))?;
-        m = m
-            .with_input_fact(i, f32::fact(dims).into())
-            .map_err(|e| e.to_string())?;
-        feeds.push(
-            tract_onnx::prelude::Tensor::from_shape(dims, data)
-                .map_err(|e| e.to_string())?
-                .into(),
-        );
-    }
-    let plan = m
-        .into_optimized()
-        .and_then(|m| m.into_runnable())
-        .map_err(|e| format!("tract cannot prepare the export: {e:?}"))?;
-    let got = plan
-        .run(feeds)
-        .map_err(|e| format!("tract cannot run the export: {e:?}"))?;
+    let got = run_onnx(&bytes, &ins)?;
     let mut worst = 0f64;
     for (k, got) in got.iter().enumerate() {
         let n = format!("y{k}");

@@ -13,7 +13,7 @@ use tract_onnx::prelude::*;
 
 mod common;
 use common::npz::read_npz;
-use common::{export_read, full_message};
+use common::{export_read, full_message, run_onnx};
 
 const TOLERANCE: f64 = 1e-4;
 
@@ -71,36 +71,7 @@ fn run_one(name: &str) -> Result<f64, String> {
     onnx_format::write_model(&mut bytes, &model).map_err(|e| e.to_string())?;
     let ins = read_npz(&d.join(format!("{name}.in.npz")))?;
     let outs = read_npz(&d.join(format!("{name}.out.npz")))?;
-    let mut m = tract_onnx::onnx()
-        .model_for_read(&mut &bytes[..])
-        .map_err(|e| format!("tract cannot read the export: {e:?}"))?;
-    let names: Vec<String> = m
-        .input_outlets()
-        .map_err(|e| e.to_string())?
-        .iter()
-        .map(|o| m.node(o.node).name.clone())
-        .collect();
-    let mut feeds = TVec::new();
-    for (k, n) in names.iter().enumerate() {
-        let (dims, data) = ins
-            .get(n)
-            .ok_or_else(|| format!("no input {n:?} in the .in.npz"))?;
-        m = m
-            .with_input_fact(k, f32::fact(dims).into())
-            .map_err(|e| e.to_string())?;
-        feeds.push(
-            tract_onnx::prelude::Tensor::from_shape(dims, data)
-                .map_err(|e| e.to_string())?
-                .into(),
-        );
-    }
-    let plan = m
-        .into_optimized()
-        .and_then(|m| m.into_runnable())
-        .map_err(|e| format!("tract cannot prepare the export: {e:?}"))?;
-    let got = plan
-        .run(feeds)
-        .map_err(|e| format!("tract cannot run the export: {e:?}"))?;
+    let got = run_onnx(&bytes, &ins)?;
     let mut worst = 0f64;
     for (k, g) in got.iter().enumerate() {
         let (dims, want) = outs

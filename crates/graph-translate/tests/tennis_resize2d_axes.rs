@@ -12,7 +12,6 @@ use std::path::{Path, PathBuf};
 
 use bubble_module::{Module, ModuleBuilder, Packed, WriteOptions};
 use tensor_core::{DType, Tensor};
-use tract_onnx::prelude::*;
 
 mod common;
 use common::npz::{read_npz, write_npz};
@@ -83,18 +82,7 @@ fn run_in_tract(name: &str, x: &common::npz::Arrays) -> (Vec<usize>, Vec<f32>) {
     let (model, _) = common::export_read(&module).unwrap();
     let mut bytes = Vec::new();
     onnx_format::write_model(&mut bytes, &model).unwrap();
-    let (dims, data) = &x["x0"];
-    let plan = tract_onnx::onnx()
-        .model_for_read(&mut &bytes[..])
-        .unwrap()
-        .with_input_fact(0, f32::fact(dims).into())
-        .unwrap()
-        .into_optimized()
-        .unwrap()
-        .into_runnable()
-        .unwrap();
-    let feed = tract_onnx::prelude::Tensor::from_shape(dims, data).unwrap();
-    let got = plan.run(tvec![feed.into()]).unwrap();
+    let got = common::run_onnx(&bytes, x).unwrap();
     let g = got[0].cast_to::<f32>().unwrap();
     (g.shape().to_vec(), g.as_slice::<f32>().unwrap().to_vec())
 }

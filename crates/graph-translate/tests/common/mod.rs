@@ -134,5 +134,40 @@ pub fn export_refusal(
     }
 }
 
+/// The ONNX model `bytes` run in tract-onnx on the `f32` inputs `ins`
+/// (by input name): its outputs.
+pub fn run_onnx(
+    bytes: &[u8],
+    ins: &npz::Arrays,
+) -> Result<tract_onnx::prelude::TVec<tract_onnx::prelude::TValue>, String> {
+    use tract_onnx::prelude::*;
+    let mut m = tract_onnx::onnx()
+        .model_for_read(&mut &bytes[..])
+        .map_err(|e| format!("tract cannot read the export: {e:?}"))?;
+    let names: Vec<String> = m
+        .input_outlets()
+        .map_err(|e| e.to_string())?
+        .iter()
+        .map(|o| m.node(o.node).name.clone())
+        .collect();
+    let mut feeds = TVec::new();
+    for (k, n) in names.iter().enumerate() {
+        let (dims, data) = ins
+            .get(n)
+            .ok_or_else(|| format!("no input {n:?} in the .in.npz"))?;
+        m = m
+            .with_input_fact(k, f32::fact(dims).into())
+            .map_err(|e| e.to_string())?;
+        let feed = Tensor::from_shape(dims, data).map_err(|e| e.to_string())?;
+        feeds.push(feed.into());
+    }
+    let plan = m
+        .into_optimized()
+        .and_then(|m| m.into_runnable())
+        .map_err(|e| format!("tract cannot prepare the export: {e:?}"))?;
+    plan.run(feeds)
+        .map_err(|e| format!("tract cannot run the export: {e:?}"))
+}
+
 /// `.npz` files of test cases, read and written.
 pub mod npz;

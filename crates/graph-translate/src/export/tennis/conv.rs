@@ -86,6 +86,23 @@ impl Exporter<'_> {
                 "kernel_packed weights (TenniS's own packed layout)".into(),
             ));
         }
+        self.conv_node(c, x, w, &pad, &stride, &dil, g)
+    }
+
+    /// The ONNX `Conv` of a TenniS convolution whose padding (`[4, 2]`,
+    /// flattened), stride and dilation (NCHW) are known: depthwise weights
+    /// `[1, C, kh, kw]` become `[C, 1, kh, kw]`, one group per channel.
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn conv_node(
+        &mut self,
+        c: &Call,
+        x: &str,
+        w: &str,
+        pad: &[i64],
+        stride: &[i64],
+        dil: &[i64],
+        g: Grouping,
+    ) -> Result<()> {
         let mut attrs = vec![
             attr::ints("pads", &[pad[4], pad[6], pad[5], pad[7]]),
             attr::ints("strides", &stride[2..]),
@@ -93,7 +110,6 @@ impl Exporter<'_> {
         ];
         let w = match g {
             Grouping::Depthwise => {
-                // [1, C, kh, kw] -> [C, 1, kh, kw], one group per channel
                 let d = self.const_dims(w).filter(|d| d.len() == 4).ok_or_else(|| {
                     Error::Unsupported("depthwise weights that are not a 4-D constant".into())
                 })?;

@@ -21,10 +21,8 @@ impl Exporter<'_> {
 
     /// Lowers `conv2d` and `depthwise_conv2d` (padding a parameter).
     fn conv2d_grouped(&mut self, n: &Node, c: &Call, g: Grouping) -> Result<()> {
-        let out = c.out;
-        let input = |k: usize| c.input(k);
         format_ok(n)?;
-        let (x, w) = (input(0)?, input(1)?);
+        let (x, w) = (c.input(0)?, c.input(1)?);
         let pad = self.need_ints(n, "padding", 8)?;
         let stride = self.need_ints(n, "stride", 4)?;
         let dil = self
@@ -35,31 +33,7 @@ impl Exporter<'_> {
         if self.float(n, "padding_value", 0.0) != 0.0 {
             return Err(Error::Unsupported("a non-zero padding_value".into()));
         }
-        let mut attrs = vec![
-            attr::ints("pads", &[pad[4], pad[6], pad[5], pad[7]]),
-            attr::ints("strides", &stride[2..]),
-            attr::ints("dilations", &dil[2..]),
-        ];
-        let w = match g {
-            Grouping::Depthwise => {
-                // TenniS keeps [multiplier, C, kh, kw]; ONNX wants
-                // [C * multiplier, 1, kh, kw] with one group per channel.
-                let d = self.const_dims(w).filter(|d| d.len() == 4).ok_or_else(|| {
-                    Error::Unsupported("depthwise weights that are not a 4-D constant".into())
-                })?;
-                if d[0] != 1 {
-                    return Err(Error::Unsupported(
-                        "a depthwise multiplier other than 1".into(),
-                    ));
-                }
-                attrs.push(attr::int("group", d[1] as i64));
-                self.cx
-                    .reshape(w, &[d[1] as i64, 1, d[2] as i64, d[3] as i64])
-            }
-            Grouping::Dense => w.to_string(),
-        };
-        self.cx.op_to("Conv", out, &[x, &w], out, attrs);
-        Ok(())
+        self.conv_node(c, x, w, &pad, &stride, &dil, g)
     }
 
     /// Lowers `add_bias`.
