@@ -1,4 +1,4 @@
-//! NNabla → ONNX refusals of attribute values the warp, spectral,
+//! NNabla → ONNX refusals of attribute values the pooling, convolution, warp, spectral,
 //! deformable and detection lowerings cannot express: each names the
 //! function and the value and says why, and none panics (also with
 //! hostile sizes).
@@ -203,4 +203,35 @@ fn recurrent_hostile_sizes_are_refused() {
     assert_says(&m, &["hidden size 2147483648", "more than"]);
     let m = refusal(&lstm(1, &[1, 4, i64::MAX / 2, i64::MAX - 1], &[]));
     assert_says(&m, &["more than"]);
+}
+
+#[test]
+fn pooling_with_a_short_stride_is_refused_not_a_panic() {
+    let pool = |param: &str| {
+        let f = format!(
+            "type: \"MaxPooling\" input: \"x\" output: \"y\" \
+             max_pooling_param {{ kernel {{ dim: 2 dim: 2 }} {param} }}"
+        );
+        refusal(&nntxt(&[("x", &[1, 1, 4, 4])], &[("y", &[1, 1, 2, 2])], &f))
+    };
+    let m = pool("stride { dim: 2 } ignore_border: false");
+    assert_says(&m, &["MaxPooling", "stride has 1 value for a 2-D kernel"]);
+    let m = pool("stride { dim: 2 dim: 0 } ignore_border: true");
+    assert_says(&m, &["stride [2, 0]", "strides must be positive"]);
+    let m = pool("pad { dim: 0 dim: -9223372036854775808 } ignore_border: false");
+    assert_says(&m, &["pads not negative"]);
+    let m = pool("pad { dim: 0 dim: 9223372036854775807 } ignore_border: false");
+    assert_says(&m, &["do not fit in 64 bits"]);
+}
+
+#[test]
+fn convolution_with_a_short_pad_is_refused() {
+    let f = "type: \"Convolution\" input: \"x\" input: \"w\" output: \"y\" \
+             convolution_param { base_axis: 1 pad { dim: 1 } group: 1 }";
+    let m = refusal(&nntxt(
+        &[("x", &[1, 1, 4, 4]), ("w", &[1, 1, 3, 3])],
+        &[("y", &[1, 1, 4, 4])],
+        f,
+    ));
+    assert_says(&m, &["Convolution", "pad has 1 value for a 2-D kernel"]);
 }

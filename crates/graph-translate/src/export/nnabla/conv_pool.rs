@@ -4,7 +4,7 @@ use onnx_format::builder::attr;
 use tensor_core::Tensor;
 use tensor_core::graph::Node;
 
-use super::infer::{pool_out, pool_stride_pad};
+use super::infer::{per_axis, pool_out, pool_stride_pad};
 use super::{Call, Exporter, a_bool, a_float, a_int, a_ints};
 use crate::export::{Ctx, Error, Result};
 
@@ -272,14 +272,13 @@ impl Exporter<'_> {
             .or_else(|| self.shape(w_src).map(<[i64]>::len))
             .unwrap_or(4);
         let k = wrank.saturating_sub(2);
-        let fill = |v: Vec<i64>, d: i64| if v.is_empty() { vec![d; k] } else { v };
-        let pad = fill(a_ints(n, "pad"), 0);
+        let pad = per_axis(n, "pad", k, |_| 0)?;
         let mut pads = pad.clone();
         pads.extend(&pad);
         let mut attrs = vec![
             attr::ints("pads", &pads),
-            attr::ints("strides", &fill(a_ints(n, "stride"), 1)),
-            attr::ints("dilations", &fill(a_ints(n, "dilation"), 1)),
+            attr::ints("strides", &per_axis(n, "stride", k, |_| 1)?),
+            attr::ints("dilations", &per_axis(n, "dilation", k, |_| 1)?),
             attr::int("group", a_int(n, "group", 1).max(1)),
         ];
         let onnx_op = match conv {
@@ -333,7 +332,12 @@ impl Exporter<'_> {
                 "a {k}-D kernel over an input of rank {rank} (only N, C, spatial... is exported)"
             )));
         }
-        let (stride, pad) = pool_stride_pad(n, &kernel);
+        let (stride, pad) = pool_stride_pad(n, &kernel)?;
+        if stride.iter().any(|&s| s <= 0) || pad.iter().any(|&p| p < 0) {
+            return Err(Error::Invalid(format!(
+                "stride {stride:?}, pad {pad:?} (strides must be positive, pads not negative)"
+            )));
+        }
         let ib = a_bool(n, "ignore_border");
         let xs = self.dims(x).unwrap_or_default();
         let mut end = pad.clone();
@@ -346,7 +350,12 @@ impl Exporter<'_> {
                     )));
                 }
                 let o = pool_out(w, kernel[i], stride[i], pad[i], false);
-                end[i] = ((o - 1) * stride[i] + kernel[i] - w - pad[i]).max(0);
+                let e = (o >= 0)
+                    .then(|| (o - 1).checked_mul(stride[i])?.checked_add(kernel[i]))
+                    .flatten()
+                    .and_then(|v| v.checked_sub(w)?.checked_sub(pad[i]))
+                    .ok_or_else(|| Error::Invalid("its sizes do not fit in 64 bits".into()))?;
+                end[i] = e.max(0);
             }
         }
         let mut pads = pad.clone();
@@ -396,7 +405,9 @@ impl Exporter<'_> {
                 let mut attrs = base(&zero_pads);
                 attrs.push(attr::int("count_include_pad", 1));
                 let avg = self.cx.op("AveragePool", &[&padded], attrs);
-                let area = self.cx.scalar(kernel.iter().product::<i64>() as f32);
+                // in f64: a hostile kernel's product does not overflow
+                let area = kernel.iter().map(|&k| k as f64).product::<f64>();
+                let area = self.cx.scalar(area as f32);
                 self.cx.op_to("Mul", &n.name, &[&avg, &area], out, vec![]);
             }
         }

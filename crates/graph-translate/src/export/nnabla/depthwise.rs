@@ -4,7 +4,8 @@
 use onnx_format::builder::attr;
 use tensor_core::graph::Node;
 
-use super::{Call, Exporter, a_int, a_ints};
+use super::infer::per_axis;
+use super::{Call, Exporter, a_int};
 use crate::export::{Error, Result};
 
 impl Exporter<'_> {
@@ -49,8 +50,7 @@ impl Exporter<'_> {
             )));
         }
         let k = wd.len() - 1;
-        let fill = |v: Vec<i64>, d: i64| if v.is_empty() { vec![d; k] } else { v };
-        let pad = fill(a_ints(n, "pad"), 0);
+        let pad = per_axis(n, "pad", k, |_| 0)?;
         let mut pads = pad.clone();
         pads.extend(&pad);
         let w4 = self.cx.unsqueeze(w, &[1]);
@@ -65,8 +65,8 @@ impl Exporter<'_> {
             c.out,
             vec![
                 attr::ints("pads", &pads),
-                attr::ints("strides", &fill(a_ints(n, "stride"), 1)),
-                attr::ints("dilations", &fill(a_ints(n, "dilation"), 1)),
+                attr::ints("strides", &per_axis(n, "stride", k, |_| 1)?),
+                attr::ints("dilations", &per_axis(n, "dilation", k, |_| 1)?),
                 attr::int("group", ch / div),
             ],
         );

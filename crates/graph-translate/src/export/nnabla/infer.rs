@@ -5,6 +5,7 @@ use tensor_core::graph::Node;
 use super::super::nnabla_table::{Shape, TABLE};
 use super::super::table::find;
 use super::{Exporter, a_bool, a_int, a_ints};
+use crate::export::{Error, Result};
 
 impl Exporter<'_> {
     /// The shape rule of `n`'s table entry.
@@ -33,7 +34,7 @@ impl Exporter<'_> {
             Shape::Pool => {
                 let k = a_ints(n, "kernel");
                 let lead = x.len().checked_sub(k.len())?;
-                let (stride, pad) = pool_stride_pad(n, &k);
+                let (stride, pad) = pool_stride_pad(n, &k).ok()?;
                 let ib = a_bool(n, "ignore_border");
                 let mut out = x[..lead].to_vec();
                 for i in 0..k.len() {
@@ -165,38 +166,100 @@ fn conv_shape(n: &Node, x: &[i64], w: &[i64]) -> Option<Vec<i64>> {
     let mut out = x[..sp.checked_sub(1)?].to_vec();
     out.push(w[0]);
     for i in 0..k {
-        let d = x[sp + i];
-        out.push(if d < 0 || stride[i] <= 0 {
+        let (d, kernel) = (x[sp + i], w[2 + i]);
+        // a file's pad, stride or dilation may be short, or large enough
+        // to overflow: the size is then unknown, not a panic
+        let (p, s, dl) = (*pad.get(i)?, *stride.get(i)?, *dil.get(i)?);
+        let size = || {
+            let span = dl.checked_mul(kernel.checked_sub(1)?)?;
+            let n = d.checked_add(p.checked_mul(2)?)?.checked_sub(span)?;
+            n.checked_sub(1)?.div_euclid(s).checked_add(1)
+        };
+        out.push(if d < 0 || s <= 0 {
             -1
         } else {
-            (d + 2 * pad[i] - dil[i] * (w[2 + i] - 1) - 1).div_euclid(stride[i]) + 1
+            size().unwrap_or(-1)
         });
     }
     Some(out)
 }
 
 /// A pooling function's stride (default: the kernel) and pad (default 0).
-pub(crate) fn pool_stride_pad(n: &Node, kernel: &[i64]) -> (Vec<i64>, Vec<i64>) {
-    let s = a_ints(n, "stride");
-    let p = a_ints(n, "pad");
-    (
-        if s.is_empty() { kernel.to_vec() } else { s },
-        if p.is_empty() {
-            vec![0; kernel.len()]
-        } else {
-            p
-        },
-    )
+pub(crate) fn pool_stride_pad(n: &Node, kernel: &[i64]) -> Result<(Vec<i64>, Vec<i64>)> {
+    let k = kernel.len();
+    let stride = per_axis(n, "stride", k, |i| kernel[i])?;
+    Ok((stride, per_axis(n, "pad", k, |_| 0)?))
 }
 
-/// nnabla's pooled size of an axis of `w` (`-1`: unknown).
+/// The `key` values of `n`, one per axis of a `k`-D kernel (`default(i)`
+/// on axis `i` when the file gives none); refused when the file gives
+/// another count, as nnabla refuses it.
+pub(crate) fn per_axis(
+    n: &Node,
+    key: &str,
+    k: usize,
+    default: impl Fn(usize) -> i64,
+) -> Result<Vec<i64>> {
+    let v = a_ints(n, key);
+    if v.is_empty() {
+        return Ok((0..k).map(default).collect());
+    }
+    if v.len() != k {
+        let values = if v.len() == 1 { "value" } else { "values" };
+        return Err(Error::Invalid(format!(
+            "{key} has {} {values} for a {k}-D kernel (one per axis)",
+            v.len()
+        )));
+    }
+    Ok(v)
+}
+
+/// nnabla's pooled size of an axis of `w` (`-1`: unknown, or too large
+/// for an `i64`).
 pub(crate) fn pool_out(w: i64, k: i64, s: i64, p: i64, ignore_border: bool) -> i64 {
     if w < 0 || s <= 0 {
         return -1;
     }
-    if ignore_border {
-        (w + 2 * p - k).div_euclid(s) + 1
-    } else {
-        (w + p + s - 1).div_euclid(s)
+    let size = || {
+        if ignore_border {
+            let n = w.checked_add(p.checked_mul(2)?)?.checked_sub(k)?;
+            n.div_euclid(s).checked_add(1)
+        } else {
+            Some(w.checked_add(p)?.checked_add(s - 1)?.div_euclid(s))
+        }
+    };
+    size().unwrap_or(-1)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use tensor_core::graph::Attribute;
+
+    fn conv(attrs: &[(&str, Vec<i64>)]) -> Node {
+        let mut n = Node::new("Convolution", "c", ["x", "w"], ["y"]);
+        for (k, v) in attrs {
+            n.attributes
+                .push((k.to_string(), Attribute::Ints(v.clone())));
+        }
+        n
+    }
+
+    #[test]
+    fn conv_shape_follows_pad_stride_and_dilation() {
+        let n = conv(&[("pad", vec![1, 0]), ("stride", vec![2, 1])]);
+        let y = conv_shape(&n, &[1, 3, 8, 9], &[4, 3, 3, 3]);
+        assert_eq!(y, Some(vec![1, 4, 4, 7]));
+    }
+
+    #[test]
+    fn a_short_or_huge_convolution_attribute_gives_no_shape_not_a_panic() {
+        // one pad value for a 2-D kernel
+        let n = conv(&[("pad", vec![1])]);
+        assert_eq!(conv_shape(&n, &[1, 3, 8, 8], &[4, 3, 3, 3]), None);
+        // sizes that overflow i64: unknown
+        let n = conv(&[("pad", vec![i64::MAX, 0]), ("dilation", vec![i64::MAX, 1])]);
+        let y = conv_shape(&n, &[1, 3, 8, 8], &[4, 3, 3, 3]);
+        assert_eq!(y, Some(vec![1, 4, -1, 6]));
     }
 }
