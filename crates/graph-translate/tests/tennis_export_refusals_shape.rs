@@ -151,3 +151,11 @@ fn a_shape_sliced_then_reshaped_to_has_a_known_rank() {
         assert_eq!(dims.matches("Dimension {").count(), 3, "{op}: {dims}");
     }
 }
+
+#[test]
+fn a_flatten_past_the_input_rank_is_refused_not_allocated() {
+    // `dim` is the number of leading axes flatten keeps: TenniS refuses
+    // more than the input has, and i32::MAX of them was a 16 GiB shape.
+    let e = refusal("flatten", &[], vec![("dim", int(i32::MAX))]);
+    assert!(e.contains("flatten") && e.contains("2147483647"), "{e}");
+}

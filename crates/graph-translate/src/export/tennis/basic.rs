@@ -66,15 +66,22 @@ impl Exporter<'_> {
     }
 
     /// The rank of `flatten`: `dim` leading axes and one more.
+    /// (A `dim` the lowering refuses gives no rank.)
     pub(crate) fn rank_flatten(&self, n: &Node) -> Option<usize> {
-        Some(self.int(n, "dim", 1).max(0) as usize + 1)
+        flatten_dim(self.int(n, "dim", 1)).map(|d| d + 1)
     }
 
     /// Lowers `flatten`.
     pub(crate) fn flatten(&mut self, n: &Node, c: &Call) -> Result<()> {
         let out = c.out;
         let input = |k: usize| c.input(k);
-        let dim = self.int(n, "dim", 1).max(0) as usize;
+        let d = self.int(n, "dim", 1);
+        let dim = flatten_dim(d).ok_or_else(|| {
+            Error::Invalid(format!(
+                "dim {d} (flatten keeps at most {} leading axes)",
+                super::logic::MAX_RANK - 1
+            ))
+        })?;
         let mut shape = vec![0i64; dim];
         shape.push(-1);
         let s = self.cx.ints(&shape);
@@ -338,4 +345,13 @@ pub(crate) fn cast_type(code: i64) -> Option<DataType> {
         21 => DataType::Bool,
         _ => return None,
     })
+}
+
+/// The number of leading axes `flatten` keeps for its `dim` (a negative one
+/// keeps none), or `None` past the ranks the exporter writes: a hostile
+/// `dim` of 2^31 would be a shape of as many entries.
+fn flatten_dim(dim: i64) -> Option<usize> {
+    usize::try_from(dim.max(0))
+        .ok()
+        .filter(|&d| d < super::logic::MAX_RANK)
 }
