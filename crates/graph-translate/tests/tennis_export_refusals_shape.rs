@@ -159,3 +159,20 @@ fn a_flatten_past_the_input_rank_is_refused_not_allocated() {
     let e = refusal("flatten", &[], vec![("dim", int(i32::MAX))]);
     assert!(e.contains("flatten") && e.contains("2147483647"), "{e}");
 }
+
+#[test]
+fn a_gather_from_a_scalar_is_an_error_not_an_overflow() {
+    let mut b = ModuleBuilder::new();
+    let x = b
+        .constant("x0", Tensor::from_values([], &[1.5f32]).unwrap())
+        .unwrap();
+    let i = b
+        .constant("i", Tensor::from_values([1], &[0i32]).unwrap())
+        .unwrap();
+    let y = b
+        .op_with("gather", "y", &[x, i], vec![("axis", int(0))])
+        .unwrap();
+    b.output(y).unwrap();
+    let e = export_module(b).map(drop).unwrap_err();
+    assert!(e.contains("gather") && e.contains("scalar"), "{e}");
+}

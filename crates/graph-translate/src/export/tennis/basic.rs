@@ -222,7 +222,7 @@ impl Exporter<'_> {
     /// the indices' axes.
     pub(crate) fn rank_gather(&self, n: &Node) -> Option<usize> {
         let ri = self.rank_in(n, 1)?;
-        self.rank_in(n, 0).map(|r| r - 1 + ri)
+        self.rank_in(n, 0)?.checked_sub(1).map(|r| r + ri)
     }
 
     /// The length of a `gather` of a 1-D value: the indices' (one for a
@@ -237,6 +237,11 @@ impl Exporter<'_> {
         let out = c.out;
         let input = |k: usize| c.input(k);
         let axis = self.int(n, "axis", 0);
+        if self.rank_in(n, 0) == Some(0) {
+            return Err(Error::Invalid(format!(
+                "axis {axis} of a scalar (gather needs an input with an axis)"
+            )));
+        }
         self.cx.op_to(
             "Gather",
             out,
