@@ -47,6 +47,7 @@ pub const TARGETS: &[(&str, Target)] = &[
     ("nesting", nesting),
     ("h5_shapes", h5_shapes),
     ("onnx_import", onnx_import),
+    ("graph_export", graph_export),
 ];
 
 /// Reads every byte and every element of `t`; checks its byte length.
@@ -587,6 +588,71 @@ pub fn onnx_import(data: &[u8]) {
         };
         let back = Document::from_bytes(bytes, None, Some(target));
         assert!(back.is_ok(), "{target:?}: {:?}", back.err());
+    }
+}
+
+// ---------------------------------------------------------------- ONNX export
+
+/// What `mlformats convert model.nnp|.nntxt|.protobuf|.tsm out.onnx` does on
+/// any bytes: detect the format (without a name, and with each name that
+/// breaks a tie), open it ([`mlformats::Document::from_map`]), and when it
+/// holds an NNabla network or a TenniS module, export the graph to ONNX
+/// ([`mlformats::export::export_model`], operator set 13 and 20) and write
+/// the model. The export refuses or writes; it never panics, aborts or runs
+/// without bound.
+pub fn graph_export(data: &[u8]) {
+    use mlformats::export::{ExportOptions, export_model, has_graph};
+    use mlformats::{Document, Format, Input, ReadOptions, detect};
+    use std::path::{Path, PathBuf};
+    let mut formats = Vec::new();
+    for name in [
+        None,
+        Some("x.protobuf"),
+        Some("x.nntxt"),
+        Some("x.nnp"),
+        Some("x.tsm"),
+    ] {
+        let f = match name {
+            None => detect(Input::Bytes(data)),
+            Some(n) => detect(Input::Named {
+                bytes: data,
+                name: Path::new(n),
+            }),
+        };
+        if let Some(f) = f
+            && matches!(
+                f,
+                Format::NnablaNnp
+                    | Format::NnablaNntxt
+                    | Format::NnablaProtobuf
+                    | Format::TennisModule
+            )
+            && !formats.contains(&f)
+        {
+            formats.push(f);
+        }
+    }
+    let map = MappedFile::from_vec(data.to_vec());
+    for f in formats {
+        let Ok(doc) = Document::from_map(
+            map.clone(),
+            Some(PathBuf::from("x")),
+            Some(f),
+            &ReadOptions::default(),
+        ) else {
+            continue;
+        };
+        if !has_graph(&doc) {
+            continue;
+        }
+        for opts in [ExportOptions::new(), ExportOptions::new().opset(20)] {
+            let Ok((model, summary)) = export_model(&doc, &opts) else {
+                continue;
+            };
+            let _ = (summary.nodes, &summary.network);
+            let mut out = Vec::new();
+            let _ = mlformats::onnx::write_model(&mut out, &model);
+        }
     }
 }
 

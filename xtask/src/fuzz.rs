@@ -129,6 +129,7 @@ fn seeds_for(target: &str, file: &Path) -> bool {
         "nnp" => ext == "nnp",
         "tennis_module" => ext == "tsm",
         "onnx_import" => ext == "onnx" && under("translate"),
+        "graph_export" => matches!(ext.as_str(), "nnp" | "nntxt" | "protobuf" | "tsm"),
         "inspect" => !under("shapes"),
         // programs that build hostile shapes (fuzz/src/shapes.rs)
         "zip_shapes" | "nesting" | "h5_shapes" => under("shapes") && under(target),

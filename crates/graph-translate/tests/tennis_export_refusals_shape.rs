@@ -151,3 +151,28 @@ fn a_shape_sliced_then_reshaped_to_has_a_known_rank() {
         assert_eq!(dims.matches("Dimension {").count(), 3, "{op}: {dims}");
     }
 }
+
+#[test]
+fn a_flatten_past_the_input_rank_is_refused_not_allocated() {
+    // `dim` is the number of leading axes flatten keeps: TenniS refuses
+    // more than the input has, and i32::MAX of them was a 16 GiB shape.
+    let e = refusal("flatten", &[], vec![("dim", int(i32::MAX))]);
+    assert!(e.contains("flatten") && e.contains("2147483647"), "{e}");
+}
+
+#[test]
+fn a_gather_from_a_scalar_is_an_error_not_an_overflow() {
+    let mut b = ModuleBuilder::new();
+    let x = b
+        .constant("x0", Tensor::from_values([], &[1.5f32]).unwrap())
+        .unwrap();
+    let i = b
+        .constant("i", Tensor::from_values([1], &[0i32]).unwrap())
+        .unwrap();
+    let y = b
+        .op_with("gather", "y", &[x, i], vec![("axis", int(0))])
+        .unwrap();
+    b.output(y).unwrap();
+    let e = export_module(b).map(drop).unwrap_err();
+    assert!(e.contains("gather") && e.contains("scalar"), "{e}");
+}

@@ -120,7 +120,12 @@ fn harness_accepts_every_golden() {
         .filter(|p| p.components().any(|c| c.as_os_str() == "translate"))
         .step_by(16)
         .collect();
-    let runs: [(&str, Vec<PathBuf>); 16] = [
+    // (a sample of the graphs: each one is exported twice, in a debug build)
+    let graphs: Vec<PathBuf> = by_ext(&["nnp", "nntxt", "protobuf", "tsm"])
+        .into_iter()
+        .step_by(8)
+        .collect();
+    let runs: [(&str, Vec<PathBuf>); 17] = [
         ("cvm_params", by_ext(&["params"])),
         ("primitiv_shape", primitiv.clone()),
         ("primitiv_tensor", primitiv.clone()),
@@ -137,6 +142,7 @@ fn harness_accepts_every_golden() {
         ("nesting", shapes("nesting")),
         ("h5_shapes", shapes("h5_shapes")),
         ("onnx_import", onnx),
+        ("graph_export", graphs),
     ];
     let mut failures = Vec::new();
     for (name, files) in &runs {

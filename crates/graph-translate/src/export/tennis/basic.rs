@@ -66,15 +66,22 @@ impl Exporter<'_> {
     }
 
     /// The rank of `flatten`: `dim` leading axes and one more.
+    /// (A `dim` the lowering refuses gives no rank.)
     pub(crate) fn rank_flatten(&self, n: &Node) -> Option<usize> {
-        Some(self.int(n, "dim", 1).max(0) as usize + 1)
+        flatten_dim(self.int(n, "dim", 1)).map(|d| d + 1)
     }
 
     /// Lowers `flatten`.
     pub(crate) fn flatten(&mut self, n: &Node, c: &Call) -> Result<()> {
         let out = c.out;
         let input = |k: usize| c.input(k);
-        let dim = self.int(n, "dim", 1).max(0) as usize;
+        let d = self.int(n, "dim", 1);
+        let dim = flatten_dim(d).ok_or_else(|| {
+            Error::Invalid(format!(
+                "dim {d} (flatten keeps at most {} leading axes)",
+                super::logic::MAX_RANK - 1
+            ))
+        })?;
         let mut shape = vec![0i64; dim];
         shape.push(-1);
         let s = self.cx.ints(&shape);
@@ -215,7 +222,7 @@ impl Exporter<'_> {
     /// the indices' axes.
     pub(crate) fn rank_gather(&self, n: &Node) -> Option<usize> {
         let ri = self.rank_in(n, 1)?;
-        self.rank_in(n, 0).map(|r| r - 1 + ri)
+        self.rank_in(n, 0)?.checked_sub(1).map(|r| r + ri)
     }
 
     /// The length of a `gather` of a 1-D value: the indices' (one for a
@@ -230,6 +237,11 @@ impl Exporter<'_> {
         let out = c.out;
         let input = |k: usize| c.input(k);
         let axis = self.int(n, "axis", 0);
+        if self.rank_in(n, 0) == Some(0) {
+            return Err(Error::Invalid(format!(
+                "axis {axis} of a scalar (gather needs an input with an axis)"
+            )));
+        }
         self.cx.op_to(
             "Gather",
             out,
@@ -338,4 +350,13 @@ pub(crate) fn cast_type(code: i64) -> Option<DataType> {
         21 => DataType::Bool,
         _ => return None,
     })
+}
+
+/// The number of leading axes `flatten` keeps for its `dim` (a negative one
+/// keeps none), or `None` past the ranks the exporter writes: a hostile
+/// `dim` of 2^31 would be a shape of as many entries.
+fn flatten_dim(dim: i64) -> Option<usize> {
+    usize::try_from(dim.max(0))
+        .ok()
+        .filter(|&d| d < super::logic::MAX_RANK)
 }
