@@ -507,6 +507,45 @@ pub fn tennis_module(data: &[u8]) {
 
 // ---------------------------------------------------------------- detect + inspect
 
+/// Every format `data` is detected as (without a name, and with each of
+/// `names`, which break ties) that `keep` accepts, each once, and the
+/// document `data` opens as in it ([`mlformats::Document::from_map`], as
+/// `mlformats inspect` opens a file); formats it does not open in are
+/// skipped.
+fn documents(
+    data: &[u8],
+    names: &[&str],
+    keep: impl Fn(mlformats::Format) -> bool,
+) -> Vec<(mlformats::Format, mlformats::Document)> {
+    use mlformats::{Document, Format, Input, ReadOptions, detect};
+    use std::path::{Path, PathBuf};
+    let named = names.iter().map(|n| {
+        detect(Input::Named {
+            bytes: data,
+            name: Path::new(n),
+        })
+    });
+    let mut formats: Vec<Format> = Vec::new();
+    for f in std::iter::once(detect(Input::Bytes(data)))
+        .chain(named)
+        .flatten()
+    {
+        assert_eq!(Format::from_name(f.name()), Some(f));
+        if keep(f) && !formats.contains(&f) {
+            formats.push(f);
+        }
+    }
+    let map = tensor_core::MappedFile::from_vec(data.to_vec());
+    let open = |f: Format| {
+        let path = Some(PathBuf::from("x"));
+        Document::from_map(map.clone(), path, Some(f), &ReadOptions::default()).ok()
+    };
+    formats
+        .into_iter()
+        .filter_map(|f| Some((f, open(f)?)))
+        .collect()
+}
+
 /// What `mlformats inspect FILE` and every library user do on any bytes:
 /// detect the format (without a name, and with each name that breaks a
 /// tie), open it through the library's one entry point
@@ -514,41 +553,8 @@ pub fn tennis_module(data: &[u8]) {
 /// contract's JSON (hashes every tensor), every tensor, casts to f32, the
 /// typed graph, and re-encoding in the file's own format.
 pub fn inspect(data: &[u8]) {
-    use mlformats::{Document, Format, Input, ReadOptions, detect};
-    use std::path::{Path, PathBuf};
-    let mut formats = Vec::new();
-    for name in [
-        None,
-        Some("x.protobuf"),
-        Some("x.nntxt"),
-        Some("x.nnp"),
-        Some("x.npz"),
-        Some("x.bin"),
-    ] {
-        let f = match name {
-            None => detect(Input::Bytes(data)),
-            Some(n) => detect(Input::Named {
-                bytes: data,
-                name: Path::new(n),
-            }),
-        };
-        if let Some(f) = f {
-            assert_eq!(Format::from_name(f.name()), Some(f));
-            if !formats.contains(&f) {
-                formats.push(f);
-            }
-        }
-    }
-    let map = tensor_core::MappedFile::from_vec(data.to_vec());
-    for f in formats {
-        let Ok(doc) = Document::from_map(
-            map.clone(),
-            Some(PathBuf::from("x")),
-            Some(f),
-            &ReadOptions::default(),
-        ) else {
-            continue;
-        };
+    let names = ["x.protobuf", "x.nntxt", "x.nnp", "x.npz", "x.bin"];
+    for (f, doc) in documents(data, &names, |_| true) {
         let json = doc.inspect_json();
         assert_eq!(json["format"], f.name());
         assert_eq!(
@@ -601,47 +607,16 @@ pub fn onnx_import(data: &[u8]) {
 /// the model. The export refuses or writes; it never panics, aborts or runs
 /// without bound.
 pub fn graph_export(data: &[u8]) {
+    use mlformats::Format;
     use mlformats::export::{ExportOptions, export_model, has_graph};
-    use mlformats::{Document, Format, Input, ReadOptions, detect};
-    use std::path::{Path, PathBuf};
-    let mut formats = Vec::new();
-    for name in [
-        None,
-        Some("x.protobuf"),
-        Some("x.nntxt"),
-        Some("x.nnp"),
-        Some("x.tsm"),
-    ] {
-        let f = match name {
-            None => detect(Input::Bytes(data)),
-            Some(n) => detect(Input::Named {
-                bytes: data,
-                name: Path::new(n),
-            }),
-        };
-        if let Some(f) = f
-            && matches!(
-                f,
-                Format::NnablaNnp
-                    | Format::NnablaNntxt
-                    | Format::NnablaProtobuf
-                    | Format::TennisModule
-            )
-            && !formats.contains(&f)
-        {
-            formats.push(f);
-        }
-    }
-    let map = MappedFile::from_vec(data.to_vec());
-    for f in formats {
-        let Ok(doc) = Document::from_map(
-            map.clone(),
-            Some(PathBuf::from("x")),
-            Some(f),
-            &ReadOptions::default(),
-        ) else {
-            continue;
-        };
+    let names = ["x.protobuf", "x.nntxt", "x.nnp", "x.tsm"];
+    let graphs = |f: Format| {
+        matches!(
+            f,
+            Format::NnablaNnp | Format::NnablaNntxt | Format::NnablaProtobuf | Format::TennisModule
+        )
+    };
+    for (_, doc) in documents(data, &names, graphs) {
         if !has_graph(&doc) {
             continue;
         }
